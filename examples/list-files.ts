@@ -1,0 +1,42 @@
+// The demo agent of `npm start` (seed 001's checkpoint): it lists the files of the workspace with
+// a `list_files` tool and answers. Until provider adapters exist it runs on a scripted model,
+// which calls the tool and then reads the tool result from the session to write its answer.
+import { readdir } from "node:fs/promises";
+import { agentLoop, formatLogLine, initSession, response, tool, type ModelMessage } from "simple-agent-loop";
+import { scriptedModel } from "simple-agent-loop/testing";
+
+const workspace = process.argv[2] ?? process.cwd();
+
+const listFiles = tool({
+  name: "list_files",
+  description: "List the files and directories at the top of the workspace.",
+  inputSchema: { type: "object", properties: {}, additionalProperties: false },
+  handler: async () => {
+    const entries = await readdir(workspace, { withFileTypes: true });
+    return entries
+      .filter((entry) => !entry.name.startsWith("."))
+      .map((entry) => (entry.isDirectory() ? `${entry.name}/` : entry.name))
+      .sort()
+      .join(", ");
+  },
+});
+
+const model = scriptedModel([
+  [{ type: "tool_call", id: "call_1", name: "list_files", input: {} }],
+  (session): ModelMessage[] => {
+    const result = session.messages.findLast((message) => "type" in message && message.type === "tool_result");
+    const files = result !== undefined && "output" in result ? String(result.output) : "nothing";
+    return [{ role: "assistant", content: `The workspace contains ${files}.` }];
+  },
+]);
+
+console.error("No model provider is configured yet: running on the scripted model.\n");
+const session = initSession("You are a helpful assistant working in a workspace.", "list the files in the workspace");
+for (const message of session.messages) console.log(formatLogLine(message, "demo", 400));
+await agentLoop(model, [listFiles], session, {
+  name: "demo",
+  onEvent: (event) => {
+    if (event.type === "message") console.log(formatLogLine(event.message, "demo", 400));
+  },
+});
+console.log(`\nAnswer: ${response(session)?.content ?? "(none)"}`);

@@ -1,0 +1,102 @@
+import type { JsonValue, Message, Session } from "./session.ts";
+
+export type CompactSessionOptions = {
+  /** Messages of the last `keepTurns` model turns stay whole (default 2). */
+  keepTurns?: number;
+  /** Thinking text and string values in tool-call inputs longer than this are cut to this length (default 120). */
+  maxLength?: number;
+};
+
+/**
+ * Truncation compaction (seed 000 §8): walking back from the end, once `keepTurns` model turns
+ * have come after a thinking or tool_call message, its long text is cut to a prefix and the message
+ * is marked `compacted: true` (a compacted thinking block keeps its signature for the record, but
+ * converters must not send it back as signed reasoning). User messages, assistant text and tool
+ * results are never touched. Idempotent. Modifies the session in place and returns it.
+ */
+export function compactSession(session: Session, options: CompactSessionOptions = {}): Session {
+  createCompactor(options)(session);
+  return session;
+}
+
+/**
+ * An incremental compactor for the loop: it remembers how far the session is already compacted,
+ * so each call walks only the last turns and the messages that just left them, not the whole
+ * session. Returns how many messages it compacted. Use one per session.
+ */
+export function createCompactor(options: CompactSessionOptions = {}): (session: Session) => number {
+  const keepTurns = options.keepTurns ?? 2;
+  const maxLength = options.maxLength ?? 120;
+  let settled = 0;
+
+  return (session) => {
+    const { messages } = session;
+    if (settled > messages.length) settled = 0;
+    const horizon = lastIndexBeforeRecentTurns(messages, keepTurns, settled);
+    let count = 0;
+    for (let index = settled; index <= horizon; index++) {
+      if (truncate(messages[index]!, maxLength)) count++;
+    }
+    settled = Math.max(settled, horizon + 1);
+    return count;
+  };
+}
+
+// The index of the last message that has `keepTurns` model turns after it (-1 if none), walking
+// back no further than `stop`.
+function lastIndexBeforeRecentTurns(messages: readonly Message[], keepTurns: number, stop: number): number {
+  let turns = 0;
+  let inModelTurn = false;
+  for (let index = messages.length - 1; index >= stop; index--) {
+    if (isModelMessage(messages[index]!)) {
+      if (!inModelTurn && turns >= keepTurns) return index;
+      inModelTurn = true;
+    } else {
+      if (inModelTurn) turns++;
+      inModelTurn = false;
+      if (turns >= keepTurns) return index;
+    }
+  }
+  return stop - 1;
+}
+
+function isModelMessage(message: Message): boolean {
+  return "role" in message ? message.role === "assistant" : message.type !== "tool_result";
+}
+
+function truncate(message: Message, maxLength: number): boolean {
+  if (!("type" in message) || message.type === "tool_result" || message.compacted === true) return false;
+  if (message.type === "thinking") {
+    if (message.content.length <= maxLength) return false;
+    message.content = `${message.content.slice(0, maxLength)}...`;
+    message.compacted = true;
+    return true;
+  }
+  const { value, changed } = truncateStrings(message.input, maxLength);
+  if (!changed) return false;
+  message.input = value as typeof message.input;
+  message.compacted = true;
+  return true;
+}
+
+function truncateStrings(value: JsonValue, maxLength: number): { value: JsonValue; changed: boolean } {
+  if (typeof value === "string") {
+    return value.length > maxLength ? { value: `${value.slice(0, maxLength)}...`, changed: true } : { value, changed: false };
+  }
+  if (value === null || typeof value !== "object") return { value, changed: false };
+  let changed = false;
+  if (Array.isArray(value)) {
+    const items = value.map((item) => {
+      const result = truncateStrings(item, maxLength);
+      changed ||= result.changed;
+      return result.value;
+    });
+    return { value: changed ? items : value, changed };
+  }
+  const entries = Object.entries(value).map(([key, item]) => {
+    const result = truncateStrings(item, maxLength);
+    changed ||= result.changed;
+    return [key, result.value] as const;
+  });
+  return { value: changed ? Object.fromEntries(entries) : value, changed };
+}

@@ -1,0 +1,62 @@
+import type { Message, ModelMessage, StopReason, ToolResultMessage, Usage, JsonObject } from "./session.ts";
+
+/**
+ * What a streaming `invokeModel` yields. Deltas are for display only; the loop builds the turn from
+ * `message` events alone, so an adapter emits each generic message once it is complete (a tool
+ * call's `message` is the end of that call: its input is final and valid JSON).
+ */
+export type ModelStreamEvent =
+  /** A piece of assistant text as it streams. */
+  | { type: "text-delta"; delta: string }
+  /** A piece of reasoning text as it streams. */
+  | { type: "thinking-delta"; delta: string }
+  /** The model started a tool call; its input follows as `tool-call-delta`s. */
+  | { type: "tool-call-start"; id: string; name: string }
+  /** A fragment of a tool call's input JSON (not parseable on its own). */
+  | { type: "tool-call-delta"; id: string; delta: string }
+  /** A complete generic message of this turn, in order. */
+  | { type: "message"; message: ModelMessage }
+  /** The turn is over: the loop records these on the turn's last message. */
+  | { type: "response-end"; stopReason?: StopReason; rawStopReason?: string; usage?: Usage };
+
+/** Events of deltas the loop passes through from the model stream unchanged. */
+export type ModelDeltaEvent = Extract<
+  ModelStreamEvent,
+  { type: "text-delta" | "thinking-delta" | "tool-call-start" | "tool-call-delta" }
+>;
+
+/** How a run ended. */
+export type RunOutcome =
+  /** The model answered without tool calls. */
+  | "done"
+  /** The model stopped for another reason than tool use (e.g. `max_tokens`); its tool calls got error results. */
+  | "stopped"
+  /** The signal aborted the run; an `aborted` assistant message closes the session. */
+  | "aborted"
+  /** `maxIterations` was reached; the loop throws `MaxIterationsError`. */
+  | "max-iterations"
+  /** `invokeModel` (or a hook) threw; the loop rethrows it. */
+  | "error";
+
+/**
+ * Every event of a run, in order. Plain objects, named noun-verb with start/delta/end.
+ * `message` is emitted for every message as it enters the session.
+ */
+export type AgentEvent =
+  /** The run began; `agentName` is the `name` option. */
+  | { type: "run-start"; agentName?: string }
+  /** The run is over; the last event. `error` is set for the `error` and `max-iterations` outcomes. */
+  | { type: "run-end"; outcome: RunOutcome; error?: string }
+  /** A model call is about to start. `iteration` counts model calls from 1. */
+  | { type: "turn-start"; iteration: number }
+  /** The model's turn and its tool results are all in the session. */
+  | { type: "turn-end"; iteration: number; stopReason?: StopReason; usage?: Usage }
+  | ModelDeltaEvent
+  /** A message entered the session. */
+  | { type: "message"; message: Message }
+  /** A tool handler started (after validation passed). */
+  | { type: "tool-execution-start"; id: string; name: string; input: JsonObject }
+  /** A tool call is answered; `result` is what enters the session, in call order. */
+  | { type: "tool-execution-end"; id: string; name: string; result: ToolResultMessage; durationMs: number }
+  /** Compaction truncated `count` old thinking or tool-call messages. */
+  | { type: "compaction"; count: number };

@@ -1,0 +1,60 @@
+export {
+  initSession,
+  extendSession,
+  send,
+  forkSession,
+  response,
+  now,
+  onSessionExtend,
+  isToolCall,
+  isToolResult,
+} from "./session.ts";
+export type {
+  Session,
+  Message,
+  ModelMessage,
+  SystemMessage,
+  UserMessage,
+  AssistantMessage,
+  ThinkingMessage,
+  ToolCallMessage,
+  ToolResultMessage,
+  StopReason,
+  Usage,
+  TurnEndFields,
+  JsonValue,
+  JsonObject,
+  SessionListener,
+} from "./session.ts";
+export { agentLoop, agentStream } from "./loop.ts";
+export type { AgentLoopOptions } from "./loop.ts";
+export type { InvokeModel, ModelContext } from "./invoke-model.ts";
+export type { AgentEvent, ModelStreamEvent, RunOutcome } from "./events.ts";
+export { executeToolCalls } from "./execute-tool-calls.ts";
+export type { ExecuteToolCallsOptions } from "./execute-tool-calls.ts";
+export { tool, toolSchemas } from "./tools.ts";
+export type {
+  Tool,
+  ToolSchema,
+  ToolDefinition,
+  ToolHandler,
+  ToolHandlers,
+  ToolContext,
+  ToolOptions,
+  ValidationResult,
+} from "./tools.ts";
+export type { StandardSchemaV1 } from "./standard-schema.ts";
+export { compactSession, createCompactor } from "./compaction.ts";
+export type { CompactSessionOptions } from "./compaction.ts";
+export {
+  AgentError,
+  MaxIterationsError,
+  InvalidModelResponseError,
+  AbortError,
+  isAgentError,
+  isMaxIterationsError,
+  isInvalidModelResponseError,
+  isAbortError,
+} from "./errors.ts";
+export { formatLogLine } from "./logger.ts";
+export type { LoggerOption, LogLine } from "./logger.ts";

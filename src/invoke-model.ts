@@ -1,0 +1,118 @@
+import type { AbortRace } from "./abort.ts";
+import { InvalidModelResponseError } from "./errors.ts";
+import type { AgentEvent, ModelStreamEvent } from "./events.ts";
+import type { ModelMessage, Session, TurnEndFields } from "./session.ts";
+import type { ToolSchema } from "./tools.ts";
+
+/** What `invokeModel` receives besides the tools and the session. */
+export type ModelContext = {
+  /** Aborted when the run is aborted: pass it to the HTTP request. */
+  signal: AbortSignal;
+  /** Counts model calls in this run, from 1. */
+  iteration: number;
+  /** The agent's `name` option, if any. */
+  agentName?: string;
+};
+
+/**
+ * The only place that knows a provider's format (seed 000 §2): converts the generic session to a
+ * request, calls the model, converts the answer back. Returns the turn's generic messages (array
+ * or promise of one), with `stopReason`/`usage` on the last, or streams `ModelStreamEvent`s.
+ * Throwing is how it reports a failed call; the loop adds nothing of that turn to the session.
+ */
+export type InvokeModel = (
+  tools: ToolSchema[],
+  session: Session,
+  context: ModelContext,
+) => ModelMessage[] | Promise<ModelMessage[]> | AsyncIterable<ModelStreamEvent>;
+
+/**
+ * Calls the model once and returns the complete turn, checked. Stream deltas are forwarded to
+ * `emit` as they arrive; messages are returned only once the whole turn is in, so a failure
+ * mid-stream leaves nothing half-written.
+ */
+export async function callModel(
+  invokeModel: InvokeModel,
+  tools: ToolSchema[],
+  session: Session,
+  context: ModelContext,
+  abortRace: AbortRace,
+  emit: (event: AgentEvent) => void,
+): Promise<ModelMessage[]> {
+  const result = invokeModel(tools, session, context);
+  let messages: ModelMessage[];
+  let turnEnd: TurnEndFields = {};
+  if (Array.isArray(result)) messages = result;
+  else if (isAsyncIterable(result)) ({ messages, turnEnd } = await readStream(result, abortRace, emit));
+  else messages = await abortRace.race(result);
+  return checkTurn(messages, turnEnd);
+}
+
+async function readStream(
+  stream: AsyncIterable<ModelStreamEvent>,
+  abortRace: AbortRace,
+  emit: (event: AgentEvent) => void,
+): Promise<{ messages: ModelMessage[]; turnEnd: TurnEndFields }> {
+  const iterator = stream[Symbol.asyncIterator]();
+  const messages: ModelMessage[] = [];
+  let turnEnd: TurnEndFields = {};
+  let done = false;
+  try {
+    for (;;) {
+      const next = await abortRace.race(iterator.next());
+      if (next.done === true) break;
+      const event = next.value;
+      if (event.type === "message") messages.push(event.message);
+      else if (event.type === "response-end") {
+        const { type: _type, ...fields } = event;
+        turnEnd = fields;
+      } else emit(event);
+    }
+    done = true;
+  } finally {
+    // Abort or error mid-stream: let the adapter close its connection, without waiting on it.
+    if (!done) void Promise.resolve(iterator.return?.()).catch(() => undefined);
+  }
+  return { messages, turnEnd };
+}
+
+function isAsyncIterable(value: unknown): value is AsyncIterable<ModelStreamEvent> {
+  return typeof value === "object" && value !== null && Symbol.asyncIterator in value;
+}
+
+// The loop relies on these; a message that breaks them would corrupt the session later, so the
+// turn is refused whole, before anything of it is added.
+function checkTurn(messages: unknown, turnEnd: TurnEndFields): ModelMessage[] {
+  if (!Array.isArray(messages)) {
+    throw new InvalidModelResponseError(`invokeModel must return an array of messages, got ${typeof messages}`);
+  }
+  const ids = new Set<string>();
+  const checked = messages.map((message: unknown, index): ModelMessage => {
+    if (typeof message !== "object" || message === null) {
+      throw new InvalidModelResponseError(`invokeModel returned a non-object at index ${index}`);
+    }
+    const candidate = message as Partial<Record<string, unknown>>;
+    if (candidate.role === "assistant" && typeof candidate.content === "string") return message as ModelMessage;
+    if (candidate.type === "thinking" && typeof candidate.content === "string") return message as ModelMessage;
+    if (candidate.type === "tool_call") {
+      if (typeof candidate.id !== "string" || candidate.id === "" || typeof candidate.name !== "string") {
+        throw new InvalidModelResponseError(`tool_call at index ${index} needs a non-empty string id and a name`);
+      }
+      if (ids.has(candidate.id)) throw new InvalidModelResponseError(`duplicate tool_call id "${candidate.id}" in one response`);
+      ids.add(candidate.id);
+      if (candidate.input === undefined) return { ...(message as ModelMessage), input: {} } as ModelMessage;
+      if (typeof candidate.input !== "object" || candidate.input === null || Array.isArray(candidate.input)) {
+        throw new InvalidModelResponseError(`tool_call "${candidate.name}" input must be a JSON object`);
+      }
+      return message as ModelMessage;
+    }
+    throw new InvalidModelResponseError(
+      `invokeModel may return only assistant, thinking and tool_call messages; got ${JSON.stringify(message).slice(0, 80)} at index ${index}`,
+    );
+  });
+  if (checked.length === 0) checked.push({ role: "assistant", content: "" });
+  if (turnEnd.stopReason !== undefined || turnEnd.usage !== undefined || turnEnd.rawStopReason !== undefined) {
+    checked[checked.length - 1] = { ...checked[checked.length - 1]!, ...turnEnd };
+  }
+  return checked;
+}

@@ -1,0 +1,250 @@
+import { createAbortRace } from "./abort.ts";
+import { createCompactor, type CompactSessionOptions } from "./compaction.ts";
+import { MaxIterationsError, errorMessage } from "./errors.ts";
+import type { AgentEvent } from "./events.ts";
+import { createToolExecutor } from "./execute-tool-calls.ts";
+import { callModel, type InvokeModel } from "./invoke-model.ts";
+import { formatLogLine, resolveLogger, type LoggerOption } from "./logger.ts";
+import {
+  extendSession,
+  isToolCall,
+  isToolResult,
+  type Message,
+  type ModelMessage,
+  type Session,
+  type ToolCallMessage,
+} from "./session.ts";
+import { toolSchemas, type ToolDefinition, type ToolHandlers } from "./tools.ts";
+
+export type AgentLoopOptions = {
+  /** Handlers by tool name, for tools given as bare schemas (a `tool()` definition carries its own). */
+  toolHandlers?: ToolHandlers;
+  /** The agent's name, in log lines, events and tool contexts. */
+  name?: string;
+  /** At most this many model calls in this run; reaching it while the model still wants to continue throws `MaxIterationsError`. */
+  maxIterations?: number;
+  /** Run the tool calls of one response concurrently (default `true`), or one after another. */
+  parallel?: boolean;
+  /** At most this many tool handlers at once (default: no limit). */
+  maxParallelTools?: number;
+  /** Milliseconds before a tool handler is abandoned with an error result (default: none). */
+  toolTimeout?: number;
+  /** Aborts the model call and running tools; the run then ends with an `aborted` assistant message (no throw). */
+  signal?: AbortSignal;
+  /** Called with every event of the run, in order. A throw here aborts the run cleanly and is rethrown. */
+  onEvent?: (event: AgentEvent) => void;
+  /** One line per message entering the session: `true` for stderr, or a function. Silent by default. */
+  logger?: LoggerOption;
+  /** Truncation compaction before each model call (seed 000 §8); `false` turns it off. */
+  compaction?: false | CompactSessionOptions;
+};
+
+/**
+ * Runs the agent until the model answers without tool calls (seed 000 §5, seed 001): call the
+ * model, add its messages, run its tool calls, add their results in call order, repeat. Mutates
+ * and returns `session`. Consumes `agentStream`, the one implementation of the loop.
+ */
+export async function agentLoop(
+  invokeModel: InvokeModel,
+  tools: readonly ToolDefinition[],
+  session: Session,
+  options: AgentLoopOptions = {},
+): Promise<Session> {
+  for await (const _event of agentStream(invokeModel, tools, session, options)) {
+    // Events reach `options.onEvent` inside the stream; draining is all that is left to do.
+  }
+  return session;
+}
+
+/**
+ * The loop as an async iterable of events, for the whole run. The session is mutated as the run
+ * goes. Stopping the iteration early (`break`) aborts the run and waits until the session is
+ * valid again (every tool call answered, an `aborted` message last). Errors of the run are
+ * thrown from the iteration after its `run-end` event.
+ */
+export async function* agentStream(
+  invokeModel: InvokeModel,
+  tools: readonly ToolDefinition[],
+  session: Session,
+  options: AgentLoopOptions = {},
+): AsyncGenerator<AgentEvent, Session, undefined> {
+  const controller = new AbortController();
+  const signal = options.signal === undefined ? controller.signal : AbortSignal.any([options.signal, controller.signal]);
+  const queue: AgentEvent[] = [];
+  let wake: (() => void) | undefined;
+  const emit = (event: AgentEvent): void => {
+    queue.push(event);
+    if (wake !== undefined) {
+      wake();
+      wake = undefined;
+    }
+  };
+  let finished = false;
+  let failure: { error: unknown } | undefined;
+  const running = runLoop(invokeModel, tools, session, options, signal, emit).then(
+    () => (finished = true),
+    (error: unknown) => {
+      failure = { error };
+      finished = true;
+    },
+  ).finally(() => wake?.());
+  try {
+    let read = 0;
+    for (;;) {
+      if (read < queue.length) {
+        const event = queue[read++]!;
+        if (read === queue.length) {
+          queue.length = 0;
+          read = 0;
+        }
+        options.onEvent?.(event);
+        yield event;
+      } else if (finished) break;
+      else await new Promise<void>((resolve) => (wake = resolve));
+    }
+    if (failure !== undefined) throw failure.error;
+    return session;
+  } finally {
+    if (!finished) {
+      controller.abort();
+      await running;
+    }
+  }
+}
+
+async function runLoop(
+  invokeModel: InvokeModel,
+  tools: readonly ToolDefinition[],
+  session: Session,
+  options: AgentLoopOptions,
+  signal: AbortSignal,
+  emit: (event: AgentEvent) => void,
+): Promise<void> {
+  const { name: agentName, maxIterations } = options;
+  const log = resolveLogger(options.logger);
+  const add = (message: Message): void => {
+    extendSession(session, message);
+    const stored = session.messages[session.messages.length - 1]!;
+    if (log !== undefined) log(formatLogLine(stored, agentName));
+    emit({ type: "message", message: stored });
+  };
+  const schemas = toolSchemas(tools);
+  const abortRace = createAbortRace(signal);
+  const execute = createToolExecutor(tools, options.toolHandlers ?? {}, {
+    ...pick(options, ["parallel", "maxParallelTools", "toolTimeout"]),
+    ...(agentName === undefined ? {} : { agentName }),
+    session,
+    onResult: add,
+    onEvent: emit,
+  });
+  const compact = options.compaction === false ? undefined : createCompactor(options.compaction);
+  const finishAborted = (): void => {
+    add({ role: "assistant", content: "", stopReason: "aborted" });
+    emit({ type: "run-end", outcome: "aborted" });
+  };
+  emit(agentName === undefined ? { type: "run-start" } : { type: "run-start", agentName });
+  let iteration = 0;
+  try {
+    // A session whose last turn has unanswered tool calls (a crash, a resume) continues with them.
+    let turn = lastTurn(session.messages);
+    for (;;) {
+      if (turn.toolCalls.length > 0) {
+        const stopReason = turn.last?.stopReason;
+        if (stopReason !== undefined && stopReason !== "tool_use") {
+          for (const call of turn.toolCalls) add(notExecuted(call, stopReason));
+          emit({ type: "turn-end", iteration, stopReason });
+          emit({ type: "run-end", outcome: "stopped" });
+          return;
+        }
+        await execute(turn.toolCalls, signal, abortRace);
+        emit(turnEnd(iteration, turn.last));
+      }
+      if (signal.aborted) return finishAborted();
+      if (maxIterations !== undefined && iteration >= maxIterations) {
+        throw new MaxIterationsError(
+          `Agent "${agentName ?? "agent"}" reached maxIterations (${maxIterations}) while the model still wanted to continue. ` +
+            `Last action: ${describeAction(turn.toolCalls, session.messages)}.`,
+          { maxIterations, session },
+        );
+      }
+      if (compact !== undefined) {
+        const count = compact(session);
+        if (count > 0) emit({ type: "compaction", count });
+      }
+      iteration++;
+      emit({ type: "turn-start", iteration });
+      let messages: ModelMessage[];
+      try {
+        const context = agentName === undefined ? { signal, iteration } : { signal, iteration, agentName };
+        messages = await callModel(invokeModel, schemas, session, context, abortRace, emit);
+      } catch (error) {
+        if (signal.aborted) return finishAborted();
+        throw error;
+      }
+      for (const message of messages) add(message);
+      turn = { toolCalls: messages.filter(isToolCall), last: messages[messages.length - 1] };
+      if (turn.toolCalls.length === 0) {
+        emit(turnEnd(iteration, turn.last));
+        emit({ type: "run-end", outcome: "done" });
+        return;
+      }
+    }
+  } catch (error) {
+    emit({ type: "run-end", outcome: error instanceof MaxIterationsError ? "max-iterations" : "error", error: errorMessage(error) });
+    throw error;
+  } finally {
+    abortRace.dispose();
+  }
+}
+
+type Turn = { toolCalls: ToolCallMessage[]; last: ModelMessage | undefined };
+
+// The unanswered tool calls of the session's last model turn: walk back over trailing results,
+// then over the turn itself. Only the end of the session is read, so this is cheap on long sessions.
+function lastTurn(messages: readonly Message[]): Turn {
+  const answered = new Set<string>();
+  let index = messages.length - 1;
+  for (let message = messages[index]; message !== undefined && isToolResult(message); message = messages[--index]) {
+    answered.add(message.id);
+  }
+  const last = messages[index];
+  const toolCalls: ToolCallMessage[] = [];
+  for (let message = messages[index]; message !== undefined && isModel(message); message = messages[--index]) {
+    if (isToolCall(message) && !answered.has(message.id)) toolCalls.unshift(message);
+  }
+  return { toolCalls, last: last !== undefined && isModel(last) ? last : undefined };
+}
+
+function isModel(message: Message): message is ModelMessage {
+  return "role" in message ? message.role === "assistant" : message.type !== "tool_result";
+}
+
+function notExecuted(call: ToolCallMessage, stopReason: string): Message {
+  return {
+    type: "tool_result",
+    id: call.id,
+    output: `Error: not executed: the response stopped with "${stopReason}" instead of asking for tool use, so this call may be incomplete.`,
+    isError: true,
+  };
+}
+
+function turnEnd(iteration: number, last: ModelMessage | undefined): AgentEvent {
+  const event: AgentEvent = { type: "turn-end", iteration };
+  if (last?.stopReason !== undefined) event.stopReason = last.stopReason;
+  if (last?.usage !== undefined) event.usage = last.usage;
+  return event;
+}
+
+function describeAction(toolCalls: readonly ToolCallMessage[], messages: readonly Message[]): string {
+  if (toolCalls.length === 0) {
+    const last = messages[messages.length - 1];
+    return last === undefined ? "none" : formatLogLine(last, undefined, 160).replace(/^\[agent\] /, "");
+  }
+  return toolCalls.map((call) => `${call.name}(${JSON.stringify(call.input).slice(0, 100)})`).join(", ");
+}
+
+function pick<T extends object, K extends keyof T>(source: T, keys: readonly K[]): Pick<T, K> {
+  const picked = {} as Pick<T, K>;
+  for (const key of keys) if (source[key] !== undefined) picked[key] = source[key];
+  return picked;
+}

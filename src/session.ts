@@ -1,0 +1,160 @@
+/**
+ * The session: an ordered list of generic, provider-neutral messages (seed 000). It is plain JSON
+ * and must survive `JSON.parse(JSON.stringify(session))` unchanged. Provider formats exist only
+ * inside an `invokeModel` adapter.
+ */
+export type Session = { messages: Message[] };
+
+export type JsonValue = string | number | boolean | null | JsonValue[] | JsonObject;
+export type JsonObject = { [key: string]: JsonValue };
+
+/**
+ * Why a model turn ended, normalized across providers. The loop acts on it:
+ * `tool_use` (or no stop reason with tool calls) runs the tools; any other reason ends the run,
+ * and tool calls of such a turn are answered with error results instead of being executed.
+ */
+export type StopReason =
+  | "end_turn"
+  | "tool_use"
+  | "max_tokens"
+  | "stop_sequence"
+  | "pause_turn"
+  | "refusal"
+  | "content_filter"
+  | "aborted"
+  | "error"
+  | "other";
+
+/** Token counts of one model call, as the provider reported them. */
+export type Usage = {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens?: number;
+  cacheWriteTokens?: number;
+  reasoningTokens?: number;
+};
+
+/** Set on the last message of a model turn (by `invokeModel`, or by the loop on abort). */
+export type TurnEndFields = {
+  stopReason?: StopReason;
+  /** The provider's own stop reason, when it differs from the normalized one. */
+  rawStopReason?: string;
+  usage?: Usage;
+};
+
+/** `ts`: ISO-8601 UTC time the message entered the session; set by the library when missing. */
+type Timestamped = { ts?: string };
+
+export type SystemMessage = { role: "system"; content: string } & Timestamped;
+export type UserMessage = { role: "user"; content: string } & Timestamped;
+export type AssistantMessage = { role: "assistant"; content: string } & Timestamped & TurnEndFields;
+
+/**
+ * Model reasoning. `signature` is the provider's proof of integrity and must be sent back
+ * byte-identical, or not at all. `compacted: true` means `content` was truncated, so the
+ * block can no longer be sent back as reasoning (the signature would not match).
+ */
+export type ThinkingMessage = {
+  type: "thinking";
+  content: string;
+  signature?: string;
+  compacted?: true;
+} & Timestamped &
+  TurnEndFields;
+
+/** A tool call the model asked for. `id` is unique within the session. `compacted: true` means `input` was truncated. */
+export type ToolCallMessage = {
+  type: "tool_call";
+  id: string;
+  name: string;
+  input: JsonObject;
+  compacted?: true;
+} & Timestamped &
+  TurnEndFields;
+
+/** The answer to the `tool_call` with the same `id`. Every tool call gets exactly one. */
+export type ToolResultMessage = {
+  type: "tool_result";
+  id: string;
+  output: JsonValue;
+  isError?: boolean;
+} & Timestamped;
+
+export type Message =
+  | SystemMessage
+  | UserMessage
+  | AssistantMessage
+  | ThinkingMessage
+  | ToolCallMessage
+  | ToolResultMessage;
+
+/** The messages a model turn may produce. */
+export type ModelMessage = AssistantMessage | ThinkingMessage | ToolCallMessage;
+
+/** Creates a session with a system prompt and the user's first message. */
+export function initSession(systemPrompt: string, userPrompt: string): Session {
+  const session: Session = { messages: [] };
+  extendSession(session, { role: "system", content: systemPrompt });
+  extendSession(session, { role: "user", content: userPrompt });
+  return session;
+}
+
+/**
+ * Appends a message to the session in place and returns the session. Every message that enters a
+ * session goes through here, so a listener bound with `onSessionExtend` (persistence) sees each one.
+ * A message without `ts` is stored as a copy with `ts` set; the caller's object is not modified.
+ */
+export function extendSession(session: Session, message: Message): Session {
+  const stored = message.ts === undefined ? { ...message, ts: now() } : message;
+  session.messages.push(stored);
+  listeners.get(session)?.(stored, session);
+  return session;
+}
+
+/** Adds a user message to the session (a follow-up question) and returns the session. */
+export function send(session: Session, text: string): Session {
+  return extendSession(session, { role: "user", content: text });
+}
+
+/** A deep copy for branching: the fork shares nothing with the original and is not bound to any listener. */
+export function forkSession(session: Session): Session {
+  return structuredClone(session);
+}
+
+/** The last assistant text message, or `undefined` if the model has not answered yet. */
+export function response(session: Session): AssistantMessage | undefined {
+  for (let index = session.messages.length - 1; index >= 0; index--) {
+    const message = session.messages[index];
+    if (message !== undefined && "role" in message && message.role === "assistant") return message;
+  }
+  return undefined;
+}
+
+/** The current time as ISO-8601 UTC, the format of `ts`. */
+export function now(): string {
+  return new Date().toISOString();
+}
+
+export type SessionListener = (message: Message, session: Session) => void;
+
+const listeners = new WeakMap<Session, SessionListener>();
+
+/**
+ * Binds a listener called synchronously with every message that enters `session` through
+ * `extendSession` (and so through the loop). Used by persistence to append each message the moment
+ * it arrives. Kept outside the session object so the session stays plain JSON. Returns an unbind function.
+ */
+export function onSessionExtend(session: Session, listener: SessionListener): () => void {
+  listeners.set(session, listener);
+  return () => {
+    if (listeners.get(session) === listener) listeners.delete(session);
+  };
+}
+
+export function isToolCall(message: Message): message is ToolCallMessage {
+  return "type" in message && message.type === "tool_call";
+}
+
+export function isToolResult(message: Message): message is ToolResultMessage {
+  return "type" in message && message.type === "tool_result";
+}

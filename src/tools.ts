@@ -1,0 +1,121 @@
+import type { JsonObject, Session } from "./session.ts";
+import { isStandardSchema, type StandardSchemaV1 } from "./standard-schema.ts";
+
+/**
+ * A tool as the model sees it (seed 000 §6): a name, a description and a JSON Schema for its
+ * input. Extra provider fields (e.g. `cache_control`) are passed through to `invokeModel` as they are.
+ */
+export type ToolSchema = {
+  name: string;
+  description: string;
+  input_schema: JsonObject;
+};
+
+/** What a handler receives besides its input. */
+export type ToolContext = {
+  /** Aborted when the run is aborted or the tool's timeout passes; a handler doing I/O should pass it on. */
+  signal: AbortSignal;
+  /** The id of the tool call being answered. */
+  id: string;
+  /** The tool's name. */
+  name: string;
+  /** The session the call belongs to (read it; do not modify it). */
+  session: Session;
+  /** The agent's `name` option, if any. */
+  agentName?: string;
+};
+
+/**
+ * Runs one tool call. Returns a string or any JSON value (`undefined` becomes `""`); may be async.
+ * A throw becomes an error result `"Error: <message>"` sent back to the model, never a crash.
+ */
+export type ToolHandler<Input = any> = (input: Input, context: ToolContext) => unknown;
+
+/** A tool schema bundled with its handler, as made by `tool()`; can be passed wherever a `ToolSchema` is. */
+export type Tool<Input = any> = ToolSchema & {
+  handler: ToolHandler<Input>;
+  /** Checks and converts the model's input before the handler sees it; set by `tool()` for a Standard Schema. */
+  validate?: (input: unknown) => ValidationResult | Promise<ValidationResult>;
+  /** Milliseconds before the call is abandoned with an error result; overrides the loop's `toolTimeout`. */
+  timeout?: number;
+};
+
+export type ValidationResult = { ok: true; value: unknown } | { ok: false; message: string };
+
+/** Anything accepted in a tool list: a bare schema (handler in `toolHandlers`) or a `Tool`. */
+export type ToolDefinition = ToolSchema | Tool;
+
+export type ToolHandlers = Record<string, ToolHandler>;
+
+type InputOf<Schema> = Schema extends StandardSchemaV1 ? StandardSchemaV1.InferOutput<Schema> : Record<string, any>;
+
+export type ToolOptions<Schema extends StandardSchemaV1 | JsonObject> = {
+  name: string;
+  description: string;
+  /** A JSON Schema object, or a Standard Schema (zod 4, valibot, arktype…) whose output type the handler receives. */
+  inputSchema: Schema;
+  /** The JSON Schema shown to the model, for a Standard Schema that cannot describe itself (no `~standard.jsonSchema`). */
+  jsonSchema?: JsonObject;
+  handler: (input: InputOf<Schema>, context: ToolContext) => unknown;
+  timeout?: number;
+};
+
+/**
+ * Bundles a tool's schema and handler. With a Standard Schema the input is validated (and
+ * transformed) by that schema and its type is inferred for the handler; with a JSON Schema the
+ * loop validates the input against it.
+ */
+export function tool<Schema extends StandardSchemaV1 | JsonObject>(options: ToolOptions<Schema>): Tool<InputOf<Schema>> {
+  const { name, description, inputSchema, handler } = options;
+  const definition: Tool<InputOf<Schema>> = { name, description, input_schema: {}, handler };
+  if (options.timeout !== undefined) definition.timeout = options.timeout;
+  if (isStandardSchema(inputSchema)) {
+    definition.input_schema = options.jsonSchema ?? describeStandardSchema(inputSchema, name);
+    definition.validate = (input) => validateStandard(inputSchema, input);
+  } else {
+    definition.input_schema = options.jsonSchema ?? (inputSchema as JsonObject);
+  }
+  return definition;
+}
+
+/** The model-facing part of each tool: handlers and loop-only fields removed, provider fields kept. */
+export function toolSchemas(tools: readonly ToolDefinition[]): ToolSchema[] {
+  return tools.map((definition) => {
+    if (!("handler" in definition)) return definition;
+    const { handler: _handler, validate: _validate, timeout: _timeout, ...schema } = definition;
+    return schema;
+  });
+}
+
+function describeStandardSchema(schema: StandardSchemaV1, toolName: string): JsonObject {
+  const describe = schema["~standard"].jsonSchema;
+  if (describe === undefined) {
+    throw new TypeError(
+      `tool "${toolName}": this ${schema["~standard"].vendor} schema cannot produce a JSON Schema; pass one as \`jsonSchema\``,
+    );
+  }
+  const { $schema: _dialect, ...jsonSchema } = describe.input({ target: "draft-2020-12" });
+  return jsonSchema as JsonObject;
+}
+
+async function validateStandard(schema: StandardSchemaV1, input: unknown): Promise<ValidationResult> {
+  const result = await schema["~standard"].validate(input);
+  if (result.issues === undefined) return { ok: true, value: result.value };
+  const problems = result.issues.map((issue) => {
+    const path = (issue.path ?? []).map((segment) =>
+      String(typeof segment === "object" && segment !== null && "key" in segment ? segment.key : segment),
+    );
+    return path.length > 0 ? `${formatPath(path)}: ${issue.message}` : issue.message;
+  });
+  return { ok: false, message: problems.join("; ") };
+}
+
+/** `["items", "0", "name"]` → `items[0].name`. */
+export function formatPath(path: readonly string[]): string {
+  let text = "";
+  for (const segment of path) {
+    if (/^\d+$/.test(segment)) text += `[${segment}]`;
+    else text += text === "" ? segment : `.${segment}`;
+  }
+  return text;
+}
