@@ -25,7 +25,8 @@ const model = scriptedModel([
   [{ type: "tool_call", id: "call_1", name: "list_files", input: {} }],
   (session): ModelMessage[] => {
     const result = session.messages.findLast((message) => "type" in message && message.type === "tool_result");
-    const files = result !== undefined && "output" in result ? String(result.output) : "nothing";
+    const output = result !== undefined && "output" in result ? result.output : "nothing";
+    const files = typeof output === "string" ? output : JSON.stringify(output);
     return [{ role: "assistant", content: `The workspace contains ${files}.` }];
   },
 ]);

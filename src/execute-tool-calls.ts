@@ -151,7 +151,7 @@ export function createToolExecutor(
       while (next < toolCalls.length) {
         const index = next++;
         results[index] = await runOne(toolCalls[index]!, signal, abortRace);
-        while (flushed < toolCalls.length && results[flushed] !== undefined) onResult?.(results[flushed++]!);
+        for (; flushed < toolCalls.length && results[flushed] !== undefined; flushed++) onResult?.(results[flushed]!);
       }
     };
     await Promise.all(Array.from({ length: Math.min(limit, toolCalls.length) }, worker));

@@ -73,7 +73,7 @@ export function tool<Schema extends StandardSchemaV1 | JsonObject>(options: Tool
     definition.input_schema = options.jsonSchema ?? describeStandardSchema(inputSchema, name);
     definition.validate = (input) => validateStandard(inputSchema, input);
   } else {
-    definition.input_schema = options.jsonSchema ?? (inputSchema as JsonObject);
+    definition.input_schema = options.jsonSchema ?? (inputSchema);
   }
   return definition;
 }

@@ -19,7 +19,7 @@ export function validateToolInput(
   let validator = validators.get(schema);
   if (validator === undefined) {
     // Draft 2020-12 (what zod and most tools emit); `shortCircuit: false` reports every failing field.
-    validator = new Validator(schema as ConstructorParameters<typeof Validator>[0], "2020-12", false);
+    validator = new Validator(schema, "2020-12", false);
     validators.set(schema, validator);
   }
   const result = validator.validate(input);

@@ -1,0 +1,35 @@
+// simple-agent-loop (this repository, built to ../dist): a plain function is the model.
+import { agentLoop, initSession, type InvokeModel, type Message, type ModelMessage } from "simple-agent-loop";
+import { ADD_INPUT, ADD_TOOL, FINAL_TEXT, SYSTEM_PROMPT, USER_PROMPT, callId, type Adapter } from "../common.ts";
+
+function lastToolResultId(messages: readonly Message[]): string | undefined {
+  const last = messages[messages.length - 1];
+  return last !== undefined && "type" in last && last.type === "tool_result" ? last.id : undefined;
+}
+
+export const ours: Adapter = {
+  name: "simple-agent-loop",
+  packageName: "simple-agent-loop",
+  validation: "JSON Schema (@cfworker/json-schema)",
+  modelHook: "invokeModel(tools, session) function returning generic messages",
+  async run(w) {
+    const invokeModel: InvokeModel = (_tools, session) => {
+      const n = w.nextCall();
+      w.checkLastResult(n, lastToolResultId(session.messages));
+      if (w.wantsTools(n)) {
+        const calls: ModelMessage[] = [];
+        for (let k = 0; k < w.callsPerTurn; k++) calls.push({ type: "tool_call", id: callId(n, k), name: "add", input: { ...ADD_INPUT } });
+        return calls;
+      }
+      w.checkHistory(n, session.messages.length);
+      return [{ role: "assistant", content: FINAL_TEXT }];
+    };
+    const session = initSession(SYSTEM_PROMPT, USER_PROMPT);
+    await agentLoop(invokeModel, [ADD_TOOL], session, {
+      toolHandlers: { add: (input) => w.tool(input) },
+      maxIterations: w.turns + 5,
+    });
+    const last = session.messages[session.messages.length - 1];
+    return { text: last !== undefined && "role" in last ? last.content : "", keep: session };
+  },
+};

@@ -1,0 +1,159 @@
+import { describe, expect, it } from "vitest";
+import { agentLoop, agentStream, initSession, response, type AgentEvent, type ModelMessage } from "simple-agent-loop";
+import { scriptedModel } from "simple-agent-loop/testing";
+import { expectEveryCallAnsweredOnce, sleep, withoutTs } from "./helpers.ts";
+
+describe("abort", () => {
+  it("aborts a slow model call promptly and ends with an aborted assistant message (no throw)", async () => {
+    const model = scriptedModel([{ delay: 60_000, messages: [{ role: "assistant", content: "too late" }] }]);
+    const controller = new AbortController();
+    const started = Date.now();
+    setTimeout(() => controller.abort(), 20);
+    const session = await agentLoop(model, [], initSession("s", "u"), { signal: controller.signal });
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(withoutTs(session).slice(2)).toStrictEqual([{ role: "assistant", content: "", stopReason: "aborted" }]);
+  });
+
+  it("does not wait for an invokeModel that ignores its signal", async () => {
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 20);
+    const session = await agentLoop(() => new Promise<ModelMessage[]>(() => undefined), [], initSession("s", "u"), {
+      signal: controller.signal,
+    });
+    expect(response(session)).toMatchObject({ content: "", stopReason: "aborted" });
+  });
+
+  it("aborts running tools: they see the signal, unfinished calls get error results, finished ones keep theirs", async () => {
+    const controller = new AbortController();
+    let sawAbort = false;
+    const model = scriptedModel([
+      [
+        { type: "tool_call", id: "fast", name: "fast", input: {} },
+        { type: "tool_call", id: "slow", name: "slow", input: {} },
+        { type: "tool_call", id: "deaf", name: "deaf", input: {} },
+      ],
+      [{ role: "assistant", content: "never called" }],
+    ]);
+    const session = await agentLoop(model, [], initSession("s", "u"), {
+      signal: controller.signal,
+      toolHandlers: {
+        fast: () => {
+          setTimeout(() => controller.abort(), 20);
+          return "quick";
+        },
+        slow: (_input, context) =>
+          new Promise((_resolve, reject) => {
+            context.signal.addEventListener("abort", () => {
+              sawAbort = true;
+              reject(context.signal.reason as Error);
+            });
+          }),
+        // Ignores its signal entirely: the run must not wait for it.
+        deaf: () => new Promise(() => undefined),
+      },
+    });
+    expect(sawAbort).toBe(true);
+    expect(model.callCount).toBe(1);
+    expect(withoutTs(session).slice(5)).toStrictEqual([
+      { type: "tool_result", id: "fast", output: "quick" },
+      { type: "tool_result", id: "slow", output: "Error: aborted before the tool finished", isError: true },
+      { type: "tool_result", id: "deaf", output: "Error: aborted before the tool finished", isError: true },
+      { role: "assistant", content: "", stopReason: "aborted" },
+    ]);
+    expectEveryCallAnsweredOnce(session);
+  });
+
+  it("an already aborted signal answers pending calls and closes the session without calling the model", async () => {
+    const session = initSession("s", "u");
+    session.messages.push({ type: "tool_call", id: "p", name: "t", input: {} });
+    let called = false;
+    const model = scriptedModel([[{ role: "assistant", content: "x" }]]);
+    await agentLoop(model, [], session, { signal: AbortSignal.abort(), toolHandlers: { t: () => (called = true) } });
+    expect(called).toBe(false);
+    expect(model.callCount).toBe(0);
+    expect(withoutTs(session).slice(3)).toStrictEqual([
+      { type: "tool_result", id: "p", output: "Error: aborted before the tool finished", isError: true },
+      { role: "assistant", content: "", stopReason: "aborted" },
+    ]);
+  });
+
+  it("an aborted session can be continued by running the loop again", async () => {
+    const controller = new AbortController();
+    controller.abort();
+    const model = scriptedModel([[{ role: "assistant", content: "hello again" }]]);
+    const session = await agentLoop(model, [], initSession("s", "u"), { signal: controller.signal });
+    await agentLoop(model, [], session);
+    expect(response(session)?.content).toBe("hello again");
+  });
+});
+
+describe("agentStream", () => {
+  it("yields the same events agentLoop passes to onEvent", async () => {
+    const turns: ModelMessage[][] = [
+      [{ type: "tool_call", id: "c", name: "echo", input: { text: "hi" } }],
+      [{ role: "assistant", content: "hi" }],
+    ];
+    const options = { toolHandlers: { echo: (input: { text: string }) => input.text } };
+    const fromStream: string[] = [];
+    for await (const event of agentStream(scriptedModel(turns), [], initSession("s", "u"), options)) fromStream.push(event.type);
+    const fromLoop: string[] = [];
+    await agentLoop(scriptedModel(turns), [], initSession("s", "u"), { ...options, onEvent: (event) => fromLoop.push(event.type) });
+    expect(fromStream).toStrictEqual(fromLoop);
+    expect(fromStream[0]).toBe("run-start");
+    expect(fromStream.at(-1)).toBe("run-end");
+  });
+
+  it("a consumer that stops early aborts the run cleanly: the session stays valid", async () => {
+    let toolSawAbort = false;
+    const model = scriptedModel([
+      [{ type: "tool_call", id: "w", name: "wait", input: {} }],
+      [{ role: "assistant", content: "never" }],
+    ]);
+    const session = initSession("s", "u");
+    for await (const event of agentStream(model, [], session, {
+      toolHandlers: {
+        wait: (_input, context) =>
+          new Promise((resolve) => {
+            context.signal.addEventListener("abort", () => {
+              toolSawAbort = true;
+              resolve("stopped");
+            });
+          }),
+      },
+    })) {
+      if (event.type === "tool-execution-start") break;
+    }
+    expect(toolSawAbort).toBe(true);
+    expect(model.callCount).toBe(1);
+    expectEveryCallAnsweredOnce(session);
+    expect(withoutTs(session).at(-1)).toStrictEqual({ role: "assistant", content: "", stopReason: "aborted" });
+  });
+
+  it("an onEvent callback that throws aborts the run cleanly and the error reaches the caller", async () => {
+    const model = scriptedModel([
+      [{ type: "tool_call", id: "a", name: "slow", input: {} }],
+      [{ role: "assistant", content: "never" }],
+    ]);
+    const session = initSession("s", "u");
+    const failure = new Error("listener bug");
+    await expect(
+      agentLoop(model, [], session, {
+        toolHandlers: { slow: (_input, context) => sleep(50).then(() => (context.signal.aborted ? "aborted" : "done")) },
+        onEvent: (event: AgentEvent) => {
+          if (event.type === "tool-execution-start") throw failure;
+        },
+      }),
+    ).rejects.toBe(failure);
+    expectEveryCallAnsweredOnce(session);
+    expect(response(session)?.stopReason).toBe("aborted");
+  });
+
+  it("ends with a run-end error event before throwing an invokeModel error", async () => {
+    const events: AgentEvent[] = [];
+    const iterate = async (): Promise<void> => {
+      for await (const event of agentStream(scriptedModel([{ error: new Error("boom") }]), [], initSession("s", "u"))) events.push(event);
+    };
+    await expect(iterate()).rejects.toThrow("boom");
+    expect(events.at(-1)).toStrictEqual({ type: "run-end", outcome: "error", error: "boom" });
+  });
+});

@@ -1,0 +1,43 @@
+import type { Message, Session, ToolSchema } from "simple-agent-loop";
+
+/** The session's messages without `ts`, for whole-object assertions. */
+export function withoutTs(session: Session): Message[] {
+  return session.messages.map((message) => {
+    const { ts: _ts, ...rest } = message;
+    return rest;
+  });
+}
+
+/** Every tool_call has exactly one tool_result, after it. */
+export function expectEveryCallAnsweredOnce(session: Session): void {
+  const calls = new Map<string, number>();
+  const answers = new Map<string, number>();
+  session.messages.forEach((message, index) => {
+    if (!("type" in message)) return;
+    if (message.type === "tool_call") {
+      if (calls.has(message.id)) throw new Error(`duplicate tool_call id ${message.id}`);
+      calls.set(message.id, index);
+    }
+    if (message.type === "tool_result") {
+      if (answers.has(message.id)) throw new Error(`tool_call ${message.id} answered twice`);
+      const callIndex = calls.get(message.id);
+      if (callIndex === undefined) throw new Error(`tool_result ${message.id} without a preceding tool_call`);
+      answers.set(message.id, index);
+    }
+  });
+  for (const id of calls.keys()) if (!answers.has(id)) throw new Error(`tool_call ${id} has no tool_result`);
+}
+
+export const addSchema: ToolSchema = {
+  name: "add",
+  description: "Add two integers.",
+  input_schema: {
+    type: "object",
+    properties: { a: { type: "integer" }, b: { type: "integer" } },
+    required: ["a", "b"],
+  },
+};
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
