@@ -1,10 +1,15 @@
 import { defineConfig } from "vitest/config";
 
+// Tests import the package by name, as users do; the custom condition resolves it to src/ (not a
+// stale dist/). Vite applies conditions per environment, and tests run in the server one.
+const conditions = ["simple-agent-loop-source", "node", "import", "default"];
+
 export default defineConfig({
-  resolve: { conditions: ["simple-agent-loop-source"] },
+  resolve: { conditions },
+  ssr: { resolve: { conditions, externalConditions: conditions } },
   test: {
     include: ["test/**/*.test.ts"],
-    // Tests must pass on a slow, noisy machine: generous timeouts, no timing assertions tighter than 10x.
+    // Tests must pass on a slow, noisy machine: generous timeouts, no tight timing assertions.
     testTimeout: 30_000,
   },
 });

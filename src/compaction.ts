@@ -72,31 +72,24 @@ function truncate(message: Message, maxLength: number): boolean {
     message.compacted = true;
     return true;
   }
-  const { value, changed } = truncateStrings(message.input, maxLength);
-  if (!changed) return false;
-  message.input = value as typeof message.input;
+  if (!hasLongString(message.input, maxLength)) return false;
+  message.input = truncateStrings(message.input, maxLength) as typeof message.input;
   message.compacted = true;
   return true;
 }
 
-function truncateStrings(value: JsonValue, maxLength: number): { value: JsonValue; changed: boolean } {
-  if (typeof value === "string") {
-    return value.length > maxLength ? { value: `${value.slice(0, maxLength)}...`, changed: true } : { value, changed: false };
-  }
-  if (value === null || typeof value !== "object") return { value, changed: false };
-  let changed = false;
-  if (Array.isArray(value)) {
-    const items = value.map((item) => {
-      const result = truncateStrings(item, maxLength);
-      changed ||= result.changed;
-      return result.value;
-    });
-    return { value: changed ? items : value, changed };
-  }
-  const entries = Object.entries(value).map(([key, item]) => {
-    const result = truncateStrings(item, maxLength);
-    changed ||= result.changed;
-    return [key, result.value] as const;
-  });
-  return { value: changed ? Object.fromEntries(entries) : value, changed };
+// Checked first, without allocating: most inputs have nothing to cut.
+function hasLongString(value: JsonValue, maxLength: number): boolean {
+  if (typeof value === "string") return value.length > maxLength;
+  if (value === null || typeof value !== "object") return false;
+  if (Array.isArray(value)) return value.some((item) => hasLongString(item, maxLength));
+  for (const key in value) if (hasLongString(value[key]!, maxLength)) return true;
+  return false;
+}
+
+function truncateStrings(value: JsonValue, maxLength: number): JsonValue {
+  if (typeof value === "string") return value.length > maxLength ? `${value.slice(0, maxLength)}...` : value;
+  if (value === null || typeof value !== "object") return value;
+  if (Array.isArray(value)) return value.map((item) => truncateStrings(item, maxLength));
+  return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, truncateStrings(item, maxLength)]));
 }

@@ -3,8 +3,10 @@ import type { JsonObject } from "./session.ts";
 import type { ToolDefinition, ValidationResult } from "./tools.ts";
 import { formatPath } from "./tools.ts";
 
-// One compiled validator per schema object: schemas are defined once and reused every turn.
-const validators = new WeakMap<JsonObject, Validator>();
+type Check = (input: unknown) => ValidationResult;
+
+// One compiled check per schema object: schemas are defined once and reused every turn.
+const checks = new WeakMap<JsonObject, Check>();
 
 /**
  * Checks a tool call's input before its handler runs: with the tool's own `validate` (a Standard
@@ -16,15 +18,69 @@ export function validateToolInput(
 ): ValidationResult | Promise<ValidationResult> {
   if ("validate" in definition && definition.validate !== undefined) return definition.validate(input);
   const schema = definition.input_schema;
-  let validator = validators.get(schema);
-  if (validator === undefined) {
-    // Draft 2020-12 (what zod and most tools emit); `shortCircuit: false` reports every failing field.
-    validator = new Validator(schema, "2020-12", false);
-    validators.set(schema, validator);
+  let check = checks.get(schema);
+  if (check === undefined) {
+    check = compile(schema);
+    checks.set(schema, check);
   }
-  const result = validator.validate(input);
-  if (result.valid) return { ok: true, value: input };
-  return { ok: false, message: describeErrors(result.errors) };
+  return check(input);
+}
+
+function compile(schema: JsonObject): Check {
+  // Draft 2020-12 (what zod and most tools emit); `shortCircuit: false` reports every failing field.
+  const validator = new Validator(schema, "2020-12", false);
+  const full: Check = (input) => {
+    const result = validator.validate(input);
+    return result.valid ? { ok: true, value: input } : { ok: false, message: describeErrors(result.errors) };
+  };
+  const fast = compileFlatObject(schema);
+  if (fast === undefined) return full;
+  // The fast check decides validity alone; the full validator only words the failures.
+  return (input) => (fast(input) ? { ok: true, value: input } : full(input));
+}
+
+const annotations = new Set(["description", "title", "default", "examples", "$schema", "$comment"]);
+const primitiveTypes: Record<string, (value: unknown) => boolean> = {
+  string: (value) => typeof value === "string",
+  number: (value) => typeof value === "number" && Number.isFinite(value),
+  integer: (value) => Number.isInteger(value),
+  boolean: (value) => typeof value === "boolean",
+  null: (value) => value === null,
+};
+
+/**
+ * Most tool schemas are a flat object of typed primitives. For exactly that shape (nothing else:
+ * any other keyword falls back to the full validator) the check is a few property reads instead
+ * of a generic walk that builds a JSON pointer per property.
+ */
+function compileFlatObject(schema: JsonObject): ((input: unknown) => boolean) | undefined {
+  const { type, properties = {}, required = [], additionalProperties = true, ...rest } = schema;
+  if (type !== "object" || !Object.keys(rest).every((key) => annotations.has(key))) return undefined;
+  if (typeof properties !== "object" || properties === null || Array.isArray(properties)) return undefined;
+  if (!Array.isArray(required) || !required.every((name) => typeof name === "string")) return undefined;
+  if (typeof additionalProperties !== "boolean") return undefined;
+  const propertyChecks: [string, (value: unknown) => boolean][] = [];
+  for (const [name, property] of Object.entries(properties)) {
+    if (typeof property !== "object" || property === null || Array.isArray(property)) return undefined;
+    const { type: propertyType, enum: allowed, ...others } = property;
+    if (!Object.keys(others).every((key) => annotations.has(key))) return undefined;
+    const typeCheck = typeof propertyType === "string" ? primitiveTypes[propertyType] : undefined;
+    if (typeCheck === undefined) return undefined;
+    if (allowed === undefined) propertyChecks.push([name, typeCheck]);
+    else if (Array.isArray(allowed) && allowed.every((value) => value === null || typeof value !== "object")) {
+      propertyChecks.push([name, (value) => typeCheck(value) && allowed.includes(value as never)]);
+    } else return undefined;
+  }
+  const requiredNames = required;
+  const known = new Set(propertyChecks.map(([name]) => name));
+  return (input) => {
+    if (typeof input !== "object" || input === null || Array.isArray(input)) return false;
+    const record = input as Record<string, unknown>;
+    for (const name of requiredNames) if (!Object.hasOwn(record, name)) return false;
+    for (const [name, check] of propertyChecks) if (Object.hasOwn(record, name) && !check(record[name])) return false;
+    if (!additionalProperties) for (const name in record) if (!known.has(name)) return false;
+    return true;
+  };
 }
 
 // The validator reports each failure twice: once at the leaf ("#/a: type") and once at every

@@ -1,0 +1,118 @@
+import { describe, expect, it } from "vitest";
+import {
+  agentLoop,
+  compactSession,
+  createCompactor,
+  extendSession,
+  initSession,
+  type AgentEvent,
+  type Message,
+  type ModelMessage,
+  type Session,
+} from "simple-agent-loop";
+import { scriptedModel } from "simple-agent-loop/testing";
+import { withoutTs } from "./helpers.ts";
+
+const long = (label: string): string => `${label}:${"x".repeat(300)}`;
+
+/** Three tool-using turns, each with long thinking and a long tool input, then a final answer. */
+function threeTurns(): Session {
+  const session = initSession("s", "u");
+  for (const turn of [1, 2, 3]) {
+    extendSession(session, { type: "thinking", content: long(`think ${turn}`), signature: `sig${turn}` });
+    extendSession(session, { type: "tool_call", id: `c${turn}`, name: "write", input: { path: `f${turn}.txt`, text: long("body") } });
+    extendSession(session, { type: "tool_result", id: `c${turn}`, output: long("result") });
+  }
+  extendSession(session, { role: "assistant", content: long("answer") });
+  return session;
+}
+
+describe("compactSession", () => {
+  it("truncates thinking and long tool-call strings once two model turns came after them; keeps the rest", () => {
+    const session = compactSession(threeTurns());
+    const [, , thinking1, call1, result1, thinking2, call2] = withoutTs(session);
+    expect(thinking1).toStrictEqual({ type: "thinking", content: `think 1:${"x".repeat(112)}...`, signature: "sig1", compacted: true });
+    expect(call1).toStrictEqual({
+      type: "tool_call",
+      id: "c1",
+      name: "write",
+      input: { path: "f1.txt", text: `body:${"x".repeat(115)}...` },
+      compacted: true,
+    });
+    // Tool results, user messages and assistant text are never touched.
+    expect(result1).toStrictEqual({ type: "tool_result", id: "c1", output: long("result") });
+    // Turn 2 has turn 3 and the answer after it: compacted too. Turn 3 has only one turn after it.
+    expect(thinking2).toMatchObject({ compacted: true });
+    expect(call2).toMatchObject({ compacted: true });
+    expect(session.messages.slice(8).some((message) => "compacted" in message)).toBe(false);
+    expect((session.messages.at(-1) as { content: string }).content).toBe(long("answer"));
+  });
+
+  it("is idempotent", () => {
+    const once = compactSession(threeTurns());
+    const snapshot = structuredClone(once);
+    expect(compactSession(once)).toStrictEqual(snapshot);
+  });
+
+  it("leaves short messages alone and honours keepTurns and maxLength", () => {
+    const session = initSession("s", "u");
+    extendSession(session, { type: "thinking", content: "short" });
+    extendSession(session, { type: "tool_call", id: "a", name: "t", input: { n: 1 } });
+    extendSession(session, { type: "tool_result", id: "a", output: "r" });
+    extendSession(session, { role: "assistant", content: "done" });
+    extendSession(session, { role: "user", content: "more" });
+    extendSession(session, { role: "assistant", content: "ok" });
+    const before = structuredClone(session);
+    expect(compactSession(session)).toStrictEqual(before);
+
+    compactSession(session, { keepTurns: 1, maxLength: 2 });
+    expect(session.messages[2]).toMatchObject({ content: "sh...", compacted: true });
+    expect(session.messages[3]).toStrictEqual(before.messages[3]);
+  });
+
+  it("the incremental compactor gives the same result as a full pass at every step", () => {
+    const reference = threeTurns();
+    const incremental: Session = { messages: [] };
+    const compactor = createCompactor();
+    for (const message of reference.messages) {
+      incremental.messages.push(structuredClone(message));
+      compactor(incremental);
+      expect(incremental).toStrictEqual(compactSession(structuredClone(incremental)));
+    }
+  });
+});
+
+describe("compaction in the loop", () => {
+  const turns = (count: number): ModelMessage[][] => [
+    ...Array.from({ length: count }, (_, index): ModelMessage[] => [
+      { type: "thinking", content: long(`t${index}`), signature: `s${index}` },
+      { type: "tool_call", id: `c${index}`, name: "noop", input: { blob: long("in") } },
+    ]),
+    [{ role: "assistant", content: "done" }],
+  ];
+
+  it("compacts before each model call, so the model never sees old long thinking, and reports it", async () => {
+    const model = scriptedModel(turns(4));
+    const events: AgentEvent[] = [];
+    const session = await agentLoop(model, [], initSession("s", "u"), {
+      toolHandlers: { noop: () => "ok" },
+      onEvent: (event) => events.push(event),
+    });
+    const fourthCall = model.calls[3]!;
+    const compacted = (messages: Message[]) => messages.filter((message) => "compacted" in message).length;
+    expect(compacted(fourthCall.messages)).toBe(2); // turn 0's thinking and call: turns 1 and 2 came after
+    expect(compacted(session.messages)).toBe(4); // before the final call: turns 0 and 1
+    expect(events.filter((event) => event.type === "compaction")).toStrictEqual([
+      { type: "compaction", count: 2 },
+      { type: "compaction", count: 2 },
+    ]);
+  });
+
+  it("can be turned off", async () => {
+    const session = await agentLoop(scriptedModel(turns(4)), [], initSession("s", "u"), {
+      toolHandlers: { noop: () => "ok" },
+      compaction: false,
+    });
+    expect(session.messages.some((message) => "compacted" in message)).toBe(false);
+  });
+});
