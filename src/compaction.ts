@@ -1,15 +1,16 @@
 import type { JsonValue, Message, Session } from "./session.ts";
 
 export type CompactSessionOptions = {
-  /** Messages of the last `keepTurns` model turns stay whole (default 2). */
+  /** How many assistant replies or model turns must follow a message before it is cut (default 2). The last turn is never cut. */
   keepTurns?: number;
   /** Thinking text and string values in tool-call inputs longer than this are cut to this length (default 120). */
   maxLength?: number;
 };
 
 /**
- * Truncation compaction (seed 000 §8): walking back from the end, once `keepTurns` model turns
- * have come after a thinking or tool_call message, its long text is cut to a prefix and the message
+ * Truncation compaction (seed 000 §8): walking back from the end, once `keepTurns` assistant
+ * replies (or model turns) have come after a thinking or tool_call message of an earlier turn, its
+ * long text is cut to a prefix and the message
  * is marked `compacted: true` (a compacted thinking block keeps its signature for the record, but
  * converters must not send it back as signed reasoning). User messages, assistant text and tool
  * results are never touched. Idempotent. Modifies the session in place and returns it.
@@ -42,20 +43,21 @@ export function createCompactor(options: CompactSessionOptions = {}): (session: 
   };
 }
 
-// The index of the last message that has `keepTurns` model turns after it (-1 if none), walking
-// back no further than `stop`.
+// The index of the last message old enough to compact (-1 if none), walking back no further than
+// `stop`: it must precede the last model turn (whose signed thinking the next request needs
+// intact), and `keepTurns` model turns or `keepTurns` assistant replies must have come after it.
+// Both counts only grow walking back, so every earlier message qualifies too.
 function lastIndexBeforeRecentTurns(messages: readonly Message[], keepTurns: number, stop: number): number {
   let turns = 0;
+  let replies = 0;
   let inModelTurn = false;
   for (let index = messages.length - 1; index >= stop; index--) {
-    if (isModelMessage(messages[index]!)) {
-      if (!inModelTurn && turns >= keepTurns) return index;
-      inModelTurn = true;
-    } else {
-      if (inModelTurn) turns++;
-      inModelTurn = false;
-      if (turns >= keepTurns) return index;
-    }
+    const message = messages[index]!;
+    const model = isModelMessage(message);
+    if (!model && inModelTurn) turns++;
+    if (turns >= 1 && (turns >= keepTurns || replies >= keepTurns)) return index;
+    inModelTurn = model;
+    if ("role" in message && message.role === "assistant") replies++;
   }
   return stop - 1;
 }

@@ -116,3 +116,25 @@ describe("compaction in the loop", () => {
     expect(session.messages.some((message) => "compacted" in message)).toBe(false);
   });
 });
+
+describe("compactSession counts assistant replies like the Python package", () => {
+  it("cuts thinking followed by two assistant replies, but never inside the last model turn", () => {
+    const session = initSession("s", "u");
+    extendSession(session, { type: "thinking", content: long("t1"), signature: "s1" });
+    extendSession(session, { role: "assistant", content: "reply one" });
+    extendSession(session, { type: "tool_call", id: "c1", name: "t", input: { text: long("in") } });
+    extendSession(session, { type: "tool_result", id: "c1", output: "r" });
+    extendSession(session, { type: "thinking", content: long("t2"), signature: "s2" });
+    extendSession(session, { role: "assistant", content: "reply two" });
+    compactSession(session);
+    const [, , thinking1, , call1, , thinking2] = session.messages;
+    expect(thinking1).toMatchObject({ compacted: true }); // two replies after it
+    expect(call1).not.toHaveProperty("compacted"); // one reply after it
+    expect(thinking2).not.toHaveProperty("compacted"); // in the last turn
+
+    extendSession(session, { role: "assistant", content: "reply three" });
+    compactSession(session);
+    expect(session.messages[4]).toMatchObject({ compacted: true }); // now two replies after it
+    expect(session.messages[6]).not.toHaveProperty("compacted"); // still the last turn
+  });
+});
