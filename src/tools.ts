@@ -49,16 +49,25 @@ export type ToolHandlers = Record<string, ToolHandler>;
 
 type InputOf<Schema> = Schema extends StandardSchemaV1 ? StandardSchemaV1.InferOutput<Schema> : Record<string, any>;
 
+type ToolHandlerFor<Schema> = (input: InputOf<Schema>, context: ToolContext) => unknown;
+
+/** Options of `tool()`. The schema may be given as `inputSchema` or `input_schema`, the handler as `handler` or `execute`. */
 export type ToolOptions<Schema extends StandardSchemaV1 | JsonObject> = {
   name: string;
   description: string;
-  /** A JSON Schema object, or a Standard Schema (zod 4, valibot, arktype…) whose output type the handler receives. */
-  inputSchema: Schema;
   /** The JSON Schema shown to the model, for a Standard Schema that cannot describe itself (no `~standard.jsonSchema`). */
   jsonSchema?: JsonObject;
-  handler: (input: InputOf<Schema>, context: ToolContext) => unknown;
+  /** Milliseconds before a call is abandoned with an error result. */
   timeout?: number;
-};
+} & (
+  | {
+      /** A JSON Schema object, or a Standard Schema (zod 4, valibot, arktype…) whose output type the handler receives. */
+      inputSchema: Schema;
+      input_schema?: never;
+    }
+  | { input_schema: Schema; inputSchema?: never }
+) &
+  ({ handler: ToolHandlerFor<Schema>; execute?: never } | { execute: ToolHandlerFor<Schema>; handler?: never });
 
 /**
  * Bundles a tool's schema and handler. With a Standard Schema the input is validated (and
@@ -66,7 +75,10 @@ export type ToolOptions<Schema extends StandardSchemaV1 | JsonObject> = {
  * loop validates the input against it.
  */
 export function tool<Schema extends StandardSchemaV1 | JsonObject>(options: ToolOptions<Schema>): Tool<InputOf<Schema>> {
-  const { name, description, inputSchema, handler } = options;
+  const { name, description } = options;
+  const inputSchema = (options.inputSchema ?? options.input_schema) as Schema;
+  const handler = (options.handler ?? options.execute) as ToolHandlerFor<Schema> | undefined;
+  if (typeof handler !== "function") throw new TypeError(`tool "${name}": a handler function is required`);
   const definition: Tool<InputOf<Schema>> = { name, description, input_schema: {}, handler };
   if (options.timeout !== undefined) definition.timeout = options.timeout;
   if (isStandardSchema(inputSchema)) {

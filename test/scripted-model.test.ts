@@ -13,6 +13,7 @@ describe("scriptedModel", () => {
     expect(await model([{ name: "t", description: "d", input_schema: {} }], session, context())).toStrictEqual([{ role: "assistant", content: "saw 3" }]);
     session.messages.length = 0;
     expect(model.calls.map((call) => call.messages.length)).toStrictEqual([2, 3]);
+    expect(model.sessions).toBe(model.calls);
     expect(model.toolsSeen[1]?.[0]?.name).toBe("t");
     expect(model.callCount).toBe(2);
     expect(() => model([], session, context())).toThrow("scriptedModel: no turn scripted for call 3 (2 scripted)");
@@ -28,7 +29,7 @@ describe("scriptedModel", () => {
 
   it("delays a turn (abortably) and fails a turn", async () => {
     const failure = new Error("scripted failure");
-    const model = scriptedModel([{ delay: 30, messages: [{ role: "assistant", content: "late" }] }, { error: failure }, { delay: 60_000 }]);
+    const model = scriptedModel([{ delayMs: 30, messages: [{ role: "assistant", content: "late" }] }, { error: failure }, { delay: 60_000 }]);
     const started = Date.now();
     expect(await model([], initSession("s", "u"), context())).toStrictEqual([{ role: "assistant", content: "late" }]);
     expect(Date.now() - started).toBeGreaterThanOrEqual(25);

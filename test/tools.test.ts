@@ -93,6 +93,20 @@ describe("tool()", () => {
     expect(model.toolsSeen[0]).toStrictEqual([{ name: "add", description: "Add.", input_schema: addSchema.input_schema }]);
   });
 
+  it("also takes `input_schema` and `execute`, with the same inference", async () => {
+    const shout = tool({
+      name: "shout",
+      description: "Upper-case a text.",
+      input_schema: z.object({ text: z.string() }),
+      execute: (input) => {
+        expectTypeOf(input).toEqualTypeOf<{ text: string }>();
+        return input.text.toUpperCase();
+      },
+    });
+    const [result] = await executeToolCalls([call("1", "shout", { text: "hi" })], {}, { tools: [shout] });
+    expect(result).toStrictEqual({ type: "tool_result", id: "1", output: "HI" });
+  });
+
   it("toolSchemas keeps provider fields of plain schemas", () => {
     const cached = { ...addSchema, cache_control: { type: "ephemeral" } };
     expect(toolSchemas([cached])).toStrictEqual([cached]);

@@ -18,6 +18,8 @@ export type ScriptedTurn =
       messages?: ModelMessage[] | TurnFunction;
       /** Wait this long (ms) before answering; an abort ends the wait. */
       delay?: number;
+      /** Same as `delay`. */
+      delayMs?: number;
       /** Throw this instead of answering (after the delay). */
       error?: unknown;
       /** Stream this turn as events (overrides the model's `stream` option). */
@@ -35,6 +37,8 @@ export type ScriptedModelOptions = {
 export type ScriptedModel = InvokeModel & {
   /** Deep copies of the session at each call, in call order (when `record` is on). */
   readonly calls: Session[];
+  /** The same array as `calls`. */
+  readonly sessions: Session[];
   /** The tool schemas of each call. */
   readonly toolsSeen: ToolSchema[][];
   /** How many turns were consumed. */
@@ -60,7 +64,8 @@ export function scriptedModel(turns: readonly ScriptedTurn[], options: ScriptedM
     if (turn === undefined) {
       throw new Error(`scriptedModel: no turn scripted for call ${callCount} (${turns.length} scripted)`);
     }
-    const spec = typeof turn === "function" || Array.isArray(turn) ? { messages: turn } : turn;
+    const given = typeof turn === "function" || Array.isArray(turn) ? { messages: turn } : turn;
+    const spec = given.delayMs !== undefined && given.delay === undefined ? { ...given, delay: given.delayMs } : given;
     const streamed = spec.stream ?? options.stream ?? false;
     if (spec.delay === undefined && spec.error === undefined && !streamed && Array.isArray(spec.messages)) {
       return structuredClone(spec.messages);
@@ -76,6 +81,7 @@ export function scriptedModel(turns: readonly ScriptedTurn[], options: ScriptedM
 
   return Object.defineProperties(invoke, {
     calls: { get: () => calls },
+    sessions: { get: () => calls },
     toolsSeen: { get: () => toolsSeen },
     callCount: { get: () => callCount },
   }) as ScriptedModel;
