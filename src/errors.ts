@@ -76,3 +76,56 @@ export function errorMessage(error: unknown): string {
     return String(error);
   }
 }
+
+/**
+ * A model provider refused or failed a request. `status` is the HTTP status (absent for network
+ * failures), `retryable` says whether the loop may repeat the call, `retryAfterMs` is the wait the
+ * provider asked for. The message is the provider's own; it never contains the API key.
+ */
+export class ProviderError extends AgentError {
+  override name = "ProviderError";
+  readonly provider: string;
+  readonly status: number | undefined;
+  readonly retryAfterMs: number | undefined;
+  readonly requestId: string | undefined;
+  /** The provider's error type or code, e.g. `overloaded_error`, `context_length_exceeded`. */
+  readonly code: string | undefined;
+
+  constructor(
+    message: string,
+    details: {
+      provider: string;
+      status?: number;
+      retryable?: boolean;
+      retryAfterMs?: number;
+      requestId?: string;
+      code?: string;
+      cause?: unknown;
+    },
+  ) {
+    super(message, { retryable: details.retryable ?? false, cause: details.cause });
+    this.provider = details.provider;
+    this.status = details.status;
+    this.retryAfterMs = details.retryAfterMs;
+    this.requestId = details.requestId;
+    this.code = details.code;
+  }
+}
+
+export function isProviderError(error: unknown): error is ProviderError {
+  return isAgentError(error) && (error.name === "ProviderError" || error.name === "ContextOverflowError");
+}
+
+/** The request does not fit the model's context window. Not retryable as is: compact first. */
+export class ContextOverflowError extends ProviderError {
+  override name = "ContextOverflowError";
+}
+
+export function isContextOverflowError(error: unknown): error is ContextOverflowError {
+  return isAgentError(error) && error.name === "ContextOverflowError";
+}
+
+/** True for an error that says repeating the same call may succeed (`retryable: true`). */
+export function isRetryable(error: unknown): boolean {
+  return typeof error === "object" && error !== null && (error as { retryable?: unknown }).retryable === true;
+}

@@ -58,5 +58,10 @@ export type AgentEvent =
   | { type: "tool-execution-start"; id: string; name: string; input: JsonObject }
   /** A tool call is answered; `result` is what enters the session, in call order. */
   | { type: "tool-execution-end"; id: string; name: string; result: ToolResultMessage; durationMs: number }
+  /**
+   * A model call failed with a retryable error and will be repeated after `delayMs`. Deltas
+   * already shown for the failed attempt are void: nothing of it entered the session.
+   */
+  | { type: "retry"; iteration: number; attempt: number; delayMs: number; error: string }
   /** Compaction truncated `count` old thinking or tool-call messages. */
   | { type: "compaction"; count: number };

@@ -55,6 +55,13 @@ export {
   isMaxIterationsError,
   isInvalidModelResponseError,
   isAbortError,
+  ProviderError,
+  ContextOverflowError,
+  isProviderError,
+  isContextOverflowError,
+  isRetryable,
 } from "./errors.ts";
+export { retryDelay } from "./retry.ts";
+export type { RetryOptions } from "./retry.ts";
 export { formatLogLine } from "./logger.ts";
 export type { LoggerOption, LogLine } from "./logger.ts";

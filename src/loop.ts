@@ -1,10 +1,11 @@
-import { createAbortRace } from "./abort.ts";
+import { createAbortRace, delay } from "./abort.ts";
 import { createCompactor, type CompactSessionOptions } from "./compaction.ts";
 import { MaxIterationsError, errorMessage } from "./errors.ts";
 import type { AgentEvent } from "./events.ts";
 import { createToolExecutor } from "./execute-tool-calls.ts";
 import { callModel, type InvokeModel } from "./invoke-model.ts";
 import { formatLogLine, resolveLogger, type LoggerOption } from "./logger.ts";
+import { retryDelay, type RetryOptions } from "./retry.ts";
 import {
   extendSession,
   isToolCall,
@@ -37,6 +38,8 @@ export type AgentLoopOptions = {
   logger?: LoggerOption;
   /** Truncation compaction before each model call (seed 000 §8); `false` turns it off. */
   compaction?: false | CompactSessionOptions;
+  /** Repeats of a model call that failed with a retryable error (default: 2, with backoff); `false` turns them off. */
+  retry?: false | RetryOptions;
 };
 
 /**
@@ -173,13 +176,22 @@ async function runLoop(
       }
       iteration++;
       emit({ type: "turn-start", iteration });
-      let messages: ModelMessage[];
-      try {
-        const context = agentName === undefined ? { signal, iteration } : { signal, iteration, agentName };
-        messages = await callModel(invokeModel, schemas, session, context, abortRace, emit);
-      } catch (error) {
-        if (signal.aborted) return finishAborted();
-        throw error;
+      const context = agentName === undefined ? { signal, iteration } : { signal, iteration, agentName };
+      let messages: ModelMessage[] | undefined;
+      for (let attempt = 1; messages === undefined; attempt++) {
+        try {
+          messages = await callModel(invokeModel, schemas, session, context, abortRace, emit);
+        } catch (error) {
+          if (signal.aborted) return finishAborted();
+          const delayMs = options.retry === false ? undefined : retryDelay(error, attempt, options.retry);
+          if (delayMs === undefined) throw error;
+          emit({ type: "retry", iteration, attempt, delayMs, error: errorMessage(error) });
+          try {
+            await delay(delayMs, signal);
+          } catch {
+            return finishAborted();
+          }
+        }
       }
       for (const message of messages) add(message);
       turn = { toolCalls: messages.filter(isToolCall), last: messages[messages.length - 1] };
