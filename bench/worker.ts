@@ -81,8 +81,13 @@ async function measureTime(adapter: Adapter, settings: TimeSettings): Promise<Ti
   const turns: TurnsResult[] = [];
   for (const [index, count] of settings.turnCounts.entries()) {
     const spec = { turns: count, callsPerTurn: 1, toolSleepMs: 0 };
+    // Warm up to steady state (JIT tiers), not for a fixed count: up to warmupRuns runs or 1.5 s.
     let warmupMs = 0;
-    for (let i = 0; i < (index === 0 ? settings.warmupRuns : 1); i++) warmupMs = (await runOnce(adapter, spec)).ms;
+    const warmupStart = performance.now();
+    for (let i = 0; i < (index === 0 ? settings.warmupRuns : 1); i++) {
+      warmupMs = (await runOnce(adapter, spec)).ms;
+      if (performance.now() - warmupStart > 1500) break;
+    }
     const runs = Math.min(settings.maxRuns, Math.max(settings.minRuns, Math.ceil(settings.budgetMs / Math.max(warmupMs, 0.001))));
     const runsMs: number[] = [];
     for (let i = 0; i < runs; i++) {
@@ -141,7 +146,7 @@ async function measureMemory(adapter: Adapter, turns: number): Promise<MemoryRes
 
 export const DEFAULT_TIME_SETTINGS: TimeSettings = {
   turnCounts: [200, 1000],
-  warmupRuns: 5,
+  warmupRuns: 25,
   minRuns: 5,
   maxRuns: 31,
   budgetMs: 3000,
