@@ -27,7 +27,7 @@ export type {
   SessionListener,
 } from "./session.ts";
 export { agentLoop, agentStream } from "./loop.ts";
-export type { AgentLoopOptions } from "./loop.ts";
+export type { AgentLoopOptions, AgentStream } from "./loop.ts";
 export type { InvokeModel, ModelContext } from "./invoke-model.ts";
 export type { AgentEvent, ModelStreamEvent, RunOutcome } from "./events.ts";
 export { executeToolCalls } from "./execute-tool-calls.ts";

@@ -2,6 +2,7 @@ import { createAbortRace, delay } from "./abort.ts";
 import { createCompactor, type CompactSessionOptions } from "./compaction.ts";
 import { MaxIterationsError, errorMessage } from "./errors.ts";
 import type { AgentEvent } from "./events.ts";
+import { runStream, type RunStream } from "./event-iterator.ts";
 import { createToolExecutor } from "./execute-tool-calls.ts";
 import { callModel, type InvokeModel } from "./invoke-model.ts";
 import { formatLogLine, resolveLogger, type LoggerOption } from "./logger.ts";
@@ -45,7 +46,7 @@ export type AgentLoopOptions = {
 /**
  * Runs the agent until the model answers without tool calls (seed 000 §5, seed 001): call the
  * model, add its messages, run its tool calls, add their results in call order, repeat. Mutates
- * and returns `session`. Consumes `agentStream`, the one implementation of the loop.
+ * and returns `session`. It is `agentStream(...).result`: the one loop, awaited without iterating.
  */
 export async function agentLoop(
   invokeModel: InvokeModel,
@@ -53,67 +54,36 @@ export async function agentLoop(
   session: Session,
   options: AgentLoopOptions = {},
 ): Promise<Session> {
-  for await (const _event of agentStream(invokeModel, tools, session, options)) {
-    // Events reach `options.onEvent` inside the stream; draining is all that is left to do.
-  }
-  return session;
+  return agentStream(invokeModel, tools, session, options).result;
 }
 
 /**
- * The loop as an async iterable of events, for the whole run. The session is mutated as the run
- * goes. Stopping the iteration early (`break`) aborts the run and waits until the session is
- * valid again (every tool call answered, an `aborted` message last). Errors of the run are
- * thrown from the iteration after its `run-end` event.
+ * The loop as an async iterable of events for the whole run, starting at the first `next()`.
+ * The session is mutated as the run goes. Stopping the iteration early (`break`) aborts the run
+ * and waits until the session is valid again (every tool call answered, an `aborted` message
+ * last). An error of the run is thrown from the iteration after its `run-end` event. `result`
+ * resolves with the session when the run ends, with or without iterating.
  */
-export async function* agentStream(
+export function agentStream(
   invokeModel: InvokeModel,
   tools: readonly ToolDefinition[],
   session: Session,
   options: AgentLoopOptions = {},
-): AsyncGenerator<AgentEvent, Session, undefined> {
+): AgentStream {
   const controller = new AbortController();
   const signal = options.signal === undefined ? controller.signal : AbortSignal.any([options.signal, controller.signal]);
-  const queue: AgentEvent[] = [];
-  let wake: (() => void) | undefined;
-  const emit = (event: AgentEvent): void => {
-    queue.push(event);
-    if (wake !== undefined) {
-      wake();
-      wake = undefined;
-    }
-  };
-  let finished = false;
-  let failure: { error: unknown } | undefined;
-  const running = runLoop(invokeModel, tools, session, options, signal, emit).then(
-    () => (finished = true),
-    (error: unknown) => {
-      failure = { error };
-      finished = true;
+  return runStream<AgentEvent, Session>(
+    async (emit) => {
+      await runLoop(invokeModel, tools, session, options, signal, emit);
+      return session;
     },
-  ).finally(() => wake?.());
-  try {
-    let read = 0;
-    for (;;) {
-      if (read < queue.length) {
-        const event = queue[read++]!;
-        if (read === queue.length) {
-          queue.length = 0;
-          read = 0;
-        }
-        options.onEvent?.(event);
-        yield event;
-      } else if (finished) break;
-      else await new Promise<void>((resolve) => (wake = resolve));
-    }
-    if (failure !== undefined) throw failure.error;
-    return session;
-  } finally {
-    if (!finished) {
-      controller.abort();
-      await running;
-    }
-  }
+    () => controller.abort(),
+    options.onEvent,
+  );
 }
+
+/** The events of a run, and `result`: the session once the run ends. */
+export type AgentStream = RunStream<AgentEvent, Session>;
 
 async function runLoop(
   invokeModel: InvokeModel,

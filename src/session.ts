@@ -25,7 +25,11 @@ export type StopReason =
   | "error"
   | "other";
 
-/** Token counts of one model call, as the provider reported them. */
+/**
+ * Token counts of one model call. `inputTokens` is the whole prompt, cached parts included
+ * (`cacheReadTokens`/`cacheWriteTokens` are subsets of it); `outputTokens` includes reasoning
+ * (`reasoningTokens` is a subset), whatever each provider's own convention.
+ */
 export type Usage = {
   inputTokens: number;
   outputTokens: number;
@@ -58,6 +62,10 @@ export type ThinkingMessage = {
   type: "thinking";
   content: string;
   signature?: string;
+  /** The adapter that produced `signature` (e.g. `"anthropic"`); other providers must not be sent it. */
+  provider?: string;
+  /** The provider hid the reasoning; `signature` carries its opaque data and `content` is empty. */
+  redacted?: true;
   compacted?: true;
 } & Timestamped &
   TurnEndFields;

@@ -103,6 +103,26 @@ describe("agentStream", () => {
     expect(fromStream.at(-1)).toBe("run-end");
   });
 
+  it("starts on the first next() or on reading result; result resolves with the session either way", async () => {
+    const turns: ModelMessage[][] = [[{ role: "assistant", content: "hi" }]];
+    const idle = scriptedModel(turns);
+    agentStream(idle, [], initSession("s", "u"));
+    await sleep(5);
+    expect(idle.callCount).toBe(0);
+
+    const events: string[] = [];
+    const session = initSession("s", "u");
+    const stream = agentStream(scriptedModel(turns), [], session, { onEvent: (event) => events.push(event.type) });
+    expect(await stream.result).toBe(session);
+    expect(events).toStrictEqual(["run-start", "turn-start", "message", "turn-end", "run-end"]);
+
+    const iterated = agentStream(scriptedModel(turns), [], initSession("s", "u"));
+    const seen: string[] = [];
+    for await (const event of iterated) seen.push(event.type);
+    expect(seen).toStrictEqual(events);
+    expect(response(await iterated.result)?.content).toBe("hi");
+  });
+
   it("a consumer that stops early aborts the run cleanly: the session stays valid", async () => {
     let toolSawAbort = false;
     const model = scriptedModel([

@@ -1,0 +1,179 @@
+import type { ModelMessage, Session, StopReason, Usage } from "../session.ts";
+import type { ToolSchema } from "../tools.ts";
+import { isOwnSignedThinking, outputText, pairToolMessages, safeToolId } from "./convert-shared.ts";
+
+/** Options that shape the request body (the adapter's other options only affect transport). */
+export type AnthropicRequestOptions = {
+  model: string;
+  maxTokens?: number;
+  temperature?: number;
+  /** Extended thinking with this budget of tokens (`maxTokens` must be larger). */
+  thinking?: false | { budgetTokens: number };
+  /** Prompt caching breakpoints on the tools, the system prompt and the growing conversation (default true). */
+  cache?: boolean;
+  stream?: boolean;
+};
+
+type Block = Record<string, unknown>;
+type AnthropicMessage = { role: "user" | "assistant"; content: Block[] };
+export type AnthropicRequest = {
+  model: string;
+  max_tokens: number;
+  messages: AnthropicMessage[];
+  system?: Block[];
+  tools?: Block[];
+  temperature?: number;
+  thinking?: { type: "enabled"; budget_tokens: number };
+  stream?: boolean;
+};
+
+export const anthropicProvider = "anthropic";
+
+/**
+ * The Messages API request for a session (seed 000 §2): system messages become `system`; runs of
+ * thinking/assistant/tool_call become one assistant message (thinking first); runs of tool results
+ * become one user message, results first. Thinking goes back only with its own valid signature.
+ */
+export function toAnthropicRequest(session: Session, tools: readonly ToolSchema[], options: AnthropicRequestOptions): AnthropicRequest {
+  const system: Block[] = [];
+  const messages: AnthropicMessage[] = [];
+  const push = (role: "user" | "assistant", block: Block): void => {
+    const last = messages[messages.length - 1];
+    if (last?.role === role) last.content.push(block);
+    else messages.push({ role, content: [block] });
+  };
+  for (const message of pairToolMessages(session.messages)) {
+    if ("role" in message) {
+      if (message.role === "system") system.push({ type: "text", text: message.content });
+      else if (message.content !== "") push(message.role, { type: "text", text: message.content });
+      continue;
+    }
+    if (message.type === "thinking") {
+      if (!isOwnSignedThinking(message, anthropicProvider, true)) continue;
+      push("assistant", message.redacted === true ? { type: "redacted_thinking", data: message.signature } : { type: "thinking", thinking: message.content, signature: message.signature });
+    } else if (message.type === "tool_call") {
+      const input = typeof message.input === "object" && message.input !== null && !Array.isArray(message.input) ? message.input : {};
+      push("assistant", { type: "tool_use", id: safeToolId(message.id), name: message.name, input });
+    } else {
+      const block: Block = { type: "tool_result", tool_use_id: safeToolId(message.id), content: outputText(message.output) };
+      if (message.isError === true) block.is_error = true;
+      push("user", block);
+    }
+  }
+  for (const message of messages) {
+    // Tool results must open the user message that follows the tool use; reasoning must open the assistant one.
+    const first = message.role === "user" ? "tool_result" : "thinking";
+    message.content.sort((a, b) => rank(b, first) - rank(a, first));
+  }
+  const request: AnthropicRequest = { model: options.model, max_tokens: options.maxTokens ?? 8192, messages };
+  if (system.length > 0) request.system = system;
+  if (tools.length > 0) request.tools = tools.map((schema) => ({ ...schema }));
+  if (options.temperature !== undefined) request.temperature = options.temperature;
+  if (options.thinking !== undefined && options.thinking !== false) request.thinking = { type: "enabled", budget_tokens: options.thinking.budgetTokens };
+  if (options.stream !== false) request.stream = true;
+  if (options.cache !== false) addCacheBreakpoints(request);
+  return request;
+}
+
+function rank(block: Block, first: string): number {
+  return block.type === first || (first === "thinking" && block.type === "redacted_thinking") ? 1 : 0;
+}
+
+// Caching reads the longest cached prefix: tools, then system, then messages. A breakpoint after
+// the tools, after the system prompt and on the last message makes each turn reuse the previous
+// turn's prefix (the API looks back for earlier breakpoints by itself).
+function addCacheBreakpoints(request: AnthropicRequest): void {
+  const mark = (block: Block | undefined): void => {
+    if (block !== undefined) block.cache_control = { type: "ephemeral" };
+  };
+  mark(request.tools?.[request.tools.length - 1]);
+  mark(request.system?.[request.system.length - 1]);
+  const lastMessage = request.messages[request.messages.length - 1];
+  const lastBlock = lastMessage?.content[lastMessage.content.length - 1];
+  if (lastBlock !== undefined && lastBlock.type !== "thinking" && lastBlock.type !== "redacted_thinking") mark(lastBlock);
+}
+
+/** A non-streaming Messages API response as generic messages, `stopReason`/`usage` on the last. */
+export function fromAnthropicResponse(body: AnthropicResponse): ModelMessage[] {
+  const messages: ModelMessage[] = [];
+  for (const block of body.content ?? []) {
+    const message = fromContentBlock(block);
+    if (message !== undefined) messages.push(message);
+  }
+  if (messages.length === 0) messages.push({ role: "assistant", content: "" });
+  const last = messages[messages.length - 1]!;
+  Object.assign(last, turnEnd(body.stop_reason, body.usage));
+  return messages;
+}
+
+export type AnthropicContentBlock = {
+  type: string;
+  text?: string;
+  thinking?: string;
+  signature?: string;
+  data?: string;
+  id?: string;
+  name?: string;
+  input?: unknown;
+};
+export type AnthropicUsage = {
+  input_tokens?: number;
+  output_tokens?: number;
+  cache_read_input_tokens?: number | null;
+  cache_creation_input_tokens?: number | null;
+};
+export type AnthropicResponse = { content?: AnthropicContentBlock[]; stop_reason?: string | null; usage?: AnthropicUsage };
+
+/** One content block as a generic message (`undefined` for empty text and server-side blocks). */
+export function fromContentBlock(block: AnthropicContentBlock): ModelMessage | undefined {
+  if (block.type === "text") return block.text === undefined || block.text === "" ? undefined : { role: "assistant", content: block.text };
+  if (block.type === "thinking") {
+    const message: ModelMessage = { type: "thinking", content: block.thinking ?? "", provider: anthropicProvider };
+    if (block.signature !== undefined && block.signature !== "") message.signature = block.signature;
+    return message;
+  }
+  if (block.type === "redacted_thinking") {
+    return { type: "thinking", content: "", signature: block.data ?? "", redacted: true, provider: anthropicProvider };
+  }
+  if (block.type === "tool_use") {
+    const input = typeof block.input === "object" && block.input !== null && !Array.isArray(block.input) ? block.input : {};
+    return { type: "tool_call", id: block.id ?? "", name: block.name ?? "", input: input as Record<string, never> };
+  }
+  return undefined;
+}
+
+/** Normalized stop reason, the raw one when it differs, and usage in the generic shape. */
+export function turnEnd(rawStopReason: string | null | undefined, usage: AnthropicUsage | undefined): {
+  stopReason?: StopReason;
+  rawStopReason?: string;
+  usage?: Usage;
+} {
+  const fields: { stopReason?: StopReason; rawStopReason?: string; usage?: Usage } = {};
+  if (rawStopReason !== null && rawStopReason !== undefined) {
+    const stopReason = stopReasons[rawStopReason] ?? "other";
+    fields.stopReason = stopReason;
+    if (stopReason !== rawStopReason) fields.rawStopReason = rawStopReason;
+  }
+  if (usage !== undefined) fields.usage = anthropicUsage(usage);
+  return fields;
+}
+
+const stopReasons: Record<string, StopReason> = {
+  end_turn: "end_turn",
+  tool_use: "tool_use",
+  max_tokens: "max_tokens",
+  stop_sequence: "stop_sequence",
+  pause_turn: "pause_turn",
+  refusal: "refusal",
+  model_context_window_exceeded: "max_tokens",
+};
+
+// Anthropic's input_tokens excludes cached tokens; the generic count includes them.
+function anthropicUsage(usage: AnthropicUsage): Usage {
+  const cacheRead = usage.cache_read_input_tokens ?? 0;
+  const cacheWrite = usage.cache_creation_input_tokens ?? 0;
+  const result: Usage = { inputTokens: (usage.input_tokens ?? 0) + cacheRead + cacheWrite, outputTokens: usage.output_tokens ?? 0 };
+  if (cacheRead > 0) result.cacheReadTokens = cacheRead;
+  if (cacheWrite > 0) result.cacheWriteTokens = cacheWrite;
+  return result;
+}

@@ -1,0 +1,170 @@
+import { ProviderError } from "../errors.ts";
+import type { ModelStreamEvent } from "../events.ts";
+import type { InvokeModel } from "../invoke-model.ts";
+import {
+  anthropicProvider,
+  fromAnthropicResponse,
+  fromContentBlock,
+  toAnthropicRequest,
+  turnEnd,
+  type AnthropicContentBlock,
+  type AnthropicRequestOptions,
+  type AnthropicResponse,
+  type AnthropicUsage,
+} from "./anthropic-convert.ts";
+import { parseToolInput } from "./convert-shared.ts";
+import { env, postJson, providerError, type ErrorShape, type Fetch } from "./http.ts";
+import { parseSse } from "./sse.ts";
+
+export type AnthropicOptions = AnthropicRequestOptions & {
+  /** Defaults to the `ANTHROPIC_API_KEY` environment variable. */
+  apiKey?: string;
+  /** The API origin without `/v1`, as in the official SDK (default `https://api.anthropic.com`). */
+  baseURL?: string;
+  /** Extra request headers (e.g. `anthropic-beta`). */
+  headers?: Record<string, string>;
+  fetch?: Fetch;
+};
+
+/**
+ * An `invokeModel` for the Anthropic Messages API. Streams by default (`stream: false` for one
+ * JSON response); failures become `ProviderError`s the loop retries when they are retryable.
+ */
+export function anthropic(options: AnthropicOptions): InvokeModel {
+  const baseURL = (options.baseURL ?? env("ANTHROPIC_BASE_URL") ?? "https://api.anthropic.com").replace(/\/+$/, "");
+  return (tools, session, context) => {
+    const apiKey = options.apiKey ?? env("ANTHROPIC_API_KEY");
+    if (apiKey === undefined) {
+      throw new ProviderError("anthropic: no API key: set ANTHROPIC_API_KEY or pass apiKey", { provider: anthropicProvider });
+    }
+    const request = {
+      provider: anthropicProvider,
+      url: `${baseURL}/v1/messages`,
+      headers: { "x-api-key": apiKey, "anthropic-version": "2023-06-01", ...options.headers },
+      body: toAnthropicRequest(session, tools, options),
+      fetch: options.fetch,
+      signal: context.signal,
+      errors: anthropicErrors,
+      secrets: [apiKey],
+    };
+    if (options.stream === false) {
+      return postJson(request).then(async (response) => fromAnthropicResponse((await response.json()) as AnthropicResponse));
+    }
+    return streamMessages(() => postJson(request), [apiKey]);
+  };
+}
+
+export const anthropicErrors: ErrorShape = {
+  describe: (body) => {
+    const error = (body as { error?: { type?: string; message?: string } }).error;
+    return { ...(error?.message === undefined ? {} : { message: error.message }), ...(error?.type === undefined ? {} : { code: error.type }) };
+  },
+  retryableCodes: ["overloaded_error", "api_error", "rate_limit_error"],
+};
+
+type StreamEvent = {
+  type: string;
+  index?: number;
+  message?: { usage?: AnthropicUsage };
+  content_block?: AnthropicContentBlock;
+  delta?: { type?: string; text?: string; thinking?: string; signature?: string; partial_json?: string; stop_reason?: string | null };
+  usage?: AnthropicUsage;
+  error?: { type?: string; message?: string };
+};
+
+/**
+ * The SSE stream of one Messages API call as model stream events: deltas as they come, each
+ * content block as a generic message when its `content_block_stop` arrives, the stop reason and
+ * usage at the end. A stream that ends without `message_stop` is an error (retryable), never a turn.
+ */
+export async function* streamMessages(
+  open: () => Promise<Response>,
+  secrets: readonly string[] = [],
+): AsyncGenerator<ModelStreamEvent> {
+  const response = await open();
+  if (response.body === null) throw new ProviderError("anthropic: empty response body", { provider: anthropicProvider, retryable: true });
+  const blocks = new Map<number, { block: AnthropicContentBlock; json: string }>();
+  let usage: AnthropicUsage = {};
+  let stopReason: string | null | undefined;
+  let cutToolCall: AnthropicContentBlock | undefined;
+  for await (const { data } of parseSse(response.body)) {
+    const event = JSON.parse(data) as StreamEvent;
+    switch (event.type) {
+      case "message_start":
+        usage = { ...event.message?.usage };
+        break;
+      case "content_block_start": {
+        const block = { ...event.content_block! };
+        blocks.set(event.index ?? 0, { block, json: "" });
+        if (block.type === "tool_use") yield { type: "tool-call-start", id: block.id ?? "", name: block.name ?? "" };
+        break;
+      }
+      case "content_block_delta": {
+        const open = blocks.get(event.index ?? 0);
+        const delta = event.delta ?? {};
+        if (open === undefined) break;
+        if (delta.type === "text_delta" && delta.text !== undefined) {
+          open.block.text = (open.block.text ?? "") + delta.text;
+          yield { type: "text-delta", delta: delta.text };
+        } else if (delta.type === "thinking_delta" && delta.thinking !== undefined) {
+          open.block.thinking = (open.block.thinking ?? "") + delta.thinking;
+          yield { type: "thinking-delta", delta: delta.thinking };
+        } else if (delta.type === "signature_delta" && delta.signature !== undefined) {
+          open.block.signature = (open.block.signature ?? "") + delta.signature;
+        } else if (delta.type === "input_json_delta" && delta.partial_json !== undefined) {
+          open.json += delta.partial_json;
+          if (delta.partial_json !== "") yield { type: "tool-call-delta", id: open.block.id ?? "", delta: delta.partial_json };
+        }
+        break;
+      }
+      case "content_block_stop": {
+        const done = blocks.get(event.index ?? 0);
+        blocks.delete(event.index ?? 0);
+        if (done === undefined) break;
+        if (done.block.type === "tool_use") {
+          const input = done.json === "" ? done.block.input ?? {} : parseToolInput(done.json);
+          // Cut off or garbled JSON: only acceptable if the turn turns out to be cut (max_tokens),
+          // and then the loop will not run the call. Decided at message_stop.
+          if (input === undefined) {
+            cutToolCall = done.block;
+            break;
+          }
+          done.block.input = input;
+        }
+        const message = fromContentBlock(done.block);
+        if (message !== undefined) yield { type: "message", message };
+        break;
+      }
+      case "message_delta":
+        stopReason = event.delta?.stop_reason ?? stopReason;
+        usage = { ...usage, ...definedOnly(event.usage) };
+        break;
+      case "message_stop":
+        if (cutToolCall !== undefined) {
+          if (stopReason !== "max_tokens") {
+            throw new ProviderError(`anthropic: tool call "${cutToolCall.name ?? ""}" arrived with invalid JSON input`, {
+              provider: anthropicProvider,
+              retryable: true,
+            });
+          }
+          yield { type: "message", message: fromContentBlock({ ...cutToolCall, input: {} })! };
+        }
+        yield { type: "response-end", ...turnEnd(stopReason, usage) };
+        return;
+      case "error":
+        throw providerError(anthropicProvider, undefined, undefined, data, anthropicErrors, secrets);
+      default:
+        break; // ping, and event types added later
+    }
+  }
+  throw new ProviderError("anthropic: the stream ended before message_stop", { provider: anthropicProvider, retryable: true });
+}
+
+function definedOnly(usage: AnthropicUsage | undefined): AnthropicUsage {
+  const result: AnthropicUsage = {};
+  for (const [key, value] of Object.entries(usage ?? {})) if (value !== null && value !== undefined) (result as Record<string, unknown>)[key] = value;
+  return result;
+}
+
+export { toAnthropicRequest, fromAnthropicResponse } from "./anthropic-convert.ts";
+export type { AnthropicRequest, AnthropicRequestOptions, AnthropicResponse } from "./anthropic-convert.ts";
