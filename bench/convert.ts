@@ -9,6 +9,7 @@
 import { readFileSync } from "node:fs";
 import { extendSession, initSession, type Session } from "simple-agent-loop";
 import { streamMessages, toAnthropicRequest } from "simple-agent-loop/anthropic";
+import { parseSseBatches } from "../src/providers/sse.ts";
 
 function sessionOf(size: number): Session {
   const session = initSession("You are a careful coding agent.", "Refactor the parser and run the tests.");
@@ -81,12 +82,27 @@ async function adapterParse(): Promise<number> {
   return events;
 }
 
+// parseSse alone, over one body holding every repeat (no per-response setup).
+const allBytes = new TextEncoder().encode(`${body.trimEnd()}\n\n`.repeat(repeats));
+async function sseOnly(): Promise<number> {
+  let events = 0;
+  for await (const batch of parseSseBatches(new Blob([allBytes]).stream())) {
+    for (const event of batch) {
+      JSON.parse(event.data);
+      events++;
+    }
+  }
+  return events;
+}
+
 for (let i = 0; i < 3; i++) {
+  await sseOnly();
   bareParse();
   await adapterParse();
 }
 const bareSamples: number[] = [];
 const adapterSamples: number[] = [];
+const sseSamples: number[] = [];
 let sseEvents = 0;
 for (let i = 0; i < 9; i++) {
   let start = performance.now();
@@ -95,9 +111,13 @@ for (let i = 0; i < 9; i++) {
   start = performance.now();
   await adapterParse();
   adapterSamples.push(performance.now() - start);
+  start = performance.now();
+  await sseOnly();
+  sseSamples.push(performance.now() - start);
 }
 const bare = (median(bareSamples) * 1000) / sseEvents;
 const adapter = (median(adapterSamples) * 1000) / sseEvents;
 console.log(`\nStreaming: ${sseEvents} SSE events (a recorded Anthropic tool-use stream, ${repeats}x)`);
 console.log(`bare parse (split + JSON.parse): ${bare.toFixed(2)} µs/event`);
+console.log(`parseSseBatches + JSON.parse, one body: ${((median(sseSamples) * 1000) / sseEvents).toFixed(2)} µs/event`);
 console.log(`adapter (parseSse + streamMessages): ${adapter.toFixed(2)} µs/event  (overhead ${(adapter - bare).toFixed(2)} µs/event)`);

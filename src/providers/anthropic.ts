@@ -14,7 +14,7 @@ import {
 } from "./anthropic-convert.ts";
 import { parseToolInput } from "./convert-shared.ts";
 import { env, postJson, providerError, type ErrorShape, type Fetch } from "./http.ts";
-import { parseSse } from "./sse.ts";
+import { parseSseBatches } from "./sse.ts";
 
 export type AnthropicOptions = AnthropicRequestOptions & {
   /** Defaults to the `ANTHROPIC_API_KEY` environment variable. */
@@ -87,7 +87,7 @@ export async function* streamMessages(
   let usage: AnthropicUsage = {};
   let stopReason: string | null | undefined;
   let cutToolCall: AnthropicContentBlock | undefined;
-  for await (const { data } of parseSse(response.body)) {
+  for await (const batch of parseSseBatches(response.body)) for (const { data } of batch) {
     const event = JSON.parse(data) as StreamEvent;
     switch (event.type) {
       case "message_start":
