@@ -262,3 +262,17 @@ describe("anthropic: conversion rules", () => {
     expect(convert(model.calls[0]!).messages).toHaveLength(3);
   });
 });
+
+// Opt-in: runs only with a real key (ANTHROPIC_API_KEY), never in CI.
+describe.skipIf(!process.env.ANTHROPIC_API_KEY)("anthropic: live", () => {
+  it("runs a one-tool agent against the real API", async () => {
+    const session = await agentLoop(
+      anthropic({ model: process.env.ANTHROPIC_MODEL ?? "claude-haiku-4-5", maxTokens: 1024 }),
+      [{ name: "add", description: "Add two integers.", input_schema: { type: "object", properties: { a: { type: "integer" }, b: { type: "integer" } }, required: ["a", "b"] } }],
+      initSession("Use the add tool for arithmetic, then answer with the number only.", "What is 98765432101234 + 12345678909876?"),
+      { toolHandlers: { add: (input: { a: number; b: number }) => String(input.a + input.b) }, maxIterations: 5 },
+    );
+    expect(session.messages.some((message) => "type" in message && message.type === "tool_call")).toBe(true);
+    expect(session.messages.at(-1)).toMatchObject({ role: "assistant", content: expect.stringContaining("111111111011110") });
+  }, 60_000);
+});
