@@ -3,7 +3,11 @@ import type { JsonValue, Message, Session } from "./session.ts";
 export type CompactSessionOptions = {
   /** How many assistant replies or model turns must follow a message before it is cut (default 2). The last turn is never cut. */
   keepTurns?: number;
-  /** Thinking text and string values in tool-call inputs longer than this are cut to this length (default 120). */
+  /**
+   * Thinking text longer than this is cut to this length (default 120). A tool-call input whose
+   * JSON is longer has its long string values cut to this length (keeping its shape), or, when
+   * no single value is long, is replaced by `{ _truncated: <prefix of its JSON> }`.
+   */
   maxLength?: number;
 };
 
@@ -74,8 +78,14 @@ function truncate(message: Message, maxLength: number): boolean {
     message.compacted = true;
     return true;
   }
-  if (!hasLongString(message.input, maxLength)) return false;
-  message.input = truncateStrings(message.input, maxLength) as typeof message.input;
+  if (!hasLongString(message.input, maxLength)) {
+    // Many short values can add up too: then only a prefix of the JSON is kept.
+    const json = JSON.stringify(message.input);
+    if (json.length <= maxLength) return false;
+    message.input = { _truncated: `${json.slice(0, maxLength)}...` };
+  } else {
+    message.input = truncateStrings(message.input, maxLength) as typeof message.input;
+  }
   message.compacted = true;
   return true;
 }

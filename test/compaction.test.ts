@@ -48,6 +48,18 @@ describe("compactSession", () => {
     expect((session.messages.at(-1) as { content: string }).content).toBe(long("answer"));
   });
 
+  it("an input long only in sum is replaced by a prefix of its JSON", () => {
+    const session = initSession("s", "u");
+    const input = Object.fromEntries(Array.from({ length: 30 }, (_, index) => [`k${index}`, index]));
+    extendSession(session, { type: "tool_call", id: "c", name: "t", input });
+    extendSession(session, { type: "tool_result", id: "c", output: "r" });
+    extendSession(session, { role: "assistant", content: "one" });
+    extendSession(session, { role: "user", content: "more" });
+    extendSession(session, { role: "assistant", content: "two" });
+    compactSession(session);
+    expect(session.messages[2]).toMatchObject({ compacted: true, input: { _truncated: `${JSON.stringify(input).slice(0, 120)}...` } });
+  });
+
   it("is idempotent", () => {
     const once = compactSession(threeTurns());
     const snapshot = structuredClone(once);
@@ -67,7 +79,8 @@ describe("compactSession", () => {
 
     compactSession(session, { keepTurns: 1, maxLength: 2 });
     expect(session.messages[2]).toMatchObject({ content: "sh...", compacted: true });
-    expect(session.messages[3]).toStrictEqual(before.messages[3]);
+    expect(session.messages[3]).toMatchObject({ input: { _truncated: '{"...' }, compacted: true });
+    expect(session.messages.slice(4)).toStrictEqual(before.messages.slice(4));
   });
 
   it("the incremental compactor gives the same result as a full pass at every step", () => {
