@@ -1,4 +1,4 @@
-import type { Message, ModelMessage, StopReason, ToolResultMessage, Usage, JsonObject } from "./session.ts";
+import type { JsonObject, JsonValue, Message, ModelMessage, StopReason, ToolResultMessage, Usage } from "./session.ts";
 
 /**
  * What a streaming `invokeModel` yields. Deltas are for display only; the loop builds the turn from
@@ -52,10 +52,14 @@ export type AgentEvent =
   /** The model's turn and its tool results are all in the session. */
   | { type: "turn-end"; iteration: number; stopReason?: StopReason; usage?: Usage }
   | ModelDeltaEvent
+  /** A tool call is complete in the model stream (its input is final); with eager tools it starts now. */
+  | { type: "tool-call-end"; id: string; name: string; input: JsonObject }
   /** A message entered the session. */
   | { type: "message"; message: Message }
   /** A tool handler started (after validation passed). */
   | { type: "tool-execution-start"; id: string; name: string; input: JsonObject }
+  /** A running tool reported progress through `context.update`. */
+  | { type: "tool-execution-update"; id: string; name: string; progress: JsonValue }
   /** A tool call is answered; `result` is what enters the session, in call order. */
   | { type: "tool-execution-end"; id: string; name: string; result: ToolResultMessage; durationMs: number }
   /**

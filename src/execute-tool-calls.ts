@@ -38,17 +38,32 @@ export async function executeToolCalls(
   const signal = options.signal ?? new AbortController().signal;
   const abortRace = createAbortRace(signal);
   try {
-    return await createToolExecutor(options.tools ?? [], toolHandlers, options)(toolCalls, signal, abortRace);
+    return await createToolExecutor(options.tools ?? [], toolHandlers, options).run(toolCalls, signal, abortRace);
   } finally {
     abortRace.dispose();
   }
 }
 
-export type ToolExecutor = (
-  toolCalls: readonly ToolCallMessage[],
-  signal: AbortSignal,
-  abortRace: AbortRace,
-) => Promise<ToolResultMessage[]>;
+/** Runs tool calls for the loop: one at a time as they arrive (`start`), or a batch (`run`). */
+export type ToolExecutor = {
+  /**
+   * Starts one call as soon as a slot is free (`maxParallelTools`); resolves with its result and
+   * never rejects. Calls started in call order also acquire slots in call order.
+   */
+  start: (call: ToolCallMessage, signal: AbortSignal, abortRace: AbortRace) => Promise<ToolResultMessage>;
+  /**
+   * Runs a batch; `onResult` hears each result in call order as soon as the ones before it are
+   * in. Calls found in `started` (begun early, while the model was streaming) are awaited, not rerun.
+   */
+  run: (
+    toolCalls: readonly ToolCallMessage[],
+    signal: AbortSignal,
+    abortRace: AbortRace,
+    started?: ReadonlyMap<string, Promise<ToolResultMessage>>,
+  ) => Promise<ToolResultMessage[]>;
+  /** Whether a tool may start while the model is still streaming (its definition does not say `eager: false`). */
+  isEager: (name: string) => boolean;
+};
 
 /** Prepares the lookups once, for a loop that executes tool calls every turn. */
 export function createToolExecutor(
@@ -59,6 +74,21 @@ export function createToolExecutor(
   const definitions = new Map(tools.map((definition) => [definition.name, definition]));
   const limit = options.parallel === false ? 1 : Math.max(1, options.maxParallelTools ?? Number.POSITIVE_INFINITY);
   const { onEvent, onResult } = options;
+  let active = 0;
+  const waiting: (() => void)[] = [];
+
+  async function start(call: ToolCallMessage, signal: AbortSignal, abortRace: AbortRace): Promise<ToolResultMessage> {
+    if (active < limit) active++;
+    else await new Promise<void>((resolve) => waiting.push(resolve));
+    try {
+      return await runOne(call, signal, abortRace);
+    } finally {
+      // Hand the slot straight to the next waiting call, if any.
+      const next = waiting.shift();
+      if (next === undefined) active--;
+      else next();
+    }
+  }
 
   async function runOne(call: ToolCallMessage, signal: AbortSignal, abortRace: AbortRace): Promise<ToolResultMessage> {
     const definition = definitions.get(call.name);
@@ -106,7 +136,13 @@ export function createToolExecutor(
   }
 
   function contextFor(call: ToolCallMessage, signal: AbortSignal): ToolContext {
-    const context: ToolContext = { signal, id: call.id, name: call.name, session: options.session ?? { messages: [] } };
+    const context: ToolContext = {
+      signal,
+      id: call.id,
+      name: call.name,
+      session: options.session ?? { messages: [] },
+      update: (progress) => onEvent?.({ type: "tool-execution-update", id: call.id, name: call.name, progress }),
+    };
     if (options.agentName !== undefined) context.agentName = options.agentName;
     return context;
   }
@@ -138,25 +174,25 @@ export function createToolExecutor(
     }
   }
 
-  return async function execute(toolCalls, signal, abortRace) {
-    if (toolCalls.length === 1) {
-      const result = await runOne(toolCalls[0]!, signal, abortRace);
+  async function run(
+    toolCalls: readonly ToolCallMessage[],
+    signal: AbortSignal,
+    abortRace: AbortRace,
+    started?: ReadonlyMap<string, Promise<ToolResultMessage>>,
+  ): Promise<ToolResultMessage[]> {
+    const pending = toolCalls.map((call) => started?.get(call.id) ?? start(call, signal, abortRace));
+    const results: ToolResultMessage[] = [];
+    for (const promise of pending) {
+      const result = await promise;
       onResult?.(result);
-      return [result];
+      results.push(result);
     }
-    const results: ToolResultMessage[] = new Array<ToolResultMessage>(toolCalls.length);
-    let next = 0;
-    let flushed = 0;
-    const worker = async (): Promise<void> => {
-      while (next < toolCalls.length) {
-        const index = next++;
-        results[index] = await runOne(toolCalls[index]!, signal, abortRace);
-        for (; flushed < toolCalls.length && results[flushed] !== undefined; flushed++) onResult?.(results[flushed]!);
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(limit, toolCalls.length) }, worker));
     return results;
-  };
+  }
+
+  const isEager = (name: string): boolean => (definitions.get(name) as { eager?: boolean } | undefined)?.eager !== false;
+
+  return { start, run, isEager };
 }
 
 const abortedText = "Error: aborted before the tool finished";

@@ -1,7 +1,7 @@
 import type { AbortRace } from "./abort.ts";
 import { InvalidModelResponseError } from "./errors.ts";
 import type { AgentEvent, ModelStreamEvent } from "./events.ts";
-import type { ModelMessage, Session, TurnEndFields } from "./session.ts";
+import type { ModelMessage, Session, ToolCallMessage, TurnEndFields } from "./session.ts";
 import type { ToolSchema } from "./tools.ts";
 
 /** What `invokeModel` receives besides the tools and the session. */
@@ -38,12 +38,13 @@ export async function callModel(
   context: ModelContext,
   abortRace: AbortRace,
   emit: (event: AgentEvent) => void,
+  onToolCall?: (call: ToolCallMessage) => void,
 ): Promise<ModelMessage[]> {
   const result = invokeModel(tools, session, context);
   let messages: ModelMessage[];
   let turnEnd: TurnEndFields = {};
   if (Array.isArray(result)) messages = result;
-  else if (isAsyncIterable(result)) ({ messages, turnEnd } = await readStream(result, abortRace, emit));
+  else if (isAsyncIterable(result)) ({ messages, turnEnd } = await readStream(result, abortRace, emit, onToolCall));
   else messages = await abortRace.race(result);
   return checkTurn(messages, turnEnd);
 }
@@ -52,6 +53,7 @@ async function readStream(
   stream: AsyncIterable<ModelStreamEvent>,
   abortRace: AbortRace,
   emit: (event: AgentEvent) => void,
+  onToolCall: ((call: ToolCallMessage) => void) | undefined,
 ): Promise<{ messages: ModelMessage[]; turnEnd: TurnEndFields }> {
   const iterator = stream[Symbol.asyncIterator]();
   const messages: ModelMessage[] = [];
@@ -62,7 +64,14 @@ async function readStream(
       const next = await abortRace.race(iterator.next());
       if (next.done === true) break;
       const event = next.value;
-      if (event.type === "message") messages.push(event.message);
+      if (event.type === "message") {
+        const message = event.message;
+        messages.push(message);
+        if ("type" in message && message.type === "tool_call" && isWellFormedCall(message)) {
+          emit({ type: "tool-call-end", id: message.id, name: message.name, input: message.input });
+          onToolCall?.(message);
+        }
+      }
       else if (event.type === "response-end") {
         const { type: _type, ...fields } = event;
         turnEnd = fields;
@@ -74,6 +83,12 @@ async function readStream(
     if (!done) void Promise.resolve(iterator.return?.()).catch(() => undefined);
   }
   return { messages, turnEnd };
+}
+
+// Only a call the turn check will accept may start before the turn is complete.
+function isWellFormedCall(call: ToolCallMessage): boolean {
+  const input: unknown = call.input;
+  return typeof call.id === "string" && call.id !== "" && typeof call.name === "string" && typeof input === "object" && input !== null && !Array.isArray(input);
 }
 
 function isAsyncIterable(value: unknown): value is AsyncIterable<ModelStreamEvent> {

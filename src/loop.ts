@@ -1,12 +1,13 @@
-import { createAbortRace, delay } from "./abort.ts";
+import { createAbortRace } from "./abort.ts";
 import { createCompactor, type CompactSessionOptions } from "./compaction.ts";
 import { MaxIterationsError, errorMessage } from "./errors.ts";
 import type { AgentEvent } from "./events.ts";
 import { runStream, type RunStream } from "./event-iterator.ts";
 import { createToolExecutor } from "./execute-tool-calls.ts";
-import { callModel, type InvokeModel } from "./invoke-model.ts";
+import type { InvokeModel } from "./invoke-model.ts";
+import { modelTurn } from "./model-turn.ts";
 import { formatLogLine, resolveLogger, type LoggerOption } from "./logger.ts";
-import { retryDelay, type RetryOptions } from "./retry.ts";
+import type { RetryOptions } from "./retry.ts";
 import {
   extendSession,
   isToolCall,
@@ -15,6 +16,7 @@ import {
   type ModelMessage,
   type Session,
   type ToolCallMessage,
+  type ToolResultMessage,
 } from "./session.ts";
 import { toolSchemas, type ToolDefinition, type ToolHandlers } from "./tools.ts";
 
@@ -41,6 +43,11 @@ export type AgentLoopOptions = {
   compaction?: false | CompactSessionOptions;
   /** Repeats of a model call that failed with a retryable error (default: 2, with backoff); `false` turns them off. */
   retry?: false | RetryOptions;
+  /**
+   * Start each tool call as soon as it is complete in a streamed response, while the model is
+   * still streaming the rest (default `true`; a tool with `eager: false` always waits).
+   */
+  eagerTools?: boolean;
 };
 
 /**
@@ -124,12 +131,18 @@ async function runLoop(
       if (turn.toolCalls.length > 0) {
         const stopReason = turn.last?.stopReason;
         if (stopReason !== undefined && stopReason !== "tool_use") {
-          for (const call of turn.toolCalls) add(notExecuted(call, stopReason));
+          // Calls that started early have run: keep what they returned. The others never run.
+          for (const call of turn.toolCalls) {
+            const early = turn.started?.get(call.id);
+            add(early === undefined ? notExecuted(call, stopReason) : await early);
+          }
+          turn.release?.();
           emit({ type: "turn-end", iteration, stopReason });
           emit({ type: "run-end", outcome: "stopped" });
           return;
         }
-        await execute(turn.toolCalls, signal, abortRace);
+        await execute.run(turn.toolCalls, signal, abortRace, turn.started);
+        turn.release?.();
         emit(turnEnd(iteration, turn.last));
       }
       if (signal.aborted) return finishAborted();
@@ -147,24 +160,20 @@ async function runLoop(
       iteration++;
       emit({ type: "turn-start", iteration });
       const context = agentName === undefined ? { signal, iteration } : { signal, iteration, agentName };
-      let messages: ModelMessage[] | undefined;
-      for (let attempt = 1; messages === undefined; attempt++) {
-        try {
-          messages = await callModel(invokeModel, schemas, session, context, abortRace, emit);
-        } catch (error) {
-          if (signal.aborted) return finishAborted();
-          const delayMs = options.retry === false ? undefined : retryDelay(error, attempt, options.retry);
-          if (delayMs === undefined) throw error;
-          emit({ type: "retry", iteration, attempt, delayMs, error: errorMessage(error) });
-          try {
-            await delay(delayMs, signal);
-          } catch {
-            return finishAborted();
-          }
-        }
-      }
+      const modelResult = await modelTurn({
+        invokeModel,
+        tools: schemas,
+        session,
+        context,
+        abortRace,
+        emit,
+        retry: options.retry,
+        execute: options.eagerTools === false ? undefined : execute,
+      });
+      if (modelResult === undefined) return finishAborted();
+      const { messages } = modelResult;
       for (const message of messages) add(message);
-      turn = { toolCalls: messages.filter(isToolCall), last: messages[messages.length - 1] };
+      turn = { toolCalls: messages.filter(isToolCall), last: messages[messages.length - 1], started: modelResult.started, release: modelResult.release };
       if (turn.toolCalls.length === 0) {
         emit(turnEnd(iteration, turn.last));
         emit({ type: "run-end", outcome: "done" });
@@ -179,7 +188,12 @@ async function runLoop(
   }
 }
 
-type Turn = { toolCalls: ToolCallMessage[]; last: ModelMessage | undefined };
+type Turn = {
+  toolCalls: ToolCallMessage[];
+  last: ModelMessage | undefined;
+  started?: ReadonlyMap<string, Promise<ToolResultMessage>> | undefined;
+  release?: () => void;
+};
 
 // The unanswered tool calls of the session's last model turn: walk back over trailing results,
 // then over the turn itself. Only the end of the session is read, so this is cheap on long sessions.

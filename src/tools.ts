@@ -1,4 +1,4 @@
-import type { JsonObject, Session } from "./session.ts";
+import type { JsonObject, JsonValue, Session } from "./session.ts";
 import { isStandardSchema, type StandardSchemaV1 } from "./standard-schema.ts";
 
 /**
@@ -9,6 +9,8 @@ export type ToolSchema = {
   name: string;
   description: string;
   input_schema: JsonObject;
+  /** Loop-only: see `Tool.eager`. Removed before the schema reaches the model. */
+  eager?: boolean;
 };
 
 /** What a handler receives besides its input. */
@@ -23,6 +25,8 @@ export type ToolContext = {
   session: Session;
   /** The agent's `name` option, if any. */
   agentName?: string;
+  /** Reports progress (any JSON value) as a `tool-execution-update` event; it does not enter the session. */
+  update: (progress: JsonValue) => void;
 };
 
 /**
@@ -38,6 +42,11 @@ export type Tool<Input = any> = ToolSchema & {
   validate?: (input: unknown) => ValidationResult | Promise<ValidationResult>;
   /** Milliseconds before the call is abandoned with an error result; overrides the loop's `toolTimeout`. */
   timeout?: number;
+  /**
+   * `false`: never start this tool before the model's response is complete. Set it for tools with
+   * side effects: an eager call whose response is then cut off or fails has already run.
+   */
+  eager?: boolean;
 };
 
 export type ValidationResult = { ok: true; value: unknown } | { ok: false; message: string };
@@ -59,6 +68,8 @@ export type ToolOptions<Schema extends StandardSchemaV1 | JsonObject> = {
   jsonSchema?: JsonObject;
   /** Milliseconds before a call is abandoned with an error result. */
   timeout?: number;
+  /** `false`: do not start before the model's response is complete (see `Tool.eager`). */
+  eager?: boolean;
 } & (
   | {
       /** A JSON Schema object, or a Standard Schema (zod 4, valibot, arktype…) whose output type the handler receives. */
@@ -81,6 +92,7 @@ export function tool<Schema extends StandardSchemaV1 | JsonObject>(options: Tool
   if (typeof handler !== "function") throw new TypeError(`tool "${name}": a handler function is required`);
   const definition: Tool<InputOf<Schema>> = { name, description, input_schema: {}, handler };
   if (options.timeout !== undefined) definition.timeout = options.timeout;
+  if (options.eager !== undefined) definition.eager = options.eager;
   if (isStandardSchema(inputSchema)) {
     definition.input_schema = options.jsonSchema ?? describeStandardSchema(inputSchema, name);
     definition.validate = (input) => validateStandard(inputSchema, input);
@@ -93,11 +105,15 @@ export function tool<Schema extends StandardSchemaV1 | JsonObject>(options: Tool
 /** The model-facing part of each tool: handlers and loop-only fields removed, provider fields kept. */
 export function toolSchemas(tools: readonly ToolDefinition[]): ToolSchema[] {
   return tools.map((definition) => {
-    if (!("handler" in definition)) return definition;
-    const { handler: _handler, validate: _validate, timeout: _timeout, ...schema } = definition;
-    return schema;
+    if (!loopOnlyKeys.some((key) => key in definition)) return definition;
+    const schema: Record<string, unknown> = { ...definition };
+    for (const key of loopOnlyKeys) delete schema[key];
+    return schema as ToolSchema;
   });
 }
+
+// Fields the loop reads from a tool definition; the model never sees them.
+const loopOnlyKeys = ["handler", "validate", "timeout", "eager", "requireApproval"];
 
 function describeStandardSchema(schema: StandardSchemaV1, toolName: string): JsonObject {
   const describe = schema["~standard"].jsonSchema;

@@ -1,0 +1,86 @@
+import { createAbortRace, delay, type AbortRace } from "./abort.ts";
+import { errorMessage } from "./errors.ts";
+import type { AgentEvent } from "./events.ts";
+import type { ToolExecutor } from "./execute-tool-calls.ts";
+import { callModel, type InvokeModel, type ModelContext } from "./invoke-model.ts";
+import type { ModelMessage, Session, ToolCallMessage, ToolResultMessage } from "./session.ts";
+import { retryDelay, type RetryOptions } from "./retry.ts";
+import type { ToolSchema } from "./tools.ts";
+
+/** A complete model turn, and the tool calls that already started while it streamed. */
+export type ModelTurn = {
+  messages: ModelMessage[];
+  /** Results of calls started early, by call id (absent when none started). */
+  started: ReadonlyMap<string, Promise<ToolResultMessage>> | undefined;
+  /** Call once the turn's tools are done: releases what early starts held. */
+  release: () => void;
+};
+
+export type ModelTurnOptions = {
+  invokeModel: InvokeModel;
+  tools: ToolSchema[];
+  session: Session;
+  context: ModelContext;
+  abortRace: AbortRace;
+  emit: (event: AgentEvent) => void;
+  retry: false | RetryOptions | undefined;
+  /** Start eligible tool calls as soon as they are complete in the stream (seed 004). */
+  execute: ToolExecutor | undefined;
+};
+
+/**
+ * One model call with its retries. Returns `undefined` when the run was aborted. A failed attempt
+ * is dropped whole, including the tools it started early (they are aborted and their results are
+ * never added: the calls they answer never enter the session).
+ */
+export async function modelTurn(options: ModelTurnOptions): Promise<ModelTurn | undefined> {
+  const { context, emit } = options;
+  for (let attempt = 1; ; attempt++) {
+    const early = options.execute === undefined ? undefined : earlyStarts(options.execute, context.signal);
+    try {
+      const messages = await callModel(options.invokeModel, options.tools, options.session, context, options.abortRace, emit, early?.onToolCall);
+      return { messages, started: early?.started(), release: () => early?.release() };
+    } catch (error) {
+      early?.discard();
+      if (context.signal.aborted) return undefined;
+      const delayMs = options.retry === false ? undefined : retryDelay(error, attempt, options.retry);
+      if (delayMs === undefined) throw error;
+      emit({ type: "retry", iteration: context.iteration, attempt, delayMs, error: errorMessage(error) });
+      try {
+        await delay(delayMs, context.signal);
+      } catch {
+        return undefined;
+      }
+    }
+  }
+}
+
+// Early starts get their own signal, so a failed attempt can stop its tools without stopping the
+// run; it follows the run's signal too. Created on the first early start only.
+function earlyStarts(execute: ToolExecutor, runSignal: AbortSignal) {
+  let controller: AbortController | undefined;
+  let race: AbortRace | undefined;
+  let started: Map<string, Promise<ToolResultMessage>> | undefined;
+  const follow = (): void => controller?.abort(runSignal.reason);
+  const release = (): void => {
+    runSignal.removeEventListener("abort", follow);
+    race?.dispose();
+  };
+  return {
+    onToolCall: (call: ToolCallMessage): void => {
+      if (!execute.isEager(call.name) || started?.has(call.id) === true) return;
+      if (controller === undefined) {
+        controller = new AbortController();
+        runSignal.addEventListener("abort", follow, { once: true });
+        race = createAbortRace(controller.signal);
+      }
+      (started ??= new Map()).set(call.id, execute.start(call, controller.signal, race!));
+    },
+    started: () => started,
+    discard: (): void => {
+      controller?.abort();
+      release();
+    },
+    release,
+  };
+}
