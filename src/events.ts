@@ -36,7 +36,9 @@ export type RunOutcome =
   /** `maxIterations` was reached; the loop throws `MaxIterationsError`. */
   | "max-iterations"
   /** `invokeModel` (or a hook) threw; the loop rethrows it. */
-  | "error";
+  | "error"
+  /** Tool calls wait for a human's approval; see `resolveApproval`. Run the loop again to resume. */
+  | "paused";
 
 /**
  * Every event of a run, in order. Plain objects, named noun-verb with start/delta/end.
@@ -45,8 +47,8 @@ export type RunOutcome =
 export type AgentEvent =
   /** The run began; `agentName` is the `name` option. */
   | { type: "run-start"; agentName?: string }
-  /** The run is over; the last event. `error` is set for the `error` and `max-iterations` outcomes. */
-  | { type: "run-end"; outcome: RunOutcome; error?: string }
+  /** The run is over; the last event. `error` is set for `error` and `max-iterations`, `pending` for `paused`. */
+  | { type: "run-end"; outcome: RunOutcome; error?: string; pending?: { id: string; name: string; input: JsonObject }[] }
   /** A model call is about to start. `iteration` counts model calls from 1. */
   | { type: "turn-start"; iteration: number }
   /** The model's turn and its tool results are all in the session. */
@@ -58,6 +60,10 @@ export type AgentEvent =
   | { type: "message"; message: Message }
   /** A tool handler started (after validation passed). */
   | { type: "tool-execution-start"; id: string; name: string; input: JsonObject }
+  /** A tool call needs a human's approval: the run will pause (outcome `paused`) once the turn's other calls are done. */
+  | { type: "tool-approval-request"; id: string; name: string; input: JsonObject }
+  /** A hook threw. A tool hook's failure denies the call (fail closed); a model hook's ends the run. */
+  | { type: "hook-error"; hook: "beforeModelCall" | "afterModelCall" | "beforeToolCall" | "afterToolCall"; id?: string; error: string }
   /** A running tool reported progress through `context.update`. */
   | { type: "tool-execution-update"; id: string; name: string; progress: JsonValue }
   /** A tool call is answered; `result` is what enters the session, in call order. */

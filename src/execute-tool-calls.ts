@@ -1,6 +1,7 @@
 import { createAbortRace, type AbortRace } from "./abort.ts";
 import { errorMessage, isAbortError } from "./errors.ts";
 import type { AgentEvent } from "./events.ts";
+import type { AgentHooks } from "./hooks.ts";
 import type { JsonValue, Session, ToolCallMessage, ToolResultMessage } from "./session.ts";
 import type { ToolContext, ToolDefinition, ToolHandler, ToolHandlers } from "./tools.ts";
 import { validateToolInput } from "./validate-input.ts";
@@ -23,7 +24,15 @@ export type ExecuteToolCallsOptions = {
   onResult?: (result: ToolResultMessage) => void;
   /** Receives `tool-execution-start` and `tool-execution-end` for every call. */
   onEvent?: (event: AgentEvent) => void;
+  /** `beforeToolCall` and `afterToolCall`; see `AgentHooks`. */
+  hooks?: Pick<AgentHooks, "beforeToolCall" | "afterToolCall">;
 };
+
+/** A call that may not run before a human approves it (see `resolveApproval`). */
+export type PendingApproval = { type: "approval-pending"; call: ToolCallMessage };
+
+/** What running a call gives: its result, or a pause for approval. */
+export type ToolOutcome = ToolResultMessage | PendingApproval;
 
 /**
  * Runs tool calls and returns exactly one result per call, in call order (seed 000 §4). Never
@@ -38,7 +47,11 @@ export async function executeToolCalls(
   const signal = options.signal ?? new AbortController().signal;
   const abortRace = createAbortRace(signal);
   try {
-    return await createToolExecutor(options.tools ?? [], toolHandlers, options).run(toolCalls, signal, abortRace);
+    const outcomes = await createToolExecutor(options.tools ?? [], toolHandlers, options).run(toolCalls, signal, abortRace);
+    // Pausing needs the loop; here a call that needs approval is simply not run.
+    return outcomes.map((outcome) =>
+      outcome.type === "tool_result" ? outcome : errorResult(outcome.call.id, `Error: tool "${outcome.call.name}" needs approval; run it through agentLoop to pause for it.`),
+    );
   } finally {
     abortRace.dispose();
   }
@@ -50,7 +63,7 @@ export type ToolExecutor = {
    * Starts one call as soon as a slot is free (`maxParallelTools`); resolves with its result and
    * never rejects. Calls started in call order also acquire slots in call order.
    */
-  start: (call: ToolCallMessage, signal: AbortSignal, abortRace: AbortRace) => Promise<ToolResultMessage>;
+  start: (call: ToolCallMessage, signal: AbortSignal, abortRace: AbortRace) => Promise<ToolOutcome>;
   /**
    * Runs a batch; `onResult` hears each result in call order as soon as the ones before it are
    * in. Calls found in `started` (begun early, while the model was streaming) are awaited, not rerun.
@@ -59,8 +72,8 @@ export type ToolExecutor = {
     toolCalls: readonly ToolCallMessage[],
     signal: AbortSignal,
     abortRace: AbortRace,
-    started?: ReadonlyMap<string, Promise<ToolResultMessage>>,
-  ) => Promise<ToolResultMessage[]>;
+    started?: ReadonlyMap<string, Promise<ToolOutcome>>,
+  ) => Promise<ToolOutcome[]>;
   /** Whether a tool may start while the model is still streaming (its definition does not say `eager: false`). */
   isEager: (name: string) => boolean;
 };
@@ -73,11 +86,11 @@ export function createToolExecutor(
 ): ToolExecutor {
   const definitions = new Map(tools.map((definition) => [definition.name, definition]));
   const limit = options.parallel === false ? 1 : Math.max(1, options.maxParallelTools ?? Number.POSITIVE_INFINITY);
-  const { onEvent, onResult } = options;
+  const { onEvent, onResult, hooks } = options;
   let active = 0;
   const waiting: (() => void)[] = [];
 
-  async function start(call: ToolCallMessage, signal: AbortSignal, abortRace: AbortRace): Promise<ToolResultMessage> {
+  async function start(call: ToolCallMessage, signal: AbortSignal, abortRace: AbortRace): Promise<ToolOutcome> {
     if (active < limit) active++;
     else await new Promise<void>((resolve) => waiting.push(resolve));
     try {
@@ -90,15 +103,59 @@ export function createToolExecutor(
     }
   }
 
-  async function runOne(call: ToolCallMessage, signal: AbortSignal, abortRace: AbortRace): Promise<ToolResultMessage> {
+  async function runOne(call: ToolCallMessage, signal: AbortSignal, abortRace: AbortRace): Promise<ToolOutcome> {
     const definition = definitions.get(call.name);
+    const gate = await checkGate(call, definition, signal, abortRace);
+    if (gate === "pending") {
+      onEvent?.({ type: "tool-approval-request", id: call.id, name: call.name, input: call.input });
+      return { type: "approval-pending", call };
+    }
     const handler: ToolHandler | undefined =
       definition !== undefined && "handler" in definition ? definition.handler : toolHandlers[call.name];
     onEvent?.({ type: "tool-execution-start", id: call.id, name: call.name, input: call.input });
     const started = performance.now();
-    const result = await answer(call, definition, handler, signal, abortRace);
+    let result = gate === "run" ? await answer(call, definition, handler, signal, abortRace) : gate;
+    if (hooks?.afterToolCall !== undefined) result = await afterHook(call, result, abortRace);
     onEvent?.({ type: "tool-execution-end", id: call.id, name: call.name, result, durationMs: performance.now() - started });
     return result;
+  }
+
+  // Approval decisions recorded on the call win; then the tool's own flag and the hook.
+  async function checkGate(
+    call: ToolCallMessage,
+    definition: ToolDefinition | undefined,
+    signal: AbortSignal,
+    abortRace: AbortRace,
+  ): Promise<"run" | "pending" | ToolResultMessage> {
+    const decision = call.approval?.status;
+    if (decision === "pending") return "pending";
+    if (decision === "denied") return errorResult(call.id, `Rejected: ${call.approval?.reason ?? "the call was not approved"}`);
+    let needsApproval = decision !== "approved" && (definition as { requireApproval?: boolean } | undefined)?.requireApproval === true;
+    if (hooks?.beforeToolCall !== undefined && !signal.aborted) {
+      try {
+        const verdict = await abortRace.race(Promise.resolve(hooks.beforeToolCall({ call, session: options.session ?? { messages: [] } })));
+        if (verdict !== undefined && "deny" in verdict) return errorResult(call.id, `Denied: ${verdict.deny}`);
+        if (verdict !== undefined && verdict.requireApproval === true && decision !== "approved") needsApproval = true;
+      } catch (error) {
+        if (signal.aborted) return errorResult(call.id, abortedText);
+        onEvent?.({ type: "hook-error", hook: "beforeToolCall", id: call.id, error: errorMessage(error) });
+        return errorResult(call.id, `Denied: the beforeToolCall hook failed: ${errorMessage(error)}`);
+      }
+    }
+    return needsApproval ? "pending" : "run";
+  }
+
+  async function afterHook(call: ToolCallMessage, result: ToolResultMessage, abortRace: AbortRace): Promise<ToolResultMessage> {
+    try {
+      const replaced = await abortRace.race(Promise.resolve(hooks!.afterToolCall!({ call, result, session: options.session ?? { messages: [] } })));
+      if (replaced === undefined) return result;
+      const next: ToolResultMessage = { type: "tool_result", id: call.id, output: toJsonOutput(replaced.output) };
+      if (replaced.isError === true) next.isError = true;
+      return next;
+    } catch (error) {
+      onEvent?.({ type: "hook-error", hook: "afterToolCall", id: call.id, error: errorMessage(error) });
+      return errorResult(call.id, `Error: the afterToolCall hook failed: ${errorMessage(error)}`);
+    }
   }
 
   async function answer(
@@ -178,16 +235,16 @@ export function createToolExecutor(
     toolCalls: readonly ToolCallMessage[],
     signal: AbortSignal,
     abortRace: AbortRace,
-    started?: ReadonlyMap<string, Promise<ToolResultMessage>>,
-  ): Promise<ToolResultMessage[]> {
+    started?: ReadonlyMap<string, Promise<ToolOutcome>>,
+  ): Promise<ToolOutcome[]> {
     const pending = toolCalls.map((call) => started?.get(call.id) ?? start(call, signal, abortRace));
-    const results: ToolResultMessage[] = [];
+    const outcomes: ToolOutcome[] = [];
     for (const promise of pending) {
-      const result = await promise;
-      onResult?.(result);
-      results.push(result);
+      const outcome = await promise;
+      if (outcome.type === "tool_result") onResult?.(outcome);
+      outcomes.push(outcome);
     }
-    return results;
+    return outcomes;
   }
 
   const isEager = (name: string): boolean => (definitions.get(name) as { eager?: boolean } | undefined)?.eager !== false;

@@ -27,11 +27,14 @@ export type {
   SessionListener,
 } from "./session.ts";
 export { agentLoop, agentStream } from "./loop.ts";
+export { resolveApproval, pendingApprovals } from "./approval.ts";
+export type { ApprovalDecision } from "./approval.ts";
+export type { AgentHooks } from "./hooks.ts";
 export type { AgentLoopOptions, AgentStream } from "./loop.ts";
 export type { InvokeModel, ModelContext } from "./invoke-model.ts";
 export type { AgentEvent, ModelStreamEvent, RunOutcome } from "./events.ts";
 export { executeToolCalls } from "./execute-tool-calls.ts";
-export type { ExecuteToolCallsOptions } from "./execute-tool-calls.ts";
+export type { ExecuteToolCallsOptions, ToolOutcome, PendingApproval } from "./execute-tool-calls.ts";
 export { tool, toolSchemas } from "./tools.ts";
 export type {
   Tool,

@@ -1,7 +1,7 @@
 import type { AbortRace } from "./abort.ts";
 import { InvalidModelResponseError } from "./errors.ts";
 import type { AgentEvent, ModelStreamEvent } from "./events.ts";
-import type { ModelMessage, Session, ToolCallMessage, TurnEndFields } from "./session.ts";
+import type { JsonObject, ModelMessage, Session, ToolCallMessage, TurnEndFields } from "./session.ts";
 import type { ToolSchema } from "./tools.ts";
 
 /** What `invokeModel` receives besides the tools and the session. */
@@ -12,6 +12,8 @@ export type ModelContext = {
   iteration: number;
   /** The agent's `name` option, if any. */
   agentName?: string;
+  /** Per-call settings from the `beforeModelCall` hook (e.g. a model or temperature); adapters may honour them. */
+  settings?: JsonObject;
 };
 
 /**

@@ -3,8 +3,9 @@ import { createCompactor, type CompactSessionOptions } from "./compaction.ts";
 import { MaxIterationsError, errorMessage } from "./errors.ts";
 import type { AgentEvent } from "./events.ts";
 import { runStream, type RunStream } from "./event-iterator.ts";
-import { createToolExecutor } from "./execute-tool-calls.ts";
-import type { InvokeModel } from "./invoke-model.ts";
+import { createToolExecutor, type ToolOutcome } from "./execute-tool-calls.ts";
+import type { AgentHooks } from "./hooks.ts";
+import type { InvokeModel, ModelContext } from "./invoke-model.ts";
 import { modelTurn } from "./model-turn.ts";
 import { formatLogLine, resolveLogger, type LoggerOption } from "./logger.ts";
 import type { RetryOptions } from "./retry.ts";
@@ -16,7 +17,6 @@ import {
   type ModelMessage,
   type Session,
   type ToolCallMessage,
-  type ToolResultMessage,
 } from "./session.ts";
 import { toolSchemas, type ToolDefinition, type ToolHandlers } from "./tools.ts";
 
@@ -48,6 +48,8 @@ export type AgentLoopOptions = {
    * still streaming the rest (default `true`; a tool with `eager: false` always waits).
    */
   eagerTools?: boolean;
+  /** Hooks at fixed points of the loop: before/after each model call and each tool call. */
+  hooks?: AgentHooks;
 };
 
 /**
@@ -113,6 +115,7 @@ async function runLoop(
   const execute = createToolExecutor(tools, options.toolHandlers ?? {}, {
     ...pick(options, ["parallel", "maxParallelTools", "toolTimeout"]),
     ...(agentName === undefined ? {} : { agentName }),
+    ...(options.hooks === undefined ? {} : { hooks: options.hooks }),
     session,
     onResult: add,
     onEvent: emit,
@@ -121,6 +124,14 @@ async function runLoop(
   const finishAborted = (): void => {
     add({ role: "assistant", content: "", stopReason: "aborted" });
     emit({ type: "run-end", outcome: "aborted" });
+  };
+  const modelHook = async <T>(hook: "beforeModelCall" | "afterModelCall", call: () => T | Promise<T>): Promise<T> => {
+    try {
+      return await abortRace.race(Promise.resolve(call()));
+    } catch (error) {
+      if (!signal.aborted) emit({ type: "hook-error", hook, error: errorMessage(error) });
+      throw error;
+    }
   };
   emit(agentName === undefined ? { type: "run-start" } : { type: "run-start", agentName });
   let iteration = 0;
@@ -133,16 +144,24 @@ async function runLoop(
         if (stopReason !== undefined && stopReason !== "tool_use") {
           // Calls that started early have run: keep what they returned. The others never run.
           for (const call of turn.toolCalls) {
-            const early = turn.started?.get(call.id);
-            add(early === undefined ? notExecuted(call, stopReason) : await early);
+            const early = turn.started === undefined ? undefined : await turn.started.get(call.id);
+            add(early?.type === "tool_result" ? early : notExecuted(call, stopReason));
           }
           turn.release?.();
           emit({ type: "turn-end", iteration, stopReason });
           emit({ type: "run-end", outcome: "stopped" });
           return;
         }
-        await execute.run(turn.toolCalls, signal, abortRace, turn.started);
+        const outcomes = await execute.run(turn.toolCalls, signal, abortRace, turn.started);
         turn.release?.();
+        const pending = outcomes.flatMap((outcome) => (outcome.type === "approval-pending" && !signal.aborted ? [outcome.call] : []));
+        if (pending.length > 0) {
+          // The session is the paused state: the calls say they wait, and stay unanswered.
+          for (const call of pending) call.approval = { status: "pending" };
+          emit({ type: "run-end", outcome: "paused", pending: pending.map(({ id, name, input }) => ({ id, name, input })) });
+          return;
+        }
+        for (const outcome of outcomes) if (outcome.type === "approval-pending") add(abortedResult(outcome.call));
         emit(turnEnd(iteration, turn.last));
       }
       if (signal.aborted) return finishAborted();
@@ -159,11 +178,19 @@ async function runLoop(
       }
       iteration++;
       emit({ type: "turn-start", iteration });
-      const context = agentName === undefined ? { signal, iteration } : { signal, iteration, agentName };
+      const context: ModelContext = agentName === undefined ? { signal, iteration } : { signal, iteration, agentName };
+      let view = session;
+      let callTools = schemas;
+      if (options.hooks?.beforeModelCall !== undefined) {
+        const prepared = await modelHook("beforeModelCall", () => options.hooks!.beforeModelCall!({ session, tools: schemas, iteration }));
+        if (prepared?.messages !== undefined) view = { messages: prepared.messages };
+        if (prepared?.tools !== undefined) callTools = prepared.tools;
+        if (prepared?.settings !== undefined) context.settings = prepared.settings;
+      }
       const modelResult = await modelTurn({
         invokeModel,
-        tools: schemas,
-        session,
+        tools: callTools,
+        session: view,
         context,
         abortRace,
         emit,
@@ -171,9 +198,17 @@ async function runLoop(
         execute: options.eagerTools === false ? undefined : execute,
       });
       if (modelResult === undefined) return finishAborted();
-      const { messages } = modelResult;
+      let { messages } = modelResult;
+      if (options.hooks?.afterModelCall !== undefined) {
+        const current = messages;
+        const replaced = await modelHook("afterModelCall", () => options.hooks!.afterModelCall!({ session, messages: current, iteration }));
+        if (replaced?.messages !== undefined) messages = replaced.messages;
+      }
+      const firstNew = session.messages.length;
       for (const message of messages) add(message);
-      turn = { toolCalls: messages.filter(isToolCall), last: messages[messages.length - 1], started: modelResult.started, release: modelResult.release };
+      // The stored copies (with ts): approval marks must land on the session's own objects.
+      const stored = session.messages.slice(firstNew) as ModelMessage[];
+      turn = { toolCalls: stored.filter(isToolCall), last: stored[stored.length - 1], started: modelResult.started, release: modelResult.release };
       if (turn.toolCalls.length === 0) {
         emit(turnEnd(iteration, turn.last));
         emit({ type: "run-end", outcome: "done" });
@@ -191,7 +226,7 @@ async function runLoop(
 type Turn = {
   toolCalls: ToolCallMessage[];
   last: ModelMessage | undefined;
-  started?: ReadonlyMap<string, Promise<ToolResultMessage>> | undefined;
+  started?: ReadonlyMap<string, Promise<ToolOutcome>> | undefined;
   release?: () => void;
 };
 
@@ -222,6 +257,10 @@ function notExecuted(call: ToolCallMessage, stopReason: string): Message {
     output: `Error: not executed: the response stopped with "${stopReason}" instead of asking for tool use, so this call may be incomplete.`,
     isError: true,
   };
+}
+
+function abortedResult(call: ToolCallMessage): Message {
+  return { type: "tool_result", id: call.id, output: "Error: aborted before the tool finished", isError: true };
 }
 
 function turnEnd(iteration: number, last: ModelMessage | undefined): AgentEvent {

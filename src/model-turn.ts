@@ -1,9 +1,9 @@
 import { createAbortRace, delay, type AbortRace } from "./abort.ts";
 import { errorMessage } from "./errors.ts";
 import type { AgentEvent } from "./events.ts";
-import type { ToolExecutor } from "./execute-tool-calls.ts";
+import type { ToolExecutor, ToolOutcome } from "./execute-tool-calls.ts";
 import { callModel, type InvokeModel, type ModelContext } from "./invoke-model.ts";
-import type { ModelMessage, Session, ToolCallMessage, ToolResultMessage } from "./session.ts";
+import type { ModelMessage, Session, ToolCallMessage } from "./session.ts";
 import { retryDelay, type RetryOptions } from "./retry.ts";
 import type { ToolSchema } from "./tools.ts";
 
@@ -11,7 +11,7 @@ import type { ToolSchema } from "./tools.ts";
 export type ModelTurn = {
   messages: ModelMessage[];
   /** Results of calls started early, by call id (absent when none started). */
-  started: ReadonlyMap<string, Promise<ToolResultMessage>> | undefined;
+  started: ReadonlyMap<string, Promise<ToolOutcome>> | undefined;
   /** Call once the turn's tools are done: releases what early starts held. */
   release: () => void;
 };
@@ -60,7 +60,7 @@ export async function modelTurn(options: ModelTurnOptions): Promise<ModelTurn | 
 function earlyStarts(execute: ToolExecutor, runSignal: AbortSignal) {
   let controller: AbortController | undefined;
   let race: AbortRace | undefined;
-  let started: Map<string, Promise<ToolResultMessage>> | undefined;
+  let started: Map<string, Promise<ToolOutcome>> | undefined;
   const follow = (): void => controller?.abort(runSignal.reason);
   const release = (): void => {
     runSignal.removeEventListener("abort", follow);
@@ -74,7 +74,8 @@ function earlyStarts(execute: ToolExecutor, runSignal: AbortSignal) {
         runSignal.addEventListener("abort", follow, { once: true });
         race = createAbortRace(controller.signal);
       }
-      (started ??= new Map()).set(call.id, execute.start(call, controller.signal, race!));
+      started ??= new Map<string, Promise<ToolOutcome>>();
+      started.set(call.id, execute.start(call, controller.signal, race!));
     },
     started: () => started,
     discard: (): void => {

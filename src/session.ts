@@ -77,6 +77,11 @@ export type ToolCallMessage = {
   name: string;
   input: JsonObject;
   compacted?: true;
+  /**
+   * Set when the call needs a human's decision: `pending` while the run is paused for it, then
+   * `approved` or `denied` (by `resolveApproval`) until the call has its result.
+   */
+  approval?: { status: "pending" | "approved" | "denied"; reason?: string };
 } & Timestamped &
   TurnEndFields;
 

@@ -11,6 +11,8 @@ export type ToolSchema = {
   input_schema: JsonObject;
   /** Loop-only: see `Tool.eager`. Removed before the schema reaches the model. */
   eager?: boolean;
+  /** Loop-only: every call of this tool waits for a human's approval (the run pauses; see `resolveApproval`). */
+  requireApproval?: boolean;
 };
 
 /** What a handler receives besides its input. */
@@ -70,6 +72,8 @@ export type ToolOptions<Schema extends StandardSchemaV1 | JsonObject> = {
   timeout?: number;
   /** `false`: do not start before the model's response is complete (see `Tool.eager`). */
   eager?: boolean;
+  /** Every call waits for a human's approval: the run pauses (see `resolveApproval`). */
+  requireApproval?: boolean;
 } & (
   | {
       /** A JSON Schema object, or a Standard Schema (zod 4, valibot, arktype…) whose output type the handler receives. */
@@ -93,6 +97,7 @@ export function tool<Schema extends StandardSchemaV1 | JsonObject>(options: Tool
   const definition: Tool<InputOf<Schema>> = { name, description, input_schema: {}, handler };
   if (options.timeout !== undefined) definition.timeout = options.timeout;
   if (options.eager !== undefined) definition.eager = options.eager;
+  if (options.requireApproval !== undefined) definition.requireApproval = options.requireApproval;
   if (isStandardSchema(inputSchema)) {
     definition.input_schema = options.jsonSchema ?? describeStandardSchema(inputSchema, name);
     definition.validate = (input) => validateStandard(inputSchema, input);

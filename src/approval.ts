@@ -1,0 +1,55 @@
+import { AgentError } from "./errors.ts";
+import type { Message, Session, ToolCallMessage } from "./session.ts";
+
+/** A human's answer to a tool call that waits for approval. */
+export type ApprovalDecision = { approved: boolean; reason?: string };
+
+/**
+ * Records decisions on calls the run paused for (their `approval.status` is `pending`), in place;
+ * returns the session. Then run the loop again: approved calls run, denied ones are answered
+ * `"Rejected: <reason>"`, calls already answered are never run again, and the model is not called
+ * again for that turn. Throws (changing nothing) for an unknown id, a call that is not waiting, or
+ * a malformed decision.
+ */
+export function resolveApproval(
+  session: Session,
+  callId: string | readonly ({ id: string } & ApprovalDecision)[],
+  decision?: ApprovalDecision,
+): Session {
+  const decisions = typeof callId === "string" ? [{ id: callId, ...(decision as ApprovalDecision) }] : callId;
+  const waiting = new Map(pendingApprovals(session).map((call) => [call.id, call]));
+  // Check all first, so a bad entry in a list changes nothing.
+  for (const entry of decisions) {
+    if (typeof entry?.approved !== "boolean") {
+      throw new AgentError(`resolveApproval: the decision for "${String(entry?.id)}" needs approved: true or false`);
+    }
+    if (entry.reason !== undefined && typeof entry.reason !== "string") throw new AgentError("resolveApproval: reason must be a string");
+    if (!waiting.has(entry.id)) {
+      const known = session.messages.some((message) => "type" in message && message.type === "tool_call" && message.id === entry.id);
+      throw new AgentError(
+        known ? `resolveApproval: tool call "${entry.id}" is not waiting for approval` : `resolveApproval: no tool call "${entry.id}" in this session`,
+      );
+    }
+  }
+  for (const entry of decisions) {
+    const call = waiting.get(entry.id)!;
+    call.approval = entry.reason === undefined ? { status: entry.approved ? "approved" : "denied" } : { status: entry.approved ? "approved" : "denied", reason: entry.reason };
+  }
+  return session;
+}
+
+/** The calls of the last turn waiting for a human's approval (the session is paused when there are any). */
+export function pendingApprovals(session: Session): ToolCallMessage[] {
+  const answered = new Set<string>();
+  const pending: ToolCallMessage[] = [];
+  for (let index = session.messages.length - 1; index >= 0; index--) {
+    const message: Message = session.messages[index]!;
+    if ("role" in message) {
+      if (message.role !== "assistant") break;
+      continue;
+    }
+    if (message.type === "tool_result") answered.add(message.id);
+    else if (message.type === "tool_call" && message.approval?.status === "pending" && !answered.has(message.id)) pending.unshift(message);
+  }
+  return pending;
+}
