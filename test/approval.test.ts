@@ -138,7 +138,7 @@ describe("human approval: pause, persist, resume (seed 004)", () => {
       onEvent: (event) => events.push(event),
       hooks: {
         beforeToolCall: ({ call }) => {
-          const command = String(call.input.command);
+          const command = call.input.command as string;
           if (command.startsWith("rm")) return { deny: "destructive command" };
           if (command.startsWith("curl")) return { requireApproval: true };
           if (command === "boom") throw new Error("policy service down");
@@ -179,7 +179,7 @@ describe("hooks", () => {
       hooks: {
         afterToolCall: ({ call, result }) => {
           if (call.name === "other") throw new Error("scanner crashed");
-          return { output: String(result.output).replace(/password=\S+/, "password=[redacted]") };
+          return { output: (result.output as string).replace(/password=\S+/, "password=[redacted]") };
         },
       },
     });
@@ -190,7 +190,7 @@ describe("hooks", () => {
   });
 
   it("beforeModelCall replaces messages, tools and settings for one call only; afterModelCall may rewrite the answer", async () => {
-    const model = scriptedModel([(session, context) => [{ role: "assistant", content: `saw ${session.messages.length} messages, temperature ${String(context.settings?.temperature)}` }]]);
+    const model = scriptedModel([(session, context) => [{ role: "assistant", content: `saw ${session.messages.length} messages, temperature ${JSON.stringify(context.settings?.temperature)}` }]]);
     const session = initSession("s", "u");
     await agentLoop(model, [{ name: "t", description: "d", input_schema: {} }], session, {
       hooks: {
