@@ -81,18 +81,33 @@ export function agentStream(
 ): AgentStream {
   const controller = new AbortController();
   const signal = options.signal === undefined ? controller.signal : AbortSignal.any([options.signal, controller.signal]);
-  return runStream<AgentEvent, Session>(
+  const queues: Queues = { steering: [], followUps: [] };
+  const stream = runStream<AgentEvent, Session>(
     async (emit) => {
-      await runLoop(invokeModel, tools, session, options, signal, emit);
+      await runLoop(invokeModel, tools, session, options, signal, emit, queues);
       return session;
     },
     () => controller.abort(),
     options.onEvent,
   );
+  return Object.assign(stream, {
+    steer: (text: string) => void queues.steering.push(text),
+    followUp: (text: string) => void queues.followUps.push(text),
+  });
 }
 
-/** The events of a run, and `result`: the session once the run ends. */
-export type AgentStream = RunStream<AgentEvent, Session>;
+/** The events of a run, `result` (the session once the run ends), and ways to talk to it while it runs. */
+export type AgentStream = RunStream<AgentEvent, Session> & {
+  /**
+   * Adds a user message at the next safe point: once the current turn's tool results are in,
+   * before the next model call (or, if the model just answered, as a new question it must answer).
+   */
+  steer: (text: string) => void;
+  /** Queues a user message for after the run's task is done: the run goes on with it instead of ending. */
+  followUp: (text: string) => void;
+};
+
+type Queues = { steering: string[]; followUps: string[] };
 
 async function runLoop(
   invokeModel: InvokeModel,
@@ -101,6 +116,7 @@ async function runLoop(
   options: AgentLoopOptions,
   signal: AbortSignal,
   emit: (event: AgentEvent) => void,
+  queues: Queues,
 ): Promise<void> {
   const { name: agentName, maxIterations } = options;
   const log = resolveLogger(options.logger);
@@ -165,6 +181,7 @@ async function runLoop(
         emit(turnEnd(iteration, turn.last));
       }
       if (signal.aborted) return finishAborted();
+      for (const text of queues.steering.splice(0)) add({ role: "user", content: text });
       if (maxIterations !== undefined && iteration >= maxIterations) {
         throw new MaxIterationsError(
           `Agent "${agentName ?? "agent"}" reached maxIterations (${maxIterations}) while the model still wanted to continue. ` +
@@ -211,8 +228,13 @@ async function runLoop(
       turn = { toolCalls: stored.filter(isToolCall), last: stored[stored.length - 1], started: modelResult.started, release: modelResult.release };
       if (turn.toolCalls.length === 0) {
         emit(turnEnd(iteration, turn.last));
-        emit({ type: "run-end", outcome: "done" });
-        return;
+        // Steering that arrived during the answer is a new question; then the follow-up queue.
+        const next = queues.steering.length > 0 ? undefined : queues.followUps.shift();
+        if (queues.steering.length === 0 && next === undefined) {
+          emit({ type: "run-end", outcome: "done" });
+          return;
+        }
+        if (next !== undefined) add({ role: "user", content: next });
       }
     }
   } catch (error) {

@@ -1,0 +1,56 @@
+import { describe, expect, it } from "vitest";
+import { agentStream, initSession, type ModelMessage } from "simple-agent-loop";
+import { scriptedModel } from "simple-agent-loop/testing";
+import { sleep, withoutTs } from "./helpers.ts";
+
+const roles = (messages: ReturnType<typeof withoutTs>) =>
+  messages.map((message) => ("role" in message ? `${message.role}:${message.content}` : `${message.type}:${message.id}`));
+
+describe("steering and follow-ups (the coding-agent book, ch. 07)", () => {
+  it("steer() adds a user message once the current tool results are in, before the next model call", async () => {
+    const model = scriptedModel([
+      [{ type: "tool_call", id: "slow", name: "slow", input: {} }],
+      (session) => [{ role: "assistant", content: `last thing I saw: ${(session.messages.at(-1) as { content: string }).content}` }],
+    ]);
+    const session = initSession("s", "u");
+    const run = agentStream(model, [], session, {
+      toolHandlers: {
+        slow: async () => {
+          run.steer("actually, use the staging server");
+          await sleep(20);
+          return "done";
+        },
+      },
+    });
+    await run.result;
+    expect(roles(withoutTs(session))).toStrictEqual([
+      "system:s",
+      "user:u",
+      "tool_call:slow",
+      "tool_result:slow",
+      "user:actually, use the staging server",
+      "assistant:last thing I saw: actually, use the staging server",
+    ]);
+  });
+
+  it("follow-ups run after the task ends, in order, in the same run", async () => {
+    const answers: ModelMessage[][] = [
+      [{ role: "assistant", content: "first answer" }],
+      [{ role: "assistant", content: "second answer" }],
+      [{ role: "assistant", content: "third answer" }],
+    ];
+    const session = initSession("s", "first question");
+    const run = agentStream(scriptedModel(answers), [], session);
+    run.followUp("second question");
+    run.followUp("third question");
+    await run.result;
+    expect(roles(withoutTs(session)).slice(1)).toStrictEqual([
+      "user:first question",
+      "assistant:first answer",
+      "user:second question",
+      "assistant:second answer",
+      "user:third question",
+      "assistant:third answer",
+    ]);
+  });
+});
