@@ -1,3 +1,4 @@
+import type { RunMetrics } from "./metrics.ts";
 import type { JsonObject, JsonValue, Message, ModelMessage, StopReason, ToolResultMessage, Usage } from "./session.ts";
 
 /**
@@ -47,8 +48,17 @@ export type RunOutcome =
 export type AgentEvent =
   /** The run began; `agentName` is the `name` option. */
   | { type: "run-start"; agentName?: string }
-  /** The run is over; the last event. `error` is set for `error` and `max-iterations`, `pending` for `paused`. */
-  | { type: "run-end"; outcome: RunOutcome; error?: string; pending?: { id: string; name: string; input: JsonObject }[] }
+  /**
+   * The run is over; the last event. `error` is set for `error` and `max-iterations`, `pending`
+   * for `paused`. `metrics` (set by the loop) sums up the run.
+   */
+  | {
+      type: "run-end";
+      outcome: RunOutcome;
+      error?: string;
+      pending?: { id: string; name: string; input: JsonObject }[];
+      metrics?: RunMetrics;
+    }
   /** A model call is about to start. `iteration` counts model calls from 1. */
   | { type: "turn-start"; iteration: number }
   /** The model's turn and its tool results are all in the session. */

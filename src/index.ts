@@ -30,6 +30,8 @@ export { agentLoop, agentStream } from "./loop.ts";
 export { resolveApproval, pendingApprovals } from "./approval.ts";
 export type { ApprovalDecision } from "./approval.ts";
 export type { AgentHooks } from "./hooks.ts";
+export { sessionMetrics, createMetricsCollector } from "./metrics.ts";
+export type { RunMetrics } from "./metrics.ts";
 export type { AgentLoopOptions, AgentStream } from "./loop.ts";
 export type { InvokeModel, ModelContext } from "./invoke-model.ts";
 export type { AgentEvent, ModelStreamEvent, RunOutcome } from "./events.ts";

@@ -8,6 +8,7 @@ import type { AgentHooks } from "./hooks.ts";
 import type { InvokeModel, ModelContext } from "./invoke-model.ts";
 import { modelTurn } from "./model-turn.ts";
 import { formatLogLine, resolveLogger, type LoggerOption } from "./logger.ts";
+import { createMetricsCollector } from "./metrics.ts";
 import type { RetryOptions } from "./retry.ts";
 import {
   extendSession,
@@ -119,6 +120,12 @@ async function runLoop(
   queues: Queues,
 ): Promise<void> {
   const { name: agentName, maxIterations } = options;
+  const metrics = createMetricsCollector();
+  const report = emit;
+  emit = (event) => {
+    metrics.observe(event);
+    report(event.type === "run-end" ? { ...event, metrics: metrics.finish() } : event);
+  };
   const log = resolveLogger(options.logger);
   const add = (message: Message): void => {
     extendSession(session, message);

@@ -45,6 +45,7 @@ describe("human approval: pause, persist, resume (seed 004)", () => {
     expect(events.at(-1)).toStrictEqual({
       type: "run-end",
       outcome: "paused",
+      metrics: expect.objectContaining({ modelCalls: 1 }),
       pending: [
         { id: "d1", name: "deploy", input: { service: "api" } },
         { id: "d2", name: "deploy", input: { service: "web" } },

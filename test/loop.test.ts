@@ -311,7 +311,7 @@ describe("agentLoop: tool-call rules", () => {
       output: expect.stringContaining('stopped with "max_tokens"'),
       isError: true,
     });
-    expect(events.at(-1)).toStrictEqual({ type: "run-end", outcome: "stopped" });
+    expect(events.at(-1)).toStrictEqual({ type: "run-end", outcome: "stopped", metrics: expect.objectContaining({ modelCalls: 1 }) });
   });
 
   it("runs tool calls when the stop reason is tool_use", async () => {
@@ -412,7 +412,7 @@ describe("agentLoop: events and logging", () => {
       "run-end",
     ]);
     expect(events[0]).toStrictEqual({ type: "run-start", agentName: "adder" });
-    expect(events.at(-1)).toStrictEqual({ type: "run-end", outcome: "done" });
+    expect(events.at(-1)).toStrictEqual({ type: "run-end", outcome: "done", metrics: expect.objectContaining({ modelCalls: 2 }) });
   });
 
   it("is silent by default and logs one line per message when asked", async () => {

@@ -4,7 +4,7 @@ import { scriptedModel } from "simple-agent-loop/testing";
 import { sleep, withoutTs } from "./helpers.ts";
 
 const roles = (messages: ReturnType<typeof withoutTs>) =>
-  messages.map((message) => ("role" in message ? `${message.role}:${message.content}` : `${message.type}:${message.id}`));
+  messages.map((message) => ("role" in message ? `${message.role}:${message.content}` : "id" in message ? `${message.type}:${message.id}` : message.type));
 
 describe("steering and follow-ups (the coding-agent book, ch. 07)", () => {
   it("steer() adds a user message once the current tool results are in, before the next model call", async () => {

@@ -1,0 +1,142 @@
+import type { AgentEvent } from "./events.ts";
+import type { Message, Session, Usage } from "./session.ts";
+
+/** What a run cost: model calls, tokens by kind, time in the model and in tools, per tool and per turn. */
+export type RunMetrics = {
+  modelCalls: number;
+  usage: Required<Usage>;
+  /** Wall time of the run, and the parts spent waiting for the model and running tool turns. */
+  durationMs: number;
+  modelMs: number;
+  toolMs: number;
+  tools: Record<string, { calls: number; errors: number; totalMs: number }>;
+  turns: { iteration: number; modelMs: number; toolMs: number; toolCalls: number; usage?: Usage }[];
+};
+
+/**
+ * Watches a run's events and sums them up; `finish()` gives the metrics the `run-end` event
+ * carries. Times come from the events as they happen (model time: from `turn-start` to the first
+ * message of the turn, retries included; tool time: from there to `turn-end`).
+ */
+export function createMetricsCollector(now: () => number = () => performance.now()): {
+  observe: (event: AgentEvent) => void;
+  finish: () => RunMetrics;
+} {
+  const started = now();
+  const metrics: RunMetrics = { modelCalls: 0, usage: emptyUsage(), durationMs: 0, modelMs: 0, toolMs: 0, tools: {}, turns: [] };
+  let turnStart = 0;
+  let modelEnd: number | undefined;
+  let toolCalls = 0;
+  return {
+    observe(event) {
+      switch (event.type) {
+        case "turn-start":
+          turnStart = now();
+          modelEnd = undefined;
+          toolCalls = 0;
+          metrics.modelCalls++;
+          break;
+        case "message":
+          if (modelEnd === undefined && turnStart !== 0 && isModelMessage(event.message)) modelEnd = now();
+          break;
+        case "tool-execution-end": {
+          toolCalls++;
+          const stats = (metrics.tools[event.name] ??= { calls: 0, errors: 0, totalMs: 0 });
+          stats.calls++;
+          stats.totalMs += event.durationMs;
+          if (event.result.isError === true) stats.errors++;
+          break;
+        }
+        case "turn-end": {
+          if (turnStart === 0) break; // the tools of a resumed turn: no model call in this run
+          const end = now();
+          const modelMs = (modelEnd ?? end) - turnStart;
+          const toolMs = modelEnd === undefined ? 0 : end - modelEnd;
+          metrics.modelMs += modelMs;
+          metrics.toolMs += toolMs;
+          if (event.usage !== undefined) addUsage(metrics.usage, event.usage);
+          metrics.turns.push({ iteration: event.iteration, modelMs, toolMs, toolCalls, ...(event.usage === undefined ? {} : { usage: event.usage }) });
+          turnStart = 0;
+          break;
+        }
+        default:
+          break;
+      }
+    },
+    finish() {
+      metrics.durationMs = now() - started;
+      return metrics;
+    },
+  };
+}
+
+/**
+ * The same metrics from a saved session: model turns, token usage and tool counts are exact; times
+ * come from the messages' `ts` (millisecond resolution, results timed when they entered the session).
+ */
+export function sessionMetrics(session: Session): RunMetrics {
+  const metrics: RunMetrics = { modelCalls: 0, usage: emptyUsage(), durationMs: 0, modelMs: 0, toolMs: 0, tools: {}, turns: [] };
+  const names = new Map<string, { name: string; at: number | undefined }>();
+  const time = (message: Message | undefined): number | undefined => (message?.ts === undefined ? undefined : Date.parse(message.ts));
+  const { messages } = session;
+  let index = 0;
+  while (index < messages.length) {
+    const message = messages[index]!;
+    if (!isModelMessage(message)) {
+      index++;
+      continue;
+    }
+    const before = time(messages[index - 1]);
+    let last = message;
+    let toolCalls = 0;
+    for (; index < messages.length && isModelMessage(messages[index]!); index++) {
+      last = messages[index]!;
+      if ("type" in last && last.type === "tool_call") {
+        toolCalls++;
+        names.set(last.id, { name: last.name, at: time(last) });
+      }
+    }
+    const modelEnd = time(message);
+    let turnEnd = time(last);
+    for (; index < messages.length && "type" in messages[index]! && (messages[index] as { type: string }).type === "tool_result"; index++) {
+      const result = messages[index] as Extract<Message, { type: "tool_result" }>;
+      const call = names.get(result.id);
+      const resultAt = time(result);
+      if (call !== undefined) {
+        const stats = (metrics.tools[call.name] ??= { calls: 0, errors: 0, totalMs: 0 });
+        stats.calls++;
+        if (result.isError === true) stats.errors++;
+        if (call.at !== undefined && resultAt !== undefined) stats.totalMs += resultAt - call.at;
+      }
+      turnEnd = resultAt ?? turnEnd;
+    }
+    const usage = "usage" in last ? last.usage : undefined;
+    const modelMs = before !== undefined && modelEnd !== undefined ? Math.max(0, modelEnd - before) : 0;
+    const toolMs = modelEnd !== undefined && turnEnd !== undefined ? Math.max(0, turnEnd - modelEnd) : 0;
+    metrics.modelCalls++;
+    metrics.modelMs += modelMs;
+    metrics.toolMs += toolMs;
+    if (usage !== undefined) addUsage(metrics.usage, usage);
+    metrics.turns.push({ iteration: metrics.modelCalls, modelMs, toolMs, toolCalls, ...(usage === undefined ? {} : { usage }) });
+  }
+  const first = time(messages[0]);
+  const lastAt = time(messages[messages.length - 1]);
+  metrics.durationMs = first !== undefined && lastAt !== undefined ? lastAt - first : 0;
+  return metrics;
+}
+
+function isModelMessage(message: Message): boolean {
+  return "role" in message ? message.role === "assistant" : message.type !== "tool_result";
+}
+
+function emptyUsage(): Required<Usage> {
+  return { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 };
+}
+
+function addUsage(total: Required<Usage>, usage: Usage): void {
+  total.inputTokens += usage.inputTokens;
+  total.outputTokens += usage.outputTokens;
+  total.cacheReadTokens += usage.cacheReadTokens ?? 0;
+  total.cacheWriteTokens += usage.cacheWriteTokens ?? 0;
+  total.reasoningTokens += usage.reasoningTokens ?? 0;
+}
