@@ -9,6 +9,8 @@ export type ErrorShape = {
   describe: (body: unknown) => { message?: string; code?: string; retryAfterMs?: number };
   /** Codes that mean "try again" whatever the HTTP status (e.g. Anthropic's `overloaded_error`). */
   retryableCodes?: readonly string[];
+  /** Codes that mean "do not retry" even with a retryable status (OpenAI's `insufficient_quota` comes as a 429). */
+  fatalCodes?: readonly string[];
 };
 
 export type PostOptions = {
@@ -73,7 +75,9 @@ export function providerError(
   const requestId = headers?.get("request-id") ?? headers?.get("x-request-id") ?? headers?.get("x-amzn-requestid") ?? undefined;
   const details = {
     provider,
-    retryable: isRetryableStatus(status) || (described.code !== undefined && (shape.retryableCodes ?? []).includes(described.code)),
+    retryable:
+      !(described.code !== undefined && (shape.fatalCodes ?? []).includes(described.code)) &&
+      (isRetryableStatus(status) || (described.code !== undefined && (shape.retryableCodes ?? []).includes(described.code))),
     ...(status === undefined ? {} : { status }),
     ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
     ...(requestId === undefined ? {} : { requestId }),

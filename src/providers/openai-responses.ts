@@ -1,0 +1,202 @@
+import { ProviderError } from "../errors.ts";
+import type { ModelStreamEvent } from "../events.ts";
+import type { InvokeModel } from "../invoke-model.ts";
+import type { ModelMessage } from "../session.ts";
+import { parseToolInput } from "./convert-shared.ts";
+import { env, postJson, providerError, type Fetch, type PostOptions } from "./http.ts";
+import {
+  fromOpenAIResponsesResponse,
+  fromOutputItem,
+  invalidArgumentsError,
+  openaiResponsesErrors,
+  openaiResponsesProvider,
+  toOpenAIResponsesRequest,
+  toolCall,
+  turnEnd,
+  type OpenAIResponsesOutputItem,
+  type OpenAIResponsesRequestOptions,
+  type OpenAIResponsesResponse,
+} from "./openai-responses-convert.ts";
+import { parseSseBatches } from "./sse.ts";
+
+export type OpenAIResponsesOptions = OpenAIResponsesRequestOptions & {
+  /** Defaults to the `OPENAI_API_KEY` environment variable, read at each call. */
+  apiKey?: string;
+  /** The API root including `/v1`, as in the official SDK (default `OPENAI_BASE_URL`, then `https://api.openai.com/v1`). */
+  baseURL?: string;
+  /** Extra request headers (e.g. `OpenAI-Organization`, `OpenAI-Project`). */
+  headers?: Record<string, string>;
+  fetch?: Fetch;
+};
+
+/**
+ * An `invokeModel` for the OpenAI Responses API (`POST {baseURL}/responses`), stateless: every call
+ * sends the whole session with `store: false`, and reasoning travels as encrypted content. Streams
+ * by default (`stream: false` for one JSON response); failures become `ProviderError`s the loop
+ * retries when they are retryable.
+ */
+export function openaiResponses(options: OpenAIResponsesOptions): InvokeModel {
+  const baseURL = (options.baseURL ?? env("OPENAI_BASE_URL") ?? "https://api.openai.com/v1").replace(/\/+$/, "");
+  return (tools, session, context) => {
+    const apiKey = options.apiKey ?? env("OPENAI_API_KEY");
+    if (apiKey === undefined) {
+      throw new ProviderError("openai-responses: no API key: set OPENAI_API_KEY or pass apiKey", { provider: openaiResponsesProvider });
+    }
+    const request: PostOptions = {
+      provider: openaiResponsesProvider,
+      url: `${baseURL}/responses`,
+      headers: { authorization: `Bearer ${apiKey}`, ...options.headers },
+      body: toOpenAIResponsesRequest(session, tools, options),
+      fetch: options.fetch,
+      signal: context.signal,
+      errors: openaiResponsesErrors,
+      secrets: [apiKey],
+    };
+    const open = (): Promise<Response> => postJson(request);
+    if (options.stream === false) {
+      return open().then(async (response) => fromOpenAIResponsesResponse((await response.json()) as OpenAIResponsesResponse));
+    }
+    return streamResponses(open, [apiKey]);
+  };
+}
+
+type StreamEvent = {
+  type: string;
+  output_index?: number;
+  item_id?: string;
+  summary_index?: number;
+  item?: OpenAIResponsesOutputItem;
+  delta?: string;
+  arguments?: string;
+  response?: OpenAIResponsesResponse;
+};
+
+type PendingItem = { item: OpenAIResponsesOutputItem; text: string; arguments: string; summaryIndex: number | undefined };
+
+/**
+ * The SSE stream of one Responses API call as model stream events: deltas as they come, each
+ * output item as a generic message when its `response.output_item.done` arrives, the stop reason
+ * and usage from `response.completed` (or `response.incomplete`). A stream that ends without one
+ * of those is an error (retryable), never a turn; `error` and `response.failed` events throw.
+ */
+export async function* streamResponses(open: () => Promise<Response>, secrets: readonly string[] = []): AsyncGenerator<ModelStreamEvent> {
+  const response = await open();
+  if (response.body === null) throw new ProviderError("openai-responses: empty response body", { provider: openaiResponsesProvider, retryable: true });
+  const items = new Map<number | string, PendingItem>();
+  const emitted: ModelMessage[] = [];
+  const cutToolCalls: OpenAIResponsesOutputItem[] = [];
+  const find = (event: StreamEvent): PendingItem | undefined => items.get(event.output_index ?? -1) ?? (event.item_id === undefined ? undefined : items.get(event.item_id));
+  for await (const batch of parseSseBatches(response.body)) for (const { data } of batch) {
+    if (data === "[DONE]") continue;
+    const event = parseEvent(data);
+    switch (event.type) {
+      case "response.output_item.added": {
+        const item = { ...event.item! };
+        const pending: PendingItem = { item, text: "", arguments: item.arguments ?? "", summaryIndex: undefined };
+        if (event.output_index !== undefined) items.set(event.output_index, pending);
+        if (item.id !== undefined) items.set(item.id, pending);
+        if (item.type === "function_call") yield { type: "tool-call-start", id: item.call_id ?? item.id ?? "", name: item.name ?? "" };
+        break;
+      }
+      case "response.output_text.delta":
+      case "response.refusal.delta": {
+        const pending = find(event);
+        if (pending === undefined || event.delta === undefined || event.delta === "") break;
+        pending.text += event.delta;
+        yield { type: "text-delta", delta: event.delta };
+        break;
+      }
+      case "response.reasoning_summary_text.delta": {
+        const pending = find(event);
+        if (pending === undefined || event.delta === undefined || event.delta === "") break;
+        // Summary parts are joined with a blank line in the thinking message: show them alike.
+        const separator = pending.summaryIndex !== undefined && pending.summaryIndex !== event.summary_index ? "\n\n" : "";
+        pending.summaryIndex = event.summary_index;
+        yield { type: "thinking-delta", delta: separator + event.delta };
+        break;
+      }
+      case "response.function_call_arguments.delta": {
+        const pending = find(event);
+        if (pending === undefined || event.delta === undefined || event.delta === "") break;
+        pending.arguments += event.delta;
+        yield { type: "tool-call-delta", id: pending.item.call_id ?? pending.item.id ?? "", delta: event.delta };
+        break;
+      }
+      case "response.function_call_arguments.done": {
+        const pending = find(event);
+        if (pending !== undefined && event.arguments !== undefined) pending.arguments = event.arguments;
+        break;
+      }
+      case "response.output_item.done": {
+        const pending = find(event) ?? { item: { type: "" }, text: "", arguments: "", summaryIndex: undefined };
+        items.delete(event.output_index ?? -1);
+        if (pending.item.id !== undefined) items.delete(pending.item.id);
+        const item = completeItem(pending, event.item);
+        const message = fromOutputItem(item);
+        if (message !== undefined) {
+          emitted.push(message);
+          yield { type: "message", message };
+        } else if (item.type === "function_call") {
+          // Cut off or garbled arguments: acceptable only if the turn turns out to be cut (max
+          // output tokens), and then the loop will not run the call. Decided at the end.
+          cutToolCalls.push(item);
+        }
+        break;
+      }
+      case "response.completed":
+      case "response.incomplete": {
+        const final: OpenAIResponsesResponse = { ...event.response, status: event.response?.status ?? (event.type === "response.completed" ? "completed" : "incomplete") };
+        // A call still open at the end was cut as surely as one with garbled arguments.
+        for (const pending of new Set(items.values())) if (pending.item.type === "function_call") cutToolCalls.push(completeItem(pending, undefined));
+        for (const item of cutToolCalls) {
+          if (final.status !== "incomplete") throw invalidArgumentsError(item);
+          const message = toolCall(item, parseToolInput(item.arguments ?? "") ?? {});
+          emitted.push(message);
+          yield { type: "message", message };
+        }
+        yield { type: "response-end", ...turnEnd(final, emitted) };
+        return;
+      }
+      case "response.failed":
+      case "error":
+        throw providerError(openaiResponsesProvider, undefined, undefined, data, openaiResponsesErrors, secrets);
+      default:
+        break; // created, in_progress, part and done-text events, and event types added later
+    }
+  }
+  throw new ProviderError("openai-responses: the stream ended before response.completed", { provider: openaiResponsesProvider, retryable: true });
+}
+
+function parseEvent(data: string): StreamEvent {
+  try {
+    return JSON.parse(data) as StreamEvent;
+  } catch (error) {
+    throw new ProviderError(`openai-responses: unreadable stream event: ${data.slice(0, 100)}`, { provider: openaiResponsesProvider, retryable: true, cause: error });
+  }
+}
+
+// The done event carries the final item; the streamed text and arguments fill in what a
+// compatible server leaves out of it.
+function completeItem(pending: PendingItem, done: OpenAIResponsesOutputItem | undefined): OpenAIResponsesOutputItem {
+  const item: OpenAIResponsesOutputItem = { ...pending.item, ...done };
+  if (item.type === "function_call" && (done?.arguments === undefined || done.arguments === "")) item.arguments = pending.arguments;
+  if (item.type === "message" && (item.content ?? []).length === 0 && pending.text !== "") item.content = [{ type: "output_text", text: pending.text }];
+  return item;
+}
+
+export {
+  toOpenAIResponsesRequest,
+  fromOpenAIResponsesResponse,
+  reasoningSignature,
+  openaiResponsesErrors,
+  openaiResponsesProvider,
+} from "./openai-responses-convert.ts";
+export type {
+  OpenAIResponsesInputItem,
+  OpenAIResponsesOutputItem,
+  OpenAIResponsesRequest,
+  OpenAIResponsesRequestOptions,
+  OpenAIResponsesResponse,
+  OpenAIResponsesTool,
+  OpenAIResponsesUsage,
+} from "./openai-responses-convert.ts";
