@@ -31,6 +31,8 @@ export { resolveApproval, pendingApprovals } from "./approval.ts";
 export type { ApprovalDecision } from "./approval.ts";
 export type { AgentHooks } from "./hooks.ts";
 export { sessionMetrics, createMetricsCollector } from "./metrics.ts";
+export { structuredOutput, StructuredOutputError, isStructuredOutputError } from "./structured-output.ts";
+export type { OutputSchema } from "./structured-output.ts";
 export type { RunMetrics } from "./metrics.ts";
 export type { AgentLoopOptions, AgentStream } from "./loop.ts";
 export type { InvokeModel, ModelContext } from "./invoke-model.ts";

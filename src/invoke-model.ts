@@ -14,6 +14,8 @@ export type ModelContext = {
   agentName?: string;
   /** Per-call settings from the `beforeModelCall` hook (e.g. a model or temperature); adapters may honour them. */
   settings?: JsonObject;
+  /** Set when the run has an `output` schema: an adapter with native structured output may enforce it. */
+  output?: { jsonSchema: JsonObject };
 };
 
 /**

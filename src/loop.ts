@@ -3,22 +3,16 @@ import { createCompactor, type CompactSessionOptions } from "./compaction.ts";
 import { MaxIterationsError, errorMessage } from "./errors.ts";
 import type { AgentEvent } from "./events.ts";
 import { runStream, type RunStream } from "./event-iterator.ts";
-import { createToolExecutor, type ToolOutcome } from "./execute-tool-calls.ts";
+import { createToolExecutor } from "./execute-tool-calls.ts";
 import type { AgentHooks } from "./hooks.ts";
 import type { InvokeModel, ModelContext } from "./invoke-model.ts";
 import { modelTurn } from "./model-turn.ts";
 import { formatLogLine, resolveLogger, type LoggerOption } from "./logger.ts";
 import { createMetricsCollector } from "./metrics.ts";
+import { holdToContract, outputContract, outputCorrection, outputInstruction, StructuredOutputError, type OutputSchema } from "./structured-output.ts";
 import type { RetryOptions } from "./retry.ts";
-import {
-  extendSession,
-  isToolCall,
-  isToolResult,
-  type Message,
-  type ModelMessage,
-  type Session,
-  type ToolCallMessage,
-} from "./session.ts";
+import { extendSession, isToolCall, type Message, type ModelMessage, type Session } from "./session.ts";
+import { abortedResult, describeAction, lastTurn, notExecuted, pick, turnEnd } from "./turn.ts";
 import { toolSchemas, type ToolDefinition, type ToolHandlers } from "./tools.ts";
 
 export type AgentLoopOptions = {
@@ -51,6 +45,14 @@ export type AgentLoopOptions = {
   eagerTools?: boolean;
   /** Hooks at fixed points of the loop: before/after each model call and each tool call. */
   hooks?: AgentHooks;
+  /**
+   * The final answer must be JSON matching this schema (JSON Schema or Standard Schema): it is
+   * parsed and validated, stored as `output` on the final assistant message (read it with
+   * `structuredOutput`), and an invalid answer is sent back with the problems.
+   */
+  output?: OutputSchema;
+  /** How many invalid final answers are sent back for correction before `StructuredOutputError` (default 2). */
+  outputAttempts?: number;
 };
 
 /**
@@ -144,6 +146,9 @@ async function runLoop(
     onEvent: emit,
   });
   const compact = options.compaction === false ? undefined : createCompactor(options.compaction);
+  const contract = options.output === undefined ? undefined : outputContract(options.output);
+  const instruction: Message | undefined = contract === undefined ? undefined : { role: "system", content: outputInstruction(contract.jsonSchema) };
+  let outputAttempts = options.outputAttempts ?? 2;
   const finishAborted = (): void => {
     add({ role: "assistant", content: "", stopReason: "aborted" });
     emit({ type: "run-end", outcome: "aborted" });
@@ -203,7 +208,8 @@ async function runLoop(
       iteration++;
       emit({ type: "turn-start", iteration });
       const context: ModelContext = agentName === undefined ? { signal, iteration } : { signal, iteration, agentName };
-      let view = session;
+      if (contract !== undefined) context.output = { jsonSchema: contract.jsonSchema };
+      let view = contract === undefined ? session : { messages: [instruction!, ...session.messages] };
       let callTools = schemas;
       if (options.hooks?.beforeModelCall !== undefined) {
         const prepared = await modelHook("beforeModelCall", () => options.hooks!.beforeModelCall!({ session, tools: schemas, iteration }));
@@ -228,11 +234,26 @@ async function runLoop(
         const replaced = await modelHook("afterModelCall", () => options.hooks!.afterModelCall!({ session, messages: current, iteration }));
         if (replaced?.messages !== undefined) messages = replaced.messages;
       }
+      // A final answer held to the `output` schema carries its parsed value from the start.
+      let outputProblems: string | undefined;
+      if (contract !== undefined && !messages.some(isToolCall)) {
+        const held = await holdToContract(contract, messages);
+        ({ messages, problems: outputProblems } = held);
+        if (outputProblems !== undefined && outputAttempts-- <= 0) {
+          for (const message of messages) add(message);
+          throw new StructuredOutputError(`The final answer does not match the output schema: ${outputProblems}`, { text: held.text, problems: outputProblems });
+        }
+      }
       const firstNew = session.messages.length;
       for (const message of messages) add(message);
       // The stored copies (with ts): approval marks must land on the session's own objects.
       const stored = session.messages.slice(firstNew) as ModelMessage[];
       turn = { toolCalls: stored.filter(isToolCall), last: stored[stored.length - 1], started: modelResult.started, release: modelResult.release };
+      if (outputProblems !== undefined) {
+        emit(turnEnd(iteration, turn.last));
+        add({ role: "user", content: outputCorrection(outputProblems) });
+        continue;
+      }
       if (turn.toolCalls.length === 0) {
         emit(turnEnd(iteration, turn.last));
         // Steering that arrived during the answer is a new question; then the follow-up queue.
@@ -252,63 +273,3 @@ async function runLoop(
   }
 }
 
-type Turn = {
-  toolCalls: ToolCallMessage[];
-  last: ModelMessage | undefined;
-  started?: ReadonlyMap<string, Promise<ToolOutcome>> | undefined;
-  release?: () => void;
-};
-
-// The unanswered tool calls of the session's last model turn: walk back over trailing results,
-// then over the turn itself. Only the end of the session is read, so this is cheap on long sessions.
-function lastTurn(messages: readonly Message[]): Turn {
-  const answered = new Set<string>();
-  let index = messages.length - 1;
-  for (let message = messages[index]; message !== undefined && isToolResult(message); message = messages[--index]) {
-    answered.add(message.id);
-  }
-  const last = messages[index];
-  const toolCalls: ToolCallMessage[] = [];
-  for (let message = messages[index]; message !== undefined && isModel(message); message = messages[--index]) {
-    if (isToolCall(message) && !answered.has(message.id)) toolCalls.unshift(message);
-  }
-  return { toolCalls, last: last !== undefined && isModel(last) ? last : undefined };
-}
-
-function isModel(message: Message): message is ModelMessage {
-  return "role" in message ? message.role === "assistant" : message.type !== "tool_result";
-}
-
-function notExecuted(call: ToolCallMessage, stopReason: string): Message {
-  return {
-    type: "tool_result",
-    id: call.id,
-    output: `Error: not executed: the response stopped with "${stopReason}" instead of asking for tool use, so this call may be incomplete.`,
-    isError: true,
-  };
-}
-
-function abortedResult(call: ToolCallMessage): Message {
-  return { type: "tool_result", id: call.id, output: "Error: aborted before the tool finished", isError: true };
-}
-
-function turnEnd(iteration: number, last: ModelMessage | undefined): AgentEvent {
-  const event: AgentEvent = { type: "turn-end", iteration };
-  if (last?.stopReason !== undefined) event.stopReason = last.stopReason;
-  if (last?.usage !== undefined) event.usage = last.usage;
-  return event;
-}
-
-function describeAction(toolCalls: readonly ToolCallMessage[], messages: readonly Message[]): string {
-  if (toolCalls.length === 0) {
-    const last = messages[messages.length - 1];
-    return last === undefined ? "none" : formatLogLine(last, undefined, 160).replace(/^\[agent\] /, "");
-  }
-  return toolCalls.map((call) => `${call.name}(${JSON.stringify(call.input).slice(0, 100)})`).join(", ");
-}
-
-function pick<T extends object, K extends keyof T>(source: T, keys: readonly K[]): Pick<T, K> {
-  const picked = {} as Pick<T, K>;
-  for (const key of keys) if (source[key] !== undefined) picked[key] = source[key];
-  return picked;
-}

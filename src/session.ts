@@ -51,7 +51,8 @@ type Timestamped = { ts?: string };
 
 export type SystemMessage = { role: "system"; content: string } & Timestamped;
 export type UserMessage = { role: "user"; content: string } & Timestamped;
-export type AssistantMessage = { role: "assistant"; content: string } & Timestamped & TurnEndFields;
+/** Model text. `output` holds the validated final answer of a run made with an `output` schema. */
+export type AssistantMessage = { role: "assistant"; content: string; output?: JsonValue } & Timestamped & TurnEndFields;
 
 /**
  * Model reasoning. `signature` is the provider's proof of integrity and must be sent back
