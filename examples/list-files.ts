@@ -1,9 +1,11 @@
 // The demo agent of `npm start` (seed 001's checkpoint): it lists the files of the workspace with
-// a `list_files` tool and answers. Until provider adapters exist it runs on a scripted model,
-// which calls the tool and then reads the tool result from the session to write its answer.
+// a `list_files` tool and answers. With ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENAI_BASE_URL set
+// it uses that model; otherwise a scripted one, which calls the tool and then reads the tool
+// result from the session to write its answer.
 import { readdir } from "node:fs/promises";
 import { agentLoop, formatLogLine, initSession, response, tool, type ModelMessage } from "simple-agent-loop";
 import { scriptedModel } from "simple-agent-loop/testing";
+import { modelFromEnv } from "./model-from-env.ts";
 
 const workspace = process.argv[2] ?? process.cwd();
 
@@ -21,7 +23,7 @@ const listFiles = tool({
   },
 });
 
-const model = scriptedModel([
+const scripted = scriptedModel([
   [{ type: "tool_call", id: "call_1", name: "list_files", input: {} }],
   (session): ModelMessage[] => {
     const result = session.messages.findLast((message) => "type" in message && message.type === "tool_result");
@@ -31,11 +33,18 @@ const model = scriptedModel([
   },
 ]);
 
-console.error("No model provider is configured yet: running on the scripted model.\n");
+const live = modelFromEnv();
+const model = live?.invokeModel ?? scripted;
+console.error(
+  live === undefined
+    ? "No model configured (set ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENAI_BASE_URL): running on a scripted model.\n"
+    : `Model: ${live.description}\n`,
+);
 const session = initSession("You are a helpful assistant working in a workspace.", "list the files in the workspace");
 for (const message of session.messages) console.log(formatLogLine(message, "demo", 400));
 await agentLoop(model, [listFiles], session, {
   name: "demo",
+  maxIterations: 10,
   onEvent: (event) => {
     if (event.type === "message") console.log(formatLogLine(event.message, "demo", 400));
   },

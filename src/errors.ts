@@ -119,6 +119,8 @@ export function isProviderError(error: unknown): error is ProviderError {
 /** The request does not fit the model's context window. Not retryable as is: compact first. */
 export class ContextOverflowError extends ProviderError {
   override name = "ContextOverflowError";
+  /** Distinguishes the type from `ProviderError`, so guards can narrow between the two. */
+  readonly contextOverflow = true;
 }
 
 export function isContextOverflowError(error: unknown): error is ContextOverflowError {

@@ -102,11 +102,16 @@ const overflowPatterns = [
   /too many (?:input )?tokens/i,
   /context window/i,
   /input token count.*exceeds/i,
+  // OpenAI-compatible servers: llama.cpp, llama-cpp-python, LM Studio.
+  /exceeds the available context size/i,
+  /exceed context window/i,
+  /context length of only/i,
 ];
 
 function isContextOverflow(status: number | undefined, code: string | undefined, message: string): boolean {
-  if (code === "context_length_exceeded") return true;
-  if (status !== undefined && status !== 400 && status !== 413) return false;
+  if (code === "context_length_exceeded" || code === "exceed_context_size_error") return true;
+  // Older llama.cpp answered an overflow with a 500.
+  if (status !== undefined && status !== 400 && status !== 413 && status !== 500) return false;
   return overflowPatterns.some((pattern) => pattern.test(message));
 }
 

@@ -21,7 +21,7 @@ import {
   reasoningSignature,
   toOpenAIResponsesRequest,
   type OpenAIResponsesResponse,
-} from "../../src/providers/openai-responses.ts";
+} from "simple-agent-loop/openai";
 import { expectEveryCallAnsweredOnce, withoutTs } from "../helpers.ts";
 import { conformanceSuite, type ErrorKind, type WireTurn } from "./conformance.ts";
 import { sse, sseHeaders, startReplayServer, type ReplayResponse, type ReplayServer } from "./replay-server.ts";

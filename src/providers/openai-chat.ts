@@ -1,0 +1,265 @@
+import { ProviderError, errorMessage, isAbortError, isAgentError } from "../errors.ts";
+import type { ModelStreamEvent } from "../events.ts";
+import type { InvokeModel } from "../invoke-model.ts";
+import {
+  fromOpenAIChatResponse,
+  openaiChatProvider,
+  readReasoning,
+  thinkingMessage,
+  toOpenAIChatRequest,
+  toolCallMessage,
+  turnEnd,
+  uniqueToolId,
+  type OpenAIChatRequestOptions,
+  type OpenAIChatResponse,
+  type OpenAIChatUsage,
+} from "./openai-chat-convert.ts";
+import { env, postJson, providerError, type ErrorShape, type Fetch } from "./http.ts";
+import { parseSseBatches } from "./sse.ts";
+
+export type OpenAIChatOptions = OpenAIChatRequestOptions & {
+  /**
+   * Defaults to the `OPENAI_API_KEY` environment variable. With a custom `baseURL` (Ollama, vLLM,
+   * llama.cpp, LM Studio…) it may be missing: then no `Authorization` header is sent.
+   */
+  apiKey?: string;
+  /** The API root including `/v1`, as in the official SDK (default `OPENAI_BASE_URL`, else `https://api.openai.com/v1`). */
+  baseURL?: string;
+  /** Extra request headers (e.g. `OpenAI-Organization`). */
+  headers?: Record<string, string>;
+  fetch?: Fetch;
+};
+
+const defaultBaseURL = "https://api.openai.com/v1";
+
+/**
+ * An `invokeModel` for OpenAI Chat Completions and the servers that speak it. Streams by default
+ * (`stream: false` for one JSON response); failures become `ProviderError`s the loop retries when
+ * they are retryable, and a context overflow a `ContextOverflowError`.
+ */
+export function openaiChat(options: OpenAIChatOptions): InvokeModel {
+  const baseURL = (options.baseURL ?? env("OPENAI_BASE_URL") ?? defaultBaseURL).replace(/\/+$/, "");
+  const official = /^https:\/\/api\.openai\.com(?:\/|$)/.test(baseURL);
+  const requestOptions: OpenAIChatRequestOptions = official || options.maxTokensField !== undefined ? options : { ...options, maxTokensField: "max_tokens" };
+  return (tools, session, context) => {
+    const apiKey = options.apiKey ?? env("OPENAI_API_KEY");
+    if (apiKey === undefined && official) {
+      throw new ProviderError("openai-chat: no API key: set OPENAI_API_KEY or pass apiKey", { provider: openaiChatProvider });
+    }
+    const secrets = apiKey === undefined ? [] : [apiKey];
+    const request = {
+      provider: openaiChatProvider,
+      url: `${baseURL}/chat/completions`,
+      headers: { ...(apiKey === undefined ? {} : { authorization: `Bearer ${apiKey}` }), ...options.headers },
+      body: toOpenAIChatRequest(session, tools, requestOptions),
+      fetch: options.fetch,
+      signal: context.signal,
+      errors: openaiChatErrors,
+      secrets,
+    };
+    if (options.stream === false) {
+      return postJson(request)
+        .then(async (response) => fromOpenAIChatResponse(await readBody(response, secrets)))
+        .catch((error: unknown) => {
+          throw failure(error, context.signal);
+        });
+    }
+    return streamOpenAIChat(() => postJson(request), { secrets, signal: context.signal });
+  };
+}
+
+/** OpenAI's error bodies (`{error: {message, type, code}}`) and the shapes of compatible servers. */
+export const openaiChatErrors: ErrorShape = {
+  describe: (body) => {
+    const error = (body as { error?: unknown }).error;
+    if (typeof error === "string") return { message: error };
+    // vLLM once put the fields at the top level; llama.cpp's `code` is the HTTP status, its `type` the reason.
+    const details = (typeof error === "object" && error !== null ? error : body) as { message?: unknown; type?: unknown; code?: unknown };
+    const code = typeof details.code === "string" ? details.code : typeof details.type === "string" ? details.type : undefined;
+    return { ...(typeof details.message === "string" ? { message: details.message } : {}), ...(code === undefined ? {} : { code }) };
+  },
+  retryableCodes: ["server_error", "rate_limit_exceeded"],
+  // An exhausted quota comes as HTTP 429; waiting does not refill it.
+  fatalCodes: ["insufficient_quota"],
+};
+
+async function readBody(response: Response, secrets: readonly string[]): Promise<OpenAIChatResponse> {
+  const text = await response.text();
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw new ProviderError(`openai-chat: the response is not JSON: ${text.slice(0, 200)}`, { provider: openaiChatProvider, retryable: true });
+  }
+  // Some proxies answer 200 with an error body.
+  if (typeof body === "object" && body !== null && "error" in body && !("choices" in body)) {
+    throw providerError(openaiChatProvider, undefined, response.headers, text, openaiChatErrors, secrets);
+  }
+  return body as OpenAIChatResponse;
+}
+
+/**
+ * The SSE stream of one Chat Completions call as model stream events: deltas as they come, each
+ * tool call as a message as soon as it is complete (the next call began, or the reply finished),
+ * text and reasoning before the first call, the stop reason and usage at the end. A stream that
+ * ends before the reply finished is a retryable error, never a turn.
+ */
+export async function* streamOpenAIChat(
+  open: () => Promise<Response>,
+  transport: { secrets?: readonly string[]; signal?: AbortSignal } = {},
+): AsyncGenerator<ModelStreamEvent> {
+  try {
+    const response = await open();
+    if (response.body === null) throw new ProviderError("openai-chat: empty response body", { provider: openaiChatProvider, retryable: true });
+    const turn = createStreamedTurn();
+    for await (const batch of parseSseBatches(response.body)) {
+      for (const { data } of batch) {
+        if (data === "[DONE]") {
+          yield* turn.end();
+          return;
+        }
+        const chunk = JSON.parse(data) as StreamChunk;
+        if (chunk.error !== undefined && chunk.error !== null) {
+          throw providerError(openaiChatProvider, undefined, undefined, data, openaiChatErrors, transport.secrets);
+        }
+        yield* turn.add(chunk);
+      }
+    }
+    // Not every compatible server sends [DONE]; a reply that said it finished is complete.
+    if (turn.finished()) {
+      yield* turn.end();
+      return;
+    }
+    throw new ProviderError("openai-chat: the stream ended before the reply finished", { provider: openaiChatProvider, retryable: true });
+  } catch (error) {
+    throw failure(error, transport.signal);
+  }
+}
+
+type StreamChunk = {
+  choices?: {
+    index?: number;
+    delta?: {
+      content?: string | null;
+      reasoning_content?: string | null;
+      reasoning?: string | null;
+      refusal?: string | null;
+      tool_calls?: { index?: number; id?: string | null; function?: { name?: string | null; arguments?: unknown } | null }[] | null;
+    } | null;
+    finish_reason?: string | null;
+  }[];
+  usage?: OpenAIChatUsage | null;
+  error?: unknown;
+};
+
+type StreamedCall = { wireId: string | undefined; id: string; name: string; arguments: string; complete: boolean };
+
+// The state of one streamed reply. Chat Completions streams reasoning, then text, then the tool
+// calls one after another (each keyed by `index`, its id and name in the first delta).
+function createStreamedTurn() {
+  let reasoning = "";
+  let reasoningField: "reasoning_content" | "reasoning" = "reasoning_content";
+  let text = "";
+  let refusal = "";
+  let refused = false;
+  let finishReason: string | undefined;
+  let usage: OpenAIChatUsage | undefined;
+  const calls: StreamedCall[] = [];
+  const byIndex = new Map<number, StreamedCall>();
+  const ids = new Set<string>();
+  // Calls whose arguments did not parse: fine only if the reply turns out cut by the token limit.
+  const unparsed: StreamedCall[] = [];
+
+  // Reasoning and text are complete once a tool call begins (or the reply ends).
+  const flushText = (events: ModelStreamEvent[]): void => {
+    if (reasoning !== "") events.push({ type: "message", message: thinkingMessage(reasoning, reasoningField) });
+    if (text !== "" || refusal !== "") events.push({ type: "message", message: { role: "assistant", content: text !== "" ? text : refusal } });
+    reasoning = text = refusal = "";
+  };
+  const completeCalls = (events: ModelStreamEvent[]): void => {
+    for (const call of calls) {
+      if (call.complete) continue;
+      call.complete = true;
+      try {
+        events.push({ type: "message", message: toolCallMessage(call, undefined) });
+      } catch {
+        unparsed.push(call);
+      }
+    }
+  };
+
+  return {
+    add(chunk: StreamChunk): ModelStreamEvent[] {
+      const events: ModelStreamEvent[] = [];
+      if (chunk.usage !== undefined && chunk.usage !== null) usage = chunk.usage;
+      for (const choice of chunk.choices ?? []) {
+        if ((choice.index ?? 0) !== 0) continue;
+        const delta = choice.delta ?? {};
+        const reasoningDelta = readReasoning(delta);
+        if (reasoningDelta !== undefined) {
+          reasoning += reasoningDelta.text;
+          reasoningField = reasoningDelta.field;
+          events.push({ type: "thinking-delta", delta: reasoningDelta.text });
+        }
+        if (typeof delta.content === "string" && delta.content !== "") {
+          text += delta.content;
+          events.push({ type: "text-delta", delta: delta.content });
+        }
+        if (typeof delta.refusal === "string" && delta.refusal !== "") {
+          refusal += delta.refusal;
+          refused = true;
+          events.push({ type: "text-delta", delta: delta.refusal });
+        }
+        for (const part of delta.tool_calls ?? []) {
+          const wireId = typeof part.id === "string" && part.id !== "" ? part.id : undefined;
+          const last = calls[calls.length - 1];
+          // Without `index` (a few servers), a new id starts a new call; anything else continues the last one.
+          let call = part.index !== undefined ? byIndex.get(part.index) : wireId === undefined || wireId === last?.wireId ? last : undefined;
+          if (call === undefined) {
+            flushText(events);
+            completeCalls(events);
+            call = { wireId, id: uniqueToolId(wireId, ids), name: part.function?.name ?? "", arguments: "", complete: false };
+            calls.push(call);
+            if (part.index !== undefined) byIndex.set(part.index, call);
+            events.push({ type: "tool-call-start", id: call.id, name: call.name });
+          } else if (call.name === "" && typeof part.function?.name === "string") {
+            call.name = part.function.name;
+          }
+          const fragment = part.function?.arguments;
+          if (typeof fragment === "string" && fragment !== "") {
+            call.arguments += fragment;
+            events.push({ type: "tool-call-delta", id: call.id, delta: fragment });
+          } else if (typeof fragment === "object" && fragment !== null) {
+            call.arguments = JSON.stringify(fragment);
+          }
+        }
+        if (typeof choice.finish_reason === "string" && choice.finish_reason !== "") {
+          finishReason = choice.finish_reason;
+          completeCalls(events);
+        }
+      }
+      return events;
+    },
+    finished: (): boolean => finishReason !== undefined,
+    end(): ModelStreamEvent[] {
+      const events: ModelStreamEvent[] = [];
+      completeCalls(events);
+      flushText(events);
+      for (const call of unparsed) events.push({ type: "message", message: toolCallMessage(call, finishReason) });
+      events.push({ type: "response-end", ...turnEnd(finishReason, usage, calls.length > 0, refused) });
+      return events;
+    },
+  };
+}
+
+/**
+ * Every failure as the error the loop expects: an abort or one of our errors as it is; anything
+ * else (a connection cut mid-stream, a garbled chunk) a retryable `ProviderError`.
+ */
+function failure(error: unknown, signal: AbortSignal | undefined): unknown {
+  if (signal?.aborted === true || isAbortError(error) || isAgentError(error)) return error;
+  return new ProviderError(`openai-chat: the response failed: ${errorMessage(error)}`, { provider: openaiChatProvider, retryable: true, cause: error });
+}
+
+export { toOpenAIChatRequest, fromOpenAIChatResponse, openaiChatProvider } from "./openai-chat-convert.ts";
+export type { OpenAIChatMessage, OpenAIChatRequest, OpenAIChatRequestOptions, OpenAIChatResponse } from "./openai-chat-convert.ts";

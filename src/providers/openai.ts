@@ -1,0 +1,25 @@
+// simple-agent-loop/openai: OpenAI's two APIs. `openaiChat` speaks Chat Completions, and so every
+// OpenAI-compatible server (Ollama, vLLM, llama.cpp, LM Studio, Groq…); `openaiResponses` speaks
+// the Responses API, statelessly.
+export { openaiChat, openaiChatErrors, streamOpenAIChat, toOpenAIChatRequest, fromOpenAIChatResponse, openaiChatProvider } from "./openai-chat.ts";
+export type { OpenAIChatOptions } from "./openai-chat.ts";
+export type { OpenAIChatMessage, OpenAIChatRequest, OpenAIChatRequestOptions, OpenAIChatResponse } from "./openai-chat-convert.ts";
+export {
+  openaiResponses,
+  streamResponses,
+  toOpenAIResponsesRequest,
+  fromOpenAIResponsesResponse,
+  reasoningSignature,
+  openaiResponsesErrors,
+  openaiResponsesProvider,
+} from "./openai-responses.ts";
+export type {
+  OpenAIResponsesOptions,
+  OpenAIResponsesRequest,
+  OpenAIResponsesRequestOptions,
+  OpenAIResponsesResponse,
+  OpenAIResponsesInputItem,
+  OpenAIResponsesOutputItem,
+  OpenAIResponsesTool,
+  OpenAIResponsesUsage,
+} from "./openai-responses.ts";
