@@ -91,6 +91,7 @@ export function createToolExecutor(
   const waiting: (() => void)[] = [];
 
   async function start(call: ToolCallMessage, signal: AbortSignal, abortRace: AbortRace): Promise<ToolOutcome> {
+    if (limit === Number.POSITIVE_INFINITY) return runOne(call, signal, abortRace);
     if (active < limit) active++;
     else await new Promise<void>((resolve) => waiting.push(resolve));
     try {
@@ -105,7 +106,9 @@ export function createToolExecutor(
 
   async function runOne(call: ToolCallMessage, signal: AbortSignal, abortRace: AbortRace): Promise<ToolOutcome> {
     const definition = definitions.get(call.name);
-    const gate = await checkGate(call, definition, signal, abortRace);
+    // Most calls have nothing to check: no approval state, no flag, no hook. Skip the await.
+    const gated = call.approval !== undefined || hooks?.beforeToolCall !== undefined || (definition as { requireApproval?: boolean } | undefined)?.requireApproval === true;
+    const gate = gated ? await checkGate(call, definition, signal, abortRace) : "run";
     if (gate === "pending") {
       onEvent?.({ type: "tool-approval-request", id: call.id, name: call.name, input: call.input });
       return { type: "approval-pending", call };

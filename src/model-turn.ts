@@ -63,6 +63,7 @@ function earlyStarts(execute: ToolExecutor, runSignal: AbortSignal) {
   let started: Map<string, Promise<ToolOutcome>> | undefined;
   const follow = (): void => controller?.abort(runSignal.reason);
   const release = (): void => {
+    if (controller === undefined) return;
     runSignal.removeEventListener("abort", follow);
     race?.dispose();
   };
