@@ -51,8 +51,19 @@ type Timestamped = { ts?: string };
 
 export type SystemMessage = { role: "system"; content: string } & Timestamped;
 export type UserMessage = { role: "user"; content: string } & Timestamped;
-/** Model text. `output` holds the validated final answer of a run made with an `output` schema. */
-export type AssistantMessage = { role: "assistant"; content: string; output?: JsonValue } & Timestamped & TurnEndFields;
+/**
+ * Model text. `output` holds the validated final answer of a run made with an `output` schema.
+ * `signature`/`provider`: opaque provider data to send back with this text (Gemini's
+ * `thoughtSignature` on a text part), valid only for that provider.
+ */
+export type AssistantMessage = {
+  role: "assistant";
+  content: string;
+  output?: JsonValue;
+  signature?: string;
+  provider?: string;
+} & Timestamped &
+  TurnEndFields;
 
 /**
  * Model reasoning. `signature` is the provider's proof of integrity and must be sent back
@@ -83,6 +94,11 @@ export type ToolCallMessage = {
    * `approved` or `denied` (by `resolveApproval`) until the call has its result.
    */
   approval?: { status: "pending" | "approved" | "denied"; reason?: string };
+  /** Opaque data of the `provider` that made this call, sent back with it only to that provider (Gemini's `thoughtSignature`). */
+  signature?: string;
+  provider?: string;
+  /** The id was made up by the adapter (the provider gave none) and is never sent to the provider. */
+  generatedId?: true;
 } & Timestamped &
   TurnEndFields;
 

@@ -1,4 +1,4 @@
-import { ProviderError } from "../errors.ts";
+import { ProviderError, errorMessage, isAbortError, isAgentError } from "../errors.ts";
 import type { ModelStreamEvent } from "../events.ts";
 import type { InvokeModel } from "../invoke-model.ts";
 import {
@@ -83,11 +83,21 @@ export async function* streamMessages(
 ): AsyncGenerator<ModelStreamEvent> {
   const response = await open();
   if (response.body === null) throw new ProviderError("anthropic: empty response body", { provider: anthropicProvider, retryable: true });
+  try {
+    yield* readMessagesStream(response.body, secrets);
+  } catch (error) {
+    // A connection cut mid-body surfaces as a bare TypeError from the reader: make it retryable.
+    if (isAgentError(error) || isAbortError(error)) throw error;
+    throw new ProviderError(`anthropic: the stream failed: ${errorMessage(error)}`, { provider: anthropicProvider, retryable: true, cause: error });
+  }
+}
+
+async function* readMessagesStream(body: ReadableStream<Uint8Array>, secrets: readonly string[]): AsyncGenerator<ModelStreamEvent> {
   const blocks = new Map<number, { block: AnthropicContentBlock; json: string }>();
   let usage: AnthropicUsage = {};
   let stopReason: string | null | undefined;
   let cutToolCall: AnthropicContentBlock | undefined;
-  for await (const batch of parseSseBatches(response.body)) for (const { data } of batch) {
+  for await (const batch of parseSseBatches(body)) for (const { data } of batch) {
     const event = JSON.parse(data) as StreamEvent;
     switch (event.type) {
       case "message_start":

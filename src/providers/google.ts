@@ -1,0 +1,152 @@
+import { ProviderError, errorMessage, isAbortError, isAgentError } from "../errors.ts";
+import type { ModelStreamEvent } from "../events.ts";
+import type { InvokeModel } from "../invoke-model.ts";
+import type { ModelMessage } from "../session.ts";
+import {
+  fromGeminiResponse,
+  googleProvider,
+  partReader,
+  responseIdSuffix,
+  toGeminiRequest,
+  turnEnd,
+  type GeminiRequestOptions,
+  type GeminiResponse,
+  type GeminiUsage,
+} from "./google-convert.ts";
+import { env, postJson, providerError, type ErrorShape, type Fetch } from "./http.ts";
+import { parseSseBatches } from "./sse.ts";
+
+export type GeminiOptions = GeminiRequestOptions & {
+  /** Defaults to the `GEMINI_API_KEY` environment variable, then `GOOGLE_API_KEY`. */
+  apiKey?: string;
+  /** The API origin without `/v1beta` (default `GOOGLE_GEMINI_BASE_URL`, then `https://generativelanguage.googleapis.com`). */
+  baseURL?: string;
+  /** Extra request headers. */
+  headers?: Record<string, string>;
+  fetch?: Fetch;
+  /** Stream the answer (`streamGenerateContent`, the default) or wait for one JSON response. */
+  stream?: boolean;
+};
+
+/**
+ * An `invokeModel` for the Gemini API (generateContent). Streams by default (`stream: false` for
+ * one JSON response); failures become `ProviderError`s the loop retries when they are retryable.
+ * The API key travels in the `x-goog-api-key` header, never in the URL, so it cannot leak into
+ * logs or error messages.
+ */
+export function gemini(options: GeminiOptions): InvokeModel {
+  const baseURL = (options.baseURL ?? env("GOOGLE_GEMINI_BASE_URL") ?? "https://generativelanguage.googleapis.com").replace(/\/+$/, "");
+  // `gemini-2.5-flash` and `models/gemini-2.5-flash` name the same model; `tunedModels/...` has its own path.
+  const modelPath = options.model.includes("/") ? options.model : `models/${options.model}`;
+  return (tools, session, context) => {
+    const apiKey = options.apiKey ?? env("GEMINI_API_KEY") ?? env("GOOGLE_API_KEY");
+    if (apiKey === undefined) {
+      throw new ProviderError("google: no API key: set GEMINI_API_KEY (or GOOGLE_API_KEY) or pass apiKey", { provider: googleProvider });
+    }
+    const stream = options.stream !== false;
+    const request = {
+      provider: googleProvider,
+      url: `${baseURL}/v1beta/${modelPath}:${stream ? "streamGenerateContent?alt=sse" : "generateContent"}`,
+      headers: { "x-goog-api-key": apiKey, ...options.headers },
+      body: toGeminiRequest(session, tools, options),
+      fetch: options.fetch,
+      signal: context.signal,
+      errors: geminiErrors,
+      secrets: [apiKey],
+    };
+    if (!stream) return postJson(request).then(async (response) => fromGeminiResponse(await readJson(response, [apiKey])));
+    return streamGenerateContent(() => postJson(request), [apiKey]);
+  };
+}
+
+/** Gemini's error body: `{ error: { code, message, status, details } }` (in an array from some endpoints). */
+export const geminiErrors: ErrorShape = {
+  describe: (body) => {
+    const error = (Array.isArray(body) ? body[0] : body)?.error as
+      | { code?: number; message?: string; status?: string; details?: { "@type"?: string; retryDelay?: string }[] }
+      | undefined;
+    const code = error?.status ?? (error?.code === undefined ? undefined : String(error.code));
+    const retryAfterMs = retryDelay(error?.details);
+    return {
+      ...(error?.message === undefined ? {} : { message: error.message }),
+      ...(code === undefined ? {} : { code }),
+      ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+    };
+  },
+  retryableCodes: ["RESOURCE_EXHAUSTED", "UNAVAILABLE", "INTERNAL", "DEADLINE_EXCEEDED"],
+};
+
+// A google.rpc.RetryInfo detail says how long to wait, as a protobuf Duration ("34.4s").
+function retryDelay(details: { "@type"?: string; retryDelay?: string }[] | undefined): number | undefined {
+  const delay = details?.find((detail) => detail["@type"]?.endsWith("google.rpc.RetryInfo") === true)?.retryDelay;
+  const seconds = /^(\d+(?:\.\d+)?)s$/.exec(delay ?? "")?.[1];
+  return seconds === undefined ? undefined : Math.round(Number(seconds) * 1000);
+}
+
+/**
+ * The SSE stream of one streamGenerateContent call as model stream events. Each chunk carries the
+ * next parts of the candidate (text in pieces; a functionCall whole); the chunk holding
+ * `finishReason` (or a `promptFeedback.blockReason`) ends the turn. A stream that ends without one,
+ * or breaks, is a retryable error, never a turn.
+ */
+export async function* streamGenerateContent(open: () => Promise<Response>, secrets: readonly string[] = []): AsyncGenerator<ModelStreamEvent> {
+  const response = await open();
+  if (response.body === null) throw new ProviderError("google: empty response body", { provider: googleProvider, retryable: true });
+  let responseId: string | undefined;
+  const randomSuffix = responseIdSuffix(undefined);
+  const reader = partReader(() => responseId ?? randomSuffix());
+  let finishReason: string | undefined;
+  let blockReason: string | undefined;
+  let usage: GeminiUsage | undefined;
+  try {
+    for await (const batch of parseSseBatches(response.body)) {
+      for (const { data } of batch) {
+        const chunk = JSON.parse(data) as GeminiResponse & { error?: unknown };
+        if (chunk.error !== undefined) throw providerError(googleProvider, undefined, undefined, data, geminiErrors, secrets);
+        responseId ??= chunk.responseId === "" ? undefined : chunk.responseId;
+        usage = chunk.usageMetadata ?? usage;
+        blockReason = chunk.promptFeedback?.blockReason ?? blockReason;
+        const candidate = chunk.candidates?.[0];
+        for (const part of candidate?.content?.parts ?? []) {
+          for (const message of reader.add(part)) yield* messageEvents(message);
+          if (typeof part.text === "string" && part.text !== "") yield { type: part.thought === true ? "thinking-delta" : "text-delta", delta: part.text };
+        }
+        finishReason = candidate?.finishReason ?? finishReason;
+      }
+    }
+  } catch (error) {
+    throw transportFailure(error, "the stream failed", secrets);
+  }
+  if (finishReason === undefined && blockReason === undefined) {
+    throw new ProviderError("google: the stream ended without a finishReason", { provider: googleProvider, retryable: true });
+  }
+  for (const message of reader.finish(finishReason)) yield* messageEvents(message);
+  yield { type: "response-end", ...turnEnd(finishReason, blockReason, usage, reader.toolCalls()) };
+}
+
+function* messageEvents(message: ModelMessage): Generator<ModelStreamEvent> {
+  if ("type" in message && message.type === "tool_call") {
+    yield { type: "tool-call-start", id: message.id, name: message.name };
+    yield { type: "tool-call-delta", id: message.id, delta: JSON.stringify(message.input) };
+  }
+  yield { type: "message", message };
+}
+
+// A connection that breaks mid-response or a garbled body: the same call may well succeed.
+function transportFailure(error: unknown, what: string, secrets: readonly string[]): unknown {
+  if (isAgentError(error) || isAbortError(error)) return error;
+  let message = `google: ${what}: ${errorMessage(error)}`;
+  for (const secret of secrets) if (secret.length >= 8) message = message.split(secret).join("***");
+  return new ProviderError(message, { provider: googleProvider, retryable: true, cause: error });
+}
+
+async function readJson(response: Response, secrets: readonly string[]): Promise<GeminiResponse> {
+  try {
+    return (await response.json()) as GeminiResponse;
+  } catch (error) {
+    throw transportFailure(error, "the response could not be read", secrets);
+  }
+}
+
+export { toGeminiRequest, fromGeminiResponse } from "./google-convert.ts";
+export type { GeminiRequest, GeminiRequestOptions, GeminiResponse, GeminiMessageFields } from "./google-convert.ts";
