@@ -17,7 +17,11 @@ export type ModelStreamEvent =
   | { type: "tool-call-delta"; id: string; delta: string }
   /** A complete generic message of this turn, in order. */
   | { type: "message"; message: ModelMessage }
-  /** The turn is over: the loop records these on the turn's last message. */
+  /**
+   * The turn is over: the loop records these on the turn's last message. A tool call whose input
+   * the length limit cut off (sent with `{}` input so the turn stays complete) must come after this
+   * event: the loop starts calls early only before it, and never runs a cut call.
+   */
   | { type: "response-end"; stopReason?: StopReason; rawStopReason?: string; usage?: Usage };
 
 /** Events of deltas the loop passes through from the model stream unchanged. */

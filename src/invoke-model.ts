@@ -62,6 +62,7 @@ async function readStream(
   const iterator = stream[Symbol.asyncIterator]();
   const messages: ModelMessage[] = [];
   let turnEnd: TurnEndFields = {};
+  let ended = false;
   let done = false;
   try {
     for (;;) {
@@ -73,12 +74,14 @@ async function readStream(
         messages.push(message);
         if ("type" in message && message.type === "tool_call" && isWellFormedCall(message)) {
           emit({ type: "tool-call-end", id: message.id, name: message.name, input: message.input });
-          onToolCall?.(message);
+          // Calls after response-end are ones the length limit cut off: they never start early.
+          if (!ended) onToolCall?.(message);
         }
       }
       else if (event.type === "response-end") {
         const { type: _type, ...fields } = event;
         turnEnd = fields;
+        ended = true;
       } else emit(event);
     }
     done = true;

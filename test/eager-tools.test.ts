@@ -123,4 +123,15 @@ describe("eager tool starts (seed 004: a tool starts when its call is complete i
     ]);
     expectEveryCallAnsweredOnce(session);
   });
+
+  it("a call after response-end (cut by the length limit, input {}) never starts early, and is not run", async () => {
+    let ran = false;
+    const invoke = model(async function* () {
+      yield { type: "response-end", stopReason: "max_tokens" };
+      yield { type: "message", message: call("cut") };
+    });
+    const session = await agentLoop(invoke, [], initSession("s", "u"), { toolHandlers: { work: () => (ran = true) } });
+    expect(ran).toBe(false);
+    expect(withoutTs(session).at(-1)).toMatchObject({ type: "tool_result", id: "cut", isError: true });
+  });
 });

@@ -1,4 +1,4 @@
-import type { ModelMessage, Session, StopReason, Usage } from "../session.ts";
+import type { Message, ModelMessage, Session, StopReason, Usage } from "../session.ts";
 import type { ToolSchema } from "../tools.ts";
 import { isOwnSignedThinking, outputText, pairToolMessages, safeToolId } from "./convert-shared.ts";
 
@@ -37,60 +37,130 @@ export const anthropicProvider = "anthropic";
 export function toAnthropicRequest(session: Session, tools: readonly ToolSchema[], options: AnthropicRequestOptions): AnthropicRequest {
   const system: Block[] = [];
   const messages: AnthropicMessage[] = [];
-  const push = (role: "user" | "assistant", block: Block): void => {
-    const last = messages[messages.length - 1];
-    if (last?.role === role) last.content.push(block);
-    else messages.push({ role, content: [block] });
-  };
   for (const message of pairToolMessages(session.messages)) {
-    if ("role" in message) {
-      if (message.role === "system") system.push({ type: "text", text: message.content });
-      else if (message.content !== "") push(message.role, { type: "text", text: message.content });
+    const converted = toBlock(message);
+    if (converted === undefined) continue;
+    if (converted.role === "system") {
+      system.push(converted.block);
       continue;
     }
-    if (message.type === "thinking") {
-      if (!isOwnSignedThinking(message, anthropicProvider, true)) continue;
-      push("assistant", message.redacted === true ? { type: "redacted_thinking", data: message.signature } : { type: "thinking", thinking: message.content, signature: message.signature });
-    } else if (message.type === "tool_call") {
-      const input = typeof message.input === "object" && message.input !== null && !Array.isArray(message.input) ? message.input : {};
-      push("assistant", { type: "tool_use", id: safeToolId(message.id), name: message.name, input });
-    } else {
-      const block: Block = { type: "tool_result", tool_use_id: safeToolId(message.id), content: outputText(message.output) };
-      if (message.isError === true) block.is_error = true;
-      push("user", block);
-    }
+    const last = messages[messages.length - 1];
+    if (last?.role === converted.role) last.content.push(converted.block);
+    else messages.push({ role: converted.role, content: [converted.block] });
   }
   for (const message of messages) {
     // Tool results must open the user message that follows the tool use; reasoning must open the assistant one.
-    const first = message.role === "user" ? "tool_result" : "thinking";
-    message.content.sort((a, b) => rank(b, first) - rank(a, first));
+    message.content.sort((a, b) => rank(b) - rank(a));
   }
+  const request = requestEnvelope(system, tools, options, messages);
+  if (options.cache !== false) {
+    const lastMessage = messages[messages.length - 1];
+    markCacheable(lastMessage?.content[lastMessage.content.length - 1]);
+  }
+  return request;
+}
+
+/**
+ * `JSON.stringify(toAnthropicRequest(...))`, made faster for long sessions: each message's block
+ * is serialized once and reused on later calls (keyed by the message object, so a message changed
+ * through the library, which replaces it, is serialized again). Per call, only new messages are
+ * converted; the rest is string joining.
+ */
+export function anthropicRequestBody(session: Session, tools: readonly ToolSchema[], options: AnthropicRequestOptions): string {
+  const system: Block[] = [];
+  const groups: { role: "user" | "assistant"; blocks: SerializedBlock[] }[] = [];
+  for (const message of pairToolMessages(session.messages)) {
+    const converted = serializedBlock(message);
+    if (converted === undefined) continue;
+    if (converted.role === "system") {
+      system.push(converted.block);
+      continue;
+    }
+    const last = groups[groups.length - 1];
+    if (last?.role === converted.role) last.blocks.push(converted);
+    else groups.push({ role: converted.role, blocks: [converted] });
+  }
+  const lastGroup = groups[groups.length - 1];
+  const parts = groups.map((group) => {
+    const blocks = group.blocks.some((block) => block.rank === 1) ? [...group.blocks].sort((a, b) => b.rank - a.rank) : group.blocks;
+    const texts = blocks.map((block) => block.json);
+    const lastBlock = blocks[blocks.length - 1]!;
+    if (group === lastGroup && options.cache !== false && isCacheable(lastBlock.block)) {
+      texts[texts.length - 1] = JSON.stringify({ ...lastBlock.block, cache_control: { type: "ephemeral" } });
+    }
+    return `{"role":"${group.role}","content":[${texts.join(",")}]}`;
+  });
+  // Serialize the envelope with a placeholder, then put the joined messages in its place. The
+  // placeholder cannot occur elsewhere: every string before it is JSON-escaped (no bare quotes).
+  const envelope = JSON.stringify(requestEnvelope(system, tools, options, 0 as unknown as AnthropicMessage[]));
+  const at = envelope.indexOf('"messages":0');
+  return `${envelope.slice(0, at)}"messages":[${parts.join(",")}]${envelope.slice(at + 12)}`;
+}
+
+type Converted = { role: "user" | "assistant" | "system"; block: Block };
+type SerializedBlock = { role: "user" | "assistant"; block: Block; json: string; rank: number };
+
+const serialized = new WeakMap<Message, SerializedBlock | { role: "system"; block: Block } | null>();
+
+function serializedBlock(message: Message): SerializedBlock | { role: "system"; block: Block } | undefined {
+  const cached = serialized.get(message);
+  if (cached !== undefined) return cached ?? undefined;
+  const converted = toBlock(message);
+  const entry = converted === undefined ? null : converted.role === "system" ? { role: "system" as const, block: converted.block } : { role: converted.role, block: converted.block, json: JSON.stringify(converted.block), rank: rank(converted.block) };
+  serialized.set(message, entry);
+  return entry ?? undefined;
+}
+
+// One session message as one Messages API block (undefined: nothing to send).
+function toBlock(message: Message): Converted | undefined {
+  if ("role" in message) {
+    if (message.role === "system") return { role: "system", block: { type: "text", text: message.content } };
+    return message.content === "" ? undefined : { role: message.role, block: { type: "text", text: message.content } };
+  }
+  if (message.type === "thinking") {
+    if (!isOwnSignedThinking(message, anthropicProvider, true)) return undefined;
+    return {
+      role: "assistant",
+      block: message.redacted === true ? { type: "redacted_thinking", data: message.signature } : { type: "thinking", thinking: message.content, signature: message.signature },
+    };
+  }
+  if (message.type === "tool_call") {
+    const input = typeof message.input === "object" && message.input !== null && !Array.isArray(message.input) ? message.input : {};
+    return { role: "assistant", block: { type: "tool_use", id: safeToolId(message.id), name: message.name, input } };
+  }
+  const block: Block = { type: "tool_result", tool_use_id: safeToolId(message.id), content: outputText(message.output) };
+  if (message.isError === true) block.is_error = true;
+  return { role: "user", block };
+}
+
+function requestEnvelope(system: Block[], tools: readonly ToolSchema[], options: AnthropicRequestOptions, messages: AnthropicMessage[]): AnthropicRequest {
   const request: AnthropicRequest = { model: options.model, max_tokens: options.maxTokens ?? 8192, messages };
   if (system.length > 0) request.system = system;
   if (tools.length > 0) request.tools = tools.map((schema) => ({ ...schema }));
   if (options.temperature !== undefined) request.temperature = options.temperature;
   if (options.thinking !== undefined && options.thinking !== false) request.thinking = { type: "enabled", budget_tokens: options.thinking.budgetTokens };
   if (options.stream !== false) request.stream = true;
-  if (options.cache !== false) addCacheBreakpoints(request);
+  // Caching reads the longest cached prefix: tools, then system, then messages. A breakpoint after
+  // the tools, after the system prompt and on the last message (set by the callers) makes each
+  // turn reuse the previous turn's prefix; the API looks back for earlier breakpoints by itself.
+  if (options.cache !== false) {
+    markCacheable(request.tools?.[request.tools.length - 1]);
+    markCacheable(request.system?.[request.system.length - 1]);
+  }
   return request;
 }
 
-function rank(block: Block, first: string): number {
-  return block.type === first || (first === "thinking" && block.type === "redacted_thinking") ? 1 : 0;
+// Reasoning opens an assistant message and tool results open a user message: rank them first.
+function rank(block: Block): number {
+  return block.type === "thinking" || block.type === "redacted_thinking" || block.type === "tool_result" ? 1 : 0;
 }
 
-// Caching reads the longest cached prefix: tools, then system, then messages. A breakpoint after
-// the tools, after the system prompt and on the last message makes each turn reuse the previous
-// turn's prefix (the API looks back for earlier breakpoints by itself).
-function addCacheBreakpoints(request: AnthropicRequest): void {
-  const mark = (block: Block | undefined): void => {
-    if (block !== undefined) block.cache_control = { type: "ephemeral" };
-  };
-  mark(request.tools?.[request.tools.length - 1]);
-  mark(request.system?.[request.system.length - 1]);
-  const lastMessage = request.messages[request.messages.length - 1];
-  const lastBlock = lastMessage?.content[lastMessage.content.length - 1];
-  if (lastBlock !== undefined && lastBlock.type !== "thinking" && lastBlock.type !== "redacted_thinking") mark(lastBlock);
+function isCacheable(block: Block | undefined): block is Block {
+  return block !== undefined && block.type !== "thinking" && block.type !== "redacted_thinking";
+}
+
+function markCacheable(block: Block | undefined): void {
+  if (isCacheable(block)) block.cache_control = { type: "ephemeral" };
 }
 
 /** A non-streaming Messages API response as generic messages, `stopReason`/`usage` on the last. */

@@ -157,9 +157,10 @@ async function* readMessagesStream(body: ReadableStream<Uint8Array>, secrets: re
               retryable: true,
             });
           }
-          yield { type: "message", message: fromContentBlock({ ...cutToolCall, input: {} })! };
         }
         yield { type: "response-end", ...turnEnd(stopReason, usage) };
+        // After response-end, so the loop never starts it early.
+        if (cutToolCall !== undefined) yield { type: "message", message: fromContentBlock({ ...cutToolCall, input: {} })! };
         return;
       case "error":
         throw providerError(anthropicProvider, undefined, undefined, data, anthropicErrors, secrets);

@@ -178,7 +178,7 @@ export function fromGeminiResponse(body: GeminiResponse): ModelMessage[] {
   const reader = partReader(responseIdSuffix(body.responseId));
   const messages: ModelMessage[] = [];
   for (const part of candidate?.content?.parts ?? []) messages.push(...reader.add(part));
-  messages.push(...reader.finish(candidate?.finishReason));
+  messages.push(...reader.finish(candidate?.finishReason), ...reader.cut());
   if (messages.length === 0) messages.push({ role: "assistant", content: "" });
   Object.assign(messages[messages.length - 1]!, turnEnd(candidate?.finishReason, body.promptFeedback?.blockReason, body.usageMetadata, reader.toolCalls()));
   return messages;
@@ -189,6 +189,8 @@ export type PartReader = {
   add: (part: GeminiPart) => ModelMessage[];
   /** The end of the response: returns what is still open. */
   finish: (finishReason: string | undefined) => ModelMessage[];
+  /** After `finish`: a call the MAX_TOKENS limit cut off (input `{}`), if any. */
+  cut: () => ModelMessage[];
   /** How many tool calls the response had. */
   toolCalls: () => number;
 };
@@ -237,10 +239,12 @@ export function partReader(idSuffix: () => string): PartReader {
         if (finishReason !== "MAX_TOKENS") {
           throw new ProviderError(`google: tool call "${malformed.name}" arrived with arguments that are not a JSON object`, { provider: googleProvider, retryable: true });
         }
-        done.push(malformed);
       }
       return done;
     },
+    // A call cut off by MAX_TOKENS, with `{}` input: streamed after response-end, so the loop
+    // never starts it early.
+    cut: () => (malformed === undefined ? [] : [malformed]),
     toolCalls: () => calls,
   };
 }

@@ -122,6 +122,7 @@ export async function* streamGenerateContent(open: () => Promise<Response>, secr
   }
   for (const message of reader.finish(finishReason)) yield* messageEvents(message);
   yield { type: "response-end", ...turnEnd(finishReason, blockReason, usage, reader.toolCalls()) };
+  for (const message of reader.cut()) yield* messageEvents(message);
 }
 
 function* messageEvents(message: ModelMessage): Generator<ModelStreamEvent> {

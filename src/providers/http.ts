@@ -83,7 +83,9 @@ export function providerError(
     ...(requestId === undefined ? {} : { requestId }),
     ...(described.code === undefined ? {} : { code: described.code }),
   };
-  if (isContextOverflow(status, described.code, message)) return new ContextOverflowError(message, { ...details, retryable: false });
+  // "Too many tokens, please wait" is throttling, not overflow: a retryable code settles it.
+  const throttled = described.code !== undefined && (shape.retryableCodes ?? []).includes(described.code);
+  if (!throttled && isContextOverflow(status, described.code, message)) return new ContextOverflowError(message, { ...details, retryable: false });
   return new ProviderError(message, details);
 }
 

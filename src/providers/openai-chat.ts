@@ -245,8 +245,9 @@ function createStreamedTurn() {
       const events: ModelStreamEvent[] = [];
       completeCalls(events);
       flushText(events);
-      for (const call of unparsed) events.push({ type: "message", message: toolCallMessage(call, finishReason) });
       events.push({ type: "response-end", ...turnEnd(finishReason, usage, calls.length > 0, refused) });
+      // Cut calls after response-end, so the loop never starts them early.
+      for (const call of unparsed) events.push({ type: "message", message: toolCallMessage(call, finishReason) });
       return events;
     },
   };

@@ -148,13 +148,14 @@ export async function* streamResponses(open: () => Promise<Response>, secrets: r
         const final: OpenAIResponsesResponse = { ...event.response, status: event.response?.status ?? (event.type === "response.completed" ? "completed" : "incomplete") };
         // A call still open at the end was cut as surely as one with garbled arguments.
         for (const pending of new Set(items.values())) if (pending.item.type === "function_call") cutToolCalls.push(completeItem(pending, undefined));
+        const cut: ModelMessage[] = [];
         for (const item of cutToolCalls) {
           if (final.status !== "incomplete") throw invalidArgumentsError(item);
-          const message = toolCall(item, parseToolInput(item.arguments ?? "") ?? {});
-          emitted.push(message);
-          yield { type: "message", message };
+          cut.push(toolCall(item, parseToolInput(item.arguments ?? "") ?? {}));
         }
-        yield { type: "response-end", ...turnEnd(final, emitted) };
+        yield { type: "response-end", ...turnEnd(final, [...emitted, ...cut]) };
+        // Cut calls after response-end, so the loop never starts them early.
+        for (const message of cut) yield { type: "message", message };
         return;
       }
       case "response.failed":

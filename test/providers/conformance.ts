@@ -182,8 +182,9 @@ export function conformanceSuite(target: ConformanceTarget): void {
       await expect.poll(() => server.requests[0]?.clientClosed, { timeout: 5000 }).toBe(true);
     });
 
-    // With eager starts on (the default) a complete call may start before the stop reason
-    // arrives; the loop documents that. Off, nothing of a cut response runs.
+    // With eager starts off, nothing of a response that stopped at max_tokens runs. (With them on,
+    // a call complete in the stream may already have started: the loop documents that. A call
+    // whose JSON was cut comes after response-end and never starts: see eager-tools.test.ts.)
     it("does not run tool calls of a response cut by max_tokens (eager starts off)", async () => {
       fresh();
       server.enqueue(
