@@ -42,14 +42,12 @@ function time(run: () => void, budgetMs = 400): number {
 console.log("Conversion per model call (toAnthropicRequest + JSON.stringify), Anthropic Messages API");
 console.log("messages   µs/call   µs/message   body KB");
 const tools = [{ name: "read", description: "Read a file.", input_schema: { type: "object", properties: { path: { type: "string" } } } }];
-const conversion: { messages: number; microsecondsPerCall: number }[] = [];
 for (const size of [10, 100, 1000, 10_000]) {
   const session = sessionOf(size);
   let bytes = 0;
   const ms = time(() => {
     bytes = JSON.stringify(toAnthropicRequest(session, tools, { model: "claude-sonnet-4-5" })).length;
   });
-  conversion.push({ messages: size, microsecondsPerCall: ms * 1000 });
   console.log(`${String(size).padStart(8)}  ${(ms * 1000).toFixed(1).padStart(8)}  ${((ms * 1000) / size).toFixed(3).padStart(11)}  ${(bytes / 1024).toFixed(0).padStart(8)}`);
 }
 

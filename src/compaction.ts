@@ -17,7 +17,8 @@ export type CompactSessionOptions = {
  * long text is cut to a prefix and the message
  * is marked `compacted: true` (a compacted thinking block keeps its signature for the record, but
  * converters must not send it back as signed reasoning). User messages, assistant text and tool
- * results are never touched. Idempotent. Modifies the session in place and returns it.
+ * results are never touched. Idempotent. Replaces the cut messages in the session's array with
+ * new objects (the originals are not modified) and returns the session.
  */
 export function compactSession(session: Session, options: CompactSessionOptions = {}): Session {
   createCompactor(options)(session);
@@ -40,7 +41,11 @@ export function createCompactor(options: CompactSessionOptions = {}): (session: 
     const horizon = lastIndexBeforeRecentTurns(messages, keepTurns, settled);
     let count = 0;
     for (let index = settled; index <= horizon; index++) {
-      if (truncate(messages[index]!, maxLength)) count++;
+      const cut = truncate(messages[index]!, maxLength);
+      if (cut === undefined) continue;
+      // A new object, not an edit: whoever cached the old one (a converter) sees the change.
+      messages[index] = cut;
+      count++;
     }
     settled = Math.max(settled, horizon + 1);
     return count;
@@ -70,24 +75,19 @@ function isModelMessage(message: Message): boolean {
   return "role" in message ? message.role === "assistant" : message.type !== "tool_result";
 }
 
-function truncate(message: Message, maxLength: number): boolean {
-  if (!("type" in message) || message.type === "tool_result" || message.compacted === true) return false;
+function truncate(message: Message, maxLength: number): Message | undefined {
+  if (!("type" in message) || message.type === "tool_result" || message.compacted === true) return undefined;
   if (message.type === "thinking") {
-    if (message.content.length <= maxLength) return false;
-    message.content = `${message.content.slice(0, maxLength)}...`;
-    message.compacted = true;
-    return true;
+    if (message.content.length <= maxLength) return undefined;
+    return { ...message, content: `${message.content.slice(0, maxLength)}...`, compacted: true };
   }
-  if (!hasLongString(message.input, maxLength)) {
-    // Many short values can add up too: then only a prefix of the JSON is kept.
-    const json = JSON.stringify(message.input);
-    if (json.length <= maxLength) return false;
-    message.input = { _truncated: `${json.slice(0, maxLength)}...` };
-  } else {
-    message.input = truncateStrings(message.input, maxLength) as typeof message.input;
+  if (hasLongString(message.input, maxLength)) {
+    return { ...message, input: truncateStrings(message.input, maxLength) as typeof message.input, compacted: true };
   }
-  message.compacted = true;
-  return true;
+  // Many short values can add up too: then only a prefix of the JSON is kept.
+  const json = JSON.stringify(message.input);
+  if (json.length <= maxLength) return undefined;
+  return { ...message, input: { _truncated: `${json.slice(0, maxLength)}...` }, compacted: true };
 }
 
 // Checked first, without allocating: most inputs have nothing to cut.

@@ -60,56 +60,7 @@ export function toAnthropicRequest(session: Session, tools: readonly ToolSchema[
   return request;
 }
 
-/**
- * `JSON.stringify(toAnthropicRequest(...))`, made faster for long sessions: each message's block
- * is serialized once and reused on later calls (keyed by the message object, so a message changed
- * through the library, which replaces it, is serialized again). Per call, only new messages are
- * converted; the rest is string joining.
- */
-export function anthropicRequestBody(session: Session, tools: readonly ToolSchema[], options: AnthropicRequestOptions): string {
-  const system: Block[] = [];
-  const groups: { role: "user" | "assistant"; blocks: SerializedBlock[] }[] = [];
-  for (const message of pairToolMessages(session.messages)) {
-    const converted = serializedBlock(message);
-    if (converted === undefined) continue;
-    if (converted.role === "system") {
-      system.push(converted.block);
-      continue;
-    }
-    const last = groups[groups.length - 1];
-    if (last?.role === converted.role) last.blocks.push(converted);
-    else groups.push({ role: converted.role, blocks: [converted] });
-  }
-  const lastGroup = groups[groups.length - 1];
-  const parts = groups.map((group) => {
-    const blocks = group.blocks.some((block) => block.rank === 1) ? [...group.blocks].sort((a, b) => b.rank - a.rank) : group.blocks;
-    const texts = blocks.map((block) => block.json);
-    const lastBlock = blocks[blocks.length - 1]!;
-    if (group === lastGroup && options.cache !== false && isCacheable(lastBlock.block)) {
-      texts[texts.length - 1] = JSON.stringify({ ...lastBlock.block, cache_control: { type: "ephemeral" } });
-    }
-    return `{"role":"${group.role}","content":[${texts.join(",")}]}`;
-  });
-  // Serialize the envelope with a placeholder, then put the joined messages in its place. The
-  // placeholder cannot occur elsewhere: every string before it is JSON-escaped (no bare quotes).
-  const envelope = JSON.stringify(requestEnvelope(system, tools, options, 0 as unknown as AnthropicMessage[]));
-  const at = envelope.indexOf('"messages":0');
-  return `${envelope.slice(0, at)}"messages":[${parts.join(",")}]${envelope.slice(at + 12)}`;
-}
-
 type Converted = { role: "user" | "assistant" | "system"; block: Block };
-type SerializedBlock = { role: "user" | "assistant"; block: Block; json: string; rank: number };
-
-const serialized = new WeakMap<Message, SerializedBlock | { role: "system"; block: Block } | null>();
-
-function serializedBlock(message: Message): SerializedBlock | { role: "system"; block: Block } | undefined {
-  const cached = serialized.get(message);
-  if (cached !== undefined) return cached ?? undefined;
-  const converted = toBlock(message);
-  const entry = converted === undefined ? null : converted.role === "system" ? { role: "system" as const, block: converted.block } : { role: converted.role, block: converted.block, json: JSON.stringify(converted.block), rank: rank(converted.block) };
-  serialized.set(message, entry);
-  return entry ?? undefined;
-}
 
 // One session message as one Messages API block (undefined: nothing to send).
 function toBlock(message: Message): Converted | undefined {
@@ -135,7 +86,7 @@ function toBlock(message: Message): Converted | undefined {
 
 function requestEnvelope(system: Block[], tools: readonly ToolSchema[], options: AnthropicRequestOptions, messages: AnthropicMessage[]): AnthropicRequest {
   const request: AnthropicRequest = { model: options.model, max_tokens: options.maxTokens ?? 8192, messages };
-  if (system.length > 0) request.system = system;
+  if (system.length > 0) request.system = [...system];
   if (tools.length > 0) request.tools = tools.map((schema) => ({ ...schema }));
   if (options.temperature !== undefined) request.temperature = options.temperature;
   if (options.thinking !== undefined && options.thinking !== false) request.thinking = { type: "enabled", budget_tokens: options.thinking.budgetTokens };
@@ -144,8 +95,9 @@ function requestEnvelope(system: Block[], tools: readonly ToolSchema[], options:
   // the tools, after the system prompt and on the last message (set by the callers) makes each
   // turn reuse the previous turn's prefix; the API looks back for earlier breakpoints by itself.
   if (options.cache !== false) {
-    markCacheable(request.tools?.[request.tools.length - 1]);
-    markCacheable(request.system?.[request.system.length - 1]);
+    // Copies: the blocks may be shared (the body cache keeps them across calls).
+    if (request.tools !== undefined) request.tools[request.tools.length - 1] = withCacheControl(request.tools[request.tools.length - 1]!);
+    if (request.system !== undefined) request.system[request.system.length - 1] = withCacheControl(request.system[request.system.length - 1]!);
   }
   return request;
 }
@@ -157,6 +109,10 @@ function rank(block: Block): number {
 
 function isCacheable(block: Block | undefined): block is Block {
   return block !== undefined && block.type !== "thinking" && block.type !== "redacted_thinking";
+}
+
+function withCacheControl(block: Block): Block {
+  return { ...block, cache_control: { type: "ephemeral" } };
 }
 
 function markCacheable(block: Block | undefined): void {
