@@ -38,7 +38,11 @@ export function resolveApproval(
   return session;
 }
 
-/** The calls of the last turn waiting for a human's approval (the session is paused when there are any). */
+/**
+ * The calls of the last turn waiting for a human's approval (the session is paused when there are
+ * any), including those of subagents paused inside a call (`approval.nested`), whose decisions
+ * `resolveApproval` records in place.
+ */
 export function pendingApprovals(session: Session): ToolCallMessage[] {
   const answered = new Set<string>();
   const pending: ToolCallMessage[] = [];
@@ -49,7 +53,11 @@ export function pendingApprovals(session: Session): ToolCallMessage[] {
       continue;
     }
     if (message.type === "tool_result") answered.add(message.id);
-    else if (message.type === "tool_call" && message.approval?.status === "pending" && !answered.has(message.id)) pending.unshift(message);
+    else if (message.type === "tool_call" && message.approval?.status === "pending" && !answered.has(message.id)) {
+      // A subagent paused inside this call: the decisions are about its calls.
+      const nested = message.approval.nested;
+      pending.unshift(...(nested === undefined ? [message] : pendingApprovals(nested)));
+    }
   }
   return pending;
 }

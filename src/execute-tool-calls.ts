@@ -5,6 +5,7 @@ import type { AgentHooks } from "./hooks.ts";
 import type { JsonValue, Session, ToolCallMessage, ToolResultMessage } from "./session.ts";
 import type { ToolContext, ToolDefinition, ToolHandler, ToolHandlers } from "./tools.ts";
 import { validateToolInput } from "./validate-input.ts";
+import { pendingApprovals } from "./approval.ts";
 
 export type ExecuteToolCallsOptions = {
   /** Tool schemas (and `tool()` definitions): used to validate input and to find handlers. */
@@ -29,7 +30,12 @@ export type ExecuteToolCallsOptions = {
 };
 
 /** A call that may not run before a human approves it (see `resolveApproval`). */
-export type PendingApproval = { type: "approval-pending"; call: ToolCallMessage };
+export type PendingApproval = {
+  type: "approval-pending";
+  call: ToolCallMessage;
+  /** Set when the handler itself paused (a subagent whose run paused): its session, to resume later. */
+  nested?: Session;
+};
 
 /** What running a call gives: its result, or a pause for approval. */
 export type ToolOutcome = ToolResultMessage | PendingApproval;
@@ -109,6 +115,8 @@ export function createToolExecutor(
     // Most calls have nothing to check: no approval state, no flag, no hook. Skip the await.
     const gated = call.approval !== undefined || hooks?.beforeToolCall !== undefined || (definition as { requireApproval?: boolean } | undefined)?.requireApproval === true;
     const gate = gated ? await checkGate(call, definition, signal, abortRace) : "run";
+    // A subagent paused inside this call earlier: resume it once all its own calls are decided.
+    const nested = call.approval?.nested;
     if (gate === "pending") {
       onEvent?.({ type: "tool-approval-request", id: call.id, name: call.name, input: call.input });
       return { type: "approval-pending", call };
@@ -117,7 +125,14 @@ export function createToolExecutor(
       definition !== undefined && "handler" in definition ? definition.handler : toolHandlers[call.name];
     onEvent?.({ type: "tool-execution-start", id: call.id, name: call.name, input: call.input });
     const started = performance.now();
-    let result = gate === "run" ? await answer(call, definition, handler, signal, abortRace) : gate;
+    let result: ToolResultMessage;
+    try {
+      result = gate === "run" ? await answer(call, definition, handler, signal, abortRace, nested) : gate;
+    } catch (error) {
+      if (!(error instanceof ApprovalPause)) throw error;
+      onEvent?.({ type: "tool-approval-request", id: call.id, name: call.name, input: call.input });
+      return { type: "approval-pending", call, nested: error.session };
+    }
     if (hooks?.afterToolCall !== undefined) result = await afterHook(call, result, abortRace);
     onEvent?.({ type: "tool-execution-end", id: call.id, name: call.name, result, durationMs: performance.now() - started });
     return result;
@@ -131,7 +146,10 @@ export function createToolExecutor(
     abortRace: AbortRace,
   ): Promise<"run" | "pending" | ToolResultMessage> {
     const decision = call.approval?.status;
-    if (decision === "pending") return "pending";
+    if (decision === "pending") {
+      const nested = call.approval?.nested;
+      return nested !== undefined && pendingApprovals(nested).every((inner) => inner.approval?.status !== "pending") ? "run" : "pending";
+    }
     if (decision === "denied") return errorResult(call.id, `Rejected: ${call.approval?.reason ?? "the call was not approved"}`);
     let needsApproval = decision !== "approved" && (definition as { requireApproval?: boolean } | undefined)?.requireApproval === true;
     if (hooks?.beforeToolCall !== undefined && !signal.aborted) {
@@ -167,6 +185,7 @@ export function createToolExecutor(
     handler: ToolHandler | undefined,
     signal: AbortSignal,
     abortRace: AbortRace,
+    nested?: Session,
   ): Promise<ToolResultMessage> {
     if (handler === undefined) {
       const available = [...new Set([...definitions.keys(), ...Object.keys(toolHandlers)])].join(", ");
@@ -185,17 +204,18 @@ export function createToolExecutor(
       }
       const timeout = (definition !== undefined && "timeout" in definition ? definition.timeout : undefined) ?? options.toolTimeout;
       const output = timeout === undefined
-        ? await runHandler(handler, input, contextFor(call, signal), abortRace)
-        : await runWithTimeout(handler, input, call, signal, timeout);
+        ? await runHandler(handler, input, contextFor(call, signal, nested), abortRace)
+        : await runWithTimeout(handler, input, call, signal, timeout, nested);
       return { type: "tool_result", id: call.id, output: toJsonOutput(output) };
     } catch (error) {
+      if (error instanceof ApprovalPause && !signal.aborted) throw error;
       if (signal.aborted && isAbortError(error)) return errorResult(call.id, abortedText);
       if (error instanceof ToolTimeoutError) return errorResult(call.id, `Error: ${error.message}`);
       return errorResult(call.id, `Error: ${errorMessage(error)}`);
     }
   }
 
-  function contextFor(call: ToolCallMessage, signal: AbortSignal): ToolContext {
+  function contextFor(call: ToolCallMessage, signal: AbortSignal, nested?: Session): ToolContext {
     const context: ToolContext = {
       signal,
       id: call.id,
@@ -204,6 +224,7 @@ export function createToolExecutor(
       update: (progress) => onEvent?.({ type: "tool-execution-update", id: call.id, name: call.name, progress }),
     };
     if (options.agentName !== undefined) context.agentName = options.agentName;
+    if (nested !== undefined) context.resume = nested;
     return context;
   }
 
@@ -213,6 +234,7 @@ export function createToolExecutor(
     call: ToolCallMessage,
     runSignal: AbortSignal,
     timeout: number,
+    nested?: Session,
   ): Promise<unknown> {
     const controller = new AbortController();
     const onRunAbort = (): void => controller.abort(runSignal.reason);
@@ -223,7 +245,7 @@ export function createToolExecutor(
     );
     const callRace = createAbortRace(controller.signal);
     try {
-      return await runHandler(handler, input, contextFor(call, controller.signal), callRace);
+      return await runHandler(handler, input, contextFor(call, controller.signal, nested), callRace);
     } catch (error) {
       if (controller.signal.reason instanceof ToolTimeoutError) throw controller.signal.reason;
       throw error;
@@ -256,6 +278,20 @@ export function createToolExecutor(
 }
 
 const abortedText = "Error: aborted before the tool finished";
+
+/**
+ * Thrown by a handler whose work paused for a human's approval (a subagent whose own run paused):
+ * the call waits too, keeping `session`, and on resume the handler gets it back as `context.resume`.
+ */
+export class ApprovalPause extends Error {
+  override name = "ApprovalPause";
+  readonly session: Session;
+
+  constructor(session: Session) {
+    super("paused for approval");
+    this.session = session;
+  }
+}
 
 class ToolTimeoutError extends Error {
   override name = "ToolTimeoutError";

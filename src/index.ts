@@ -28,6 +28,8 @@ export type {
 } from "./session.ts";
 export { agentLoop, agentStream } from "./loop.ts";
 export { resolveApproval, pendingApprovals } from "./approval.ts";
+export { subagentTool } from "./subagent.ts";
+export type { SubagentToolOptions } from "./subagent.ts";
 export type { ApprovalDecision } from "./approval.ts";
 export type { AgentHooks } from "./hooks.ts";
 export { sessionMetrics, createMetricsCollector } from "./metrics.ts";
@@ -37,7 +39,7 @@ export type { RunMetrics } from "./metrics.ts";
 export type { AgentLoopOptions, AgentStream } from "./loop.ts";
 export type { InvokeModel, ModelContext } from "./invoke-model.ts";
 export type { AgentEvent, ModelStreamEvent, RunOutcome } from "./events.ts";
-export { executeToolCalls } from "./execute-tool-calls.ts";
+export { executeToolCalls, ApprovalPause } from "./execute-tool-calls.ts";
 export type { ExecuteToolCallsOptions, ToolOutcome, PendingApproval } from "./execute-tool-calls.ts";
 export { tool, toolSchemas } from "./tools.ts";
 export type {

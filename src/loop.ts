@@ -182,11 +182,12 @@ async function runLoop(
         }
         const outcomes = await execute.run(turn.toolCalls, signal, abortRace, turn.started);
         turn.release?.();
-        const pending = outcomes.flatMap((outcome) => (outcome.type === "approval-pending" && !signal.aborted ? [outcome.call] : []));
+        const pending = outcomes.flatMap((outcome) => (outcome.type === "approval-pending" && !signal.aborted ? [outcome] : []));
         if (pending.length > 0) {
-          // The session is the paused state: the calls say they wait, and stay unanswered.
-          for (const call of pending) call.approval = { status: "pending" };
-          emit({ type: "run-end", outcome: "paused", pending: pending.map(({ id, name, input }) => ({ id, name, input })) });
+          // The session is the paused state: the calls say they wait (with a paused subagent's own
+          // session, if that is why), and stay unanswered.
+          for (const { call, nested } of pending) call.approval = nested === undefined ? { status: "pending" } : { status: "pending", nested };
+          emit({ type: "run-end", outcome: "paused", pending: pending.map(({ call: { id, name, input } }) => ({ id, name, input })) });
           return;
         }
         for (const outcome of outcomes) if (outcome.type === "approval-pending") add(abortedResult(outcome.call));

@@ -93,7 +93,12 @@ export type ToolCallMessage = {
    * Set when the call needs a human's decision: `pending` while the run is paused for it, then
    * `approved` or `denied` (by `resolveApproval`) until the call has its result.
    */
-  approval?: { status: "pending" | "approved" | "denied"; reason?: string };
+  approval?: {
+    status: "pending" | "approved" | "denied";
+    reason?: string;
+    /** The session of a subagent that paused inside this call (its own calls wait); resumed through this one. */
+    nested?: Session;
+  };
   /** Opaque data of the `provider` that made this call, sent back with it only to that provider (Gemini's `thoughtSignature`). */
   signature?: string;
   provider?: string;

@@ -29,6 +29,8 @@ export type ToolContext = {
   agentName?: string;
   /** Reports progress (any JSON value) as a `tool-execution-update` event; it does not enter the session. */
   update: (progress: JsonValue) => void;
+  /** The session this handler paused with (by throwing `ApprovalPause`), when the call resumes. */
+  resume?: Session;
 };
 
 /**
