@@ -2,7 +2,7 @@ import { ApprovalPause } from "./execute-tool-calls.ts";
 import { pendingApprovals } from "./approval.ts";
 import type { InvokeModel } from "./invoke-model.ts";
 import { agentLoop, type AgentLoopOptions } from "./loop.ts";
-import { initSession, response, type JsonObject, type JsonValue } from "./session.ts";
+import { initSession, response, type JsonObject } from "./session.ts";
 import { structuredOutput, type OutputSchema } from "./structured-output.ts";
 import type { Tool, ToolDefinition, ToolHandlers } from "./tools.ts";
 
