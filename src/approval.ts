@@ -1,5 +1,5 @@
 import { AgentError } from "./errors.ts";
-import type { Message, Session, ToolCallMessage } from "./session.ts";
+import { notifySessionChange, type Message, type Session, type ToolCallMessage } from "./session.ts";
 
 /** A human's answer to a tool call that waits for approval. */
 export type ApprovalDecision = { approved: boolean; reason?: string };
@@ -33,7 +33,17 @@ export function resolveApproval(
   }
   for (const entry of decisions) {
     const call = waiting.get(entry.id)!;
-    call.approval = entry.reason === undefined ? { status: entry.approved ? "approved" : "denied" } : { status: entry.approved ? "approved" : "denied", reason: entry.reason };
+    const decided = entry.reason === undefined ? { status: entry.approved ? "approved" : "denied" } : { status: entry.approved ? "approved" : "denied", reason: entry.reason };
+    // A nested call's decision lives inside its parent call's approval (keep `nested` if any).
+    call.approval = { ...decided, ...(call.approval?.nested === undefined ? {} : { nested: call.approval.nested }) } as NonNullable<ToolCallMessage["approval"]>;
+  }
+  // Report the top-level calls that changed (a nested decision changes its parent call's record).
+  for (let index = session.messages.length - 1; index >= 0; index--) {
+    const message = session.messages[index]!;
+    if ("role" in message && message.role !== "assistant") break;
+    if ("type" in message && message.type === "tool_call" && message.approval !== undefined) {
+      notifySessionChange(session, { type: "update", index, message, reason: "approval" });
+    }
   }
   return session;
 }

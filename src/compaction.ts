@@ -1,4 +1,4 @@
-import type { JsonValue, Message, Session } from "./session.ts";
+import { notifySessionChange, type JsonValue, type Message, type Session } from "./session.ts";
 
 export type CompactSessionOptions = {
   /** How many assistant replies or model turns must follow a message before it is cut (default 2). The last turn is never cut. */
@@ -44,7 +44,9 @@ export function createCompactor(options: CompactSessionOptions = {}): (session: 
       const cut = truncate(messages[index]!, maxLength);
       if (cut === undefined) continue;
       // A new object, not an edit: whoever cached the old one (a converter) sees the change.
+      const previous = messages[index]!;
       messages[index] = cut;
+      notifySessionChange(session, { type: "replace", index, message: cut, previous, reason: "compaction" });
       count++;
     }
     settled = Math.max(settled, horizon + 1);

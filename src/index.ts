@@ -6,6 +6,8 @@ export {
   response,
   now,
   onSessionExtend,
+  onSessionChange,
+  notifySessionChange,
   isToolCall,
   isToolResult,
 } from "./session.ts";
@@ -25,6 +27,8 @@ export type {
   JsonValue,
   JsonObject,
   SessionListener,
+  SessionChange,
+  SessionChangeListener,
 } from "./session.ts";
 export { agentLoop, agentStream } from "./loop.ts";
 export { resolveApproval, pendingApprovals } from "./approval.ts";

@@ -11,7 +11,7 @@ import { formatLogLine, resolveLogger, type LoggerOption } from "./logger.ts";
 import { createMetricsCollector } from "./metrics.ts";
 import { holdToContract, outputContract, outputCorrection, outputInstruction, StructuredOutputError, type OutputSchema } from "./structured-output.ts";
 import type { RetryOptions } from "./retry.ts";
-import { extendSession, isToolCall, type Message, type ModelMessage, type Session } from "./session.ts";
+import { extendSession, isToolCall, notifySessionChange, type Message, type ModelMessage, type Session } from "./session.ts";
 import { abortedResult, describeAction, lastTurn, notExecuted, pick, turnEnd } from "./turn.ts";
 import { toolSchemas, type ToolDefinition, type ToolHandlers } from "./tools.ts";
 
@@ -186,7 +186,10 @@ async function runLoop(
         if (pending.length > 0) {
           // The session is the paused state: the calls say they wait (with a paused subagent's own
           // session, if that is why), and stay unanswered.
-          for (const { call, nested } of pending) call.approval = nested === undefined ? { status: "pending" } : { status: "pending", nested };
+          for (const { call, nested } of pending) {
+            call.approval = nested === undefined ? { status: "pending" } : { status: "pending", nested };
+            notifySessionChange(session, { type: "update", index: session.messages.lastIndexOf(call), message: call, reason: "approval" });
+          }
           emit({ type: "run-end", outcome: "paused", pending: pending.map(({ call: { id, name, input } }) => ({ id, name, input })) });
           return;
         }

@@ -142,7 +142,7 @@ export function initSession(systemPrompt: string, userPrompt: string): Session {
 export function extendSession(session: Session, message: Message): Session {
   const stored = message.ts === undefined ? { ...message, ts: now() } : message;
   session.messages.push(stored);
-  listeners.get(session)?.(stored, session);
+  if (changeListeners.has(session)) notifySessionChange(session, { type: "append", index: session.messages.length - 1, message: stored });
   return session;
 }
 
@@ -182,18 +182,47 @@ let lastIso = "";
 
 export type SessionListener = (message: Message, session: Session) => void;
 
-const listeners = new WeakMap<Session, SessionListener>();
+/**
+ * A change to a session, as listeners see it. Sessions grow by `append`; the library changes a
+ * stored message only by `replace` (compaction puts a shortened copy in its place) or `update`
+ * (fields set on it in place: approval marks and decisions).
+ */
+export type SessionChange =
+  | { type: "append"; index: number; message: Message }
+  | { type: "replace"; index: number; message: Message; previous: Message; reason: "compaction" }
+  | { type: "update"; index: number; message: Message; reason: "approval" };
+
+export type SessionChangeListener = (change: SessionChange, session: Session) => void;
+
+const changeListeners = new WeakMap<Session, Set<SessionChangeListener>>();
 
 /**
- * Binds a listener called synchronously with every message that enters `session` through
- * `extendSession` (and so through the loop). Used by persistence to append each message the moment
- * it arrives. Kept outside the session object so the session stays plain JSON. Returns an unbind function.
+ * Calls `listener` synchronously with every change the library makes to `session`: each message
+ * that enters it (through `extendSession`, so through the loop), compaction's replacements and
+ * approval updates. Persistence uses it to record each change the moment it happens. Kept outside
+ * the session object, so the session stays plain JSON. Returns an unbind function.
  */
-export function onSessionExtend(session: Session, listener: SessionListener): () => void {
-  listeners.set(session, listener);
+export function onSessionChange(session: Session, listener: SessionChangeListener): () => void {
+  let set = changeListeners.get(session);
+  if (set === undefined) changeListeners.set(session, (set = new Set()));
+  set.add(listener);
   return () => {
-    if (listeners.get(session) === listener) listeners.delete(session);
+    set.delete(listener);
   };
+}
+
+/** Like `onSessionChange`, for appended messages only. */
+export function onSessionExtend(session: Session, listener: SessionListener): () => void {
+  return onSessionChange(session, (change, changed) => {
+    if (change.type === "append") listener(change.message, changed);
+  });
+}
+
+/** Reports a change made to `session` to its listeners (for code that changes sessions the way the library does). */
+export function notifySessionChange(session: Session, change: SessionChange): void {
+  const set = changeListeners.get(session);
+  if (set === undefined) return;
+  for (const listener of set) listener(change, session);
 }
 
 export function isToolCall(message: Message): message is ToolCallMessage {

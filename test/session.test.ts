@@ -3,6 +3,7 @@ import {
   extendSession,
   forkSession,
   initSession,
+  onSessionChange,
   onSessionExtend,
   response,
   send,
@@ -88,5 +89,38 @@ describe("session helpers", () => {
     unbind();
     send(session, "two");
     expect(seen).toStrictEqual([session.messages[2]]);
+  });
+});
+
+describe("onSessionChange", () => {
+  it("reports appends, compaction's replacements and approval updates, so a copy kept from them equals the session", async () => {
+    const { agentLoop, compactSession, resolveApproval, tool } = await import("simple-agent-loop");
+    const { scriptedModel } = await import("simple-agent-loop/testing");
+    const session = initSession("s", "u");
+    const mirror: Message[] = structuredClone(session.messages);
+    const kinds: string[] = [];
+    onSessionChange(session, (change) => {
+      kinds.push(change.type);
+      if (change.type === "append") mirror.push(structuredClone(change.message));
+      else mirror[change.index] = structuredClone(change.message);
+    });
+    const long = "x".repeat(300);
+    const model = scriptedModel([
+      [{ type: "thinking", content: long, signature: "s" }, { type: "tool_call", id: "a", name: "free", input: {} }],
+      [{ type: "thinking", content: long, signature: "s" }, { type: "tool_call", id: "b", name: "free", input: {} }],
+      [{ type: "tool_call", id: "c", name: "guarded", input: {} }],
+      [{ role: "assistant", content: "done" }],
+    ]);
+    const tools = [
+      tool({ name: "free", description: "d", inputSchema: { type: "object" }, handler: () => "ok" }),
+      tool({ name: "guarded", description: "d", inputSchema: { type: "object" }, requireApproval: true, handler: () => "ran" }),
+    ];
+    await agentLoop(model, tools, session);
+    expect(mirror).toStrictEqual(session.messages);
+    resolveApproval(session, "c", { approved: true });
+    await agentLoop(model, tools, session);
+    compactSession(session, { keepTurns: 1 });
+    expect(mirror).toStrictEqual(session.messages);
+    expect(new Set(kinds)).toStrictEqual(new Set(["append", "replace", "update"]));
   });
 });
