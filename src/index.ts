@@ -41,7 +41,7 @@ export { structuredOutput, StructuredOutputError, isStructuredOutputError } from
 export type { OutputSchema } from "./structured-output.ts";
 export type { RunMetrics } from "./metrics.ts";
 export type { AgentLoopOptions, AgentStream } from "./loop.ts";
-export type { InvokeModel, ModelContext } from "./invoke-model.ts";
+export type { InvokeModel, ModelContext, StructuredOutputModel } from "./invoke-model.ts";
 export type { AgentEvent, ModelStreamEvent, RunOutcome } from "./events.ts";
 export { executeToolCalls, ApprovalPause } from "./execute-tool-calls.ts";
 export type { ExecuteToolCallsOptions, ToolOutcome, PendingApproval } from "./execute-tool-calls.ts";

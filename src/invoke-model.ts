@@ -14,7 +14,11 @@ export type ModelContext = {
   agentName?: string;
   /** Per-call settings from the `beforeModelCall` hook (e.g. a model or temperature); adapters may honour them. */
   settings?: JsonObject;
-  /** Set when the run has an `output` schema: an adapter with native structured output may enforce it. */
+  /**
+   * Set when the run has an `output` schema. An `invokeModel` flagged `structuredOutput: "native"`
+   * (see `StructuredOutputModel`) must convey it to the model itself; any other may ignore it, since
+   * the loop then shows the model the schema in a system message.
+   */
   output?: { jsonSchema: JsonObject };
 };
 
@@ -29,6 +33,21 @@ export type InvokeModel = (
   session: Session,
   context: ModelContext,
 ) => ModelMessage[] | Promise<ModelMessage[]> | AsyncIterable<ModelStreamEvent>;
+
+/**
+ * An `invokeModel` that may declare how it handles a run's `output` schema, as a property on the
+ * function (`invoke.structuredOutput = "native"`). `"native"`: it conveys `context.output` to the
+ * model itself, with the provider's structured-output mode (or, where a request cannot use that
+ * mode, an instruction of its own), so the loop adds no instruction message to the model's view.
+ * Absent: the loop adds a system message with the schema. Either way the loop validates the final
+ * answer, stores it as `output`, and sends an invalid one back for correction.
+ */
+export type StructuredOutputModel = InvokeModel & { structuredOutput?: "native" };
+
+/** Whether an `invokeModel` declared native structured output (then the loop does not instruct it). */
+export function hasNativeStructuredOutput(invokeModel: InvokeModel): boolean {
+  return (invokeModel as StructuredOutputModel).structuredOutput === "native";
+}
 
 /**
  * Calls the model once and returns the complete turn, checked. Stream deltas are forwarded to

@@ -5,7 +5,7 @@ import type { AgentEvent } from "./events.ts";
 import { runStream, type RunStream } from "./event-iterator.ts";
 import { createToolExecutor } from "./execute-tool-calls.ts";
 import type { AgentHooks } from "./hooks.ts";
-import type { InvokeModel, ModelContext } from "./invoke-model.ts";
+import { hasNativeStructuredOutput, type InvokeModel, type ModelContext } from "./invoke-model.ts";
 import { modelTurn } from "./model-turn.ts";
 import { formatLogLine, resolveLogger, type LoggerOption } from "./logger.ts";
 import { createMetricsCollector } from "./metrics.ts";
@@ -48,7 +48,9 @@ export type AgentLoopOptions = {
   /**
    * The final answer must be JSON matching this schema (JSON Schema or Standard Schema): it is
    * parsed and validated, stored as `output` on the final assistant message (read it with
-   * `structuredOutput`), and an invalid answer is sent back with the problems.
+   * `structuredOutput`), and an invalid answer is sent back with the problems. The model is shown
+   * the schema in a system message, unless `invokeModel` declares native structured output
+   * (`StructuredOutputModel`): then the adapter passes it to the provider.
    */
   output?: OutputSchema;
   /** How many invalid final answers are sent back for correction before `StructuredOutputError` (default 2). */
@@ -147,7 +149,9 @@ async function runLoop(
   });
   const compact = options.compaction === false ? undefined : createCompactor(options.compaction);
   const contract = options.output === undefined ? undefined : outputContract(options.output);
-  const instruction: Message | undefined = contract === undefined ? undefined : { role: "system", content: outputInstruction(contract.jsonSchema) };
+  // An adapter with native structured output conveys the schema itself: no instruction then.
+  const instruction: Message | undefined =
+    contract === undefined || hasNativeStructuredOutput(invokeModel) ? undefined : { role: "system", content: outputInstruction(contract.jsonSchema) };
   let outputAttempts = options.outputAttempts ?? 2;
   const finishAborted = (): void => {
     add({ role: "assistant", content: "", stopReason: "aborted" });
@@ -213,7 +217,7 @@ async function runLoop(
       emit({ type: "turn-start", iteration });
       const context: ModelContext = agentName === undefined ? { signal, iteration } : { signal, iteration, agentName };
       if (contract !== undefined) context.output = { jsonSchema: contract.jsonSchema };
-      let view = contract === undefined ? session : { messages: [instruction!, ...session.messages] };
+      let view = instruction === undefined ? session : { messages: [instruction, ...session.messages] };
       let callTools = schemas;
       if (options.hooks?.beforeModelCall !== undefined) {
         const prepared = await modelHook("beforeModelCall", () => options.hooks!.beforeModelCall!({ session, tools: schemas, iteration }));

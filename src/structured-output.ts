@@ -76,9 +76,17 @@ export async function holdToContract(
   return { messages: messages.map((message, index) => (index === answerIndex ? { ...message, output: checked.value } : message)), text };
 }
 
-/** The instruction given to a model that has no native structured output. */
+/**
+ * The instruction given to a model that has no native structured output: by the loop, or by an
+ * adapter flagged native for a request its provider cannot constrain (e.g. Gemini with tools).
+ */
 export function outputInstruction(jsonSchema: JsonObject): string {
   return `When you give your final answer, reply with only a JSON value (no prose, no code fence) that matches this JSON Schema:\n${JSON.stringify(jsonSchema)}`;
+}
+
+/** Whether a JSON Schema describes an object (what OpenAI's native JSON-schema modes require at the root). */
+export function hasObjectRoot(jsonSchema: JsonObject): boolean {
+  return jsonSchema.type === "object";
 }
 
 /** The message sent back when an answer does not match. */

@@ -1,6 +1,15 @@
 import { describe, expect, expectTypeOf, it } from "vitest";
 import { z } from "zod";
-import { agentLoop, initSession, isStructuredOutputError, structuredOutput, StructuredOutputError, type AssistantMessage } from "simple-agent-loop";
+import {
+  agentLoop,
+  initSession,
+  isStructuredOutputError,
+  structuredOutput,
+  StructuredOutputError,
+  type AssistantMessage,
+  type ModelContext,
+  type StructuredOutputModel,
+} from "simple-agent-loop";
 import { scriptedModel } from "simple-agent-loop/testing";
 
 const Forecast = z.object({ city: z.string(), celsius: z.number() });
@@ -45,5 +54,42 @@ describe("structured output", () => {
     expect(error).toBeInstanceOf(StructuredOutputError);
     expect(isStructuredOutputError(error)).toBe(true);
     expect(error).toMatchObject({ text: "still no" });
+  });
+
+  it("a model that declares native structured output gets the schema in context.output and no instruction message; its answer is still validated and corrected", async () => {
+    const scripted = scriptedModel([
+      [{ type: "tool_call", id: "w", name: "weather", input: {} }],
+      [{ role: "assistant", content: '{"city":"Paris"}' }],
+      [{ role: "assistant", content: '{"city":"Paris","celsius":21}' }],
+    ]);
+    const contexts: ModelContext[] = [];
+    const model: StructuredOutputModel = (tools, session, context) => {
+      contexts.push(context);
+      return scripted(tools, session, context);
+    };
+    model.structuredOutput = "native";
+    const session = await agentLoop(model, [], initSession("s", "weather in Paris?"), { toolHandlers: { weather: () => "21C" }, output: Forecast });
+    // Every call saw the session as it is: its one system prompt, no instruction before it.
+    expect(scripted.calls).toHaveLength(3);
+    for (const seen of scripted.calls) {
+      expect(seen.messages.filter((message) => "role" in message && message.role === "system")).toStrictEqual([{ role: "system", content: "s", ts: expect.any(String) }]);
+      expect(JSON.stringify(seen)).not.toContain("When you give your final answer");
+    }
+    // The adapter is given the schema on every call, to pass to its provider.
+    expect(contexts.map((context) => context.output?.jsonSchema)).toStrictEqual(Array(3).fill(expect.objectContaining({ type: "object", required: ["city", "celsius"] })));
+    // The invalid answer was still caught and sent back; the corrected one is stored as output.
+    const corrections = session.messages.filter((message) => "role" in message && message.role === "user").slice(1);
+    expect(corrections).toStrictEqual([expect.objectContaining({ content: expect.stringContaining("expected number") })]);
+    expect(structuredOutput(session, Forecast)).toStrictEqual({ city: "Paris", celsius: 21 });
+    expect((session.messages.at(-1) as AssistantMessage).output).toStrictEqual({ city: "Paris", celsius: 21 });
+  });
+
+  it("a native model whose answers stay invalid still ends in StructuredOutputError", async () => {
+    const scripted = scriptedModel([[{ role: "assistant", content: "no" }], [{ role: "assistant", content: '{"city":1}' }]]);
+    const model = Object.assign((...args: Parameters<typeof scripted>) => scripted(...args), { structuredOutput: "native" as const });
+    const error = await agentLoop(model, [], initSession("s", "u"), { output: Forecast, outputAttempts: 1 }).catch((thrown: unknown) => thrown);
+    expect(isStructuredOutputError(error)).toBe(true);
+    expect(error).toMatchObject({ text: '{"city":1}' });
+    expect(scripted.calls[1]!.messages.filter((message) => "role" in message && message.role === "system")).toHaveLength(1);
   });
 });

@@ -1,5 +1,6 @@
 import { ProviderError } from "../errors.ts";
 import type { AssistantMessage, JsonObject, ModelMessage, Session, StopReason, ThinkingMessage, ToolCallMessage, Usage } from "../session.ts";
+import { outputInstruction } from "../structured-output.ts";
 import type { ToolSchema } from "../tools.ts";
 import { isOwnSignedThinking, pairToolMessages } from "./convert-shared.ts";
 
@@ -15,6 +16,14 @@ export type GeminiRequestOptions = {
    * become `thinking` messages.
    */
   thinking?: { budgetTokens?: number; level?: "minimal" | "low" | "medium" | "high"; includeThoughts?: boolean };
+  /**
+   * The run's `output` schema (the loop's `context.output`; the factory passes it on). A request
+   * without tools gets `generationConfig.responseMimeType: "application/json"` and
+   * `responseJsonSchema: schema`. A request with tools gets the loop's instruction first in
+   * `systemInstruction` instead: Gemini before 3 answers 400 to function calling together with a
+   * JSON response MIME type, and a run's tools are sent on every turn, its final one included.
+   */
+  output?: { jsonSchema: JsonObject } | undefined;
 };
 
 export const googleProvider = "google";
@@ -44,6 +53,8 @@ export type GeminiRequest = {
     maxOutputTokens?: number;
     temperature?: number;
     thinkingConfig?: { thinkingBudget?: number; thinkingLevel?: string; includeThoughts?: boolean };
+    responseMimeType?: "application/json";
+    responseJsonSchema?: JsonObject;
   };
 };
 export type GeminiUsage = {
@@ -69,7 +80,9 @@ export type GeminiResponse = {
  * keys Gemini documents. Signatures go back only on the part they came with, and only Gemini's own.
  */
 export function toGeminiRequest(session: Session, tools: readonly ToolSchema[], options: GeminiRequestOptions): GeminiRequest {
-  const system: { text: string }[] = [];
+  const output = options.output;
+  const native = output !== undefined && tools.length === 0;
+  const system: { text: string }[] = output !== undefined && !native ? [{ text: outputInstruction(output.jsonSchema) }] : [];
   const contents: GeminiContent[] = [];
   // A functionResponse must name its function, and results go in the order of their calls.
   const calls = new Map<string, { name: string; position: number; wireId: string | undefined }>();
@@ -115,7 +128,7 @@ export function toGeminiRequest(session: Session, tools: readonly ToolSchema[], 
   if (tools.length > 0) {
     request.tools = [{ functionDeclarations: tools.map((schema) => ({ name: schema.name, description: schema.description, parametersJsonSchema: schema.input_schema })) }];
   }
-  const generationConfig = generationConfigOf(options);
+  const generationConfig = generationConfigOf(options, native ? output.jsonSchema : undefined);
   if (generationConfig !== undefined) request.generationConfig = generationConfig;
   return request;
 }
@@ -153,7 +166,7 @@ function addValidatorSkip(content: GeminiContent): void {
   if (first !== undefined && first.thoughtSignature === undefined) first.thoughtSignature = validatorSkip;
 }
 
-function generationConfigOf(options: GeminiRequestOptions): GeminiRequest["generationConfig"] {
+function generationConfigOf(options: GeminiRequestOptions, outputSchema: JsonObject | undefined): GeminiRequest["generationConfig"] {
   const config: NonNullable<GeminiRequest["generationConfig"]> = {};
   if (options.maxTokens !== undefined) config.maxOutputTokens = options.maxTokens;
   if (options.temperature !== undefined) config.temperature = options.temperature;
@@ -164,6 +177,10 @@ function generationConfigOf(options: GeminiRequestOptions): GeminiRequest["gener
     if (thinking.level !== undefined) thinkingConfig.thinkingLevel = thinking.level;
     if (thinking.includeThoughts !== undefined) thinkingConfig.includeThoughts = thinking.includeThoughts;
     config.thinkingConfig = thinkingConfig;
+  }
+  if (outputSchema !== undefined) {
+    config.responseMimeType = "application/json";
+    config.responseJsonSchema = outputSchema;
   }
   return Object.keys(config).length > 0 ? config : undefined;
 }

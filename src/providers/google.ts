@@ -1,6 +1,6 @@
 import { ProviderError, errorMessage, isAbortError, isAgentError } from "../errors.ts";
 import type { ModelStreamEvent } from "../events.ts";
-import type { InvokeModel } from "../invoke-model.ts";
+import type { StructuredOutputModel } from "../invoke-model.ts";
 import type { ModelMessage } from "../session.ts";
 import {
   fromGeminiResponse,
@@ -16,7 +16,8 @@ import {
 import { env, postJson, providerError, type ErrorShape, type Fetch } from "./http.ts";
 import { parseSseBatches } from "./sse.ts";
 
-export type GeminiOptions = GeminiRequestOptions & {
+// `output` comes from the run (`context.output`), never from the factory.
+export type GeminiOptions = Omit<GeminiRequestOptions, "output"> & {
   /** Defaults to the `GEMINI_API_KEY` environment variable, then `GOOGLE_API_KEY`. */
   apiKey?: string;
   /** The API origin without `/v1beta` (default `GOOGLE_GEMINI_BASE_URL`, then `https://generativelanguage.googleapis.com`). */
@@ -32,13 +33,15 @@ export type GeminiOptions = GeminiRequestOptions & {
  * An `invokeModel` for the Gemini API (generateContent). Streams by default (`stream: false` for
  * one JSON response); failures become `ProviderError`s the loop retries when they are retryable.
  * The API key travels in the `x-goog-api-key` header, never in the URL, so it cannot leak into
- * logs or error messages.
+ * logs or error messages. Native structured output: a run's `output` schema goes as
+ * `responseJsonSchema` when the request has no tools, else as an instruction (see
+ * `GeminiRequestOptions.output`).
  */
-export function gemini(options: GeminiOptions): InvokeModel {
+export function gemini(options: GeminiOptions): StructuredOutputModel {
   const baseURL = (options.baseURL ?? env("GOOGLE_GEMINI_BASE_URL") ?? "https://generativelanguage.googleapis.com").replace(/\/+$/, "");
   // `gemini-2.5-flash` and `models/gemini-2.5-flash` name the same model; `tunedModels/...` has its own path.
   const modelPath = options.model.includes("/") ? options.model : `models/${options.model}`;
-  return (tools, session, context) => {
+  const invoke: StructuredOutputModel = (tools, session, context) => {
     const apiKey = options.apiKey ?? env("GEMINI_API_KEY") ?? env("GOOGLE_API_KEY");
     if (apiKey === undefined) {
       throw new ProviderError("google: no API key: set GEMINI_API_KEY (or GOOGLE_API_KEY) or pass apiKey", { provider: googleProvider });
@@ -48,7 +51,7 @@ export function gemini(options: GeminiOptions): InvokeModel {
       provider: googleProvider,
       url: `${baseURL}/v1beta/${modelPath}:${stream ? "streamGenerateContent?alt=sse" : "generateContent"}`,
       headers: { "x-goog-api-key": apiKey, ...options.headers },
-      body: toGeminiRequest(session, tools, options),
+      body: toGeminiRequest(session, tools, { ...options, output: context.output }),
       fetch: options.fetch,
       signal: context.signal,
       errors: geminiErrors,
@@ -57,6 +60,8 @@ export function gemini(options: GeminiOptions): InvokeModel {
     if (!stream) return postJson(request).then(async (response) => fromGeminiResponse(await readJson(response, [apiKey])));
     return streamGenerateContent(() => postJson(request), [apiKey]);
   };
+  invoke.structuredOutput = "native";
+  return invoke;
 }
 
 /** Gemini's error body: `{ error: { code, message, status, details } }` (in an array from some endpoints). */

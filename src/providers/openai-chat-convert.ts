@@ -1,5 +1,6 @@
 import { ProviderError } from "../errors.ts";
 import type { JsonObject, ModelMessage, Session, StopReason, ThinkingMessage, ToolCallMessage, TurnEndFields, Usage } from "../session.ts";
+import { hasObjectRoot, outputInstruction } from "../structured-output.ts";
 import type { ToolSchema } from "../tools.ts";
 import { isOwnSignedThinking, outputText, pairToolMessages, parseToolInput, safeToolId } from "./convert-shared.ts";
 
@@ -18,6 +19,14 @@ export type OpenAIChatRequestOptions = {
   /** `reasoning_effort` for reasoning models, e.g. `"low"`, `"medium"`, `"high"`. */
   reasoningEffort?: string;
   stream?: boolean;
+  /**
+   * The run's `output` schema (the loop's `context.output`; the factory passes it on). An object
+   * schema goes as `response_format: { type: "json_schema", json_schema: { name: "output", schema,
+   * strict: false } }` (not strict: strict mode accepts only a subset of JSON Schema). Any other
+   * schema (an array, a string…: `response_format` takes only an object root) is given as the
+   * loop's instruction in a leading system message instead.
+   */
+  output?: { jsonSchema: JsonObject } | undefined;
 };
 
 export type OpenAIChatToolCall = { id: string; type: "function"; function: { name: string; arguments: string } };
@@ -43,6 +52,7 @@ export type OpenAIChatRequest = {
   reasoning_effort?: string;
   stream?: true;
   stream_options?: { include_usage: true };
+  response_format?: { type: "json_schema"; json_schema: { name: string; schema: JsonObject; strict: false } };
 };
 
 export const openaiChatProvider = "openai-chat";
@@ -62,7 +72,10 @@ export function toOpenAIChatRequest(session: Session, tools: readonly ToolSchema
   // servers number their calls per response) then still pairs with its own result.
   const awaiting = new Map<string, AssistantTurn>();
   let open: AssistantTurn | undefined;
-  for (const message of pairToolMessages(session.messages)) {
+  const output = options.output;
+  const instructed = output !== undefined && !hasObjectRoot(output.jsonSchema);
+  const sessionMessages = instructed ? [{ role: "system", content: outputInstruction(output.jsonSchema) } as const, ...session.messages] : session.messages;
+  for (const message of pairToolMessages(sessionMessages)) {
     if ("role" in message && message.role !== "assistant") {
       open = undefined;
       items.push({ role: message.role, content: message.content });
@@ -107,6 +120,7 @@ export function toOpenAIChatRequest(session: Session, tools: readonly ToolSchema
   if (options.maxTokens !== undefined) request[options.maxTokensField ?? "max_completion_tokens"] = options.maxTokens;
   if (options.temperature !== undefined) request.temperature = options.temperature;
   if (options.reasoningEffort !== undefined) request.reasoning_effort = options.reasoningEffort;
+  if (output !== undefined && !instructed) request.response_format = { type: "json_schema", json_schema: { name: "output", schema: output.jsonSchema, strict: false } };
   if (options.stream !== false) {
     request.stream = true;
     request.stream_options = { include_usage: true };

@@ -1,6 +1,6 @@
 import { ProviderError, errorMessage, isAbortError, isAgentError } from "../errors.ts";
 import type { ModelStreamEvent } from "../events.ts";
-import type { InvokeModel } from "../invoke-model.ts";
+import type { StructuredOutputModel } from "../invoke-model.ts";
 import {
   fromOpenAIChatResponse,
   openaiChatProvider,
@@ -17,7 +17,8 @@ import {
 import { env, postJson, providerError, type ErrorShape, type Fetch } from "./http.ts";
 import { parseSseBatches } from "./sse.ts";
 
-export type OpenAIChatOptions = OpenAIChatRequestOptions & {
+// `output` comes from the run (`context.output`), never from the factory.
+export type OpenAIChatOptions = Omit<OpenAIChatRequestOptions, "output"> & {
   /**
    * Defaults to the `OPENAI_API_KEY` environment variable. With a custom `baseURL` (Ollama, vLLM,
    * llama.cpp, LM Studio…) it may be missing: then no `Authorization` header is sent.
@@ -35,13 +36,14 @@ const defaultBaseURL = "https://api.openai.com/v1";
 /**
  * An `invokeModel` for OpenAI Chat Completions and the servers that speak it. Streams by default
  * (`stream: false` for one JSON response); failures become `ProviderError`s the loop retries when
- * they are retryable, and a context overflow a `ContextOverflowError`.
+ * they are retryable, and a context overflow a `ContextOverflowError`. Native structured output: a
+ * run's `output` schema goes as `response_format` (see `OpenAIChatRequestOptions.output`).
  */
-export function openaiChat(options: OpenAIChatOptions): InvokeModel {
+export function openaiChat(options: OpenAIChatOptions): StructuredOutputModel {
   const baseURL = (options.baseURL ?? env("OPENAI_BASE_URL") ?? defaultBaseURL).replace(/\/+$/, "");
   const official = /^https:\/\/api\.openai\.com(?:\/|$)/.test(baseURL);
   const requestOptions: OpenAIChatRequestOptions = official || options.maxTokensField !== undefined ? options : { ...options, maxTokensField: "max_tokens" };
-  return (tools, session, context) => {
+  const invoke: StructuredOutputModel = (tools, session, context) => {
     const apiKey = options.apiKey ?? env("OPENAI_API_KEY");
     if (apiKey === undefined && official) {
       throw new ProviderError("openai-chat: no API key: set OPENAI_API_KEY or pass apiKey", { provider: openaiChatProvider });
@@ -51,7 +53,7 @@ export function openaiChat(options: OpenAIChatOptions): InvokeModel {
       provider: openaiChatProvider,
       url: `${baseURL}/chat/completions`,
       headers: { ...(apiKey === undefined ? {} : { authorization: `Bearer ${apiKey}` }), ...options.headers },
-      body: toOpenAIChatRequest(session, tools, requestOptions),
+      body: toOpenAIChatRequest(session, tools, { ...requestOptions, output: context.output }),
       fetch: options.fetch,
       signal: context.signal,
       errors: openaiChatErrors,
@@ -66,6 +68,8 @@ export function openaiChat(options: OpenAIChatOptions): InvokeModel {
     }
     return streamOpenAIChat(() => postJson(request), { secrets, signal: context.signal });
   };
+  invoke.structuredOutput = "native";
+  return invoke;
 }
 
 /** OpenAI's error bodies (`{error: {message, type, code}}`) and the shapes of compatible servers. */

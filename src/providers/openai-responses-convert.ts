@@ -1,5 +1,6 @@
 import { ProviderError } from "../errors.ts";
 import type { JsonObject, ModelMessage, Session, StopReason, ThinkingMessage, ToolCallMessage, Usage } from "../session.ts";
+import { hasObjectRoot, outputInstruction } from "../structured-output.ts";
 import type { ToolSchema } from "../tools.ts";
 import { isOwnSignedThinking, outputText, pairToolMessages, parseToolInput, safeToolId } from "./convert-shared.ts";
 import { providerError, type ErrorShape } from "./http.ts";
@@ -18,6 +19,13 @@ export type OpenAIResponsesRequestOptions = {
    */
   reasoningSummary?: string;
   stream?: boolean;
+  /**
+   * The run's `output` schema (the loop's `context.output`; the factory passes it on). An object
+   * schema goes as `text: { format: { type: "json_schema", name: "output", schema, strict: false } }`
+   * (not strict: strict mode accepts only a subset of JSON Schema). Any other schema (the format
+   * takes only an object root) is given as the loop's instruction, first in `instructions`, instead.
+   */
+  output?: { jsonSchema: JsonObject } | undefined;
 };
 
 export type OpenAIResponsesInputItem =
@@ -41,6 +49,7 @@ export type OpenAIResponsesRequest = {
   max_output_tokens?: number;
   temperature?: number;
   reasoning?: { effort?: string; summary?: string };
+  text?: { format: { type: "json_schema"; name: string; schema: JsonObject; strict: false } };
   stream?: boolean;
 };
 
@@ -60,7 +69,9 @@ export function toOpenAIResponsesRequest(
   tools: readonly ToolSchema[],
   options: OpenAIResponsesRequestOptions,
 ): OpenAIResponsesRequest {
-  const instructions: string[] = [];
+  const output = options.output;
+  const instructed = output !== undefined && !hasObjectRoot(output.jsonSchema);
+  const instructions: string[] = instructed ? [outputInstruction(output.jsonSchema)] : [];
   const input: OpenAIResponsesInputItem[] = [];
   for (const message of pairToolMessages(session.messages)) {
     if ("role" in message) {
@@ -97,6 +108,7 @@ export function toOpenAIResponsesRequest(
     if (options.reasoningEffort !== undefined) request.reasoning.effort = options.reasoningEffort;
     if (options.reasoningSummary !== undefined) request.reasoning.summary = options.reasoningSummary;
   }
+  if (output !== undefined && !instructed) request.text = { format: { type: "json_schema", name: "output", schema: output.jsonSchema, strict: false } };
   if (options.stream !== false) request.stream = true;
   return request;
 }

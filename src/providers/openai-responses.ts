@@ -1,6 +1,6 @@
 import { ProviderError } from "../errors.ts";
 import type { ModelStreamEvent } from "../events.ts";
-import type { InvokeModel } from "../invoke-model.ts";
+import type { StructuredOutputModel } from "../invoke-model.ts";
 import type { ModelMessage } from "../session.ts";
 import { parseToolInput } from "./convert-shared.ts";
 import { env, postJson, providerError, type Fetch, type PostOptions } from "./http.ts";
@@ -19,7 +19,8 @@ import {
 } from "./openai-responses-convert.ts";
 import { parseSseBatches } from "./sse.ts";
 
-export type OpenAIResponsesOptions = OpenAIResponsesRequestOptions & {
+// `output` comes from the run (`context.output`), never from the factory.
+export type OpenAIResponsesOptions = Omit<OpenAIResponsesRequestOptions, "output"> & {
   /** Defaults to the `OPENAI_API_KEY` environment variable, read at each call. */
   apiKey?: string;
   /** The API root including `/v1`, as in the official SDK (default `OPENAI_BASE_URL`, then `https://api.openai.com/v1`). */
@@ -33,11 +34,12 @@ export type OpenAIResponsesOptions = OpenAIResponsesRequestOptions & {
  * An `invokeModel` for the OpenAI Responses API (`POST {baseURL}/responses`), stateless: every call
  * sends the whole session with `store: false`, and reasoning travels as encrypted content. Streams
  * by default (`stream: false` for one JSON response); failures become `ProviderError`s the loop
- * retries when they are retryable.
+ * retries when they are retryable. Native structured output: a run's `output` schema goes as
+ * `text.format` (see `OpenAIResponsesRequestOptions.output`).
  */
-export function openaiResponses(options: OpenAIResponsesOptions): InvokeModel {
+export function openaiResponses(options: OpenAIResponsesOptions): StructuredOutputModel {
   const baseURL = (options.baseURL ?? env("OPENAI_BASE_URL") ?? "https://api.openai.com/v1").replace(/\/+$/, "");
-  return (tools, session, context) => {
+  const invoke: StructuredOutputModel = (tools, session, context) => {
     const apiKey = options.apiKey ?? env("OPENAI_API_KEY");
     if (apiKey === undefined) {
       throw new ProviderError("openai-responses: no API key: set OPENAI_API_KEY or pass apiKey", { provider: openaiResponsesProvider });
@@ -46,7 +48,7 @@ export function openaiResponses(options: OpenAIResponsesOptions): InvokeModel {
       provider: openaiResponsesProvider,
       url: `${baseURL}/responses`,
       headers: { authorization: `Bearer ${apiKey}`, ...options.headers },
-      body: toOpenAIResponsesRequest(session, tools, options),
+      body: toOpenAIResponsesRequest(session, tools, { ...options, output: context.output }),
       fetch: options.fetch,
       signal: context.signal,
       errors: openaiResponsesErrors,
@@ -58,6 +60,8 @@ export function openaiResponses(options: OpenAIResponsesOptions): InvokeModel {
     }
     return streamResponses(open, [apiKey]);
   };
+  invoke.structuredOutput = "native";
+  return invoke;
 }
 
 type StreamEvent = {

@@ -7,6 +7,8 @@ import {
   initSession,
   isContextOverflowError,
   isProviderError,
+  structuredOutput,
+  type JsonObject,
   type Message,
   type ModelMessage,
   type ModelStreamEvent,
@@ -594,4 +596,62 @@ describe.skipIf(!(process.env.GEMINI_API_KEY ?? process.env.GOOGLE_API_KEY))("go
     expect(session.messages.some((message) => "type" in message && message.type === "tool_call")).toBe(true);
     expect(session.messages.at(-1)).toMatchObject({ role: "assistant", content: expect.stringContaining("111111111011110") });
   }, 60_000);
+});
+
+describe("google: native structured output", () => {
+  let server: ReplayServer;
+  beforeAll(async () => {
+    server = await startReplayServer();
+  });
+  afterAll(async () => {
+    await server.close();
+  });
+  const forecast: JsonObject = { type: "object", properties: { city: { type: "string" }, celsius: { type: "number" } }, required: ["city", "celsius"] };
+  const usage = { input: 10, output: 5 };
+  const model = (stream: boolean) => gemini({ model: "gemini-2.5-flash", baseURL: server.origin, apiKey: "gemini-test-key-123456", stream });
+  const answer = { role: "assistant", content: '{"city":"Paris","celsius":21}', output: { city: "Paris", celsius: 21 }, stopReason: "end_turn", usage: { inputTokens: 10, outputTokens: 5 } };
+
+  for (const stream of [true, false]) {
+    it(`a run with output: schema and no tools sends responseMimeType and responseJsonSchema, without the instruction; the answer is parsed into output (${stream ? "streamed" : "not streamed"})`, async () => {
+      expect(model(stream).structuredOutput).toBe("native");
+      server.enqueue(turnResponse({ text: '{"city":"Paris","celsius":21}', stopReason: "end_turn", usage }, stream));
+      const before = server.requests.length;
+      const session = await agentLoop(model(stream), [], initSession("You forecast.", "Paris?"), { output: forecast });
+      const [body] = server.requests.slice(before).map((request) => request.body as GeminiRequest);
+      expect(body!.generationConfig).toStrictEqual({ responseMimeType: "application/json", responseJsonSchema: forecast });
+      expect(body!.systemInstruction).toStrictEqual({ parts: [{ text: "You forecast." }] });
+      expect(withoutTs(session).at(-1)).toStrictEqual(answer);
+      expect(structuredOutput(session)).toStrictEqual({ city: "Paris", celsius: 21 });
+    });
+  }
+
+  it("with tools (Gemini refuses function calling with a JSON response type) every call gets the instruction first in systemInstruction instead; the answer is still parsed into output", async () => {
+    server.enqueue(
+      turnResponse({ toolCalls: [{ id: "call_w", name: "weather", input: { city: "Paris" } }], stopReason: "tool_use", usage }, true),
+      turnResponse({ text: '{"city":"Paris","celsius":21}', stopReason: "end_turn", usage }, true),
+    );
+    const before = server.requests.length;
+    const session = await agentLoop(model(true), [schema("weather", { city: { type: "string" } })], initSession("You forecast.", "Paris?"), {
+      toolHandlers: { weather: () => "21C" },
+      output: forecast,
+    });
+    const bodies = server.requests.slice(before).map((request) => request.body as GeminiRequest);
+    expect(bodies).toHaveLength(2);
+    for (const body of bodies) {
+      expect(body).not.toHaveProperty("generationConfig");
+      expect(body.systemInstruction).toStrictEqual({ parts: [{ text: expect.stringContaining(JSON.stringify(forecast)) }, { text: "You forecast." }] });
+      expect(body.tools?.[0]?.functionDeclarations.map((declaration) => declaration.name)).toStrictEqual(["weather"]);
+    }
+    expect(withoutTs(session).at(-1)).toStrictEqual(answer);
+  });
+
+  it("the converter: other generationConfig settings stay beside the JSON mode; without output there is none", () => {
+    const session = initSession("s", "u");
+    expect(toGeminiRequest(session, [], { model: "gemini-2.5-flash", temperature: 0, output: { jsonSchema: forecast } }).generationConfig).toStrictEqual({
+      temperature: 0,
+      responseMimeType: "application/json",
+      responseJsonSchema: forecast,
+    });
+    expect(toGeminiRequest(session, [], { model: "gemini-2.5-flash", temperature: 0 }).generationConfig).toStrictEqual({ temperature: 0 });
+  });
 });

@@ -8,7 +8,9 @@ import {
   initSession,
   isContextOverflowError,
   isProviderError,
+  structuredOutput,
   type InvokeModel,
+  type JsonObject,
   type ModelMessage,
   type ModelStreamEvent,
   type ProviderError,
@@ -484,4 +486,70 @@ describe.skipIf(!process.env.OPENAI_API_KEY)("openai-chat: live", () => {
     expect(session.messages.some((message) => "type" in message && message.type === "tool_call")).toBe(true);
     expect(session.messages.at(-1)).toMatchObject({ role: "assistant", content: expect.stringContaining("111111111011110") });
   }, 60_000);
+});
+
+describe("openai-chat: native structured output", () => {
+  let server: ReplayServer;
+  beforeAll(async () => {
+    server = await startReplayServer();
+  });
+  afterAll(async () => {
+    await server.close();
+  });
+  const forecast: JsonObject = { type: "object", properties: { city: { type: "string" }, celsius: { type: "number" } }, required: ["city", "celsius"] };
+  const weather: ToolSchema = { name: "weather", description: "The weather in a city.", input_schema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } };
+  const usage = { input: 10, output: 5 };
+  type OutputBody = Body & { response_format?: unknown };
+
+  for (const stream of [true, false]) {
+    it(`a run with output: schema sends it as response_format on every call, without the instruction message; the answer is parsed into output (${stream ? "streamed" : "not streamed"})`, async () => {
+      expect(openaiChat({ model: "gpt-4o", baseURL: `${server.origin}/v1` }).structuredOutput).toBe("native");
+      server.enqueue(
+        turnResponse({ toolCalls: [{ id: "call_w", name: "weather", input: { city: "Paris" } }], stopReason: "tool_use", usage }, stream),
+        turnResponse({ text: '{"city":"Paris","celsius":21}', stopReason: "end_turn", usage }, stream),
+      );
+      const before = server.requests.length;
+      const session = await agentLoop(openaiChat({ model: "gpt-4o", baseURL: `${server.origin}/v1`, apiKey: "sk-test", stream }), [weather], initSession("You forecast.", "Paris?"), {
+        toolHandlers: { weather: () => "21C" },
+        output: forecast,
+      });
+      const bodies = server.requests.slice(before).map((request) => request.body as OutputBody);
+      expect(bodies).toHaveLength(2);
+      for (const body of bodies) {
+        expect(body.response_format).toStrictEqual({ type: "json_schema", json_schema: { name: "output", schema: forecast, strict: false } });
+        expect(body.messages.filter((message) => message.role === "system")).toStrictEqual([{ role: "system", content: "You forecast." }]);
+        expect(body.tools?.map((definition) => definition.function.name)).toStrictEqual(["weather"]);
+      }
+      expect(withoutTs(session).at(-1)).toStrictEqual({
+        role: "assistant",
+        content: '{"city":"Paris","celsius":21}',
+        output: { city: "Paris", celsius: 21 },
+        stopReason: "end_turn",
+        usage: { inputTokens: 10, outputTokens: 5 },
+      });
+      expect(structuredOutput(session)).toStrictEqual({ city: "Paris", celsius: 21 });
+    });
+  }
+
+  it("a run without output sends no response_format", async () => {
+    server.enqueue(turnResponse({ text: "hi", stopReason: "end_turn", usage }, true));
+    const before = server.requests.length;
+    await agentLoop(openaiChat({ model: "gpt-4o", baseURL: `${server.origin}/v1`, apiKey: "sk-test" }), [], initSession("s", "u"));
+    expect(server.requests[before]!.body).not.toHaveProperty("response_format");
+  });
+
+  it("the converter: an object schema becomes response_format; any other root (which response_format refuses) the instruction, as a first system message", () => {
+    const session = initSession("s", "u");
+    const native = toOpenAIChatRequest(session, [], { model: "m", output: { jsonSchema: forecast } });
+    expect(native.response_format).toStrictEqual({ type: "json_schema", json_schema: { name: "output", schema: forecast, strict: false } });
+    expect(native.messages).toStrictEqual([{ role: "system", content: "s" }, { role: "user", content: "u" }]);
+    const list: JsonObject = { type: "array", items: { type: "string" } };
+    const instructed = toOpenAIChatRequest(session, [], { model: "m", output: { jsonSchema: list } });
+    expect(instructed).not.toHaveProperty("response_format");
+    expect(instructed.messages).toStrictEqual([
+      { role: "system", content: expect.stringContaining(JSON.stringify(list)) },
+      { role: "system", content: "s" },
+      { role: "user", content: "u" },
+    ]);
+  });
 });

@@ -8,7 +8,9 @@ import {
   isContextOverflowError,
   isProviderError,
   response,
+  structuredOutput,
   tool,
+  type JsonObject,
   type ModelMessage,
   type ProviderError,
   type Session,
@@ -603,5 +605,65 @@ describe.skipIf(!process.env.OPENAI_API_KEY)("openai-responses: live", () => {
     expectEveryCallAnsweredOnce(session);
     expect(session.messages.some((message) => "type" in message && message.type === "tool_call" && message.name === "add")).toBe(true);
     expect(response(session)?.content).toContain("5555");
+  });
+});
+
+describe("openai-responses: native structured output", () => {
+  let server: ReplayServer;
+  beforeAll(async () => {
+    server = await startReplayServer();
+  });
+  afterAll(async () => {
+    await server.close();
+  });
+  const forecast: JsonObject = { type: "object", properties: { city: { type: "string" }, celsius: { type: "number" } }, required: ["city", "celsius"] };
+  const usage = { input: 10, output: 5 };
+  type OutputBody = Body & { text?: unknown; tools?: { name: string }[] };
+
+  for (const stream of [true, false]) {
+    it(`a run with output: schema sends it as text.format on every call, without the instruction; the answer is parsed into output (${stream ? "streamed" : "not streamed"})`, async () => {
+      expect(openaiResponses({ model: "gpt-5" }).structuredOutput).toBe("native");
+      server.enqueue(
+        turnResponse({ toolCalls: [{ id: "call_c", name: "calculator", input: { a: 20, b: 1, op: "add" } }], stopReason: "tool_use", usage }, stream),
+        turnResponse({ text: '{"city":"Paris","celsius":21}', stopReason: "end_turn", usage }, stream),
+      );
+      const before = server.requests.length;
+      const session = await agentLoop(openaiResponses({ model: "gpt-5", baseURL: `${server.origin}/v1`, apiKey: "sk-test", stream }), [calculator], initSession("You forecast.", "Paris?"), {
+        toolHandlers: { calculator: calculate },
+        output: forecast,
+      });
+      const bodies = server.requests.slice(before).map((request) => request.body as OutputBody);
+      expect(bodies).toHaveLength(2);
+      for (const body of bodies) {
+        expect(body.text).toStrictEqual({ format: { type: "json_schema", name: "output", schema: forecast, strict: false } });
+        expect(body.instructions).toBe("You forecast.");
+        expect(body.tools?.map((definition) => definition.name)).toStrictEqual(["calculator"]);
+      }
+      expect(withoutTs(session).at(-1)).toStrictEqual({
+        role: "assistant",
+        content: '{"city":"Paris","celsius":21}',
+        output: { city: "Paris", celsius: 21 },
+        stopReason: "end_turn",
+        usage: { inputTokens: 10, outputTokens: 5 },
+      });
+      expect(structuredOutput(session)).toStrictEqual({ city: "Paris", celsius: 21 });
+    });
+  }
+
+  it("a run without output sends no text.format", async () => {
+    server.enqueue(turnResponse({ text: "hi", stopReason: "end_turn", usage }, true));
+    const before = server.requests.length;
+    await agentLoop(openaiResponses({ model: "gpt-5", baseURL: `${server.origin}/v1`, apiKey: "sk-test" }), [], initSession("s", "u"));
+    expect(server.requests[before]!.body).not.toHaveProperty("text");
+  });
+
+  it("the converter: an object schema becomes text.format; any other root (which the format refuses) the instruction, first in instructions", () => {
+    const session = initSession("s", "u");
+    const native = toOpenAIResponsesRequest(session, [], { model: "m", output: { jsonSchema: forecast } });
+    expect(native).toMatchObject({ instructions: "s", text: { format: { type: "json_schema", name: "output", schema: forecast, strict: false } } });
+    const list: JsonObject = { type: "array", items: { type: "string" } };
+    const instructed = toOpenAIResponsesRequest(session, [], { model: "m", output: { jsonSchema: list } });
+    expect(instructed).not.toHaveProperty("text");
+    expect(instructed.instructions?.split("\n\n")).toStrictEqual([expect.stringContaining(JSON.stringify(list)), "s"]);
   });
 });
