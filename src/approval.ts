@@ -13,10 +13,13 @@ export type ApprovalDecision = { approved: boolean; reason?: string };
  */
 export function resolveApproval(
   session: Session,
-  callId: string | readonly ({ id: string } & ApprovalDecision)[],
+  callId: string | readonly (string | ({ id: string } & ApprovalDecision))[],
   decision?: ApprovalDecision,
 ): Session {
-  const decisions = typeof callId === "string" ? [{ id: callId, ...(decision as ApprovalDecision) }] : callId;
+  // One id, a list of ids sharing `decision`, or a list of `{ id, approved, reason? }`.
+  const decisions = (typeof callId === "string" ? [callId] : callId).map((entry) =>
+    typeof entry === "string" ? { id: entry, ...(decision as ApprovalDecision) } : entry,
+  );
   const waiting = new Map(pendingApprovals(session).map((call) => [call.id, call]));
   // Check all first, so a bad entry in a list changes nothing.
   for (const entry of decisions) {

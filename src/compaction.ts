@@ -1,7 +1,7 @@
-import { notifySessionChange, type JsonValue, type Message, type Session } from "./session.ts";
+import { notifySessionChange, type Message, type Session } from "./session.ts";
 
 export type CompactSessionOptions = {
-  /** How many assistant replies or model turns must follow a message before it is cut (default 2). The last turn is never cut. */
+  /** How many assistant replies or model turns must follow a message before it is cut (default 2). */
   keepTurns?: number;
   /**
    * Thinking text longer than this is cut to this length (default 120). A tool-call input whose
@@ -12,33 +12,37 @@ export type CompactSessionOptions = {
 };
 
 /**
- * Truncation compaction (seed 000 §8): walking back from the end, once `keepTurns` assistant
- * replies (or model turns) have come after a thinking or tool_call message of an earlier turn, its
- * long text is cut to a prefix and the message
- * is marked `compacted: true` (a compacted thinking block keeps its signature for the record, but
- * converters must not send it back as signed reasoning). User messages, assistant text and tool
- * results are never touched. Idempotent. Replaces the cut messages in the session's array with
- * new objects (the originals are not modified) and returns the session.
+ * Truncation compaction (seed 000 §8), as the Python package does it: walking back from the end,
+ * once `keepTurns` assistant replies (or model turns) have come after a thinking or tool_call
+ * message, thinking text longer than `maxLength` is cut to a prefix, a tool-call input whose
+ * JSON is longer becomes `{ _compacted: <prefix of that JSON> }`, and the message is marked
+ * `compacted: true`. User messages, assistant text and tool results are never touched. A
+ * compacted thinking block keeps its signature for the record; converters do not send it back
+ * as signed reasoning. Idempotent. Replaces the cut messages in the session's array with new
+ * objects (the originals are not modified) and returns the session.
  */
 export function compactSession(session: Session, options: CompactSessionOptions = {}): Session {
-  createCompactor(options)(session);
+  createCompactor({ ...options, protectLastTurn: false })(session);
   return session;
 }
 
 /**
  * An incremental compactor for the loop: it remembers how far the session is already compacted,
  * so each call walks only the last turns and the messages that just left them, not the whole
- * session. Returns how many messages it compacted. Use one per session.
+ * session. Returns how many messages it compacted. Use one per session. Unless
+ * `protectLastTurn` is false, it never cuts the last model turn: the next request must carry that
+ * turn's signed thinking intact (the loop compacts right before each model call).
  */
-export function createCompactor(options: CompactSessionOptions = {}): (session: Session) => number {
+export function createCompactor(options: CompactSessionOptions & { protectLastTurn?: boolean } = {}): (session: Session) => number {
   const keepTurns = options.keepTurns ?? 2;
   const maxLength = options.maxLength ?? 120;
+  const minimumTurns = options.protectLastTurn === false ? 0 : 1;
   let settled = 0;
 
   return (session) => {
     const { messages } = session;
     if (settled > messages.length) settled = 0;
-    const horizon = lastIndexBeforeRecentTurns(messages, keepTurns, settled);
+    const horizon = lastIndexBeforeRecentTurns(messages, keepTurns, settled, minimumTurns);
     let count = 0;
     for (let index = settled; index <= horizon; index++) {
       const cut = truncate(messages[index]!, maxLength);
@@ -55,10 +59,10 @@ export function createCompactor(options: CompactSessionOptions = {}): (session: 
 }
 
 // The index of the last message old enough to compact (-1 if none), walking back no further than
-// `stop`: it must precede the last model turn (whose signed thinking the next request needs
-// intact), and `keepTurns` model turns or `keepTurns` assistant replies must have come after it.
+// `stop`: `keepTurns` model turns or `keepTurns` assistant replies must have come after it, and
+// at least `minimumTurns` whole model turns (1: never a message of the last turn).
 // Both counts only grow walking back, so every earlier message qualifies too.
-function lastIndexBeforeRecentTurns(messages: readonly Message[], keepTurns: number, stop: number): number {
+function lastIndexBeforeRecentTurns(messages: readonly Message[], keepTurns: number, stop: number, minimumTurns: number): number {
   let turns = 0;
   let replies = 0;
   let inModelTurn = false;
@@ -66,7 +70,7 @@ function lastIndexBeforeRecentTurns(messages: readonly Message[], keepTurns: num
     const message = messages[index]!;
     const model = isModelMessage(message);
     if (!model && inModelTurn) turns++;
-    if (turns >= 1 && (turns >= keepTurns || replies >= keepTurns)) return index;
+    if (turns >= minimumTurns && (turns >= keepTurns || replies >= keepTurns)) return index;
     inModelTurn = model;
     if ("role" in message && message.role === "assistant") replies++;
   }
@@ -83,27 +87,8 @@ function truncate(message: Message, maxLength: number): Message | undefined {
     if (message.content.length <= maxLength) return undefined;
     return { ...message, content: `${message.content.slice(0, maxLength)}...`, compacted: true };
   }
-  if (hasLongString(message.input, maxLength)) {
-    return { ...message, input: truncateStrings(message.input, maxLength) as typeof message.input, compacted: true };
-  }
-  // Many short values can add up too: then only a prefix of the JSON is kept.
+  // tool_call: the input must stay an object for every provider, so the prefix of its JSON is kept in one.
   const json = JSON.stringify(message.input);
   if (json.length <= maxLength) return undefined;
-  return { ...message, input: { _truncated: `${json.slice(0, maxLength)}...` }, compacted: true };
-}
-
-// Checked first, without allocating: most inputs have nothing to cut.
-function hasLongString(value: JsonValue, maxLength: number): boolean {
-  if (typeof value === "string") return value.length > maxLength;
-  if (value === null || typeof value !== "object") return false;
-  if (Array.isArray(value)) return value.some((item) => hasLongString(item, maxLength));
-  for (const key in value) if (hasLongString(value[key]!, maxLength)) return true;
-  return false;
-}
-
-function truncateStrings(value: JsonValue, maxLength: number): JsonValue {
-  if (typeof value === "string") return value.length > maxLength ? `${value.slice(0, maxLength)}...` : value;
-  if (value === null || typeof value !== "object") return value;
-  if (Array.isArray(value)) return value.map((item) => truncateStrings(item, maxLength));
-  return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, truncateStrings(item, maxLength)]));
+  return { ...message, input: { _compacted: `${json.slice(0, maxLength)}...` }, compacted: true };
 }

@@ -72,7 +72,7 @@ export type AgentEvent =
   | { type: "tool-call-end"; id: string; name: string; input: JsonObject }
   /** A message entered the session. */
   | { type: "message"; message: Message }
-  /** A tool handler started (after validation passed). */
+  /** A tool call's execution began (input validation, then the handler); every answered call has one. */
   | { type: "tool-execution-start"; id: string; name: string; input: JsonObject }
   /** A tool call needs a human's approval: the run will pause (outcome `paused`) once the turn's other calls are done. */
   | { type: "tool-approval-request"; id: string; name: string; input: JsonObject }

@@ -111,6 +111,8 @@ export function createToolExecutor(
   }
 
   async function runOne(call: ToolCallMessage, signal: AbortSignal, abortRace: AbortRace): Promise<ToolOutcome> {
+    // It already ran while an earlier call waited for approval: never run it again.
+    if (call.heldResult !== undefined) return { type: "tool_result", id: call.id, ...call.heldResult };
     const definition = definitions.get(call.name);
     // Most calls have nothing to check: no approval state, no flag, no hook. Skip the await.
     const gated = call.approval !== undefined || hooks?.beforeToolCall !== undefined || (definition as { requireApproval?: boolean } | undefined)?.requireApproval === true;
@@ -170,8 +172,10 @@ export function createToolExecutor(
     try {
       const replaced = await abortRace.race(Promise.resolve(hooks!.afterToolCall!({ call, result, session: options.session ?? { messages: [] } })));
       if (replaced === undefined) return result;
-      const next: ToolResultMessage = { type: "tool_result", id: call.id, output: toJsonOutput(replaced.output) };
-      if (replaced.isError === true) next.isError = true;
+      // `{ output, isError? }`, or the new output itself.
+      const shaped = typeof replaced === "object" && replaced !== null && !Array.isArray(replaced) && "output" in replaced;
+      const next: ToolResultMessage = { type: "tool_result", id: call.id, output: toJsonOutput(shaped ? replaced.output : replaced) };
+      if (shaped && replaced.isError === true) next.isError = true;
       return next;
     } catch (error) {
       onEvent?.({ type: "hook-error", hook: "afterToolCall", id: call.id, error: errorMessage(error) });
@@ -264,9 +268,13 @@ export function createToolExecutor(
   ): Promise<ToolOutcome[]> {
     const pending = toolCalls.map((call) => started?.get(call.id) ?? start(call, signal, abortRace));
     const outcomes: ToolOutcome[] = [];
+    // Results enter in call order: once a call waits for approval, later results wait with it
+    // (the caller holds them; see `heldResult`).
+    let waiting = false;
     for (const promise of pending) {
       const outcome = await promise;
-      if (outcome.type === "tool_result") onResult?.(outcome);
+      if (outcome.type === "approval-pending") waiting = true;
+      else if (!waiting) onResult?.(outcome);
       outcomes.push(outcome);
     }
     return outcomes;

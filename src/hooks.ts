@@ -25,10 +25,10 @@ export type AgentHooks = {
    */
   beforeToolCall?: (input: { call: ToolCallMessage; session: Session }) => Awaitable<void | { deny: string } | { requireApproval: true }>;
   /**
-   * After each tool call, before its result enters the session. May replace the output (and
-   * error flag). Throwing replaces the result with an error (fail closed), reported as `hook-error`.
+   * After each tool call, before its result enters the session. May replace the output: return
+   * `{ output, isError? }`, or the new output itself (a string or JSON value). Throwing replaces the result with an error (fail closed), reported as `hook-error`.
    */
-  afterToolCall?: (input: { call: ToolCallMessage; result: ToolResultMessage; session: Session }) => Awaitable<void | {
+  afterToolCall?: (input: { call: ToolCallMessage; result: ToolResultMessage; session: Session }) => Awaitable<void | JsonValue | {
     output: JsonValue;
     isError?: boolean;
   }>;

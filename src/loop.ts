@@ -1,9 +1,9 @@
 import { createAbortRace } from "./abort.ts";
 import { createCompactor, type CompactSessionOptions } from "./compaction.ts";
-import { MaxIterationsError, errorMessage } from "./errors.ts";
+import { AgentError, MaxIterationsError, errorMessage } from "./errors.ts";
 import type { AgentEvent } from "./events.ts";
 import { runStream, type RunStream } from "./event-iterator.ts";
-import { createToolExecutor } from "./execute-tool-calls.ts";
+import { createToolExecutor, type PendingApproval } from "./execute-tool-calls.ts";
 import type { AgentHooks } from "./hooks.ts";
 import { hasNativeStructuredOutput, type InvokeModel, type ModelContext } from "./invoke-model.ts";
 import { modelTurn } from "./model-turn.ts";
@@ -11,7 +11,7 @@ import { formatLogLine, resolveLogger, type LoggerOption } from "./logger.ts";
 import { createMetricsCollector } from "./metrics.ts";
 import { holdToContract, outputContract, outputCorrection, outputInstruction, StructuredOutputError, type OutputSchema } from "./structured-output.ts";
 import type { RetryOptions } from "./retry.ts";
-import { extendSession, isToolCall, notifySessionChange, type Message, type ModelMessage, type Session } from "./session.ts";
+import { extendSession, isToolCall, notifySessionChange, type Message, type ModelMessage, type Session, type UserMessage } from "./session.ts";
 import { abortedResult, describeAction, lastTurn, notExecuted, pick, turnEnd } from "./turn.ts";
 import { toolSchemas, type ToolDefinition, type ToolHandlers } from "./tools.ts";
 
@@ -89,16 +89,30 @@ export function agentStream(
   const queues: Queues = { steering: [], followUps: [] };
   const stream = runStream<AgentEvent, Session>(
     async (emit) => {
-      await runLoop(invokeModel, tools, session, options, signal, emit, queues);
+      // Two runs on one session would answer the same calls twice.
+      if (running.has(session)) throw new AgentError("a run is already in progress on this session");
+      running.add(session);
+      try {
+        await runLoop(invokeModel, tools, session, options, signal, emit, queues);
+      } finally {
+        running.delete(session);
+      }
       return session;
     },
     () => controller.abort(),
     options.onEvent,
   );
   return Object.assign(stream, {
-    steer: (text: string) => void queues.steering.push(text),
-    followUp: (text: string) => void queues.followUps.push(text),
+    steer: (message: string | UserMessage) => void queues.steering.push(userMessage(message)),
+    followUp: (message: string | UserMessage) => void queues.followUps.push(userMessage(message)),
   });
+}
+
+const running = new WeakSet<Session>();
+const aborted = Symbol("aborted");
+
+function userMessage(message: string | UserMessage): UserMessage {
+  return typeof message === "string" ? { role: "user", content: message } : message;
 }
 
 /** The events of a run, `result` (the session once the run ends), and ways to talk to it while it runs. */
@@ -107,12 +121,12 @@ export type AgentStream = RunStream<AgentEvent, Session> & {
    * Adds a user message at the next safe point: once the current turn's tool results are in,
    * before the next model call (or, if the model just answered, as a new question it must answer).
    */
-  steer: (text: string) => void;
+  steer: (message: string | UserMessage) => void;
   /** Queues a user message for after the run's task is done: the run goes on with it instead of ending. */
-  followUp: (text: string) => void;
+  followUp: (message: string | UserMessage) => void;
 };
 
-type Queues = { steering: string[]; followUps: string[] };
+type Queues = { steering: UserMessage[]; followUps: UserMessage[] };
 
 async function runLoop(
   invokeModel: InvokeModel,
@@ -157,19 +171,22 @@ async function runLoop(
     add({ role: "assistant", content: "", stopReason: "aborted" });
     emit({ type: "run-end", outcome: "aborted" });
   };
-  const modelHook = async <T>(hook: "beforeModelCall" | "afterModelCall", call: () => T | Promise<T>): Promise<T> => {
+  const modelHook = async <T>(hook: "beforeModelCall" | "afterModelCall", call: () => T | Promise<T>): Promise<T | typeof aborted> => {
     try {
       return await abortRace.race(Promise.resolve(call()));
     } catch (error) {
-      if (!signal.aborted) emit({ type: "hook-error", hook, error: errorMessage(error) });
+      if (signal.aborted) return aborted;
+      emit({ type: "hook-error", hook, error: errorMessage(error) });
       throw error;
     }
   };
   emit(agentName === undefined ? { type: "run-start" } : { type: "run-start", agentName });
   let iteration = 0;
+  // A session whose last turn has unanswered tool calls (a crash, a resume) continues with them.
+  let turn = lastTurn(session.messages);
+  // Stops the tools a turn started early, if the run fails before that turn's tools are done.
+  let abandon: (() => void) | undefined;
   try {
-    // A session whose last turn has unanswered tool calls (a crash, a resume) continues with them.
-    let turn = lastTurn(session.messages);
     for (;;) {
       if (turn.toolCalls.length > 0) {
         const stopReason = turn.last?.stopReason;
@@ -185,23 +202,35 @@ async function runLoop(
           return;
         }
         const outcomes = await execute.run(turn.toolCalls, signal, abortRace, turn.started);
+        abandon = undefined;
         turn.release?.();
-        const pending = outcomes.flatMap((outcome) => (outcome.type === "approval-pending" && !signal.aborted ? [outcome] : []));
-        if (pending.length > 0) {
-          // The session is the paused state: the calls say they wait (with a paused subagent's own
-          // session, if that is why), and stay unanswered.
-          for (const { call, nested } of pending) {
-            call.approval = nested === undefined ? { status: "pending" } : { status: "pending", nested };
+        const firstWaiting = outcomes.findIndex((outcome) => outcome.type === "approval-pending");
+        if (firstWaiting !== -1 && !signal.aborted) {
+          // The session is the paused state: the waiting calls say so (with a paused subagent's own
+          // session, if that is why); results of later calls are held on their calls, in call order.
+          const pending: PendingApproval[] = [];
+          for (const [index, outcome] of outcomes.entries()) {
+            if (index < firstWaiting) continue;
+            const call = turn.toolCalls[index]!;
+            if (outcome.type === "approval-pending") {
+              pending.push(outcome);
+              call.approval = outcome.nested === undefined ? { status: "pending" } : { status: "pending", nested: outcome.nested };
+            } else {
+              call.heldResult = outcome.isError === true ? { output: outcome.output, isError: true } : { output: outcome.output };
+            }
             notifySessionChange(session, { type: "update", index: session.messages.lastIndexOf(call), message: call, reason: "approval" });
           }
           emit({ type: "run-end", outcome: "paused", pending: pending.map(({ call: { id, name, input } }) => ({ id, name, input })) });
           return;
         }
-        for (const outcome of outcomes) if (outcome.type === "approval-pending") add(abortedResult(outcome.call));
+        if (firstWaiting !== -1) {
+          // Aborted while calls waited: answer the rest in call order.
+          for (const outcome of outcomes.slice(firstWaiting)) add(outcome.type === "approval-pending" ? abortedResult(outcome.call) : outcome);
+        }
         emit(turnEnd(iteration, turn.last));
       }
       if (signal.aborted) return finishAborted();
-      for (const text of queues.steering.splice(0)) add({ role: "user", content: text });
+      for (const message of queues.steering.splice(0)) add(message);
       if (maxIterations !== undefined && iteration >= maxIterations) {
         throw new MaxIterationsError(
           `Agent "${agentName ?? "agent"}" reached maxIterations (${maxIterations}) while the model still wanted to continue. ` +
@@ -221,6 +250,7 @@ async function runLoop(
       let callTools = schemas;
       if (options.hooks?.beforeModelCall !== undefined) {
         const prepared = await modelHook("beforeModelCall", () => options.hooks!.beforeModelCall!({ session, tools: schemas, iteration }));
+        if (prepared === aborted) return finishAborted();
         if (prepared?.messages !== undefined) view = { messages: prepared.messages };
         if (prepared?.tools !== undefined) callTools = prepared.tools;
         if (prepared?.settings !== undefined) context.settings = prepared.settings;
@@ -236,10 +266,15 @@ async function runLoop(
         execute: options.eagerTools === false ? undefined : execute,
       });
       if (modelResult === undefined) return finishAborted();
+      abandon = modelResult.discard;
       let { messages } = modelResult;
       if (options.hooks?.afterModelCall !== undefined) {
         const current = messages;
         const replaced = await modelHook("afterModelCall", () => options.hooks!.afterModelCall!({ session, messages: current, iteration }));
+        if (replaced === aborted) {
+          abandon();
+          return finishAborted();
+        }
         if (replaced?.messages !== undefined) messages = replaced.messages;
       }
       // A final answer held to the `output` schema carries its parsed value from the start.
@@ -256,7 +291,12 @@ async function runLoop(
       for (const message of messages) add(message);
       // The stored copies (with ts): approval marks must land on the session's own objects.
       const stored = session.messages.slice(firstNew) as ModelMessage[];
-      turn = { toolCalls: stored.filter(isToolCall), last: stored[stored.length - 1], started: modelResult.started, release: modelResult.release };
+      turn = {
+        toolCalls: stored.filter(isToolCall),
+        last: stored[stored.length - 1],
+        started: modelResult.started,
+        release: modelResult.release,
+      };
       if (outputProblems !== undefined) {
         emit(turnEnd(iteration, turn.last));
         add({ role: "user", content: outputCorrection(outputProblems) });
@@ -270,10 +310,12 @@ async function runLoop(
           emit({ type: "run-end", outcome: "done" });
           return;
         }
-        if (next !== undefined) add({ role: "user", content: next });
+        if (next !== undefined) add(next);
       }
     }
   } catch (error) {
+    // Tools started early for a turn the run will not finish must not go on running.
+    abandon?.();
     emit({ type: "run-end", outcome: error instanceof MaxIterationsError ? "max-iterations" : "error", error: errorMessage(error) });
     throw error;
   } finally {

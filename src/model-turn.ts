@@ -14,6 +14,8 @@ export type ModelTurn = {
   started: ReadonlyMap<string, Promise<ToolOutcome>> | undefined;
   /** Call once the turn's tools are done: releases what early starts held. */
   release: () => void;
+  /** Call if the run fails before the turn's tools are done: aborts the early starts. */
+  discard: () => void;
 };
 
 export type ModelTurnOptions = {
@@ -39,7 +41,7 @@ export async function modelTurn(options: ModelTurnOptions): Promise<ModelTurn | 
     const early = options.execute === undefined ? undefined : earlyStarts(options.execute, context.signal);
     try {
       const messages = await callModel(options.invokeModel, options.tools, options.session, context, options.abortRace, emit, early?.onToolCall);
-      return { messages, started: early?.started(), release: () => early?.release() };
+      return { messages, started: early?.started(), release: () => early?.release(), discard: () => early?.discard() };
     } catch (error) {
       early?.discard();
       if (context.signal.aborted) return undefined;

@@ -99,6 +99,11 @@ export type ToolCallMessage = {
     /** The session of a subagent that paused inside this call (its own calls wait); resumed through this one. */
     nested?: Session;
   };
+  /**
+   * A result this call got while an earlier call of the same turn waits for approval. It enters
+   * the session, in call order, once that call is answered; the call never runs again.
+   */
+  heldResult?: { output: JsonValue; isError?: boolean };
   /** Opaque data of the `provider` that made this call, sent back with it only to that provider (Gemini's `thoughtSignature`). */
   signature?: string;
   provider?: string;

@@ -124,13 +124,19 @@ const loopOnlyKeys = ["handler", "validate", "timeout", "eager", "requireApprova
 
 function describeStandardSchema(schema: StandardSchemaV1, toolName: string): JsonObject {
   const describe = schema["~standard"].jsonSchema;
-  if (describe === undefined) {
-    throw new TypeError(
-      `tool "${toolName}": this ${schema["~standard"].vendor} schema cannot produce a JSON Schema; pass one as \`jsonSchema\``,
-    );
+  if (describe !== undefined) {
+    const { $schema: _dialect, ...jsonSchema } = describe.input({ target: "draft-2020-12" });
+    return jsonSchema as JsonObject;
   }
-  const { $schema: _dialect, ...jsonSchema } = describe.input({ target: "draft-2020-12" });
-  return jsonSchema as JsonObject;
+  // arktype can describe itself, though not through the Standard JSON Schema interface yet.
+  const toJsonSchema = (schema as { toJsonSchema?: () => Record<string, unknown> }).toJsonSchema;
+  if (typeof toJsonSchema === "function") {
+    const { $schema: _dialect, ...jsonSchema } = toJsonSchema.call(schema);
+    return jsonSchema as JsonObject;
+  }
+  throw new TypeError(
+    `tool "${toolName}": this ${schema["~standard"].vendor} schema cannot produce a JSON Schema for the model; pass one as \`jsonSchema\` (for valibot, toJsonSchema from @valibot/to-json-schema)`,
+  );
 }
 
 async function validateStandard(schema: StandardSchemaV1, input: unknown): Promise<ValidationResult> {

@@ -149,13 +149,60 @@ describe("human approval: pause, persist, resume (seed 004)", () => {
     });
     expect(ran).toStrictEqual(["ls"]);
     const results = withoutTs(session).filter((message) => "type" in message && message.type === "tool_result");
+    // Results enter in call order: d's result waits (held on its call) until c is answered.
     expect(results).toStrictEqual([
       { type: "tool_result", id: "a", output: "" },
       { type: "tool_result", id: "b", output: "Denied: destructive command", isError: true },
-      { type: "tool_result", id: "d", output: "Denied: the beforeToolCall hook failed: policy service down", isError: true },
     ]);
+    expect(session.messages.find((message) => "id" in message && message.id === "d" && message.type === "tool_call")).toMatchObject({
+      heldResult: { output: "Denied: the beforeToolCall hook failed: policy service down", isError: true },
+    });
     expect(pendingApprovals(session).map((call) => call.id)).toStrictEqual(["c"]);
     expect(events).toContainEqual({ type: "hook-error", hook: "beforeToolCall", id: "d", error: "policy service down" });
+  });
+
+  it("results stay in call order across a pause: a later call's result is held, never rerun, and enters after the waiting one", async () => {
+    let freeRuns = 0;
+    const tools = [
+      tool({ name: "guarded", description: "d", inputSchema: { type: "object" }, requireApproval: true, handler: () => "guarded ran" }),
+      tool({ name: "free", description: "d", inputSchema: { type: "object" }, handler: () => `free ran ${++freeRuns}` }),
+    ];
+    const model = scriptedModel([
+      [
+        { type: "tool_call", id: "g", name: "guarded", input: {} },
+        { type: "tool_call", id: "f", name: "free", input: {} },
+      ],
+      [{ role: "assistant", content: "done" }],
+    ]);
+    const session = await agentLoop(model, tools, initSession("s", "u"));
+    expect(session.messages.filter((message) => "type" in message && message.type === "tool_result")).toStrictEqual([]);
+    const saved = JSON.parse(JSON.stringify(session)) as Session;
+    resolveApproval(saved, "g", { approved: true });
+    await agentLoop(model, tools, saved);
+    expect(freeRuns).toBe(1);
+    expect(withoutTs(saved).filter((message) => "type" in message && message.type === "tool_result")).toStrictEqual([
+      { type: "tool_result", id: "g", output: "guarded ran" },
+      { type: "tool_result", id: "f", output: "free ran 1" },
+    ]);
+  });
+
+  it("resolveApproval takes a list of ids sharing one decision", async () => {
+    const agent = deployAgent();
+    const session = await agentLoop(agent.model, agent.tools, initSession("s", "deploy"));
+    resolveApproval(session, ["d1", "d2"], { approved: false, reason: "freeze" });
+    expect(pendingApprovals(session)).toStrictEqual([]);
+    await agentLoop(agent.model, agent.tools, session);
+    expect(agent.runs).toStrictEqual([]);
+  });
+
+  it("two runs at once on one session are refused: a tool can never be answered twice", async () => {
+    const agent = deployAgent();
+    const session = await agentLoop(agent.model, agent.tools, initSession("s", "deploy"));
+    resolveApproval(session, ["d1", "d2"], { approved: true });
+    const results = await Promise.allSettled([agentLoop(agent.model, agent.tools, session), agentLoop(agent.model, agent.tools, session)]);
+    expect(results.map((result) => result.status).sort()).toStrictEqual(["fulfilled", "rejected"]);
+    expect(agent.runs).toStrictEqual(["api", "web"]);
+    expectEveryCallAnsweredOnce(session);
   });
 
   it("an aborted run does not pause: waiting calls are answered as aborted", async () => {
@@ -219,5 +266,55 @@ describe("hooks", () => {
     ).rejects.toThrow("budget exceeded");
     expect(events).toContainEqual({ type: "hook-error", hook: "beforeModelCall", error: "budget exceeded" });
     expect(session.messages).toHaveLength(2);
+  });
+});
+
+describe("hooks: edge cases", () => {
+  it("afterToolCall may return the new output itself", async () => {
+    const model = scriptedModel([[{ type: "tool_call", id: "1", name: "t", input: {} }], [{ role: "assistant", content: "ok" }]]);
+    const session = await agentLoop(model, [], initSession("s", "u"), { toolHandlers: { t: () => "secret" }, hooks: { afterToolCall: () => "redacted" } });
+    expect(withoutTs(session)[3]).toStrictEqual({ type: "tool_result", id: "1", output: "redacted" });
+  });
+
+  it("an abort while a model hook runs ends the run as aborted, without throwing", async () => {
+    const controller = new AbortController();
+    const session = await agentLoop(scriptedModel([[{ role: "assistant", content: "x" }]]), [], initSession("s", "u"), {
+      signal: controller.signal,
+      hooks: {
+        beforeModelCall: () => {
+          controller.abort();
+          return new Promise(() => undefined);
+        },
+      },
+    });
+    expect(response(session)).toMatchObject({ content: "", stopReason: "aborted" });
+  });
+
+  it("a failure after the model answered aborts the tools that started early", async () => {
+    let sawAbort = false;
+    const stream = async function* () {
+      yield { type: "message" as const, message: { type: "tool_call" as const, id: "e", name: "slow", input: {} } };
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      yield { type: "response-end" as const, stopReason: "tool_use" as const };
+    };
+    await expect(
+      agentLoop(() => stream(), [], initSession("s", "u"), {
+        toolHandlers: {
+          slow: (_input, context) =>
+            new Promise((resolve) => {
+              context.signal.addEventListener("abort", () => {
+                sawAbort = true;
+                resolve("stopped");
+              });
+            }),
+        },
+        hooks: {
+          afterModelCall: () => {
+            throw new Error("policy check failed");
+          },
+        },
+      }),
+    ).rejects.toThrow("policy check failed");
+    expect(sawAbort).toBe(true);
   });
 });

@@ -28,7 +28,7 @@ function threeTurns(): Session {
 }
 
 describe("compactSession", () => {
-  it("truncates thinking and long tool-call strings once two model turns came after them; keeps the rest", () => {
+  it("truncates thinking and long tool-call inputs once two model turns came after them; keeps the rest", () => {
     const session = compactSession(threeTurns());
     const [, , thinking1, call1, result1, thinking2, call2] = withoutTs(session);
     expect(thinking1).toStrictEqual({ type: "thinking", content: `think 1:${"x".repeat(112)}...`, signature: "sig1", compacted: true });
@@ -36,12 +36,12 @@ describe("compactSession", () => {
       type: "tool_call",
       id: "c1",
       name: "write",
-      input: { path: "f1.txt", text: `body:${"x".repeat(115)}...` },
+      input: { _compacted: `${JSON.stringify({ path: "f1.txt", text: long("body") }).slice(0, 120)}...` },
       compacted: true,
     });
     // Tool results, user messages and assistant text are never touched.
     expect(result1).toStrictEqual({ type: "tool_result", id: "c1", output: long("result") });
-    // Turn 2 has turn 3 and the answer after it: compacted too. Turn 3 has only one turn after it.
+    // Turn 2 has turn 3 and the answer after it: compacted too. Turn 3 has one turn and one reply after it.
     expect(thinking2).toMatchObject({ compacted: true });
     expect(call2).toMatchObject({ compacted: true });
     expect(session.messages.slice(8).some((message) => "compacted" in message)).toBe(false);
@@ -57,7 +57,7 @@ describe("compactSession", () => {
     extendSession(session, { role: "user", content: "more" });
     extendSession(session, { role: "assistant", content: "two" });
     compactSession(session);
-    expect(session.messages[2]).toMatchObject({ compacted: true, input: { _truncated: `${JSON.stringify(input).slice(0, 120)}...` } });
+    expect(session.messages[2]).toMatchObject({ compacted: true, input: { _compacted: `${JSON.stringify(input).slice(0, 120)}...` } });
   });
 
   it("is idempotent", () => {
@@ -79,7 +79,7 @@ describe("compactSession", () => {
 
     compactSession(session, { keepTurns: 1, maxLength: 2 });
     expect(session.messages[2]).toMatchObject({ content: "sh...", compacted: true });
-    expect(session.messages[3]).toMatchObject({ input: { _truncated: '{"...' }, compacted: true });
+    expect(session.messages[3]).toMatchObject({ input: { _compacted: '{"...' }, compacted: true });
     expect(session.messages.slice(4)).toStrictEqual(before.messages.slice(4));
   });
 
@@ -131,23 +131,23 @@ describe("compaction in the loop", () => {
 });
 
 describe("compactSession counts assistant replies like the Python package", () => {
-  it("cuts thinking followed by two assistant replies, but never inside the last model turn", () => {
+  it("cuts thinking followed by two assistant replies, even within one turn; the loop's compactor spares the last turn", () => {
     const session = initSession("s", "u");
     extendSession(session, { type: "thinking", content: long("t1"), signature: "s1" });
     extendSession(session, { role: "assistant", content: "reply one" });
+    extendSession(session, { role: "assistant", content: "reply two" });
+    const spared = structuredClone(session);
+    expect(createCompactor()(spared)).toBe(0);
+    compactSession(session);
+    expect(session.messages[2]).toMatchObject({ compacted: true, content: `${long("t1").slice(0, 120)}...` });
+  });
+
+  it("one reply after a message is not enough", () => {
+    const session = initSession("s", "u");
     extendSession(session, { type: "tool_call", id: "c1", name: "t", input: { text: long("in") } });
     extendSession(session, { type: "tool_result", id: "c1", output: "r" });
-    extendSession(session, { type: "thinking", content: long("t2"), signature: "s2" });
-    extendSession(session, { role: "assistant", content: "reply two" });
+    extendSession(session, { role: "assistant", content: "reply" });
     compactSession(session);
-    const [, , thinking1, , call1, , thinking2] = session.messages;
-    expect(thinking1).toMatchObject({ compacted: true }); // two replies after it
-    expect(call1).not.toHaveProperty("compacted"); // one reply after it
-    expect(thinking2).not.toHaveProperty("compacted"); // in the last turn
-
-    extendSession(session, { role: "assistant", content: "reply three" });
-    compactSession(session);
-    expect(session.messages[4]).toMatchObject({ compacted: true }); // now two replies after it
-    expect(session.messages[6]).not.toHaveProperty("compacted"); // still the last turn
+    expect(session.messages[2]).not.toHaveProperty("compacted");
   });
 });

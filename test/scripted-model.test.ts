@@ -57,3 +57,8 @@ describe("scriptedModel", () => {
     ]);
   });
 });
+
+it("a bare message is a one-message turn", async () => {
+  const model = scriptedModel([{ role: "assistant", content: "hello" }]);
+  expect(await model([], initSession("s", "u"), context())).toStrictEqual([{ role: "assistant", content: "hello" }]);
+});

@@ -54,3 +54,11 @@ describe("steering and follow-ups (the coding-agent book, ch. 07)", () => {
     ]);
   });
 });
+
+it("steer and followUp also take a user message object", async () => {
+  const session = initSession("s", "first");
+  const run = agentStream(scriptedModel([[{ role: "assistant", content: "a" }], [{ role: "assistant", content: "b" }]]), [], session);
+  run.followUp({ role: "user", content: "second" });
+  await run.result;
+  expect(withoutTs(session)[3]).toStrictEqual({ role: "user", content: "second" });
+});

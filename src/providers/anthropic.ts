@@ -179,3 +179,6 @@ function definedOnly(usage: AnthropicUsage | undefined): AnthropicUsage {
 
 export { toAnthropicRequest, fromAnthropicResponse } from "./anthropic-convert.ts";
 export type { AnthropicRequest, AnthropicRequestOptions, AnthropicResponse } from "./anthropic-convert.ts";
+
+// The errors these adapters throw, for users who import only this module.
+export { ProviderError, ContextOverflowError, isProviderError, isContextOverflowError } from "../errors.ts";

@@ -374,3 +374,6 @@ export type { AwsCredentials } from "./bedrock-sign.ts";
 function* cutCalls(blocks: readonly BedrockContentBlock[]): Generator<ModelStreamEvent> {
   for (const cut of blocks) yield { type: "message", message: fromContentBlock({ toolUse: { ...cut.toolUse, input: {} } })! };
 }
+
+// The errors these adapters throw, for users who import only this module.
+export { ProviderError, ContextOverflowError, isProviderError, isContextOverflowError } from "../errors.ts";

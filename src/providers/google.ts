@@ -156,3 +156,6 @@ async function readJson(response: Response, secrets: readonly string[]): Promise
 
 export { toGeminiRequest, fromGeminiResponse } from "./google-convert.ts";
 export type { GeminiRequest, GeminiRequestOptions, GeminiResponse, GeminiMessageFields } from "./google-convert.ts";
+
+// The errors these adapters throw, for users who import only this module.
+export { ProviderError, ContextOverflowError, isProviderError, isContextOverflowError } from "../errors.ts";

@@ -23,3 +23,6 @@ export type {
   OpenAIResponsesTool,
   OpenAIResponsesUsage,
 } from "./openai-responses.ts";
+
+// The errors these adapters throw, for users who import only this module.
+export { ProviderError, ContextOverflowError, isProviderError, isContextOverflowError } from "../errors.ts";

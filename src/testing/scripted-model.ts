@@ -11,20 +11,19 @@ export type TurnFunction = (session: Session, context: ModelContext) => ModelMes
  * One scripted model turn: its messages (or a function of the session), optionally after a delay
  * (abortable through the call's signal), or a failure instead.
  */
-export type ScriptedTurn =
-  | ModelMessage[]
-  | TurnFunction
-  | {
-      messages?: ModelMessage[] | TurnFunction;
-      /** Wait this long (ms) before answering; an abort ends the wait. */
-      delay?: number;
-      /** Same as `delay`. */
-      delayMs?: number;
-      /** Throw this instead of answering (after the delay). */
-      error?: unknown;
-      /** Stream this turn as events (overrides the model's `stream` option). */
-      stream?: boolean;
-    };
+export type ScriptedTurn = ModelMessage[] | ModelMessage | TurnFunction | TurnOptions;
+
+export type TurnOptions = {
+  messages?: ModelMessage[] | TurnFunction;
+  /** Wait this long (ms) before answering; an abort ends the wait. */
+  delay?: number;
+  /** Same as `delay`. */
+  delayMs?: number;
+  /** Throw this instead of answering (after the delay). */
+  error?: unknown;
+  /** Stream this turn as events (overrides the model's `stream` option). */
+  stream?: boolean;
+};
 
 export type ScriptedModelOptions = {
   /** Answer as a stream of events (deltas, then each message) instead of an array. Default false. */
@@ -64,7 +63,9 @@ export function scriptedModel(turns: readonly ScriptedTurn[], options: ScriptedM
     if (turn === undefined) {
       throw new Error(`scriptedModel: no turn scripted for call ${callCount} (${turns.length} scripted)`);
     }
-    const given = typeof turn === "function" || Array.isArray(turn) ? { messages: turn } : turn;
+    // A bare message (not in an array) is a one-message turn, not turn options.
+    const given: TurnOptions =
+      typeof turn === "function" || Array.isArray(turn) ? { messages: turn } : "role" in turn || "type" in turn ? { messages: [turn] } : turn;
     const spec = given.delayMs !== undefined && given.delay === undefined ? { ...given, delay: given.delayMs } : given;
     const streamed = spec.stream ?? options.stream ?? false;
     if (spec.delay === undefined && spec.error === undefined && !streamed && Array.isArray(spec.messages)) {
