@@ -1,6 +1,6 @@
 import type { Message, ModelMessage, Session, StopReason, Usage } from "../session.ts";
 import type { ToolSchema } from "../tools.ts";
-import { isOwnSignedThinking, outputText, pairToolMessages, safeToolId } from "./convert-shared.ts";
+import { isOwnSignedThinking, outputText, pairToolMessages, safeToolId, stopFields, usageWithCache } from "./convert-shared.ts";
 
 /** Options that shape the request body (the adapter's other options only affect transport). */
 export type AnthropicRequestOptions = {
@@ -174,13 +174,11 @@ export function turnEnd(rawStopReason: string | null | undefined, usage: Anthrop
   rawStopReason?: string;
   usage?: Usage;
 } {
-  const fields: { stopReason?: StopReason; rawStopReason?: string; usage?: Usage } = {};
-  if (rawStopReason !== null && rawStopReason !== undefined) {
-    const stopReason = stopReasons[rawStopReason] ?? "other";
-    fields.stopReason = stopReason;
-    if (stopReason !== rawStopReason) fields.rawStopReason = rawStopReason;
+  const fields: { stopReason?: StopReason; rawStopReason?: string; usage?: Usage } = stopFields(rawStopReason, stopReasons);
+  // Anthropic's input_tokens excludes cached tokens; the generic count includes them.
+  if (usage !== undefined) {
+    fields.usage = usageWithCache(usage.input_tokens ?? 0, usage.output_tokens ?? 0, usage.cache_read_input_tokens ?? 0, usage.cache_creation_input_tokens ?? 0);
   }
-  if (usage !== undefined) fields.usage = anthropicUsage(usage);
   return fields;
 }
 
@@ -193,13 +191,3 @@ const stopReasons: Record<string, StopReason> = {
   refusal: "refusal",
   model_context_window_exceeded: "max_tokens",
 };
-
-// Anthropic's input_tokens excludes cached tokens; the generic count includes them.
-function anthropicUsage(usage: AnthropicUsage): Usage {
-  const cacheRead = usage.cache_read_input_tokens ?? 0;
-  const cacheWrite = usage.cache_creation_input_tokens ?? 0;
-  const result: Usage = { inputTokens: (usage.input_tokens ?? 0) + cacheRead + cacheWrite, outputTokens: usage.output_tokens ?? 0 };
-  if (cacheRead > 0) result.cacheReadTokens = cacheRead;
-  if (cacheWrite > 0) result.cacheWriteTokens = cacheWrite;
-  return result;
-}

@@ -1,6 +1,6 @@
 import type { JsonObject, ModelMessage, Session, StopReason, ToolResultMessage, Usage } from "../session.ts";
 import type { ToolSchema } from "../tools.ts";
-import { isOwnSignedThinking, outputText, pairToolMessages, safeToolId } from "./convert-shared.ts";
+import { isOwnSignedThinking, outputText, pairToolMessages, safeToolId, stopFields, usageWithCache } from "./convert-shared.ts";
 
 /** Options that shape the request body (the model goes in the URL; the adapter's other options only affect transport). */
 export type BedrockRequestOptions = {
@@ -238,14 +238,11 @@ export function turnEnd(
   usage: BedrockUsage | undefined,
   hasToolCalls: boolean,
 ): { stopReason?: StopReason; rawStopReason?: string; usage?: Usage } {
-  const fields: { stopReason?: StopReason; rawStopReason?: string; usage?: Usage } = {};
-  if (rawStopReason !== undefined) {
-    let stopReason = stopReasons[rawStopReason] ?? "other";
-    if (stopReason === "end_turn" && hasToolCalls) stopReason = "tool_use";
-    fields.stopReason = stopReason;
-    if (stopReason !== rawStopReason) fields.rawStopReason = rawStopReason;
+  const fields: { stopReason?: StopReason; rawStopReason?: string; usage?: Usage } = stopFields(rawStopReason, stopReasons, hasToolCalls);
+  // Bedrock's inputTokens excludes cached tokens; the generic count includes them.
+  if (usage !== undefined) {
+    fields.usage = usageWithCache(usage.inputTokens ?? 0, usage.outputTokens ?? 0, usage.cacheReadInputTokens ?? 0, usage.cacheWriteInputTokens ?? 0);
   }
-  if (usage !== undefined) fields.usage = bedrockUsage(usage);
   return fields;
 }
 
@@ -259,11 +256,3 @@ const stopReasons: Record<string, StopReason> = {
   model_context_window_exceeded: "max_tokens",
 };
 
-function bedrockUsage(usage: BedrockUsage): Usage {
-  const cacheRead = usage.cacheReadInputTokens ?? 0;
-  const cacheWrite = usage.cacheWriteInputTokens ?? 0;
-  const result: Usage = { inputTokens: (usage.inputTokens ?? 0) + cacheRead + cacheWrite, outputTokens: usage.outputTokens ?? 0 };
-  if (cacheRead > 0) result.cacheReadTokens = cacheRead;
-  if (cacheWrite > 0) result.cacheWriteTokens = cacheWrite;
-  return result;
-}

@@ -1,4 +1,4 @@
-import type { JsonValue, Message, ThinkingMessage } from "../session.ts";
+import type { JsonValue, Message, StopReason, ThinkingMessage, Usage } from "../session.ts";
 
 /**
  * Every provider rejects a tool call without a result and a result without its call. The loop
@@ -93,4 +93,27 @@ export function parseToolInput(text: string): Record<string, JsonValue> | undefi
   } catch {
     return undefined;
   }
+}
+
+/**
+ * A provider's stop reason, normalized through `map` (unknown ones are `other`), with the raw one
+ * kept when it differs. `end_turn` with tool calls is `tool_use`: several servers say "stop" then.
+ */
+export function stopFields(
+  raw: string | null | undefined,
+  map: Readonly<Record<string, StopReason>>,
+  hasToolCalls = false,
+): { stopReason?: StopReason; rawStopReason?: string } {
+  if (raw === null || raw === undefined) return {};
+  let stopReason = map[raw] ?? "other";
+  if (stopReason === "end_turn" && hasToolCalls) stopReason = "tool_use";
+  return stopReason === raw ? { stopReason } : { stopReason, rawStopReason: raw };
+}
+
+/** Usage where the provider counts cached input apart: the generic `inputTokens` includes it. */
+export function usageWithCache(input: number, output: number, cacheRead: number, cacheWrite: number): Usage {
+  const usage: Usage = { inputTokens: input + cacheRead + cacheWrite, outputTokens: output };
+  if (cacheRead > 0) usage.cacheReadTokens = cacheRead;
+  if (cacheWrite > 0) usage.cacheWriteTokens = cacheWrite;
+  return usage;
 }
