@@ -69,7 +69,7 @@ export type ToolExecutor = {
    * Starts one call as soon as a slot is free (`maxParallelTools`); resolves with its result and
    * never rejects. Calls started in call order also acquire slots in call order.
    */
-  start: (call: ToolCallMessage, signal: AbortSignal, abortRace: AbortRace) => Promise<ToolOutcome>;
+  start: (call: ToolCallMessage, signal: AbortSignal, abortRace: AbortRace, onOutcome?: (outcome: ToolOutcome) => void) => Promise<ToolOutcome>;
   /**
    * Runs a batch; `onResult` hears each result in call order as soon as the ones before it are
    * in. Calls found in `started` (begun early, while the model was streaming) are awaited, not rerun.
@@ -96,12 +96,25 @@ export function createToolExecutor(
   let active = 0;
   const waiting: (() => void)[] = [];
 
-  async function start(call: ToolCallMessage, signal: AbortSignal, abortRace: AbortRace): Promise<ToolOutcome> {
-    if (limit === Number.POSITIVE_INFINITY) return runOne(call, signal, abortRace);
+  async function start(
+    call: ToolCallMessage,
+    signal: AbortSignal,
+    abortRace: AbortRace,
+    onOutcome?: (outcome: ToolOutcome) => void,
+  ): Promise<ToolOutcome> {
+    if (limit === Number.POSITIVE_INFINITY) {
+      const outcome = await runOne(call, signal, abortRace);
+      onOutcome?.(outcome);
+      return outcome;
+    }
     if (active < limit) active++;
     else await new Promise<void>((resolve) => waiting.push(resolve));
     try {
-      return await runOne(call, signal, abortRace);
+      const outcome = await runOne(call, signal, abortRace);
+      // Heard before the slot passes on: with parallel: false a result is recorded before the
+      // next call starts, so a crash between them never loses a finished call.
+      onOutcome?.(outcome);
+      return outcome;
     } finally {
       // Hand the slot straight to the next waiting call, if any.
       const next = waiting.shift();
@@ -266,18 +279,25 @@ export function createToolExecutor(
     abortRace: AbortRace,
     started?: ReadonlyMap<string, Promise<ToolOutcome>>,
   ): Promise<ToolOutcome[]> {
-    const pending = toolCalls.map((call) => started?.get(call.id) ?? start(call, signal, abortRace));
-    const outcomes: ToolOutcome[] = [];
+    const outcomes = new Array<ToolOutcome | undefined>(toolCalls.length);
+    let delivered = 0;
     // Results enter in call order: once a call waits for approval, later results wait with it
     // (the caller holds them; see `heldResult`).
-    let waiting = false;
-    for (const promise of pending) {
-      const outcome = await promise;
-      if (outcome.type === "approval-pending") waiting = true;
-      else if (!waiting) onResult?.(outcome);
-      outcomes.push(outcome);
-    }
-    return outcomes;
+    let waitingForApproval = false;
+    const deliver = (index: number, outcome: ToolOutcome): void => {
+      outcomes[index] = outcome;
+      for (let next = outcomes[delivered]; next !== undefined; next = outcomes[++delivered]) {
+        if (next.type === "approval-pending") waitingForApproval = true;
+        else if (!waitingForApproval) onResult?.(next);
+      }
+    };
+    await Promise.all(
+      toolCalls.map((call, index) => {
+        const early = started?.get(call.id);
+        return early !== undefined ? early.then((outcome) => deliver(index, outcome)) : start(call, signal, abortRace, (outcome) => deliver(index, outcome));
+      }),
+    );
+    return outcomes as ToolOutcome[];
   }
 
   const isEager = (name: string): boolean => (definitions.get(name) as { eager?: boolean } | undefined)?.eager !== false;

@@ -2,7 +2,7 @@ import { ApprovalPause } from "./execute-tool-calls.ts";
 import { pendingApprovals } from "./approval.ts";
 import type { InvokeModel } from "./invoke-model.ts";
 import { agentLoop, type AgentLoopOptions } from "./loop.ts";
-import { initSession, response, type JsonObject } from "./session.ts";
+import { forkSession, initSession, response, type JsonObject } from "./session.ts";
 import { structuredOutput, type OutputSchema } from "./structured-output.ts";
 import type { Tool, ToolDefinition, ToolHandlers } from "./tools.ts";
 
@@ -43,7 +43,8 @@ export function subagentTool(options: SubagentToolOptions): Tool<Record<string, 
       required: ["prompt"],
     },
     handler: async (input, context) => {
-      const session = context.resume ?? initSession(options.systemPrompt, prompt(input));
+      // A copy of a paused session: the parent's stored record changes only through its own updates.
+      const session = context.resume === undefined ? initSession(options.systemPrompt, prompt(input)) : forkSession(context.resume);
       await agentLoop(options.invokeModel, options.tools ?? [], session, {
         ...options.loopOptions,
         name: options.name,

@@ -1,0 +1,87 @@
+import { now, type JsonValue, type Message, type Session, type SessionChange } from "../session.ts";
+import { StoreError } from "./store-error.ts";
+
+/**
+ * The entries of a session log, one per line. Reading a log applies them in order: a `message`
+ * entry appends its message; `replace` and `update` put a new version of the message at `index`
+ * (a 0-based position in the messages read so far). Other entries (custom ones, and entry types
+ * this version does not know) leave the session as it is and are kept in the log untouched.
+ */
+export type SessionEntry = MessageEntry | ReplaceEntry | UpdateEntry | CustomEntry;
+
+/** A message entered the session (through `extendSession`: the loop, `send`, the helpers). */
+export type MessageEntry = { type: "message"; message: Message };
+
+/** The message at `index` was replaced by a new object (`reason: "compaction"`); `previous` is what it replaced. */
+export type ReplaceEntry = { type: "replace"; index: number; reason: string; ts?: string; message: Message; previous: Message };
+
+/** Fields were set on the message at `index` in place (`reason: "approval"`: a pause mark or a decision); `message` is its new state. */
+export type UpdateEntry = { type: "update"; index: number; reason: string; ts?: string; message: Message };
+
+/** An entry of the application's own (`appendEntry`); it does not change the session. */
+export type CustomEntry = { type: "custom"; customType: string; ts?: string; data?: JsonValue };
+
+/** An entry as read from a log: one of ours, or one of a newer version (kept as it is). */
+export type LogEntry = SessionEntry | { type: string; [field: string]: unknown };
+
+/** The entry that records a change of a session. */
+export function entryFor(change: SessionChange): SessionEntry {
+  switch (change.type) {
+    case "append":
+      return { type: "message", message: change.message };
+    case "replace":
+      return { type: "replace", index: change.index, reason: change.reason, ts: now(), message: change.message, previous: change.previous };
+    case "update":
+      return { type: "update", index: change.index, reason: change.reason, ts: now(), message: change.message };
+  }
+}
+
+/**
+ * The session a log's entries describe. Throws a `malformed` StoreError naming the file and line
+ * for an entry that cannot be applied (not an object, no type, a known type with the wrong shape,
+ * an index outside the session).
+ */
+export function replayEntries(records: readonly { value: unknown; line: number }[], path: string): { session: Session; entries: LogEntry[] } {
+  const messages: Message[] = [];
+  const entries: LogEntry[] = [];
+  for (const { value, line } of records) {
+    const problem = entryProblem(value, messages.length);
+    if (problem !== undefined) throw new StoreError(`${path}:${line}: ${problem}`, { code: "malformed", path, line });
+    const entry = value as LogEntry;
+    entries.push(entry);
+    if (entry.type === "message") messages.push((entry as MessageEntry).message);
+    else if (entry.type === "replace" || entry.type === "update") {
+      const { index, message } = entry as ReplaceEntry | UpdateEntry;
+      messages[index] = message;
+    }
+  }
+  return { session: { messages }, entries };
+}
+
+function entryProblem(value: unknown, messageCount: number): string | undefined {
+  if (!isObject(value)) return "an entry must be a JSON object";
+  if (typeof value.type !== "string") return 'an entry needs a string "type"';
+  switch (value.type) {
+    case "message":
+      return isMessage(value.message) ? undefined : 'a "message" entry needs a message object (with a "role" or a "type")';
+    case "replace":
+    case "update": {
+      const index = value.index;
+      if (typeof index !== "number" || !Number.isInteger(index) || index < 0) return `a "${value.type}" entry needs a non-negative integer "index"`;
+      if (index >= messageCount) return `"${value.type}" of message ${index}, but the session has ${messageCount} messages at this point`;
+      return isMessage(value.message) ? undefined : `a "${value.type}" entry needs a message object`;
+    }
+    case "custom":
+      return typeof value.customType === "string" ? undefined : 'a "custom" entry needs a string "customType"';
+    default:
+      return undefined;
+  }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function isMessage(value: unknown): value is Message {
+  return isObject(value) && (typeof value.role === "string" || typeof value.type === "string");
+}

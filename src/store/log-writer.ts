@@ -1,0 +1,110 @@
+import { closeSync, fsyncSync, writeSync } from "node:fs";
+import { errorMessage } from "../errors.ts";
+import type { Message } from "../session.ts";
+import type { EntrySink } from "./binding.ts";
+import type { SessionEntry } from "./entries.ts";
+import { StoreError } from "./store-error.ts";
+
+/**
+ * When appended entries are forced to the disk (fsync). Every entry is written to the file (into
+ * the OS) before the change that made it returns, whatever the mode: a killed process loses
+ * nothing; the mode is about power cuts and OS crashes.
+ *
+ * - `"turn"` (default): at turn boundaries, where no tool call waits for its result: after the
+ *   result that completes a turn's tool calls, after a user, system or assistant message with no
+ *   call left open, after every approval update (a pause or a decision), and on close. Between
+ *   them sit the model's thinking and tool calls, results of a batch still running and
+ *   compaction's replacements: a power cut there loses at most the turn in progress, which the
+ *   loop redoes on resume.
+ * - `"every-entry"`: after each entry.
+ * - `"off"`: never; the OS writes back when it likes.
+ */
+export type SyncMode = "turn" | "every-entry" | "off";
+
+/**
+ * An append-only writer for a session log open at `fd` (opened with "a"), as an EntrySink. Each
+ * entry is one line, written whole with `writeSync` before `append` returns. After a failed write
+ * it refuses every later one (a `write-failed` StoreError), so a partial line can only be last.
+ */
+export function createLogWriter(
+  fd: number,
+  options: {
+    path: string;
+    sync: SyncMode;
+    /** The messages already in the log, to know which tool calls are open. */
+    messages: readonly Message[];
+    /** The file does not end with "\n" (a last line written by hand): start the next line first. */
+    startWithNewline: boolean;
+    /** Called once the file is closed: releases the lock. */
+    onClose: () => void;
+  },
+): EntrySink {
+  const { path, sync } = options;
+  const openCalls = openToolCalls(options.messages);
+  let pending = options.startWithNewline ? "\n" : "";
+  let unsynced = false;
+  let failure: unknown;
+  let closed = false;
+
+  const append = (entry: SessionEntry): void => {
+    if (closed) throw new StoreError(`${path}: the session log is closed`, { code: "not-open", path });
+    if (failure !== undefined) {
+      throw new StoreError(`${path}: an earlier write failed, so this session is no longer recorded`, { code: "write-failed", path, cause: failure });
+    }
+    // Serialized first: a value JSON cannot hold throws here, before anything is written.
+    const line = `${pending}${JSON.stringify(entry)}\n`;
+    const boundary = isTurnBoundary(entry, openCalls);
+    try {
+      writeAll(fd, Buffer.from(line));
+      pending = "";
+      if (sync === "every-entry" || (sync === "turn" && boundary)) {
+        fsyncSync(fd);
+        unsynced = false;
+      } else unsynced = sync !== "off";
+    } catch (error) {
+      failure = error;
+      throw new StoreError(`${path}: could not append to the session log: ${errorMessage(error)}`, { code: "write-failed", path, cause: error });
+    }
+  };
+
+  const close = (): void => {
+    if (closed) return;
+    closed = true;
+    try {
+      if (unsynced && failure === undefined) fsyncSync(fd);
+    } finally {
+      try {
+        closeSync(fd);
+      } finally {
+        options.onClose();
+      }
+    }
+  };
+
+  return { append, close };
+}
+
+function writeAll(fd: number, bytes: Buffer): void {
+  for (let written = 0; written < bytes.length; ) written += writeSync(fd, bytes, written);
+}
+
+// Keeps `openCalls` up to date and says whether the log reaches a turn boundary with `entry`.
+function isTurnBoundary(entry: SessionEntry, openCalls: Set<string>): boolean {
+  if (entry.type === "update") return true;
+  if (entry.type !== "message") return false;
+  const { message } = entry;
+  if ("role" in message) return openCalls.size === 0;
+  if (message.type === "tool_call") openCalls.add(message.id);
+  else if (message.type === "tool_result") return openCalls.delete(message.id) && openCalls.size === 0;
+  return false;
+}
+
+function openToolCalls(messages: readonly Message[]): Set<string> {
+  const open = new Set<string>();
+  for (const message of messages) {
+    if (!("type" in message)) continue;
+    if (message.type === "tool_call") open.add(message.id);
+    else if (message.type === "tool_result") open.delete(message.id);
+  }
+  return open;
+}

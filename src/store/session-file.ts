@@ -1,0 +1,123 @@
+import { closeSync, existsSync, fsyncSync, ftruncateSync, openSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { dirname, resolve } from "node:path";
+import type { Session } from "../session.ts";
+import { bindSession } from "./binding.ts";
+import { replayEntries, type LogEntry } from "./entries.ts";
+import { parseJsonl, type JsonlContent } from "./jsonl.ts";
+import { acquireLock } from "./lock.ts";
+import { createLogWriter, type SyncMode } from "./log-writer.ts";
+import { StoreError } from "./store-error.ts";
+
+export type LoadSessionOptions = {
+  /** Told about what reading recovered from (a torn last line). Default: `console.warn`. */
+  onWarning?: (message: string) => void;
+};
+
+export type OpenSessionOptions = LoadSessionOptions & {
+  /** When appends are forced to the disk: `"turn"` (default), `"every-entry"` or `"off"`; see `SyncMode`. */
+  sync?: SyncMode;
+};
+
+/**
+ * The session stored in the JSON Lines log at `path` (an empty session if there is no file yet;
+ * it is created with owner-only permissions), bound to the file: every change the library makes
+ * to it (a message entering through the loop or `extendSession`/`send`, a compaction, an approval
+ * mark or decision) is appended the moment it happens, before the loop calls a model or runs a
+ * tool. Run `agentLoop` on it to record the run; open it again later and run the loop to resume
+ * in the same file. Close it with `closeSession`.
+ *
+ * One writer at a time: throws a `locked` StoreError while another process (or this one) has the
+ * file open. A torn last line (a crash mid-write) is reported to `onWarning` and cut off the file
+ * before the next append; any other unreadable line throws a `malformed` StoreError naming the
+ * file and line, leaving the file as it is. Entries of unknown types and unknown fields are kept.
+ */
+export async function openSession(path: string, options: OpenSessionOptions = {}): Promise<Session> {
+  const file = resolve(path);
+  const releaseLock = acquireLock(file);
+  let fd: number | undefined;
+  try {
+    const created = !existsSync(file);
+    fd = openSync(file, "a", 0o600);
+    if (created) syncDirectory(dirname(file));
+    const { session, content } = readLog(await readFile(file), file, options.onWarning, "cut off before the next append");
+    const { tail } = content;
+    if (tail?.torn === true) {
+      // Only the torn bytes go: every line stays a whole entry, the bytes before are untouched.
+      ftruncateSync(fd, content.completeBytes);
+      fsyncSync(fd);
+    }
+    const writer = createLogWriter(fd, {
+      path: file,
+      sync: options.sync ?? "turn",
+      messages: session.messages,
+      startWithNewline: tail !== undefined && !tail.torn,
+      onClose: releaseLock,
+    });
+    bindSession(session, writer);
+    return session;
+  } catch (error) {
+    if (fd !== undefined) closeSync(fd);
+    releaseLock();
+    throw error;
+  }
+}
+
+/**
+ * The session stored at `path`, exactly as it was recorded: read-only, not bound, no lock taken
+ * (a log being written is read up to its last complete line). Throws a `not-found` StoreError if
+ * there is no file, a `malformed` one naming the file and line for an unreadable line; a torn
+ * last line is left out and reported to `onWarning`.
+ */
+export async function loadSession(path: string, options: LoadSessionOptions = {}): Promise<Session> {
+  const file = resolve(path);
+  return readLog(await readExisting(file), file, options.onWarning, "left out").session;
+}
+
+/**
+ * Every entry of the log at `path`, in order, as recorded: messages, replacements, updates, custom
+ * entries (`appendEntry`), and entries of newer versions as they are. Read-only, like `loadSession`.
+ */
+export async function loadEntries(path: string, options: LoadSessionOptions = {}): Promise<LogEntry[]> {
+  const file = resolve(path);
+  return readLog(await readExisting(file), file, options.onWarning, "left out").entries;
+}
+
+function readLog(
+  bytes: Buffer,
+  path: string,
+  onWarning: ((message: string) => void) | undefined,
+  fate: string,
+): { session: Session; entries: LogEntry[]; content: JsonlContent } {
+  const content = parseJsonl(bytes, path);
+  const { session, entries } = replayEntries(content.records, path);
+  const { tail } = content;
+  if (tail?.torn === true) {
+    const warn = onWarning ?? ((message: string) => console.warn(message));
+    warn(`${path}:${tail.line}: partial last line (${tail.bytes} bytes), the end of a write cut short by a crash: ${fate}.`);
+  }
+  return { session, entries, content };
+}
+
+async function readExisting(path: string): Promise<Buffer> {
+  try {
+    return await readFile(path);
+  } catch (error) {
+    if ((error as { code?: unknown }).code === "ENOENT") throw new StoreError(`${path}: no session file there`, { code: "not-found", path, cause: error });
+    throw error;
+  }
+}
+
+// A new file's name is durable only once its directory is synced. Not every platform can.
+function syncDirectory(directory: string): void {
+  try {
+    const fd = openSync(directory, "r");
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    // Best effort.
+  }
+}

@@ -1,0 +1,114 @@
+// The agent of the crash tests, shared by the child process (crash-child.ts) and the in-process
+// runs: a scripted model whose turn depends only on the session (so a resumed run in a new process
+// picks up where the session is), and a tool whose every execution that gets past its work appends
+// the call id to a side-effect file.
+import { appendFileSync } from "node:fs";
+import { agentLoop, extendSession, initSession, tool, type InvokeModel, type Message, type ModelMessage, type Session } from "simple-agent-loop";
+import { closeSession, openSession } from "simple-agent-loop/store";
+import { scriptedModel } from "simple-agent-loop/testing";
+
+export const modelDelayMs = 25;
+export const toolDelayMs = 8;
+
+/** Points of a run where the child can stop (to be killed there). */
+export type Probe = {
+  /** The session file is open (the lock taken, the log read). */
+  opened?: () => void;
+  /** A model call starts; `turn` counts the model turns already in the session. */
+  modelCall?: (turn: number) => void;
+  /** A tool starts, before its side effect. */
+  toolStart?: (id: string) => void;
+  /** A tool's side effect is done; its result is not returned yet. */
+  toolEffect?: (id: string) => void;
+  /** A message entered the session (it is in the log). */
+  message?: (message: Message) => void;
+};
+
+const reasoning = (topic: string): string => `${topic}: ${"step by step, ".repeat(30)}`;
+const step = (id: string, n: number, extra: Record<string, string> = {}): ModelMessage => ({ type: "tool_call", id, name: "step", input: { n, ...extra } });
+
+/** The model's turns; long thinking and a long input, so compaction rewrites earlier turns as the run goes. */
+export const script: ModelMessage[][] = [
+  [{ type: "thinking", content: reasoning("plan") }, step("a1", 1, { note: "n".repeat(200) }), step("a2", 2)],
+  [{ type: "thinking", content: reasoning("check") }, step("b1", 3)],
+  [{ role: "assistant", content: "Halfway there." }, step("c1", 4), step("c2", 5), step("c3", 6)],
+  [{ type: "thinking", content: reasoning("finish") }, step("d1", 7)],
+  [{ role: "assistant", content: "done" }],
+];
+
+export const callIds = script.flat().flatMap((message) => ("type" in message && message.type === "tool_call" ? [message.id] : []));
+
+/**
+ * Opens the session file (creating it, or resuming what is there), runs the agent to the end
+ * unless the session is finished, and closes it. `parallel: false`: each tool's result is recorded
+ * before the next tool starts, so a tool whose work is done is one whose result is in the log or
+ * the one that was running.
+ */
+export async function runCrashAgent(
+  sessionPath: string,
+  effectsPath: string,
+  probe: Probe = {},
+  onWarning?: (message: string) => void,
+): Promise<Session> {
+  const session = await openSession(sessionPath, onWarning === undefined ? {} : { onWarning });
+  probe.opened?.();
+  try {
+    for (const message of initSession("You run steps.", "Run all the steps.").messages.slice(session.messages.length)) extendSession(session, message);
+    if (!isFinished(session)) {
+      await agentLoop(crashModel(probe), [stepTool(effectsPath, probe)], session, {
+        parallel: false,
+        onEvent: (event) => {
+          if (event.type === "message") probe.message?.(event.message);
+        },
+      });
+    }
+  } finally {
+    await closeSession(session);
+  }
+  return session;
+}
+
+export function isFinished(session: Session): boolean {
+  const last = session.messages.at(-1);
+  return last !== undefined && "role" in last && last.role === "assistant" && last.content === "done";
+}
+
+function crashModel(probe: Probe): InvokeModel {
+  return (tools, session, context) => {
+    const turn = modelTurns(session.messages);
+    probe.modelCall?.(turn);
+    const messages = script[turn];
+    if (messages === undefined) throw new Error(`crash agent: no model turn ${turn} in the script`);
+    return scriptedModel([{ delay: modelDelayMs, messages }], { record: false })(tools, session, context);
+  };
+}
+
+function stepTool(effectsPath: string, probe: Probe) {
+  return tool({
+    name: "step",
+    description: "Runs a numbered step.",
+    inputSchema: { type: "object", properties: { n: { type: "integer" } }, required: ["n"] },
+    handler: async (input, { id }) => {
+      probe.toolStart?.(id);
+      await new Promise((resolve) => setTimeout(resolve, toolDelayMs));
+      appendFileSync(effectsPath, `${id}\n`);
+      probe.toolEffect?.(id);
+      const n = input.n as number;
+      return { n, squared: n * n };
+    },
+  });
+}
+
+// How many model turns the session holds. Each scripted turn starts with thinking or assistant
+// text and has none after, so a turn cut short by a kill still counts as one.
+function modelTurns(messages: readonly Message[]): number {
+  let turns = 0;
+  let inTurn = false;
+  for (const message of messages) {
+    const model = "role" in message ? message.role === "assistant" : message.type !== "tool_result";
+    const opens = "role" in message ? message.role === "assistant" : message.type === "thinking";
+    if (model && (!inTurn || opens)) turns++;
+    inTurn = model;
+  }
+  return turns;
+}
