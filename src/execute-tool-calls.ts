@@ -279,6 +279,15 @@ export function createToolExecutor(
     abortRace: AbortRace,
     started?: ReadonlyMap<string, Promise<ToolOutcome>>,
   ): Promise<ToolOutcome[]> {
+    if (toolCalls.length === 1) {
+      // The common case, without the bookkeeping of ordering several results.
+      const call = toolCalls[0]!;
+      const early = started?.get(call.id);
+      if (early === undefined) return [await start(call, signal, abortRace, deliverAlone)];
+      const outcome = await early;
+      deliverAlone(outcome);
+      return [outcome];
+    }
     const outcomes = new Array<ToolOutcome | undefined>(toolCalls.length);
     let delivered = 0;
     // Results enter in call order: once a call waits for approval, later results wait with it
@@ -298,6 +307,10 @@ export function createToolExecutor(
       }),
     );
     return outcomes as ToolOutcome[];
+  }
+
+  function deliverAlone(outcome: ToolOutcome): void {
+    if (outcome.type === "tool_result") onResult?.(outcome);
   }
 
   const isEager = (name: string): boolean => (definitions.get(name) as { eager?: boolean } | undefined)?.eager !== false;

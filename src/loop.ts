@@ -230,7 +230,7 @@ async function runLoop(
         emit(turnEnd(iteration, turn.last));
       }
       if (signal.aborted) return finishAborted();
-      for (const message of queues.steering.splice(0)) add(message);
+      if (queues.steering.length > 0) for (const message of queues.steering.splice(0)) add(message);
       if (maxIterations !== undefined && iteration >= maxIterations) {
         throw new MaxIterationsError(
           `Agent "${agentName ?? "agent"}" reached maxIterations (${maxIterations}) while the model still wanted to continue. ` +

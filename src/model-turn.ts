@@ -38,10 +38,15 @@ export type ModelTurnOptions = {
 export async function modelTurn(options: ModelTurnOptions): Promise<ModelTurn | undefined> {
   const { context, emit } = options;
   for (let attempt = 1; ; attempt++) {
-    const early = options.execute === undefined ? undefined : earlyStarts(options.execute, context.signal);
+    // Made on the first early start only: most turns (every non-streamed one) have none.
+    let early: EarlyStarts | undefined;
+    const execute = options.execute;
+    const onToolCall = execute === undefined ? undefined : (call: ToolCallMessage): void => (early ??= earlyStarts(execute, context.signal)).onToolCall(call);
     try {
-      const messages = await callModel(options.invokeModel, options.tools, options.session, context, options.abortRace, emit, early?.onToolCall);
-      return { messages, started: early?.started(), release: () => early?.release(), discard: () => early?.discard() };
+      const messages = await callModel(options.invokeModel, options.tools, options.session, context, options.abortRace, emit, onToolCall);
+      const made = early;
+      if (made === undefined) return { messages, started: undefined, release: noop, discard: noop };
+      return { messages, started: made.started(), release: made.release, discard: made.discard };
     } catch (error) {
       early?.discard();
       if (context.signal.aborted) return undefined;
@@ -56,6 +61,10 @@ export async function modelTurn(options: ModelTurnOptions): Promise<ModelTurn | 
     }
   }
 }
+
+const noop = (): void => undefined;
+
+type EarlyStarts = ReturnType<typeof earlyStarts>;
 
 // Early starts get their own signal, so a failed attempt can stop its tools without stopping the
 // run; it follows the run's signal too. Created on the first early start only.
