@@ -1,4 +1,4 @@
-import { notifySessionChange, type Message, type Session } from "./session.ts";
+import { notifySessionChange, type JsonValue, type Message, type Session } from "./session.ts";
 
 export type CompactSessionOptions = {
   /** How many assistant replies or model turns must follow a message before it is cut (default 2). */
@@ -88,7 +88,28 @@ function truncate(message: Message, maxLength: number): Message | undefined {
     return { ...message, content: `${message.content.slice(0, maxLength)}...`, compacted: true };
   }
   // tool_call: the input must stay an object for every provider, so the prefix of its JSON is kept in one.
+  if (jsonLengthAtMost(message.input, maxLength)) return undefined;
   const json = JSON.stringify(message.input);
   if (json.length <= maxLength) return undefined;
   return { ...message, input: { _compacted: `${json.slice(0, maxLength)}...` }, compacted: true };
+}
+
+// An upper bound of the JSON length, without serializing: small inputs (most of them) are
+// known to be short at once. Escapes count at worst (6 characters each), numbers as 24.
+export function jsonLengthAtMost(value: JsonValue, limit: number): boolean {
+  let budget = limit;
+  const visit = (item: JsonValue): boolean => {
+    if (typeof item === "string") budget -= 2 + 6 * item.length;
+    else if (typeof item === "number") budget -= 24;
+    else if (item === null || typeof item === "boolean") budget -= 5;
+    else if (Array.isArray(item)) {
+      budget -= 2;
+      for (const element of item) if (!visit(element) || (budget -= 1) < 0) return false;
+    } else {
+      budget -= 2;
+      for (const key in item) if ((budget -= 4 + 6 * key.length) < 0 || !visit(item[key]!)) return false;
+    }
+    return budget >= 0;
+  };
+  return visit(value);
 }

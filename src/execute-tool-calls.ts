@@ -220,9 +220,9 @@ export function createToolExecutor(
         input = validation.value;
       }
       const timeout = (definition !== undefined && "timeout" in definition ? definition.timeout : undefined) ?? options.toolTimeout;
-      const output = timeout === undefined
-        ? await runHandler(handler, input, contextFor(call, signal, nested), abortRace)
-        : await runWithTimeout(handler, input, call, signal, timeout, nested);
+      let output = timeout === undefined ? runHandler(handler, input, contextFor(call, signal, nested), abortRace) : runWithTimeout(handler, input, call, signal, timeout, nested);
+      // A synchronous handler's value is used as it is: no extra turn of the event loop.
+      if (output instanceof Promise) output = await output;
       return { type: "tool_result", id: call.id, output: toJsonOutput(output) };
     } catch (error) {
       if (error instanceof ApprovalPause && !signal.aborted) throw error;
@@ -344,7 +344,7 @@ function errorResult(id: string, output: string): ToolResultMessage {
 
 // A handler that ignores its signal cannot hold the run: the race settles on abort and the
 // handler's late result is dropped.
-async function runHandler(handler: ToolHandler, input: unknown, context: ToolContext, abortRace: AbortRace): Promise<unknown> {
+function runHandler(handler: ToolHandler, input: unknown, context: ToolContext, abortRace: AbortRace): unknown {
   const output = handler(input, context);
   if (output !== null && typeof output === "object" && typeof (output as PromiseLike<unknown>).then === "function") {
     return abortRace.race(output as PromiseLike<unknown>);

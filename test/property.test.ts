@@ -175,3 +175,15 @@ describe("property: the fast path for flat object schemas agrees with the full J
     );
   });
 });
+
+describe("property: compaction's quick length bound never under-counts", () => {
+  it("jsonLengthAtMost(value, limit) implies JSON.stringify(value).length <= limit", async () => {
+    const { jsonLengthAtMost } = await import("../src/compaction.ts");
+    fc.assert(
+      fc.property(fc.jsonValue({ maxDepth: 3 }), fc.integer({ min: 0, max: 300 }), (value, limit) => {
+        if (jsonLengthAtMost(value as never, limit)) expect(JSON.stringify(value).length).toBeLessThanOrEqual(limit);
+      }),
+      { numRuns: 3000 },
+    );
+  });
+});
