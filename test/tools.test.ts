@@ -154,12 +154,9 @@ describe("executeToolCalls", () => {
   it("reports start and end events for every call, including failures", async () => {
     const events: AgentEvent[] = [];
     await executeToolCalls([call("1", "ok", {}), call("2", "missing", {})], { ok: () => "fine" }, { onEvent: (event) => events.push(event) });
-    expect(events.map((event) => [event.type, "id" in event ? event.id : ""])).toStrictEqual([
-      ["tool-execution-start", "1"],
-      ["tool-execution-start", "2"],
-      ["tool-execution-end", "2"],
-      ["tool-execution-end", "1"],
-    ]);
+    const seen = events.map((event) => `${event.type}:${"id" in event ? event.id : ""}`);
+    expect([...seen].sort()).toStrictEqual(["tool-execution-end:1", "tool-execution-end:2", "tool-execution-start:1", "tool-execution-start:2"]);
+    for (const id of ["1", "2"]) expect(seen.indexOf(`tool-execution-start:${id}`)).toBeLessThan(seen.indexOf(`tool-execution-end:${id}`));
     const end = events.find((event) => event.type === "tool-execution-end" && event.id === "2");
     expect(end).toMatchObject({ result: { isError: true, output: expect.stringContaining('unknown tool "missing"') } });
   });
