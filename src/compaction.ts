@@ -97,19 +97,18 @@ function truncate(message: Message, maxLength: number): Message | undefined {
 // An upper bound of the JSON length, without serializing: small inputs (most of them) are
 // known to be short at once. Escapes count at worst (6 characters each), numbers as 24.
 export function jsonLengthAtMost(value: JsonValue, limit: number): boolean {
-  let budget = limit;
-  const visit = (item: JsonValue): boolean => {
-    if (typeof item === "string") budget -= 2 + 6 * item.length;
-    else if (typeof item === "number") budget -= 24;
-    else if (item === null || typeof item === "boolean") budget -= 5;
-    else if (Array.isArray(item)) {
-      budget -= 2;
-      for (const element of item) if (!visit(element) || (budget -= 1) < 0) return false;
-    } else {
-      budget -= 2;
-      for (const key in item) if ((budget -= 4 + 6 * key.length) < 0 || !visit(item[key]!)) return false;
-    }
-    return budget >= 0;
-  };
-  return visit(value);
+  return budgetLeft(value, limit) >= 0;
+}
+
+function budgetLeft(item: JsonValue, budget: number): number {
+  if (typeof item === "string") return budget - 2 - 6 * item.length;
+  if (typeof item === "number") return budget - 24;
+  if (item === null || typeof item === "boolean") return budget - 5;
+  let left = budget - 2;
+  if (Array.isArray(item)) {
+    for (const element of item) if ((left = budgetLeft(element, left - 1)) < 0) return left;
+    return left;
+  }
+  for (const key in item) if ((left = budgetLeft(item[key]!, left - 4 - 6 * key.length)) < 0) return left;
+  return left;
 }

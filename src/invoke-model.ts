@@ -127,32 +127,36 @@ function checkTurn(messages: unknown, turnEnd: TurnEndFields): ModelMessage[] {
   if (!Array.isArray(messages)) {
     throw new InvalidModelResponseError(`invokeModel must return an array of messages, got ${typeof messages}`);
   }
+  // The array is copied only if something must change; the loop never modifies it.
+  let checked = messages as ModelMessage[];
   const ids = new Set<string>();
-  const checked = messages.map((message: unknown, index): ModelMessage => {
+  for (const [index, message] of (messages as unknown[]).entries()) {
     if (typeof message !== "object" || message === null) {
       throw new InvalidModelResponseError(`invokeModel returned a non-object at index ${index}`);
     }
     const candidate = message as Partial<Record<string, unknown>>;
-    if (candidate.role === "assistant" && typeof candidate.content === "string") return message as ModelMessage;
-    if (candidate.type === "thinking" && typeof candidate.content === "string") return message as ModelMessage;
-    if (candidate.type === "tool_call") {
-      if (typeof candidate.id !== "string" || candidate.id === "" || typeof candidate.name !== "string") {
-        throw new InvalidModelResponseError(`tool_call at index ${index} needs a non-empty string id and a name`);
-      }
-      if (ids.has(candidate.id)) throw new InvalidModelResponseError(`duplicate tool_call id "${candidate.id}" in one response`);
-      ids.add(candidate.id);
-      if (candidate.input === undefined) return { ...(message as ModelMessage), input: {} } as ModelMessage;
-      if (typeof candidate.input !== "object" || candidate.input === null || Array.isArray(candidate.input)) {
-        throw new InvalidModelResponseError(`tool_call "${candidate.name}" input must be a JSON object`);
-      }
-      return message as ModelMessage;
+    if (candidate.role === "assistant" && typeof candidate.content === "string") continue;
+    if (candidate.type === "thinking" && typeof candidate.content === "string") continue;
+    if (candidate.type !== "tool_call") {
+      throw new InvalidModelResponseError(
+        `invokeModel may return only assistant, thinking and tool_call messages; got ${JSON.stringify(message).slice(0, 80)} at index ${index}`,
+      );
     }
-    throw new InvalidModelResponseError(
-      `invokeModel may return only assistant, thinking and tool_call messages; got ${JSON.stringify(message).slice(0, 80)} at index ${index}`,
-    );
-  });
-  if (checked.length === 0) checked.push({ role: "assistant", content: "" });
+    if (typeof candidate.id !== "string" || candidate.id === "" || typeof candidate.name !== "string") {
+      throw new InvalidModelResponseError(`tool_call at index ${index} needs a non-empty string id and a name`);
+    }
+    if (ids.has(candidate.id)) throw new InvalidModelResponseError(`duplicate tool_call id "${candidate.id}" in one response`);
+    ids.add(candidate.id);
+    if (candidate.input === undefined) {
+      if (checked === messages) checked = [...checked];
+      checked[index] = { ...(message as ModelMessage), input: {} } as ModelMessage;
+    } else if (typeof candidate.input !== "object" || candidate.input === null || Array.isArray(candidate.input)) {
+      throw new InvalidModelResponseError(`tool_call "${candidate.name}" input must be a JSON object`);
+    }
+  }
+  if (checked.length === 0) return [{ role: "assistant", content: "", ...turnEnd }];
   if (turnEnd.stopReason !== undefined || turnEnd.usage !== undefined || turnEnd.rawStopReason !== undefined) {
+    if (checked === messages) checked = [...checked];
     checked[checked.length - 1] = { ...checked[checked.length - 1]!, ...turnEnd };
   }
   return checked;
