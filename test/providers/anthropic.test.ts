@@ -5,7 +5,7 @@ import { agentLoop, extendSession, initSession, isProviderError, type ModelMessa
 import { anthropic, fromAnthropicResponse, toAnthropicRequest } from "simple-agent-loop/anthropic";
 import { scriptedModel } from "simple-agent-loop/testing";
 import { withoutTs } from "../helpers.ts";
-import { conformanceSuite, type ErrorKind, type WireTurn } from "./conformance.ts";
+import { conformanceSuite, liveAgentSuite, type ErrorKind, type WireTurn } from "./conformance.ts";
 import { sse, sseHeaders, startReplayServer, type ReplayResponse, type ReplayServer } from "./replay-server.ts";
 
 const fixture = (name: string): string => readFileSync(new URL(`../fixtures/anthropic/${name}`, import.meta.url), "utf8");
@@ -264,15 +264,4 @@ describe("anthropic: conversion rules", () => {
 });
 
 // Opt-in: runs only with a real key (ANTHROPIC_API_KEY), never in CI.
-describe.skipIf(!process.env.ANTHROPIC_API_KEY)("anthropic: live", () => {
-  it("runs a one-tool agent against the real API", async () => {
-    const session = await agentLoop(
-      anthropic({ model: process.env.ANTHROPIC_MODEL ?? "claude-haiku-4-5", maxTokens: 1024 }),
-      [{ name: "add", description: "Add two integers.", input_schema: { type: "object", properties: { a: { type: "integer" }, b: { type: "integer" } }, required: ["a", "b"] } }],
-      initSession("Use the add tool for arithmetic, then answer with the number only.", "What is 98765432101234 + 12345678909876?"),
-      { toolHandlers: { add: (input: { a: number; b: number }) => String(input.a + input.b) }, maxIterations: 5 },
-    );
-    expect(session.messages.some((message) => "type" in message && message.type === "tool_call")).toBe(true);
-    expect(session.messages.at(-1)).toMatchObject({ role: "assistant", content: expect.stringContaining("111111111011110") });
-  }, 60_000);
-});
+liveAgentSuite("anthropic", process.env.ANTHROPIC_API_KEY !== undefined, () => anthropic({ model: process.env.ANTHROPIC_MODEL ?? "claude-haiku-4-5", maxTokens: 1024 }));

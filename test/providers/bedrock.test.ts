@@ -17,7 +17,7 @@ import {
 import { bedrock, fromBedrockResponse, toBedrockRequest, type BedrockResponse } from "simple-agent-loop/bedrock";
 import { signRequest } from "../../src/providers/bedrock-sign.ts";
 import { withoutTs } from "../helpers.ts";
-import { conformanceSuite, type ErrorKind, type WireTurn } from "./conformance.ts";
+import { conformanceSuite, liveAgentSuite, type ErrorKind, type WireTurn } from "./conformance.ts";
 import { startReplayServer, type ReplayResponse, type ReplayServer } from "./replay-server.ts";
 
 const fixture = (name: string): string => readFileSync(new URL(`../fixtures/bedrock/${name}`, import.meta.url), "utf8");
@@ -742,19 +742,10 @@ describe("bedrock: conversion rules", () => {
 });
 
 // Opt-in: runs only with real AWS credentials (a Bedrock API key or access keys), never in CI.
-describe.skipIf(!process.env.AWS_BEARER_TOKEN_BEDROCK && !process.env.AWS_ACCESS_KEY_ID)("bedrock: live", () => {
-  it("runs a one-tool agent against the real API", async () => {
-    const session = await agentLoop(
-      bedrock({
-        model: process.env.BEDROCK_MODEL ?? "us.anthropic.claude-haiku-4-5-20251001-v1:0",
-        region: process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? "us-east-1",
-        maxTokens: 1024,
-      }),
-      [{ name: "add", description: "Add two integers.", input_schema: { type: "object", properties: { a: { type: "integer" }, b: { type: "integer" } }, required: ["a", "b"] } }],
-      initSession("Use the add tool for arithmetic, then answer with the number only.", "What is 98765432101234 + 12345678909876?"),
-      { toolHandlers: { add: (input: { a: number; b: number }) => String(input.a + input.b) }, maxIterations: 5 },
-    );
-    expect(session.messages.some((message) => "type" in message && message.type === "tool_call")).toBe(true);
-    expect(session.messages.at(-1)).toMatchObject({ role: "assistant", content: expect.stringContaining("111111111011110") });
-  }, 60_000);
-});
+liveAgentSuite("bedrock", (process.env.AWS_BEARER_TOKEN_BEDROCK ?? process.env.AWS_ACCESS_KEY_ID) !== undefined, () =>
+  bedrock({
+    model: process.env.BEDROCK_MODEL ?? "us.anthropic.claude-haiku-4-5-20251001-v1:0",
+    region: process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? "us-east-1",
+    maxTokens: 1024,
+  }),
+);

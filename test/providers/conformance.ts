@@ -201,3 +201,28 @@ export function conformanceSuite(target: ConformanceTarget): void {
     });
   });
 }
+
+/**
+ * The opt-in live check every adapter has: a one-tool agent against the real API. It runs only
+ * when `enabled` (the provider's credentials are set), never in CI.
+ */
+export function liveAgentSuite(name: string, enabled: boolean, createModel: () => InvokeModel): void {
+  describe.skipIf(!enabled)(`${name}: live`, () => {
+    it("runs a one-tool agent against the real API", async () => {
+      const add: ToolSchema = {
+        name: "add",
+        description: "Add two integers.",
+        input_schema: { type: "object", properties: { a: { type: "integer" }, b: { type: "integer" } }, required: ["a", "b"] },
+      };
+      const session = await agentLoop(
+        createModel(),
+        [add],
+        initSession("Use the add tool for arithmetic, then answer with the number only.", "What is 98765432101234 + 12345678909876?"),
+        { toolHandlers: { add: (input: { a: number; b: number }) => String(input.a + input.b) }, maxIterations: 5 },
+      );
+      expectEveryCallAnsweredOnce(session);
+      expect(session.messages.some((message) => "type" in message && message.type === "tool_call")).toBe(true);
+      expect(session.messages.at(-1)).toMatchObject({ role: "assistant", content: expect.stringContaining("111111111011110") });
+    }, 60_000);
+  });
+}

@@ -18,7 +18,7 @@ import {
 } from "simple-agent-loop";
 import { fromGeminiResponse, gemini, toGeminiRequest, type GeminiRequest, type GeminiResponse } from "simple-agent-loop/google";
 import { withoutTs } from "../helpers.ts";
-import { conformanceSuite, type ErrorKind, type WireTurn } from "./conformance.ts";
+import { conformanceSuite, liveAgentSuite, type ErrorKind, type WireTurn } from "./conformance.ts";
 import { sse, sseHeaders, startReplayServer, type ReplayResponse, type ReplayServer } from "./replay-server.ts";
 
 const fixture = (name: string): string => readFileSync(new URL(`../fixtures/google/${name}`, import.meta.url), "utf8");
@@ -585,18 +585,7 @@ describe("google: conversion rules", () => {
 });
 
 // Opt-in: runs only with a real key (GEMINI_API_KEY or GOOGLE_API_KEY), never in CI.
-describe.skipIf(!(process.env.GEMINI_API_KEY ?? process.env.GOOGLE_API_KEY))("google: live", () => {
-  it("runs a one-tool agent against the real API", async () => {
-    const session = await agentLoop(
-      gemini({ model: process.env.GEMINI_MODEL ?? "gemini-2.5-flash", maxTokens: 2048 }),
-      [{ name: "add", description: "Add two integers.", input_schema: { type: "object", properties: { a: { type: "integer" }, b: { type: "integer" } }, required: ["a", "b"] } }],
-      initSession("Use the add tool for arithmetic, then answer with the number only.", "What is 98765432101234 + 12345678909876?"),
-      { toolHandlers: { add: (input: { a: number; b: number }) => String(input.a + input.b) }, maxIterations: 5 },
-    );
-    expect(session.messages.some((message) => "type" in message && message.type === "tool_call")).toBe(true);
-    expect(session.messages.at(-1)).toMatchObject({ role: "assistant", content: expect.stringContaining("111111111011110") });
-  }, 60_000);
-});
+liveAgentSuite("google", (process.env.GEMINI_API_KEY ?? process.env.GOOGLE_API_KEY) !== undefined, () => gemini({ model: process.env.GEMINI_MODEL ?? "gemini-2.5-flash", maxTokens: 2048 }));
 
 describe("google: native structured output", () => {
   let server: ReplayServer;

@@ -21,7 +21,7 @@ import { scriptedModel } from "simple-agent-loop/testing";
 // The package's ./openai entry re-exports these once it exists; the adapter's own module until then.
 import { fromOpenAIChatResponse, openaiChat, toOpenAIChatRequest } from "simple-agent-loop/openai";
 import { expectEveryCallAnsweredOnce, withoutTs } from "../helpers.ts";
-import { conformanceSuite, type ErrorKind, type WireTurn } from "./conformance.ts";
+import { conformanceSuite, liveAgentSuite, type ErrorKind, type WireTurn } from "./conformance.ts";
 import { sse, sseHeaders, startReplayServer, type ReplayResponse, type ReplayServer } from "./replay-server.ts";
 
 const fixture = (name: string): string => readFileSync(new URL(`../fixtures/openai-chat/${name}`, import.meta.url), "utf8");
@@ -475,18 +475,7 @@ describe("openai-chat: conversion rules", () => {
 });
 
 // Opt-in: runs only with a real key (OPENAI_API_KEY), never in CI.
-describe.skipIf(!process.env.OPENAI_API_KEY)("openai-chat: live", () => {
-  it("runs a one-tool agent against the real API", async () => {
-    const session = await agentLoop(
-      openaiChat({ model: process.env.OPENAI_MODEL ?? "gpt-4o-mini", maxTokens: 1024 }),
-      [{ name: "add", description: "Add two integers.", input_schema: { type: "object", properties: { a: { type: "integer" }, b: { type: "integer" } }, required: ["a", "b"] } }],
-      initSession("Use the add tool for arithmetic, then answer with the number only.", "What is 98765432101234 + 12345678909876?"),
-      { toolHandlers: { add: (input: { a: number; b: number }) => String(input.a + input.b) }, maxIterations: 5 },
-    );
-    expect(session.messages.some((message) => "type" in message && message.type === "tool_call")).toBe(true);
-    expect(session.messages.at(-1)).toMatchObject({ role: "assistant", content: expect.stringContaining("111111111011110") });
-  }, 60_000);
-});
+liveAgentSuite("openai-chat", process.env.OPENAI_API_KEY !== undefined, () => openaiChat({ model: process.env.OPENAI_MODEL ?? "gpt-4o-mini", maxTokens: 1024 }));
 
 describe("openai-chat: native structured output", () => {
   let server: ReplayServer;
