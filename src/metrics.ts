@@ -27,6 +27,7 @@ export function createMetricsCollector(now: () => number = () => performance.now
   let turnStart = 0;
   let modelEnd: number | undefined;
   let toolCalls = 0;
+  const executions = new Map<string, { name: string; durationMs: number }>();
   return {
     observe(event) {
       switch (event.type) {
@@ -36,17 +37,25 @@ export function createMetricsCollector(now: () => number = () => performance.now
           toolCalls = 0;
           metrics.modelCalls++;
           break;
-        case "message":
-          if (modelEnd === undefined && turnStart !== 0 && isModelMessage(event.message)) modelEnd = now();
-          break;
-        case "tool-execution-end": {
+        case "message": {
+          const message = event.message;
+          if (modelEnd === undefined && turnStart !== 0 && isModelMessage(message)) modelEnd = now();
+          // A call counts once its result is in the session: calls of a discarded (retried)
+          // attempt ran but never answered anything.
+          const result = "type" in message && message.type === "tool_result" ? message : undefined;
+          const executed = result === undefined ? undefined : executions.get(result.id);
+          if (result === undefined || executed === undefined) break;
+          executions.delete(result.id);
           toolCalls++;
-          const stats = (metrics.tools[event.name] ??= { calls: 0, errors: 0, totalMs: 0 });
+          const stats = (metrics.tools[executed.name] ??= { calls: 0, errors: 0, totalMs: 0 });
           stats.calls++;
-          stats.totalMs += event.durationMs;
-          if (event.result.isError === true) stats.errors++;
+          stats.totalMs += executed.durationMs;
+          if (result.isError === true) stats.errors++;
           break;
         }
+        case "tool-execution-end":
+          executions.set(event.id, { name: event.name, durationMs: event.durationMs });
+          break;
         case "turn-end": {
           if (turnStart === 0) break; // the tools of a resumed turn: no model call in this run
           const end = now();

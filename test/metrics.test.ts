@@ -58,3 +58,23 @@ describe("metrics", () => {
     });
   });
 });
+
+it("tools of a discarded (retried) attempt are not counted", async () => {
+  let attempt = 0;
+  const stream = async function* () {
+    attempt++;
+    yield { type: "message" as const, message: { type: "tool_call" as const, id: "t", name: "echo", input: {} } };
+    await sleep(10);
+    if (attempt === 1) throw Object.assign(new Error("cut"), { retryable: true, retryAfterMs: 1 });
+    yield { type: "response-end" as const, stopReason: "tool_use" as const };
+  };
+  let metrics: RunMetrics | undefined;
+  let turn = 0;
+  await agentLoop(
+    () => (turn++ < 2 ? stream() : [{ role: "assistant" as const, content: "done" }]),
+    [],
+    initSession("s", "u"),
+    { toolHandlers: { echo: () => "x" }, onEvent: (event) => event.type === "run-end" && (metrics = event.metrics) },
+  );
+  expect(metrics?.tools).toStrictEqual({ echo: { calls: 1, errors: 0, totalMs: expect.any(Number) } });
+});
