@@ -39,9 +39,12 @@ export function createCompactor(options: CompactSessionOptions & { protectLastTu
   const minimumTurns = options.protectLastTurn === false ? 0 : 1;
   let settled = 0;
 
+  let seen = 0;
   return (session) => {
     const { messages } = session;
-    if (settled > messages.length) settled = 0;
+    // Fewer messages than last time: something removed some (a strategy's splice); start over.
+    if (messages.length < seen) settled = 0;
+    seen = messages.length;
     const horizon = lastIndexBeforeRecentTurns(messages, keepTurns, settled, minimumTurns);
     let count = 0;
     for (let index = settled; index <= horizon; index++) {

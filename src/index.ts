@@ -8,6 +8,7 @@ export {
   onSessionExtend,
   onSessionChange,
   notifySessionChange,
+  spliceSession,
   isToolCall,
   isToolResult,
 } from "./session.ts";
@@ -58,6 +59,8 @@ export type {
 } from "./tools.ts";
 export type { StandardSchemaV1 } from "./standard-schema.ts";
 export { compactSession, createCompactor } from "./compaction.ts";
+export { slidingWindow, summarizeOlderTurns, estimateTokens } from "./context-strategies.ts";
+export type { CompactionStrategy, CompactionContext, SummarizeOptions } from "./context-strategies.ts";
 export type { CompactSessionOptions } from "./compaction.ts";
 export {
   AgentError,

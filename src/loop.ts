@@ -1,12 +1,13 @@
 import { createAbortRace } from "./abort.ts";
 import { createCompactor, type CompactSessionOptions } from "./compaction.ts";
-import { AgentError, MaxIterationsError, errorMessage } from "./errors.ts";
+import type { CompactionStrategy } from "./context-strategies.ts";
+import { AgentError, MaxIterationsError, errorMessage, isContextOverflowError } from "./errors.ts";
 import type { AgentEvent } from "./events.ts";
 import { runStream, type RunStream } from "./event-iterator.ts";
 import { createToolExecutor, type PendingApproval } from "./execute-tool-calls.ts";
 import type { AgentHooks } from "./hooks.ts";
 import { hasNativeStructuredOutput, type InvokeModel, type ModelContext } from "./invoke-model.ts";
-import { modelTurn } from "./model-turn.ts";
+import { modelTurn, type ModelTurn } from "./model-turn.ts";
 import { formatLogLine, resolveLogger, type LoggerOption } from "./logger.ts";
 import { createMetricsCollector } from "./metrics.ts";
 import { holdToContract, outputContract, outputCorrection, outputInstruction, StructuredOutputError, type OutputSchema } from "./structured-output.ts";
@@ -34,8 +35,13 @@ export type AgentLoopOptions = {
   onEvent?: (event: AgentEvent) => void;
   /** One line per message entering the session: `true` for stderr, or a function. Silent by default. */
   logger?: LoggerOption;
-  /** Truncation compaction before each model call (seed 000 §8); `false` turns it off. */
-  compaction?: false | CompactSessionOptions;
+  /**
+   * Context management before each model call: truncation compaction (seed 000 §8) with these
+   * options (the default), or strategies (`summarizeOlderTurns`, `slidingWindow`, your own),
+   * which also get one chance to make room after a `ContextOverflowError` before the call is
+   * retried once; `false` turns it off.
+   */
+  compaction?: false | CompactSessionOptions | CompactionStrategy | CompactionStrategy[];
   /** Repeats of a model call that failed with a retryable error (default: 2, with backoff); `false` turns them off. */
   retry?: false | RetryOptions;
   /**
@@ -161,7 +167,13 @@ async function runLoop(
     onResult: add,
     onEvent: emit,
   });
-  const compact = options.compaction === false ? undefined : createCompactor(options.compaction);
+  const strategies = typeof options.compaction === "function" ? [options.compaction] : Array.isArray(options.compaction) ? options.compaction : undefined;
+  const compact = options.compaction === false || strategies !== undefined ? undefined : createCompactor(options.compaction as CompactSessionOptions | undefined);
+  const applyStrategies = async (reason: "before-call" | "overflow"): Promise<void> => {
+    const before = session.messages.length;
+    for (const strategy of strategies ?? []) await strategy(session, { reason, signal });
+    if (session.messages.length < before) emit({ type: "compaction", count: before - session.messages.length });
+  };
   const contract = options.output === undefined ? undefined : outputContract(options.output);
   // An adapter with native structured output conveys the schema itself: no instruction then.
   const instruction: Message | undefined =
@@ -242,6 +254,7 @@ async function runLoop(
         const count = compact(session);
         if (count > 0) emit({ type: "compaction", count });
       }
+      if (strategies !== undefined) await applyStrategies("before-call");
       iteration++;
       emit({ type: "turn-start", iteration });
       const context: ModelContext = agentName === undefined ? { signal, iteration } : { signal, iteration, agentName };
@@ -255,7 +268,7 @@ async function runLoop(
         if (prepared?.tools !== undefined) callTools = prepared.tools;
         if (prepared?.settings !== undefined) context.settings = prepared.settings;
       }
-      const modelResult = await modelTurn({
+      const turnOptions = {
         invokeModel,
         tools: callTools,
         session: view,
@@ -264,7 +277,16 @@ async function runLoop(
         emit,
         retry: options.retry,
         execute: options.eagerTools === false ? undefined : execute,
-      });
+      };
+      let modelResult: ModelTurn | undefined;
+      try {
+        modelResult = await modelTurn(turnOptions);
+      } catch (error) {
+        // Too long for the model: let the strategies make room, then try once more.
+        if (!isContextOverflowError(error) || strategies === undefined) throw error;
+        await applyStrategies("overflow");
+        modelResult = await modelTurn({ ...turnOptions, session: view === session ? session : { messages: [instruction!, ...session.messages] } });
+      }
       if (modelResult === undefined) return finishAborted();
       abandon = modelResult.discard;
       let { messages } = modelResult;

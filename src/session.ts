@@ -190,12 +190,18 @@ export type SessionListener = (message: Message, session: Session) => void;
 /**
  * A change to a session, as listeners see it. Sessions grow by `append`; the library changes a
  * stored message only by `replace` (compaction puts a shortened copy in its place) or `update`
- * (fields set on it in place: approval marks and decisions).
+ * (fields set on it in place: approval marks and decisions), and removes messages only by
+ * `splice` (a compaction strategy summarizing or dropping older turns).
  */
 export type SessionChange =
   | { type: "append"; index: number; message: Message }
   | { type: "replace"; index: number; message: Message; previous: Message; reason: "compaction" }
-  | { type: "update"; index: number; message: Message; reason: "approval" };
+  | { type: "update"; index: number; message: Message; reason: "approval" }
+  /**
+   * `removed` messages at `index` were replaced by `inserted` (a summary, or nothing: a sliding
+   * window). `details` says why, for the record (a summary's tokens before and after…).
+   */
+  | { type: "splice"; index: number; removed: Message[]; inserted: Message[]; reason: "compaction"; details?: JsonObject };
 
 export type SessionChangeListener = (change: SessionChange, session: Session) => void;
 
@@ -221,6 +227,18 @@ export function onSessionExtend(session: Session, listener: SessionListener): ()
   return onSessionChange(session, (change, changed) => {
     if (change.type === "append") listener(change.message, changed);
   });
+}
+
+/**
+ * Replaces `deleteCount` messages at `index` with `inserted` and reports it as a `splice` change:
+ * the one way to remove messages that persistence can follow. Returns the removed messages.
+ */
+export function spliceSession(session: Session, index: number, deleteCount: number, inserted: Message[] = [], details?: JsonObject): Message[] {
+  const removed = session.messages.splice(index, deleteCount, ...inserted);
+  const change: SessionChange = { type: "splice", index, removed, inserted, reason: "compaction" };
+  if (details !== undefined) change.details = details;
+  notifySessionChange(session, change);
+  return removed;
 }
 
 /** Reports a change made to `session` to its listeners (for code that changes sessions the way the library does). */

@@ -102,6 +102,7 @@ describe("onSessionChange", () => {
     onSessionChange(session, (change) => {
       kinds.push(change.type);
       if (change.type === "append") mirror.push(structuredClone(change.message));
+      else if (change.type === "splice") mirror.splice(change.index, change.removed.length, ...structuredClone(change.inserted));
       else mirror[change.index] = structuredClone(change.message);
     });
     const long = "x".repeat(300);

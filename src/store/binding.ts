@@ -22,8 +22,8 @@ const bindings = new WeakMap<Session, Binding>();
  * enters it, compaction's replacements, approval updates) is appended to the sink the moment it
  * happens. For store backends; `openSession` and `SessionStore.open` return sessions bound this
  * way. Messages pushed onto `session.messages` directly are recorded at the next change (or at
- * `closeSession`); removing messages from a bound session throws a `modified` StoreError at the
- * next change (fork it with `forkSession` to branch instead).
+ * `closeSession`); removing messages other than through `spliceSession` throws a `modified`
+ * StoreError at the next change (fork it with `forkSession` to branch instead).
  */
 export function bindSession(session: Session, sink: EntrySink): void {
   if (bindings.has(session)) throw new StoreError("bindSession: this session is already bound to a store; close it first (closeSession)", { code: "invalid-argument" });
@@ -44,6 +44,11 @@ export function bindSession(session: Session, sink: EntrySink): void {
       catchUp(change.index);
       sink.append(entryFor(change));
       recorded = change.index + 1;
+    } else if (change.type === "splice") {
+      // The session already changed: what was recorded before it stays; the rest moved by the difference.
+      if (recorded < change.index) catchUp(change.index);
+      sink.append(entryFor(change));
+      recorded += change.inserted.length - change.removed.length;
     } else {
       catchUp(session.messages.length);
       sink.append(entryFor(change));

@@ -1,4 +1,4 @@
-import { now, type JsonValue, type Message, type Session, type SessionChange } from "../session.ts";
+import { now, type JsonObject, type JsonValue, type Message, type Session, type SessionChange } from "../session.ts";
 import { StoreError } from "./store-error.ts";
 
 /**
@@ -7,7 +7,13 @@ import { StoreError } from "./store-error.ts";
  * (a 0-based position in the messages read so far). Other entries (custom ones, and entry types
  * this version does not know) leave the session as it is and are kept in the log untouched.
  */
-export type SessionEntry = MessageEntry | ReplaceEntry | UpdateEntry | CustomEntry;
+export type SessionEntry = MessageEntry | ReplaceEntry | UpdateEntry | SpliceEntry | CustomEntry;
+
+/**
+ * `removed` messages at `index` were replaced by `inserted` (compaction that summarized or
+ * dropped older turns). `details` records the summary, tokens before/after and the first kept message.
+ */
+export type SpliceEntry = { type: "splice"; index: number; reason: string; ts?: string; removed: Message[]; inserted: Message[]; details?: JsonObject };
 
 /** A message entered the session (through `extendSession`: the loop, `send`, the helpers). */
 export type MessageEntry = { type: "message"; message: Message };
@@ -33,6 +39,11 @@ export function entryFor(change: SessionChange): SessionEntry {
       return { type: "replace", index: change.index, reason: change.reason, ts: now(), message: change.message, previous: change.previous };
     case "update":
       return { type: "update", index: change.index, reason: change.reason, ts: now(), message: change.message };
+    case "splice": {
+      const entry: SpliceEntry = { type: "splice", index: change.index, reason: change.reason, ts: now(), removed: change.removed, inserted: change.inserted };
+      if (change.details !== undefined) entry.details = change.details;
+      return entry;
+    }
   }
 }
 
@@ -53,6 +64,9 @@ export function replayEntries(records: readonly { value: unknown; line: number }
     else if (entry.type === "replace" || entry.type === "update") {
       const { index, message } = entry as ReplaceEntry | UpdateEntry;
       messages[index] = message;
+    } else if (entry.type === "splice") {
+      const { index, removed, inserted } = entry as SpliceEntry;
+      messages.splice(index, removed.length, ...inserted);
     }
   }
   return { session: { messages }, entries };
@@ -70,6 +84,12 @@ function entryProblem(value: unknown, messageCount: number): string | undefined 
       if (typeof index !== "number" || !Number.isInteger(index) || index < 0) return `a "${value.type}" entry needs a non-negative integer "index"`;
       if (index >= messageCount) return `"${value.type}" of message ${index}, but the session has ${messageCount} messages at this point`;
       return isMessage(value.message) ? undefined : `a "${value.type}" entry needs a message object`;
+    }
+    case "splice": {
+      const index = value.index;
+      if (typeof index !== "number" || !Number.isInteger(index) || index < 0) return 'a "splice" entry needs a non-negative integer "index"';
+      if (!Array.isArray(value.removed) || !Array.isArray(value.inserted) || !value.inserted.every(isMessage)) return 'a "splice" entry needs "removed" and "inserted" message arrays';
+      return index + value.removed.length > messageCount ? `"splice" of messages ${index}..${index + value.removed.length - 1}, but the session has ${messageCount} messages at this point` : undefined;
     }
     case "custom":
       return typeof value.customType === "string" ? undefined : 'a "custom" entry needs a string "customType"';

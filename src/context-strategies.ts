@@ -1,0 +1,131 @@
+import { agentLoop } from "./loop.ts";
+import type { InvokeModel } from "./invoke-model.ts";
+import { initSession, response, spliceSession, type Message, type Session, type Usage } from "./session.ts";
+
+/** What a strategy knows when the loop asks it to make room. */
+export type CompactionContext = {
+  /** `before-call`: before each model call; `overflow`: the provider just refused the request as too long. */
+  reason: "before-call" | "overflow";
+  signal: AbortSignal;
+};
+
+/**
+ * A context-management strategy: a plain function that may shorten the session before a model
+ * call (and after a `ContextOverflowError`, once, before the call is retried). It changes the
+ * session only through `spliceSession`, cutting at turn boundaries, so persistence follows and a
+ * tool call is never separated from its result.
+ */
+export type CompactionStrategy = (session: Session, context: CompactionContext) => void | Promise<void>;
+
+/** Keeps the system messages, the first user message and the last `keepTurns` turns; drops the rest. */
+export function slidingWindow(options: { keepTurns: number }): CompactionStrategy {
+  return (session) => {
+    const span = olderTurns(session.messages, options.keepTurns);
+    if (span !== undefined) spliceSession(session, span.start, span.end - span.start, [], { strategy: "sliding-window", dropped: span.end - span.start });
+  };
+}
+
+export type SummarizeOptions = {
+  /** The model that writes the summary (often a cheaper one). */
+  invokeModel: InvokeModel;
+  /** The model's context window, in tokens. */
+  contextWindow: number;
+  /** Compact once the next request is estimated above this share of the window (default 0.8). */
+  threshold?: number;
+  /** The recent turns kept whole (default 2). */
+  keepTurns?: number;
+  /** The summarizer's system prompt. */
+  prompt?: string;
+};
+
+/**
+ * Token-aware compaction: estimates the next request's tokens (the last turn's reported usage,
+ * plus about a token per 4 characters added since) and, past `threshold` of the window (or at
+ * once after an overflow), replaces the older turns with a summary written by a subagent. Cuts
+ * only at turn boundaries and keeps the recent turns whole. The `splice` it makes records the
+ * summary, tokens before and after, and the first kept message.
+ */
+export function summarizeOlderTurns(options: SummarizeOptions): CompactionStrategy {
+  const threshold = options.threshold ?? 0.8;
+  const prompt =
+    options.prompt ??
+    "Summarize this conversation between a user and an AI agent for the agent itself: the task, what was done, what was found (keep names, paths, numbers, decisions), and what is left. Output only the summary.";
+  // Usage reported before a compaction measured the longer prompt: ignore it until a new turn reports.
+  const freshFrom = new WeakMap<Session, number>();
+  return async (session, context) => {
+    const before = estimateTokens(session.messages, freshFrom.get(session));
+    if (context.reason === "before-call" && before < threshold * options.contextWindow) return;
+    const span = olderTurns(session.messages, options.keepTurns ?? 2);
+    if (span === undefined) return;
+    const transcript = session.messages.slice(span.start, span.end).map(describe).join("\n");
+    const summarizer = await agentLoop(options.invokeModel, [], initSession(prompt, transcript), {
+      name: "summarizer",
+      maxIterations: 1,
+      compaction: false,
+      signal: context.signal,
+    });
+    const summary = response(summarizer)?.content ?? "";
+    const inserted: Message[] = [{ role: "user", content: `Summary of the earlier conversation:\n${summary}` }];
+    const firstKept = session.messages[span.end];
+    spliceSession(session, span.start, span.end - span.start, inserted, {
+      strategy: "summary",
+      summary,
+      tokensBefore: before,
+      // The same estimate, less what left, plus the summary.
+      tokensAfter: before - characterTokens(session.messages.slice(span.start, span.end)) + characterTokens(inserted),
+      ...(firstKept?.ts === undefined ? {} : { firstKeptTs: firstKept.ts }),
+    });
+    freshFrom.set(session, session.messages.length);
+  };
+}
+
+/**
+ * The next request's size in tokens, estimated: the input and output of the last model turn that
+ * reported usage (at `usageFrom` or later), plus a token per 4 characters of what came after it.
+ */
+export function estimateTokens(messages: readonly Message[], usageFrom = 0): number {
+  let characters = 0;
+  for (let index = messages.length - 1; index >= 0; index--) {
+    const message = messages[index]!;
+    const usage: Usage | undefined = "usage" in message && index >= usageFrom ? message.usage : undefined;
+    if (usage !== undefined) return usage.inputTokens + usage.outputTokens + Math.ceil(characters / 4);
+    characters += JSON.stringify(message).length;
+  }
+  return Math.ceil(characters / 4);
+}
+
+function characterTokens(messages: readonly Message[]): number {
+  let characters = 0;
+  for (const message of messages) characters += JSON.stringify(message).length;
+  return Math.ceil(characters / 4);
+}
+
+// The messages between the first user message and the last `keepTurns` turns: [start, end),
+// starting and ending at turn boundaries (a user message, or a model turn after results), so
+// every tool call stays with its result. Undefined when there is nothing older to remove.
+function olderTurns(messages: readonly Message[], keepTurns: number): { start: number; end: number } | undefined {
+  const firstUser = messages.findIndex((message) => "role" in message && message.role === "user");
+  if (firstUser === -1) return undefined;
+  const start = firstUser + 1;
+  let turns = 0;
+  for (let index = messages.length - 1; index > start; index--) {
+    if (isTurnStart(messages, index) && ++turns === keepTurns) return index > start ? { start, end: index } : undefined;
+  }
+  return undefined;
+}
+
+function isTurnStart(messages: readonly Message[], index: number): boolean {
+  const message = messages[index]!;
+  const previous = messages[index - 1];
+  if ("role" in message && message.role === "user") return true;
+  const isModel = "role" in message ? message.role === "assistant" : message.type !== "tool_result";
+  const afterNonModel = previous === undefined || ("role" in previous ? previous.role !== "assistant" : previous.type === "tool_result");
+  return isModel && afterNonModel;
+}
+
+function describe(message: Message): string {
+  if ("role" in message) return `${message.role}: ${message.content}`;
+  if (message.type === "thinking") return `(thinking) ${message.content}`;
+  if (message.type === "tool_call") return `tool call ${message.name} ${JSON.stringify(message.input)}`;
+  return `tool result${message.isError === true ? " (error)" : ""}: ${typeof message.output === "string" ? message.output : JSON.stringify(message.output)}`;
+}
