@@ -1,6 +1,6 @@
 import { agentLoop } from "./loop.ts";
 import type { InvokeModel } from "./invoke-model.ts";
-import { initSession, response, spliceSession, type Message, type Session, type Usage } from "./session.ts";
+import { initSession, response, spliceSession, type JsonObject, type Message, type Session, type Usage } from "./session.ts";
 
 /** What a strategy knows when the loop asks it to make room. */
 export type CompactionContext = {
@@ -73,7 +73,7 @@ export function summarizeOlderTurns(options: SummarizeOptions): CompactionStrate
       tokensBefore: before,
       // The same estimate, less what left, plus the summary.
       tokensAfter: before - characterTokens(session.messages.slice(span.start, span.end)) + characterTokens(inserted),
-      ...(firstKept?.ts === undefined ? {} : { firstKeptTs: firstKept.ts }),
+      ...(firstKept === undefined ? {} : { firstKept: firstKept as unknown as JsonObject }),
     });
     freshFrom.set(session, session.messages.length);
   };
