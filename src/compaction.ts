@@ -1,4 +1,4 @@
-import { notifySessionChange, type JsonValue, type Message, type Session } from "./session.ts";
+import { isModelMessage, notifySessionChange, type JsonValue, type Message, type Session } from "./session.ts";
 
 export type CompactSessionOptions = {
   /** How many assistant replies or model turns must follow a message before it is cut (default 2). */
@@ -80,9 +80,6 @@ function lastIndexBeforeRecentTurns(messages: readonly Message[], keepTurns: num
   return stop - 1;
 }
 
-function isModelMessage(message: Message): boolean {
-  return "role" in message ? message.role === "assistant" : message.type !== "tool_result";
-}
 
 function truncate(message: Message, maxLength: number): Message | undefined {
   if (!("type" in message) || message.type === "tool_result" || message.compacted === true) return undefined;

@@ -11,6 +11,7 @@ export {
   spliceSession,
   isToolCall,
   isToolResult,
+  isModelMessage,
 } from "./session.ts";
 export type {
   Session,

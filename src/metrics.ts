@@ -1,5 +1,5 @@
 import type { AgentEvent } from "./events.ts";
-import type { Message, Session, Usage } from "./session.ts";
+import { isModelMessage, type Message, type Session, type Usage } from "./session.ts";
 
 /** What a run cost: model calls, tokens by kind, time in the model and in tools, per tool and per turn. */
 export type RunMetrics = {
@@ -96,7 +96,7 @@ export function sessionMetrics(session: Session): RunMetrics {
       continue;
     }
     const before = time(messages[index - 1]);
-    let last = message;
+    let last: Message = message;
     let toolCalls = 0;
     for (; index < messages.length && isModelMessage(messages[index]!); index++) {
       last = messages[index]!;
@@ -134,9 +134,6 @@ export function sessionMetrics(session: Session): RunMetrics {
   return metrics;
 }
 
-function isModelMessage(message: Message): boolean {
-  return "role" in message ? message.role === "assistant" : message.type !== "tool_result";
-}
 
 function emptyUsage(): Required<Usage> {
   return { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 };

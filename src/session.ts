@@ -248,6 +248,11 @@ export function notifySessionChange(session: Session, change: SessionChange): vo
   for (const listener of set) listener(change, session);
 }
 
+/** A message a model turn produces: assistant text, thinking or a tool call. */
+export function isModelMessage(message: Message): message is ModelMessage {
+  return "role" in message ? message.role === "assistant" : message.type !== "tool_result";
+}
+
 export function isToolCall(message: Message): message is ToolCallMessage {
   return "type" in message && message.type === "tool_call";
 }

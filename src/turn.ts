@@ -1,5 +1,5 @@
 import { formatLogLine } from "./logger.ts";
-import { isToolCall, isToolResult, type Message, type ModelMessage, type ToolCallMessage } from "./session.ts";
+import { isModelMessage, isToolCall, isToolResult, type Message, type ModelMessage, type ToolCallMessage } from "./session.ts";
 import type { ToolOutcome } from "./execute-tool-calls.ts";
 import type { AgentEvent } from "./events.ts";
 
@@ -22,14 +22,10 @@ export function lastTurn(messages: readonly Message[]): Turn {
   }
   const last = messages[index];
   const toolCalls: ToolCallMessage[] = [];
-  for (let message = messages[index]; message !== undefined && isModel(message); message = messages[--index]) {
+  for (let message = messages[index]; message !== undefined && isModelMessage(message); message = messages[--index]) {
     if (isToolCall(message) && !answered.has(message.id)) toolCalls.unshift(message);
   }
-  return { toolCalls, last: last !== undefined && isModel(last) ? last : undefined };
-}
-
-export function isModel(message: Message): message is ModelMessage {
-  return "role" in message ? message.role === "assistant" : message.type !== "tool_result";
+  return { toolCalls, last: last !== undefined && isModelMessage(last) ? last : undefined };
 }
 
 export function notExecuted(call: ToolCallMessage, stopReason: string): Message {
