@@ -12,7 +12,7 @@ import { formatLogLine, resolveLogger, type LoggerOption } from "./logger.ts";
 import { createMetricsCollector } from "./metrics.ts";
 import { holdToContract, outputContract, outputCorrection, outputInstruction, StructuredOutputError, type OutputSchema } from "./structured-output.ts";
 import type { RetryOptions } from "./retry.ts";
-import { extendSession, isToolCall, notifySessionChange, type Message, type ModelMessage, type Session, type UserMessage } from "./session.ts";
+import { extendSession, extendSessionBatch, isToolCall, notifySessionChange, type Message, type ModelMessage, type Session, type UserMessage } from "./session.ts";
 import { abortedResult, describeAction, lastTurn, notExecuted, pick, turnEnd } from "./turn.ts";
 import { toolSchemas, type ToolDefinition, type ToolHandlers } from "./tools.ts";
 
@@ -151,11 +151,19 @@ async function runLoop(
     report(event.type === "run-end" ? { ...event, metrics: metrics.finish() } : event);
   };
   const log = resolveLogger(options.logger);
-  const add = (message: Message): void => {
-    extendSession(session, message);
-    const stored = session.messages[session.messages.length - 1]!;
+  const announce = (stored: Message): void => {
     if (log !== undefined) log(formatLogLine(stored, agentName));
     emit({ type: "message", message: stored });
+  };
+  const add = (message: Message): void => {
+    extendSession(session, message);
+    announce(session.messages[session.messages.length - 1]!);
+  };
+  // A model turn enters whole before anyone hears of it: a store writes it in one piece.
+  const addTurn = (messages: readonly Message[]): Message[] => {
+    const stored = extendSessionBatch(session, messages);
+    for (const message of stored) announce(message);
+    return stored;
   };
   const schemas = toolSchemas(tools);
   const abortRace = createAbortRace(signal);
@@ -305,14 +313,12 @@ async function runLoop(
         const held = await holdToContract(contract, messages);
         ({ messages, problems: outputProblems } = held);
         if (outputProblems !== undefined && outputAttempts-- <= 0) {
-          for (const message of messages) add(message);
+          addTurn(messages);
           throw new StructuredOutputError(`The final answer does not match the output schema: ${outputProblems}`, { text: held.text, problems: outputProblems });
         }
       }
-      const firstNew = session.messages.length;
-      for (const message of messages) add(message);
       // The stored copies (with ts): approval marks must land on the session's own objects.
-      const stored = session.messages.slice(firstNew) as ModelMessage[];
+      const stored = addTurn(messages) as ModelMessage[];
       turn = {
         toolCalls: stored.filter(isToolCall),
         last: stored[stored.length - 1],

@@ -151,6 +151,25 @@ export function extendSession(session: Session, message: Message): Session {
   return session;
 }
 
+/**
+ * Appends several messages at once (a model turn), as `extendSession` does each, and returns the
+ * stored copies. Listeners see one `append` per message, all but the last marked `more`, so a
+ * store can write the turn in one piece: a crash never leaves half of a turn in the log.
+ */
+export function extendSessionBatch(session: Session, messages: readonly Message[]): Message[] {
+  const first = session.messages.length;
+  for (const message of messages) session.messages.push(message.ts === undefined ? { ...message, ts: now() } : message);
+  const stored = session.messages.slice(first);
+  if (changeListeners.has(session)) {
+    stored.forEach((message, offset) => {
+      const change: SessionChange = { type: "append", index: first + offset, message };
+      if (offset < stored.length - 1) change.more = true;
+      notifySessionChange(session, change);
+    });
+  }
+  return stored;
+}
+
 /** Adds a user message to the session (a follow-up question) and returns the session. */
 export function send(session: Session, text: string): Session {
   return extendSession(session, { role: "user", content: text });
@@ -194,7 +213,11 @@ export type SessionListener = (message: Message, session: Session) => void;
  * `splice` (a compaction strategy summarizing or dropping older turns).
  */
 export type SessionChange =
-  | { type: "append"; index: number; message: Message }
+  /**
+   * `more: true`: further messages of the same batch (one model turn) are appended right after,
+   * synchronously, the last of them without `more`; persistence may record the batch whole.
+   */
+  | { type: "append"; index: number; message: Message; more?: true }
   | { type: "replace"; index: number; message: Message; previous: Message; reason: "compaction" }
   | { type: "update"; index: number; message: Message; reason: "approval" }
   /**

@@ -9,6 +9,11 @@ export type EntrySink = {
    * changes, so a change is recorded before the loop goes on (calls a model, runs a tool).
    */
   append: (entry: SessionEntry) => void;
+  /**
+   * Records several entries as one write (a model turn), all or none: a crash leaves either the
+   * whole batch or none of it. Optional: without it, each entry goes through `append`.
+   */
+  appendAll?: (entries: SessionEntry[]) => void;
   /** Makes what was appended durable and releases what the sink holds (a file, a lock). */
   close: () => void | Promise<void>;
 };
@@ -41,8 +46,17 @@ export function bindSession(session: Session, sink: EntrySink): void {
   };
   const record = (change: SessionChange): void => {
     if (change.type === "append") {
-      catchUp(change.index);
-      sink.append(entryFor(change));
+      // A batch (a model turn) is recorded at its last message, in one piece.
+      if (change.more === true) return;
+      if (sink.appendAll !== undefined && recorded < change.index) {
+        const batch: SessionEntry[] = [];
+        for (let index = recorded; index < change.index; index++) batch.push({ type: "message", message: session.messages[index]! });
+        batch.push(entryFor(change));
+        sink.appendAll(batch);
+      } else {
+        catchUp(change.index);
+        sink.append(entryFor(change));
+      }
       recorded = change.index + 1;
     } else if (change.type === "splice") {
       // The session already changed: what was recorded before it stays; the rest moved by the difference.

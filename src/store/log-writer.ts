@@ -16,14 +16,15 @@ import { StoreError } from "./store-error.ts";
  *   them sit the model's thinking and tool calls, results of a batch still running and
  *   compaction's replacements: a power cut there loses at most the turn in progress, which the
  *   loop redoes on resume.
- * - `"every-entry"`: after each entry.
+ * - `"every-entry"`: after each write (an entry, or a model turn written whole).
  * - `"off"`: never; the OS writes back when it likes.
  */
 export type SyncMode = "turn" | "every-entry" | "off";
 
 /**
  * An append-only writer for a session log open at `fd` (opened with "a"), as an EntrySink. Each
- * entry is one line, written whole with `writeSync` before `append` returns. After a failed write
+ * entry is one line, written whole with `writeSync` before `append` returns (a batch from
+ * `appendAll`, one write). After a failed write
  * it refuses every later one (a `write-failed` StoreError), so a partial line can only be last.
  */
 export function createLogWriter(
@@ -46,16 +47,19 @@ export function createLogWriter(
   let failure: unknown;
   let closed = false;
 
-  const append = (entry: SessionEntry): void => {
+  const appendAll = (entries: SessionEntry[]): void => {
     if (closed) throw new StoreError(`${path}: the session log is closed`, { code: "not-open", path });
     if (failure !== undefined) {
       throw new StoreError(`${path}: an earlier write failed, so this session is no longer recorded`, { code: "write-failed", path, cause: failure });
     }
     // Serialized first: a value JSON cannot hold throws here, before anything is written.
-    const line = `${pending}${JSON.stringify(entry)}\n`;
-    const boundary = isTurnBoundary(entry, openCalls);
+    let lines = pending;
+    for (const entry of entries) lines += `${JSON.stringify(entry)}\n`;
+    let boundary = false;
+    for (const entry of entries) boundary = isTurnBoundary(entry, openCalls);
     try {
-      writeAll(fd, Buffer.from(line));
+      // One write for the batch: a killed process leaves all of it or none.
+      writeAll(fd, Buffer.from(lines));
       pending = "";
       if (sync === "every-entry" || (sync === "turn" && boundary)) {
         fsyncSync(fd);
@@ -66,6 +70,7 @@ export function createLogWriter(
       throw new StoreError(`${path}: could not append to the session log: ${errorMessage(error)}`, { code: "write-failed", path, cause: error });
     }
   };
+  const append = (entry: SessionEntry): void => appendAll([entry]);
 
   const close = (): void => {
     if (closed) return;
@@ -81,7 +86,7 @@ export function createLogWriter(
     }
   };
 
-  return { append, close };
+  return { append, appendAll, close };
 }
 
 function writeAll(fd: number, bytes: Buffer): void {

@@ -1,11 +1,30 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { extendSession, forkSession, send } from "simple-agent-loop";
-import { appendEntry, closeSession, loadEntries, loadSession, openSession } from "simple-agent-loop/store";
+import { agentLoop, extendSession, forkSession, initSession, send } from "simple-agent-loop";
+import { appendEntry, bindSession, closeSession, loadEntries, loadSession, openSession, type SessionEntry } from "simple-agent-loop/store";
+import { scriptedModel } from "simple-agent-loop/testing";
 import { tempDir } from "./helpers.ts";
 
 describe("a session bound to its file", () => {
+  it("a model turn reaches a sink in one appendAll; without appendAll, entry by entry", async () => {
+    const turn = () =>
+      scriptedModel([[{ type: "thinking", content: "plan" }, { role: "assistant", content: "answer" }]]);
+    const writes: SessionEntry[][] = [];
+    const batched = initSession("s", "u");
+    bindSession(batched, { append: (entry) => writes.push([entry]), appendAll: (entries) => writes.push(entries), close: () => {} });
+    await agentLoop(turn(), [], batched);
+    await closeSession(batched);
+    expect(writes.map((entries) => entries.map((entry) => (entry.type === "message" && "type" in entry.message ? entry.message.type : entry.type)))).toStrictEqual([["thinking", "message"]]);
+
+    const single: SessionEntry[] = [];
+    const plain = initSession("s", "u");
+    bindSession(plain, { append: (entry) => single.push(entry), close: () => {} });
+    await agentLoop(turn(), [], plain);
+    await closeSession(plain);
+    expect(single.map((entry) => (entry.type === "message" ? entry.message : undefined))).toStrictEqual(plain.messages.slice(2));
+  });
+
   it("appendEntry records an entry of the application's own, after the messages so far; the session is unchanged", async () => {
     const path = join(tempDir(), "custom.jsonl");
     const session = await openSession(path);

@@ -103,18 +103,17 @@ describe("crash safety: a child process killed with SIGKILL, then resumed from i
     expect(withoutTs(firstCall.kills[0]!.session)).toStrictEqual(withoutTs(baseline).slice(0, 2));
   });
 
-  // A model turn's messages are appended one by one (the core reports them one at a time), so a
-  // kill in the microseconds between two of them cuts the turn short.
-  it("a kill between two messages of one model turn keeps what was recorded: valid, resumable, that turn shorter", async () => {
+  // A model turn enters the session (and the log, in one write) whole, before the loop announces
+  // any of its messages: a kill as its first message is announced finds the whole turn recorded.
+  it("a model turn is recorded whole: a kill right after its first message finds all of it in the log", async () => {
     const directory = tempDir();
     const baseline = await runCrashAgent(join(directory, "baseline.jsonl"), join(directory, "baseline.effects"));
-    const { kills, final, loaded } = await crashAndResume(join(directory, "run"), ["message:1"]);
-    // Killed after the run's first message (turn 1's thinking), before its two tool calls.
-    expect(withoutTs(kills[0]!.session).map((message) => ("role" in message ? message.role : message.type))).toStrictEqual(["system", "user", "thinking"]);
+    const { kills, final, loaded, effects } = await crashAndResume(join(directory, "run"), ["message:1"]);
+    expect(withoutTs(kills[0]!.session).map((message) => ("role" in message ? message.role : message.type))).toStrictEqual(["system", "user", "thinking", "tool_call", "tool_call"]);
     expect(loaded).toStrictEqual(final);
     expectEveryCallAnsweredOnce(final);
-    expect(cutCalls(kills[0]!.session)).toStrictEqual(["a1", "a2"]);
-    expect(withoutTs(final)).toStrictEqual(withoutTs(baseline).filter((message) => !("id" in message && ["a1", "a2"].includes(message.id))));
+    expect(withoutTs(final)).toStrictEqual(withoutTs(baseline));
+    expect([...effects.values()].every((count) => count === 1)).toBe(true);
   });
 
   // One tool at a time, a result must be in the log before the next call's handler starts (the
