@@ -1,0 +1,138 @@
+import { readFile } from "node:fs/promises";
+import { errorMessage } from "../errors.ts";
+import { McpConfigError } from "./errors.ts";
+
+/** How to reach one MCP server: a command to start (stdio) or a URL (Streamable HTTP). */
+export type McpServerConfig = McpStdioServerConfig | McpHttpServerConfig;
+
+/** A server started as a child process that speaks MCP on its stdin and stdout. */
+export type McpStdioServerConfig = {
+  /** Optional marker, as Claude Code's `.mcp.json` writes it. */
+  type?: "stdio";
+  /** The executable, looked up on `PATH`. No shell runs it: arguments go in `args`. */
+  command: string;
+  args?: string[];
+  /**
+   * Added to a small inherited environment (`HOME`, `LOGNAME`, `PATH`, `SHELL`, `TERM`, `USER` on
+   * POSIX; the MCP SDK's default), not to all of `process.env`: a server sees only the secrets it is given.
+   */
+  env?: Record<string, string>;
+  /** Working directory of the process (default: this process's). */
+  cwd?: string;
+};
+
+/** A server reached over Streamable HTTP. The deprecated HTTP+SSE transport is not supported. */
+export type McpHttpServerConfig = {
+  /** Optional marker, as Claude Code's `.mcp.json` writes it. */
+  type?: "http";
+  /** The MCP endpoint, e.g. `https://example.com/mcp`. */
+  url: string;
+  /** Sent with every request, e.g. `{ Authorization: "Bearer …" }`. */
+  headers?: Record<string, string>;
+};
+
+/** Options of `loadMcpConfig`. */
+export type LoadMcpConfigOptions = {
+  /** Variables for `${NAME}` and `${NAME:-default}` in the file (default: `process.env`). */
+  env?: Record<string, string | undefined>;
+};
+
+/**
+ * Reads MCP servers from a JSON file in the format Claude Desktop and Claude Code use:
+ * `{ "mcpServers": { "<name>": { "command", "args", "env", "cwd" } | { "type": "http", "url", "headers" } } }`.
+ * `${NAME}` and `${NAME:-default}` in strings are replaced from the environment, as Claude Code
+ * does, so tokens need not be written in the file. Keys this library does not use are ignored.
+ * Throws `McpConfigError` naming the file (and the server entry) when the file cannot be read, is
+ * not JSON, or an entry is not a valid server.
+ */
+export async function loadMcpConfig(path: string, options: LoadMcpConfigOptions = {}): Promise<Record<string, McpServerConfig>> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (error) {
+    throw new McpConfigError(`cannot read MCP config ${path}: ${errorMessage(error)}`, { path, cause: error });
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new McpConfigError(`MCP config ${path} is not valid JSON: ${errorMessage(error)}`, { path, cause: error });
+  }
+  const servers = isRecord(parsed) ? parsed["mcpServers"] : undefined;
+  if (!isRecord(servers)) {
+    throw new McpConfigError(`MCP config ${path}: expected an object with "mcpServers": { "<name>": { … } }`, { path });
+  }
+  const env = options.env ?? process.env;
+  const result: Record<string, McpServerConfig> = {};
+  for (const [server, entry] of Object.entries(servers)) {
+    const fail = (problem: string): never => {
+      throw new McpConfigError(`MCP config ${path}: server "${server}": ${problem}`, { path, server });
+    };
+    result[server] = parseEntry(entry, (value, field) => expand(value, field, env, fail), fail);
+  }
+  return result;
+}
+
+type Expand = (value: string, field: string) => string;
+
+function parseEntry(entry: unknown, expand: Expand, fail: (problem: string) => never): McpServerConfig {
+  if (!isRecord(entry)) return fail("expected an object with \"command\" (stdio) or \"url\" (Streamable HTTP)");
+  const { type } = entry;
+  if (type === "sse") return fail('the HTTP+SSE transport ("type": "sse") is not supported; use the server\'s Streamable HTTP endpoint ("type": "http")');
+  if (type !== undefined && type !== "stdio" && type !== "http") return fail(`unknown "type" ${JSON.stringify(type)}: expected "stdio" or "http"`);
+  const hasCommand = entry["command"] !== undefined;
+  const hasUrl = entry["url"] !== undefined;
+  if (hasCommand && hasUrl) return fail('has both "command" and "url"; give one');
+  if (type === "http" || (type === undefined && hasUrl)) {
+    const url = expand(stringField(entry, "url", fail), "url");
+    if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) return fail(`"url" must be an http(s) URL, got ${JSON.stringify(url)}`);
+    const config: McpHttpServerConfig = { url };
+    const headers = stringRecordField(entry, "headers", fail);
+    if (headers !== undefined) config.headers = expandValues(headers, "headers", expand);
+    return config;
+  }
+  if (!hasCommand) return fail('needs "command" (stdio) or "url" (Streamable HTTP)');
+  const command = expand(stringField(entry, "command", fail), "command");
+  if (command === "") return fail('"command" is empty');
+  const config: McpStdioServerConfig = { command };
+  const args = entry["args"];
+  if (args !== undefined) {
+    if (!Array.isArray(args) || !args.every((arg) => typeof arg === "string")) return fail('"args" must be an array of strings');
+    config.args = args.map((arg, index) => expand(arg, `args[${index}]`));
+  }
+  const env = stringRecordField(entry, "env", fail);
+  if (env !== undefined) config.env = expandValues(env, "env", expand);
+  if (entry["cwd"] !== undefined) config.cwd = expand(stringField(entry, "cwd", fail), "cwd");
+  return config;
+}
+
+function stringField(entry: Record<string, unknown>, field: string, fail: (problem: string) => never): string {
+  const value = entry[field];
+  return typeof value === "string" ? value : fail(`"${field}" must be a string`);
+}
+
+function stringRecordField(entry: Record<string, unknown>, field: string, fail: (problem: string) => never): Record<string, string> | undefined {
+  const value = entry[field];
+  if (value === undefined) return undefined;
+  if (!isRecord(value) || !Object.values(value).every((item) => typeof item === "string")) {
+    return fail(`"${field}" must be an object of strings`);
+  }
+  return value as Record<string, string>;
+}
+
+function expandValues(values: Record<string, string>, field: string, expand: Expand): Record<string, string> {
+  return Object.fromEntries(Object.entries(values).map(([key, value]) => [key, expand(value, `${field}.${key}`)]));
+}
+
+function expand(value: string, field: string, env: Record<string, string | undefined>, fail: (problem: string) => never): string {
+  return value.replace(/\$\{([^}:]+)(?::-([^}]*))?\}/g, (_match, name: string, fallback: string | undefined) => {
+    const found = env[name];
+    if (found !== undefined) return found;
+    if (fallback !== undefined) return fallback;
+    return fail(`"${field}" uses \${${name}}, which is not set`);
+  });
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,241 @@
+// The MCP SDK is an optional peer dependency: only types are imported statically; `connectMcp`
+// loads the SDK when first called, and only the transports the configuration uses.
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import type { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
+import { AgentError, errorMessage } from "../errors.ts";
+import type { Tool } from "../tools.ts";
+import type { McpServerConfig } from "./config.ts";
+import { McpConnectionError } from "./errors.ts";
+import { mcpTools, type ServerTools } from "./mcp-tools.ts";
+
+/** Options of `connectMcp` and `withMcp`. */
+export type McpOptions = {
+  /**
+   * Name tools `<server>__<tool>` (sanitized to `^[a-zA-Z0-9_-]{1,64}$`) instead of the tool's own
+   * name. Needed when two servers have a tool of the same name: without it, connecting throws.
+   */
+  prefix?: boolean;
+  /**
+   * Aborting it closes every connection (stdio servers are stopped); while connecting, it cancels
+   * the connection and `connectMcp` rejects with its reason. Pass the run's signal so the servers
+   * go away when the run is aborted.
+   */
+  signal?: AbortSignal;
+  /**
+   * Milliseconds each MCP request may take: connecting, listing tools, and every tool call (a
+   * progress notification from the server restarts a call's clock). Default 60 000, the SDK's.
+   * The loop's `toolTimeout` applies as well; raise this one for tools that run longer.
+   */
+  timeout?: number;
+  /** Where the stderr of stdio servers goes (default `"inherit"`: this process's stderr). */
+  stderr?: "inherit" | "ignore";
+  /** How this client introduces itself to servers (default `{ name: "simple-agent-loop", version: "0" }`). */
+  clientInfo?: { name: string; version: string };
+};
+
+/**
+ * Open connections to MCP servers and their tools. Tools a server adds or removes after connecting
+ * (`notifications/tools/list_changed`) are not reflected: `tools` is the list at connect time.
+ */
+export type McpConnection = {
+  /** One loop tool per MCP tool: servers in configuration order, each server's tools in its order. */
+  tools: Tool[];
+  /** The SDK client of each server, by configuration key: for resources, prompts and other requests. */
+  clients: Record<string, Client>;
+  /**
+   * Closes every connection; stdio servers are asked to exit (stdin closed, then SIGTERM, then
+   * SIGKILL) and awaited. Idempotent: later calls, and calls while an abort is closing, return
+   * the same promise. Tool calls after closing become error results.
+   */
+  close: () => Promise<void>;
+  /** The same as `close`, for `await using connection = await connectMcp(…)`. */
+  [Symbol.asyncDispose]: () => Promise<void>;
+};
+
+/**
+ * Connects to every server (in parallel) and lists their tools. Rejects with
+ * `McpConnectionError` naming the server when one cannot be reached or fails initialization,
+ * with `McpConfigError` when tool names clash (see `prefix`), and with the signal's reason when
+ * aborted; in every case the servers already connected are closed first (no child process is left).
+ *
+ * The caller closes the connection: call `close()`, use `await using`, pass a `signal`, or let
+ * `withMcp` do it.
+ */
+export async function connectMcp(servers: Record<string, McpServerConfig>, options: McpOptions = {}): Promise<McpConnection> {
+  const entries = Object.entries(servers);
+  const sdk = await loadSdk(entries.map(([, config]) => config));
+  options.signal?.throwIfAborted();
+  // Aborted on the first failure, so the other servers stop connecting instead of being awaited.
+  const giveUp = new AbortController();
+  const signal = options.signal === undefined ? giveUp.signal : AbortSignal.any([options.signal, giveUp.signal]);
+  const transports: Transport[] = [];
+  let failure: unknown;
+  const connected = await Promise.allSettled(
+    entries.map(async ([server, config]) => {
+      try {
+        return await connectServer(sdk, server, config, options, signal, transports);
+      } catch (error) {
+        failure ??= error;
+        giveUp.abort();
+        throw error;
+      }
+    }),
+  );
+  const closeAll = async (): Promise<void> => {
+    await Promise.all(transports.map((transport) => transport.close()));
+  };
+  if (options.signal?.aborted === true || failure !== undefined) {
+    await closeAll();
+    throw options.signal?.aborted === true ? options.signal.reason : failure;
+  }
+  const serverTools = connected.map((outcome) => (outcome as PromiseFulfilledResult<ServerTools>).value);
+  let tools: Tool[];
+  try {
+    tools = mcpTools(serverTools, { prefix: options.prefix === true, timeout: options.timeout });
+  } catch (error) {
+    await closeAll();
+    throw error;
+  }
+
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    options.signal?.removeEventListener("abort", closeOnAbort);
+    closing ??= closeAll();
+    return closing;
+  };
+  // Listeners of this signal run before those of the signals derived from it (the loop's, a tool
+  // call's), which send the servers their cancellations: close after those, so they get through.
+  const closeOnAbort = (): void => queueMicrotask(() => void close());
+  options.signal?.addEventListener("abort", closeOnAbort, { once: true });
+  const clients = Object.fromEntries(serverTools.map(({ server, client }) => [server, client]));
+  return { tools, clients, close, [Symbol.asyncDispose]: close };
+}
+
+/**
+ * Connects, runs `run` with the servers' tools, and closes every connection when `run` settles
+ * (resolves or throws), before returning its value or rethrowing its error.
+ */
+export async function withMcp<T>(
+  servers: Record<string, McpServerConfig>,
+  run: (tools: Tool[], connection: McpConnection) => Promise<T>,
+  options: McpOptions = {},
+): Promise<T> {
+  const connection = await connectMcp(servers, options);
+  try {
+    return await run(connection.tools, connection);
+  } finally {
+    await connection.close();
+  }
+}
+
+type Sdk = {
+  Client: typeof Client;
+  StdioClientTransport?: typeof StdioClientTransport;
+  StreamableHTTPClientTransport?: typeof StreamableHTTPClientTransport;
+};
+
+async function loadSdk(configs: readonly McpServerConfig[]): Promise<Sdk> {
+  // The stdio transport needs node:child_process; a configuration without it loads only HTTP.
+  const stdio = configs.some((config) => "command" in config);
+  const http = configs.some((config) => !("command" in config));
+  try {
+    const [client, stdioModule, httpModule] = await Promise.all([
+      import("@modelcontextprotocol/sdk/client/index.js"),
+      stdio ? import("@modelcontextprotocol/sdk/client/stdio.js") : undefined,
+      http ? import("@modelcontextprotocol/sdk/client/streamableHttp.js") : undefined,
+    ]);
+    const sdk: Sdk = { Client: client.Client };
+    if (stdioModule !== undefined) sdk.StdioClientTransport = stdioModule.StdioClientTransport;
+    if (httpModule !== undefined) sdk.StreamableHTTPClientTransport = httpModule.StreamableHTTPClientTransport;
+    return sdk;
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== "ERR_MODULE_NOT_FOUND") throw error;
+    throw new AgentError("simple-agent-loop/mcp needs the MCP SDK: npm install @modelcontextprotocol/sdk", { cause: error });
+  }
+}
+
+async function connectServer(
+  sdk: Sdk,
+  server: string,
+  config: McpServerConfig,
+  options: McpOptions,
+  signal: AbortSignal,
+  transports: Transport[],
+): Promise<ServerTools> {
+  const where = "command" in config ? `command "${config.command}"` : describeUrl(config.url);
+  const fail = (problem: string, cause?: unknown): McpConnectionError =>
+    new McpConnectionError(`MCP server "${server}" (${where}): ${problem}`, { server, cause });
+  let transport: Transport;
+  try {
+    transport = createTransport(sdk, config, options);
+  } catch (error) {
+    throw fail(errorMessage(error), error);
+  }
+  transports.push(transport);
+  const client = new sdk.Client(options.clientInfo ?? { name: "simple-agent-loop", version: "0" });
+  const requestOptions = options.timeout === undefined ? { signal } : { signal, timeout: options.timeout };
+  try {
+    await client.connect(transport, requestOptions);
+    return { server, client, tools: await listTools(client, requestOptions) };
+  } catch (error) {
+    if (signal.aborted) throw error;
+    throw fail(describeFailure(error, config), error);
+  }
+}
+
+function createTransport(sdk: Sdk, config: McpServerConfig, options: McpOptions): Transport {
+  let transport: Transport;
+  if ("command" in config) {
+    if (typeof config.command !== "string" || config.command === "") throw new TypeError('"command" must be a non-empty string');
+    const { command, args, env, cwd } = config;
+    transport = new sdk.StdioClientTransport!({
+      command,
+      ...(args === undefined ? {} : { args }),
+      ...(env === undefined ? {} : { env }),
+      ...(cwd === undefined ? {} : { cwd }),
+      stderr: options.stderr ?? "inherit",
+    });
+  } else {
+    if (typeof config.url !== "string" || !URL.canParse(config.url)) throw new TypeError(`"url" is not a valid URL: ${JSON.stringify(config.url)}`);
+    const requestInit = config.headers === undefined ? {} : { requestInit: { headers: config.headers } };
+    transport = new sdk.StreamableHTTPClientTransport!(new URL(config.url), requestInit);
+  }
+  // The SDK's Client closes the transport without awaiting it when initialization fails; one
+  // shared promise lets every later close wait until the server process has really exited.
+  const closeTransport = transport.close.bind(transport);
+  let closing: Promise<void> | undefined;
+  transport.close = () => (closing ??= closeTransport().catch(() => undefined));
+  return transport;
+}
+
+async function listTools(client: Client, requestOptions: { signal: AbortSignal; timeout?: number }): Promise<McpTool[]> {
+  const tools: McpTool[] = [];
+  // A server of only resources or prompts is still worth connecting to (see `clients`).
+  if (client.getServerCapabilities()?.tools === undefined) return tools;
+  let cursor: string | undefined;
+  do {
+    const page = await client.listTools(cursor === undefined ? {} : { cursor }, requestOptions);
+    tools.push(...page.tools);
+    cursor = page.nextCursor;
+  } while (cursor !== undefined);
+  return tools;
+}
+
+function describeFailure(error: unknown, config: McpServerConfig): string {
+  const { code, cause } = (typeof error === "object" && error !== null ? error : {}) as { code?: unknown; cause?: unknown };
+  if ("command" in config && code === "ENOENT") {
+    const missing = config.cwd === undefined ? "command not found" : `command or cwd "${config.cwd}" not found`;
+    return `${missing} (${errorMessage(error)})`;
+  }
+  // fetch() says only "fetch failed"; the reason (ECONNREFUSED, DNS…) is in its cause.
+  const detail = cause instanceof Error ? ` (${errorMessage(cause)})` : "";
+  return `could not connect: ${errorMessage(error)}${detail}`;
+}
+
+// Only origin and path: a query string may carry a token.
+function describeUrl(url: string): string {
+  return URL.canParse(url) ? `${new URL(url).origin}${new URL(url).pathname}` : JSON.stringify(url);
+}

@@ -1,0 +1,164 @@
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { CallToolResult, ContentBlock, Progress, Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
+import { errorMessage } from "../errors.ts";
+import type { JsonObject, JsonValue } from "../session.ts";
+import type { Tool, ToolContext } from "../tools.ts";
+import { McpConfigError } from "./errors.ts";
+
+/** A connected server and the tools it listed. */
+export type ServerTools = {
+  /** The server's key in the configuration. */
+  server: string;
+  client: Client;
+  tools: McpTool[];
+};
+
+/** How the tools of every server are turned into loop tools. */
+export type McpToolOptions = {
+  /** Name tools `<server>__<tool>` instead of `<tool>`. */
+  prefix: boolean;
+  /** Milliseconds a `tools/call` may take; restarted by each progress notification. */
+  timeout: number | undefined;
+};
+
+/**
+ * Makes one loop tool per MCP tool, servers in the given order, each server's tools in its own
+ * order. Names are sanitized to `^[a-zA-Z0-9_-]{1,64}$` (what model APIs accept; a valid name is
+ * unchanged). Throws `McpConfigError` when two tools end up with the same name.
+ */
+export function mcpTools(servers: readonly ServerTools[], options: McpToolOptions): Tool[] {
+  const owners = new Map<string, { server: string; tool: string }>();
+  const tools: Tool[] = [];
+  for (const { server, client, tools: listed } of servers) {
+    for (const mcpTool of listed) {
+      const name = sanitizeName(options.prefix ? `${server}__${mcpTool.name}` : mcpTool.name);
+      const owner = owners.get(name);
+      if (owner !== undefined) throw nameClash(name, owner, { server, tool: mcpTool.name }, options.prefix);
+      owners.set(name, { server, tool: mcpTool.name });
+      tools.push(loopTool(name, server, client, mcpTool, options.timeout));
+    }
+  }
+  return tools;
+}
+
+function sanitizeName(name: string): string {
+  return (name.replace(/[^a-zA-Z0-9_-]/g, "_") || "_").slice(0, 64);
+}
+
+function nameClash(name: string, first: { server: string; tool: string }, second: { server: string; tool: string }, prefixed: boolean): McpConfigError {
+  if (!prefixed && first.server !== second.server) {
+    return new McpConfigError(
+      `MCP servers "${first.server}" and "${second.server}" both have a tool named "${name}"; pass { prefix: true } to name tools <server>__<tool>`,
+      { server: second.server },
+    );
+  }
+  return new McpConfigError(
+    `MCP tools "${first.tool}" (server "${first.server}") and "${second.tool}" (server "${second.server}") would both be named "${name}"; rename a server or drop one of them`,
+    { server: second.server },
+  );
+}
+
+function loopTool(name: string, server: string, client: Client, mcpTool: McpTool, timeout: number | undefined): Tool {
+  const { $schema: _dialect, ...inputSchema } = mcpTool.inputSchema;
+  const tool: Tool = {
+    name,
+    description: mcpTool.description ?? mcpTool.title ?? mcpTool.annotations?.title ?? "",
+    input_schema: inputSchema as JsonObject,
+    handler: (input: JsonObject, context: ToolContext) => callTool(client, server, mcpTool.name, input, context, timeout),
+  };
+  // Starting a call before the model's response is complete is only safe without side effects,
+  // and MCP tools have them unless the server says otherwise.
+  if (mcpTool.annotations?.readOnlyHint !== true) tool.eager = false;
+  return tool;
+}
+
+async function callTool(
+  client: Client,
+  server: string,
+  name: string,
+  input: JsonObject,
+  context: ToolContext,
+  timeout: number | undefined,
+): Promise<JsonValue> {
+  let answer: Awaited<ReturnType<Client["callTool"]>>;
+  try {
+    answer = await client.callTool({ name, arguments: input }, undefined, {
+      signal: context.signal,
+      ...(timeout === undefined ? {} : { timeout }),
+      // A call that reports progress is alive: each report restarts the timeout.
+      resetTimeoutOnProgress: true,
+      onprogress: (progress) => context.update(progressValue(progress)),
+    });
+  } catch (error) {
+    // The loop words aborts and timeouts itself.
+    if (context.signal.aborted) throw error;
+    throw new Error(`MCP server "${server}": ${errorMessage(error)}`, { cause: error });
+  }
+  // Servers on the 2024-10-07 protocol answer with `toolResult` instead of content.
+  if (!Array.isArray(answer["content"])) return (answer["toolResult"] ?? "") as JsonValue;
+  const result = answer as CallToolResult;
+  // A thrown error is how a handler gives an error result; its message is what the model reads.
+  if (result.isError === true) throw new Error(errorText(result, server, name));
+  return toolOutput(result);
+}
+
+function progressValue({ progress, total, message }: Progress): JsonObject {
+  const value: JsonObject = { progress };
+  if (total !== undefined) value["total"] = total;
+  if (message !== undefined) value["message"] = message;
+  return value;
+}
+
+/**
+ * What the model gets: `structuredContent` when the server sent it (the content is then its text
+ * form), else the text parts joined by newlines, else (other kinds of content) a list of parts.
+ */
+function toolOutput(result: CallToolResult): JsonValue {
+  if (result.structuredContent !== undefined) return result.structuredContent as JsonObject;
+  const parts = result.content;
+  if (parts.every((part) => part.type === "text")) return parts.map((part) => part.text).join("\n");
+  return parts.map(contentValue);
+}
+
+function errorText(result: CallToolResult, server: string, name: string): string {
+  const texts = result.content.flatMap((part) => (part.type === "text" ? [part.text] : []));
+  if (texts.length > 0) return texts.join("\n");
+  if (result.content.length > 0) return JSON.stringify(result.content.map(contentValue));
+  return `tool "${name}" of MCP server "${server}" failed without a message`;
+}
+
+/**
+ * One content part as plain JSON. Binary data (images, audio, blobs) is left out, with its size:
+ * the session holds no binary parts, and base64 in a text result costs tokens without showing
+ * the model anything.
+ */
+function contentValue(part: ContentBlock): JsonValue {
+  switch (part.type) {
+    case "text":
+      return { type: "text", text: part.text };
+    case "image":
+    case "audio":
+      return { type: part.type, mimeType: part.mimeType, bytes: base64Bytes(part.data) };
+    case "resource": {
+      const { resource } = part;
+      const value: JsonObject = { type: "resource", uri: resource.uri };
+      if (resource.mimeType !== undefined) value["mimeType"] = resource.mimeType;
+      if ("text" in resource && typeof resource.text === "string") value["text"] = resource.text;
+      else if ("blob" in resource && typeof resource.blob === "string") value["bytes"] = base64Bytes(resource.blob);
+      return value;
+    }
+    case "resource_link": {
+      const value: JsonObject = { type: "resource_link", uri: part.uri, name: part.name };
+      if (part.description !== undefined) value["description"] = part.description;
+      if (part.mimeType !== undefined) value["mimeType"] = part.mimeType;
+      return value;
+    }
+    default:
+      return JSON.parse(JSON.stringify(part)) as JsonValue;
+  }
+}
+
+function base64Bytes(data: string): number {
+  const padding = data.endsWith("==") ? 2 : data.endsWith("=") ? 1 : 0;
+  return Math.max(0, Math.floor((data.length * 3) / 4) - padding);
+}

@@ -1,0 +1,85 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { isMcpConfigError, loadMcpConfig, withMcp, type McpConfigError } from "simple-agent-loop/mcp";
+import { runTool, stdioServer } from "./helpers.ts";
+
+describe("loadMcpConfig", () => {
+  let directory: string;
+  beforeAll(async () => {
+    directory = await mkdtemp(join(tmpdir(), "mcp-config-"));
+  });
+  afterAll(() => rm(directory, { recursive: true, force: true }));
+
+  async function file(name: string, content: unknown): Promise<string> {
+    const path = join(directory, name);
+    await writeFile(path, typeof content === "string" ? content : JSON.stringify(content));
+    return path;
+  }
+
+  async function failure(path: string): Promise<McpConfigError> {
+    const error = await loadMcpConfig(path, { env: {} }).then(
+      () => undefined,
+      (reason: unknown) => reason,
+    );
+    expect(isMcpConfigError(error)).toBe(true);
+    return error as McpConfigError;
+  }
+
+  it("reads the Claude Desktop / Claude Code format, keeping only what it uses and expanding ${VAR}", async () => {
+    const path = await file("valid.json", {
+      mcpServers: {
+        files: { command: "npx", args: ["-y", "@modelcontextprotocol/server-filesystem", "${HOME_DIR}"], env: { DEBUG: "1" }, disabled: false },
+        local: { type: "stdio", command: "./server", cwd: "/srv" },
+        remote: { type: "http", url: "https://example.com/mcp", headers: { Authorization: "Bearer ${TOKEN}" } },
+        plain: { url: "http://127.0.0.1:8080/mcp?region=${REGION:-eu}" },
+      },
+    });
+    expect(await loadMcpConfig(path, { env: { HOME_DIR: "/home/ada", TOKEN: "t0ken" } })).toStrictEqual({
+      files: { command: "npx", args: ["-y", "@modelcontextprotocol/server-filesystem", "/home/ada"], env: { DEBUG: "1" } },
+      local: { command: "./server", cwd: "/srv" },
+      remote: { url: "https://example.com/mcp", headers: { Authorization: "Bearer t0ken" } },
+      plain: { url: "http://127.0.0.1:8080/mcp?region=eu" },
+    });
+  });
+
+  it("gives a configuration connectMcp accepts", async () => {
+    const path = await file("fixture.json", { mcpServers: { fixture: { ...stdioServer(), unknownKey: true } } });
+    const output = await withMcp(await loadMcpConfig(path), async (tools) => (await runTool(tools, "echo", { text: "from file" })).output);
+    expect(output).toBe("echo: from file");
+  });
+
+  it("names the file when it is missing or not JSON", async () => {
+    const missing = join(directory, "missing.json");
+    expect((await failure(missing)).message).toMatch(new RegExp(`^cannot read MCP config ${escape(missing)}: ENOENT`));
+    const malformed = await file("malformed.json", '{ "mcpServers": { "files": { "command": "npx", } } }');
+    const error = await failure(malformed);
+    expect(error.message).toMatch(new RegExp(`^MCP config ${escape(malformed)} is not valid JSON: `));
+    expect(error.path).toBe(malformed);
+  });
+
+  it("names the file and the server entry when an entry is wrong", async () => {
+    const cases: [unknown, string][] = [
+      [{ servers: {} }, 'expected an object with "mcpServers": { "<name>": { … } }'],
+      [{ mcpServers: { files: "npx" } }, 'server "files": expected an object with "command" (stdio) or "url" (Streamable HTTP)'],
+      [{ mcpServers: { files: { args: ["x"] } } }, 'server "files": needs "command" (stdio) or "url" (Streamable HTTP)'],
+      [{ mcpServers: { files: { command: "npx", args: "-y server" } } }, 'server "files": "args" must be an array of strings'],
+      [{ mcpServers: { files: { command: "npx", env: { PORT: 8080 } } } }, 'server "files": "env" must be an object of strings'],
+      [{ mcpServers: { both: { command: "npx", url: "http://x" } } }, 'server "both": has both "command" and "url"; give one'],
+      [{ mcpServers: { web: { type: "sse", url: "http://x/sse" } } }, 'server "web": the HTTP+SSE transport ("type": "sse") is not supported'],
+      [{ mcpServers: { web: { url: "ftp://x" } } }, 'server "web": "url" must be an http(s) URL, got "ftp://x"'],
+      [{ mcpServers: { web: { url: "https://x", headers: { Authorization: "Bearer ${TOKEN}" } } } }, 'server "web": "headers.Authorization" uses ${TOKEN}, which is not set'],
+    ];
+    for (const [index, [content, problem]] of cases.entries()) {
+      const path = await file(`wrong-${index}.json`, content);
+      const error = await failure(path);
+      expect(error.message).toContain(`MCP config ${path}: ${problem}`);
+      expect(error.path).toBe(path);
+    }
+  });
+});
+
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}

@@ -1,0 +1,66 @@
+// The fixture MCP server over Streamable HTTP on 127.0.0.1 (port 0), one McpServer per session as
+// the SDK's stateful example does. It records what reached it, for tests that check what did not.
+import { randomUUID } from "node:crypto";
+import { createServer, type IncomingHttpHeaders, type IncomingMessage } from "node:http";
+import type { AddressInfo } from "node:net";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { createFixtureServer } from "./fixture-tools.ts";
+
+export type HttpFixture = {
+  url: string;
+  /** The JSON-RPC method of every message POSTed, in arrival order. */
+  methods: string[];
+  /** The headers of every request. */
+  headers: IncomingHttpHeaders[];
+  close: () => Promise<void>;
+};
+
+export async function startHttpServer(): Promise<HttpFixture> {
+  const transports = new Map<string, StreamableHTTPServerTransport>();
+  const methods: string[] = [];
+  const headers: IncomingHttpHeaders[] = [];
+  const http = createServer((request, response) => {
+    headers.push(request.headers);
+    void handle(request).then(
+      async ({ transport, body }) => transport?.handleRequest(request, response, body) ?? response.writeHead(404).end(),
+      () => response.writeHead(500).end(),
+    );
+  });
+
+  async function handle(request: IncomingMessage): Promise<{ transport: StreamableHTTPServerTransport | undefined; body: unknown }> {
+    const body = request.method === "POST" ? await readJson(request) : undefined;
+    for (const message of Array.isArray(body) ? body : [body]) {
+      if (typeof message === "object" && message !== null && "method" in message) methods.push(String(message.method));
+    }
+    const sessionId = request.headers["mcp-session-id"];
+    if (typeof sessionId === "string") return { transport: transports.get(sessionId), body };
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (id) => void transports.set(id, transport),
+    });
+    transport.onclose = () => {
+      if (transport.sessionId !== undefined) transports.delete(transport.sessionId);
+    };
+    await createFixtureServer().connect(transport);
+    return { transport, body };
+  }
+
+  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+  const { port } = http.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    methods,
+    headers,
+    close: async () => {
+      await Promise.all([...transports.values()].map((transport) => transport.close()));
+      http.closeAllConnections();
+      await new Promise<void>((resolve) => http.close(() => resolve()));
+    },
+  };
+}
+
+async function readJson(request: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of request) chunks.push(chunk as Buffer);
+  return JSON.parse(Buffer.concat(chunks).toString("utf8"));
+}

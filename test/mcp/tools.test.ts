@@ -1,0 +1,146 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { agentLoop, initSession, isToolResult, toolSchemas } from "simple-agent-loop";
+import { connectMcp, isMcpConfigError, type McpConnection } from "simple-agent-loop/mcp";
+import { scriptedModel } from "simple-agent-loop/testing";
+import { startHttpServer, type HttpFixture } from "./http-server.ts";
+import { runTool, stdioServer } from "./helpers.ts";
+
+describe("MCP tools over stdio", () => {
+  let connection: McpConnection;
+  beforeAll(async () => {
+    connection = await connectMcp({ local: stdioServer() });
+  });
+  afterAll(() => connection.close());
+
+  it("lists each MCP tool as a loop tool with its name, description and input schema", () => {
+    expect(connection.tools.map((tool) => tool.name)).toStrictEqual(["echo", "add", "fail", "media", "slow", "pid", "crash", "dotted_name"]);
+    expect(toolSchemas(connection.tools)[0]).toStrictEqual({
+      name: "echo",
+      description: "Echo the text back.",
+      input_schema: { type: "object", properties: { text: { type: "string" } }, required: ["text"] },
+    });
+    expect(toolSchemas(connection.tools)[2]).toStrictEqual({
+      name: "fail",
+      description: "Always fails.",
+      input_schema: { type: "object", properties: {} },
+    });
+    // Only a tool the server marks read-only may start while the model is still streaming.
+    expect(connection.tools.map((tool) => tool.eager)).toStrictEqual([undefined, false, false, false, false, false, false, false]);
+    expect(Object.keys(connection.clients)).toStrictEqual(["local"]);
+  });
+
+  it("runs an MCP tool in a full agent loop and puts its result in the session", async () => {
+    const model = scriptedModel([
+      [{ type: "tool_call", id: "call-1", name: "echo", input: { text: "hello" } }],
+      [{ role: "assistant", content: "done" }],
+    ]);
+    const session = await agentLoop(model, connection.tools, initSession("system", "say hello"));
+    const result = session.messages.find(isToolResult);
+    expect(result).toMatchObject({ type: "tool_result", id: "call-1", output: "echo: hello" });
+    expect(result).not.toHaveProperty("isError");
+    expect(model.toolsSeen[0]?.find((tool) => tool.name === "echo")).toStrictEqual(toolSchemas(connection.tools)[0]);
+    expect(model.calls[1]?.messages.at(-1)).toMatchObject({ type: "tool_result", output: "echo: hello" });
+  });
+
+  it("gives structuredContent when the server sends it, and other content kinds as JSON parts without binary data", async () => {
+    expect(await runTool(connection.tools, "add", { a: 2, b: 3 })).toStrictEqual({ type: "tool_result", id: "call", output: { sum: 5 } });
+    expect(await runTool(connection.tools, "media")).toStrictEqual({
+      type: "tool_result",
+      id: "call",
+      output: [
+        { type: "text", text: "a chart" },
+        { type: "image", mimeType: "image/png", bytes: 16 },
+        { type: "resource", uri: "file:///notes.txt", mimeType: "text/plain", text: "remember" },
+        { type: "resource_link", uri: "file:///report.pdf", name: "report", mimeType: "application/pdf" },
+      ],
+    });
+  });
+
+  it("turns an isError result into an error tool result carrying the server's text", async () => {
+    const model = scriptedModel([
+      [{ type: "tool_call", id: "call-1", name: "fail", input: {} }],
+      [{ role: "assistant", content: "sorry" }],
+    ]);
+    const session = await agentLoop(model, connection.tools, initSession("system", "try"));
+    const { ts: _ts, ...result } = session.messages.find(isToolResult)!;
+    expect(result).toStrictEqual({ type: "tool_result", id: "call-1", output: "Error: the disk is on fire", isError: true });
+  });
+
+  it("calls a sanitized name by the server's own name", async () => {
+    expect(await runTool(connection.tools, "dotted_name")).toStrictEqual({ type: "tool_result", id: "call", output: "ok" });
+  });
+});
+
+describe("MCP tools over Streamable HTTP", () => {
+  let server: HttpFixture;
+  let connection: McpConnection;
+  beforeAll(async () => {
+    server = await startHttpServer();
+    connection = await connectMcp({ remote: { url: server.url, headers: { Authorization: "Bearer secret" } } });
+  });
+  afterAll(async () => {
+    await connection.close();
+    await server.close();
+  });
+
+  it("lists the tools and sends the configured headers", () => {
+    expect(toolSchemas(connection.tools).find((tool) => tool.name === "add")).toStrictEqual({
+      name: "add",
+      description: "Add two numbers.",
+      input_schema: { type: "object", properties: { a: { type: "number" }, b: { type: "number" } }, required: ["a", "b"] },
+    });
+    expect(server.headers.length).toBeGreaterThan(0);
+    for (const headers of server.headers) expect(headers.authorization).toBe("Bearer secret");
+  });
+
+  it("runs an MCP tool in a full agent loop", async () => {
+    const model = scriptedModel([
+      [{ type: "tool_call", id: "call-1", name: "add", input: { a: 40, b: 2 } }],
+      [{ role: "assistant", content: "42" }],
+    ]);
+    const session = await agentLoop(model, connection.tools, initSession("system", "add"));
+    expect(session.messages.find(isToolResult)).toMatchObject({ id: "call-1", output: { sum: 42 } });
+  });
+
+  it("rejects invalid input with the loop's schema validation, without calling the server", async () => {
+    const callsBefore = server.methods.filter((method) => method === "tools/call").length;
+    const result = await runTool(connection.tools, "add", { a: "forty", b: 2 });
+    expect(result).toMatchObject({ type: "tool_result", id: "call", isError: true });
+    expect(result.output).toMatch(/^Error: invalid input for tool "add": a/);
+    expect(server.methods.filter((method) => method === "tools/call")).toHaveLength(callsBefore);
+  });
+
+  it("turns an isError result into an error tool result", async () => {
+    expect(await runTool(connection.tools, "fail")).toStrictEqual({
+      type: "tool_result",
+      id: "call",
+      output: "Error: the disk is on fire",
+      isError: true,
+    });
+  });
+});
+
+describe("tool names across servers", () => {
+  let server: HttpFixture;
+  beforeAll(async () => {
+    server = await startHttpServer();
+  });
+  afterAll(() => server.close());
+
+  it("refuses two servers with the same tool name, suggesting prefix: true", async () => {
+    const connecting = connectMcp({ local: stdioServer(), remote: { url: server.url } });
+    await expect(connecting).rejects.toSatisfy(isMcpConfigError);
+    await expect(connecting).rejects.toThrow('MCP servers "local" and "remote" both have a tool named "echo"; pass { prefix: true }');
+  });
+
+  it("names tools <server>__<tool> with prefix: true", async () => {
+    await using connection = await connectMcp({ "local files": stdioServer(), remote: { url: server.url } }, { prefix: true });
+    const names = connection.tools.map((tool) => tool.name);
+    expect(names.slice(0, 2)).toStrictEqual(["local_files__echo", "local_files__add"]);
+    expect(names).toContain("local_files__dotted_name");
+    expect(names).toContain("remote__echo");
+    for (const name of names) expect(name).toMatch(/^[a-zA-Z0-9_-]{1,64}$/);
+    expect(await runTool(connection.tools, "remote__echo", { text: "hi" })).toMatchObject({ output: "echo: hi" });
+    expect(await runTool(connection.tools, "local_files__echo", { text: "ho" })).toMatchObject({ output: "echo: ho" });
+  });
+});
