@@ -1,0 +1,69 @@
+import { watch, type FSWatcher } from "node:fs";
+import { createLogReader, type LogUpdate } from "./log-reader.ts";
+
+/**
+ * Calls `onUpdate` with the whole log at `path` (`reset: true`), then with each change: the lines
+ * appended since, or everything again after a truncation or rewrite (see `LogReader`). Changes are
+ * noticed by `fs.watch` and, where it misses them (network file systems, a file replaced by
+ * rename), by polling every `pollInterval` ms. Updates never overlap and come in file order.
+ * A read that fails is reported as an update with a problem and no line. Returns a stop function;
+ * no update is delivered after it is called.
+ */
+export function followLog(path: string, onUpdate: (update: LogUpdate) => void, options: { pollInterval: number }): () => void {
+  const reader = createLogReader(path);
+  let stopped = false;
+  let reading = false;
+  let again = false;
+  let watcher: FSWatcher | undefined;
+
+  const check = async (): Promise<void> => {
+    if (reading) {
+      again = true;
+      return;
+    }
+    reading = true;
+    try {
+      do {
+        again = false;
+        let update: LogUpdate | undefined;
+        try {
+          update = await reader.read();
+        } catch (error) {
+          update = { reset: false, records: [], problems: [{ message: `cannot read ${path}: ${error instanceof Error ? error.message : String(error)}` }] };
+        }
+        if (stopped || update === undefined) continue;
+        // A new file (or none) at the path: the old watch follows the old file, if any.
+        if (update.reset) rewatch(update.missing !== true);
+        onUpdate(update);
+      } while (again && !stopped);
+    } finally {
+      reading = false;
+    }
+  };
+
+  const rewatch = (exists: boolean): void => {
+    watcher?.close();
+    watcher = undefined;
+    if (!exists) return;
+    try {
+      watcher = watch(path, { persistent: false }, () => void check());
+      // Polling goes on regardless: a watch that fails just stops.
+      watcher.on("error", () => {
+        watcher?.close();
+        watcher = undefined;
+      });
+    } catch {
+      watcher = undefined;
+    }
+  };
+
+  const timer = setInterval(() => void check(), options.pollInterval);
+  timer.unref();
+  void check();
+
+  return () => {
+    stopped = true;
+    clearInterval(timer);
+    watcher?.close();
+  };
+}

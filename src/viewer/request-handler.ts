@@ -1,0 +1,124 @@
+import { realpath, stat } from "node:fs/promises";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { dirname, join } from "node:path";
+import { followLog } from "./follow-log.ts";
+import { createLogReader } from "./log-reader.ts";
+import { assets, pageHtml } from "./page/assets.ts";
+import { createSessionLister, isSessionFileName, summarizeSession, type SessionSummary } from "./session-list.ts";
+
+/**
+ * What a viewer serves. `root`: the real path (symlinks resolved) of the log, or of the directory
+ * whose `*.jsonl` files it serves; `name`: the base name the user gave.
+ */
+export type ViewerTarget = { kind: "file" | "directory"; root: string; name: string };
+
+/** `GET /api/sessions`: what the page opens with. In `file` mode, `sessions` is that one log. */
+export type SessionsResponse = { mode: "file" | "directory"; name: string; sessions: SessionSummary[] };
+
+/**
+ * The viewer's HTTP routes, all GET (or HEAD):
+ * - `/`: the page; `/assets/*`: its script modules and style sheet.
+ * - `/api/sessions`: a `SessionsResponse`.
+ * - `/api/entries?file=NAME`: the log read once, as a `LogUpdate` (records with line numbers, problems).
+ * - `/api/events?file=NAME`: Server-Sent Events, each `log` event a `LogUpdate` in JSON: the whole
+ *   log first, then each change (see `followLog`). A reconnecting page gets the whole log again.
+ *
+ * `file` is a name listed by `/api/sessions` (optional in `file` mode); a name with a path in it, a
+ * hidden or non-`.jsonl` name is refused (400), so is a symlink leading out of the directory (404).
+ * Requests naming another host (`Host` header) are refused (403): a web page cannot reach the viewer
+ * through a DNS name rebound to 127.0.0.1.
+ */
+export function createRequestHandler(
+  target: ViewerTarget,
+  options: { pollInterval: number },
+): { handle: (request: IncomingMessage, response: ServerResponse) => void; closeStreams: () => void } {
+  const streams = new Set<() => void>();
+  const listSessions = target.kind === "directory" ? createSessionLister(target.root) : undefined;
+
+  const route = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
+    if (!isLoopbackHostHeader(request.headers.host)) return sendJson(response, 403, { error: "this viewer answers only requests addressed to a loopback host" });
+    if (request.method !== "GET" && request.method !== "HEAD") {
+      response.setHeader("allow", "GET, HEAD");
+      return sendJson(response, 405, { error: "only GET and HEAD" });
+    }
+    const url = new URL(request.url ?? "/", "http://viewer.invalid");
+    if (url.pathname === "/") return send(response, 200, "text/html; charset=utf-8", pageHtml, { "content-security-policy": contentSecurityPolicy });
+    const asset = assets.get(url.pathname);
+    if (asset !== undefined) return send(response, 200, asset.type, asset.body);
+    if (url.pathname === "/api/sessions") return sendJson(response, 200, await sessions());
+    if (url.pathname !== "/api/entries" && url.pathname !== "/api/events") return sendJson(response, 404, { error: `no such page: ${url.pathname}` });
+
+    const file = await sessionFile(url.searchParams.get("file"));
+    if (typeof file !== "string") return sendJson(response, file.status, { error: file.error });
+    if (url.pathname === "/api/entries") return sendJson(response, 200, await createLogReader(file).read());
+    streamLog(request, response, file);
+  };
+
+  const sessions = async (): Promise<SessionsResponse> => {
+    if (listSessions !== undefined) return { mode: "directory", name: target.name, sessions: await listSessions() };
+    return { mode: "file", name: target.name, sessions: [await summarizeSession(target.root, target.name)] };
+  };
+
+  // The path of the log `name` names, or why there is none.
+  const sessionFile = async (name: string | null): Promise<string | { status: number; error: string }> => {
+    if (target.kind === "file") return name === null || name === target.name ? target.root : { status: 404, error: `this viewer shows only ${target.name}` };
+    if (name === null) return { status: 400, error: "which session? pass ?file=NAME (a name from /api/sessions)" };
+    if (!isSessionFileName(name)) return { status: 400, error: `not a session file name: ${JSON.stringify(name)} (a *.jsonl file directly in the directory)` };
+    const path = await realpath(join(target.root, name)).catch(() => undefined);
+    // A symlink may lead anywhere: serve only what really is in the directory.
+    if (path === undefined || dirname(path) !== target.root || !(await stat(path)).isFile()) return { status: 404, error: `no session ${JSON.stringify(name)} in this directory` };
+    return path;
+  };
+
+  const streamLog = (request: IncomingMessage, response: ServerResponse, file: string): void => {
+    response.writeHead(200, { ...commonHeaders, "content-type": "text/event-stream; charset=utf-8" });
+    if (request.method === "HEAD") return void response.end();
+    // Reconnect soon: a page whose stream broke should not stay stale for long.
+    response.write("retry: 1000\n\n");
+    const stop = followLog(file, (update) => response.write(`event: log\ndata: ${JSON.stringify(update)}\n\n`), options);
+    // A comment now and then keeps proxies and idle timeouts from cutting a quiet stream.
+    const heartbeat = setInterval(() => response.write(": ping\n\n"), 15_000);
+    heartbeat.unref();
+    const close = (): void => {
+      stop();
+      clearInterval(heartbeat);
+      streams.delete(close);
+      response.end();
+    };
+    streams.add(close);
+    response.on("close", close);
+  };
+
+  return {
+    handle: (request, response) => {
+      route(request, response).catch((error: unknown) => {
+        if (response.headersSent) response.destroy();
+        else sendJson(response, 500, { error: error instanceof Error ? error.message : String(error) });
+      });
+    },
+    closeStreams: () => {
+      for (const close of [...streams]) close();
+    },
+  };
+}
+
+const commonHeaders = { "cache-control": "no-store", "x-content-type-options": "nosniff", "referrer-policy": "no-referrer" };
+
+// Only our own script and style: nothing from a session can run even if it slipped into the markup.
+const contentSecurityPolicy =
+  "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+function isLoopbackHostHeader(header: string | undefined): boolean {
+  if (header === undefined) return false;
+  const hostname = header.startsWith("[") ? header.slice(0, header.indexOf("]") + 1) : header.split(":")[0]!;
+  return hostname === "localhost" || hostname === "[::1]" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
+}
+
+function sendJson(response: ServerResponse, status: number, body: unknown): void {
+  send(response, status, "application/json; charset=utf-8", JSON.stringify(body));
+}
+
+function send(response: ServerResponse, status: number, type: string, body: string, headers: Record<string, string> = {}): void {
+  response.writeHead(status, { ...commonHeaders, ...headers, "content-type": type, "content-length": Buffer.byteLength(body) });
+  response.end(body);
+}

@@ -1,0 +1,98 @@
+import { realpath, stat } from "node:fs/promises";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { basename, resolve } from "node:path";
+import { AgentError } from "../errors.ts";
+import { createRequestHandler, type ViewerTarget } from "./request-handler.ts";
+
+export type ViewerOptions = {
+  /** The TCP port to listen on. Default 0: any free port (read it from `url`). */
+  port?: number;
+  /**
+   * The loopback address to listen on: `"127.0.0.1"` (default), another `127.x.y.z`, `"::1"` or
+   * `"localhost"`. Anything else throws: session logs hold prompts, tool output and maybe secrets,
+   * so the viewer is never reachable from another machine (forward the port instead: `ssh -L`).
+   */
+  host?: string;
+  /**
+   * How often (ms) an open session's log is checked for changes, besides `fs.watch` (which misses
+   * them on network file systems and when a file is replaced). Default 1000.
+   */
+  pollInterval?: number;
+};
+
+/** A running viewer. */
+export type Viewer = {
+  /** The page's address, e.g. `http://127.0.0.1:41234/`. */
+  url: string;
+  /** Stops the server: ends the pages' live streams, stops watching files, closes every connection. */
+  close: () => Promise<void>;
+};
+
+/**
+ * Serves a local web page showing the session log at `path` (a `*.jsonl` file written by
+ * `openSession` or `fileStore`), or listing the logs directly in the directory at `path`, newest
+ * first, each opening its session. The page shows the session as a timeline of turns (messages,
+ * thinking, tool calls with their input, result, errors and durations, approvals, compactions,
+ * stop reasons) under a chart of tokens and time per turn, and follows the log live while an agent
+ * writes it. Only the given file, or `*.jsonl` files directly in the given directory, are served.
+ *
+ * Resolves once listening. Throws an `AgentError` when `path` does not exist or `host` is not a
+ * loopback address; rejects with the server's error when the port is taken.
+ */
+export async function serveViewer(path: string, options: ViewerOptions = {}): Promise<Viewer> {
+  const host = loopbackHost(options.host ?? "127.0.0.1");
+  const port = options.port ?? 0;
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new AgentError(`serveViewer: port must be an integer from 0 to 65535, not ${String(port)}`);
+  const pollInterval = options.pollInterval ?? 1000;
+  if (!(pollInterval > 0)) throw new AgentError(`serveViewer: pollInterval must be a positive number of milliseconds, not ${String(pollInterval)}`);
+  const target = await resolveTarget(path);
+
+  const handler = createRequestHandler(target, { pollInterval });
+  const server = createServer(handler.handle);
+  await listen(server, port, host);
+  const { port: bound } = server.address() as AddressInfo;
+  let closing: Promise<void> | undefined;
+  return {
+    url: `http://${host.includes(":") ? `[${host}]` : host}:${bound}/`,
+    close: () =>
+      (closing ??= new Promise<void>((done) => {
+        handler.closeStreams();
+        server.close(() => done());
+        server.closeAllConnections();
+      })),
+  };
+}
+
+function loopbackHost(host: string): string {
+  if (host === "localhost" || host === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host)) return host;
+  throw new AgentError(
+    `serveViewer: host ${JSON.stringify(host)} is not a loopback address. Session logs hold prompts, tool output and maybe secrets, ` +
+      "so the viewer listens only on this machine (127.0.0.1, ::1 or localhost); to view it from elsewhere, forward the port (ssh -L).",
+  );
+}
+
+async function resolveTarget(path: string): Promise<ViewerTarget> {
+  const given = resolve(path);
+  let root: string;
+  try {
+    root = await realpath(given);
+  } catch (error) {
+    if ((error as { code?: unknown }).code === "ENOENT") throw new AgentError(`serveViewer: no session log or directory at ${given}`, { cause: error });
+    throw error;
+  }
+  const stats = await stat(root);
+  if (stats.isDirectory()) return { kind: "directory", root, name: basename(given) };
+  if (stats.isFile()) return { kind: "file", root, name: basename(given) };
+  throw new AgentError(`serveViewer: ${given} is neither a file nor a directory`);
+}
+
+function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise((done, fail) => {
+    server.once("error", fail);
+    server.listen(port, host, () => {
+      server.off("error", fail);
+      done();
+    });
+  });
+}

@@ -1,0 +1,78 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll } from "vitest";
+import type { LogUpdate } from "simple-agent-loop/viewer";
+
+const created: string[] = [];
+afterAll(() => {
+  for (const directory of created.splice(0)) rmSync(directory, { recursive: true, force: true });
+});
+
+/** A fresh temporary directory, removed after the test file. */
+export function tempDir(): string {
+  const directory = mkdtempSync(join(tmpdir(), "simple-agent-loop-viewer-"));
+  created.push(directory);
+  return directory;
+}
+
+/** A log line as `openSession` writes it. */
+export function line(entry: unknown): string {
+  return `${JSON.stringify(entry)}\n`;
+}
+
+/** A `message` entry's line, with a fixed `ts`. */
+export function messageLine(message: Record<string, unknown>, ts = "2025-01-01T00:00:00.000Z"): string {
+  return line({ type: "message", message: { ...message, ts } });
+}
+
+/**
+ * The `log` events of the viewer's event stream at `url`, as they arrive. `next()` waits (up to
+ * `timeout` ms) for the next one; `close()` ends the stream.
+ */
+export async function openEventStream(url: string, timeout = 20_000): Promise<{ next: () => Promise<LogUpdate>; close: () => void; contentType: string | null }> {
+  const controller = new AbortController();
+  const response = await fetch(url, { signal: controller.signal });
+  if (!response.ok || response.body === null) throw new Error(`${url}: ${response.status} ${await response.text()}`);
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  const queued: LogUpdate[] = [];
+  let wake = (): void => {};
+  let ended: unknown;
+  void (async () => {
+    let buffer = "";
+    try {
+      for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
+        buffer += chunk.value;
+        for (let end = buffer.indexOf("\n\n"); end !== -1; end = buffer.indexOf("\n\n")) {
+          const fields = buffer.slice(0, end).split("\n");
+          buffer = buffer.slice(end + 2);
+          const data = fields.find((field) => field.startsWith("data: "));
+          if (fields.includes("event: log") && data !== undefined) queued.push(JSON.parse(data.slice("data: ".length)) as LogUpdate);
+        }
+        wake();
+      }
+      ended = new Error(`${url}: the stream ended`);
+    } catch (error) {
+      ended = error;
+    }
+    wake();
+  })();
+  const next = async (): Promise<LogUpdate> => {
+    const deadline = Date.now() + timeout;
+    while (queued.length === 0) {
+      if (ended !== undefined) throw ended;
+      if (Date.now() >= deadline) throw new Error(`no event from ${url} within ${timeout} ms`);
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+        setTimeout(resolve, deadline - Date.now());
+      });
+    }
+    return queued.shift()!;
+  };
+  return { next, close: () => controller.abort(), contentType: response.headers.get("content-type") };
+}
+
+/** The entries of an update, without line numbers. */
+export function entriesOf(update: LogUpdate): unknown[] {
+  return update.records.map((record) => record.entry);
+}

@@ -1,0 +1,130 @@
+import { appendFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import type { LogUpdate } from "simple-agent-loop/viewer";
+import { serveViewer } from "simple-agent-loop/viewer";
+import { line, openEventStream, tempDir } from "./helpers.ts";
+
+const entry = (content: string) => ({ type: "message", message: { role: "user", content } });
+
+/** A viewer of a fresh log holding `initial`, and its event stream. Polls often, so tests do not wait on it. */
+async function follow(initial: string) {
+  const path = join(tempDir(), "live.jsonl");
+  writeFileSync(path, initial);
+  const viewer = await serveViewer(path, { pollInterval: 50 });
+  const stream = await openEventStream(`${viewer.url}api/events`);
+  return {
+    path,
+    next: stream.next,
+    /** The next updates merged until they hold `count` records and problems (a change may arrive in several reads). */
+    collect: (count: number): Promise<LogUpdate> => merge({ reset: false, records: [], problems: [] }, count),
+    /**
+     * The next update, a reset, with the updates after it merged in until it holds `count` records:
+     * a file rewritten by writeFileSync is empty for a moment, and a read may see it so.
+     */
+    reset: async (count: number): Promise<LogUpdate> => {
+      const first = await stream.next();
+      if (!first.reset) throw new Error(`expected a reset, got ${JSON.stringify(first)}`);
+      return merge(first, count);
+    },
+    close: async () => {
+      stream.close();
+      await viewer.close();
+    },
+  };
+
+  async function merge(merged: LogUpdate, count: number): Promise<LogUpdate> {
+    while (merged.records.length + merged.problems.length < count) {
+      const update = await stream.next();
+      if (update.reset) throw new Error(`unexpected reset: ${JSON.stringify(update)}`);
+      merged.records.push(...update.records);
+      merged.problems.push(...update.problems);
+    }
+    return merged;
+  }
+}
+
+describe("the event stream follows the log live", () => {
+  it("sends the whole log first, then only the lines appended, numbered on", async () => {
+    const live = await follow(line(entry("one")) + line(entry("two")));
+    try {
+      expect(await live.next()).toStrictEqual({ reset: true, records: [{ line: 1, entry: entry("one") }, { line: 2, entry: entry("two") }], problems: [] });
+      appendFileSync(live.path, `\n${line(entry("three"))}${line(entry("four"))}`);
+      expect(await live.collect(2)).toStrictEqual({ reset: false, records: [{ line: 4, entry: entry("three") }, { line: 5, entry: entry("four") }], problems: [] });
+    } finally {
+      await live.close();
+    }
+  });
+
+  it("holds back a torn last line until the rest of it is written", async () => {
+    const whole = line(entry("written in two parts"));
+    const live = await follow(line(entry("one")) + whole.slice(0, 20));
+    try {
+      expect(await live.next()).toStrictEqual({ reset: true, records: [{ line: 1, entry: entry("one") }], problems: [] });
+      appendFileSync(live.path, whole.slice(20));
+      expect(await live.collect(1)).toStrictEqual({ reset: false, records: [{ line: 2, entry: entry("written in two parts") }], problems: [] });
+    } finally {
+      await live.close();
+    }
+  });
+
+  it("sends a last line without its newline once it is a whole entry, and numbers the next line after it", async () => {
+    const live = await follow(line(entry("one")) + JSON.stringify(entry("no newline")));
+    try {
+      expect((await live.next()).records).toStrictEqual([{ line: 1, entry: entry("one") }, { line: 2, entry: entry("no newline") }]);
+      // What openSession writes after such a line: the newline first.
+      appendFileSync(live.path, `\n${line(entry("three"))}`);
+      expect(await live.collect(1)).toStrictEqual({ reset: false, records: [{ line: 3, entry: entry("three") }], problems: [] });
+    } finally {
+      await live.close();
+    }
+  });
+
+  it("reports a malformed line by its number and goes on reading", async () => {
+    const live = await follow(line(entry("one")));
+    try {
+      await live.next();
+      appendFileSync(live.path, `{"type":"message","message":\n${line(entry("after"))}`);
+      expect(await live.collect(2)).toStrictEqual({
+        reset: false,
+        records: [{ line: 3, entry: entry("after") }],
+        problems: [{ line: 2, message: expect.stringMatching(/^not valid JSON/) }],
+      });
+    } finally {
+      await live.close();
+    }
+  });
+
+  it("sends everything again from the start when the file is truncated, rewritten in place or replaced", async () => {
+    const live = await follow(line(entry("one")) + line(entry("two")));
+    try {
+      await live.next();
+      writeFileSync(live.path, line(entry("shorter")));
+      expect(await live.reset(1)).toStrictEqual({ reset: true, records: [{ line: 1, entry: entry("shorter") }], problems: [] });
+      // Same size, other bytes: a rewrite, not an append.
+      writeFileSync(live.path, line(entry("SHORTER")));
+      expect(await live.reset(1)).toStrictEqual({ reset: true, records: [{ line: 1, entry: entry("SHORTER") }], problems: [] });
+      const replacement = `${live.path}.new`;
+      writeFileSync(replacement, line(entry("shorter")) + line(entry("replaced by rename")));
+      renameSync(replacement, live.path);
+      expect(await live.next()).toStrictEqual({ reset: true, records: [{ line: 1, entry: entry("shorter") }, { line: 2, entry: entry("replaced by rename") }], problems: [] });
+      appendFileSync(live.path, line(entry("appended to the new file")));
+      expect((await live.collect(1)).records).toStrictEqual([{ line: 3, entry: entry("appended to the new file") }]);
+    } finally {
+      await live.close();
+    }
+  });
+
+  it("says when the file is gone, and reads it again when it comes back", async () => {
+    const live = await follow(line(entry("one")));
+    try {
+      await live.next();
+      rmSync(live.path);
+      expect(await live.next()).toStrictEqual({ reset: true, records: [], problems: [], missing: true });
+      writeFileSync(live.path, line(entry("back")));
+      expect(await live.reset(1)).toStrictEqual({ reset: true, records: [{ line: 1, entry: entry("back") }], problems: [] });
+    } finally {
+      await live.close();
+    }
+  });
+});
