@@ -1,0 +1,131 @@
+import { CancelledError, TerminalError, type ObjectContext, type ObjectSharedContext } from "@restatedev/restate-sdk";
+import { pendingApprovals, resolveApproval, type ApprovalDecision } from "../approval.ts";
+import type { JsonObject, Session } from "../session.ts";
+import type { ReplayClock } from "./replay-clock.ts";
+
+/** A tool call waiting for a human's decision, as the `pendingApprovals` handler lists it. */
+export type PendingApprovalView = { id: string; name: string; input: JsonObject };
+
+/**
+ * The payload of `resolveApproval`: one decision, or several (all checked before any is applied).
+ * `approved` must be a boolean; `reason` (optional) a string, shown to the model on a denial.
+ */
+export type ApprovalResolution = ({ id: string } & ApprovalDecision) | ({ id: string } & ApprovalDecision)[];
+
+/** What `resolveApproval` answers: the ids decided, in the order given. */
+export type ApprovalResolved = { resolved: string[] };
+
+// State: the calls the run waits for, each with the awakeable its decision completes.
+const approvalsKey = "approvals";
+type WaitingApproval = PendingApprovalView & { awakeable: string };
+
+/** The key of the gate that lets exactly one decision through for an awakeable. */
+export const gateKey = (awakeable: string): string => `approval:${awakeable}`;
+
+/**
+ * The paused run's wait: one awakeable per waiting call (listed in the state for the shared
+ * handlers), then the decisions in call order, each removed from the list as it is read. The
+ * invocation suspends while it waits: it holds no worker. Once all are in, they are recorded in
+ * the session with `resolveApproval`. Returns `false` when the run was cancelled while waiting
+ * (nothing decided is recorded then: the loop answers the waiting calls as aborted).
+ */
+export async function waitForDecisions(ctx: ObjectContext, session: Session, clock: ReplayClock): Promise<boolean> {
+  const waits = pendingApprovals(session).map((call) => ({ call, ...ctx.awakeable<unknown>() }));
+  const listed = (from: number): WaitingApproval[] =>
+    waits.slice(from).map(({ call, id }) => ({ id: call.id, name: call.name, input: call.input, awakeable: id }));
+  ctx.set(approvalsKey, listed(0));
+  const decisions: ({ id: string } & ApprovalDecision)[] = [];
+  let cancelled = false;
+  for (const [index, wait] of waits.entries()) {
+    try {
+      decisions.push({ id: wait.call.id, ...asDecision(await wait.promise) });
+    } catch (error) {
+      if (!(error instanceof CancelledError)) throw error;
+      cancelled = true;
+      break;
+    }
+    ctx.set(approvalsKey, listed(index + 1));
+  }
+  ctx.clear(approvalsKey);
+  clock.advance(await ctx.date.now());
+  if (!cancelled) resolveApproval(session, decisions);
+  return !cancelled;
+}
+
+/** The calls waiting for a decision (none when the run is not paused). */
+export async function listPendingApprovals(ctx: ObjectSharedContext): Promise<PendingApprovalView[]> {
+  const waiting = (await ctx.get<WaitingApproval[]>(approvalsKey)) ?? [];
+  return waiting.map(({ id, name, input }) => ({ id, name, input }));
+}
+
+/**
+ * The shared `resolveApproval` handler's work: checks the payload and that every id waits, then
+ * passes each decision through its gate (`decide`), which completes the awakeable. Throws a
+ * `TerminalError` changing nothing: 400 for a malformed payload, 404 for a call the session does
+ * not have, 409 for a call that is not waiting or was already decided.
+ */
+export async function resolveApprovals(ctx: ObjectSharedContext, agentName: string, session: Session, payload: unknown): Promise<ApprovalResolved> {
+  const decisions = parseResolution(payload);
+  const waiting = new Map(((await ctx.get<WaitingApproval[]>(approvalsKey)) ?? []).map((entry) => [entry.id, entry]));
+  for (const { id } of decisions) {
+    if (waiting.has(id)) continue;
+    const known = session.messages.some((message) => "type" in message && message.type === "tool_call" && message.id === id);
+    throw new TerminalError(known ? `tool call "${id}" is not waiting for approval` : `no tool call "${id}" in this session`, { errorCode: known ? 409 : 404 });
+  }
+  for (const decision of decisions) {
+    await ctx.genericCall({
+      service: agentName,
+      method: "decide",
+      key: gateKey(waiting.get(decision.id)!.awakeable),
+      parameter: new TextEncoder().encode(JSON.stringify(decision)),
+    });
+  }
+  return { resolved: decisions.map(({ id }) => id) };
+}
+
+type GateInput = { id: string } & ApprovalDecision;
+
+/**
+ * The exclusive `decide` handler, keyed by `gateKey(awakeable)`: the first decision completes the
+ * awakeable and is kept; any later one is refused (409), so two resolutions racing cannot both
+ * succeed. Not reachable from the ingress.
+ */
+export async function decideOnce(ctx: ObjectContext, input: GateInput): Promise<null> {
+  if ((await ctx.get<GateInput>("decision")) !== null) {
+    throw new TerminalError(`tool call "${input.id}" was already decided`, { errorCode: 409 });
+  }
+  ctx.set("decision", input);
+  const decision: ApprovalDecision = input.reason === undefined ? { approved: input.approved } : { approved: input.approved, reason: input.reason };
+  ctx.resolveAwakeable(ctx.key.slice(gateKey("").length), decision);
+  return null;
+}
+
+function parseResolution(payload: unknown): GateInput[] {
+  const list = Array.isArray(payload) ? (payload as unknown[]) : [payload];
+  if (list.length === 0) throw malformed("no decision given");
+  const seen = new Set<string>();
+  return list.map((entry) => {
+    if (typeof entry !== "object" || entry === null || Array.isArray(entry)) throw malformed("a decision must be an object { id, approved, reason? }");
+    const { id, approved, reason } = entry as Record<string, unknown>;
+    if (typeof id !== "string" || id === "") throw malformed("a decision needs the tool call's id (a non-empty string)");
+    if (typeof approved !== "boolean") throw malformed(`the decision for "${id}" needs approved: true or false`);
+    if (reason !== undefined && typeof reason !== "string") throw malformed(`the reason for "${id}" must be a string`);
+    if (seen.has(id)) throw malformed(`tool call "${id}" is decided twice in one payload`);
+    seen.add(id);
+    return reason === undefined ? { id, approved } : { id, approved, reason };
+  });
+}
+
+function malformed(problem: string): TerminalError {
+  return new TerminalError(`resolveApproval: ${problem}`, { errorCode: 400 });
+}
+
+// A decision may also arrive by completing the awakeable directly (the ingress's awakeable API);
+// anything but a well-formed decision denies the call rather than running it unapproved.
+function asDecision(value: unknown): ApprovalDecision {
+  if (typeof value === "object" && value !== null && typeof (value as ApprovalDecision).approved === "boolean") {
+    const { approved, reason } = value as ApprovalDecision;
+    return typeof reason === "string" ? { approved, reason } : { approved };
+  }
+  return { approved: false, reason: "the approval decision was malformed" };
+}

@@ -1,0 +1,132 @@
+import { TerminalError, type ObjectContext } from "@restatedev/restate-sdk";
+import { errorMessage } from "../errors.ts";
+import type { InvokeModel } from "../invoke-model.ts";
+import { agentLoop, type AgentLoopOptions } from "../loop.ts";
+import type { RunOutcome } from "../events.ts";
+import { extendSession, response, type JsonValue, type Session } from "../session.ts";
+import type { ToolDefinition } from "../tools.ts";
+import { waitForDecisions } from "./approvals.ts";
+import { journaledModel, type StepRetryOptions } from "./journaled-model.ts";
+import { journaledTools } from "./journaled-tools.ts";
+import { createReplayClock } from "./replay-clock.ts";
+import { readEntries, recordSession, sessionFromEntries } from "./session-state.ts";
+import { createStepScheduler } from "./step-scheduler.ts";
+
+/**
+ * The input of `run`. `message`: the user's message to add before the loop runs; without it the
+ * loop resumes the session as it is (after a failed run, say). `system`: the system prompt of a
+ * new session; on an existing one it must be the prompt the session has.
+ */
+export type AgentRunInput = { message?: string; system?: string };
+
+/**
+ * What `run` answers once the loop has ended: `done` (the model answered without tools),
+ * `stopped` (the model stopped for another reason) or `aborted` (the invocation was cancelled),
+ * with the last assistant text (`response`) and, for a run with an `output` schema, its value.
+ */
+export type AgentRunResult = { outcome: "done" | "stopped" | "aborted"; response?: string; output?: JsonValue };
+
+/** The run's state as the `status` handler reports it. `error`: why the last run failed. */
+export type AgentStatus = { state: "running" | "paused" | "done" | "stopped" | "aborted" | "failed"; error?: string };
+
+/** The loop options a durable run takes: the others belong to Restate (abort, retries) or to streaming. */
+export type DurableLoopOptions = Omit<AgentLoopOptions, "signal" | "retry" | "eagerTools">;
+
+/** What the object was built with (see `RestateAgentOptions`). */
+export type AgentSetup = {
+  invokeModel: InvokeModel;
+  tools: readonly ToolDefinition[];
+  options: DurableLoopOptions;
+  modelRetry: StepRetryOptions | undefined;
+};
+
+export const statusKey = "status";
+
+/**
+ * The exclusive `run` handler: loads the session from the object's state, adds the message, and
+ * runs the one loop (`agentLoop`) to its end, with every model call and tool call a journaled step.
+ * A pause for approval waits on awakeables inside the same invocation (suspended, it costs
+ * nothing), then the loop runs again with the decisions. A Restate cancellation aborts the loop
+ * (the session ends with the `aborted` message, every call answered). A failure of the loop is a
+ * `TerminalError` (status `failed`); the session keeps what was done, and a later `run` goes on.
+ */
+export async function durableRun(ctx: ObjectContext, setup: AgentSetup, input: unknown): Promise<AgentRunResult> {
+  const { message, system } = parseRunInput(input);
+  const entries = await readEntries(ctx);
+  const label = `restate:${ctx.key}`;
+  const session: Session = entries === undefined ? { messages: [] } : sessionFromEntries(entries, label);
+  if (entries === undefined && message === undefined) throw new TerminalError(`no session "${ctx.key}" to resume: give a message`, { errorCode: 404 });
+  if (entries !== undefined && system !== undefined) {
+    const first = session.messages[0];
+    if (first === undefined || !("role" in first) || first.role !== "system" || first.content !== system) {
+      throw new TerminalError(`session "${ctx.key}" exists: system is accepted only for a new session (or equal to its own)`, { errorCode: 400 });
+    }
+  }
+  const clock = createReplayClock(await ctx.date.now());
+  const recorder = recordSession(ctx, session, clock, entries?.length ?? 0);
+  const controller = new AbortController();
+  const scheduler = createStepScheduler(async () => {
+    clock.advance(await ctx.date.now());
+    controller.abort();
+  });
+  const setStatus = (status: AgentStatus): void => ctx.set(statusKey, status);
+  try {
+    if (entries === undefined && system !== undefined) extendSession(session, { role: "system", content: system });
+    if (message !== undefined) extendSession(session, { role: "user", content: message });
+    setStatus({ state: "running" });
+    recorder.flush();
+    const { toolTimeout, toolHandlers = {}, onEvent, ...loopOptions } = setup.options;
+    const invokeModel = journaledModel(ctx, setup.invokeModel, scheduler, clock, recorder.flush, recorder.flushAfterNextAppend, setup.modelRetry);
+    const tools = journaledTools(ctx, setup.tools, toolHandlers, toolTimeout, scheduler, clock);
+    let outcome: RunOutcome | undefined;
+    for (;;) {
+      try {
+        await agentLoop(invokeModel, tools.tools, session, {
+          ...loopOptions,
+          toolHandlers: tools.toolHandlers,
+          signal: controller.signal,
+          // Restate retries a failed model step; the loop's own backoff would not replay the same.
+          retry: false,
+          onEvent: (event) => {
+            if (event.type === "run-end") outcome = event.outcome;
+            onEvent?.(event);
+          },
+        });
+      } catch (error) {
+        recorder.flush();
+        setStatus({ state: "failed", error: errorMessage(error) });
+        throw error instanceof TerminalError ? error : new TerminalError(errorMessage(error), { errorCode: 500 });
+      }
+      recorder.flush();
+      if (outcome !== "paused") break;
+      setStatus({ state: "paused" });
+      if (!(await waitForDecisions(ctx, session, clock))) controller.abort();
+      setStatus({ state: "running" });
+    }
+    const state = outcome === "aborted" || outcome === "stopped" ? outcome : "done";
+    setStatus({ state });
+    const last = response(session);
+    const result: AgentRunResult = { outcome: state };
+    if (last !== undefined && last.stopReason !== "aborted") result.response = last.content;
+    if (last?.output !== undefined) result.output = last.output;
+    return result;
+  } finally {
+    recorder.stop();
+  }
+}
+
+function parseRunInput(input: unknown): AgentRunInput {
+  if (input === undefined || input === null) return {};
+  if (typeof input !== "object" || Array.isArray(input)) throw badInput("the input must be an object { message?, system? }");
+  const { message, system } = input as Record<string, unknown>;
+  if (message !== undefined && (typeof message !== "string" || message === "")) throw badInput("message must be a non-empty string");
+  if (system !== undefined && typeof system !== "string") throw badInput("system must be a string");
+  const parsed: AgentRunInput = {};
+  if (message !== undefined) parsed.message = message;
+  if (system !== undefined) parsed.system = system;
+  return parsed;
+}
+
+function badInput(problem: string): TerminalError {
+  return new TerminalError(`run: ${problem}`, { errorCode: 400 });
+}

@@ -1,0 +1,8 @@
+export { restateAgent } from "./restate-agent.ts";
+export type { RestateAgent, RestateAgentHandlers, RestateAgentOptions } from "./restate-agent.ts";
+export type { AgentRunInput, AgentRunResult, AgentStatus, DurableLoopOptions } from "./durable-run.ts";
+export type { ApprovalResolution, ApprovalResolved, PendingApprovalView } from "./approvals.ts";
+export type { StepRetryOptions } from "./journaled-model.ts";
+export { restateAgentClient } from "./client.ts";
+export type { RestateAgentClient, RestateAgentClientOptions, RunCallOptions } from "./client.ts";
+export { RestateAgentError, isRestateAgentError } from "./restate-agent-error.ts";

@@ -1,0 +1,108 @@
+import { CancelledError, RetryableError, type ObjectContext } from "@restatedev/restate-sdk";
+import { AbortError, errorMessage } from "../errors.ts";
+import { ApprovalPause } from "../execute-tool-calls.ts";
+import type { JsonValue, Session } from "../session.ts";
+import type { ToolContext, ToolDefinition, ToolHandler, ToolHandlers } from "../tools.ts";
+import type { ReplayClock } from "./replay-clock.ts";
+import type { StepScheduler } from "./step-scheduler.ts";
+
+/**
+ * The tools with each handler run as one journaled step (`ctx.run`, named `tool <call id>`): its
+ * output, its error, its timeout or its pause is stored in the journal, so a call that finished is
+ * never run again on replay, and the loop builds the same result from it. Timeouts (the tool's
+ * `timeout`, else `toolTimeout`) are kept inside the step, where they are decided once; the
+ * returned definitions carry none, so the loop sets no timer of its own. A handler that throws
+ * Restate's `RetryableError` has its step retried by Restate instead of answering the model.
+ */
+export function journaledTools(
+  ctx: ObjectContext,
+  tools: readonly ToolDefinition[],
+  toolHandlers: ToolHandlers,
+  toolTimeout: number | undefined,
+  scheduler: StepScheduler,
+  clock: ReplayClock,
+): { tools: ToolDefinition[]; toolHandlers: ToolHandlers } {
+  const wrap = (name: string, handler: ToolHandler, timeout: number | undefined): ToolHandler =>
+    journaledHandler(ctx, name, handler, timeout, scheduler, clock);
+  const wrappedTools = tools.map((definition): ToolDefinition => {
+    if (!("handler" in definition)) return definition;
+    const { timeout, ...rest } = definition;
+    return { ...rest, handler: wrap(definition.name, definition.handler, timeout ?? toolTimeout) };
+  });
+  const wrappedHandlers: ToolHandlers = {};
+  for (const [name, handler] of Object.entries(toolHandlers)) wrappedHandlers[name] = wrap(name, handler, toolTimeout);
+  return { tools: wrappedTools, toolHandlers: wrappedHandlers };
+}
+
+/** What a tool step stores in the journal (plain JSON). */
+type ToolStep =
+  | { output: JsonValue; at: number }
+  | { error: string; at: number }
+  | { timeout: number; at: number }
+  | { pause: Session; at: number }
+  | { aborted: true; at: number };
+
+function journaledHandler(
+  ctx: ObjectContext,
+  name: string,
+  handler: ToolHandler,
+  timeout: number | undefined,
+  scheduler: StepScheduler,
+  clock: ReplayClock,
+): ToolHandler {
+  return async (input: unknown, context: ToolContext) => {
+    const step = ctx.run<ToolStep>(`tool ${context.id}`, () => runHandler(handler, input, context, timeout));
+    let result: ToolStep;
+    try {
+      result = await scheduler.await(step);
+    } catch (error) {
+      // The run was cancelled: the loop answers this call as aborted.
+      if (error instanceof CancelledError) throw new AbortError();
+      throw error;
+    }
+    clock.toolEnded(context.id, result.at);
+    if ("output" in result) return result.output;
+    if ("error" in result) throw new Error(result.error);
+    if ("timeout" in result) throw new Error(`tool "${name}" timed out after ${result.timeout} ms`);
+    if ("pause" in result) throw new ApprovalPause(result.pause);
+    throw new AbortError();
+  };
+}
+
+// Inside the step: the handler with its own signal, raced against its timeout and the run's abort
+// (a handler that ignores its signal cannot hold the step).
+async function runHandler(handler: ToolHandler, input: unknown, context: ToolContext, timeout: number | undefined): Promise<ToolStep> {
+  const controller = new AbortController();
+  const stop = (reason: unknown): void => controller.abort(reason);
+  const onRunAbort = (): void => stop(context.signal.reason);
+  context.signal.addEventListener("abort", onRunAbort, { once: true });
+  if (context.signal.aborted) stop(context.signal.reason);
+  const timedOut = new Error(`timed out after ${timeout} ms`);
+  timedOut.name = "TimeoutError";
+  const timer = timeout === undefined ? undefined : setTimeout(() => stop(timedOut), timeout);
+  const stopped = new Promise<never>((_resolve, reject) => {
+    controller.signal.addEventListener("abort", () => reject(controller.signal.reason), { once: true });
+  });
+  stopped.catch(() => undefined);
+  try {
+    const output: unknown = await Promise.race([Promise.resolve(handler(input, { ...context, signal: controller.signal })), stopped]);
+    return { output: toJson(output), at: Date.now() };
+  } catch (error) {
+    if (error instanceof RetryableError) throw error;
+    const at = Date.now();
+    if (controller.signal.reason === timedOut) return { timeout: timeout!, at };
+    if (context.signal.aborted) return { aborted: true, at };
+    if (error instanceof ApprovalPause) return { pause: error.session, at };
+    return { error: errorMessage(error), at };
+  } finally {
+    if (timer !== undefined) clearTimeout(timer);
+    context.signal.removeEventListener("abort", onRunAbort);
+  }
+}
+
+// The loop stores outputs as JSON; the journal must hold exactly that.
+function toJson(output: unknown): JsonValue {
+  if (output === undefined) return "";
+  const text = JSON.stringify(output);
+  return text === undefined ? "" : (JSON.parse(text) as JsonValue);
+}

@@ -1,0 +1,102 @@
+import * as restate from "@restatedev/restate-sdk";
+import type { ObjectContext, ObjectOptions, ObjectSharedContext, Serde, VirtualObjectDefinition } from "@restatedev/restate-sdk";
+import type { InvokeModel } from "../invoke-model.ts";
+import type { Session } from "../session.ts";
+import type { ToolDefinition } from "../tools.ts";
+import { decideOnce, listPendingApprovals, resolveApprovals, type ApprovalResolution, type ApprovalResolved, type PendingApprovalView } from "./approvals.ts";
+import { durableRun, statusKey, type AgentRunInput, type AgentRunResult, type AgentStatus, type DurableLoopOptions } from "./durable-run.ts";
+import type { StepRetryOptions } from "./journaled-model.ts";
+import { entriesToJsonl, readEntries, sessionFromEntries } from "./session-state.ts";
+
+export type RestateAgentOptions = {
+  /** The virtual object's name, the first segment of its ingress paths (default `"agent"`). */
+  name?: string;
+  /** The model. Each call runs as one journaled step (a streamed answer is collected inside it). */
+  invokeModel: InvokeModel;
+  /**
+   * The tools. Each handler runs as one journaled step: a call that finished never runs again,
+   * but one a crash interrupted runs again, so give tools with side effects idempotent effects.
+   */
+  tools?: readonly ToolDefinition[];
+  /**
+   * The loop's options. Everything the loop does outside the steps runs again on replay and must
+   * give the same result: hooks, `validate`, compaction strategies must be deterministic (a
+   * strategy calling a model is not). `onEvent` and `logger` hear a replayed run again.
+   */
+  options?: DurableLoopOptions;
+  /** How Restate retries a model call that failed with a retryable error (default: the server's policy). */
+  modelRetry?: StepRetryOptions;
+  /** Options of the virtual object (retry policy, timeouts, retention), as `restate.object` takes them. */
+  restate?: ObjectOptions;
+};
+
+/**
+ * The handlers of the agent object, keyed by session id. `run` is exclusive (one run per session
+ * at a time; further runs queue); the others are shared and answer while a run is going, from
+ * what the run has written to the state (it writes before each model call and when it pauses or
+ * ends). Each throws a `TerminalError` with an HTTP status for bad input: 404 for a session id that
+ * has no session.
+ */
+export type RestateAgentHandlers = {
+  /** Adds the message and runs the loop to its end (through approvals); see `AgentRunInput`. */
+  run: (ctx: ObjectContext, input: AgentRunInput) => Promise<AgentRunResult>;
+  /** The session (plain JSON, the loop's own format). */
+  session: (ctx: ObjectSharedContext) => Promise<Session>;
+  /** The session as the JSON Lines log the file store writes (`application/x-ndjson`); `loadSession` reads it back. */
+  export: (ctx: ObjectSharedContext) => Promise<string>;
+  /** Where the session's run is: running, paused for approval, or how it ended. */
+  status: (ctx: ObjectSharedContext) => Promise<AgentStatus>;
+  /** The tool calls the paused run waits on (empty when it does not wait). */
+  pendingApprovals: (ctx: ObjectSharedContext) => Promise<PendingApprovalView[]>;
+  /** Decides waiting calls: `{ id, approved, reason? }` or a list of them; the run resumes once all are decided. */
+  resolveApproval: (ctx: ObjectSharedContext, input: ApprovalResolution) => Promise<ApprovalResolved>;
+  /** Internal (not on the ingress): lets one decision per awakeable through. */
+  decide: (ctx: ObjectContext, input: { id: string; approved: boolean; reason?: string }) => Promise<null>;
+};
+
+export type RestateAgent = VirtualObjectDefinition<string, RestateAgentHandlers>;
+
+/**
+ * An agent as a Restate virtual object keyed by session id: bind it to an endpoint
+ * (`restate.endpoint().bind(agent).listen(9080)`), register the endpoint with the Restate server,
+ * and call it through the ingress (or `restateAgentClient`). The loop is the in-process one; each
+ * model call and tool call is a journaled step, so after a crash or a redeploy the run continues
+ * on any worker where it was.
+ */
+export function restateAgent(config: RestateAgentOptions): RestateAgent {
+  const name = config.name ?? "agent";
+  const setup = { invokeModel: config.invokeModel, tools: config.tools ?? [], options: config.options ?? {}, modelRetry: config.modelRetry };
+  const shared = restate.handlers.object.shared;
+  const handlers: RestateAgentHandlers = {
+    run: restate.handlers.object.exclusive({ description: "Add a message and run the agent loop to its end." }, (ctx: ObjectContext, input: AgentRunInput) =>
+      durableRun(ctx, setup, input),
+    ),
+    session: shared({ description: "The session, as plain JSON." }, async (ctx: ObjectSharedContext) => sessionFromEntries(await existingEntries(ctx), `restate:${ctx.key}`)),
+    export: shared({ description: "The session as the file store's JSONL log.", output: jsonlSerde }, async (ctx: ObjectSharedContext) => entriesToJsonl(await existingEntries(ctx))),
+    status: shared({ description: "Where the session's run is." }, async (ctx: ObjectSharedContext) => {
+      await existingEntries(ctx);
+      return (await ctx.get<AgentStatus>(statusKey)) ?? { state: "running" };
+    }),
+    pendingApprovals: shared({ description: "The tool calls the run waits on." }, async (ctx: ObjectSharedContext) => {
+      await existingEntries(ctx);
+      return listPendingApprovals(ctx);
+    }),
+    resolveApproval: shared({ description: "Approve or deny waiting tool calls." }, async (ctx: ObjectSharedContext, input: ApprovalResolution) =>
+      resolveApprovals(ctx, name, sessionFromEntries(await existingEntries(ctx), `restate:${ctx.key}`), input),
+    ),
+    decide: restate.handlers.object.exclusive({ ingressPrivate: true }, decideOnce),
+  };
+  return restate.object({ name, handlers, ...(config.restate === undefined ? {} : { options: config.restate }) });
+}
+
+async function existingEntries(ctx: ObjectSharedContext): Promise<NonNullable<Awaited<ReturnType<typeof readEntries>>>> {
+  const entries = await readEntries(ctx);
+  if (entries === undefined) throw new restate.TerminalError(`no session "${ctx.key}"`, { errorCode: 404 });
+  return entries;
+}
+
+const jsonlSerde: Serde<string> = {
+  contentType: "application/x-ndjson",
+  serialize: (text) => new TextEncoder().encode(text),
+  deserialize: (bytes) => new TextDecoder().decode(bytes),
+};

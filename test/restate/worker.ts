@@ -1,0 +1,18 @@
+// A worker process for the Restate tests: serves the script agent (agent-script.ts) on a free
+// loopback port and prints `{"port":N}` once it listens.
+//   node --conditions=simple-agent-loop-source test/restate/worker.ts <control dir>
+import * as restate from "@restatedev/restate-sdk";
+import { restateAgent } from "simple-agent-loop/restate";
+import { scriptModel, scriptTools } from "./agent-script.ts";
+
+const [dir] = process.argv.slice(2);
+if (dir === undefined) throw new Error("usage: worker.ts <control dir>");
+const agent = restateAgent({ name: "agent", invokeModel: scriptModel(dir), tools: scriptTools(dir), options: { parallel: true } });
+const port = await restate
+  .endpoint()
+  .setLogger((meta, message, ...rest) => {
+    if (String(meta.level) === "error") console.error(message, ...rest);
+  })
+  .bind(agent)
+  .listen(0);
+process.stdout.write(`${JSON.stringify({ port })}\n`);
