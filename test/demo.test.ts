@@ -1,24 +1,95 @@
 import { execFile } from "node:child_process";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { loadSession } from "simple-agent-loop/store";
 import { sse, sseHeaders, startReplayServer, type ReplayServer } from "./providers/replay-server.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const run = promisify(execFile);
 
-// `npm start` as a user runs it: a child process, with only the environment deciding the model.
-function demo(environment: Record<string, string>): Promise<{ stdout: string; stderr: string }> {
-  const clean = Object.fromEntries(
-    Object.entries(process.env).filter(([name]) => !/^(ANTHROPIC|OPENAI)_/.test(name)),
-  ) as Record<string, string>;
-  return run(process.execPath, ["--conditions=simple-agent-loop-source", "examples/list-files.ts", root], {
-    cwd: root,
-    env: { ...clean, ...environment },
-  });
+/** The command of `npm start` (package.json "start"), after `node`. */
+const startCommand = ["--conditions=simple-agent-loop-source", "src/cli/main.ts", "--provider", "auto", "What is in this workspace?"];
+
+// The environment of a user's shell, without any provider configured.
+function cleanEnvironment(): Record<string, string> {
+  return Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(ANTHROPIC|OPENAI|GEMINI|GOOGLE)_/.test(name))) as Record<string, string>;
 }
 
-describe("the demo of npm start", () => {
+// One Anthropic Messages stream: the blocks given, then the stop reason.
+function anthropicMessage(content: unknown[], stopReason: string): string[] {
+  return sse(
+    [
+      { type: "message_start", message: { usage: { input_tokens: 10, output_tokens: 1 } } },
+      ...content.flatMap((block, index) => [
+        { type: "content_block_start", index, content_block: block },
+        { type: "content_block_stop", index },
+      ]),
+      { type: "message_delta", delta: { stop_reason: stopReason }, usage: { output_tokens: 5 } },
+      { type: "message_stop" },
+    ],
+    { withEventNames: true },
+  );
+}
+
+describe("npm start: the CLI with --provider auto in this repository", () => {
+  let server: ReplayServer;
+  let home: string;
+  beforeAll(async () => {
+    server = await startReplayServer();
+  });
+  afterAll(async () => {
+    await server.close();
+  });
+  beforeEach(() => {
+    home = mkdtempSync(join(tmpdir(), "demo-home-"));
+  });
+  afterEach(() => {
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  const start = (environment: Record<string, string>) =>
+    run(process.execPath, startCommand, { cwd: root, env: { ...cleanEnvironment(), SIMPLE_AGENT_LOOP_HOME: home, ...environment } });
+
+  it("without a provider configured, says what to set and runs the offline demo through the real tools", async () => {
+    const { stdout, stderr } = await start({});
+    expect(stderr).toBe("No model configured (set ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENAI_BASE_URL for a real one): running the offline demo model.\n");
+    expect(stdout).toContain("demo (offline, scripted)");
+    expect(stdout).toMatch(/✓ list \. \(\d+ entries\)/);
+    expect(stdout).toMatch(/✓ read README\.md \(\d+ (of \d+ )?lines\)/);
+    expect(stdout).toMatch(/The workspace has \d+ entries at its top level: .*package\.json.*README\.md is titled "simple-agent-loop"/);
+    expect(stdout).toMatch(/tokens [\d,]+ in · [\d,]+ out · \d+\.\ds/);
+    // The session is saved: the task, the tool calls and their results, the answer.
+    const [file] = readdirSync(join(home, "sessions"));
+    const session = await loadSession(join(home, "sessions", file!));
+    const calls = session.messages.flatMap((message) => ("type" in message && message.type === "tool_call" ? [message.name] : []));
+    expect(calls).toStrictEqual(["list", "read"]);
+    expect(session.messages.at(-1)).toMatchObject({ role: "assistant", content: expect.stringContaining("The workspace has"), stopReason: "end_turn" });
+  });
+
+  it("with ANTHROPIC_API_KEY set, talks to the Messages API (here a local server) and runs the tool", async () => {
+    server.enqueue(
+      { headers: sseHeaders, chunks: anthropicMessage([{ type: "tool_use", id: "toolu_1", name: "list", input: {} }], "tool_use") },
+      { headers: sseHeaders, chunks: anthropicMessage([{ type: "text", text: "I see the files." }], "end_turn") },
+    );
+    const { stdout, stderr } = await start({ ANTHROPIC_API_KEY: "sk-ant-demo-test-key", ANTHROPIC_BASE_URL: server.origin, ANTHROPIC_MODEL: "claude-test" });
+    expect(stderr).toBe("");
+    expect(stdout).toContain("anthropic claude-test");
+    expect(stdout).toMatch(/✓ list \. \(\d+ entries\)/);
+    expect(stdout).toContain("I see the files.");
+    const first = server.requests.at(-2)!;
+    expect(first.headers["x-api-key"]).toBe("sk-ant-demo-test-key");
+    expect((first.body as { model: string }).model).toBe("claude-test");
+    const second = server.requests.at(-1)?.body as { messages: { content: { type: string; content?: string }[] }[] };
+    expect(second.messages.at(-1)?.content[0]).toMatchObject({ type: "tool_result", content: expect.stringContaining("package.json") });
+  });
+});
+
+// Seed 001's checkpoint, kept as a small example of the library (the CLI is the demo now).
+describe("examples/list-files.ts", () => {
   let server: ReplayServer;
   beforeAll(async () => {
     server = await startReplayServer();
@@ -27,36 +98,26 @@ describe("the demo of npm start", () => {
     await server.close();
   });
 
+  const listFiles = (environment: Record<string, string>) =>
+    run(process.execPath, ["--conditions=simple-agent-loop-source", "examples/list-files.ts", root], { cwd: root, env: { ...cleanEnvironment(), ...environment } });
+
   it("without a provider configured, says so and runs the scripted model through the real tool", async () => {
-    const { stdout, stderr } = await demo({});
+    const { stdout, stderr } = await listFiles({});
     expect(stderr).toContain("No model configured (set ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENAI_BASE_URL)");
     expect(stdout).toContain("[demo] tool_call list_files {}");
     expect(stdout).toMatch(/Answer: The workspace contains .*package\.json/);
   });
 
   it("with ANTHROPIC_API_KEY set, talks to the Messages API (here a local server) and runs the tool", async () => {
-    const message = (content: unknown[], stopReason: string) =>
-      sse(
-        [
-          { type: "message_start", message: { usage: { input_tokens: 10, output_tokens: 1 } } },
-          ...content.flatMap((block, index) => [
-            { type: "content_block_start", index, content_block: block },
-            { type: "content_block_stop", index },
-          ]),
-          { type: "message_delta", delta: { stop_reason: stopReason }, usage: { output_tokens: 5 } },
-          { type: "message_stop" },
-        ],
-        { withEventNames: true },
-      );
     server.enqueue(
-      { headers: sseHeaders, chunks: message([{ type: "tool_use", id: "toolu_1", name: "list_files", input: {} }], "tool_use") },
-      { headers: sseHeaders, chunks: message([{ type: "text", text: "I see the files." }], "end_turn") },
+      { headers: sseHeaders, chunks: anthropicMessage([{ type: "tool_use", id: "toolu_1", name: "list_files", input: {} }], "tool_use") },
+      { headers: sseHeaders, chunks: anthropicMessage([{ type: "text", text: "I see the files." }], "end_turn") },
     );
-    const { stdout, stderr } = await demo({ ANTHROPIC_API_KEY: "sk-ant-demo-test-key", ANTHROPIC_BASE_URL: server.origin, ANTHROPIC_MODEL: "claude-test" });
+    const { stdout, stderr } = await listFiles({ ANTHROPIC_API_KEY: "sk-ant-demo-test-key", ANTHROPIC_BASE_URL: server.origin, ANTHROPIC_MODEL: "claude-test" });
     expect(stderr).toContain("Model: Anthropic claude-test");
     expect(stdout).toMatch(/tool_result toolu_1: .*package\.json/);
     expect(stdout).toContain("Answer: I see the files.");
-    const second = server.requests[1]?.body as { messages: { content: { type: string; content?: string }[] }[] };
+    const second = server.requests.at(-1)?.body as { messages: { content: { type: string; content?: string }[] }[] };
     expect(second.messages.at(-1)?.content[0]).toMatchObject({ type: "tool_result", content: expect.stringContaining("package.json") });
   });
 });

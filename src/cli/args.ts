@@ -1,0 +1,168 @@
+import { readFileSync } from "node:fs";
+import { parseArgs } from "node:util";
+import { CliError } from "./cli-error.ts";
+import { isSessionId } from "./sessions.ts";
+
+/** The providers `--provider` accepts. `auto`: the environment's, else the offline demo. */
+export const providerNames = ["anthropic", "openai", "openai-responses", "gemini", "bedrock", "demo", "auto"] as const;
+export type ProviderName = (typeof providerNames)[number];
+
+/** What the command line asks for. */
+export type CliArgs = { command: "help" } | { command: "version" } | ViewArgs | RunArgs;
+
+/** `path`: a session file, a directory of them, or a session id; absent: the CLI's sessions directory. */
+export type ViewArgs = { command: "view"; path?: string; port?: number; host?: string };
+
+export type RunArgs = {
+  command: "run";
+  /** The task; absent: an interactive prompt (or the task read from a non-terminal stdin). */
+  task?: string;
+  provider?: ProviderName;
+  model?: string;
+  /** The workspace directory (default: the current directory). */
+  cwd?: string;
+  /** Continue a session: `{}` for the latest of this workspace, `{ id }` for that one. */
+  resume?: { id?: string };
+  /** Tools that run without asking: `all` (`--yes`), or names from `--allow`. */
+  allow: "all" | string[];
+  json: boolean;
+  mcpConfig?: string;
+  /** At most this many model calls per task. */
+  maxTurns: number;
+};
+
+export const usage = `Usage: simple-agent-loop [options] [task]
+       simple-agent-loop view [session.jsonl | directory | id] [--port <n>] [--host <address>]
+
+A coding agent in your terminal. With a task, it runs that task and exits; without one, it
+starts an interactive prompt (one session, many tasks; /exit or Ctrl-D to leave). It works in
+the workspace directory: read, grep and list run freely; write, edit and bash ask first.
+view serves a web page of a session (default: every session of the CLI).
+
+Options:
+  -p, --provider <name>  anthropic, openai, openai-responses, gemini, bedrock, demo, or auto
+                         (default: from the environment; auto: the environment's, else demo)
+  -m, --model <name>     the model (default: ANTHROPIC_MODEL, OPENAI_MODEL or GEMINI_MODEL,
+                         else the provider's usual one)
+  -C, --cwd <dir>        the workspace (default: the current directory); the file tools
+                         cannot reach outside it
+  -r, --resume [id]      continue the latest session of this workspace, or session <id>
+      --allow <tools>    run these tools without asking, comma-separated (e.g. edit,write)
+  -y, --yes              run every tool without asking
+      --json             JSONL events on stdout, for scripts; never asks (use --allow/--yes)
+      --mcp-config <file>  MCP servers to use (default: <workspace>/.simple-agent-loop/mcp.json)
+      --max-turns <n>    at most n model calls per task (default 100)
+  -h, --help             this help
+  -v, --version          the version
+
+Environment:
+  ANTHROPIC_API_KEY, OPENAI_API_KEY, or OPENAI_BASE_URL (an OpenAI-compatible server, e.g.
+  http://localhost:11434/v1 for Ollama) choose the provider; GEMINI_API_KEY and AWS credentials
+  serve --provider gemini and bedrock. SIMPLE_AGENT_LOOP_HOME (default ~/.simple-agent-loop)
+  holds the sessions.
+
+bash is not a sandbox: a command can do anything you can, which is why it asks first.
+Ctrl-C interrupts a task; a second Ctrl-C, or one at the prompt, exits.
+Exit codes: 0 done, 1 error, 2 usage, 130 interrupted.`;
+
+/** Reads the command line (without `node` and the script). Throws a usage `CliError` for anything it cannot make sense of. */
+export function parseCliArgs(argv: readonly string[]): CliArgs {
+  // Help wins over everything, even arguments it would otherwise refuse.
+  const options = argv.includes("--") ? argv.slice(0, argv.indexOf("--")) : argv;
+  if (options.includes("--help") || options.includes("-h")) return { command: "help" };
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: withResumeValue(argv),
+      allowPositionals: true,
+      strict: true,
+      options: {
+        provider: { type: "string", short: "p" },
+        model: { type: "string", short: "m" },
+        cwd: { type: "string", short: "C" },
+        resume: { type: "string" },
+        allow: { type: "string", multiple: true },
+        yes: { type: "boolean", short: "y" },
+        json: { type: "boolean" },
+        "mcp-config": { type: "string" },
+        "max-turns": { type: "string" },
+        port: { type: "string" },
+        host: { type: "string" },
+        help: { type: "boolean", short: "h" },
+        version: { type: "boolean", short: "v" },
+      },
+    });
+  } catch (error) {
+    throw new CliError((error as Error).message, "usage");
+  }
+  const { values, positionals } = parsed;
+  if (values.help === true) return { command: "help" };
+  if (values.version === true) return { command: "version" };
+  if (positionals[0] === "view") return viewArgs(positionals.slice(1), values);
+  if (values.port !== undefined || values.host !== undefined) throw new CliError("--port and --host go with view", "usage");
+  const args: RunArgs = { command: "run", allow: values.yes === true ? "all" : allowList(values.allow ?? []), json: values.json === true, maxTurns: 100 };
+  if (positionals.length > 0) {
+    const task = positionals.join(" ").trim();
+    if (task === "") throw new CliError("the task is empty", "usage");
+    args.task = task;
+  }
+  if (values.provider !== undefined) {
+    const provider = providerNames.find((name) => name === values.provider);
+    if (provider === undefined) throw new CliError(`unknown provider ${values.provider}: use one of ${providerNames.join(", ")}`, "usage");
+    args.provider = provider;
+  }
+  if (values.model !== undefined) args.model = values.model;
+  if (values.cwd !== undefined) args.cwd = values.cwd;
+  if (values.resume !== undefined) args.resume = values.resume === "" ? {} : { id: values.resume };
+  if (values["mcp-config"] !== undefined) args.mcpConfig = values["mcp-config"];
+  if (values["max-turns"] !== undefined) args.maxTurns = positiveInteger(values["max-turns"], "--max-turns");
+  return args;
+}
+
+/** The version of the package this CLI belongs to. */
+export function cliVersion(): string {
+  const manifest = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version?: string };
+  return manifest.version ?? "unknown";
+}
+
+// `--resume` takes an optional id, which parseArgs cannot express: the next argument is the id
+// only when it has the form of one (a task never does), otherwise `--resume` stands alone.
+function withResumeValue(argv: readonly string[]): string[] {
+  const args: string[] = [];
+  for (let index = 0; index < argv.length; index++) {
+    const arg = argv[index]!;
+    if (arg === "--") {
+      args.push(...argv.slice(index));
+      break;
+    }
+    if (arg !== "--resume" && arg !== "-r") {
+      args.push(arg);
+      continue;
+    }
+    const next = argv[index + 1];
+    if (next !== undefined && isSessionId(next)) {
+      args.push(`--resume=${next}`);
+      index++;
+    } else args.push("--resume=");
+  }
+  return args;
+}
+
+function viewArgs(rest: string[], values: { port?: string | undefined; host?: string | undefined }): ViewArgs {
+  if (rest.length > 1) throw new CliError("view takes one session file, directory or session id", "usage");
+  const args: ViewArgs = { command: "view" };
+  if (rest[0] !== undefined) args.path = rest[0];
+  if (values.port !== undefined) args.port = positiveInteger(values.port, "--port", true);
+  if (values.host !== undefined) args.host = values.host;
+  return args;
+}
+
+function allowList(values: string[]): string[] {
+  return values.flatMap((value) => value.split(",")).map((name) => name.trim()).filter((name) => name !== "");
+}
+
+function positiveInteger(text: string, option: string, zeroAllowed = false): number {
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < (zeroAllowed ? 0 : 1)) throw new CliError(`${option} needs a ${zeroAllowed ? "non-negative" : "positive"} integer, got ${text}`, "usage");
+  return value;
+}

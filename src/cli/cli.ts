@@ -1,0 +1,159 @@
+import { errorMessage } from "../errors.ts";
+import type { Message } from "../session.ts";
+import { closeSession } from "../store/index.ts";
+import { createStyle, useColor, type Style } from "./ansi.ts";
+import { cliVersion, parseCliArgs, usage, type RunArgs } from "./args.ts";
+import { terminalAsker } from "./ask-permission.ts";
+import { CliError, isCliError } from "./cli-error.ts";
+import { interactive } from "./interactive.ts";
+import { jsonOutput } from "./json-output.ts";
+import { connectMcpTools } from "./mcp-tools.ts";
+import { permissionHook } from "./permissions.ts";
+import { selectModel, type SelectedModel } from "./provider.ts";
+import { runTask, type TaskContext } from "./run-task.ts";
+import { cliStore, openCliSession, type CliSession } from "./sessions.ts";
+import { createShutdown } from "./shutdown.ts";
+import { systemPrompt } from "./system-prompt.ts";
+import { exitCodeOf } from "./task-output.ts";
+import { terminalInput, type TerminalInput } from "./terminal-input.ts";
+import { terminalOutput } from "./terminal-output.ts";
+import { codingTools, readOnlyTools, workspaceRoot } from "./tools/index.ts";
+import { runView } from "./view.ts";
+
+/** The process around the CLI, passed in so the CLI itself holds no globals. */
+export type CliIo = {
+  argv: readonly string[];
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+  stdin: NodeJS.ReadStream;
+  stdout: NodeJS.WriteStream;
+  stderr: NodeJS.WriteStream;
+};
+
+/**
+ * The `simple-agent-loop` command: parses the arguments and runs the agent (one task, or the
+ * interactive prompt) or the session viewer. Resolves with the exit code: 0 done, 1 error, 2
+ * usage, 130 interrupted. Errors are reported on stderr as one line, never thrown.
+ */
+export async function runCli(io: CliIo): Promise<number> {
+  try {
+    const args = parseCliArgs(io.argv);
+    if (args.command === "help") {
+      io.stdout.write(`${usage}\n`);
+      return 0;
+    }
+    if (args.command === "version") {
+      io.stdout.write(`${cliVersion()}\n`);
+      return 0;
+    }
+    if (args.command === "view") return await runView(args, io);
+    return await runAgent(args, io);
+  } catch (error) {
+    const usageHint = isCliError(error) && error.exitCode === 2 ? "\nRun simple-agent-loop --help for the options." : "";
+    io.stderr.write(`simple-agent-loop: ${errorMessage(error)}${usageHint}\n`);
+    return isCliError(error) ? error.exitCode : 1;
+  }
+}
+
+async function runAgent(args: RunArgs, io: CliIo): Promise<number> {
+  const workspace = await workspaceRoot(args.cwd ?? io.cwd).catch((error: unknown) => {
+    throw new CliError(errorMessage(error));
+  });
+  const selected = selectModel(args, io.env);
+  if (selected.note !== undefined) io.stderr.write(`${selected.note}\n`);
+  const task = args.task ?? (io.stdin.isTTY === true ? undefined : await readTask(io.stdin));
+  if (task === undefined && args.json) throw new CliError("--json needs a task, as an argument or on stdin", "usage");
+  const version = cliVersion();
+  // Asking needs a terminal, and --json promises scripts that nothing waits for a human.
+  const input = !args.json && io.stdin.isTTY === true ? terminalInput(io.stdin, io.stdout) : undefined;
+  const shutdown = createShutdown(io.stderr);
+  let onInterrupt: (() => void) | undefined;
+  const signals: [NodeJS.Signals, () => void][] = [
+    ["SIGINT", () => (onInterrupt ?? (() => shutdown.exitNow(130)))()],
+    ["SIGTERM", () => shutdown.exitNow(143)],
+    ["SIGHUP", () => shutdown.exitNow(129)],
+  ];
+  for (const [signal, listener] of signals) process.on(signal, listener);
+  shutdown.add(() => signals.forEach(([signal, listener]) => process.off(signal, listener)));
+  try {
+    const opened = await openCliSession(cliStore(io.env), {
+      workspace,
+      ...(args.resume === undefined ? {} : { resume: args.resume }),
+      systemPrompt: systemPrompt(workspace),
+      details: { provider: selected.provider, model: selected.model, version },
+    });
+    shutdown.add(() => closeSession(opened.session));
+    const style = createStyle(!args.json && useColor(io.stdout, io.env));
+    announce(io, args.json, style, { version, workspace, selected, opened });
+    const mcp = await connectMcpTools(args.mcpConfig, { workspace, cwd: io.cwd, version, quiet: input !== undefined });
+    shutdown.add(() => mcp.close());
+    if (mcp.servers.length > 0) io.stderr.write(`MCP: ${mcp.servers.join(", ")} (${mcp.tools.length} ${mcp.tools.length === 1 ? "tool" : "tools"})\n`);
+    const tools = [...codingTools(workspace), ...mcp.tools];
+    const names = new Set(tools.map((definition) => definition.name));
+    for (const name of args.allow === "all" ? [] : args.allow) {
+      if (!names.has(name)) io.stderr.write(`simple-agent-loop: --allow ${name}: there is no such tool (${[...names].join(", ")})\n`);
+    }
+    const output = args.json ? jsonOutput(io.stdout, { sessionId: opened.id }) : terminalOutput(io.stdout, io.stderr, style);
+    let taskSignal = AbortSignal.abort();
+    const interrupt = (): void => onInterrupt?.();
+    const context: TaskContext = {
+      invokeModel: selected.invokeModel,
+      tools,
+      session: opened.session,
+      maxTurns: args.maxTurns,
+      output,
+      hooks: {
+        beforeToolCall: permissionHook({
+          guarded: new Set([...names].filter((name) => !readOnlyTools.has(name))),
+          allowed: args.allow === "all" ? "all" : new Set(args.allow),
+          ...(input === undefined ? {} : { ask: terminalAsker({ input, out: io.stdout, style, beforeAsk: output.pause, afterAsk: output.resume, onInterrupt: interrupt }) }),
+          signal: () => taskSignal,
+        }),
+      },
+      watchInterrupts: (handler) => watchInterrupts(handler, input, (next) => (onInterrupt = next)),
+      onTaskStart: (signal) => (taskSignal = signal),
+      exitNow: shutdown.exitNow,
+    };
+    if (task !== undefined) return exitCodeOf(await runTask(context, task));
+    // No task means stdin is a terminal (otherwise the task came from stdin), so there is input.
+    return await interactive(context, input!, io.stdout, style);
+  } finally {
+    await shutdown.run();
+  }
+}
+
+// Ctrl-C reaches a running task as a signal (cooked terminal, `kill -INT`) or as a key (raw mode).
+function watchInterrupts(handler: () => void, input: TerminalInput | undefined, route: (handler: (() => void) | undefined) => void): () => void {
+  route(handler);
+  const stopKeys = input?.watchInterrupts(handler);
+  return () => {
+    route(undefined);
+    stopKeys?.();
+  };
+}
+
+async function readTask(stdin: NodeJS.ReadStream): Promise<string> {
+  const parts: Buffer[] = [];
+  for await (const part of stdin) parts.push(typeof part === "string" ? Buffer.from(part) : (part as Buffer));
+  const task = Buffer.concat(parts).toString("utf8").trim();
+  if (task === "") throw new CliError("no task: give one as an argument or on stdin, or start it in a terminal for the interactive prompt", "usage");
+  return task;
+}
+
+function announce(io: CliIo, json: boolean, style: Style, run: { version: string; workspace: string; selected: SelectedModel; opened: CliSession }): void {
+  const { opened, selected, workspace } = run;
+  if (json) {
+    const start = { type: "session-start", sessionId: opened.id, sessionFile: opened.path, resumed: opened.resumed, workspace, provider: selected.provider, model: selected.model, version: run.version };
+    io.stdout.write(`${JSON.stringify(start)}\n`);
+    io.stderr.write(`session ${opened.id} (${opened.path})\n`);
+    return;
+  }
+  const lastTask = opened.session.messages.findLast((message): message is Extract<Message, { role: "user" }> => "role" in message && message.role === "user");
+  const state = opened.resumed
+    ? `resumed, ${opened.session.messages.length} messages${lastTask === undefined ? "" : `; last task: ${JSON.stringify(lastTask.content.length > 60 ? `${lastTask.content.slice(0, 59)}…` : lastTask.content)}`}`
+    : "new";
+  io.stdout.write(
+    `${style.bold("simple-agent-loop")} ${run.version} · ${selected.description}\n` +
+      style.dim(`workspace ${workspace}\nsession ${opened.id} (${state})\n`),
+  );
+}

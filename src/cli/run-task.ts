@@ -1,0 +1,65 @@
+import type { AgentEvent } from "../events.ts";
+import type { AgentHooks } from "../hooks.ts";
+import type { InvokeModel } from "../invoke-model.ts";
+import { agentStream } from "../loop.ts";
+import { response, send, type Session } from "../session.ts";
+import type { Tool } from "../tools.ts";
+import type { TaskOutput, TaskResult } from "./task-output.ts";
+
+/** Everything a task runs with; one per CLI run, shared by the tasks of an interactive session. */
+export type TaskContext = {
+  invokeModel: InvokeModel;
+  tools: Tool[];
+  /** The session, bound to its file: every message is saved as it enters. */
+  session: Session;
+  hooks: AgentHooks;
+  /** At most this many model calls per task. */
+  maxTurns: number;
+  output: TaskOutput;
+  /** Routes Ctrl-C to `onInterrupt` while a task runs; returns the function that stops it. */
+  watchInterrupts: (onInterrupt: () => void) => () => void;
+  /** Told the signal of each task as it starts (the permission prompt goes away when it aborts). */
+  onTaskStart: (signal: AbortSignal) => void;
+  /** Ends the process at once, with this exit code (a second Ctrl-C). */
+  exitNow: (code: number) => void;
+};
+
+/**
+ * Runs one task in the session: the task as a user message, then the loop until the model
+ * answers, everything shown on `output`. The first Ctrl-C aborts the run (it ends with the loop's
+ * `aborted` message, the session stays valid and saved); a second one before it has ended exits
+ * with 130. Never throws: a failed run is a result with its error.
+ */
+export async function runTask(context: TaskContext, task: string): Promise<TaskResult> {
+  const { session, output } = context;
+  send(session, task);
+  const controller = new AbortController();
+  context.onTaskStart(controller.signal);
+  const stopWatching = context.watchInterrupts(() => {
+    if (controller.signal.aborted) return context.exitNow(130);
+    output.interrupting();
+    controller.abort();
+  });
+  let end: Extract<AgentEvent, { type: "run-end" }> | undefined;
+  let result: TaskResult;
+  try {
+    const run = agentStream(context.invokeModel, context.tools, session, {
+      signal: controller.signal,
+      hooks: context.hooks,
+      maxIterations: context.maxTurns,
+    });
+    for await (const event of run) {
+      if (event.type === "run-end") end = event;
+      output.event(event);
+    }
+    result = { outcome: end?.outcome ?? "done" };
+    if (result.outcome === "done") result.answer = response(session)?.content ?? "";
+  } catch (error) {
+    result = { outcome: end?.outcome ?? "error", error };
+  } finally {
+    stopWatching();
+  }
+  if (end?.metrics !== undefined) result.metrics = end.metrics;
+  output.finish(result);
+  return result;
+}

@@ -1,0 +1,104 @@
+import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
+import { stat } from "node:fs/promises";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import { extendSession, type JsonObject, type Session } from "../session.ts";
+import { appendEntry, fileStore, isStoreError, loadEntries, type FileStore, type LogEntry } from "../store/index.ts";
+import { CliError } from "./cli-error.ts";
+
+/** The session the CLI works in: bound to its file in the store, so everything is saved as it happens. */
+export type CliSession = { session: Session; id: string; path: string; resumed: boolean };
+
+/**
+ * The session store of the CLI: `$SIMPLE_AGENT_LOOP_HOME/sessions` (default
+ * `~/.simple-agent-loop/sessions`), one JSONL file per session.
+ */
+export function cliStore(environment: NodeJS.ProcessEnv): FileStore {
+  return fileStore(sessionsDirectory(environment));
+}
+
+/** Where the CLI keeps its sessions. */
+export function sessionsDirectory(environment: NodeJS.ProcessEnv): string {
+  return join(environment.SIMPLE_AGENT_LOOP_HOME || join(homedir(), ".simple-agent-loop"), "sessions");
+}
+
+/**
+ * Opens a new session (its first entry a `workspace` custom entry, then the system prompt) or
+ * resumes one: `resume.id`, or without an id the latest session of this workspace that has a
+ * task in it. A resumed session used from another workspace records the new one. Throws a
+ * `CliError` for a session that does not exist or is open in another process.
+ */
+export async function openCliSession(
+  store: FileStore,
+  options: { workspace: string; resume?: { id?: string }; systemPrompt: string; details: JsonObject },
+): Promise<CliSession> {
+  const { workspace, resume } = options;
+  const record = (session: Session): void => appendEntry(session, workspaceEntry, { ...options.details, workspace });
+  if (resume === undefined) {
+    const id = newSessionId();
+    const session = await open(store, id);
+    record(session);
+    extendSession(session, { role: "system", content: options.systemPrompt });
+    return { session, id, path: store.path(id), resumed: false };
+  }
+  const id = resume.id ?? (await latestSessionOf(store, workspace));
+  if (id === undefined) throw new CliError(`no session of ${workspace} to resume; start one without --resume`);
+  if (!existsSync(store.path(id))) throw new CliError(`no session ${id} (there is no ${store.path(id)})`);
+  const session = await open(store, id);
+  const entries = await loadEntries(store.path(id), { onWarning: () => undefined });
+  if (workspaceOf(entries) !== workspace) record(session);
+  return { session, id, path: store.path(id), resumed: true };
+}
+
+/** The `customType` of the entry that records where a session works. */
+export const workspaceEntry = "workspace";
+
+/**
+ * The id of the most recently changed session whose (last recorded) workspace is `workspace`
+ * and which has at least one task: a session opened and left without a task is not worth resuming.
+ */
+export async function latestSessionOf(store: FileStore, workspace: string): Promise<string | undefined> {
+  const dated = await Promise.all(
+    (await store.list()).map(async (id) => ({ id, changed: await stat(store.path(id)).then((stats) => stats.mtimeMs, () => 0) })),
+  );
+  // Newest first; ids sort by creation time, which settles ties.
+  dated.sort((a, b) => b.changed - a.changed || (a.id < b.id ? 1 : -1));
+  for (const { id } of dated) {
+    const entries = await loadEntries(store.path(id), { onWarning: () => undefined }).catch(() => undefined);
+    if (entries === undefined || workspaceOf(entries) !== workspace) continue;
+    if (entries.some((entry) => entry.type === "message" && (entry as { message?: { role?: unknown } }).message?.role === "user")) return id;
+  }
+  return undefined;
+}
+
+/** A new id, sortable by creation time: `20250102-030405-a1b2c3` (UTC). */
+export function newSessionId(date = new Date()): string {
+  const stamp = date.toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15);
+  return `${stamp}-${randomBytes(3).toString("hex")}`;
+}
+
+/** Whether `text` has the form of an id made by `newSessionId`. */
+export function isSessionId(text: string): boolean {
+  return /^\d{8}-\d{6}-[0-9a-f]{6}$/.test(text);
+}
+
+function workspaceOf(entries: readonly LogEntry[]): string | undefined {
+  let workspace: string | undefined;
+  for (const entry of entries) {
+    if (entry.type !== "custom" || (entry as { customType?: unknown }).customType !== workspaceEntry) continue;
+    const data = (entry as { data?: { workspace?: unknown } }).data;
+    if (typeof data?.workspace === "string") workspace = data.workspace;
+  }
+  return workspace;
+}
+
+async function open(store: FileStore, id: string): Promise<Session> {
+  try {
+    return await store.open(id);
+  } catch (error) {
+    if (isStoreError(error) && error.code === "locked") throw new CliError(`session ${id} is open in another process; close that one first`);
+    if (isStoreError(error) && error.code === "invalid-argument") throw new CliError(error.message, "usage");
+    throw error;
+  }
+}

@@ -1,0 +1,26 @@
+import type { AgentEvent, RunOutcome } from "../events.ts";
+import type { RunMetrics } from "../metrics.ts";
+
+/** How a task ended: the run's outcome, its metrics, the final answer, or the error that ended it. */
+export type TaskResult = { outcome: RunOutcome; metrics?: RunMetrics; answer?: string; error?: unknown };
+
+/**
+ * Where a task's progress goes: the terminal (`terminalOutput`) or JSONL for scripts
+ * (`jsonOutput`). `event` gets every event of the run in order, `finish` the result once.
+ */
+export type TaskOutput = {
+  event: (event: AgentEvent) => void;
+  finish: (result: TaskResult) => void;
+  /** The user pressed Ctrl-C: the task is being stopped. */
+  interrupting: () => void;
+  /** Something else is about to use the terminal (a prompt): clear the spinner, end the line, hold output back until `resume`. */
+  pause: () => void;
+  /** The terminal is back: show what was held back. */
+  resume: () => void;
+};
+
+/** The process exit code for a task's result: 0 done, 130 interrupted, 1 anything else. */
+export function exitCodeOf(result: TaskResult): number {
+  if (result.outcome === "done") return 0;
+  return result.outcome === "aborted" ? 130 : 1;
+}

@@ -1,0 +1,126 @@
+import { errorMessage } from "../errors.ts";
+import type { JsonObject } from "../session.ts";
+import type { Style } from "./ansi.ts";
+import { createSpinner } from "./spinner.ts";
+import { describeTarget, summarizeToolCall } from "./summary.ts";
+import type { TaskOutput, TaskResult } from "./task-output.ts";
+
+type Out = NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
+
+/**
+ * A task on the terminal: the assistant's text as it streams, one line per answered tool call
+ * (`✓ read a.ts (12 lines)`), a spinner while waiting (TTY only, erased before anything is
+ * written), and at the end the outcome and a line of tokens and time. Errors go to `errors`.
+ */
+export function terminalOutput(out: Out, errors: NodeJS.WritableStream, style: Style): TaskOutput {
+  const spinner = createSpinner(out, style, out.isTTY === true);
+  const running = new Map<string, string>();
+  const calls = new Map<string, { name: string; input: JsonObject }>();
+  let atLineStart = true;
+  let streamedThisTurn = false;
+  let stopReason: string | undefined;
+  // While a prompt is on the terminal, output of tools still running waits here.
+  let held: string[] | undefined;
+  const write = (text: string): void => {
+    if (text === "") return;
+    atLineStart = text.endsWith("\n");
+    if (held !== undefined) {
+      held.push(text);
+      return;
+    }
+    spinner.stop();
+    out.write(text);
+  };
+  const endLine = (): void => {
+    spinner.stop();
+    if (!atLineStart) write("\n");
+  };
+  // The spinner only ever draws on an empty line, never over streamed text.
+  const wait = (label: string): void => {
+    if (atLineStart && held === undefined) spinner.start(label);
+  };
+  const width = (): number => Math.max(40, (out.columns ?? 160) - 1);
+  return {
+    event: (event) => {
+      switch (event.type) {
+        case "turn-start":
+          streamedThisTurn = false;
+          wait("thinking");
+          break;
+        case "text-delta":
+          streamedThisTurn = true;
+          write(event.delta);
+          break;
+        case "thinking-delta":
+          wait("thinking");
+          break;
+        case "tool-call-start":
+          endLine();
+          wait(`preparing ${event.name}`);
+          break;
+        case "tool-execution-start":
+          calls.set(event.id, { name: event.name, input: event.input });
+          running.set(event.id, `${event.name}${describeTarget(event.name, event.input)}`);
+          endLine();
+          wait(running.size === 1 ? `running ${running.values().next().value}` : `running ${running.size} tools`);
+          break;
+        case "tool-execution-end": {
+          running.delete(event.id);
+          const call = calls.get(event.id) ?? { name: event.name, input: {} };
+          const { ok, text } = summarizeToolCall(call.name, call.input, event.result, width());
+          endLine();
+          write(`${ok ? style.green(text.slice(0, 1)) : style.red(text.slice(0, 1))}${text.slice(1)}\n`);
+          if (running.size > 0) wait(running.size === 1 ? `running ${running.values().next().value}` : `running ${running.size} tools`);
+          break;
+        }
+        case "retry":
+          endLine();
+          write(`${style.yellow(`↻ ${event.error}; retrying in ${(event.delayMs / 1000).toFixed(1)}s${streamedThisTurn ? " (the text above is void)" : ""}`)}\n`);
+          streamedThisTurn = false;
+          break;
+        case "compaction":
+          endLine();
+          write(`${style.dim(`(compacted ${event.count} old messages)`)}\n`);
+          break;
+        case "message": {
+          // A model that does not stream its text (or streams it whole) is shown when its turn enters.
+          const message = event.message;
+          if ("role" in message && message.role === "assistant" && !streamedThisTurn && message.content !== "") write(message.content);
+          break;
+        }
+        case "turn-end":
+          stopReason = event.stopReason;
+          break;
+        case "run-end":
+          endLine();
+          break;
+        default:
+          break;
+      }
+    },
+    finish: (result: TaskResult) => {
+      endLine();
+      if (result.outcome === "aborted") write(`${style.yellow("⏹ Interrupted: the task was stopped; the session keeps everything up to here.")}\n`);
+      else if (result.outcome === "stopped") write(`${style.yellow(`The model stopped before finishing (stop reason: ${stopReason ?? "unknown"}).`)}\n`);
+      if (result.error !== undefined && result.outcome !== "aborted") errors.write(`${style.red("✗ Error:")} ${errorMessage(result.error)}\n`);
+      if (result.metrics !== undefined) {
+        const { usage, durationMs } = result.metrics;
+        const number = (value: number): string => value.toLocaleString("en-US");
+        write(`${style.dim(`tokens ${number(usage.inputTokens)} in · ${number(usage.outputTokens)} out · ${(durationMs / 1000).toFixed(1)}s`)}\n`);
+      }
+    },
+    interrupting: () => {
+      endLine();
+      write(`${style.yellow("Interrupting… (Ctrl-C again to quit)")}\n`);
+    },
+    pause: () => {
+      endLine();
+      held ??= [];
+    },
+    resume: () => {
+      const pending = held ?? [];
+      held = undefined;
+      for (const text of pending) write(text);
+    },
+  };
+}

@@ -1,0 +1,151 @@
+import { spawn } from "node:child_process";
+import { tool, type Tool } from "../../tools.ts";
+import { outputBuffer } from "./output-buffer.ts";
+import type { Workspace } from "./workspace.ts";
+
+/** Limits of the `bash` tool; the defaults suit a model's context. */
+export type BashLimits = {
+  /** Milliseconds a command may run when the call gives no `timeout` (default 120 s). */
+  defaultTimeoutMs?: number;
+  /** The longest `timeout` a call may ask for (default 10 min). */
+  maxTimeoutMs?: number;
+  /** Output kept from the start and from the end; the middle of longer output is cut with a note. */
+  headBytes?: number;
+  tailBytes?: number;
+  /** After SIGTERM, milliseconds before the process group gets SIGKILL (default 2 s). */
+  killGraceMs?: number;
+};
+
+/**
+ * `bash`: runs `bash -c <command>` in the workspace directory, with stdout and stderr together.
+ * The command is the leader of its own process group, and a timeout or an abort kills the whole
+ * group (SIGTERM, then SIGKILL), so nothing it started lingers; so do processes still holding
+ * its output a moment after it exits. Long output keeps its head and tail, with a note of what
+ * was cut. A non-zero exit, a signal or a timeout is an error result carrying the output.
+ *
+ * Not a sandbox: the command runs with the user's rights and can read or change anything the
+ * user can, inside the workspace or not. That is why the CLI asks before each call.
+ */
+export function bashTool(workspace: Workspace, limits: BashLimits = {}): Tool {
+  const defaultTimeoutMs = limits.defaultTimeoutMs ?? 120_000;
+  const maxTimeoutMs = limits.maxTimeoutMs ?? 600_000;
+  return tool({
+    name: "bash",
+    description:
+      "Run a shell command with bash -c in the workspace directory; stdout and stderr come back together (long output is cut in the middle). " +
+      `Default timeout ${defaultTimeoutMs / 1000} s. No input can be given to the command: do not start interactive programs or servers that never exit.`,
+    inputSchema: {
+      type: "object",
+      properties: {
+        command: { type: "string", description: "The command line." },
+        timeout: { type: "integer", minimum: 1, maximum: Math.ceil(maxTimeoutMs / 1000), description: "Seconds before the command is killed." },
+      },
+      required: ["command"],
+      additionalProperties: false,
+    },
+    eager: false,
+    handler: async (input, { signal }) => {
+      const { command, timeout } = input as { command: string; timeout?: number };
+      const timeoutMs = Math.min(timeout === undefined ? defaultTimeoutMs : timeout * 1000, maxTimeoutMs);
+      const run = await runCommand(command, { cwd: workspace.root, timeoutMs, signal, ...limits });
+      if (run.aborted) throw new Error(`aborted; the command was killed\n${run.output}`);
+      if (run.timedOut) throw new Error(`timed out after ${timeoutMs / 1000} s; the command and the processes it started were killed\n${run.output}`);
+      if (run.signal !== null) throw new Error(`terminated by ${run.signal}\n${run.output}`);
+      if (run.exitCode !== 0) throw new Error(`exit code ${run.exitCode}\n${run.output}`);
+      return run.output === "" ? "(no output)" : run.output;
+    },
+  });
+}
+
+export type CommandRun = { output: string; exitCode: number | null; signal: string | null; timedOut: boolean; aborted: boolean };
+
+/** Runs one command as described on `bashTool`; resolves once it and its output are done, or it was killed. */
+export async function runCommand(
+  command: string,
+  options: { cwd: string; timeoutMs: number; signal?: AbortSignal; headBytes?: number; tailBytes?: number; killGraceMs?: number },
+): Promise<CommandRun> {
+  options.signal?.throwIfAborted();
+  const child = spawn("bash", ["-c", command], {
+    cwd: options.cwd,
+    // Its own process group: a kill reaches everything it started, and the terminal's Ctrl-C does not.
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, PAGER: "cat", GIT_PAGER: "cat" },
+  });
+  const output = outputBuffer(options.headBytes ?? 10_000, options.tailBytes ?? 20_000);
+  child.stdout.on("data", output.push);
+  child.stderr.on("data", output.push);
+  const state = { timedOut: false, aborted: false, exitCode: null as number | null, signal: null as string | null };
+  const timers: NodeJS.Timeout[] = [];
+  const group = child.pid;
+  if (group !== undefined) trackGroup(group);
+  const killGroup = (signal: NodeJS.Signals): void => {
+    if (group === undefined) return;
+    try {
+      process.kill(-group, signal);
+    } catch {
+      // The group is gone already.
+    }
+  };
+  const stop = (): void => {
+    killGroup("SIGTERM");
+    timers.push(setTimeout(() => killGroup("SIGKILL"), options.killGraceMs ?? 2000));
+  };
+  timers.push(
+    setTimeout(() => {
+      state.timedOut = true;
+      stop();
+    }, options.timeoutMs),
+  );
+  const onAbort = (): void => {
+    state.aborted = true;
+    stop();
+  };
+  options.signal?.addEventListener("abort", onAbort, { once: true });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      child.on("error", reject);
+      child.on("exit", (code, signal) => {
+        state.exitCode = code;
+        state.signal = signal;
+        // Its output ends when every process holding the pipes is done: give stragglers a moment.
+        timers.push(
+          setTimeout(() => {
+            killGroup("SIGKILL");
+            child.stdout.destroy();
+            child.stderr.destroy();
+            resolve();
+          }, 1000),
+        );
+      });
+      child.on("close", () => resolve());
+    });
+  } finally {
+    for (const timer of timers) clearTimeout(timer);
+    options.signal?.removeEventListener("abort", onAbort);
+    if (group !== undefined) liveGroups.delete(group);
+  }
+  // Commands that think they talk to a terminal colour their output; the model needs the text.
+  // eslint-disable-next-line no-control-regex -- ANSI escape sequences begin with ESC.
+  const text = output.text().replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "");
+  return { output: text, exitCode: state.exitCode, signal: state.timedOut || state.aborted ? null : state.signal, timedOut: state.timedOut, aborted: state.aborted };
+}
+
+// Process groups still running: killed when the CLI exits, however it exits.
+const liveGroups = new Set<number>();
+let exitHookInstalled = false;
+
+function trackGroup(group: number): void {
+  liveGroups.add(group);
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.on("exit", () => {
+    for (const live of liveGroups) {
+      try {
+        process.kill(-live, "SIGKILL");
+      } catch {
+        // Gone already.
+      }
+    }
+  });
+}

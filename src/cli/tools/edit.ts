@@ -1,0 +1,90 @@
+import { readFile, stat, writeFile } from "node:fs/promises";
+import { tool, type Tool } from "../../tools.ts";
+import { resolveInWorkspace } from "./workspace-path.ts";
+import type { Workspace } from "./workspace.ts";
+
+/**
+ * `edit`: replaces one exact, unique piece of a file's text (`oldText`) with `newText`. The file
+ * must have been read in this run and be unchanged on disk since (or written by the model
+ * itself), so the edit is made against what the model saw. No match, several matches, an empty
+ * or unchanged `oldText` are error results that say what to do. Runs in the workspace's write
+ * queue: parallel edits of one file never lose each other's changes. A file with CRLF line
+ * endings accepts `oldText`/`newText` written with plain newlines.
+ */
+export function editTool(workspace: Workspace): Tool {
+  return tool({
+    name: "edit",
+    description:
+      "Replace one exact piece of text in a file with new text. oldText must match the file exactly (whitespace and indentation included, " +
+      "without read's line numbers) and only once: include enough surrounding lines to make it unique. Read the file first. To create a file or replace all of it, use write.",
+    inputSchema: {
+      type: "object",
+      properties: {
+        path: { type: "string", description: "Path relative to the workspace." },
+        oldText: { type: "string", description: "The exact text to replace; it must occur exactly once in the file." },
+        newText: { type: "string", description: "The text to put in its place." },
+      },
+      required: ["path", "oldText", "newText"],
+      additionalProperties: false,
+    },
+    eager: false,
+    handler: async (input) => {
+      const { path, oldText, newText } = input as { path: string; oldText: string; newText: string };
+      return workspace.writes(async () => {
+        const target = await resolveInWorkspace(workspace.root, path);
+        if (!target.exists) throw new Error(`${target.display} does not exist; create it with write`);
+        const before = await stat(target.absolute);
+        if (before.isDirectory()) throw new Error(`${target.display} is a directory`);
+        const seen = workspace.seen.check(target.absolute, before);
+        if (seen === "unread") throw new Error(`read ${target.display} before editing it, so the edit matches the file as it is`);
+        if (seen === "changed") throw new Error(`${target.display} changed on disk since you last read it; read it again before editing`);
+        if (oldText === "") throw new Error("oldText is empty; give the exact text to replace (to write a whole file, use write)");
+        if (oldText === newText) throw new Error("oldText and newText are the same; there is nothing to change");
+        const content = await readFile(target.absolute, "utf8");
+        const crlf = content.includes("\r\n") && !oldText.includes("\r\n");
+        const search = crlf ? oldText.replace(/\n/g, "\r\n") : oldText;
+        const replacement = crlf ? newText.replace(/\n/g, "\r\n") : newText;
+        const matches = occurrences(content, search);
+        if (matches.length === 0) throw new Error(`oldText not found in ${target.display}${nearMiss(content, oldText)}`);
+        if (matches.length > 1) {
+          const lines = matches.slice(0, 10).map((index) => lineAt(content, index));
+          throw new Error(
+            `oldText matches ${matches.length} places in ${target.display} (lines ${lines.join(", ")}${matches.length > 10 ? ", …" : ""}); include more surrounding text to make it unique`,
+          );
+        }
+        const index = matches[0]!;
+        await writeFile(target.absolute, content.slice(0, index) + replacement + content.slice(index + search.length));
+        workspace.seen.record(target.absolute, await stat(target.absolute));
+        const line = lineAt(content, index);
+        return `Edited ${target.display}: replaced ${countLines(oldText)} line(s) at line ${line} with ${countLines(newText)} line(s).`;
+      });
+    },
+  });
+}
+
+function occurrences(content: string, search: string): number[] {
+  const found: number[] = [];
+  for (let index = content.indexOf(search); index !== -1; index = content.indexOf(search, index + search.length)) found.push(index);
+  return found;
+}
+
+/** The 1-based line of a character index. */
+function lineAt(content: string, index: number): number {
+  let line = 1;
+  for (let position = content.indexOf("\n"); position !== -1 && position < index; position = content.indexOf("\n", position + 1)) line++;
+  return line;
+}
+
+function countLines(text: string): number {
+  return text === "" ? 0 : text.replace(/\r?\n$/, "").split(/\r?\n/).length;
+}
+
+// The usual cause of a miss is whitespace: say so when the text is there apart from it.
+function nearMiss(content: string, oldText: string): string {
+  const squeeze = (text: string): string => text.replace(/\s+/g, " ").trim();
+  const wanted = squeeze(oldText);
+  if (wanted !== "" && squeeze(content).includes(wanted)) {
+    return "; the text is there with different whitespace or indentation: copy it exactly from read's output (without the line numbers)";
+  }
+  return "; it must match the file exactly: read the file again and copy the text";
+}

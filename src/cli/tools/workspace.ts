@@ -1,0 +1,39 @@
+import type { Stats } from "node:fs";
+import { serialQueue, type SerialQueue } from "../serial-queue.ts";
+
+/**
+ * What the file tools of one CLI run share: the workspace root (a real path), what the model has
+ * seen of each file, and the one queue every write goes through.
+ */
+export type Workspace = {
+  /** The workspace directory, symbolic links resolved; tools refuse paths outside it. */
+  root: string;
+  /** The state of each file as the model last saw it, by real path: `edit` needs a current one. */
+  seen: FileVersions;
+  /** `write` and `edit` run through it one at a time, even when the model calls several at once. */
+  writes: SerialQueue;
+};
+
+/** The version of each file the model has seen (read, or written itself), by absolute real path. */
+export type FileVersions = {
+  record: (path: string, stats: Stats) => void;
+  /** `unread`: never seen in this run; `changed`: modified on disk since it was seen; else `current`. */
+  check: (path: string, stats: Stats) => "unread" | "changed" | "current";
+};
+
+export function createWorkspace(root: string): Workspace {
+  return { root, seen: fileVersions(), writes: serialQueue() };
+}
+
+function fileVersions(): FileVersions {
+  const versions = new Map<string, string>();
+  const versionOf = (stats: Stats): string => `${stats.mtimeMs}:${stats.size}`;
+  return {
+    record: (path, stats) => void versions.set(path, versionOf(stats)),
+    check: (path, stats) => {
+      const seen = versions.get(path);
+      if (seen === undefined) return "unread";
+      return seen === versionOf(stats) ? "current" : "changed";
+    },
+  };
+}

@@ -1,0 +1,27 @@
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
+import type { ViewArgs } from "./args.ts";
+import { CliError } from "./cli-error.ts";
+import { cliStore, isSessionId, sessionsDirectory } from "./sessions.ts";
+
+/**
+ * `simple-agent-loop view [path]`: serves the session viewer for a session file, a directory of
+ * them, or a session id of the CLI's store (default: the store's directory), prints its URL and
+ * serves until Ctrl-C (or SIGTERM), then exits with 0.
+ */
+export async function runView(args: ViewArgs, io: { cwd: string; env: NodeJS.ProcessEnv; stdout: NodeJS.WritableStream }): Promise<number> {
+  const store = cliStore(io.env);
+  let path = args.path === undefined ? sessionsDirectory(io.env) : resolve(io.cwd, args.path);
+  if (!existsSync(path) && args.path !== undefined && isSessionId(args.path)) path = store.path(args.path);
+  if (!existsSync(path)) throw new CliError(args.path === undefined ? `no sessions yet in ${path}` : `${path} does not exist`);
+  // Loaded only for this command: the agent itself never needs the viewer.
+  const { serveViewer } = await import("../viewer/index.ts");
+  const viewer = await serveViewer(path, { ...(args.port === undefined ? {} : { port: args.port }), ...(args.host === undefined ? {} : { host: args.host }) });
+  io.stdout.write(`Session viewer for ${path}\n${viewer.url}\nPress Ctrl-C to stop.\n`);
+  await new Promise<void>((stop) => {
+    process.once("SIGINT", () => stop());
+    process.once("SIGTERM", () => stop());
+  });
+  await viewer.close();
+  return 0;
+}

@@ -1,0 +1,58 @@
+// The command line: what each form means, and the usage errors (exit code 2) for what it cannot mean.
+import { describe, expect, it } from "vitest";
+import { parseCliArgs, usage } from "../../src/cli/args.ts";
+import { isCliError } from "../../src/cli/cli-error.ts";
+
+function usageError(argv: string[]): string {
+  try {
+    parseCliArgs(argv);
+  } catch (error) {
+    if (isCliError(error) && error.exitCode === 2) return error.message;
+    throw error;
+  }
+  throw new Error(`no usage error for ${argv.join(" ")}`);
+}
+
+describe("parseCliArgs", () => {
+  it("reads a task and the options", () => {
+    expect(parseCliArgs(["-p", "openai", "--model", "m", "-C", "/w", "--allow", "edit, write", "--allow=bash", "--json", "--max-turns", "7", "--mcp-config", "m.json", "fix", "the bug"])).toStrictEqual({
+      command: "run",
+      task: "fix the bug",
+      provider: "openai",
+      model: "m",
+      cwd: "/w",
+      allow: ["edit", "write", "bash"],
+      json: true,
+      mcpConfig: "m.json",
+      maxTurns: 7,
+    });
+    expect(parseCliArgs([])).toStrictEqual({ command: "run", allow: [], json: false, maxTurns: 100 });
+    expect(parseCliArgs(["-y", "task"])).toMatchObject({ allow: "all", task: "task" });
+  });
+
+  it("takes --resume with or without an id: the next argument is an id only if it looks like one", () => {
+    expect(parseCliArgs(["--resume"])).toMatchObject({ resume: {} });
+    expect(parseCliArgs(["--resume", "go on"])).toMatchObject({ resume: {}, task: "go on" });
+    expect(parseCliArgs(["-r", "20250102-030405-a1b2c3", "go on"])).toMatchObject({ resume: { id: "20250102-030405-a1b2c3" }, task: "go on" });
+    expect(parseCliArgs(["--resume=my-session", "go on"])).toMatchObject({ resume: { id: "my-session" }, task: "go on" });
+    expect(parseCliArgs(["--", "--resume"])).toMatchObject({ task: "--resume" });
+  });
+
+  it("reads help, version and view", () => {
+    expect(parseCliArgs(["--help", "--bogus"])).toStrictEqual({ command: "help" });
+    expect(parseCliArgs(["-v"])).toStrictEqual({ command: "version" });
+    expect(parseCliArgs(["view", "s.jsonl", "--port", "0", "--host", "::1"])).toStrictEqual({ command: "view", path: "s.jsonl", port: 0, host: "::1" });
+    expect(parseCliArgs(["view"])).toStrictEqual({ command: "view" });
+    expect(usage).toContain("Exit codes: 0 done, 1 error, 2 usage, 130 interrupted.");
+  });
+
+  it("refuses what it cannot make sense of", () => {
+    expect(usageError(["--bogus"])).toMatch(/Unknown option '--bogus'/);
+    expect(usageError(["--provider", "skynet"])).toBe("unknown provider skynet: use one of anthropic, openai, openai-responses, gemini, bedrock, demo, auto");
+    expect(usageError(["--max-turns", "0"])).toBe("--max-turns needs a positive integer, got 0");
+    expect(usageError(["--model"])).toMatch(/argument missing/);
+    expect(usageError(["view", "a", "b"])).toBe("view takes one session file, directory or session id");
+    expect(usageError(["--port", "1", "task"])).toBe("--port and --host go with view");
+    expect(usageError([" "])).toBe("the task is empty");
+  });
+});

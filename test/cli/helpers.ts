@@ -1,0 +1,34 @@
+import { execFile } from "node:child_process";
+import { mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { repositoryRoot } from "./terminal.ts";
+
+/** A fresh temporary directory (real path), removed by the returned `remove`. */
+export function tempDirectory(prefix: string): { path: string; remove: () => void } {
+  const path = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+  return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
+}
+
+/** A minimal environment for the CLI: no provider keys from the machine, sessions under `home`. */
+export function cliEnvironment(home: string, extra: Record<string, string> = {}): Record<string, string> {
+  return { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, SIMPLE_AGENT_LOOP_HOME: home, ...extra };
+}
+
+export type CliRun = { code: number; stdout: string; stderr: string };
+
+/** Runs the CLI as a child process without a terminal (stdin closed), to the end. */
+export function runCli(args: string[], options: { cwd: string; env: Record<string, string>; input?: string; timeoutMs?: number }): Promise<CliRun> {
+  return new Promise((resolve, reject) => {
+    const child = execFile(
+      process.execPath,
+      ["--conditions=simple-agent-loop-source", `${repositoryRoot}src/cli/main.ts`, ...args],
+      { cwd: options.cwd, env: options.env, timeout: options.timeoutMs ?? 60_000, maxBuffer: 10_000_000 },
+      (error, stdout, stderr) => {
+        if (error !== null && typeof error.code !== "number") reject(Object.assign(error, { stdout, stderr }));
+        else resolve({ code: error === null ? 0 : (error.code as number), stdout, stderr });
+      },
+    );
+    child.stdin?.end(options.input ?? "");
+  });
+}

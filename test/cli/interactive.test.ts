@@ -1,0 +1,131 @@
+// The interactive prompt as a user drives it: in a pseudo-terminal, against a scripted
+// OpenAI-compatible server, with the workspace and the sessions in temporary directories.
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { loadSession } from "simple-agent-loop/store";
+import { startFakeOpenAI, type FakeOpenAI } from "./fake-openai.ts";
+import { cliEnvironment, tempDirectory } from "./helpers.ts";
+import { startCliTerminal, type CliTerminal } from "./terminal.ts";
+
+let server: FakeOpenAI;
+let workspace: ReturnType<typeof tempDirectory>;
+let home: ReturnType<typeof tempDirectory>;
+let cli: CliTerminal | undefined;
+
+beforeEach(async () => {
+  server = await startFakeOpenAI();
+  workspace = tempDirectory("cli-workspace-");
+  home = tempDirectory("cli-home-");
+});
+
+afterEach(async () => {
+  cli?.kill();
+  cli = undefined;
+  await server.close();
+  workspace.remove();
+  home.remove();
+});
+
+const spinnerFrame = /[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]/;
+
+function start(args: string[] = []): CliTerminal {
+  cli = startCliTerminal(["--model", "test-model", ...args], { cwd: workspace.path, env: cliEnvironment(home.path, { OPENAI_BASE_URL: server.baseURL }) });
+  return cli;
+}
+
+describe("the interactive prompt", () => {
+  it("runs a task that reads and edits a file, asking once with 'always', then a follow-up in the same session", { timeout: 90_000 }, async () => {
+    writeFileSync(join(workspace.path, "notes.txt"), "hello world\n");
+    server.enqueue(
+      { text: "Let me read the notes first.", toolCalls: [{ name: "read", arguments: { path: "notes.txt" } }] },
+      { toolCalls: [{ name: "edit", arguments: { path: "notes.txt", oldText: "hello", newText: "goodbye" } }] },
+      { toolCalls: [{ name: "edit", arguments: { path: "notes.txt", oldText: "world", newText: "moon" } }] },
+      { text: "Done: the notes now say goodbye moon.", usage: { prompt_tokens: 1234, completion_tokens: 56 } },
+      { text: "You asked me to update the notes." },
+    );
+    const terminal = start();
+    await terminal.waitFor(/session \d{8}-\d{6}-[0-9a-f]{6} \(new\)/);
+    await terminal.waitFor("> ");
+    terminal.type("update the notes\r");
+    await terminal.waitFor("Let me read the notes first.");
+    await terminal.waitFor("✓ read notes.txt (1 line)");
+    await terminal.waitFor("Allow edit?");
+    expect(terminal.screen()).toContain("- hello");
+    expect(terminal.screen()).toContain("+ goodbye");
+    terminal.type("a\r");
+    const screen = await terminal.waitFor("Done: the notes now say goodbye moon.");
+    await terminal.waitFor(/tokens [\d,]+ in · [\d,]+ out · \d+\.\ds/);
+    expect(screen).toContain("✓ edit notes.txt (−1 +1 lines)");
+    // The second edit ran without asking.
+    expect(terminal.screen().match(/Allow edit\?/g)).toHaveLength(1);
+    expect(readFileSync(join(workspace.path, "notes.txt"), "utf8")).toBe("goodbye moon\n");
+
+    terminal.type("what did I ask?\r");
+    await terminal.waitFor("You asked me to update the notes.");
+    const followUp = server.bodies()[4]!;
+    const contents = followUp.messages.map((message) => message.content);
+    expect(contents).toContain("update the notes");
+    expect(contents).toContain("Done: the notes now say goodbye moon.");
+    expect(contents.at(-1)).toBe("what did I ask?");
+    expect(followUp.messages.some((message) => message.role === "tool" && String(message.content).includes("Edited notes.txt"))).toBe(true);
+
+    expect(terminal.screen()).not.toMatch(spinnerFrame);
+    terminal.type("\x04");
+    expect(await terminal.exited).toBe(0);
+  });
+
+  it("shows a spinner while the model is silent, on its own line, and erases it", { timeout: 90_000 }, async () => {
+    server.enqueue({ hangAfter: "" });
+    const terminal = start();
+    await terminal.waitFor("> ");
+    terminal.type("think hard\r");
+    await terminal.waitFor(new RegExp(`\n${spinnerFrame.source} thinking`));
+    terminal.type("\x03");
+    await terminal.waitFor(/Interrupted[^]*\n> $/);
+    expect(terminal.screen()).not.toMatch(spinnerFrame);
+    expect(terminal.screen()).not.toContain("thinking");
+    terminal.type("\x04");
+    expect(await terminal.exited).toBe(0);
+  });
+
+  it("sends the reason the user typed with a deny to the model, as an error result", { timeout: 90_000 }, async () => {
+    server.enqueue(
+      { toolCalls: [{ name: "write", arguments: { path: "x.txt", content: "x\n" } }] },
+      { text: "Understood, I will not write it." },
+    );
+    const terminal = start();
+    await terminal.waitFor("> ");
+    terminal.type("write x\r");
+    await terminal.waitFor("Allow write?");
+    terminal.type("n\r");
+    await terminal.waitFor("Why?");
+    terminal.type("not now, use y.txt\r");
+    await terminal.waitFor("Understood, I will not write it.");
+    expect(terminal.screen()).toContain("✗ write x.txt: Denied: the user denied this call: not now, use y.txt");
+    const toolMessage = server.bodies()[1]!.messages.find((message) => message.role === "tool");
+    expect(String(toolMessage?.content)).toContain("not now, use y.txt");
+    expect(() => readFileSync(join(workspace.path, "x.txt"))).toThrow();
+    terminal.type("/exit\r");
+    expect(await terminal.exited).toBe(0);
+  });
+
+  it("Ctrl-C during a hanging model stream aborts the turn, the prompt comes back, a second Ctrl-C exits 130", { timeout: 90_000 }, async () => {
+    server.enqueue({ hangAfter: "Thinking about it" });
+    const terminal = start();
+    const header = await terminal.waitFor(/session (\S+) \(new\)/);
+    const id = /session (\S+) \(new\)/.exec(header)![1]!;
+    await terminal.waitFor("> ");
+    terminal.type("a long task\r");
+    await terminal.waitFor("Thinking about it");
+    terminal.type("\x03");
+    await terminal.waitFor("Interrupted");
+    await terminal.waitFor(/Interrupted[^]*\n> $/);
+    const session = await loadSession(join(home.path, "sessions", `${id}.jsonl`));
+    expect(session.messages.at(-1)).toMatchObject({ role: "assistant", content: "", stopReason: "aborted" });
+    expect(session.messages.map((message) => ("role" in message ? message.role : message.type))).toStrictEqual(["system", "user", "assistant"]);
+    await expect.poll(() => server.requests[0]?.clientClosed, { timeout: 10_000 }).toBe(true);
+    terminal.type("\x03");
+    expect(await terminal.exited).toBe(130);
+  });
+});

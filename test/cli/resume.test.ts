@@ -1,0 +1,71 @@
+// Sessions live in $SIMPLE_AGENT_LOOP_HOME/sessions and record their workspace: --resume
+// continues the latest session of this workspace, --resume <id> that one.
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { loadEntries } from "simple-agent-loop/store";
+import { startFakeOpenAI, type FakeOpenAI } from "./fake-openai.ts";
+import { cliEnvironment, runCli, tempDirectory } from "./helpers.ts";
+
+let server: FakeOpenAI;
+let root: ReturnType<typeof tempDirectory>;
+let home: ReturnType<typeof tempDirectory>;
+
+beforeEach(async () => {
+  server = await startFakeOpenAI();
+  root = tempDirectory("resume-");
+  home = tempDirectory("resume-home-");
+  mkdirSync(join(root.path, "project"));
+  mkdirSync(join(root.path, "other"));
+});
+
+afterEach(async () => {
+  await server.close();
+  root.remove();
+  home.remove();
+});
+
+async function task(workspace: string, args: string[]): Promise<{ id: string; stdout: string }> {
+  const { code, stdout, stderr } = await runCli(["--model", "test-model", ...args], { cwd: join(root.path, workspace), env: cliEnvironment(home.path, { OPENAI_BASE_URL: server.baseURL }) });
+  expect(code, stderr).toBe(0);
+  return { id: /session (\S+) \(/.exec(stdout)![1]!, stdout };
+}
+
+const userContents = (request: number): unknown[] => server.bodies()[request]!.messages.filter((message) => message.role === "user").map((message) => message.content);
+
+describe("--resume", () => {
+  it("continues the latest session of this workspace, or the one named", async () => {
+    server.enqueue({ text: "First answer." }, { text: "Elsewhere." }, { text: "Second answer." }, { text: "Newer answer." }, { text: "Latest again." }, { text: "Third answer." });
+    const first = await task("project", ["first task"]);
+    const elsewhere = await task("other", ["another project"]);
+    expect(elsewhere.id).not.toBe(first.id);
+
+    const resumed = await task("project", ["--resume", "second task"]);
+    expect(resumed.id).toBe(first.id);
+    expect(resumed.stdout).toMatch(/\(resumed, 3 messages; last task: "first task"\)/);
+    expect(userContents(2)).toStrictEqual(["first task", "second task"]);
+    expect(server.bodies()[2]!.messages.some((message) => message.content === "First answer.")).toBe(true);
+
+    const newer = await task("project", ["a newer task"]);
+    expect((await task("project", ["--resume", "go on"])).id).toBe(newer.id);
+    expect(userContents(4)).toStrictEqual(["a newer task", "go on"]);
+
+    const byId = await task("other", ["--resume", first.id, "third task"]);
+    expect(byId.id).toBe(first.id);
+    expect(userContents(5)).toStrictEqual(["first task", "second task", "third task"]);
+
+    // It was used from another workspace: that is where it works now.
+    const entries = await loadEntries(join(home.path, "sessions", `${first.id}.jsonl`));
+    const workspaces = entries.filter((entry) => entry.type === "custom").map((entry) => (entry as { data?: { workspace?: string } }).data?.workspace);
+    expect(workspaces).toStrictEqual([join(root.path, "project"), join(root.path, "other")]);
+  });
+
+  it("says so when there is nothing to resume", async () => {
+    const none = await runCli(["--model", "m", "--resume", "go on"], { cwd: join(root.path, "project"), env: cliEnvironment(home.path, { OPENAI_BASE_URL: server.baseURL }) });
+    expect(none.code).toBe(1);
+    expect(none.stderr).toMatch(/no session of .*project to resume/);
+    const unknown = await runCli(["--model", "m", "--resume", "20250102-030405-a1b2c3", "go on"], { cwd: join(root.path, "project"), env: cliEnvironment(home.path, { OPENAI_BASE_URL: server.baseURL }) });
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toMatch(/no session 20250102-030405-a1b2c3 \(there is no .*20250102-030405-a1b2c3\.jsonl\)/);
+  });
+});

@@ -1,0 +1,67 @@
+// One task of the CLI: Ctrl-C once aborts the run cleanly, twice (before the abort is over) exits
+// with 130; a failing model is a result, not a throw.
+import { describe, expect, it } from "vitest";
+import { initSession, type AgentEvent, type Session } from "simple-agent-loop";
+import { scriptedModel, type ScriptedTurn } from "simple-agent-loop/testing";
+import { runTask, type TaskContext } from "../../src/cli/run-task.ts";
+import type { TaskResult } from "../../src/cli/task-output.ts";
+
+function context(turns: ScriptedTurn[], session: Session) {
+  const events: AgentEvent[] = [];
+  const results: TaskResult[] = [];
+  const exits: number[] = [];
+  let interrupt: (() => void) | undefined;
+  const task: TaskContext = {
+    invokeModel: scriptedModel(turns),
+    tools: [],
+    session,
+    hooks: {},
+    maxTurns: 10,
+    output: { event: (event) => events.push(event), finish: (result) => results.push(result), interrupting: () => undefined, pause: () => undefined, resume: () => undefined },
+    watchInterrupts: (handler) => {
+      interrupt = handler;
+      return () => (interrupt = undefined);
+    },
+    onTaskStart: () => undefined,
+    exitNow: (code) => void exits.push(code),
+  };
+  return { task, events, results, exits, interrupt: () => interrupt?.() };
+}
+
+describe("runTask", () => {
+  it("answers the task in the session and reports done with the answer and metrics", async () => {
+    const session = initSession("system", "first");
+    const run = context([{ role: "assistant", content: "an answer" }], session);
+    const result = await runTask(run.task, "second");
+    expect(result).toMatchObject({ outcome: "done", answer: "an answer", metrics: { modelCalls: 1 } });
+    expect(session.messages.map((message) => ("content" in message ? message.content : ""))).toStrictEqual(["system", "first", "second", "an answer"]);
+    expect(run.results).toStrictEqual([result]);
+  });
+
+  it("on a first Ctrl-C aborts the run: the session ends with the loop's aborted message", async () => {
+    const session = { messages: [] };
+    const run = context([{ delay: 60_000, messages: [{ role: "assistant", content: "never" }] }], session);
+    const pending = runTask(run.task, "wait");
+    await expect.poll(() => run.events.some((event) => event.type === "turn-start")).toBe(true);
+    run.interrupt();
+    expect(await pending).toMatchObject({ outcome: "aborted" });
+    expect(session.messages.at(-1)).toMatchObject({ role: "assistant", content: "", stopReason: "aborted" });
+    expect(run.exits).toStrictEqual([]);
+  });
+
+  it("on a second Ctrl-C before the run has ended, exits with 130", async () => {
+    const run = context([{ delay: 60_000, messages: [] }], { messages: [] });
+    const pending = runTask(run.task, "wait");
+    await expect.poll(() => run.events.some((event) => event.type === "turn-start")).toBe(true);
+    run.interrupt();
+    run.interrupt();
+    expect(run.exits).toStrictEqual([130]);
+    await pending;
+  });
+
+  it("reports a failing model as an error result", async () => {
+    const run = context([{ error: new Error("the model is down") }], { messages: [] });
+    const result = await runTask(run.task, "hi");
+    expect(result).toMatchObject({ outcome: "error", error: new Error("the model is down") });
+  });
+});

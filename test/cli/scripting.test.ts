@@ -1,0 +1,114 @@
+// The CLI without a terminal, as scripts use it: one task as an argument or on stdin, --json
+// output that is valid JSONL ending in an explicit done or error line, exit codes, and
+// permissions that only flags can give.
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { noModelMessage } from "../../src/cli/provider.ts";
+import { startFakeOpenAI, type FakeOpenAI } from "./fake-openai.ts";
+import { cliEnvironment, runCli, tempDirectory } from "./helpers.ts";
+
+let server: FakeOpenAI;
+let workspace: ReturnType<typeof tempDirectory>;
+let home: ReturnType<typeof tempDirectory>;
+
+beforeEach(async () => {
+  server = await startFakeOpenAI();
+  workspace = tempDirectory("script-ws-");
+  home = tempDirectory("script-home-");
+});
+
+afterEach(async () => {
+  await server.close();
+  workspace.remove();
+  home.remove();
+});
+
+const run = (args: string[], input?: string) =>
+  runCli(["--model", "test-model", ...args], { cwd: workspace.path, env: cliEnvironment(home.path, { OPENAI_BASE_URL: server.baseURL }), ...(input === undefined ? {} : { input }) });
+
+function jsonLines(stdout: string): Record<string, unknown>[] {
+  expect(stdout.endsWith("\n")).toBe(true);
+  return stdout.trimEnd().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
+describe("--json", () => {
+  it("writes only JSONL: a session-start line, the agent's events, and a done line with the answer", async () => {
+    writeFileSync(join(workspace.path, "a.txt"), "alpha\n");
+    server.enqueue({ toolCalls: [{ name: "read", arguments: { path: "a.txt" } }] }, { text: "It says alpha." });
+    const { code, stdout, stderr } = await run(["--json", "what does a.txt say?"]);
+    expect(code).toBe(0);
+    const lines = jsonLines(stdout);
+    const start = lines[0]!;
+    expect(start).toMatchObject({ type: "session-start", resumed: false, workspace: workspace.path, provider: "openai", model: "test-model" });
+    expect(stderr).toContain(`session ${String(start.sessionId)}`);
+    const types = lines.map((line) => line.type);
+    expect(types).toContain("run-start");
+    expect(types).toContain("text-delta");
+    expect(lines.find((line) => line.type === "tool-execution-end")).toMatchObject({ name: "read", result: { output: "     1\talpha" } });
+    expect(types.at(-2)).toBe("run-end");
+    expect(lines.at(-1)).toMatchObject({ type: "done", outcome: "done", sessionId: start.sessionId, answer: "It says alpha.", usage: { inputTokens: 200, outputTokens: 40 } });
+  });
+
+  it("ends with an error line and exit code 1 when the provider refuses the request", async () => {
+    server.enqueue({ status: 401, message: "Incorrect API key provided" });
+    const { code, stdout } = await run(["--json", "hello"]);
+    expect(code).toBe(1);
+    const last = jsonLines(stdout).at(-1);
+    expect(last).toMatchObject({ type: "error", outcome: "error", status: 401, message: expect.stringContaining("Incorrect API key provided") });
+  });
+
+  it("reads the task from stdin when there is no argument", async () => {
+    server.enqueue({ text: "Hi." });
+    const { code, stdout } = await run(["--json"], "say hi\n");
+    expect(code).toBe(0);
+    expect(server.bodies()[0]!.messages.at(-1)).toMatchObject({ role: "user", content: "say hi" });
+    expect(jsonLines(stdout).at(-1)).toMatchObject({ type: "done", answer: "Hi." });
+  });
+});
+
+describe("permissions without a terminal", () => {
+  it("denies a write, telling the model which flag allows it", async () => {
+    server.enqueue({ toolCalls: [{ name: "write", arguments: { path: "x.txt", content: "x" } }] }, { text: "I could not write." });
+    const { code, stdout } = await run(["create x.txt"]);
+    expect(code).toBe(0);
+    expect(stdout).toContain("✗ write x.txt: Denied: write needs the user's permission and there is no terminal to ask; run with --allow write");
+    expect(String(server.bodies()[1]!.messages.find((message) => message.role === "tool")?.content)).toContain("--allow write");
+    expect(existsSync(join(workspace.path, "x.txt"))).toBe(false);
+  });
+
+  it("runs it with --allow", async () => {
+    server.enqueue({ toolCalls: [{ name: "write", arguments: { path: "x.txt", content: "x\n" } }] }, { text: "Written." });
+    const { code, stdout } = await run(["--allow", "write", "create x.txt"]);
+    expect(code).toBe(0);
+    expect(stdout).toContain("✓ write x.txt (1 line)");
+    expect(stdout).toMatch(/tokens 200 in · 40 out · \d+\.\ds/);
+    expect(readFileSync(join(workspace.path, "x.txt"), "utf8")).toBe("x\n");
+  });
+});
+
+describe("exit codes and messages", () => {
+  it("says what to set and exits 1 when no model is configured", async () => {
+    const { code, stdout, stderr } = await runCli(["hello"], { cwd: workspace.path, env: cliEnvironment(home.path) });
+    expect({ code, stdout }).toStrictEqual({ code: 1, stdout: "" });
+    expect(stderr).toBe(`simple-agent-loop: ${noModelMessage}\n`);
+  });
+
+  it("exits 2 for a usage error, 0 for --help and --version", async () => {
+    const bad = await run(["--provider", "skynet", "hello"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/unknown provider skynet[^]*Run simple-agent-loop --help/);
+    const help = await run(["--help"]);
+    expect(help).toMatchObject({ code: 0, stdout: expect.stringContaining("Usage: simple-agent-loop [options] [task]") });
+    const version = await run(["--version"]);
+    expect(version).toMatchObject({ code: 0, stdout: expect.stringMatching(/^\d+\.\d+\.\d+/) });
+  });
+
+  it("exits 1 with the provider's message when a task fails", async () => {
+    server.enqueue({ status: 401, message: "Incorrect API key provided" });
+    const { code, stderr } = await run(["hello"]);
+    expect(code).toBe(1);
+    expect(stderr).toContain("✗ Error:");
+    expect(stderr).toContain("Incorrect API key provided");
+  });
+});
