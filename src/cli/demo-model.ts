@@ -76,7 +76,7 @@ function summary(listing: ToolResultMessage | undefined, readme: ToolResultMessa
   const parts: string[] = [];
   if (directories.length > 0) parts.push(`${directories.length} ${directories.length === 1 ? "directory" : "directories"} (${some(directories)})`);
   if (files.length > 0) parts.push(`${files.length} ${files.length === 1 ? "file" : "files"} (${some(files)})`);
-  let text = `The workspace has ${all.length} entries at its top level: ${parts.join(" and ")}.`;
+  let text = `The workspace has ${all.length} ${all.length === 1 ? "entry" : "entries"} at its top level: ${parts.join(" and ")}.`;
   if (readme !== undefined && readme.isError !== true) text += ` ${describeReadme(textOf(readme.output), readmeName(listing) ?? "The README")}`;
   return text + footer;
 }
