@@ -1,5 +1,6 @@
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
@@ -21,5 +22,25 @@ describe.skipIf(!existsSync(`${root}/dist/index.js`))("published package", () =>
     const result = JSON.parse(stdout) as { answer: string; resolved: string };
     expect(result.answer).toBe("5");
     expect(result.resolved).toMatch(/\/dist\/index\.js$/);
+  });
+
+  it("every subpath export resolves to dist and loads; the bin runs from dist", async () => {
+    const { exports } = JSON.parse(await readFile(`${root}/package.json`, "utf8")) as { exports: Record<string, unknown> };
+    const subpaths = Object.keys(exports).filter((key) => key !== "./package.json").map((key) => `simple-agent-loop${key.slice(1)}`);
+    expect(subpaths).toEqual(expect.arrayContaining(["simple-agent-loop/mcp", "simple-agent-loop/viewer", "simple-agent-loop/restate", "simple-agent-loop/otel"]));
+    const script = `
+      const out = {};
+      for (const name of ${JSON.stringify(subpaths)}) out[name] = { resolved: import.meta.resolve(name), exports: Object.keys(await import(name)).length };
+      console.log(JSON.stringify(out));
+    `;
+    const { stdout } = await promisify(execFile)(process.execPath, ["--input-type=module", "-e", script], { cwd: root });
+    const loaded = JSON.parse(stdout) as Record<string, { resolved: string; exports: number }>;
+    for (const name of subpaths) {
+      expect(loaded[name]!.resolved, name).toMatch(/\/dist\/.+\.js$/);
+      expect(loaded[name]!.exports, name).toBeGreaterThan(0);
+    }
+    const { bin } = JSON.parse(await readFile(`${root}/package.json`, "utf8")) as { bin: Record<string, string> };
+    const { stdout: version } = await promisify(execFile)(process.execPath, [`${root}/${bin["simple-agent-loop"]!}`, "--version"], { cwd: root });
+    expect(version.trim()).toMatch(/^(simple-agent-loop )?\d+\.\d+\.\d+$/);
   });
 });
