@@ -29,6 +29,12 @@ export type OpenAIChatOptions = Omit<OpenAIChatRequestOptions, "output"> & {
   /** Extra request headers (e.g. `OpenAI-Organization`). */
   headers?: Record<string, string>;
   fetch?: Fetch;
+  /**
+   * `false`: do not send a run's `output` schema as `response_format` (for compatible servers that
+   * reject `json_schema`); the loop then instructs the model and parses its answer instead.
+   * Default `true`.
+   */
+  nativeOutput?: boolean;
 };
 
 const defaultBaseURL = "https://api.openai.com/v1";
@@ -53,7 +59,7 @@ export function openaiChat(options: OpenAIChatOptions): StructuredOutputModel {
       provider: openaiChatProvider,
       url: `${baseURL}/chat/completions`,
       headers: { ...(apiKey === undefined ? {} : { authorization: `Bearer ${apiKey}` }), ...options.headers },
-      body: toOpenAIChatRequest(session, tools, { ...requestOptions, output: context.output }),
+      body: toOpenAIChatRequest(session, tools, options.nativeOutput === false ? requestOptions : { ...requestOptions, output: context.output }),
       fetch: options.fetch,
       signal: context.signal,
       errors: openaiChatErrors,
@@ -68,7 +74,7 @@ export function openaiChat(options: OpenAIChatOptions): StructuredOutputModel {
     }
     return streamOpenAIChat(() => postJson(request), { secrets, signal: context.signal });
   };
-  invoke.structuredOutput = "native";
+  if (options.nativeOutput !== false) invoke.structuredOutput = "native";
   return invoke;
 }
 

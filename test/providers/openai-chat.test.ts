@@ -520,6 +520,19 @@ describe("openai-chat: native structured output", () => {
     });
   }
 
+  it("nativeOutput: false sends no response_format: the loop instructs the model and parses the answer", async () => {
+    const model = openaiChat({ model: "local", baseURL: `${server.origin}/v1`, nativeOutput: false });
+    expect(model.structuredOutput).toBeUndefined();
+    server.enqueue(turnResponse({ text: '{"city":"Oslo","celsius":3}', stopReason: "end_turn", usage }, true));
+    const before = server.requests.length;
+    const session = await agentLoop(model, [], initSession("You forecast.", "Oslo?"), { output: forecast });
+    const body = server.requests[before]!.body as OutputBody;
+    expect(body).not.toHaveProperty("response_format");
+    expect(body).not.toHaveProperty("nativeOutput");
+    expect(JSON.stringify(body.messages)).toContain("celsius");
+    expect(structuredOutput(session)).toStrictEqual({ city: "Oslo", celsius: 3 });
+  });
+
   it("a run without output sends no response_format", async () => {
     server.enqueue(turnResponse({ text: "hi", stopReason: "end_turn", usage }, true));
     const before = server.requests.length;
