@@ -68,7 +68,7 @@ function preview(name: string, input: JsonObject, style: Style): string {
       return some(lines(input.oldText), (line) => style.red(`- ${line}`)) + some(lines(input.newText), (line) => style.green(`+ ${line}`));
     case "write": {
       const content = lines(input.content);
-      return style.dim(`  ${content.length} lines\n`) + some(content, (line) => style.dim(`│ ${line}`), 8);
+      return style.dim(`  ${content.length} ${content.length === 1 ? "line" : "lines"}\n`) + some(content, (line) => style.dim(`│ ${line}`), 8);
     }
     default: {
       const json = JSON.stringify(input, null, 2);

@@ -18,6 +18,7 @@ import { exitCodeOf } from "./task-output.ts";
 import { terminalInput, type TerminalInput } from "./terminal-input.ts";
 import { terminalOutput } from "./terminal-output.ts";
 import { codingTools, readOnlyTools, workspaceRoot } from "./tools/index.ts";
+import { codeOf } from "./tools/workspace-path.ts";
 import { runView } from "./view.ts";
 
 /** The process around the CLI, passed in so the CLI itself holds no globals. */
@@ -36,8 +37,10 @@ export type CliIo = {
  * usage, 130 interrupted. Errors are reported on stderr as one line, never thrown.
  */
 export async function runCli(io: CliIo): Promise<number> {
+  let json = false;
   try {
     const args = parseCliArgs(io.argv);
+    json = args.command === "run" && args.json;
     if (args.command === "help") {
       io.stdout.write(`${usage}\n`);
       return 0;
@@ -51,6 +54,8 @@ export async function runCli(io: CliIo): Promise<number> {
   } catch (error) {
     const usageHint = isCliError(error) && error.exitCode === 2 ? "\nRun simple-agent-loop --help for the options." : "";
     io.stderr.write(`simple-agent-loop: ${errorMessage(error)}${usageHint}\n`);
+    // Scripts are promised a last line saying how the run ended, also when it could not start.
+    if (json) io.stdout.write(`${JSON.stringify({ type: "error", outcome: "error", message: errorMessage(error) })}\n`);
     return isCliError(error) ? error.exitCode : 1;
   }
 }
@@ -75,6 +80,11 @@ async function runAgent(args: RunArgs, io: CliIo): Promise<number> {
   ];
   for (const [signal, listener] of signals) process.on(signal, listener);
   shutdown.add(() => signals.forEach(([signal, listener]) => process.off(signal, listener)));
+  // A reader that went away (`| head -1`) ends the run, as SIGPIPE ends other commands, instead
+  // of an unhandled error; a closed stderr just loses the logs. Kept to the end of the process:
+  // the last writes may fail after the run.
+  io.stdout.on("error", (error) => shutdown.exitNow(codeOf(error) === "EPIPE" ? 141 : 1));
+  io.stderr.on("error", () => undefined);
   try {
     const opened = await openCliSession(cliStore(io.env), {
       workspace,

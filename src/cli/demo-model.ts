@@ -56,6 +56,8 @@ function toolResultsOfTask(messages: readonly Message[]): { listing?: ToolResult
 }
 
 function entries(listing: ToolResultMessage): string[] {
+  // What list answers for an empty directory: a sentence, not an entry.
+  if (textOf(listing.output) === ". is empty") return [];
   return textOf(listing.output)
     .split("\n")
     .filter((line) => line !== "" && !line.startsWith(" ") && !line.startsWith("["))

@@ -41,6 +41,8 @@ export function createShutdown(errors: NodeJS.WritableStream, graceMs = 2000): S
 /** Resolves once everything written to `stream` so far has been handed to the system. */
 export function drain(stream: NodeJS.WritableStream): Promise<void> {
   return new Promise((resolve) => {
+    // A broken pipe takes nothing more; writing to it would only raise another error.
+    if ((stream as { destroyed?: boolean }).destroyed === true) return resolve();
     if (!stream.write("", () => resolve())) stream.once("drain", () => resolve());
   });
 }

@@ -59,8 +59,13 @@ function detail(name: string, input: JsonObject, output: string): string {
     }
     case "write":
       return ` (${plural(typeof input.content === "string" && input.content !== "" ? input.content.replace(/\n$/, "").split("\n").length : 0, "line")})`;
-    case "bash":
-      return output === "(no output)" ? " (no output)" : ` (${plural(lines.length, "line")} of output)`;
+    case "bash": {
+      if (output === "(no output)") return " (no output)";
+      // Long output comes cut in the middle, with a note of how many lines were left out.
+      const cut = /^\[… \d+ bytes \((\d+) lines?\) of output cut here;.*…\]$/m.exec(output);
+      if (cut === null) return ` (${plural(lines.length, "line")} of output)`;
+      return ` (${plural(lines.length - 1 + Number(cut[1]), "line")} of output, the middle cut)`;
+    }
     default:
       return "";
   }

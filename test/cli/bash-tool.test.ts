@@ -43,6 +43,12 @@ describe("bash", () => {
     expect(result).toStrictEqual({ type: "tool_result", id: result.id, output: `${workspace.path}\noops\n` });
   });
 
+  it("removes colour codes, titles and hyperlinks from the output", async () => {
+    const result = await toolsIn(workspace.path).call("bash", { command: String.raw`printf '\e[31mred\e[0m \e]0;title\e]8;;http://x\e\link\e]8;;\e\ ok
+'` });
+    expect(result.output).toBe("red link ok\n");
+  });
+
   it("makes a non-zero exit an error result that carries the output", async () => {
     const result = await toolsIn(workspace.path).call("bash", { command: "echo before; exit 3" });
     expect(result).toMatchObject({ isError: true, output: "Error: exit code 3\nbefore\n" });
@@ -56,6 +62,14 @@ describe("bash", () => {
     expect(tail.endsWith("99999\n100000\n")).toBe(true);
     expect(note).toMatch(/^\[… \d+ bytes \(\d+ lines\) of output cut here; 588895 bytes in all\./);
     expect(run.output.length).toBeLessThan(400);
+  });
+
+  it("cuts output without line breaks between whole characters, the note on a line of its own", async () => {
+    const run = await runCommand("for i in $(seq 300); do printf 'é'; done", { cwd: workspace.path, timeoutMs: 30_000, headBytes: 101, tailBytes: 101 });
+    const [head, note, tail] = run.output.split("\n");
+    expect(head).toBe("é".repeat(50));
+    expect(note).toBe("[… 400 bytes (0 lines) of output cut here; 600 bytes in all. Redirect to a file and read or grep it to see more …]");
+    expect(tail).toBe("é".repeat(50));
   });
 
   it("kills the whole process group on timeout, grandchildren included", async () => {

@@ -98,6 +98,32 @@ describe("edit", () => {
     expect(readFileSync(file("w.txt"), "utf8")).toBe("a\r\nB\r\nb\r\nc\r\n");
   });
 
+  it("does not double a CRLF newText in a CRLF file, and matches a mixed-ending file's LF lines exactly", async () => {
+    writeFileSync(file("w.txt"), "a\r\nb\r\n");
+    writeFileSync(file("mixed.txt"), "x\r\ny\nz\n");
+    const { call } = toolsIn(workspace.path);
+    await call("read", { path: "w.txt" });
+    await call("read", { path: "mixed.txt" });
+    expect((await call("edit", { path: "w.txt", oldText: "b", newText: "b\r\nc" })).isError).toBeUndefined();
+    expect(readFileSync(file("w.txt"), "utf8")).toBe("a\r\nb\r\nc\r\n");
+    expect((await call("edit", { path: "mixed.txt", oldText: "y\nz", newText: "Y\nZ" })).isError).toBeUndefined();
+    expect(readFileSync(file("mixed.txt"), "utf8")).toBe("x\r\nY\nZ\n");
+  });
+
+  it("counts overlapping matches as several, and inserts newText literally ($& and $1 included)", async () => {
+    writeFileSync(file("b.txt"), "}\n}\n}\n");
+    writeFileSync(file("c.txt"), "price\n");
+    const { call } = toolsIn(workspace.path);
+    await call("read", { path: "b.txt" });
+    await call("read", { path: "c.txt" });
+    expect(await call("edit", { path: "b.txt", oldText: "}\n}", newText: "}" })).toMatchObject({
+      isError: true,
+      output: "Error: oldText matches 2 places in b.txt (lines 1, 2); include more surrounding text to make it unique",
+    });
+    await call("edit", { path: "c.txt", oldText: "price", newText: "$& $1 $$ $` $'" });
+    expect(readFileSync(file("c.txt"), "utf8")).toBe("$& $1 $$ $` $'\n");
+  });
+
   it("applies parallel edits of one file one after the other, losing none", async () => {
     writeFileSync(file("many.txt"), Array.from({ length: 8 }, (_, index) => `item ${index}`).join("\n") + "\n");
     const { call, callAll } = toolsIn(workspace.path);

@@ -98,6 +98,7 @@ describe("the interactive prompt", () => {
     await terminal.waitFor("> ");
     terminal.type("write x\r");
     await terminal.waitFor("Allow write?");
+    expect(terminal.screen()).toMatch(/● write x\.txt\n {2}1 line\n {2}│ x\n/);
     terminal.type("n\r");
     await terminal.waitFor("Why?");
     terminal.type("not now, use y.txt\r");

@@ -1,12 +1,14 @@
 // The CLI without a terminal, as scripts use it: one task as an argument or on stdin, --json
 // output that is valid JSONL ending in an explicit done or error line, exit codes, and
 // permissions that only flags can give.
+import { spawn } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { noModelMessage } from "../../src/cli/provider.ts";
 import { startFakeOpenAI, type FakeOpenAI } from "./fake-openai.ts";
 import { cliEnvironment, runCli, tempDirectory } from "./helpers.ts";
+import { repositoryRoot } from "./terminal.ts";
 
 let server: FakeOpenAI;
 let workspace: ReturnType<typeof tempDirectory>;
@@ -64,6 +66,42 @@ describe("--json", () => {
     expect(code).toBe(0);
     expect(server.bodies()[0]!.messages.at(-1)).toMatchObject({ role: "user", content: "say hi" });
     expect(jsonLines(stdout).at(-1)).toMatchObject({ type: "done", answer: "Hi." });
+  });
+});
+
+describe("--json when the run cannot start or nobody reads", () => {
+  it("ends with an error line when the run cannot start (no model, no such session)", async () => {
+    const noModel = await runCli(["--json", "hello"], { cwd: workspace.path, env: cliEnvironment(home.path) });
+    expect(noModel.code).toBe(1);
+    expect(jsonLines(noModel.stdout)).toStrictEqual([{ type: "error", outcome: "error", message: noModelMessage }]);
+    const noSession = await run(["--json", "--resume", "20990101-000000-abcdef", "hello"]);
+    expect(noSession.code).toBe(1);
+    expect(jsonLines(noSession.stdout).at(-1)).toMatchObject({ type: "error", message: expect.stringContaining("no session 20990101-000000-abcdef") });
+  });
+
+  it("ends quietly when the reader of its output goes away (| head -1)", async () => {
+    const child = spawn(process.execPath, ["--conditions=simple-agent-loop-source", `${repositoryRoot}src/cli/main.ts`, "--provider", "demo", "--json", "hello"], {
+      cwd: workspace.path,
+      env: cliEnvironment(home.path),
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stderr = "";
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
+    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+    // Read the first line, then close the pipe while the demo is still streaming.
+    await new Promise<void>((resolve) => child.stdout.once("data", () => resolve()));
+    child.stdout.destroy();
+    expect(await exited).toBe(141);
+    expect(stderr).not.toMatch(/EPIPE|Unhandled/);
+  });
+});
+
+describe("--provider demo", () => {
+  it("says an empty workspace is empty", async () => {
+    const { code, stdout } = await runCli(["--provider", "demo", "what is here?"], { cwd: workspace.path, env: cliEnvironment(home.path) });
+    expect(code).toBe(0);
+    expect(stdout).toContain("✓ list . (empty)");
+    expect(stdout).toContain("The workspace is empty.");
   });
 });
 

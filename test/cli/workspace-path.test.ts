@@ -41,6 +41,23 @@ describe("workspace confinement", () => {
     });
   }
 
+  it("refuses ~ (never expanded) instead of creating a directory named ~", async () => {
+    const { call } = toolsIn(workspace.path);
+    const write = await call("write", { path: "~/notes.txt", content: "x" });
+    expect(write).toMatchObject({ isError: true, output: expect.stringContaining("~ is not expanded, paths are relative to the workspace") });
+    expect((await call("read", { path: "~" })).isError).toBe(true);
+    expect(existsSync(join(workspace.path, "~"))).toBe(false);
+    expect((await call("write", { path: "./~/notes.txt", content: "x" })).isError).toBeUndefined();
+  });
+
+  it("refuses a trailing slash on a file, and a write to a path ending with /", async () => {
+    const { call } = toolsIn(workspace.path);
+    expect(await call("read", { path: "inside.txt/" })).toMatchObject({ isError: true, output: "Error: inside.txt is a file, not a directory (the path ends with /)" });
+    expect(await call("write", { path: "newdir/", content: "x" })).toMatchObject({ isError: true, output: "Error: newdir/ ends with /: give the path of a file" });
+    expect(existsSync(join(workspace.path, "newdir"))).toBe(false);
+    expect((await call("list", { path: "sub/" })).isError).toBeUndefined();
+  });
+
   it("allows an absolute path inside, and .. that stays inside", async () => {
     const { call } = toolsIn(workspace.path);
     expect((await call("read", { path: join(workspace.path, "inside.txt") })).output).toContain("inside");

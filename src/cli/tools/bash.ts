@@ -125,9 +125,10 @@ export async function runCommand(
     options.signal?.removeEventListener("abort", onAbort);
     if (group !== undefined) liveGroups.delete(group);
   }
-  // Commands that think they talk to a terminal colour their output; the model needs the text.
+  // Commands that think they talk to a terminal colour their output (CSI) or set titles and
+  // links (OSC, ended by BEL or ESC \); the model needs the text.
   // eslint-disable-next-line no-control-regex -- ANSI escape sequences begin with ESC.
-  const text = output.text().replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "");
+  const text = output.text().replace(/\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)/g, "");
   return { output: text, exitCode: state.exitCode, signal: state.timedOut || state.aborted ? null : state.signal, timedOut: state.timedOut, aborted: state.aborted };
 }
 

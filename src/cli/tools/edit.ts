@@ -41,10 +41,18 @@ export function editTool(workspace: Workspace): Tool {
         if (oldText === "") throw new Error("oldText is empty; give the exact text to replace (to write a whole file, use write)");
         if (oldText === newText) throw new Error("oldText and newText are the same; there is nothing to change");
         const content = await readFile(target.absolute, "utf8");
-        const crlf = content.includes("\r\n") && !oldText.includes("\r\n");
-        const search = crlf ? oldText.replace(/\n/g, "\r\n") : oldText;
-        const replacement = crlf ? newText.replace(/\n/g, "\r\n") : newText;
-        const matches = occurrences(content, search);
+        // The text as given first; in a file with CRLF line endings, then with its newlines made CRLF.
+        let search = oldText;
+        let replacement = newText;
+        let matches = occurrences(content, search);
+        if (matches.length === 0 && content.includes("\r\n") && !oldText.includes("\r\n") && oldText.includes("\n")) {
+          search = oldText.replace(/\n/g, "\r\n");
+          replacement = newText.replace(/\r?\n/g, "\r\n");
+          matches = occurrences(content, search);
+        } else if (content.includes("\r\n") && !content.replace(/\r\n/g, "").includes("\n")) {
+          // A file with only CRLF endings keeps them in the new text too.
+          replacement = newText.replace(/\r?\n/g, "\r\n");
+        }
         if (matches.length === 0) throw new Error(`oldText not found in ${target.display}${nearMiss(content, oldText)}`);
         if (matches.length > 1) {
           const lines = matches.slice(0, 10).map((index) => lineAt(content, index));
@@ -62,9 +70,10 @@ export function editTool(workspace: Workspace): Tool {
   });
 }
 
+// Overlapping ones count too: "aa" in "aaa" is ambiguous.
 function occurrences(content: string, search: string): number[] {
   const found: number[] = [];
-  for (let index = content.indexOf(search); index !== -1; index = content.indexOf(search, index + search.length)) found.push(index);
+  for (let index = content.indexOf(search); index !== -1; index = content.indexOf(search, index + 1)) found.push(index);
   return found;
 }
 

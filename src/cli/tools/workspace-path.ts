@@ -18,6 +18,10 @@ export type WorkspacePath = { absolute: string; display: string; exists: boolean
  */
 export async function resolveInWorkspace(root: string, path: unknown): Promise<WorkspacePath> {
   if (typeof path !== "string" || path.trim() === "") throw new Error("a path is required (relative to the workspace)");
+  // A model writing `~/x` means the home directory; taken literally it would create a directory named `~`.
+  if (path === "~" || path.startsWith("~/")) {
+    throw new Error(`${path}: ~ is not expanded, paths are relative to the workspace (${root}); for a file really named ~, write ./${path}`);
+  }
   const lexical = resolve(root, path);
   if (!isInside(root, lexical)) throw new Error(`${path} is outside the workspace (${root}); only paths inside it can be used`);
   // The deepest part that exists decides where the rest would be created, links resolved.
@@ -39,7 +43,10 @@ export async function resolveInWorkspace(root: string, path: unknown): Promise<W
   if (!isInside(root, absolute)) {
     throw new Error(`${path} leads to ${absolute} through a symbolic link, outside the workspace (${root}); only paths inside it can be used`);
   }
-  return { absolute, display: relative(root, absolute) || ".", exists: missing.length === 0 };
+  const display = relative(root, absolute) || ".";
+  // `a.txt/` names a directory; the shell and the system refuse it for a file, and so do the tools.
+  if ((path.endsWith("/") || path.endsWith(sep)) && missing.length === 0 && !(await stat(absolute)).isDirectory()) throw new Error(`${display} is a file, not a directory (the path ends with /)`);
+  return { absolute, display, exists: missing.length === 0 };
 }
 
 /** The real path of the workspace directory; throws a clear Error when it is missing or not a directory. */

@@ -1,5 +1,5 @@
 import { mkdir, stat, writeFile } from "node:fs/promises";
-import { dirname } from "node:path";
+import { dirname, sep } from "node:path";
 import { tool, type Tool } from "../../tools.ts";
 import { resolveInWorkspace } from "./workspace-path.ts";
 import type { Workspace } from "./workspace.ts";
@@ -25,6 +25,7 @@ export function writeTool(workspace: Workspace): Tool {
     handler: async (input) => {
       const { path, content } = input as { path: string; content: string };
       return workspace.writes(async () => {
+        if (path.endsWith("/") || path.endsWith(sep)) throw new Error(`${path} ends with /: give the path of a file`);
         const target = await resolveInWorkspace(workspace.root, path);
         if (target.exists && (await stat(target.absolute)).isDirectory()) throw new Error(`${target.display} is a directory`);
         await mkdir(dirname(target.absolute), { recursive: true });
