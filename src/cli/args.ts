@@ -29,6 +29,8 @@ export type RunArgs = {
   mcpConfig?: string;
   /** At most this many model calls per task. */
   maxTurns: number;
+  /** The model's context window in tokens (`--context-window`); default: the provider's usual one. */
+  contextWindow?: number;
 };
 
 export const usage = `Usage: simple-agent-loop [options] [task]
@@ -52,6 +54,8 @@ Options:
       --json             JSONL events on stdout, for scripts; never asks (use --allow/--yes)
       --mcp-config <file>  MCP servers to use (default: <workspace>/.simple-agent-loop/mcp.json)
       --max-turns <n>    at most n model calls per task (default 100)
+      --context-window <tokens>  the model's context window; past 80% of it, older turns
+                         are summarized (default: the provider's usual window)
   -h, --help             this help
   -v, --version          the version
 
@@ -86,6 +90,7 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
         json: { type: "boolean" },
         "mcp-config": { type: "string" },
         "max-turns": { type: "string" },
+        "context-window": { type: "string" },
         port: { type: "string" },
         host: { type: "string" },
         help: { type: "boolean", short: "h" },
@@ -116,6 +121,7 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
   if (values.resume !== undefined) args.resume = values.resume === "" ? {} : { id: values.resume };
   if (values["mcp-config"] !== undefined) args.mcpConfig = values["mcp-config"];
   if (values["max-turns"] !== undefined) args.maxTurns = positiveInteger(values["max-turns"], "--max-turns");
+  if (values["context-window"] !== undefined) args.contextWindow = positiveInteger(values["context-window"], "--context-window");
   return args;
 }
 

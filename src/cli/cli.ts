@@ -111,6 +111,7 @@ async function runAgent(args: RunArgs, io: CliIo): Promise<number> {
       tools,
       session: opened.session,
       maxTurns: args.maxTurns,
+      contextWindow: args.contextWindow ?? selected.contextWindow,
       output,
       hooks: {
         beforeToolCall: permissionHook({

@@ -9,7 +9,15 @@ import { CliError } from "./cli-error.ts";
 import { demoModel } from "./demo-model.ts";
 
 /** The model a run uses. `note`, when set, is a line for stderr (the demo standing in for a real model). */
-export type SelectedModel = { invokeModel: InvokeModel; provider: Exclude<ProviderName, "auto">; model: string; description: string; note?: string };
+export type SelectedModel = {
+  invokeModel: InvokeModel;
+  provider: Exclude<ProviderName, "auto">;
+  model: string;
+  description: string;
+  /** Tokens the model takes in, as far as we can tell without asking it (`--context-window` overrides). */
+  contextWindow: number;
+  note?: string;
+};
 
 /** What to set for a real model; the message of a run without one. */
 export const noModelMessage =
@@ -44,7 +52,7 @@ export function selectModel(args: { provider?: ProviderName; model?: string }, e
       const apiKey = needVariable("ANTHROPIC_API_KEY", value, "--provider anthropic");
       const model = args.model ?? value("ANTHROPIC_MODEL") ?? "claude-sonnet-4-5";
       const baseURL = value("ANTHROPIC_BASE_URL");
-      return { invokeModel: anthropic({ model, apiKey, ...(baseURL === undefined ? {} : { baseURL }) }), provider, model, description: `anthropic ${model}` };
+      return { invokeModel: anthropic({ model, apiKey, ...(baseURL === undefined ? {} : { baseURL }) }), provider, model, description: `anthropic ${model}`, contextWindow: 200_000 };
     }
     case "openai":
     case "openai-responses": {
@@ -56,22 +64,25 @@ export function selectModel(args: { provider?: ProviderName; model?: string }, e
       const model = args.model ?? value("OPENAI_MODEL") ?? (baseURL === undefined ? "gpt-4.1-mini" : "llama3.2");
       const options = { model, ...(apiKey === undefined ? {} : { apiKey }), ...(baseURL === undefined ? {} : { baseURL }) };
       const invokeModel = provider === "openai" ? openaiChat(options) : openaiResponses(options);
-      return { invokeModel, provider, model, description: `${provider} ${model}${baseURL === undefined ? "" : ` at ${baseURL}`}` };
+      // A local server's window depends on how the model was loaded (Ollama's default is small):
+      // a modest guess there, OpenAI's usual 128k otherwise.
+      const contextWindow = baseURL === undefined || /^https:\/\/api\.openai\.com/.test(baseURL) ? 128_000 : 32_000;
+      return { invokeModel, provider, model, description: `${provider} ${model}${baseURL === undefined ? "" : ` at ${baseURL}`}`, contextWindow };
     }
     case "gemini": {
       const apiKey = value("GEMINI_API_KEY") ?? needVariable("GOOGLE_API_KEY", value, "--provider gemini", "GEMINI_API_KEY (or GOOGLE_API_KEY)");
       const model = args.model ?? value("GEMINI_MODEL") ?? "gemini-2.5-flash";
-      return { invokeModel: gemini({ model, apiKey }), provider, model, description: `gemini ${model}` };
+      return { invokeModel: gemini({ model, apiKey }), provider, model, description: `gemini ${model}`, contextWindow: 1_000_000 };
     }
     case "bedrock": {
       const model = args.model ?? value("BEDROCK_MODEL");
       if (model === undefined) {
         throw new CliError("--provider bedrock needs --model (or BEDROCK_MODEL): a Bedrock model or inference profile id, with AWS credentials and AWS_REGION in the environment");
       }
-      return { invokeModel: bedrock({ model }), provider, model, description: `bedrock ${model}` };
+      return { invokeModel: bedrock({ model }), provider, model, description: `bedrock ${model}`, contextWindow: 200_000 };
     }
     case "demo":
-      return { invokeModel: demoModel(), provider, model: "demo", description: "demo (offline, scripted)" };
+      return { invokeModel: demoModel(), provider, model: "demo", description: "demo (offline, scripted)", contextWindow: 200_000 };
   }
 }
 

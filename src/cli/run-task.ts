@@ -1,6 +1,7 @@
 import type { AgentEvent } from "../events.ts";
 import type { AgentHooks } from "../hooks.ts";
 import type { InvokeModel } from "../invoke-model.ts";
+import { summarizeOlderTurns } from "../context-strategies.ts";
 import { agentStream } from "../loop.ts";
 import { response, send, type Session } from "../session.ts";
 import type { Tool } from "../tools.ts";
@@ -15,6 +16,11 @@ export type TaskContext = {
   hooks: AgentHooks;
   /** At most this many model calls per task. */
   maxTurns: number;
+  /**
+   * The model's context window in tokens: past 80% of it (estimated from the last call's usage),
+   * older turns are summarized by the model; a context overflow compacts and retries once.
+   */
+  contextWindow: number;
   output: TaskOutput;
   /** Routes Ctrl-C to `onInterrupt` while a task runs; returns the function that stops it. */
   watchInterrupts: (onInterrupt: () => void) => () => void;
@@ -47,6 +53,9 @@ export async function runTask(context: TaskContext, task: string): Promise<TaskR
       signal: controller.signal,
       hooks: context.hooks,
       maxIterations: context.maxTurns,
+      // A coding session keeps every detail until the window fills (file contents matter), then
+      // summarizes older turns rather than cutting tool results.
+      compaction: summarizeOlderTurns({ invokeModel: context.invokeModel, contextWindow: context.contextWindow }),
     });
     for await (const event of run) {
       if (event.type === "run-end") end = event;

@@ -28,6 +28,7 @@ describe("parseCliArgs", () => {
     });
     expect(parseCliArgs([])).toStrictEqual({ command: "run", allow: [], json: false, maxTurns: 100 });
     expect(parseCliArgs(["-y", "task"])).toMatchObject({ allow: "all", task: "task" });
+    expect(parseCliArgs(["--context-window", "8192", "task"])).toMatchObject({ contextWindow: 8192, task: "task" });
   });
 
   it("takes --resume with or without an id: the next argument is an id only if it looks like one", () => {
@@ -50,6 +51,7 @@ describe("parseCliArgs", () => {
     expect(usageError(["--bogus"])).toMatch(/Unknown option '--bogus'/);
     expect(usageError(["--provider", "skynet"])).toBe("unknown provider skynet: use one of anthropic, openai, openai-responses, gemini, bedrock, demo, auto");
     expect(usageError(["--max-turns", "0"])).toBe("--max-turns needs a positive integer, got 0");
+    expect(usageError(["--context-window", "lots"])).toBe("--context-window needs a positive integer, got lots");
     expect(usageError(["--model"])).toMatch(/argument missing/);
     expect(usageError(["view", "a", "b"])).toBe("view takes one session file, directory or session id");
     expect(usageError(["--port", "1", "task"])).toBe("--port and --host go with view");

@@ -1,12 +1,12 @@
 // One task of the CLI: Ctrl-C once aborts the run cleanly, twice (before the abort is over) exits
 // with 130; a failing model is a result, not a throw.
 import { describe, expect, it } from "vitest";
-import { initSession, type AgentEvent, type Session } from "simple-agent-loop";
+import { extendSession, initSession, send, type AgentEvent, type Session } from "simple-agent-loop";
 import { scriptedModel, type ScriptedTurn } from "simple-agent-loop/testing";
 import { runTask, type TaskContext } from "../../src/cli/run-task.ts";
 import type { TaskResult } from "../../src/cli/task-output.ts";
 
-function context(turns: ScriptedTurn[], session: Session) {
+function context(turns: ScriptedTurn[], session: Session, contextWindow = 200_000) {
   const events: AgentEvent[] = [];
   const results: TaskResult[] = [];
   const exits: number[] = [];
@@ -17,6 +17,7 @@ function context(turns: ScriptedTurn[], session: Session) {
     session,
     hooks: {},
     maxTurns: 10,
+    contextWindow,
     output: { event: (event) => events.push(event), finish: (result) => results.push(result), interrupting: () => undefined, pause: () => undefined, resume: () => undefined },
     watchInterrupts: (handler) => {
       interrupt = handler;
@@ -36,6 +37,22 @@ describe("runTask", () => {
     expect(result).toMatchObject({ outcome: "done", answer: "an answer", metrics: { modelCalls: 1 } });
     expect(session.messages.map((message) => ("content" in message ? message.content : ""))).toStrictEqual(["system", "first", "second", "an answer"]);
     expect(run.results).toStrictEqual([result]);
+  });
+
+  it("past 80% of the context window, older turns are summarized by the model before it is called", async () => {
+    const session = initSession("system", "first task");
+    for (let n = 1; n <= 4; n++) {
+      send(session, `task ${n}: ${"details ".repeat(50)}`);
+      extendSession(session, { role: "assistant", content: `answer ${n}: ${"more ".repeat(50)}` });
+    }
+    const summarizer: ScriptedTurn = (summarized) => [{ role: "assistant", content: `SUMMARY of ${summarized.messages.length} messages` }];
+    const run = context([summarizer, { role: "assistant", content: "the answer" }], session, 300);
+    const result = await runTask(run.task, "next task");
+    expect(result).toMatchObject({ outcome: "done", answer: "the answer" });
+    expect(run.events.some((event) => event.type === "compaction")).toBe(true);
+    expect(session.messages.some((message) => "role" in message && message.role === "user" && message.content.startsWith("Summary of the earlier conversation:\nSUMMARY of"))).toBe(true);
+    expect(session.messages.length).toBeLessThan(14);
+    expect(session.messages.at(-2)).toMatchObject({ role: "user", content: "next task" });
   });
 
   it("on a first Ctrl-C aborts the run: the session ends with the loop's aborted message", async () => {
