@@ -146,7 +146,12 @@ async function runLoop(
   const { name: agentName, maxIterations } = options;
   const metrics = createMetricsCollector();
   const report = emit;
+  // The text the current model call has streamed so far: an abort mid-stream keeps it (as the
+  // aborted message's content), so the session holds what the user saw.
+  let streamedText = "";
   emit = (event) => {
+    if (event.type === "text-delta") streamedText += event.delta;
+    else if (event.type === "turn-start" || event.type === "retry") streamedText = "";
     metrics.observe(event);
     report(event.type === "run-end" ? { ...event, metrics: metrics.finish() } : event);
   };
@@ -187,8 +192,8 @@ async function runLoop(
   const instruction: Message | undefined =
     contract === undefined || hasNativeStructuredOutput(invokeModel) ? undefined : { role: "system", content: outputInstruction(contract.jsonSchema) };
   let outputAttempts = options.outputAttempts ?? 2;
-  const finishAborted = (): void => {
-    add({ role: "assistant", content: "", stopReason: "aborted" });
+  const finishAborted = (content = ""): void => {
+    add({ role: "assistant", content, stopReason: "aborted" });
     emit({ type: "run-end", outcome: "aborted" });
   };
   const modelHook = async <T>(hook: "beforeModelCall" | "afterModelCall", call: () => T | Promise<T>): Promise<T | typeof aborted> => {
@@ -295,7 +300,7 @@ async function runLoop(
         await applyStrategies("overflow");
         modelResult = await modelTurn({ ...turnOptions, session: view === session ? session : { messages: [instruction!, ...session.messages] } });
       }
-      if (modelResult === undefined) return finishAborted();
+      if (modelResult === undefined) return finishAborted(streamedText);
       abandon = modelResult.discard;
       let { messages } = modelResult;
       if (options.hooks?.afterModelCall !== undefined) {

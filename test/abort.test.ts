@@ -14,6 +14,25 @@ describe("abort", () => {
     expect(withoutTs(session).slice(2)).toStrictEqual([{ role: "assistant", content: "", stopReason: "aborted" }]);
   });
 
+  it("an abort mid-stream keeps the text streamed so far as the aborted message's content (a failed attempt's text does not count)", async () => {
+    const controller = new AbortController();
+    let attempt = 0;
+    const model = async function* () {
+      attempt++;
+      if (attempt === 1) {
+        yield { type: "text-delta" as const, delta: "Void " };
+        throw Object.assign(new Error("overloaded"), { retryable: true });
+      }
+      yield { type: "text-delta" as const, delta: "Hel" };
+      yield { type: "text-delta" as const, delta: "lo" };
+      controller.abort();
+      await new Promise(() => undefined);
+    };
+    const session = await agentLoop(model, [], initSession("s", "u"), { signal: controller.signal, retry: { initialDelayMs: 1, maxDelayMs: 1 } });
+    expect(attempt).toBe(2);
+    expect(withoutTs(session).slice(2)).toStrictEqual([{ role: "assistant", content: "Hello", stopReason: "aborted" }]);
+  });
+
   it("does not wait for an invokeModel that ignores its signal", async () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 20);
