@@ -123,7 +123,8 @@ describe("the interactive prompt", () => {
     await terminal.waitFor("Interrupted");
     await terminal.waitFor(/Interrupted[^]*\n> $/);
     const session = await loadSession(join(home.path, "sessions", `${id}.jsonl`));
-    expect(session.messages.at(-1)).toMatchObject({ role: "assistant", content: "", stopReason: "aborted" });
+    // What the user saw stream stays in the session.
+    expect(session.messages.at(-1)).toMatchObject({ role: "assistant", content: "Thinking about it", stopReason: "aborted" });
     expect(session.messages.map((message) => ("role" in message ? message.role : message.type))).toStrictEqual(["system", "user", "assistant"]);
     await expect.poll(() => server.requests[0]?.clientClosed, { timeout: 10_000 }).toBe(true);
     terminal.type("\x03");
