@@ -38,6 +38,7 @@ export type AgentSetup = {
   tools: readonly ToolDefinition[];
   options: DurableLoopOptions;
   modelRetry: StepRetryOptions | undefined;
+  maxStepBytes: number;
 };
 
 export const statusKey = "status";
@@ -76,8 +77,8 @@ export async function durableRun(ctx: ObjectContext, setup: AgentSetup, input: u
     setStatus({ state: "running" });
     recorder.flush();
     const { toolTimeout, toolHandlers = {}, onEvent, ...loopOptions } = setup.options;
-    const invokeModel = journaledModel(ctx, setup.invokeModel, scheduler, clock, recorder.flush, recorder.flushAfterNextAppend, setup.modelRetry);
-    const tools = journaledTools(ctx, setup.tools, toolHandlers, toolTimeout, scheduler, clock);
+    const invokeModel = journaledModel(ctx, setup.invokeModel, scheduler, clock, recorder.flush, recorder.flushAfterNextAppend, setup.modelRetry ?? {}, setup.maxStepBytes);
+    const tools = journaledTools(ctx, setup.tools, toolHandlers, toolTimeout, scheduler, clock, setup.maxStepBytes);
     let outcome: RunOutcome | undefined;
     for (;;) {
       try {

@@ -33,7 +33,8 @@ export function journaledModel(
   clock: ReplayClock,
   beforeStep: () => void,
   afterStep: () => void,
-  retry: StepRetryOptions = {},
+  retry: StepRetryOptions,
+  maxStepBytes: number,
 ): InvokeModel {
   let calls = 0;
   const journaled: StructuredOutputModel = async (tools, session, context) => {
@@ -46,7 +47,11 @@ export function journaledModel(
           const messages = await callModel(invokeModel, tools, session, context, race, ignore);
           const at = Date.now();
           const ts = new Date(at).toISOString();
-          return { messages: messages.map((message) => ({ ...message, ts })), at };
+          const step = { messages: messages.map((message) => ({ ...message, ts })), at };
+          // Over the server's entry size limit the step would be run again forever: fail it instead.
+          const bytes = Buffer.byteLength(JSON.stringify(step));
+          if (bytes > maxStepBytes) return { error: { name: "AgentError", message: `the model's answer is too large to journal (${bytes} bytes, over maxStepBytes ${maxStepBytes})` }, at };
+          return step;
         } catch (error) {
           // Cancelled: nobody reads this step any more; a value keeps Restate from retrying it.
           if (context.signal.aborted) return { aborted: true, at: Date.now() };

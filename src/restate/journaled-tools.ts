@@ -21,9 +21,10 @@ export function journaledTools(
   toolTimeout: number | undefined,
   scheduler: StepScheduler,
   clock: ReplayClock,
+  maxStepBytes: number,
 ): { tools: ToolDefinition[]; toolHandlers: ToolHandlers } {
   const wrap = (name: string, handler: ToolHandler, timeout: number | undefined): ToolHandler =>
-    journaledHandler(ctx, name, handler, timeout, scheduler, clock);
+    journaledHandler(ctx, name, handler, timeout, scheduler, clock, maxStepBytes);
   const wrappedTools = tools.map((definition): ToolDefinition => {
     if (!("handler" in definition)) return definition;
     const { timeout, ...rest } = definition;
@@ -49,9 +50,10 @@ function journaledHandler(
   timeout: number | undefined,
   scheduler: StepScheduler,
   clock: ReplayClock,
+  maxStepBytes: number,
 ): ToolHandler {
   return async (input: unknown, context: ToolContext) => {
-    const step = ctx.run<ToolStep>(`tool ${context.id}`, () => runHandler(handler, input, context, timeout));
+    const step = ctx.run<ToolStep>(`tool ${context.id}`, async () => fitStep(await runHandler(handler, input, context, timeout), maxStepBytes));
     let result: ToolStep;
     try {
       result = await scheduler.await(step);
@@ -98,6 +100,15 @@ async function runHandler(handler: ToolHandler, input: unknown, context: ToolCon
     if (timer !== undefined) clearTimeout(timer);
     context.signal.removeEventListener("abort", onRunAbort);
   }
+}
+
+// The server refuses a journal entry over its message size limit, and the invocation then runs the
+// step again, forever: an answer too large to journal becomes an error result instead.
+function fitStep(step: ToolStep, maxStepBytes: number): ToolStep {
+  if (!("output" in step) && !("pause" in step)) return step;
+  const bytes = Buffer.byteLength(JSON.stringify(step));
+  if (bytes <= maxStepBytes) return step;
+  return { error: `the tool's ${"output" in step ? "output" : "paused session"} is too large to journal (${bytes} bytes, over maxStepBytes ${maxStepBytes})`, at: step.at };
 }
 
 // The loop stores outputs as JSON; the journal must hold exactly that.

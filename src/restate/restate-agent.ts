@@ -6,7 +6,7 @@ import type { ToolDefinition } from "../tools.ts";
 import { decideOnce, listPendingApprovals, resolveApprovals, type ApprovalResolution, type ApprovalResolved, type PendingApprovalView } from "./approvals.ts";
 import { durableRun, statusKey, type AgentRunInput, type AgentRunResult, type AgentStatus, type DurableLoopOptions } from "./durable-run.ts";
 import type { StepRetryOptions } from "./journaled-model.ts";
-import { entriesToJsonl, readEntries, sessionFromEntries } from "./session-state.ts";
+import { entriesToJsonl, hasSession, readEntries, sessionFromEntries } from "./session-state.ts";
 
 export type RestateAgentOptions = {
   /** The virtual object's name, the first segment of its ingress paths (default `"agent"`). */
@@ -26,6 +26,13 @@ export type RestateAgentOptions = {
   options?: DurableLoopOptions;
   /** How Restate retries a model call that failed with a retryable error (default: the server's policy). */
   modelRetry?: StepRetryOptions;
+  /**
+   * The largest step (a tool's output, a model's answer, as JSON bytes) to journal (default 8 MiB).
+   * The server refuses an entry over its message size limit (32 MiB by default) and would run the
+   * step again forever; a larger tool output becomes an error result, a larger answer fails the run.
+   * Keep it well below the server's limit: a replay also needs the whole journal in memory.
+   */
+  maxStepBytes?: number;
   /** Options of the virtual object (retry policy, timeouts, retention), as `restate.object` takes them. */
   restate?: ObjectOptions;
 };
@@ -65,7 +72,7 @@ export type RestateAgent = VirtualObjectDefinition<string, RestateAgentHandlers>
  */
 export function restateAgent(config: RestateAgentOptions): RestateAgent {
   const name = config.name ?? "agent";
-  const setup = { invokeModel: config.invokeModel, tools: config.tools ?? [], options: config.options ?? {}, modelRetry: config.modelRetry };
+  const setup = { invokeModel: config.invokeModel, tools: config.tools ?? [], options: config.options ?? {}, modelRetry: config.modelRetry, maxStepBytes: config.maxStepBytes ?? 8 * 1024 * 1024 };
   const shared = restate.handlers.object.shared;
   const handlers: RestateAgentHandlers = {
     run: restate.handlers.object.exclusive({ description: "Add a message and run the agent loop to its end." }, (ctx: ObjectContext, input: AgentRunInput) =>
@@ -74,11 +81,11 @@ export function restateAgent(config: RestateAgentOptions): RestateAgent {
     session: shared({ description: "The session, as plain JSON." }, async (ctx: ObjectSharedContext) => sessionFromEntries(await existingEntries(ctx), `restate:${ctx.key}`)),
     export: shared({ description: "The session as the file store's JSONL log.", output: jsonlSerde }, async (ctx: ObjectSharedContext) => entriesToJsonl(await existingEntries(ctx))),
     status: shared({ description: "Where the session's run is." }, async (ctx: ObjectSharedContext) => {
-      await existingEntries(ctx);
+      await requireSession(ctx);
       return (await ctx.get<AgentStatus>(statusKey)) ?? { state: "running" };
     }),
     pendingApprovals: shared({ description: "The tool calls the run waits on." }, async (ctx: ObjectSharedContext) => {
-      await existingEntries(ctx);
+      await requireSession(ctx);
       return listPendingApprovals(ctx);
     }),
     resolveApproval: shared({ description: "Approve or deny waiting tool calls." }, async (ctx: ObjectSharedContext, input: ApprovalResolution) =>
@@ -93,6 +100,11 @@ async function existingEntries(ctx: ObjectSharedContext): Promise<NonNullable<Aw
   const entries = await readEntries(ctx);
   if (entries === undefined) throw new restate.TerminalError(`no session "${ctx.key}"`, { errorCode: 404 });
   return entries;
+}
+
+// Status and approvals need no messages: a session's entries can be many megabytes.
+async function requireSession(ctx: ObjectSharedContext): Promise<void> {
+  if (!(await hasSession(ctx))) throw new restate.TerminalError(`no session "${ctx.key}"`, { errorCode: 404 });
 }
 
 const jsonlSerde: Serde<string> = {

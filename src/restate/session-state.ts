@@ -24,6 +24,11 @@ export async function readEntries(ctx: ObjectContext | ObjectSharedContext): Pro
   return entries;
 }
 
+/** Whether the object has a session, read without loading its entries. */
+export async function hasSession(ctx: ObjectContext | ObjectSharedContext): Promise<boolean> {
+  return (await ctx.get<number>(countKey)) !== null;
+}
+
 /** The session the entries describe (throws for a log that cannot be applied, naming the entry). */
 export function sessionFromEntries(entries: readonly SessionEntry[], label: string): Session {
   return replayEntries(

@@ -18,6 +18,8 @@ export type RestateServer = {
   stop: () => Promise<void>;
   /** Resident memory of the server process, in bytes (Linux). */
   memory: () => number;
+  /** The server's recent log output (warnings and errors), for diagnosing a failure. */
+  log: () => string;
 };
 
 const binary = createRequire(import.meta.url).resolve(`@restatedev/restate-server-${platform()}-${arch()}/bin/restate-server`);
@@ -109,6 +111,7 @@ export async function startRestateServer(options: { streamsPerConnection?: numbe
       rmSync(base, { recursive: true, force: true });
     },
     memory: () => residentBytes(child?.pid),
+    log: () => log,
   };
 }
 
