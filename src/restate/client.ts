@@ -2,7 +2,7 @@ import type { ApprovalDecision } from "../approval.ts";
 import type { Session } from "../session.ts";
 import type { ApprovalResolved, PendingApprovalView } from "./approvals.ts";
 import type { AgentRunInput, AgentRunResult, AgentStatus } from "./durable-run.ts";
-import { RestateAgentError } from "./restate-agent-error.ts";
+import { isRestateAgentError, RestateAgentError } from "./restate-agent-error.ts";
 
 export type RestateAgentClientOptions = {
   /** The Restate ingress, e.g. `http://localhost:8080`. */
@@ -17,20 +17,32 @@ export type RestateAgentClientOptions = {
   fetch?: typeof fetch;
 };
 
-/** Per-call options of `run` and `start`: an idempotency key makes a repeated request the same invocation. */
-export type RunCallOptions = { idempotencyKey?: string };
+/** Per-call options of `run` and `start`. */
+export type RunCallOptions = {
+  /** Makes a repeated request the same invocation (its result, not a second run). */
+  idempotencyKey?: string;
+  /** Stops waiting (`run`, `attach`): the run goes on; `cancel` ends it. */
+  signal?: AbortSignal;
+};
 
 /**
  * Calls an agent object through the Restate ingress with `fetch`. Every method throws a
- * `RestateAgentError` (with the HTTP status) when the server refuses.
+ * `RestateAgentError`: with the HTTP status when the server refuses, with status 0 (retryable) when
+ * it cannot be reached.
  */
 export type RestateAgentClient = {
-  /** Runs the session to its end (waiting through approvals) and returns the result. */
+  /**
+   * Runs the session to its end (waiting through approvals, for days if need be) and returns the
+   * result: `start`, then `attach`.
+   */
   run: (sessionId: string, input: AgentRunInput, options?: RunCallOptions) => Promise<AgentRunResult>;
   /** Starts a run without waiting for it: its invocation id, for `attach` and `cancel`. */
-  start: (sessionId: string, input: AgentRunInput, options?: RunCallOptions) => Promise<{ invocationId: string }>;
-  /** Waits for a started run's result. */
-  attach: (invocationId: string) => Promise<AgentRunResult>;
+  start: (sessionId: string, input: AgentRunInput, options?: Omit<RunCallOptions, "signal">) => Promise<{ invocationId: string }>;
+  /**
+   * Waits for a started run's result, however long it takes: when `fetch` gives up waiting for the
+   * answer (Node's gives up after 5 minutes), it attaches again.
+   */
+  attach: (invocationId: string, options?: { signal?: AbortSignal }) => Promise<AgentRunResult>;
   session: (sessionId: string) => Promise<Session>;
   /** The session's JSONL log, as the file store writes it. */
   export: (sessionId: string) => Promise<string>;
@@ -50,12 +62,39 @@ export function restateAgentClient(options: RestateAgentClientOptions): RestateA
   const name = options.name ?? "agent";
   const doFetch = options.fetch ?? fetch;
   const base = options.url.replace(/\/+$/, "");
-  const request = async (url: string, init: { method: string; body?: unknown; headers?: Record<string, string> }): Promise<Response> => {
+  const request = async (url: string, init: { method: string; body?: unknown; headers?: Record<string, string>; signal?: AbortSignal | undefined }): Promise<Response> => {
     const headers: Record<string, string> = { ...options.headers, ...init.headers };
     if (init.body !== undefined) headers["content-type"] = "application/json";
-    const reply = await doFetch(url, { method: init.method, headers, ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }) });
+    let reply: Response;
+    try {
+      reply = await doFetch(url, {
+        method: init.method,
+        headers,
+        ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
+        ...(init.signal === undefined ? {} : { signal: init.signal }),
+      });
+    } catch (error) {
+      throw unreachable(url, error, init.signal);
+    }
     if (!reply.ok) throw new RestateAgentError(await failureMessage(reply), reply.status);
     return reply;
+  };
+  const attach = async (invocationId: string, signal: AbortSignal | undefined): Promise<AgentRunResult> => {
+    const url = `${base}/restate/invocation/${encodeURIComponent(invocationId)}/attach`;
+    for (;;) {
+      try {
+        return (await (await request(url, { method: "GET", signal })).json()) as AgentRunResult;
+      } catch (error) {
+        // The run is still going (an approval can wait for days): a new attach waits on.
+        if (!(isRestateAgentError(error) && error.cause !== undefined && isWaitTimeout(error.cause))) throw error;
+      }
+    }
+  };
+  const start = async (sessionId: string, input: AgentRunInput, callOptions: RunCallOptions | undefined): Promise<{ invocationId: string }> => {
+    const headers = keyed(callOptions);
+    const reply = await request(`${handler(sessionId, "run")}/send`, { method: "POST", body: input, ...(headers === undefined ? {} : { headers }) });
+    const { invocationId } = (await reply.json()) as { invocationId: string };
+    return { invocationId };
   };
   const handler = (sessionId: string, method: string): string => `${base}/${name}/${encodeURIComponent(sessionId)}/${method}`;
   const call = async <T>(sessionId: string, method: string, body?: unknown, headers?: Record<string, string>): Promise<T> =>
@@ -63,14 +102,9 @@ export function restateAgentClient(options: RestateAgentClientOptions): RestateA
   const keyed = (callOptions: RunCallOptions | undefined): Record<string, string> | undefined =>
     callOptions?.idempotencyKey === undefined ? undefined : { "idempotency-key": callOptions.idempotencyKey };
   return {
-    run: (sessionId, input, callOptions) => call(sessionId, "run", input, keyed(callOptions)),
-    start: async (sessionId, input, callOptions) => {
-      const headers = keyed(callOptions);
-      const reply = await request(`${handler(sessionId, "run")}/send`, { method: "POST", body: input, ...(headers === undefined ? {} : { headers }) });
-      const { invocationId } = (await reply.json()) as { invocationId: string };
-      return { invocationId };
-    },
-    attach: async (invocationId) => (await (await request(`${base}/restate/invocation/${encodeURIComponent(invocationId)}/attach`, { method: "GET" })).json()) as AgentRunResult,
+    run: async (sessionId, input, callOptions) => attach((await start(sessionId, input, callOptions)).invocationId, callOptions?.signal),
+    start,
+    attach: (invocationId, attachOptions) => attach(invocationId, attachOptions?.signal),
     session: (sessionId) => call(sessionId, "session"),
     export: async (sessionId) => (await request(handler(sessionId, "export"), { method: "POST", body: null })).text(),
     status: (sessionId) => call(sessionId, "status"),
@@ -95,4 +129,18 @@ async function failureMessage(reply: Response): Promise<string> {
     // Not JSON: the text itself.
   }
   return text === "" ? `HTTP ${reply.status}` : text;
+}
+
+// fetch() rejects with "fetch failed" and the reason (refused, reset, timed out) in its cause.
+function unreachable(url: string, error: unknown, signal: AbortSignal | undefined): unknown {
+  if (signal?.aborted === true) return signal.reason;
+  const cause = error instanceof Error && error.cause !== undefined ? error.cause : error;
+  const reason = cause instanceof Error ? cause.message : String(cause);
+  return new RestateAgentError(`cannot reach Restate at ${new URL(url).origin}: ${reason}`, 0, { cause });
+}
+
+// Node's fetch gives up waiting for the answer's headers (or body) after 5 minutes by default.
+function isWaitTimeout(cause: unknown): boolean {
+  const code = (cause as { code?: unknown } | null)?.code;
+  return code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT";
 }
