@@ -86,15 +86,23 @@ export async function resolveApprovals(ctx: ObjectSharedContext, agentName: stri
 type GateInput = { id: string } & ApprovalDecision;
 
 /**
+ * How long a gate keeps its decision. A late duplicate is refused by `resolveApprovals` as soon as
+ * the run reads the decision (the call is no longer waiting); the gate covers only the race between
+ * the two, and then clears itself so that approvals leave no state behind.
+ */
+export const gateRetentionMs = 24 * 60 * 60 * 1000;
+
+/**
  * The exclusive `decide` handler, keyed by `gateKey(awakeable)`: the first decision completes the
  * awakeable and is kept; any later one is refused (409), so two resolutions racing cannot both
- * succeed. Not reachable from the ingress.
+ * succeed. It schedules its own `forget` a day later. Not reachable from the ingress.
  */
-export async function decideOnce(ctx: ObjectContext, input: GateInput): Promise<null> {
+export async function decideOnce(ctx: ObjectContext, input: GateInput, agentName: string): Promise<null> {
   if ((await ctx.get<GateInput>("decision")) !== null) {
     throw new TerminalError(`tool call "${input.id}" was already decided`, { errorCode: 409 });
   }
   ctx.set("decision", input);
+  ctx.genericSend({ service: agentName, method: "forget", key: ctx.key, parameter: new TextEncoder().encode("null"), delay: gateRetentionMs });
   const decision: ApprovalDecision = input.reason === undefined ? { approved: input.approved } : { approved: input.approved, reason: input.reason };
   ctx.resolveAwakeable(ctx.key.slice(gateKey("").length), decision);
   return null;

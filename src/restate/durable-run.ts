@@ -56,7 +56,10 @@ export async function durableRun(ctx: ObjectContext, setup: AgentSetup, input: u
   const entries = await readEntries(ctx);
   const label = `restate:${ctx.key}`;
   const session: Session = entries === undefined ? { messages: [] } : sessionFromEntries(entries, label);
-  if (entries === undefined && message === undefined) throw new TerminalError(`no session "${ctx.key}" to resume: give a message`, { errorCode: 404 });
+  if (entries === undefined && message === undefined) {
+    if (system !== undefined) throw new TerminalError(`run: a new session needs a message as well as its system prompt`, { errorCode: 400 });
+    throw new TerminalError(`no session "${ctx.key}" to resume: give a message`, { errorCode: 404 });
+  }
   if (entries !== undefined && system !== undefined) {
     const first = session.messages[0];
     if (first === undefined || !("role" in first) || first.role !== "system" || first.content !== system) {

@@ -59,6 +59,8 @@ export type RestateAgentHandlers = {
   resolveApproval: (ctx: ObjectSharedContext, input: ApprovalResolution) => Promise<ApprovalResolved>;
   /** Internal (not on the ingress): lets one decision per awakeable through. */
   decide: (ctx: ObjectContext, input: { id: string; approved: boolean; reason?: string }) => Promise<null>;
+  /** Internal (not on the ingress): clears a decision gate's state, a day after its decision. */
+  forget: (ctx: ObjectContext) => Promise<null>;
 };
 
 export type RestateAgent = VirtualObjectDefinition<string, RestateAgentHandlers>;
@@ -91,7 +93,13 @@ export function restateAgent(config: RestateAgentOptions): RestateAgent {
     resolveApproval: shared({ description: "Approve or deny waiting tool calls." }, async (ctx: ObjectSharedContext, input: ApprovalResolution) =>
       resolveApprovals(ctx, name, sessionFromEntries(await existingEntries(ctx), `restate:${ctx.key}`), input),
     ),
-    decide: restate.handlers.object.exclusive({ ingressPrivate: true }, decideOnce),
+    decide: restate.handlers.object.exclusive({ ingressPrivate: true }, (ctx: ObjectContext, input: { id: string; approved: boolean; reason?: string }) =>
+      decideOnce(ctx, input, name),
+    ),
+    forget: restate.handlers.object.exclusive({ ingressPrivate: true }, (ctx: ObjectContext) => {
+      ctx.clearAll();
+      return Promise.resolve(null);
+    }),
   };
   return restate.object({ name, handlers, ...(config.restate === undefined ? {} : { options: config.restate }) });
 }

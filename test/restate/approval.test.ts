@@ -71,12 +71,20 @@ describe("restateAgent: human approval", () => {
     expect(await cluster.client.pendingApprovals(tag)).toStrictEqual([{ id: call, name: "deploy", input: { target: "prod" } }]);
 
     // Two decisions at once: exactly one gets through, the other is refused.
+    const gatesBefore = (await forgetting()).length;
     const [first, second] = await Promise.allSettled([0, 1].map(() => cluster.client.resolveApproval(tag, call, { approved: false, reason: "not on Fridays" })));
     const outcomes = [first!, second!];
     expect(outcomes.filter((outcome) => outcome.status === "fulfilled").map((outcome) => outcome.value)).toStrictEqual([{ resolved: [call] }]);
     const refused = outcomes.find((outcome) => outcome.status === "rejected")!.reason as unknown;
     expect(refused).toMatchObject({ status: 409, message: expect.stringMatching(/already decided|not waiting/) });
     await expectRefused(cluster.client.resolveApproval(tag, call, { approved: true }), 409, /already decided|not waiting/);
+    // The gate that let one decision through keeps it a day, then clears itself.
+    const gates = (await forgetting()).slice(gatesBefore);
+    expect(gates).toStrictEqual([{ gate: expect.stringMatching(/^approval:/), status: "scheduled", scheduled_start_at: expect.any(String) }]);
+    const delay = Date.parse(String(gates[0]!.scheduled_start_at)) - Date.now();
+    expect(delay).toBeGreaterThan(23 * 3600_000);
+    expect(delay).toBeLessThanOrEqual(24 * 3600_000);
+    expect(await cluster.server.query(`SELECT key FROM state WHERE service_name = 'agent' AND service_key = '${String(gates[0]!.gate)}'`)).toStrictEqual([{ key: "decision" }]);
     expect(await cluster.client.attach(invocationId)).toMatchObject({ outcome: "done" });
     const session = await cluster.client.session(tag);
     expect(withoutTs(session)).toStrictEqual(withoutTs(await inProcessApproval(tag, { approved: false, reason: "not on Fridays" })));
@@ -101,6 +109,12 @@ describe("restateAgent: human approval", () => {
 });
 
 // Polls until the run waits (the session may not exist yet: a 404 then).
+// The scheduled clean-ups of decision gates, oldest first.
+async function forgetting(): Promise<Record<string, unknown>[]> {
+  const rows = await cluster.server.query("SELECT * FROM sys_invocation WHERE target_service_name = 'agent' AND target_handler_name = 'forget' ORDER BY created_at");
+  return rows.map((row) => ({ gate: row.target_service_key, status: row.status, scheduled_start_at: row.scheduled_start_at }));
+}
+
 async function waitPaused(tag: string): Promise<void> {
   const waiting = async (): Promise<boolean> => (await cluster.client.pendingApprovals(tag).catch(() => [])).length > 0;
   await waitFor(waiting, 30_000, () => `${tag}: the run did not pause`);

@@ -92,6 +92,7 @@ describe("restateAgent: runs through a real Restate server", () => {
       [() => cluster.client.pendingApprovals("nobody"), 404, /no session "nobody"/],
       [() => cluster.client.resolveApproval("nobody", "x", { approved: true }), 404, /no session "nobody"/],
       [() => cluster.client.run("nobody", {}), 404, /no session "nobody" to resume/],
+      [() => cluster.client.run("nobody", { system: "You help." }), 400, /a new session needs a message/],
       [() => cluster.client.run("bad", { message: 42 } as never), 400, /message must be a non-empty string/],
       [() => cluster.client.run("bad", { system: "another prompt", message: "hi" }), 400, /system is accepted only for a new session/],
       [() => cluster.client.resolveApproval("bad", "bad-a1", { approved: true }), 409, /"bad-a1" is not waiting for approval/],
@@ -106,6 +107,7 @@ describe("restateAgent: runs through a real Restate server", () => {
       expect(error, String(message)).toMatchObject({ status, message: expect.stringMatching(message) });
     }
     expect(await cluster.client.export("bad")).toBe(before);
+    await expect(cluster.client.status("nobody")).rejects.toMatchObject({ status: 404 });
   });
 
   it("sessions run on both workers, concurrently", async () => {

@@ -20,6 +20,8 @@ export type RestateServer = {
   memory: () => number;
   /** The server's recent log output (warnings and errors), for diagnosing a failure. */
   log: () => string;
+  /** Rows of an SQL query on the server's introspection tables (`sys_invocation`, `state`…). */
+  query: (sql: string) => Promise<Record<string, unknown>[]>;
 };
 
 const binary = createRequire(import.meta.url).resolve(`@restatedev/restate-server-${platform()}-${arch()}/bin/restate-server`);
@@ -112,6 +114,15 @@ export async function startRestateServer(options: { streamsPerConnection?: numbe
     },
     memory: () => residentBytes(child?.pid),
     log: () => log,
+    query: async (sql) => {
+      const reply = await fetch(`${adminUrl}/query`, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json" },
+        body: JSON.stringify({ query: sql }),
+      });
+      if (!reply.ok) throw new Error(`query failed (${reply.status}): ${await reply.text()}`);
+      return ((await reply.json()) as { rows: Record<string, unknown>[] }).rows;
+    },
   };
 }
 
