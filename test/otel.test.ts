@@ -1,7 +1,7 @@
 import * as api from "@opentelemetry/api";
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from "@opentelemetry/sdk-trace-base";
-import { describe, expect, it } from "vitest";
-import { agentLoop, agentStream, initSession, tool } from "simple-agent-loop";
+import { describe, expect, it, vi } from "vitest";
+import { agentLoop, agentStream, ContextOverflowError, initSession, resolveApproval, subagentTool, tool } from "simple-agent-loop";
 import { otelObserver } from "simple-agent-loop/otel";
 import { scriptedModel } from "simple-agent-loop/testing";
 
@@ -143,5 +143,214 @@ describe("otelObserver", () => {
     const observer = otelObserver();
     await agentLoop(twoToolRun(), [lookup, broken], initSession("system", "go"), { onEvent: observer });
     expect(typeof observer.onEvent).toBe("function");
+  });
+});
+
+const byStart = (a: ReadableSpan, b: ReadableSpan): number => (a.startTime[0] - b.startTime[0]) * 1e9 + (a.startTime[1] - b.startTime[1]);
+const ofOperation = (spans: ReadableSpan[], operation: string): ReadableSpan[] =>
+  spans.filter((span) => span.attributes["gen_ai.operation.name"] === operation).sort(byStart);
+const toMs = (time: [number, number]): number => time[0] * 1000 + time[1] / 1e6;
+const childrenOf = (spans: ReadableSpan[], parent: ReadableSpan): ReadableSpan[] =>
+  spans.filter((span) => span.parentSpanContext?.spanId === parent.spanContext().spanId).sort(byStart);
+
+describe("otelObserver: subagents, retries and failures", () => {
+  it("nests each subagent run under the tool span of the call that started it, parallel calls apart", async () => {
+    const { exporter, tracer } = setup();
+    const inner = scriptedModel([
+      [{ type: "tool_call", id: "inner-1", name: "lookup", input: {}, usage: { inputTokens: 7, outputTokens: 1 } }],
+      { role: "assistant", content: "first", usage: { inputTokens: 9, outputTokens: 2 } },
+      { role: "assistant", content: "second", usage: { inputTokens: 3, outputTokens: 1 } },
+    ]);
+    const researcher = subagentTool({ name: "researcher", description: "Researches.", systemPrompt: "r", invokeModel: inner, tools: [lookup] });
+    const model = scriptedModel([
+      [
+        { type: "tool_call", id: "p1", name: "researcher", input: { prompt: "x" } },
+        { type: "tool_call", id: "p2", name: "researcher", input: { prompt: "y" } },
+      ],
+      { role: "assistant", content: "done" },
+    ]);
+    const observer = otelObserver({ tracer, model: "big", provider: "openai", agents: { researcher: { model: "small" } } });
+    await agentLoop(model, [researcher], initSession("system", "go"), { name: "main", onEvent: observer });
+
+    const spans = exporter.getFinishedSpans();
+    // Start times have millisecond precision: a parent and its first child may tie, so find runs by name.
+    const main = spans.find((span) => span.name === "invoke_agent main");
+    expect(ofOperation(spans, "invoke_agent").filter((span) => span !== main).map((span) => span.name)).toEqual(["invoke_agent researcher", "invoke_agent researcher"]);
+    const toolSpans = childrenOf(spans, main!).filter((span) => span.attributes["gen_ai.operation.name"] === "execute_tool");
+    expect(toolSpans.map((span) => span.attributes["gen_ai.tool.call.id"])).toEqual(["p1", "p2"]);
+    for (const [index, toolSpan] of toolSpans.entries()) {
+      const nested = childrenOf(spans, toolSpan);
+      expect(nested).toHaveLength(1);
+      expect(nested[0]!.attributes).toMatchObject({ "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "researcher", "gen_ai.request.model": "small", "gen_ai.provider.name": "openai" });
+      expect(nested[0]!.attributes["simple_agent_loop.run.outcome"]).toBe("done");
+      // Usage stays with the run that spent it (the two runs share the scripted model's turns).
+      expect(nested[0]!.attributes["gen_ai.usage.input_tokens"]).toBe(index === 0 ? 7 + 3 : 9);
+      // Each run's own spans sit under it, not under the other run or the parent's run.
+      const own = childrenOf(spans, nested[0]!);
+      expect(own.every((span) => span.spanContext().traceId === main!.spanContext().traceId)).toBe(true);
+      expect(own.map((span) => span.name)).toEqual(index === 0 ? ["chat small", "execute_tool lookup", "chat small"] : ["chat small"]);
+    }
+    expect(main!.attributes["gen_ai.usage.input_tokens"]).toBeUndefined();
+    expect(spans.filter((span) => span.name.startsWith("chat big"))).toHaveLength(2);
+  });
+
+  it("ends a subagent's spans when its call is abandoned before the subagent's run ends", async () => {
+    const exporter = new InMemorySpanExporter();
+    const started: string[] = [];
+    const provider = new BasicTracerProvider({
+      spanProcessors: [
+        { onStart: (span) => void started.push(span.spanContext().spanId), onEnd: () => undefined, forceFlush: async () => undefined, shutdown: async () => undefined },
+        new SimpleSpanProcessor(exporter),
+      ],
+    });
+    const hang = tool({ name: "hang", description: "Never ends.", inputSchema: { type: "object" }, handler: () => new Promise(() => undefined) });
+    const sub = subagentTool({ name: "sub", description: "Sub.", systemPrompt: "s", invokeModel: scriptedModel([[{ type: "tool_call", id: "h", name: "hang", input: {} }]]), tools: [hang] });
+    const model = scriptedModel([[{ type: "tool_call", id: "p1", name: "sub", input: { prompt: "x" } }], { role: "assistant", content: "ok" }]);
+    await agentLoop(model, [{ ...sub, timeout: 30 }], initSession("system", "go"), { onEvent: otelObserver({ tracer: provider.getTracer("test") }) });
+
+    const ended = new Set(exporter.getFinishedSpans().map((span) => span.spanContext().spanId));
+    expect(started.filter((id) => !ended.has(id))).toEqual([]);
+    expect(ofOperation(exporter.getFinishedSpans(), "invoke_agent").map((span) => span.name)).toEqual(["invoke_agent", "invoke_agent sub"]);
+  });
+
+  it("ends a call whose subagent paused for approval at the pause, and names the calls the run waits for", async () => {
+    const { exporter, tracer } = setup();
+    const dangerous = tool({ name: "dangerous", description: "Needs approval.", inputSchema: { type: "object" }, requireApproval: true, handler: () => "did it" });
+    const sub = subagentTool({
+      name: "sub",
+      description: "Sub.",
+      systemPrompt: "s",
+      invokeModel: scriptedModel([[{ type: "tool_call", id: "q1", name: "dangerous", input: {} }], { role: "assistant", content: "sub done" }]),
+      tools: [dangerous],
+    });
+    const model = scriptedModel([[{ type: "tool_call", id: "p1", name: "sub", input: { prompt: "x" } }], { role: "assistant", content: "ok" }]);
+    const session = initSession("system", "go");
+    await agentLoop(model, [sub], session, { onEvent: otelObserver({ tracer }) });
+
+    let spans = exporter.getFinishedSpans();
+    const parentRun = spans.find((span) => span.name === "invoke_agent");
+    const subRun = spans.find((span) => span.name === "invoke_agent sub");
+    expect(parentRun!.attributes["simple_agent_loop.run.outcome"]).toBe("paused");
+    expect(parentRun!.attributes["simple_agent_loop.run.pending_tool_call_ids"]).toEqual(["p1"]);
+    expect(subRun!.attributes["simple_agent_loop.run.pending_tool_call_ids"]).toEqual(["q1"]);
+    const call = ofOperation(spans, "execute_tool")[0]!;
+    expect(call.attributes["simple_agent_loop.tool.approval"]).toBe("pending");
+    expect(call.status.code).not.toBe(api.SpanStatusCode.ERROR);
+
+    exporter.reset();
+    resolveApproval(session, "q1", { approved: true });
+    await agentLoop(model, [sub], session, { onEvent: otelObserver({ tracer }) });
+    spans = exporter.getFinishedSpans();
+    expect(ofOperation(spans, "invoke_agent").map((span) => span.attributes["simple_agent_loop.run.outcome"])).toEqual(["done", "done"]);
+    const dangerousCall = spans.find((span) => span.name === "execute_tool dangerous")!;
+    const subCall = spans.find((span) => span.name === "execute_tool sub")!;
+    expect(dangerousCall.status.code).not.toBe(api.SpanStatusCode.ERROR);
+    expect(childrenOf(spans, subCall).map((span) => span.name)).toEqual(["invoke_agent sub"]);
+  });
+
+  it("starts the repeat of a retried model call after the backoff, and makes no span for a repeat an abort prevented", async () => {
+    const { exporter, tracer } = setup();
+    const overloaded = (): Error => Object.assign(new Error("overloaded"), { retryable: true, retryAfterMs: 60 });
+    const model = scriptedModel([{ error: overloaded() }, { role: "assistant", content: "ok" }]);
+    await agentLoop(model, [], initSession("system", "go"), { onEvent: otelObserver({ tracer }) });
+
+    const [failed, repeat] = ofOperation(exporter.getFinishedSpans(), "chat");
+    expect(failed!.status.code).toBe(api.SpanStatusCode.ERROR);
+    expect(repeat!.status.code).not.toBe(api.SpanStatusCode.ERROR);
+    expect(toMs(repeat!.startTime) - toMs(failed!.endTime)).toBeGreaterThanOrEqual(55);
+    expect(durationMs(repeat!)).toBeLessThan(50);
+
+    exporter.reset();
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 10);
+    await agentLoop(scriptedModel([{ error: overloaded() }]), [], initSession("system", "go"), { signal: controller.signal, onEvent: otelObserver({ tracer }) });
+    const spans = exporter.getFinishedSpans();
+    expect(ofOperation(spans, "chat")).toHaveLength(1);
+    expect(ofOperation(spans, "invoke_agent")[0]!.attributes["simple_agent_loop.run.outcome"]).toBe("aborted");
+  });
+
+  it("marks a model call that overflowed the context, and gives the call after compaction its own span", async () => {
+    const { exporter, tracer } = setup();
+    let calls = 0;
+    const model = (): { role: "assistant"; content: string }[] => {
+      if (calls++ === 0) throw new ContextOverflowError("prompt is too long", { provider: "test", status: 400 });
+      return [{ role: "assistant", content: "fits now" }];
+    };
+    const session = initSession("system", "old question");
+    session.messages.push({ role: "assistant", content: "old answer" }, { role: "user", content: "new question" });
+    const dropOldest = (current: typeof session, { reason }: { reason: string }): void => {
+      if (reason === "overflow") current.messages.splice(1, 2);
+    };
+    await agentLoop(model, [], session, { compaction: dropOldest, onEvent: otelObserver({ tracer }) });
+
+    const chats = ofOperation(exporter.getFinishedSpans(), "chat");
+    expect(chats).toHaveLength(2);
+    expect(chats[0]!.attributes["error.type"]).toBe("ContextOverflowError");
+    expect(chats[0]!.status.code).toBe(api.SpanStatusCode.ERROR);
+    expect(chats[1]!.status.code).not.toBe(api.SpanStatusCode.ERROR);
+  });
+
+  it("sums only reported usage on the run span: no zeros for counts no call reported", async () => {
+    const { exporter, tracer } = setup();
+    const model = scriptedModel([{ role: "assistant", content: "no usage here" }]);
+    await agentLoop(model, [], initSession("system", "go"), { onEvent: otelObserver({ tracer }) });
+    const withoutUsage = ofOperation(exporter.getFinishedSpans(), "invoke_agent")[0]!;
+    expect(Object.keys(withoutUsage.attributes).filter((key) => key.startsWith("gen_ai.usage."))).toEqual([]);
+
+    exporter.reset();
+    await agentLoop(twoToolRun(), [lookup, broken], initSession("system", "go"), { onEvent: otelObserver({ tracer }) });
+    const run = ofOperation(exporter.getFinishedSpans(), "invoke_agent")[0]!;
+    expect(run.attributes).toMatchObject({ "gen_ai.usage.input_tokens": 250, "gen_ai.usage.output_tokens": 25, "gen_ai.usage.cache_read.input_tokens": 80 });
+    expect(run.attributes["gen_ai.usage.cache_creation.input_tokens"]).toBeUndefined();
+  });
+
+  it("never breaks the run when the tracer throws", async () => {
+    const throwing = { startSpan: () => { throw new Error("exporter misconfigured"); }, startActiveSpan: () => { throw new Error("no"); } } as unknown as api.Tracer;
+    const session = await agentLoop(twoToolRun(), [lookup, broken], initSession("system", "go"), { onEvent: otelObserver({ tracer: throwing }) });
+    expect(session.messages.at(-1)).toMatchObject({ role: "assistant", content: "done" });
+  });
+
+  it("records the response as gen_ai.output.messages and the conversation id, content only when asked", async () => {
+    const { exporter, tracer } = setup();
+    await agentLoop(twoToolRun(), [lookup, broken], initSession("system", "go"), { onEvent: otelObserver({ tracer, conversationId: "conv-1", recordContent: true }) });
+    let chats = ofOperation(exporter.getFinishedSpans(), "chat");
+    expect(JSON.parse(chats[0]!.attributes["gen_ai.output.messages"] as string)).toStrictEqual([
+      {
+        role: "assistant",
+        parts: [
+          { type: "tool_call", id: "call-1", name: "lookup", arguments: { q: "a" } },
+          { type: "tool_call", id: "call-2", name: "broken", arguments: {} },
+        ],
+        finish_reason: "tool_call",
+      },
+    ]);
+    expect(JSON.parse(chats[1]!.attributes["gen_ai.output.messages"] as string)).toStrictEqual([
+      { role: "assistant", parts: [{ type: "text", content: "done" }], finish_reason: "stop" },
+    ]);
+    for (const span of [...chats, ...ofOperation(exporter.getFinishedSpans(), "invoke_agent")]) {
+      expect(span.attributes["gen_ai.conversation.id"]).toBe("conv-1");
+    }
+
+    exporter.reset();
+    await agentLoop(twoToolRun(), [lookup, broken], initSession("system", "go"), { onEvent: otelObserver({ tracer }) });
+    chats = ofOperation(exporter.getFinishedSpans(), "chat");
+    expect(chats.every((span) => span.attributes["gen_ai.output.messages"] === undefined)).toBe(true);
+  });
+
+  it("is a no-op, and importing it does not throw, when @opentelemetry/api is not installed", async () => {
+    vi.resetModules();
+    vi.doMock("@opentelemetry/api", () => {
+      throw new Error("Cannot find package '@opentelemetry/api'");
+    });
+    try {
+      const { otelObserver: observerWithoutApi } = await import("simple-agent-loop/otel");
+      const observer = observerWithoutApi({ model: "m" });
+      const session = await agentLoop(twoToolRun(), [lookup, broken], initSession("system", "go"), { onEvent: observer });
+      expect(session.messages.at(-1)).toMatchObject({ role: "assistant", content: "done" });
+      expect(observer.name).toBe("noop");
+    } finally {
+      vi.doUnmock("@opentelemetry/api");
+      vi.resetModules();
+    }
   });
 });

@@ -3,7 +3,8 @@
 // loaded once, when this entry point is first imported; when it is missing, observers do nothing.
 import type { Attributes, Context, ContextAPI, Span, TraceAPI, Tracer } from "@opentelemetry/api";
 import type { AgentEvent } from "../events.ts";
-import type { Message, ModelMessage, StopReason, Usage } from "../session.ts";
+import type { JsonValue, Message, ModelMessage, Usage } from "../session.ts";
+import { addUsage, fail, outputMessages, setUsage } from "./span-attributes.ts";
 
 /** The parts of `@opentelemetry/api` the observer uses (the module namespace itself fits). */
 export type OtelApi = { trace: Pick<TraceAPI, "getTracer" | "setSpan">; context: Pick<ContextAPI, "active"> };
@@ -24,15 +25,26 @@ export type OtelObserverOptions = {
   api?: OtelApi;
   /** `gen_ai.agent.name` of the run span (default: the `agentName` of the `run-start` event, i.e. the loop's `name`). */
   agentName?: string;
-  /** `gen_ai.request.model` of model-call spans (their name becomes `chat <model>`); the events do not carry it. */
+  /** `gen_ai.request.model` of the run's spans (model-call spans are then named `chat <model>`); the events do not carry it. */
   model?: string;
-  /** `gen_ai.provider.name` of model-call spans, e.g. `"anthropic"`, `"openai"`, `"aws.bedrock"`. */
+  /**
+   * `gen_ai.provider.name` (required by the conventions), e.g. `"anthropic"`, `"openai"`,
+   * `"aws.bedrock"`, `"gcp.gemini"`. Subagent runs inherit it unless `agents` says otherwise.
+   */
   provider?: string;
+  /** `gen_ai.conversation.id` of the run and model-call spans: your id for the session, to group runs of one conversation. */
+  conversationId?: string;
+  /**
+   * Model and provider of subagent runs, by the subagent's name. A subagent run gets no
+   * `gen_ai.request.model` without an entry here: it often uses another model than its parent.
+   */
+  agents?: Record<string, { model?: string; provider?: string }>;
   /** Parent of the run span (default: the active context when `run-start` arrives). */
   parentContext?: Context;
   /**
-   * Record tool inputs and outputs as `gen_ai.tool.call.arguments` / `gen_ai.tool.call.result`
-   * (opt-in in the conventions: they may hold sensitive data). Default `false`.
+   * Record content (opt-in in the conventions: it may hold sensitive data): tool inputs and
+   * outputs as `gen_ai.tool.call.arguments` / `gen_ai.tool.call.result`, and each model call's
+   * response as `gen_ai.output.messages`. Default `false`.
    */
   recordContent?: boolean;
 };
@@ -40,69 +52,123 @@ export type OtelObserverOptions = {
 /** An event listener: pass `onEvent` (or the observer itself, which is the same function) as the loop's `onEvent`. */
 export type OtelObserver = ((event: AgentEvent) => void) & { onEvent: (event: AgentEvent) => void };
 
-// Numeric values of the API's enums, so that nothing but types is imported from it.
-const SPAN_KIND_INTERNAL = 0;
-const SPAN_KIND_CLIENT = 2;
-const STATUS_ERROR = 2;
-
 /**
  * Spans for a run following the OpenTelemetry GenAI semantic conventions, made from the loop's
- * events: `invoke_agent <name>` (from `run-start` to `run-end`), a `chat <model>` (or `chat`)
- * span per model call (from `turn-start` to the end of the model's response: the message of the
- * turn that carries its stop reason or usage, else the first other event after its messages, a
- * `retry`, `turn-end` or `run-end`) and an `execute_tool <tool name>` span per tool call (from
- * `tool-execution-start` to `tool-execution-end`). Model-call and tool spans are children of the
- * run span (set explicitly through the context, so no context manager is needed). Failures set
- * span status ERROR and `error.type`: a failed run (`_OTHER`, or `MaxIterationsError`), the model
- * call that was open when it failed or was retried, and tool results with `isError`
- * (`tool_error`).
+ * events: `invoke_agent <name>` (INTERNAL, from `run-start` to `run-end`), a `chat <model>` (or
+ * `chat`) span per model call (CLIENT, from `turn-start`, or the end of a retry's backoff, to the
+ * end of the model's response) and an `execute_tool <tool name>` span per tool call (INTERNAL,
+ * from `tool-execution-start` to `tool-execution-end`). Model-call and tool spans are children of
+ * the run span (set explicitly through the context, so no context manager is needed). A
+ * subagent's run (`subagentTool`: its events arrive as the call's `tool-execution-update`s) gets
+ * its own `invoke_agent` span tree under the tool span of the call that started it.
  *
- * Usage: `agentLoop(model, tools, session, { onEvent: otelObserver({ model: "gpt-5" }) })`; to
- * combine with your own listener, call `observer.onEvent(event)` from it.
+ * Failures set span status ERROR and `error.type`: a failed run (`_OTHER`, or
+ * `MaxIterationsError`), a model call that failed, was retried or overflowed the context (`_OTHER`,
+ * `ContextOverflowError`), and tool results with `isError` (`tool_error`). An aborted run is not
+ * an error: its outcome is in `simple_agent_loop.run.outcome`.
+ *
+ * Usage: `agentLoop(model, tools, session, { onEvent: otelObserver({ model: "gpt-5", provider: "openai" }) })`;
+ * to combine with your own listener, call `observer.onEvent(event)` from it. The observer never
+ * throws (a failing tracer cannot break the run), but a listener of yours that throws stops the
+ * run's events, `run-end` included, so the open spans are never ended.
  *
  * `@opentelemetry/api` (>= 1.9) is an optional peer dependency, imported once when this module
  * loads (top-level `await import()` guarded against its absence). When it is not installed and
  * no `api` option is given, the observer is a no-op. Use one observer per run at a time: events
- * of concurrent runs (e.g. parallel subagents) cannot be told apart; give a subagent its own
- * observer. The spans only observe: tool handlers do not run inside the tool span's context.
+ * of concurrent top-level runs cannot be told apart (subagents are told apart by their call).
+ * Do not give a `subagentTool` an observer of its own as well: its spans would be made twice.
+ * The spans only observe: tool handlers do not run inside the tool span's context.
  */
 export function otelObserver(options: OtelObserverOptions = {}): OtelObserver {
   const api = options.api ?? installedApi;
   if (api === undefined) return Object.assign(noop, { onEvent: noop });
   const tracer = options.tracer ?? api.trace.getTracer("simple-agent-loop");
+  const run = runTracer(api, tracer, options, options);
+  const onEvent = (event: AgentEvent): void => {
+    try {
+      run.onEvent(event);
+    } catch {
+      // Telemetry must never break the run it observes (a throwing listener aborts the loop).
+    }
+  };
+  return Object.assign(onEvent, { onEvent });
+}
+
+function noop(_event: AgentEvent): void {}
+
+// Numeric values of the API's enums, so that nothing but types is imported from it.
+const SPAN_KIND_INTERNAL = 0;
+const SPAN_KIND_CLIENT = 2;
+
+type RunSettings = Pick<OtelObserverOptions, "agentName" | "model" | "provider" | "conversationId" | "parentContext">;
+type RunTracer = { onEvent: (event: AgentEvent) => void; endAll: () => void };
+type ToolSpan = { span: Span; subagent?: RunTracer };
+
+/** The spans of one run (and, through its tool spans, of the subagent runs it starts). */
+function runTracer(api: OtelApi, tracer: Tracer, options: OtelObserverOptions, settings: RunSettings): RunTracer {
   const recordContent = options.recordContent === true;
+  let run: { span: Span; context: Context; usage?: Usage } | undefined;
+  let chat: { span: Span; messages: ModelMessage[]; usage?: Usage } | undefined;
+  // When the repeat of a retried model call begins (epoch ms): its span starts then, not during the backoff.
+  let retryAt: number | undefined;
+  const tools = new Map<string, ToolSpan>();
 
-  let run: { span: Span; context: Context } | undefined;
-  let chat: { span: Span; sawMessage: boolean } | undefined;
-  const tools = new Map<string, Span>();
-
-  const endChat = (error?: string): void => {
+  const startChat = (startTime?: number): void => {
+    if (run === undefined) return;
+    const attributes: Attributes = { "gen_ai.operation.name": "chat" };
+    if (settings.model !== undefined) attributes["gen_ai.request.model"] = settings.model;
+    if (settings.provider !== undefined) attributes["gen_ai.provider.name"] = settings.provider;
+    if (settings.conversationId !== undefined) attributes["gen_ai.conversation.id"] = settings.conversationId;
+    const name = settings.model === undefined ? "chat" : `chat ${settings.model}`;
+    const spanOptions = startTime === undefined ? { kind: SPAN_KIND_CLIENT, attributes } : { kind: SPAN_KIND_CLIENT, attributes, startTime };
+    chat = { span: tracer.startSpan(name, spanOptions, run.context), messages: [] };
+  };
+  const endChat = (error?: { type: string; message: string }): void => {
     if (chat === undefined) return;
-    if (error !== undefined) fail(chat.span, "_OTHER", error);
+    if (error !== undefined) fail(chat.span, error.type, error.message);
+    if (recordContent && chat.messages.length > 0) chat.span.setAttribute("gen_ai.output.messages", outputMessages(chat.messages));
+    if (chat.usage !== undefined && run !== undefined) run.usage = addUsage(run.usage, chat.usage);
     chat.span.end();
     chat = undefined;
   };
-  const startChat = (): void => {
-    if (run === undefined) return;
-    const attributes: Attributes = { "gen_ai.operation.name": "chat" };
-    if (options.model !== undefined) attributes["gen_ai.request.model"] = options.model;
-    if (options.provider !== undefined) attributes["gen_ai.provider.name"] = options.provider;
-    const name = options.model === undefined ? "chat" : `chat ${options.model}`;
-    chat = { span: tracer.startSpan(name, { kind: SPAN_KIND_CLIENT, attributes }, run.context), sawMessage: false };
+  const recordTurnEnd = (usage: Usage | undefined, stopReason: string | undefined): void => {
+    if (chat === undefined) return;
+    if (usage !== undefined) {
+      setUsage(chat.span, usage);
+      chat.usage = usage;
+    }
+    if (stopReason !== undefined) chat.span.setAttribute("gen_ai.response.finish_reasons", [stopReason]);
+  };
+  const endTool = (id: string): ToolSpan | undefined => {
+    const tool = tools.get(id);
+    if (tool === undefined) return undefined;
+    tools.delete(id);
+    // A subagent abandoned mid-run (its call aborted or timed out) sends no more events.
+    tool.subagent?.endAll();
+    return tool;
   };
 
   const onEvent = (event: AgentEvent): void => {
+    if (retryAt !== undefined && event.type !== "tool-execution-end" && event.type !== "tool-execution-update") {
+      // Late results of tools the failed attempt started early say nothing about the repeat. An
+      // abort during the backoff ends the run before the due time: then the repeat never began.
+      const due = retryAt;
+      retryAt = undefined;
+      const now = Date.now();
+      if (now >= due || (event.type !== "message" && event.type !== "run-end")) startChat(Math.min(due, now));
+    }
     // The model's response is over once anything but its own messages follows them.
-    if (chat?.sawMessage === true && !(event.type === "message" && isModelMessage(event.message))) endChat();
+    if (chat !== undefined && chat.messages.length > 0 && !(event.type === "message" && isModelMessage(event.message))) endChat();
     switch (event.type) {
       case "run-start": {
         endAll();
-        const agentName = options.agentName ?? event.agentName;
+        const agentName = settings.agentName ?? event.agentName;
         const attributes: Attributes = { "gen_ai.operation.name": "invoke_agent" };
         if (agentName !== undefined) attributes["gen_ai.agent.name"] = agentName;
-        if (options.model !== undefined) attributes["gen_ai.request.model"] = options.model;
-        if (options.provider !== undefined) attributes["gen_ai.provider.name"] = options.provider;
-        const parent = options.parentContext ?? api.context.active();
+        if (settings.model !== undefined) attributes["gen_ai.request.model"] = settings.model;
+        if (settings.provider !== undefined) attributes["gen_ai.provider.name"] = settings.provider;
+        if (settings.conversationId !== undefined) attributes["gen_ai.conversation.id"] = settings.conversationId;
+        const parent = settings.parentContext ?? api.context.active();
         const name = agentName === undefined ? "invoke_agent" : `invoke_agent ${agentName}`;
         const span = tracer.startSpan(name, { kind: SPAN_KIND_INTERNAL, attributes }, parent);
         run = { span, context: api.trace.setSpan(parent, span) };
@@ -113,25 +179,29 @@ export function otelObserver(options: OtelObserverOptions = {}): OtelObserver {
         startChat();
         break;
       case "retry":
-        // The failed attempt is its own model call; the repeat gets a new span.
-        endChat(event.error);
-        startChat();
+        // The failed attempt is its own model call; the repeat gets a new span once it begins.
+        endChat({ type: "_OTHER", message: event.error });
+        retryAt = Date.now() + event.delayMs;
+        break;
+      case "compaction":
+        // Compaction while a call is open and unanswered: the call overflowed the context and is repeated.
+        if (chat !== undefined && chat.messages.length === 0) {
+          endChat({ type: "ContextOverflowError", message: "the prompt exceeded the model's context window" });
+          startChat();
+        }
         break;
       case "message":
         if (chat !== undefined && isModelMessage(event.message)) {
-          chat.sawMessage = true;
+          chat.messages.push(event.message);
           const { usage, stopReason } = event.message;
-          if (usage !== undefined) setUsage(chat.span, usage);
-          if (stopReason !== undefined) setFinishReason(chat.span, stopReason);
+          recordTurnEnd(usage, stopReason);
+          // The loop records usage and stop reason on the turn's last message.
           if (usage !== undefined || stopReason !== undefined) endChat();
         }
         break;
       case "turn-end":
-        if (chat !== undefined) {
-          if (event.usage !== undefined) setUsage(chat.span, event.usage);
-          if (event.stopReason !== undefined) setFinishReason(chat.span, event.stopReason);
-          endChat();
-        }
+        recordTurnEnd(event.usage, event.stopReason);
+        endChat();
         break;
       case "tool-execution-start": {
         if (run === undefined) break;
@@ -142,30 +212,55 @@ export function otelObserver(options: OtelObserverOptions = {}): OtelObserver {
           "gen_ai.tool.type": "function",
         };
         if (recordContent) attributes["gen_ai.tool.call.arguments"] = JSON.stringify(event.input);
-        tools.get(event.id)?.end();
-        tools.set(event.id, tracer.startSpan(`execute_tool ${event.name}`, { kind: SPAN_KIND_INTERNAL, attributes }, run.context));
+        endTool(event.id)?.span.end();
+        tools.set(event.id, { span: tracer.startSpan(`execute_tool ${event.name}`, { kind: SPAN_KIND_INTERNAL, attributes }, run.context) });
+        break;
+      }
+      case "tool-execution-update": {
+        const tool = tools.get(event.id);
+        const inner = asAgentEvent(event.progress);
+        if (tool === undefined || run === undefined || inner === undefined) break;
+        if (inner.type === "run-start" && tool.subagent === undefined) {
+          const agent = inner.agentName === undefined ? undefined : options.agents?.[inner.agentName];
+          const provider = agent?.provider ?? settings.provider;
+          tool.subagent = runTracer(api, tracer, options, {
+            ...(agent?.model === undefined ? {} : { model: agent.model }),
+            ...(provider === undefined ? {} : { provider }),
+            parentContext: api.trace.setSpan(run.context, tool.span),
+          });
+        }
+        tool.subagent?.onEvent(inner);
+        break;
+      }
+      case "tool-approval-request": {
+        // A handler that paused for approval (a subagent's run paused): its call ends here, unanswered.
+        const tool = endTool(event.id);
+        if (tool === undefined) break;
+        tool.span.setAttribute("simple_agent_loop.tool.approval", "pending");
+        tool.span.end();
         break;
       }
       case "tool-execution-end": {
-        const span = tools.get(event.id);
-        if (span === undefined) break;
-        tools.delete(event.id);
+        const tool = endTool(event.id);
+        if (tool === undefined) break;
         const { output, isError } = event.result;
-        if (recordContent) span.setAttribute("gen_ai.tool.call.result", typeof output === "string" ? output : JSON.stringify(output));
-        if (isError === true) fail(span, "tool_error", typeof output === "string" ? output : JSON.stringify(output));
-        span.end();
+        const text = typeof output === "string" ? output : JSON.stringify(output);
+        if (recordContent) tool.span.setAttribute("gen_ai.tool.call.result", text);
+        if (isError === true) fail(tool.span, "tool_error", text);
+        tool.span.end();
         break;
       }
       case "run-end": {
-        const failed = event.outcome === "error" || event.outcome === "max-iterations";
-        const errorType = event.outcome === "max-iterations" ? "MaxIterationsError" : "_OTHER";
-        if (chat !== undefined && failed && event.outcome === "error") endChat(event.error ?? "model call failed");
+        if (chat !== undefined && event.outcome === "error") endChat({ type: "_OTHER", message: event.error ?? "model call failed" });
         if (run !== undefined) {
+          // End the model call first, so that its usage counts in the run's.
+          endChat();
           const span = run.span;
           span.setAttribute("simple_agent_loop.run.outcome", event.outcome);
-          const usage = event.metrics?.usage;
-          if (usage !== undefined) setUsage(span, usage);
-          if (failed) fail(span, errorType, event.error ?? event.outcome);
+          if (event.pending !== undefined) span.setAttribute("simple_agent_loop.run.pending_tool_call_ids", event.pending.map((call) => call.id));
+          if (run.usage !== undefined) setUsage(span, run.usage);
+          if (event.outcome === "error") fail(span, "_OTHER", event.error ?? "error");
+          if (event.outcome === "max-iterations") fail(span, "MaxIterationsError", event.error ?? "max-iterations");
         }
         endAll();
         break;
@@ -175,36 +270,24 @@ export function otelObserver(options: OtelObserverOptions = {}): OtelObserver {
     }
   };
 
-  /** Ends every open span (a new run, or the end of this one). */
+  /** Ends every open span (a new run, the end of this one, or the call that ran it ending first). */
   function endAll(): void {
+    retryAt = undefined;
     endChat();
-    for (const span of tools.values()) span.end();
-    tools.clear();
+    for (const id of [...tools.keys()]) endTool(id)?.span.end();
     run?.span.end();
     run = undefined;
   }
 
-  return Object.assign(onEvent, { onEvent });
+  return { onEvent, endAll };
 }
-
-function noop(_event: AgentEvent): void {}
 
 function isModelMessage(message: Message): message is ModelMessage {
   return "role" in message ? message.role === "assistant" : message.type === "thinking" || message.type === "tool_call";
 }
 
-function setUsage(span: Span, usage: Usage): void {
-  span.setAttribute("gen_ai.usage.input_tokens", usage.inputTokens);
-  span.setAttribute("gen_ai.usage.output_tokens", usage.outputTokens);
-  if (usage.cacheReadTokens !== undefined) span.setAttribute("gen_ai.usage.cache_read.input_tokens", usage.cacheReadTokens);
-  if (usage.cacheWriteTokens !== undefined) span.setAttribute("gen_ai.usage.cache_creation.input_tokens", usage.cacheWriteTokens);
-}
-
-function setFinishReason(span: Span, stopReason: StopReason): void {
-  span.setAttribute("gen_ai.response.finish_reasons", [stopReason]);
-}
-
-function fail(span: Span, errorType: string, message: string): void {
-  span.setAttribute("error.type", errorType);
-  span.setStatus({ code: STATUS_ERROR, message });
+// A subagent's events travel as its call's progress values; any other progress is not an event.
+function asAgentEvent(progress: JsonValue): AgentEvent | undefined {
+  if (typeof progress !== "object" || progress === null || Array.isArray(progress)) return undefined;
+  return typeof progress.type === "string" ? (progress as unknown as AgentEvent) : undefined;
 }
