@@ -47,7 +47,8 @@ export type McpConnection = {
   clients: Record<string, Client>;
   /**
    * Closes every connection; stdio servers are asked to exit (stdin closed, then SIGTERM, then
-   * SIGKILL) and awaited. Idempotent: later calls, and calls while an abort is closing, return
+   * SIGKILL) and awaited; HTTP sessions are ended with a DELETE, after the messages still being
+   * sent (a cancellation) have gone out (waiting at most 2 s for both). Idempotent: later calls, and calls while an abort is closing, return
    * the same promise. Tool calls after closing become error results.
    */
   close: () => Promise<void>;
@@ -203,12 +204,45 @@ function createTransport(sdk: Sdk, config: McpServerConfig, options: McpOptions)
     const requestInit = config.headers === undefined ? {} : { requestInit: { headers: config.headers } };
     transport = new sdk.StreamableHTTPClientTransport!(new URL(config.url), requestInit);
   }
+  // Closing aborts the HTTP requests still in flight, so a message sent just before (the
+  // cancellation of a call the run's abort stopped) would never reach the server: close waits for them.
+  const sending = new Set<Promise<void>>();
+  const send = transport.send.bind(transport);
+  transport.send = (message, sendOptions) => {
+    const sent = send(message, sendOptions);
+    const settled = (): void => void sending.delete(sent);
+    sending.add(sent);
+    sent.then(settled, settled);
+    return sent;
+  };
+  // Without a DELETE the server keeps the session (and whatever it holds) until its own timeout.
+  const http = "terminateSession" in transport ? (transport as StreamableHTTPClientTransport) : undefined;
+  const farewell = async (): Promise<void> => {
+    await Promise.allSettled(sending);
+    await http?.terminateSession();
+  };
   // The SDK's Client closes the transport without awaiting it when initialization fails; one
   // shared promise lets every later close wait until the server process has really exited.
   const closeTransport = transport.close.bind(transport);
   let closing: Promise<void> | undefined;
-  transport.close = () => (closing ??= closeTransport().catch(() => undefined));
+  transport.close = () => (closing ??= within(closeGraceMs, farewell()).then(closeTransport).catch(() => undefined));
   return transport;
+}
+
+// How long closing waits for the last messages and the session's DELETE: a server that does not
+// answer must not hold up the end of a run.
+const closeGraceMs = 2_000;
+
+async function within(milliseconds: number, work: Promise<void>): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, milliseconds);
+  });
+  try {
+    await Promise.race([work.catch(() => undefined), deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 async function listTools(client: Client, requestOptions: { signal: AbortSignal; timeout?: number }): Promise<McpTool[]> {

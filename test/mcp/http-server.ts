@@ -12,6 +12,10 @@ export type HttpFixture = {
   methods: string[];
   /** The headers of every request. */
   headers: IncomingHttpHeaders[];
+  /** The HTTP method of every request (`POST`, `GET`, `DELETE`), in arrival order. */
+  requests: string[];
+  /** How many MCP sessions the server holds open. */
+  sessions: () => number;
   close: () => Promise<void>;
 };
 
@@ -19,8 +23,10 @@ export async function startHttpServer(): Promise<HttpFixture> {
   const transports = new Map<string, StreamableHTTPServerTransport>();
   const methods: string[] = [];
   const headers: IncomingHttpHeaders[] = [];
+  const requests: string[] = [];
   const http = createServer((request, response) => {
     headers.push(request.headers);
+    requests.push(request.method ?? "");
     void handle(request).then(
       async ({ transport, body }) => transport?.handleRequest(request, response, body) ?? response.writeHead(404).end(),
       () => response.writeHead(500).end(),
@@ -51,6 +57,8 @@ export async function startHttpServer(): Promise<HttpFixture> {
     url: `http://127.0.0.1:${port}/mcp`,
     methods,
     headers,
+    requests,
+    sessions: () => transports.size,
     close: async () => {
       await Promise.all([...transports.values()].map((transport) => transport.close()));
       http.closeAllConnections();

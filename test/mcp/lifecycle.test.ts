@@ -79,6 +79,44 @@ describe.runIf(linux)("closing MCP connections", () => {
     expect(await runTool(connection.tools, "echo", { text: "late" })).toMatchObject({ isError: true });
   });
 
+  it("closing ends the HTTP session on the server", async () => {
+    const server = await startHttpServer();
+    try {
+      const connection = await connectMcp({ remote: { url: server.url } });
+      expect(server.sessions()).toBe(1);
+      await connection.close();
+      expect(server.requests.at(-1)).toBe("DELETE");
+      expect(server.sessions()).toBe(0);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("aborting the connection's signal during an HTTP tool call tells the server before closing", async () => {
+    const server = await startHttpServer();
+    try {
+      const controller = new AbortController();
+      const connection = await connectMcp({ remote: { url: server.url } }, { signal: controller.signal });
+      const model = scriptedModel([
+        [{ type: "tool_call", id: "call-1", name: "slow", input: {} }],
+        [{ role: "assistant", content: "never" }],
+      ]);
+      const session = await agentLoop(model, connection.tools, initSession("system", "go"), {
+        signal: controller.signal,
+        onEvent: (event) => {
+          if (event.type === "tool-execution-update") controller.abort();
+        },
+      });
+      expect(response(session)).toMatchObject({ stopReason: "aborted" });
+      // The abort closes the connection; close() returns that same closing.
+      await connection.close();
+      expect(server.methods).toContain("notifications/cancelled");
+      expect(server.sessions()).toBe(0);
+    } finally {
+      await server.close();
+    }
+  });
+
   it("a server that dies mid-call gives an error result, not a crash", async () => {
     await using connection = await connectMcp({ local: stdioServer() });
     const result = await runTool(connection.tools, "crash");
