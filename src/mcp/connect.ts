@@ -69,15 +69,19 @@ export async function connectMcp(servers: Record<string, McpServerConfig>, optio
   const entries = Object.entries(servers);
   const sdk = await loadSdk(entries.map(([, config]) => config));
   options.signal?.throwIfAborted();
-  // Aborted on the first failure, so the other servers stop connecting instead of being awaited.
+  // Aborted on the first failure, so the other servers stop connecting instead of being awaited,
+  // and by the caller's signal only while connecting: the SDK never removes its listener from a
+  // request's signal, so a signal still tied to the caller's would, when the run is aborted much
+  // later, send cancellations of the long finished `initialize` and `tools/list`.
   const giveUp = new AbortController();
-  const signal = options.signal === undefined ? giveUp.signal : AbortSignal.any([options.signal, giveUp.signal]);
+  const abortConnecting = (): void => giveUp.abort();
+  options.signal?.addEventListener("abort", abortConnecting, { once: true });
   const transports: Transport[] = [];
   let failure: unknown;
   const connected = await Promise.allSettled(
     entries.map(async ([server, config]) => {
       try {
-        return await connectServer(sdk, server, config, options, signal, transports);
+        return await connectServer(sdk, server, config, options, giveUp.signal, transports);
       } catch (error) {
         failure ??= error;
         giveUp.abort();
@@ -85,6 +89,7 @@ export async function connectMcp(servers: Record<string, McpServerConfig>, optio
       }
     }),
   );
+  options.signal?.removeEventListener("abort", abortConnecting);
   const closeAll = async (): Promise<void> => {
     await Promise.all(transports.map((transport) => transport.close()));
   };

@@ -110,8 +110,21 @@ describe.runIf(linux)("closing MCP connections", () => {
       expect(response(session)).toMatchObject({ stopReason: "aborted" });
       // The abort closes the connection; close() returns that same closing.
       await connection.close();
-      expect(server.methods).toContain("notifications/cancelled");
+      expect(server.methods.filter((method) => method === "notifications/cancelled")).toHaveLength(1);
       expect(server.sessions()).toBe(0);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("aborting the connection's signal after connecting cancels nothing that already finished", async () => {
+    const server = await startHttpServer();
+    try {
+      const controller = new AbortController();
+      const connection = await connectMcp({ remote: { url: server.url } }, { signal: controller.signal });
+      controller.abort();
+      await connection.close();
+      expect(server.methods).toStrictEqual(["initialize", "notifications/initialized", "tools/list"]);
     } finally {
       await server.close();
     }
