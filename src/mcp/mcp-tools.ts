@@ -60,6 +60,9 @@ function nameClash(name: string, first: { server: string; tool: string }, second
 
 function loopTool(name: string, server: string, client: Client, mcpTool: McpTool, timeout: number | undefined): Tool {
   const { $schema: _dialect, ...inputSchema } = mcpTool.inputSchema;
+  // MCP allows `{ "type": "object" }` for a tool without parameters (the Go SDK and FastMCP send
+  // it); OpenAI rejects the whole request for it: "object schema missing properties".
+  inputSchema.properties ??= {};
   const tool: Tool = {
     name,
     description: mcpTool.description ?? mcpTool.title ?? mcpTool.annotations?.title ?? "",

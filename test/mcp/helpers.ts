@@ -29,3 +29,8 @@ export async function runTool(tools: readonly Tool[], name: string, input: JsonO
   const { ts: _ts, ...rest } = result!;
   return rest;
 }
+
+/** The schema server (edge-case input schemas) over stdio. */
+export function schemaServer(): McpStdioServerConfig {
+  return { command: process.execPath, args: [fileURLToPath(new URL("./schema-server.ts", import.meta.url))] };
+}

@@ -3,7 +3,7 @@ import { agentLoop, initSession, isToolResult, toolSchemas } from "simple-agent-
 import { connectMcp, isMcpConfigError, type McpConnection } from "simple-agent-loop/mcp";
 import { scriptedModel } from "simple-agent-loop/testing";
 import { startHttpServer, type HttpFixture } from "./http-server.ts";
-import { runTool, stdioServer } from "./helpers.ts";
+import { runTool, schemaServer, stdioServer } from "./helpers.ts";
 
 describe("MCP tools over stdio", () => {
   let connection: McpConnection;
@@ -142,5 +142,39 @@ describe("tool names across servers", () => {
     for (const name of names) expect(name).toMatch(/^[a-zA-Z0-9_-]{1,64}$/);
     expect(await runTool(connection.tools, "remote__echo", { text: "hi" })).toMatchObject({ output: "echo: hi" });
     expect(await runTool(connection.tools, "local_files__echo", { text: "ho" })).toMatchObject({ output: "echo: ho" });
+  });
+});
+
+describe("input schemas as servers send them", () => {
+  let connection: McpConnection;
+  beforeAll(async () => {
+    connection = await connectMcp({ schemas: schemaServer() });
+  });
+  afterAll(() => connection.close());
+
+  it("gives an object schema without properties an empty one (OpenAI rejects it otherwise)", async () => {
+    expect(toolSchemas(connection.tools)[0]).toStrictEqual({
+      name: "no_parameters",
+      description: "Takes nothing.",
+      input_schema: { type: "object", properties: {} },
+    });
+    expect(await runTool(connection.tools, "no_parameters")).toStrictEqual({ type: "tool_result", id: "call", output: "{}" });
+  });
+
+  it("keeps $ref and $defs, and validates input through them", async () => {
+    expect(toolSchemas(connection.tools)[1]?.input_schema).toStrictEqual({
+      type: "object",
+      properties: { item: { $ref: "#/$defs/Item" } },
+      required: ["item"],
+      $defs: { Item: { type: "object", properties: { id: { type: "integer" } }, required: ["id"] } },
+    });
+    expect(await runTool(connection.tools, "referenced", { item: { id: 7 } })).toStrictEqual({
+      type: "tool_result",
+      id: "call",
+      output: '{"item":{"id":7}}',
+    });
+    const invalid = await runTool(connection.tools, "referenced", { item: { id: "seven" } });
+    expect(invalid).toMatchObject({ isError: true });
+    expect(invalid.output).toMatch(/^Error: invalid input for tool "referenced": item\.id: /);
   });
 });
