@@ -38,10 +38,11 @@ export type LoadMcpConfigOptions = {
 };
 
 /**
- * Reads MCP servers from a JSON file in the format Claude Desktop and Claude Code use:
- * `{ "mcpServers": { "<name>": { "command", "args", "env", "cwd" } | { "type": "http", "url", "headers" } } }`.
- * `${NAME}` and `${NAME:-default}` in strings are replaced from the environment, as Claude Code
- * does, so tokens need not be written in the file. Keys this library does not use are ignored.
+ * Reads MCP servers from a JSON file in the format Claude Desktop, Claude Code and Cursor use:
+ * `{ "mcpServers": { "<name>": { "command", "args", "env", "cwd" } | { "type": "http", "url", "headers" } } }`
+ * (or VS Code's `{ "servers": { … } }`). `${NAME}`, `${NAME:-default}` and `${env:NAME}` in
+ * strings are replaced from the environment, so tokens need not be written in the file; any other
+ * `${…}` is an error. An entry with `"disabled": true` is left out. Keys this library does not use are ignored.
  * Throws `McpConfigError` naming the file (and the server entry) when the file cannot be read, is
  * not JSON, or an entry is not a valid server.
  */
@@ -58,13 +59,17 @@ export async function loadMcpConfig(path: string, options: LoadMcpConfigOptions 
   } catch (error) {
     throw new McpConfigError(`MCP config ${path} is not valid JSON: ${errorMessage(error)}`, { path, cause: error });
   }
-  const servers = isRecord(parsed) ? parsed["mcpServers"] : undefined;
+  // VS Code's `.vscode/mcp.json` names the same map `servers`.
+  const servers = isRecord(parsed) ? (parsed["mcpServers"] ?? parsed["servers"]) : undefined;
   if (!isRecord(servers)) {
     throw new McpConfigError(`MCP config ${path}: expected an object with "mcpServers": { "<name>": { … } }`, { path });
   }
   const env = options.env ?? process.env;
   const result: Record<string, McpServerConfig> = {};
   for (const [server, entry] of Object.entries(servers)) {
+    // Cline, Roo Code and Windsurf switch a server off this way; connecting to it anyway would
+    // start what the user turned off.
+    if (isRecord(entry) && entry["disabled"] === true) continue;
     const fail = (problem: string): never => {
       throw new McpConfigError(`MCP config ${path}: server "${server}": ${problem}`, { path, server });
     };
@@ -125,11 +130,16 @@ function expandValues(values: Record<string, string>, field: string, expand: Exp
 }
 
 function expand(value: string, field: string, env: Record<string, string | undefined>, fail: (problem: string) => never): string {
-  return value.replace(/\$\{([^}:]+)(?::-([^}]*))?\}/g, (_match, name: string, fallback: string | undefined) => {
-    const found = env[name];
-    if (found !== undefined) return found;
+  return value.replace(/\$\{([^}]*)\}/g, (match, variable: string) => {
+    // `${env:NAME}` is how Cursor and VS Code write it.
+    const found = /^(?:env:)?([^:]+)(?::-(.*))?$/s.exec(variable);
+    // Anything else (`${input:token}`, a VS Code prompt) would otherwise reach the server as is.
+    if (found === null) return fail(`"${field}" uses ${match}; only \${NAME}, \${NAME:-default} and \${env:NAME} are filled in`);
+    const [, name, fallback] = found as unknown as [string, string, string | undefined];
+    const setting = env[name];
+    if (setting !== undefined) return setting;
     if (fallback !== undefined) return fallback;
-    return fail(`"${field}" uses \${${name}}, which is not set`);
+    return fail(`"${field}" uses ${match}, which is not set`);
   });
 }
 

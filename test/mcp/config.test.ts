@@ -44,6 +44,20 @@ describe("loadMcpConfig", () => {
     });
   });
 
+  it("reads VS Code's \"servers\" and Cursor's ${env:VAR}, and leaves out disabled servers", async () => {
+    const path = await file("editors.json", {
+      servers: {
+        remote: { type: "http", url: "https://example.com/mcp", headers: { Authorization: "Bearer ${env:TOKEN}" } },
+        off: { command: "./server", disabled: true },
+        on: { command: "./server", args: ["${env:MODE:-fast}"], disabled: false },
+      },
+    });
+    expect(await loadMcpConfig(path, { env: { TOKEN: "t0ken" } })).toStrictEqual({
+      remote: { url: "https://example.com/mcp", headers: { Authorization: "Bearer t0ken" } },
+      on: { command: "./server", args: ["fast"] },
+    });
+  });
+
   it("gives a configuration connectMcp accepts", async () => {
     const path = await file("fixture.json", { mcpServers: { fixture: { ...stdioServer(), unknownKey: true } } });
     const output = await withMcp(await loadMcpConfig(path), async (tools) => (await runTool(tools, "echo", { text: "from file" })).output);
@@ -61,7 +75,7 @@ describe("loadMcpConfig", () => {
 
   it("names the file and the server entry when an entry is wrong", async () => {
     const cases: [unknown, string][] = [
-      [{ servers: {} }, 'expected an object with "mcpServers": { "<name>": { … } }'],
+      [{ mcp: {} }, 'expected an object with "mcpServers": { "<name>": { … } }'],
       [{ mcpServers: { files: "npx" } }, 'server "files": expected an object with "command" (stdio) or "url" (Streamable HTTP)'],
       [{ mcpServers: { files: { args: ["x"] } } }, 'server "files": needs "command" (stdio) or "url" (Streamable HTTP)'],
       [{ mcpServers: { files: { command: "npx", args: "-y server" } } }, 'server "files": "args" must be an array of strings'],
@@ -70,6 +84,11 @@ describe("loadMcpConfig", () => {
       [{ mcpServers: { web: { type: "sse", url: "http://x/sse" } } }, 'server "web": the HTTP+SSE transport ("type": "sse") is not supported'],
       [{ mcpServers: { web: { url: "ftp://x" } } }, 'server "web": "url" must be an http(s) URL, got "ftp://x"'],
       [{ mcpServers: { web: { url: "https://x", headers: { Authorization: "Bearer ${TOKEN}" } } } }, 'server "web": "headers.Authorization" uses ${TOKEN}, which is not set'],
+      [{ mcpServers: { web: { url: "https://x", headers: { Authorization: "Bearer ${env:TOKEN}" } } } }, 'server "web": "headers.Authorization" uses ${env:TOKEN}, which is not set'],
+      [
+        { servers: { web: { url: "https://x", headers: { Authorization: "Bearer ${input:token}" } } } },
+        'server "web": "headers.Authorization" uses ${input:token}; only ${NAME}, ${NAME:-default} and ${env:NAME} are filled in',
+      ],
     ];
     for (const [index, [content, problem]] of cases.entries()) {
       const path = await file(`wrong-${index}.json`, content);
