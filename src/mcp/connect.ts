@@ -30,7 +30,10 @@ export type McpOptions = {
    * The loop's `toolTimeout` applies as well; raise this one for tools that run longer.
    */
   timeout?: number;
-  /** Where the stderr of stdio servers goes (default `"inherit"`: this process's stderr). */
+  /**
+   * Where the stderr of stdio servers goes (default `"inherit"`: this process's stderr). With
+   * `"ignore"` it is not shown, but its last lines still explain a server that fails to connect.
+   */
   stderr?: "inherit" | "ignore";
   /** How this client introduces itself to servers (default `{ name: "simple-agent-loop", version: "0" }`). */
   clientInfo?: { name: string; version: string };
@@ -175,8 +178,9 @@ async function connectServer(
   const fail = (problem: string, cause?: unknown): McpConnectionError =>
     new McpConnectionError(`MCP server "${server}" (${where}): ${problem}`, { server, cause });
   let transport: Transport;
+  const stderr = { tail: "" };
   try {
-    transport = createTransport(sdk, config, options);
+    transport = createTransport(sdk, config, options, stderr);
   } catch (error) {
     throw fail(errorMessage(error), error);
   }
@@ -188,11 +192,13 @@ async function connectServer(
     return { server, client, tools: await listTools(client, requestOptions) };
   } catch (error) {
     if (signal.aborted) throw error;
-    throw fail(describeFailure(error, config), error);
+    const said = stderr.tail.trim();
+    // A server that exits at startup usually says why on stderr, e.g. a missing API key.
+    throw fail(`${describeFailure(error, config)}${said === "" ? "" : `; its stderr ended with: ${said}`}`, error);
   }
 }
 
-function createTransport(sdk: Sdk, config: McpServerConfig, options: McpOptions): Transport {
+function createTransport(sdk: Sdk, config: McpServerConfig, options: McpOptions, stderr: { tail: string }): Transport {
   let transport: Transport;
   if ("command" in config) {
     if (typeof config.command !== "string" || config.command === "") throw new TypeError('"command" must be a non-empty string');
@@ -202,7 +208,11 @@ function createTransport(sdk: Sdk, config: McpServerConfig, options: McpOptions)
       ...(args === undefined ? {} : { args }),
       ...(env === undefined ? {} : { env }),
       ...(cwd === undefined ? {} : { cwd }),
-      stderr: options.stderr ?? "inherit",
+      stderr: options.stderr === "ignore" ? "pipe" : "inherit",
+    });
+    // Read all along, or a chatty server would block once the pipe is full.
+    (transport as StdioClientTransport).stderr?.on("data", (chunk: Buffer) => {
+      stderr.tail = (stderr.tail + chunk.toString("utf8")).slice(-stderrTailLength);
     });
   } else {
     if (typeof config.url !== "string" || !URL.canParse(config.url)) throw new TypeError(`"url" is not a valid URL: ${JSON.stringify(config.url)}`);
@@ -233,6 +243,9 @@ function createTransport(sdk: Sdk, config: McpServerConfig, options: McpOptions)
   transport.close = () => (closing ??= within(closeGraceMs, farewell()).then(closeTransport).catch(() => undefined));
   return transport;
 }
+
+// Enough for the few lines a server prints before it exits.
+const stderrTailLength = 1_000;
 
 // How long closing waits for the last messages and the session's DELETE: a server that does not
 // answer must not hold up the end of a run.

@@ -182,6 +182,12 @@ describe.runIf(linux)("connection failures", () => {
     expect(error.message).toMatch(/^MCP server "broken" \(command ".*"\): could not connect: .*Connection closed/);
   });
 
+  it("a server that exits during initialization with stderr ignored: its last stderr lines explain it", async () => {
+    const script = "console.error('starting'); console.error('GITHUB_TOKEN is not set'); process.exit(1)";
+    const error = await rejection(connectMcp({ github: { command: process.execPath, args: ["-e", script] } }, { stderr: "ignore" }));
+    expect(error.message).toMatch(/^MCP server "github" \(command ".*"\): could not connect: .*Connection closed; its stderr ended with: starting\nGITHUB_TOKEN is not set$/);
+  });
+
   it("a bad URL: names the server", async () => {
     const error = await rejection(connectMcp({ typo: { url: "not a url" } }));
     expect(error.message).toBe('MCP server "typo" ("not a url"): "url" is not a valid URL: "not a url"');
