@@ -97,6 +97,12 @@ export function agentStream(
     async (emit) => {
       // Two runs on one session would answer the same calls twice.
       if (running.has(session)) throw new AgentError("a run is already in progress on this session");
+      // The model names a tool; two of one name would leave one silently unreachable.
+      const names = new Set<string>();
+      for (const { name } of tools) {
+        if (names.has(name)) throw new AgentError(`two tools are named "${name}": tool names must be unique (prefix one, as connectMcp's prefix option does)`);
+        names.add(name);
+      }
       running.add(session);
       try {
         await runLoop(invokeModel, tools, session, options, signal, emit, queues);

@@ -13,6 +13,7 @@ import {
 import { scriptedModel } from "simple-agent-loop/testing";
 import { addSchema, sleep, withoutTs } from "./helpers.ts";
 
+const addTool = () => tool({ name: "add", description: "Add.", inputSchema: addSchema.input_schema, handler: () => 0 });
 const call = (id: string, name: string, input: Record<string, unknown>): ToolCallMessage =>
   ({ type: "tool_call", id, name, input }) as ToolCallMessage;
 
@@ -91,6 +92,18 @@ describe("tool()", () => {
     expect(withoutTs(session)[5]).toStrictEqual({ type: "tool_result", id: "y", output: 5 });
     // The model is shown the schema only, never the handler.
     expect(model.toolsSeen[0]).toStrictEqual([{ name: "add", description: "Add.", input_schema: addSchema.input_schema }]);
+  });
+
+  it("two tools of one name are refused before the model is called, the session untouched", async () => {
+    const named = (handler: () => string) => tool({ name: "search", description: "Search.", inputSchema: { type: "object", properties: {} }, handler });
+    const model = scriptedModel([[{ role: "assistant", content: "never" }]]);
+    const session = initSession("s", "u");
+    await expect(agentLoop(model, [named(() => "web"), addTool(), named(() => "docs")], session)).rejects.toMatchObject({
+      name: "AgentError",
+      message: expect.stringMatching(/^two tools are named "search"/),
+    });
+    expect(model.toolsSeen).toStrictEqual([]);
+    expect(withoutTs(session)).toStrictEqual(withoutTs(initSession("s", "u")));
   });
 
   it("also takes `input_schema` and `execute`, with the same inference", async () => {
