@@ -1,4 +1,4 @@
-import { closeSync, existsSync, fsyncSync, ftruncateSync, openSync } from "node:fs";
+import { closeSync, existsSync, fsyncSync, ftruncateSync, mkdirSync, openSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import type { Session } from "../session.ts";
@@ -21,7 +21,7 @@ export type OpenSessionOptions = LoadSessionOptions & {
 
 /**
  * The session stored in the JSON Lines log at `path` (an empty session if there is no file yet;
- * it is created with owner-only permissions), bound to the file: every change the library makes
+ * it is created with owner-only permissions, and so are missing directories), bound to the file: every change the library makes
  * to it (a message entering through the loop or `extendSession`/`send`, a compaction, an approval
  * mark or decision) is appended the moment it happens, before the loop calls a model or runs a
  * tool. Run `agentLoop` on it to record the run; open it again later and run the loop to resume
@@ -34,6 +34,8 @@ export type OpenSessionOptions = LoadSessionOptions & {
  */
 export async function openSession(path: string, options: OpenSessionOptions = {}): Promise<Session> {
   const file = resolve(path);
+  // The lock file goes next to the log, so the directory must exist before the lock is taken.
+  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
   const releaseLock = acquireLock(file);
   let fd: number | undefined;
   try {

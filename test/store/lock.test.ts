@@ -108,6 +108,16 @@ describe.skipIf(process.platform === "win32")("owner-only permissions", () => {
     await closeSession(session);
   });
 
+  it("creates missing parent directories of a session file, owner-only", async () => {
+    const directory = join(tempDir(), "sessions", "2026");
+    const path = join(directory, "task-42.jsonl");
+    const session = await openSession(path);
+    send(session, "hi");
+    await closeSession(session);
+    expect((await loadSession(path)).messages).toStrictEqual(session.messages);
+    expect(statSync(directory).mode & 0o777).toBe(0o700);
+  });
+
   it("leaves the permissions of an existing file as they are", async () => {
     const directory = tempDir();
     mkdirSync(join(directory, "shared"));
