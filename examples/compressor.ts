@@ -2,7 +2,7 @@
 // its length) and `judge` (is the shortened text too lossy?). Each subagent is a one-shot agent
 // loop (maxIterations 1) with no tools. The coordinator loops: shorten, judge, and stops when the
 // judge says too_lossy or the last round gained little; otherwise it shortens again.
-//   node --conditions=simple-agent-loop-source examples/compressor.ts ["text to compress"]
+//   node_modules/.bin/node --conditions=simple-agent-loop-source examples/compressor.ts ["text to compress"]
 import { agentLoop, initSession, response, tool, type InvokeModel, type Session } from "simple-agent-loop";
 import { isMain, requireModel } from "./run-example.ts";
 

@@ -4,7 +4,7 @@
 // the result (similarity to the target, generality of the rules, flatness of the specific info).
 // The coordinator calls `edit`, then all three judges in one response (so they run in parallel),
 // refines, and repeats until every judge scores above 90.
-//   node --conditions=simple-agent-loop-source examples/derive-transform.ts
+//   node_modules/.bin/node --conditions=simple-agent-loop-source examples/derive-transform.ts
 import { agentLoop, initSession, response, tool, type InvokeModel, type Session } from "simple-agent-loop";
 import { isMain, requireModel } from "./run-example.ts";
 

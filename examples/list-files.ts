@@ -1,7 +1,8 @@
-// The demo agent of `npm start` (seed 001's checkpoint): it lists the files of the workspace with
-// a `list_files` tool and answers. With ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENAI_BASE_URL set
-// it uses that model; otherwise a scripted one, which calls the tool and then reads the tool
+// The smallest agent with a tool (seed 001's checkpoint): it lists the files of the workspace
+// with a `list_files` tool and answers. With ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENAI_BASE_URL
+// set it uses that model; otherwise a scripted one, which calls the tool and then reads the tool
 // result from the session to write its answer.
+//   node_modules/.bin/node --conditions=simple-agent-loop-source examples/list-files.ts [directory]
 import { readdir } from "node:fs/promises";
 import { agentLoop, formatLogLine, initSession, response, tool, type ModelMessage } from "simple-agent-loop";
 import { scriptedModel } from "simple-agent-loop/testing";

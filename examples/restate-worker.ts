@@ -1,6 +1,6 @@
 // A durable agent worker for a local Restate server (see README, "Durable runs on Restate"):
-//   npx restate-server                                                         # terminal 1
-//   node --conditions=simple-agent-loop-source examples/restate-worker.ts     # terminal 2
+//   npx restate-server                                                                     # terminal 1
+//   node_modules/.bin/node --conditions=simple-agent-loop-source examples/restate-worker.ts  # terminal 2
 // It serves the agent on :9080 and registers itself with the server's admin API (:9070), then:
 //   curl localhost:8080/agent/demo/run/send --json '{"message": "Deploy version 1.2 to staging"}'  # async: it will wait for approval
 //   curl localhost:8080/agent/demo/pendingApprovals --json '{}'
