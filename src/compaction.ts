@@ -5,8 +5,7 @@ export type CompactSessionOptions = {
   keepTurns?: number;
   /**
    * Thinking text longer than this is cut to this length (default 120). A tool-call input whose
-   * JSON is longer has its long string values cut to this length (keeping its shape), or, when
-   * no single value is long, is replaced by `{ _truncated: <prefix of its JSON> }`.
+   * JSON is longer is replaced by `{ _compacted: <prefix of its JSON this long>... }`.
    */
   maxLength?: number;
 };
