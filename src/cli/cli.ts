@@ -3,6 +3,7 @@ import type { Message } from "../session.ts";
 import { closeSession } from "../store/index.ts";
 import { createStyle, useColor, type Style } from "./ansi.ts";
 import { cliVersion, parseCliArgs, usage, type RunArgs } from "./args.ts";
+import { askMcpTrust } from "./ask-mcp-trust.ts";
 import { terminalAsker } from "./ask-permission.ts";
 import { CliError, isCliError } from "./cli-error.ts";
 import { interactive } from "./interactive.ts";
@@ -11,7 +12,7 @@ import { connectMcpTools } from "./mcp-tools.ts";
 import { permissionHook } from "./permissions.ts";
 import { selectModel, type SelectedModel } from "./provider.ts";
 import { runTask, type TaskContext } from "./run-task.ts";
-import { cliStore, openCliSession, type CliSession } from "./sessions.ts";
+import { cliHome, cliStore, openCliSession, type CliSession } from "./sessions.ts";
 import { createShutdown } from "./shutdown.ts";
 import { systemPrompt } from "./system-prompt.ts";
 import { exitCodeOf } from "./task-output.ts";
@@ -95,7 +96,16 @@ async function runAgent(args: RunArgs, io: CliIo): Promise<number> {
     shutdown.add(() => closeSession(opened.session));
     const style = createStyle(!args.json && useColor(io.stdout, io.env));
     announce(io, args.json, style, { version, workspace, selected, opened });
-    const mcp = await connectMcpTools(args.mcpConfig, { workspace, cwd: io.cwd, version, quiet: input !== undefined });
+    const mcp = await connectMcpTools(args.mcpConfig, {
+      workspace,
+      cwd: io.cwd,
+      version,
+      quiet: input !== undefined,
+      home: cliHome(io.env),
+      yes: args.allow === "all",
+      warn: (line) => io.stderr.write(`${line}\n`),
+      ...(input === undefined ? {} : { ask: (servers: string) => askMcpTrust(input, io.stdout, style, servers, () => shutdown.exitNow(130)) }),
+    });
     shutdown.add(() => mcp.close());
     if (mcp.servers.length > 0) io.stderr.write(`MCP: ${mcp.servers.join(", ")} (${mcp.tools.length} ${mcp.tools.length === 1 ? "tool" : "tools"})\n`);
     const tools = [...codingTools(workspace), ...mcp.tools];

@@ -20,7 +20,12 @@ export function cliStore(environment: NodeJS.ProcessEnv): FileStore {
 
 /** Where the CLI keeps its sessions. */
 export function sessionsDirectory(environment: NodeJS.ProcessEnv): string {
-  return join(environment.SIMPLE_AGENT_LOOP_HOME || join(homedir(), ".simple-agent-loop"), "sessions");
+  return join(cliHome(environment), "sessions");
+}
+
+/** The CLI's own directory: `$SIMPLE_AGENT_LOOP_HOME`, default `~/.simple-agent-loop`. */
+export function cliHome(environment: NodeJS.ProcessEnv): string {
+  return environment.SIMPLE_AGENT_LOOP_HOME || join(homedir(), ".simple-agent-loop");
 }
 
 /**
