@@ -5,7 +5,7 @@
  * the turns a change touches are redrawn.
  */
 export const appScript = String.raw`
-import { h, formatAgo, formatBytes, formatCount, formatDateTime, formatDuration, formatTokens, timeOf, plural } from "./dom.js";
+import { h, fill, formatAgo, formatBytes, formatCount, formatDateTime, formatDuration, formatTokens, timeOf, plural } from "./dom.js";
 import { applyRecords, createTimeline, turnStats } from "./timeline.js";
 import { renderTurn } from "./render.js";
 import { renderChart } from "./chart.js";
@@ -171,7 +171,7 @@ function showSession(file, directoryName) {
   function drawProblems() {
     const all = [...lineProblems, ...timeline.problems].sort((a, b) => a.line - b.line);
     problems.hidden = all.length === 0 && fileProblem === undefined;
-    problems.replaceChildren(
+    fill(problems,
       fileProblem !== undefined && h("div.problem", fileProblem),
       all.length > 0 && h("div.problem-title", plural(all.length, "line") + " of the log could not be shown; everything else is:"),
       h("ul", null, all.slice(0, 200).map((problem) => h("li", h("span.line", "line " + problem.line), " ", problem.message))),
@@ -197,7 +197,7 @@ function showSession(file, directoryName) {
       if (stats.end !== undefined && (end === undefined || stats.end > end)) end = stats.end;
     }
     const total = (label, value, extra, className) => h("div.total" + (className ? "." + className : ""), h("span.total-value", value), h("span.total-label", label), extra);
-    totals.replaceChildren(
+    fill(totals,
       total("turns", formatCount(userTurns().length)),
       total("messages", formatCount(timeline.live.length), undefined, "messages"),
       total("model calls", formatCount(modelCalls)),

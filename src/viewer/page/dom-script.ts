@@ -27,6 +27,12 @@ export function setAttributes(node, attributes) {
   }
 }
 
+/** Replaces node's children as h() builds them: null, undefined and false are skipped (replaceChildren would show them as text). */
+export function fill(node, ...children) {
+  node.replaceChildren();
+  appendChildren(node, children);
+}
+
 export function appendChildren(node, children) {
   for (const child of children) {
     if (child === null || child === undefined || child === false) continue;
