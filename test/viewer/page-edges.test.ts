@@ -2,6 +2,9 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import type { Browser, Page } from "playwright-core";
+import { agentLoop, pendingApprovals, send, subagentTool, tool } from "simple-agent-loop";
+import { closeSession, openSession } from "simple-agent-loop/store";
+import { scriptedModel } from "simple-agent-loop/testing";
 import { serveViewer, type Viewer } from "simple-agent-loop/viewer";
 import { describeInBrowser, launchBrowser } from "./browser.ts";
 import { messageLine, tempDir } from "./helpers.ts";
@@ -51,6 +54,39 @@ describeInBrowser("the viewer page: less common sessions", () => {
       expect(await childNodes(page, ".totals")).toStrictEqual(["total", "total messages", "total", "total", "total input", "total output", "total time"]);
       expect(await page.locator(".totals").textContent()).toBe("1turns2messages1model calls0tool calls12input tokens3output tokens1.5 swall time");
       expect(await childNodes(page, ".problems")).toStrictEqual(["problem-title", ""]);
+      await page.close();
+    },
+    timeout,
+  );
+
+  it(
+    "shows what a subagent paused inside a call waits for: its calls awaiting approval, with the ids to resolve",
+    async () => {
+      const path = join(tempDir(), "subagent.jsonl");
+      const session = await openSession(path);
+      const cleaner = subagentTool({
+        name: "cleaner",
+        description: "Cleans up.",
+        systemPrompt: "You clean up.",
+        invokeModel: scriptedModel([[{ type: "tool_call", id: "inner_rm", name: "remove", input: { path: "build/", recursive: true }, stopReason: "tool_use" }]]),
+        tools: [tool({ name: "remove", description: "Remove.", inputSchema: { type: "object" }, requireApproval: true, handler: () => "removed" })],
+      });
+      send(session, "Clean the build directory.");
+      await agentLoop(scriptedModel([[{ type: "tool_call", id: "outer_clean", name: "cleaner", input: { prompt: "remove build/" }, stopReason: "tool_use" }]]), [cleaner], session);
+      await closeSession(session);
+      const waiting = pendingApprovals(session);
+      expect(waiting.map((call) => call.id)).toStrictEqual(["inner_rm"]);
+
+      const page = await open(path);
+      const outer = page.locator('.tool.pending[data-call="outer_clean"]');
+      expect(await outer.locator(".nested > .io-label").textContent()).toBe("subagent paused · 1 call awaiting approval");
+      const inner = outer.locator(".nested-call");
+      expect(await inner.evaluateAll((nodes) => nodes.map((node) => node.getAttribute("data-call")))).toStrictEqual(["inner_rm"]);
+      expect(await inner.locator(".tool-name").textContent()).toBe("remove");
+      expect(await inner.locator("pre").textContent()).toBe(JSON.stringify(waiting[0]!.input, null, 2));
+      expect(await outer.locator("details.nested-session").getAttribute("open")).toBeNull();
+      await outer.locator("details.nested-session summary").click();
+      expect(await outer.locator("details.nested-session pre").textContent()).toContain('"content": "remove build/"');
       await page.close();
     },
     timeout,

@@ -156,8 +156,33 @@ function renderToolCall(item) {
       h("div.io.input", h("div.io-label", "input"), h("pre.io-body", pretty(call.input))),
       result
         ? h("div.io.output", h("div.io-label", result.isError === true ? "error" : "result"), h("pre.io-body", pretty(result.output)))
-        : h("div.io.output.none", h("div.io-label", "result"), h("div.io-body", state === "pending" ? "Waiting for a human's decision (resolveApproval)." : "No result in the log yet."))),
+        : h("div.io.output.none", h("div.io-label", "result"), h("div.io-body", state !== "pending" ? "No result in the log yet." : approval.nested ? "A subagent inside this call waits for a human's decision on its calls below (resolveApproval with their ids)." : "Waiting for a human's decision (resolveApproval)."))),
+    !result && approval && renderNested(item, approval.nested),
     original(item, (previous) => pretty(previous.input)));
+}
+
+/** The session of a subagent paused inside a call: the calls it waits on (ids to resolve), and the whole session a click away. */
+function renderNested(item, nested) {
+  if (!nested || typeof nested !== "object" || !Array.isArray(nested.messages)) return null;
+  const waiting = pendingNestedCalls(nested.messages);
+  return h("div.nested",
+    h("div.io-label", "subagent paused · " + plural(waiting.length, "call") + " awaiting approval"),
+    waiting.map((call) => h("div.nested-call", { "data-call": String(call.id) },
+      h("div.tool-head", h("span.tool-status", "awaiting approval"), h("span.tool-name", String(call.name)), h("code.tool-id", String(call.id))),
+      h("pre.io-body", pretty(call.input)))),
+    h("details.nested-session", { "data-key": "nested-" + item.line },
+      h("summary", "Subagent session · " + plural(nested.messages.length, "message")),
+      h("pre.io-body", pretty(nested.messages))));
+}
+
+// Calls of a paused session still waiting for a decision, through subagents paused inside them.
+function pendingNestedCalls(messages) {
+  const answered = new Set(messages.filter((message) => message && message.type === "tool_result").map((message) => message.id));
+  return messages.flatMap((message) => {
+    if (!message || message.type !== "tool_call" || answered.has(message.id) || !message.approval || message.approval.status !== "pending") return [];
+    const inner = message.approval.nested;
+    return inner && Array.isArray(inner.messages) ? pendingNestedCalls(inner.messages) : [message];
+  });
 }
 
 function renderCompaction(item) {

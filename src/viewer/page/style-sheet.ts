@@ -121,6 +121,11 @@ details.thinking .msg-label { color: var(--thinking); }
 .tool.error .tool-head { background: var(--error-bg); }
 .tool-name { font-family: var(--mono); font-weight: 600; }
 .tool-duration { font-size: 12px; color: var(--muted); font-variant-numeric: tabular-nums; }
+.nested { border-top: 1px dashed var(--pending); padding: 0 0 6px; }
+.nested-call { margin: 4px 10px; border: 1px solid var(--pending); border-radius: 6px; }
+.nested-call .tool-head { background: var(--pending-bg); }
+.nested-call .tool-status { color: var(--pending); }
+.nested-session { margin: 4px 10px 0; font-size: 12.5px; }
 .tool-io { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); }
 .io { min-width: 0; }
 .io + .io { border-left: 1px solid var(--border); }
