@@ -14,8 +14,11 @@ export type LogProblem = { line?: number; message: string };
  * What one read found since the previous one, in file order. `reset`: the records start from the
  * beginning of the file (the first read, or the file was truncated, replaced or rewritten), so
  * whatever was read before no longer holds. `missing`: there is no file at the path (no records).
+ * `partial`: the file ends in an incomplete line (`bytes` long so far, numbered `line`): one being
+ * written, or cut off by a crash mid-write. Each update says so while it holds; an update without
+ * `partial` means the file no longer ends in one.
  */
-export type LogUpdate = { reset: boolean; records: LogRecord[]; problems: LogProblem[]; missing?: true };
+export type LogUpdate = { reset: boolean; records: LogRecord[]; problems: LogProblem[]; missing?: true; partial?: { line: number; bytes: number } };
 
 /**
  * Reads a session log incrementally. The first `read` returns the whole file (`reset: true`);
@@ -44,19 +47,27 @@ export function createLogReader(path: string): LogReader {
         missing = false;
         const stats = await handle.stat();
         const reset = cursor === undefined || cursor.ino !== stats.ino || stats.size < cursor.offset || !(await sameBytes(handle, cursor));
-        if (reset) cursor = { ino: stats.ino, offset: 0, line: 0, openLine: false, head: Buffer.alloc(0), tail: Buffer.alloc(0) };
+        if (reset) cursor = { ino: stats.ino, offset: 0, line: 0, openLine: false, head: Buffer.alloc(0), tail: Buffer.alloc(0), partialBytes: 0 };
         const current = cursor!;
-        if (!reset && stats.size === current.offset) return undefined;
+        if (!reset && stats.size === current.offset && current.partialBytes === 0) return undefined;
         const records: LogRecord[] = [];
         const problems: LogProblem[] = [];
+        let end = current.offset;
         if (stats.size > current.offset) {
           const bytes = await readRange(handle, current.offset, stats.size);
+          end = current.offset + bytes.length;
           const consumed = parseLines(bytes, current, records, problems);
           current.offset += consumed;
           await remember(handle, current);
         }
-        if (!reset && records.length === 0 && problems.length === 0) return undefined;
-        return { reset, records, problems };
+        // Bytes after the last line read: a line still being written (or never finished).
+        const partialBytes = current.openLine ? 0 : end - current.offset;
+        const partialChanged = partialBytes !== current.partialBytes;
+        current.partialBytes = partialBytes;
+        if (!reset && records.length === 0 && problems.length === 0 && !partialChanged) return undefined;
+        const update: LogUpdate = { reset, records, problems };
+        if (partialBytes > 0) update.partial = { line: current.line + 1, bytes: partialBytes };
+        return update;
       } finally {
         await handle.close();
       }
@@ -76,6 +87,8 @@ type Cursor = {
   /** The first and the last bytes consumed (up to `fingerprintBytes` each). */
   head: Buffer;
   tail: Buffer;
+  /** Bytes after `offset` at the last read that do not make a line yet (see `LogUpdate.partial`). */
+  partialBytes: number;
 };
 
 const fingerprintBytes = 64;

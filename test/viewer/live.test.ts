@@ -56,12 +56,14 @@ describe("the event stream follows the log live", () => {
     }
   });
 
-  it("holds back a torn last line until the rest of it is written", async () => {
+  it("holds back a torn last line until the rest of it is written, saying it is there", async () => {
     const whole = line(entry("written in two parts"));
     const live = await follow(line(entry("one")) + whole.slice(0, 20));
     try {
-      expect(await live.next()).toStrictEqual({ reset: true, records: [{ line: 1, entry: entry("one") }], problems: [] });
-      appendFileSync(live.path, whole.slice(20));
+      expect(await live.next()).toStrictEqual({ reset: true, records: [{ line: 1, entry: entry("one") }], problems: [], partial: { line: 2, bytes: 20 } });
+      appendFileSync(live.path, whole.slice(20, 30));
+      expect(await live.next()).toStrictEqual({ reset: false, records: [], problems: [], partial: { line: 2, bytes: 30 } });
+      appendFileSync(live.path, whole.slice(30));
       expect(await live.collect(1)).toStrictEqual({ reset: false, records: [{ line: 2, entry: entry("written in two parts") }], problems: [] });
     } finally {
       await live.close();

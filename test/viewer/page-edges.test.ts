@@ -1,4 +1,4 @@
-import { writeFileSync } from "node:fs";
+import { appendFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import type { Browser, Page } from "playwright-core";
@@ -87,6 +87,28 @@ describeInBrowser("the viewer page: less common sessions", () => {
       expect(await outer.locator("details.nested-session").getAttribute("open")).toBeNull();
       await outer.locator("details.nested-session summary").click();
       expect(await outer.locator("details.nested-session pre").textContent()).toContain('"content": "remove build/"');
+      await page.close();
+    },
+    timeout,
+  );
+
+  it(
+    "says when the log ends in an incomplete line (a crash mid-write), until the line is complete",
+    async () => {
+      const path = join(tempDir(), "torn.jsonl");
+      const torn = messageLine({ role: "assistant", content: "the answer, written in two parts" });
+      writeFileSync(path, messageLine({ role: "user", content: "a question" }) + torn.slice(0, 25));
+      const page = await open(path);
+      const partial = page.locator(".problems .problem.partial");
+      expect(await partial.textContent()).toBe(
+        "Line 2 is incomplete (25 B without an end of line): it is being written, or the writer stopped mid-line (a crash). It is shown once complete.",
+      );
+      expect(await page.locator(".problems").isVisible()).toBe(true);
+
+      appendFileSync(path, torn.slice(25));
+      await page.locator(".msg.assistant .text", { hasText: "the answer, written in two parts" }).waitFor({ timeout });
+      expect(await partial.count()).toBe(0);
+      expect(await page.locator(".problems").isVisible()).toBe(false);
       await page.close();
     },
     timeout,

@@ -127,6 +127,7 @@ describe("serveViewer: the JSON endpoints", () => {
           { line: 4, message: 'not a log entry (a JSON object with a string "type"): [1, 2]' },
           { line: 5, message: 'not a log entry (a JSON object with a string "type"): {"no":"type"}' },
         ],
+        partial: { line: 8, bytes: Buffer.byteLength('{"type":"message","mess') },
       });
     });
   });

@@ -80,6 +80,7 @@ function showSession(file, directoryName) {
   let nodes = [];
   let lineProblems = [];
   let fileProblem;
+  let partialLine;
   let drawn = false;
   let scheduled = false;
   let thinkingOpen = false;
@@ -115,6 +116,7 @@ function showSession(file, directoryName) {
       turnsNode.replaceChildren();
     }
     fileProblem = update.missing ? "There is no file at this path (any more). Waiting for it to appear." : update.reset ? undefined : fileProblem;
+    partialLine = update.partial;
     for (const problem of update.problems) {
       if (problem.line === undefined) fileProblem = problem.message;
       else lineProblems.push(problem);
@@ -170,9 +172,11 @@ function showSession(file, directoryName) {
 
   function drawProblems() {
     const all = [...lineProblems, ...timeline.problems].sort((a, b) => a.line - b.line);
-    problems.hidden = all.length === 0 && fileProblem === undefined;
+    problems.hidden = all.length === 0 && fileProblem === undefined && partialLine === undefined;
     fill(problems,
       fileProblem !== undefined && h("div.problem", fileProblem),
+      partialLine !== undefined && h("div.problem.partial", "Line " + partialLine.line + " is incomplete (" + formatBytes(partialLine.bytes) +
+        " without an end of line): it is being written, or the writer stopped mid-line (a crash). It is shown once complete."),
       all.length > 0 && h("div.problem-title", plural(all.length, "line") + " of the log could not be shown; everything else is:"),
       h("ul", null, all.slice(0, 200).map((problem) => h("li", h("span.line", "line " + problem.line), " ", problem.message))),
       all.length > 200 && h("div", "… and " + (all.length - 200) + " more"));
