@@ -71,6 +71,8 @@ export function createRequestHandler(
   };
 
   const streamLog = (request: IncomingMessage, response: ServerResponse, file: string): void => {
+    // A page that left while its file was looked up: its "close" has passed, so nothing would stop a watch.
+    if (response.destroyed || request.socket.destroyed) return void response.destroy();
     response.writeHead(200, { ...commonHeaders, "content-type": "text/event-stream; charset=utf-8" });
     if (request.method === "HEAD") return void response.end();
     // Reconnect soon: a page whose stream broke should not stay stale for long.
