@@ -8,6 +8,7 @@ import { scriptedModel } from "simple-agent-loop/testing";
 import { serveViewer, type Viewer } from "simple-agent-loop/viewer";
 import { describeInBrowser, launchBrowser } from "./browser.ts";
 import { messageLine, tempDir } from "./helpers.ts";
+import { recordSession } from "./record-session.ts";
 
 const timeout = 60_000;
 
@@ -26,10 +27,10 @@ describeInBrowser("the viewer page: less common sessions", () => {
     await browser?.close();
   });
 
-  async function open(path: string): Promise<Page> {
+  async function open(path: string, colorScheme: "light" | "dark" = "light"): Promise<Page> {
     const viewer = await serveViewer(path, { pollInterval: 100 });
     viewers.push(viewer);
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 }, colorScheme });
     page.on("pageerror", (error) => pageErrors.push(error.message));
     await page.goto(viewer.url);
     await page.locator("body[data-state=ready]").waitFor({ timeout });
@@ -113,4 +114,56 @@ describeInBrowser("the viewer page: less common sessions", () => {
     },
     timeout,
   );
+
+  it(
+    "keeps all text readable: at least 4.5:1 contrast against what is behind it (WCAG AA), in light and dark",
+    async () => {
+      const { path, session } = await recordSession(tempDir());
+      await closeSession(session);
+      for (const scheme of ["light", "dark"] as const) {
+        const page = await open(path, scheme);
+        // Open everything collapsed, so its text counts too.
+        await page.locator("details:not([open]) > summary").evaluateAll((nodes) => nodes.forEach((node) => (node.parentElement as HTMLDetailsElement).open = true));
+        const failures = await page.evaluate(lowContrastTexts);
+        expect(failures, scheme).toStrictEqual([]);
+        await page.close();
+      }
+    },
+    timeout,
+  );
 });
+
+/**
+ * In the page: each element with text of its own whose colour, faded by the opacity of it and its
+ * ancestors, has less than 4.5:1 contrast against the first opaque background behind it.
+ */
+function lowContrastTexts(): string[] {
+  const rgb = (value: string): number[] => (value.match(/[\d.]+/g) ?? []).map(Number);
+  const luminance = ([r, g, b]: number[]): number => {
+    const channel = (value: number): number => {
+      const c = value / 255;
+      return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+    };
+    return 0.2126 * channel(r!) + 0.7152 * channel(g!) + 0.0722 * channel(b!);
+  };
+  const failures: string[] = [];
+  for (const element of document.querySelectorAll("#app *")) {
+    if (element instanceof SVGElement) continue;
+    const ownText = [...element.childNodes].some((child) => child.nodeType === Node.TEXT_NODE && child.textContent!.trim() !== "");
+    if (!ownText || element.getClientRects().length === 0) continue;
+    let background: number[] | undefined;
+    let opacity = 1;
+    for (let node: Element | null = element; node !== null; node = node.parentElement) {
+      const style = getComputedStyle(node);
+      opacity *= Number(style.opacity);
+      const color = rgb(style.backgroundColor);
+      if (background === undefined && (color[3] ?? 1) === 1) background = color;
+    }
+    background ??= rgb(getComputedStyle(document.body).backgroundColor);
+    const foreground = rgb(getComputedStyle(element).color).slice(0, 3).map((value, index) => value * opacity + background![index]! * (1 - opacity));
+    const [light, dark] = [luminance(foreground), luminance(background)].sort((a, b) => b - a);
+    const ratio = (light! + 0.05) / (dark! + 0.05);
+    if (ratio < 4.5) failures.push(`${element.tagName.toLowerCase()}.${[...element.classList].join(".")} "${element.textContent!.trim().slice(0, 20)}": ${ratio.toFixed(2)}`);
+  }
+  return [...new Set(failures)];
+}

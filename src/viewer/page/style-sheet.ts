@@ -2,15 +2,15 @@
 export const styleSheet = String.raw`
 :root {
   color-scheme: light dark;
-  --bg: #f4f5f7; --panel: #ffffff; --text: #1f2328; --muted: #636c76; --faint: #8c959f; --border: #d8dee4; --soft: #eef1f4;
+  --bg: #f4f5f7; --panel: #ffffff; --text: #1f2328; --muted: #636c76; --faint: #656d76; --border: #d8dee4; --soft: #eef1f4;
   --input: #2f6fdf; --output: #e8833a; --time: #8a63d2;
-  --ok: #1a7f37; --ok-bg: #dafbe1; --error: #cf222e; --error-bg: #ffebe9; --pending: #9a6700; --pending-bg: #fff8c5;
+  --ok: #187733; --ok-bg: #dafbe1; --error: #cf222e; --error-bg: #ffebe9; --pending: #9a6700; --pending-bg: #fff8c5;
   --user: #0969da; --user-bg: #ddf4ff; --assistant: #1f2328; --thinking: #6e7781; --compaction: #8250df; --compaction-bg: #fbefff;
   --mono: ui-monospace, SFMono-Regular, "SF Mono", Menlo, Consolas, "Liberation Mono", monospace;
 }
 @media (prefers-color-scheme: dark) {
   :root {
-    --bg: #0d1117; --panel: #161b22; --text: #e6edf3; --muted: #9198a1; --faint: #6e7681; --border: #30363d; --soft: #21262d;
+    --bg: #0d1117; --panel: #161b22; --text: #e6edf3; --muted: #9198a1; --faint: #8b949e; --border: #30363d; --soft: #21262d;
     --input: #4c8dff; --output: #f0883e; --time: #a371f7;
     --ok: #3fb950; --ok-bg: #12261e; --error: #f85149; --error-bg: #2d1214; --pending: #d29922; --pending-bg: #2e2410;
     --user: #58a6ff; --user-bg: #10243e; --assistant: #e6edf3; --thinking: #9198a1; --compaction: #bc8cff; --compaction-bg: #231a33;
@@ -97,7 +97,9 @@ details.msg.system { color: var(--muted); }
 details.msg.system > .text { margin: 4px 0 0 16px; font-size: 13px; }
 
 .step { margin: 8px 0; padding-left: 10px; border-left: 2px solid var(--border); }
-.step.removed, .msg.removed, .thinking.removed { opacity: 0.72; }
+/* Compacted-away history stays readable (no fading): a dashed rule in the compaction colour marks it. */
+.step.removed, .msg.removed:not(.user) { border-left: 2px dashed var(--compaction); }
+.msg.user.removed { border-left-style: dashed; }
 .step-head { display: flex; flex-wrap: wrap; gap: 10px; align-items: baseline; font-size: 12px; color: var(--muted); }
 .step-label { font-weight: 700; text-transform: uppercase; font-size: 11px; letter-spacing: 0.04em; }
 .usage { font-variant-numeric: tabular-nums; }
