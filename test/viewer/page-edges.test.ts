@@ -116,6 +116,30 @@ describeInBrowser("the viewer page: less common sessions", () => {
   );
 
   it(
+    "a clipped long output shows whole with the keyboard too: Tab to it, Enter",
+    async () => {
+      const path = join(tempDir(), "long-output.jsonl");
+      const output = Array.from({ length: 200 }, (_, index) => `line ${index + 1} of the output`).join("\n");
+      writeFileSync(
+        path,
+        messageLine({ role: "user", content: "list everything" }) +
+          messageLine({ type: "tool_call", id: "call_1", name: "list", input: {} }) +
+          messageLine({ type: "tool_result", id: "call_1", output }),
+      );
+      const page = await open(path);
+      const block = page.locator('.tool[data-call="call_1"] .output pre');
+      expect(await block.evaluate((node) => node.scrollHeight > node.clientHeight)).toBe(true);
+      for (let presses = 0; presses < 40 && !(await block.evaluate((node) => node === document.activeElement)); presses++) await page.keyboard.press("Tab");
+      expect(await block.evaluate((node) => node === document.activeElement)).toBe(true);
+      await page.keyboard.press("Enter");
+      expect(await block.evaluate((node) => [node.classList.contains("expanded"), node.scrollHeight <= node.clientHeight])).toStrictEqual([true, true]);
+      expect(await block.textContent()).toBe(output);
+      await page.close();
+    },
+    timeout,
+  );
+
+  it(
     "keeps all text readable: at least 4.5:1 contrast against what is behind it (WCAG AA), in light and dark",
     async () => {
       const { path, session } = await recordSession(tempDir());

@@ -85,18 +85,31 @@ function showSession(file, directoryName) {
   let scheduled = false;
   let thinkingOpen = false;
 
-  // A long output is clipped to keep the timeline dense; a click shows it whole (not when selecting text).
-  turnsNode.addEventListener("click", (event) => {
-    const block = event.target.closest(".io-body, .text");
-    if (!block || !getSelection().isCollapsed) return;
+  // A long output is clipped to keep the timeline dense; a click shows it whole (not when selecting text),
+  // and so does Enter on it once focused (Tab reaches a block that scrolls).
+  const toggleClipped = (block) => {
     if (block.classList.contains("expanded")) block.classList.remove("expanded");
     else if (block.classList.contains("clipped")) block.classList.add("expanded");
+  };
+  turnsNode.addEventListener("click", (event) => {
+    const block = event.target.closest(".io-body, .text");
+    if (block && getSelection().isCollapsed) toggleClipped(block);
+  });
+  turnsNode.addEventListener("keydown", (event) => {
+    if (event.key !== "Enter" || !event.target.matches(".io-body, .text")) return;
+    markClipped(event);
+    toggleClipped(event.target);
   });
   // Marks clipped blocks once they are laid out (an invisible turn, content-visibility: auto, has no size yet).
-  turnsNode.addEventListener("mouseover", (event) => {
+  const markClipped = (event) => {
     const block = event.target.closest(".io-body, .text");
-    if (block && !block.classList.contains("expanded")) block.classList.toggle("clipped", block.scrollHeight > block.clientHeight + 2);
-  });
+    if (!block || block.classList.contains("expanded")) return;
+    const clipped = block.scrollHeight > block.clientHeight + 2;
+    block.classList.toggle("clipped", clipped);
+    if (clipped) block.title = "Clipped: click it (or press Enter on it) to show it whole";
+  };
+  turnsNode.addEventListener("mouseover", markClipped);
+  turnsNode.addEventListener("focusin", markClipped);
 
   expand.addEventListener("click", () => {
     thinkingOpen = !thinkingOpen;
