@@ -140,6 +140,24 @@ describeInBrowser("the viewer page: less common sessions", () => {
   );
 
   it(
+    "labels the validated structured output of a run made with an output schema",
+    async () => {
+      const path = join(tempDir(), "structured.jsonl");
+      const session = await openSession(path);
+      send(session, "How many tests pass?");
+      const schema = { type: "object", properties: { passed: { type: "number" } }, required: ["passed"] };
+      await agentLoop(scriptedModel([[{ role: "assistant", content: '{"passed": 128}', stopReason: "end_turn" }]]), [], session, { output: schema });
+      await closeSession(session);
+      const page = await open(path);
+      const structured = page.locator(".msg.assistant .structured");
+      expect(await structured.locator(".io-label").textContent()).toBe("structured output (validated)");
+      expect(await structured.locator("pre").textContent()).toBe(JSON.stringify({ passed: 128 }, null, 2));
+      await page.close();
+    },
+    timeout,
+  );
+
+  it(
     "keeps all text readable: at least 4.5:1 contrast against what is behind it (WCAG AA), in light and dark",
     async () => {
       const { path, session } = await recordSession(tempDir());

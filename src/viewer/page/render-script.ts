@@ -130,7 +130,7 @@ function renderModelMessage(item) {
   return h("div.msg.assistant" + removed + (aborted ? ".aborted" : ""), { "data-line": item.line },
     h("div.msg-label", "Assistant", aborted && h("span.badge.aborted", "aborted")),
     message.content ? h("div.text", message.content) : h("div.text.empty", aborted ? "The run was aborted before the model answered." : "(no text)"),
-    message.output !== undefined && h("pre.io-body", pretty(message.output)));
+    message.output !== undefined && h("div.structured", h("div.io-label", "structured output (validated)"), h("pre.io-body", pretty(message.output))));
 }
 
 function renderToolCall(item) {

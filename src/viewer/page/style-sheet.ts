@@ -88,6 +88,8 @@ div.problems { background: var(--error-bg); border: 1px solid var(--error); bord
 .msg.user .msg-label { color: var(--user); }
 .msg.assistant { padding: 2px 0; }
 .msg.assistant.aborted .text { color: var(--error); }
+.structured { margin-top: 6px; border: 1px solid var(--border); border-radius: 6px; }
+.structured .io-label { color: var(--ok); }
 details > summary { cursor: pointer; list-style: none; display: flex; gap: 8px; align-items: baseline; }
 details > summary::-webkit-details-marker { display: none; }
 details > summary::before { content: "▸"; color: var(--faint); font-size: 11px; }
