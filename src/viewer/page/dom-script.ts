@@ -41,8 +41,13 @@ export function appendChildren(node, children) {
   }
 }
 
+// Formatters made once: toLocaleString and friends build a new one on every call, which costs seconds on a long session.
+const countFormat = new Intl.NumberFormat("en-US");
+const clockFormat = new Intl.DateTimeFormat("en-GB", { hour: "2-digit", minute: "2-digit", second: "2-digit", hourCycle: "h23" });
+const dateFormat = new Intl.DateTimeFormat("en-CA", { year: "numeric", month: "2-digit", day: "2-digit" });
+
 export function formatCount(value) {
-  return Math.round(value).toLocaleString("en-US");
+  return countFormat.format(Math.round(value));
 }
 
 /** Tokens, short: 950, 12.3k, 456k, 1.2M. */
@@ -70,13 +75,12 @@ export function timeOf(iso) {
 }
 
 export function formatClock(ms) {
-  return ms === undefined ? "" : new Date(ms).toLocaleTimeString("en-GB", { hour12: false });
+  return ms === undefined ? "" : clockFormat.format(ms);
 }
 
 export function formatDateTime(ms) {
   if (ms === undefined) return "";
-  const date = new Date(ms);
-  return date.toLocaleDateString("en-CA") + " " + date.toLocaleTimeString("en-GB", { hour12: false });
+  return dateFormat.format(ms) + " " + clockFormat.format(ms);
 }
 
 export function formatAgo(ms, now) {
