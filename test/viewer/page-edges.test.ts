@@ -158,6 +158,46 @@ describeInBrowser("the viewer page: less common sessions", () => {
   );
 
   it(
+    "follows a long running session: a reader at the end sees each new turn, as tail -f does",
+    async () => {
+      const path = join(tempDir(), "long.jsonl");
+      const lines = (count: number, what: string) => Array.from({ length: count }, (_, index) => `${what} ${index + 1}`).join("\n");
+      let log = "";
+      for (let turn = 1; turn <= 60; turn++) {
+        log +=
+          messageLine({ role: "user", content: `question ${turn}` }) +
+          messageLine({ type: "tool_call", id: `call_${turn}`, name: "read", input: {} }) +
+          messageLine({ type: "tool_result", id: `call_${turn}`, output: lines(30, "output line") }) +
+          messageLine({ role: "assistant", content: lines(40, "answer line") });
+      }
+      writeFileSync(path, log);
+      const page = await open(path);
+      const atEnd = (): Promise<boolean> => page.evaluate(() => window.innerHeight + window.scrollY >= document.documentElement.scrollHeight - 2);
+      // The reader goes to the end, as with the End key, until the page stops growing under them.
+      for (let tries = 0; tries < 20 && !(await atEnd()); tries++) {
+        await page.keyboard.press("End");
+        await page.waitForTimeout(100);
+      }
+      expect(await atEnd()).toBe(true);
+
+      for (const turn of [61, 62]) {
+        writeFileSync(path, messageLine({ role: "user", content: `question ${turn}` }) + messageLine({ role: "assistant", content: lines(40, `new answer ${turn}, line`) }), { flag: "a" });
+        const newest = page.locator(`#turn-${turn}`);
+        await newest.waitFor({ timeout });
+        await page.waitForFunction((selector) => {
+          const box = document.querySelector(selector)!.getBoundingClientRect();
+          const atEnd = window.innerHeight + window.scrollY >= document.documentElement.scrollHeight - 2;
+          return atEnd && box.bottom > 0 && box.bottom <= window.innerHeight;
+        }, `#turn-${turn}`, { timeout: 10_000 });
+        await page.waitForTimeout(300);
+        expect(await atEnd()).toBe(true);
+      }
+      await page.close();
+    },
+    timeout,
+  );
+
+  it(
     "keeps all text readable: at least 4.5:1 contrast against what is behind it (WCAG AA), in light and dark",
     async () => {
       const { path, session } = await recordSession(tempDir());

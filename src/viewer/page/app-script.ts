@@ -168,9 +168,19 @@ function showSession(file, directoryName) {
     drawTotals();
     drawChart();
     // Follow a running session, as tail -f does, once the reader is at the end.
-    if (drawn && atBottom) window.scrollTo(0, document.documentElement.scrollHeight);
+    if (drawn && atBottom) followToEnd(20);
     drawn = true;
     document.body.dataset.state = "ready";
+  }
+
+  // Turns are laid out only near the viewport (content-visibility: auto), so the page grows as the
+  // ones near the end get their real height: scroll again until its height stops changing.
+  function followToEnd(frames) {
+    const height = document.documentElement.scrollHeight;
+    window.scrollTo(0, height);
+    if (frames > 0) requestAnimationFrame(() => {
+      if (document.documentElement.scrollHeight !== height || window.innerHeight + window.scrollY < height - 2) followToEnd(frames - 1);
+    });
   }
 
   function keepOpenState(old, node) {
