@@ -25,6 +25,16 @@ describeInBrowser("a screenshot of the page", () => {
       const page = await browser.newPage({ viewport: { width: 1280, height: 900 }, deviceScaleFactor: 1, colorScheme: "light" });
       await page.goto(viewer.url);
       await page.locator("body[data-state=ready]").waitFor({ timeout: 60_000 });
+      // Turns are drawn only near the viewport (content-visibility: auto): make the viewport the whole
+      // page, until its height settles, so a busy machine cannot capture turns not drawn yet.
+      const lastTurnBottom = "document.querySelector('main.timeline').lastElementChild.getBoundingClientRect().bottom + scrollY";
+      for (let bottom = 0, tries = 0; tries < 10; tries++) {
+        const next = (await page.evaluate(lastTurnBottom)) as number;
+        if (next === bottom) break;
+        bottom = next;
+        await page.setViewportSize({ width: 1280, height: Math.ceil(bottom) });
+        await page.evaluate("new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))");
+      }
       await page.screenshot({ path: screenshotPath, fullPage: true });
       const image = decodePng(readFileSync(screenshotPath));
       const pageHeight = await page.evaluate("document.documentElement.scrollHeight");
