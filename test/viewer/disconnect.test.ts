@@ -1,3 +1,4 @@
+import type * as nodeFs from "node:fs";
 import { writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { join } from "node:path";
@@ -8,7 +9,7 @@ import { messageLine, openEventStream, tempDir } from "./helpers.ts";
 // Counts the file watches the viewer holds open: a page that went away must not leave one behind.
 const watches = vi.hoisted(() => ({ open: 0 }));
 vi.mock("node:fs", async (importOriginal) => {
-  const fs = await importOriginal<typeof import("node:fs")>();
+  const fs = await importOriginal<typeof nodeFs>();
   const watch = (...args: Parameters<typeof fs.watch>) => {
     const watcher = fs.watch(...args);
     watches.open++;

@@ -39,7 +39,7 @@ describeInBrowser("the viewer page: less common sessions", () => {
 
   // Each child node of `selector`: an element's class, or a text node's text.
   const childNodes = (page: Page, selector: string): Promise<string[]> =>
-    page.locator(selector).evaluate((node) => [...node.childNodes].map((child) => (child instanceof Element ? child.className : `text: ${child.textContent ?? ""}`)));
+    page.evaluate(`[...document.querySelector(${JSON.stringify(selector)}).childNodes].map((child) => (child instanceof Element ? child.className : "text: " + child.textContent))`);
 
   it(
     "shows only the totals that apply, and no stray text where one does not",
@@ -129,8 +129,9 @@ describeInBrowser("the viewer page: less common sessions", () => {
       const page = await open(path);
       const block = page.locator('.tool[data-call="call_1"] .output pre');
       expect(await block.evaluate((node) => node.scrollHeight > node.clientHeight)).toBe(true);
-      for (let presses = 0; presses < 40 && !(await block.evaluate((node) => node === document.activeElement)); presses++) await page.keyboard.press("Tab");
-      expect(await block.evaluate((node) => node === document.activeElement)).toBe(true);
+      const focused = (): Promise<boolean> => page.evaluate(`document.activeElement === document.querySelector(${JSON.stringify('.tool[data-call="call_1"] .output pre')})`);
+      for (let presses = 0; presses < 40 && !(await focused()); presses++) await page.keyboard.press("Tab");
+      expect(await focused()).toBe(true);
       await page.keyboard.press("Enter");
       expect(await block.evaluate((node) => [node.classList.contains("expanded"), node.scrollHeight <= node.clientHeight])).toStrictEqual([true, true]);
       expect(await block.textContent()).toBe(output);
@@ -172,7 +173,8 @@ describeInBrowser("the viewer page: less common sessions", () => {
       }
       writeFileSync(path, log);
       const page = await open(path);
-      const atEnd = (): Promise<boolean> => page.evaluate(() => window.innerHeight + window.scrollY >= document.documentElement.scrollHeight - 2);
+      const atEndScript = "innerHeight + scrollY >= document.documentElement.scrollHeight - 2";
+      const atEnd = (): Promise<boolean> => page.evaluate(atEndScript);
       // The reader goes to the end, as with the End key, until the page stops growing under them.
       for (let tries = 0; tries < 20 && !(await atEnd()); tries++) {
         await page.keyboard.press("End");
@@ -184,11 +186,9 @@ describeInBrowser("the viewer page: less common sessions", () => {
         writeFileSync(path, messageLine({ role: "user", content: `question ${turn}` }) + messageLine({ role: "assistant", content: lines(40, `new answer ${turn}, line`) }), { flag: "a" });
         const newest = page.locator(`#turn-${turn}`);
         await newest.waitFor({ timeout });
-        await page.waitForFunction((selector) => {
-          const box = document.querySelector(selector)!.getBoundingClientRect();
-          const atEnd = window.innerHeight + window.scrollY >= document.documentElement.scrollHeight - 2;
-          return atEnd && box.bottom > 0 && box.bottom <= window.innerHeight;
-        }, `#turn-${turn}`, { timeout: 10_000 });
+        // Scrolled to the end, with the new turn on screen.
+        const box = `document.querySelector("#turn-${turn}").getBoundingClientRect()`;
+        await page.waitForFunction(`${atEndScript} && ${box}.bottom > 0 && ${box}.bottom <= innerHeight`, null, { timeout: 10_000 });
         await page.waitForTimeout(300);
         expect(await atEnd()).toBe(true);
       }
@@ -205,8 +205,8 @@ describeInBrowser("the viewer page: less common sessions", () => {
       for (const scheme of ["light", "dark"] as const) {
         const page = await open(path, scheme);
         // Open everything collapsed, so its text counts too.
-        await page.locator("details:not([open]) > summary").evaluateAll((nodes) => nodes.forEach((node) => (node.parentElement as HTMLDetailsElement).open = true));
-        const failures = await page.evaluate(lowContrastTexts);
+        await page.evaluate('document.querySelectorAll("details").forEach((details) => { details.open = true; })');
+        const failures = await page.evaluate<string[]>(lowContrastTexts);
         expect(failures, scheme).toStrictEqual([]);
         await page.close();
       }
@@ -216,36 +216,38 @@ describeInBrowser("the viewer page: less common sessions", () => {
 });
 
 /**
- * In the page: each element with text of its own whose colour, faded by the opacity of it and its
+ * In the page (a script: the tests are not compiled against the DOM's types): each element with text of its own whose colour, faded by the opacity of it and its
  * ancestors, has less than 4.5:1 contrast against the first opaque background behind it.
  */
-function lowContrastTexts(): string[] {
-  const rgb = (value: string): number[] => (value.match(/[\d.]+/g) ?? []).map(Number);
-  const luminance = ([r, g, b]: number[]): number => {
-    const channel = (value: number): number => {
+const lowContrastTexts = String.raw`
+(() => {
+  const rgb = (value) => (value.match(/[\d.]+/g) ?? []).map(Number);
+  const luminance = ([r, g, b]) => {
+    const channel = (value) => {
       const c = value / 255;
       return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
     };
-    return 0.2126 * channel(r!) + 0.7152 * channel(g!) + 0.0722 * channel(b!);
+    return 0.2126 * channel(r) + 0.7152 * channel(g) + 0.0722 * channel(b);
   };
-  const failures: string[] = [];
+  const failures = [];
   for (const element of document.querySelectorAll("#app *")) {
     if (element instanceof SVGElement) continue;
-    const ownText = [...element.childNodes].some((child) => child.nodeType === Node.TEXT_NODE && child.textContent!.trim() !== "");
+    const ownText = [...element.childNodes].some((child) => child.nodeType === Node.TEXT_NODE && child.textContent.trim() !== "");
     if (!ownText || element.getClientRects().length === 0) continue;
-    let background: number[] | undefined;
+    let background;
     let opacity = 1;
-    for (let node: Element | null = element; node !== null; node = node.parentElement) {
+    for (let node = element; node !== null; node = node.parentElement) {
       const style = getComputedStyle(node);
       opacity *= Number(style.opacity);
       const color = rgb(style.backgroundColor);
       if (background === undefined && (color[3] ?? 1) === 1) background = color;
     }
     background ??= rgb(getComputedStyle(document.body).backgroundColor);
-    const foreground = rgb(getComputedStyle(element).color).slice(0, 3).map((value, index) => value * opacity + background![index]! * (1 - opacity));
+    const foreground = rgb(getComputedStyle(element).color).slice(0, 3).map((value, index) => value * opacity + background[index] * (1 - opacity));
     const [light, dark] = [luminance(foreground), luminance(background)].sort((a, b) => b - a);
-    const ratio = (light! + 0.05) / (dark! + 0.05);
-    if (ratio < 4.5) failures.push(`${element.tagName.toLowerCase()}.${[...element.classList].join(".")} "${element.textContent!.trim().slice(0, 20)}": ${ratio.toFixed(2)}`);
+    const ratio = (light + 0.05) / (dark + 0.05);
+    if (ratio < 4.5) failures.push(element.tagName.toLowerCase() + "." + [...element.classList].join(".") + ' "' + element.textContent.trim().slice(0, 20) + '": ' + ratio.toFixed(2));
   }
   return [...new Set(failures)];
-}
+})()
+`;

@@ -29,7 +29,7 @@ describeInBrowser("a screenshot of the page", () => {
       // page, until its height settles, so a busy machine cannot capture turns not drawn yet.
       const lastTurnBottom = "document.querySelector('main.timeline').lastElementChild.getBoundingClientRect().bottom + scrollY";
       for (let bottom = 0, tries = 0; tries < 10; tries++) {
-        const next = (await page.evaluate(lastTurnBottom)) as number;
+        const next = await page.evaluate<number>(lastTurnBottom);
         if (next === bottom) break;
         bottom = next;
         await page.setViewportSize({ width: 1280, height: Math.ceil(bottom) });
