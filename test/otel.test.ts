@@ -1,13 +1,23 @@
 import * as api from "@opentelemetry/api";
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from "@opentelemetry/sdk-trace-base";
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan, type SpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { describe, expect, it, vi } from "vitest";
 import { agentLoop, agentStream, ContextOverflowError, initSession, resolveApproval, subagentTool, tool } from "simple-agent-loop";
 import { otelObserver } from "simple-agent-loop/otel";
 import { scriptedModel } from "simple-agent-loop/testing";
 
+// Spans in the order they were started: start times have only millisecond precision here, so
+// spans started in the same millisecond would otherwise compare equal.
+const startOrder = new Map<string, number>();
+const recordStarts: SpanProcessor = {
+  onStart: (span) => void startOrder.set(span.spanContext().spanId, startOrder.size),
+  onEnd: () => undefined,
+  forceFlush: async () => undefined,
+  shutdown: async () => undefined,
+};
+
 function setup(): { exporter: InMemorySpanExporter; tracer: api.Tracer } {
   const exporter = new InMemorySpanExporter();
-  const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+  const provider = new BasicTracerProvider({ spanProcessors: [recordStarts, new SimpleSpanProcessor(exporter)] });
   return { exporter, tracer: provider.getTracer("test") };
 }
 
@@ -146,7 +156,7 @@ describe("otelObserver", () => {
   });
 });
 
-const byStart = (a: ReadableSpan, b: ReadableSpan): number => (a.startTime[0] - b.startTime[0]) * 1e9 + (a.startTime[1] - b.startTime[1]);
+const byStart = (a: ReadableSpan, b: ReadableSpan): number => startOrder.get(a.spanContext().spanId)! - startOrder.get(b.spanContext().spanId)!;
 const ofOperation = (spans: ReadableSpan[], operation: string): ReadableSpan[] =>
   spans.filter((span) => span.attributes["gen_ai.operation.name"] === operation).sort(byStart);
 const toMs = (time: [number, number]): number => time[0] * 1000 + time[1] / 1e6;
@@ -200,6 +210,7 @@ describe("otelObserver: subagents, retries and failures", () => {
     const provider = new BasicTracerProvider({
       spanProcessors: [
         { onStart: (span) => void started.push(span.spanContext().spanId), onEnd: () => undefined, forceFlush: async () => undefined, shutdown: async () => undefined },
+        recordStarts,
         new SimpleSpanProcessor(exporter),
       ],
     });

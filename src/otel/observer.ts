@@ -155,7 +155,10 @@ function runTracer(api: OtelApi, tracer: Tracer, options: OtelObserverOptions, s
       const due = retryAt;
       retryAt = undefined;
       const now = Date.now();
-      if (now >= due || (event.type !== "message" && event.type !== "run-end")) startChat(Math.min(due, now));
+      // Timers and Date.now() can disagree by a millisecond: only clearly early counts.
+      const early = now < due - 1;
+      const abortedInBackoff = early && (event.type === "run-end" || (event.type === "message" && "role" in event.message && event.message.role === "assistant" && event.message.stopReason === "aborted"));
+      if (!abortedInBackoff) startChat(Math.min(due, now));
     }
     // The model's response is over once anything but its own messages follows them.
     if (chat !== undefined && chat.messages.length > 0 && !(event.type === "message" && isModelMessage(event.message))) endChat();
