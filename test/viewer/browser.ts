@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
-import { describe } from "vitest";
-import { chromium, type Browser } from "playwright-core";
+import { afterAll, afterEach, beforeAll, describe, expect } from "vitest";
+import { chromium, type Browser, type Page } from "playwright-core";
+import { serveViewer, type Viewer } from "simple-agent-loop/viewer";
 
 /** Debian's Chromium, driven by playwright-core (which never downloads a browser). */
 export const chromiumPath = "/usr/bin/chromium";
@@ -23,4 +24,36 @@ export async function launchBrowser(): Promise<Browser> {
     args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
     timeout: 60_000,
   });
+}
+
+/**
+ * For a `describeInBrowser` block: one browser for the block, and `open(path)`, which serves the
+ * log (or directory) at `path` and opens it in a new page once drawn. Each test must end with no
+ * script error on any page; the viewers and the browser close after the block.
+ */
+export function viewerPages(): { open: (path: string, options?: { colorScheme?: "light" | "dark" }) => Promise<Page> } {
+  let browser: Browser | undefined;
+  const viewers: Viewer[] = [];
+  const pageErrors: string[] = [];
+  afterEach(() => {
+    expect(pageErrors.splice(0)).toStrictEqual([]);
+  });
+  beforeAll(async () => {
+    browser = await launchBrowser();
+  }, 60_000);
+  afterAll(async () => {
+    await Promise.all(viewers.map((viewer) => viewer.close()));
+    await browser?.close();
+  });
+  return {
+    open: async (path, options = {}) => {
+      const viewer = await serveViewer(path, { pollInterval: 100 });
+      viewers.push(viewer);
+      const page = await browser!.newPage({ viewport: { width: 1280, height: 900 }, colorScheme: options.colorScheme ?? "light" });
+      page.on("pageerror", (error) => pageErrors.push(error.message));
+      await page.goto(viewer.url);
+      await page.locator("body[data-state=ready], table.sessions").first().waitFor({ timeout: 60_000 });
+      return page;
+    },
+  };
 }

@@ -1,41 +1,18 @@
 import { appendFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
-import type { Browser, Page } from "playwright-core";
+import { expect, it } from "vitest";
+import type { Page } from "playwright-core";
 import { agentLoop, pendingApprovals, send, subagentTool, tool } from "simple-agent-loop";
 import { closeSession, openSession } from "simple-agent-loop/store";
 import { scriptedModel } from "simple-agent-loop/testing";
-import { serveViewer, type Viewer } from "simple-agent-loop/viewer";
-import { describeInBrowser, launchBrowser } from "./browser.ts";
+import { describeInBrowser, viewerPages } from "./browser.ts";
 import { messageLine, tempDir } from "./helpers.ts";
 import { recordSession } from "./record-session.ts";
 
 const timeout = 60_000;
 
 describeInBrowser("the viewer page: less common sessions", () => {
-  let browser: Browser;
-  const viewers: Viewer[] = [];
-  const pageErrors: string[] = [];
-  afterEach(() => {
-    expect(pageErrors.splice(0)).toStrictEqual([]);
-  });
-  beforeAll(async () => {
-    browser = await launchBrowser();
-  }, timeout);
-  afterAll(async () => {
-    await Promise.all(viewers.map((viewer) => viewer.close()));
-    await browser?.close();
-  });
-
-  async function open(path: string, colorScheme: "light" | "dark" = "light"): Promise<Page> {
-    const viewer = await serveViewer(path, { pollInterval: 100 });
-    viewers.push(viewer);
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 }, colorScheme });
-    page.on("pageerror", (error) => pageErrors.push(error.message));
-    await page.goto(viewer.url);
-    await page.locator("body[data-state=ready]").waitFor({ timeout });
-    return page;
-  }
+  const { open } = viewerPages();
 
   // Each child node of `selector`: an element's class, or a text node's text.
   const childNodes = (page: Page, selector: string): Promise<string[]> =>
@@ -203,7 +180,7 @@ describeInBrowser("the viewer page: less common sessions", () => {
       const { path, session } = await recordSession(tempDir());
       await closeSession(session);
       for (const scheme of ["light", "dark"] as const) {
-        const page = await open(path, scheme);
+        const page = await open(path, { colorScheme: scheme });
         // Open everything collapsed, so its text counts too.
         await page.evaluate('document.querySelectorAll("details").forEach((details) => { details.open = true; })');
         const failures = await page.evaluate<string[]>(lowContrastTexts);

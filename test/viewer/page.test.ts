@@ -1,41 +1,18 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
-import type { Browser, Page } from "playwright-core";
+import { expect, it } from "vitest";
+import type { Page } from "playwright-core";
 import { agentLoop, resolveApproval, send, type Message } from "simple-agent-loop";
 import { closeSession, loadEntries, loadSession, type LogEntry, type SpliceEntry } from "simple-agent-loop/store";
 import { scriptedModel } from "simple-agent-loop/testing";
-import { serveViewer, type Viewer } from "simple-agent-loop/viewer";
-import { describeInBrowser, launchBrowser } from "./browser.ts";
+import { describeInBrowser, viewerPages } from "./browser.ts";
 import { line, messageLine, tempDir } from "./helpers.ts";
 import { recordSession, recorded, releaseTools } from "./record-session.ts";
 
 const timeout = 60_000;
 
 describeInBrowser("the viewer page in a real browser", () => {
-  let browser: Browser;
-  const viewers: Viewer[] = [];
-  const pageErrors: string[] = [];
-  afterEach(() => {
-    expect(pageErrors.splice(0)).toStrictEqual([]);
-  });
-  beforeAll(async () => {
-    browser = await launchBrowser();
-  }, timeout);
-  afterAll(async () => {
-    await Promise.all(viewers.map((viewer) => viewer.close()));
-    await browser?.close();
-  });
-
-  async function open(path: string, query = ""): Promise<Page> {
-    const viewer = await serveViewer(path, { pollInterval: 100 });
-    viewers.push(viewer);
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    page.on("pageerror", (error) => pageErrors.push(error.message));
-    await page.goto(viewer.url + query);
-    await page.locator("body[data-state=ready], table.sessions").first().waitFor({ timeout });
-    return page;
-  }
+  const { open } = viewerPages();
 
   const texts = (page: Page, selector: string): Promise<string[]> => page.locator(selector).allTextContents();
 
