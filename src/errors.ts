@@ -67,6 +67,11 @@ export function isAbortError(error: unknown): boolean {
 }
 
 /** The message of anything thrown, without `Error:` prefixes or stack. */
+/** The class name of a thrown `Error` (`error.name`), for telemetry; undefined for anything else. */
+export function errorType(error: unknown): string | undefined {
+  return error instanceof Error ? error.name : undefined;
+}
+
 export function errorMessage(error: unknown): string {
   if (error instanceof Error) return error.message;
   if (typeof error === "string") return error;

@@ -60,6 +60,8 @@ export type AgentEvent =
       type: "run-end";
       outcome: RunOutcome;
       error?: string;
+      /** The error's class name (`error.name`, e.g. `"ProviderError"`), when it was an `Error`. */
+      errorType?: string;
       pending?: { id: string; name: string; input: JsonObject }[];
       metrics?: RunMetrics;
     }
@@ -86,6 +88,6 @@ export type AgentEvent =
    * A model call failed with a retryable error and will be repeated after `delayMs`. Deltas
    * already shown for the failed attempt are void: nothing of it entered the session.
    */
-  | { type: "retry"; iteration: number; attempt: number; delayMs: number; error: string }
+  | { type: "retry"; iteration: number; attempt: number; delayMs: number; error: string; errorType?: string }
   /** Compaction truncated `count` old thinking or tool-call messages. */
   | { type: "compaction"; count: number };

@@ -1,7 +1,7 @@
 import { createAbortRace } from "./abort.ts";
 import { createCompactor, type CompactSessionOptions } from "./compaction.ts";
 import type { CompactionStrategy } from "./context-strategies.ts";
-import { AgentError, MaxIterationsError, errorMessage, isContextOverflowError } from "./errors.ts";
+import { AgentError, MaxIterationsError, errorMessage, errorType, isContextOverflowError } from "./errors.ts";
 import type { AgentEvent } from "./events.ts";
 import { runStream, type RunStream } from "./event-iterator.ts";
 import { createToolExecutor, type PendingApproval } from "./execute-tool-calls.ts";
@@ -355,7 +355,8 @@ async function runLoop(
   } catch (error) {
     // Tools started early for a turn the run will not finish must not go on running.
     abandon?.();
-    emit({ type: "run-end", outcome: error instanceof MaxIterationsError ? "max-iterations" : "error", error: errorMessage(error) });
+    const type = errorType(error);
+    emit({ type: "run-end", outcome: error instanceof MaxIterationsError ? "max-iterations" : "error", error: errorMessage(error), ...(type === undefined ? {} : { errorType: type }) });
     throw error;
   } finally {
     abortRace.dispose();

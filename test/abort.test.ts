@@ -193,6 +193,6 @@ describe("agentStream", () => {
       for await (const event of agentStream(scriptedModel([{ error: new Error("boom") }]), [], initSession("s", "u"))) events.push(event);
     };
     await expect(iterate()).rejects.toThrow("boom");
-    expect(events.at(-1)).toStrictEqual({ type: "run-end", outcome: "error", error: "boom", metrics: expect.objectContaining({ modelCalls: 1 }) });
+    expect(events.at(-1)).toStrictEqual({ type: "run-end", outcome: "error", error: "boom", errorType: "Error", metrics: expect.objectContaining({ modelCalls: 1 }) });
   });
 });

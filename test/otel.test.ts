@@ -1,7 +1,7 @@
 import * as api from "@opentelemetry/api";
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan, type SpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { describe, expect, it, vi } from "vitest";
-import { agentLoop, agentStream, ContextOverflowError, initSession, resolveApproval, subagentTool, tool } from "simple-agent-loop";
+import { agentLoop, agentStream, ContextOverflowError, initSession, ProviderError, resolveApproval, subagentTool, tool, type InvokeModel } from "simple-agent-loop";
 import { otelObserver } from "simple-agent-loop/otel";
 import { scriptedModel } from "simple-agent-loop/testing";
 
@@ -104,7 +104,7 @@ describe("otelObserver", () => {
 
   it("ends the run span and the open model-call span with ERROR when the model call fails", async () => {
     const { exporter, tracer } = setup();
-    const model = scriptedModel([{ error: new Error("model unavailable") }]);
+    const model = scriptedModel([{ error: new ProviderError("model unavailable", { provider: "openai", status: 503 }) }]);
     const observer = otelObserver({ tracer });
     await expect(agentLoop(model, [], initSession("system", "go"), { retry: false, onEvent: observer.onEvent })).rejects.toThrow("model unavailable");
 
@@ -115,12 +115,23 @@ describe("otelObserver", () => {
     expect(run.name).toBe("invoke_agent");
     expect(run.status.code).toBe(api.SpanStatusCode.ERROR);
     expect(run.status.message).toContain("model unavailable");
-    expect(run.attributes["error.type"]).toBe("_OTHER");
+    expect(run.attributes["error.type"]).toBe("ProviderError");
     expect(run.attributes["simple_agent_loop.run.outcome"]).toBe("error");
     expect(chat.name).toBe("chat");
     expect(chat.status.code).toBe(api.SpanStatusCode.ERROR);
-    expect(chat.attributes["error.type"]).toBe("_OTHER");
+    expect(chat.attributes["error.type"]).toBe("ProviderError");
     expect(chat.parentSpanContext?.spanId).toBe(run.spanContext().spanId);
+  });
+
+  it("names a failure that is not an Error _OTHER", async () => {
+    const { exporter, tracer } = setup();
+    const model: InvokeModel = () => Promise.reject("the socket said no");
+    await expect(agentLoop(model, [], initSession("system", "go"), { retry: false, onEvent: otelObserver({ tracer }) })).rejects.toBe("the socket said no");
+    const spans = exporter.getFinishedSpans();
+    expect(spans.map((span) => [span.attributes["gen_ai.operation.name"], span.attributes["error.type"], span.status.message])).toStrictEqual([
+      ["chat", "_OTHER", "the socket said no"],
+      ["invoke_agent", "_OTHER", "the socket said no"],
+    ]);
   });
 
   it("gives a retried attempt its own failed span, and records tool content only when asked", async () => {
@@ -145,6 +156,7 @@ describe("otelObserver", () => {
     const failed = chats.filter((span) => span.status.code === api.SpanStatusCode.ERROR);
     expect(failed).toHaveLength(1);
     expect(failed[0]!.status.message).toContain("overloaded");
+    expect(failed[0]!.attributes["error.type"]).toBe("Error");
     const run = spans.find((span) => span.attributes["gen_ai.operation.name"] === "invoke_agent")!;
     expect(run.status.code).not.toBe(api.SpanStatusCode.ERROR);
   });

@@ -24,8 +24,8 @@ describe("retries of model calls", () => {
     const session = await agentLoop(model, [], initSession("s", "u"), { onEvent: (event) => events.push(event) });
     expect(response(session)?.content).toBe("finally");
     expect(events.filter((event) => event.type === "retry")).toStrictEqual([
-      { type: "retry", iteration: 1, attempt: 1, delayMs: 5, error: "Overloaded" },
-      { type: "retry", iteration: 1, attempt: 2, delayMs: 5, error: "Overloaded" },
+      { type: "retry", iteration: 1, attempt: 1, delayMs: 5, error: "Overloaded", errorType: "ProviderError" },
+      { type: "retry", iteration: 1, attempt: 2, delayMs: 5, error: "Overloaded", errorType: "ProviderError" },
     ]);
   });
 

@@ -62,9 +62,10 @@ export type OtelObserver = ((event: AgentEvent) => void) & { onEvent: (event: Ag
  * subagent's run (`subagentTool`: its events arrive as the call's `tool-execution-update`s) gets
  * its own `invoke_agent` span tree under the tool span of the call that started it.
  *
- * Failures set span status ERROR and `error.type`: a failed run (`_OTHER`, or
- * `MaxIterationsError`), a model call that failed, was retried or overflowed the context (`_OTHER`,
- * `ContextOverflowError`), and tool results with `isError` (`tool_error`). An aborted run is not
+ * Failures set span status ERROR and `error.type`: a failed run or model call (the error's class
+ * name, e.g. `ProviderError`, or `_OTHER` when what was thrown is not an `Error`), a run that hit
+ * `maxIterations` (`MaxIterationsError`), a call that overflowed the context
+ * (`ContextOverflowError`), and tool results with `isError` (`tool_error`). An aborted run is not
  * an error: its outcome is in `simple_agent_loop.run.outcome`.
  *
  * Usage: `agentLoop(model, tools, session, { onEvent: otelObserver({ model: "gpt-5", provider: "openai" }) })`;
@@ -183,7 +184,7 @@ function runTracer(api: OtelApi, tracer: Tracer, options: OtelObserverOptions, s
         break;
       case "retry":
         // The failed attempt is its own model call; the repeat gets a new span once it begins.
-        endChat({ type: "_OTHER", message: event.error });
+        endChat({ type: event.errorType ?? "_OTHER", message: event.error });
         retryAt = Date.now() + event.delayMs;
         break;
       case "compaction":
@@ -254,7 +255,7 @@ function runTracer(api: OtelApi, tracer: Tracer, options: OtelObserverOptions, s
         break;
       }
       case "run-end": {
-        if (chat !== undefined && event.outcome === "error") endChat({ type: "_OTHER", message: event.error ?? "model call failed" });
+        if (chat !== undefined && event.outcome === "error") endChat({ type: event.errorType ?? "_OTHER", message: event.error ?? "model call failed" });
         if (run !== undefined) {
           // End the model call first, so that its usage counts in the run's.
           endChat();
@@ -262,7 +263,7 @@ function runTracer(api: OtelApi, tracer: Tracer, options: OtelObserverOptions, s
           span.setAttribute("simple_agent_loop.run.outcome", event.outcome);
           if (event.pending !== undefined) span.setAttribute("simple_agent_loop.run.pending_tool_call_ids", event.pending.map((call) => call.id));
           if (run.usage !== undefined) setUsage(span, run.usage);
-          if (event.outcome === "error") fail(span, "_OTHER", event.error ?? "error");
+          if (event.outcome === "error") fail(span, event.errorType ?? "_OTHER", event.error ?? "error");
           if (event.outcome === "max-iterations") fail(span, "MaxIterationsError", event.error ?? "max-iterations");
         }
         endAll();
