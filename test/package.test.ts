@@ -43,4 +43,10 @@ describe.skipIf(!existsSync(`${root}/dist/index.js`))("published package", () =>
     const { stdout: version } = await promisify(execFile)(process.execPath, [`${root}/${bin["simple-agent-loop"]!}`, "--version"], { cwd: root });
     expect(version.trim()).toMatch(/^(simple-agent-loop )?\d+\.\d+\.\d+$/);
   });
+
+  it("main and types point into dist, for tools that do not read exports", async () => {
+    const { main, types } = JSON.parse(await readFile(`${root}/package.json`, "utf8")) as { main: string; types: string };
+    expect(existsSync(`${root}/${main}`), main).toBe(true);
+    expect(existsSync(`${root}/${types}`), types).toBe(true);
+  });
 });
