@@ -8,7 +8,7 @@ import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
 import { AgentError, errorMessage } from "../errors.ts";
 import type { Tool } from "../tools.ts";
 import type { McpServerConfig } from "./config.ts";
-import { McpConnectionError } from "./errors.ts";
+import { McpConnectionError, messageWithCause } from "./errors.ts";
 import { mcpTools, type ServerTools } from "./mcp-tools.ts";
 
 /** Options of `connectMcp` and `withMcp`. */
@@ -277,14 +277,12 @@ async function listTools(client: Client, requestOptions: { signal: AbortSignal; 
 }
 
 function describeFailure(error: unknown, config: McpServerConfig): string {
-  const { code, cause } = (typeof error === "object" && error !== null ? error : {}) as { code?: unknown; cause?: unknown };
+  const { code } = (typeof error === "object" && error !== null ? error : {}) as { code?: unknown };
   if ("command" in config && code === "ENOENT") {
     const missing = config.cwd === undefined ? "command not found" : `command or cwd "${config.cwd}" not found`;
     return `${missing} (${errorMessage(error)})`;
   }
-  // fetch() says only "fetch failed"; the reason (ECONNREFUSED, DNS…) is in its cause.
-  const detail = cause instanceof Error ? ` (${errorMessage(cause)})` : "";
-  return `could not connect: ${errorMessage(error)}${detail}`;
+  return `could not connect: ${messageWithCause(error)}`;
 }
 
 // Only origin and path: a query string may carry a token.

@@ -1,4 +1,4 @@
-import { AgentError, isAgentError } from "../errors.ts";
+import { AgentError, errorMessage, isAgentError } from "../errors.ts";
 
 /**
  * Thrown by `connectMcp` (and `withMcp`) when a server cannot be reached: its command does not
@@ -40,4 +40,13 @@ export class McpConfigError extends AgentError {
 
 export function isMcpConfigError(error: unknown): error is McpConfigError {
   return isAgentError(error) && error.name === "McpConfigError";
+}
+
+/**
+ * The message of `error`, followed by its cause's in parentheses: fetch() says only "fetch failed"
+ * or "terminated" and keeps the reason (ECONNREFUSED, a reset, DNS…) in its cause.
+ */
+export function messageWithCause(error: unknown): string {
+  const { cause } = (typeof error === "object" && error !== null ? error : {}) as { cause?: unknown };
+  return cause instanceof Error ? `${errorMessage(error)} (${errorMessage(cause)})` : errorMessage(error);
 }

@@ -1,9 +1,8 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { CallToolResult, ContentBlock, Progress, Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
-import { errorMessage } from "../errors.ts";
 import type { JsonObject, JsonValue } from "../session.ts";
 import type { Tool, ToolContext } from "../tools.ts";
-import { McpConfigError } from "./errors.ts";
+import { McpConfigError, messageWithCause } from "./errors.ts";
 
 /** A connected server and the tools it listed. */
 export type ServerTools = {
@@ -95,7 +94,7 @@ async function callTool(
   } catch (error) {
     // The loop words aborts and timeouts itself.
     if (context.signal.aborted) throw error;
-    throw new Error(`MCP server "${server}": ${errorMessage(error)}`, { cause: error });
+    throw new Error(`MCP server "${server}": ${messageWithCause(error)}`, { cause: error });
   }
   // Servers on the 2024-10-07 protocol answer with `toolResult` instead of content.
   if (!Array.isArray(answer["content"])) return (answer["toolResult"] ?? "") as JsonValue;
