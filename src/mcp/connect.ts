@@ -8,6 +8,7 @@ import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
 import { AgentError, errorMessage } from "../errors.ts";
 import type { Tool } from "../tools.ts";
 import type { McpServerConfig } from "./config.ts";
+import { dropAwareFetch } from "./drop-aware-fetch.ts";
 import { McpConnectionError, messageWithCause } from "./errors.ts";
 import { mcpTools, type ServerTools } from "./mcp-tools.ts";
 
@@ -217,7 +218,14 @@ function createTransport(sdk: Sdk, config: McpServerConfig, options: McpOptions,
   } else {
     if (typeof config.url !== "string" || !URL.canParse(config.url)) throw new TypeError(`"url" is not a valid URL: ${JSON.stringify(config.url)}`);
     const requestInit = config.headers === undefined ? {} : { requestInit: { headers: config.headers } };
-    transport = new sdk.StreamableHTTPClientTransport!(new URL(config.url), requestInit);
+    // The SDK leaves a call pending until its timeout when the server goes away mid-call: a
+    // response to those calls (an error) is made up for it.
+    const answeringFetch = dropAwareFetch(reconnectionOptions.maxRetries, (ids, reason) => {
+      for (const id of ids) {
+        transport.onmessage?.({ jsonrpc: "2.0", id, error: { code: connectionClosed, message: `Connection lost before the server answered: ${reason}` } });
+      }
+    });
+    transport = new sdk.StreamableHTTPClientTransport!(new URL(config.url), { ...requestInit, fetch: answeringFetch, reconnectionOptions });
   }
   // Closing aborts the HTTP requests still in flight, so a message sent just before (the
   // cancellation of a call the run's abort stopped) would never reach the server: close waits for them.
@@ -243,6 +251,13 @@ function createTransport(sdk: Sdk, config: McpServerConfig, options: McpOptions,
   transport.close = () => (closing ??= within(closeGraceMs, farewell()).then(closeTransport).catch(() => undefined));
   return transport;
 }
+
+// The SDK's defaults, given explicitly because dropAwareFetch counts failed resumptions as it does.
+const reconnectionOptions = { initialReconnectionDelay: 1_000, maxReconnectionDelay: 30_000, reconnectionDelayGrowFactor: 1.5, maxRetries: 2 };
+
+// ErrorCode.ConnectionClosed, the code of the SDK's own "Connection closed" (the SDK is not loaded
+// statically).
+const connectionClosed = -32_000;
 
 // Enough for the few lines a server prints before it exits.
 const stderrTailLength = 1_000;

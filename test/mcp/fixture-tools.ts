@@ -51,6 +51,14 @@ export function createFixtureServer(): McpServer {
     content: [{ type: "text", text: String(process.pid) }],
   }));
   server.registerTool("crash", { description: "Exits the server process mid-call." }, () => process.exit(1));
+  // Over HTTP, http-server.ts answers a call of it with a response stream that ends at once.
+  server.registerTool("hangup", { description: "Hangs up (HTTP only)." }, () => ({ content: [{ type: "text", text: "not over HTTP" }] }));
+  // With a server that can resume streams (an event store), the client gets the answer by resuming.
+  server.registerTool("reconnect", { description: "Closes its response stream, then answers." }, async (extra) => {
+    extra.closeSSEStream?.();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    return { content: [{ type: "text", text: "answered" }] };
+  });
   server.registerTool("dotted.name", { description: "A name providers reject." }, () => ({ content: [{ type: "text", text: "ok" }] }));
   return server;
 }

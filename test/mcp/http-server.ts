@@ -3,6 +3,7 @@
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingHttpHeaders, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
+import { InMemoryEventStore } from "@modelcontextprotocol/sdk/examples/shared/inMemoryEventStore.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { createFixtureServer } from "./fixture-tools.ts";
 
@@ -19,7 +20,12 @@ export type HttpFixture = {
   close: () => Promise<void>;
 };
 
-export async function startHttpServer(): Promise<HttpFixture> {
+export type HttpFixtureOptions = {
+  /** Keep events so clients can resume a dropped stream (`Last-Event-ID`); retry after 100 ms. */
+  resumable?: boolean;
+};
+
+export async function startHttpServer(options: HttpFixtureOptions = {}): Promise<HttpFixture> {
   const transports = new Map<string, StreamableHTTPServerTransport>();
   const methods: string[] = [];
   const headers: IncomingHttpHeaders[] = [];
@@ -28,7 +34,11 @@ export async function startHttpServer(): Promise<HttpFixture> {
     headers.push(request.headers);
     requests.push(request.method ?? "");
     void handle(request).then(
-      async ({ transport, body }) => transport?.handleRequest(request, response, body) ?? response.writeHead(404).end(),
+      async ({ transport, body }) => {
+        // The stream of the answer ends at once, as a proxy that drops it would end it.
+        if (callsTool(body, "hangup")) return void response.writeHead(200, { "content-type": "text/event-stream" }).end();
+        return transport?.handleRequest(request, response, body) ?? response.writeHead(404).end();
+      },
       () => response.writeHead(500).end(),
     );
   });
@@ -43,6 +53,7 @@ export async function startHttpServer(): Promise<HttpFixture> {
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => void transports.set(id, transport),
+      ...(options.resumable === true ? { eventStore: new InMemoryEventStore(), retryInterval: 100 } : {}),
     });
     transport.onclose = () => {
       if (transport.sessionId !== undefined) transports.delete(transport.sessionId);
@@ -65,6 +76,11 @@ export async function startHttpServer(): Promise<HttpFixture> {
       await new Promise<void>((resolve) => http.close(() => resolve()));
     },
   };
+}
+
+function callsTool(body: unknown, name: string): boolean {
+  const { method, params } = (typeof body === "object" && body !== null ? body : {}) as { method?: unknown; params?: { name?: unknown } };
+  return method === "tools/call" && params?.name === name;
 }
 
 async function readJson(request: IncomingMessage): Promise<unknown> {

@@ -13,7 +13,7 @@ describe("MCP tools over stdio", () => {
   afterAll(() => connection.close());
 
   it("lists each MCP tool as a loop tool with its name, description and input schema", () => {
-    expect(connection.tools.map((tool) => tool.name)).toStrictEqual(["echo", "add", "fail", "media", "slow", "pid", "crash", "dotted_name"]);
+    expect(connection.tools.map((tool) => tool.name)).toStrictEqual(["echo", "add", "fail", "media", "slow", "pid", "crash", "hangup", "reconnect", "dotted_name"]);
     expect(toolSchemas(connection.tools)[0]).toStrictEqual({
       name: "echo",
       description: "Echo the text back.",
@@ -25,7 +25,7 @@ describe("MCP tools over stdio", () => {
       input_schema: { type: "object", properties: {} },
     });
     // Only a tool the server marks read-only may start while the model is still streaming.
-    expect(connection.tools.map((tool) => tool.eager)).toStrictEqual([undefined, false, false, false, false, false, false, false]);
+    expect(connection.tools.map((tool) => tool.eager)).toStrictEqual([undefined, false, false, false, false, false, false, false, false, false]);
     expect(Object.keys(connection.clients)).toStrictEqual(["local"]);
   });
 
