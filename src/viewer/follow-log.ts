@@ -1,16 +1,16 @@
 import { watch, type FSWatcher } from "node:fs";
-import { createLogReader, type LogUpdate } from "./log-reader.ts";
+import { createRawLogReader, type RawLogUpdate } from "./log-reader.ts";
 
 /**
  * Calls `onUpdate` with the whole log at `path` (`reset: true`), then with each change: the lines
- * appended since, or everything again after a truncation or rewrite (see `LogReader`). Changes are
+ * appended since, or everything again after a truncation or rewrite (see `LogReader`), unparsed. Changes are
  * noticed by `fs.watch` and, where it misses them (network file systems, a file replaced by
  * rename), by polling every `pollInterval` ms. Updates never overlap and come in file order.
  * A read that fails is reported as an update with a problem and no line. Returns a stop function;
  * no update is delivered after it is called.
  */
-export function followLog(path: string, onUpdate: (update: LogUpdate) => void, options: { pollInterval: number }): () => void {
-  const reader = createLogReader(path);
+export function followLog(path: string, onUpdate: (update: RawLogUpdate) => void, options: { pollInterval: number }): () => void {
+  const reader = createRawLogReader(path);
   let stopped = false;
   let reading = false;
   let again = false;
@@ -25,11 +25,11 @@ export function followLog(path: string, onUpdate: (update: LogUpdate) => void, o
     try {
       do {
         again = false;
-        let update: LogUpdate | undefined;
+        let update: RawLogUpdate | undefined;
         try {
           update = await reader.read();
         } catch (error) {
-          update = { reset: false, records: [], problems: [{ message: `cannot read ${path}: ${error instanceof Error ? error.message : String(error)}` }] };
+          update = { reset: false, firstLine: 0, lines: [], problems: [{ message: `cannot read ${path}: ${error instanceof Error ? error.message : String(error)}` }] };
         }
         if (stopped || update === undefined) continue;
         // A new file (or none) at the path: the old watch follows the old file, if any.

@@ -21,6 +21,14 @@ export type LogProblem = { line?: number; message: string };
 export type LogUpdate = { reset: boolean; records: LogRecord[]; problems: LogProblem[]; missing?: true; partial?: { line: number; bytes: number } };
 
 /**
+ * A `LogUpdate` with the lines as they are in the file, not parsed: `lines[i]` is line
+ * `firstLine + i` (every line, blank ones too; none holds a "\n"). `problems` holds only what
+ * reading found (the file could not be read, text after an entry on its line): whoever parses the
+ * lines finds the lines that are not entries.
+ */
+export type RawLogUpdate = Omit<LogUpdate, "records"> & { firstLine: number; lines: Buffer[] };
+
+/**
  * Reads a session log incrementally. The first `read` returns the whole file (`reset: true`);
  * each later one only the lines completed since, or `undefined` when nothing changed. A last line
  * without its "\n" is returned once it is a whole JSON object (a line being written is not one
@@ -29,6 +37,25 @@ export type LogUpdate = { reset: boolean; records: LogRecord[]; problems: LogPro
 export type LogReader = { read: () => Promise<LogUpdate | undefined> };
 
 export function createLogReader(path: string): LogReader {
+  const reader = createRawLogReader(path);
+  return {
+    async read() {
+      const update = await reader.read();
+      if (update === undefined) return undefined;
+      const { firstLine, lines, ...rest } = update;
+      const records: LogRecord[] = [];
+      const problems = [...rest.problems];
+      lines.forEach((bytes, index) => readLine(bytes.toString("utf8"), firstLine + index, records, problems));
+      problems.sort((a, b) => (a.line ?? 0) - (b.line ?? 0));
+      return { ...rest, records, problems };
+    },
+  };
+}
+
+/** A `LogReader` that leaves the lines unparsed (see `RawLogUpdate`): reading costs no decoding. */
+export type RawLogReader = { read: () => Promise<RawLogUpdate | undefined> };
+
+export function createRawLogReader(path: string): RawLogReader {
   let cursor: Cursor | undefined;
   let missing = false;
   return {
@@ -41,7 +68,7 @@ export function createLogReader(path: string): LogReader {
         cursor = undefined;
         if (missing) return undefined;
         missing = true;
-        return { reset: true, records: [], problems: [], missing: true };
+        return { reset: true, firstLine: 1, lines: [], problems: [], missing: true };
       }
       try {
         missing = false;
@@ -50,13 +77,14 @@ export function createLogReader(path: string): LogReader {
         if (reset) cursor = { ino: stats.ino, offset: 0, line: 0, openLine: false, head: Buffer.alloc(0), tail: Buffer.alloc(0), partialBytes: 0 };
         const current = cursor!;
         if (!reset && stats.size === current.offset && current.partialBytes === 0) return undefined;
-        const records: LogRecord[] = [];
+        const firstLine = current.line + 1;
+        const lines: Buffer[] = [];
         const problems: LogProblem[] = [];
         let end = current.offset;
         if (stats.size > current.offset) {
           const bytes = await readRange(handle, current.offset, stats.size);
           end = current.offset + bytes.length;
-          const consumed = parseLines(bytes, current, records, problems);
+          const consumed = splitLines(bytes, current, lines, problems);
           current.offset += consumed;
           await remember(handle, current);
         }
@@ -64,8 +92,8 @@ export function createLogReader(path: string): LogReader {
         const partialBytes = current.openLine ? 0 : end - current.offset;
         const partialChanged = partialBytes !== current.partialBytes;
         current.partialBytes = partialBytes;
-        if (!reset && records.length === 0 && problems.length === 0 && !partialChanged) return undefined;
-        const update: LogUpdate = { reset, records, problems };
+        if (!reset && lines.length === 0 && problems.length === 0 && !partialChanged) return undefined;
+        const update: RawLogUpdate = { reset, firstLine, lines, problems };
         if (partialBytes > 0) update.partial = { line: current.line + 1, bytes: partialBytes };
         return update;
       } finally {
@@ -120,19 +148,20 @@ async function readRange(handle: FileHandle, start: number, end: number): Promis
   return filled === buffer.length ? buffer : buffer.subarray(0, filled);
 }
 
-// Parses the whole lines of `bytes` (read at `cursor`), advancing `cursor.line`; returns how many
-// bytes were consumed. "\n" never occurs inside a UTF-8 sequence, so each line decodes whole.
-function parseLines(bytes: Buffer, cursor: Cursor, records: LogRecord[], problems: LogProblem[]): number {
+// Splits the whole lines of `bytes` (read at `cursor`) into `lines`, advancing `cursor.line`;
+// returns how many bytes were consumed. "\n" never occurs inside a UTF-8 sequence, so each line
+// decodes whole.
+function splitLines(bytes: Buffer, cursor: Cursor, lines: Buffer[], problems: LogProblem[]): number {
   let start = 0;
   for (let end = bytes.indexOf(10); end !== -1; start = end + 1, end = bytes.indexOf(10, start)) {
-    const text = bytes.toString("utf8", start, end);
     if (cursor.openLine) {
       cursor.openLine = false;
+      const text = bytes.toString("utf8", start, end);
       if (text.trim() !== "") problems.push({ line: cursor.line, message: `text after the entry on the same line: ${excerpt(text)}` });
       continue;
     }
     cursor.line++;
-    readLine(text, cursor.line, records, problems);
+    lines.push(bytes.subarray(start, end));
   }
   if (start < bytes.length && !cursor.openLine) {
     const text = bytes.toString("utf8", start).trim();
@@ -141,7 +170,7 @@ function parseLines(bytes: Buffer, cursor: Cursor, records: LogRecord[], problem
     if (whole !== undefined) {
       cursor.line++;
       cursor.openLine = true;
-      readLine(text, cursor.line, records, problems);
+      lines.push(bytes.subarray(start));
       start = bytes.length;
     }
   }

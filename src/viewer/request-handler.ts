@@ -2,6 +2,7 @@ import { realpath, stat } from "node:fs/promises";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { dirname, join } from "node:path";
 import { followLog } from "./follow-log.ts";
+import { logEvents } from "./log-events.ts";
 import { createLogReader } from "./log-reader.ts";
 import { assets, pageHtml } from "./page/assets.ts";
 import { createSessionLister, isSessionFileName, summarizeSession, type SessionSummary } from "./session-list.ts";
@@ -12,16 +13,21 @@ import { createSessionLister, isSessionFileName, summarizeSession, type SessionS
  */
 export type ViewerTarget = { kind: "file" | "directory"; root: string; name: string };
 
-/** `GET /api/sessions`: what the page opens with. In `file` mode, `sessions` is that one log. */
-export type SessionsResponse = { mode: "file" | "directory"; name: string; sessions: SessionSummary[] };
+/** `GET /api/target`: what the page opens with. */
+export type TargetResponse = { mode: "file" | "directory"; name: string };
+
+/** `GET /api/sessions`: the logs served. In `file` mode, `sessions` is that one log. */
+export type SessionsResponse = TargetResponse & { sessions: SessionSummary[] };
 
 /**
  * The viewer's HTTP routes, all GET (or HEAD):
  * - `/`: the page; `/assets/*`: its script modules and style sheet.
- * - `/api/sessions`: a `SessionsResponse`.
+ * - `/api/target`: a `TargetResponse` (answered without reading any log).
+ * - `/api/sessions`: a `SessionsResponse` (reads each log to summarize it).
  * - `/api/entries?file=NAME`: the log read once, as a `LogUpdate` (records with line numbers, problems).
- * - `/api/events?file=NAME`: Server-Sent Events, each `log` event a `LogUpdate` in JSON: the whole
- *   log first, then each change (see `followLog`). A reconnecting page gets the whole log again.
+ * - `/api/events?file=NAME`: Server-Sent Events, `lines` events (see `LogEventHead`) with the lines
+ *   of the log unparsed: the whole log first, then each change (see `followLog`). A reconnecting
+ *   page gets the whole log again.
  *
  * `file` is a name listed by `/api/sessions` (optional in `file` mode); a name with a path in it, a
  * hidden or non-`.jsonl` name is refused (400), so is a symlink leading out of the directory (404).
@@ -45,6 +51,7 @@ export function createRequestHandler(
     if (url.pathname === "/") return send(response, 200, "text/html; charset=utf-8", pageHtml, { "content-security-policy": contentSecurityPolicy });
     const asset = assets.get(url.pathname);
     if (asset !== undefined) return send(response, 200, asset.type, asset.body);
+    if (url.pathname === "/api/target") return sendJson(response, 200, { mode: target.kind, name: target.name } satisfies TargetResponse);
     if (url.pathname === "/api/sessions") return sendJson(response, 200, await sessions());
     if (url.pathname !== "/api/entries" && url.pathname !== "/api/events") return sendJson(response, 404, { error: `no such page: ${url.pathname}` });
 
@@ -77,7 +84,9 @@ export function createRequestHandler(
     if (request.method === "HEAD") return void response.end();
     // Reconnect soon: a page whose stream broke should not stay stale for long.
     response.write("retry: 1000\n\n");
-    const stop = followLog(file, (update) => response.write(`event: log\ndata: ${JSON.stringify(update)}\n\n`), options);
+    const stop = followLog(file, (update) => {
+      for (const event of logEvents(update)) response.write(event);
+    }, options);
     // A comment now and then keeps proxies and idle timeouts from cutting a quiet stream.
     const heartbeat = setInterval(() => response.write(": ping\n\n"), 15_000);
     heartbeat.unref();

@@ -3,6 +3,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll } from "vitest";
 import type { LogUpdate } from "simple-agent-loop/viewer";
+import { streamScript } from "../../src/viewer/page/stream-script.ts";
+
+// The page's own reading of an event: the stream sends the log's lines unparsed.
+const { readUpdate } = (await import(`data:text/javascript,${encodeURIComponent(streamScript)}`)) as { readUpdate: (data: string[]) => LogUpdate };
 
 const created: string[] = [];
 afterAll(() => {
@@ -27,15 +31,17 @@ export function messageLine(message: Record<string, unknown>, ts = "2025-01-01T0
 }
 
 /**
- * The `log` events of the viewer's event stream at `url`, as they arrive. `next()` waits (up to
- * `timeout` ms) for the next one; `close()` ends the stream.
+ * The `lines` events of the viewer's event stream at `url`, as they arrive, each read as the page
+ * reads it (a `LogUpdate`). `next()` waits (up to `timeout` ms) for the next one; `close()` ends the
+ * stream. `raw` holds every event as sent: its fields, in order.
  */
-export async function openEventStream(url: string, timeout = 20_000): Promise<{ next: () => Promise<LogUpdate>; close: () => void; contentType: string | null }> {
+export async function openEventStream(url: string, timeout = 20_000): Promise<{ next: () => Promise<LogUpdate>; close: () => void; contentType: string | null; raw: string[][] }> {
   const controller = new AbortController();
   const response = await fetch(url, { signal: controller.signal });
   if (!response.ok || response.body === null) throw new Error(`${url}: ${response.status} ${await response.text()}`);
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
   const queued: LogUpdate[] = [];
+  const raw: string[][] = [];
   let wake = (): void => {};
   let ended: unknown;
   void (async () => {
@@ -46,8 +52,9 @@ export async function openEventStream(url: string, timeout = 20_000): Promise<{ 
         for (let end = buffer.indexOf("\n\n"); end !== -1; end = buffer.indexOf("\n\n")) {
           const fields = buffer.slice(0, end).split("\n");
           buffer = buffer.slice(end + 2);
-          const data = fields.find((field) => field.startsWith("data: "));
-          if (fields.includes("event: log") && data !== undefined) queued.push(JSON.parse(data.slice("data: ".length)) as LogUpdate);
+          raw.push(fields);
+          const data = fields.filter((field) => field.startsWith("data: ")).map((field) => field.slice("data: ".length));
+          if (fields[0] === "event: lines") queued.push(readUpdate(data));
         }
         wake();
       }
@@ -69,7 +76,7 @@ export async function openEventStream(url: string, timeout = 20_000): Promise<{ 
     }
     return queued.shift()!;
   };
-  return { next, close: () => controller.abort(), contentType: response.headers.get("content-type") };
+  return { next, close: () => controller.abort(), contentType: response.headers.get("content-type"), raw };
 }
 
 /** The entries of an update, without line numbers. */

@@ -130,3 +130,35 @@ describe("the event stream follows the log live", () => {
     }
   });
 });
+
+describe("a long log is sent in pieces", () => {
+  it("sends every line once, in order, the first piece resetting; lines holding a carriage return arrive as written", async () => {
+    const big = (index: number) => entry(`${index}: ${"output line\n".repeat(3000)}`);
+    const lines = Array.from({ length: 40 }, (_, index) => line(big(index)));
+    // A carriage return is whitespace between JSON tokens, and breaks a line of an event stream.
+    lines.push('{"type":"custom",\r"customType":"after a carriage return"}\n', '{"not json\r\n');
+    const live = await follow(lines.join(""));
+    try {
+      const first = await live.next();
+      expect(first.reset).toBe(true);
+      const whole = await (async () => {
+        const merged = { ...first, records: [...first.records], problems: [...first.problems] };
+        while (merged.records.length + merged.problems.length < lines.length) {
+          const update = await live.next();
+          expect(update.reset).toBe(false);
+          merged.records.push(...update.records);
+          merged.problems.push(...update.problems);
+        }
+        return merged;
+      })();
+      expect(first.records.length).toBeLessThan(40);
+      expect(whole.records).toStrictEqual([
+        ...Array.from({ length: 40 }, (_, index) => ({ line: index + 1, entry: big(index) })),
+        { line: 41, entry: { type: "custom", customType: "after a carriage return" } },
+      ]);
+      expect(whole.problems).toStrictEqual([{ line: 42, message: expect.stringMatching(/^not valid JSON \(.+\): \{"not json$/) }]);
+    } finally {
+      await live.close();
+    }
+  });
+});

@@ -136,6 +136,32 @@ describeInBrowser("the viewer page: less common sessions", () => {
   );
 
   it(
+    "shows a long log, sent in pieces, whole and in order",
+    async () => {
+      const path = join(tempDir(), "long.jsonl");
+      const output = (turn: number) => `${turn}: ${"a line of a long tool output\n".repeat(4000)}`;
+      let log = "";
+      for (let turn = 1; turn <= 40; turn++) {
+        log += messageLine({ role: "user", content: `question ${turn}` });
+        log += messageLine({ type: "tool_call", id: `call_${turn}`, name: "read_file", input: { turn } });
+        log += messageLine({ type: "tool_result", id: `call_${turn}`, output: output(turn) });
+        log += messageLine({ role: "assistant", content: `answer ${turn}`, stopReason: "end_turn" });
+      }
+      writeFileSync(path, log);
+      const page = await open(path);
+      await page.locator("[data-line='160']").waitFor({ timeout });
+      expect(await page.locator("section.turn").evaluateAll((turns) => turns.map((turn) => turn.getAttribute("data-turn")))).toStrictEqual(
+        Array.from({ length: 40 }, (_, index) => String(index + 1)),
+      );
+      expect(await page.locator("section.turn .msg.assistant .text").allTextContents()).toStrictEqual(Array.from({ length: 40 }, (_, index) => `answer ${index + 1}`));
+      expect(await page.locator("#turn-40 .tool .io.output .io-body").textContent()).toBe(output(40));
+      expect(await page.locator(".problems").isVisible()).toBe(false);
+      await page.close();
+    },
+    timeout,
+  );
+
+  it(
     "follows a long running session: a reader at the end sees each new turn, as tail -f does",
     async () => {
       const path = join(tempDir(), "long.jsonl");

@@ -1,6 +1,6 @@
 import { mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { isAgentError } from "simple-agent-loop";
 import { closeSession, loadEntries, loadSession } from "simple-agent-loop/store";
@@ -45,6 +45,7 @@ describe("serveViewer: the JSON endpoints", () => {
     const last = entries.at(-1) as { ts?: string; message?: { ts?: string } };
     await withViewer(path, async (viewer) => {
       expect(viewer.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
+      expect((await getJson(`${viewer.url}api/target`)).body).toStrictEqual({ mode: "file", name: "release-agent.jsonl" });
       expect(await getJson(`${viewer.url}api/sessions`)).toStrictEqual({
         status: 200,
         type: "application/json; charset=utf-8",
@@ -92,6 +93,7 @@ describe("serveViewer: the JSON endpoints", () => {
     writeFileSync(join(directory, "nested", "inner.jsonl"), messageLine({ role: "user", content: "nested" }));
     const size = (name: string): number => statSync(join(directory, name)).size;
     await withViewer(directory, async (viewer) => {
+      expect((await getJson(`${viewer.url}api/target`)).body).toStrictEqual({ mode: "directory", name: basename(directory) });
       expect((await getJson(`${viewer.url}api/sessions`)).body).toStrictEqual({
         mode: "directory",
         name: directory.split("/").at(-1),

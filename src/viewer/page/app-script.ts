@@ -1,14 +1,15 @@
 /**
- * `/assets/app.js`: the page's entry. Asks `/api/sessions` what it serves: one log (shown at once)
- * or a directory (a list of logs; `?file=NAME` shows one). A shown log is read from
- * `/api/events` (Server-Sent Events): the whole log, then each change, drawn as it comes; only
- * the turns a change touches are redrawn.
+ * `/assets/app.js`: the page's entry. Asks `/api/target` what it serves: one log (shown at once)
+ * or a directory (a list of logs from `/api/sessions`; `?file=NAME` shows one). A shown log is read
+ * from `/api/events` (Server-Sent Events): the whole log, in pieces, then each change, drawn as it
+ * comes; only the turns a change touches are redrawn.
  */
 export const appScript = String.raw`
 import { h, fill, formatAgo, formatBytes, formatCount, formatDateTime, formatDuration, formatTokens, timeOf, plural } from "./dom.js";
 import { applyRecords, createTimeline, turnStats } from "./timeline.js";
 import { renderTurn } from "./render.js";
 import { renderChart } from "./chart.js";
+import { followEvents } from "./stream.js";
 
 const root = document.getElementById("app");
 
@@ -17,11 +18,11 @@ start().catch((error) => {
 });
 
 async function start() {
-  const info = await getJson("/api/sessions");
+  const target = await getJson("/api/target");
   const file = new URLSearchParams(location.search).get("file");
-  if (info.mode === "file") return showSession(info.name, undefined);
-  if (file !== null) return showSession(file, info.name);
-  showList(info);
+  if (target.mode === "file") return showSession(target.name, undefined);
+  if (file !== null) return showSession(file, target.name);
+  showList(await getJson("/api/sessions"));
 }
 
 async function getJson(url) {
@@ -117,26 +118,31 @@ function showSession(file, directoryName) {
     for (const details of turnsNode.querySelectorAll("details.thinking")) details.open = thinkingOpen;
   });
 
-  const source = new EventSource("/api/events?" + new URLSearchParams({ file }));
-  source.addEventListener("open", () => setStatus("live", "live"));
-  source.addEventListener("error", () => setStatus("reconnecting", "reconnecting…"));
-  source.addEventListener("log", (event) => {
-    const update = JSON.parse(event.data);
-    if (update.reset) {
-      timeline = createTimeline();
-      nodes = [];
-      lineProblems = [];
-      turnsNode.replaceChildren();
-    }
-    fileProblem = update.missing ? "There is no file at this path (any more). Waiting for it to appear." : update.reset ? undefined : fileProblem;
-    partialLine = update.partial;
-    for (const problem of update.problems) {
-      if (problem.line === undefined) fileProblem = problem.message;
-      else lineProblems.push(problem);
-    }
-    applyRecords(timeline, update.records);
-    setStatus("live", "live · updated " + new Date().toLocaleTimeString("en-GB", { hour12: false }));
-    schedule();
+  followEvents("/api/events?" + new URLSearchParams({ file }), {
+    onOpen: () => setStatus("live", "live"),
+    onBroken: () => setStatus("reconnecting", "reconnecting…"),
+    onRefused: (message) => {
+      setStatus("reconnecting", "not available");
+      fileProblem = message;
+      schedule();
+    },
+    onUpdate: (update) => {
+      if (update.reset) {
+        timeline = createTimeline();
+        nodes = [];
+        lineProblems = [];
+        turnsNode.replaceChildren();
+      }
+      fileProblem = update.missing ? "There is no file at this path (any more). Waiting for it to appear." : update.reset ? undefined : fileProblem;
+      partialLine = update.partial;
+      for (const problem of update.problems) {
+        if (problem.line === undefined) fileProblem = problem.message;
+        else lineProblems.push(problem);
+      }
+      applyRecords(timeline, update.records);
+      setStatus("live", "live · updated " + new Date().toLocaleTimeString("en-GB", { hour12: false }));
+      schedule();
+    },
   });
 
   function setStatus(kind, text) {

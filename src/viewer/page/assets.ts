@@ -2,6 +2,7 @@ import { appScript } from "./app-script.ts";
 import { chartScript } from "./chart-script.ts";
 import { domScript } from "./dom-script.ts";
 import { renderScript } from "./render-script.ts";
+import { streamScript } from "./stream-script.ts";
 import { styleSheet } from "./style-sheet.ts";
 import { timelineScript } from "./timeline-script.ts";
 
@@ -34,5 +35,6 @@ export const assets: ReadonlyMap<string, { type: string; body: string }> = new M
   ["/assets/render.js", { type: javascript, body: renderScript }],
   ["/assets/chart.js", { type: javascript, body: chartScript }],
   ["/assets/dom.js", { type: javascript, body: domScript }],
+  ["/assets/stream.js", { type: javascript, body: streamScript }],
   ["/assets/style.css", { type: "text/css; charset=utf-8", body: styleSheet }],
 ]);
