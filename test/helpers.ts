@@ -1,3 +1,4 @@
+import { createServer } from "node:net";
 import type { Message, Session, ToolSchema } from "simple-agent-loop";
 
 /** The session's messages without `ts`, for whole-object assertions. */
@@ -40,4 +41,13 @@ export const addSchema: ToolSchema = {
 
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** A free loopback port: listen on 0, read the port, close (nothing listens on it afterwards). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
 }

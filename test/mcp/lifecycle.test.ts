@@ -1,11 +1,10 @@
 import { randomUUID } from "node:crypto";
-import { createServer } from "node:net";
-import type { AddressInfo } from "node:net";
 import { describe, expect, it, vi } from "vitest";
 import { agentLoop, initSession, isToolResult, response, type AgentEvent } from "simple-agent-loop";
 import { connectMcp, isMcpConnectionError, withMcp, type McpConnectionError, type McpStdioServerConfig } from "simple-agent-loop/mcp";
 import { scriptedModel } from "simple-agent-loop/testing";
 import { startHttpServer } from "./http-server.ts";
+import { freePort } from "../helpers.ts";
 import { processesTagged, runTool, stdioServer } from "./helpers.ts";
 
 // Processes are found through /proc.
@@ -167,7 +166,7 @@ describe.runIf(linux)("connection failures", () => {
   });
 
   it("a closed port: names the server, closes the servers already connected", async () => {
-    const port = await closedPort();
+    const port = await freePort();
     const tag = randomUUID();
     const error = await rejection(connectMcp({ good: stdioServer(tag), gone: { url: `http://127.0.0.1:${port}/mcp?token=secret` } }));
     expect(error.server).toBe("gone");
@@ -223,10 +222,3 @@ function silentServer(tag: string): McpStdioServerConfig {
   return { command: process.execPath, args: ["-e", "setInterval(() => {}, 1000)", tag] };
 }
 
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}

@@ -1,22 +1,14 @@
-import { createServer } from "node:net";
 import { describe, expect, it } from "vitest";
 import { isRestateAgentError, restateAgentClient } from "simple-agent-loop/restate";
+import { freePort } from "../helpers.ts";
 
 // The client on its own, against a port nobody listens on and a fetch that times out the way
 // Node's does (undici: "fetch failed", the reason in `cause` with its code).
 const timeoutFailure = (code: string): TypeError => new TypeError("fetch failed", { cause: Object.assign(new Error("Headers Timeout Error"), { code }) });
 
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
 describe("restateAgentClient", () => {
   it("an unreachable server is a retryable RestateAgentError with status 0 and the reason", async () => {
-    const client = restateAgentClient({ url: `http://127.0.0.1:${await closedPort()}` });
+    const client = restateAgentClient({ url: `http://127.0.0.1:${await freePort()}` });
     const failure = await client.status("s").catch((error: unknown) => error);
     expect(isRestateAgentError(failure)).toBe(true);
     expect(failure).toMatchObject({ status: 0, retryable: true, message: expect.stringMatching(/^cannot reach Restate at http:\/\/127\.0\.0\.1:\d+: .*ECONNREFUSED/) });

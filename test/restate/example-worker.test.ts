@@ -2,12 +2,12 @@
 // as its own process (no API key: the scripted model), then the header's curl steps, by fetch.
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadSession } from "simple-agent-loop/store";
+import { freePort } from "../helpers.ts";
 import { startRestateServer, waitFor, type RestateServer } from "./restate-server.ts";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
@@ -15,14 +15,6 @@ const root = fileURLToPath(new URL("../..", import.meta.url));
 let server: RestateServer;
 let worker: ChildProcess | undefined;
 let workerOutput = "";
-
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
-  const { port } = probe.address() as { port: number };
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
-}
 
 beforeAll(async () => {
   server = await startRestateServer();

@@ -3,9 +3,9 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { createServer } from "node:net";
 import { arch, platform, tmpdir } from "node:os";
 import { join } from "node:path";
+import { freePort } from "../helpers.ts";
 
 export type RestateServer = {
   ingressUrl: string;
@@ -25,15 +25,6 @@ export type RestateServer = {
 };
 
 const binary = createRequire(import.meta.url).resolve(`@restatedev/restate-server-${platform()}-${arch()}/bin/restate-server`);
-
-/** A free loopback port: listen on 0, read the port, close. */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 export async function startRestateServer(options: { streamsPerConnection?: number } = {}): Promise<RestateServer> {
   const base = mkdtempSync(join(tmpdir(), "simple-agent-loop-restate-"));
