@@ -243,7 +243,9 @@ function showSession(file, directoryName) {
   }
 
   function drawChart() {
-    renderChart(chart, userTurns().map((turn) => ({ number: turn.number, stats: turn.stats })), (number) => {
+    // A resize can come between a piece of the log arriving and its draw: turns not drawn yet have no stats.
+    const drawnTurns = userTurns().filter((turn) => turn.stats !== undefined);
+    renderChart(chart, drawnTurns.map((turn) => ({ number: turn.number, stats: turn.stats })), (number) => {
       const node = document.getElementById("turn-" + number);
       if (node) node.scrollIntoView({ block: "start" });
     });
