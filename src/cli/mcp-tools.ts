@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Tool } from "../tools.ts";
-import type { McpServerConfig } from "../mcp/config.ts";
+import { parseMcpConfig, type McpServerConfig } from "../mcp/config.ts";
 import { CliError } from "./cli-error.ts";
 import { mcpTrust } from "./mcp-trust.ts";
 
@@ -46,10 +46,11 @@ export async function connectMcpTools(
     return none;
   }
   // Loaded only when there is a config: the MCP SDK is an optional dependency.
-  const { connectMcp, loadMcpConfig } = await import("../mcp/index.ts");
+  const { connectMcp } = await import("../mcp/index.ts");
   try {
+    // Read once: what is trusted (by its hash) is exactly what starts.
     const content = readFileSync(path, "utf8");
-    const servers = await loadMcpConfig(path);
+    const servers = parseMcpConfig(content, path);
     if (Object.keys(servers).length === 0) return none;
     if (configPath === undefined && !options.yes) {
       const trust = mcpTrust(options.home);

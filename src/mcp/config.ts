@@ -53,6 +53,11 @@ export async function loadMcpConfig(path: string, options: LoadMcpConfigOptions 
   } catch (error) {
     throw new McpConfigError(`cannot read MCP config ${path}: ${errorMessage(error)}`, { path, cause: error });
   }
+  return parseMcpConfig(text, path, options);
+}
+
+/** `loadMcpConfig` of a file's `text` already read (`path` names it in errors). */
+export function parseMcpConfig(text: string, path: string, options: LoadMcpConfigOptions = {}): Record<string, McpServerConfig> {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
