@@ -11,5 +11,7 @@ export default defineConfig({
     include: ["test/**/*.test.ts"],
     // Tests must pass on a slow, noisy machine: generous timeouts, no tight timing assertions.
     testTimeout: 30_000,
+    // Finds the browser for the viewer tests once (unpacking a packaged one is not safe in parallel).
+    globalSetup: ["test/global-setup.ts"],
   },
 });

@@ -1,27 +1,34 @@
-import { existsSync } from "node:fs";
-import { afterAll, afterEach, beforeAll, describe, expect } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, inject } from "vitest";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { serveViewer, type Viewer } from "simple-agent-loop/viewer";
-
-/** Debian's Chromium, driven by playwright-core (which never downloads a browser). */
-export const chromiumPath = "/usr/bin/chromium";
-
-/** `describe` for tests in a real browser; skipped only when SKIP_BROWSER_TESTS=1. */
-export const describeInBrowser = process.env.SKIP_BROWSER_TESTS === "1" ? describe.skip : describe;
+import type { BrowserSource } from "../find-browser.ts";
 
 /**
- * Launches headless Chromium. Fails, saying what to install, when it is missing. The flags keep
- * it off the network: without them it keeps calling Google services, which floods a closed network.
+ * The browser the page tests drive, found once per test run by the global setup
+ * (test/find-browser.ts says in which order), so parallel test files never unpack it at once.
+ * Undefined only where none can run: the tests are then skipped loudly.
+ */
+export const browser: BrowserSource | undefined = inject("browser") ?? undefined;
+
+/** `describe` for tests in a real browser; skipped, with a notice naming what to install, only when there is none. */
+export const describeInBrowser = browser === undefined ? describeSkippedLoudly : describe;
+
+function describeSkippedLoudly(name: string, body: () => void): void {
+  const notice = `SKIPPED (no browser): "${name}" needs Chrome or Chromium. Set CHROME_PATH, or install one (Debian: apt-get install chromium); on Linux x64 the @sparticuz/chromium devDependency provides one.`;
+  console.warn(`\n${"!".repeat(notice.length)}\n${notice}\n${"!".repeat(notice.length)}\n`);
+  describe.skip(`${name} [${notice}]`, body);
+}
+
+/**
+ * Launches the browser headless. The flags keep it off the network (without them it keeps calling
+ * Google services, which floods a closed network) and work for the packaged Chromium too, which
+ * has no zygote helper outside its Lambda image.
  */
 export async function launchBrowser(): Promise<Browser> {
-  if (!existsSync(chromiumPath)) {
-    throw new Error(
-      `The viewer's browser tests need Debian's Chromium at ${chromiumPath}: install it with "sudo apt-get install chromium" (CI does), or set SKIP_BROWSER_TESTS=1 to skip these tests.`,
-    );
-  }
+  if (browser === undefined) throw new Error("No browser for the viewer's page tests: set CHROME_PATH or install Chromium");
   return chromium.launch({
-    executablePath: chromiumPath,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    executablePath: browser.path,
+    args: ["--headless", "--no-sandbox", "--no-zygote", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
     timeout: 60_000,
   });
 }
