@@ -1,52 +1,96 @@
 import { execFile } from "node:child_process";
-import { existsSync } from "node:fs";
-import { readFile } from "node:fs/promises";
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
+const run = promisify(execFile);
 const root = fileURLToPath(new URL("..", import.meta.url));
+const rootManifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as {
+  exports: Record<string, unknown>;
+  bin: Record<string, string>;
+  devDependencies: Record<string, string>;
+};
 
-// What users get: the built dist/ through the package's exports map (built by `prepare` on install).
-describe.skipIf(!existsSync(`${root}/dist/index.js`))("published package", () => {
-  it("the main and ./testing entry points import by name from dist and run an agent", async () => {
+// The package as a user meets it: packed (in a copy of the repository, so the build it runs never
+// races the other test files), installed from the tarball into an empty ESM project with npm, its
+// subpaths imported by name, the bin run, and the README's first example type-checked with the
+// settings `tsc --init` writes. Slow (an install and two builds): about half a minute.
+describe("the packed package, installed into a new project", () => {
+  let work = "";
+  let project = "";
+  let installLog = "";
+  let manifest: { scripts?: Record<string, string>; main: string; types: string } = { main: "", types: "" };
+
+  beforeAll(async () => {
+    work = mkdtempSync(join(tmpdir(), "sal-pack-"));
+    const copy = join(work, "repository");
+    for (const entry of ["package.json", "tsconfig.json", "tsconfig.build.json", "README.md", "LICENSE", "src"]) {
+      cpSync(join(root, entry), join(copy, entry), { recursive: true });
+    }
+    symlinkSync(join(root, "node_modules"), join(copy, "node_modules"));
+    await run("npm", ["pack", "--pack-destination", work], { cwd: copy, env: npmEnvironment() });
+    const tarball = join(work, readdirSync(work).find((name) => name.endsWith(".tgz"))!);
+    await run("tar", ["-xzf", tarball, "-C", work]);
+    manifest = JSON.parse(readFileSync(join(work, "package", "package.json"), "utf8")) as typeof manifest;
+
+    project = join(work, "project");
+    mkdirSync(project);
+    writeFileSync(join(project, "package.json"), JSON.stringify({ name: "new-project", private: true, type: "module" }));
+    const peers = ["@modelcontextprotocol/sdk", "@opentelemetry/api", "@restatedev/restate-sdk", "zod"].map((name) => `${name}@${rootManifest.devDependencies[name]!}`);
+    const install = await run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", tarball, ...peers], { cwd: project, env: npmEnvironment() });
+    installLog = `${install.stdout}\n${install.stderr}`;
+  }, 300_000);
+
+  afterAll(() => {
+    if (work !== "") rmSync(work, { recursive: true, force: true });
+  });
+
+  it("ships no install-time script (a library's users see no warning of ours) and points main, types and bin into dist", () => {
+    const scripts = manifest.scripts ?? {};
+    for (const hook of ["preinstall", "install", "postinstall", "prepare"]) expect(scripts[hook], hook).toBeUndefined();
+    expect(installLog).not.toMatch(/simple-agent-loop/);
+    expect(manifest.main).toMatch(/^\.\/dist\//);
+    expect(readdirSync(join(project, "node_modules", "simple-agent-loop", "dist")).length).toBeGreaterThan(0);
+  });
+
+  it("runs an agent and loads every subpath export by name from dist; the bin runs", async () => {
+    const subpaths = Object.keys(rootManifest.exports).filter((key) => key !== "./package.json").map((key) => `simple-agent-loop${key.slice(1)}`);
     const script = `
       import { agentLoop, initSession, response, tool } from "simple-agent-loop";
       import { scriptedModel } from "simple-agent-loop/testing";
       const add = tool({ name: "add", description: "Add.", inputSchema: { type: "object" }, handler: (i) => i.a + i.b });
       const model = scriptedModel([[{ type: "tool_call", id: "1", name: "add", input: { a: 2, b: 3 } }], (s) => [{ role: "assistant", content: String(s.messages.at(-1).output) }]]);
       const session = await agentLoop(model, [add], initSession("s", "u"));
-      console.log(JSON.stringify({ answer: response(session).content, resolved: import.meta.resolve("simple-agent-loop") }));
+      const loaded = {};
+      for (const name of ${JSON.stringify(subpaths)}) loaded[name] = { resolved: import.meta.resolve(name), exports: Object.keys(await import(name)).length };
+      console.log(JSON.stringify({ answer: response(session).content, loaded }));
     `;
-    const { stdout } = await promisify(execFile)(process.execPath, ["--input-type=module", "-e", script], { cwd: root });
-    const result = JSON.parse(stdout) as { answer: string; resolved: string };
+    const { stdout } = await run(process.execPath, ["--input-type=module", "-e", script], { cwd: project });
+    const result = JSON.parse(stdout) as { answer: string; loaded: Record<string, { resolved: string; exports: number }> };
     expect(result.answer).toBe("5");
-    expect(result.resolved).toMatch(/\/dist\/index\.js$/);
-  });
-
-  it("every subpath export resolves to dist and loads; the bin runs from dist", async () => {
-    const { exports } = JSON.parse(await readFile(`${root}/package.json`, "utf8")) as { exports: Record<string, unknown> };
-    const subpaths = Object.keys(exports).filter((key) => key !== "./package.json").map((key) => `simple-agent-loop${key.slice(1)}`);
-    expect(subpaths).toEqual(expect.arrayContaining(["simple-agent-loop/mcp", "simple-agent-loop/viewer", "simple-agent-loop/restate", "simple-agent-loop/otel"]));
-    const script = `
-      const out = {};
-      for (const name of ${JSON.stringify(subpaths)}) out[name] = { resolved: import.meta.resolve(name), exports: Object.keys(await import(name)).length };
-      console.log(JSON.stringify(out));
-    `;
-    const { stdout } = await promisify(execFile)(process.execPath, ["--input-type=module", "-e", script], { cwd: root });
-    const loaded = JSON.parse(stdout) as Record<string, { resolved: string; exports: number }>;
     for (const name of subpaths) {
-      expect(loaded[name]!.resolved, name).toMatch(/\/dist\/.+\.js$/);
-      expect(loaded[name]!.exports, name).toBeGreaterThan(0);
+      expect(result.loaded[name]!.resolved, name).toMatch(/\/node_modules\/simple-agent-loop\/dist\/.+\.js$/);
+      expect(result.loaded[name]!.exports, name).toBeGreaterThan(0);
     }
-    const { bin } = JSON.parse(await readFile(`${root}/package.json`, "utf8")) as { bin: Record<string, string> };
-    const { stdout: version } = await promisify(execFile)(process.execPath, [`${root}/${bin["simple-agent-loop"]!}`, "--version"], { cwd: root });
+    const { stdout: version } = await run(join(project, "node_modules", ".bin", "simple-agent-loop"), ["--version"], { cwd: project });
     expect(version.trim()).toMatch(/^(simple-agent-loop )?\d+\.\d+\.\d+$/);
   });
 
-  it("main and types point into dist, for tools that do not read exports", async () => {
-    const { main, types } = JSON.parse(await readFile(`${root}/package.json`, "utf8")) as { main: string; types: string };
-    expect(existsSync(`${root}/${main}`), main).toBe(true);
-    expect(existsSync(`${root}/${types}`), types).toBe(true);
+  it("type-checks the README's first example with the settings tsc --init writes", async () => {
+    const example = /```ts\n([\s\S]*?)```/.exec(readFileSync(join(root, "README.md"), "utf8"))![1]!;
+    expect(example).toContain('from "simple-agent-loop"');
+    writeFileSync(join(project, "index.ts"), example);
+    const tsc = join(root, "node_modules", "typescript", "bin", "tsc");
+    await run(process.execPath, [tsc, "--init"], { cwd: project });
+    const checked = await run(process.execPath, [tsc, "--noEmit", "-p", "."], { cwd: project }).catch((error: { stdout: string }) => error);
+    expect(checked.stdout).toBe("");
   });
 });
+
+/** npm without the repository's own PATH tweaks: quiet, and never asking. */
+function npmEnvironment(): NodeJS.ProcessEnv {
+  return { ...process.env, npm_config_update_notifier: "false", npm_config_yes: "true" };
+}
