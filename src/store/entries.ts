@@ -54,22 +54,54 @@ export function entryFor(change: SessionChange): SessionEntry {
  */
 export function replayEntries(records: readonly { value: unknown; line: number }[], path: string): { session: Session; entries: LogEntry[] } {
   const messages: Message[] = [];
+  // The line each message came from, kept in step with `messages`, to name it in an error.
+  const lines: number[] = [];
   const entries: LogEntry[] = [];
   for (const { value, line } of records) {
     const problem = entryProblem(value, messages.length);
     if (problem !== undefined) throw new StoreError(`${path}:${line}: ${problem}`, { code: "malformed", path, line });
     const entry = value as LogEntry;
     entries.push(entry);
-    if (entry.type === "message") messages.push((entry as MessageEntry).message);
-    else if (entry.type === "replace" || entry.type === "update") {
+    if (entry.type === "message") {
+      messages.push((entry as MessageEntry).message);
+      lines.push(line);
+    } else if (entry.type === "replace" || entry.type === "update") {
       const { index, message } = entry as ReplaceEntry | UpdateEntry;
       messages[index] = message;
+      lines[index] = line;
     } else if (entry.type === "splice") {
       const { index, removed, inserted } = entry as SpliceEntry;
       messages.splice(index, removed.length, ...inserted);
+      lines.splice(index, removed.length, ...inserted.map(() => line));
     }
   }
+  const answeredTwice = messages.findIndex(answersAnsweredCall());
+  if (answeredTwice !== -1) {
+    const line = lines[answeredTwice]!;
+    const id = (messages[answeredTwice] as { id: string }).id;
+    throw new StoreError(`${path}:${line}: a second result for tool call ${JSON.stringify(id)}: every call is answered once`, { code: "malformed", path, line });
+  }
   return { session: { messages }, entries };
+}
+
+// A predicate over the session's messages in order: true for a tool_result whose call already
+// has one (a call id may come back in a later turn, from providers that reuse ids: that call is
+// answered anew).
+function answersAnsweredCall(): (message: Message) => boolean {
+  const open = new Set<string>();
+  const answered = new Set<string>();
+  return (message) => {
+    if (!("type" in message)) return false;
+    if (message.type === "tool_call") {
+      open.add(message.id);
+      answered.delete(message.id);
+    } else if (message.type === "tool_result") {
+      if (answered.has(message.id)) return true;
+      open.delete(message.id);
+      answered.add(message.id);
+    }
+    return false;
+  };
 }
 
 function entryProblem(value: unknown, messageCount: number): string | undefined {
@@ -77,18 +109,20 @@ function entryProblem(value: unknown, messageCount: number): string | undefined 
   if (typeof value.type !== "string") return 'an entry needs a string "type"';
   switch (value.type) {
     case "message":
-      return isMessage(value.message) ? undefined : 'a "message" entry needs a message object (with a "role" or a "type")';
+      return messageProblem(value.message, value.type);
     case "replace":
     case "update": {
       const index = value.index;
       if (typeof index !== "number" || !Number.isInteger(index) || index < 0) return `a "${value.type}" entry needs a non-negative integer "index"`;
       if (index >= messageCount) return `"${value.type}" of message ${index}, but the session has ${messageCount} messages at this point`;
-      return isMessage(value.message) ? undefined : `a "${value.type}" entry needs a message object`;
+      return messageProblem(value.message, value.type);
     }
     case "splice": {
       const index = value.index;
       if (typeof index !== "number" || !Number.isInteger(index) || index < 0) return 'a "splice" entry needs a non-negative integer "index"';
-      if (!Array.isArray(value.removed) || !Array.isArray(value.inserted) || !value.inserted.every(isMessage)) return 'a "splice" entry needs "removed" and "inserted" message arrays';
+      if (!Array.isArray(value.removed) || !Array.isArray(value.inserted)) return 'a "splice" entry needs "removed" and "inserted" message arrays';
+      const inserted = value.inserted.map((message) => messageProblem(message, "splice")).find((problem) => problem !== undefined);
+      if (inserted !== undefined) return inserted;
       return index + value.removed.length > messageCount ? `"splice" of messages ${index}..${index + value.removed.length - 1}, but the session has ${messageCount} messages at this point` : undefined;
     }
     case "custom":
@@ -102,6 +136,32 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-function isMessage(value: unknown): value is Message {
-  return isObject(value) && (typeof value.role === "string" || typeof value.type === "string");
+/**
+ * What is wrong with a message read from a log, checked as far as the next run relies on it: the
+ * known roles and types have their fields with the right JSON types (ids and names are strings,
+ * a call's input is an object, text is a string). Messages of roles and types this version does
+ * not know are kept as they are.
+ */
+function messageProblem(value: unknown, entryType = "message"): string | undefined {
+  if (!isObject(value) || (typeof value.role !== "string" && typeof value.type !== "string")) return `a "${entryType}" entry needs a message object (with a "role" or a "type")`;
+  const kind = typeof value.role === "string" ? `a ${JSON.stringify(value.role)} message` : `a ${JSON.stringify(value.type)} message`;
+  const wrong = (field: string, expected: string): string => `${kind} needs ${expected} "${field}", not ${describe(value[field])}`;
+  if (value.role === "system" || value.role === "user" || value.role === "assistant" || value.type === "thinking") {
+    if (typeof value.content !== "string") return wrong("content", "a string");
+  } else if (value.type === "tool_call") {
+    if (typeof value.id !== "string" || value.id === "") return wrong("id", "a non-empty string");
+    if (typeof value.name !== "string" || value.name === "") return wrong("name", "a non-empty string");
+    if (!isObject(value.input)) return wrong("input", "an object");
+  } else if (value.type === "tool_result") {
+    if (typeof value.id !== "string" || value.id === "") return wrong("id", "a non-empty string");
+    if (!("output" in value)) return `${kind} needs an "output"`;
+    if (value.isError !== undefined && typeof value.isError !== "boolean") return wrong("isError", "a boolean");
+  }
+  return undefined;
+}
+
+function describe(value: unknown): string {
+  if (value === undefined) return "nothing";
+  if (value === null) return "null";
+  return Array.isArray(value) ? "an array" : `a ${typeof value}`;
 }

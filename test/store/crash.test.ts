@@ -101,7 +101,7 @@ describe("crash safety: a child process killed with SIGKILL, then resumed from i
     expect(tornPlan.effects.get(tornPlan.plan.points[0]!.split(":")[1]!)).toBe(2);
     const firstCall = byName.get("during the first model call")!;
     expect(withoutTs(firstCall.kills[0]!.session)).toStrictEqual(withoutTs(baseline).slice(0, 2));
-  });
+  }, 180_000); // dozens of child processes: minutes on a loaded machine
 
   // A model turn enters the session (and the log, in one write) whole, before the loop announces
   // any of its messages: a kill as its first message is announced finds the whole turn recorded.
