@@ -13,8 +13,8 @@ const held = new Set<string>();
  * with O_EXCL and holding a `LockOwner`. Returns the function that releases it.
  *
  * Throws a `locked` StoreError when a live process holds it (this one included, from any thread).
- * A lock whose process is gone (same host, pid not running, or running but started later: a
- * reused pid) is stale and taken over; a lock from another host
+ * A lock whose process is gone (same host, pid not running, or running but started after the
+ * holder did, by the start times Linux keeps: a reused pid) is stale and taken over; a lock from another host
  * cannot be checked and is never taken over, nor is one whose content cannot be read: the error
  * says which file to delete once no writer is left.
  */
@@ -59,12 +59,19 @@ function isStale(holder: LockOwner, lockPath: string): boolean {
   if (holder.pid === process.pid) return !held.has(lockPath) && !isThisProcess(holder);
   try {
     process.kill(holder.pid, 0);
-    return false;
   } catch (error) {
     // EPERM: the process exists, it is someone else's.
     return codeOf(error) === "ESRCH";
   }
+  // Alive: the holder, unless that pid now names a process started after the holder did (the
+  // pid was reused). Where start times cannot be read, a live pid holds the lock.
+  const started = startOf(holder.pid);
+  const recorded = Date.parse(holder.started);
+  return started !== undefined && Number.isFinite(recorded) && started > recorded + startTolerance;
 }
+
+// Start times come from clock ticks (10 ms) and the boot time (1 s): a second apart is the same start.
+const startTolerance = 2000;
 
 // Only the holder of `<lock>.takeover` may delete a stale lock, and it reads the lock again under
 // that guard: the file it deletes is the stale one it judged, not a lock another process created
@@ -96,7 +103,24 @@ function isThisProcess(holder: LockOwner): boolean {
 }
 
 function processStart(): number {
-  return Date.now() - process.uptime() * 1000;
+  return startOf(process.pid) ?? Date.now() - process.uptime() * 1000;
+}
+
+/**
+ * When process `pid` started (ms since the epoch), from Linux's /proc: its start in clock ticks
+ * after boot (field 22 of /proc/<pid>/stat; USER_HZ is 100 on every Linux architecture Node runs
+ * on) and the boot time. Undefined elsewhere or when it cannot be read.
+ */
+function startOf(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // The command name (field 2) is in parentheses and may hold spaces: count fields after it.
+    const ticks = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]);
+    const boot = Number(/^btime (\d+)$/m.exec(readFileSync("/proc/stat", "utf8"))?.[1]);
+    return Number.isFinite(ticks) && Number.isFinite(boot) ? boot * 1000 + ticks * 10 : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function release(lockPath: string, content: string): void {

@@ -1,6 +1,5 @@
-import { closeSync, existsSync, fsyncSync, ftruncateSync, mkdirSync, openSync } from "node:fs";
-import { readFile } from "node:fs/promises";
-import { dirname, resolve } from "node:path";
+import { closeSync, constants, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, realpathSync, statSync } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
 import type { Session } from "../session.ts";
 import { bindSession } from "./binding.ts";
 import { replayEntries, type LogEntry } from "./entries.ts";
@@ -28,21 +27,27 @@ export type OpenSessionOptions = LoadSessionOptions & {
  * in the same file. Close it with `closeSession`.
  *
  * One writer at a time: throws a `locked` StoreError while another process (or this one) has the
- * file open. A torn last line (a crash mid-write) is reported to `onWarning` and cut off the file
+ * file open, whatever path names it (the lock belongs to the real file a symbolic link leads to;
+ * a file with several hard links is refused as `invalid-argument`, since no name-based lock can
+ * cover all of them). Only regular files: a FIFO, a device or a directory is an `invalid-argument`
+ * StoreError at once, with no lock left behind. A torn last line (a crash mid-write) is reported to `onWarning` and cut off the file
  * before the next append; any other unreadable line throws a `malformed` StoreError naming the
  * file and line, leaving the file as it is. Entries of unknown types and unknown fields are kept.
  */
 export async function openSession(path: string, options: OpenSessionOptions = {}): Promise<Session> {
-  const file = resolve(path);
   // The lock file goes next to the log, so the directory must exist before the lock is taken.
-  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  mkdirSync(dirname(resolve(path)), { recursive: true, mode: 0o700 });
+  const file = realFile(resolve(path));
+  const existing = statOrUndefined(file);
+  if (existing !== undefined) checkWritable(existing, file);
   const releaseLock = acquireLock(file);
   let fd: number | undefined;
   try {
-    const created = !existsSync(file);
-    fd = openSync(file, "a", 0o600);
-    if (created) syncDirectory(dirname(file));
-    const { session, content } = readLog(await readFile(file), file, options.onWarning, "cut off before the next append");
+    // Read and written through one descriptor, checked once opened: what was locked is what is read.
+    fd = openSync(file, constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_NONBLOCK | constants.O_NOFOLLOW, 0o600);
+    checkWritable(fstatSync(fd), file);
+    if (existing === undefined) syncDirectory(dirname(file));
+    const { session, content } = readLog(readFileSync(fd), file, options.onWarning, "cut off before the next append");
     const { tail } = content;
     if (tail?.torn === true) {
       // Only the torn bytes go: every line stays a whole entry, the bytes before are untouched.
@@ -101,12 +106,53 @@ function readLog(
   return { session, entries, content };
 }
 
+// Opened without blocking (a FIFO would wait for a writer forever) and checked before reading.
 async function readExisting(path: string): Promise<Buffer> {
+  let fd: number;
   try {
-    return await readFile(path);
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (error) {
     if ((error as { code?: unknown }).code === "ENOENT") throw new StoreError(`${path}: no session file there`, { code: "not-found", path, cause: error });
     throw error;
+  }
+  try {
+    checkRegular(fstatSync(fd), path);
+    return readFileSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+// The file a path names once symbolic links are followed (for a new file: its real directory), so
+// two names of one file share one lock.
+function realFile(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return join(realpathSync(dirname(path)), basename(path));
+  }
+}
+
+function statOrUndefined(path: string): ReturnType<typeof statSync> | undefined {
+  try {
+    return statSync(path);
+  } catch (error) {
+    if ((error as { code?: unknown }).code === "ENOENT") return undefined;
+    throw error;
+  }
+}
+
+function checkRegular(stats: { isFile(): boolean }, path: string): void {
+  if (!stats.isFile()) throw new StoreError(`${path}: not a regular file (a FIFO, a device or a directory); a session is stored in a regular file`, { code: "invalid-argument", path });
+}
+
+function checkWritable(stats: { isFile(): boolean; nlink: number | bigint }, path: string): void {
+  checkRegular(stats, path);
+  if (Number(stats.nlink) > 1) {
+    throw new StoreError(`${path}: the file has ${stats.nlink} hard links; a session's lock covers one name, so a file with several cannot be opened for writing (read it with loadSession, or remove the other links)`, {
+      code: "invalid-argument",
+      path,
+    });
   }
 }
 
