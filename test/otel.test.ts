@@ -91,7 +91,8 @@ describe("otelObserver", () => {
     expect(failed.name).toBe("execute_tool broken");
     expect(failed.attributes["gen_ai.tool.call.id"]).toBe("call-2");
     expect(failed.status.code).toBe(api.SpanStatusCode.ERROR);
-    expect(failed.status.message).toContain("disk on fire");
+    // A tool's error text is content: not exported unless recordContent is on.
+    expect(failed.status.message).not.toContain("disk on fire");
     expect(failed.attributes["error.type"]).toBe("tool_error");
 
     expect(spans).toHaveLength(5);
@@ -174,6 +175,53 @@ const ofOperation = (spans: ReadableSpan[], operation: string): ReadableSpan[] =
 const toMs = (time: [number, number]): number => time[0] * 1000 + time[1] / 1e6;
 const childrenOf = (spans: ReadableSpan[], parent: ReadableSpan): ReadableSpan[] =>
   spans.filter((span) => span.parentSpanContext?.spanId === parent.spanContext().spanId).sort(byStart);
+
+describe("otelObserver: content", () => {
+  it("exports no content without recordContent: no prompt, answer, thinking, tool input, output or error text in any span", async () => {
+    const secrets = ["SYSTEM-SECRET", "USER-SECRET", "THINKING-SECRET", "ANSWER-SECRET", "INPUT-SECRET", "OUTPUT-SECRET", "ERROR-SECRET"];
+    const leaky = tool({ name: "leaky", description: "Leaks.", inputSchema: { type: "object" }, handler: () => "OUTPUT-SECRET" });
+    const failing = tool({
+      name: "failing",
+      description: "Fails.",
+      inputSchema: { type: "object" },
+      handler: () => {
+        throw new Error("ERROR-SECRET in /home/user/.env");
+      },
+    });
+    const model = (): InvokeModel => scriptedModel([
+      [
+        { type: "thinking", content: "THINKING-SECRET" },
+        { type: "tool_call", id: "c1", name: "leaky", input: { q: "INPUT-SECRET" } },
+        { type: "tool_call", id: "c2", name: "failing", input: { q: "INPUT-SECRET" } },
+      ],
+      [{ role: "assistant", content: "ANSWER-SECRET" }],
+    ]);
+    for (const recordContent of [false, true]) {
+      const { exporter, tracer } = setup();
+      await agentLoop(model(), [leaky, failing], initSession("SYSTEM-SECRET", "USER-SECRET"), { onEvent: otelObserver({ tracer, recordContent }) });
+      const exported = JSON.stringify(exporter.getFinishedSpans().map((span) => ({ name: span.name, attributes: span.attributes, status: span.status, events: span.events, links: span.links })));
+      const found = secrets.filter((secret) => exported.includes(secret));
+      if (recordContent) expect(found).toEqual(expect.arrayContaining(["OUTPUT-SECRET", "ERROR-SECRET", "INPUT-SECRET", "ANSWER-SECRET"]));
+      else expect(found).toStrictEqual([]);
+    }
+  });
+
+  it("bounds a failed span's status message", async () => {
+    const { exporter, tracer } = setup();
+    const huge = tool({
+      name: "huge",
+      description: "Fails loudly.",
+      inputSchema: { type: "object" },
+      handler: () => {
+        throw new Error("x".repeat(100_000));
+      },
+    });
+    const model = scriptedModel([[{ type: "tool_call", id: "c1", name: "huge", input: {} }], [{ role: "assistant", content: "ok" }]]);
+    await agentLoop(model, [huge], initSession("s", "u"), { onEvent: otelObserver({ tracer, recordContent: true }) });
+    const failed = exporter.getFinishedSpans().find((span) => span.attributes["gen_ai.tool.name"] === "huge")!;
+    expect(failed.status.message!.length).toBeLessThan(1100);
+  });
+});
 
 describe("otelObserver: subagents, retries and failures", () => {
   it("nests each subagent run under the tool span of the call that started it, parallel calls apart", async () => {

@@ -250,7 +250,8 @@ function runTracer(api: OtelApi, tracer: Tracer, options: OtelObserverOptions, s
         const { output, isError } = event.result;
         const text = typeof output === "string" ? output : JSON.stringify(output);
         if (recordContent) tool.span.setAttribute("gen_ai.tool.call.result", text);
-        if (isError === true) fail(tool.span, "tool_error", text);
+        // A tool's error text is content (it can echo a file, a command's output, the input).
+        if (isError === true) fail(tool.span, "tool_error", recordContent ? text : "the tool returned an error result (content not recorded)");
         tool.span.end();
         break;
       }

@@ -30,8 +30,11 @@ function addOptional(a: number | undefined, b: number | undefined): number | und
 /** Marks the span failed: `error.type` (low cardinality) and status ERROR with the message. */
 export function fail(span: Span, errorType: string, message: string): void {
   span.setAttribute("error.type", errorType);
-  span.setStatus({ code: STATUS_ERROR, message });
+  span.setStatus({ code: STATUS_ERROR, message: message.length > maxStatusLength ? `${message.slice(0, maxStatusLength)}… (${message.length} characters)` : message });
 }
+
+// A status message is for a person scanning traces; a tool's whole output belongs in the result attribute.
+const maxStatusLength = 1000;
 
 /**
  * `gen_ai.output.messages` of one model call, as the conventions' output-messages JSON schema
