@@ -7,6 +7,12 @@ function lastToolResultId(messages: readonly Message[]): string | undefined {
   return last !== undefined && "type" in last && last.type === "tool_result" ? last.id : undefined;
 }
 
+let events = 0;
+const countEvent = (): void => {
+  events++;
+};
+export const eventsSeen = (): number => events;
+
 export const ours: Adapter = {
   name: "simple-agent-loop",
   packageName: "simple-agent-loop",
@@ -28,6 +34,8 @@ export const ours: Adapter = {
     await agentLoop(invokeModel, [ADD_TOOL], session, {
       toolHandlers: { add: (input) => w.tool(input) },
       maxIterations: w.turns + 5,
+      // The concurrency benchmark's --events: the cost of a listener that sees every event.
+      ...(process.env.BENCH_LISTEN_TO_EVENTS === "1" ? { onEvent: countEvent } : {}),
     });
     const last = session.messages[session.messages.length - 1];
     return { text: last !== undefined && "role" in last ? last.content : "", keep: session };
