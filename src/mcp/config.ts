@@ -78,7 +78,8 @@ export function parseMcpConfig(text: string, path: string, options: LoadMcpConfi
     const fail = (problem: string): never => {
       throw new McpConfigError(`MCP config ${path}: server "${server}": ${problem}`, { path, server });
     };
-    result[server] = parseEntry(entry, (value, field) => expand(value, field, env, fail), fail);
+    // Server names come from a file: defined, not assigned, so "__proto__" stays a key and never sets the prototype.
+    Object.defineProperty(result, server, { value: parseEntry(entry, (value, field) => expand(value, field, env, fail), fail), enumerable: true, writable: true, configurable: true });
   }
   return result;
 }

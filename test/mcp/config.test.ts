@@ -27,6 +27,17 @@ describe("loadMcpConfig", () => {
     return error as McpConfigError;
   }
 
+  it("a server named __proto__ or constructor is a server like any other, never the map's prototype", async () => {
+    const path = await file("prototype.json", '{"mcpServers": {"__proto__": {"command": "evil"}, "constructor": {"command": "also"}, "ok": {"command": "fine"}}}');
+    const servers = await loadMcpConfig(path, { env: {} });
+    expect(Object.keys(servers).sort()).toStrictEqual(["__proto__", "constructor", "ok"]);
+    expect(Object.getPrototypeOf(servers)).toBe(Object.prototype);
+    const inherited: string[] = [];
+    for (const name in servers) inherited.push(name);
+    expect(inherited.sort()).toStrictEqual(["__proto__", "constructor", "ok"]);
+    expect(({} as Record<string, unknown>).command).toBeUndefined();
+  });
+
   it("reads the Claude Desktop / Claude Code format, keeping only what it uses and expanding ${VAR}", async () => {
     const path = await file("valid.json", {
       mcpServers: {
