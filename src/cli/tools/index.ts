@@ -20,6 +20,8 @@ export function codingTools(root: string, options: { bash?: BashLimits; workspac
 /** The tools that only look: they never need the user's permission. */
 export const readOnlyTools: ReadonlySet<string> = new Set(["read", "grep", "list"]);
 
+export { checkToolCall, isCheckedTool } from "./pre-check.ts";
+export type { CheckedTool } from "./pre-check.ts";
 export { resolveInWorkspace, workspaceRoot } from "./workspace-path.ts";
 export { createWorkspace } from "./workspace.ts";
 export type { Workspace } from "./workspace.ts";
