@@ -1,6 +1,6 @@
 import { stat } from "node:fs/promises";
 import { tool, type Tool } from "../../tools.ts";
-import { globToRegExp } from "./glob.ts";
+import { globMatcher } from "./glob.ts";
 import { lineMatcher } from "./line-matcher.ts";
 import { isBinary } from "./read.ts";
 import { walk } from "./walk.ts";
@@ -58,7 +58,7 @@ export function grepTool(workspace: Workspace, limits: GrepLimits = {}): Tool {
         throw new Error(`invalid regular expression: ${(error as Error).message}`, { cause: error });
       }
       const cap = Math.min(options.maxResults ?? Math.min(100, maxResults), maxResults);
-      const glob = options.glob === undefined ? undefined : globToRegExp(options.glob);
+      const glob = options.glob === undefined ? undefined : globMatcher(options.glob);
       // A glob without a directory part names files wherever they are.
       const globOnName = options.glob !== undefined && !options.glob.includes("/");
       const target = await resolveInWorkspace(workspace.root, options.path ?? ".");
@@ -72,7 +72,7 @@ export function grepTool(workspace: Workspace, limits: GrepLimits = {}): Tool {
       const matcher = lineMatcher(regex, { timeoutMs, signal });
       try {
         for await (const file of files) {
-          if (glob !== undefined && !glob.test(globOnName ? file.relativePath.slice(file.relativePath.lastIndexOf("/") + 1) : file.relativePath)) continue;
+          if (glob !== undefined && !glob(globOnName ? file.relativePath.slice(file.relativePath.lastIndexOf("/") + 1) : file.relativePath)) continue;
           const text = await textOf(workspace.root, file, maxFileBytes);
           if (typeof text !== "string") {
             if (text !== undefined) skipped.set(text.skip, [...(skipped.get(text.skip) ?? []), file.relativePath]);
