@@ -42,10 +42,14 @@ export function commandProcesses(): CommandProcesses {
     },
     end: async (graceMs) => {
       try {
-        if (await anyLeft(run)) {
-          killGroup(run.group, "SIGTERM");
-          for (const pid of await markedProcesses(run.marker)) kill(pid, "SIGTERM");
-          for (const deadline = Date.now() + graceMs; Date.now() < deadline && (await anyLeft(run)); ) await delay(50);
+        // One scan in the usual case: the group is gone and nothing carries the marker.
+        const marked = await markedProcesses(run.marker);
+        if (!groupAlive(run.group) && marked.length === 0) return;
+        killGroup(run.group, "SIGTERM");
+        for (const pid of marked) kill(pid, "SIGTERM");
+        for (const deadline = Date.now() + graceMs; Date.now() < deadline; ) {
+          await delay(50);
+          if (!groupAlive(run.group) && (await markedProcesses(run.marker)).length === 0) return;
         }
         await killRun(run);
       } finally {
@@ -77,16 +81,14 @@ async function killRun(run: LiveRun): Promise<void> {
   }
 }
 
-async function anyLeft(run: LiveRun): Promise<boolean> {
-  if (run.group !== undefined) {
-    try {
-      process.kill(-run.group, 0);
-      return true;
-    } catch {
-      // The group is empty.
-    }
+function groupAlive(group: number | undefined): boolean {
+  if (group === undefined) return false;
+  try {
+    process.kill(-group, 0);
+    return true;
+  } catch {
+    return false;
   }
-  return (await markedProcesses(run.marker)).length > 0;
 }
 
 function delay(milliseconds: number): Promise<void> {
