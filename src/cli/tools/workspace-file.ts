@@ -21,11 +21,11 @@ export type OpenedEntry = {
 /**
  * Why `openInWorkspace` refused a file, for tools that skip such files with a note (grep):
  * `not-regular` (a FIFO, socket or device), `hard-links` (several links), `moved` (it changed
- * and now lies outside), `other` (missing, a link swapped in, a system error).
+ * and now lies outside). Other refusals (missing, a link swapped in) are plain Errors.
  */
 export class WorkspaceFileError extends Error {
   override name = "WorkspaceFileError";
-  readonly reason: "not-regular" | "hard-links" | "moved" | "other";
+  readonly reason: "not-regular" | "hard-links" | "moved";
   constructor(message: string, reason: WorkspaceFileError["reason"], options?: ErrorOptions) {
     super(message, options);
     this.reason = reason;
@@ -192,6 +192,10 @@ function explainOpenError(error: unknown, display: string): Error {
       return new Error(`${display} is not a directory, or a part of its path is not`, { cause: error });
     case "EISDIR":
       return new Error(`${display} is a directory`, { cause: error });
+    case "EACCES":
+    case "EPERM":
+      // The system's message names the /proc/self/fd path the file was opened by, not the model's.
+      return new Error(`${display}: permission denied`, { cause: error });
     case "ENXIO":
     case "ENODEV":
     case "EOPNOTSUPP":
@@ -206,7 +210,7 @@ function kindOf(stats: Stats): string {
   if (stats.isSocket()) return "a socket";
   if (stats.isCharacterDevice() || stats.isBlockDevice()) return "a device";
   if (stats.isSymbolicLink()) return "a symbolic link";
-  return "not a regular file";
+  return "something else";
 }
 
 function descriptorPath(handle: FileHandle): string {
