@@ -7,7 +7,8 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { bashTool, runCommand } from "../../src/cli/tools/bash.ts";
 import { createWorkspace } from "../../src/cli/tools/workspace.ts";
-import { isAlive, tempDirectory } from "./helpers.ts";
+import { startFakeOpenAI } from "./fake-openai.ts";
+import { cliEnvironment, isAlive, runCli, tempDirectory } from "./helpers.ts";
 import { repositoryRoot } from "./terminal.ts";
 import { text, toolsIn } from "./tool-calls.ts";
 
@@ -101,5 +102,30 @@ describe("processes a command leaves behind", () => {
     const pids = pidsIn(pidFile);
     expect(pids).toHaveLength(2);
     await expect.poll(() => pids.filter(isAlive), { timeout: 15_000 }).toStrictEqual([]);
+  }, 60_000);
+});
+
+describe("the CLI running bash for a model", () => {
+  it("keeps its own API key from the command, and leaves no process behind", async () => {
+    const server = await startFakeOpenAI();
+    const home = tempDirectory("bash-contain-home-");
+    try {
+      const pidFile = join(workspace.path, "pids");
+      const command = `env; setsid sleep 1000 >/dev/null 2>&1 & echo $! >> ${pidFile}; (sleep 1000 >/dev/null 2>&1 & echo $! >> ${pidFile})`;
+      server.enqueue({ toolCalls: [{ name: "bash", arguments: { command } }] }, { text: "Done." });
+      const environment = cliEnvironment(home.path, { OPENAI_BASE_URL: server.baseURL, OPENAI_API_KEY: "sk-cli-own-key", GH_TOKEN: "ghp_cli" });
+      const { code, stderr } = await runCli(["--model", "test-model", "--allow", "bash", "look around"], { cwd: workspace.path, env: environment });
+      expect(code, stderr).toBe(0);
+      const toolResult = String(server.bodies()[1]!.messages.find((message) => message.role === "tool")?.content);
+      expect(toolResult).toContain("PATH=");
+      expect(toolResult).not.toContain("sk-cli-own-key");
+      expect(toolResult).not.toContain("ghp_cli");
+      const pids = pidsIn(pidFile);
+      expect(pids).toHaveLength(2);
+      await expect.poll(() => pids.filter(isAlive), { timeout: 15_000 }).toStrictEqual([]);
+    } finally {
+      await server.close();
+      home.remove();
+    }
   }, 60_000);
 });
