@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
 
@@ -28,7 +27,7 @@ export type CommandProcesses = {
 };
 
 export function commandProcesses(): CommandProcesses {
-  const run: LiveRun = { marker: randomUUID(), group: undefined };
+  const run: LiveRun = { marker: `${process.pid}-${++runs}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`, group: undefined };
   live.add(run);
   installExitHook();
   return {
@@ -68,6 +67,9 @@ export async function killRunningCommands(): Promise<void> {
 }
 
 type LiveRun = { marker: string; group: number | undefined };
+
+// With the process id and the time, it makes every run's marker unique on the machine.
+let runs = 0;
 
 const live = new Set<LiveRun>();
 

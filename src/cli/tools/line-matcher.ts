@@ -1,4 +1,4 @@
-import { Worker } from "node:worker_threads";
+import type { Worker } from "node:worker_threads";
 
 /** A line of text that matched, 1-based, cut to 300 characters. */
 export type MatchedLine = { line: number; text: string };
@@ -26,9 +26,11 @@ export function lineMatcher(pattern: RegExp, options: { timeoutMs: number; signa
     await running?.terminate();
   };
   return {
-    match: (text, max) => {
+    // Called one at a time: each call waits for the one before.
+    match: async (text, max) => {
       options.signal.throwIfAborted();
-      const running = (worker ??= takeWorker());
+      const running = (worker ??= await takeWorker());
+      options.signal.throwIfAborted();
       const began = performance.now();
       return new Promise<MatchedLine[]>((resolve, reject) => {
         const finish = (): void => {
@@ -75,8 +77,8 @@ export function lineMatcher(pattern: RegExp, options: { timeoutMs: number; signa
 // keep the process alive.
 let idle: Worker | undefined;
 
-function takeWorker(): Worker {
-  const taken = idle ?? startWorker();
+async function takeWorker(): Promise<Worker> {
+  const taken = idle ?? (await startWorker());
   idle = undefined;
   return taken;
 }
@@ -90,7 +92,9 @@ async function giveBack(worker: Worker): Promise<void> {
   idle = worker;
 }
 
-function startWorker(): Worker {
+// Loaded on the first search: most runs never grep, and the CLI starts faster without it.
+async function startWorker(): Promise<Worker> {
+  const { Worker } = await import("node:worker_threads");
   const worker = new Worker(workerSource, {
     eval: true,
     // A pattern may also try to exhaust memory; the worker's heap is bounded, not the CLI's.
