@@ -18,7 +18,7 @@ import { systemPrompt } from "./system-prompt.ts";
 import { exitCodeOf } from "./task-output.ts";
 import { terminalInput, type TerminalInput } from "./terminal-input.ts";
 import { terminalOutput } from "./terminal-output.ts";
-import { codingTools, readOnlyTools, workspaceRoot } from "./tools/index.ts";
+import { codingTools, killRunningCommands, readOnlyTools, workspaceRoot } from "./tools/index.ts";
 import { codeOf } from "./tools/workspace-path.ts";
 import { runView } from "./view.ts";
 
@@ -73,6 +73,7 @@ async function runAgent(args: RunArgs, io: CliIo): Promise<number> {
   // Asking needs a terminal, and --json promises scripts that nothing waits for a human.
   const input = !args.json && io.stdin.isTTY === true ? terminalInput(io.stdin, io.stdout) : undefined;
   const shutdown = createShutdown(io.stderr);
+  shutdown.add(killRunningCommands);
   let onInterrupt: (() => void) | undefined;
   const signals: [NodeJS.Signals, () => void][] = [
     ["SIGINT", () => (onInterrupt ?? (() => shutdown.exitNow(130)))()],

@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runCommand } from "../../src/cli/tools/bash.ts";
-import { tempDirectory } from "./helpers.ts";
+import { isAlive, tempDirectory } from "./helpers.ts";
 import { toolsIn } from "./tool-calls.ts";
 
 let workspace: ReturnType<typeof tempDirectory>;
@@ -16,21 +16,6 @@ beforeEach(() => {
 afterEach(() => {
   workspace.remove();
 });
-
-// A killed process whose parent is gone stays a zombie until something reaps it: dead all the same.
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
-  } catch {
-    return true;
-  }
-}
 
 async function waitForFile(path: string): Promise<string> {
   await expect.poll(() => { try { return readFileSync(path, "utf8").trim(); } catch { return ""; } }, { timeout: 15_000 }).not.toBe("");

@@ -1,8 +1,9 @@
 // read, edit, write, grep and list as the model uses them: through the loop's tool executor, so
 // failures arrive as the error results the model would see.
-import { mkdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { checkToolCall } from "../../src/cli/tools/index.ts";
 import { tempDirectory } from "./helpers.ts";
 import { text, toolsIn } from "./tool-calls.ts";
 
@@ -122,6 +123,23 @@ describe("edit", () => {
     });
     await call("edit", { path: "c.txt", oldText: "price", newText: "$& $1 $$ $` $'" });
     expect(readFileSync(file("c.txt"), "utf8")).toBe("$& $1 $$ $` $'\n");
+  });
+
+  it("says before the call whether it would fail (check), changing nothing", async () => {
+    writeFileSync(file("a.ts"), "const a = 1;\n");
+    const { tools, call } = toolsIn(workspace.path);
+    const check = (name: string, input: Record<string, string>): Promise<string | undefined> => checkToolCall(tools, { name, input });
+    expect(await check("edit", { path: "a.ts", oldText: "const a = 1;", newText: "x" })).toBe("read a.ts before editing it, so the edit matches the file as it is");
+    await call("read", { path: "a.ts" });
+    expect(await check("edit", { path: "a.ts", oldText: "const b", newText: "x" })).toMatch(/^oldText not found in a\.ts; it must match the file exactly/);
+    expect(await check("edit", { path: "gone.ts", oldText: "a", newText: "b" })).toBe("gone.ts does not exist; create it with write");
+    expect(await check("edit", { path: "../out.ts", oldText: "a", newText: "b" })).toMatch(/outside the workspace/);
+    expect(await check("edit", { path: "a.ts", oldText: "const a = 1;", newText: "const a = 2;" })).toBeUndefined();
+    expect(await check("write", { path: "../x.txt", content: "x" })).toMatch(/outside the workspace/);
+    expect(await check("write", { path: "new/x.txt", content: "x" })).toBeUndefined();
+    expect(await check("read", { path: "../x.txt" })).toBeUndefined();
+    expect(readFileSync(file("a.ts"), "utf8")).toBe("const a = 1;\n");
+    expect(existsSync(file("new"))).toBe(false);
   });
 
   it("applies parallel edits of one file one after the other, losing none", async () => {

@@ -1,9 +1,11 @@
 import { spawn } from "node:child_process";
 import { tool, type Tool } from "../../tools.ts";
+import { commandEnvironment } from "./command-environment.ts";
+import { commandMarkerName, commandProcesses } from "./command-processes.ts";
 import { outputBuffer } from "./output-buffer.ts";
 import type { Workspace } from "./workspace.ts";
 
-/** Limits of the `bash` tool; the defaults suit a model's context. */
+/** Options of the `bash` tool; the default limits suit a model's context. */
 export type BashLimits = {
   /** Milliseconds a command may run when the call gives no `timeout` (default 120 s). */
   defaultTimeoutMs?: number;
@@ -12,16 +14,24 @@ export type BashLimits = {
   /** Output kept from the start and from the end; the middle of longer output is cut with a note. */
   headBytes?: number;
   tailBytes?: number;
-  /** After SIGTERM, milliseconds before the process group gets SIGKILL (default 2 s). */
+  /** After SIGTERM, milliseconds before the command's processes get SIGKILL (default 2 s). */
   killGraceMs?: number;
+  /**
+   * Credentials of the CLI's environment the command receives (see `isCredentialName`): none by
+   * default, `true` for all of them, or the names listed (e.g. `["GH_TOKEN"]`).
+   */
+  passCredentials?: boolean | readonly string[];
 };
 
 /**
  * `bash`: runs `bash -c <command>` in the workspace directory, with stdout and stderr together.
- * The command is the leader of its own process group, and a timeout or an abort kills the whole
- * group (SIGTERM, then SIGKILL), so nothing it started lingers; so do processes still holding
- * its output a moment after it exits. Long output keeps its head and tail, with a note of what
- * was cut. A non-zero exit, a signal or a timeout is an error result carrying the output.
+ * The command's environment is the CLI's without its credentials (`commandEnvironment`), unless
+ * `passCredentials` says otherwise. When the command ends, everything it started is killed: its
+ * process group, and on Linux every process carrying its marker, those that left the group
+ * (`setsid`, a double fork) included (`commandProcesses`); a timeout or an abort kills them too
+ * (SIGTERM, then SIGKILL), and so does the CLI's exit. Long output keeps its head and tail, with
+ * a note of what was cut. A non-zero exit, a signal or a timeout is an error result carrying the
+ * output.
  *
  * Not a sandbox: the command runs with the user's rights and can read or change anything the
  * user can, inside the workspace or not. That is why the CLI asks before each call.
@@ -33,7 +43,8 @@ export function bashTool(workspace: Workspace, limits: BashLimits = {}): Tool {
     name: "bash",
     description:
       "Run a shell command with bash -c in the workspace directory; stdout and stderr come back together (long output is cut in the middle). " +
-      `Default timeout ${defaultTimeoutMs / 1000} s. No input can be given to the command: do not start interactive programs or servers that never exit.`,
+      `Default timeout ${defaultTimeoutMs / 1000} s. No input can be given to the command: do not start interactive programs or servers that never exit; ` +
+      "processes left running in the background are stopped when the command ends.",
     inputSchema: {
       type: "object",
       properties: {
@@ -59,37 +70,29 @@ export function bashTool(workspace: Workspace, limits: BashLimits = {}): Tool {
 
 export type CommandRun = { output: string; exitCode: number | null; signal: string | null; timedOut: boolean; aborted: boolean };
 
-/** Runs one command as described on `bashTool`; resolves once it and its output are done, or it was killed. */
+/** Runs one command as described on `bashTool`; resolves once it and its output are done, or it was killed, and everything it started is gone. */
 export async function runCommand(
   command: string,
-  options: { cwd: string; timeoutMs: number; signal?: AbortSignal; headBytes?: number; tailBytes?: number; killGraceMs?: number },
+  options: { cwd: string; timeoutMs: number; signal?: AbortSignal; headBytes?: number; tailBytes?: number; killGraceMs?: number; passCredentials?: boolean | readonly string[] },
 ): Promise<CommandRun> {
   options.signal?.throwIfAborted();
+  const processes = commandProcesses();
   const child = spawn("bash", ["-c", command], {
     cwd: options.cwd,
     // Its own process group: a kill reaches everything it started, and the terminal's Ctrl-C does not.
     detached: true,
     stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, PAGER: "cat", GIT_PAGER: "cat" },
+    env: { ...commandEnvironment(process.env, options.passCredentials), PAGER: "cat", GIT_PAGER: "cat", [commandMarkerName]: processes.marker },
   });
   const output = outputBuffer(options.headBytes ?? 10_000, options.tailBytes ?? 20_000);
   child.stdout.on("data", output.push);
   child.stderr.on("data", output.push);
   const state = { timedOut: false, aborted: false, exitCode: null as number | null, signal: null as string | null };
   const timers: NodeJS.Timeout[] = [];
-  const group = child.pid;
-  if (group !== undefined) trackGroup(group);
-  const killGroup = (signal: NodeJS.Signals): void => {
-    if (group === undefined) return;
-    try {
-      process.kill(-group, signal);
-    } catch {
-      // The group is gone already.
-    }
-  };
+  if (child.pid !== undefined) processes.started(child.pid);
   const stop = (): void => {
-    killGroup("SIGTERM");
-    timers.push(setTimeout(() => killGroup("SIGKILL"), options.killGraceMs ?? 2000));
+    void processes.signal("SIGTERM");
+    timers.push(setTimeout(() => void processes.signal("SIGKILL"), options.killGraceMs ?? 2000));
   };
   timers.push(
     setTimeout(() => {
@@ -111,7 +114,6 @@ export async function runCommand(
         // Its output ends when every process holding the pipes is done: give stragglers a moment.
         timers.push(
           setTimeout(() => {
-            killGroup("SIGKILL");
             child.stdout.destroy();
             child.stderr.destroy();
             resolve();
@@ -123,30 +125,12 @@ export async function runCommand(
   } finally {
     for (const timer of timers) clearTimeout(timer);
     options.signal?.removeEventListener("abort", onAbort);
-    if (group !== undefined) liveGroups.delete(group);
+    // Whatever it left running, in its group or not, goes with it.
+    await processes.end(options.killGraceMs ?? 2000);
   }
   // Commands that think they talk to a terminal colour their output (CSI) or set titles and
   // links (OSC, ended by BEL or ESC \); the model needs the text.
   // eslint-disable-next-line no-control-regex -- ANSI escape sequences begin with ESC.
   const text = output.text().replace(/\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)/g, "");
   return { output: text, exitCode: state.exitCode, signal: state.timedOut || state.aborted ? null : state.signal, timedOut: state.timedOut, aborted: state.aborted };
-}
-
-// Process groups still running: killed when the CLI exits, however it exits.
-const liveGroups = new Set<number>();
-let exitHookInstalled = false;
-
-function trackGroup(group: number): void {
-  liveGroups.add(group);
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  process.on("exit", () => {
-    for (const live of liveGroups) {
-      try {
-        process.kill(-live, "SIGKILL");
-      } catch {
-        // Gone already.
-      }
-    }
-  });
 }

@@ -1,6 +1,7 @@
-import { readFile, stat, writeFile } from "node:fs/promises";
-import { tool, type Tool } from "../../tools.ts";
-import { resolveInWorkspace } from "./workspace-path.ts";
+import { tool } from "../../tools.ts";
+import type { CheckedTool } from "./pre-check.ts";
+import { openInWorkspace, readAt, replaceContent, type Access, type OpenedEntry } from "./workspace-file.ts";
+import { resolveInWorkspace, type WorkspacePath } from "./workspace-path.ts";
 import type { Workspace } from "./workspace.ts";
 
 /**
@@ -9,10 +10,24 @@ import type { Workspace } from "./workspace.ts";
  * itself), so the edit is made against what the model saw. No match, several matches, an empty
  * or unchanged `oldText` are error results that say what to do. Runs in the workspace's write
  * queue: parallel edits of one file never lose each other's changes. A file with CRLF line
- * endings accepts `oldText`/`newText` written with plain newlines.
+ * endings accepts `oldText`/`newText` written with plain newlines. The file is read, matched and
+ * written through one verified descriptor (`openInWorkspace`). `check` says, without changing
+ * anything, whether a call would fail, so the permission prompt need not ask about it.
  */
-export function editTool(workspace: Workspace): Tool {
-  return tool({
+export function editTool(workspace: Workspace, limits: { maxFileBytes?: number } = {}): CheckedTool {
+  const maxFileBytes = limits.maxFileBytes ?? 20_000_000;
+  const check = async (input: unknown): Promise<string | undefined> => {
+    const edit = editInput(input);
+    if (edit === undefined) return undefined;
+    try {
+      const planned = await planEdit(workspace, edit, "read", maxFileBytes);
+      await planned.file.close();
+      return undefined;
+    } catch (error) {
+      return error instanceof Error ? error.message : String(error);
+    }
+  };
+  const editor = tool({
     name: "edit",
     description:
       "Replace one exact piece of text in a file with new text. oldText must match the file exactly (whitespace and indentation included, " +
@@ -29,51 +44,85 @@ export function editTool(workspace: Workspace): Tool {
     },
     eager: false,
     handler: async (input) => {
-      const { path, oldText, newText } = input as { path: string; oldText: string; newText: string };
+      const edit = input as EditInput;
       return workspace.writes(async () => {
-        const target = await resolveInWorkspace(workspace.root, path);
-        if (!target.exists) throw new Error(`${target.display} does not exist; create it with write`);
-        const before = await stat(target.absolute);
-        if (before.isDirectory()) throw new Error(`${target.display} is a directory`);
-        const seen = workspace.seen.check(target.absolute, before);
-        if (seen === "unread") throw new Error(`read ${target.display} before editing it, so the edit matches the file as it is`);
-        if (seen === "changed") throw new Error(`${target.display} changed on disk since you last read it; read it again before editing`);
-        if (oldText === "") throw new Error("oldText is empty; give the exact text to replace (to write a whole file, use write)");
-        if (oldText === newText) throw new Error("oldText and newText are the same; there is nothing to change");
-        const content = await readFile(target.absolute, "utf8");
-        // The text as given first; in a file with CRLF line endings, then with its newlines made CRLF.
-        let search = oldText;
-        let replacement = newText;
-        let matches = occurrences(content, search);
-        if (matches.length === 0 && content.includes("\r\n") && !oldText.includes("\r\n") && oldText.includes("\n")) {
-          search = oldText.replace(/\n/g, "\r\n");
-          replacement = newText.replace(/\r?\n/g, "\r\n");
-          matches = occurrences(content, search);
-        } else if (content.includes("\r\n") && !content.replace(/\r\n/g, "").includes("\n")) {
-          // A file with only CRLF endings keeps them in the new text too.
-          replacement = newText.replace(/\r?\n/g, "\r\n");
+        // Read, matched and written through one descriptor: the file edited is the file checked.
+        const { file, target, content, index, search, replacement } = await planEdit(workspace, edit, "update", maxFileBytes);
+        try {
+          await replaceContent(file.handle, content.slice(0, index) + replacement + content.slice(index + search.length));
+          workspace.seen.record(target.absolute, await file.handle.stat());
+        } finally {
+          await file.close();
         }
-        if (matches.length === 0) throw new Error(`oldText not found in ${target.display}${nearMiss(content, oldText)}`);
-        if (matches.length > 1) {
-          const lines = matches.slice(0, 10).map((index) => lineAt(content, index));
-          throw new Error(
-            `oldText matches ${matches.length} places in ${target.display} (lines ${lines.join(", ")}${matches.length > 10 ? ", …" : ""}); include more surrounding text to make it unique`,
-          );
-        }
-        const index = matches[0]!;
-        await writeFile(target.absolute, content.slice(0, index) + replacement + content.slice(index + search.length));
-        workspace.seen.record(target.absolute, await stat(target.absolute));
         const line = lineAt(content, index);
-        return `Edited ${target.display}: replaced ${countLines(oldText)} line(s) at line ${line} with ${countLines(newText)} line(s).`;
+        return `Edited ${target.display}: replaced ${countLines(edit.oldText)} line(s) at line ${line} with ${countLines(edit.newText)} line(s).`;
       });
     },
   });
+  return { ...editor, check };
 }
+
+type EditInput = { path: string; oldText: string; newText: string };
+
+type PlannedEdit = { file: OpenedEntry; target: WorkspacePath; content: string; index: number; search: string; replacement: string };
+
+function editInput(input: unknown): EditInput | undefined {
+  if (typeof input !== "object" || input === null) return undefined;
+  const { path, oldText, newText } = input as Record<string, unknown>;
+  return typeof path === "string" && typeof oldText === "string" && typeof newText === "string" ? { path, oldText, newText } : undefined;
+}
+
+// Opens the file and finds the one place to change; throws the error the model gets otherwise.
+// The caller closes the returned file.
+async function planEdit(workspace: Workspace, edit: EditInput, access: Access, maxFileBytes: number): Promise<PlannedEdit> {
+  const { oldText, newText } = edit;
+  const target = await resolveInWorkspace(workspace.root, edit.path);
+  if (!target.exists) throw new Error(`${target.display} does not exist; create it with write`);
+  const file = await openInWorkspace(workspace.root, target, access);
+  try {
+    const { stats } = file;
+    if (stats.isDirectory()) throw new Error(`${target.display} is a directory`);
+    const seen = workspace.seen.check(target.absolute, stats);
+    if (seen === "unread") throw new Error(`read ${target.display} before editing it, so the edit matches the file as it is`);
+    if (seen === "changed") throw new Error(`${target.display} changed on disk since you last read it; read it again before editing`);
+    if (oldText === "") throw new Error("oldText is empty; give the exact text to replace (to write a whole file, use write)");
+    if (oldText === newText) throw new Error("oldText and newText are the same; there is nothing to change");
+    if (stats.size > maxFileBytes) throw new Error(`${target.display} is too large to edit (${stats.size} bytes); use bash (sed) to change it`);
+    const content = (await readAt(file.handle, 0, stats.size)).toString("utf8");
+    // The text as given first; in a file with CRLF line endings, then with its newlines made CRLF.
+    let search = oldText;
+    let replacement = newText;
+    let matches = occurrences(content, search);
+    if (matches.length === 0 && content.includes("\r\n") && !oldText.includes("\r\n") && oldText.includes("\n")) {
+      search = oldText.replace(/\n/g, "\r\n");
+      replacement = newText.replace(/\r?\n/g, "\r\n");
+      matches = occurrences(content, search);
+    } else if (content.includes("\r\n") && !content.replace(/\r\n/g, "").includes("\n")) {
+      // A file with only CRLF endings keeps them in the new text too.
+      replacement = newText.replace(/\r?\n/g, "\r\n");
+    }
+    if (matches.length === 0) throw new Error(`oldText not found in ${target.display}${nearMiss(content, oldText)}`);
+    if (matches.length > 1) {
+      const lines = matches.slice(0, 10).map((index) => lineAt(content, index));
+      const count = matches.length > maxCounted ? `${maxCounted} or more` : String(matches.length);
+      throw new Error(
+        `oldText matches ${count} places in ${target.display} (lines ${lines.join(", ")}${matches.length > 10 ? ", …" : ""}); include more surrounding text to make it unique`,
+      );
+    }
+    return { file, target, content, index: matches[0]!, search, replacement };
+  } catch (error) {
+    await file.close();
+    throw error;
+  }
+}
+
+// Counting stops here: each further overlapping match of a long oldText costs its whole length.
+const maxCounted = 100;
 
 // Overlapping ones count too: "aa" in "aaa" is ambiguous.
 function occurrences(content: string, search: string): number[] {
   const found: number[] = [];
-  for (let index = content.indexOf(search); index !== -1; index = content.indexOf(search, index + 1)) found.push(index);
+  for (let index = content.indexOf(search); index !== -1 && found.length <= maxCounted; index = content.indexOf(search, index + 1)) found.push(index);
   return found;
 }
 

@@ -10,7 +10,8 @@ import { createWorkspace, type Workspace } from "./workspace.ts";
 /**
  * The coding tools of the CLI, working in the workspace `root` (a real path; see
  * `workspaceRoot`): `read`, `grep`, `list` (read-only), `edit`, `write` (file changes, confined
- * to the workspace, one at a time) and `bash` (a command in the workspace directory, not confined).
+ * to the workspace, one at a time) and `bash` (a command in the workspace directory, not confined,
+ * without the CLI's credentials unless `bash.passCredentials` passes them).
  */
 export function codingTools(root: string, options: { bash?: BashLimits; workspace?: Workspace } = {}): Tool[] {
   const workspace = options.workspace ?? createWorkspace(root);
@@ -20,6 +21,10 @@ export function codingTools(root: string, options: { bash?: BashLimits; workspac
 /** The tools that only look: they never need the user's permission. */
 export const readOnlyTools: ReadonlySet<string> = new Set(["read", "grep", "list"]);
 
+export { commandEnvironment, isCredentialName } from "./command-environment.ts";
+export { killRunningCommands } from "./command-processes.ts";
+export { checkToolCall, isCheckedTool } from "./pre-check.ts";
+export type { CheckedTool } from "./pre-check.ts";
 export { resolveInWorkspace, workspaceRoot } from "./workspace-path.ts";
 export { createWorkspace } from "./workspace.ts";
 export type { Workspace } from "./workspace.ts";

@@ -1,6 +1,7 @@
-import { readFile, stat } from "node:fs/promises";
+import type { FileHandle } from "node:fs/promises";
 import { tool, type Tool } from "../../tools.ts";
-import { codeOf, resolveInWorkspace } from "./workspace-path.ts";
+import { openInWorkspace, readAt } from "./workspace-file.ts";
+import { resolveInWorkspace } from "./workspace-path.ts";
 import type { Workspace } from "./workspace.ts";
 
 /** Limits of one `read` call; the defaults suit a model's context. */
@@ -45,15 +46,21 @@ export function readTool(workspace: Workspace, limits: ReadLimits = {}): Tool {
       // The loop has validated the input against the schema above.
       const { path, offset = 1, limit = defaultLines } = input as { path: string; offset?: number; limit?: number };
       const target = await resolveInWorkspace(workspace.root, path);
-      const stats = await statOrExplain(target.absolute, target.display);
-      if (stats.isDirectory()) throw new Error(`${target.display} is a directory; use list to see what is in it`);
-      if (stats.size > maxFileBytes) {
-        throw new Error(`${target.display} is too large to read (${stats.size} bytes); use grep, or bash with head/sed to see part of it`);
+      if (!target.exists) throw new Error(`${target.display} does not exist`);
+      const file = await openInWorkspace(workspace.root, target, "read");
+      try {
+        const { stats } = file;
+        if (stats.isDirectory()) throw new Error(`${target.display} is a directory; use list to see what is in it`);
+        if (stats.size > maxFileBytes) {
+          throw new Error(`${target.display} is too large to read (${stats.size} bytes); use grep, or bash with head/sed to see part of it`);
+        }
+        if (isBinary(await readAt(file.handle, 0, 8192))) throw new Error(`${target.display} is a binary file (${stats.size} bytes); read shows text files only`);
+        const text = await numberedLines(file.handle, stats.size, { offset, limit, maxLineLength, maxOutput, display: target.display, signal });
+        workspace.seen.record(target.absolute, stats);
+        return text;
+      } finally {
+        await file.close();
       }
-      const bytes = await readFile(target.absolute, { signal });
-      if (isBinary(bytes)) throw new Error(`${target.display} is a binary file (${bytes.length} bytes); read shows text files only`);
-      workspace.seen.record(target.absolute, stats);
-      return numberedLines(bytes.toString("utf8"), offset, limit, { maxLineLength, maxOutput, display: target.display });
     },
   });
 }
@@ -63,33 +70,73 @@ export function isBinary(bytes: Uint8Array): boolean {
   return bytes.subarray(0, 8192).includes(0);
 }
 
-async function statOrExplain(path: string, display: string) {
-  try {
-    return await stat(path);
-  } catch (error) {
-    if (codeOf(error) === "ENOENT" || codeOf(error) === "ENOTDIR") throw new Error(`${display} does not exist`, { cause: error });
-    throw error;
-  }
-}
+type Window = { offset: number; limit: number; maxLineLength: number; maxOutput: number; display: string; signal: AbortSignal };
 
-function numberedLines(text: string, offset: number, limit: number, options: { maxLineLength: number; maxOutput: number; display: string }): string {
-  if (text === "") return `(${options.display} is empty)`;
-  const lines = text.split(/\r?\n/);
+// The file is scanned in chunks up to the size that was checked: only the lines of the window are
+// decoded and kept (each cut to `maxLineLength`, and no more of them than `maxOutput` can show);
+// the others are only counted.
+async function numberedLines(handle: FileHandle, size: number, window: Window): Promise<string> {
+  const { offset, limit, maxLineLength, maxOutput } = window;
+  // Enough bytes for `maxLineLength` characters however they are encoded, and one more.
+  const keepBytes = 4 * (maxLineLength + 1);
+  const kept: string[] = [];
+  let keptSize = 0;
+  let line = 1;
+  let current: Buffer[] = [];
+  let currentSize = 0;
+  let pending = false;
+  let collecting = true;
+  const finish = (ended: boolean): void => {
+    if (collecting && line >= offset && line < offset + limit) {
+      let text = Buffer.concat(current).toString("utf8");
+      if (ended && currentSize <= keepBytes) text = text.replace(/\r$/, "");
+      if (text.length > maxLineLength) text = `${text.slice(0, maxLineLength)}… [line cut at ${maxLineLength} characters]`;
+      kept.push(text);
+      // Each numbered line is at least its text, a number and a tab: past the budget, no more can be shown.
+      keptSize += text.length + 8;
+      if (keptSize > maxOutput) collecting = false;
+    }
+    current = [];
+    currentSize = 0;
+    pending = false;
+    line++;
+  };
+  for (let position = 0; position < size; ) {
+    window.signal.throwIfAborted();
+    const chunk = await readAt(handle, position, Math.min(65_536, size - position));
+    if (chunk.length === 0) break;
+    position += chunk.length;
+    let start = 0;
+    for (;;) {
+      const newline = chunk.indexOf(10, start);
+      const end = newline === -1 ? chunk.length : newline;
+      if (end > start) pending = true;
+      if (collecting && line >= offset && line < offset + limit && currentSize < keepBytes + 1) {
+        const piece = chunk.subarray(start, Math.min(end, start + keepBytes + 1 - currentSize));
+        current.push(piece);
+        currentSize += piece.length;
+      }
+      if (newline === -1) break;
+      finish(true);
+      start = newline + 1;
+    }
+  }
   // A final newline ends the last line; it does not start another one.
-  if (lines.at(-1) === "") lines.pop();
-  const total = lines.length;
-  if (offset > total) throw new Error(`offset ${offset} is past the end of ${options.display} (${total} lines)`);
+  if (pending) finish(false);
+  const total = line - 1;
+  if (total === 0) return `(${window.display} is empty)`;
+  if (offset > total) throw new Error(`offset ${offset} is past the end of ${window.display} (${total} lines)`);
   const width = String(Math.min(total, offset + limit - 1)).length;
   const shown: string[] = [];
-  let size = 0;
+  let shownSize = 0;
   let next = offset;
   for (; next < offset + limit && next <= total; next++) {
-    let line = lines[next - 1]!;
-    if (line.length > options.maxLineLength) line = `${line.slice(0, options.maxLineLength)}… [line cut at ${options.maxLineLength} characters]`;
-    const numbered = `${String(next).padStart(Math.max(width, 6))}\t${line}`;
-    if (shown.length > 0 && size + numbered.length > options.maxOutput) break;
+    const text = kept[next - offset];
+    if (text === undefined) break;
+    const numbered = `${String(next).padStart(Math.max(width, 6))}\t${text}`;
+    if (shown.length > 0 && shownSize + numbered.length > maxOutput) break;
     shown.push(numbered);
-    size += numbered.length + 1;
+    shownSize += numbered.length + 1;
   }
   if (next <= total) shown.push(`\n[lines ${offset}-${next - 1} of ${total}; read on with offset=${next}]`);
   return shown.join("\n");

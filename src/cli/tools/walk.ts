@@ -1,5 +1,5 @@
-import { readdir } from "node:fs/promises";
 import { join, relative } from "node:path";
+import { readDirectoryInWorkspace } from "./workspace-file.ts";
 
 /** Directories the listing and search tools never enter: version control and installed packages. */
 export const skippedDirectories: ReadonlySet<string> = new Set([".git", "node_modules"]);
@@ -18,15 +18,17 @@ export type WalkEntry = {
 
 /**
  * Every entry under `directory`, depth-first, directories before files, each group by name. It
- * never follows symbolic links (they are reported as such), so it cannot leave the workspace, and
- * does not enter `skippedDirectories` or directories below `maxDepth`. Unreadable directories are
- * left out. Stops early when the consumer stops iterating or `signal` aborts.
+ * never follows symbolic links (they are reported as such), and reads each directory through
+ * one descriptor verified to lie inside `root` (`readDirectoryInWorkspace`), so a directory
+ * swapped for a link while it runs is not entered either. It does not enter
+ * `skippedDirectories` or directories below `maxDepth`. Unreadable directories are left out.
+ * Stops early when the consumer stops iterating or `signal` aborts.
  */
 export async function* walk(root: string, directory: string, options: { maxDepth: number; signal?: AbortSignal }, depth = 1): AsyncGenerator<WalkEntry> {
   options.signal?.throwIfAborted();
   let entries;
   try {
-    entries = await readdir(directory, { withFileTypes: true });
+    entries = await readDirectoryInWorkspace(root, directory, relative(root, directory) || ".");
   } catch {
     return;
   }

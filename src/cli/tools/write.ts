@@ -1,15 +1,29 @@
-import { mkdir, stat, writeFile } from "node:fs/promises";
-import { dirname, sep } from "node:path";
-import { tool, type Tool } from "../../tools.ts";
+import { stat } from "node:fs/promises";
+import { sep } from "node:path";
+import { tool } from "../../tools.ts";
+import type { CheckedTool } from "./pre-check.ts";
+import { createInWorkspace, replaceContent } from "./workspace-file.ts";
 import { resolveInWorkspace } from "./workspace-path.ts";
 import type { Workspace } from "./workspace.ts";
 
 /**
  * `write`: creates a file (and its missing parent directories) or replaces all of it, inside the
  * workspace. Runs in the workspace's write queue, and marks the file as seen so `edit` can follow.
+ * The file is opened once, verified and written through that descriptor (`createInWorkspace`):
+ * a file with several hard links is refused, like anything that is not a regular file.
  */
-export function writeTool(workspace: Workspace): Tool {
-  return tool({
+export function writeTool(workspace: Workspace): CheckedTool {
+  const check = async (input: unknown): Promise<string | undefined> => {
+    const { path } = input as { path?: unknown };
+    if (typeof path !== "string") return undefined;
+    try {
+      await targetOf(workspace, path);
+      return undefined;
+    } catch (error) {
+      return error instanceof Error ? error.message : String(error);
+    }
+  };
+  const writer = tool({
     name: "write",
     description: "Create a file, or replace all of its content. Creates missing parent directories. To change part of a file, use edit.",
     inputSchema: {
@@ -25,15 +39,26 @@ export function writeTool(workspace: Workspace): Tool {
     handler: async (input) => {
       const { path, content } = input as { path: string; content: string };
       return workspace.writes(async () => {
-        if (path.endsWith("/") || path.endsWith(sep)) throw new Error(`${path} ends with /: give the path of a file`);
-        const target = await resolveInWorkspace(workspace.root, path);
-        if (target.exists && (await stat(target.absolute)).isDirectory()) throw new Error(`${target.display} is a directory`);
-        await mkdir(dirname(target.absolute), { recursive: true });
-        await writeFile(target.absolute, content);
-        workspace.seen.record(target.absolute, await stat(target.absolute));
+        const target = await targetOf(workspace, path);
+        const file = await createInWorkspace(workspace.root, target);
+        try {
+          if (file.stats.isDirectory()) throw new Error(`${target.display} is a directory`);
+          await replaceContent(file.handle, content);
+          workspace.seen.record(target.absolute, await file.handle.stat());
+        } finally {
+          await file.close();
+        }
         const lines = content === "" ? 0 : content.replace(/\n$/, "").split("\n").length;
-        return `${target.exists ? "Replaced" : "Created"} ${target.display} (${lines} ${lines === 1 ? "line" : "lines"}, ${Buffer.byteLength(content)} bytes).`;
+        return `${file.created ? "Created" : "Replaced"} ${target.display} (${lines} ${lines === 1 ? "line" : "lines"}, ${Buffer.byteLength(content)} bytes).`;
       });
     },
   });
+  return { ...writer, check };
+}
+
+async function targetOf(workspace: Workspace, path: string): ReturnType<typeof resolveInWorkspace> {
+  if (path.endsWith("/") || path.endsWith(sep)) throw new Error(`${path} ends with /: give the path of a file`);
+  const target = await resolveInWorkspace(workspace.root, path);
+  if (target.exists && (await stat(target.absolute)).isDirectory()) throw new Error(`${target.display} is a directory`);
+  return target;
 }
