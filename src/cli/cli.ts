@@ -105,8 +105,10 @@ async function runAgent(args: RunArgs, io: CliIo): Promise<number> {
       quiet: input !== undefined,
       home: cliHome(io.env),
       yes: args.allow === "all",
+      env: io.env,
+      style,
       warn: (line) => io.stderr.write(`${visibleText(line)}\n`),
-      ...(input === undefined ? {} : { ask: (servers: string) => askMcpTrust(input, io.stdout, style, servers, () => shutdown.exitNow(130)) }),
+      ...(input === undefined ? {} : { ask: (config) => askMcpTrust(input, io.stdout, style, config, () => shutdown.exitNow(130)) }),
     });
     shutdown.add(() => mcp.close());
     if (mcp.servers.length > 0) io.stderr.write(`MCP: ${visibleLine(mcp.servers.join(", "))} (${mcp.tools.length} ${mcp.tools.length === 1 ? "tool" : "tools"})\n`);
@@ -131,7 +133,7 @@ async function runAgent(args: RunArgs, io: CliIo): Promise<number> {
           allowed: args.allow === "all" ? "all" : new Set(args.allow),
           ...(input === undefined ? {} : { ask: terminalAsker({ input, out: io.stdout, style, beforeAsk: output.pause, afterAsk: output.resume, onInterrupt: interrupt }) }),
           signal: () => taskSignal,
-          alwaysAsk: protectedTargets({ workspace, home: cliHome(io.env) }),
+          alwaysAsk: protectedTargets({ workspace, home: cliHome(io.env), runs: mcp.runs }),
           check: toolPreChecks(tools),
         }),
       },
