@@ -66,7 +66,7 @@ export function mcpRuns(servers: Record<string, McpServerConfig>, cwd: string): 
 
 /** Whether an environment variable's name says it holds a secret. */
 export function looksLikeCredential(name: string): boolean {
-  return /key|token|secret|passw|pwd|credential|auth|cookie|session|private|cert/i.test(name);
+  return /key|token|secret|passw|pass$|_pwd$|credential|auth|cookie|session|private/i.test(name);
 }
 
 function describeServer(server: McpServerConfig, show: (value: string) => string): string {

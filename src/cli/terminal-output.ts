@@ -104,7 +104,7 @@ export function terminalOutput(out: Out, errors: NodeJS.WritableStream, style: S
     finish: (result: TaskResult) => {
       endLine();
       if (result.outcome === "aborted") write(`${style.yellow("⏹ Interrupted: the task was stopped; the session keeps everything up to here.")}\n`);
-      else if (result.outcome === "stopped") write(`${style.yellow(`The model stopped before finishing (stop reason: ${stopReason ?? "unknown"}).`)}\n`);
+      else if (result.outcome === "stopped") write(`${style.yellow(`The model stopped before finishing (stop reason: ${visibleLine(stopReason ?? "unknown")}).`)}\n`);
       if (result.error !== undefined && result.outcome !== "aborted") errors.write(`${style.red("✗ Error:")} ${visibleText(errorMessage(result.error))}\n`);
       if (result.metrics !== undefined) {
         const { usage, durationMs } = result.metrics;
