@@ -4,6 +4,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { codingTools } from "../../src/cli/tools/index.ts";
 import { terminalFixture } from "./terminal-fixture.ts";
 
 const fixture = terminalFixture("cli-prompt");
@@ -105,5 +106,24 @@ describe("the permission prompt", () => {
     terminal.type("y");
     await terminal.waitFor("hook written");
     expect(readFileSync(join(fixture.workspace(), ".git", "hooks", "pre-commit"), "utf8")).toContain("touch PWNED");
+  });
+
+  // The edit tool's own pre-check (`check(input)`) is what says a call would fail.
+  const editChecks = codingTools("/").some((definition) => definition.name === "edit" && typeof (definition as { check?: unknown }).check === "function");
+  it.skipIf(!editChecks)("does not ask about an edit whose oldText is not in the file: the model gets the error", { timeout: 90_000 }, async () => {
+    writeFileSync(join(fixture.workspace(), "a.txt"), "hello\n");
+    fixture.server().enqueue(
+      { toolCalls: [{ name: "read", arguments: { path: "a.txt" } }] },
+      { toolCalls: [{ name: "edit", arguments: { path: "a.txt", oldText: "absent", newText: "x" } }] },
+      { text: "I will read it again." },
+    );
+    const terminal = fixture.start();
+    await terminal.waitFor("> ");
+    terminal.type("edit\r");
+    const screen = await terminal.waitFor("I will read it again.");
+    expect(screen).not.toContain("Allow edit?");
+    expect(screen).toMatch(/✗ edit a\.txt: .*oldText not found in a\.txt/);
+    const toolMessage = fixture.server().bodies()[2]!.messages.findLast((message) => message.role === "tool");
+    expect(String(toolMessage?.content)).toContain("oldText not found in a.txt");
   });
 });
