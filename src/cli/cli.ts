@@ -102,7 +102,8 @@ async function runAgent(args: RunArgs, io: CliIo): Promise<number> {
       workspace,
       cwd: io.cwd,
       version,
-      quiet: input !== undefined,
+      // A server's stderr would reach a terminal unescaped; its last lines still come with an error.
+      quiet: input !== undefined || io.stderr.isTTY === true,
       home: cliHome(io.env),
       yes: args.allow === "all",
       env: io.env,

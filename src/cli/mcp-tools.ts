@@ -37,6 +37,7 @@ export async function connectMcpTools(
     workspace: string;
     cwd: string;
     version: string;
+    /** The servers' own stderr is dropped (kept for error messages) rather than passed on to this process's. */
     quiet: boolean;
     /** Where trusted configs are remembered (the CLI's home). */
     home: string;

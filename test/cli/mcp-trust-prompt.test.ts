@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runCli } from "./helpers.ts";
 import { terminalFixture } from "./terminal-fixture.ts";
+import { repositoryRoot } from "./terminal.ts";
 
 const fixture = terminalFixture("mcp-trust");
 
@@ -49,5 +50,16 @@ describe("the MCP trust prompt", () => {
     expect(stderr).toContain("is not trusted, so its servers were not started (remote). It would send your OPENAI_API_KEY.");
     expect(stderr).not.toContain(secret);
     expect(fixture.server().bodies()[0]!.tools as unknown[]).toHaveLength(6);
+  });
+
+  it("a server's own stderr never reaches a terminal raw", { timeout: 90_000 }, async () => {
+    const script = `process.stderr.write("\\x1b]0;pwned\\x07SERVER-SAYS \\x1b[31m red"); await import(${JSON.stringify(`${repositoryRoot}test/cli/mcp-echo-server.ts`)});`;
+    writeConfig({ noisy: { command: process.execPath, args: ["--conditions=simple-agent-loop-source", "--input-type=module", "-e", script] } });
+    fixture.server().enqueue({ text: "Done." });
+    const terminal = fixture.start(["--json", "--mcp-config", join(fixture.workspace(), ".simple-agent-loop", "mcp.json"), "hi"]);
+    expect(await terminal.exited).toBe(0);
+    const screen = terminal.screen();
+    expect(screen).toContain('"type":"done"');
+    expect(screen).not.toContain("SERVER-SAYS");
   });
 });
