@@ -22,7 +22,7 @@ import { terminalOutput } from "./terminal-output.ts";
 import { codingTools, readOnlyTools, workspaceRoot } from "./tools/index.ts";
 import { codeOf } from "./tools/workspace-path.ts";
 import { runView } from "./view.ts";
-import { visibleLine, visibleText } from "./visible-text.ts";
+import { visibleJson, visibleLine, visibleText } from "./visible-text.ts";
 
 /** The process around the CLI, passed in so the CLI itself holds no globals. */
 export type CliIo = {
@@ -58,7 +58,7 @@ export async function runCli(io: CliIo): Promise<number> {
     const usageHint = isCliError(error) && error.exitCode === 2 ? "\nRun simple-agent-loop --help for the options." : "";
     io.stderr.write(`simple-agent-loop: ${visibleText(errorMessage(error))}${usageHint}\n`);
     // Scripts are promised a last line saying how the run ended, also when it could not start.
-    if (json) io.stdout.write(`${JSON.stringify({ type: "error", outcome: "error", message: errorMessage(error) })}\n`);
+    if (json) io.stdout.write(`${visibleJson({ type: "error", outcome: "error", message: errorMessage(error) })}\n`);
     return isCliError(error) ? error.exitCode : 1;
   }
 }
@@ -172,7 +172,7 @@ function announce(io: CliIo, json: boolean, style: Style, run: { version: string
   const { opened, selected, workspace } = run;
   if (json) {
     const start = { type: "session-start", sessionId: opened.id, sessionFile: opened.path, resumed: opened.resumed, workspace, provider: selected.provider, model: selected.model, version: run.version };
-    io.stdout.write(`${JSON.stringify(start)}\n`);
+    io.stdout.write(`${visibleJson(start)}\n`);
     io.stderr.write(`session ${opened.id} (${visibleLine(opened.path)})\n`);
     return;
   }

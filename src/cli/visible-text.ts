@@ -24,6 +24,21 @@ export function visibleLine(text: string): string {
   return text.replace(hidden, (character, offset: number, whole: string) => (isEmojiJoiner(character, offset, whole) ? character : visibleEscape(character)));
 }
 
+/**
+ * `JSON.stringify(value)` for a JSON line a terminal may show (`--json`): the same JSON, with
+ * every character `visibleText` would escape written as a `\uXXXX` escape (JSON escapes only C0
+ * controls itself), so the line cannot act on a terminal and parses to the same value.
+ */
+export function visibleJson(value: unknown): string {
+  return JSON.stringify(value).replace(hidden, unicodeEscapes);
+}
+
+function unicodeEscapes(character: string): string {
+  let escaped = "";
+  for (let index = 0; index < character.length; index++) escaped += `\\u${character.charCodeAt(index).toString(16).padStart(4, "0")}`;
+  return escaped;
+}
+
 // Cc: C0, DEL and C1; Cf: format characters; Zl/Zp: line and paragraph separators; Cs: a lone
 // surrogate; and the fillers that are letters yet draw nothing.
 const hidden = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}\u115F\u1160\u3164\uFFA0]/gu;

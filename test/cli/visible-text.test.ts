@@ -1,6 +1,6 @@
 // Untrusted text on the terminal: every character that could act on the screen is shown instead.
 import { describe, expect, it } from "vitest";
-import { visibleLine, visibleText } from "../../src/cli/visible-text.ts";
+import { visibleJson, visibleLine, visibleText } from "../../src/cli/visible-text.ts";
 
 describe("visibleText", () => {
   it("keeps text, line feeds and tabs; shows every control character as a visible escape", () => {
@@ -36,5 +36,14 @@ describe("visibleLine", () => {
   it("shows the backspaces that would hide a command behind another", () => {
     const command = `touch PWNED #${"\b".repeat(13)}ls -la`;
     expect(visibleLine(command)).toBe(`touch PWNED #${"^H".repeat(13)}ls -la`);
+  });
+});
+
+describe("visibleJson", () => {
+  it("writes the same JSON with every character that could act on a terminal as a \\u escape", () => {
+    const value = { text: "a\x1b[2J\x9b\u202Eb\u2028\u{E0041}\x7f", plain: "ünïcode ✓", list: [1, "\n"] };
+    const line = visibleJson(value);
+    expect(line).toBe('{"text":"a\\u001b[2J\\u009b\\u202eb\\u2028\\udb40\\udc41\\u007f","plain":"ünïcode ✓","list":[1,"\\n"]}');
+    expect(JSON.parse(line)).toStrictEqual(value);
   });
 });
