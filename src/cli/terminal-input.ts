@@ -82,6 +82,7 @@ export function terminalInput(input: NodeJS.ReadStream, output: NodeJS.WritableS
       });
     },
     key: (prompt, options = {}) => {
+      if (options.signal?.aborted === true) return Promise.resolve({ type: "interrupt" });
       if (watcher !== undefined) input.off("data", onData);
       return new Promise<KeyResult>((resolve) => {
         let settled = false;
@@ -110,7 +111,6 @@ export function terminalInput(input: NodeJS.ReadStream, output: NodeJS.WritableS
         };
         const onEnd = (): void => settle({ type: "end" }, "\n");
         const onAbort = (): void => settle({ type: "interrupt" }, "\n");
-        if (options.signal?.aborted === true) return resolve({ type: "interrupt" });
         // Whatever was typed before the question is not an answer to it.
         while (input.read() !== null);
         output.write(prompt);

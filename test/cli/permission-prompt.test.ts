@@ -108,6 +108,19 @@ describe("the permission prompt", () => {
     expect(readFileSync(join(fixture.workspace(), ".git", "hooks", "pre-commit"), "utf8")).toContain("touch PWNED");
   });
 
+  it("Ctrl-C at the prompt interrupts the task without running the call; the prompt comes back", { timeout: 90_000 }, async () => {
+    fixture.server().enqueue({ toolCalls: [{ name: "bash", arguments: { command: "touch RAN" } }] });
+    const terminal = fixture.start();
+    await terminal.waitFor("> ");
+    terminal.type("run\r");
+    await terminal.waitFor("Allow bash?");
+    terminal.type("\x03");
+    await terminal.waitFor(/Interrupted[^]*\n> $/);
+    expect(existsSync(join(fixture.workspace(), "RAN"))).toBe(false);
+    terminal.type("\x04");
+    expect(await terminal.exited).toBe(0);
+  });
+
   // The edit tool's own pre-check (`check(input)`) is what says a call would fail.
   const editChecks = codingTools("/").some((definition) => definition.name === "edit" && typeof (definition as { check?: unknown }).check === "function");
   it.skipIf(!editChecks)("does not ask about an edit whose oldText is not in the file: the model gets the error", { timeout: 90_000 }, async () => {
