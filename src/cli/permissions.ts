@@ -84,10 +84,10 @@ export function permissionHook(options: PermissionOptions): NonNullable<AgentHoo
  * does). A check that fails says nothing: the call itself reports what goes wrong.
  */
 export function toolPreChecks(tools: readonly Tool[]): NonNullable<PermissionOptions["check"]> {
-  const checks = new Map<string, (input: unknown) => unknown>();
+  const checks = new Map<string, (input: unknown) => Promise<unknown>>();
   for (const definition of tools) {
-    const check: unknown = (definition as { check?: unknown }).check;
-    if (typeof check === "function") checks.set(definition.name, (input) => (check as (input: unknown) => unknown).call(definition, input));
+    const check: unknown = "check" in definition ? definition.check : undefined;
+    if (typeof check === "function") checks.set(definition.name, async (input): Promise<unknown> => Reflect.apply(check, definition, [input]));
   }
   return async (call) => {
     const check = checks.get(call.name);
