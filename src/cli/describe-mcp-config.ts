@@ -7,7 +7,10 @@ import { visibleLine } from "./visible-text.ts";
 
 /** What starting an MCP config would run and send, for the trust prompt. */
 export type McpConfigDescription = {
-  /** One block per server: its command, arguments and directory, or its URL; every env entry and header. Escaped, styled. */
+  /**
+   * One block per server: its command, arguments and directory, or its URL; every env entry and
+   * header; and the variables every command inherits. Escaped, styled.
+   */
   text: string;
   /** The user's environment variables whose values the config sends (to a process or in a header), by name. */
   variables: string[];
@@ -38,12 +41,17 @@ export function describeMcpConfig(content: string, path: string, env: Record<str
       used.add(name);
       return style.yellow(`\${${visibleLine(name)}}`);
     });
-  const text = Object.entries(servers)
-    .map(([name, server]) => `  ${style.bold(visibleLine(name))}: ${describeServer(server, show)}`)
-    .join("");
+  const commands = Object.values(servers).some((server) => !("url" in server));
+  const text =
+    Object.entries(servers)
+      .map(([name, server]) => `  ${style.bold(visibleLine(name))}: ${describeServer(server, show)}`)
+      .join("") + (commands ? style.dim(`  (commands also get ${inheritedVariables.join(", ")} from your environment)\n`) : "");
   const variables = names.filter((name) => used.has(name));
   return { text, variables, credentials: variables.filter(looksLikeCredential) };
 }
+
+/** What a stdio server inherits from the environment besides its `env` (the MCP SDK's default on POSIX). */
+const inheritedVariables = ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"];
 
 /**
  * The files the servers of `servers` run, as absolute paths: a command given as a path, and the

@@ -27,7 +27,8 @@ describe("describeMcpConfig", () => {
     const description = describeMcpConfig(content, "/w/mcp.json", env, createStyle(false));
     expect(description.text).toBe(
       "  api: https://example.com/mcp?k=${GH_TOKEN}\n      header Authorization: Bearer ${API_SECRET}\n      header X-User: anonymous\n" +
-        "  cli: ${HOME}/bin/server --port 80\n      env DEBUG=1\n",
+        "  cli: ${HOME}/bin/server --port 80\n      env DEBUG=1\n" +
+        "  (commands also get HOME, LOGNAME, PATH, SHELL, TERM, USER from your environment)\n",
     );
     expect(description.variables).toStrictEqual(["GH_TOKEN", "API_SECRET", "HOME"]);
     expect(description.credentials).toStrictEqual(["GH_TOKEN", "API_SECRET"]);
