@@ -9,7 +9,8 @@ import { CliError, isCliError } from "./cli-error.ts";
 import { interactive } from "./interactive.ts";
 import { jsonOutput } from "./json-output.ts";
 import { connectMcpTools } from "./mcp-tools.ts";
-import { permissionHook } from "./permissions.ts";
+import { permissionHook, toolPreChecks } from "./permissions.ts";
+import { protectedTargets } from "./protected-targets.ts";
 import { selectModel, type SelectedModel } from "./provider.ts";
 import { runTask, type TaskContext } from "./run-task.ts";
 import { cliHome, cliStore, openCliSession, type CliSession } from "./sessions.ts";
@@ -21,6 +22,7 @@ import { terminalOutput } from "./terminal-output.ts";
 import { codingTools, killRunningCommands, readOnlyTools, workspaceRoot } from "./tools/index.ts";
 import { codeOf } from "./tools/workspace-path.ts";
 import { runView } from "./view.ts";
+import { visibleJson, visibleLine, visibleText } from "./visible-text.ts";
 
 /** The process around the CLI, passed in so the CLI itself holds no globals. */
 export type CliIo = {
@@ -54,9 +56,9 @@ export async function runCli(io: CliIo): Promise<number> {
     return await runAgent(args, io);
   } catch (error) {
     const usageHint = isCliError(error) && error.exitCode === 2 ? "\nRun simple-agent-loop --help for the options." : "";
-    io.stderr.write(`simple-agent-loop: ${errorMessage(error)}${usageHint}\n`);
+    io.stderr.write(`simple-agent-loop: ${visibleText(errorMessage(error))}${usageHint}\n`);
     // Scripts are promised a last line saying how the run ended, also when it could not start.
-    if (json) io.stdout.write(`${JSON.stringify({ type: "error", outcome: "error", message: errorMessage(error) })}\n`);
+    if (json) io.stdout.write(`${visibleJson({ type: "error", outcome: "error", message: errorMessage(error) })}\n`);
     return isCliError(error) ? error.exitCode : 1;
   }
 }
@@ -66,7 +68,7 @@ async function runAgent(args: RunArgs, io: CliIo): Promise<number> {
     throw new CliError(errorMessage(error));
   });
   const selected = selectModel(args, io.env);
-  if (selected.note !== undefined) io.stderr.write(`${selected.note}\n`);
+  if (selected.note !== undefined) io.stderr.write(`${visibleText(selected.note)}\n`);
   const task = args.task ?? (io.stdin.isTTY === true ? undefined : await readTask(io.stdin));
   if (task === undefined && args.json) throw new CliError("--json needs a task, as an argument or on stdin", "usage");
   const version = cliVersion();
@@ -101,18 +103,21 @@ async function runAgent(args: RunArgs, io: CliIo): Promise<number> {
       workspace,
       cwd: io.cwd,
       version,
-      quiet: input !== undefined,
+      // A server's stderr would reach a terminal unescaped; its last lines still come with an error.
+      quiet: input !== undefined || io.stderr.isTTY === true,
       home: cliHome(io.env),
       yes: args.allow === "all",
-      warn: (line) => io.stderr.write(`${line}\n`),
-      ...(input === undefined ? {} : { ask: (servers: string) => askMcpTrust(input, io.stdout, style, servers, () => shutdown.exitNow(130)) }),
+      env: io.env,
+      style,
+      warn: (line) => io.stderr.write(`${visibleText(line)}\n`),
+      ...(input === undefined ? {} : { ask: (config) => askMcpTrust(input, io.stdout, style, config, () => shutdown.exitNow(130)) }),
     });
     shutdown.add(() => mcp.close());
-    if (mcp.servers.length > 0) io.stderr.write(`MCP: ${mcp.servers.join(", ")} (${mcp.tools.length} ${mcp.tools.length === 1 ? "tool" : "tools"})\n`);
+    if (mcp.servers.length > 0) io.stderr.write(`MCP: ${visibleLine(mcp.servers.join(", "))} (${mcp.tools.length} ${mcp.tools.length === 1 ? "tool" : "tools"})\n`);
     const tools = [...codingTools(workspace), ...mcp.tools];
     const names = new Set(tools.map((definition) => definition.name));
     for (const name of args.allow === "all" ? [] : args.allow) {
-      if (!names.has(name)) io.stderr.write(`simple-agent-loop: --allow ${name}: there is no such tool (${[...names].join(", ")})\n`);
+      if (!names.has(name)) io.stderr.write(`simple-agent-loop: --allow ${visibleLine(name)}: there is no such tool (${visibleLine([...names].join(", "))})\n`);
     }
     const output = args.json ? jsonOutput(io.stdout, { sessionId: opened.id }) : terminalOutput(io.stdout, io.stderr, style);
     let taskSignal = AbortSignal.abort();
@@ -130,6 +135,8 @@ async function runAgent(args: RunArgs, io: CliIo): Promise<number> {
           allowed: args.allow === "all" ? "all" : new Set(args.allow),
           ...(input === undefined ? {} : { ask: terminalAsker({ input, out: io.stdout, style, beforeAsk: output.pause, afterAsk: output.resume, onInterrupt: interrupt }) }),
           signal: () => taskSignal,
+          alwaysAsk: protectedTargets({ workspace, home: cliHome(io.env), runs: mcp.runs }),
+          check: toolPreChecks(tools),
         }),
       },
       watchInterrupts: (handler) => watchInterrupts(handler, input, (next) => (onInterrupt = next)),
@@ -166,16 +173,16 @@ function announce(io: CliIo, json: boolean, style: Style, run: { version: string
   const { opened, selected, workspace } = run;
   if (json) {
     const start = { type: "session-start", sessionId: opened.id, sessionFile: opened.path, resumed: opened.resumed, workspace, provider: selected.provider, model: selected.model, version: run.version };
-    io.stdout.write(`${JSON.stringify(start)}\n`);
-    io.stderr.write(`session ${opened.id} (${opened.path})\n`);
+    io.stdout.write(`${visibleJson(start)}\n`);
+    io.stderr.write(`session ${opened.id} (${visibleLine(opened.path)})\n`);
     return;
   }
   const lastTask = opened.session.messages.findLast((message): message is Extract<Message, { role: "user" }> => "role" in message && message.role === "user");
   const state = opened.resumed
-    ? `resumed, ${opened.session.messages.length} messages${lastTask === undefined ? "" : `; last task: ${JSON.stringify(lastTask.content.length > 60 ? `${lastTask.content.slice(0, 59)}…` : lastTask.content)}`}`
+    ? `resumed, ${opened.session.messages.length} messages${lastTask === undefined ? "" : `; last task: ${visibleLine(JSON.stringify(lastTask.content.length > 60 ? `${lastTask.content.slice(0, 59)}…` : lastTask.content))}`}`
     : "new";
   io.stdout.write(
-    `${style.bold("simple-agent-loop")} ${run.version} · ${selected.description}\n` +
-      style.dim(`workspace ${workspace}\nsession ${opened.id} (${state})\n`),
+    `${style.bold("simple-agent-loop")} ${run.version} · ${visibleLine(selected.description)}\n` +
+      style.dim(`workspace ${visibleLine(workspace)}\nsession ${opened.id} (${state})\n`),
   );
 }

@@ -1,14 +1,16 @@
 import { errorMessage, isProviderError } from "../errors.ts";
 import type { JsonObject } from "../session.ts";
 import type { TaskOutput, TaskResult } from "./task-output.ts";
+import { visibleJson } from "./visible-text.ts";
 
 /**
  * A task as JSON Lines on `out`, for scripts: every agent event as it happens, then exactly one
  * last line, `{"type":"done",...}` (outcome `done`) or `{"type":"error",...}` (anything else,
  * with a message; `status` for an HTTP error of the provider). Nothing else is written to `out`.
+ * Lines are written with `visibleJson`: a terminal showing them is never acted on.
  */
 export function jsonOutput(out: NodeJS.WritableStream, details: JsonObject): TaskOutput {
-  const line = (value: unknown): void => void out.write(`${JSON.stringify(value)}\n`);
+  const line = (value: unknown): void => void out.write(`${visibleJson(value)}\n`);
   return {
     event: line,
     finish: (result: TaskResult) => {

@@ -1,12 +1,17 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Tool } from "../tools.ts";
-import { parseMcpConfig, type McpServerConfig } from "../mcp/config.ts";
+import { parseMcpConfig } from "../mcp/config.ts";
+import { createStyle, type Style } from "./ansi.ts";
 import { CliError } from "./cli-error.ts";
+import { describeMcpConfig, mcpRuns, type McpConfigDescription } from "./describe-mcp-config.ts";
 import { mcpTrust } from "./mcp-trust.ts";
 
-/** The tools of the configured MCP servers, and how to disconnect; `servers` names them. */
-export type CliMcp = { tools: Tool[]; servers: string[]; close: () => Promise<void> };
+/**
+ * The tools of the configured MCP servers, and how to disconnect; `servers` names them, `runs`
+ * lists the files they run (see `mcpRuns`), which a write must never change unasked.
+ */
+export type CliMcp = { tools: Tool[]; servers: string[]; runs: string[]; close: () => Promise<void> };
 
 /** The answer to "start this workspace's MCP servers?". */
 export type McpTrustAnswer = "once" | "always" | "no";
@@ -21,7 +26,10 @@ export type McpTrustAnswer = "once" | "always" | "no";
  * A workspace's own config starts commands that came with the workspace (a cloned repository
  * can bring one), so it is used only when trusted: named with `--mcp-config`, `--yes`, or agreed
  * to on the terminal (`ask`; "always" is remembered while the file stays the same). Otherwise its
- * servers are not started, and `warn` says how to start them.
+ * servers are not started, and `warn` says how to start them. The question shows everything the
+ * config runs and sends, naming the user's environment variables it sends. `--yes` does not send
+ * the user's credentials (variables named like keys, tokens, secrets) to a workspace's servers
+ * unasked: such a config is asked about on a terminal, and not started without one.
  */
 export async function connectMcpTools(
   configPath: string | undefined,
@@ -29,18 +37,24 @@ export async function connectMcpTools(
     workspace: string;
     cwd: string;
     version: string;
+    /** The servers' own stderr is dropped (kept for error messages) rather than passed on to this process's. */
     quiet: boolean;
     /** Where trusted configs are remembered (the CLI's home). */
     home: string;
     /** `--yes`: every tool runs without asking, so the workspace's servers start too. */
     yes: boolean;
     /** Asks on the terminal whether to start these servers (none without a terminal). */
-    ask?: (servers: string) => Promise<McpTrustAnswer>;
+    ask?: (config: McpConfigDescription) => Promise<McpTrustAnswer>;
+    /** Styles the description `ask` gets (default: plain). */
+    style?: Style;
+    /** The environment `${NAME}` in the config is filled from (default: `process.env`). */
+    env?: Record<string, string | undefined>;
     warn: (line: string) => void;
   },
 ): Promise<CliMcp> {
   const path = configPath === undefined ? join(options.workspace, ".simple-agent-loop", "mcp.json") : resolve(options.cwd, configPath);
-  const none: CliMcp = { tools: [], servers: [], close: async () => undefined };
+  const none: CliMcp = { tools: [], servers: [], runs: [], close: async () => undefined };
+  const env = options.env ?? process.env;
   if (!existsSync(path)) {
     if (configPath !== undefined) throw new CliError(`the MCP config ${path} does not exist`);
     return none;
@@ -50,16 +64,21 @@ export async function connectMcpTools(
   try {
     // Read once: what is trusted (by its hash) is exactly what starts.
     const content = readFileSync(path, "utf8");
-    const servers = parseMcpConfig(content, path);
+    const servers = parseMcpConfig(content, path, { env });
     if (Object.keys(servers).length === 0) return none;
-    if (configPath === undefined && !options.yes) {
+    if (configPath === undefined) {
       const trust = mcpTrust(options.home);
-      if (!trust.trusted(path, content)) {
-        const answer = options.ask === undefined ? "no" : await options.ask(describeServers(servers));
+      const description = describeMcpConfig(content, path, env, options.style ?? createStyle(false));
+      // --yes runs every tool unasked, but it is no consent to hand the user's secrets to a
+      // server that came with the workspace.
+      const needsAnswer = !options.yes || description.credentials.length > 0;
+      if (needsAnswer && !trust.trusted(path, content)) {
+        const answer = options.ask === undefined ? "no" : await options.ask(description);
         if (answer === "no") {
+          const sends = description.credentials.length === 0 ? "" : ` It would send your ${description.credentials.join(", ")}.`;
           options.warn(
-            `MCP: ${path} is not trusted, so its servers were not started (${Object.keys(servers).join(", ")}). ` +
-              `Trust it on a terminal ("always"), or pass --mcp-config ${path} or --yes.`,
+            `MCP: ${path} is not trusted, so its servers were not started (${Object.keys(servers).join(", ")}).${sends} ` +
+              `Trust it on a terminal ("always"), or pass --mcp-config ${path}${description.credentials.length === 0 ? " or --yes" : ""}.`,
           );
           return none;
         }
@@ -72,15 +91,13 @@ export async function connectMcpTools(
       // A server's own log lines would tear through the prompt on a terminal.
       stderr: options.quiet ? "ignore" : "inherit",
     });
-    return { tools: connection.tools.map((mcpTool) => ({ ...mcpTool, eager: false })), servers: Object.keys(servers), close: connection.close };
+    return {
+      tools: connection.tools.map((mcpTool) => ({ ...mcpTool, eager: false })),
+      servers: Object.keys(servers),
+      runs: [path, ...mcpRuns(servers, options.cwd)],
+      close: connection.close,
+    };
   } catch (error) {
     throw new CliError(`MCP (${path}): ${(error as Error).message}`);
   }
-}
-
-// What each server would run or reach; never its environment or headers (they hold secrets).
-function describeServers(servers: Record<string, McpServerConfig>): string {
-  return Object.entries(servers)
-    .map(([name, server]) => `  ${name}: ${"url" in server ? server.url : [server.command, ...(server.args ?? [])].join(" ")}\n`)
-    .join("");
 }

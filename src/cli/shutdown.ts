@@ -1,4 +1,5 @@
 import { errorMessage } from "../errors.ts";
+import { visibleText } from "./visible-text.ts";
 
 /** What must happen before the CLI exits (close the session file, stop MCP servers), and a way to exit at once. */
 export type Shutdown = {
@@ -22,7 +23,7 @@ export function createShutdown(errors: NodeJS.WritableStream, graceMs = 2000): S
         try {
           await cleanup();
         } catch (error) {
-          errors.write(`simple-agent-loop: while exiting: ${errorMessage(error)}\n`);
+          errors.write(`simple-agent-loop: while exiting: ${visibleText(errorMessage(error))}\n`);
         }
       }
     })());

@@ -1,19 +1,29 @@
 import type { JsonObject, ToolResultMessage } from "../session.ts";
+import { visibleLine } from "./visible-text.ts";
 
 /**
  * One line for an answered tool call: `✓ read src/a.ts (120 lines)` or
- * `✗ edit x.ts: oldText not found in x.ts; …`, at most `width` characters.
+ * `✗ edit x.ts: oldText not found in x.ts; …`, at most `width` characters, every control
+ * character of the call and its result made visible (`visibleLine`).
  */
 export function summarizeToolCall(name: string, input: JsonObject, result: ToolResultMessage, width = 160): { ok: boolean; text: string } {
   const ok = result.isError !== true;
   const output = typeof result.output === "string" ? result.output : JSON.stringify(result.output);
-  const subject = `${name}${describeTarget(name, input)}`;
-  const text = ok ? `✓ ${subject}${detail(name, input, output)}` : `✗ ${subject}: ${firstLine(output.replace(/^Error: /, ""))}`;
+  const subject = `${visibleLine(name)}${describeTarget(name, input)}`;
+  const text = visibleLine(ok ? `✓ ${subject}${detail(name, input, output)}` : `✗ ${subject}: ${firstLine(output.replace(/^Error: /, ""))}`);
   return { ok, text: text.length > width ? `${text.slice(0, width - 1)}…` : text };
 }
 
-/** What a call is about, with a leading space: a path, a pattern, a command. */
+/**
+ * What a call is about, with a leading space: a path, a pattern, a command (every line of it,
+ * joined by ` ↵ `, with the count of lines when there are several), control characters made
+ * visible (`visibleLine`).
+ */
 export function describeTarget(name: string, input: JsonObject): string {
+  return visibleLine(target(name, input));
+}
+
+function target(name: string, input: JsonObject): string {
   const text = (value: unknown): string | undefined => (typeof value === "string" ? value : undefined);
   switch (name) {
     case "read":
@@ -27,8 +37,12 @@ export function describeTarget(name: string, input: JsonObject): string {
       const glob = text(input.glob) === undefined ? "" : ` (${text(input.glob)})`;
       return ` ${JSON.stringify(input.pattern)}${where}${glob}`;
     }
-    case "bash":
-      return ` ${shorten(firstLine(text(input.command) ?? ""), 70)}`;
+    case "bash": {
+      // Every line: a second command must not hide behind the first.
+      const lines = (text(input.command) ?? "").replace(/\n+$/, "").split("\n");
+      const shown = shorten(lines.map(visibleLine).join(" ↵ "), 70);
+      return lines.length === 1 ? ` ${shown}` : ` ${shown} (${lines.length} lines)`;
+    }
     default: {
       const json = JSON.stringify(input);
       return json === "{}" ? "" : ` ${shorten(json, 70)}`;

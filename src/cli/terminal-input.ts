@@ -3,6 +3,9 @@ import { createInterface } from "node:readline";
 /** What a question got: a line, Ctrl-C, or the end of input (Ctrl-D). */
 export type LineResult = { type: "line"; text: string } | { type: "interrupt" } | { type: "end" };
 
+/** What a one-key question got: the key pressed (one character), Ctrl-C, or the end of input (Ctrl-D). */
+export type KeyResult = { type: "key"; key: string } | { type: "interrupt" } | { type: "end" };
+
 /**
  * The keyboard, for a CLI that alternates between reading a line and running a task. Between
  * questions the terminal is in raw mode while a watcher is active, so Ctrl-C arrives as a key
@@ -14,6 +17,13 @@ export type TerminalInput = {
    * questions (the task prompt). `signal` cancels the question (it resolves `interrupt`).
    */
   question: (prompt: string, options?: { history?: boolean; signal?: AbortSignal }) => Promise<LineResult>;
+  /**
+   * Shows `prompt` and reads one key in raw mode, no Enter needed; the key is echoed after the
+   * prompt. Keys typed before the prompt appeared never answer it, and the rest of what arrives
+   * with the key (a paste, an Enter after it) is dropped, so it cannot answer the next question.
+   * `signal` cancels it (it resolves `interrupt`).
+   */
+  key: (prompt: string, options?: { signal?: AbortSignal }) => Promise<KeyResult>;
   /** From now until the returned function is called, Ctrl-C calls `onInterrupt` (also during questions, which report it themselves). */
   watchInterrupts: (onInterrupt: () => void) => () => void;
 };
@@ -69,6 +79,46 @@ export function terminalInput(input: NodeJS.ReadStream, output: NodeJS.WritableS
         if (options.signal?.aborted === true) return onAbort();
         options.signal?.addEventListener("abort", onAbort, { once: true });
         reader.question(prompt, (text) => settle({ type: "line", text }));
+      });
+    },
+    key: (prompt, options = {}) => {
+      if (options.signal?.aborted === true) return Promise.resolve({ type: "interrupt" });
+      if (watcher !== undefined) input.off("data", onData);
+      return new Promise<KeyResult>((resolve) => {
+        let settled = false;
+        const settle = (result: KeyResult, echo: string): void => {
+          if (settled) return;
+          settled = true;
+          input.off("data", onKey);
+          input.off("end", onEnd);
+          options.signal?.removeEventListener("abort", onAbort);
+          output.write(echo);
+          if (watcher !== undefined) {
+            input.on("data", onData);
+          } else {
+            input.setRawMode(false);
+            input.pause();
+          }
+          resolve(result);
+        };
+        const onKey = (chunk: Buffer | string): void => {
+          const text = typeof chunk === "string" ? chunk : chunk.toString("utf8");
+          const key = [...text][0] ?? "";
+          if (key === "\x03") return settle({ type: "interrupt" }, "^C\n");
+          if (key === "\x04") return settle({ type: "end" }, "\n");
+          // The key itself is shown only when it is a plain character: anything else could act on the screen.
+          settle({ type: "key", key }, `${/^[\p{L}\p{N}\p{P}\p{S}]$/u.test(key) ? key : ""}\n`);
+        };
+        const onEnd = (): void => settle({ type: "end" }, "\n");
+        const onAbort = (): void => settle({ type: "interrupt" }, "\n");
+        // Whatever was typed before the question is not an answer to it.
+        while (input.read() !== null);
+        output.write(prompt);
+        input.setRawMode(true);
+        input.on("data", onKey);
+        input.once("end", onEnd);
+        options.signal?.addEventListener("abort", onAbort, { once: true });
+        input.resume();
       });
     },
     watchInterrupts: (onInterrupt) => {

@@ -4,6 +4,7 @@ import type { Style } from "./ansi.ts";
 import { createSpinner } from "./spinner.ts";
 import { describeTarget, summarizeToolCall } from "./summary.ts";
 import type { TaskOutput, TaskResult } from "./task-output.ts";
+import { visibleLine, visibleText } from "./visible-text.ts";
 
 type Out = NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
 
@@ -11,6 +12,8 @@ type Out = NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
  * A task on the terminal: the assistant's text as it streams, one line per answered tool call
  * (`✓ read a.ts (12 lines)`), a spinner while waiting (TTY only, erased before anything is
  * written), and at the end the outcome and a line of tokens and time. Errors go to `errors`.
+ * Text from the model, the tools and the provider is shown with `visibleText`: it never acts
+ * on the terminal.
  */
 export function terminalOutput(out: Out, errors: NodeJS.WritableStream, style: Style): TaskOutput {
   const spinner = createSpinner(out, style, out.isTTY === true);
@@ -49,18 +52,18 @@ export function terminalOutput(out: Out, errors: NodeJS.WritableStream, style: S
           break;
         case "text-delta":
           streamedThisTurn = true;
-          write(event.delta);
+          write(visibleText(event.delta));
           break;
         case "thinking-delta":
           wait("thinking");
           break;
         case "tool-call-start":
           endLine();
-          wait(`preparing ${event.name}`);
+          wait(`preparing ${visibleLine(event.name)}`);
           break;
         case "tool-execution-start":
           calls.set(event.id, { name: event.name, input: event.input });
-          running.set(event.id, `${event.name}${describeTarget(event.name, event.input)}`);
+          running.set(event.id, `${visibleLine(event.name)}${describeTarget(event.name, event.input)}`);
           endLine();
           wait(running.size === 1 ? `running ${running.values().next().value}` : `running ${running.size} tools`);
           break;
@@ -75,7 +78,7 @@ export function terminalOutput(out: Out, errors: NodeJS.WritableStream, style: S
         }
         case "retry":
           endLine();
-          write(`${style.yellow(`↻ ${event.error}; retrying in ${(event.delayMs / 1000).toFixed(1)}s${streamedThisTurn ? " (the text above is void)" : ""}`)}\n`);
+          write(`${style.yellow(`↻ ${visibleLine(event.error)}; retrying in ${(event.delayMs / 1000).toFixed(1)}s${streamedThisTurn ? " (the text above is void)" : ""}`)}\n`);
           streamedThisTurn = false;
           break;
         case "compaction":
@@ -85,7 +88,7 @@ export function terminalOutput(out: Out, errors: NodeJS.WritableStream, style: S
         case "message": {
           // A model that does not stream its text (or streams it whole) is shown when its turn enters.
           const message = event.message;
-          if ("role" in message && message.role === "assistant" && !streamedThisTurn && message.content !== "") write(message.content);
+          if ("role" in message && message.role === "assistant" && !streamedThisTurn && message.content !== "") write(visibleText(message.content));
           break;
         }
         case "turn-end":
@@ -101,8 +104,8 @@ export function terminalOutput(out: Out, errors: NodeJS.WritableStream, style: S
     finish: (result: TaskResult) => {
       endLine();
       if (result.outcome === "aborted") write(`${style.yellow("⏹ Interrupted: the task was stopped; the session keeps everything up to here.")}\n`);
-      else if (result.outcome === "stopped") write(`${style.yellow(`The model stopped before finishing (stop reason: ${stopReason ?? "unknown"}).`)}\n`);
-      if (result.error !== undefined && result.outcome !== "aborted") errors.write(`${style.red("✗ Error:")} ${errorMessage(result.error)}\n`);
+      else if (result.outcome === "stopped") write(`${style.yellow(`The model stopped before finishing (stop reason: ${visibleLine(stopReason ?? "unknown")}).`)}\n`);
+      if (result.error !== undefined && result.outcome !== "aborted") errors.write(`${style.red("✗ Error:")} ${visibleText(errorMessage(result.error))}\n`);
       if (result.metrics !== undefined) {
         const { usage, durationMs } = result.metrics;
         const number = (value: number): string => value.toLocaleString("en-US");

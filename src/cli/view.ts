@@ -3,6 +3,7 @@ import { resolve } from "node:path";
 import type { ViewArgs } from "./args.ts";
 import { CliError } from "./cli-error.ts";
 import { cliStore, isSessionId, sessionsDirectory } from "./sessions.ts";
+import { visibleLine } from "./visible-text.ts";
 
 /**
  * `simple-agent-loop view [path]`: serves the session viewer for a session file, a directory of
@@ -17,7 +18,7 @@ export async function runView(args: ViewArgs, io: { cwd: string; env: NodeJS.Pro
   // Loaded only for this command: the agent itself never needs the viewer.
   const { serveViewer } = await import("../viewer/index.ts");
   const viewer = await serveViewer(path, { ...(args.port === undefined ? {} : { port: args.port }), ...(args.host === undefined ? {} : { host: args.host }) });
-  io.stdout.write(`Session viewer for ${path}\n${viewer.url}\nPress Ctrl-C to stop.\n`);
+  io.stdout.write(`Session viewer for ${visibleLine(path)}\n${viewer.url}\nPress Ctrl-C to stop.\n`);
   await new Promise<void>((stop) => {
     process.once("SIGINT", () => stop());
     process.once("SIGTERM", () => stop());

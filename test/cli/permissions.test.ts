@@ -4,7 +4,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { executeToolCalls, type JsonObject, type ToolCallMessage } from "simple-agent-loop";
-import { permissionHook, type AskPermission, type PermissionDecision, type PermissionOptions } from "../../src/cli/permissions.ts";
+import { permissionHook, toolPreChecks, type AskPermission, type PermissionDecision, type PermissionOptions } from "../../src/cli/permissions.ts";
 import { codingTools, readOnlyTools } from "../../src/cli/tools/index.ts";
 import { tempDirectory } from "./helpers.ts";
 
@@ -90,6 +90,37 @@ describe("permissions", () => {
     const check = hook({ ask: user.ask, signal: () => AbortSignal.abort() });
     expect(await check("edit")).toStrictEqual({ deny: "the task was interrupted" });
     expect(user.asked).toStrictEqual([]);
+  });
+
+  it("asks every time about a call that writes where code runs from, whatever --yes, --allow or 'always' said", async () => {
+    const alwaysAsk = async (request: { name: string; input: JsonObject }): Promise<string | undefined> =>
+      request.input.path === ".git/config" ? "write .git/config changes a git repository's .git" : undefined;
+    const user = scriptedUser([{ type: "allow-always" }, { type: "allow-once" }, { type: "deny", reason: "" }]);
+    const requests: unknown[] = [];
+    const ask: AskPermission = async (request, signal) => {
+      requests.push(request);
+      return user.ask(request, signal);
+    };
+    const check = hook({ ask, allowed: new Set(["bash"]), alwaysAsk });
+    expect(await check("write", { path: "a.txt" })).toBeUndefined();
+    expect(await check("write", { path: "b.txt" })).toBeUndefined();
+    expect(await check("write", { path: ".git/config" })).toBeUndefined();
+    expect(await check("write", { path: ".git/config" })).toStrictEqual({ deny: "the user denied this call (no reason given)" });
+    expect(user.asked).toStrictEqual(["write", "write", "write"]);
+    expect(requests[1]).toStrictEqual({ name: "write", input: { path: ".git/config" }, alwaysAsk: "write .git/config changes a git repository's .git" });
+    const yes = hook({ allowed: "all", alwaysAsk });
+    expect(await yes("write", { path: "a.txt" })).toBeUndefined();
+    expect(await yes("write", { path: ".git/config" })).toStrictEqual({ deny: "write .git/config changes a git repository's .git; there is no terminal to ask on, and no flag allows it" });
+  });
+
+  it("does not ask about a call its tool's pre-check says would fail: it gets that error", async () => {
+    const user = scriptedUser([{ type: "allow-once" }]);
+    const editTool = { ...codingTools("/nonexistent").find((definition) => definition.name === "edit")!, check: async (input: unknown) => ((input as { oldText?: string }).oldText === "missing" ? "oldText not found in a.txt" : undefined) };
+    const check = hook({ ask: user.ask, check: toolPreChecks([editTool]) });
+    expect(await check("edit", { path: "a.txt", oldText: "missing", newText: "x" })).toStrictEqual({ deny: "not asked, since the call would fail: oldText not found in a.txt" });
+    expect(user.asked).toStrictEqual([]);
+    expect(await check("edit", { path: "a.txt", oldText: "there", newText: "x" })).toBeUndefined();
+    expect(user.asked).toStrictEqual(["edit"]);
   });
 
   describe("through the tool executor", () => {

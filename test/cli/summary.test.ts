@@ -1,6 +1,6 @@
 // The one line shown for each answered tool call.
 import { describe, expect, it } from "vitest";
-import { summarizeToolCall } from "../../src/cli/summary.ts";
+import { describeTarget, summarizeToolCall } from "../../src/cli/summary.ts";
 
 describe("summarizeToolCall", () => {
   it("counts every line of a bash output that was cut in the middle, not only the lines kept", () => {
@@ -8,5 +8,20 @@ describe("summarizeToolCall", () => {
     const result = { type: "tool_result", id: "call_1", output } as const;
     expect(summarizeToolCall("bash", { command: "seq 1000" }, result)).toStrictEqual({ ok: true, text: "✓ bash seq 1000 (1000 lines of output, the middle cut)" });
     expect(summarizeToolCall("bash", { command: "seq 2" }, { ...result, output: "1\n2\n" })).toStrictEqual({ ok: true, text: "✓ bash seq 2 (2 lines of output)" });
+  });
+});
+
+describe("describeTarget", () => {
+  it("shows every line of a command, so a second command never hides behind the first", () => {
+    expect(describeTarget("bash", { command: "echo hi\ntouch PWNED\n" })).toBe(" echo hi ↵ touch PWNED (2 lines)");
+    expect(describeTarget("bash", { command: "\n\ntouch PWNED" })).toBe("  ↵  ↵ touch PWNED (3 lines)");
+    const long = describeTarget("bash", { command: `echo ${"a".repeat(100)}\nrm -rf ~` });
+    expect(long).toMatch(/… \(2 lines\)$/);
+  });
+
+  it("makes control characters of paths and commands visible", () => {
+    expect(describeTarget("write", { path: "a\u202Eb\x1b[2J" })).toBe(" a<U+202E>b^[[2J");
+    expect(describeTarget("bash", { command: "touch x #\b\b\bls" })).toBe(" touch x #^H^H^Hls");
+    expect(summarizeToolCall("x\x1b]0;t\x07", {}, { type: "tool_result", id: "1", output: "Error: bad\rworse", isError: true }).text).toBe("✗ x^[]0;t^G: bad^Mworse");
   });
 });
