@@ -38,6 +38,13 @@ describe("loadMcpConfig", () => {
     expect(({} as Record<string, unknown>).command).toBeUndefined();
   });
 
+  it("fills ${NAME} only from the environment's own variables, never from inherited properties", async () => {
+    const path = await file("inherited.json", { mcpServers: { s: { command: "run", args: ["${constructor}", "${toString:-fallback}", "${HOME_SET}"] } } });
+    await expect(loadMcpConfig(path, { env: { HOME_SET: "yes" } })).rejects.toMatchObject({ message: expect.stringMatching(/\$\{constructor\}, which is not set/) });
+    const fallback = await file("inherited-fallback.json", { mcpServers: { s: { command: "run", args: ["${toString:-fallback}", "${HOME_SET}"] } } });
+    expect(await loadMcpConfig(fallback, { env: { HOME_SET: "yes" } })).toStrictEqual({ s: { command: "run", args: ["fallback", "yes"] } });
+  });
+
   it("reads the Claude Desktop / Claude Code format, keeping only what it uses and expanding ${VAR}", async () => {
     const path = await file("valid.json", {
       mcpServers: {
