@@ -9,7 +9,7 @@ import { CliError, isCliError } from "./cli-error.ts";
 import { interactive } from "./interactive.ts";
 import { jsonOutput } from "./json-output.ts";
 import { connectMcpTools } from "./mcp-tools.ts";
-import { permissionHook, toolPreChecks } from "./permissions.ts";
+import { permissionHook } from "./permissions.ts";
 import { protectedTargets } from "./protected-targets.ts";
 import { selectModel, type SelectedModel } from "./provider.ts";
 import { runTask, type TaskContext } from "./run-task.ts";
@@ -19,7 +19,7 @@ import { systemPrompt } from "./system-prompt.ts";
 import { exitCodeOf } from "./task-output.ts";
 import { terminalInput, type TerminalInput } from "./terminal-input.ts";
 import { terminalOutput } from "./terminal-output.ts";
-import { codingTools, killRunningCommands, readOnlyTools, workspaceRoot } from "./tools/index.ts";
+import { checkToolCall, codingTools, killRunningCommands, readOnlyTools, workspaceRoot } from "./tools/index.ts";
 import { codeOf } from "./tools/workspace-path.ts";
 import { runView } from "./view.ts";
 import { visibleJson, visibleLine, visibleText } from "./visible-text.ts";
@@ -136,7 +136,7 @@ async function runAgent(args: RunArgs, io: CliIo): Promise<number> {
           ...(input === undefined ? {} : { ask: terminalAsker({ input, out: io.stdout, style, beforeAsk: output.pause, afterAsk: output.resume, onInterrupt: interrupt }) }),
           signal: () => taskSignal,
           alwaysAsk: protectedTargets({ workspace, home: cliHome(io.env), runs: mcp.runs }),
-          check: toolPreChecks(tools),
+          check: (call) => checkToolCall(tools, call),
         }),
       },
       watchInterrupts: (handler) => watchInterrupts(handler, input, (next) => (onInterrupt = next)),

@@ -1,6 +1,5 @@
 import type { AgentHooks } from "../hooks.ts";
 import type { JsonObject } from "../session.ts";
-import type { Tool } from "../tools.ts";
 import { serialQueue } from "./serial-queue.ts";
 
 /** The user's answer to a permission prompt. */
@@ -75,28 +74,5 @@ export function permissionHook(options: PermissionOptions): NonNullable<AgentHoo
       const reason = decision.reason.trim();
       return { deny: reason === "" ? "the user denied this call (no reason given)" : `the user denied this call: ${reason}` };
     });
-  };
-}
-
-/**
- * The `check` of `PermissionOptions` for `tools`: a tool may carry a pure pre-check,
- * `check(input)`, resolving to the error its call would get now or `undefined` (the `edit` tool
- * does). A check that fails says nothing: the call itself reports what goes wrong.
- */
-export function toolPreChecks(tools: readonly Tool[]): NonNullable<PermissionOptions["check"]> {
-  const checks = new Map<string, (input: unknown) => Promise<unknown>>();
-  for (const definition of tools) {
-    const check: unknown = "check" in definition ? definition.check : undefined;
-    if (typeof check === "function") checks.set(definition.name, async (input): Promise<unknown> => Reflect.apply(check, definition, [input]));
-  }
-  return async (call) => {
-    const check = checks.get(call.name);
-    if (check === undefined) return undefined;
-    try {
-      const failure = await check(call.input);
-      return typeof failure === "string" ? failure : undefined;
-    } catch {
-      return undefined;
-    }
   };
 }

@@ -4,8 +4,8 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { executeToolCalls, type JsonObject, type ToolCallMessage } from "simple-agent-loop";
-import { permissionHook, toolPreChecks, type AskPermission, type PermissionDecision, type PermissionOptions } from "../../src/cli/permissions.ts";
-import { codingTools, readOnlyTools } from "../../src/cli/tools/index.ts";
+import { permissionHook, type AskPermission, type PermissionDecision, type PermissionOptions } from "../../src/cli/permissions.ts";
+import { checkToolCall, codingTools, readOnlyTools } from "../../src/cli/tools/index.ts";
 import { tempDirectory } from "./helpers.ts";
 
 const guarded = new Set(["write", "edit", "bash", "server__tool"]);
@@ -116,7 +116,7 @@ describe("permissions", () => {
   it("does not ask about a call its tool's pre-check says would fail: it gets that error", async () => {
     const user = scriptedUser([{ type: "allow-once" }]);
     const editTool = { ...codingTools("/nonexistent").find((definition) => definition.name === "edit")!, check: async (input: unknown) => ((input as { oldText?: string }).oldText === "missing" ? "oldText not found in a.txt" : undefined) };
-    const check = hook({ ask: user.ask, check: toolPreChecks([editTool]) });
+    const check = hook({ ask: user.ask, check: (request) => checkToolCall([editTool], request) });
     expect(await check("edit", { path: "a.txt", oldText: "missing", newText: "x" })).toStrictEqual({ deny: "not asked, since the call would fail: oldText not found in a.txt" });
     expect(user.asked).toStrictEqual([]);
     expect(await check("edit", { path: "a.txt", oldText: "there", newText: "x" })).toBeUndefined();
