@@ -6,6 +6,7 @@ import { logEvents } from "./log-events.ts";
 import { createLogReader } from "./log-reader.ts";
 import { assets, pageHtml } from "./page/assets.ts";
 import { createSessionLister, isSessionFileName, summarizeSession, type SessionSummary } from "./session-list.ts";
+import { createTokenCheck } from "./viewer-token.ts";
 
 /**
  * What a viewer serves. `root`: the real path (symlinks resolved) of the log, or of the directory
@@ -32,22 +33,33 @@ export type SessionsResponse = TargetResponse & { sessions: SessionSummary[] };
  * `file` is a name listed by `/api/sessions` (optional in `file` mode); a name with a path in it, a
  * hidden or non-`.jsonl` name is refused (400), so is a symlink leading out of the directory (404).
  * Requests naming another host (`Host` header) are refused (403): a web page cannot reach the viewer
- * through a DNS name rebound to 127.0.0.1.
+ * through a DNS name rebound to 127.0.0.1. So is every request without the viewer's token (403), in
+ * its `token` parameter or in the cookie that a request with the token sets (see `TokenCheck`); a
+ * browser opening the page with the token in its address is sent to the same address without it.
  */
 export function createRequestHandler(
   target: ViewerTarget,
-  options: { pollInterval: number },
+  options: { pollInterval: number; token: string },
 ): { handle: (request: IncomingMessage, response: ServerResponse) => void; closeStreams: () => void } {
   const streams = new Set<() => void>();
   const listSessions = target.kind === "directory" ? createSessionLister(target.root) : undefined;
+  const tokens = createTokenCheck(options.token);
 
   const route = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
     if (!isLoopbackHostHeader(request.headers.host)) return sendJson(response, 403, { error: "this viewer answers only requests addressed to a loopback host" });
+    const proof = tokens.prove(request);
+    if (proof === "none") return sendJson(response, 403, { error: "this viewer answers only requests with its token: open the address it printed (with ?token=...)" });
+    if (proof === "query") response.setHeader("set-cookie", tokens.cookieHeader(request));
     if (request.method !== "GET" && request.method !== "HEAD") {
       response.setHeader("allow", "GET, HEAD");
       return sendJson(response, 405, { error: "only GET and HEAD" });
     }
     const url = new URL(request.url ?? "/", "http://viewer.invalid");
+    // Out of the address bar, the token cannot leak through history or a shared screen; the cookie carries it on.
+    if (proof === "query" && request.headers["sec-fetch-mode"] === "navigate" && request.method === "GET") {
+      url.searchParams.delete("token");
+      return send(response, 303, "text/plain; charset=utf-8", "", { location: `${url.pathname}${url.search}` });
+    }
     if (url.pathname === "/") return send(response, 200, "text/html; charset=utf-8", pageHtml, { "content-security-policy": contentSecurityPolicy });
     const asset = assets.get(url.pathname);
     if (asset !== undefined) return send(response, 200, asset.type, asset.body);

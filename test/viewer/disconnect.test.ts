@@ -4,7 +4,7 @@ import { connect } from "node:net";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { serveViewer } from "simple-agent-loop/viewer";
-import { messageLine, openEventStream, tempDir } from "./helpers.ts";
+import { address, messageLine, openEventStream, tempDir } from "./helpers.ts";
 
 // Counts the file watches the viewer holds open: a page that went away must not leave one behind.
 const watches = vi.hoisted(() => ({ open: 0 }));
@@ -39,7 +39,7 @@ describe("serveViewer: pages that go away", () => {
     writeFileSync(join(directory, "a.jsonl"), messageLine({ role: "user", content: "hello" }));
     const viewer = await serveViewer(directory, { pollInterval: 50 });
     try {
-      const stream = await openEventStream(`${viewer.url}api/events?file=a.jsonl`);
+      const stream = await openEventStream(address(viewer, `api/events?file=a.jsonl`));
       await stream.next();
       expect(watches.open).toBe(1);
       stream.close();
@@ -50,7 +50,7 @@ describe("serveViewer: pages that go away", () => {
       await Promise.all(
         Array.from({ length: 40 }, () => new Promise<void>((resolve) => {
           const socket = connect(Number(port), "127.0.0.1", () => {
-            socket.end("GET /api/events?file=a.jsonl HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+            socket.end(`GET /api/events?file=a.jsonl&token=${viewer.token} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
             socket.destroy();
             resolve();
           });

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll } from "vitest";
-import type { LogUpdate } from "simple-agent-loop/viewer";
+import type { LogUpdate, Viewer } from "simple-agent-loop/viewer";
 import { streamScript } from "../../src/viewer/page/stream-script.ts";
 
 // The page's own reading of an event: the stream sends the log's lines unparsed.
@@ -18,6 +18,11 @@ export function tempDir(): string {
   const directory = mkdtempSync(join(tmpdir(), "simple-agent-loop-viewer-"));
   created.push(directory);
   return directory;
+}
+
+/** `path` (relative to the viewer's root, e.g. `api/events?file=a.jsonl`) on `viewer`, with its token. */
+export function address(viewer: Viewer, path: string): string {
+  return `${new URL(viewer.url).origin}/${path}${path.includes("?") ? "&" : "?"}token=${viewer.token}`;
 }
 
 /** A log line as `openSession` writes it. */

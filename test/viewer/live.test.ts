@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { LogUpdate } from "simple-agent-loop/viewer";
 import { serveViewer } from "simple-agent-loop/viewer";
-import { line, openEventStream, tempDir } from "./helpers.ts";
+import { address, line, openEventStream, tempDir } from "./helpers.ts";
 
 const entry = (content: string) => ({ type: "message", message: { role: "user", content } });
 
@@ -12,7 +12,7 @@ async function follow(initial: string) {
   const path = join(tempDir(), "live.jsonl");
   writeFileSync(path, initial);
   const viewer = await serveViewer(path, { pollInterval: 50 });
-  const stream = await openEventStream(`${viewer.url}api/events`);
+  const stream = await openEventStream(address(viewer, `api/events`));
   return {
     path,
     next: stream.next,

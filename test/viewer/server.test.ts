@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { isAgentError } from "simple-agent-loop";
 import { closeSession, loadEntries, loadSession } from "simple-agent-loop/store";
 import { serveViewer, type Viewer } from "simple-agent-loop/viewer";
-import { line, messageLine, openEventStream, tempDir } from "./helpers.ts";
+import { address, line, messageLine, openEventStream, tempDir } from "./helpers.ts";
 import { recordSession } from "./record-session.ts";
 
 async function getJson(url: string): Promise<{ status: number; type: string | null; body: unknown }> {
@@ -13,11 +13,11 @@ async function getJson(url: string): Promise<{ status: number; type: string | nu
   return { status: response.status, type: response.headers.get("content-type"), body: await response.json() };
 }
 
-/** A raw request: the path and Host header exactly as given (fetch would normalize both). */
-function rawGet(url: string, path: string, host?: string): Promise<{ status: number; body: string }> {
-  const { hostname, port } = new URL(url);
+/** A raw request with the viewer's token: the path and Host header exactly as given (fetch would normalize both). */
+function rawGet(viewer: Viewer, path: string, host?: string): Promise<{ status: number; body: string }> {
+  const { hostname, port } = new URL(viewer.url);
   return new Promise((resolve, reject) => {
-    const outgoing = request({ hostname, port, path, headers: host === undefined ? {} : { host } }, (response) => {
+    const outgoing = request({ hostname, port, path: `${path}?token=${viewer.token}`, headers: host === undefined ? {} : { host } }, (response) => {
       let body = "";
       response.setEncoding("utf8");
       response.on("data", (chunk: string) => (body += chunk));
@@ -44,9 +44,9 @@ describe("serveViewer: the JSON endpoints", () => {
     const entries = await loadEntries(path);
     const last = entries.at(-1) as { ts?: string; message?: { ts?: string } };
     await withViewer(path, async (viewer) => {
-      expect(viewer.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
-      expect((await getJson(`${viewer.url}api/target`)).body).toStrictEqual({ mode: "file", name: "release-agent.jsonl" });
-      expect(await getJson(`${viewer.url}api/sessions`)).toStrictEqual({
+      expect(viewer.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]{43}$/);
+      expect((await getJson(address(viewer, `api/target`))).body).toStrictEqual({ mode: "file", name: "release-agent.jsonl" });
+      expect(await getJson(address(viewer, `api/sessions`))).toStrictEqual({
         status: 200,
         type: "application/json; charset=utf-8",
         body: {
@@ -65,9 +65,9 @@ describe("serveViewer: the JSON endpoints", () => {
         },
       });
       const expected = { reset: true, records: entries.map((entry, index) => ({ line: index + 1, entry })), problems: [] };
-      expect((await getJson(`${viewer.url}api/entries`)).body).toStrictEqual(expected);
-      expect((await getJson(`${viewer.url}api/entries?file=release-agent.jsonl`)).body).toStrictEqual(expected);
-      expect((await getJson(`${viewer.url}api/entries?file=other.jsonl`)).status).toBe(404);
+      expect((await getJson(address(viewer, `api/entries`))).body).toStrictEqual(expected);
+      expect((await getJson(address(viewer, `api/entries?file=release-agent.jsonl`))).body).toStrictEqual(expected);
+      expect((await getJson(address(viewer, `api/entries?file=other.jsonl`))).status).toBe(404);
     });
   });
 
@@ -93,8 +93,8 @@ describe("serveViewer: the JSON endpoints", () => {
     writeFileSync(join(directory, "nested", "inner.jsonl"), messageLine({ role: "user", content: "nested" }));
     const size = (name: string): number => statSync(join(directory, name)).size;
     await withViewer(directory, async (viewer) => {
-      expect((await getJson(`${viewer.url}api/target`)).body).toStrictEqual({ mode: "directory", name: basename(directory) });
-      expect((await getJson(`${viewer.url}api/sessions`)).body).toStrictEqual({
+      expect((await getJson(address(viewer, `api/target`))).body).toStrictEqual({ mode: "directory", name: basename(directory) });
+      expect((await getJson(address(viewer, `api/sessions`))).body).toStrictEqual({
         mode: "directory",
         name: directory.split("/").at(-1),
         sessions: [
@@ -103,10 +103,10 @@ describe("serveViewer: the JSON endpoints", () => {
           { file: "broken.jsonl", size: size("broken.jsonl"), messages: 1, lastActivity: "2024-06-01T00:00:00.000Z", title: "still read", problems: 1 },
         ],
       });
-      const older = await getJson(`${viewer.url}api/entries?file=older.jsonl`);
+      const older = await getJson(address(viewer, `api/entries?file=older.jsonl`));
       expect(older.body).toMatchObject({ reset: true, problems: [], records: [{ line: 1 }, { line: 2 }, { line: 3 }] });
       // Which session to show must be said in a directory.
-      expect((await getJson(`${viewer.url}api/entries`)).status).toBe(400);
+      expect((await getJson(address(viewer, `api/entries`))).status).toBe(400);
     });
   });
 
@@ -117,7 +117,7 @@ describe("serveViewer: the JSON endpoints", () => {
     const assistant = { type: "message", message: { role: "assistant", content: "a" } };
     writeFileSync(path, [JSON.stringify(system), "{not json", JSON.stringify(user), "[1, 2]", '{"no":"type"}', "", JSON.stringify(assistant), '{"type":"message","mess'].join("\n"));
     await withViewer(path, async (viewer) => {
-      expect((await getJson(`${viewer.url}api/entries`)).body).toStrictEqual({
+      expect((await getJson(address(viewer, `api/entries`))).body).toStrictEqual({
         reset: true,
         records: [
           { line: 1, entry: system },
@@ -164,7 +164,7 @@ describe("serveViewer: what it refuses", () => {
       ];
       for (const endpoint of ["api/entries", "api/events"]) {
         for (const [file, status] of refused) {
-          const response = await fetch(`${viewer.url}${endpoint}?file=${file}`);
+          const response = await fetch(address(viewer, `${endpoint}?file=${file}`));
           const body = await response.text();
           expect({ file, endpoint, status: response.status, type: response.headers.get("content-type") }).toStrictEqual({ file, endpoint, status, type: "application/json; charset=utf-8" });
           expect(body).not.toContain(secret);
@@ -172,15 +172,15 @@ describe("serveViewer: what it refuses", () => {
         }
       }
       for (const path of ["/assets/../../secret.jsonl", "/../secret.jsonl", "/api/../../served/../secret.jsonl", "/secret.jsonl", "/ok.jsonl"]) {
-        const response = await rawGet(viewer.url, path);
+        const response = await rawGet(viewer, path);
         expect({ path, status: response.status }).toStrictEqual({ path, status: 404 });
         expect(response.body).not.toContain(secret);
       }
-      const listing = await fetch(`${viewer.url}api/sessions`);
+      const listing = await fetch(address(viewer, `api/sessions`));
       const listed = await listing.text();
       expect(listed).not.toContain(secret);
       expect((JSON.parse(listed) as { sessions: { file: string }[] }).sessions.map((session) => session.file)).toStrictEqual(["ok.jsonl"]);
-      expect((await getJson(`${viewer.url}api/entries?file=ok.jsonl`)).status).toBe(200);
+      expect((await getJson(address(viewer, `api/entries?file=ok.jsonl`))).status).toBe(200);
     });
   });
 
@@ -189,12 +189,12 @@ describe("serveViewer: what it refuses", () => {
     writeFileSync(path, messageLine({ role: "user", content: "u" }));
     await withViewer(path, async (viewer) => {
       const port = new URL(viewer.url).port;
-      expect((await rawGet(viewer.url, "/api/sessions", `evil.example:${port}`)).status).toBe(403);
-      expect((await rawGet(viewer.url, "/", `127.0.0.1.evil.example:${port}`)).status).toBe(403);
-      expect((await rawGet(viewer.url, "/api/sessions", `localhost:${port}`)).status).toBe(200);
-      const posted = await fetch(`${viewer.url}api/sessions`, { method: "POST", body: "{}" });
+      expect((await rawGet(viewer, "/api/sessions", `evil.example:${port}`)).status).toBe(403);
+      expect((await rawGet(viewer, "/", `127.0.0.1.evil.example:${port}`)).status).toBe(403);
+      expect((await rawGet(viewer, "/api/sessions", `localhost:${port}`)).status).toBe(200);
+      const posted = await fetch(address(viewer, `api/sessions`), { method: "POST", body: "{}" });
       expect([posted.status, posted.headers.get("allow")]).toStrictEqual([405, "GET, HEAD"]);
-      const head = await fetch(`${viewer.url}api/sessions`, { method: "HEAD" });
+      const head = await fetch(address(viewer, `api/sessions`), { method: "HEAD" });
       expect([head.status, head.headers.get("content-type")]).toStrictEqual([200, "application/json; charset=utf-8"]);
     });
   });
@@ -214,7 +214,7 @@ describe("serveViewer: what it refuses", () => {
       await expect(serveViewer(path, { port: Number(new URL(viewer.url).port) })).rejects.toThrow(/EADDRINUSE/);
     });
     const localhost = await serveViewer(path, { host: "localhost" });
-    expect(localhost.url).toMatch(/^http:\/\/localhost:\d+\/$/);
+    expect(localhost.url).toMatch(/^http:\/\/localhost:\d+\/\?token=/);
     await localhost.close();
   });
 });
@@ -231,15 +231,15 @@ describe("serveViewer: the page and its assets", () => {
       expect(page.headers.get("x-content-type-options")).toBe("nosniff");
       const assets = [...html.matchAll(/(?:src|href)="(\/assets\/[^"]+)"/g)].map((match) => match[1]!);
       expect(assets.sort()).toStrictEqual(["/assets/app.js", "/assets/style.css"]);
-      const app = await fetch(new URL("/assets/app.js", viewer.url));
+      const app = await fetch(address(viewer, "assets/app.js"));
       expect(app.headers.get("content-type")).toBe("text/javascript; charset=utf-8");
       // Every module the page imports is served as JavaScript.
       for (const match of (await app.text()).matchAll(/from "\.\/([a-z-]+\.js)"/g)) {
-        const module = await fetch(new URL(`/assets/${match[1]}`, viewer.url));
+        const module = await fetch(address(viewer, `assets/${match[1]}`));
         expect([match[1], module.status, module.headers.get("content-type")]).toStrictEqual([match[1], 200, "text/javascript; charset=utf-8"]);
       }
-      expect((await fetch(new URL("/assets/style.css", viewer.url))).headers.get("content-type")).toBe("text/css; charset=utf-8");
-      const missing = await fetch(new URL("/assets/nothing.js", viewer.url));
+      expect((await fetch(address(viewer, "assets/style.css"))).headers.get("content-type")).toBe("text/css; charset=utf-8");
+      const missing = await fetch(address(viewer, "assets/nothing.js"));
       expect([missing.status, missing.headers.get("content-type")]).toStrictEqual([404, "application/json; charset=utf-8"]);
     });
   });
@@ -248,7 +248,7 @@ describe("serveViewer: the page and its assets", () => {
     const path = join(tempDir(), "s.jsonl");
     writeFileSync(path, messageLine({ role: "user", content: "u" }));
     const viewer = await serveViewer(path);
-    const stream = await openEventStream(`${viewer.url}api/events`);
+    const stream = await openEventStream(address(viewer, `api/events`));
     expect(stream.contentType).toBe("text/event-stream; charset=utf-8");
     expect((await stream.next()).records).toHaveLength(1);
     await viewer.close();
