@@ -1,8 +1,9 @@
 import { realpath, stat } from "node:fs/promises";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Socket } from "node:net";
 import { dirname, join } from "node:path";
-import { followLog } from "./follow-log.ts";
-import { logEvents } from "./log-events.ts";
+import { createLogFeeds } from "./log-feed.ts";
+import type { ReadLimits } from "./log-lines.ts";
 import { createLogReader } from "./log-reader.ts";
 import { assets, pageHtml } from "./page/assets.ts";
 import { createSessionLister, isSessionFileName, summarizeSession, type SessionSummary } from "./session-list.ts";
@@ -19,6 +20,14 @@ export type TargetResponse = { mode: "file" | "directory"; name: string };
 
 /** `GET /api/sessions`: the logs served. In `file` mode, `sessions` is that one log. */
 export type SessionsResponse = TargetResponse & { sessions: SessionSummary[] };
+
+/**
+ * `token`: the secret every request must carry. `limits`: how much of a log one read holds.
+ * `clientBufferBytes`: what an event stream may hold unsent before it waits for its client;
+ * `stalledMs`: how long a stream may wait so before it is closed. `maxConnections`: connections
+ * open at once; requests on one more are answered 503.
+ */
+export type RequestHandlerOptions = { pollInterval: number; token: string; limits: ReadLimits; clientBufferBytes: number; stalledMs: number; maxConnections: number };
 
 /**
  * The viewer's HTTP routes, all GET (or HEAD):
@@ -39,13 +48,19 @@ export type SessionsResponse = TargetResponse & { sessions: SessionSummary[] };
  */
 export function createRequestHandler(
   target: ViewerTarget,
-  options: { pollInterval: number; token: string },
-): { handle: (request: IncomingMessage, response: ServerResponse) => void; closeStreams: () => void } {
+  options: RequestHandlerOptions,
+): { handle: (request: IncomingMessage, response: ServerResponse) => void; connect: (socket: Socket) => void; closeStreams: () => void } {
   const streams = new Set<() => void>();
+  const connections = new Set<Socket>();
+  const overflow = new WeakSet<Socket>();
   const listSessions = target.kind === "directory" ? createSessionLister(target.root) : undefined;
   const tokens = createTokenCheck(options.token);
+  const feeds = createLogFeeds(options);
 
   const route = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
+    if (overflow.has(request.socket)) {
+      return send(response, 503, "application/json; charset=utf-8", JSON.stringify({ error: `the viewer is busy: it serves ${options.maxConnections} connections at once` }), { connection: "close", "retry-after": "5" });
+    }
     if (!isLoopbackHostHeader(request.headers.host)) return sendJson(response, 403, { error: "this viewer answers only requests addressed to a loopback host" });
     const proof = tokens.prove(request);
     if (proof === "none") return sendJson(response, 403, { error: "this viewer answers only requests with its token: open the address it printed (with ?token=...)" });
@@ -69,7 +84,7 @@ export function createRequestHandler(
 
     const file = await sessionFile(url.searchParams.get("file"));
     if (typeof file !== "string") return sendJson(response, file.status, { error: file.error });
-    if (url.pathname === "/api/entries") return sendJson(response, 200, await createLogReader(file).read());
+    if (url.pathname === "/api/entries") return sendJson(response, 200, await createLogReader(file, options.limits).read());
     streamLog(request, response, file);
   };
 
@@ -96,15 +111,21 @@ export function createRequestHandler(
     if (request.method === "HEAD") return void response.end();
     // Reconnect soon: a page whose stream broke should not stay stale for long.
     response.write("retry: 1000\n\n");
-    const stop = followLog(file, (update) => {
-      for (const event of logEvents(update)) response.write(event);
-    }, options);
-    // A comment now and then keeps proxies and idle timeouts from cutting a quiet stream.
-    const heartbeat = setInterval(() => response.write(": ping\n\n"), 15_000);
+    const stop = feeds.stream(file, response);
+    let lastDrain = Date.now();
+    const drained = (): void => void (lastDrain = Date.now());
+    response.on("drain", drained);
+    // A comment now and then keeps proxies and idle timeouts from cutting a quiet stream. A client
+    // that has read nothing for long holds a connection for nothing: it is let go.
+    const heartbeat = setInterval(() => {
+      if (response.writableLength > options.clientBufferBytes && Date.now() - lastDrain > options.stalledMs) response.destroy();
+      else response.write(": ping\n\n");
+    }, Math.min(15_000, options.stalledMs / 2));
     heartbeat.unref();
     const close = (): void => {
       stop();
       clearInterval(heartbeat);
+      response.off("drain", drained);
       streams.delete(close);
       response.end();
     };
@@ -118,6 +139,11 @@ export function createRequestHandler(
         if (response.headersSent) response.destroy();
         else sendJson(response, 500, { error: error instanceof Error ? error.message : String(error) });
       });
+    },
+    connect: (socket) => {
+      if (connections.size >= options.maxConnections) return void overflow.add(socket);
+      connections.add(socket);
+      socket.once("close", () => connections.delete(socket));
     },
     closeStreams: () => {
       for (const close of [...streams]) close();

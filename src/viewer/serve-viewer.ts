@@ -3,6 +3,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { basename, resolve } from "node:path";
 import { AgentError } from "../errors.ts";
+import { defaultReadLimits } from "./log-lines.ts";
 import { createRequestHandler, type ViewerTarget } from "./request-handler.ts";
 import { isValidViewerToken, newViewerToken } from "./viewer-token.ts";
 
@@ -26,6 +27,17 @@ export type ViewerOptions = {
    * logs are private: `url` holds the token, and a browser keeps it in a cookie.
    */
   token?: string;
+  /**
+   * Connections served at once (default 32; a browser page uses one or two). Requests on more get
+   * 503. Each event stream holds at most about 2 MB that its client has not read yet (then it
+   * waits for the client; one that reads nothing for a minute is closed), so this bounds memory.
+   */
+  maxConnections?: number;
+  /**
+   * The longest log line read, in bytes (default 16 MiB). A longer line is not shown: the page
+   * names it as a problem, and the rest of the log shows.
+   */
+  maxLineBytes?: number;
 };
 
 /** A running viewer. */
@@ -57,12 +69,25 @@ export async function serveViewer(path: string, options: ViewerOptions = {}): Pr
   if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new AgentError(`serveViewer: port must be an integer from 0 to 65535, not ${String(port)}`);
   const pollInterval = options.pollInterval ?? 1000;
   if (!(pollInterval > 0)) throw new AgentError(`serveViewer: pollInterval must be a positive number of milliseconds, not ${String(pollInterval)}`);
+  const maxConnections = positiveInteger("maxConnections", options.maxConnections ?? 32);
+  const maxLineBytes = positiveInteger("maxLineBytes", options.maxLineBytes ?? defaultReadLimits.maxLineBytes);
   const token = options.token ?? newViewerToken();
   if (!isValidViewerToken(token)) throw new AgentError("serveViewer: token must be 16 to 256 characters from A-Z, a-z, 0-9, \"_\" and \"-\"");
   const target = await resolveTarget(path);
 
-  const handler = createRequestHandler(target, { pollInterval, token });
+  const handler = createRequestHandler(target, {
+    pollInterval,
+    token,
+    maxConnections,
+    limits: { ...defaultReadLimits, maxLineBytes },
+    clientBufferBytes: 1024 * 1024,
+    stalledMs: 60_000,
+  });
   const server = createServer(handler.handle);
+  server.on("connection", handler.connect);
+  // A connection that never finishes its request must not hold its place for long.
+  server.headersTimeout = 20_000;
+  server.requestTimeout = 30_000;
   await listen(server, port, host);
   const { port: bound } = server.address() as AddressInfo;
   let closing: Promise<void> | undefined;
@@ -76,6 +101,11 @@ export async function serveViewer(path: string, options: ViewerOptions = {}): Pr
         server.closeAllConnections();
       })),
   };
+}
+
+function positiveInteger(name: string, value: number): number {
+  if (!Number.isSafeInteger(value) || value < 1) throw new AgentError(`serveViewer: ${name} must be a positive integer, not ${String(value)}`);
+  return value;
 }
 
 function loopbackHost(host: string): string {

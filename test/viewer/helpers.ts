@@ -5,8 +5,8 @@ import { afterAll } from "vitest";
 import type { LogUpdate, Viewer } from "simple-agent-loop/viewer";
 import { streamScript } from "../../src/viewer/page/stream-script.ts";
 
-// The page's own reading of an event: the stream sends the log's lines unparsed.
-const { readUpdate } = (await import(`data:text/javascript,${encodeURIComponent(streamScript)}`)) as { readUpdate: (data: string[]) => LogUpdate };
+/** The page's own reading of a `lines` event (its data lines): the stream sends the log's lines unparsed. */
+export const { readUpdate } = (await import(`data:text/javascript,${encodeURIComponent(streamScript)}`)) as { readUpdate: (data: string[]) => LogUpdate };
 
 const created: string[] = [];
 afterAll(() => {
