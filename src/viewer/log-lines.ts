@@ -173,10 +173,18 @@ function isWholeObject(bytes: Buffer): boolean {
 /** Problem texts quote at most this much of a line. */
 export const excerptBytes = 200;
 
-/** `text` cut to 80 characters for a problem's message: a problem line costs little whatever the log holds. */
-export function excerpt(text: string): string {
-  return text.length > 80 ? `${text.slice(0, 80)}…` : text;
+/**
+ * `text` cut to `length` characters (80 by default) for a problem's message: what the viewer says
+ * of a line costs little whatever the line holds. A character is never cut in half.
+ */
+export function excerpt(text: string, length = 80): string {
+  if (text.length <= length) return text.replace(loneSurrogate, "\uFFFD");
+  const end = /[\uD800-\uDBFF]/.test(text[length - 1]!) ? length - 1 : length;
+  return `${text.slice(0, end).replace(loneSurrogate, "\uFFFD")}…`;
 }
+
+// Half a character (JSON.parse names a bad token by one UTF-16 unit) would not survive UTF-8.
+const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
 function formatBytes(bytes: number): string {
   return bytes >= 1024 * 1024 ? `${(bytes / 1024 / 1024).toFixed(1)} MiB` : `${bytes} bytes`;

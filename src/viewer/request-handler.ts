@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import { dirname, join } from "node:path";
 import { createLogFeeds } from "./log-feed.ts";
-import type { ReadLimits } from "./log-lines.ts";
+import { excerpt, type ReadLimits } from "./log-lines.ts";
 import { createLogReader } from "./log-reader.ts";
 import { assets, pageHtml } from "./page/assets.ts";
 import { createSessionLister, isSessionFileName, summarizeSession, type SessionSummary } from "./session-list.ts";
@@ -137,7 +137,7 @@ export function createRequestHandler(
     handle: (request, response) => {
       route(request, response).catch((error: unknown) => {
         if (response.headersSent) response.destroy();
-        else sendJson(response, 500, { error: error instanceof Error ? error.message : String(error) });
+        else sendJson(response, 500, { error: excerpt(error instanceof Error ? error.message : String(error), 300) });
       });
     },
     connect: (socket) => {

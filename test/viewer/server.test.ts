@@ -135,6 +135,28 @@ describe("serveViewer: the JSON endpoints", () => {
   });
 });
 
+describe("serveViewer: what it says of a bad line is short", () => {
+  it("quotes at most 80 characters of a line, whatever its size, and never half a character", async () => {
+    const path = join(tempDir(), "bad.jsonl");
+    const huge = "z".repeat(1_000_000);
+    writeFileSync(
+      path,
+      [`{not json ${huge}`, `[${JSON.stringify(huge)}]`, `${"😀".repeat(100)}`, JSON.stringify({ type: "custom" })].join("\n") + `  trailing text ${huge}\n`,
+    );
+    await withViewer(path, async (viewer) => {
+      const response = await fetch(address(viewer, "api/entries"));
+      const text = await response.text();
+      expect(text.length).toBeLessThan(2000);
+      const body = JSON.parse(text) as { problems: { line: number; message: string }[] };
+      expect(body.problems.map((problem) => problem.line)).toStrictEqual([1, 2, 3, 4]);
+      for (const problem of body.problems) expect(problem.message.length).toBeLessThan(300);
+      expect(body.problems[2]!.message).toMatch(/^not valid JSON \(.+\): (😀){40}…$/u);
+      // No half character (a lone surrogate) anywhere.
+      for (const problem of body.problems) expect(problem.message).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/);
+    });
+  });
+});
+
 describe("serveViewer: what it refuses", () => {
   it("serves only *.jsonl files directly in the directory: no path, hidden file or symlink leads out", async () => {
     const outside = tempDir();
