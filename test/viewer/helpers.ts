@@ -1,12 +1,13 @@
 import { mkdtempSync, rmSync } from "node:fs";
+import type { Viewer } from "simple-agent-loop/viewer";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll } from "vitest";
-import type { LogUpdate, Viewer } from "simple-agent-loop/viewer";
+import type { LogUpdate } from "simple-agent-loop/viewer";
 import { streamScript } from "../../src/viewer/page/stream-script.ts";
 
-/** The page's own reading of a `lines` event (its data lines): the stream sends the log's lines unparsed. */
-export const { readUpdate } = (await import(`data:text/javascript,${encodeURIComponent(streamScript)}`)) as { readUpdate: (data: string[]) => LogUpdate };
+// The page's own reading of an event: the stream sends the log's lines unparsed.
+const { readUpdate } = (await import(`data:text/javascript,${encodeURIComponent(streamScript)}`)) as { readUpdate: (data: string[]) => LogUpdate };
 
 const created: string[] = [];
 afterAll(() => {
@@ -23,6 +24,11 @@ export function tempDir(): string {
 /** `path` (relative to the viewer's root, e.g. `api/events?file=a.jsonl`) on `viewer`, with its token. */
 export function address(viewer: Viewer, path: string): string {
   return `${new URL(viewer.url).origin}/${path}${path.includes("?") ? "&" : "?"}token=${viewer.token}`;
+}
+
+/** A `lines` event of the viewer's event stream (its `data:` lines, without the prefix) read as the page reads it. */
+export function readLinesEvent(data: string[]): LogUpdate {
+  return readUpdate(data);
 }
 
 /** A log line as `openSession` writes it. */

@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import type { LogUpdate, ViewerOptions } from "simple-agent-loop/viewer";
 import { serveViewer } from "simple-agent-loop/viewer";
-import { address, line, openEventStream, readUpdate, tempDir } from "./helpers.ts";
+import { address, line, openEventStream, readLinesEvent, tempDir } from "./helpers.ts";
 
 const entry = (index: number, size = 0) => ({ type: "message", message: { role: "user", content: `${index}:${"x".repeat(size)}` } });
 
@@ -67,7 +67,7 @@ function pausedStream(url: string): Promise<{ response: IncomingMessage; read: (
               for (let end = buffer.indexOf("\n\n"); end !== -1; end = buffer.indexOf("\n\n")) {
                 const fields = buffer.slice(0, end).split("\n");
                 buffer = buffer.slice(end + 2);
-                if (fields[0] === "event: lines") updates.push(readUpdate(fields.filter((field) => field.startsWith("data: ")).map((field) => field.slice(6))));
+                if (fields[0] === "event: lines") updates.push(readLinesEvent(fields.filter((field) => field.startsWith("data: ")).map((field) => field.slice(6))));
               }
               if (until(updates)) done(updates);
             });
