@@ -6,7 +6,7 @@ import { createLogFeeds } from "./log-feed.ts";
 import { excerpt, type ReadLimits } from "./log-lines.ts";
 import { createLogReader } from "./log-reader.ts";
 import { assets, pageHtml } from "./page/assets.ts";
-import { createSessionLister, isSessionFileName, summarizeSession, type SessionSummary } from "./session-list.ts";
+import { createSessionLister, createSessionSummarizer, isSessionFileName, type SessionSummary } from "./session-list.ts";
 import { createTokenCheck } from "./viewer-token.ts";
 
 /**
@@ -33,7 +33,7 @@ export type RequestHandlerOptions = { pollInterval: number; token: string; limit
  * The viewer's HTTP routes, all GET (or HEAD):
  * - `/`: the page; `/assets/*`: its script modules and style sheet.
  * - `/api/target`: a `TargetResponse` (answered without reading any log).
- * - `/api/sessions`: a `SessionsResponse` (reads each log to summarize it).
+ * - `/api/sessions`: a `SessionsResponse` (reads what each log got since the last call, to summarize it).
  * - `/api/entries?file=NAME`: the log read once, as a `LogUpdate` (records with line numbers, problems).
  * - `/api/events?file=NAME`: Server-Sent Events, `lines` events (see `LogEventHead`) with the lines
  *   of the log unparsed: the whole log first, then each change (see `followLog`). A reconnecting
@@ -53,7 +53,8 @@ export function createRequestHandler(
   const streams = new Set<() => void>();
   const connections = new Set<Socket>();
   const overflow = new WeakSet<Socket>();
-  const listSessions = target.kind === "directory" ? createSessionLister(target.root) : undefined;
+  const listSessions = target.kind === "directory" ? createSessionLister(target.root, options.limits) : undefined;
+  const summarizeTarget = target.kind === "file" ? createSessionSummarizer(target.root, target.name, options.limits) : undefined;
   const tokens = createTokenCheck(options.token);
   const feeds = createLogFeeds(options);
 
@@ -90,7 +91,7 @@ export function createRequestHandler(
 
   const sessions = async (): Promise<SessionsResponse> => {
     if (listSessions !== undefined) return { mode: "directory", name: target.name, sessions: await listSessions() };
-    return { mode: "file", name: target.name, sessions: [await summarizeSession(target.root, target.name)] };
+    return { mode: "file", name: target.name, sessions: summarizeTarget === undefined ? [] : [await summarizeTarget()] };
   };
 
   // The path of the log `name` names, or why there is none.

@@ -43,6 +43,10 @@ describe("serveViewer: the JSON endpoints", () => {
     await closeSession(session);
     const entries = await loadEntries(path);
     const last = entries.at(-1) as { ts?: string; message?: { ts?: string } };
+    // The token counts of every model call appended, those compaction removed later too.
+    type Entry = { type: string; message?: { usage?: { inputTokens: number; outputTokens: number } } };
+    const lines = readFileSync(path, "utf8").trim().split("\n").map((text) => JSON.parse(text) as Entry);
+    const usages = lines.flatMap((entry) => (entry.type === "message" && entry.message?.usage !== undefined ? [entry.message.usage] : []));
     await withViewer(path, async (viewer) => {
       expect(viewer.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]{43}$/);
       expect((await getJson(address(viewer, `api/target`))).body).toStrictEqual({ mode: "file", name: "release-agent.jsonl" });
@@ -59,6 +63,13 @@ describe("serveViewer: the JSON endpoints", () => {
               messages: (await loadSession(path)).messages.length,
               lastActivity: last.ts ?? last.message?.ts,
               title: "Why is CI failing on main?",
+              workspace: null,
+              // The recorded run ends waiting for a deploy's approval.
+              outcome: "paused",
+              tokens: {
+                input: usages.reduce((sum, usage) => sum + usage.inputTokens, 0),
+                output: usages.reduce((sum, usage) => sum + usage.outputTokens, 0),
+              },
               problems: 0,
             },
           ],
@@ -92,15 +103,17 @@ describe("serveViewer: the JSON endpoints", () => {
     mkdirSync(join(directory, "nested"));
     writeFileSync(join(directory, "nested", "inner.jsonl"), messageLine({ role: "user", content: "nested" }));
     const size = (name: string): number => statSync(join(directory, name)).size;
+    // Hand-written logs: no workspace, no token counts, no turn that ended.
+    const unfinished = { workspace: null, outcome: "unfinished", tokens: { input: 0, output: 0 } };
     await withViewer(directory, async (viewer) => {
       expect((await getJson(address(viewer, `api/target`))).body).toStrictEqual({ mode: "directory", name: basename(directory) });
       expect((await getJson(address(viewer, `api/sessions`))).body).toStrictEqual({
         mode: "directory",
         name: directory.split("/").at(-1),
         sessions: [
-          { file: "newer.jsonl", size: size("newer.jsonl"), messages: 2, lastActivity: "2025-02-01T00:00:03.000Z", title: `a long question ${"x".repeat(104)}`, problems: 0 },
-          { file: "older.jsonl", size: size("older.jsonl"), messages: 3, lastActivity: "2025-01-01T00:00:05.000Z", title: "the first question", problems: 0 },
-          { file: "broken.jsonl", size: size("broken.jsonl"), messages: 1, lastActivity: "2024-06-01T00:00:00.000Z", title: "still read", problems: 1 },
+          { file: "newer.jsonl", size: size("newer.jsonl"), messages: 2, lastActivity: "2025-02-01T00:00:03.000Z", title: `a long question ${"x".repeat(104)}`, ...unfinished, problems: 0 },
+          { file: "older.jsonl", size: size("older.jsonl"), messages: 3, lastActivity: "2025-01-01T00:00:05.000Z", title: "the first question", ...unfinished, problems: 0 },
+          { file: "broken.jsonl", size: size("broken.jsonl"), messages: 1, lastActivity: "2024-06-01T00:00:00.000Z", title: "still read", ...unfinished, problems: 1 },
         ],
       });
       const older = await getJson(address(viewer, `api/entries?file=older.jsonl`));
