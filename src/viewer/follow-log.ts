@@ -4,7 +4,7 @@ import { createRawLogReader, type RawLogUpdate } from "./log-reader.ts";
 
 /**
  * Calls `onUpdate` with the whole log at `path` (`reset: true`), then with each change: the lines
- * appended since, or everything again after a truncation or rewrite (see `LogReader`), unparsed,
+ * appended since, or everything again after a truncation or rewrite (see `RawLogReader`), unparsed,
  * a long change in several updates (the first one resetting). Changes are
  * noticed by `fs.watch` and, where it misses them (network file systems, a file replaced by
  * rename), by polling every `pollInterval` ms. Updates never overlap and come in file order.

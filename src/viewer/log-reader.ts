@@ -32,42 +32,14 @@ export type LogUpdate = { reset: boolean; records: LogRecord[]; problems: LogPro
 export type RawLogUpdate = Omit<LogUpdate, "records"> & { firstLine: number; lines: Buffer[]; cursor?: LineCursor; ino?: number; more?: true };
 
 /**
- * Reads a session log incrementally. The first `read` returns the whole file (`reset: true`);
- * each later one only the lines completed since, or `undefined` when nothing changed. A last line
- * without its "\n" is returned once it is a whole JSON object (a line being written is not one
- * until its last byte is there; a hand-written file's last line is); otherwise it waits. A line
- * longer than the limit is a problem, not a record.
- */
-export type LogReader = { read: () => Promise<LogUpdate | undefined> };
-
-export function createLogReader(path: string, limits: ReadLimits = defaultReadLimits): LogReader {
-  const reader = createRawLogReader(path, limits);
-  return {
-    async read() {
-      let update = await reader.read();
-      if (update === undefined) return undefined;
-      // The whole change at once: this reader's callers want it so.
-      while (update.more === true) {
-        const following = await reader.read();
-        if (following === undefined) break;
-        if (following.reset) update = following;
-        else update = { ...following, reset: update.reset, firstLine: update.firstLine, lines: update.lines.concat(following.lines), problems: update.problems.concat(following.problems) };
-      }
-      const { firstLine, lines, cursor: _cursor, ino: _ino, more: _more, ...rest } = update;
-      const records: LogRecord[] = [];
-      const problems = [...rest.problems];
-      lines.forEach((bytes, index) => readLine(bytes.toString("utf8"), firstLine + index, records, problems));
-      problems.sort((a, b) => (a.line ?? 0) - (b.line ?? 0));
-      return { ...rest, records, problems };
-    },
-  };
-}
-
-/**
- * A `LogReader` that leaves the lines unparsed (see `RawLogUpdate`): reading costs no decoding, and
- * each read scans about `limits.readBytes` at most. A change is noticed by size, inode, the bytes
- * at both ends of what was read, and the modification time (a rewrite of the same length); a last
- * line still being written is not read again until the file grows.
+ * Reads a session log incrementally, leaving the lines unparsed (see `RawLogUpdate`): reading
+ * costs no decoding. The first `read` returns the file from its start (`reset: true`); each later
+ * one what follows, or `undefined` when nothing changed; each scans about `limits.readBytes` at
+ * most (`more`: there is more to read now). A last line without its "\n" is returned once it is a
+ * whole JSON object (a line being written is not one until its last byte is there; a hand-written
+ * file's last line is); otherwise it waits, and is not read again until the file grows. A line
+ * longer than the limit is a problem, not a line. A rewrite is noticed by size, inode, the bytes at
+ * both ends of what was read, and the modification time (a rewrite of the same length).
  */
 export type RawLogReader = { read: () => Promise<RawLogUpdate | undefined> };
 
@@ -170,7 +142,8 @@ async function remember(handle: FileHandle, state: ReaderState): Promise<void> {
   state.tail = await readRange(handle, Math.max(0, state.cursor.offset - fingerprintBytes), state.cursor.offset);
 }
 
-function readLine(text: string, line: number, records: LogRecord[], problems: LogProblem[]): void {
+/** Parses line number `line` of a log: an entry goes to `records`; a line that is none, to `problems` (a blank line is neither). */
+export function parseLogLine(text: string, line: number, records: LogRecord[], problems: LogProblem[]): void {
   const trimmed = text.trim();
   if (trimmed === "") return;
   let value: unknown;

@@ -4,7 +4,7 @@ import type { Socket } from "node:net";
 import { dirname, join } from "node:path";
 import { createLogFeeds } from "./log-feed.ts";
 import { excerpt, type ReadLimits } from "./log-lines.ts";
-import { createLogReader } from "./log-reader.ts";
+import { sendEntries } from "./entries-response.ts";
 import { assets, pageHtml } from "./page/assets.ts";
 import { createSessionLister, createSessionSummarizer, isSessionFileName, type SessionSummary } from "./session-list.ts";
 import { createTokenCheck } from "./viewer-token.ts";
@@ -34,7 +34,8 @@ export type RequestHandlerOptions = { pollInterval: number; token: string; limit
  * - `/`: the page; `/assets/*`: its script modules and style sheet.
  * - `/api/target`: a `TargetResponse` (answered without reading any log).
  * - `/api/sessions`: a `SessionsResponse` (reads what each log got since the last call, to summarize it).
- * - `/api/entries?file=NAME`: the log read once, as a `LogUpdate` (records with line numbers, problems).
+ * - `/api/entries?file=NAME`: the log read once, as a `LogUpdate` (records with line numbers, problems),
+ *   sent as it is read (see `sendEntries`).
  * - `/api/events?file=NAME`: Server-Sent Events, `lines` events (see `LogEventHead`) with the lines
  *   of the log unparsed: the whole log first, then each change (see `followLog`). A reconnecting
  *   page gets the whole log again.
@@ -85,7 +86,7 @@ export function createRequestHandler(
 
     const file = await sessionFile(url.searchParams.get("file"));
     if (typeof file !== "string") return sendJson(response, file.status, { error: file.error });
-    if (url.pathname === "/api/entries") return sendJson(response, 200, await createLogReader(file, options.limits).read());
+    if (url.pathname === "/api/entries") return sendEntries(response, file, options.limits, commonHeaders, request.method === "HEAD");
     streamLog(request, response, file);
   };
 

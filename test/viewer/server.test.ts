@@ -170,6 +170,21 @@ describe("serveViewer: what it says of a bad line is short", () => {
   });
 });
 
+describe("serveViewer: /api/entries of a log with very many bad lines", () => {
+  it("lists the first 1000 problems and counts the rest, and still returns every entry", async () => {
+    const path = join(tempDir(), "noisy.jsonl");
+    const good = (index: number) => messageLine({ role: "user", content: `good ${index}` });
+    writeFileSync(path, Array.from({ length: 1500 }, (_, index) => `{bad ${index}\n${good(index)}`).join(""));
+    await withViewer(path, async (viewer) => {
+      const body = (await (await fetch(address(viewer, "api/entries"))).json()) as { records: { line: number }[]; problems: { line?: number; message: string }[] };
+      expect(body.records.map((record) => record.line)).toStrictEqual(Array.from({ length: 1500 }, (_, index) => 2 * index + 2));
+      expect(body.problems).toHaveLength(1001);
+      expect(body.problems.slice(0, 1000).map((problem) => problem.line)).toStrictEqual(Array.from({ length: 1000 }, (_, index) => 2 * index + 1));
+      expect(body.problems[1000]).toStrictEqual({ message: "500 more lines could not be read (only the first 1000 are listed)" });
+    });
+  });
+});
+
 describe("serveViewer: what it refuses", () => {
   it("serves only *.jsonl files directly in the directory: no path, hidden file or symlink leads out", async () => {
     const outside = tempDir();
