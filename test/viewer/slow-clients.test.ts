@@ -1,13 +1,14 @@
 import { spawn } from "node:child_process";
-import { appendFileSync, writeFileSync } from "node:fs";
-import { request, type IncomingMessage } from "node:http";
-import { connect, type Socket } from "node:net";
+import { appendFileSync, realpathSync, writeFileSync } from "node:fs";
+import { createServer, request, type IncomingMessage } from "node:http";
+import { connect, type AddressInfo, type Socket } from "node:net";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import type { LogUpdate, ViewerOptions } from "simple-agent-loop/viewer";
 import { serveViewer } from "simple-agent-loop/viewer";
+import { createRequestHandler } from "../../src/viewer/request-handler.ts";
 import { address, line, openEventStream, readLinesEvent, tempDir } from "./helpers.ts";
 
 const entry = (index: number, size = 0) => ({ type: "message", message: { role: "user", content: `${index}:${"x".repeat(size)}` } });
@@ -157,6 +158,43 @@ describe("serveViewer: slow clients cost bounded memory", () => {
       paused.response.destroy();
     } finally {
       await viewer.close();
+    }
+  }, 60_000);
+});
+
+describe("the viewer's server: a stream whose client reads nothing for long", () => {
+  it("is closed, and frees its connection; a stream that reads stays open", async () => {
+    const path = join(tempDir(), "big.jsonl");
+    // 40 MB: more than the kernel's buffers of a connection hold, so some waits in the server's.
+    writeFileSync(path, Array.from({ length: 200 }, (_, index) => line(entry(index, 200_000))).join(""));
+    // The handler behind serveViewer, with a short patience so that the test does not wait a minute.
+    const handler = createRequestHandler(
+      { kind: "file", root: realpathSync(path), name: "big.jsonl" },
+      { pollInterval: 50, token: "a-token-for-this-test", limits: { readBytes: 64 * 1024, maxLineBytes: 1024 * 1024 }, clientBufferBytes: 64 * 1024, stalledMs: 1000, maxConnections: 2 },
+    );
+    const server = createServer(handler.handle);
+    server.on("connection", handler.connect);
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/?token=a-token-for-this-test`;
+    try {
+      const reading = await openEventStream(`${new URL(url).origin}/api/events?token=a-token-for-this-test`);
+      const stalled = await neverReading(url, "a-token-for-this-test");
+      stalled.on("error", () => {});
+      // Two connections of two: no place for a third, until the stalled stream is let go.
+      const target = `${new URL(url).origin}/api/target?token=a-token-for-this-test`;
+      expect((await fetch(target)).status).toBe(503);
+      await until(async () => (await fetch(target)).status === 200, "the stalled stream to be closed", 30_000);
+      stalled.destroy();
+      // The reading stream got the whole log, and is still open: it hears of an append.
+      let seen = 0;
+      while (seen < 200) seen += (await reading.next()).records.length;
+      appendFileSync(path, line(entry(200, 200_000)));
+      expect((await reading.next()).records).toStrictEqual([{ line: 201, entry: entry(200, 200_000) }]);
+      reading.close();
+    } finally {
+      handler.closeStreams();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
     }
   }, 60_000);
 });
