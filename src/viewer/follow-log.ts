@@ -1,16 +1,18 @@
 import { watch, type FSWatcher } from "node:fs";
+import { excerpt, type ReadLimits } from "./log-lines.ts";
 import { createRawLogReader, type RawLogUpdate } from "./log-reader.ts";
 
 /**
  * Calls `onUpdate` with the whole log at `path` (`reset: true`), then with each change: the lines
- * appended since, or everything again after a truncation or rewrite (see `LogReader`), unparsed. Changes are
+ * appended since, or everything again after a truncation or rewrite (see `RawLogReader`), unparsed,
+ * a long change in several updates (the first one resetting). Changes are
  * noticed by `fs.watch` and, where it misses them (network file systems, a file replaced by
  * rename), by polling every `pollInterval` ms. Updates never overlap and come in file order.
  * A read that fails is reported as an update with a problem and no line. Returns a stop function;
  * no update is delivered after it is called.
  */
-export function followLog(path: string, onUpdate: (update: RawLogUpdate) => void, options: { pollInterval: number }): () => void {
-  const reader = createRawLogReader(path);
+export function followLog(path: string, onUpdate: (update: RawLogUpdate) => void, options: { pollInterval: number; limits: ReadLimits }): () => void {
+  const reader = createRawLogReader(path, options.limits);
   let stopped = false;
   let reading = false;
   let again = false;
@@ -29,12 +31,14 @@ export function followLog(path: string, onUpdate: (update: RawLogUpdate) => void
         try {
           update = await reader.read();
         } catch (error) {
-          update = { reset: false, firstLine: 0, lines: [], problems: [{ message: `cannot read ${path}: ${error instanceof Error ? error.message : String(error)}` }] };
+          update = { reset: false, firstLine: 0, lines: [], problems: [{ message: `cannot read ${path}: ${excerpt(error instanceof Error ? error.message : String(error))}` }] };
         }
         if (stopped || update === undefined) continue;
         // A new file (or none) at the path: the old watch follows the old file, if any.
         if (update.reset) rewatch(update.missing !== true);
-        onUpdate(update);
+        // A long change comes in several reads, one after the other; a read that only scanned a long line says nothing.
+        if (update.more === true) again = true;
+        if (update.more !== true || update.reset || update.lines.length > 0 || update.problems.length > 0) onUpdate(update);
       } while (again && !stopped);
     } finally {
       reading = false;

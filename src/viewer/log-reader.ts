@@ -1,4 +1,5 @@
-import { open, type FileHandle } from "node:fs/promises";
+import { open, stat, type FileHandle } from "node:fs/promises";
+import { defaultReadLimits, excerpt, readLines, readRange, startCursor, type LineCursor, type ReadLimits } from "./log-lines.ts";
 
 /** An entry of a session log as read: its 1-based line number and the parsed line (a JSON object with a string `type`). */
 export type LogRecord = { line: number; entry: { type: string; [field: string]: unknown } };
@@ -23,78 +24,69 @@ export type LogUpdate = { reset: boolean; records: LogRecord[]; problems: LogPro
 /**
  * A `LogUpdate` with the lines as they are in the file, not parsed: `lines[i]` is line
  * `firstLine + i` (every line, blank ones too; none holds a "\n"). `problems` holds only what
- * reading found (the file could not be read, text after an entry on its line): whoever parses the
- * lines finds the lines that are not entries.
+ * reading found (the file could not be read, text after an entry on its line, a line too long to
+ * read, given as a blank line): whoever parses the lines finds the lines that are not entries. `cursor`: where reading
+ * stands after this update, in the file with inode `ino` (none after a failed read). `more`: the read stopped before the end
+ * of the file, to hold little at a time; read again for the rest.
  */
-export type RawLogUpdate = Omit<LogUpdate, "records"> & { firstLine: number; lines: Buffer[] };
+export type RawLogUpdate = Omit<LogUpdate, "records"> & { firstLine: number; lines: Buffer[]; cursor?: LineCursor; ino?: number; more?: true };
 
 /**
- * Reads a session log incrementally. The first `read` returns the whole file (`reset: true`);
- * each later one only the lines completed since, or `undefined` when nothing changed. A last line
- * without its "\n" is returned once it is a whole JSON object (a line being written is not one
- * until its last byte is there; a hand-written file's last line is); otherwise it waits.
+ * Reads a session log incrementally, leaving the lines unparsed (see `RawLogUpdate`): reading
+ * costs no decoding. The first `read` returns the file from its start (`reset: true`); each later
+ * one what follows, or `undefined` when nothing changed; each scans about `limits.readBytes` at
+ * most (`more`: there is more to read now). A last line without its "\n" is returned once it is a
+ * whole JSON object (a line being written is not one until its last byte is there; a hand-written
+ * file's last line is); otherwise it waits, and is not read again until the file grows. A line
+ * longer than the limit is a problem, not a line. A rewrite is noticed by size, inode, the bytes at
+ * both ends of what was read, and the modification time (a rewrite of the same length).
  */
-export type LogReader = { read: () => Promise<LogUpdate | undefined> };
-
-export function createLogReader(path: string): LogReader {
-  const reader = createRawLogReader(path);
-  return {
-    async read() {
-      const update = await reader.read();
-      if (update === undefined) return undefined;
-      const { firstLine, lines, ...rest } = update;
-      const records: LogRecord[] = [];
-      const problems = [...rest.problems];
-      lines.forEach((bytes, index) => readLine(bytes.toString("utf8"), firstLine + index, records, problems));
-      problems.sort((a, b) => (a.line ?? 0) - (b.line ?? 0));
-      return { ...rest, records, problems };
-    },
-  };
-}
-
-/** A `LogReader` that leaves the lines unparsed (see `RawLogUpdate`): reading costs no decoding. */
 export type RawLogReader = { read: () => Promise<RawLogUpdate | undefined> };
 
-export function createRawLogReader(path: string): RawLogReader {
-  let cursor: Cursor | undefined;
+export function createRawLogReader(path: string, limits: ReadLimits = defaultReadLimits): RawLogReader {
+  let state: ReaderState | undefined;
   let missing = false;
   return {
     async read() {
       let handle: FileHandle;
       try {
+        // Most reads find nothing new: a stat tells, without opening the file.
+        const quick = await stat(path);
+        if (state !== undefined && state.suspectMtimeMs === undefined && quick.ino === state.ino && quick.size === state.size && quick.mtimeMs === state.mtimeMs && state.cursor.scanned >= quick.size) return undefined;
         handle = await open(path, "r");
       } catch (error) {
         if ((error as { code?: unknown }).code !== "ENOENT") throw error;
-        cursor = undefined;
+        state = undefined;
         if (missing) return undefined;
         missing = true;
-        return { reset: true, firstLine: 1, lines: [], problems: [], missing: true };
+        return { reset: true, firstLine: 1, lines: [], problems: [], missing: true, cursor: startCursor() };
       }
       try {
         missing = false;
         const stats = await handle.stat();
-        const reset = cursor === undefined || cursor.ino !== stats.ino || stats.size < cursor.offset || !(await sameBytes(handle, cursor));
-        if (reset) cursor = { ino: stats.ino, offset: 0, line: 0, openLine: false, head: Buffer.alloc(0), tail: Buffer.alloc(0), partialBytes: 0 };
-        const current = cursor!;
-        if (!reset && stats.size === current.offset && current.partialBytes === 0) return undefined;
-        const firstLine = current.line + 1;
-        const lines: Buffer[] = [];
-        const problems: LogProblem[] = [];
-        let end = current.offset;
-        if (stats.size > current.offset) {
-          const bytes = await readRange(handle, current.offset, stats.size);
-          end = current.offset + bytes.length;
-          const consumed = splitLines(bytes, current, lines, problems);
-          current.offset += consumed;
-          await remember(handle, current);
+        const change = state === undefined ? "rewritten" : await changeOf(handle, state, stats);
+        if (change === "none") return undefined;
+        if (change === "rewritten") state = { ino: stats.ino, size: 0, mtimeMs: stats.mtimeMs, cursor: startCursor(), head: Buffer.alloc(0), tail: Buffer.alloc(0), partialBytes: 0 };
+        const current = state!;
+        const reset = change === "rewritten";
+        const firstLine = current.cursor.line + 1;
+        const read = await readLines(handle, current.cursor, stats.size, limits);
+        current.cursor = read.cursor;
+        current.size = stats.size;
+        current.mtimeMs = stats.mtimeMs;
+        delete current.suspectMtimeMs;
+        await remember(handle, current);
+        const update: RawLogUpdate = { reset, firstLine, lines: read.lines, problems: read.problems, cursor: { ...read.cursor }, ino: stats.ino };
+        if (read.more) {
+          update.more = true;
+          return update;
         }
         // Bytes after the last line read: a line still being written (or never finished).
-        const partialBytes = current.openLine ? 0 : end - current.offset;
+        const partialBytes = read.cursor.openLine ? 0 : read.cursor.scanned - read.cursor.offset;
         const partialChanged = partialBytes !== current.partialBytes;
         current.partialBytes = partialBytes;
-        if (!reset && lines.length === 0 && problems.length === 0 && !partialChanged) return undefined;
-        const update: RawLogUpdate = { reset, firstLine, lines, problems };
-        if (partialBytes > 0) update.partial = { line: current.line + 1, bytes: partialBytes };
+        if (partialBytes > 0) update.partial = { line: read.cursor.line + 1, bytes: partialBytes };
+        if (!reset && read.lines.length === 0 && read.problems.length === 0 && !partialChanged) return undefined;
         return update;
       } finally {
         await handle.close();
@@ -103,88 +95,62 @@ export function createRawLogReader(path: string): RawLogReader {
   };
 }
 
-/** Where reading stopped, and what the file looked like there, to notice a rewrite. */
-type Cursor = {
+/** What a reader knows of the file it reads, to notice a change. */
+type ReaderState = {
   ino: number;
-  /** Bytes consumed: whole lines (and a last line that was a whole object without "\n"). */
-  offset: number;
-  /** The number of the last line consumed. */
-  line: number;
-  /** The last line consumed had no "\n": the next bytes up to one still belong to it. */
-  openLine: boolean;
+  /** The file's size and modification time when last read. */
+  size: number;
+  mtimeMs: number;
+  /** A modification time seen with the size unchanged, not yet taken for a rewrite (see `changeOf`). */
+  suspectMtimeMs?: number;
+  cursor: LineCursor;
   /** The first and the last bytes consumed (up to `fingerprintBytes` each). */
   head: Buffer;
   tail: Buffer;
-  /** Bytes after `offset` at the last read that do not make a line yet (see `LogUpdate.partial`). */
+  /** Bytes after the cursor at the last read that do not make a line yet (see `LogUpdate.partial`). */
   partialBytes: number;
 };
 
 const fingerprintBytes = 64;
 
 // A log only grows. A file whose first or last consumed bytes differ was rewritten in place, even
-// when it did not get shorter (a tool that rewrites a log after editing it).
-async function sameBytes(handle: FileHandle, cursor: Cursor): Promise<boolean> {
-  if (cursor.offset === 0) return true;
-  const head = await readRange(handle, 0, cursor.head.length);
-  if (!head.equals(cursor.head)) return false;
-  const tail = await readRange(handle, cursor.offset - cursor.tail.length, cursor.offset);
-  return tail.equals(cursor.tail);
+// when it did not get shorter. A rewrite of the same length that keeps both ends shows only in the
+// modification time; a write in progress can show its time before its size, so a new time with the
+// same size counts once it is seen twice.
+async function changeOf(handle: FileHandle, state: ReaderState, stats: { ino: number; size: number; mtimeMs: number }): Promise<"none" | "grown" | "rewritten"> {
+  if (stats.ino !== state.ino || stats.size < state.cursor.offset) return "rewritten";
+  const pending = state.cursor.scanned < stats.size;
+  if (stats.size === state.size && stats.mtimeMs === state.mtimeMs) return pending ? "grown" : "none";
+  if (!(await sameBytes(handle, state))) return "rewritten";
+  if (stats.size !== state.size) return "grown";
+  if (state.suspectMtimeMs === stats.mtimeMs) return "rewritten";
+  state.suspectMtimeMs = stats.mtimeMs;
+  return pending ? "grown" : "none";
 }
 
-async function remember(handle: FileHandle, cursor: Cursor): Promise<void> {
-  const headLength = Math.min(fingerprintBytes, cursor.offset);
-  if (cursor.head.length < headLength) cursor.head = await readRange(handle, 0, headLength);
-  cursor.tail = await readRange(handle, Math.max(0, cursor.offset - fingerprintBytes), cursor.offset);
+async function sameBytes(handle: FileHandle, state: ReaderState): Promise<boolean> {
+  if (state.cursor.offset === 0) return true;
+  const head = await readRange(handle, 0, state.head.length);
+  if (!head.equals(state.head)) return false;
+  const tail = await readRange(handle, state.cursor.offset - state.tail.length, state.cursor.offset);
+  return tail.equals(state.tail);
 }
 
-async function readRange(handle: FileHandle, start: number, end: number): Promise<Buffer> {
-  const buffer = Buffer.alloc(end - start);
-  let filled = 0;
-  while (filled < buffer.length) {
-    const { bytesRead } = await handle.read(buffer, filled, buffer.length - filled, start + filled);
-    if (bytesRead === 0) break;
-    filled += bytesRead;
-  }
-  return filled === buffer.length ? buffer : buffer.subarray(0, filled);
+async function remember(handle: FileHandle, state: ReaderState): Promise<void> {
+  const headLength = Math.min(fingerprintBytes, state.cursor.offset);
+  if (state.head.length < headLength) state.head = await readRange(handle, 0, headLength);
+  state.tail = await readRange(handle, Math.max(0, state.cursor.offset - fingerprintBytes), state.cursor.offset);
 }
 
-// Splits the whole lines of `bytes` (read at `cursor`) into `lines`, advancing `cursor.line`;
-// returns how many bytes were consumed. "\n" never occurs inside a UTF-8 sequence, so each line
-// decodes whole.
-function splitLines(bytes: Buffer, cursor: Cursor, lines: Buffer[], problems: LogProblem[]): number {
-  let start = 0;
-  for (let end = bytes.indexOf(10); end !== -1; start = end + 1, end = bytes.indexOf(10, start)) {
-    if (cursor.openLine) {
-      cursor.openLine = false;
-      const text = bytes.toString("utf8", start, end);
-      if (text.trim() !== "") problems.push({ line: cursor.line, message: `text after the entry on the same line: ${excerpt(text)}` });
-      continue;
-    }
-    cursor.line++;
-    lines.push(bytes.subarray(start, end));
-  }
-  if (start < bytes.length && !cursor.openLine) {
-    const text = bytes.toString("utf8", start).trim();
-    // A strict prefix of a JSON object never parses as one: its closing brace comes last.
-    const whole = text.startsWith("{") && text.endsWith("}") ? parseJson(text) : undefined;
-    if (whole !== undefined) {
-      cursor.line++;
-      cursor.openLine = true;
-      lines.push(bytes.subarray(start));
-      start = bytes.length;
-    }
-  }
-  return start;
-}
-
-function readLine(text: string, line: number, records: LogRecord[], problems: LogProblem[]): void {
+/** Parses line number `line` of a log: an entry goes to `records`; a line that is none, to `problems` (a blank line is neither). */
+export function parseLogLine(text: string, line: number, records: LogRecord[], problems: LogProblem[]): void {
   const trimmed = text.trim();
   if (trimmed === "") return;
   let value: unknown;
   try {
     value = JSON.parse(trimmed);
   } catch (error) {
-    problems.push({ line, message: `not valid JSON (${error instanceof Error ? error.message : String(error)}): ${excerpt(trimmed)}` });
+    problems.push({ line, message: `not valid JSON (${excerpt(error instanceof Error ? error.message : String(error))}): ${excerpt(trimmed)}` });
     return;
   }
   if (typeof value !== "object" || value === null || Array.isArray(value) || typeof (value as { type?: unknown }).type !== "string") {
@@ -192,16 +158,4 @@ function readLine(text: string, line: number, records: LogRecord[], problems: Lo
     return;
   }
   records.push({ line, entry: value as LogRecord["entry"] });
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
-}
-
-function excerpt(text: string): string {
-  return text.length > 80 ? `${text.slice(0, 80)}…` : text;
 }

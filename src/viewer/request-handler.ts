@@ -1,11 +1,13 @@
 import { realpath, stat } from "node:fs/promises";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Socket } from "node:net";
 import { dirname, join } from "node:path";
-import { followLog } from "./follow-log.ts";
-import { logEvents } from "./log-events.ts";
-import { createLogReader } from "./log-reader.ts";
+import { createLogFeeds } from "./log-feed.ts";
+import { excerpt, type ReadLimits } from "./log-lines.ts";
+import { sendEntries } from "./entries-response.ts";
 import { assets, pageHtml } from "./page/assets.ts";
-import { createSessionLister, isSessionFileName, summarizeSession, type SessionSummary } from "./session-list.ts";
+import { createSessionLister, createSessionSummarizer, isSessionFileName, type SessionSummary } from "./session-list.ts";
+import { createTokenCheck } from "./viewer-token.ts";
 
 /**
  * What a viewer serves. `root`: the real path (symlinks resolved) of the log, or of the directory
@@ -20,11 +22,20 @@ export type TargetResponse = { mode: "file" | "directory"; name: string };
 export type SessionsResponse = TargetResponse & { sessions: SessionSummary[] };
 
 /**
+ * `token`: the secret every request must carry. `limits`: how much of a log one read holds.
+ * `clientBufferBytes`: what an event stream may hold unsent before it waits for its client;
+ * `stalledMs`: how long a stream may wait so before it is closed. `maxConnections`: connections
+ * open at once; requests on one more are answered 503.
+ */
+export type RequestHandlerOptions = { pollInterval: number; token: string; limits: ReadLimits; clientBufferBytes: number; stalledMs: number; maxConnections: number };
+
+/**
  * The viewer's HTTP routes, all GET (or HEAD):
  * - `/`: the page; `/assets/*`: its script modules and style sheet.
  * - `/api/target`: a `TargetResponse` (answered without reading any log).
- * - `/api/sessions`: a `SessionsResponse` (reads each log to summarize it).
- * - `/api/entries?file=NAME`: the log read once, as a `LogUpdate` (records with line numbers, problems).
+ * - `/api/sessions`: a `SessionsResponse` (reads what each log got since the last call, to summarize it).
+ * - `/api/entries?file=NAME`: the log read once, as a `LogUpdate` (records with line numbers, problems),
+ *   sent as it is read (see `sendEntries`).
  * - `/api/events?file=NAME`: Server-Sent Events, `lines` events (see `LogEventHead`) with the lines
  *   of the log unparsed: the whole log first, then each change (see `followLog`). A reconnecting
  *   page gets the whole log again.
@@ -32,22 +43,40 @@ export type SessionsResponse = TargetResponse & { sessions: SessionSummary[] };
  * `file` is a name listed by `/api/sessions` (optional in `file` mode); a name with a path in it, a
  * hidden or non-`.jsonl` name is refused (400), so is a symlink leading out of the directory (404).
  * Requests naming another host (`Host` header) are refused (403): a web page cannot reach the viewer
- * through a DNS name rebound to 127.0.0.1.
+ * through a DNS name rebound to 127.0.0.1. So is every request without the viewer's token (403), in
+ * its `token` parameter or in the cookie that a request with the token sets (see `TokenCheck`); a
+ * browser opening the page with the token in its address is sent to the same address without it.
  */
 export function createRequestHandler(
   target: ViewerTarget,
-  options: { pollInterval: number },
-): { handle: (request: IncomingMessage, response: ServerResponse) => void; closeStreams: () => void } {
+  options: RequestHandlerOptions,
+): { handle: (request: IncomingMessage, response: ServerResponse) => void; connect: (socket: Socket) => void; closeStreams: () => void } {
   const streams = new Set<() => void>();
-  const listSessions = target.kind === "directory" ? createSessionLister(target.root) : undefined;
+  const connections = new Set<Socket>();
+  const overflow = new WeakSet<Socket>();
+  const listSessions = target.kind === "directory" ? createSessionLister(target.root, options.limits) : undefined;
+  const summarizeTarget = target.kind === "file" ? createSessionSummarizer(target.root, target.name, options.limits) : undefined;
+  const tokens = createTokenCheck(options.token);
+  const feeds = createLogFeeds(options);
 
   const route = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
+    if (overflow.has(request.socket)) {
+      return send(response, 503, "application/json; charset=utf-8", JSON.stringify({ error: `the viewer is busy: it serves ${options.maxConnections} connections at once` }), { connection: "close", "retry-after": "5" });
+    }
     if (!isLoopbackHostHeader(request.headers.host)) return sendJson(response, 403, { error: "this viewer answers only requests addressed to a loopback host" });
+    const proof = tokens.prove(request);
+    if (proof === "none") return sendJson(response, 403, { error: "this viewer answers only requests with its token: open the address it printed (with ?token=...)" });
+    if (proof === "query") response.setHeader("set-cookie", tokens.cookieHeader(request));
     if (request.method !== "GET" && request.method !== "HEAD") {
       response.setHeader("allow", "GET, HEAD");
       return sendJson(response, 405, { error: "only GET and HEAD" });
     }
     const url = new URL(request.url ?? "/", "http://viewer.invalid");
+    // Out of the address bar, the token cannot leak through history or a shared screen; the cookie carries it on.
+    if (proof === "query" && request.headers["sec-fetch-mode"] === "navigate" && request.method === "GET") {
+      url.searchParams.delete("token");
+      return send(response, 303, "text/plain; charset=utf-8", "", { location: `${url.pathname}${url.search}` });
+    }
     if (url.pathname === "/") return send(response, 200, "text/html; charset=utf-8", pageHtml, { "content-security-policy": contentSecurityPolicy });
     const asset = assets.get(url.pathname);
     if (asset !== undefined) return send(response, 200, asset.type, asset.body);
@@ -57,13 +86,13 @@ export function createRequestHandler(
 
     const file = await sessionFile(url.searchParams.get("file"));
     if (typeof file !== "string") return sendJson(response, file.status, { error: file.error });
-    if (url.pathname === "/api/entries") return sendJson(response, 200, await createLogReader(file).read());
+    if (url.pathname === "/api/entries") return sendEntries(response, file, options.limits, commonHeaders, request.method === "HEAD");
     streamLog(request, response, file);
   };
 
   const sessions = async (): Promise<SessionsResponse> => {
     if (listSessions !== undefined) return { mode: "directory", name: target.name, sessions: await listSessions() };
-    return { mode: "file", name: target.name, sessions: [await summarizeSession(target.root, target.name)] };
+    return { mode: "file", name: target.name, sessions: summarizeTarget === undefined ? [] : [await summarizeTarget()] };
   };
 
   // The path of the log `name` names, or why there is none.
@@ -84,15 +113,21 @@ export function createRequestHandler(
     if (request.method === "HEAD") return void response.end();
     // Reconnect soon: a page whose stream broke should not stay stale for long.
     response.write("retry: 1000\n\n");
-    const stop = followLog(file, (update) => {
-      for (const event of logEvents(update)) response.write(event);
-    }, options);
-    // A comment now and then keeps proxies and idle timeouts from cutting a quiet stream.
-    const heartbeat = setInterval(() => response.write(": ping\n\n"), 15_000);
+    const stop = feeds.stream(file, response);
+    let lastDrain = Date.now();
+    const drained = (): void => void (lastDrain = Date.now());
+    response.on("drain", drained);
+    // A comment now and then keeps proxies and idle timeouts from cutting a quiet stream. A client
+    // that has read nothing for long holds a connection for nothing: it is let go.
+    const heartbeat = setInterval(() => {
+      if (response.writableLength > options.clientBufferBytes && Date.now() - lastDrain > options.stalledMs) response.destroy();
+      else response.write(": ping\n\n");
+    }, Math.min(15_000, options.stalledMs / 2));
     heartbeat.unref();
     const close = (): void => {
       stop();
       clearInterval(heartbeat);
+      response.off("drain", drained);
       streams.delete(close);
       response.end();
     };
@@ -104,8 +139,13 @@ export function createRequestHandler(
     handle: (request, response) => {
       route(request, response).catch((error: unknown) => {
         if (response.headersSent) response.destroy();
-        else sendJson(response, 500, { error: error instanceof Error ? error.message : String(error) });
+        else sendJson(response, 500, { error: excerpt(error instanceof Error ? error.message : String(error), 300) });
       });
+    },
+    connect: (socket) => {
+      if (connections.size >= options.maxConnections) return void overflow.add(socket);
+      connections.add(socket);
+      socket.once("close", () => connections.delete(socket));
     },
     closeStreams: () => {
       for (const close of [...streams]) close();

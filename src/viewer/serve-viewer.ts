@@ -3,7 +3,9 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { basename, resolve } from "node:path";
 import { AgentError } from "../errors.ts";
+import { defaultReadLimits } from "./log-lines.ts";
 import { createRequestHandler, type ViewerTarget } from "./request-handler.ts";
+import { isValidViewerToken, newViewerToken } from "./viewer-token.ts";
 
 export type ViewerOptions = {
   /** The TCP port to listen on. Default 0: any free port (read it from `url`). */
@@ -19,12 +21,31 @@ export type ViewerOptions = {
    * them on network file systems and when a file is replaced). Default 1000.
    */
   pollInterval?: number;
+  /**
+   * The secret every request must carry (16 to 256 characters from A-Z, a-z, 0-9, "_" and "-").
+   * Default: a new random one per run. Any local user can connect to a loopback port, and session
+   * logs are private: `url` holds the token, and a browser keeps it in a cookie.
+   */
+  token?: string;
+  /**
+   * Connections served at once (default 32; a browser page uses one or two). Requests on more get
+   * 503. Each event stream holds at most about 2 MB that its client has not read yet (then it
+   * waits for the client; one that reads nothing for a minute is closed), so this bounds memory.
+   */
+  maxConnections?: number;
+  /**
+   * The longest log line read, in bytes (default 16 MiB). A longer line is not shown: the page
+   * names it as a problem, and the rest of the log shows.
+   */
+  maxLineBytes?: number;
 };
 
 /** A running viewer. */
 export type Viewer = {
-  /** The page's address, e.g. `http://127.0.0.1:41234/`. */
+  /** The page's address with the token, e.g. `http://127.0.0.1:41234/?token=...`: open this one. */
   url: string;
+  /** The token requests must carry (the `token` parameter of `url`). */
+  token: string;
   /** Stops the server: ends the pages' live streams, stops watching files, closes every connection. */
   close: () => Promise<void>;
 };
@@ -37,8 +58,10 @@ export type Viewer = {
  * stop reasons) under a chart of tokens and time per turn, and follows the log live while an agent
  * writes it. Only the given file, or `*.jsonl` files directly in the given directory, are served.
  *
- * Resolves once listening. Throws an `AgentError` when `path` does not exist or `host` is not a
- * loopback address; rejects with the server's error when the port is taken.
+ * Every request must carry the viewer's token (see `ViewerOptions.token`); others get 403.
+ *
+ * Resolves once listening. Throws an `AgentError` when `path` does not exist, `host` is not a
+ * loopback address or `token` is not valid; rejects with the server's error when the port is taken.
  */
 export async function serveViewer(path: string, options: ViewerOptions = {}): Promise<Viewer> {
   const host = loopbackHost(options.host ?? "127.0.0.1");
@@ -46,15 +69,31 @@ export async function serveViewer(path: string, options: ViewerOptions = {}): Pr
   if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new AgentError(`serveViewer: port must be an integer from 0 to 65535, not ${String(port)}`);
   const pollInterval = options.pollInterval ?? 1000;
   if (!(pollInterval > 0)) throw new AgentError(`serveViewer: pollInterval must be a positive number of milliseconds, not ${String(pollInterval)}`);
+  const maxConnections = positiveInteger("maxConnections", options.maxConnections ?? 32);
+  const maxLineBytes = positiveInteger("maxLineBytes", options.maxLineBytes ?? defaultReadLimits.maxLineBytes);
+  const token = options.token ?? newViewerToken();
+  if (!isValidViewerToken(token)) throw new AgentError("serveViewer: token must be 16 to 256 characters from A-Z, a-z, 0-9, \"_\" and \"-\"");
   const target = await resolveTarget(path);
 
-  const handler = createRequestHandler(target, { pollInterval });
+  const handler = createRequestHandler(target, {
+    pollInterval,
+    token,
+    maxConnections,
+    limits: { ...defaultReadLimits, maxLineBytes },
+    clientBufferBytes: 1024 * 1024,
+    stalledMs: 60_000,
+  });
   const server = createServer(handler.handle);
+  server.on("connection", handler.connect);
+  // A connection that never finishes its request must not hold its place for long.
+  server.headersTimeout = 20_000;
+  server.requestTimeout = 30_000;
   await listen(server, port, host);
   const { port: bound } = server.address() as AddressInfo;
   let closing: Promise<void> | undefined;
   return {
-    url: `http://${host.includes(":") ? `[${host}]` : host}:${bound}/`,
+    url: `http://${host.includes(":") ? `[${host}]` : host}:${bound}/?token=${token}`,
+    token,
     close: () =>
       (closing ??= new Promise<void>((done) => {
         handler.closeStreams();
@@ -62,6 +101,11 @@ export async function serveViewer(path: string, options: ViewerOptions = {}): Pr
         server.closeAllConnections();
       })),
   };
+}
+
+function positiveInteger(name: string, value: number): number {
+  if (!Number.isSafeInteger(value) || value < 1) throw new AgentError(`serveViewer: ${name} must be a positive integer, not ${String(value)}`);
+  return value;
 }
 
 function loopbackHost(host: string): string {

@@ -1,6 +1,15 @@
 import { readdir, realpath, stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { createLogReader, type LogRecord } from "./log-reader.ts";
+import { defaultReadLimits, type ReadLimits } from "./log-lines.ts";
+import { createRawLogReader, type RawLogReader } from "./log-reader.ts";
+
+/**
+ * How a session's last run ended, as its log tells: `done` (the model ended its turn), `paused`
+ * (a tool call waits for approval), `aborted`, `error`, `stopped` (the model stopped for another
+ * reason: output limit, refusal, content filter...), `unfinished` (a task or tool results with no
+ * answer after them: running now, or cut short) or `empty` (no task yet).
+ */
+export type SessionOutcome = "done" | "paused" | "aborted" | "error" | "stopped" | "unfinished" | "empty";
 
 /** One session log of a directory, as the viewer lists it. */
 export type SessionSummary = {
@@ -14,6 +23,11 @@ export type SessionSummary = {
   lastActivity: string;
   /** The first user message, cut to 120 characters ("" if none). */
   title: string;
+  /** The directory the session worked in (the CLI's last `workspace` entry), or null when the log names none. */
+  workspace: string | null;
+  outcome: SessionOutcome;
+  /** Tokens of every model call recorded: `input` (whole prompts, cached parts included) and `output`. */
+  tokens: { input: number; output: number };
   /** Lines that could not be read. */
   problems: number;
 };
@@ -21,29 +35,31 @@ export type SessionSummary = {
 /**
  * A function listing the session logs (`*.jsonl`, not hidden) directly in `directory` (a real
  * path: no symlink in it), newest activity first. A symlink leading out of the directory is not
- * listed. A file is read again only when its size or modification time changed.
+ * listed. Each log is summarized as it grows: only what was appended since the last listing is
+ * read (all of it again after a rewrite), a piece at a time, so a listing holds little memory
+ * however large the logs are.
  */
-export function createSessionLister(directory: string): () => Promise<SessionSummary[]> {
-  const cache = new Map<string, { key: string; summary: SessionSummary }>();
-  return async () => {
+export function createSessionLister(directory: string, limits: ReadLimits = defaultReadLimits): () => Promise<SessionSummary[]> {
+  const summarizers = new Map<string, { path: string; summarize: () => Promise<SessionSummary> }>();
+  return serialized(async () => {
     const names = (await readdir(directory)).filter(isSessionFileName);
     const summaries: SessionSummary[] = [];
     for (const name of names) {
       const path = await realpath(join(directory, name)).catch(() => undefined);
       const stats = path === undefined || dirname(path) !== directory ? undefined : await stat(path).catch(() => undefined);
       if (path === undefined || stats === undefined || !stats.isFile()) continue;
-      const key = `${stats.ino}:${stats.size}:${stats.mtimeMs}`;
-      let cached = cache.get(name);
-      if (cached?.key !== key) {
-        cached = { key, summary: await summarize(path, name, stats.size, stats.mtime) };
-        cache.set(name, cached);
+      let summarizer = summarizers.get(name);
+      if (summarizer?.path !== path) {
+        summarizer = { path, summarize: createSessionSummarizer(path, name, limits) };
+        summarizers.set(name, summarizer);
       }
-      summaries.push(cached.summary);
+      const summary = await summarizer.summarize().catch(() => undefined);
+      if (summary !== undefined) summaries.push(summary);
     }
     const present = new Set(names);
-    for (const name of cache.keys()) if (!present.has(name)) cache.delete(name);
+    for (const name of summarizers.keys()) if (!present.has(name)) summarizers.delete(name);
     return summaries.sort((a, b) => Date.parse(b.lastActivity) - Date.parse(a.lastActivity) || a.file.localeCompare(b.file));
-  };
+  });
 }
 
 /** A name the viewer serves from a directory: a plain `*.jsonl` file name, not hidden, no path in it. */
@@ -51,40 +67,129 @@ export function isSessionFileName(name: string): boolean {
   return name.endsWith(".jsonl") && !name.startsWith(".") && !/[/\\\0]/.test(name);
 }
 
-/** The summary of the session log at `path`, listed as `file`. */
-export async function summarizeSession(path: string, file: string): Promise<SessionSummary> {
-  const stats = await stat(path);
-  return summarize(path, file, stats.size, stats.mtime);
+/**
+ * A function summarizing the session log at `path`, listed as `file`, each call reading only what
+ * was appended since the previous one (see `createSessionLister`). Calls may overlap.
+ */
+export function createSessionSummarizer(path: string, file: string, limits: ReadLimits = defaultReadLimits): () => Promise<SessionSummary> {
+  const reader: RawLogReader = createRawLogReader(path, limits);
+  let tally = emptyTally();
+  return serialized(async () => {
+    for (let update = await reader.read(); update !== undefined; update = update.more === true ? await reader.read() : undefined) {
+      if (update.reset) tally = emptyTally();
+      tally.problems += update.problems.filter((problem) => problem.line !== undefined).length;
+      for (const bytes of update.lines) count(tally, bytes);
+    }
+    const stats = await stat(path);
+    return {
+      file,
+      size: stats.size,
+      messages: tally.messages,
+      lastActivity: new Date(Number.isFinite(tally.latest) ? tally.latest : stats.mtime.getTime()).toISOString(),
+      title: (tally.title ?? "").slice(0, 120),
+      workspace: tally.workspace,
+      outcome: tally.outcome,
+      tokens: { input: tally.input, output: tally.output },
+      problems: tally.problems,
+    };
+  });
 }
 
-async function summarize(path: string, file: string, size: number, modified: Date): Promise<SessionSummary> {
-  const update = await createLogReader(path).read();
-  let messages = 0;
-  let latest = Number.NEGATIVE_INFINITY;
-  let title: string | undefined;
-  for (const { entry } of update?.records ?? []) {
-    const message = messageOf(entry);
-    if (entry.type === "message") {
-      messages++;
-      if (title === undefined && message?.role === "user" && typeof message.content === "string") title = message.content;
-    } else if (entry.type === "splice" && Array.isArray(entry.removed) && Array.isArray(entry.inserted)) {
-      messages += entry.inserted.length - entry.removed.length;
-    }
-    latest = Math.max(latest, time(entry.ts), time(message?.ts));
+/** What a summary counts, line by line. */
+type Tally = {
+  messages: number;
+  latest: number;
+  title: string | undefined;
+  workspace: string | null;
+  outcome: SessionOutcome;
+  /** Tool calls waiting for approval, by id. */
+  waiting: Set<string>;
+  input: number;
+  output: number;
+  problems: number;
+};
+
+function emptyTally(): Tally {
+  return { messages: 0, latest: Number.NEGATIVE_INFINITY, title: undefined, workspace: null, outcome: "empty", waiting: new Set(), input: 0, output: 0, problems: 0 };
+}
+
+function count(tally: Tally, bytes: Buffer): void {
+  const text = bytes.toString("utf8").trim();
+  if (text === "") return;
+  let entry: unknown;
+  try {
+    entry = JSON.parse(text);
+  } catch {
+    tally.problems++;
+    return;
   }
-  return {
-    file,
-    size,
-    messages,
-    lastActivity: new Date(Number.isFinite(latest) ? latest : modified.getTime()).toISOString(),
-    title: (title ?? "").slice(0, 120),
-    problems: update?.problems.length ?? 0,
+  if (!isObject(entry) || typeof entry.type !== "string") {
+    tally.problems++;
+    return;
+  }
+  const message = isObject(entry.message) ? entry.message : undefined;
+  tally.latest = Math.max(tally.latest, time(entry.ts), time(message?.ts));
+  if (entry.type === "splice" && Array.isArray(entry.removed) && Array.isArray(entry.inserted)) tally.messages += entry.inserted.length - entry.removed.length;
+  if (entry.type === "custom" && entry.customType === "workspace" && isObject(entry.data) && typeof entry.data.workspace === "string") tally.workspace = entry.data.workspace;
+  // A message re-recorded (`update`, `replace`) may change an approval; its tokens were counted when it was appended.
+  if ((entry.type === "update" || entry.type === "replace") && message !== undefined) trackApproval(tally, message);
+  if (entry.type !== "message" || message === undefined) return;
+  tally.messages++;
+  if (tally.title === undefined && message.role === "user" && typeof message.content === "string") tally.title = message.content;
+  if (isObject(message.usage)) {
+    tally.input += finite(message.usage.inputTokens);
+    tally.output += finite(message.usage.outputTokens);
+  }
+  trackApproval(tally, message);
+  if (message.role === "user" || message.type === "tool_result") {
+    if (message.type === "tool_result" && typeof message.id === "string") tally.waiting.delete(message.id);
+    tally.outcome = tally.waiting.size > 0 ? "paused" : "unfinished";
+  } else if (typeof message.stopReason === "string") {
+    tally.outcome = tally.waiting.size > 0 ? "paused" : outcomeOf(message.stopReason);
+  }
+}
+
+function trackApproval(tally: Tally, message: Record<string, unknown>): void {
+  if (message.type !== "tool_call" || typeof message.id !== "string") return;
+  const pending = isObject(message.approval) && message.approval.status === "pending";
+  if (pending) tally.waiting.add(message.id);
+  else tally.waiting.delete(message.id);
+  if (pending) tally.outcome = "paused";
+  else if (tally.outcome === "paused" && tally.waiting.size === 0) tally.outcome = "unfinished";
+}
+
+function outcomeOf(stopReason: string): SessionOutcome {
+  switch (stopReason) {
+    case "end_turn":
+    case "stop_sequence":
+      return "done";
+    case "tool_use":
+      return "unfinished";
+    case "aborted":
+      return "aborted";
+    case "error":
+      return "error";
+    default:
+      return "stopped";
+  }
+}
+
+// One call at a time: the readers behind these functions follow one file position each.
+function serialized<T>(run: () => Promise<T>): () => Promise<T> {
+  let last: Promise<unknown> = Promise.resolve();
+  return () => {
+    const next = last.then(run, run);
+    last = next.catch(() => undefined);
+    return next;
   };
 }
 
-function messageOf(entry: LogRecord["entry"]): Record<string, unknown> | undefined {
-  const message = entry.message;
-  return typeof message === "object" && message !== null ? (message as Record<string, unknown>) : undefined;
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function finite(value: unknown): number {
+  return typeof value === "number" && Number.isFinite(value) && value > 0 ? value : 0;
 }
 
 function time(value: unknown): number {

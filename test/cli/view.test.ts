@@ -31,14 +31,17 @@ function startView(args: string[]) {
 }
 
 describe("view", () => {
-  it("serves a session file, prints a URL that answers, and stops on SIGINT with exit code 0", async () => {
+  it("serves a session file, prints a URL with its token that answers, and stops on SIGINT with exit code 0", async () => {
     const file = join(home.path, "s.jsonl");
     writeFileSync(file, `${JSON.stringify({ type: "message", message: { role: "user", content: "hi" } })}\n`);
     const view = startView([file, "--port", "0"]);
     try {
-      await expect.poll(() => view.output().stdout, { timeout: 30_000 }).toMatch(/http:\/\/127\.0\.0\.1:\d+\//);
-      const url = /http:\/\/127\.0\.0\.1:\d+\//.exec(view.output().stdout)![0];
+      const printed = /http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]+/;
+      await expect.poll(() => view.output().stdout, { timeout: 30_000 }).toMatch(printed);
+      const url = printed.exec(view.output().stdout)![0];
       expect((await fetch(url)).status).toBe(200);
+      // The printed address holds the viewer's secret: without it, nothing is served.
+      expect((await fetch(new URL("/api/sessions", url))).status).toBe(403);
       view.child.kill("SIGINT");
       expect(await view.exited).toBe(0);
     } finally {

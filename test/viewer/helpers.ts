@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync } from "node:fs";
+import type { Viewer } from "simple-agent-loop/viewer";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll } from "vitest";
@@ -18,6 +19,16 @@ export function tempDir(): string {
   const directory = mkdtempSync(join(tmpdir(), "simple-agent-loop-viewer-"));
   created.push(directory);
   return directory;
+}
+
+/** `path` (relative to the viewer's root, e.g. `api/events?file=a.jsonl`) on `viewer`, with its token. */
+export function address(viewer: Viewer, path: string): string {
+  return `${new URL(viewer.url).origin}/${path}${path.includes("?") ? "&" : "?"}token=${viewer.token}`;
+}
+
+/** A `lines` event of the viewer's event stream (its `data:` lines, without the prefix) read as the page reads it. */
+export function readLinesEvent(data: string[]): LogUpdate {
+  return readUpdate(data);
 }
 
 /** A log line as `openSession` writes it. */

@@ -1,9 +1,9 @@
-import { appendFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, closeSync, openSync, renameSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { LogUpdate } from "simple-agent-loop/viewer";
 import { serveViewer } from "simple-agent-loop/viewer";
-import { line, openEventStream, tempDir } from "./helpers.ts";
+import { address, line, openEventStream, tempDir } from "./helpers.ts";
 
 const entry = (content: string) => ({ type: "message", message: { role: "user", content } });
 
@@ -12,7 +12,7 @@ async function follow(initial: string) {
   const path = join(tempDir(), "live.jsonl");
   writeFileSync(path, initial);
   const viewer = await serveViewer(path, { pollInterval: 50 });
-  const stream = await openEventStream(`${viewer.url}api/events`);
+  const stream = await openEventStream(address(viewer, `api/events`));
   return {
     path,
     next: stream.next,
@@ -112,6 +112,26 @@ describe("the event stream follows the log live", () => {
       expect(await live.next()).toStrictEqual({ reset: true, records: [{ line: 1, entry: entry("shorter") }, { line: 2, entry: entry("replaced by rename") }], problems: [] });
       appendFileSync(live.path, line(entry("appended to the new file")));
       expect((await live.collect(1)).records).toStrictEqual([{ line: 3, entry: entry("appended to the new file") }]);
+    } finally {
+      await live.close();
+    }
+  });
+
+  it("sends everything again when a rewrite in place keeps the length and both ends, and changes only the middle", async () => {
+    const padding = "p".repeat(200);
+    const lines = [line(entry(`first ${padding}`)), line(entry("middle: before")), line(entry(`last ${padding}`))];
+    const live = await follow(lines.join(""));
+    try {
+      expect((await live.next()).records).toHaveLength(3);
+      // Let the clock move on: a file's time may change only every few milliseconds.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const handle = openSync(live.path, "r+");
+      writeSync(handle, line(entry("middle: AFTER!")), Buffer.byteLength(lines[0]!));
+      closeSync(handle);
+      expect(await live.reset(3)).toStrictEqual({ reset: true, records: [entry(`first ${padding}`), entry("middle: AFTER!"), entry(`last ${padding}`)].map((value, index) => ({ line: index + 1, entry: value })), problems: [] });
+      // And it goes on following the file.
+      appendFileSync(live.path, line(entry("appended")));
+      expect((await live.collect(1)).records).toStrictEqual([{ line: 4, entry: entry("appended") }]);
     } finally {
       await live.close();
     }

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { isAgentError } from "simple-agent-loop";
 import { closeSession, loadEntries, loadSession } from "simple-agent-loop/store";
 import { serveViewer, type Viewer } from "simple-agent-loop/viewer";
-import { line, messageLine, openEventStream, tempDir } from "./helpers.ts";
+import { address, line, messageLine, openEventStream, tempDir } from "./helpers.ts";
 import { recordSession } from "./record-session.ts";
 
 async function getJson(url: string): Promise<{ status: number; type: string | null; body: unknown }> {
@@ -13,11 +13,11 @@ async function getJson(url: string): Promise<{ status: number; type: string | nu
   return { status: response.status, type: response.headers.get("content-type"), body: await response.json() };
 }
 
-/** A raw request: the path and Host header exactly as given (fetch would normalize both). */
-function rawGet(url: string, path: string, host?: string): Promise<{ status: number; body: string }> {
-  const { hostname, port } = new URL(url);
+/** A raw request with the viewer's token: the path and Host header exactly as given (fetch would normalize both). */
+function rawGet(viewer: Viewer, path: string, host?: string): Promise<{ status: number; body: string }> {
+  const { hostname, port } = new URL(viewer.url);
   return new Promise((resolve, reject) => {
-    const outgoing = request({ hostname, port, path, headers: host === undefined ? {} : { host } }, (response) => {
+    const outgoing = request({ hostname, port, path: `${path}?token=${viewer.token}`, headers: host === undefined ? {} : { host } }, (response) => {
       let body = "";
       response.setEncoding("utf8");
       response.on("data", (chunk: string) => (body += chunk));
@@ -43,10 +43,14 @@ describe("serveViewer: the JSON endpoints", () => {
     await closeSession(session);
     const entries = await loadEntries(path);
     const last = entries.at(-1) as { ts?: string; message?: { ts?: string } };
+    // The token counts of every model call appended, those compaction removed later too.
+    type Entry = { type: string; message?: { usage?: { inputTokens: number; outputTokens: number } } };
+    const lines = readFileSync(path, "utf8").trim().split("\n").map((text) => JSON.parse(text) as Entry);
+    const usages = lines.flatMap((entry) => (entry.type === "message" && entry.message?.usage !== undefined ? [entry.message.usage] : []));
     await withViewer(path, async (viewer) => {
-      expect(viewer.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
-      expect((await getJson(`${viewer.url}api/target`)).body).toStrictEqual({ mode: "file", name: "release-agent.jsonl" });
-      expect(await getJson(`${viewer.url}api/sessions`)).toStrictEqual({
+      expect(viewer.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]{43}$/);
+      expect((await getJson(address(viewer, `api/target`))).body).toStrictEqual({ mode: "file", name: "release-agent.jsonl" });
+      expect(await getJson(address(viewer, `api/sessions`))).toStrictEqual({
         status: 200,
         type: "application/json; charset=utf-8",
         body: {
@@ -59,15 +63,22 @@ describe("serveViewer: the JSON endpoints", () => {
               messages: (await loadSession(path)).messages.length,
               lastActivity: last.ts ?? last.message?.ts,
               title: "Why is CI failing on main?",
+              workspace: null,
+              // The recorded run ends waiting for a deploy's approval.
+              outcome: "paused",
+              tokens: {
+                input: usages.reduce((sum, usage) => sum + usage.inputTokens, 0),
+                output: usages.reduce((sum, usage) => sum + usage.outputTokens, 0),
+              },
               problems: 0,
             },
           ],
         },
       });
       const expected = { reset: true, records: entries.map((entry, index) => ({ line: index + 1, entry })), problems: [] };
-      expect((await getJson(`${viewer.url}api/entries`)).body).toStrictEqual(expected);
-      expect((await getJson(`${viewer.url}api/entries?file=release-agent.jsonl`)).body).toStrictEqual(expected);
-      expect((await getJson(`${viewer.url}api/entries?file=other.jsonl`)).status).toBe(404);
+      expect((await getJson(address(viewer, `api/entries`))).body).toStrictEqual(expected);
+      expect((await getJson(address(viewer, `api/entries?file=release-agent.jsonl`))).body).toStrictEqual(expected);
+      expect((await getJson(address(viewer, `api/entries?file=other.jsonl`))).status).toBe(404);
     });
   });
 
@@ -92,21 +103,23 @@ describe("serveViewer: the JSON endpoints", () => {
     mkdirSync(join(directory, "nested"));
     writeFileSync(join(directory, "nested", "inner.jsonl"), messageLine({ role: "user", content: "nested" }));
     const size = (name: string): number => statSync(join(directory, name)).size;
+    // Hand-written logs: no workspace, no token counts, no turn that ended.
+    const unfinished = { workspace: null, outcome: "unfinished", tokens: { input: 0, output: 0 } };
     await withViewer(directory, async (viewer) => {
-      expect((await getJson(`${viewer.url}api/target`)).body).toStrictEqual({ mode: "directory", name: basename(directory) });
-      expect((await getJson(`${viewer.url}api/sessions`)).body).toStrictEqual({
+      expect((await getJson(address(viewer, `api/target`))).body).toStrictEqual({ mode: "directory", name: basename(directory) });
+      expect((await getJson(address(viewer, `api/sessions`))).body).toStrictEqual({
         mode: "directory",
         name: directory.split("/").at(-1),
         sessions: [
-          { file: "newer.jsonl", size: size("newer.jsonl"), messages: 2, lastActivity: "2025-02-01T00:00:03.000Z", title: `a long question ${"x".repeat(104)}`, problems: 0 },
-          { file: "older.jsonl", size: size("older.jsonl"), messages: 3, lastActivity: "2025-01-01T00:00:05.000Z", title: "the first question", problems: 0 },
-          { file: "broken.jsonl", size: size("broken.jsonl"), messages: 1, lastActivity: "2024-06-01T00:00:00.000Z", title: "still read", problems: 1 },
+          { file: "newer.jsonl", size: size("newer.jsonl"), messages: 2, lastActivity: "2025-02-01T00:00:03.000Z", title: `a long question ${"x".repeat(104)}`, ...unfinished, problems: 0 },
+          { file: "older.jsonl", size: size("older.jsonl"), messages: 3, lastActivity: "2025-01-01T00:00:05.000Z", title: "the first question", ...unfinished, problems: 0 },
+          { file: "broken.jsonl", size: size("broken.jsonl"), messages: 1, lastActivity: "2024-06-01T00:00:00.000Z", title: "still read", ...unfinished, problems: 1 },
         ],
       });
-      const older = await getJson(`${viewer.url}api/entries?file=older.jsonl`);
+      const older = await getJson(address(viewer, `api/entries?file=older.jsonl`));
       expect(older.body).toMatchObject({ reset: true, problems: [], records: [{ line: 1 }, { line: 2 }, { line: 3 }] });
       // Which session to show must be said in a directory.
-      expect((await getJson(`${viewer.url}api/entries`)).status).toBe(400);
+      expect((await getJson(address(viewer, `api/entries`))).status).toBe(400);
     });
   });
 
@@ -117,7 +130,7 @@ describe("serveViewer: the JSON endpoints", () => {
     const assistant = { type: "message", message: { role: "assistant", content: "a" } };
     writeFileSync(path, [JSON.stringify(system), "{not json", JSON.stringify(user), "[1, 2]", '{"no":"type"}', "", JSON.stringify(assistant), '{"type":"message","mess'].join("\n"));
     await withViewer(path, async (viewer) => {
-      expect((await getJson(`${viewer.url}api/entries`)).body).toStrictEqual({
+      expect((await getJson(address(viewer, `api/entries`))).body).toStrictEqual({
         reset: true,
         records: [
           { line: 1, entry: system },
@@ -131,6 +144,43 @@ describe("serveViewer: the JSON endpoints", () => {
         ],
         partial: { line: 8, bytes: Buffer.byteLength('{"type":"message","mess') },
       });
+    });
+  });
+});
+
+describe("serveViewer: what it says of a bad line is short", () => {
+  it("quotes at most 80 characters of a line, whatever its size, and never half a character", async () => {
+    const path = join(tempDir(), "bad.jsonl");
+    const huge = "z".repeat(1_000_000);
+    writeFileSync(
+      path,
+      [`{not json ${huge}`, `[${JSON.stringify(huge)}]`, `${"😀".repeat(100)}`, JSON.stringify({ type: "custom" })].join("\n") + `  trailing text ${huge}\n`,
+    );
+    await withViewer(path, async (viewer) => {
+      const response = await fetch(address(viewer, "api/entries"));
+      const text = await response.text();
+      expect(text.length).toBeLessThan(2000);
+      const body = JSON.parse(text) as { problems: { line: number; message: string }[] };
+      expect(body.problems.map((problem) => problem.line)).toStrictEqual([1, 2, 3, 4]);
+      for (const problem of body.problems) expect(problem.message.length).toBeLessThan(300);
+      expect(body.problems[2]!.message).toMatch(/^not valid JSON \(.+\): (😀){40}…$/u);
+      // No half character (a lone surrogate) anywhere.
+      for (const problem of body.problems) expect(problem.message).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/);
+    });
+  });
+});
+
+describe("serveViewer: /api/entries of a log with very many bad lines", () => {
+  it("lists the first 1000 problems and counts the rest, and still returns every entry", async () => {
+    const path = join(tempDir(), "noisy.jsonl");
+    const good = (index: number) => messageLine({ role: "user", content: `good ${index}` });
+    writeFileSync(path, Array.from({ length: 1500 }, (_, index) => `{bad ${index}\n${good(index)}`).join(""));
+    await withViewer(path, async (viewer) => {
+      const body = (await (await fetch(address(viewer, "api/entries"))).json()) as { records: { line: number }[]; problems: { line?: number; message: string }[] };
+      expect(body.records.map((record) => record.line)).toStrictEqual(Array.from({ length: 1500 }, (_, index) => 2 * index + 2));
+      expect(body.problems).toHaveLength(1001);
+      expect(body.problems.slice(0, 1000).map((problem) => problem.line)).toStrictEqual(Array.from({ length: 1000 }, (_, index) => 2 * index + 1));
+      expect(body.problems[1000]).toStrictEqual({ message: "500 more lines could not be read (only the first 1000 are listed)" });
     });
   });
 });
@@ -164,7 +214,7 @@ describe("serveViewer: what it refuses", () => {
       ];
       for (const endpoint of ["api/entries", "api/events"]) {
         for (const [file, status] of refused) {
-          const response = await fetch(`${viewer.url}${endpoint}?file=${file}`);
+          const response = await fetch(address(viewer, `${endpoint}?file=${file}`));
           const body = await response.text();
           expect({ file, endpoint, status: response.status, type: response.headers.get("content-type") }).toStrictEqual({ file, endpoint, status, type: "application/json; charset=utf-8" });
           expect(body).not.toContain(secret);
@@ -172,15 +222,15 @@ describe("serveViewer: what it refuses", () => {
         }
       }
       for (const path of ["/assets/../../secret.jsonl", "/../secret.jsonl", "/api/../../served/../secret.jsonl", "/secret.jsonl", "/ok.jsonl"]) {
-        const response = await rawGet(viewer.url, path);
+        const response = await rawGet(viewer, path);
         expect({ path, status: response.status }).toStrictEqual({ path, status: 404 });
         expect(response.body).not.toContain(secret);
       }
-      const listing = await fetch(`${viewer.url}api/sessions`);
+      const listing = await fetch(address(viewer, `api/sessions`));
       const listed = await listing.text();
       expect(listed).not.toContain(secret);
       expect((JSON.parse(listed) as { sessions: { file: string }[] }).sessions.map((session) => session.file)).toStrictEqual(["ok.jsonl"]);
-      expect((await getJson(`${viewer.url}api/entries?file=ok.jsonl`)).status).toBe(200);
+      expect((await getJson(address(viewer, `api/entries?file=ok.jsonl`))).status).toBe(200);
     });
   });
 
@@ -189,12 +239,12 @@ describe("serveViewer: what it refuses", () => {
     writeFileSync(path, messageLine({ role: "user", content: "u" }));
     await withViewer(path, async (viewer) => {
       const port = new URL(viewer.url).port;
-      expect((await rawGet(viewer.url, "/api/sessions", `evil.example:${port}`)).status).toBe(403);
-      expect((await rawGet(viewer.url, "/", `127.0.0.1.evil.example:${port}`)).status).toBe(403);
-      expect((await rawGet(viewer.url, "/api/sessions", `localhost:${port}`)).status).toBe(200);
-      const posted = await fetch(`${viewer.url}api/sessions`, { method: "POST", body: "{}" });
+      expect((await rawGet(viewer, "/api/sessions", `evil.example:${port}`)).status).toBe(403);
+      expect((await rawGet(viewer, "/", `127.0.0.1.evil.example:${port}`)).status).toBe(403);
+      expect((await rawGet(viewer, "/api/sessions", `localhost:${port}`)).status).toBe(200);
+      const posted = await fetch(address(viewer, `api/sessions`), { method: "POST", body: "{}" });
       expect([posted.status, posted.headers.get("allow")]).toStrictEqual([405, "GET, HEAD"]);
-      const head = await fetch(`${viewer.url}api/sessions`, { method: "HEAD" });
+      const head = await fetch(address(viewer, `api/sessions`), { method: "HEAD" });
       expect([head.status, head.headers.get("content-type")]).toStrictEqual([200, "application/json; charset=utf-8"]);
     });
   });
@@ -214,7 +264,7 @@ describe("serveViewer: what it refuses", () => {
       await expect(serveViewer(path, { port: Number(new URL(viewer.url).port) })).rejects.toThrow(/EADDRINUSE/);
     });
     const localhost = await serveViewer(path, { host: "localhost" });
-    expect(localhost.url).toMatch(/^http:\/\/localhost:\d+\/$/);
+    expect(localhost.url).toMatch(/^http:\/\/localhost:\d+\/\?token=/);
     await localhost.close();
   });
 });
@@ -231,15 +281,15 @@ describe("serveViewer: the page and its assets", () => {
       expect(page.headers.get("x-content-type-options")).toBe("nosniff");
       const assets = [...html.matchAll(/(?:src|href)="(\/assets\/[^"]+)"/g)].map((match) => match[1]!);
       expect(assets.sort()).toStrictEqual(["/assets/app.js", "/assets/style.css"]);
-      const app = await fetch(new URL("/assets/app.js", viewer.url));
+      const app = await fetch(address(viewer, "assets/app.js"));
       expect(app.headers.get("content-type")).toBe("text/javascript; charset=utf-8");
       // Every module the page imports is served as JavaScript.
       for (const match of (await app.text()).matchAll(/from "\.\/([a-z-]+\.js)"/g)) {
-        const module = await fetch(new URL(`/assets/${match[1]}`, viewer.url));
+        const module = await fetch(address(viewer, `assets/${match[1]}`));
         expect([match[1], module.status, module.headers.get("content-type")]).toStrictEqual([match[1], 200, "text/javascript; charset=utf-8"]);
       }
-      expect((await fetch(new URL("/assets/style.css", viewer.url))).headers.get("content-type")).toBe("text/css; charset=utf-8");
-      const missing = await fetch(new URL("/assets/nothing.js", viewer.url));
+      expect((await fetch(address(viewer, "assets/style.css"))).headers.get("content-type")).toBe("text/css; charset=utf-8");
+      const missing = await fetch(address(viewer, "assets/nothing.js"));
       expect([missing.status, missing.headers.get("content-type")]).toStrictEqual([404, "application/json; charset=utf-8"]);
     });
   });
@@ -248,7 +298,7 @@ describe("serveViewer: the page and its assets", () => {
     const path = join(tempDir(), "s.jsonl");
     writeFileSync(path, messageLine({ role: "user", content: "u" }));
     const viewer = await serveViewer(path);
-    const stream = await openEventStream(`${viewer.url}api/events`);
+    const stream = await openEventStream(address(viewer, `api/events`));
     expect(stream.contentType).toBe("text/event-stream; charset=utf-8");
     expect((await stream.next()).records).toHaveLength(1);
     await viewer.close();
