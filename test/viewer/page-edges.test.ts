@@ -30,7 +30,7 @@ describeInBrowser("the viewer page: less common sessions", () => {
       );
       const page = await open(path);
       expect(await childNodes(page, ".totals")).toStrictEqual(["total", "total messages", "total", "total", "total input", "total output", "total time"]);
-      expect(await page.locator(".totals").textContent()).toBe("1turns2messages1model calls0tool calls12input tokens3output tokens1.5 swall time");
+      expect(await page.locator(".totals").textContent()).toBe("1turns2messages1model calls0tool calls12input tokens3output tokens1.5 srun time");
       expect(await childNodes(page, ".problems")).toStrictEqual(["problem-title", ""]);
       await page.close();
     },

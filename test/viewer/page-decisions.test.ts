@@ -1,0 +1,134 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { expect, it } from "vitest";
+import type { Page } from "playwright-core";
+import { agentLoop, send, tool } from "simple-agent-loop";
+import { appendEntry, closeSession, openSession } from "simple-agent-loop/store";
+import { scriptedModel } from "simple-agent-loop/testing";
+import { permissionHook } from "../../src/cli/permissions.ts";
+import { describeInBrowser, viewerPages } from "./browser.ts";
+import { messageLine, tempDir } from "./helpers.ts";
+
+const timeout = 60_000;
+
+describeInBrowser("the viewer page: what a user decided, and what it cost", () => {
+  const { open } = viewerPages();
+  const texts = (page: Page, selector: string): Promise<string[]> => page.locator(selector).allTextContents();
+
+  it(
+    "titles the page with the task; a call the user denied in the CLI shows as a denial with the reason; an edit as a diff; the workspace record out of the way",
+    async () => {
+      const path = join(tempDir(), "cli-session.jsonl");
+      const session = await openSession(path);
+      appendEntry(session, "workspace", { workspace: "/home/me/project", model: "demo" });
+      const task = "Rename the second item in notes.txt.";
+      send(session, task);
+      const edit = tool({
+        name: "edit",
+        description: "Replace text in a file.",
+        inputSchema: { type: "object", properties: { path: { type: "string" }, oldText: { type: "string" }, newText: { type: "string" } } },
+        handler: () => "Edited notes.txt: replaced 3 line(s) at line 1 with 3 line(s).",
+      });
+      // The CLI's permission prompt, answered: deny the first edit (with a reason), allow the second.
+      const answers = [{ type: "deny", reason: "not in the header" }, { type: "allow-once" }] as const;
+      const beforeToolCall = permissionHook({ guarded: new Set(["edit"]), allowed: new Set(), ask: async () => answers[denials++]!, signal: () => new AbortController().signal });
+      let denials = 0;
+      const model = scriptedModel([
+        [{ type: "tool_call", id: "edit_1", name: "edit", input: { path: "notes.txt", oldText: "# Notes\n", newText: "# My notes\n" }, stopReason: "tool_use" }],
+        [{ type: "tool_call", id: "edit_2", name: "edit", input: { path: "notes.txt", oldText: "intro\nzero\none\ntwo\nthree\nfour\nfive\nsix\nseven\neight", newText: "intro\nzero\none\ntwo\nTHREE\nfour\nfive\nsix\nseven\neight" }, stopReason: "tool_use" }],
+        [{ role: "assistant", content: "Renamed it.", stopReason: "end_turn" }],
+      ]);
+      await agentLoop(model, [edit], session, { hooks: { beforeToolCall } });
+      await closeSession(session);
+
+      const page = await open(path);
+      expect(await page.locator("header h1").textContent()).toBe(task);
+      expect(await page.title()).toBe(`${task} · session viewer`);
+      expect(await page.locator("header .subtitle .file").textContent()).toBe("cli-session.jsonl");
+      expect(await page.locator("header .subtitle .workspace").textContent()).toBe("/home/me/project");
+
+      // The workspace record: one line, its JSON a click away.
+      const workspace = page.locator("details.note.custom");
+      expect(await workspace.getAttribute("open")).toBeNull();
+      expect(await workspace.locator("summary").textContent()).toBe("Workspace/home/me/projectL1");
+      expect(await workspace.locator("pre").isVisible()).toBe(false);
+
+      const denied = page.locator('.tool[data-call="edit_1"]');
+      expect(await denied.getAttribute("class")).toBe("tool denied");
+      expect(await denied.locator(".tool-status").textContent()).toBe("✗ denied");
+      expect(await denied.locator(".badge.approval.denied").textContent()).toBe("denied: not in the header");
+      expect(await denied.locator(".output .io-label").textContent()).toBe("denied");
+      expect(await texts(page, "#turn-1 .flags .flag")).toStrictEqual(["1 denied"]);
+      expect(await page.locator(".totals .total", { hasText: "tool calls" }).textContent()).toBe("2tool calls1 denied");
+
+      // An edit: the file's path, and its change as removed and added lines with context around them.
+      const edited = page.locator('.tool[data-call="edit_2"]');
+      expect(await edited.locator(".input .io-label").textContent()).toBe("editnotes.txt");
+      expect(await texts(edited.page(), '.tool[data-call="edit_2"] .diff .diff-line')).toStrictEqual([
+        "… 1 unchanged line\n", "  zero\n", "  one\n", "  two\n", "- three\n", "+ THREE\n", "  four\n", "  five\n", "  six\n", "… 2 unchanged lines\n",
+      ]);
+      expect(await edited.locator(".diff .del").evaluate("(node) => getComputedStyle(node).backgroundColor")).not.toBe(
+        await edited.locator(".diff .ins").evaluate("(node) => getComputedStyle(node).backgroundColor"),
+      );
+      expect(await edited.locator(".tool-status").textContent()).toBe("✓");
+      await page.close();
+    },
+    timeout,
+  );
+
+  it(
+    "shows the time a call waited for approval apart, and counts it in no run time: the call's, the turn's, the totals', the chart's",
+    async () => {
+      const path = join(tempDir(), "waited.jsonl");
+      writeFileSync(
+        path,
+        messageLine({ role: "user", content: "Fix the typo." }, "2025-01-01T10:00:00.000Z") +
+          messageLine({ type: "tool_call", id: "edit_1", name: "edit", input: { path: "a.md", oldText: "teh", newText: "the" } }, "2025-01-01T10:00:01.000Z") +
+          messageLine({ type: "tool_result", id: "edit_1", output: "Edited a.md", waitMs: 15_000 }, "2025-01-01T10:00:16.200Z") +
+          messageLine({ role: "assistant", content: "Fixed.", stopReason: "end_turn" }, "2025-01-01T10:00:17.000Z"),
+      );
+      const page = await open(path);
+      const call = page.locator('.tool[data-call="edit_1"]');
+      expect(await call.locator(".tool-duration").textContent()).toBe("200 ms");
+      expect(await call.locator(".tool-wait").textContent()).toBe("waited 15 s for approval");
+      expect(await page.locator("#turn-1 .turn-meta").textContent()).toBe("2.0 s · 2 model calls · 1 tool call · waited 15 s for approval");
+      expect(await page.locator(".totals .total.time").textContent()).toBe("2.0 srun time");
+      expect(await page.locator(".totals .total.waited").textContent()).toBe("15 swaited for approval");
+      const bar = await page.locator(".chart g.turn-bars > title").textContent();
+      expect(bar).toContain("2.0 s run time");
+      expect(bar).toContain("waited 15 s for approval (not in run time)");
+      expect(await page.locator(".chart .row-value").allTextContents()).toContain("total 2.0 s");
+      await page.close();
+    },
+    timeout,
+  );
+
+  it(
+    "the session list shows each session's workspace, outcome, tokens and last activity, and leaves a cell empty for a field missing or of another kind",
+    async () => {
+      const directory = tempDir();
+      writeFileSync(join(directory, "a.jsonl"), messageLine({ role: "user", content: "first task" }, new Date(Date.now() - 5 * 60_000).toISOString()));
+      writeFileSync(join(directory, "b.jsonl"), messageLine({ role: "user", content: "second task" }, new Date(Date.now() - 3 * 3600_000).toISOString()));
+      const page = await open(directory);
+      // The fields the server adds to each session, as it may send them: given, or of another kind.
+      await page.route("**/api/sessions", async (route) => {
+        const listing = (await (await route.fetch()).json()) as { sessions: { file: string }[] };
+        const extra: Record<string, object> = {
+          "a.jsonl": { workspace: "/home/me/project", outcome: "done", tokens: { input: 12_300, output: 456 } },
+          "b.jsonl": { workspace: { path: "/x" }, outcome: ["failed"], tokens: "many", lastActivity: 42 },
+        };
+        await route.fulfill({ json: { ...listing, sessions: listing.sessions.map((session) => ({ ...session, ...extra[session.file] })) } });
+      });
+      await page.reload();
+      const rows = page.locator("table.sessions tbody tr");
+      await rows.nth(1).waitFor({ timeout });
+      expect(await texts(page, "table.sessions thead th")).toStrictEqual(["Session", "Task", "Workspace", "Outcome", "Messages", "Tokens", "Last activity", "Size"]);
+      const cells = (file: string): Promise<string[]> => page.locator(`tr[data-file="${file}"] td`).allTextContents();
+      expect(await cells("a.jsonl")).toStrictEqual(["a.jsonl", "first task", "/home/me/project", "done", "1", "12k in · 456 out", "5 min ago", expect.stringMatching(/ B$/)]);
+      expect(await cells("b.jsonl")).toStrictEqual(["b.jsonl", "second task", "", "", "1", "", "", expect.stringMatching(/ B$/)]);
+      expect(await page.locator('tr[data-file="a.jsonl"] td.tokens').getAttribute("title")).toBe("12,300 input, 456 output tokens");
+      await page.close();
+    },
+    timeout,
+  );
+});
