@@ -7,7 +7,8 @@ import { appendEntry, closeSession, openSession } from "simple-agent-loop/store"
 import { scriptedModel } from "simple-agent-loop/testing";
 import { permissionHook } from "../../src/cli/permissions.ts";
 import { describeInBrowser, viewerPages } from "./browser.ts";
-import { messageLine, tempDir } from "./helpers.ts";
+import { line, messageLine, tempDir } from "./helpers.ts";
+import { lowContrastTexts } from "./low-contrast.ts";
 
 const timeout = 60_000;
 
@@ -64,12 +65,11 @@ describeInBrowser("the viewer page: what a user decided, and what it cost", () =
       // An edit: the file's path, and its change as removed and added lines with context around them.
       const edited = page.locator('.tool[data-call="edit_2"]');
       expect(await edited.locator(".input .io-label").textContent()).toBe("editnotes.txt");
-      expect(await texts(edited.page(), '.tool[data-call="edit_2"] .diff .diff-line')).toStrictEqual([
+      expect(await texts(page, '.tool[data-call="edit_2"] .diff .diff-line')).toStrictEqual([
         "… 1 unchanged line\n", "  zero\n", "  one\n", "  two\n", "- three\n", "+ THREE\n", "  four\n", "  five\n", "  six\n", "… 2 unchanged lines\n",
       ]);
-      expect(await edited.locator(".diff .del").evaluate("(node) => getComputedStyle(node).backgroundColor")).not.toBe(
-        await edited.locator(".diff .ins").evaluate("(node) => getComputedStyle(node).backgroundColor"),
-      );
+      const background = (selector: string): Promise<string> => page.evaluate(`getComputedStyle(document.querySelector('.tool[data-call="edit_2"] ${selector}')).backgroundColor`);
+      expect(await background(".diff .del")).not.toBe(await background(".diff .ins"));
       expect(await edited.locator(".tool-status").textContent()).toBe("✓");
       await page.close();
     },
@@ -85,19 +85,22 @@ describeInBrowser("the viewer page: what a user decided, and what it cost", () =
         messageLine({ role: "user", content: "Fix the typo." }, "2025-01-01T10:00:00.000Z") +
           messageLine({ type: "tool_call", id: "edit_1", name: "edit", input: { path: "a.md", oldText: "teh", newText: "the" } }, "2025-01-01T10:00:01.000Z") +
           messageLine({ type: "tool_result", id: "edit_1", output: "Edited a.md", waitMs: 15_000 }, "2025-01-01T10:00:16.200Z") +
-          messageLine({ role: "assistant", content: "Fixed.", stopReason: "end_turn" }, "2025-01-01T10:00:17.000Z"),
+          messageLine({ role: "assistant", content: "Fixed.", stopReason: "end_turn" }, "2025-01-01T10:00:17.000Z") +
+          // The next task, ten minutes later: the time between turns is no run time either.
+          messageLine({ role: "user", content: "Thanks." }, "2025-01-01T10:10:00.000Z") +
+          messageLine({ role: "assistant", content: "Welcome.", stopReason: "end_turn" }, "2025-01-01T10:10:01.000Z"),
       );
       const page = await open(path);
       const call = page.locator('.tool[data-call="edit_1"]');
       expect(await call.locator(".tool-duration").textContent()).toBe("200 ms");
       expect(await call.locator(".tool-wait").textContent()).toBe("waited 15 s for approval");
       expect(await page.locator("#turn-1 .turn-meta").textContent()).toBe("2.0 s · 2 model calls · 1 tool call · waited 15 s for approval");
-      expect(await page.locator(".totals .total.time").textContent()).toBe("2.0 srun time");
+      expect(await page.locator(".totals .total.time").textContent()).toBe("3.0 srun time");
       expect(await page.locator(".totals .total.waited").textContent()).toBe("15 swaited for approval");
-      const bar = await page.locator(".chart g.turn-bars > title").textContent();
+      const bar = await page.locator(".chart g.turn-bars > title").first().textContent();
       expect(bar).toContain("2.0 s run time");
       expect(bar).toContain("waited 15 s for approval (not in run time)");
-      expect(await page.locator(".chart .row-value").allTextContents()).toContain("total 2.0 s");
+      expect(await page.locator(".chart .row-value").allTextContents()).toContain("total 3.0 s");
       await page.close();
     },
     timeout,
@@ -128,6 +131,34 @@ describeInBrowser("the viewer page: what a user decided, and what it cost", () =
       expect(await cells("b.jsonl")).toStrictEqual(["b.jsonl", "second task", "", "", "1", "", "", expect.stringMatching(/ B$/)]);
       expect(await page.locator('tr[data-file="a.jsonl"] td.tokens').getAttribute("title")).toBe("12,300 input, 456 output tokens");
       await page.close();
+    },
+    timeout,
+  );
+
+  it(
+    "keeps the new parts readable (4.5:1, light and dark): a denial, an approval wait, an edit's diff, the workspace, a problem",
+    async () => {
+      const path = join(tempDir(), "readable.jsonl");
+      writeFileSync(
+        path,
+        line({ type: "custom", customType: "workspace", data: { workspace: "/home/me/project" }, ts: "2025-01-01T10:00:00.000Z" }) +
+          messageLine({ role: "user", content: "Fix the typo." }, "2025-01-01T10:00:00.000Z") +
+          messageLine({ type: "tool_call", id: "edit_1", name: "edit", input: { path: "a.md", oldText: "a\nteh\nb", newText: "a\nthe\nb" } }, "2025-01-01T10:00:01.000Z") +
+          messageLine({ type: "tool_result", id: "edit_1", output: "Denied: the user denied this call: wrong file", isError: true, waitMs: 9000 }, "2025-01-01T10:00:10.000Z") +
+          messageLine({ type: "tool_call", id: "edit_2", name: "edit", input: { path: "b.md", oldText: "teh", newText: "the" } }, "2025-01-01T10:00:11.000Z") +
+          messageLine({ type: "tool_result", id: "edit_2", output: "Edited b.md", waitMs: 4000 }, "2025-01-01T10:00:15.500Z") +
+          messageLine({ role: "assistant", content: { not: "text" }, stopReason: "end_turn" }, "2025-01-01T10:00:16.000Z"),
+      );
+      for (const scheme of ["light", "dark"] as const) {
+        const page = await open(path, { colorScheme: scheme });
+        await page.evaluate('document.querySelectorAll("details").forEach((details) => { details.open = true; })');
+        expect(await page.locator(".tool.denied .badge.approval.denied").count()).toBe(1);
+        expect(await page.locator(".tool-wait").count()).toBe(2);
+        expect(await page.locator(".diff .del").count()).toBe(2);
+        expect(await page.locator(".problems li").count()).toBe(1);
+        expect(await page.evaluate<string[]>(lowContrastTexts), scheme).toStrictEqual([]);
+        await page.close();
+      }
     },
     timeout,
   );

@@ -318,9 +318,7 @@ function showSession(file, directoryName) {
   function drawTotals() {
     let input = 0, output = 0, cached = 0, modelCalls = 0, toolCalls = 0, errors = 0, denied = 0, pending = 0, waited = 0;
     /** @type {number | undefined} */
-    let start;
-    /** @type {number | undefined} */
-    let end;
+    let runTime;
     for (const turn of timeline.turns) {
       const stats = turn.stats;
       if (stats === undefined) continue;
@@ -333,8 +331,7 @@ function showSession(file, directoryName) {
       denied += stats.denied;
       pending += stats.pending;
       waited += stats.waitMs;
-      if (stats.start !== undefined && (start === undefined || stats.start < start)) start = stats.start;
-      if (stats.end !== undefined && (end === undefined || stats.end > end)) end = stats.end;
+      if (turn.number > 0 && stats.durationMs !== undefined) runTime = (runTime ?? 0) + stats.durationMs;
     }
     /**
      * @param {string} label
@@ -351,8 +348,9 @@ function showSession(file, directoryName) {
       total("input tokens", formatTokens(input), undefined, "input"),
       total("output tokens", formatTokens(output), undefined, "output"),
       cached > 0 && total("cached input", formatTokens(cached)),
-      // Run time leaves out the time calls waited for a human's decision: that is shown apart.
-      total("run time", start === undefined || end === undefined ? "–" : formatDuration(Math.max(0, end - start - waited)), undefined, "time"),
+      // The turns' run times, as the chart sums them: neither the time calls waited for a human's
+      // decision (shown apart) nor the time between turns counts.
+      total("run time", runTime === undefined ? "–" : formatDuration(runTime), undefined, "time"),
       waited > 0 && total("waited for approval", formatDuration(waited), undefined, "waited"),
       pending > 0 && total("awaiting approval", formatCount(pending), undefined, "pending"));
   }

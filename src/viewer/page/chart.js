@@ -1,7 +1,7 @@
 // @ts-check
 /**
  * `/assets/chart.js`: tokens and time per turn as an inline SVG. Three aligned rows (input tokens,
- * output tokens, wall time), each on its own scale, so a turn's small output is not flattened by a
+ * output tokens, run time), each on its own scale, so a turn's small output is not flattened by a
  * large prompt. Each turn is one `<g class="turn-bars">` holding its bars; clicking it calls `onSelect`.
  */
 import { formatCount, formatDuration, formatTokens } from "./dom.js";
