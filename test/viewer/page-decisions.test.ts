@@ -116,11 +116,11 @@ describeInBrowser("the viewer page: what a user decided, and what it cost", () =
       // The fields the server adds to each session, as it may send them: given, or of another kind.
       await page.route("**/api/sessions", async (route) => {
         const listing = (await (await route.fetch()).json()) as { sessions: { file: string }[] };
-        const extra: Record<string, object> = {
-          "a.jsonl": { workspace: "/home/me/project", outcome: "done", tokens: { input: 12_300, output: 456 } },
-          "b.jsonl": { workspace: { path: "/x" }, outcome: ["failed"], tokens: "many", lastActivity: 42 },
-        };
-        await route.fulfill({ json: { ...listing, sessions: listing.sessions.map((session) => ({ ...session, ...extra[session.file] })) } });
+        const extra = new Map<string, object>([
+          ["a.jsonl", { workspace: "/home/me/project", outcome: "done", tokens: { input: 12_300, output: 456 } }],
+          ["b.jsonl", { workspace: { path: "/x" }, outcome: ["failed"], tokens: "many", lastActivity: 42 }],
+        ]);
+        await route.fulfill({ json: { ...listing, sessions: listing.sessions.map((session) => ({ ...session, ...extra.get(session.file) })) } });
       });
       await page.reload();
       const rows = page.locator("table.sessions tbody tr");

@@ -139,6 +139,34 @@ describeInBrowser("the viewer page: entries of any shape", () => {
     },
     timeout,
   );
+
+  it(
+    "an entry that still fails to draw is drawn as a problem in its place, named by its line, and the rest of its turn draws",
+    async () => {
+      const path = join(tempDir(), "plain.jsonl");
+      writeFileSync(path, messageLine({ role: "user", content: "hello" }));
+      const page = await open(path);
+      // The page's own renderTurn, given an entry that throws when read (no JSON value can: this stands for a bug).
+      const drawn = await page.evaluate(`(async () => {
+        const { renderTurn } = await import("/assets/render.js");
+        const { turnStats } = await import("/assets/timeline.js");
+        const failing = new Proxy({}, { get() { throw new Error("boom"); } });
+        const turn = { index: 1, number: 1, items: [
+          { kind: "message", line: 1, turn: 1, message: { role: "user", content: "a question" } },
+          { kind: "compaction", line: 2, turn: 1, entry: failing, removed: [], inserted: [] },
+          { kind: "message", line: 3, turn: 1, message: { role: "assistant", content: "an answer" } },
+        ] };
+        const { node, problems } = renderTurn(turn, turnStats(turn));
+        return { problems, texts: [...node.querySelectorAll(".text, .problem-entry")].map((child) => child.className + ": " + child.textContent) };
+      })()`);
+      expect(drawn).toStrictEqual({
+        problems: [{ line: 2, message: "could not be drawn: boom" }],
+        texts: ["text: a question", "problem-entry: Line 2 could not be drawn: boomL2", "text: an answer"],
+      });
+      await page.close();
+    },
+    timeout,
+  );
 });
 
 function at(turn: number, step: number): string {
