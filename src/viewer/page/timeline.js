@@ -114,27 +114,41 @@ function applyEntry(timeline, line, entry) {
 /**
  * The kind of value a field has in the session format ("?": it may be absent), as `[path, kind]`
  * with a path of keys ("usage.*": every key of usage). Maps: a kind read from the log never reaches
- * a prototype.
+ * a prototype. Compiled once: they are checked for every entry of logs of hundreds of megabytes.
  * @typedef {"text" | "time" | "count" | "boolean" | "object" | "text?" | "time?" | "count?" | "boolean?" | "object?"} FieldKind
- * @typedef {ReadonlyArray<readonly [path: string, kind: FieldKind]>} Fields
- * @type {ReadonlyMap<string, Fields>}
+ * @typedef {{ parents: string[], prefix: string, key: string, kind: string, optional: boolean }} FieldRule
  */
-const messageFields = new Map([
+const messageFields = compileFields(new Map([
   ["user", [["content", "text"]]],
   ["system", [["content", "text"]]],
   ["assistant", [["content", "text"], ["usage", "object?"], ["usage.*", "count?"], ["stopReason", "text?"]]],
   ["thinking", [["content", "text"], ["redacted", "boolean?"]]],
   ["tool_call", [["id", "text"], ["name", "text"], ["input", "object"], ["approval", "object?"], ["approval.status", "text"], ["approval.reason", "text?"]]],
   ["tool_result", [["id", "text"], ["isError", "boolean?"], ["waitMs", "count?"]]],
-]);
+  // A message of a kind this page does not know: only its time.
+  ["", []],
+]), [["ts", "time?"]]);
 
-/** @type {ReadonlyMap<string, Fields>} */
-const entryFields = new Map([
-  ["splice", [["reason", "text?"], ["ts", "time?"], ["details", "object?"], ["details.summary", "text?"], ["details.strategy", "text?"], ["details.tokensBefore", "count?"], ["details.tokensAfter", "count?"]]],
-  ["replace", [["reason", "text?"], ["ts", "time?"]]],
-  ["update", [["reason", "text?"], ["ts", "time?"]]],
-  ["custom", [["ts", "time?"]]],
-]);
+const entryFields = compileFields(new Map([
+  ["splice", [["reason", "text?"], ["details", "object?"], ["details.summary", "text?"], ["details.strategy", "text?"], ["details.tokensBefore", "count?"], ["details.tokensAfter", "count?"]]],
+  ["replace", [["reason", "text?"]]],
+  ["update", [["reason", "text?"]]],
+  ["custom", []],
+]), [["ts", "time?"]]);
+
+/**
+ * @param {ReadonlyMap<string, ReadonlyArray<readonly [path: string, kind: FieldKind]>>} fieldsByKind
+ * @param {ReadonlyArray<readonly [path: string, kind: FieldKind]>} common fields of every kind
+ * @returns {ReadonlyMap<string, readonly FieldRule[]>}
+ */
+function compileFields(fieldsByKind, common) {
+  return new Map([...fieldsByKind].map(([kind, fields]) => [kind, [...fields, ...common].map(([path, expected]) => {
+    const parents = path.split(".");
+    const key = parents.pop() ?? "";
+    const optional = expected.endsWith("?");
+    return { parents, prefix: parents.length > 0 ? parents.join(".") + "." : "", key, kind: optional ? expected.slice(0, -1) : expected, optional };
+  })]));
+}
 
 /**
  * Lists, as one problem of the line, the fields of a message whose values are not what the session
@@ -145,7 +159,7 @@ const entryFields = new Map([
  */
 function checkMessage(timeline, line, message) {
   const kind = typeof message.role === "string" ? message.role : typeof message.type === "string" ? message.type : "";
-  const wrong = wrongFields(message, [...(messageFields.get(kind) ?? []), ["ts", "time?"]]);
+  const wrong = wrongFields(message, messageFields.get(kind) ?? messageFields.get("") ?? []);
   if (wrong.length > 0) problem(timeline, line, article(kind) + " " + kind + " message whose " + wrong.join("; ") + " (shown as it is)");
 }
 
@@ -155,43 +169,49 @@ function checkMessage(timeline, line, message) {
  * @param {JsonObject} entry
  */
 function checkEntry(timeline, line, entry) {
-  const fields = typeof entry.type === "string" ? entryFields.get(entry.type) : undefined;
-  const wrong = fields === undefined ? [] : wrongFields(entry, fields);
+  const rules = typeof entry.type === "string" ? entryFields.get(entry.type) : undefined;
+  const wrong = rules === undefined ? [] : wrongFields(entry, rules);
   if (wrong.length > 0) problem(timeline, line, article(String(entry.type)) + ' "' + String(entry.type) + '" entry whose ' + wrong.join("; ") + " (shown as it is)");
 }
 
 /**
  * What is wrong with the fields of value, as "path is …, not …".
  * @param {JsonObject} value
- * @param {Fields} fields
+ * @param {readonly FieldRule[]} rules
  * @returns {string[]}
  */
-function wrongFields(value, fields) {
+function wrongFields(value, rules) {
   /** @type {string[]} */
   const wrong = [];
-  for (const [path, expected] of fields) {
-    const optional = expected.endsWith("?");
-    const kind = optional ? expected.slice(0, -1) : expected;
-    const keys = path.split(".");
-    const last = keys.pop() ?? "";
+  for (const rule of rules) {
     /** @type {JsonObject | undefined} */
     let parent = value;
-    for (const key of keys) {
+    for (const key of rule.parents) {
       /** @type {unknown} */
       const next = Object.hasOwn(parent, key) ? parent[key] : undefined;
-      // A parent missing, or of another kind, is reported for itself (its own path).
+      // A parent missing, or of another kind, is reported for itself (its own rule).
       parent = isObject(next) ? next : undefined;
       if (parent === undefined) break;
     }
     if (parent === undefined) continue;
-    const prefix = keys.length > 0 ? keys.join(".") + "." : "";
-    for (const key of last === "*" ? Object.keys(parent) : [last]) {
-      const field = Object.hasOwn(parent, key) ? parent[key] : undefined;
-      if (field === undefined && optional) continue;
-      if (!isKind(field, kind)) wrong.push(prefix + key + " is " + describe(field) + ", not " + kindName(kind));
+    if (rule.key === "*") {
+      for (const key of Object.keys(parent)) checkField(parent[key], rule, key, wrong);
+    } else {
+      checkField(Object.hasOwn(parent, rule.key) ? parent[rule.key] : undefined, rule, rule.key, wrong);
     }
   }
   return wrong;
+}
+
+/**
+ * @param {unknown} field
+ * @param {FieldRule} rule
+ * @param {string} key
+ * @param {string[]} wrong
+ */
+function checkField(field, rule, key, wrong) {
+  if (field === undefined && rule.optional) return;
+  if (!isKind(field, rule.kind)) wrong.push(rule.prefix + key + " is " + describe(field) + ", not " + kindName(rule.kind));
 }
 
 /** @param {string} kind */
