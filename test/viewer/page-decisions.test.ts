@@ -2,7 +2,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect, it } from "vitest";
 import type { Page } from "playwright-core";
-import { agentLoop, send, tool } from "simple-agent-loop";
+import { agentLoop, resolveApproval, send, tool } from "simple-agent-loop";
 import { appendEntry, closeSession, openSession } from "simple-agent-loop/store";
 import { scriptedModel } from "simple-agent-loop/testing";
 import { permissionHook } from "../../src/cli/permissions.ts";
@@ -72,6 +72,38 @@ describeInBrowser("the viewer page: what a user decided, and what it cost", () =
       expect(await background(".diff .del")).not.toBe(await background(".diff .ins"));
       expect(await edited.locator(".tool-status").textContent()).toBe("✓");
       await page.close();
+    },
+    timeout,
+  );
+
+  it(
+    "a call denied through resolveApproval shows as a denial with its reason as soon as it is decided, and stays one once answered",
+    async () => {
+      const path = join(tempDir(), "approval.jsonl");
+      const session = await openSession(path);
+      try {
+        send(session, "Delete the build directory.");
+        const remove = tool({ name: "remove", description: "Remove a path.", inputSchema: { type: "object" }, requireApproval: true, handler: () => "removed" });
+        const model = scriptedModel([
+          [{ type: "tool_call", id: "rm_1", name: "remove", input: { path: "build/" }, stopReason: "tool_use" }],
+          [{ role: "assistant", content: "I left it.", stopReason: "end_turn" }],
+        ]);
+        await agentLoop(model, [remove], session);
+        const page = await open(path);
+        const call = page.locator('.tool[data-call="rm_1"]');
+        expect(await call.getAttribute("class")).toBe("tool pending");
+
+        resolveApproval(session, "rm_1", { approved: false, reason: "keep the cache" });
+        await page.locator('.tool.denied[data-call="rm_1"]').waitFor({ timeout });
+        expect(await call.locator(".badge.approval.denied").textContent()).toBe("denied: keep the cache");
+        await agentLoop(model, [remove], session);
+        await call.locator(".output .io-label", { hasText: "denied" }).waitFor({ timeout });
+        expect(await call.locator(".tool-status").textContent()).toBe("✗ denied");
+        expect(await texts(page, "#turn-1 .flags .flag")).toStrictEqual(["1 denied"]);
+        await page.close();
+      } finally {
+        await closeSession(session);
+      }
     },
     timeout,
   );
