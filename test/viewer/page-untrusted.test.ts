@@ -149,7 +149,7 @@ describeInBrowser("the viewer page: entries of any shape", () => {
       // The page's own renderTurn, given an entry that throws when read (no JSON value can: this stands for a bug).
       const drawn = await page.evaluate(`(async () => {
         const { renderTurn } = await import("/assets/render.js");
-        const { turnStats } = await import("/assets/timeline.js");
+        const { turnStats } = await import("/assets/turn-stats.js");
         const failing = new Proxy({}, { get() { throw new Error("boom"); } });
         const turn = { index: 1, number: 1, items: [
           { kind: "message", line: 1, turn: 1, message: { role: "user", content: "a question" } },

@@ -5,15 +5,17 @@
  * from `/api/events` (Server-Sent Events): the whole log, in pieces, then each change, drawn as it
  * comes; only the turns a change touches are redrawn.
  */
-import { h, fill, formatAgo, formatBytes, formatCount, formatDateTime, formatDuration, formatTokens, timeOf, plural } from "./dom.js";
-import { applyRecords, createTimeline, errorText, isCount, isObject, turnStats } from "./timeline.js";
+import { h, errorText, fill, formatAgo, formatBytes, formatCount, formatDateTime, formatDuration, formatTokens, timeOf, plural } from "./dom.js";
+import { isCount, isObject } from "./entry-check.js";
+import { applyRecords, createTimeline } from "./timeline.js";
+import { turnStats } from "./turn-stats.js";
 import { renderTurn, textOf } from "./render.js";
 import { renderChart } from "./chart.js";
 import { followEvents } from "./stream.js";
 
 /** @typedef {import("./timeline.js").Problem} Problem */
 /** @typedef {import("./timeline.js").Turn} Turn */
-/** @typedef {import("./timeline.js").TurnStats} TurnStats */
+/** @typedef {import("./turn-stats.js").TurnStats} TurnStats */
 /** @typedef {import("./timeline.js").JsonObject} JsonObject */
 
 const root = /** @type {HTMLElement} */ (document.getElementById("app"));

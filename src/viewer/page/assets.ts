@@ -26,6 +26,8 @@ const javascript = "text/javascript; charset=utf-8";
 const pageFiles: ReadonlyArray<readonly [file: string, type: string]> = [
   ["app.js", javascript],
   ["timeline.js", javascript],
+  ["entry-check.js", javascript],
+  ["turn-stats.js", javascript],
   ["render.js", javascript],
   ["edit-diff.js", javascript],
   ["chart.js", javascript],

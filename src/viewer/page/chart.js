@@ -8,7 +8,7 @@ import { formatCount, formatDuration, formatTokens } from "./dom.js";
 
 const svgNamespace = "http://www.w3.org/2000/svg";
 
-/** @typedef {import("./timeline.js").TurnStats} TurnStats */
+/** @typedef {import("./turn-stats.js").TurnStats} TurnStats */
 /** @typedef {{ key: "inputTokens" | "outputTokens" | "durationMs", label: string, format: (value: number) => string, title: (value: number) => string }} Row */
 
 /**

@@ -173,3 +173,12 @@ export function pretty(value) {
 export function plural(count, one, many) {
   return formatCount(count) + " " + (count === 1 ? one : many || one + "s");
 }
+
+/**
+ * What an error says, whatever was thrown.
+ * @param {unknown} error
+ * @returns {string}
+ */
+export function errorText(error) {
+  return error instanceof Error ? error.message : typeof error === "string" ? error : "an unknown error";
+}

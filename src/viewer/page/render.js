@@ -8,12 +8,13 @@
  * class name is chosen among the page's own, and an entry that still fails to draw is shown, and
  * listed, as a problem while the rest of the turn draws.
  */
-import { h, formatCount, formatTokens, formatDuration, formatClock, formatDateTime, timeOf, pretty, plural } from "./dom.js";
-import { denialOf, describe, errorText, isCount, isModelMessage, isObject, waitOf } from "./timeline.js";
+import { h, errorText, formatCount, formatTokens, formatDuration, formatClock, formatDateTime, timeOf, pretty, plural } from "./dom.js";
+import { describe, isCount, isObject } from "./entry-check.js";
+import { denialOf, isModelMessage, waitOf } from "./turn-stats.js";
 import { renderEditDiff } from "./edit-diff.js";
 
 /** @typedef {import("./timeline.js").Turn} Turn */
-/** @typedef {import("./timeline.js").TurnStats} TurnStats */
+/** @typedef {import("./turn-stats.js").TurnStats} TurnStats */
 /** @typedef {import("./timeline.js").Item} Item */
 /** @typedef {import("./timeline.js").MessageItem} MessageItem */
 /** @typedef {import("./timeline.js").CompactionItem} CompactionItem */
