@@ -4,10 +4,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll } from "vitest";
 import type { LogUpdate } from "simple-agent-loop/viewer";
-import { streamScript } from "../../src/viewer/page/stream-script.ts";
 
-// The page's own reading of an event: the stream sends the log's lines unparsed.
-const { readUpdate } = (await import(`data:text/javascript,${encodeURIComponent(streamScript)}`)) as { readUpdate: (data: string[]) => LogUpdate };
+// The page's own reading of an event (the page's script, a browser module that runs in Node too): the stream sends the log's lines unparsed.
+const pageStream: string = new URL("../../src/viewer/page/stream.js", import.meta.url).href;
+const { readUpdate } = (await import(pageStream)) as { readUpdate: (data: string[]) => LogUpdate };
 
 const created: string[] = [];
 afterAll(() => {

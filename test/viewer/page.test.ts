@@ -203,13 +203,17 @@ describeInBrowser("the viewer page in a real browser", () => {
       const page = await open(directory);
       const rows = page.locator("table.sessions tbody tr");
       expect(await rows.evaluateAll((nodes) => nodes.map((node) => node.getAttribute("data-file")))).toStrictEqual(["release-agent.jsonl", "older.jsonl"]);
-      expect(await rows.nth(1).locator("td").allTextContents()).toStrictEqual(["older.jsonl", "an old question", "2", expect.stringMatching(/ago$/), expect.stringMatching(/ B$/)]);
+      // Workspace, outcome and tokens are empty where the list does not give them.
+      expect(await rows.nth(1).locator("td").allTextContents()).toStrictEqual(["older.jsonl", "an old question", "", "", "2", "", expect.stringMatching(/ago$/), expect.stringMatching(/ B$/)]);
 
       await rows.nth(1).locator("a").click();
       await page.locator("body[data-state=ready]").waitFor({ timeout });
       expect(new URL(page.url()).search).toBe("?file=older.jsonl");
       expect(await texts(page, ".msg .text")).toStrictEqual(["an old question", "an old answer"]);
-      expect(await page.locator("header h1").textContent()).toBe("older.jsonl");
+      // Titled by the task, with the file it is read from beside it.
+      expect(await page.locator("header h1").textContent()).toBe("an old question");
+      expect(await page.title()).toBe("an old question · session viewer");
+      expect(await page.locator("header .subtitle .file").textContent()).toBe("older.jsonl");
 
       await page.locator("a.back").click();
       await rows.first().waitFor({ timeout });

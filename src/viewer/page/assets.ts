@@ -1,14 +1,8 @@
-import { appScript } from "./app-script.ts";
-import { chartScript } from "./chart-script.ts";
-import { domScript } from "./dom-script.ts";
-import { renderScript } from "./render-script.ts";
-import { streamScript } from "./stream-script.ts";
-import { styleSheet } from "./style-sheet.ts";
-import { timelineScript } from "./timeline-script.ts";
+import { existsSync, readFileSync } from "node:fs";
 
 /**
- * The page: an empty shell its script fills. Plain HTML, CSS and ES modules, no build step; served
- * from these strings so the page is found wherever the package is (src/ or dist/).
+ * The page: an empty shell its script fills. Plain HTML, CSS and ES modules (checked JavaScript,
+ * `tsconfig.json` beside them), served as they are, without a build step.
  */
 export const pageHtml = `<!doctype html>
 <html lang="en">
@@ -28,13 +22,31 @@ export const pageHtml = `<!doctype html>
 
 const javascript = "text/javascript; charset=utf-8";
 
-/** The page's assets by URL path, with their content types. */
-export const assets: ReadonlyMap<string, { type: string; body: string }> = new Map([
-  ["/assets/app.js", { type: javascript, body: appScript }],
-  ["/assets/timeline.js", { type: javascript, body: timelineScript }],
-  ["/assets/render.js", { type: javascript, body: renderScript }],
-  ["/assets/chart.js", { type: javascript, body: chartScript }],
-  ["/assets/dom.js", { type: javascript, body: domScript }],
-  ["/assets/stream.js", { type: javascript, body: streamScript }],
-  ["/assets/style.css", { type: "text/css; charset=utf-8", body: styleSheet }],
-]);
+/** The page's files, by the URL path they are served at, with their content types. */
+const pageFiles: ReadonlyArray<readonly [file: string, type: string]> = [
+  ["app.js", javascript],
+  ["timeline.js", javascript],
+  ["entry-check.js", javascript],
+  ["turn-stats.js", javascript],
+  ["render.js", javascript],
+  ["edit-diff.js", javascript],
+  ["chart.js", javascript],
+  ["dom.js", javascript],
+  ["stream.js", javascript],
+  ["style.css", "text/css; charset=utf-8"],
+];
+
+/** The page's assets by URL path, with their content types; read once, when the viewer is loaded. */
+export const assets: ReadonlyMap<string, { type: string; body: string }> = readAssets(pageDirectory());
+
+function readAssets(directory: URL): ReadonlyMap<string, { type: string; body: string }> {
+  return new Map(pageFiles.map(([file, type]) => [`/assets/${file}`, { type, body: readFileSync(new URL(file, directory), "utf8") }]));
+}
+
+// The page's files sit beside this module in src/; the compiled module in dist/viewer/page/ reads
+// them from the package's src/, which is published with it (package.json "files").
+function pageDirectory(): URL {
+  const beside = new URL("./", import.meta.url);
+  if (existsSync(new URL("app.js", beside))) return beside;
+  return new URL("../../../src/viewer/page/", import.meta.url);
+}
