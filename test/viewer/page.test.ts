@@ -203,8 +203,8 @@ describeInBrowser("the viewer page in a real browser", () => {
       const page = await open(directory);
       const rows = page.locator("table.sessions tbody tr");
       expect(await rows.evaluateAll((nodes) => nodes.map((node) => node.getAttribute("data-file")))).toStrictEqual(["release-agent.jsonl", "older.jsonl"]);
-      // Workspace, outcome and tokens are empty where the list does not give them.
-      expect(await rows.nth(1).locator("td").allTextContents()).toStrictEqual(["older.jsonl", "an old question", "", "", "2", "", expect.stringMatching(/ago$/), expect.stringMatching(/ B$/)]);
+      // No workspace record (not a CLI session); no stop reason recorded: unfinished as far as the log tells.
+      expect(await rows.nth(1).locator("td").allTextContents()).toStrictEqual(["older.jsonl", "an old question", "", "unfinished", "2", "0 in · 0 out", expect.stringMatching(/ago$/), expect.stringMatching(/ B$/)]);
 
       await rows.nth(1).locator("a").click();
       await page.locator("body[data-state=ready]").waitFor({ timeout });
