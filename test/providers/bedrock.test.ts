@@ -120,7 +120,8 @@ const blocks = (body: unknown): Block[] => (body as Body).messages.flatMap((mess
 
 conformanceSuite({
   name: "bedrock",
-  createModel: (origin, { stream, apiKey }) => bedrock({ model: "anthropic.claude-test-v1:0", baseURL: origin, apiKey, stream }),
+  createModel: (origin, options) => bedrock({ model: "anthropic.claude-test-v1:0", baseURL: origin, ...options }),
+  rawEvents: (payloads) => ({ headers: streamHeaders, chunks: payloads.map((payload) => frame({ ":event-type": "contentBlockDelta", ":content-type": "application/json", ":message-type": "event" }, payload)) }),
   turnResponse,
   errorResponse,
   toolResultsIn: (body) =>
