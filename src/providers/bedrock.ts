@@ -15,7 +15,7 @@ import {
 import { decodeEventStream, type EventStreamMessage } from "./bedrock-event-stream.ts";
 import { signRequest, type AwsCredentials } from "./bedrock-sign.ts";
 import { parseToolInput } from "./convert-shared.ts";
-import { checkIdleTimeout, env, guardStream, postJson, providerError, readJson, type ErrorShape, type Fetch, type TransportOptions } from "./http.ts";
+import { bounded, checkIdleTimeout, env, guardStream, postJson, providerError, readJson, type ErrorShape, type Fetch, type TransportOptions } from "./http.ts";
 
 export type BedrockOptions = BedrockRequestOptions & TransportOptions & {
   /** A model id, inference profile id or ARN, e.g. `us.anthropic.claude-sonnet-4-5-20250929-v1:0`. */
@@ -115,7 +115,7 @@ async function authorizedFetch(auth: Auth, region: string | undefined, fetchImpl
   try {
     credentials = typeof auth.credentials === "function" ? await auth.credentials() : auth.credentials;
   } catch (error) {
-    throw new ProviderError(`bedrock: could not load credentials: ${errorMessage(error)}`, { provider: bedrockProvider, cause: error });
+    throw new ProviderError(bounded(`bedrock: could not load credentials: ${errorMessage(error)}`, []), { provider: bedrockProvider, cause: error });
   }
   secrets.push(credentials.secretAccessKey, ...(credentials.sessionToken === undefined ? [] : [credentials.sessionToken]));
   if (region === undefined) throw new ProviderError("bedrock: no region to sign for: set AWS_REGION or pass region", { provider: bedrockProvider });

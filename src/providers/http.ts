@@ -41,6 +41,8 @@ export type PostOptions = TransportOptions & {
    * what came back.
    */
   expect?: "json" | "sse" | "aws-event-stream";
+  /** The most bytes any response body may have (default 256 MiB, far above a real turn); more fails the call. */
+  maxBodyBytes?: number;
 };
 
 /** The default of `idleTimeoutMs`: long enough for a model that thinks before its first token. */
@@ -50,6 +52,7 @@ export const defaultIdleTimeoutMs = 300_000;
 // went wrong); a JSON answer past its cap is an error, refused before reading when its
 // content-length says so.
 const errorBodyLimit = 64 * 1024;
+const defaultMaxBodyBytes = 256 * 1024 * 1024;
 const responseBodyLimit = 64 * 1024 * 1024;
 const excerptLength = 300;
 const messageLength = 1000;
@@ -380,6 +383,8 @@ function guardedResponse(response: Response, guard: Guard): Response {
 function guardBody(body: ReadableStream<Uint8Array> | null, guard: Guard): ReadableStream<Uint8Array> | null {
   if (body === null) return null;
   const reader = body.getReader();
+  const limit = guard.maxBodyBytes ?? defaultMaxBodyBytes;
+  let received = 0;
   return new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
@@ -398,9 +403,15 @@ function guardBody(body: ReadableStream<Uint8Array> | null, guard: Guard): Reada
         if (chunk.done) {
           guard.link.release();
           controller.close();
-        } else {
-          controller.enqueue(chunk.value);
+          return;
         }
+        received += chunk.value.length;
+        if (received > limit) {
+          guard.link.release();
+          await reader.cancel().catch(() => undefined);
+          throw new ProviderError(`${guard.provider}: the response is larger than the ${limit} bytes accepted (maxBodyBytes)`, { provider: guard.provider, retryable: false });
+        }
+        controller.enqueue(chunk.value);
       },
       async cancel(reason) {
         guard.link.release();

@@ -354,6 +354,15 @@ function transportCases(target: ConformanceTarget, current: () => ReplayServer, 
     await expect.poll(() => current().requests[0]?.clientClosed, { timeout: 5000 }).toBe(true);
   });
 
+  check("bounded-error-body", "refuses a JSON answer whose content-length is over the cap before reading it", async () => {
+    fresh();
+    current().enqueue({ headers: { "content-type": "application/json", "content-length": String(200 * 1024 * 1024) }, chunks: ['{"id": "'], hang: true });
+    const error = await failure(target.createModel(current().origin, { stream: false, apiKey }));
+    expect(error).toMatchObject({ provider: target.name, status: 200, retryable: false });
+    expect(error.message).toContain(String(200 * 1024 * 1024));
+    await expect.poll(() => current().requests[0]?.clientClosed, { timeout: 5000 }).toBe(true);
+  });
+
   check("unreadable-event", "an unreadable stream event fails retryably and never echoes the key, whole or in part", async () => {
     fresh();
     const garbled = `{"note": ${apiKey} and more}`;
