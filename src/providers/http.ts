@@ -83,7 +83,7 @@ export async function postJson(options: PostOptions): Promise<Response> {
       url = next;
     }
     if (!response.ok) {
-      const text = await readText(response, errorBodyLimit, options, idleTimeoutMs, link).catch(() => "");
+      const text = await readText(response, errorBodyLimit, options, idleTimeoutMs, link);
       throw providerError(options.provider, response.status, response.headers, text, options.errors, options.secrets);
     }
     await checkContentType(response, options, idleTimeoutMs, link);
@@ -323,7 +323,7 @@ async function checkContentType(response: Response, options: PostOptions, idleTi
   if (options.expect !== "sse" && options.expect !== "aws-event-stream") return;
   const type = response.headers.get("content-type") ?? "";
   if (!/html|xml|json/i.test(type) || /event-?stream/i.test(type)) return;
-  const text = await readText(response, errorBodyLimit, options, idleTimeoutMs, link).catch(() => "");
+  const text = await readText(response, errorBodyLimit, options, idleTimeoutMs, link);
   const expected = options.expect === "sse" ? "text/event-stream" : "application/vnd.amazon.eventstream";
   // Some proxies answer 200 with an error body: that error, when the body is one.
   if (/json/i.test(type)) {
@@ -337,10 +337,16 @@ async function checkContentType(response: Response, options: PostOptions, idleTi
   });
 }
 
-// The body of a (not ok) response up to `limit` bytes, each read within the idle timeout.
+// The start of a body that explains a failure, up to `limit` bytes, each read within the idle
+// timeout. A body that breaks off explains nothing: then the status alone speaks.
 async function readText(response: Response, limit: number, options: PostOptions, idleTimeoutMs: number, link: Link): Promise<string> {
   const guarded = guardBody(response.body, { ...options, idleTimeoutMs, link });
-  return (await readUpTo(guarded, limit)).text;
+  try {
+    return (await readUpTo(guarded, limit)).text;
+  } catch (error) {
+    if (options.signal.aborted) throw error;
+    return "";
+  }
 }
 
 // Reads at most `limit` bytes, then cancels the rest: a body is never held whole before its size is known.
