@@ -77,7 +77,13 @@ export async function postJson(options: PostOptions): Promise<Response> {
     let response: Response;
     for (let hop = 0; ; hop++) {
       response = await send(url, options, link, streamed ? idleTimeoutMs : Number.POSITIVE_INFINITY);
-      const next = redirectTarget(response, url, options, hop);
+      let next: string | undefined;
+      try {
+        next = redirectTarget(response, url, options, hop);
+      } catch (error) {
+        await response.body?.cancel().catch(() => undefined);
+        throw error;
+      }
       if (next === undefined) break;
       await response.body?.cancel().catch(() => undefined);
       url = next;
@@ -288,6 +294,11 @@ function redirectTarget(response: Response, url: string, options: PostOptions, h
     });
   // A browser's fetch hides a manual redirect's target.
   if (response.type === "opaqueredirect") throw refuse(`${describeTarget(url)} answered with a redirect`, response.status);
+  // A custom fetch that follows redirects itself (ignoring `redirect: "manual"`) has already sent
+  // the headers; at least its answer is not used, and the message says where they went.
+  if (response.redirected && response.url !== "" && new URL(response.url).origin !== new URL(url).origin) {
+    throw refuse(`the fetch function followed a redirect from ${describeTarget(url)} to another origin, ${new URL(response.url).origin}, with the request's headers: pass a fetch that honours redirect: "manual"`, response.status);
+  }
   if (response.status < 300 || response.status > 399 || response.status === 304) return undefined;
   const location = response.headers.get("location");
   if (location === null) return undefined;

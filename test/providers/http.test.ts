@@ -32,6 +32,20 @@ describe("providers/http", () => {
     await expect.poll(() => server.requests[0]?.clientClosed, { timeout: 5000 }).toBe(true);
   });
 
+  it("does not use the answer of a fetch function that followed a redirect to another origin itself, and says so", async () => {
+    server.reset();
+    const elsewhere = await startReplayServer();
+    try {
+      elsewhere.enqueue({ headers: { "content-type": "text/event-stream" }, body: "data: {}\n\n" });
+      server.enqueue({ status: 307, headers: { location: `${elsewhere.origin}/v1/call` } });
+      const following = (url: string, init: RequestInit): Promise<Response> => fetch(url, { ...init, redirect: "follow" });
+      const error = await postJson({ ...options(), fetch: following }).catch((thrown: unknown) => thrown);
+      expect(error).toMatchObject({ provider: "test", retryable: false, message: expect.stringContaining(`another origin, ${elsewhere.origin}`) });
+    } finally {
+      await elsewhere.close();
+    }
+  });
+
   it("bounds a message and masks every secret, whole or any piece of 8 characters or more", () => {
     const secret = "sk-live-9f8e7d6c5b4a3210";
     expect(bounded(`key ${secret} and again ${secret}`, [secret])).toBe("key *** and again ***");
