@@ -316,6 +316,15 @@ function transportCases(target: ConformanceTarget, current: () => ReplayServer, 
     await expect.poll(() => current().requests[0]?.clientClosed, { timeout: 5000 }).toBe(true);
   });
 
+  check("idle-timeout", "a JSON answer whose body stalls after its headers fails after idleTimeoutMs, retryable (not streamed)", async () => {
+    fresh();
+    current().enqueue({ headers: { "content-type": "application/json" }, chunks: ['{"id": "'], hang: true });
+    const error = await failure(target.createModel(current().origin, { stream: false, apiKey, idleTimeoutMs: 300 }));
+    expect(error).toMatchObject({ provider: target.name, retryable: true });
+    expect(error.message).toContain("idleTimeoutMs");
+    await expect.poll(() => current().requests[0]?.clientClosed, { timeout: 5000 }).toBe(true);
+  });
+
   check("idle-timeout", "rejects an idleTimeoutMs that is not a positive number when the model is created", async () => {
     for (const idleTimeoutMs of [0, -1, Number.NaN]) {
       expect(() => target.createModel(current().origin, { stream: true, apiKey, idleTimeoutMs })).toThrow(RangeError);
