@@ -286,8 +286,8 @@ function withinIdleTimeout<T>(pending: Promise<T>, idleTimeoutMs: number, provid
 
 // Where a redirect leads, if it is to be followed; throws for one that must not be.
 function redirectTarget(response: Response, url: string, options: PostOptions, hop: number): string | undefined {
-  const refuse = (why: string, status: number): ProviderError =>
-    new ProviderError(bounded(`${options.provider}: ${why}; the request was not sent there. Set baseURL to the final address.`, options.secrets), {
+  const refuse = (why: string, status: number, advice = "the request was not sent there. Set baseURL to the final address."): ProviderError =>
+    new ProviderError(bounded(`${options.provider}: ${why}; ${advice}`, options.secrets), {
       provider: options.provider,
       status,
       retryable: false,
@@ -297,7 +297,8 @@ function redirectTarget(response: Response, url: string, options: PostOptions, h
   // A custom fetch that follows redirects itself (ignoring `redirect: "manual"`) has already sent
   // the headers; at least its answer is not used, and the message says where they went.
   if (response.redirected && response.url !== "" && new URL(response.url).origin !== new URL(url).origin) {
-    throw refuse(`the fetch function followed a redirect from ${describeTarget(url)} to another origin, ${new URL(response.url).origin}, with the request's headers: pass a fetch that honours redirect: "manual"`, response.status);
+    const elsewhere = new URL(response.url).origin;
+    throw refuse(`the fetch function followed a redirect from ${describeTarget(url)} to another origin, ${elsewhere}, with the request's headers`, response.status, 'its answer is not used. Pass a fetch that honours redirect: "manual".');
   }
   if (response.status < 300 || response.status > 399 || response.status === 304) return undefined;
   const location = response.headers.get("location");
