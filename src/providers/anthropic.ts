@@ -1,4 +1,4 @@
-import { ProviderError, errorMessage, isAbortError, isAgentError } from "../errors.ts";
+import { ProviderError } from "../errors.ts";
 import type { ModelStreamEvent } from "../events.ts";
 import type { InvokeModel } from "../invoke-model.ts";
 import {
@@ -13,10 +13,10 @@ import {
   type AnthropicUsage,
 } from "./anthropic-convert.ts";
 import { parseToolInput } from "./convert-shared.ts";
-import { env, postJson, providerError, type ErrorShape, type Fetch } from "./http.ts";
+import { checkIdleTimeout, env, guardStream, postJson, providerError, readJson, type ErrorShape, type Fetch, type PostOptions, type TransportOptions } from "./http.ts";
 import { parseSseBatches } from "./sse.ts";
 
-export type AnthropicOptions = AnthropicRequestOptions & {
+export type AnthropicOptions = AnthropicRequestOptions & TransportOptions & {
   /** Defaults to the `ANTHROPIC_API_KEY` environment variable. */
   apiKey?: string;
   /** The API origin without `/v1`, as in the official SDK (default `https://api.anthropic.com`). */
@@ -32,12 +32,13 @@ export type AnthropicOptions = AnthropicRequestOptions & {
  */
 export function anthropic(options: AnthropicOptions): InvokeModel {
   const baseURL = (options.baseURL ?? env("ANTHROPIC_BASE_URL") ?? "https://api.anthropic.com").replace(/\/+$/, "");
+  const idleTimeoutMs = checkIdleTimeout(options.idleTimeoutMs);
   return (tools, session, context) => {
     const apiKey = options.apiKey ?? env("ANTHROPIC_API_KEY");
     if (apiKey === undefined) {
       throw new ProviderError("anthropic: no API key: set ANTHROPIC_API_KEY or pass apiKey", { provider: anthropicProvider });
     }
-    const request = {
+    const request: PostOptions = {
       provider: anthropicProvider,
       url: `${baseURL}/v1/messages`,
       headers: { "x-api-key": apiKey, "anthropic-version": "2023-06-01", ...options.headers },
@@ -46,9 +47,11 @@ export function anthropic(options: AnthropicOptions): InvokeModel {
       signal: context.signal,
       errors: anthropicErrors,
       secrets: [apiKey],
+      idleTimeoutMs,
+      expect: options.stream === false ? "json" : "sse",
     };
     if (options.stream === false) {
-      return postJson(request).then(async (response) => fromAnthropicResponse((await response.json()) as AnthropicResponse));
+      return postJson(request).then(async (response) => fromAnthropicResponse((await readJson(response, anthropicProvider, [apiKey])) as AnthropicResponse));
     }
     return streamMessages(() => postJson(request), [apiKey]);
   };
@@ -83,13 +86,7 @@ export async function* streamMessages(
 ): AsyncGenerator<ModelStreamEvent> {
   const response = await open();
   if (response.body === null) throw new ProviderError("anthropic: empty response body", { provider: anthropicProvider, retryable: true });
-  try {
-    yield* readMessagesStream(response.body, secrets);
-  } catch (error) {
-    // A connection cut mid-body surfaces as a bare TypeError from the reader: make it retryable.
-    if (isAgentError(error) || isAbortError(error)) throw error;
-    throw new ProviderError(`anthropic: the stream failed: ${errorMessage(error)}`, { provider: anthropicProvider, retryable: true, cause: error });
-  }
+  yield* guardStream(readMessagesStream(response.body, secrets), anthropicProvider, secrets);
 }
 
 async function* readMessagesStream(body: ReadableStream<Uint8Array>, secrets: readonly string[]): AsyncGenerator<ModelStreamEvent> {

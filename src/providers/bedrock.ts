@@ -1,4 +1,4 @@
-import { ContextOverflowError, ProviderError, errorMessage, isAbortError, isAgentError, isProviderError } from "../errors.ts";
+import { ContextOverflowError, ProviderError, errorMessage, isProviderError } from "../errors.ts";
 import type { ModelStreamEvent } from "../events.ts";
 import type { InvokeModel } from "../invoke-model.ts";
 import {
@@ -15,9 +15,9 @@ import {
 import { decodeEventStream, type EventStreamMessage } from "./bedrock-event-stream.ts";
 import { signRequest, type AwsCredentials } from "./bedrock-sign.ts";
 import { parseToolInput } from "./convert-shared.ts";
-import { env, postJson, providerError, type ErrorShape, type Fetch } from "./http.ts";
+import { bounded, checkIdleTimeout, env, guardStream, postJson, providerError, readJson, type ErrorShape, type Fetch, type TransportOptions } from "./http.ts";
 
-export type BedrockOptions = BedrockRequestOptions & {
+export type BedrockOptions = BedrockRequestOptions & TransportOptions & {
   /** A model id, inference profile id or ARN, e.g. `us.anthropic.claude-sonnet-4-5-20250929-v1:0`. */
   model: string;
   /** Defaults to `AWS_REGION`, then `AWS_DEFAULT_REGION`. */
@@ -45,6 +45,7 @@ export type BedrockOptions = BedrockRequestOptions & {
  * `ProviderError`s the loop retries when they are retryable.
  */
 export function bedrock(options: BedrockOptions): InvokeModel {
+  const idleTimeoutMs = checkIdleTimeout(options.idleTimeoutMs);
   return (tools, session, context) => {
     const auth = authFor(options);
     const region = options.region ?? env("AWS_REGION") ?? env("AWS_DEFAULT_REGION");
@@ -54,7 +55,7 @@ export function bedrock(options: BedrockOptions): InvokeModel {
     const body = toBedrockRequest(session, tools, options);
     const secrets: string[] = auth.kind === "bearer" ? [auth.token] : [];
     const post = async (): Promise<Response> => {
-      const authorized = await authorizedFetch(auth, region ?? regionOf(baseURL), withErrorType(options.fetch ?? globalThis.fetch), secrets);
+      const authorized = await authorizedFetch(auth, region ?? regionOf(baseURL), options.fetch ?? globalThis.fetch, secrets);
       return postJson({
         provider: bedrockProvider,
         url,
@@ -64,11 +65,13 @@ export function bedrock(options: BedrockOptions): InvokeModel {
         signal: context.signal,
         errors: bedrockErrors,
         secrets,
+        idleTimeoutMs,
+        expect: stream ? "aws-event-stream" : "json",
       }).catch((error: unknown) => {
         throw withContextOverflow(error);
       });
     };
-    if (!stream) return post().then(async (response) => fromBedrockResponse((await response.json()) as BedrockResponse));
+    if (!stream) return post().then(async (response) => fromBedrockResponse((await readJson(response, bedrockProvider, secrets)) as BedrockResponse));
     return streamConverse(post, context.signal, secrets);
   };
 }
@@ -112,7 +115,7 @@ async function authorizedFetch(auth: Auth, region: string | undefined, fetchImpl
   try {
     credentials = typeof auth.credentials === "function" ? await auth.credentials() : auth.credentials;
   } catch (error) {
-    throw new ProviderError(`bedrock: could not load credentials: ${errorMessage(error)}`, { provider: bedrockProvider, cause: error });
+    throw new ProviderError(bounded(`bedrock: could not load credentials: ${errorMessage(error)}`, []), { provider: bedrockProvider, cause: error });
   }
   secrets.push(credentials.secretAccessKey, ...(credentials.sessionToken === undefined ? [] : [credentials.sessionToken]));
   if (region === undefined) throw new ProviderError("bedrock: no region to sign for: set AWS_REGION or pass region", { provider: bedrockProvider });
@@ -131,30 +134,14 @@ async function authorizedFetch(auth: Auth, region: string | undefined, fetchImpl
   };
 }
 
-// Bedrock names the error in the `x-amzn-errortype` header, not in the JSON body, and an
-// ErrorShape reads only the body: copy the name into it as `__type`, as AWS's JSON protocols do.
-function withErrorType(fetchImpl: Fetch): Fetch {
-  return async (url, init) => {
-    const response = await fetchImpl(url, init);
-    const errorType = response.headers.get("x-amzn-errortype");
-    if (response.ok || errorType === null) return response;
-    const text = await response.text();
-    const rebuilt = (body: string): Response => new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
-    try {
-      const body = JSON.parse(text) as unknown;
-      if (typeof body === "object" && body !== null && !Array.isArray(body)) return rebuilt(JSON.stringify({ __type: errorType, ...body }));
-    } catch {
-      // Not JSON: leave it to postJson.
-    }
-    return rebuilt(text);
-  };
-}
-
 export const bedrockErrors: ErrorShape = {
-  describe: (body) => {
+  // Bedrock names the error in the `x-amzn-errortype` header; a stream's exception (and some
+  // proxies) in the body's `__type`, as AWS's JSON protocols do.
+  describe: (body, headers) => {
     const fields = body as { message?: unknown; Message?: unknown; __type?: unknown };
     const message = typeof fields.message === "string" ? fields.message : typeof fields.Message === "string" ? fields.Message : undefined;
-    const code = typeof fields.__type === "string" ? errorCode(fields.__type) : undefined;
+    const type = typeof fields.__type === "string" ? fields.__type : (headers?.get("x-amzn-errortype") ?? undefined);
+    const code = type === undefined ? undefined : errorCode(type);
     return { ...(message === undefined ? {} : { message }), ...(code === undefined ? {} : { code }) };
   },
   retryableCodes: [
@@ -217,6 +204,10 @@ export async function* streamConverse(
   signal?: AbortSignal,
   secrets: readonly string[] = [],
 ): AsyncGenerator<ModelStreamEvent> {
+  yield* guardStream(readConverseStream(open, secrets), bedrockProvider, secrets, signal);
+}
+
+async function* readConverseStream(open: () => Promise<Response>, secrets: readonly string[]): AsyncGenerator<ModelStreamEvent> {
   const response = await open();
   if (response.body === null) throw new ProviderError("bedrock: empty response body", { provider: bedrockProvider, retryable: true });
   const blocks = new Map<number, OpenBlock>();
@@ -244,7 +235,7 @@ export async function* streamConverse(
     return message === undefined ? undefined : { type: "message", message };
   };
 
-  for await (const batch of frames(response.body, signal)) for (const frame of batch) {
+  for await (const batch of decodeEventStream(response.body)) for (const frame of batch) {
     const messageType = frame.headers[":message-type"];
     if (messageType === "exception" || messageType === "error") throw streamError(frame, secrets);
     if (messageType !== "event") continue;
@@ -322,16 +313,6 @@ export async function* streamConverse(
     return;
   }
   throw new ProviderError("bedrock: the stream ended before messageStop", { provider: bedrockProvider, retryable: true });
-}
-
-// A connection that breaks or garbles the stream is worth another try; an abort is not an error of ours.
-async function* frames(body: ReadableStream<Uint8Array>, signal: AbortSignal | undefined): AsyncGenerator<EventStreamMessage[]> {
-  try {
-    yield* decodeEventStream(body);
-  } catch (error) {
-    if (signal?.aborted === true || isAgentError(error) || isAbortError(error)) throw error;
-    throw new ProviderError(`bedrock: the stream broke: ${errorMessage(error)}`, { provider: bedrockProvider, retryable: true, cause: error });
-  }
 }
 
 function streamError(frame: EventStreamMessage, secrets: readonly string[]): unknown {

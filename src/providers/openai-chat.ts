@@ -1,4 +1,4 @@
-import { ProviderError, errorMessage, isAbortError, isAgentError } from "../errors.ts";
+import { ProviderError } from "../errors.ts";
 import type { ModelStreamEvent } from "../events.ts";
 import type { StructuredOutputModel } from "../invoke-model.ts";
 import {
@@ -14,11 +14,11 @@ import {
   type OpenAIChatResponse,
   type OpenAIChatUsage,
 } from "./openai-chat-convert.ts";
-import { env, postJson, providerError, type ErrorShape, type Fetch } from "./http.ts";
+import { checkIdleTimeout, env, postJson, providerError, readJson, streamFailure, type ErrorShape, type Fetch, type PostOptions, type TransportOptions } from "./http.ts";
 import { parseSseBatches } from "./sse.ts";
 
 // `output` comes from the run (`context.output`), never from the factory.
-export type OpenAIChatOptions = Omit<OpenAIChatRequestOptions, "output"> & {
+export type OpenAIChatOptions = Omit<OpenAIChatRequestOptions, "output"> & TransportOptions & {
   /**
    * Defaults to the `OPENAI_API_KEY` environment variable. With a custom `baseURL` (Ollama, vLLM,
    * llama.cpp, LM Studio…) it may be missing: then no `Authorization` header is sent.
@@ -49,13 +49,14 @@ export function openaiChat(options: OpenAIChatOptions): StructuredOutputModel {
   const baseURL = (options.baseURL ?? env("OPENAI_BASE_URL") ?? defaultBaseURL).replace(/\/+$/, "");
   const official = /^https:\/\/api\.openai\.com(?:\/|$)/.test(baseURL);
   const requestOptions: OpenAIChatRequestOptions = official || options.maxTokensField !== undefined ? options : { ...options, maxTokensField: "max_tokens" };
+  const idleTimeoutMs = checkIdleTimeout(options.idleTimeoutMs);
   const invoke: StructuredOutputModel = (tools, session, context) => {
     const apiKey = options.apiKey ?? env("OPENAI_API_KEY");
     if (apiKey === undefined && official) {
       throw new ProviderError("openai-chat: no API key: set OPENAI_API_KEY or pass apiKey", { provider: openaiChatProvider });
     }
     const secrets = apiKey === undefined ? [] : [apiKey];
-    const request = {
+    const request: PostOptions = {
       provider: openaiChatProvider,
       url: `${baseURL}/chat/completions`,
       headers: { ...(apiKey === undefined ? {} : { authorization: `Bearer ${apiKey}` }), ...options.headers },
@@ -64,12 +65,14 @@ export function openaiChat(options: OpenAIChatOptions): StructuredOutputModel {
       signal: context.signal,
       errors: openaiChatErrors,
       secrets,
+      idleTimeoutMs,
+      expect: options.stream === false ? "json" : "sse",
     };
     if (options.stream === false) {
       return postJson(request)
         .then(async (response) => fromOpenAIChatResponse(await readBody(response, secrets)))
         .catch((error: unknown) => {
-          throw failure(error, context.signal);
+          throw streamFailure(error, openaiChatProvider, secrets, context.signal);
         });
     }
     return streamOpenAIChat(() => postJson(request), { secrets, signal: context.signal });
@@ -94,16 +97,10 @@ export const openaiChatErrors: ErrorShape = {
 };
 
 async function readBody(response: Response, secrets: readonly string[]): Promise<OpenAIChatResponse> {
-  const text = await response.text();
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    throw new ProviderError(`openai-chat: the response is not JSON: ${text.slice(0, 200)}`, { provider: openaiChatProvider, retryable: true });
-  }
+  const body = await readJson(response, openaiChatProvider, secrets);
   // Some proxies answer 200 with an error body.
   if (typeof body === "object" && body !== null && "error" in body && !("choices" in body)) {
-    throw providerError(openaiChatProvider, undefined, response.headers, text, openaiChatErrors, secrets);
+    throw providerError(openaiChatProvider, undefined, response.headers, JSON.stringify(body), openaiChatErrors, secrets);
   }
   return body as OpenAIChatResponse;
 }
@@ -142,7 +139,7 @@ export async function* streamOpenAIChat(
     }
     throw new ProviderError("openai-chat: the stream ended before the reply finished", { provider: openaiChatProvider, retryable: true });
   } catch (error) {
-    throw failure(error, transport.signal);
+    throw streamFailure(error, openaiChatProvider, transport.secrets, transport.signal);
   }
 }
 
@@ -261,15 +258,6 @@ function createStreamedTurn() {
       return events;
     },
   };
-}
-
-/**
- * Every failure as the error the loop expects: an abort or one of our errors as it is; anything
- * else (a connection cut mid-stream, a garbled chunk) a retryable `ProviderError`.
- */
-function failure(error: unknown, signal: AbortSignal | undefined): unknown {
-  if (signal?.aborted === true || isAbortError(error) || isAgentError(error)) return error;
-  return new ProviderError(`openai-chat: the response failed: ${errorMessage(error)}`, { provider: openaiChatProvider, retryable: true, cause: error });
 }
 
 export { toOpenAIChatRequest, fromOpenAIChatResponse, openaiChatProvider } from "./openai-chat-convert.ts";

@@ -3,7 +3,7 @@ import type { ModelStreamEvent } from "../events.ts";
 import type { StructuredOutputModel } from "../invoke-model.ts";
 import type { ModelMessage } from "../session.ts";
 import { parseToolInput } from "./convert-shared.ts";
-import { env, postJson, providerError, type Fetch, type PostOptions } from "./http.ts";
+import { bounded, checkIdleTimeout, env, guardStream, postJson, providerError, readJson, type Fetch, type PostOptions, type TransportOptions } from "./http.ts";
 import {
   fromOpenAIResponsesResponse,
   fromOutputItem,
@@ -20,7 +20,7 @@ import {
 import { parseSseBatches } from "./sse.ts";
 
 // `output` comes from the run (`context.output`), never from the factory.
-export type OpenAIResponsesOptions = Omit<OpenAIResponsesRequestOptions, "output"> & {
+export type OpenAIResponsesOptions = Omit<OpenAIResponsesRequestOptions, "output"> & TransportOptions & {
   /** Defaults to the `OPENAI_API_KEY` environment variable, read at each call. */
   apiKey?: string;
   /** The API root including `/v1`, as in the official SDK (default `OPENAI_BASE_URL`, then `https://api.openai.com/v1`). */
@@ -39,6 +39,7 @@ export type OpenAIResponsesOptions = Omit<OpenAIResponsesRequestOptions, "output
  */
 export function openaiResponses(options: OpenAIResponsesOptions): StructuredOutputModel {
   const baseURL = (options.baseURL ?? env("OPENAI_BASE_URL") ?? "https://api.openai.com/v1").replace(/\/+$/, "");
+  const idleTimeoutMs = checkIdleTimeout(options.idleTimeoutMs);
   const invoke: StructuredOutputModel = (tools, session, context) => {
     const apiKey = options.apiKey ?? env("OPENAI_API_KEY");
     if (apiKey === undefined) {
@@ -53,10 +54,12 @@ export function openaiResponses(options: OpenAIResponsesOptions): StructuredOutp
       signal: context.signal,
       errors: openaiResponsesErrors,
       secrets: [apiKey],
+      idleTimeoutMs,
+      expect: options.stream === false ? "json" : "sse",
     };
     const open = (): Promise<Response> => postJson(request);
     if (options.stream === false) {
-      return open().then(async (response) => fromOpenAIResponsesResponse((await response.json()) as OpenAIResponsesResponse));
+      return open().then(async (response) => fromOpenAIResponsesResponse((await readJson(response, openaiResponsesProvider, [apiKey])) as OpenAIResponsesResponse));
     }
     return streamResponses(open, [apiKey]);
   };
@@ -84,6 +87,10 @@ type PendingItem = { item: OpenAIResponsesOutputItem; text: string; arguments: s
  * of those is an error (retryable), never a turn; `error` and `response.failed` events throw.
  */
 export async function* streamResponses(open: () => Promise<Response>, secrets: readonly string[] = []): AsyncGenerator<ModelStreamEvent> {
+  yield* guardStream(readResponsesStream(open, secrets), openaiResponsesProvider, secrets);
+}
+
+async function* readResponsesStream(open: () => Promise<Response>, secrets: readonly string[]): AsyncGenerator<ModelStreamEvent> {
   const response = await open();
   if (response.body === null) throw new ProviderError("openai-responses: empty response body", { provider: openaiResponsesProvider, retryable: true });
   const items = new Map<number | string, PendingItem>();
@@ -92,7 +99,7 @@ export async function* streamResponses(open: () => Promise<Response>, secrets: r
   const find = (event: StreamEvent): PendingItem | undefined => items.get(event.output_index ?? -1) ?? (event.item_id === undefined ? undefined : items.get(event.item_id));
   for await (const batch of parseSseBatches(response.body)) for (const { data } of batch) {
     if (data === "[DONE]") continue;
-    const event = parseEvent(data);
+    const event = parseEvent(data, secrets);
     switch (event.type) {
       case "response.output_item.added": {
         const item = { ...event.item! };
@@ -172,11 +179,12 @@ export async function* streamResponses(open: () => Promise<Response>, secrets: r
   throw new ProviderError("openai-responses: the stream ended before response.completed", { provider: openaiResponsesProvider, retryable: true });
 }
 
-function parseEvent(data: string): StreamEvent {
+function parseEvent(data: string, secrets: readonly string[]): StreamEvent {
   try {
     return JSON.parse(data) as StreamEvent;
-  } catch (error) {
-    throw new ProviderError(`openai-responses: unreadable stream event: ${data.slice(0, 100)}`, { provider: openaiResponsesProvider, retryable: true, cause: error });
+  } catch {
+    // No cause: the parser's message quotes the event, which may hold a key.
+    throw new ProviderError(bounded(`openai-responses: unreadable stream event: ${data.slice(0, 200)}`, secrets), { provider: openaiResponsesProvider, retryable: true });
   }
 }
 

@@ -120,7 +120,8 @@ const blocks = (body: unknown): Block[] => (body as Body).messages.flatMap((mess
 
 conformanceSuite({
   name: "bedrock",
-  createModel: (origin, { stream, apiKey }) => bedrock({ model: "anthropic.claude-test-v1:0", baseURL: origin, apiKey, stream }),
+  createModel: (origin, options) => bedrock({ model: "anthropic.claude-test-v1:0", baseURL: origin, ...options }),
+  rawEvents: (payloads) => ({ headers: streamHeaders, chunks: payloads.map((payload) => frame({ ":event-type": "contentBlockDelta", ":content-type": "application/json", ":message-type": "event" }, payload)) }),
   turnResponse,
   errorResponse,
   toolResultsIn: (body) =>
@@ -515,6 +516,39 @@ describe("bedrock: credentials, region and signing", () => {
     });
     expect(request.headers.authorization).toBe(expected.authorization);
     expect(request.headers.authorization).toMatch(/^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/\d{8}\/eu-west-3\/bedrock\/aws4_request, SignedHeaders=content-type;host;x-amz-date;x-amz-security-token, Signature=[0-9a-f]{64}$/);
+  });
+
+  it("never sends a signed request (its session token) to another origin; a same-origin 307 is signed again for its new path", async () => {
+    clearAwsEnv();
+    const credentials = { ...keys, sessionToken: "session-token-never-elsewhere" };
+    const elsewhere = await startReplayServer();
+    try {
+      elsewhere.enqueue(hi());
+      server.enqueue({ status: 307, headers: { location: `${elsewhere.origin}/model/m/converse-stream` } });
+      const error = await agentLoop(bedrock({ model: "m", region: "us-east-1", baseURL: server.origin, credentials }), [], initSession("s", "u"), { retry: false }).catch(
+        (thrown: unknown) => thrown,
+      );
+      expect(error).toMatchObject({ name: "ProviderError", status: 307, retryable: false });
+      expect(elsewhere.requests).toStrictEqual([]);
+    } finally {
+      await elsewhere.close();
+    }
+    server.enqueue({ status: 307, headers: { location: "/v2/model/m/converse-stream" } }, hi());
+    const before = server.requests.length;
+    await agentLoop(bedrock({ model: "m", region: "us-east-1", baseURL: server.origin, credentials }), [], initSession("s", "u"));
+    const moved = server.requests[before + 1]!;
+    expect(moved.url).toBe("/v2/model/m/converse-stream");
+    const expected = await signRequest({
+      method: "POST",
+      url: `${server.origin}${moved.url}`,
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(moved.body),
+      region: "us-east-1",
+      service: "bedrock",
+      credentials,
+      date: new Date((moved.headers["x-amz-date"] as string).replace(/^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/, "$1-$2-$3T$4:$5:$6Z")),
+    });
+    expect(moved.headers.authorization).toBe(expected.authorization);
   });
 
   it("calls a credentials function for every request; a Bedrock API key (AWS_BEARER_TOKEN_BEDROCK) is sent as a bearer token instead", async () => {

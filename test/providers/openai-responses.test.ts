@@ -97,7 +97,7 @@ const callsIn = (body: unknown): { id: string; name: string }[] =>
 
 conformanceSuite({
   name: "openai-responses",
-  createModel: (origin, { stream, apiKey }) => openaiResponses({ model: "gpt-test", baseURL: `${origin}/v1`, apiKey, stream }),
+  createModel: (origin, options) => openaiResponses({ model: "gpt-test", baseURL: `${origin}/v1`, ...options }),
   turnResponse,
   errorResponse,
   toolResultsIn: resultsIn,
