@@ -10,9 +10,10 @@ import {
   type AnthropicContentBlock,
   type AnthropicRequestOptions,
   type AnthropicResponse,
+  type AnthropicStopDetails,
   type AnthropicUsage,
 } from "./anthropic-convert.ts";
-import { parseToolInput } from "./convert-shared.ts";
+import { readToolInput, refusedInput } from "./convert-shared.ts";
 import { env, postJson, providerError, type ErrorShape, type Fetch } from "./http.ts";
 import { parseSseBatches } from "./sse.ts";
 
@@ -65,9 +66,17 @@ export const anthropicErrors: ErrorShape = {
 type StreamEvent = {
   type: string;
   index?: number;
-  message?: { usage?: AnthropicUsage };
+  message?: AnthropicResponse;
   content_block?: AnthropicContentBlock;
-  delta?: { type?: string; text?: string; thinking?: string; signature?: string; partial_json?: string; stop_reason?: string | null };
+  delta?: {
+    type?: string;
+    text?: string;
+    thinking?: string;
+    signature?: string;
+    partial_json?: string;
+    stop_reason?: string | null;
+    stop_details?: AnthropicStopDetails | null;
+  };
   usage?: AnthropicUsage;
   error?: { type?: string; message?: string };
 };
@@ -96,13 +105,32 @@ async function* readMessagesStream(body: ReadableStream<Uint8Array>, secrets: re
   const blocks = new Map<number, { block: AnthropicContentBlock; json: string }>();
   let usage: AnthropicUsage = {};
   let stopReason: string | null | undefined;
+  let stopDetails: AnthropicStopDetails | null | undefined;
+  let messageId: string | undefined;
+  let started = false;
   let cutToolCall: AnthropicContentBlock | undefined;
   for await (const batch of parseSseBatches(body)) for (const { data } of batch) {
     const event = JSON.parse(data) as StreamEvent;
     switch (event.type) {
-      case "message_start":
-        usage = { ...event.message?.usage };
+      case "message_start": {
+        const message = event.message ?? {};
+        // Two generations in one stream (a proxy that retried upstream and kept sending) must never
+        // become one turn: the whole response is broken, and the loop retries it.
+        if (started) {
+          throw new ProviderError(`anthropic: a second message (${message.id ?? "no id"}) began in the stream of ${messageId ?? "another"}`, {
+            provider: anthropicProvider,
+            retryable: true,
+          });
+        }
+        started = true;
+        messageId = message.id;
+        usage = { ...message.usage };
+        stopReason = message.stop_reason ?? stopReason;
+        stopDetails = message.stop_details ?? stopDetails;
+        // Some servers (caches, proxies) send the whole message here and only message_stop after it.
+        for (const block of message.content ?? []) yield* wholeBlockEvents(block);
         break;
+      }
       case "content_block_start": {
         const block = { ...event.content_block! };
         blocks.set(event.index ?? 0, { block, json: "" });
@@ -132,14 +160,15 @@ async function* readMessagesStream(body: ReadableStream<Uint8Array>, secrets: re
         blocks.delete(event.index ?? 0);
         if (done === undefined) break;
         if (done.block.type === "tool_use") {
-          const input = done.json === "" ? done.block.input ?? {} : parseToolInput(done.json);
+          const read = readToolInput(done.json === "" ? done.block.input : done.json);
           // Cut off or garbled JSON: only acceptable if the turn turns out to be cut (max_tokens),
           // and then the loop will not run the call. Decided at message_stop.
-          if (input === undefined) {
+          if (read.kind === "invalid") {
             cutToolCall = done.block;
             break;
           }
-          done.block.input = input;
+          yield { type: "message", message: { type: "tool_call", id: done.block.id ?? "", name: done.block.name ?? "", ...refusedInput(read) } };
+          break;
         }
         const message = fromContentBlock(done.block);
         if (message !== undefined) yield { type: "message", message };
@@ -147,6 +176,7 @@ async function* readMessagesStream(body: ReadableStream<Uint8Array>, secrets: re
       }
       case "message_delta":
         stopReason = event.delta?.stop_reason ?? stopReason;
+        stopDetails = event.delta?.stop_details ?? stopDetails;
         usage = { ...usage, ...definedOnly(event.usage) };
         break;
       case "message_stop":
@@ -158,7 +188,7 @@ async function* readMessagesStream(body: ReadableStream<Uint8Array>, secrets: re
             });
           }
         }
-        yield { type: "response-end", ...turnEnd(stopReason, usage) };
+        yield { type: "response-end", ...turnEnd(stopReason, usage, stopDetails) };
         // After response-end, so the loop never starts it early.
         if (cutToolCall !== undefined) yield { type: "message", message: fromContentBlock({ ...cutToolCall, input: {} })! };
         return;
@@ -169,6 +199,18 @@ async function* readMessagesStream(body: ReadableStream<Uint8Array>, secrets: re
     }
   }
   throw new ProviderError("anthropic: the stream ended before message_stop", { provider: anthropicProvider, retryable: true });
+}
+
+// A block that arrived complete (in message_start): the events a streamed one would have produced.
+function* wholeBlockEvents(block: AnthropicContentBlock): Generator<ModelStreamEvent> {
+  const message = fromContentBlock(block);
+  if (message === undefined) return;
+  if ("type" in message && message.type === "tool_call") {
+    yield { type: "tool-call-start", id: message.id, name: message.name };
+  } else if (message.content !== "") {
+    yield { type: "type" in message ? "thinking-delta" : "text-delta", delta: message.content };
+  }
+  yield { type: "message", message };
 }
 
 function definedOnly(usage: AnthropicUsage | undefined): AnthropicUsage {
