@@ -2,7 +2,7 @@ import { ProviderError } from "../errors.ts";
 import type { AssistantMessage, JsonObject, ModelMessage, Session, StopReason, ThinkingMessage, ToolCallMessage, Usage } from "../session.ts";
 import { outputInstruction } from "../structured-output.ts";
 import type { ToolSchema } from "../tools.ts";
-import { isOwnSignedThinking, pairToolMessages } from "./convert-shared.ts";
+import { isOwnSignedThinking, pairToolMessages, stopFields, toolUseWhenCalls, type StopReasonNames } from "./convert-shared.ts";
 
 /** Options that shape the request body (the adapter's other options only affect transport). */
 export type GeminiRequestOptions = {
@@ -296,41 +296,35 @@ export function responseIdSuffix(responseId: string | undefined): () => string {
   return () => (suffix ??= Math.random().toString(36).slice(2, 10));
 }
 
-/** Normalized stop reason, the raw one unless it is plain STOP or MAX_TOKENS, and usage in the generic shape. */
+/** Normalized stop reason (see `stopFields` for when `rawStopReason` is kept), and usage in the generic shape. */
 export function turnEnd(
   finishReason: string | undefined,
   blockReason: string | undefined,
   usage: GeminiUsage | undefined,
   toolCalls: number,
 ): { stopReason?: StopReason; rawStopReason?: string; usage?: Usage } {
-  const fields: { stopReason?: StopReason; rawStopReason?: string; usage?: Usage } = {};
-  const raw = finishReason ?? blockReason;
-  if (raw !== undefined) {
-    // Gemini says STOP for a turn that calls tools too; a blocked prompt has no candidate at all.
-    let stopReason: StopReason;
-    if (finishReason === undefined) stopReason = "content_filter";
-    else if (finishReason === "STOP") stopReason = toolCalls > 0 ? "tool_use" : "end_turn";
-    else stopReason = finishReasons[finishReason] ?? "other";
-    fields.stopReason = stopReason;
-    // Kept when the normalized reason loses something: which filter, which failure, STOP with calls.
-    if (plainReasons[raw] !== stopReason) fields.rawStopReason = raw;
-  }
+  // Gemini says STOP for a turn that calls tools too; a blocked prompt has no candidate at all.
+  const fields: { stopReason?: StopReason; rawStopReason?: string; usage?: Usage } =
+    finishReason === undefined && blockReason !== undefined
+      ? { stopReason: "content_filter", rawStopReason: blockReason }
+      : stopFields(finishReason, finishReasons, toolUseWhenCalls(toolCalls > 0));
   if (usage !== undefined) fields.usage = geminiUsage(usage);
   return fields;
 }
 
-const plainReasons: Partial<Record<string, StopReason>> = { STOP: "end_turn", MAX_TOKENS: "max_tokens" };
-
-const finishReasons: Partial<Record<string, StopReason>> = {
-  MAX_TOKENS: "max_tokens",
-  SAFETY: "content_filter",
-  RECITATION: "content_filter",
-  BLOCKLIST: "content_filter",
-  PROHIBITED_CONTENT: "content_filter",
-  SPII: "content_filter",
-  IMAGE_SAFETY: "content_filter",
-  IMAGE_PROHIBITED_CONTENT: "content_filter",
-  IMAGE_RECITATION: "content_filter",
+const finishReasons: StopReasonNames = {
+  plain: { STOP: "end_turn", MAX_TOKENS: "max_tokens" },
+  // Which filter stopped the answer is lost in `content_filter`: the raw reason keeps it.
+  aliases: {
+    SAFETY: "content_filter",
+    RECITATION: "content_filter",
+    BLOCKLIST: "content_filter",
+    PROHIBITED_CONTENT: "content_filter",
+    SPII: "content_filter",
+    IMAGE_SAFETY: "content_filter",
+    IMAGE_PROHIBITED_CONTENT: "content_filter",
+    IMAGE_RECITATION: "content_filter",
+  },
 };
 
 // Gemini counts the answer and the thoughts apart; the generic output includes reasoning. The

@@ -2,7 +2,7 @@ import { ProviderError } from "../errors.ts";
 import type { JsonObject, ModelMessage, Session, StopReason, ThinkingMessage, ToolCallMessage, TurnEndFields, Usage } from "../session.ts";
 import { hasObjectRoot, outputInstruction } from "../structured-output.ts";
 import type { ToolSchema } from "../tools.ts";
-import { isOwnSignedThinking, outputText, pairToolMessages, parseToolInput, safeToolId } from "./convert-shared.ts";
+import { isOwnSignedThinking, outputText, pairToolMessages, parseToolInput, safeToolId, stopFields, toolUseWhenCalls, type StopReasonNames } from "./convert-shared.ts";
 
 /** Options that shape the request body (the adapter's other options only affect transport). */
 export type OpenAIChatRequestOptions = {
@@ -264,29 +264,28 @@ function freshToolId(): string {
 }
 
 /**
- * Normalized stop reason, the raw one when the normalization lost something (an unknown reason,
+ * Normalized stop reason (see `stopFields` for when `rawStopReason` is kept: an unknown reason,
  * "stop" with tool calls, a refusal), and usage in the generic shape.
  */
 export function turnEnd(finishReason: string | undefined, usage: OpenAIChatUsage | undefined, hasToolCalls: boolean, refused = false): TurnEndFields {
-  const fields: TurnEndFields = {};
-  if (finishReason !== undefined) {
-    let stopReason = finishReasons[finishReason] ?? "other";
-    // Several compatible servers say "stop" for a reply with tool calls.
-    if (finishReason === "stop" && hasToolCalls) stopReason = "tool_use";
-    if (refused) stopReason = "refusal";
-    fields.stopReason = stopReason;
-    if (stopReason !== finishReasons[finishReason]) fields.rawStopReason = finishReason;
-  }
+  const fields: TurnEndFields = stopFields(finishReason, finishReasons, (stopReason) => (refused ? "refusal" : toolUseWhenCalls(hasToolCalls)(stopReason)));
   if (usage !== undefined) fields.usage = openaiChatUsage(usage);
   return fields;
 }
 
-const finishReasons: Partial<Record<string, StopReason>> = {
-  stop: "end_turn",
-  tool_calls: "tool_use",
-  function_call: "tool_use",
-  length: "max_tokens",
-  content_filter: "content_filter",
+const finishReasons: StopReasonNames = {
+  plain: { stop: "end_turn", tool_calls: "tool_use", length: "max_tokens", content_filter: "content_filter" },
+  // The legacy function call, and the names compatible servers use (vLLM and TGI `eos_token`, Mistral `model_length`).
+  aliases: {
+    function_call: "tool_use",
+    eos: "end_turn",
+    eos_token: "end_turn",
+    end_turn: "end_turn",
+    stop_sequence: "stop_sequence",
+    model_length: "max_tokens",
+    max_tokens: "max_tokens",
+    tool_use: "tool_use",
+  },
 };
 
 // prompt_tokens already includes cached tokens and completion_tokens reasoning tokens, as the

@@ -2,7 +2,7 @@ import { ProviderError } from "../errors.ts";
 import type { JsonObject, ModelMessage, Session, StopReason, ThinkingMessage, ToolCallMessage, Usage } from "../session.ts";
 import { hasObjectRoot, outputInstruction } from "../structured-output.ts";
 import type { ToolSchema } from "../tools.ts";
-import { isOwnSignedThinking, outputText, pairToolMessages, parseToolInput, safeToolId } from "./convert-shared.ts";
+import { isOwnSignedThinking, outputText, pairToolMessages, parseToolInput, safeToolId, stopFields, type StopReasonNames } from "./convert-shared.ts";
 import { providerError, type ErrorShape } from "./http.ts";
 
 /** Options that shape the request body (the adapter's other options only affect transport). */
@@ -292,8 +292,8 @@ export function invalidArgumentsError(item: OpenAIResponsesOutputItem): Provider
 }
 
 /**
- * Normalized stop reason, the raw one when there is one and it differs, and usage in the generic
- * shape. The Responses API has no stop reason for a completed response: it is `tool_use` when the
+ * Normalized stop reason (see `stopFields` for when `rawStopReason` is kept), and usage in the
+ * generic shape. The Responses API has no stop reason for a completed response: it is `tool_use` when the
  * turn has tool calls, `refusal` when the model refused, `end_turn` otherwise.
  */
 export function turnEnd(
@@ -305,19 +305,13 @@ export function turnEnd(
     const refused = (response.output ?? []).some((item) => item.type === "message" && (item.content ?? []).some((part) => part.type === "refusal"));
     fields.stopReason = messages.some((message) => "type" in message && message.type === "tool_call") ? "tool_use" : refused ? "refusal" : "end_turn";
   } else if (response.status !== undefined) {
-    const raw = response.status === "incomplete" ? response.incomplete_details?.reason ?? "incomplete" : response.status;
-    const stopReason = incompleteReasons[raw] ?? "other";
-    fields.stopReason = stopReason;
-    if (stopReason !== raw) fields.rawStopReason = raw;
+    Object.assign(fields, stopFields(response.status === "incomplete" ? response.incomplete_details?.reason ?? "incomplete" : response.status, incompleteReasons));
   }
   if (response.usage !== null && response.usage !== undefined) fields.usage = openaiUsage(response.usage);
   return fields;
 }
 
-const incompleteReasons: Record<string, StopReason> = {
-  max_output_tokens: "max_tokens",
-  content_filter: "content_filter",
-};
+const incompleteReasons: StopReasonNames = { plain: { max_output_tokens: "max_tokens", content_filter: "content_filter" } };
 
 // OpenAI already counts cached tokens in input_tokens and reasoning in output_tokens, as the generic usage does.
 function openaiUsage(usage: OpenAIResponsesUsage): Usage {
