@@ -1,5 +1,5 @@
 import { ProviderError } from "../errors.ts";
-import type { JsonObject, ModelMessage, Session, StopReason, ThinkingMessage, ToolCallMessage, TurnEndFields, Usage } from "../session.ts";
+import type { JsonObject, ModelMessage, Session, ThinkingMessage, ToolCallMessage, TurnEndFields, Usage } from "../session.ts";
 import { hasObjectRoot, outputInstruction } from "../structured-output.ts";
 import type { ToolSchema } from "../tools.ts";
 import { isOwnSignedThinking, outputText, pairToolMessages, parseToolInput, safeToolId, stopFields, toolUseWhenCalls, type StopReasonNames } from "./convert-shared.ts";
