@@ -1,6 +1,6 @@
 import type { JsonObject, ModelMessage, Session, StopReason, ToolResultMessage, Usage } from "../session.ts";
 import type { ToolSchema } from "../tools.ts";
-import { isOwnSignedThinking, outputText, pairToolMessages, safeToolId, stopFields, toolUseWhenCalls, usageWithCache, type StopReasonNames } from "./convert-shared.ts";
+import { isOwnSignedThinking, outputText, pairToolMessages, readToolInput, refusedInput, safeToolId, stopFields, toolUseWhenCalls, usageWithCache, type StopReasonNames } from "./convert-shared.ts";
 
 /** Options that shape the request body (the model goes in the URL; the adapter's other options only affect transport). */
 export type BedrockRequestOptions = {
@@ -204,11 +204,14 @@ export function fromBedrockResponse(body: BedrockResponse): ModelMessage[] {
   return messages;
 }
 
-/** One content block as a generic message (`undefined` for empty text and blocks the session has no kind for). */
+/**
+ * One content block as a generic message (`undefined` for empty text and blocks the session has no
+ * kind for). A tool input nested too deep or too large becomes `{}` with `inputError`.
+ */
 export function fromContentBlock(block: BedrockContentBlock): ModelMessage | undefined {
   if (block.text !== undefined) return block.text === "" ? undefined : { role: "assistant", content: block.text };
   if (block.toolUse !== undefined) {
-    return { type: "tool_call", id: block.toolUse.toolUseId ?? "", name: block.toolUse.name ?? "", input: jsonObject(block.toolUse.input) ?? {} };
+    return { type: "tool_call", id: block.toolUse.toolUseId ?? "", name: block.toolUse.name ?? "", ...refusedInput(readToolInput(block.toolUse.input)) };
   }
   const reasoning = block.reasoningContent;
   if (reasoning?.redactedContent !== undefined) {

@@ -14,7 +14,7 @@ import {
 } from "./bedrock-convert.ts";
 import { decodeEventStream, type EventStreamMessage } from "./bedrock-event-stream.ts";
 import { signRequest, type AwsCredentials } from "./bedrock-sign.ts";
-import { parseToolInput } from "./convert-shared.ts";
+import { readToolInput } from "./convert-shared.ts";
 import { env, postJson, providerError, type ErrorShape, type Fetch } from "./http.ts";
 
 export type BedrockOptions = BedrockRequestOptions & {
@@ -232,12 +232,13 @@ export async function* streamConverse(
     const block = open.block;
     if (block.toolUse !== undefined) {
       hasToolCalls = true;
-      const input = open.json === "" ? {} : parseToolInput(open.json);
-      if (input === undefined) {
+      const read = readToolInput(open.json);
+      if (read.kind === "invalid") {
         cutToolCalls.push(block);
         return undefined;
       }
-      block.toolUse.input = input;
+      // A refused input stays text: fromContentBlock reads it again and gives the call its error.
+      block.toolUse.input = read.kind === "ok" ? read.input : open.json;
     }
     if (open.redacted.length > 0) block.reasoningContent = { redactedContent: joinBase64(open.redacted) };
     const message = fromContentBlock(block);

@@ -2,7 +2,7 @@ import { ProviderError } from "../errors.ts";
 import type { AssistantMessage, JsonObject, ModelMessage, Session, StopReason, ThinkingMessage, ToolCallMessage, Usage } from "../session.ts";
 import { outputInstruction } from "../structured-output.ts";
 import type { ToolSchema } from "../tools.ts";
-import { isOwnSignedThinking, pairToolMessages, stopFields, toolUseWhenCalls, type StopReasonNames } from "./convert-shared.ts";
+import { isOwnSignedThinking, pairToolMessages, readToolInput, refusedInput, stopFields, toolUseWhenCalls, type StopReasonNames } from "./convert-shared.ts";
 
 /** Options that shape the request body (the adapter's other options only affect transport). */
 export type GeminiRequestOptions = {
@@ -275,14 +275,14 @@ function isSignatureOnly(part: GeminiPart): boolean {
 function toolCallOf(part: GeminiPart, index: number, idSuffix: () => string): { message: ToolCallMessage & GeminiMessageFields; valid: boolean } {
   const call = part.functionCall!;
   const name = call.name ?? "";
-  const args = call.args ?? {};
-  const valid = typeof args === "object" && args !== null && !Array.isArray(args);
+  const read = readToolInput(call.args);
+  const valid = read.kind !== "invalid";
   const given = typeof call.id === "string" && call.id !== "" ? call.id : undefined;
   const message: ToolCallMessage & GeminiMessageFields = {
     type: "tool_call",
     id: given ?? `${name}_${index}_${idSuffix()}`,
     name,
-    input: valid ? (args as JsonObject) : {},
+    ...refusedInput(read),
   };
   if (part.thoughtSignature !== undefined && part.thoughtSignature !== "") message.signature = part.thoughtSignature;
   message.provider = googleProvider;

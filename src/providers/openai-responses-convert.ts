@@ -2,7 +2,7 @@ import { ProviderError } from "../errors.ts";
 import type { JsonObject, ModelMessage, Session, StopReason, ThinkingMessage, ToolCallMessage, Usage } from "../session.ts";
 import { hasObjectRoot, outputInstruction } from "../structured-output.ts";
 import type { ToolSchema } from "../tools.ts";
-import { isOwnSignedThinking, outputText, pairToolMessages, parseToolInput, safeToolId, stopFields, type StopReasonNames } from "./convert-shared.ts";
+import { isOwnSignedThinking, outputText, pairToolMessages, readToolInput, refusedInput, safeToolId, stopFields, type StopReasonNames } from "./convert-shared.ts";
 import { providerError, type ErrorShape } from "./http.ts";
 
 /** Options that shape the request body (the adapter's other options only affect transport). */
@@ -255,7 +255,8 @@ function retryAfterInMessage(message: string): number | undefined {
 /**
  * One output item as a generic message. `undefined` for empty text, reasoning with nothing to keep,
  * server-side items (web search…), and a function call whose arguments are not a JSON object:
- * the caller decides what a cut call means.
+ * the caller decides what a cut call means. Arguments nested too deep or too large become `{}`
+ * with `inputError` (see `readToolInput`).
  */
 export function fromOutputItem(item: OpenAIResponsesOutputItem): ModelMessage | undefined {
   if (item.type === "message") {
@@ -274,8 +275,8 @@ export function fromOutputItem(item: OpenAIResponsesOutputItem): ModelMessage | 
     return message;
   }
   if (item.type === "function_call") {
-    const input = parseToolInput(item.arguments ?? "");
-    return input === undefined ? undefined : toolCall(item, input);
+    const read = readToolInput(item.arguments ?? "");
+    return read.kind === "invalid" ? undefined : { ...toolCall(item, {}), ...refusedInput(read) };
   }
   return undefined;
 }

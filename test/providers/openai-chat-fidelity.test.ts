@@ -57,7 +57,7 @@ describe("openai-chat: what compatible servers send", () => {
       { headers: sseHeaders, chunks: sse(recorded, { done: true }) },
     );
     const session = await agentLoop(model(), [], initSession("s", "2+2?"));
-    expect(withoutTs(session).slice(2).map((message) => message.content)).toStrictEqual([
+    expect(withoutTs(session).slice(2).map((message) => ("content" in message ? message.content : undefined))).toStrictEqual([
       "The user is asking for 2+2. This is basic arithmetic. 2+2=4.",
       "2 + 2 = 4 (checked)",
       "Double-checked.",
