@@ -15,6 +15,7 @@ import {
 } from "./anthropic-convert.ts";
 import { readToolInput, refusedInput } from "./convert-shared.ts";
 import { env, postJson, providerError, type ErrorShape, type Fetch } from "./http.ts";
+import { withUniqueToolIds } from "./session-tool-ids.ts";
 import { parseSseBatches } from "./sse.ts";
 
 export type AnthropicOptions = AnthropicRequestOptions & {
@@ -33,7 +34,7 @@ export type AnthropicOptions = AnthropicRequestOptions & {
  */
 export function anthropic(options: AnthropicOptions): InvokeModel {
   const baseURL = (options.baseURL ?? env("ANTHROPIC_BASE_URL") ?? "https://api.anthropic.com").replace(/\/+$/, "");
-  return (tools, session, context) => {
+  return withUniqueToolIds((tools, session, context) => {
     const apiKey = options.apiKey ?? env("ANTHROPIC_API_KEY");
     if (apiKey === undefined) {
       throw new ProviderError("anthropic: no API key: set ANTHROPIC_API_KEY or pass apiKey", { provider: anthropicProvider });
@@ -52,7 +53,7 @@ export function anthropic(options: AnthropicOptions): InvokeModel {
       return postJson(request).then(async (response) => fromAnthropicResponse((await response.json()) as AnthropicResponse));
     }
     return streamMessages(() => postJson(request), [apiKey]);
-  };
+  }, anthropicProvider);
 }
 
 export const anthropicErrors: ErrorShape = {

@@ -14,6 +14,7 @@ import {
 } from "./bedrock-convert.ts";
 import { decodeEventStream, type EventStreamMessage } from "./bedrock-event-stream.ts";
 import { signRequest, type AwsCredentials } from "./bedrock-sign.ts";
+import { withUniqueToolIds } from "./session-tool-ids.ts";
 import { readToolInput } from "./convert-shared.ts";
 import { env, postJson, providerError, type ErrorShape, type Fetch } from "./http.ts";
 
@@ -45,7 +46,7 @@ export type BedrockOptions = BedrockRequestOptions & {
  * `ProviderError`s the loop retries when they are retryable.
  */
 export function bedrock(options: BedrockOptions): InvokeModel {
-  return (tools, session, context) => {
+  return withUniqueToolIds((tools, session, context) => {
     const auth = authFor(options);
     const region = options.region ?? env("AWS_REGION") ?? env("AWS_DEFAULT_REGION");
     const baseURL = (options.baseURL ?? env("AWS_ENDPOINT_URL_BEDROCK_RUNTIME") ?? defaultEndpoint(region)).replace(/\/+$/, "");
@@ -70,7 +71,7 @@ export function bedrock(options: BedrockOptions): InvokeModel {
     };
     if (!stream) return post().then(async (response) => fromBedrockResponse((await response.json()) as BedrockResponse));
     return streamConverse(post, context.signal, secrets);
-  };
+  }, bedrockProvider);
 }
 
 type Auth = { kind: "bearer"; token: string } | { kind: "sigv4"; credentials: AwsCredentials | (() => Promise<AwsCredentials>) };

@@ -107,7 +107,7 @@ export function toGeminiRequest(session: Session, tools: readonly ToolSchema[], 
       if (isOwnSignedThinking(message, googleProvider)) push("model", { text: message.content, thought: true, thoughtSignature: message.signature! });
     } else if (message.type === "tool_call") {
       const own = message;
-      const wireId = own.provider === googleProvider && own.generatedId !== true ? message.id : undefined;
+      const wireId = own.provider === googleProvider && own.generatedId !== true ? message.wireId ?? message.id : undefined;
       calls.set(message.id, { name: message.name, position: calls.size, wireId });
       const args = typeof message.input === "object" && message.input !== null && !Array.isArray(message.input) ? message.input : {};
       push("model", signed({ functionCall: { ...(wireId === undefined ? {} : { id: wireId }), name: message.name, args } }, ownSignature(message)));

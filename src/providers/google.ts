@@ -14,6 +14,7 @@ import {
   type GeminiUsage,
 } from "./google-convert.ts";
 import { env, postJson, providerError, type ErrorShape, type Fetch } from "./http.ts";
+import { withUniqueToolIds } from "./session-tool-ids.ts";
 import { parseSseBatches } from "./sse.ts";
 
 // `output` comes from the run (`context.output`), never from the factory.
@@ -61,7 +62,7 @@ export function gemini(options: GeminiOptions): StructuredOutputModel {
     return streamGenerateContent(() => postJson(request), [apiKey]);
   };
   invoke.structuredOutput = "native";
-  return invoke;
+  return withUniqueToolIds(invoke, googleProvider);
 }
 
 /** Gemini's error body: `{ error: { code, message, status, details } }` (in an array from some endpoints). */

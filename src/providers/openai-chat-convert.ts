@@ -158,16 +158,22 @@ function assistantMessages(turn: AssistantTurn): OpenAIChatMessage[] {
   } else if (turn.reasoning.length > 0) assistant[turn.reasoningField] = turn.reasoning.join("\n\n");
   if (turn.calls.length === 0) return [assistant];
   assistant.tool_calls = turn.calls.map((call) => ({
-    id: safeToolId(call.id, maxToolIdLength),
+    id: wireToolId(call),
     type: "function",
     function: { name: call.name, arguments: JSON.stringify(isJsonObject(call.input) ? call.input : {}) },
   }));
   const results: OpenAIChatMessage[] = turn.calls.map((call) => ({
     role: "tool",
-    tool_call_id: safeToolId(call.id, maxToolIdLength),
+    tool_call_id: wireToolId(call),
     content: turn.results.get(call.id) ?? "Error: no result was recorded for this tool call.",
   }));
   return [assistant, ...results];
+}
+
+// The server's own id for its own call, which it may insist on (Mistral takes only its 9-character
+// ids); any other id made safe for OpenAI.
+function wireToolId(call: ToolCallMessage): string {
+  return call.provider === openaiChatProvider && call.wireId !== undefined ? call.wireId : safeToolId(call.id, maxToolIdLength);
 }
 
 function isJsonObject(value: unknown): value is JsonObject {

@@ -17,6 +17,7 @@ import {
   type ReasoningField,
 } from "./openai-chat-convert.ts";
 import { env, postJson, providerError, type ErrorShape, type Fetch } from "./http.ts";
+import { withUniqueToolIds } from "./session-tool-ids.ts";
 import { parseSseBatches } from "./sse.ts";
 
 // `output` comes from the run (`context.output`), never from the factory.
@@ -77,7 +78,7 @@ export function openaiChat(options: OpenAIChatOptions): StructuredOutputModel {
     return streamOpenAIChat(() => postJson(request), { secrets, signal: context.signal });
   };
   if (options.nativeOutput !== false) invoke.structuredOutput = "native";
-  return invoke;
+  return withUniqueToolIds(invoke, openaiChatProvider);
 }
 
 /** OpenAI's error bodies (`{error: {message, type, code}}`) and the shapes of compatible servers. */

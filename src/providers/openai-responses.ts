@@ -17,6 +17,7 @@ import {
   type OpenAIResponsesRequestOptions,
   type OpenAIResponsesResponse,
 } from "./openai-responses-convert.ts";
+import { withUniqueToolIds } from "./session-tool-ids.ts";
 import { parseSseBatches } from "./sse.ts";
 
 // `output` comes from the run (`context.output`), never from the factory.
@@ -61,7 +62,7 @@ export function openaiResponses(options: OpenAIResponsesOptions): StructuredOutp
     return streamResponses(open, [apiKey]);
   };
   invoke.structuredOutput = "native";
-  return invoke;
+  return withUniqueToolIds(invoke, openaiResponsesProvider);
 }
 
 type StreamEvent = {

@@ -176,7 +176,13 @@ export function conformanceSuite(target: ConformanceTarget): void {
       const full = target.turnResponse({ text: "This never finishes", stopReason: "end_turn", usage: { input: 1, output: 1 } }, true);
       server.enqueue({ ...full, chunks: full.chunks?.slice(0, 1) ?? [], hang: true });
       const controller = new AbortController();
-      setTimeout(() => controller.abort(), 50);
+      // Abort once the request is in: on a busy machine a fixed timer can fire before it is sent,
+      // and the hanging response would then be left queued for the next test.
+      const waitForRequest = setInterval(() => {
+        if (server.requests.length === 0) return;
+        clearInterval(waitForRequest);
+        setTimeout(() => controller.abort(), 20);
+      }, 5);
       const session = await agentLoop(target.createModel(server.origin, { stream: true, apiKey }), [], initSession("s", "u"), { signal: controller.signal });
       // The content is what streamed before the abort: nothing, or the start of the text (Gemini's first chunk carries text).
       const last = withoutTs(session).at(-1) as { content: string };
