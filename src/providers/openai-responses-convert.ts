@@ -169,7 +169,7 @@ function isReasoning(item: OpenAIResponsesInputItem): boolean {
 export type OpenAIResponsesOutputItem = {
   type: string;
   id?: string;
-  /** `message`: output_text and refusal parts. */
+  /** `message`: output_text and refusal parts; `reasoning`: the reasoning itself as reasoning_text parts (open models). */
   content?: { type?: string; text?: string; refusal?: string }[] | null;
   /** `reasoning`: the readable summary parts and the opaque reasoning. */
   summary?: { type?: string; text?: string }[] | null;
@@ -185,6 +185,7 @@ export type OpenAIResponsesUsage = {
   input_tokens_details?: { cached_tokens?: number; cache_write_tokens?: number } | null;
   output_tokens?: number;
   output_tokens_details?: { reasoning_tokens?: number } | null;
+  total_tokens?: number;
 };
 export type OpenAIResponsesResponse = {
   status?: string;
@@ -264,7 +265,9 @@ export function fromOutputItem(item: OpenAIResponsesOutputItem): ModelMessage | 
     return text === "" ? undefined : { role: "assistant", content: text };
   }
   if (item.type === "reasoning") {
-    const content = (item.summary ?? []).map((part) => part.text ?? "").filter((text) => text !== "").join("\n\n");
+    // The readable summary; servers that show the reasoning itself (gpt-oss on vLLM or Ollama) put it in `content`.
+    const summary = (item.summary ?? []).map((part) => part.text ?? "").filter((text) => text !== "").join("\n\n");
+    const content = summary !== "" ? summary : (item.content ?? []).filter((part) => part.type === "reasoning_text").map((part) => part.text ?? "").join("");
     const encrypted = item.encrypted_content ?? "";
     if (content === "" && encrypted === "") return undefined;
     const message: ThinkingMessage = { type: "thinking", content, provider: openaiResponsesProvider };
@@ -314,12 +317,16 @@ export function turnEnd(
 
 const incompleteReasons: StopReasonNames = { plain: { max_output_tokens: "max_tokens", content_filter: "content_filter" } };
 
-// OpenAI already counts cached tokens in input_tokens and reasoning in output_tokens, as the generic usage does.
+// OpenAI already counts cached tokens in input_tokens and reasoning in output_tokens, as the
+// generic usage does; a server whose total is input + output + reasoning (xAI) counts it apart.
 function openaiUsage(usage: OpenAIResponsesUsage): Usage {
-  const result: Usage = { inputTokens: usage.input_tokens ?? 0, outputTokens: usage.output_tokens ?? 0 };
+  const input = usage.input_tokens ?? 0;
+  const output = usage.output_tokens ?? 0;
+  const reasoning = usage.output_tokens_details?.reasoning_tokens ?? 0;
+  const reasoningApart = reasoning > output || (reasoning > 0 && usage.total_tokens === input + output + reasoning);
+  const result: Usage = { inputTokens: input, outputTokens: reasoningApart ? output + reasoning : output };
   const cacheRead = usage.input_tokens_details?.cached_tokens ?? 0;
   const cacheWrite = usage.input_tokens_details?.cache_write_tokens ?? 0;
-  const reasoning = usage.output_tokens_details?.reasoning_tokens ?? 0;
   if (cacheRead > 0) result.cacheReadTokens = cacheRead;
   if (cacheWrite > 0) result.cacheWriteTokens = cacheWrite;
   if (reasoning > 0) result.reasoningTokens = reasoning;
