@@ -1,5 +1,5 @@
 import { ProviderError } from "../errors.ts";
-import type { AssistantMessage, JsonObject, ModelMessage, Session, StopReason, ThinkingMessage, ToolCallMessage, Usage } from "../session.ts";
+import type { AssistantMessage, JsonObject, ModelMessage, Session, ThinkingMessage, ToolCallMessage, TurnEndFields, Usage } from "../session.ts";
 import { outputInstruction } from "../structured-output.ts";
 import type { ToolSchema } from "../tools.ts";
 import { isOwnSignedThinking, pairToolMessages, readToolInput, refusedInput, stopFields, toolUseWhenCalls, type StopReasonNames } from "./convert-shared.ts";
@@ -67,7 +67,7 @@ export type GeminiUsage = {
 };
 export type GeminiResponse = {
   candidates?: { content?: { role?: string; parts?: GeminiPart[] }; finishReason?: string; finishMessage?: string }[];
-  promptFeedback?: { blockReason?: string };
+  promptFeedback?: { blockReason?: string; blockReasonMessage?: string };
   usageMetadata?: GeminiUsage;
   responseId?: string;
 };
@@ -197,7 +197,8 @@ export function fromGeminiResponse(body: GeminiResponse): ModelMessage[] {
   for (const part of candidate?.content?.parts ?? []) messages.push(...reader.add(part));
   messages.push(...reader.finish(candidate?.finishReason), ...reader.cut());
   if (messages.length === 0) messages.push({ role: "assistant", content: "" });
-  Object.assign(messages[messages.length - 1]!, turnEnd(candidate?.finishReason, body.promptFeedback?.blockReason, body.usageMetadata, reader.toolCalls()));
+  const explanation = candidate?.finishMessage ?? body.promptFeedback?.blockReasonMessage;
+  Object.assign(messages[messages.length - 1]!, turnEnd(candidate?.finishReason, body.promptFeedback?.blockReason, body.usageMetadata, reader.toolCalls(), explanation));
   return messages;
 }
 
@@ -236,7 +237,7 @@ export function partReader(idSuffix: () => string): PartReader {
         else malformed ??= message;
         return done;
       }
-      const text = typeof part.text === "string" ? part.text : undefined;
+      const text = partText(part);
       const signature = part.thoughtSignature === undefined || part.thoughtSignature === "" ? undefined : part.thoughtSignature;
       // Inline data, code execution and other parts have no generic message; an empty text part is nothing.
       if ((text === undefined && !isSignatureOnly(part)) || ((text ?? "") === "" && signature === undefined)) return [];
@@ -264,6 +265,27 @@ export function partReader(idSuffix: () => string): PartReader {
     cut: () => (malformed === undefined ? [] : [malformed]),
     toolCalls: () => calls,
   };
+}
+
+/** The text a part shows: its text, or executed code and its result as fenced text. */
+export function partText(part: GeminiPart): string | undefined {
+  return typeof part.text === "string" ? part.text : codeText(part);
+}
+
+// Code the model ran with Gemini's code execution, and its result, are part of the answer: kept as
+// text (fenced), so nothing the model showed is lost.
+function codeText(part: GeminiPart): string | undefined {
+  const code = part.executableCode as { language?: unknown; code?: unknown } | undefined;
+  if (code !== undefined && typeof code.code === "string") {
+    const language = typeof code.language === "string" && code.language !== "LANGUAGE_UNSPECIFIED" ? code.language.toLowerCase() : "";
+    return `\n\`\`\`${language}\n${code.code}\n\`\`\`\n`;
+  }
+  const result = part.codeExecutionResult as { outcome?: unknown; output?: unknown } | undefined;
+  if (result !== undefined) {
+    const failed = typeof result.outcome === "string" && result.outcome !== "OUTCOME_OK" ? ` (${result.outcome})` : "";
+    return `\nOutput${failed}:\n\`\`\`\n${typeof result.output === "string" ? result.output : ""}\n\`\`\`\n`;
+  }
+  return undefined;
 }
 
 function isSignatureOnly(part: GeminiPart): boolean {
@@ -296,18 +318,25 @@ export function responseIdSuffix(responseId: string | undefined): () => string {
   return () => (suffix ??= Math.random().toString(36).slice(2, 10));
 }
 
-/** Normalized stop reason (see `stopFields` for when `rawStopReason` is kept), and usage in the generic shape. */
+/**
+ * Normalized stop reason (see `stopFields` for when `rawStopReason` is kept), usage in the generic
+ * shape, and for a turn that did not end normally Gemini's `finishMessage` (or the prompt's
+ * `blockReasonMessage`) as `stopDetails.explanation` (a malformed call's message names what went wrong).
+ */
 export function turnEnd(
   finishReason: string | undefined,
   blockReason: string | undefined,
   usage: GeminiUsage | undefined,
   toolCalls: number,
-): { stopReason?: StopReason; rawStopReason?: string; usage?: Usage } {
+  explanation?: string,
+): TurnEndFields {
   // Gemini says STOP for a turn that calls tools too; a blocked prompt has no candidate at all.
-  const fields: { stopReason?: StopReason; rawStopReason?: string; usage?: Usage } =
+  const fields: TurnEndFields =
     finishReason === undefined && blockReason !== undefined
       ? { stopReason: "content_filter", rawStopReason: blockReason }
       : stopFields(finishReason, finishReasons, toolUseWhenCalls(toolCalls > 0));
+  const normal = fields.stopReason === undefined || fields.stopReason === "end_turn" || fields.stopReason === "tool_use";
+  if (!normal && explanation !== undefined && explanation !== "") fields.stopDetails = { explanation };
   if (usage !== undefined) fields.usage = geminiUsage(usage);
   return fields;
 }

@@ -6,6 +6,7 @@ import {
   fromGeminiResponse,
   googleProvider,
   partReader,
+  partText,
   responseIdSuffix,
   toGeminiRequest,
   turnEnd,
@@ -103,6 +104,7 @@ export async function* streamGenerateContent(open: () => Promise<Response>, secr
   const reader = partReader(() => responseId ?? randomSuffix());
   let finishReason: string | undefined;
   let blockReason: string | undefined;
+  let explanation: string | undefined;
   let usage: GeminiUsage | undefined;
   try {
     for await (const batch of parseSseBatches(response.body)) {
@@ -112,10 +114,12 @@ export async function* streamGenerateContent(open: () => Promise<Response>, secr
         responseId ??= chunk.responseId === "" ? undefined : chunk.responseId;
         usage = chunk.usageMetadata ?? usage;
         blockReason = chunk.promptFeedback?.blockReason ?? blockReason;
+        explanation = chunk.candidates?.[0]?.finishMessage ?? chunk.promptFeedback?.blockReasonMessage ?? explanation;
         const candidate = chunk.candidates?.[0];
         for (const part of candidate?.content?.parts ?? []) {
           for (const message of reader.add(part)) yield* messageEvents(message);
-          if (typeof part.text === "string" && part.text !== "") yield { type: part.thought === true ? "thinking-delta" : "text-delta", delta: part.text };
+          const text = partText(part);
+          if (text !== undefined && text !== "") yield { type: part.thought === true ? "thinking-delta" : "text-delta", delta: text };
         }
         finishReason = candidate?.finishReason ?? finishReason;
       }
@@ -127,7 +131,7 @@ export async function* streamGenerateContent(open: () => Promise<Response>, secr
     throw new ProviderError("google: the stream ended without a finishReason", { provider: googleProvider, retryable: true });
   }
   for (const message of reader.finish(finishReason)) yield* messageEvents(message);
-  yield { type: "response-end", ...turnEnd(finishReason, blockReason, usage, reader.toolCalls()) };
+  yield { type: "response-end", ...turnEnd(finishReason, blockReason, usage, reader.toolCalls(), explanation) };
   for (const message of reader.cut()) yield* messageEvents(message);
 }
 
