@@ -43,6 +43,7 @@ describe("google: parts and stops beyond text and calls", () => {
     });
     const streamed = withoutTs(session).slice(2);
     expect(streamed).toStrictEqual(fromGeminiResponse(codeExecution()));
+    expect(streamed[0]).toMatchObject({ role: "assistant", content: expect.stringContaining("```python\nprint('ok')") });
     expect(deltas.join("")).toBe(streamed.map((message) => ("content" in message ? message.content : "")).join(""));
   });
 
