@@ -223,6 +223,7 @@ export async function* streamConverse(
   const blocks = new Map<number, OpenBlock>();
   let stopReason: string | undefined;
   let stopped = false;
+  let started = false;
   let usage: BedrockUsage | undefined;
   let hasToolCalls = false;
   const cutToolCalls: BedrockContentBlock[] = [];
@@ -308,8 +309,13 @@ export async function* streamConverse(
       case "metadata":
         usage = event.usage;
         break;
+      case "messageStart":
+        // Two generations in one stream must never become one turn: the response is broken, and retried.
+        if (started) throw new ProviderError("bedrock: a second message began in the stream", { provider: bedrockProvider, retryable: true });
+        started = true;
+        break;
       default:
-        break; // messageStart, and event types added later
+        break; // event types added later
     }
     if (stopped && usage !== undefined) {
       yield { type: "response-end", ...turnEnd(stopReason, usage, hasToolCalls) };

@@ -100,6 +100,7 @@ export async function* streamResponses(open: () => Promise<Response>, secrets: r
   // Items already ended by output_item.done; the final response's other items were never streamed whole.
   const doneIds = new Set<string>();
   let doneCount = 0;
+  let created = false;
   const cutToolCalls: OpenAIResponsesOutputItem[] = [];
   const find = (event: StreamEvent): PendingItem | undefined => items.get(event.output_index ?? -1) ?? (event.item_id === undefined ? undefined : items.get(event.item_id));
   for await (const batch of parseSseBatches(response.body)) for (const { data } of batch) {
@@ -197,11 +198,16 @@ export async function* streamResponses(open: () => Promise<Response>, secrets: r
         for (const message of cut) yield { type: "message", message };
         return;
       }
+      case "response.created":
+        // Two responses in one stream must never become one turn: the stream is broken, and retried.
+        if (created) throw new ProviderError("openai-responses: a second response began in the stream", { provider: openaiResponsesProvider, retryable: true });
+        created = true;
+        break;
       case "response.failed":
       case "error":
         throw providerError(openaiResponsesProvider, undefined, undefined, data, openaiResponsesErrors, secrets);
       default:
-        break; // created, in_progress, part and done-text events, and event types added later
+        break; // in_progress, part and done-text events, and event types added later
     }
   }
   throw new ProviderError("openai-responses: the stream ended before response.completed", { provider: openaiResponsesProvider, retryable: true });

@@ -20,7 +20,7 @@ describe("google: parts and stops beyond text and calls", () => {
   it("keeps executed code and its results as text, with the signature they came with (not streamed)", () => {
     const messages = fromGeminiResponse(codeExecution());
     expect(messages).toHaveLength(2);
-    const [code, answer] = messages as [{ content: string; signature: string }, { content: string }];
+    const [code, answer] = messages as unknown as [{ content: string; signature: string }, { content: string }];
     expect(code).toMatchObject({ role: "assistant", signature: "EjQKMgFyyNp8VRG2uDen0QENDjUJEy6ZQlvEGUhI8VcgTgNaspEC3M5Cao6lhYRGpmCcClR1", provider: "google" });
     expect(code.content).toContain("```python\nprint('ok')\nprint(1/0)\n```");
     expect(code.content).toContain("Output:\n```\nok\n");
