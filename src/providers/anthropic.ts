@@ -1,6 +1,7 @@
 import { ProviderError, errorMessage, isAbortError, isAgentError } from "../errors.ts";
 import type { ModelStreamEvent } from "../events.ts";
 import type { InvokeModel } from "../invoke-model.ts";
+import type { ModelMessage } from "../session.ts";
 import {
   anthropicProvider,
   fromAnthropicResponse,
@@ -134,13 +135,22 @@ async function* readMessagesStream(body: ReadableStream<Uint8Array>, secrets: re
       }
       case "content_block_start": {
         const block = { ...event.content_block! };
+        // A block started again before its stop would silently replace the first one.
+        if (blocks.has(event.index ?? 0)) {
+          throw new ProviderError(`anthropic: content block ${event.index ?? 0} started twice in the stream`, { provider: anthropicProvider, retryable: true });
+        }
         blocks.set(event.index ?? 0, { block, json: "" });
         if (block.type === "tool_use") yield { type: "tool-call-start", id: block.id ?? "", name: block.name ?? "" };
         break;
       }
       case "content_block_delta": {
-        const open = blocks.get(event.index ?? 0);
         const delta = event.delta ?? {};
+        let open = blocks.get(event.index ?? 0);
+        // Text or thinking whose content_block_start a server left out is still text or thinking.
+        if (open === undefined && (delta.type === "text_delta" || delta.type === "thinking_delta")) {
+          open = { block: { type: delta.type === "text_delta" ? "text" : "thinking" }, json: "" };
+          blocks.set(event.index ?? 0, open);
+        }
         if (open === undefined) break;
         if (delta.type === "text_delta" && delta.text !== undefined) {
           open.block.text = (open.block.text ?? "") + delta.text;
@@ -160,19 +170,11 @@ async function* readMessagesStream(body: ReadableStream<Uint8Array>, secrets: re
         const done = blocks.get(event.index ?? 0);
         blocks.delete(event.index ?? 0);
         if (done === undefined) break;
-        if (done.block.type === "tool_use") {
-          const read = readToolInput(done.json === "" ? done.block.input : done.json);
-          // Cut off or garbled JSON: only acceptable if the turn turns out to be cut (max_tokens),
-          // and then the loop will not run the call. Decided at message_stop.
-          if (read.kind === "invalid") {
-            cutToolCall = done.block;
-            break;
-          }
-          yield { type: "message", message: { type: "tool_call", id: done.block.id ?? "", name: done.block.name ?? "", ...refusedInput(read) } };
-          break;
-        }
-        const message = fromContentBlock(done.block);
-        if (message !== undefined) yield { type: "message", message };
+        const message = finishBlock(done);
+        // Cut off or garbled JSON: only acceptable if the turn turns out to be cut (max_tokens),
+        // and then the loop will not run the call. Decided at message_stop.
+        if (message === "cut") cutToolCall = done.block;
+        else if (message !== undefined) yield { type: "message", message };
         break;
       }
       case "message_delta":
@@ -181,6 +183,13 @@ async function* readMessagesStream(body: ReadableStream<Uint8Array>, secrets: re
         usage = { ...usage, ...definedOnly(event.usage) };
         break;
       case "message_stop":
+        // Blocks a server never closed are complete now.
+        for (const index of [...blocks.keys()].sort((x, y) => x - y)) {
+          const message = finishBlock(blocks.get(index)!);
+          if (message === "cut") cutToolCall ??= blocks.get(index)!.block;
+          else if (message !== undefined) yield { type: "message", message };
+        }
+        blocks.clear();
         if (cutToolCall !== undefined) {
           if (stopReason !== "max_tokens") {
             throw new ProviderError(`anthropic: tool call "${cutToolCall.name ?? ""}" arrived with invalid JSON input`, {
@@ -200,6 +209,14 @@ async function* readMessagesStream(body: ReadableStream<Uint8Array>, secrets: re
     }
   }
   throw new ProviderError("anthropic: the stream ended before message_stop", { provider: anthropicProvider, retryable: true });
+}
+
+// The message of a finished block; "cut" for a tool call whose JSON is not complete.
+function finishBlock(done: { block: AnthropicContentBlock; json: string }): ModelMessage | "cut" | undefined {
+  if (done.block.type !== "tool_use") return fromContentBlock(done.block);
+  const read = readToolInput(done.json === "" ? done.block.input : done.json);
+  if (read.kind === "invalid") return "cut";
+  return { type: "tool_call", id: done.block.id ?? "", name: done.block.name ?? "", ...refusedInput(read) };
 }
 
 // A block that arrived complete (in message_start): the events a streamed one would have produced.

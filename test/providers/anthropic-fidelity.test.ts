@@ -91,6 +91,29 @@ describe("anthropic: stream shapes beyond the common case", () => {
     expect(session.messages).toHaveLength(2);
   });
 
+  it("keeps text whose content_block_start is missing, and blocks never stopped, in order", async () => {
+    const events = recordedToolUse().filter((event) => event.type !== "content_block_stop" && !(event.type === "content_block_start" && event.index === 0));
+    server.enqueue({ headers: sseHeaders, chunks: sse(events, { withEventNames: true }) });
+    const ran: unknown[] = [];
+    const session = await agentLoop(model(), [], initSession("s", "weather in Paris?"), { maxIterations: 1, toolHandlers: { get_weather: (input: unknown) => (ran.push(input), "sunny") } }).catch(
+      (error: { session: Session }) => error.session,
+    );
+    const turn = withoutTs(session).slice(2, 5);
+    expect(turn[0]).toStrictEqual({ role: "assistant", content: "I'll check the current weather in Paris for you." });
+    expect(turn[1]).toMatchObject({ type: "tool_call", id: "toolu_01NRLabsLyVHZPKxbKvkfSMn", name: "get_weather", stopReason: "tool_use" });
+    expect(ran).toHaveLength(1);
+  });
+
+  it("a block started twice before its stop is a retryable error, not a silently replaced block", async () => {
+    const events = recordedToolUse();
+    const start = events.findIndex((event) => event.type === "content_block_start" && event.index === 1);
+    server.enqueue({ headers: sseHeaders, chunks: sse([...events.slice(0, start + 2), events[start]!, ...events.slice(start + 2)], { withEventNames: true }) });
+    const session = initSession("s", "u");
+    const error = await agentLoop(model(), [], session, { retry: { maxRetries: 0 } }).catch((failure: unknown) => failure);
+    expect(isProviderError(error) && error.retryable).toBe(true);
+    expect(session.messages).toHaveLength(2);
+  });
+
   it("records thinking tokens as reasoningTokens, streamed and not", async () => {
     expect(fromAnthropicResponse(thinkingToolCall() as never).at(-1)).toMatchObject({ usage: { inputTokens: 599, outputTokens: 59, reasoningTokens: 18 } });
     // The recorded usage, reported at the end of a stream in message_delta.
