@@ -257,6 +257,8 @@ export async function* streamConverse(
       case "contentBlockStart": {
         const toolUse = event.start?.toolUse;
         if (toolUse === undefined) break;
+        // A block started again before its stop would silently replace the first one.
+        if (blocks.has(index)) throw new ProviderError(`bedrock: content block ${index} started twice in the stream`, { provider: bedrockProvider, retryable: true });
         blocks.set(index, { index, block: { toolUse: { toolUseId: toolUse.toolUseId ?? "", name: toolUse.name ?? "" } }, json: "", redacted: [] });
         yield { type: "tool-call-start", id: toolUse.toolUseId ?? "", name: toolUse.name ?? "" };
         break;

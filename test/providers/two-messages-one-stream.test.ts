@@ -49,7 +49,7 @@ const cases: Case[] = [
   },
 ];
 
-describe("two messages in one stream are never merged into one turn", () => {
+describe("two messages (or two starts of one block) in one stream are never merged", () => {
   let server: ReplayServer;
   beforeAll(async () => {
     server = await startReplayServer();
@@ -62,6 +62,16 @@ describe("two messages in one stream are never merged into one turn", () => {
     server.enqueue(broken());
     const session = initSession("s", "u");
     const error = await agentLoop(model(server.origin), tools, session, { retry: { maxRetries: 0 } }).catch((failure: unknown) => failure);
+    expect(isProviderError(error) && error.retryable).toBe(true);
+    expect(session.messages).toHaveLength(2);
+  });
+
+  it("bedrock: a block started twice before its stop is a retryable error", async () => {
+    const events = bedrockEvents();
+    const start = events.findIndex((event) => "contentBlockStart" in event);
+    server.enqueue({ headers: { "content-type": "application/vnd.amazon.eventstream" }, chunks: eventFrames([...events.slice(0, start + 2), events[start]!, ...events.slice(start + 2)]) });
+    const session = initSession("s", "u");
+    const error = await agentLoop(cases[1]!.model(server.origin), cases[1]!.tools, session, { retry: { maxRetries: 0 } }).catch((failure: unknown) => failure);
     expect(isProviderError(error) && error.retryable).toBe(true);
     expect(session.messages).toHaveLength(2);
   });
