@@ -241,6 +241,8 @@ function createStreamedTurn() {
           const last = calls[calls.length - 1];
           // Without `index` (a few servers), a new id starts a new call; anything else continues the last one.
           let call = part.index !== undefined ? byIndex.get(part.index) : wireId === undefined || wireId === last?.wireId ? last : undefined;
+          // Another id at an index already taken is another call (some servers give every call index 0).
+          if (call !== undefined && wireId !== undefined && call.wireId !== undefined && wireId !== call.wireId) call = undefined;
           if (call === undefined) {
             flushText(events);
             completeCalls(events);

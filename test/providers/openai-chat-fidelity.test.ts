@@ -111,6 +111,21 @@ describe("openai-chat: what compatible servers send", () => {
     ]);
   });
 
+  it("two calls a server gives the same index, each with its own id, stay two calls", async () => {
+    // The recorded parallel calls (index 0 and 1), both at index 0.
+    const body = fixture("openai-python__parse-multiple-pydantic-tools__f82268f2.sse.txt").replaceAll('"tool_calls":[{"index":1,', '"tool_calls":[{"index":0,');
+    expect(body).not.toContain('"index":1,');
+    server.enqueue({ headers: sseHeaders, body });
+    const inputs: unknown[] = [];
+    const session = await agentLoop(model(), [], initSession("s", "u"), {
+      maxIterations: 1,
+      toolHandlers: { GetWeatherArgs: (input: unknown) => (inputs.push(input), "sunny"), get_stock_price: (input: unknown) => (inputs.push(input), "1") },
+    }).catch((error: { session: Session }) => error.session);
+    const calls = session.messages.filter((message) => "type" in message && message.type === "tool_call");
+    expect(calls.map((call) => ("id" in call ? call.id : ""))).toStrictEqual(["call_JMW1whyEaYG438VE1OIflxA2", "call_DNYTawLBoN8fj3KN6qU9N1Ou"]);
+    expect(calls.every((call) => "input" in call && Object.keys(call.input).length > 0)).toBe(true);
+  });
+
   it("sends Mistral thinking of another turn back as parts, and nothing of it to the request when it is not its own", () => {
     const session: Session = {
       messages: [
