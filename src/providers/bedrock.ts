@@ -14,8 +14,9 @@ import {
 } from "./bedrock-convert.ts";
 import { decodeEventStream, type EventStreamMessage } from "./bedrock-event-stream.ts";
 import { signRequest, type AwsCredentials } from "./bedrock-sign.ts";
-import { parseToolInput } from "./convert-shared.ts";
+import { readToolInput } from "./convert-shared.ts";
 import { bounded, checkIdleTimeout, env, guardStream, postJson, providerError, readJson, type ErrorShape, type Fetch, type TransportOptions } from "./http.ts";
+import { withUniqueToolIds } from "./session-tool-ids.ts";
 
 export type BedrockOptions = BedrockRequestOptions & TransportOptions & {
   /** A model id, inference profile id or ARN, e.g. `us.anthropic.claude-sonnet-4-5-20250929-v1:0`. */
@@ -46,7 +47,7 @@ export type BedrockOptions = BedrockRequestOptions & TransportOptions & {
  */
 export function bedrock(options: BedrockOptions): InvokeModel {
   const idleTimeoutMs = checkIdleTimeout(options.idleTimeoutMs);
-  return (tools, session, context) => {
+  return withUniqueToolIds((tools, session, context) => {
     const auth = authFor(options);
     const region = options.region ?? env("AWS_REGION") ?? env("AWS_DEFAULT_REGION");
     const baseURL = (options.baseURL ?? env("AWS_ENDPOINT_URL_BEDROCK_RUNTIME") ?? defaultEndpoint(region)).replace(/\/+$/, "");
@@ -73,7 +74,7 @@ export function bedrock(options: BedrockOptions): InvokeModel {
     };
     if (!stream) return post().then(async (response) => fromBedrockResponse((await readJson(response, bedrockProvider, secrets)) as BedrockResponse));
     return streamConverse(post, context.signal, secrets);
-  };
+  }, bedrockProvider);
 }
 
 type Auth = { kind: "bearer"; token: string } | { kind: "sigv4"; credentials: AwsCredentials | (() => Promise<AwsCredentials>) };
@@ -213,6 +214,7 @@ async function* readConverseStream(open: () => Promise<Response>, secrets: reado
   const blocks = new Map<number, OpenBlock>();
   let stopReason: string | undefined;
   let stopped = false;
+  let started = false;
   let usage: BedrockUsage | undefined;
   let hasToolCalls = false;
   const cutToolCalls: BedrockContentBlock[] = [];
@@ -223,12 +225,13 @@ async function* readConverseStream(open: () => Promise<Response>, secrets: reado
     const block = open.block;
     if (block.toolUse !== undefined) {
       hasToolCalls = true;
-      const input = open.json === "" ? {} : parseToolInput(open.json);
-      if (input === undefined) {
+      const read = readToolInput(open.json);
+      if (read.kind === "invalid") {
         cutToolCalls.push(block);
         return undefined;
       }
-      block.toolUse.input = input;
+      // A refused input stays text: fromContentBlock reads it again and gives the call its error.
+      block.toolUse.input = read.kind === "ok" ? read.input : open.json;
     }
     if (open.redacted.length > 0) block.reasoningContent = { redactedContent: joinBase64(open.redacted) };
     const message = fromContentBlock(block);
@@ -245,6 +248,8 @@ async function* readConverseStream(open: () => Promise<Response>, secrets: reado
       case "contentBlockStart": {
         const toolUse = event.start?.toolUse;
         if (toolUse === undefined) break;
+        // A block started again before its stop would silently replace the first one.
+        if (blocks.has(index)) throw new ProviderError(`bedrock: content block ${index} started twice in the stream`, { provider: bedrockProvider, retryable: true });
         blocks.set(index, { index, block: { toolUse: { toolUseId: toolUse.toolUseId ?? "", name: toolUse.name ?? "" } }, json: "", redacted: [] });
         yield { type: "tool-call-start", id: toolUse.toolUseId ?? "", name: toolUse.name ?? "" };
         break;
@@ -297,8 +302,13 @@ async function* readConverseStream(open: () => Promise<Response>, secrets: reado
       case "metadata":
         usage = event.usage;
         break;
+      case "messageStart":
+        // Two generations in one stream must never become one turn: the response is broken, and retried.
+        if (started) throw new ProviderError("bedrock: a second message began in the stream", { provider: bedrockProvider, retryable: true });
+        started = true;
+        break;
       default:
-        break; // messageStart, and event types added later
+        break; // event types added later
     }
     if (stopped && usage !== undefined) {
       yield { type: "response-end", ...turnEnd(stopReason, usage, hasToolCalls) };

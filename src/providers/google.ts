@@ -6,6 +6,7 @@ import {
   fromGeminiResponse,
   googleProvider,
   partReader,
+  partText,
   responseIdSuffix,
   toGeminiRequest,
   turnEnd,
@@ -14,6 +15,7 @@ import {
   type GeminiUsage,
 } from "./google-convert.ts";
 import { checkIdleTimeout, env, postJson, providerError, readJson, streamFailure, type ErrorShape, type Fetch, type PostOptions, type TransportOptions } from "./http.ts";
+import { withUniqueToolIds } from "./session-tool-ids.ts";
 import { parseSseBatches } from "./sse.ts";
 
 // `output` comes from the run (`context.output`), never from the factory.
@@ -64,7 +66,7 @@ export function gemini(options: GeminiOptions): StructuredOutputModel {
     return streamGenerateContent(() => postJson(request), [apiKey]);
   };
   invoke.structuredOutput = "native";
-  return invoke;
+  return withUniqueToolIds(invoke, googleProvider);
 }
 
 /** Gemini's error body: `{ error: { code, message, status, details } }` (in an array from some endpoints). */
@@ -105,6 +107,7 @@ export async function* streamGenerateContent(open: () => Promise<Response>, secr
   const reader = partReader(() => responseId ?? randomSuffix());
   let finishReason: string | undefined;
   let blockReason: string | undefined;
+  let explanation: string | undefined;
   let usage: GeminiUsage | undefined;
   try {
     for await (const batch of parseSseBatches(response.body)) {
@@ -114,10 +117,12 @@ export async function* streamGenerateContent(open: () => Promise<Response>, secr
         responseId ??= chunk.responseId === "" ? undefined : chunk.responseId;
         usage = chunk.usageMetadata ?? usage;
         blockReason = chunk.promptFeedback?.blockReason ?? blockReason;
+        explanation = chunk.candidates?.[0]?.finishMessage ?? chunk.promptFeedback?.blockReasonMessage ?? explanation;
         const candidate = chunk.candidates?.[0];
         for (const part of candidate?.content?.parts ?? []) {
           for (const message of reader.add(part)) yield* messageEvents(message);
-          if (typeof part.text === "string" && part.text !== "") yield { type: part.thought === true ? "thinking-delta" : "text-delta", delta: part.text };
+          const text = partText(part);
+          if (text !== undefined && text !== "") yield { type: part.thought === true ? "thinking-delta" : "text-delta", delta: text };
         }
         finishReason = candidate?.finishReason ?? finishReason;
       }
@@ -129,7 +134,7 @@ export async function* streamGenerateContent(open: () => Promise<Response>, secr
     throw new ProviderError("google: the stream ended without a finishReason", { provider: googleProvider, retryable: true });
   }
   for (const message of reader.finish(finishReason)) yield* messageEvents(message);
-  yield { type: "response-end", ...turnEnd(finishReason, blockReason, usage, reader.toolCalls()) };
+  yield { type: "response-end", ...turnEnd(finishReason, blockReason, usage, reader.toolCalls(), explanation) };
   for (const message of reader.cut()) yield* messageEvents(message);
 }
 

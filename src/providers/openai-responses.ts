@@ -17,6 +17,7 @@ import {
   type OpenAIResponsesRequestOptions,
   type OpenAIResponsesResponse,
 } from "./openai-responses-convert.ts";
+import { withUniqueToolIds } from "./session-tool-ids.ts";
 import { parseSseBatches } from "./sse.ts";
 
 // `output` comes from the run (`context.output`), never from the factory.
@@ -64,7 +65,7 @@ export function openaiResponses(options: OpenAIResponsesOptions): StructuredOutp
     return streamResponses(open, [apiKey]);
   };
   invoke.structuredOutput = "native";
-  return invoke;
+  return withUniqueToolIds(invoke, openaiResponsesProvider);
 }
 
 type StreamEvent = {
@@ -78,7 +79,15 @@ type StreamEvent = {
   response?: OpenAIResponsesResponse;
 };
 
-type PendingItem = { item: OpenAIResponsesOutputItem; text: string; arguments: string; summaryIndex: number | undefined };
+type PendingItem = {
+  item: OpenAIResponsesOutputItem;
+  text: string;
+  arguments: string;
+  summaryIndex: number | undefined;
+  /** Streamed summary parts and reasoning text, for a done item that leaves them out. */
+  summary: string[];
+  reasoning: string;
+};
 
 /**
  * The SSE stream of one Responses API call as model stream events: deltas as they come, each
@@ -95,6 +104,10 @@ async function* readResponsesStream(open: () => Promise<Response>, secrets: read
   if (response.body === null) throw new ProviderError("openai-responses: empty response body", { provider: openaiResponsesProvider, retryable: true });
   const items = new Map<number | string, PendingItem>();
   const emitted: ModelMessage[] = [];
+  // Items already ended by output_item.done; the final response's other items were never streamed whole.
+  const doneIds = new Set<string>();
+  let doneCount = 0;
+  let created = false;
   const cutToolCalls: OpenAIResponsesOutputItem[] = [];
   const find = (event: StreamEvent): PendingItem | undefined => items.get(event.output_index ?? -1) ?? (event.item_id === undefined ? undefined : items.get(event.item_id));
   for await (const batch of parseSseBatches(response.body)) for (const { data } of batch) {
@@ -103,7 +116,7 @@ async function* readResponsesStream(open: () => Promise<Response>, secrets: read
     switch (event.type) {
       case "response.output_item.added": {
         const item = { ...event.item! };
-        const pending: PendingItem = { item, text: "", arguments: item.arguments ?? "", summaryIndex: undefined };
+        const pending: PendingItem = { item, text: "", arguments: item.arguments ?? "", summaryIndex: undefined, summary: [], reasoning: "" };
         if (event.output_index !== undefined) items.set(event.output_index, pending);
         if (item.id !== undefined) items.set(item.id, pending);
         if (item.type === "function_call") yield { type: "tool-call-start", id: item.call_id ?? item.id ?? "", name: item.name ?? "" };
@@ -122,8 +135,18 @@ async function* readResponsesStream(open: () => Promise<Response>, secrets: read
         if (pending === undefined || event.delta === undefined || event.delta === "") break;
         // Summary parts are joined with a blank line in the thinking message: show them alike.
         const separator = pending.summaryIndex !== undefined && pending.summaryIndex !== event.summary_index ? "\n\n" : "";
+        if (separator !== "" || pending.summary.length === 0) pending.summary.push("");
+        pending.summary[pending.summary.length - 1] += event.delta;
         pending.summaryIndex = event.summary_index;
         yield { type: "thinking-delta", delta: separator + event.delta };
+        break;
+      }
+      case "response.reasoning_text.delta": {
+        // The reasoning itself, from servers that show it (gpt-oss on vLLM, Ollama).
+        const pending = find(event);
+        if (pending === undefined || event.delta === undefined || event.delta === "") break;
+        pending.reasoning += event.delta;
+        yield { type: "thinking-delta", delta: event.delta };
         break;
       }
       case "response.function_call_arguments.delta": {
@@ -139,10 +162,12 @@ async function* readResponsesStream(open: () => Promise<Response>, secrets: read
         break;
       }
       case "response.output_item.done": {
-        const pending = find(event) ?? { item: { type: "" }, text: "", arguments: "", summaryIndex: undefined };
+        const pending = find(event) ?? { item: { type: "" }, text: "", arguments: "", summaryIndex: undefined, summary: [], reasoning: "" };
         items.delete(event.output_index ?? -1);
         if (pending.item.id !== undefined) items.delete(pending.item.id);
         const item = completeItem(pending, event.item);
+        doneCount++;
+        if (item.id !== undefined) doneIds.add(item.id);
         const message = fromOutputItem(item);
         if (message !== undefined) {
           emitted.push(message);
@@ -157,6 +182,17 @@ async function* readResponsesStream(open: () => Promise<Response>, secrets: read
       case "response.completed":
       case "response.incomplete": {
         const final: OpenAIResponsesResponse = { ...event.response, status: event.response?.status ?? (event.type === "response.completed" ? "completed" : "incomplete") };
+        // Some compatible servers end items only in the final response: take what no done event carried.
+        for (const item of final.output ?? []) {
+          if (item.id !== undefined ? doneIds.has(item.id) : doneCount > 0) continue;
+          const open = item.id === undefined ? undefined : items.get(item.id);
+          if (open !== undefined) for (const [key, value] of items) if (value === open) items.delete(key);
+          const message = fromOutputItem(open === undefined ? item : completeItem(open, item));
+          if (message !== undefined) {
+            emitted.push(message);
+            yield { type: "message", message };
+          } else if (item.type === "function_call") cutToolCalls.push(item);
+        }
         // A call still open at the end was cut as surely as one with garbled arguments.
         for (const pending of new Set(items.values())) if (pending.item.type === "function_call") cutToolCalls.push(completeItem(pending, undefined));
         const cut: ModelMessage[] = [];
@@ -169,11 +205,16 @@ async function* readResponsesStream(open: () => Promise<Response>, secrets: read
         for (const message of cut) yield { type: "message", message };
         return;
       }
+      case "response.created":
+        // Two responses in one stream must never become one turn: the stream is broken, and retried.
+        if (created) throw new ProviderError("openai-responses: a second response began in the stream", { provider: openaiResponsesProvider, retryable: true });
+        created = true;
+        break;
       case "response.failed":
       case "error":
         throw providerError(openaiResponsesProvider, undefined, undefined, data, openaiResponsesErrors, secrets);
       default:
-        break; // created, in_progress, part and done-text events, and event types added later
+        break; // in_progress, part and done-text events, and event types added later
     }
   }
   throw new ProviderError("openai-responses: the stream ended before response.completed", { provider: openaiResponsesProvider, retryable: true });
@@ -194,6 +235,8 @@ function completeItem(pending: PendingItem, done: OpenAIResponsesOutputItem | un
   const item: OpenAIResponsesOutputItem = { ...pending.item, ...done };
   if (item.type === "function_call" && (done?.arguments === undefined || done.arguments === "")) item.arguments = pending.arguments;
   if (item.type === "message" && (item.content ?? []).length === 0 && pending.text !== "") item.content = [{ type: "output_text", text: pending.text }];
+  if (item.type === "reasoning" && (item.summary ?? []).length === 0 && pending.summary.length > 0) item.summary = pending.summary.map((text) => ({ type: "summary_text", text }));
+  if (item.type === "reasoning" && (item.content ?? []).length === 0 && pending.reasoning !== "") item.content = [{ type: "reasoning_text", text: pending.reasoning }];
   return item;
 }
 

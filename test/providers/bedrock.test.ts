@@ -1,5 +1,4 @@
 import { readFileSync } from "node:fs";
-import { crc32 } from "node:zlib";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { parse as parseYaml } from "yaml";
 import {
@@ -18,6 +17,7 @@ import { bedrock, fromBedrockResponse, toBedrockRequest, type BedrockResponse } 
 import { signRequest } from "../../src/providers/bedrock-sign.ts";
 import { withoutTs } from "../helpers.ts";
 import { conformanceSuite, liveAgentSuite, type ErrorKind, type WireTurn } from "./conformance.ts";
+import { eventFrames, frame } from "./event-stream-frames.ts";
 import { startReplayServer, type ReplayResponse, type ReplayServer } from "./replay-server.ts";
 
 const fixture = (name: string): string => readFileSync(new URL(`../fixtures/bedrock/${name}`, import.meta.url), "utf8");
@@ -26,41 +26,6 @@ const chunksFile = (name: string): Record<string, unknown>[] =>
     .split("\n")
     .filter((line) => line.trim() !== "")
     .map((line) => JSON.parse(line) as Record<string, unknown>);
-
-// The AWS event stream encoding, written independently of the adapter's decoder (zlib's CRC32).
-function frame(headers: Record<string, string>, payload: string): Uint8Array {
-  const headerBytes = Buffer.concat(
-    Object.entries(headers).map(([name, value]) => {
-      const nameBytes = Buffer.from(name);
-      const valueBytes = Buffer.from(value);
-      const header = Buffer.alloc(4 + nameBytes.length + valueBytes.length);
-      header.writeUInt8(nameBytes.length, 0);
-      nameBytes.copy(header, 1);
-      header.writeUInt8(7, 1 + nameBytes.length); // string
-      header.writeUInt16BE(valueBytes.length, 2 + nameBytes.length);
-      valueBytes.copy(header, 4 + nameBytes.length);
-      return header;
-    }),
-  );
-  const body = Buffer.from(payload);
-  const total = 12 + headerBytes.length + body.length + 4;
-  const message = Buffer.alloc(total);
-  message.writeUInt32BE(total, 0);
-  message.writeUInt32BE(headerBytes.length, 4);
-  message.writeUInt32BE(crc32(message.subarray(0, 8)), 8);
-  headerBytes.copy(message, 12);
-  body.copy(message, 12 + headerBytes.length);
-  message.writeUInt32BE(crc32(message.subarray(0, total - 4)), total - 4);
-  return new Uint8Array(message);
-}
-
-/** Decoded events (`{ eventType: payload }`, the chunks-file form) as event stream frames. */
-function eventFrames(events: readonly Record<string, unknown>[]): Uint8Array[] {
-  return events.map((event) => {
-    const [type, payload] = Object.entries(event)[0]!;
-    return frame({ ":event-type": type, ":content-type": "application/json", ":message-type": "event" }, JSON.stringify(payload));
-  });
-}
 
 function exceptionFrame(type: string, message: string): Uint8Array {
   return frame({ ":exception-type": type, ":content-type": "application/json", ":message-type": "exception" }, JSON.stringify({ message }));
