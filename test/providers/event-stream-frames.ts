@@ -1,7 +1,7 @@
 import { crc32 } from "node:zlib";
 
 // The AWS event stream encoding, written independently of the adapter's decoder (zlib's CRC32).
-export function frame(headers: Record<string, string>, payload: string): Uint8Array {
+export function frame(headers: Record<string, string>, payload: string | Uint8Array): Uint8Array {
   const headerBytes = Buffer.concat(
     Object.entries(headers).map(([name, value]) => {
       const nameBytes = Buffer.from(name);
@@ -15,7 +15,7 @@ export function frame(headers: Record<string, string>, payload: string): Uint8Ar
       return header;
     }),
   );
-  const body = Buffer.from(payload);
+  const body = typeof payload === "string" ? Buffer.from(payload) : Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
   const total = 12 + headerBytes.length + body.length + 4;
   const message = Buffer.alloc(total);
   message.writeUInt32BE(total, 0);

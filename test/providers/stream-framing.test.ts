@@ -1,7 +1,7 @@
-import { crc32 } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { decodeEventStream } from "../../src/providers/bedrock-event-stream.ts";
 import { parseSse, parseSseBatches, type ServerSentEvent } from "../../src/providers/sse.ts";
+import { frame } from "./event-stream-frames.ts";
 
 const encoder = new TextEncoder();
 
@@ -83,26 +83,9 @@ describe("SSE framing", () => {
   });
 });
 
-// One message of the AWS event stream encoding, built here independently of the decoder.
+// One event message of the AWS event stream encoding, built independently of the decoder.
 function eventMessage(payload: Uint8Array): Uint8Array {
-  const name = encoder.encode(":message-type");
-  const value = encoder.encode("event");
-  const headers = new Uint8Array(1 + name.length + 3 + value.length);
-  headers[0] = name.length;
-  headers.set(name, 1);
-  headers[1 + name.length] = 7;
-  new DataView(headers.buffer).setUint16(2 + name.length, value.length);
-  headers.set(value, 4 + name.length);
-  const total = 12 + headers.length + payload.length + 4;
-  const message = new Uint8Array(total);
-  const view = new DataView(message.buffer);
-  view.setUint32(0, total);
-  view.setUint32(4, headers.length);
-  view.setUint32(8, crc32(message.subarray(0, 8)));
-  message.set(headers, 12);
-  message.set(payload, 12 + headers.length);
-  view.setUint32(total - 4, crc32(message.subarray(0, total - 4)));
-  return message;
+  return frame({ ":message-type": "event" }, payload);
 }
 
 describe("AWS event stream framing", () => {
