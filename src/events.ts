@@ -1,5 +1,5 @@
 import type { RunMetrics } from "./metrics.ts";
-import type { JsonObject, JsonValue, Message, ModelMessage, StopReason, ToolResultMessage, Usage } from "./session.ts";
+import type { JsonObject, JsonValue, Message, ModelMessage, StopDetails, StopReason, ToolResultMessage, Usage } from "./session.ts";
 
 /**
  * What a streaming `invokeModel` yields. Deltas are for display only; the loop builds the turn from
@@ -22,7 +22,7 @@ export type ModelStreamEvent =
    * the length limit cut off (sent with `{}` input so the turn stays complete) must come after this
    * event: the loop starts calls early only before it, and never runs a cut call.
    */
-  | { type: "response-end"; stopReason?: StopReason; rawStopReason?: string; usage?: Usage };
+  | { type: "response-end"; stopReason?: StopReason; rawStopReason?: string; stopDetails?: StopDetails; usage?: Usage };
 
 /** Events of deltas the loop passes through from the model stream unchanged. */
 export type ModelDeltaEvent = Extract<

@@ -209,6 +209,8 @@ export function createToolExecutor(
       return errorResult(call.id, `Error: unknown tool "${call.name}". Available tools: ${available || "none"}.`);
     }
     if (signal.aborted) return errorResult(call.id, abortedText);
+    // The adapter could not accept what the model sent: the call never runs.
+    if (typeof call.inputError === "string") return errorResult(call.id, `Error: invalid input for tool "${call.name}": ${call.inputError}`);
     let input: unknown = call.input;
     try {
       if (definition !== undefined) {

@@ -26,6 +26,7 @@ export type {
   StopReason,
   Usage,
   TurnEndFields,
+  StopDetails,
   JsonValue,
   JsonObject,
   SessionListener,

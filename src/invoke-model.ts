@@ -155,7 +155,7 @@ function checkTurn(messages: unknown, turnEnd: TurnEndFields): ModelMessage[] {
     }
   }
   if (checked.length === 0) return [{ role: "assistant", content: "", ...turnEnd }];
-  if (turnEnd.stopReason !== undefined || turnEnd.usage !== undefined || turnEnd.rawStopReason !== undefined) {
+  if (turnEnd.stopReason !== undefined || turnEnd.usage !== undefined || turnEnd.rawStopReason !== undefined || turnEnd.stopDetails !== undefined) {
     if (checked === messages) checked = [...checked];
     checked[checked.length - 1] = { ...checked[checked.length - 1]!, ...turnEnd };
   }

@@ -41,9 +41,26 @@ export type Usage = {
 /** Set on the last message of a model turn (by `invokeModel`, or by the loop on abort). */
 export type TurnEndFields = {
   stopReason?: StopReason;
-  /** The provider's own stop reason, when it differs from the normalized one. */
+  /**
+   * The provider's own stop reason, whenever `stopReason` alone does not tell what it was: a value
+   * the adapter does not know (`other`), one of several values with the same normalized reason
+   * (Gemini's `SAFETY`), or one the adapter corrected (`stop` with tool calls is `tool_use`).
+   * Absent when it is the provider's plain name for `stopReason` (`stop`, `end_turn`, `STOP`, `length`).
+   */
   rawStopReason?: string;
+  /** Why the provider stopped, in its words, where it says (an Anthropic refusal's category and explanation). */
+  stopDetails?: StopDetails;
   usage?: Usage;
+};
+
+/** A provider's own account of a stop (Anthropic `stop_details`); every field is optional. */
+export type StopDetails = {
+  /** The kind of details, e.g. `refusal`. */
+  type?: string;
+  /** The policy category that triggered a refusal, e.g. `cyber`. */
+  category?: string;
+  /** A human-readable explanation. */
+  explanation?: string;
 };
 
 /** `ts`: ISO-8601 UTC time the message entered the session; set by the library when missing. */
@@ -109,6 +126,17 @@ export type ToolCallMessage = {
   provider?: string;
   /** The id was made up by the adapter (the provider gave none) and is never sent to the provider. */
   generatedId?: true;
+  /**
+   * The id the `provider` gave the call, when `id` had to differ from it: the provider reused an id
+   * the session already had (OpenAI-compatible servers number calls per response). Sent back, for
+   * this call and its result, only to that provider; every other one gets `id`.
+   */
+  wireId?: string;
+  /**
+   * Set when the adapter refused the input the provider sent (nested too deep, too large): `input`
+   * is `{}`, and the call is answered with this as an invalid-input error, never run.
+   */
+  inputError?: string;
 } & Timestamped &
   TurnEndFields;
 

@@ -1,6 +1,6 @@
-import type { Message, ModelMessage, Session, StopReason, Usage } from "../session.ts";
+import type { Message, ModelMessage, Session, StopDetails, TurnEndFields } from "../session.ts";
 import type { ToolSchema } from "../tools.ts";
-import { isOwnSignedThinking, outputText, pairToolMessages, safeToolId, stopFields, usageWithCache } from "./convert-shared.ts";
+import { isOwnSignedThinking, outputText, pairToolMessages, readToolInput, refusedInput, safeToolId, stopFields, usageWithCache, type StopReasonNames } from "./convert-shared.ts";
 
 /** Options that shape the request body (the adapter's other options only affect transport). */
 export type AnthropicRequestOptions = {
@@ -128,7 +128,7 @@ export function fromAnthropicResponse(body: AnthropicResponse): ModelMessage[] {
   }
   if (messages.length === 0) messages.push({ role: "assistant", content: "" });
   const last = messages[messages.length - 1]!;
-  Object.assign(last, turnEnd(body.stop_reason, body.usage));
+  Object.assign(last, turnEnd(body.stop_reason, body.usage, body.stop_details));
   return messages;
 }
 
@@ -147,10 +147,23 @@ export type AnthropicUsage = {
   output_tokens?: number;
   cache_read_input_tokens?: number | null;
   cache_creation_input_tokens?: number | null;
+  /** `thinking_tokens`: the part of `output_tokens` spent thinking. */
+  output_tokens_details?: { thinking_tokens?: number | null } | null;
 };
-export type AnthropicResponse = { content?: AnthropicContentBlock[]; stop_reason?: string | null; usage?: AnthropicUsage };
+/** `stop_details` of a response: a refusal's `category` and `explanation` (fields may be null). */
+export type AnthropicStopDetails = { type?: string | null; category?: string | null; explanation?: string | null };
+export type AnthropicResponse = {
+  id?: string;
+  content?: AnthropicContentBlock[];
+  stop_reason?: string | null;
+  stop_details?: AnthropicStopDetails | null;
+  usage?: AnthropicUsage;
+};
 
-/** One content block as a generic message (`undefined` for empty text and server-side blocks). */
+/**
+ * One content block as a generic message (`undefined` for empty text and server-side blocks). A
+ * tool input nested too deep or too large becomes `{}` with `inputError` (see `readToolInput`).
+ */
 export function fromContentBlock(block: AnthropicContentBlock): ModelMessage | undefined {
   if (block.type === "text") return block.text === undefined || block.text === "" ? undefined : { role: "assistant", content: block.text };
   if (block.type === "thinking") {
@@ -162,32 +175,47 @@ export function fromContentBlock(block: AnthropicContentBlock): ModelMessage | u
     return { type: "thinking", content: "", signature: block.data ?? "", redacted: true, provider: anthropicProvider };
   }
   if (block.type === "tool_use") {
-    const input = typeof block.input === "object" && block.input !== null && !Array.isArray(block.input) ? block.input : {};
-    return { type: "tool_call", id: block.id ?? "", name: block.name ?? "", input: input as Record<string, never> };
+    return { type: "tool_call", id: block.id ?? "", name: block.name ?? "", ...refusedInput(readToolInput(block.input)) };
   }
   return undefined;
 }
 
-/** Normalized stop reason, the raw one when it differs, and usage in the generic shape. */
-export function turnEnd(rawStopReason: string | null | undefined, usage: AnthropicUsage | undefined): {
-  stopReason?: StopReason;
-  rawStopReason?: string;
-  usage?: Usage;
-} {
-  const fields: { stopReason?: StopReason; rawStopReason?: string; usage?: Usage } = stopFields(rawStopReason, stopReasons);
-  // Anthropic's input_tokens excludes cached tokens; the generic count includes them.
+/** Normalized stop reason (see `stopFields` for `rawStopReason`), a refusal's details, and usage in the generic shape. */
+export function turnEnd(
+  rawStopReason: string | null | undefined,
+  usage: AnthropicUsage | undefined,
+  stopDetails?: AnthropicStopDetails | null,
+): TurnEndFields {
+  const fields: TurnEndFields = stopFields(rawStopReason, stopReasons);
+  const details = stopDetailsOf(stopDetails);
+  if (details !== undefined) fields.stopDetails = details;
+  // Anthropic's input_tokens excludes cached tokens; the generic count includes them. Its
+  // output_tokens includes thinking, as the generic count does.
   if (usage !== undefined) {
     fields.usage = usageWithCache(usage.input_tokens ?? 0, usage.output_tokens ?? 0, usage.cache_read_input_tokens ?? 0, usage.cache_creation_input_tokens ?? 0);
+    const thinking = usage.output_tokens_details?.thinking_tokens ?? 0;
+    if (thinking > 0) fields.usage.reasoningTokens = thinking;
   }
   return fields;
 }
 
-const stopReasons: Record<string, StopReason> = {
-  end_turn: "end_turn",
-  tool_use: "tool_use",
-  max_tokens: "max_tokens",
-  stop_sequence: "stop_sequence",
-  pause_turn: "pause_turn",
-  refusal: "refusal",
-  model_context_window_exceeded: "max_tokens",
+function stopDetailsOf(details: AnthropicStopDetails | null | undefined): StopDetails | undefined {
+  if (details === null || details === undefined || typeof details !== "object") return undefined;
+  const result: StopDetails = {};
+  if (typeof details.type === "string") result.type = details.type;
+  if (typeof details.category === "string") result.category = details.category;
+  if (typeof details.explanation === "string") result.explanation = details.explanation;
+  return Object.keys(result).length > 0 ? result : undefined;
+}
+
+const stopReasons: StopReasonNames = {
+  plain: {
+    end_turn: "end_turn",
+    tool_use: "tool_use",
+    max_tokens: "max_tokens",
+    stop_sequence: "stop_sequence",
+    pause_turn: "pause_turn",
+    refusal: "refusal",
+  },
+  aliases: { model_context_window_exceeded: "max_tokens" },
 };

@@ -1,6 +1,7 @@
-import { ProviderError, errorMessage, isAbortError, isAgentError } from "../errors.ts";
+import { ProviderError } from "../errors.ts";
 import type { ModelStreamEvent } from "../events.ts";
 import type { InvokeModel } from "../invoke-model.ts";
+import type { ModelMessage } from "../session.ts";
 import {
   anthropicProvider,
   fromAnthropicResponse,
@@ -10,13 +11,15 @@ import {
   type AnthropicContentBlock,
   type AnthropicRequestOptions,
   type AnthropicResponse,
+  type AnthropicStopDetails,
   type AnthropicUsage,
 } from "./anthropic-convert.ts";
-import { parseToolInput } from "./convert-shared.ts";
-import { env, postJson, providerError, type ErrorShape, type Fetch } from "./http.ts";
+import { readToolInput, refusedInput } from "./convert-shared.ts";
+import { checkIdleTimeout, env, guardStream, postJson, providerError, readJson, type ErrorShape, type Fetch, type PostOptions, type TransportOptions } from "./http.ts";
+import { withUniqueToolIds } from "./session-tool-ids.ts";
 import { parseSseBatches } from "./sse.ts";
 
-export type AnthropicOptions = AnthropicRequestOptions & {
+export type AnthropicOptions = AnthropicRequestOptions & TransportOptions & {
   /** Defaults to the `ANTHROPIC_API_KEY` environment variable. */
   apiKey?: string;
   /** The API origin without `/v1`, as in the official SDK (default `https://api.anthropic.com`). */
@@ -32,12 +35,13 @@ export type AnthropicOptions = AnthropicRequestOptions & {
  */
 export function anthropic(options: AnthropicOptions): InvokeModel {
   const baseURL = (options.baseURL ?? env("ANTHROPIC_BASE_URL") ?? "https://api.anthropic.com").replace(/\/+$/, "");
-  return (tools, session, context) => {
+  const idleTimeoutMs = checkIdleTimeout(options.idleTimeoutMs);
+  return withUniqueToolIds((tools, session, context) => {
     const apiKey = options.apiKey ?? env("ANTHROPIC_API_KEY");
     if (apiKey === undefined) {
       throw new ProviderError("anthropic: no API key: set ANTHROPIC_API_KEY or pass apiKey", { provider: anthropicProvider });
     }
-    const request = {
+    const request: PostOptions = {
       provider: anthropicProvider,
       url: `${baseURL}/v1/messages`,
       headers: { "x-api-key": apiKey, "anthropic-version": "2023-06-01", ...options.headers },
@@ -46,12 +50,14 @@ export function anthropic(options: AnthropicOptions): InvokeModel {
       signal: context.signal,
       errors: anthropicErrors,
       secrets: [apiKey],
+      idleTimeoutMs,
+      expect: options.stream === false ? "json" : "sse",
     };
     if (options.stream === false) {
-      return postJson(request).then(async (response) => fromAnthropicResponse((await response.json()) as AnthropicResponse));
+      return postJson(request).then(async (response) => fromAnthropicResponse((await readJson(response, anthropicProvider, [apiKey])) as AnthropicResponse));
     }
     return streamMessages(() => postJson(request), [apiKey]);
-  };
+  }, anthropicProvider);
 }
 
 export const anthropicErrors: ErrorShape = {
@@ -65,9 +71,17 @@ export const anthropicErrors: ErrorShape = {
 type StreamEvent = {
   type: string;
   index?: number;
-  message?: { usage?: AnthropicUsage };
+  message?: AnthropicResponse;
   content_block?: AnthropicContentBlock;
-  delta?: { type?: string; text?: string; thinking?: string; signature?: string; partial_json?: string; stop_reason?: string | null };
+  delta?: {
+    type?: string;
+    text?: string;
+    thinking?: string;
+    signature?: string;
+    partial_json?: string;
+    stop_reason?: string | null;
+    stop_details?: AnthropicStopDetails | null;
+  };
   usage?: AnthropicUsage;
   error?: { type?: string; message?: string };
 };
@@ -83,35 +97,57 @@ export async function* streamMessages(
 ): AsyncGenerator<ModelStreamEvent> {
   const response = await open();
   if (response.body === null) throw new ProviderError("anthropic: empty response body", { provider: anthropicProvider, retryable: true });
-  try {
-    yield* readMessagesStream(response.body, secrets);
-  } catch (error) {
-    // A connection cut mid-body surfaces as a bare TypeError from the reader: make it retryable.
-    if (isAgentError(error) || isAbortError(error)) throw error;
-    throw new ProviderError(`anthropic: the stream failed: ${errorMessage(error)}`, { provider: anthropicProvider, retryable: true, cause: error });
-  }
+  yield* guardStream(readMessagesStream(response.body, secrets), anthropicProvider, secrets);
 }
 
 async function* readMessagesStream(body: ReadableStream<Uint8Array>, secrets: readonly string[]): AsyncGenerator<ModelStreamEvent> {
   const blocks = new Map<number, { block: AnthropicContentBlock; json: string }>();
   let usage: AnthropicUsage = {};
   let stopReason: string | null | undefined;
+  let stopDetails: AnthropicStopDetails | null | undefined;
+  let messageId: string | undefined;
+  let started = false;
   let cutToolCall: AnthropicContentBlock | undefined;
   for await (const batch of parseSseBatches(body)) for (const { data } of batch) {
     const event = JSON.parse(data) as StreamEvent;
     switch (event.type) {
-      case "message_start":
-        usage = { ...event.message?.usage };
+      case "message_start": {
+        const message = event.message ?? {};
+        // Two generations in one stream (a proxy that retried upstream and kept sending) must never
+        // become one turn: the whole response is broken, and the loop retries it.
+        if (started) {
+          throw new ProviderError(`anthropic: a second message (${message.id ?? "no id"}) began in the stream of ${messageId ?? "another"}`, {
+            provider: anthropicProvider,
+            retryable: true,
+          });
+        }
+        started = true;
+        messageId = message.id;
+        usage = { ...message.usage };
+        stopReason = message.stop_reason ?? stopReason;
+        stopDetails = message.stop_details ?? stopDetails;
+        // Some servers (caches, proxies) send the whole message here and only message_stop after it.
+        for (const block of message.content ?? []) yield* wholeBlockEvents(block);
         break;
+      }
       case "content_block_start": {
         const block = { ...event.content_block! };
+        // A block started again before its stop would silently replace the first one.
+        if (blocks.has(event.index ?? 0)) {
+          throw new ProviderError(`anthropic: content block ${event.index ?? 0} started twice in the stream`, { provider: anthropicProvider, retryable: true });
+        }
         blocks.set(event.index ?? 0, { block, json: "" });
         if (block.type === "tool_use") yield { type: "tool-call-start", id: block.id ?? "", name: block.name ?? "" };
         break;
       }
       case "content_block_delta": {
-        const open = blocks.get(event.index ?? 0);
         const delta = event.delta ?? {};
+        let open = blocks.get(event.index ?? 0);
+        // Text or thinking whose content_block_start a server left out is still text or thinking.
+        if (open === undefined && (delta.type === "text_delta" || delta.type === "thinking_delta")) {
+          open = { block: { type: delta.type === "text_delta" ? "text" : "thinking" }, json: "" };
+          blocks.set(event.index ?? 0, open);
+        }
         if (open === undefined) break;
         if (delta.type === "text_delta" && delta.text !== undefined) {
           open.block.text = (open.block.text ?? "") + delta.text;
@@ -131,25 +167,26 @@ async function* readMessagesStream(body: ReadableStream<Uint8Array>, secrets: re
         const done = blocks.get(event.index ?? 0);
         blocks.delete(event.index ?? 0);
         if (done === undefined) break;
-        if (done.block.type === "tool_use") {
-          const input = done.json === "" ? done.block.input ?? {} : parseToolInput(done.json);
-          // Cut off or garbled JSON: only acceptable if the turn turns out to be cut (max_tokens),
-          // and then the loop will not run the call. Decided at message_stop.
-          if (input === undefined) {
-            cutToolCall = done.block;
-            break;
-          }
-          done.block.input = input;
-        }
-        const message = fromContentBlock(done.block);
-        if (message !== undefined) yield { type: "message", message };
+        const message = finishBlock(done);
+        // Cut off or garbled JSON: only acceptable if the turn turns out to be cut (max_tokens),
+        // and then the loop will not run the call. Decided at message_stop.
+        if (message === "cut") cutToolCall = done.block;
+        else if (message !== undefined) yield { type: "message", message };
         break;
       }
       case "message_delta":
         stopReason = event.delta?.stop_reason ?? stopReason;
+        stopDetails = event.delta?.stop_details ?? stopDetails;
         usage = { ...usage, ...definedOnly(event.usage) };
         break;
       case "message_stop":
+        // Blocks a server never closed are complete now.
+        for (const index of [...blocks.keys()].sort((x, y) => x - y)) {
+          const message = finishBlock(blocks.get(index)!);
+          if (message === "cut") cutToolCall ??= blocks.get(index)!.block;
+          else if (message !== undefined) yield { type: "message", message };
+        }
+        blocks.clear();
         if (cutToolCall !== undefined) {
           if (stopReason !== "max_tokens") {
             throw new ProviderError(`anthropic: tool call "${cutToolCall.name ?? ""}" arrived with invalid JSON input`, {
@@ -158,7 +195,7 @@ async function* readMessagesStream(body: ReadableStream<Uint8Array>, secrets: re
             });
           }
         }
-        yield { type: "response-end", ...turnEnd(stopReason, usage) };
+        yield { type: "response-end", ...turnEnd(stopReason, usage, stopDetails) };
         // After response-end, so the loop never starts it early.
         if (cutToolCall !== undefined) yield { type: "message", message: fromContentBlock({ ...cutToolCall, input: {} })! };
         return;
@@ -169,6 +206,26 @@ async function* readMessagesStream(body: ReadableStream<Uint8Array>, secrets: re
     }
   }
   throw new ProviderError("anthropic: the stream ended before message_stop", { provider: anthropicProvider, retryable: true });
+}
+
+// The message of a finished block; "cut" for a tool call whose JSON is not complete.
+function finishBlock(done: { block: AnthropicContentBlock; json: string }): ModelMessage | "cut" | undefined {
+  if (done.block.type !== "tool_use") return fromContentBlock(done.block);
+  const read = readToolInput(done.json === "" ? done.block.input : done.json);
+  if (read.kind === "invalid") return "cut";
+  return { type: "tool_call", id: done.block.id ?? "", name: done.block.name ?? "", ...refusedInput(read) };
+}
+
+// A block that arrived complete (in message_start): the events a streamed one would have produced.
+function* wholeBlockEvents(block: AnthropicContentBlock): Generator<ModelStreamEvent> {
+  const message = fromContentBlock(block);
+  if (message === undefined) return;
+  if ("type" in message && message.type === "tool_call") {
+    yield { type: "tool-call-start", id: message.id, name: message.name };
+  } else if (message.content !== "") {
+    yield { type: "type" in message ? "thinking-delta" : "text-delta", delta: message.content };
+  }
+  yield { type: "message", message };
 }
 
 function definedOnly(usage: AnthropicUsage | undefined): AnthropicUsage {

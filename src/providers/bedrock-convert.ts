@@ -1,6 +1,6 @@
 import type { JsonObject, ModelMessage, Session, StopReason, ToolResultMessage, Usage } from "../session.ts";
 import type { ToolSchema } from "../tools.ts";
-import { isOwnSignedThinking, outputText, pairToolMessages, safeToolId, stopFields, usageWithCache } from "./convert-shared.ts";
+import { isOwnSignedThinking, outputText, pairToolMessages, readToolInput, refusedInput, safeToolId, stopFields, toolUseWhenCalls, usageWithCache, type StopReasonNames } from "./convert-shared.ts";
 
 /** Options that shape the request body (the model goes in the URL; the adapter's other options only affect transport). */
 export type BedrockRequestOptions = {
@@ -204,11 +204,14 @@ export function fromBedrockResponse(body: BedrockResponse): ModelMessage[] {
   return messages;
 }
 
-/** One content block as a generic message (`undefined` for empty text and blocks the session has no kind for). */
+/**
+ * One content block as a generic message (`undefined` for empty text and blocks the session has no
+ * kind for). A tool input nested too deep or too large becomes `{}` with `inputError`.
+ */
 export function fromContentBlock(block: BedrockContentBlock): ModelMessage | undefined {
   if (block.text !== undefined) return block.text === "" ? undefined : { role: "assistant", content: block.text };
   if (block.toolUse !== undefined) {
-    return { type: "tool_call", id: block.toolUse.toolUseId ?? "", name: block.toolUse.name ?? "", input: jsonObject(block.toolUse.input) ?? {} };
+    return { type: "tool_call", id: block.toolUse.toolUseId ?? "", name: block.toolUse.name ?? "", ...refusedInput(readToolInput(block.toolUse.input)) };
   }
   const reasoning = block.reasoningContent;
   if (reasoning?.redactedContent !== undefined) {
@@ -238,7 +241,7 @@ export function turnEnd(
   usage: BedrockUsage | undefined,
   hasToolCalls: boolean,
 ): { stopReason?: StopReason; rawStopReason?: string; usage?: Usage } {
-  const fields: { stopReason?: StopReason; rawStopReason?: string; usage?: Usage } = stopFields(rawStopReason, stopReasons, hasToolCalls);
+  const fields: { stopReason?: StopReason; rawStopReason?: string; usage?: Usage } = stopFields(rawStopReason, stopReasons, toolUseWhenCalls(hasToolCalls));
   // Bedrock's inputTokens excludes cached tokens; the generic count includes them.
   if (usage !== undefined) {
     fields.usage = usageWithCache(usage.inputTokens ?? 0, usage.outputTokens ?? 0, usage.cacheReadInputTokens ?? 0, usage.cacheWriteInputTokens ?? 0);
@@ -246,13 +249,9 @@ export function turnEnd(
   return fields;
 }
 
-const stopReasons: Record<string, StopReason> = {
-  end_turn: "end_turn",
-  tool_use: "tool_use",
-  max_tokens: "max_tokens",
-  stop_sequence: "stop_sequence",
-  guardrail_intervened: "content_filter",
-  content_filtered: "content_filter",
-  model_context_window_exceeded: "max_tokens",
+const stopReasons: StopReasonNames = {
+  plain: { end_turn: "end_turn", tool_use: "tool_use", max_tokens: "max_tokens", stop_sequence: "stop_sequence" },
+  // Two kinds of filter, and a limit that is not max_tokens: the normalized reason alone loses which.
+  aliases: { guardrail_intervened: "content_filter", content_filtered: "content_filter", model_context_window_exceeded: "max_tokens" },
 };
 

@@ -19,14 +19,22 @@ export type EventStreamMessage = {
  */
 export async function* decodeEventStream(body: ReadableStream<Uint8Array>): AsyncGenerator<EventStreamMessage[]> {
   const reader = body.getReader();
-  let buffer: Uint8Array = new Uint8Array(0);
+  // Chunks not decoded yet, joined only once they hold the bytes the next step needs: a message
+  // arriving in many small chunks is copied once, not once per chunk.
+  const pending: Uint8Array[] = [];
+  let pendingLength = 0;
+  let needed = preludeLength;
   try {
     for (;;) {
       const { done, value } = await reader.read();
       if (done) return;
-      buffer = buffer.length === 0 ? value : concat(buffer, value);
+      pending.push(value);
+      pendingLength += value.length;
+      if (pendingLength < needed) continue;
+      const buffer = pending.length === 1 ? pending[0]! : concat(pending, pendingLength);
       const batch: EventStreamMessage[] = [];
       let offset = 0;
+      needed = preludeLength;
       while (buffer.length - offset >= preludeLength) {
         const view = new DataView(buffer.buffer, buffer.byteOffset + offset, buffer.length - offset);
         const totalLength = view.getUint32(0);
@@ -35,7 +43,10 @@ export async function* decodeEventStream(body: ReadableStream<Uint8Array>): Asyn
         if (totalLength < minimumLength || totalLength > maximumLength || headersLength > totalLength - minimumLength) {
           throw new Error(`event stream: impossible message length ${totalLength}`);
         }
-        if (buffer.length - offset < totalLength) break;
+        if (buffer.length - offset < totalLength) {
+          needed = totalLength;
+          break;
+        }
         const message = buffer.subarray(offset, offset + totalLength);
         if (crc32(message.subarray(0, totalLength - 4)) !== view.getUint32(totalLength - 4)) throw new Error("event stream: message checksum mismatch");
         batch.push({
@@ -44,7 +55,9 @@ export async function* decodeEventStream(body: ReadableStream<Uint8Array>): Asyn
         });
         offset += totalLength;
       }
-      buffer = buffer.subarray(offset);
+      pending.length = 0;
+      pendingLength = buffer.length - offset;
+      if (pendingLength > 0) pending.push(buffer.subarray(offset));
       if (batch.length > 0) yield batch;
     }
   } finally {
@@ -59,10 +72,13 @@ const preludeLength = 12;
 const minimumLength = preludeLength + 4;
 const maximumLength = 16 * 1024 * 1024;
 
-function concat(first: Uint8Array, second: Uint8Array): Uint8Array {
-  const joined = new Uint8Array(first.length + second.length);
-  joined.set(first);
-  joined.set(second, first.length);
+function concat(pieces: readonly Uint8Array[], length: number): Uint8Array {
+  const joined = new Uint8Array(length);
+  let at = 0;
+  for (const piece of pieces) {
+    joined.set(piece, at);
+    at += piece.length;
+  }
   return joined;
 }
 

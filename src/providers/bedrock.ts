@@ -1,4 +1,4 @@
-import { ContextOverflowError, ProviderError, errorMessage, isAbortError, isAgentError, isProviderError } from "../errors.ts";
+import { ContextOverflowError, ProviderError, errorMessage, isProviderError } from "../errors.ts";
 import type { ModelStreamEvent } from "../events.ts";
 import type { InvokeModel } from "../invoke-model.ts";
 import {
@@ -14,10 +14,11 @@ import {
 } from "./bedrock-convert.ts";
 import { decodeEventStream, type EventStreamMessage } from "./bedrock-event-stream.ts";
 import { signRequest, type AwsCredentials } from "./bedrock-sign.ts";
-import { parseToolInput } from "./convert-shared.ts";
-import { env, postJson, providerError, type ErrorShape, type Fetch } from "./http.ts";
+import { readToolInput } from "./convert-shared.ts";
+import { bounded, checkIdleTimeout, env, guardStream, postJson, providerError, readJson, type ErrorShape, type Fetch, type TransportOptions } from "./http.ts";
+import { withUniqueToolIds } from "./session-tool-ids.ts";
 
-export type BedrockOptions = BedrockRequestOptions & {
+export type BedrockOptions = BedrockRequestOptions & TransportOptions & {
   /** A model id, inference profile id or ARN, e.g. `us.anthropic.claude-sonnet-4-5-20250929-v1:0`. */
   model: string;
   /** Defaults to `AWS_REGION`, then `AWS_DEFAULT_REGION`. */
@@ -45,7 +46,8 @@ export type BedrockOptions = BedrockRequestOptions & {
  * `ProviderError`s the loop retries when they are retryable.
  */
 export function bedrock(options: BedrockOptions): InvokeModel {
-  return (tools, session, context) => {
+  const idleTimeoutMs = checkIdleTimeout(options.idleTimeoutMs);
+  return withUniqueToolIds((tools, session, context) => {
     const auth = authFor(options);
     const region = options.region ?? env("AWS_REGION") ?? env("AWS_DEFAULT_REGION");
     const baseURL = (options.baseURL ?? env("AWS_ENDPOINT_URL_BEDROCK_RUNTIME") ?? defaultEndpoint(region)).replace(/\/+$/, "");
@@ -54,7 +56,7 @@ export function bedrock(options: BedrockOptions): InvokeModel {
     const body = toBedrockRequest(session, tools, options);
     const secrets: string[] = auth.kind === "bearer" ? [auth.token] : [];
     const post = async (): Promise<Response> => {
-      const authorized = await authorizedFetch(auth, region ?? regionOf(baseURL), withErrorType(options.fetch ?? globalThis.fetch), secrets);
+      const authorized = await authorizedFetch(auth, region ?? regionOf(baseURL), options.fetch ?? globalThis.fetch, secrets);
       return postJson({
         provider: bedrockProvider,
         url,
@@ -64,13 +66,15 @@ export function bedrock(options: BedrockOptions): InvokeModel {
         signal: context.signal,
         errors: bedrockErrors,
         secrets,
+        idleTimeoutMs,
+        expect: stream ? "aws-event-stream" : "json",
       }).catch((error: unknown) => {
         throw withContextOverflow(error);
       });
     };
-    if (!stream) return post().then(async (response) => fromBedrockResponse((await response.json()) as BedrockResponse));
+    if (!stream) return post().then(async (response) => fromBedrockResponse((await readJson(response, bedrockProvider, secrets)) as BedrockResponse));
     return streamConverse(post, context.signal, secrets);
-  };
+  }, bedrockProvider);
 }
 
 type Auth = { kind: "bearer"; token: string } | { kind: "sigv4"; credentials: AwsCredentials | (() => Promise<AwsCredentials>) };
@@ -112,7 +116,7 @@ async function authorizedFetch(auth: Auth, region: string | undefined, fetchImpl
   try {
     credentials = typeof auth.credentials === "function" ? await auth.credentials() : auth.credentials;
   } catch (error) {
-    throw new ProviderError(`bedrock: could not load credentials: ${errorMessage(error)}`, { provider: bedrockProvider, cause: error });
+    throw new ProviderError(bounded(`bedrock: could not load credentials: ${errorMessage(error)}`, []), { provider: bedrockProvider, cause: error });
   }
   secrets.push(credentials.secretAccessKey, ...(credentials.sessionToken === undefined ? [] : [credentials.sessionToken]));
   if (region === undefined) throw new ProviderError("bedrock: no region to sign for: set AWS_REGION or pass region", { provider: bedrockProvider });
@@ -131,30 +135,14 @@ async function authorizedFetch(auth: Auth, region: string | undefined, fetchImpl
   };
 }
 
-// Bedrock names the error in the `x-amzn-errortype` header, not in the JSON body, and an
-// ErrorShape reads only the body: copy the name into it as `__type`, as AWS's JSON protocols do.
-function withErrorType(fetchImpl: Fetch): Fetch {
-  return async (url, init) => {
-    const response = await fetchImpl(url, init);
-    const errorType = response.headers.get("x-amzn-errortype");
-    if (response.ok || errorType === null) return response;
-    const text = await response.text();
-    const rebuilt = (body: string): Response => new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
-    try {
-      const body = JSON.parse(text) as unknown;
-      if (typeof body === "object" && body !== null && !Array.isArray(body)) return rebuilt(JSON.stringify({ __type: errorType, ...body }));
-    } catch {
-      // Not JSON: leave it to postJson.
-    }
-    return rebuilt(text);
-  };
-}
-
 export const bedrockErrors: ErrorShape = {
-  describe: (body) => {
+  // Bedrock names the error in the `x-amzn-errortype` header; a stream's exception (and some
+  // proxies) in the body's `__type`, as AWS's JSON protocols do.
+  describe: (body, headers) => {
     const fields = body as { message?: unknown; Message?: unknown; __type?: unknown };
     const message = typeof fields.message === "string" ? fields.message : typeof fields.Message === "string" ? fields.Message : undefined;
-    const code = typeof fields.__type === "string" ? errorCode(fields.__type) : undefined;
+    const type = typeof fields.__type === "string" ? fields.__type : (headers?.get("x-amzn-errortype") ?? undefined);
+    const code = type === undefined ? undefined : errorCode(type);
     return { ...(message === undefined ? {} : { message }), ...(code === undefined ? {} : { code }) };
   },
   retryableCodes: [
@@ -217,11 +205,16 @@ export async function* streamConverse(
   signal?: AbortSignal,
   secrets: readonly string[] = [],
 ): AsyncGenerator<ModelStreamEvent> {
+  yield* guardStream(readConverseStream(open, secrets), bedrockProvider, secrets, signal);
+}
+
+async function* readConverseStream(open: () => Promise<Response>, secrets: readonly string[]): AsyncGenerator<ModelStreamEvent> {
   const response = await open();
   if (response.body === null) throw new ProviderError("bedrock: empty response body", { provider: bedrockProvider, retryable: true });
   const blocks = new Map<number, OpenBlock>();
   let stopReason: string | undefined;
   let stopped = false;
+  let started = false;
   let usage: BedrockUsage | undefined;
   let hasToolCalls = false;
   const cutToolCalls: BedrockContentBlock[] = [];
@@ -232,19 +225,20 @@ export async function* streamConverse(
     const block = open.block;
     if (block.toolUse !== undefined) {
       hasToolCalls = true;
-      const input = open.json === "" ? {} : parseToolInput(open.json);
-      if (input === undefined) {
+      const read = readToolInput(open.json);
+      if (read.kind === "invalid") {
         cutToolCalls.push(block);
         return undefined;
       }
-      block.toolUse.input = input;
+      // A refused input stays text: fromContentBlock reads it again and gives the call its error.
+      block.toolUse.input = read.kind === "ok" ? read.input : open.json;
     }
     if (open.redacted.length > 0) block.reasoningContent = { redactedContent: joinBase64(open.redacted) };
     const message = fromContentBlock(block);
     return message === undefined ? undefined : { type: "message", message };
   };
 
-  for await (const batch of frames(response.body, signal)) for (const frame of batch) {
+  for await (const batch of decodeEventStream(response.body)) for (const frame of batch) {
     const messageType = frame.headers[":message-type"];
     if (messageType === "exception" || messageType === "error") throw streamError(frame, secrets);
     if (messageType !== "event") continue;
@@ -254,6 +248,8 @@ export async function* streamConverse(
       case "contentBlockStart": {
         const toolUse = event.start?.toolUse;
         if (toolUse === undefined) break;
+        // A block started again before its stop would silently replace the first one.
+        if (blocks.has(index)) throw new ProviderError(`bedrock: content block ${index} started twice in the stream`, { provider: bedrockProvider, retryable: true });
         blocks.set(index, { index, block: { toolUse: { toolUseId: toolUse.toolUseId ?? "", name: toolUse.name ?? "" } }, json: "", redacted: [] });
         yield { type: "tool-call-start", id: toolUse.toolUseId ?? "", name: toolUse.name ?? "" };
         break;
@@ -306,8 +302,13 @@ export async function* streamConverse(
       case "metadata":
         usage = event.usage;
         break;
+      case "messageStart":
+        // Two generations in one stream must never become one turn: the response is broken, and retried.
+        if (started) throw new ProviderError("bedrock: a second message began in the stream", { provider: bedrockProvider, retryable: true });
+        started = true;
+        break;
       default:
-        break; // messageStart, and event types added later
+        break; // event types added later
     }
     if (stopped && usage !== undefined) {
       yield { type: "response-end", ...turnEnd(stopReason, usage, hasToolCalls) };
@@ -322,16 +323,6 @@ export async function* streamConverse(
     return;
   }
   throw new ProviderError("bedrock: the stream ended before messageStop", { provider: bedrockProvider, retryable: true });
-}
-
-// A connection that breaks or garbles the stream is worth another try; an abort is not an error of ours.
-async function* frames(body: ReadableStream<Uint8Array>, signal: AbortSignal | undefined): AsyncGenerator<EventStreamMessage[]> {
-  try {
-    yield* decodeEventStream(body);
-  } catch (error) {
-    if (signal?.aborted === true || isAgentError(error) || isAbortError(error)) throw error;
-    throw new ProviderError(`bedrock: the stream broke: ${errorMessage(error)}`, { provider: bedrockProvider, retryable: true, cause: error });
-  }
 }
 
 function streamError(frame: EventStreamMessage, secrets: readonly string[]): unknown {

@@ -1,4 +1,4 @@
-import type { JsonValue, Message, StopReason, ThinkingMessage, Usage } from "../session.ts";
+import type { JsonObject, JsonValue, Message, StopReason, ThinkingMessage, Usage } from "../session.ts";
 
 /**
  * Every provider rejects a tool call without a result and a result without its call. The loop
@@ -84,30 +84,136 @@ export function isOwnSignedThinking(message: ThinkingMessage, provider: string, 
   return message.provider === undefined ? untaggedIsOwn : message.provider === provider;
 }
 
-/** Parses a tool call's streamed JSON arguments; an empty string is `{}`, anything but an object is `undefined`. */
-export function parseToolInput(text: string): Record<string, JsonValue> | undefined {
-  if (text.trim() === "") return {};
-  try {
-    const value = JSON.parse(text) as unknown;
-    return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, JsonValue>) : undefined;
-  } catch {
-    return undefined;
+/** The deepest nesting of arrays and objects a tool input may have (a deeper one cannot be serialized safely). */
+export const maxToolInputDepth = 100;
+/** The most characters of JSON a tool input may have. */
+export const maxToolInputLength = 16 * 1024 * 1024;
+
+/**
+ * A tool call's input as read from the wire: `ok` with a JSON object; `invalid` when it is not
+ * complete JSON or not an object (a garbled or cut stream: the turn decides what that means);
+ * `refused` when it is valid but too deep or too large to keep in a session, which must survive
+ * `JSON.stringify` (the call then gets an invalid-input error result: `reason` says why).
+ */
+export type ToolInput = { kind: "ok"; input: JsonObject } | { kind: "invalid" } | { kind: "refused"; reason: string };
+
+/**
+ * The one reader of tool-call arguments for every adapter: a JSON string as streamed or sent (an
+ * empty string is `{}`), or a value the provider sent already parsed (Gemini `args`, Anthropic and
+ * Bedrock `input`). Depth and size are checked without recursion, before anything is kept.
+ */
+export function readToolInput(source: unknown): ToolInput {
+  if (typeof source === "string") {
+    if (source.length > maxToolInputLength) return { kind: "refused", reason: tooLarge(source.length) };
+    if (source.trim() === "") return { kind: "ok", input: {} };
+    if (jsonTextDepth(source) > maxToolInputDepth) return { kind: "refused", reason: tooDeep };
+    let value: unknown;
+    try {
+      value = JSON.parse(source);
+    } catch {
+      return { kind: "invalid" };
+    }
+    return isJsonObject(value) ? { kind: "ok", input: value } : { kind: "invalid" };
   }
+  if (source === undefined || source === null) return { kind: "ok", input: {} };
+  if (!isJsonObject(source)) return { kind: "invalid" };
+  const size = valueSize(source);
+  if (size === "too-deep") return { kind: "refused", reason: tooDeep };
+  if (size > maxToolInputLength) return { kind: "refused", reason: tooLarge(size) };
+  return { kind: "ok", input: source };
+}
+
+/** A tool call's JSON arguments as an object; `undefined` when they are not one (see `readToolInput`). */
+export function parseToolInput(text: string): JsonObject | undefined {
+  const read = readToolInput(text);
+  return read.kind === "ok" ? read.input : undefined;
+}
+
+/** The tool-call fields for a refused input: `{}` and the error the loop answers the call with. */
+export function refusedInput(read: ToolInput): { input: JsonObject; inputError?: string } {
+  return read.kind === "refused" ? { input: {}, inputError: read.reason } : { input: read.kind === "ok" ? read.input : {} };
+}
+
+const tooDeep = `the arguments are nested more than ${maxToolInputDepth} levels deep`;
+
+function tooLarge(length: number): string {
+  return `the arguments are ${length} characters long, more than the ${maxToolInputLength} allowed`;
+}
+
+function isJsonObject(value: unknown): value is JsonObject {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+// The nesting depth of JSON text, brackets inside strings not counted; one pass, no recursion.
+function jsonTextDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index);
+    if (inString) {
+      if (code === 92) index++; // backslash: skip the escaped character
+      else if (code === 34) inString = false;
+    } else if (code === 34) inString = true;
+    else if (code === 123 || code === 91) {
+      if (++depth > deepest) deepest = depth;
+      if (deepest > maxToolInputDepth) return deepest;
+    } else if (code === 125 || code === 93) depth--;
+  }
+  return deepest;
+}
+
+// About the JSON length of a parsed value, or `too-deep`; walks with its own stack, not recursion.
+function valueSize(root: JsonObject): number | "too-deep" {
+  const stack: { value: unknown; depth: number }[] = [{ value: root, depth: 1 }];
+  let size = 0;
+  while (stack.length > 0) {
+    const { value, depth } = stack.pop()!;
+    if (typeof value === "string") size += value.length + 2;
+    else if (typeof value !== "object" || value === null) size += 5;
+    else {
+      if (depth > maxToolInputDepth) return "too-deep";
+      size += 2;
+      if (Array.isArray(value)) for (const item of value as unknown[]) stack.push({ value: item, depth: depth + 1 });
+      else {
+        for (const [key, item] of Object.entries(value)) {
+          size += key.length + 4;
+          stack.push({ value: item, depth: depth + 1 });
+        }
+      }
+    }
+    if (size > maxToolInputLength) return size;
+  }
+  return size;
 }
 
 /**
- * A provider's stop reason, normalized through `map` (unknown ones are `other`), with the raw one
- * kept when it differs. `end_turn` with tool calls is `tool_use`: several servers say "stop" then.
+ * How an adapter names stop reasons: `plain` maps the provider's own name for each normalized
+ * reason; `aliases` maps the other values it knows, which share a normalized reason with another.
+ */
+export type StopReasonNames = { plain: Readonly<Record<string, StopReason>>; aliases?: Readonly<Record<string, StopReason>> };
+
+/**
+ * A provider's stop reason, normalized, with the one rule for `rawStopReason` every adapter
+ * follows: the raw value is kept whenever `stopReason` alone does not tell what it was (an unknown
+ * value, an alias, or a reason `correct` changed, e.g. `stop` with tool calls is `tool_use`), and
+ * left out when it is the provider's plain name for `stopReason`.
  */
 export function stopFields(
   raw: string | null | undefined,
-  map: Readonly<Record<string, StopReason>>,
-  hasToolCalls = false,
+  names: StopReasonNames,
+  correct: (stopReason: StopReason) => StopReason = (stopReason) => stopReason,
 ): { stopReason?: StopReason; rawStopReason?: string } {
   if (raw === null || raw === undefined) return {};
-  let stopReason = map[raw] ?? "other";
-  if (stopReason === "end_turn" && hasToolCalls) stopReason = "tool_use";
-  return stopReason === raw ? { stopReason } : { stopReason, rawStopReason: raw };
+  const mapped = Object.hasOwn(names.plain, raw) ? names.plain[raw]! : names.aliases !== undefined && Object.hasOwn(names.aliases, raw) ? names.aliases[raw]! : "other";
+  const stopReason = correct(mapped);
+  const plain = Object.hasOwn(names.plain, raw) && names.plain[raw] === stopReason;
+  return plain ? { stopReason } : { stopReason, rawStopReason: raw };
+}
+
+/** `end_turn` with tool calls is `tool_use`: several servers say "stop" for a turn that calls tools. */
+export function toolUseWhenCalls(hasToolCalls: boolean): (stopReason: StopReason) => StopReason {
+  return (stopReason) => (stopReason === "end_turn" && hasToolCalls ? "tool_use" : stopReason);
 }
 
 /** Usage where the provider counts cached input apart: the generic `inputTokens` includes it. */

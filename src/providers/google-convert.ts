@@ -1,8 +1,8 @@
 import { ProviderError } from "../errors.ts";
-import type { AssistantMessage, JsonObject, ModelMessage, Session, StopReason, ThinkingMessage, ToolCallMessage, Usage } from "../session.ts";
+import type { AssistantMessage, JsonObject, ModelMessage, Session, ThinkingMessage, ToolCallMessage, TurnEndFields, Usage } from "../session.ts";
 import { outputInstruction } from "../structured-output.ts";
 import type { ToolSchema } from "../tools.ts";
-import { isOwnSignedThinking, pairToolMessages } from "./convert-shared.ts";
+import { isOwnSignedThinking, pairToolMessages, readToolInput, refusedInput, stopFields, toolUseWhenCalls, type StopReasonNames } from "./convert-shared.ts";
 
 /** Options that shape the request body (the adapter's other options only affect transport). */
 export type GeminiRequestOptions = {
@@ -67,7 +67,7 @@ export type GeminiUsage = {
 };
 export type GeminiResponse = {
   candidates?: { content?: { role?: string; parts?: GeminiPart[] }; finishReason?: string; finishMessage?: string }[];
-  promptFeedback?: { blockReason?: string };
+  promptFeedback?: { blockReason?: string; blockReasonMessage?: string };
   usageMetadata?: GeminiUsage;
   responseId?: string;
 };
@@ -107,7 +107,7 @@ export function toGeminiRequest(session: Session, tools: readonly ToolSchema[], 
       if (isOwnSignedThinking(message, googleProvider)) push("model", { text: message.content, thought: true, thoughtSignature: message.signature! });
     } else if (message.type === "tool_call") {
       const own = message;
-      const wireId = own.provider === googleProvider && own.generatedId !== true ? message.id : undefined;
+      const wireId = own.provider === googleProvider && own.generatedId !== true ? message.wireId ?? message.id : undefined;
       calls.set(message.id, { name: message.name, position: calls.size, wireId });
       const args = typeof message.input === "object" && message.input !== null && !Array.isArray(message.input) ? message.input : {};
       push("model", signed({ functionCall: { ...(wireId === undefined ? {} : { id: wireId }), name: message.name, args } }, ownSignature(message)));
@@ -197,7 +197,8 @@ export function fromGeminiResponse(body: GeminiResponse): ModelMessage[] {
   for (const part of candidate?.content?.parts ?? []) messages.push(...reader.add(part));
   messages.push(...reader.finish(candidate?.finishReason), ...reader.cut());
   if (messages.length === 0) messages.push({ role: "assistant", content: "" });
-  Object.assign(messages[messages.length - 1]!, turnEnd(candidate?.finishReason, body.promptFeedback?.blockReason, body.usageMetadata, reader.toolCalls()));
+  const explanation = candidate?.finishMessage ?? body.promptFeedback?.blockReasonMessage;
+  Object.assign(messages[messages.length - 1]!, turnEnd(candidate?.finishReason, body.promptFeedback?.blockReason, body.usageMetadata, reader.toolCalls(), explanation));
   return messages;
 }
 
@@ -236,7 +237,7 @@ export function partReader(idSuffix: () => string): PartReader {
         else malformed ??= message;
         return done;
       }
-      const text = typeof part.text === "string" ? part.text : undefined;
+      const text = partText(part);
       const signature = part.thoughtSignature === undefined || part.thoughtSignature === "" ? undefined : part.thoughtSignature;
       // Inline data, code execution and other parts have no generic message; an empty text part is nothing.
       if ((text === undefined && !isSignatureOnly(part)) || ((text ?? "") === "" && signature === undefined)) return [];
@@ -266,6 +267,27 @@ export function partReader(idSuffix: () => string): PartReader {
   };
 }
 
+/** The text a part shows: its text, or executed code and its result as fenced text. */
+export function partText(part: GeminiPart): string | undefined {
+  return typeof part.text === "string" ? part.text : codeText(part);
+}
+
+// Code the model ran with Gemini's code execution, and its result, are part of the answer: kept as
+// text (fenced), so nothing the model showed is lost.
+function codeText(part: GeminiPart): string | undefined {
+  const code = part.executableCode as { language?: unknown; code?: unknown } | undefined;
+  if (code !== undefined && typeof code.code === "string") {
+    const language = typeof code.language === "string" && code.language !== "LANGUAGE_UNSPECIFIED" ? code.language.toLowerCase() : "";
+    return `\n\`\`\`${language}\n${code.code}\n\`\`\`\n`;
+  }
+  const result = part.codeExecutionResult as { outcome?: unknown; output?: unknown } | undefined;
+  if (result !== undefined) {
+    const failed = typeof result.outcome === "string" && result.outcome !== "OUTCOME_OK" ? ` (${result.outcome})` : "";
+    return `\nOutput${failed}:\n\`\`\`\n${typeof result.output === "string" ? result.output : ""}\n\`\`\`\n`;
+  }
+  return undefined;
+}
+
 function isSignatureOnly(part: GeminiPart): boolean {
   return Object.keys(part).every((key) => key === "thought" || key === "thoughtSignature");
 }
@@ -275,14 +297,14 @@ function isSignatureOnly(part: GeminiPart): boolean {
 function toolCallOf(part: GeminiPart, index: number, idSuffix: () => string): { message: ToolCallMessage & GeminiMessageFields; valid: boolean } {
   const call = part.functionCall!;
   const name = call.name ?? "";
-  const args = call.args ?? {};
-  const valid = typeof args === "object" && args !== null && !Array.isArray(args);
+  const read = readToolInput(call.args);
+  const valid = read.kind !== "invalid";
   const given = typeof call.id === "string" && call.id !== "" ? call.id : undefined;
   const message: ToolCallMessage & GeminiMessageFields = {
     type: "tool_call",
     id: given ?? `${name}_${index}_${idSuffix()}`,
     name,
-    input: valid ? (args as JsonObject) : {},
+    ...refusedInput(read),
   };
   if (part.thoughtSignature !== undefined && part.thoughtSignature !== "") message.signature = part.thoughtSignature;
   message.provider = googleProvider;
@@ -296,41 +318,42 @@ export function responseIdSuffix(responseId: string | undefined): () => string {
   return () => (suffix ??= Math.random().toString(36).slice(2, 10));
 }
 
-/** Normalized stop reason, the raw one unless it is plain STOP or MAX_TOKENS, and usage in the generic shape. */
+/**
+ * Normalized stop reason (see `stopFields` for when `rawStopReason` is kept), usage in the generic
+ * shape, and for a turn that did not end normally Gemini's `finishMessage` (or the prompt's
+ * `blockReasonMessage`) as `stopDetails.explanation` (a malformed call's message names what went wrong).
+ */
 export function turnEnd(
   finishReason: string | undefined,
   blockReason: string | undefined,
   usage: GeminiUsage | undefined,
   toolCalls: number,
-): { stopReason?: StopReason; rawStopReason?: string; usage?: Usage } {
-  const fields: { stopReason?: StopReason; rawStopReason?: string; usage?: Usage } = {};
-  const raw = finishReason ?? blockReason;
-  if (raw !== undefined) {
-    // Gemini says STOP for a turn that calls tools too; a blocked prompt has no candidate at all.
-    let stopReason: StopReason;
-    if (finishReason === undefined) stopReason = "content_filter";
-    else if (finishReason === "STOP") stopReason = toolCalls > 0 ? "tool_use" : "end_turn";
-    else stopReason = finishReasons[finishReason] ?? "other";
-    fields.stopReason = stopReason;
-    // Kept when the normalized reason loses something: which filter, which failure, STOP with calls.
-    if (plainReasons[raw] !== stopReason) fields.rawStopReason = raw;
-  }
+  explanation?: string,
+): TurnEndFields {
+  // Gemini says STOP for a turn that calls tools too; a blocked prompt has no candidate at all.
+  const fields: TurnEndFields =
+    finishReason === undefined && blockReason !== undefined
+      ? { stopReason: "content_filter", rawStopReason: blockReason }
+      : stopFields(finishReason, finishReasons, toolUseWhenCalls(toolCalls > 0));
+  const normal = fields.stopReason === undefined || fields.stopReason === "end_turn" || fields.stopReason === "tool_use";
+  if (!normal && explanation !== undefined && explanation !== "") fields.stopDetails = { explanation };
   if (usage !== undefined) fields.usage = geminiUsage(usage);
   return fields;
 }
 
-const plainReasons: Partial<Record<string, StopReason>> = { STOP: "end_turn", MAX_TOKENS: "max_tokens" };
-
-const finishReasons: Partial<Record<string, StopReason>> = {
-  MAX_TOKENS: "max_tokens",
-  SAFETY: "content_filter",
-  RECITATION: "content_filter",
-  BLOCKLIST: "content_filter",
-  PROHIBITED_CONTENT: "content_filter",
-  SPII: "content_filter",
-  IMAGE_SAFETY: "content_filter",
-  IMAGE_PROHIBITED_CONTENT: "content_filter",
-  IMAGE_RECITATION: "content_filter",
+const finishReasons: StopReasonNames = {
+  plain: { STOP: "end_turn", MAX_TOKENS: "max_tokens" },
+  // Which filter stopped the answer is lost in `content_filter`: the raw reason keeps it.
+  aliases: {
+    SAFETY: "content_filter",
+    RECITATION: "content_filter",
+    BLOCKLIST: "content_filter",
+    PROHIBITED_CONTENT: "content_filter",
+    SPII: "content_filter",
+    IMAGE_SAFETY: "content_filter",
+    IMAGE_PROHIBITED_CONTENT: "content_filter",
+    IMAGE_RECITATION: "content_filter",
+  },
 };
 
 // Gemini counts the answer and the thoughts apart; the generic output includes reasoning. The

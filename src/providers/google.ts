@@ -1,4 +1,4 @@
-import { ProviderError, errorMessage, isAbortError, isAgentError } from "../errors.ts";
+import { ProviderError } from "../errors.ts";
 import type { ModelStreamEvent } from "../events.ts";
 import type { StructuredOutputModel } from "../invoke-model.ts";
 import type { ModelMessage } from "../session.ts";
@@ -6,6 +6,7 @@ import {
   fromGeminiResponse,
   googleProvider,
   partReader,
+  partText,
   responseIdSuffix,
   toGeminiRequest,
   turnEnd,
@@ -13,11 +14,12 @@ import {
   type GeminiResponse,
   type GeminiUsage,
 } from "./google-convert.ts";
-import { env, postJson, providerError, type ErrorShape, type Fetch } from "./http.ts";
+import { checkIdleTimeout, env, postJson, providerError, readJson, streamFailure, type ErrorShape, type Fetch, type PostOptions, type TransportOptions } from "./http.ts";
+import { withUniqueToolIds } from "./session-tool-ids.ts";
 import { parseSseBatches } from "./sse.ts";
 
 // `output` comes from the run (`context.output`), never from the factory.
-export type GeminiOptions = Omit<GeminiRequestOptions, "output"> & {
+export type GeminiOptions = Omit<GeminiRequestOptions, "output"> & TransportOptions & {
   /** Defaults to the `GEMINI_API_KEY` environment variable, then `GOOGLE_API_KEY`. */
   apiKey?: string;
   /** The API origin without `/v1beta` (default `GOOGLE_GEMINI_BASE_URL`, then `https://generativelanguage.googleapis.com`). */
@@ -41,13 +43,14 @@ export function gemini(options: GeminiOptions): StructuredOutputModel {
   const baseURL = (options.baseURL ?? env("GOOGLE_GEMINI_BASE_URL") ?? "https://generativelanguage.googleapis.com").replace(/\/+$/, "");
   // `gemini-2.5-flash` and `models/gemini-2.5-flash` name the same model; `tunedModels/...` has its own path.
   const modelPath = options.model.includes("/") ? options.model : `models/${options.model}`;
+  const idleTimeoutMs = checkIdleTimeout(options.idleTimeoutMs);
   const invoke: StructuredOutputModel = (tools, session, context) => {
     const apiKey = options.apiKey ?? env("GEMINI_API_KEY") ?? env("GOOGLE_API_KEY");
     if (apiKey === undefined) {
       throw new ProviderError("google: no API key: set GEMINI_API_KEY (or GOOGLE_API_KEY) or pass apiKey", { provider: googleProvider });
     }
     const stream = options.stream !== false;
-    const request = {
+    const request: PostOptions = {
       provider: googleProvider,
       url: `${baseURL}/v1beta/${modelPath}:${stream ? "streamGenerateContent?alt=sse" : "generateContent"}`,
       headers: { "x-goog-api-key": apiKey, ...options.headers },
@@ -56,12 +59,14 @@ export function gemini(options: GeminiOptions): StructuredOutputModel {
       signal: context.signal,
       errors: geminiErrors,
       secrets: [apiKey],
+      idleTimeoutMs,
+      expect: stream ? "sse" : "json",
     };
-    if (!stream) return postJson(request).then(async (response) => fromGeminiResponse(await readJson(response, [apiKey])));
+    if (!stream) return postJson(request).then(async (response) => fromGeminiResponse((await readJson(response, googleProvider, [apiKey])) as GeminiResponse));
     return streamGenerateContent(() => postJson(request), [apiKey]);
   };
   invoke.structuredOutput = "native";
-  return invoke;
+  return withUniqueToolIds(invoke, googleProvider);
 }
 
 /** Gemini's error body: `{ error: { code, message, status, details } }` (in an array from some endpoints). */
@@ -102,6 +107,7 @@ export async function* streamGenerateContent(open: () => Promise<Response>, secr
   const reader = partReader(() => responseId ?? randomSuffix());
   let finishReason: string | undefined;
   let blockReason: string | undefined;
+  let explanation: string | undefined;
   let usage: GeminiUsage | undefined;
   try {
     for await (const batch of parseSseBatches(response.body)) {
@@ -111,22 +117,24 @@ export async function* streamGenerateContent(open: () => Promise<Response>, secr
         responseId ??= chunk.responseId === "" ? undefined : chunk.responseId;
         usage = chunk.usageMetadata ?? usage;
         blockReason = chunk.promptFeedback?.blockReason ?? blockReason;
+        explanation = chunk.candidates?.[0]?.finishMessage ?? chunk.promptFeedback?.blockReasonMessage ?? explanation;
         const candidate = chunk.candidates?.[0];
         for (const part of candidate?.content?.parts ?? []) {
           for (const message of reader.add(part)) yield* messageEvents(message);
-          if (typeof part.text === "string" && part.text !== "") yield { type: part.thought === true ? "thinking-delta" : "text-delta", delta: part.text };
+          const text = partText(part);
+          if (text !== undefined && text !== "") yield { type: part.thought === true ? "thinking-delta" : "text-delta", delta: text };
         }
         finishReason = candidate?.finishReason ?? finishReason;
       }
     }
   } catch (error) {
-    throw transportFailure(error, "the stream failed", secrets);
+    throw streamFailure(error, googleProvider, secrets);
   }
   if (finishReason === undefined && blockReason === undefined) {
     throw new ProviderError("google: the stream ended without a finishReason", { provider: googleProvider, retryable: true });
   }
   for (const message of reader.finish(finishReason)) yield* messageEvents(message);
-  yield { type: "response-end", ...turnEnd(finishReason, blockReason, usage, reader.toolCalls()) };
+  yield { type: "response-end", ...turnEnd(finishReason, blockReason, usage, reader.toolCalls(), explanation) };
   for (const message of reader.cut()) yield* messageEvents(message);
 }
 
@@ -136,22 +144,6 @@ function* messageEvents(message: ModelMessage): Generator<ModelStreamEvent> {
     yield { type: "tool-call-delta", id: message.id, delta: JSON.stringify(message.input) };
   }
   yield { type: "message", message };
-}
-
-// A connection that breaks mid-response or a garbled body: the same call may well succeed.
-function transportFailure(error: unknown, what: string, secrets: readonly string[]): unknown {
-  if (isAgentError(error) || isAbortError(error)) return error;
-  let message = `google: ${what}: ${errorMessage(error)}`;
-  for (const secret of secrets) if (secret.length >= 8) message = message.split(secret).join("***");
-  return new ProviderError(message, { provider: googleProvider, retryable: true, cause: error });
-}
-
-async function readJson(response: Response, secrets: readonly string[]): Promise<GeminiResponse> {
-  try {
-    return (await response.json()) as GeminiResponse;
-  } catch (error) {
-    throw transportFailure(error, "the response could not be read", secrets);
-  }
 }
 
 export { toGeminiRequest, fromGeminiResponse } from "./google-convert.ts";

@@ -1,21 +1,33 @@
-import { ContextOverflowError, ProviderError, errorMessage } from "../errors.ts";
+import { ContextOverflowError, ProviderError, errorMessage, isAbortError, isAgentError } from "../errors.ts";
 
 /** `fetch` or anything with its signature (a test double, a proxy-aware client). */
 export type Fetch = (input: string, init: RequestInit) => Promise<Response>;
 
 /** What an adapter knows about its provider's error bodies. */
 export type ErrorShape = {
-  /** The human message and the provider's error code/type, from a parsed error body. */
-  describe: (body: unknown) => { message?: string; code?: string; retryAfterMs?: number };
+  /** The human message and the provider's error code/type, from a parsed error body and the response headers (absent for an error event in a stream). */
+  describe: (body: unknown, headers: Headers | undefined) => { message?: string; code?: string; retryAfterMs?: number };
   /** Codes that mean "try again" whatever the HTTP status (e.g. Anthropic's `overloaded_error`). */
   retryableCodes?: readonly string[];
   /** Codes that mean "do not retry" even with a retryable status (OpenAI's `insufficient_quota` comes as a 429). */
   fatalCodes?: readonly string[];
 };
 
-export type PostOptions = {
+/** The transport options every adapter takes, under the same names. */
+export type TransportOptions = {
+  /**
+   * The longest wait, in milliseconds, for the next bytes from the server: the response headers of
+   * a streamed call, then each piece of any response body. A server that stays silent longer fails
+   * the call with a retryable `ProviderError` (the loop repeats it). Default 300000 (5 minutes);
+   * `Infinity` waits forever. Must be a positive number.
+   */
+  idleTimeoutMs?: number;
+};
+
+export type PostOptions = TransportOptions & {
   provider: string;
   url: string;
+  /** Sent to `url`'s origin only: a redirect elsewhere is refused, never followed with them. */
   headers: Record<string, string>;
   body: unknown;
   fetch: Fetch | undefined;
@@ -23,34 +35,120 @@ export type PostOptions = {
   errors: ErrorShape;
   /** Secrets to scrub from any error message (the API key). */
   secrets?: readonly (string | undefined)[];
+  /**
+   * The body a 2xx must have: JSON (the default), a `text/event-stream` (`"sse"`) or an AWS event
+   * stream. A 2xx with an HTML, XML or JSON body where a stream was expected is an error naming
+   * what came back.
+   */
+  expect?: "json" | "sse" | "aws-event-stream";
+  /** The most bytes any response body may have (default 256 MiB, far above a real turn); more fails the call. */
+  maxBodyBytes?: number;
 };
 
+/** The default of `idleTimeoutMs`: long enough for a model that thinks before its first token. */
+export const defaultIdleTimeoutMs = 300_000;
+
+// Caps on what a server can make us hold. An error body past its cap is cut (its start says what
+// went wrong); a JSON answer past its cap is an error, refused before reading when its
+// content-length says so.
+const errorBodyLimit = 64 * 1024;
+const defaultMaxBodyBytes = 256 * 1024 * 1024;
+const responseBodyLimit = 64 * 1024 * 1024;
+const excerptLength = 300;
+const messageLength = 1000;
+const maxRedirects = 5;
+
 /**
- * POSTs JSON and returns the response if it is 2xx. Anything else becomes a `ProviderError` (or
- * `ContextOverflowError`) with status, retryability, retry-after and request id; a network failure
- * is a retryable `ProviderError`. An abort is rethrown as is.
+ * POSTs JSON and returns the response if it is 2xx, its body guarded: a read that waits longer than
+ * `idleTimeoutMs`, or a connection that breaks, fails with a retryable `ProviderError` naming the
+ * cause. Anything else becomes a `ProviderError` (or `ContextOverflowError`) with status,
+ * retryability, retry-after and request id; a network failure is a retryable `ProviderError`
+ * naming its cause and target. Redirects are followed only on the same origin (307 and 308, which
+ * keep the method); one to another origin is refused, so the headers never travel there. An abort
+ * is rethrown as is.
  */
 export async function postJson(options: PostOptions): Promise<Response> {
-  const fetchImpl = options.fetch ?? globalThis.fetch;
-  let response: Response;
+  const idleTimeoutMs = checkIdleTimeout(options.idleTimeoutMs);
+  const streamed = options.expect === "sse" || options.expect === "aws-event-stream";
+  const link = linkedAbort(options.signal);
+  let settled = false;
   try {
-    response = await fetchImpl(options.url, {
-      method: "POST",
-      headers: { "content-type": "application/json", ...options.headers },
-      body: JSON.stringify(options.body),
-      signal: options.signal,
-    });
-  } catch (error) {
-    if (options.signal.aborted) throw error;
-    throw new ProviderError(scrub(`${options.provider}: request failed: ${errorMessage(error)}`, options.secrets), {
-      provider: options.provider,
-      retryable: true,
-      cause: error,
+    let url = options.url;
+    let response: Response;
+    for (let hop = 0; ; hop++) {
+      response = await send(url, options, link, streamed ? idleTimeoutMs : Number.POSITIVE_INFINITY);
+      let next: string | undefined;
+      try {
+        next = redirectTarget(response, url, options, hop);
+      } catch (error) {
+        await response.body?.cancel().catch(() => undefined);
+        throw error;
+      }
+      if (next === undefined) break;
+      await response.body?.cancel().catch(() => undefined);
+      url = next;
+    }
+    if (!response.ok) {
+      const text = await readText(response, errorBodyLimit, options, idleTimeoutMs, link);
+      throw providerError(options.provider, response.status, response.headers, text, options.errors, options.secrets);
+    }
+    await checkContentType(response, options, idleTimeoutMs, link);
+    settled = true;
+    return guardedResponse(response, { ...options, idleTimeoutMs, link });
+  } finally {
+    if (!settled) link.release();
+  }
+}
+
+/**
+ * The JSON body of a non-streamed response, read up to a cap. A body that is not JSON (a proxy's
+ * HTML page) or too large is a `ProviderError` naming what came back, never a bare `SyntaxError`.
+ */
+export async function readJson(response: Response, provider: string, secrets?: readonly (string | undefined)[]): Promise<unknown> {
+  const declared = Number(response.headers.get("content-length") ?? Number.NaN);
+  if (declared > responseBodyLimit) {
+    await response.body?.cancel().catch(() => undefined);
+    throw new ProviderError(`${provider}: the response is ${declared} bytes, more than the ${responseBodyLimit} accepted`, { provider, status: response.status, retryable: false });
+  }
+  const { text, cut } = await readUpTo(response.body, responseBodyLimit);
+  if (cut) throw new ProviderError(`${provider}: the response is larger than the ${responseBodyLimit} bytes accepted`, { provider, status: response.status, retryable: false });
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    const type = response.headers.get("content-type") ?? "no content-type";
+    // The same address will answer the same page: not worth repeating.
+    throw new ProviderError(bounded(`${provider}: expected JSON but HTTP ${response.status} came with ${type}: ${excerpt(text)}`, secrets), {
+      provider,
+      status: response.status,
+      retryable: false,
     });
   }
-  if (response.ok) return response;
-  const text = await response.text().catch(() => "");
-  throw providerError(options.provider, response.status, response.headers, text, options.errors, options.secrets);
+}
+
+/**
+ * A stream of model events with every failure typed: an abort or one of our errors passes as it
+ * is; anything else (a connection cut, a garbled event, an oversized line) becomes a retryable
+ * `ProviderError` whose message is scrubbed of `secrets` and bounded. Each adapter's stream goes
+ * through it, so a failure reads the same whatever the provider.
+ */
+export async function* guardStream<T>(events: AsyncGenerator<T>, provider: string, secrets: readonly (string | undefined)[] = [], signal?: AbortSignal): AsyncGenerator<T> {
+  try {
+    yield* events;
+  } catch (error) {
+    throw streamFailure(error, provider, secrets, signal);
+  }
+}
+
+/** `guardStream`'s rule for one error. */
+export function streamFailure(error: unknown, provider: string, secrets: readonly (string | undefined)[] = [], signal?: AbortSignal): unknown {
+  if (signal?.aborted === true || isAgentError(error) || isAbortError(error)) return error;
+  // A JSON parser's message quotes the input around the fault: no cause, so no copy of it survives.
+  const parse = error instanceof SyntaxError;
+  return new ProviderError(bounded(`${provider}: the stream failed: ${describeError(error)}`, secrets), {
+    provider,
+    retryable: true,
+    ...(parse ? {} : { cause: error }),
+  });
 }
 
 /** The typed error for a failed response (also for an error event inside a stream, with status undefined). */
@@ -62,15 +160,9 @@ export function providerError(
   shape: ErrorShape,
   secrets?: readonly (string | undefined)[],
 ): ProviderError {
-  let body: unknown = text;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    // Not JSON (a proxy's HTML page, an empty body): keep the text.
-  }
-  const described = typeof body === "object" && body !== null ? shape.describe(body) : {};
-  const fallback = text.trim().slice(0, 500) || (status === undefined ? "unknown error" : `HTTP ${status}`);
-  const message = scrub(`${provider}: ${described.message ?? fallback}`, secrets);
+  const described = describeBody(text, shape, headers);
+  const fallback = excerpt(text) || (status === undefined ? "unknown error" : `HTTP ${status}`);
+  const message = bounded(`${provider}: ${described.message ?? fallback}`, secrets);
   const retryAfterMs = retryAfter(headers) ?? described.retryAfterMs;
   const requestId = headers?.get("request-id") ?? headers?.get("x-request-id") ?? headers?.get("x-amzn-requestid") ?? undefined;
   const details = {
@@ -80,13 +172,312 @@ export function providerError(
       (isRetryableStatus(status) || (described.code !== undefined && (shape.retryableCodes ?? []).includes(described.code))),
     ...(status === undefined ? {} : { status }),
     ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
-    ...(requestId === undefined ? {} : { requestId }),
-    ...(described.code === undefined ? {} : { code: described.code }),
+    ...(requestId === undefined ? {} : { requestId: requestId.slice(0, 200) }),
+    ...(described.code === undefined ? {} : { code: described.code.slice(0, 200) }),
   };
   // "Too many tokens, please wait" is throttling, not overflow: a retryable code settles it.
   const throttled = described.code !== undefined && (shape.retryableCodes ?? []).includes(described.code);
   if (!throttled && isContextOverflow(status, described.code, message)) return new ContextOverflowError(message, { ...details, retryable: false });
   return new ProviderError(message, details);
+}
+
+function describeBody(text: string, shape: ErrorShape, headers: Headers | undefined): ReturnType<ErrorShape["describe"]> {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return {}; // Not JSON (a proxy's HTML page, an empty body): the text speaks for itself.
+  }
+  return typeof body === "object" && body !== null ? shape.describe(body, headers) : {};
+}
+
+/** `retry-after-ms`, then `retry-after` in seconds or as an HTTP date. */
+export function retryAfter(headers: Headers | undefined): number | undefined {
+  const milliseconds = Number(headers?.get("retry-after-ms") ?? Number.NaN);
+  if (Number.isFinite(milliseconds) && milliseconds >= 0) return milliseconds;
+  const value = headers?.get("retry-after");
+  if (value === null || value === undefined) return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
+}
+
+/**
+ * `text` fit for an error message: every secret replaced by `***`, cut to a bounded length, and
+ * then any piece of a secret of 8 characters or more that survived (a parser's excerpt cut
+ * through a key) masked too.
+ */
+export function bounded(text: string, secrets: readonly (string | undefined)[] | undefined, length = messageLength): string {
+  let clean = text;
+  const known = (secrets ?? []).filter((secret): secret is string => secret !== undefined && secret.length >= 8);
+  for (const secret of known) clean = clean.split(secret).join("***");
+  if (clean.length > length) clean = `${clean.slice(0, length)}… (${clean.length - length} more characters)`;
+  for (const secret of known) clean = maskFragments(clean, secret);
+  return clean;
+}
+
+/** An environment variable where there is a `process` (Node, Bun, Deno); `undefined` elsewhere. */
+export function env(name: string): string | undefined {
+  const processLike = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process;
+  const value = processLike?.env?.[name];
+  return value === "" ? undefined : value;
+}
+
+/** Throws a `RangeError` for an `idleTimeoutMs` that is not a positive number; the default when undefined. */
+export function checkIdleTimeout(value: number | undefined): number {
+  if (value === undefined) return defaultIdleTimeoutMs;
+  if (typeof value !== "number" || Number.isNaN(value) || value <= 0) throw new RangeError(`idleTimeoutMs must be a positive number of milliseconds, not ${String(value)}`);
+  return value;
+}
+
+type Link = { signal: AbortSignal; abort: (reason: unknown) => void; release: () => void };
+
+// Our own controller, aborted with the caller's signal, so an idle timeout can close the
+// connection without aborting the caller's run. `release` drops the listener on the caller's
+// signal once the response is done (a run's signal outlives many calls).
+function linkedAbort(outer: AbortSignal): Link {
+  const controller = new AbortController();
+  const forward = (): void => controller.abort(outer.reason);
+  if (outer.aborted) forward();
+  else outer.addEventListener("abort", forward, { once: true });
+  return { signal: controller.signal, abort: (reason) => controller.abort(reason), release: () => outer.removeEventListener("abort", forward) };
+}
+
+async function send(url: string, options: PostOptions, link: Link, idleTimeoutMs: number): Promise<Response> {
+  const fetchImpl = options.fetch ?? globalThis.fetch;
+  const request = fetchImpl(url, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...options.headers },
+    body: JSON.stringify(options.body),
+    signal: link.signal,
+    redirect: "manual",
+  });
+  try {
+    return await withinIdleTimeout(request, idleTimeoutMs, options.provider, "the response headers", link);
+  } catch (error) {
+    if (options.signal.aborted || isAgentError(error)) throw error;
+    const target = describeTarget(url);
+    throw new ProviderError(bounded(`${options.provider}: request to ${target} failed: ${describeError(error)}`, options.secrets), {
+      provider: options.provider,
+      retryable: true,
+      cause: error,
+    });
+  }
+}
+
+// Settles like `pending`, or fails with a retryable idle-timeout error when nothing came for
+// `idleTimeoutMs`; then the connection is closed.
+function withinIdleTimeout<T>(pending: Promise<T>, idleTimeoutMs: number, provider: string, what: string, link: Link): Promise<T> {
+  // Longer than setTimeout can count: no timer at all.
+  if (idleTimeoutMs > 2 ** 31 - 1) return pending;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const error = new ProviderError(`${provider}: no data from the server for ${idleTimeoutMs} ms while waiting for ${what} (idleTimeoutMs)`, { provider, retryable: true });
+      link.abort(error);
+      reject(error);
+    }, idleTimeoutMs);
+  });
+  // The losing promise must not become an unhandled rejection.
+  pending.catch(() => undefined);
+  return Promise.race([pending, timeout]).finally(() => clearTimeout(timer));
+}
+
+// Where a redirect leads, if it is to be followed; throws for one that must not be.
+function redirectTarget(response: Response, url: string, options: PostOptions, hop: number): string | undefined {
+  const refuse = (why: string, status: number, advice = "the request was not sent there. Set baseURL to the final address."): ProviderError =>
+    new ProviderError(bounded(`${options.provider}: ${why}; ${advice}`, options.secrets), {
+      provider: options.provider,
+      status,
+      retryable: false,
+    });
+  // A browser's fetch hides a manual redirect's target.
+  if (response.type === "opaqueredirect") throw refuse(`${describeTarget(url)} answered with a redirect`, response.status);
+  // A custom fetch that follows redirects itself (ignoring `redirect: "manual"`) has already sent
+  // the headers; at least its answer is not used, and the message says where they went.
+  if (response.redirected && response.url !== "" && new URL(response.url).origin !== new URL(url).origin) {
+    const elsewhere = new URL(response.url).origin;
+    throw refuse(`the fetch function followed a redirect from ${describeTarget(url)} to another origin, ${elsewhere}, with the request's headers`, response.status, 'its answer is not used. Pass a fetch that honours redirect: "manual".');
+  }
+  if (response.status < 300 || response.status > 399 || response.status === 304) return undefined;
+  const location = response.headers.get("location");
+  if (location === null) return undefined;
+  let target: URL;
+  try {
+    target = new URL(location, url);
+  } catch {
+    throw refuse(`${describeTarget(url)} redirected to an invalid address`, response.status);
+  }
+  if (target.origin !== new URL(url).origin) {
+    throw refuse(`${describeTarget(url)} redirected (HTTP ${response.status}) to another origin, ${target.origin}: credentials are never sent to another origin`, response.status);
+  }
+  if (response.status !== 307 && response.status !== 308) {
+    throw refuse(`${describeTarget(url)} redirected (HTTP ${response.status}) to ${describeTarget(target.href)}, which would turn the POST into a GET`, response.status);
+  }
+  if (hop >= maxRedirects) throw refuse(`${describeTarget(url)}: more than ${maxRedirects} redirects`, response.status);
+  return target.href;
+}
+
+// The origin and path, never the query (where a key might be).
+function describeTarget(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.origin}${parsed.pathname}`;
+  } catch {
+    return "the server";
+  }
+}
+
+// A 2xx whose body is plainly not the stream asked for: a login page, a proxy's notice, a server
+// that ignored `stream: true`. Its start says what it is.
+async function checkContentType(response: Response, options: PostOptions, idleTimeoutMs: number, link: Link): Promise<void> {
+  if (options.expect !== "sse" && options.expect !== "aws-event-stream") return;
+  const type = response.headers.get("content-type") ?? "";
+  if (!/html|xml|json/i.test(type) || /event-?stream/i.test(type)) return;
+  const text = await readText(response, errorBodyLimit, options, idleTimeoutMs, link);
+  const expected = options.expect === "sse" ? "text/event-stream" : "application/vnd.amazon.eventstream";
+  // Some proxies answer 200 with an error body: that error, when the body is one.
+  if (/json/i.test(type)) {
+    const described = describeBody(text, options.errors, response.headers);
+    if (described.message !== undefined || described.code !== undefined) throw providerError(options.provider, undefined, response.headers, text, options.errors, options.secrets);
+  }
+  throw new ProviderError(bounded(`${options.provider}: expected ${expected} but HTTP ${response.status} came with ${type}: ${excerpt(text)}`, options.secrets), {
+    provider: options.provider,
+    status: response.status,
+    retryable: false,
+  });
+}
+
+// The start of a body that explains a failure, up to `limit` bytes, each read within the idle
+// timeout. A body that breaks off explains nothing: then the status alone speaks.
+async function readText(response: Response, limit: number, options: PostOptions, idleTimeoutMs: number, link: Link): Promise<string> {
+  const guarded = guardBody(response.body, { ...options, idleTimeoutMs, link });
+  try {
+    return (await readUpTo(guarded, limit)).text;
+  } catch (error) {
+    if (options.signal.aborted) throw error;
+    return "";
+  }
+}
+
+// Reads at most `limit` bytes, then cancels the rest: a body is never held whole before its size is known.
+async function readUpTo(body: ReadableStream<Uint8Array> | null, limit: number): Promise<{ text: string; cut: boolean }> {
+  if (body === null) return { text: "", cut: false };
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  const parts: string[] = [];
+  let size = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      const room = limit - size;
+      parts.push(decoder.decode(value.length > room ? value.subarray(0, room) : value, { stream: true }));
+      size += Math.min(value.length, room);
+      if (value.length > room) return { text: parts.join(""), cut: true };
+    }
+    parts.push(decoder.decode());
+    return { text: parts.join(""), cut: false };
+  } finally {
+    reader.releaseLock();
+    await body.cancel().catch(() => undefined);
+  }
+}
+
+type Guard = PostOptions & { idleTimeoutMs: number; link: Link };
+
+function guardedResponse(response: Response, guard: Guard): Response {
+  const body = guardBody(response.body, guard);
+  if (body === null) {
+    guard.link.release();
+    return response;
+  }
+  return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+}
+
+// The response body as it arrives, each read within the idle timeout; a read that fails (the
+// connection cut, reset) is a retryable `ProviderError` naming its cause.
+function guardBody(body: ReadableStream<Uint8Array> | null, guard: Guard): ReadableStream<Uint8Array> | null {
+  if (body === null) return null;
+  const reader = body.getReader();
+  const limit = guard.maxBodyBytes ?? defaultMaxBodyBytes;
+  let received = 0;
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        let chunk: Awaited<ReturnType<typeof reader.read>>;
+        try {
+          chunk = await withinIdleTimeout(reader.read(), guard.idleTimeoutMs, guard.provider, "the next part of the body", guard.link);
+        } catch (error) {
+          guard.link.release();
+          if (guard.signal.aborted || isAgentError(error)) throw error;
+          throw new ProviderError(bounded(`${guard.provider}: the response broke off: ${describeError(error)}`, guard.secrets), {
+            provider: guard.provider,
+            retryable: true,
+            cause: error,
+          });
+        }
+        if (chunk.done) {
+          guard.link.release();
+          controller.close();
+          return;
+        }
+        received += chunk.value.length;
+        if (received > limit) {
+          guard.link.release();
+          await reader.cancel().catch(() => undefined);
+          throw new ProviderError(`${guard.provider}: the response is larger than the ${limit} bytes accepted (maxBodyBytes)`, { provider: guard.provider, retryable: false });
+        }
+        controller.enqueue(chunk.value);
+      },
+      async cancel(reason) {
+        guard.link.release();
+        await reader.cancel(reason).catch(() => undefined);
+      },
+    },
+    { highWaterMark: 0 },
+  );
+}
+
+// fetch says only "fetch failed" or "terminated"; the reason (ECONNREFUSED 127.0.0.1:9, a reset,
+// DNS) is in its causes, and the several attempts of a dual-stack connect in an AggregateError.
+function describeError(error: unknown): string {
+  const parts: string[] = [];
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && current !== undefined && current !== null; depth++) {
+    const nested = current instanceof AggregateError ? current.errors.map(errorMessage).filter((text) => text !== "") : [];
+    const text = nested.length > 0 ? nested.join(", ") : errorMessage(current);
+    const code = (current as { code?: unknown }).code;
+    const withCode = typeof code === "string" && !text.includes(code) ? `${text} (${code})` : text;
+    if (withCode !== "" && !parts.includes(withCode)) parts.push(withCode);
+    current = current instanceof Error ? current.cause : undefined;
+  }
+  return parts.join(": ") || "unknown error";
+}
+
+function excerpt(text: string): string {
+  const collapsed = text.replace(/\s+/g, " ").trim();
+  return collapsed.length > excerptLength ? `${collapsed.slice(0, excerptLength)}…` : collapsed;
+}
+
+// Masks every run of at least 8 characters that also occurs in `secret`.
+function maskFragments(text: string, secret: string): string {
+  const width = 8;
+  const windows = new Set<string>();
+  for (let at = 0; at + width <= secret.length; at++) windows.add(secret.slice(at, at + width));
+  let result = "";
+  let copied = 0;
+  let maskedTo = -1;
+  for (let at = 0; at + width <= text.length; at++) {
+    if (!windows.has(text.slice(at, at + width))) continue;
+    if (at > maskedTo) {
+      result += text.slice(copied, at) + "***";
+    }
+    maskedTo = at + width;
+    copied = maskedTo;
+  }
+  return copied === 0 ? text : result + text.slice(copied);
 }
 
 function isRetryableStatus(status: number | undefined): boolean {
@@ -115,29 +506,4 @@ function isContextOverflow(status: number | undefined, code: string | undefined,
   // Older llama.cpp answered an overflow with a 500.
   if (status !== undefined && status !== 400 && status !== 413 && status !== 500) return false;
   return overflowPatterns.some((pattern) => pattern.test(message));
-}
-
-/** `retry-after-ms`, then `retry-after` in seconds or as an HTTP date. */
-export function retryAfter(headers: Headers | undefined): number | undefined {
-  const milliseconds = Number(headers?.get("retry-after-ms") ?? Number.NaN);
-  if (Number.isFinite(milliseconds) && milliseconds >= 0) return milliseconds;
-  const value = headers?.get("retry-after");
-  if (value === null || value === undefined) return undefined;
-  const seconds = Number(value);
-  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
-}
-
-function scrub(text: string, secrets: readonly (string | undefined)[] | undefined): string {
-  let clean = text;
-  for (const secret of secrets ?? []) if (secret !== undefined && secret.length >= 8) clean = clean.split(secret).join("***");
-  return clean;
-}
-
-/** An environment variable where there is a `process` (Node, Bun, Deno); `undefined` elsewhere. */
-export function env(name: string): string | undefined {
-  const processLike = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process;
-  const value = processLike?.env?.[name];
-  return value === "" ? undefined : value;
 }

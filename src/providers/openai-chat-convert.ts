@@ -1,8 +1,8 @@
 import { ProviderError } from "../errors.ts";
-import type { JsonObject, ModelMessage, Session, StopReason, ThinkingMessage, ToolCallMessage, TurnEndFields, Usage } from "../session.ts";
+import type { JsonObject, ModelMessage, Session, ThinkingMessage, ToolCallMessage, TurnEndFields, Usage } from "../session.ts";
 import { hasObjectRoot, outputInstruction } from "../structured-output.ts";
 import type { ToolSchema } from "../tools.ts";
-import { isOwnSignedThinking, outputText, pairToolMessages, parseToolInput, safeToolId } from "./convert-shared.ts";
+import { isOwnSignedThinking, outputText, pairToolMessages, readToolInput, refusedInput, safeToolId, stopFields, toolUseWhenCalls, type StopReasonNames } from "./convert-shared.ts";
 
 /** Options that shape the request body (the adapter's other options only affect transport). */
 export type OpenAIChatRequestOptions = {
@@ -34,13 +34,20 @@ export type OpenAIChatMessage =
   | { role: "system" | "user"; content: string }
   | {
       role: "assistant";
-      content: string | null;
+      /** Parts only for reasoning that came as `thinking` parts of the content (Mistral), sent back the same way. */
+      content: string | null | OpenAIChatContentPart[];
       tool_calls?: OpenAIChatToolCall[];
       /** Reasoning of compatible servers (DeepSeek, vLLM, llama.cpp), sent back in the field it came in. */
       reasoning_content?: string;
       reasoning?: string;
     }
   | { role: "tool"; tool_call_id: string; content: string };
+
+/** A part of an array `content`: text, or reasoning as Mistral sends it (`thinking` parts). */
+export type OpenAIChatContentPart = { type: "text"; text: string } | { type: "thinking"; thinking: { type: "text"; text: string }[] };
+
+/** Where a server put its reasoning: sent back in the same place. */
+export type ReasoningField = "reasoning_content" | "reasoning" | "content";
 
 export type OpenAIChatRequest = {
   model: string;
@@ -98,7 +105,7 @@ export function toOpenAIChatRequest(session: Session, tools: readonly ToolSchema
     } else if (message.type === "thinking") {
       if (isOwnSignedThinking(message, openaiChatProvider) && message.redacted !== true) {
         open.reasoning.push(message.content);
-        if (message.signature === "reasoning") open.reasoningField = "reasoning";
+        if (message.signature === "reasoning" || message.signature === "content") open.reasoningField = message.signature;
       }
     } else {
       open.calls.push(message);
@@ -131,7 +138,7 @@ export function toOpenAIChatRequest(session: Session, tools: readonly ToolSchema
 type AssistantTurn = {
   text: string[];
   reasoning: string[];
-  reasoningField: "reasoning_content" | "reasoning";
+  reasoningField: ReasoningField;
   calls: ToolCallMessage[];
   /** Tool output by call id. */
   results: Map<string, string>;
@@ -145,19 +152,28 @@ function assistantMessages(turn: AssistantTurn): OpenAIChatMessage[] {
     role: "assistant",
     content: turn.text.length > 0 ? turn.text.join("\n\n") : turn.calls.length > 0 ? null : "",
   };
-  if (turn.reasoning.length > 0) assistant[turn.reasoningField] = turn.reasoning.join("\n\n");
+  if (turn.reasoning.length > 0 && turn.reasoningField === "content") {
+    const thinking = { type: "thinking" as const, thinking: [{ type: "text" as const, text: turn.reasoning.join("\n\n") }] };
+    assistant.content = [thinking, ...(turn.text.length > 0 ? [{ type: "text" as const, text: turn.text.join("\n\n") }] : [])];
+  } else if (turn.reasoning.length > 0) assistant[turn.reasoningField] = turn.reasoning.join("\n\n");
   if (turn.calls.length === 0) return [assistant];
   assistant.tool_calls = turn.calls.map((call) => ({
-    id: safeToolId(call.id, maxToolIdLength),
+    id: wireToolId(call),
     type: "function",
     function: { name: call.name, arguments: JSON.stringify(isJsonObject(call.input) ? call.input : {}) },
   }));
   const results: OpenAIChatMessage[] = turn.calls.map((call) => ({
     role: "tool",
-    tool_call_id: safeToolId(call.id, maxToolIdLength),
+    tool_call_id: wireToolId(call),
     content: turn.results.get(call.id) ?? "Error: no result was recorded for this tool call.",
   }));
   return [assistant, ...results];
+}
+
+// The server's own id for its own call, which it may insist on (Mistral takes only its 9-character
+// ids); any other id made safe for OpenAI.
+function wireToolId(call: ToolCallMessage): string {
+  return call.provider === openaiChatProvider && call.wireId !== undefined ? call.wireId : safeToolId(call.id, maxToolIdLength);
 }
 
 function isJsonObject(value: unknown): value is JsonObject {
@@ -167,6 +183,7 @@ function isJsonObject(value: unknown): value is JsonObject {
 export type OpenAIChatUsage = {
   prompt_tokens?: number | null;
   completion_tokens?: number | null;
+  total_tokens?: number | null;
   prompt_tokens_details?: { cached_tokens?: number | null } | null;
   completion_tokens_details?: { reasoning_tokens?: number | null } | null;
   /** DeepSeek's own name for cached prompt tokens. */
@@ -178,9 +195,11 @@ export type OpenAIChatResponseToolCall = { id?: string | null; function?: { name
 export type OpenAIChatResponse = {
   choices?: {
     message?: {
-      content?: string | null;
+      /** A string, or an array of `text` and `thinking` parts (Mistral). */
+      content?: unknown;
       reasoning_content?: string | null;
       reasoning?: string | null;
+      reasoning_details?: unknown;
       refusal?: string | null;
       tool_calls?: OpenAIChatResponseToolCall[] | null;
     } | null;
@@ -203,7 +222,18 @@ export function fromOpenAIChatResponse(body: OpenAIChatResponse): ModelMessage[]
   const ids = new Set<string>();
   const messages: ModelMessage[] = [];
   if (reasoning !== undefined) messages.push(thinkingMessage(reasoning.text, reasoning.field));
-  const text = typeof message.content === "string" ? message.content : "";
+  // Reasoning and text parts of an array content, in order, each run of one kind one message.
+  let text = "";
+  for (const piece of contentPieces(message.content)) {
+    if (piece.kind === "text") text += piece.text;
+    else {
+      if (text !== "") messages.push({ role: "assistant", content: text });
+      text = "";
+      const last = messages[messages.length - 1];
+      if (last !== undefined && "type" in last && last.type === "thinking" && last.signature === "content") last.content += piece.text;
+      else messages.push(thinkingMessage(piece.text, "content"));
+    }
+  }
   if (text !== "" || refusal !== undefined) messages.push({ role: "assistant", content: text !== "" ? text : refusal! });
   const toolCalls = message.tool_calls ?? [];
   for (const call of toolCalls) {
@@ -212,7 +242,7 @@ export function fromOpenAIChatResponse(body: OpenAIChatResponse): ModelMessage[]
       id: uniqueToolId(call.id ?? undefined, ids),
       name: call.function?.name ?? "",
       // A few servers send the arguments already parsed.
-      arguments: typeof wireArguments === "string" ? wireArguments : JSON.stringify(wireArguments ?? {}),
+      arguments: typeof wireArguments === "string" ? wireArguments : wireArguments ?? {},
     };
     messages.push(toolCallMessage(toolCall, finishReason));
   }
@@ -221,31 +251,84 @@ export function fromOpenAIChatResponse(body: OpenAIChatResponse): ModelMessage[]
   return messages;
 }
 
-/** The reasoning text of a message or delta, and the field it came in (`reasoning_content` or `reasoning`). */
-export function readReasoning(source: { reasoning_content?: unknown; reasoning?: unknown }): { text: string; field: "reasoning_content" | "reasoning" } | undefined {
+/**
+ * The text and reasoning of a `content`, in order: a string is text; an array holds `text` parts
+ * and `thinking` parts (Mistral's reasoning, its text a string or an array of text parts).
+ * Anything else (null, images, parts added later) is nothing.
+ */
+export function contentPieces(content: unknown): { kind: "text" | "thinking"; text: string }[] {
+  if (typeof content === "string") return content === "" ? [] : [{ kind: "text", text: content }];
+  if (!Array.isArray(content)) return [];
+  const pieces: { kind: "text" | "thinking"; text: string }[] = [];
+  for (const part of content as unknown[]) {
+    if (typeof part === "string") {
+      if (part !== "") pieces.push({ kind: "text", text: part });
+      continue;
+    }
+    if (typeof part !== "object" || part === null) continue;
+    const { type, text, thinking } = part as { type?: unknown; text?: unknown; thinking?: unknown };
+    if ((type === "text" || type === "output_text") && typeof text === "string" && text !== "") pieces.push({ kind: "text", text });
+    else if (type === "thinking") {
+      const reasoning = partsText(thinking);
+      if (reasoning !== "") pieces.push({ kind: "thinking", text: reasoning });
+    }
+  }
+  return pieces;
+}
+
+function partsText(value: unknown): string {
+  if (typeof value === "string") return value;
+  if (!Array.isArray(value)) return "";
+  let text = "";
+  for (const part of value as unknown[]) {
+    if (typeof part === "string") text += part;
+    else if (typeof part === "object" && part !== null && typeof (part as { text?: unknown }).text === "string") text += (part as { text: string }).text;
+  }
+  return text;
+}
+
+/**
+ * The reasoning text of a message or delta and the field it came in: `reasoning_content`
+ * (DeepSeek, vLLM, xAI), `reasoning` (OpenRouter, Groq, Ollama), else the readable parts of
+ * OpenRouter's `reasoning_details` (its text and summary entries; encrypted ones have none).
+ */
+export function readReasoning(source: { reasoning_content?: unknown; reasoning?: unknown; reasoning_details?: unknown }): { text: string; field: "reasoning_content" | "reasoning" } | undefined {
   if (typeof source.reasoning_content === "string" && source.reasoning_content !== "") return { text: source.reasoning_content, field: "reasoning_content" };
   if (typeof source.reasoning === "string" && source.reasoning !== "") return { text: source.reasoning, field: "reasoning" };
+  if (Array.isArray(source.reasoning_details)) {
+    let text = "";
+    for (const detail of source.reasoning_details as unknown[]) {
+      if (typeof detail !== "object" || detail === null) continue;
+      const { text: detailText, summary } = detail as { text?: unknown; summary?: unknown };
+      if (typeof detailText === "string") text += detailText;
+      else if (typeof summary === "string") text += summary;
+    }
+    if (text !== "") return { text, field: "reasoning" };
+  }
   return undefined;
 }
 
 /**
  * Reasoning as a thinking message. Chat Completions reasoning has no signature: `signature` names
- * the field it came in, which is all that is needed to send it back where it belongs.
+ * the field it came in (`content` for Mistral's thinking parts), which is all that is needed to
+ * send it back where it belongs.
  */
-export function thinkingMessage(text: string, field: "reasoning_content" | "reasoning"): ThinkingMessage {
+export function thinkingMessage(text: string, field: ReasoningField): ThinkingMessage {
   return { type: "thinking", content: text, signature: field, provider: openaiChatProvider };
 }
 
 /**
- * A tool call with its parsed arguments. Arguments that are not a JSON object are only acceptable
- * in a reply cut by the token limit (the loop will not run the call): then the input is `{}`.
+ * A tool call with its parsed arguments (a JSON string, or an object a few servers send parsed).
+ * Arguments that are not a JSON object are only acceptable in a reply cut by the token limit (the
+ * loop will not run the call): then the input is `{}`. Arguments nested too deep or too large
+ * become `{}` with `inputError`: the loop answers that call with an error.
  */
-export function toolCallMessage(call: { id: string; name: string; arguments: string }, finishReason: string | undefined): ToolCallMessage {
-  const input = parseToolInput(call.arguments);
-  if (input === undefined && finishReason !== "length") {
+export function toolCallMessage(call: { id: string; name: string; arguments: unknown }, finishReason: string | undefined): ToolCallMessage {
+  const read = readToolInput(call.arguments);
+  if (read.kind === "invalid" && finishReason !== "length") {
     throw new ProviderError(`openai-chat: tool call "${call.name}" arrived with invalid JSON arguments`, { provider: openaiChatProvider, retryable: true });
   }
-  return { type: "tool_call", id: call.id, name: call.name, input: input ?? {} };
+  return { type: "tool_call", id: call.id, name: call.name, ...refusedInput(read) };
 }
 
 /**
@@ -264,37 +347,41 @@ function freshToolId(): string {
 }
 
 /**
- * Normalized stop reason, the raw one when the normalization lost something (an unknown reason,
+ * Normalized stop reason (see `stopFields` for when `rawStopReason` is kept: an unknown reason,
  * "stop" with tool calls, a refusal), and usage in the generic shape.
  */
 export function turnEnd(finishReason: string | undefined, usage: OpenAIChatUsage | undefined, hasToolCalls: boolean, refused = false): TurnEndFields {
-  const fields: TurnEndFields = {};
-  if (finishReason !== undefined) {
-    let stopReason = finishReasons[finishReason] ?? "other";
-    // Several compatible servers say "stop" for a reply with tool calls.
-    if (finishReason === "stop" && hasToolCalls) stopReason = "tool_use";
-    if (refused) stopReason = "refusal";
-    fields.stopReason = stopReason;
-    if (stopReason !== finishReasons[finishReason]) fields.rawStopReason = finishReason;
-  }
+  const fields: TurnEndFields = stopFields(finishReason, finishReasons, (stopReason) => (refused ? "refusal" : toolUseWhenCalls(hasToolCalls)(stopReason)));
   if (usage !== undefined) fields.usage = openaiChatUsage(usage);
   return fields;
 }
 
-const finishReasons: Partial<Record<string, StopReason>> = {
-  stop: "end_turn",
-  tool_calls: "tool_use",
-  function_call: "tool_use",
-  length: "max_tokens",
-  content_filter: "content_filter",
+const finishReasons: StopReasonNames = {
+  plain: { stop: "end_turn", tool_calls: "tool_use", length: "max_tokens", content_filter: "content_filter" },
+  // The legacy function call, and the names compatible servers use (vLLM and TGI `eos_token`, Mistral `model_length`).
+  aliases: {
+    function_call: "tool_use",
+    eos: "end_turn",
+    eos_token: "end_turn",
+    end_turn: "end_turn",
+    stop_sequence: "stop_sequence",
+    model_length: "max_tokens",
+    max_tokens: "max_tokens",
+    tool_use: "tool_use",
+  },
 };
 
-// prompt_tokens already includes cached tokens and completion_tokens reasoning tokens, as the
-// generic counts do.
+// prompt_tokens already includes cached tokens, as the generic count does. completion_tokens
+// includes reasoning tokens at OpenAI, not at xAI (there total = prompt + completion + reasoning):
+// the generic output always includes them.
 function openaiChatUsage(usage: OpenAIChatUsage): Usage {
-  const result: Usage = { inputTokens: usage.prompt_tokens ?? 0, outputTokens: usage.completion_tokens ?? 0 };
-  const cacheRead = usage.prompt_tokens_details?.cached_tokens ?? usage.prompt_cache_hit_tokens ?? 0;
+  const prompt = usage.prompt_tokens ?? 0;
+  const completion = usage.completion_tokens ?? 0;
   const reasoning = usage.completion_tokens_details?.reasoning_tokens ?? 0;
+  const total = usage.total_tokens ?? undefined;
+  const reasoningApart = reasoning > completion || (total !== undefined && reasoning > 0 && total === prompt + completion + reasoning);
+  const result: Usage = { inputTokens: prompt, outputTokens: reasoningApart ? completion + reasoning : completion };
+  const cacheRead = usage.prompt_tokens_details?.cached_tokens ?? usage.prompt_cache_hit_tokens ?? 0;
   if (cacheRead > 0) result.cacheReadTokens = cacheRead;
   if (reasoning > 0) result.reasoningTokens = reasoning;
   return result;

@@ -1,7 +1,8 @@
-import { ProviderError, errorMessage, isAbortError, isAgentError } from "../errors.ts";
+import { ProviderError } from "../errors.ts";
 import type { ModelStreamEvent } from "../events.ts";
 import type { StructuredOutputModel } from "../invoke-model.ts";
 import {
+  contentPieces,
   fromOpenAIChatResponse,
   openaiChatProvider,
   readReasoning,
@@ -13,12 +14,14 @@ import {
   type OpenAIChatRequestOptions,
   type OpenAIChatResponse,
   type OpenAIChatUsage,
+  type ReasoningField,
 } from "./openai-chat-convert.ts";
-import { env, postJson, providerError, type ErrorShape, type Fetch } from "./http.ts";
+import { checkIdleTimeout, env, postJson, providerError, readJson, streamFailure, type ErrorShape, type Fetch, type PostOptions, type TransportOptions } from "./http.ts";
+import { withUniqueToolIds } from "./session-tool-ids.ts";
 import { parseSseBatches } from "./sse.ts";
 
 // `output` comes from the run (`context.output`), never from the factory.
-export type OpenAIChatOptions = Omit<OpenAIChatRequestOptions, "output"> & {
+export type OpenAIChatOptions = Omit<OpenAIChatRequestOptions, "output"> & TransportOptions & {
   /**
    * Defaults to the `OPENAI_API_KEY` environment variable. With a custom `baseURL` (Ollama, vLLM,
    * llama.cpp, LM Studio…) it may be missing: then no `Authorization` header is sent.
@@ -49,13 +52,14 @@ export function openaiChat(options: OpenAIChatOptions): StructuredOutputModel {
   const baseURL = (options.baseURL ?? env("OPENAI_BASE_URL") ?? defaultBaseURL).replace(/\/+$/, "");
   const official = /^https:\/\/api\.openai\.com(?:\/|$)/.test(baseURL);
   const requestOptions: OpenAIChatRequestOptions = official || options.maxTokensField !== undefined ? options : { ...options, maxTokensField: "max_tokens" };
+  const idleTimeoutMs = checkIdleTimeout(options.idleTimeoutMs);
   const invoke: StructuredOutputModel = (tools, session, context) => {
     const apiKey = options.apiKey ?? env("OPENAI_API_KEY");
     if (apiKey === undefined && official) {
       throw new ProviderError("openai-chat: no API key: set OPENAI_API_KEY or pass apiKey", { provider: openaiChatProvider });
     }
     const secrets = apiKey === undefined ? [] : [apiKey];
-    const request = {
+    const request: PostOptions = {
       provider: openaiChatProvider,
       url: `${baseURL}/chat/completions`,
       headers: { ...(apiKey === undefined ? {} : { authorization: `Bearer ${apiKey}` }), ...options.headers },
@@ -64,18 +68,20 @@ export function openaiChat(options: OpenAIChatOptions): StructuredOutputModel {
       signal: context.signal,
       errors: openaiChatErrors,
       secrets,
+      idleTimeoutMs,
+      expect: options.stream === false ? "json" : "sse",
     };
     if (options.stream === false) {
       return postJson(request)
         .then(async (response) => fromOpenAIChatResponse(await readBody(response, secrets)))
         .catch((error: unknown) => {
-          throw failure(error, context.signal);
+          throw streamFailure(error, openaiChatProvider, secrets, context.signal);
         });
     }
     return streamOpenAIChat(() => postJson(request), { secrets, signal: context.signal });
   };
   if (options.nativeOutput !== false) invoke.structuredOutput = "native";
-  return invoke;
+  return withUniqueToolIds(invoke, openaiChatProvider);
 }
 
 /** OpenAI's error bodies (`{error: {message, type, code}}`) and the shapes of compatible servers. */
@@ -94,16 +100,10 @@ export const openaiChatErrors: ErrorShape = {
 };
 
 async function readBody(response: Response, secrets: readonly string[]): Promise<OpenAIChatResponse> {
-  const text = await response.text();
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    throw new ProviderError(`openai-chat: the response is not JSON: ${text.slice(0, 200)}`, { provider: openaiChatProvider, retryable: true });
-  }
+  const body = await readJson(response, openaiChatProvider, secrets);
   // Some proxies answer 200 with an error body.
   if (typeof body === "object" && body !== null && "error" in body && !("choices" in body)) {
-    throw providerError(openaiChatProvider, undefined, response.headers, text, openaiChatErrors, secrets);
+    throw providerError(openaiChatProvider, undefined, response.headers, JSON.stringify(body), openaiChatErrors, secrets);
   }
   return body as OpenAIChatResponse;
 }
@@ -142,7 +142,7 @@ export async function* streamOpenAIChat(
     }
     throw new ProviderError("openai-chat: the stream ended before the reply finished", { provider: openaiChatProvider, retryable: true });
   } catch (error) {
-    throw failure(error, transport.signal);
+    throw streamFailure(error, openaiChatProvider, transport.secrets, transport.signal);
   }
 }
 
@@ -150,31 +150,38 @@ type StreamChunk = {
   choices?: {
     index?: number;
     delta?: {
-      content?: string | null;
+      /** A string, or an array of `text` and `thinking` parts (Mistral). */
+      content?: unknown;
       reasoning_content?: string | null;
       reasoning?: string | null;
+      reasoning_details?: unknown;
       refusal?: string | null;
       tool_calls?: { index?: number; id?: string | null; function?: { name?: string | null; arguments?: unknown } | null }[] | null;
     } | null;
     finish_reason?: string | null;
   }[];
   usage?: OpenAIChatUsage | null;
+  /** Groq puts the usage of a stream here, in its last chunk. */
+  x_groq?: { usage?: OpenAIChatUsage | null } | null;
   error?: unknown;
 };
 
-type StreamedCall = { wireId: string | undefined; id: string; name: string; arguments: string; complete: boolean };
+type StreamedCall = { wireId: string | undefined; id: string; name: string; arguments: string; parsed: unknown };
 
 // The state of one streamed reply. Chat Completions streams reasoning, then text, then the tool
-// calls one after another (each keyed by `index`, its id and name in the first delta).
+// calls one after another (each keyed by `index`, its id and name in the first delta). Some
+// servers alternate reasoning and text (Mistral's thinking parts): each run becomes its own message.
 function createStreamedTurn() {
   let reasoning = "";
-  let reasoningField: "reasoning_content" | "reasoning" = "reasoning_content";
+  let reasoningField: ReasoningField = "reasoning_content";
   let text = "";
   let refusal = "";
   let refused = false;
   let finishReason: string | undefined;
   let usage: OpenAIChatUsage | undefined;
   const calls: StreamedCall[] = [];
+  // Calls before this position are complete: each is completed once, never walked again.
+  let completed = 0;
   const byIndex = new Map<number, StreamedCall>();
   const ids = new Set<string>();
   // Calls whose arguments did not parse: fine only if the reply turns out cut by the token limit.
@@ -187,33 +194,39 @@ function createStreamedTurn() {
     reasoning = text = refusal = "";
   };
   const completeCalls = (events: ModelStreamEvent[]): void => {
-    for (const call of calls) {
-      if (call.complete) continue;
-      call.complete = true;
+    for (; completed < calls.length; completed++) {
+      const call = calls[completed]!;
       try {
-        events.push({ type: "message", message: toolCallMessage(call, undefined) });
+        events.push({ type: "message", message: toolCallMessage({ ...call, arguments: call.parsed ?? call.arguments }, undefined) });
       } catch {
         unparsed.push(call);
       }
     }
   };
+  const addReasoning = (events: ModelStreamEvent[], piece: string, field: ReasoningField): void => {
+    // Reasoning after text starts the next run: what came before is complete.
+    if (text !== "" || refusal !== "") flushText(events);
+    reasoning += piece;
+    reasoningField = field;
+    events.push({ type: "thinking-delta", delta: piece });
+  };
 
   return {
     add(chunk: StreamChunk): ModelStreamEvent[] {
       const events: ModelStreamEvent[] = [];
-      if (chunk.usage !== undefined && chunk.usage !== null) usage = chunk.usage;
+      const chunkUsage = chunk.usage ?? chunk.x_groq?.usage;
+      if (chunkUsage !== undefined && chunkUsage !== null) usage = chunkUsage;
       for (const choice of chunk.choices ?? []) {
         if ((choice.index ?? 0) !== 0) continue;
         const delta = choice.delta ?? {};
         const reasoningDelta = readReasoning(delta);
-        if (reasoningDelta !== undefined) {
-          reasoning += reasoningDelta.text;
-          reasoningField = reasoningDelta.field;
-          events.push({ type: "thinking-delta", delta: reasoningDelta.text });
-        }
-        if (typeof delta.content === "string" && delta.content !== "") {
-          text += delta.content;
-          events.push({ type: "text-delta", delta: delta.content });
+        if (reasoningDelta !== undefined) addReasoning(events, reasoningDelta.text, reasoningDelta.field);
+        for (const piece of contentPieces(delta.content)) {
+          if (piece.kind === "thinking") addReasoning(events, piece.text, "content");
+          else {
+            text += piece.text;
+            events.push({ type: "text-delta", delta: piece.text });
+          }
         }
         if (typeof delta.refusal === "string" && delta.refusal !== "") {
           refusal += delta.refusal;
@@ -225,10 +238,12 @@ function createStreamedTurn() {
           const last = calls[calls.length - 1];
           // Without `index` (a few servers), a new id starts a new call; anything else continues the last one.
           let call = part.index !== undefined ? byIndex.get(part.index) : wireId === undefined || wireId === last?.wireId ? last : undefined;
+          // Another id at an index already taken is another call (some servers give every call index 0).
+          if (call !== undefined && wireId !== undefined && call.wireId !== undefined && wireId !== call.wireId) call = undefined;
           if (call === undefined) {
             flushText(events);
             completeCalls(events);
-            call = { wireId, id: uniqueToolId(wireId, ids), name: part.function?.name ?? "", arguments: "", complete: false };
+            call = { wireId, id: uniqueToolId(wireId, ids), name: part.function?.name ?? "", arguments: "", parsed: undefined };
             calls.push(call);
             if (part.index !== undefined) byIndex.set(part.index, call);
             events.push({ type: "tool-call-start", id: call.id, name: call.name });
@@ -240,7 +255,8 @@ function createStreamedTurn() {
             call.arguments += fragment;
             events.push({ type: "tool-call-delta", id: call.id, delta: fragment });
           } else if (typeof fragment === "object" && fragment !== null) {
-            call.arguments = JSON.stringify(fragment);
+            // Already parsed (a few servers): checked as it is, never serialized first.
+            call.parsed = fragment;
           }
         }
         if (typeof choice.finish_reason === "string" && choice.finish_reason !== "") {
@@ -261,15 +277,6 @@ function createStreamedTurn() {
       return events;
     },
   };
-}
-
-/**
- * Every failure as the error the loop expects: an abort or one of our errors as it is; anything
- * else (a connection cut mid-stream, a garbled chunk) a retryable `ProviderError`.
- */
-function failure(error: unknown, signal: AbortSignal | undefined): unknown {
-  if (signal?.aborted === true || isAbortError(error) || isAgentError(error)) return error;
-  return new ProviderError(`openai-chat: the response failed: ${errorMessage(error)}`, { provider: openaiChatProvider, retryable: true, cause: error });
 }
 
 export { toOpenAIChatRequest, fromOpenAIChatResponse, openaiChatProvider } from "./openai-chat-convert.ts";

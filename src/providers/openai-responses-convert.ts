@@ -2,7 +2,7 @@ import { ProviderError } from "../errors.ts";
 import type { JsonObject, ModelMessage, Session, StopReason, ThinkingMessage, ToolCallMessage, Usage } from "../session.ts";
 import { hasObjectRoot, outputInstruction } from "../structured-output.ts";
 import type { ToolSchema } from "../tools.ts";
-import { isOwnSignedThinking, outputText, pairToolMessages, parseToolInput, safeToolId } from "./convert-shared.ts";
+import { isOwnSignedThinking, outputText, pairToolMessages, readToolInput, refusedInput, safeToolId, stopFields, type StopReasonNames } from "./convert-shared.ts";
 import { providerError, type ErrorShape } from "./http.ts";
 
 /** Options that shape the request body (the adapter's other options only affect transport). */
@@ -169,7 +169,7 @@ function isReasoning(item: OpenAIResponsesInputItem): boolean {
 export type OpenAIResponsesOutputItem = {
   type: string;
   id?: string;
-  /** `message`: output_text and refusal parts. */
+  /** `message`: output_text and refusal parts; `reasoning`: the reasoning itself as reasoning_text parts (open models). */
   content?: { type?: string; text?: string; refusal?: string }[] | null;
   /** `reasoning`: the readable summary parts and the opaque reasoning. */
   summary?: { type?: string; text?: string }[] | null;
@@ -185,6 +185,7 @@ export type OpenAIResponsesUsage = {
   input_tokens_details?: { cached_tokens?: number; cache_write_tokens?: number } | null;
   output_tokens?: number;
   output_tokens_details?: { reasoning_tokens?: number } | null;
+  total_tokens?: number;
 };
 export type OpenAIResponsesResponse = {
   status?: string;
@@ -255,7 +256,8 @@ function retryAfterInMessage(message: string): number | undefined {
 /**
  * One output item as a generic message. `undefined` for empty text, reasoning with nothing to keep,
  * server-side items (web search…), and a function call whose arguments are not a JSON object:
- * the caller decides what a cut call means.
+ * the caller decides what a cut call means. Arguments nested too deep or too large become `{}`
+ * with `inputError` (see `readToolInput`).
  */
 export function fromOutputItem(item: OpenAIResponsesOutputItem): ModelMessage | undefined {
   if (item.type === "message") {
@@ -263,7 +265,9 @@ export function fromOutputItem(item: OpenAIResponsesOutputItem): ModelMessage | 
     return text === "" ? undefined : { role: "assistant", content: text };
   }
   if (item.type === "reasoning") {
-    const content = (item.summary ?? []).map((part) => part.text ?? "").filter((text) => text !== "").join("\n\n");
+    // The readable summary; servers that show the reasoning itself (gpt-oss on vLLM or Ollama) put it in `content`.
+    const summary = (item.summary ?? []).map((part) => part.text ?? "").filter((text) => text !== "").join("\n\n");
+    const content = summary !== "" ? summary : (item.content ?? []).filter((part) => part.type === "reasoning_text").map((part) => part.text ?? "").join("");
     const encrypted = item.encrypted_content ?? "";
     if (content === "" && encrypted === "") return undefined;
     const message: ThinkingMessage = { type: "thinking", content, provider: openaiResponsesProvider };
@@ -274,8 +278,8 @@ export function fromOutputItem(item: OpenAIResponsesOutputItem): ModelMessage | 
     return message;
   }
   if (item.type === "function_call") {
-    const input = parseToolInput(item.arguments ?? "");
-    return input === undefined ? undefined : toolCall(item, input);
+    const read = readToolInput(item.arguments ?? "");
+    return read.kind === "invalid" ? undefined : { ...toolCall(item, {}), ...refusedInput(read) };
   }
   return undefined;
 }
@@ -292,8 +296,8 @@ export function invalidArgumentsError(item: OpenAIResponsesOutputItem): Provider
 }
 
 /**
- * Normalized stop reason, the raw one when there is one and it differs, and usage in the generic
- * shape. The Responses API has no stop reason for a completed response: it is `tool_use` when the
+ * Normalized stop reason (see `stopFields` for when `rawStopReason` is kept), and usage in the
+ * generic shape. The Responses API has no stop reason for a completed response: it is `tool_use` when the
  * turn has tool calls, `refusal` when the model refused, `end_turn` otherwise.
  */
 export function turnEnd(
@@ -305,26 +309,24 @@ export function turnEnd(
     const refused = (response.output ?? []).some((item) => item.type === "message" && (item.content ?? []).some((part) => part.type === "refusal"));
     fields.stopReason = messages.some((message) => "type" in message && message.type === "tool_call") ? "tool_use" : refused ? "refusal" : "end_turn";
   } else if (response.status !== undefined) {
-    const raw = response.status === "incomplete" ? response.incomplete_details?.reason ?? "incomplete" : response.status;
-    const stopReason = incompleteReasons[raw] ?? "other";
-    fields.stopReason = stopReason;
-    if (stopReason !== raw) fields.rawStopReason = raw;
+    Object.assign(fields, stopFields(response.status === "incomplete" ? response.incomplete_details?.reason ?? "incomplete" : response.status, incompleteReasons));
   }
   if (response.usage !== null && response.usage !== undefined) fields.usage = openaiUsage(response.usage);
   return fields;
 }
 
-const incompleteReasons: Record<string, StopReason> = {
-  max_output_tokens: "max_tokens",
-  content_filter: "content_filter",
-};
+const incompleteReasons: StopReasonNames = { plain: { max_output_tokens: "max_tokens", content_filter: "content_filter" } };
 
-// OpenAI already counts cached tokens in input_tokens and reasoning in output_tokens, as the generic usage does.
+// OpenAI already counts cached tokens in input_tokens and reasoning in output_tokens, as the
+// generic usage does; a server whose total is input + output + reasoning (xAI) counts it apart.
 function openaiUsage(usage: OpenAIResponsesUsage): Usage {
-  const result: Usage = { inputTokens: usage.input_tokens ?? 0, outputTokens: usage.output_tokens ?? 0 };
+  const input = usage.input_tokens ?? 0;
+  const output = usage.output_tokens ?? 0;
+  const reasoning = usage.output_tokens_details?.reasoning_tokens ?? 0;
+  const reasoningApart = reasoning > output || (reasoning > 0 && usage.total_tokens === input + output + reasoning);
+  const result: Usage = { inputTokens: input, outputTokens: reasoningApart ? output + reasoning : output };
   const cacheRead = usage.input_tokens_details?.cached_tokens ?? 0;
   const cacheWrite = usage.input_tokens_details?.cache_write_tokens ?? 0;
-  const reasoning = usage.output_tokens_details?.reasoning_tokens ?? 0;
   if (cacheRead > 0) result.cacheReadTokens = cacheRead;
   if (cacheWrite > 0) result.cacheWriteTokens = cacheWrite;
   if (reasoning > 0) result.reasoningTokens = reasoning;

@@ -53,7 +53,7 @@ type Body = { messages: { role: string; content: { type: string; id?: string; na
 
 conformanceSuite({
   name: "anthropic",
-  createModel: (origin, { stream, apiKey }) => anthropic({ model: "claude-test", baseURL: origin, apiKey, stream }),
+  createModel: (origin, options) => anthropic({ model: "claude-test", baseURL: origin, ...options }),
   turnResponse,
   errorResponse,
   toolResultsIn: (body) =>

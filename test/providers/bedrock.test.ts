@@ -1,5 +1,4 @@
 import { readFileSync } from "node:fs";
-import { crc32 } from "node:zlib";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { parse as parseYaml } from "yaml";
 import {
@@ -18,6 +17,7 @@ import { bedrock, fromBedrockResponse, toBedrockRequest, type BedrockResponse } 
 import { signRequest } from "../../src/providers/bedrock-sign.ts";
 import { withoutTs } from "../helpers.ts";
 import { conformanceSuite, liveAgentSuite, type ErrorKind, type WireTurn } from "./conformance.ts";
+import { eventFrames, frame } from "./event-stream-frames.ts";
 import { startReplayServer, type ReplayResponse, type ReplayServer } from "./replay-server.ts";
 
 const fixture = (name: string): string => readFileSync(new URL(`../fixtures/bedrock/${name}`, import.meta.url), "utf8");
@@ -26,41 +26,6 @@ const chunksFile = (name: string): Record<string, unknown>[] =>
     .split("\n")
     .filter((line) => line.trim() !== "")
     .map((line) => JSON.parse(line) as Record<string, unknown>);
-
-// The AWS event stream encoding, written independently of the adapter's decoder (zlib's CRC32).
-function frame(headers: Record<string, string>, payload: string): Uint8Array {
-  const headerBytes = Buffer.concat(
-    Object.entries(headers).map(([name, value]) => {
-      const nameBytes = Buffer.from(name);
-      const valueBytes = Buffer.from(value);
-      const header = Buffer.alloc(4 + nameBytes.length + valueBytes.length);
-      header.writeUInt8(nameBytes.length, 0);
-      nameBytes.copy(header, 1);
-      header.writeUInt8(7, 1 + nameBytes.length); // string
-      header.writeUInt16BE(valueBytes.length, 2 + nameBytes.length);
-      valueBytes.copy(header, 4 + nameBytes.length);
-      return header;
-    }),
-  );
-  const body = Buffer.from(payload);
-  const total = 12 + headerBytes.length + body.length + 4;
-  const message = Buffer.alloc(total);
-  message.writeUInt32BE(total, 0);
-  message.writeUInt32BE(headerBytes.length, 4);
-  message.writeUInt32BE(crc32(message.subarray(0, 8)), 8);
-  headerBytes.copy(message, 12);
-  body.copy(message, 12 + headerBytes.length);
-  message.writeUInt32BE(crc32(message.subarray(0, total - 4)), total - 4);
-  return new Uint8Array(message);
-}
-
-/** Decoded events (`{ eventType: payload }`, the chunks-file form) as event stream frames. */
-function eventFrames(events: readonly Record<string, unknown>[]): Uint8Array[] {
-  return events.map((event) => {
-    const [type, payload] = Object.entries(event)[0]!;
-    return frame({ ":event-type": type, ":content-type": "application/json", ":message-type": "event" }, JSON.stringify(payload));
-  });
-}
 
 function exceptionFrame(type: string, message: string): Uint8Array {
   return frame({ ":exception-type": type, ":content-type": "application/json", ":message-type": "exception" }, JSON.stringify({ message }));
@@ -120,7 +85,8 @@ const blocks = (body: unknown): Block[] => (body as Body).messages.flatMap((mess
 
 conformanceSuite({
   name: "bedrock",
-  createModel: (origin, { stream, apiKey }) => bedrock({ model: "anthropic.claude-test-v1:0", baseURL: origin, apiKey, stream }),
+  createModel: (origin, options) => bedrock({ model: "anthropic.claude-test-v1:0", baseURL: origin, ...options }),
+  rawEvents: (payloads) => ({ headers: streamHeaders, chunks: payloads.map((payload) => frame({ ":event-type": "contentBlockDelta", ":content-type": "application/json", ":message-type": "event" }, payload)) }),
   turnResponse,
   errorResponse,
   toolResultsIn: (body) =>
@@ -515,6 +481,39 @@ describe("bedrock: credentials, region and signing", () => {
     });
     expect(request.headers.authorization).toBe(expected.authorization);
     expect(request.headers.authorization).toMatch(/^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/\d{8}\/eu-west-3\/bedrock\/aws4_request, SignedHeaders=content-type;host;x-amz-date;x-amz-security-token, Signature=[0-9a-f]{64}$/);
+  });
+
+  it("never sends a signed request (its session token) to another origin; a same-origin 307 is signed again for its new path", async () => {
+    clearAwsEnv();
+    const credentials = { ...keys, sessionToken: "session-token-never-elsewhere" };
+    const elsewhere = await startReplayServer();
+    try {
+      elsewhere.enqueue(hi());
+      server.enqueue({ status: 307, headers: { location: `${elsewhere.origin}/model/m/converse-stream` } });
+      const error = await agentLoop(bedrock({ model: "m", region: "us-east-1", baseURL: server.origin, credentials }), [], initSession("s", "u"), { retry: false }).catch(
+        (thrown: unknown) => thrown,
+      );
+      expect(error).toMatchObject({ name: "ProviderError", status: 307, retryable: false });
+      expect(elsewhere.requests).toStrictEqual([]);
+    } finally {
+      await elsewhere.close();
+    }
+    server.enqueue({ status: 307, headers: { location: "/v2/model/m/converse-stream" } }, hi());
+    const before = server.requests.length;
+    await agentLoop(bedrock({ model: "m", region: "us-east-1", baseURL: server.origin, credentials }), [], initSession("s", "u"));
+    const moved = server.requests[before + 1]!;
+    expect(moved.url).toBe("/v2/model/m/converse-stream");
+    const expected = await signRequest({
+      method: "POST",
+      url: `${server.origin}${moved.url}`,
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(moved.body),
+      region: "us-east-1",
+      service: "bedrock",
+      credentials,
+      date: new Date((moved.headers["x-amz-date"] as string).replace(/^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/, "$1-$2-$3T$4:$5:$6Z")),
+    });
+    expect(moved.headers.authorization).toBe(expected.authorization);
   });
 
   it("calls a credentials function for every request; a Bedrock API key (AWS_BEARER_TOKEN_BEDROCK) is sent as a bearer token instead", async () => {

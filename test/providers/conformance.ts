@@ -10,8 +10,8 @@ import {
   type ProviderError,
   type ToolSchema,
 } from "simple-agent-loop";
-import { expectEveryCallAnsweredOnce, withoutTs } from "../helpers.ts";
-import { startReplayServer, type ReplayResponse, type ReplayServer } from "./replay-server.ts";
+import { expectEveryCallAnsweredOnce, freePort, withoutTs } from "../helpers.ts";
+import { rawSse, startReplayServer, type ReplayResponse, type ReplayServer } from "./replay-server.ts";
 
 /** A model turn, to be encoded in each provider's own wire format. */
 export type WireTurn = {
@@ -23,10 +23,16 @@ export type WireTurn = {
 
 export type ErrorKind = "rate_limit" | "server" | "invalid_request" | "context_overflow";
 
+/** What every adapter's factory takes, under the same names. */
+export type ConformanceModelOptions = { stream: boolean; apiKey: string; headers?: Record<string, string>; idleTimeoutMs?: number };
+
+/** The suite's cases an adapter may skip, each with the reason it does not apply. */
+export type ConformanceCase = "redirect" | "cut-after-events" | "idle-timeout" | "connection-failure" | "html-body" | "bounded-error-body" | "unreadable-event";
+
 /** What the shared suite needs to know about one adapter. */
 export type ConformanceTarget = {
   name: string;
-  createModel: (origin: string, options: { stream: boolean; apiKey: string }) => InvokeModel;
+  createModel: (origin: string, options: ConformanceModelOptions) => InvokeModel;
   /** The provider's response to a turn: a JSON body, or SSE chunks when `stream`. */
   turnResponse: (turn: WireTurn, stream: boolean) => ReplayResponse;
   /** A provider error response; `rate_limit` must carry a retry-after of 0 seconds. */
@@ -35,6 +41,10 @@ export type ConformanceTarget = {
   toolResultsIn: (body: unknown) => { id: string; output: string }[];
   /** The tool calls a recorded request body replays, in order. */
   toolCallsIn: (body: unknown) => { id: string; name: string }[];
+  /** Raw event payloads (not necessarily JSON) in the provider's stream framing; default SSE `data:` lines. */
+  rawEvents?: (payloads: readonly string[]) => ReplayResponse;
+  /** Cases that do not apply to this adapter, each with its reason (shown in the skipped test's name). */
+  skip?: Partial<Record<ConformanceCase, string>>;
 };
 
 const apiKey = "sk-test-conformance-0123456789";
@@ -58,9 +68,7 @@ export function conformanceSuite(target: ConformanceTarget): void {
     afterAll(async () => {
       await server.close();
     });
-    const fresh = (): void => {
-      server.requests.length = 0;
-    };
+    const fresh = (): void => server.reset();
 
     for (const stream of [true, false]) {
       const mode = stream ? "streamed" : "not streamed";
@@ -176,14 +184,19 @@ export function conformanceSuite(target: ConformanceTarget): void {
       const full = target.turnResponse({ text: "This never finishes", stopReason: "end_turn", usage: { input: 1, output: 1 } }, true);
       server.enqueue({ ...full, chunks: full.chunks?.slice(0, 1) ?? [], hang: true });
       const controller = new AbortController();
-      setTimeout(() => controller.abort(), 50);
-      const session = await agentLoop(target.createModel(server.origin, { stream: true, apiKey }), [], initSession("s", "u"), { signal: controller.signal });
+      const run = agentLoop(target.createModel(server.origin, { stream: true, apiKey }), [], initSession("s", "u"), { signal: controller.signal });
+      // Once the server has the request, however slow the machine: then the abort must reach it.
+      await expect.poll(() => server.requests.length, { timeout: 10_000 }).toBe(1);
+      controller.abort();
+      const session = await run;
       // The content is what streamed before the abort: nothing, or the start of the text (Gemini's first chunk carries text).
       const last = withoutTs(session).at(-1) as { content: string };
       expect(last).toStrictEqual({ role: "assistant", content: expect.any(String), stopReason: "aborted" });
       expect("This never finishes".startsWith(last.content)).toBe(true);
       await expect.poll(() => server.requests[0]?.clientClosed, { timeout: 5000 }).toBe(true);
     });
+
+    transportCases(target, () => server, fresh);
 
     // With eager starts off, nothing of a response that stopped at max_tokens runs. (With them on,
     // a call complete in the stream may already have started: the loop documents that. A call
@@ -202,6 +215,172 @@ export function conformanceSuite(target: ConformanceTarget): void {
       expect(withoutTs(session).at(-1)).toMatchObject({ type: "tool_result", isError: true });
       expectEveryCallAnsweredOnce(session);
     });
+  });
+}
+
+const teamSecret = "team-secret-header-value-0123";
+
+// Bytes in, typed failures out: redirects, cuts, stalls, refused connections, bodies that are not
+// the stream asked for, oversized or garbled ones. The same for every adapter.
+function transportCases(target: ConformanceTarget, current: () => ReplayServer, fresh: () => void): void {
+  const check = (name: ConformanceCase, title: string, test: () => Promise<void>): void => {
+    const reason = target.skip?.[name];
+    if (reason === undefined) it(title, test, 20_000);
+    else it.skip(`${title} (skipped: ${reason})`, test);
+  };
+  const answer = (): ReplayResponse => target.turnResponse({ text: "A complete answer, streamed in several pieces.", stopReason: "end_turn", usage: { input: 5, output: 9 } }, true);
+  const failure = async (model: InvokeModel): Promise<ProviderError> => {
+    const error = await agentLoop(model, [], initSession("s", "u"), { retry: false }).catch((thrown: unknown) => thrown);
+    expect(isProviderError(error)).toBe(true);
+    return error as ProviderError;
+  };
+  // Every run of 8 characters of the key: a parser's excerpt may cut it anywhere.
+  const expectNoPartOfKey = (text: string): void => {
+    for (let at = 0; at + 8 <= apiKey.length; at++) expect(text).not.toContain(apiKey.slice(at, at + 8));
+  };
+
+  for (const status of [301, 302, 307, 308]) {
+    check("redirect", `refuses a ${status} redirect to another origin: neither the key nor a user header goes there`, async () => {
+      fresh();
+      const elsewhere = await startReplayServer();
+      try {
+        elsewhere.enqueue(answer());
+        current().enqueue({ status, headers: { location: `${elsewhere.origin}/collect` } });
+        const error = await failure(target.createModel(current().origin, { stream: true, apiKey, headers: { "x-team-secret": teamSecret } }));
+        expect(error).toMatchObject({ provider: target.name, status, retryable: false });
+        expect(error.message).toContain(elsewhere.origin);
+        expect(error.message).toContain("redirect");
+        expect(elsewhere.requests).toStrictEqual([]);
+        expect(current().requests).toHaveLength(1);
+      } finally {
+        await elsewhere.close();
+      }
+    });
+  }
+
+  check("redirect", "follows a 307 on the same origin, with the credentials and headers the call had", async () => {
+    fresh();
+    current().enqueue({ status: 307, headers: { location: `${current().origin}/moved/here` } }, answer());
+    const session = await agentLoop(target.createModel(current().origin, { stream: true, apiKey, headers: { "x-team-secret": teamSecret } }), [], initSession("s", "u"));
+    expect(response(session)?.content).toBe("A complete answer, streamed in several pieces.");
+    expect(current().requests.map((request) => request.url.split("?")[0])).toStrictEqual([expect.not.stringContaining("/moved"), "/moved/here"]);
+    expect(current().requests[1]!.headers["x-team-secret"]).toBe(teamSecret);
+    expect(current().requests[1]!.body).toStrictEqual(current().requests[0]!.body);
+  });
+
+  check("cut-after-events", "retries a stream cut after some of its events were read", async () => {
+    fresh();
+    const full = answer();
+    const chunks = full.chunks ?? [];
+    expect(chunks.length).toBeGreaterThanOrEqual(3);
+    current().enqueue({ ...full, chunkDelayMs: 15, destroyAfterChunks: Math.max(2, chunks.length - 1) }, full);
+    const seen: string[] = [];
+    const session = await agentLoop(target.createModel(current().origin, { stream: true, apiKey }), [], initSession("s", "u"), {
+      retry: { initialDelayMs: 1 },
+      onEvent: (event) => {
+        if (event.type === "text-delta") seen.push("delta");
+        if (event.type === "retry") seen.push(`retry: ${event.error}`);
+      },
+    });
+    const retry = seen.findIndex((entry) => entry.startsWith("retry"));
+    expect(retry).toBeGreaterThan(0);
+    expect(seen[retry]).toContain(target.name);
+    expect(withoutTs(session).slice(2)).toStrictEqual([
+      expect.objectContaining({ role: "assistant", content: "A complete answer, streamed in several pieces.", stopReason: "end_turn" }),
+    ]);
+    expect(current().requests).toHaveLength(2);
+  });
+
+  check("idle-timeout", "a stream that stalls after its first bytes fails after idleTimeoutMs, retryable, and is repeated", async () => {
+    fresh();
+    const full = answer();
+    current().enqueue({ ...full, chunks: full.chunks?.slice(0, 1) ?? [], hang: true }, full);
+    const retries: string[] = [];
+    const session = await agentLoop(target.createModel(current().origin, { stream: true, apiKey, idleTimeoutMs: 500 }), [], initSession("s", "u"), {
+      retry: { initialDelayMs: 1 },
+      onEvent: (event) => {
+        if (event.type === "retry") retries.push(event.error);
+      },
+    });
+    expect(retries[0]).toContain("idleTimeoutMs");
+    expect(response(session)?.content).toBe("A complete answer, streamed in several pieces.");
+    await expect.poll(() => current().requests[0]?.clientClosed, { timeout: 5000 }).toBe(true);
+  });
+
+  check("idle-timeout", "a server that never sends the headers of a stream fails after idleTimeoutMs, retryable", async () => {
+    fresh();
+    current().enqueue({ stallBeforeHeaders: true });
+    const error = await failure(target.createModel(current().origin, { stream: true, apiKey, idleTimeoutMs: 300 }));
+    expect(error).toMatchObject({ provider: target.name, retryable: true });
+    expect(error.message).toContain("idleTimeoutMs");
+    await expect.poll(() => current().requests[0]?.clientClosed, { timeout: 5000 }).toBe(true);
+  });
+
+  check("idle-timeout", "a JSON answer whose body stalls after its headers fails after idleTimeoutMs, retryable (not streamed)", async () => {
+    fresh();
+    current().enqueue({ headers: { "content-type": "application/json" }, chunks: ['{"id": "'], hang: true });
+    const error = await failure(target.createModel(current().origin, { stream: false, apiKey, idleTimeoutMs: 300 }));
+    expect(error).toMatchObject({ provider: target.name, retryable: true });
+    expect(error.message).toContain("idleTimeoutMs");
+    await expect.poll(() => current().requests[0]?.clientClosed, { timeout: 5000 }).toBe(true);
+  });
+
+  check("idle-timeout", "rejects an idleTimeoutMs that is not a positive number when the model is created", async () => {
+    for (const idleTimeoutMs of [0, -1, Number.NaN]) {
+      expect(() => target.createModel(current().origin, { stream: true, apiKey, idleTimeoutMs })).toThrow(RangeError);
+    }
+  });
+
+  check("connection-failure", "a refused connection names its cause and its target, and is retryable", async () => {
+    const port = await freePort();
+    const error = await failure(target.createModel(`http://127.0.0.1:${port}`, { stream: true, apiKey }));
+    expect(error).toMatchObject({ provider: target.name, retryable: true });
+    expect(error.message).toContain(`ECONNREFUSED 127.0.0.1:${port}`);
+    expect(error.message).toContain(`http://127.0.0.1:${port}/`);
+  });
+
+  for (const stream of [true, false]) {
+    check("html-body", `a 200 with an HTML page says what came back, in a bounded excerpt (${stream ? "streamed" : "not streamed"})`, async () => {
+      fresh();
+      const page = `<!doctype html><html><head><title>Sign in to Corporate Proxy</title></head><body>${"<p>filler</p>".repeat(20_000)}</body></html>`;
+      current().enqueue({ status: 200, headers: { "content-type": "text/html; charset=utf-8" }, body: page });
+      const error = await failure(target.createModel(current().origin, { stream, apiKey }));
+      expect(error).toMatchObject({ provider: target.name, retryable: false });
+      expect(error.message).toContain("text/html");
+      expect(error.message).toContain("Sign in to Corporate Proxy");
+      expect(error.message.length).toBeLessThan(1500);
+    });
+  }
+
+  check("bounded-error-body", "reads only the start of an error body that never ends, and says what it was", async () => {
+    fresh();
+    const start = JSON.stringify({ error: { message: "upstream exploded" } }).slice(0, -2);
+    current().enqueue({ status: 500, headers: { "content-type": "application/json" }, chunks: [start, ..."x".repeat(64).split("").map(() => "x".repeat(64 * 1024))], hang: true });
+    const error = await failure(target.createModel(current().origin, { stream: true, apiKey }));
+    expect(error).toMatchObject({ provider: target.name, status: 500, retryable: true });
+    expect(error.message).toContain("upstream exploded");
+    expect(error.message.length).toBeLessThan(1500);
+    await expect.poll(() => current().requests[0]?.clientClosed, { timeout: 5000 }).toBe(true);
+  });
+
+  check("bounded-error-body", "refuses a JSON answer whose content-length is over the cap before reading it", async () => {
+    fresh();
+    current().enqueue({ headers: { "content-type": "application/json", "content-length": String(200 * 1024 * 1024) }, chunks: ['{"id": "'], hang: true });
+    const error = await failure(target.createModel(current().origin, { stream: false, apiKey }));
+    expect(error).toMatchObject({ provider: target.name, status: 200, retryable: false });
+    expect(error.message).toContain(String(200 * 1024 * 1024));
+    await expect.poll(() => current().requests[0]?.clientClosed, { timeout: 5000 }).toBe(true);
+  });
+
+  check("unreadable-event", "an unreadable stream event fails retryably and never echoes the key, whole or in part", async () => {
+    fresh();
+    const garbled = `{"note": ${apiKey} and more}`;
+    current().enqueue((target.rawEvents ?? rawSse)([garbled]));
+    const error = await failure(target.createModel(current().origin, { stream: true, apiKey }));
+    expect(error).toMatchObject({ provider: target.name, retryable: true });
+    expectNoPartOfKey(error.message);
+    expectNoPartOfKey(JSON.stringify(error));
+    expectNoPartOfKey(String((error.cause as Error | undefined)?.message));
   });
 }
 

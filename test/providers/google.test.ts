@@ -91,7 +91,7 @@ const partsOf = (body: unknown): Part[] => (body as GeminiRequest).contents.flat
 
 conformanceSuite({
   name: "google",
-  createModel: (origin, { stream, apiKey }) => gemini({ model: "gemini-test", baseURL: origin, apiKey, stream }),
+  createModel: (origin, options) => gemini({ model: "gemini-test", baseURL: origin, ...options }),
   turnResponse,
   errorResponse,
   toolResultsIn: (body) =>

@@ -84,7 +84,7 @@ function errorResponse(kind: ErrorKind): ReplayResponse {
 
 conformanceSuite({
   name: "openai-chat",
-  createModel: (origin, { stream, apiKey }) => openaiChat({ model: "gpt-test", baseURL: `${origin}/v1`, apiKey, stream }),
+  createModel: (origin, options) => openaiChat({ model: "gpt-test", baseURL: `${origin}/v1`, ...options }),
   turnResponse,
   errorResponse,
   toolResultsIn: (body) => (body as Body).messages.filter((message) => message.role === "tool").map((message) => ({ id: message.tool_call_id!, output: message.content! })),

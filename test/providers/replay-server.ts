@@ -14,6 +14,8 @@ export type ReplayResponse = {
   destroyAfterChunks?: number;
   /** Send headers and the chunks, then never finish (to test abort). */
   hang?: boolean;
+  /** Accept the request and never answer, not even the headers (a stalled server). */
+  stallBeforeHeaders?: boolean;
 };
 
 export type RecordedRequest = {
@@ -31,6 +33,8 @@ export type ReplayServer = {
   requests: RecordedRequest[];
   /** Queues responses, served in order, one per request. */
   enqueue: (...responses: ReplayResponse[]) => void;
+  /** Forgets the recorded requests and drops responses still queued (a failed test's leftovers). */
+  reset: () => void;
   close: () => Promise<void>;
 };
 
@@ -63,6 +67,7 @@ export async function startReplayServer(): Promise<ReplayServer> {
       reply.writeHead(500, { "content-type": "application/json" }).end(JSON.stringify({ error: { message: "replay server: no response queued" } }));
       return;
     }
+    if (next.stallBeforeHeaders === true) return;
     reply.writeHead(next.status ?? 200, next.headers ?? { "content-type": "application/json" });
     const chunks = next.chunks ?? (next.body === undefined ? [] : [next.body]);
     for (const [index, chunk] of chunks.entries()) {
@@ -87,6 +92,10 @@ export async function startReplayServer(): Promise<ReplayServer> {
     origin: `http://127.0.0.1:${port}`,
     requests,
     enqueue: (...responses) => queue.push(...responses),
+    reset: () => {
+      requests.length = 0;
+      queue.length = 0;
+    },
     close: () =>
       new Promise<void>((resolve) => {
         for (const socket of sockets) socket.destroy();
@@ -116,3 +125,8 @@ export function sse(payloads: readonly unknown[], options: { withEventNames?: bo
 }
 
 export const sseHeaders = { "content-type": "text/event-stream" };
+
+/** Raw `data:` payloads (not necessarily JSON) as an SSE response. */
+export function rawSse(payloads: readonly string[]): ReplayResponse {
+  return { headers: sseHeaders, chunks: payloads.map((payload) => `data: ${payload}\n\n`) };
+}
