@@ -1,4 +1,4 @@
-import { AbortError, errorMessage } from "./errors.ts";
+import { AbortError, describeError } from "./errors.ts";
 
 /**
  * Races promises against one AbortSignal. One listener on the signal serves every race of a run,
@@ -47,7 +47,7 @@ export function createAbortRace(signal: AbortSignal): AbortRace {
 export function abortReason(signal: AbortSignal): Error {
   const reason: unknown = signal.reason;
   if (reason instanceof Error) return reason;
-  return new AbortError(reason === undefined ? undefined : errorMessage(reason));
+  return new AbortError(reason === undefined ? undefined : describeError(reason));
 }
 
 /** A promise that resolves after `ms`, or rejects at once when `signal` aborts. */

@@ -82,8 +82,12 @@ export type AgentEvent =
   | { type: "hook-error"; hook: "beforeModelCall" | "afterModelCall" | "beforeToolCall" | "afterToolCall"; id?: string; error: string }
   /** A running tool reported progress through `context.update`. */
   | { type: "tool-execution-update"; id: string; name: string; progress: JsonValue }
-  /** A tool call is answered; `result` is what enters the session, in call order. */
-  | { type: "tool-execution-end"; id: string; name: string; result: ToolResultMessage; durationMs: number }
+  /**
+   * A tool call is answered; `result` is what enters the session, in call order. `waitMs`: time
+   * in the `beforeToolCall` hook (waiting for the user's permission, say); `durationMs`: the
+   * rest, validation and handler. Both in milliseconds to 0.1 ms.
+   */
+  | { type: "tool-execution-end"; id: string; name: string; result: ToolResultMessage; durationMs: number; waitMs: number }
   /**
    * A model call failed with a retryable error and will be repeated after `delayMs`. Deltas
    * already shown for the failed attempt are void: nothing of it entered the session.

@@ -33,6 +33,10 @@ export type {
   SessionChangeListener,
 } from "./session.ts";
 export { agentLoop, agentStream } from "./loop.ts";
+export { defaultMaxIterations } from "./loop-options.ts";
+export { clampDelay, maxTimerDelay } from "./numeric-options.ts";
+export { jsonSchema } from "./json-schema.ts";
+export type { JsonSchema } from "./json-schema.ts";
 export { resolveApproval, pendingApprovals } from "./approval.ts";
 export { subagentTool } from "./subagent.ts";
 export type { SubagentToolOptions } from "./subagent.ts";
@@ -42,7 +46,8 @@ export { sessionMetrics, createMetricsCollector } from "./metrics.ts";
 export { structuredOutput, StructuredOutputError, isStructuredOutputError } from "./structured-output.ts";
 export type { OutputSchema } from "./structured-output.ts";
 export type { RunMetrics } from "./metrics.ts";
-export type { AgentLoopOptions, AgentStream } from "./loop.ts";
+export type { AgentStream } from "./loop.ts";
+export type { AgentLoopOptions } from "./loop-options.ts";
 export type { InvokeModel, ModelContext, StructuredOutputModel } from "./invoke-model.ts";
 export type { AgentEvent, ModelStreamEvent, RunOutcome } from "./events.ts";
 export { executeToolCalls, ApprovalPause } from "./execute-tool-calls.ts";
@@ -77,6 +82,8 @@ export {
   isProviderError,
   isContextOverflowError,
   isRetryable,
+  describeError,
+  maxErrorLength,
 } from "./errors.ts";
 export { retryDelay } from "./retry.ts";
 export type { RetryOptions } from "./retry.ts";

@@ -118,6 +118,11 @@ export type ToolResultMessage = {
   id: string;
   output: JsonValue;
   isError?: boolean;
+  /**
+   * Metadata, never sent to a model: whole milliseconds the call waited in the `beforeToolCall`
+   * hook (for the user's permission, say) before it ran; set only when at least 1 ms.
+   */
+  waitMs?: number;
 } & Timestamped;
 
 export type Message =

@@ -5,8 +5,10 @@ import {
   ContextOverflowError,
   InvalidModelResponseError,
   ProviderError,
-  errorMessage,
+  describeError,
+  errorType,
   isAgentError,
+  isInstance,
   isRetryable,
 } from "../errors.ts";
 import { callModel, type InvokeModel, type StructuredOutputModel } from "../invoke-model.ts";
@@ -56,7 +58,7 @@ export function journaledModel(
           // Cancelled: nobody reads this step any more; a value keeps Restate from retrying it.
           if (context.signal.aborted) return { aborted: true, at: Date.now() };
           if (isRetryable(error)) throw retryableError(error);
-          return { error: describeError(error), at: Date.now() };
+          return { error: errorDescription(error), at: Date.now() };
         } finally {
           race.dispose();
         }
@@ -96,12 +98,12 @@ const ignore = (): void => undefined;
 function retryableError(error: unknown): RetryableError {
   const asked = (error as { retryAfterMs?: unknown }).retryAfterMs;
   const retryAfter = typeof asked === "number" && Number.isFinite(asked) && asked >= 0 ? asked : undefined;
-  return new RetryableError(errorMessage(error), retryAfter === undefined ? { cause: error } : { cause: error, retryAfter });
+  return new RetryableError(describeError(error), retryAfter === undefined ? { cause: error } : { cause: error, retryAfter });
 }
 
-function describeError(error: unknown): ErrorDescription {
-  const description: ErrorDescription = { name: error instanceof Error ? error.name : "Error", message: errorMessage(error) };
-  if (error instanceof ProviderError || (isAgentError(error) && "provider" in error)) {
+function errorDescription(error: unknown): ErrorDescription {
+  const description: ErrorDescription = { name: errorType(error) ?? "Error", message: describeError(error) };
+  if (isInstance(error, ProviderError) || (isAgentError(error) && "provider" in error)) {
     const provider = error as ProviderError;
     description.provider = provider.provider;
     if (provider.status !== undefined) description.status = provider.status;

@@ -1,5 +1,5 @@
 import { CancelledError, RetryableError, type ObjectContext } from "@restatedev/restate-sdk";
-import { AbortError, errorMessage } from "../errors.ts";
+import { AbortError, describeError, isInstance } from "../errors.ts";
 import { ApprovalPause } from "../execute-tool-calls.ts";
 import type { JsonValue, Session } from "../session.ts";
 import type { ToolContext, ToolDefinition, ToolHandler, ToolHandlers } from "../tools.ts";
@@ -59,7 +59,7 @@ function journaledHandler(
       result = await scheduler.await(step);
     } catch (error) {
       // The run was cancelled: the loop answers this call as aborted.
-      if (error instanceof CancelledError) throw new AbortError();
+      if (isInstance(error, CancelledError)) throw new AbortError();
       throw error;
     }
     clock.toolEnded(context.id, result.at);
@@ -90,12 +90,12 @@ async function runHandler(handler: ToolHandler, input: unknown, context: ToolCon
     const output: unknown = await Promise.race([Promise.resolve(handler(input, { ...context, signal: controller.signal })), stopped]);
     return { output: toJson(output), at: Date.now() };
   } catch (error) {
-    if (error instanceof RetryableError) throw error;
+    if (isInstance(error, RetryableError)) throw error;
     const at = Date.now();
     if (controller.signal.reason === timedOut) return { timeout: timeout!, at };
     if (context.signal.aborted) return { aborted: true, at };
-    if (error instanceof ApprovalPause) return { pause: error.session, at };
-    return { error: errorMessage(error), at };
+    if (isInstance(error, ApprovalPause)) return { pause: error.session, at };
+    return { error: describeError(error), at };
   } finally {
     if (timer !== undefined) clearTimeout(timer);
     context.signal.removeEventListener("abort", onRunAbort);
