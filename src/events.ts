@@ -94,4 +94,10 @@ export type AgentEvent =
    */
   | { type: "retry"; iteration: number; attempt: number; delayMs: number; error: string; errorType?: string }
   /** Compaction truncated `count` old thinking or tool-call messages. */
-  | { type: "compaction"; count: number };
+  | { type: "compaction"; count: number }
+  /**
+   * A compaction strategy could not do its work (a summarizer that failed, called tools, answered
+   * nothing or more than it replaces) and fell back: `sliding-window` dropped the older turns
+   * without a summary, `none` left the session as it was. The run goes on.
+   */
+  | { type: "compaction-fallback"; strategy: string; reason: string; fallback: "sliding-window" | "none" };

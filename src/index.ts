@@ -66,7 +66,7 @@ export type {
 export type { StandardSchemaV1 } from "./standard-schema.ts";
 export { compactSession, createCompactor } from "./compaction.ts";
 export { slidingWindow, summarizeOlderTurns, estimateTokens } from "./context-strategies.ts";
-export type { CompactionStrategy, CompactionContext, SummarizeOptions } from "./context-strategies.ts";
+export type { CompactionStrategy, CompactionContext, CompactionFallback, SummarizeOptions } from "./context-strategies.ts";
 export type { CompactSessionOptions } from "./compaction.ts";
 export {
   AgentError,

@@ -1,5 +1,6 @@
 import { createAbortRace } from "./abort.ts";
 import { createCompactor, type CompactSessionOptions } from "./compaction.ts";
+import type { CompactionFallback } from "./context-strategies.ts";
 import { AgentError, MaxIterationsError, describeError, errorType, isContextOverflowError, isMaxIterationsError } from "./errors.ts";
 import type { AgentEvent } from "./events.ts";
 import { runStream, type RunStream } from "./event-iterator.ts";
@@ -138,7 +139,8 @@ async function runLoop(
   const compact = options.compaction === false || strategies !== undefined ? undefined : createCompactor(options.compaction as CompactSessionOptions | undefined);
   const applyStrategies = async (reason: "before-call" | "overflow"): Promise<void> => {
     const before = session.messages.length;
-    for (const strategy of strategies ?? []) await strategy(session, { reason, signal });
+    const report = (fallback: CompactionFallback): void => emit({ type: "compaction-fallback", ...fallback });
+    for (const strategy of strategies ?? []) await strategy(session, { reason, signal, report });
     if (session.messages.length < before) emit({ type: "compaction", count: before - session.messages.length });
   };
   const contract = options.output === undefined ? undefined : outputContract(options.output);
