@@ -5,7 +5,7 @@ import { AgentError, MaxIterationsError, describeError, errorType, isContextOver
 import type { AgentEvent } from "./events.ts";
 import { runStream, type RunStream } from "./event-iterator.ts";
 import { createToolExecutor, type PendingApproval } from "./execute-tool-calls.ts";
-import { hasNativeStructuredOutput, type InvokeModel, type ModelContext } from "./invoke-model.ts";
+import { hasNativeStructuredOutput, modelOwnFields, type InvokeModel, type ModelContext } from "./invoke-model.ts";
 import { modelTurn, type ModelTurn } from "./model-turn.ts";
 import { formatLogLine, resolveLogger } from "./logger.ts";
 import { createMetricsCollector } from "./metrics.ts";
@@ -278,7 +278,7 @@ async function runLoop(
           abandon();
           return finishAborted();
         }
-        if (replaced?.messages !== undefined) messages = replaced.messages;
+        if (replaced?.messages !== undefined) messages = replaced.messages.map(modelOwnFields);
       }
       // A final answer held to the `output` schema carries its parsed value from the start.
       let outputProblems: string | undefined;

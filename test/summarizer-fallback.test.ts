@@ -67,9 +67,9 @@ describe("a summarizer that misbehaves never ends the user's run", () => {
 describe("the model's view is built in one place", () => {
   it("a beforeModelCall hook's messages survive the compact-and-retry after an overflow (no null message)", async () => {
     let calls = 0;
-    const invoke: InvokeModel = (tools, session, context) => {
+    const invoke: InvokeModel = (tools, session) => {
       calls++;
-      return overflowing(6)(tools, session, context);
+      return overflowing(6)(tools, session);
     };
     const seen: Session[] = [];
     const session = longSession();
