@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isAgentError, maxTimerDelay, type ModelMessage } from "simple-agent-loop";
+import { isAgentError, maxTimerDelay } from "simple-agent-loop";
 import { scriptedModel, type ScriptedTurn } from "simple-agent-loop/testing";
 
 describe("scriptedModel fails loudly on a malformed script", () => {
@@ -33,7 +33,7 @@ describe("scriptedModel fails loudly on a malformed script", () => {
   it("a well-formed script is accepted as before", () => {
     const turns: ScriptedTurn[] = [
       [{ role: "assistant", content: "a" }],
-      { role: "assistant", content: "b" } as ModelMessage,
+      { role: "assistant", content: "b" },
       () => [],
       { delay: 5, messages: [{ type: "tool_call", id: "c", name: "t", input: {} }], stream: true },
       { error: new Error("fail") },
