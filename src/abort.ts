@@ -1,4 +1,5 @@
 import { AbortError, describeError } from "./errors.ts";
+import { clampDelay } from "./numeric-options.ts";
 
 /**
  * Races promises against one AbortSignal. One listener on the signal serves every race of a run,
@@ -50,7 +51,10 @@ export function abortReason(signal: AbortSignal): Error {
   return new AbortError(reason === undefined ? undefined : describeError(reason));
 }
 
-/** A promise that resolves after `ms`, or rejects at once when `signal` aborts. */
+/**
+ * A promise that resolves after `ms` (clamped to what a timer holds, see `clampDelay`: a longer
+ * wait never turns into 1 ms), or rejects at once when `signal` aborts.
+ */
 export function delay(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(abortReason(signal));
@@ -61,7 +65,7 @@ export function delay(ms: number, signal?: AbortSignal): Promise<void> {
     const timer = setTimeout(() => {
       signal?.removeEventListener("abort", onAbort);
       resolve();
-    }, ms);
+    }, clampDelay(ms));
     signal?.addEventListener("abort", onAbort, { once: true });
   });
 }

@@ -1,5 +1,5 @@
 import { createAbortRace, type AbortRace } from "./abort.ts";
-import { describeError, isAbortError, isInstance } from "./errors.ts";
+import { boundText, describeError, describeValue, isAbortError, isInstance, maxErrorLength } from "./errors.ts";
 import { checkNumber, clampDelay, roundMs } from "./numeric-options.ts";
 import { checkToolTimeout } from "./tools.ts";
 import type { AgentEvent } from "./events.ts";
@@ -228,7 +228,7 @@ export function createToolExecutor(
   ): Promise<ToolResultMessage> {
     if (handler === undefined) {
       const available = [...new Set([...definitions.keys(), ...Object.keys(toolHandlers)])].join(", ");
-      return errorResult(call.id, `Error: unknown tool "${call.name}". Available tools: ${available || "none"}.`);
+      return errorResult(call.id, `Error: unknown tool ${describeValue(call.name)}. Available tools: ${available || "none"}.`);
     }
     if (signal.aborted) return errorResult(call.id, abortedText);
     let input: unknown = call.input;
@@ -237,7 +237,7 @@ export function createToolExecutor(
         let validation = validateToolInput(definition, input);
         if (validation instanceof Promise) validation = await abortRace.race(validation);
         if (!validation.ok) {
-          return errorResult(call.id, `Error: invalid input for tool "${call.name}": ${validation.message}`);
+          return errorResult(call.id, `Error: invalid input for tool "${call.name}": ${boundText(validation.message, maxErrorLength)}`);
         }
         input = validation.value;
       }

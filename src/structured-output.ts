@@ -1,4 +1,4 @@
-import { AgentError, errorType } from "./errors.ts";
+import { AgentError, boundText, errorType, maxErrorLength } from "./errors.ts";
 import type { JsonObject, JsonValue, ModelMessage, Session } from "./session.ts";
 import { plainJsonSchema } from "./json-schema.ts";
 import { isStandardSchema, type StandardSchemaV1 } from "./standard-schema.ts";
@@ -96,7 +96,7 @@ export function hasObjectRoot(jsonSchema: JsonObject): boolean {
 
 /** The message sent back when an answer does not match. */
 export function outputCorrection(problems: string): string {
-  return `Your answer does not match the required JSON Schema: ${problems}. Reply again with only the corrected JSON value.`;
+  return `Your answer does not match the required JSON Schema: ${boundText(problems, maxErrorLength)}. Reply again with only the corrected JSON value.`;
 }
 
 // Models often wrap JSON in a Markdown fence even when told not to.

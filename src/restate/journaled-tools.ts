@@ -33,7 +33,10 @@ export function journaledTools(
     return { ...rest, handler: wrap(definition.name, definition.handler, timeout ?? toolTimeout) };
   });
   const wrappedHandlers: ToolHandlers = {};
-  for (const [name, handler] of Object.entries(toolHandlers)) wrappedHandlers[name] = wrap(name, handler, toolTimeout);
+  // Defined, not assigned: a handler named `__proto__` must stay an entry, not become the prototype.
+  for (const [name, handler] of Object.entries(toolHandlers)) {
+    Object.defineProperty(wrappedHandlers, name, { value: wrap(name, handler, toolTimeout), enumerable: true, writable: true, configurable: true });
+  }
   return { tools: wrappedTools, toolHandlers: wrappedHandlers };
 }
 
