@@ -46,7 +46,7 @@ export type PendingApproval = {
 export type ToolOutcome = ToolResultMessage | PendingApproval;
 
 /**
- * Runs tool calls and returns exactly one result per call, in call order (seed 000 §4). Never
+ * Runs tool calls and returns exactly one result per call, in call order. Never
  * throws for a tool's failure: an unknown tool, input that fails the tool's schema (the handler is
  * not called), a throwing handler, a timeout or an abort each become an `isError` result.
  */

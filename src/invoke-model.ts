@@ -23,7 +23,7 @@ export type ModelContext = {
 };
 
 /**
- * The only place that knows a provider's format (seed 000 §2): converts the generic session to a
+ * The only place that knows a provider's format: converts the generic session to a
  * request, calls the model, converts the answer back. Returns the turn's generic messages (array
  * or promise of one), with `stopReason`/`usage` on the last, or streams `ModelStreamEvent`s.
  * Throwing is how it reports a failed call; the loop adds nothing of that turn to the session.

@@ -18,7 +18,7 @@ import { checkLoopOptions, defaultMaxIterations, type AgentLoopOptions } from ".
 export type { AgentLoopOptions } from "./loop-options.ts";
 
 /**
- * Runs the agent until the model answers without tool calls (seed 000 §5, seed 001): call the
+ * Runs the agent until the model answers without tool calls: call the
  * model, add its messages, run its tool calls, add their results in call order, repeat. Mutates
  * and returns `session`. It is `agentStream(...).result`: the one loop, awaited without iterating.
  */

@@ -26,7 +26,7 @@ export type ModelTurnOptions = {
   abortRace: AbortRace;
   emit: (event: AgentEvent) => void;
   retry: false | RetryOptions | undefined;
-  /** Start eligible tool calls as soon as they are complete in the stream (seed 004). */
+  /** Start eligible tool calls as soon as they are complete in the stream. */
   execute: ToolExecutor | undefined;
 };
 

@@ -1,5 +1,5 @@
 /**
- * The session: an ordered list of generic, provider-neutral messages (seed 000). It is plain JSON
+ * The session: an ordered list of generic, provider-neutral messages. It is plain JSON
  * and must survive `JSON.parse(JSON.stringify(session))` unchanged. Provider formats exist only
  * inside an `invokeModel` adapter.
  */

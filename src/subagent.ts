@@ -27,7 +27,7 @@ export type SubagentToolOptions = {
 };
 
 /**
- * An agent as a tool (seed 000 §7): each call runs a fresh session with its own system prompt,
+ * An agent as a tool: each call runs a fresh session with its own system prompt,
  * tools and model, and returns the final text (or structured output). The inner run's events
  * reach the parent as `tool-execution-update` events of the parent's call; an abort of the
  * parent stops it. If the inner run pauses for approval, the parent's call pauses too: its

@@ -4,7 +4,7 @@ import type { JsonObject, JsonValue, Session } from "./session.ts";
 import { isStandardSchema, type StandardSchemaV1 } from "./standard-schema.ts";
 
 /**
- * A tool as the model sees it (seed 000 §6): a name, a description and a JSON Schema for its
+ * A tool as the model sees it: a name, a description and a JSON Schema for its
  * input. Extra provider fields (e.g. `cache_control`) are passed through to `invokeModel` as they are.
  */
 export type ToolSchema = {
