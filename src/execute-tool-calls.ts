@@ -132,47 +132,43 @@ export function createToolExecutor(
     }
   }
 
-  // Every call is answered: whatever escapes the steps below (a thrown value whose very
-  // inspection throws) becomes the call's error result instead of leaving it unanswered.
   async function runOne(call: ToolCallMessage, signal: AbortSignal, abortRace: AbortRace): Promise<ToolOutcome> {
+    // It already ran while an earlier call waited for approval: never run it again.
+    if (call.heldResult !== undefined) return { type: "tool_result", id: call.id, ...call.heldResult };
+    // Every call is answered: whatever escapes the steps below (a thrown value whose very
+    // inspection throws) becomes the call's error result instead of leaving it unanswered.
     try {
-      return await runGated(call, signal, abortRace);
+      const definition = definitions.get(call.name);
+      // Most calls have nothing to check: no approval state, no flag, no hook. Skip the await.
+      const gated = call.approval !== undefined || hooks?.beforeToolCall !== undefined || (definition as { requireApproval?: boolean } | undefined)?.requireApproval === true;
+      const waitStart = gated ? performance.now() : 0;
+      const gate = gated ? await checkGate(call, definition, signal, abortRace) : "run";
+      // Time in the gate is waiting (a hook asking the user), not running: measured apart.
+      const waitMs = gated ? performance.now() - waitStart : 0;
+      // A subagent paused inside this call earlier: resume it once all its own calls are decided.
+      const nested = call.approval?.nested;
+      if (gate === "pending") {
+        onEvent?.({ type: "tool-approval-request", id: call.id, name: call.name, input: call.input });
+        return { type: "approval-pending", call };
+      }
+      const handler = definition !== undefined && "handler" in definition ? definition.handler : ownHandler(toolHandlers, call.name);
+      onEvent?.({ type: "tool-execution-start", id: call.id, name: call.name, input: call.input });
+      const started = performance.now();
+      let result: ToolResultMessage;
+      try {
+        result = gate === "run" ? await answer(call, definition, handler, signal, abortRace, nested) : gate;
+      } catch (error) {
+        if (!isApprovalPause(error)) throw error;
+        onEvent?.({ type: "tool-approval-request", id: call.id, name: call.name, input: call.input });
+        return { type: "approval-pending", call, nested: error.session };
+      }
+      if (hooks?.afterToolCall !== undefined) result = await afterHook(call, result, abortRace);
+      if (waitMs >= 1) result.waitMs = Math.round(waitMs);
+      onEvent?.({ type: "tool-execution-end", id: call.id, name: call.name, result, durationMs: roundMs(performance.now() - started), waitMs: roundMs(waitMs) });
+      return result;
     } catch (error) {
       return errorResult(call.id, `Error: ${describeError(error)}`);
     }
-  }
-
-  async function runGated(call: ToolCallMessage, signal: AbortSignal, abortRace: AbortRace): Promise<ToolOutcome> {
-    // It already ran while an earlier call waited for approval: never run it again.
-    if (call.heldResult !== undefined) return { type: "tool_result", id: call.id, ...call.heldResult };
-    const definition = definitions.get(call.name);
-    // Most calls have nothing to check: no approval state, no flag, no hook. Skip the await.
-    const gated = call.approval !== undefined || hooks?.beforeToolCall !== undefined || (definition as { requireApproval?: boolean } | undefined)?.requireApproval === true;
-    const waitStart = gated ? performance.now() : 0;
-    const gate = gated ? await checkGate(call, definition, signal, abortRace) : "run";
-    // Time in the gate is waiting (a hook asking the user), not running: measured apart.
-    const waitMs = gated ? performance.now() - waitStart : 0;
-    // A subagent paused inside this call earlier: resume it once all its own calls are decided.
-    const nested = call.approval?.nested;
-    if (gate === "pending") {
-      onEvent?.({ type: "tool-approval-request", id: call.id, name: call.name, input: call.input });
-      return { type: "approval-pending", call };
-    }
-    const handler = definition !== undefined && "handler" in definition ? definition.handler : ownHandler(toolHandlers, call.name);
-    onEvent?.({ type: "tool-execution-start", id: call.id, name: call.name, input: call.input });
-    const started = performance.now();
-    let result: ToolResultMessage;
-    try {
-      result = gate === "run" ? await answer(call, definition, handler, signal, abortRace, nested) : gate;
-    } catch (error) {
-      if (!isApprovalPause(error)) throw error;
-      onEvent?.({ type: "tool-approval-request", id: call.id, name: call.name, input: call.input });
-      return { type: "approval-pending", call, nested: error.session };
-    }
-    if (hooks?.afterToolCall !== undefined) result = await afterHook(call, result, abortRace);
-    if (waitMs >= 1) result.waitMs = Math.round(waitMs);
-    onEvent?.({ type: "tool-execution-end", id: call.id, name: call.name, result, durationMs: roundMs(performance.now() - started), waitMs: roundMs(waitMs) });
-    return result;
   }
 
   // Approval decisions recorded on the call win; then the tool's own flag and the hook.
