@@ -93,7 +93,11 @@ export function pendingApprovals(session: Session): ToolCallMessage[] {
 }
 
 /** `pendingApprovals` with each call's path, the name that is unique among them (see `PendingApprovalEntry`). */
-export function pendingApprovalEntries(session: Session, prefix = ""): PendingApprovalEntry[] {
+export function pendingApprovalEntries(session: Session): PendingApprovalEntry[] {
+  return entriesUnder(session, "");
+}
+
+function entriesUnder(session: Session, prefix: string): PendingApprovalEntry[] {
   const answered = new Set<string>();
   const pending: PendingApprovalEntry[] = [];
   for (let index = session.messages.length - 1; index >= 0; index--) {
@@ -107,7 +111,7 @@ export function pendingApprovalEntries(session: Session, prefix = ""): PendingAp
       // A subagent paused inside this call: the decisions are about its calls.
       const nested = message.approval.nested;
       const path = `${prefix}${message.id}`;
-      pending.unshift(...(nested === undefined ? [{ path, call: message }] : pendingApprovalEntries(nested, `${path}/`)));
+      pending.unshift(...(nested === undefined ? [{ path, call: message }] : entriesUnder(nested, `${path}/`)));
     }
   }
   return pending;
