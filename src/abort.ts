@@ -1,4 +1,5 @@
-import { AbortError, errorMessage } from "./errors.ts";
+import { AbortError, describeError } from "./errors.ts";
+import { clampDelay } from "./numeric-options.ts";
 
 /**
  * Races promises against one AbortSignal. One listener on the signal serves every race of a run,
@@ -47,10 +48,13 @@ export function createAbortRace(signal: AbortSignal): AbortRace {
 export function abortReason(signal: AbortSignal): Error {
   const reason: unknown = signal.reason;
   if (reason instanceof Error) return reason;
-  return new AbortError(reason === undefined ? undefined : errorMessage(reason));
+  return new AbortError(reason === undefined ? undefined : describeError(reason));
 }
 
-/** A promise that resolves after `ms`, or rejects at once when `signal` aborts. */
+/**
+ * A promise that resolves after `ms` (clamped to what a timer holds, see `clampDelay`: a longer
+ * wait never turns into 1 ms), or rejects at once when `signal` aborts.
+ */
 export function delay(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(abortReason(signal));
@@ -61,7 +65,7 @@ export function delay(ms: number, signal?: AbortSignal): Promise<void> {
     const timer = setTimeout(() => {
       signal?.removeEventListener("abort", onAbort);
       resolve();
-    }, ms);
+    }, clampDelay(ms));
     signal?.addEventListener("abort", onAbort, { once: true });
   });
 }

@@ -1,17 +1,18 @@
+import { checkNumber } from "./numeric-options.ts";
 import { isModelMessage, notifySessionChange, type JsonValue, type Message, type Session } from "./session.ts";
 
 export type CompactSessionOptions = {
-  /** How many assistant replies or model turns must follow a message before it is cut (default 2). */
+  /** How many assistant replies or model turns must follow a message before it is cut: an integer >= 0 (default 2). */
   keepTurns?: number;
   /**
-   * Thinking text longer than this is cut to this length (default 120). A tool-call input whose
+   * Thinking text longer than this is cut to this length: an integer >= 0 (default 120). A tool-call input whose
    * JSON is longer is replaced by `{ _compacted: <prefix of its JSON this long>... }`.
    */
   maxLength?: number;
 };
 
 /**
- * Truncation compaction (seed 000 §8), as the Python package does it: walking back from the end,
+ * Truncation compaction, as the Python package does it: walking back from the end,
  * once `keepTurns` assistant replies (or model turns) have come after a thinking or tool_call
  * message, thinking text longer than `maxLength` is cut to a prefix, a tool-call input whose
  * JSON is longer becomes `{ _compacted: <prefix of that JSON> }`, and the message is marked
@@ -33,6 +34,7 @@ export function compactSession(session: Session, options: CompactSessionOptions 
  * turn's signed thinking intact (the loop compacts right before each model call).
  */
 export function createCompactor(options: CompactSessionOptions & { protectLastTurn?: boolean } = {}): (session: Session) => number {
+  checkCompactOptions(options);
   const keepTurns = options.keepTurns ?? 2;
   const maxLength = options.maxLength ?? 120;
   const minimumTurns = options.protectLastTurn === false ? 0 : 1;
@@ -58,6 +60,12 @@ export function createCompactor(options: CompactSessionOptions & { protectLastTu
     settled = Math.max(settled, horizon + 1);
     return count;
   };
+}
+
+/** Throws an `AgentError` for options that are not counts (see `CompactSessionOptions`). */
+export function checkCompactOptions(options: CompactSessionOptions): void {
+  checkNumber("compaction.keepTurns", options.keepTurns, { min: 0, integer: true });
+  checkNumber("compaction.maxLength", options.maxLength, { min: 0, integer: true });
 }
 
 // The index of the last message old enough to compact (-1 if none), walking back no further than

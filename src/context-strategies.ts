@@ -1,4 +1,6 @@
+import { describeError, isMaxIterationsError } from "./errors.ts";
 import { agentLoop } from "./loop.ts";
+import { checkNumber } from "./numeric-options.ts";
 import type { InvokeModel } from "./invoke-model.ts";
 import { initSession, response, spliceSession, type JsonObject, type Message, type Session, type Usage } from "./session.ts";
 
@@ -7,6 +9,20 @@ export type CompactionContext = {
   /** `before-call`: before each model call; `overflow`: the provider just refused the request as too long. */
   reason: "before-call" | "overflow";
   signal: AbortSignal;
+  /**
+   * Tells the run that the strategy could not do its work and fell back (the loop turns it into a
+   * `compaction-fallback` event). Absent when a strategy is called outside a run.
+   */
+  report?: (fallback: CompactionFallback) => void;
+};
+
+/** What a strategy that could not do its work did instead, and why. */
+export type CompactionFallback = {
+  strategy: string;
+  /** Why, e.g. "the summarizer called tools". */
+  reason: string;
+  /** `sliding-window`: the older turns were dropped without a summary; `none`: the session was left as it was. */
+  fallback: "sliding-window" | "none";
 };
 
 /**
@@ -19,6 +35,7 @@ export type CompactionStrategy = (session: Session, context: CompactionContext) 
 
 /** Keeps the system messages, the first user message and the last `keepTurns` turns; drops the rest. */
 export function slidingWindow(options: { keepTurns: number }): CompactionStrategy {
+  checkNumber("slidingWindow: keepTurns", options.keepTurns, { min: 1, integer: true });
   return (session) => {
     const span = olderTurns(session.messages, options.keepTurns);
     if (span !== undefined) spliceSession(session, span.start, span.end - span.start, [], { strategy: "sliding-window", dropped: span.end - span.start });
@@ -28,11 +45,11 @@ export function slidingWindow(options: { keepTurns: number }): CompactionStrateg
 export type SummarizeOptions = {
   /** The model that writes the summary (often a cheaper one). */
   invokeModel: InvokeModel;
-  /** The model's context window, in tokens. */
+  /** The model's context window, in tokens (> 0). */
   contextWindow: number;
-  /** Compact once the next request is estimated above this share of the window (default 0.8). */
+  /** Compact once the next request is estimated above this share of the window (> 0, default 0.8). */
   threshold?: number;
-  /** The recent turns kept whole (default 2). */
+  /** The recent turns kept whole: an integer >= 1 (default 2). */
   keepTurns?: number;
   /** The summarizer's system prompt. */
   prompt?: string;
@@ -44,8 +61,17 @@ export type SummarizeOptions = {
  * once after an overflow), replaces the older turns with a summary written by a subagent. Cuts
  * only at turn boundaries and keeps the recent turns whole. The `splice` it makes records the
  * summary, tokens before and after, and the first kept message.
+ *
+ * A summarizer that misbehaves never ends the run nor makes the session longer: one that fails,
+ * calls tools, answers nothing, or answers more than the turns it would replace is not used. After
+ * an overflow the older turns are then dropped without a summary (as `slidingWindow` does), before
+ * a call they are kept; either way the strategy says so (`context.report`, a `compaction-fallback`
+ * event of the run).
  */
 export function summarizeOlderTurns(options: SummarizeOptions): CompactionStrategy {
+  checkNumber("summarizeOlderTurns: contextWindow", options.contextWindow, { min: 0, exclusive: true });
+  checkNumber("summarizeOlderTurns: threshold", options.threshold, { min: 0, exclusive: true });
+  checkNumber("summarizeOlderTurns: keepTurns", options.keepTurns, { min: 1, integer: true });
   const threshold = options.threshold ?? 0.8;
   const prompt =
     options.prompt ??
@@ -57,26 +83,44 @@ export function summarizeOlderTurns(options: SummarizeOptions): CompactionStrate
     if (context.reason === "before-call" && before < threshold * options.contextWindow) return;
     const span = olderTurns(session.messages, options.keepTurns ?? 2);
     if (span === undefined) return;
-    const transcript = session.messages.slice(span.start, span.end).map(describe).join("\n");
-    const summarizer = await agentLoop(options.invokeModel, [], initSession(prompt, transcript), {
-      name: "summarizer",
-      maxIterations: 1,
-      compaction: false,
-      signal: context.signal,
-    });
-    const summary = response(summarizer)?.content ?? "";
-    const inserted: Message[] = [{ role: "user", content: `Summary of the earlier conversation:\n${summary}` }];
+    const older = session.messages.slice(span.start, span.end);
+    const written = await summarize(options.invokeModel, prompt, older.map(describe).join("\n"), context.signal);
+    // Aborted: the run ends; nothing to compact for it.
+    if (context.signal.aborted) return;
+    const inserted: Message[] = written.summary === undefined ? [] : [{ role: "user", content: `Summary of the earlier conversation:\n${written.summary}` }];
+    const removedTokens = characterTokens(older);
+    let problem = written.problem;
+    if (problem === undefined && characterTokens(inserted) >= removedTokens) problem = "the summary is longer than the turns it would replace";
+    if (problem !== undefined) {
+      const fallback = context.reason === "overflow" ? "sliding-window" : "none";
+      context.report?.({ strategy: "summary", reason: problem, fallback });
+      if (fallback === "none") return;
+      inserted.length = 0;
+    }
     const firstKept = session.messages[span.end];
     spliceSession(session, span.start, span.end - span.start, inserted, {
-      strategy: "summary",
-      summary,
+      ...(problem === undefined ? { strategy: "summary", summary: written.summary ?? "" } : { strategy: "sliding-window", dropped: span.end - span.start, fallbackFrom: "summary", reason: problem }),
       tokensBefore: before,
       // The same estimate, less what left, plus the summary.
-      tokensAfter: before - characterTokens(session.messages.slice(span.start, span.end)) + characterTokens(inserted),
+      tokensAfter: before - removedTokens + characterTokens(inserted),
       ...(firstKept === undefined ? {} : { firstKept: firstKept as unknown as JsonObject }),
     });
     freshFrom.set(session, session.messages.length);
   };
+}
+
+// The summarizer is a model like any other: it may fail, call tools it does not have, or say nothing.
+async function summarize(invokeModel: InvokeModel, prompt: string, transcript: string, signal: AbortSignal): Promise<{ summary?: string; problem?: string }> {
+  try {
+    const run = await agentLoop(invokeModel, [], initSession(prompt, transcript), { name: "summarizer", maxIterations: 1, compaction: false, signal });
+    if (run.messages.some((message) => "type" in message && message.type === "tool_call")) return { problem: "the summarizer called tools" };
+    const summary = response(run)?.content ?? "";
+    return summary.trim() === "" ? { problem: "the summarizer answered nothing" } : { summary };
+  } catch (error) {
+    // Its one call was spent on tool calls: the loop wanted a second to answer them.
+    if (isMaxIterationsError(error)) return { problem: "the summarizer called tools" };
+    return { problem: `the summarizer failed: ${describeError(error)}` };
+  }
 }
 
 /**

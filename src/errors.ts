@@ -16,8 +16,13 @@ export class AgentError extends Error {
   }
 }
 
+/** Never throws, whatever was thrown (a revoked proxy is simply not an `AgentError`); so do the other guards. */
 export function isAgentError(error: unknown): error is AgentError {
-  return typeof error === "object" && error !== null && (error as { [brand]?: unknown })[brand] === true;
+  try {
+    return typeof error === "object" && error !== null && (error as { [brand]?: unknown })[brand] === true;
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -63,23 +68,100 @@ export class AbortError extends AgentError {
 
 /** True for any abort: ours, the platform's `AbortError` DOMException, or a `TimeoutError` from `AbortSignal.timeout`. */
 export function isAbortError(error: unknown): boolean {
-  return error instanceof Error && (error.name === "AbortError" || error.name === "TimeoutError");
+  const type = errorType(error);
+  return type === "AbortError" || type === "TimeoutError";
 }
 
-/** The message of anything thrown, without `Error:` prefixes or stack. */
-/** The class name of a thrown `Error` (`error.name`), for telemetry; undefined for anything else. */
-export function errorType(error: unknown): string | undefined {
-  return error instanceof Error ? error.name : undefined;
-}
-
-export function errorMessage(error: unknown): string {
-  if (error instanceof Error) return error.message;
-  if (typeof error === "string") return error;
+/**
+ * The text of anything thrown, for a message, an event or a span: an `Error`'s message (no `Error:`
+ * prefix, no stack), a string as it is, anything else as JSON (BigInts as digits) or its string
+ * conversion. Never throws, whatever was thrown (an object without prototype, a throwing getter, a
+ * revoked proxy), and is at most `maxErrorLength` characters: longer texts are cut, saying how much.
+ */
+export function describeError(error: unknown): string {
+  let text: string;
   try {
-    return JSON.stringify(error) ?? String(error);
+    text = textOf(error);
   } catch {
-    return String(error);
+    text = describeValue(error);
   }
+  return boundText(text, maxErrorLength);
+}
+
+/** The longest error text `describeError` gives, in characters. */
+export const maxErrorLength = 4000;
+
+/** The same as `describeError` (its older name). */
+export function errorMessage(error: unknown): string {
+  return describeError(error);
+}
+
+/** `value instanceof type`, false instead of a throw for a value that cannot be inspected (a revoked proxy). */
+export function isInstance<T>(value: unknown, type: abstract new (...args: never[]) => T): value is T {
+  try {
+    return value instanceof type;
+  } catch {
+    return false;
+  }
+}
+
+/** The class name of a thrown `Error` (`error.name`), for telemetry; undefined for anything else. Never throws. */
+export function errorType(error: unknown): string | undefined {
+  try {
+    if (!(error instanceof Error)) return undefined;
+    const name: unknown = error.name;
+    return typeof name === "string" ? boundText(name, 200) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A short, safe rendering of any value for an error message (an option's bad value, something
+ * thrown that has no message): never throws, at most 200 characters.
+ */
+export function describeValue(value: unknown): string {
+  try {
+    if (typeof value === "string") return boundText(JSON.stringify(value), 200);
+    if (typeof value === "number" || typeof value === "bigint" || typeof value === "boolean" || value === undefined || value === null) return String(value);
+    if (typeof value === "symbol" || typeof value === "function") return typeof value;
+    const json = JSON.stringify(value, jsonSafe);
+    if (json !== undefined) return boundText(json, 200);
+  } catch {
+    // Circular, or a throwing getter: its own string conversion, if it has one that works.
+  }
+  try {
+    const convert: unknown = (value as { toString?: unknown }).toString;
+    const text: unknown = typeof convert === "function" ? convert.call(value) : undefined;
+    return typeof text === "string" ? boundText(text, 200) : "a value that cannot be shown";
+  } catch {
+    return "a value that cannot be shown";
+  }
+}
+
+/** `text` if it has at most `max` characters, else its first `max` characters and how many were cut. */
+export function boundText(text: string, max: number): string {
+  if (text.length <= max) return text;
+  // Never cut a surrogate pair in two: the half left would not be valid text.
+  const end = /[\uD800-\uDBFF]/.test(text.charAt(max - 1)) ? max - 1 : max;
+  return `${text.slice(0, end)}… (${text.length - end} more characters)`;
+}
+
+function textOf(error: unknown): string {
+  if (typeof error === "string") return error;
+  if (error instanceof Error) {
+    const message: unknown = error.message;
+    if (typeof message === "string" && message !== "") return message;
+    const name: unknown = error.name;
+    return typeof name === "string" ? name : "Error";
+  }
+  const json = JSON.stringify(error, jsonSafe);
+  return json ?? String(error);
+}
+
+// JSON has no BigInt: written as its digits, so an error carrying one can still be shown.
+function jsonSafe(_key: string, value: unknown): unknown {
+  return typeof value === "bigint" ? value.toString() : value;
 }
 
 /**
@@ -134,5 +216,9 @@ export function isContextOverflowError(error: unknown): error is ContextOverflow
 
 /** True for an error that says repeating the same call may succeed (`retryable: true`). */
 export function isRetryable(error: unknown): boolean {
-  return typeof error === "object" && error !== null && (error as { retryable?: unknown }).retryable === true;
+  try {
+    return typeof error === "object" && error !== null && (error as { retryable?: unknown }).retryable === true;
+  } catch {
+    return false;
+  }
 }

@@ -82,12 +82,22 @@ export type AgentEvent =
   | { type: "hook-error"; hook: "beforeModelCall" | "afterModelCall" | "beforeToolCall" | "afterToolCall"; id?: string; error: string }
   /** A running tool reported progress through `context.update`. */
   | { type: "tool-execution-update"; id: string; name: string; progress: JsonValue }
-  /** A tool call is answered; `result` is what enters the session, in call order. */
-  | { type: "tool-execution-end"; id: string; name: string; result: ToolResultMessage; durationMs: number }
+  /**
+   * A tool call is answered; `result` is what enters the session, in call order. `waitMs`: time
+   * in the `beforeToolCall` hook (waiting for the user's permission, say); `durationMs`: the
+   * rest, validation and handler. Both in milliseconds to 0.1 ms.
+   */
+  | { type: "tool-execution-end"; id: string; name: string; result: ToolResultMessage; durationMs: number; waitMs: number }
   /**
    * A model call failed with a retryable error and will be repeated after `delayMs`. Deltas
    * already shown for the failed attempt are void: nothing of it entered the session.
    */
   | { type: "retry"; iteration: number; attempt: number; delayMs: number; error: string; errorType?: string }
   /** Compaction truncated `count` old thinking or tool-call messages. */
-  | { type: "compaction"; count: number };
+  | { type: "compaction"; count: number }
+  /**
+   * A compaction strategy could not do its work (a summarizer that failed, called tools, answered
+   * nothing or more than it replaces) and fell back: `sliding-window` dropped the older turns
+   * without a summary, `none` left the session as it was. The run goes on.
+   */
+  | { type: "compaction-fallback"; strategy: string; reason: string; fallback: "sliding-window" | "none" };

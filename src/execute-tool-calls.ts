@@ -1,5 +1,7 @@
 import { createAbortRace, type AbortRace } from "./abort.ts";
-import { errorMessage, isAbortError } from "./errors.ts";
+import { boundText, describeError, describeValue, isAbortError, isInstance, maxErrorLength } from "./errors.ts";
+import { checkNumber, clampDelay, roundMs } from "./numeric-options.ts";
+import { checkToolTimeout } from "./tools.ts";
 import type { AgentEvent } from "./events.ts";
 import type { AgentHooks } from "./hooks.ts";
 import type { JsonValue, Session, ToolCallMessage, ToolResultMessage } from "./session.ts";
@@ -12,11 +14,14 @@ export type ExecuteToolCallsOptions = {
   tools?: readonly ToolDefinition[];
   /** Run the calls concurrently (default) or one after another in call order. */
   parallel?: boolean;
-  /** At most this many handlers at once (default: no limit). */
+  /** At most this many handlers at once: an integer >= 1 (default `Infinity`: no limit). */
   maxParallelTools?: number;
   /** Aborts running handlers; unfinished calls get error results. */
   signal?: AbortSignal;
-  /** Milliseconds before a handler is abandoned with an error result (a tool's own `timeout` wins). */
+  /**
+   * Milliseconds before a handler is abandoned with an error result (a tool's own `timeout` wins);
+   * > 0, default `Infinity` (no timer).
+   */
   toolTimeout?: number;
   /** Passed to handlers in their context. */
   session?: Session;
@@ -41,7 +46,7 @@ export type PendingApproval = {
 export type ToolOutcome = ToolResultMessage | PendingApproval;
 
 /**
- * Runs tool calls and returns exactly one result per call, in call order (seed 000 §4). Never
+ * Runs tool calls and returns exactly one result per call, in call order. Never
  * throws for a tool's failure: an unknown tool, input that fails the tool's schema (the handler is
  * not called), a throwing handler, a timeout or an abort each become an `isError` result.
  */
@@ -50,6 +55,9 @@ export async function executeToolCalls(
   toolHandlers: ToolHandlers = {},
   options: ExecuteToolCallsOptions = {},
 ): Promise<ToolResultMessage[]> {
+  checkNumber("maxParallelTools", options.maxParallelTools, { min: 1, integer: true, infinity: true });
+  checkNumber("toolTimeout", options.toolTimeout, { min: 0, exclusive: true, infinity: true });
+  for (const definition of options.tools ?? []) if ("timeout" in definition) checkToolTimeout(definition.name, definition.timeout);
   const signal = options.signal ?? new AbortController().signal;
   const abortRace = createAbortRace(signal);
   try {
@@ -91,7 +99,8 @@ export function createToolExecutor(
   options: Omit<ExecuteToolCallsOptions, "tools" | "signal">,
 ): ToolExecutor {
   const definitions = new Map(tools.map((definition) => [definition.name, definition]));
-  const limit = options.parallel === false ? 1 : Math.max(1, options.maxParallelTools ?? Number.POSITIVE_INFINITY);
+  // A limit that is not a whole number >= 1 (NaN) would never let a call start.
+  const limit = options.parallel === false ? 1 : Math.max(1, Math.floor(options.maxParallelTools ?? Number.POSITIVE_INFINITY) || 1);
   const { onEvent, onResult, hooks } = options;
   let active = 0;
   const waiting: (() => void)[] = [];
@@ -126,31 +135,40 @@ export function createToolExecutor(
   async function runOne(call: ToolCallMessage, signal: AbortSignal, abortRace: AbortRace): Promise<ToolOutcome> {
     // It already ran while an earlier call waited for approval: never run it again.
     if (call.heldResult !== undefined) return { type: "tool_result", id: call.id, ...call.heldResult };
-    const definition = definitions.get(call.name);
-    // Most calls have nothing to check: no approval state, no flag, no hook. Skip the await.
-    const gated = call.approval !== undefined || hooks?.beforeToolCall !== undefined || (definition as { requireApproval?: boolean } | undefined)?.requireApproval === true;
-    const gate = gated ? await checkGate(call, definition, signal, abortRace) : "run";
-    // A subagent paused inside this call earlier: resume it once all its own calls are decided.
-    const nested = call.approval?.nested;
-    if (gate === "pending") {
-      onEvent?.({ type: "tool-approval-request", id: call.id, name: call.name, input: call.input });
-      return { type: "approval-pending", call };
-    }
-    const handler: ToolHandler | undefined =
-      definition !== undefined && "handler" in definition ? definition.handler : toolHandlers[call.name];
-    onEvent?.({ type: "tool-execution-start", id: call.id, name: call.name, input: call.input });
-    const started = performance.now();
-    let result: ToolResultMessage;
+    // Every call is answered: whatever escapes the steps below (a thrown value whose very
+    // inspection throws) becomes the call's error result instead of leaving it unanswered.
     try {
-      result = gate === "run" ? await answer(call, definition, handler, signal, abortRace, nested) : gate;
+      const definition = definitions.get(call.name);
+      // Most calls have nothing to check: no approval state, no flag, no hook. Skip the await.
+      const gated = call.approval !== undefined || hooks?.beforeToolCall !== undefined || (definition as { requireApproval?: boolean } | undefined)?.requireApproval === true;
+      const waitStart = gated ? performance.now() : 0;
+      const gate = gated ? await checkGate(call, definition, signal, abortRace) : "run";
+      // Time in the gate is waiting (a hook asking the user), not running: measured apart.
+      const waitMs = gated ? performance.now() - waitStart : 0;
+      // A subagent paused inside this call earlier: resume it once all its own calls are decided.
+      const nested = call.approval?.nested;
+      if (gate === "pending") {
+        onEvent?.({ type: "tool-approval-request", id: call.id, name: call.name, input: call.input });
+        return { type: "approval-pending", call };
+      }
+      const handler = definition !== undefined && "handler" in definition ? definition.handler : ownHandler(toolHandlers, call.name);
+      onEvent?.({ type: "tool-execution-start", id: call.id, name: call.name, input: call.input });
+      const started = performance.now();
+      let result: ToolResultMessage;
+      try {
+        result = gate === "run" ? await answer(call, definition, handler, signal, abortRace, nested) : gate;
+      } catch (error) {
+        if (!isApprovalPause(error)) throw error;
+        onEvent?.({ type: "tool-approval-request", id: call.id, name: call.name, input: call.input });
+        return { type: "approval-pending", call, nested: error.session };
+      }
+      if (hooks?.afterToolCall !== undefined) result = await afterHook(call, result, abortRace);
+      if (waitMs >= 1) result.waitMs = Math.round(waitMs);
+      onEvent?.({ type: "tool-execution-end", id: call.id, name: call.name, result, durationMs: roundMs(performance.now() - started), waitMs: roundMs(waitMs) });
+      return result;
     } catch (error) {
-      if (!(error instanceof ApprovalPause)) throw error;
-      onEvent?.({ type: "tool-approval-request", id: call.id, name: call.name, input: call.input });
-      return { type: "approval-pending", call, nested: error.session };
+      return errorResult(call.id, `Error: ${describeError(error)}`);
     }
-    if (hooks?.afterToolCall !== undefined) result = await afterHook(call, result, abortRace);
-    onEvent?.({ type: "tool-execution-end", id: call.id, name: call.name, result, durationMs: performance.now() - started });
-    return result;
   }
 
   // Approval decisions recorded on the call win; then the tool's own flag and the hook.
@@ -174,8 +192,8 @@ export function createToolExecutor(
         if (verdict !== undefined && verdict.requireApproval === true && decision !== "approved") needsApproval = true;
       } catch (error) {
         if (signal.aborted) return errorResult(call.id, abortedText);
-        onEvent?.({ type: "hook-error", hook: "beforeToolCall", id: call.id, error: errorMessage(error) });
-        return errorResult(call.id, `Denied: the beforeToolCall hook failed: ${errorMessage(error)}`);
+        onEvent?.({ type: "hook-error", hook: "beforeToolCall", id: call.id, error: describeError(error) });
+        return errorResult(call.id, `Denied: the beforeToolCall hook failed: ${describeError(error)}`);
       }
     }
     return needsApproval ? "pending" : "run";
@@ -191,8 +209,8 @@ export function createToolExecutor(
       if (shaped && replaced.isError === true) next.isError = true;
       return next;
     } catch (error) {
-      onEvent?.({ type: "hook-error", hook: "afterToolCall", id: call.id, error: errorMessage(error) });
-      return errorResult(call.id, `Error: the afterToolCall hook failed: ${errorMessage(error)}`);
+      onEvent?.({ type: "hook-error", hook: "afterToolCall", id: call.id, error: describeError(error) });
+      return errorResult(call.id, `Error: the afterToolCall hook failed: ${describeError(error)}`);
     }
   }
 
@@ -206,7 +224,7 @@ export function createToolExecutor(
   ): Promise<ToolResultMessage> {
     if (handler === undefined) {
       const available = [...new Set([...definitions.keys(), ...Object.keys(toolHandlers)])].join(", ");
-      return errorResult(call.id, `Error: unknown tool "${call.name}". Available tools: ${available || "none"}.`);
+      return errorResult(call.id, `Error: unknown tool ${describeValue(call.name)}. Available tools: ${available || "none"}.`);
     }
     if (signal.aborted) return errorResult(call.id, abortedText);
     // The adapter could not accept what the model sent: the call never runs.
@@ -217,20 +235,24 @@ export function createToolExecutor(
         let validation = validateToolInput(definition, input);
         if (validation instanceof Promise) validation = await abortRace.race(validation);
         if (!validation.ok) {
-          return errorResult(call.id, `Error: invalid input for tool "${call.name}": ${validation.message}`);
+          return errorResult(call.id, `Error: invalid input for tool "${call.name}": ${boundText(validation.message, maxErrorLength)}`);
         }
         input = validation.value;
       }
       const timeout = (definition !== undefined && "timeout" in definition ? definition.timeout : undefined) ?? options.toolTimeout;
-      let output = timeout === undefined ? runHandler(handler, input, contextFor(call, signal, nested), abortRace) : runWithTimeout(handler, input, call, signal, timeout, nested);
+      let output = timeout === undefined || timeout === Number.POSITIVE_INFINITY ? runHandler(handler, input, contextFor(call, signal, nested), abortRace) : runWithTimeout(handler, input, call, signal, timeout, nested);
       // A synchronous handler's value is used as it is: no extra turn of the event loop.
       if (output instanceof Promise) output = await output;
       return { type: "tool_result", id: call.id, output: toJsonOutput(output) };
     } catch (error) {
-      if (error instanceof ApprovalPause && !signal.aborted) throw error;
+      if (isApprovalPause(error) && !signal.aborted) {
+        // A pause with nothing to decide would resume as if approved: the call fails instead.
+        if (pendingApprovals(error.session).length === 0) return errorResult(call.id, "Error: the tool paused for approval, but nothing in its session waits for a decision");
+        throw error;
+      }
       if (signal.aborted && isAbortError(error)) return errorResult(call.id, abortedText);
-      if (error instanceof ToolTimeoutError) return errorResult(call.id, `Error: ${error.message}`);
-      return errorResult(call.id, `Error: ${errorMessage(error)}`);
+      if (isInstance(error, ToolTimeoutError)) return errorResult(call.id, `Error: ${error.message}`);
+      return errorResult(call.id, `Error: ${describeError(error)}`);
     }
   }
 
@@ -260,7 +282,7 @@ export function createToolExecutor(
     runSignal.addEventListener("abort", onRunAbort, { once: true });
     const timer = setTimeout(
       () => controller.abort(new ToolTimeoutError(`tool "${call.name}" timed out after ${timeout} ms`)),
-      timeout,
+      clampDelay(timeout),
     );
     const callRace = createAbortRace(controller.signal);
     try {
@@ -338,6 +360,15 @@ export class ApprovalPause extends Error {
 
 class ToolTimeoutError extends Error {
   override name = "ToolTimeoutError";
+}
+
+function isApprovalPause(error: unknown): error is ApprovalPause {
+  return isInstance(error, ApprovalPause);
+}
+
+/** A handler from `toolHandlers`: only its own keys, so a model naming `constructor` or `__proto__` gets an unknown tool. */
+function ownHandler(toolHandlers: ToolHandlers, name: string): ToolHandler | undefined {
+  return Object.hasOwn(toolHandlers, name) ? toolHandlers[name] : undefined;
 }
 
 function errorResult(id: string, output: string): ToolResultMessage {

@@ -34,16 +34,21 @@ export type {
   SessionChangeListener,
 } from "./session.ts";
 export { agentLoop, agentStream } from "./loop.ts";
-export { resolveApproval, pendingApprovals } from "./approval.ts";
+export { defaultMaxIterations } from "./loop-options.ts";
+export { clampDelay, maxTimerDelay } from "./numeric-options.ts";
+export { jsonSchema } from "./json-schema.ts";
+export type { JsonSchema } from "./json-schema.ts";
+export { resolveApproval, pendingApprovals, pendingApprovalEntries } from "./approval.ts";
 export { subagentTool } from "./subagent.ts";
 export type { SubagentToolOptions } from "./subagent.ts";
-export type { ApprovalDecision } from "./approval.ts";
+export type { ApprovalDecision, PendingApprovalEntry } from "./approval.ts";
 export type { AgentHooks } from "./hooks.ts";
 export { sessionMetrics, createMetricsCollector } from "./metrics.ts";
 export { structuredOutput, StructuredOutputError, isStructuredOutputError } from "./structured-output.ts";
 export type { OutputSchema } from "./structured-output.ts";
 export type { RunMetrics } from "./metrics.ts";
-export type { AgentLoopOptions, AgentStream } from "./loop.ts";
+export type { AgentStream } from "./loop.ts";
+export type { AgentLoopOptions } from "./loop-options.ts";
 export type { InvokeModel, ModelContext, StructuredOutputModel } from "./invoke-model.ts";
 export type { AgentEvent, ModelStreamEvent, RunOutcome } from "./events.ts";
 export { executeToolCalls, ApprovalPause } from "./execute-tool-calls.ts";
@@ -62,7 +67,7 @@ export type {
 export type { StandardSchemaV1 } from "./standard-schema.ts";
 export { compactSession, createCompactor } from "./compaction.ts";
 export { slidingWindow, summarizeOlderTurns, estimateTokens } from "./context-strategies.ts";
-export type { CompactionStrategy, CompactionContext, SummarizeOptions } from "./context-strategies.ts";
+export type { CompactionStrategy, CompactionContext, CompactionFallback, SummarizeOptions } from "./context-strategies.ts";
 export type { CompactSessionOptions } from "./compaction.ts";
 export {
   AgentError,
@@ -78,6 +83,8 @@ export {
   isProviderError,
   isContextOverflowError,
   isRetryable,
+  describeError,
+  maxErrorLength,
 } from "./errors.ts";
 export { retryDelay } from "./retry.ts";
 export type { RetryOptions } from "./retry.ts";

@@ -23,7 +23,7 @@ export type ModelContext = {
 };
 
 /**
- * The only place that knows a provider's format (seed 000 §2): converts the generic session to a
+ * The only place that knows a provider's format: converts the generic session to a
  * request, calls the model, converts the answer back. Returns the turn's generic messages (array
  * or promise of one), with `stopReason`/`usage` on the last, or streams `ModelStreamEvent`s.
  * Throwing is how it reports a failed call; the loop adds nothing of that turn to the session.
@@ -89,7 +89,7 @@ async function readStream(
       if (next.done === true) break;
       const event = next.value;
       if (event.type === "message") {
-        const message = event.message;
+        const message = modelOwnFields(event.message);
         messages.push(message);
         if ("type" in message && message.type === "tool_call" && isWellFormedCall(message)) {
           emit({ type: "tool-call-end", id: message.id, name: message.name, input: message.input });
@@ -117,6 +117,18 @@ function isWellFormedCall(call: ToolCallMessage): boolean {
   return typeof call.id === "string" && call.id !== "" && typeof call.name === "string" && typeof input === "object" && input !== null && !Array.isArray(input);
 }
 
+/**
+ * The message without the fields the loop keeps for its own bookkeeping: a model (or whatever
+ * stands in for one) never decides an approval (`approval`), supplies a result held for a call
+ * (`heldResult`), or a validated structured output (`output`). Returns the same object when it
+ * has none of them, which is nearly always.
+ */
+export function modelOwnFields(message: ModelMessage): ModelMessage {
+  if (!("approval" in message) && !("heldResult" in message) && !("output" in message)) return message;
+  const { approval: _approval, heldResult: _held, output: _output, ...own } = message as ModelMessage & Record<"approval" | "heldResult" | "output", unknown>;
+  return own;
+}
+
 function isAsyncIterable(value: unknown): value is AsyncIterable<ModelStreamEvent> {
   return typeof value === "object" && value !== null && Symbol.asyncIterator in value;
 }
@@ -135,6 +147,11 @@ function checkTurn(messages: unknown, turnEnd: TurnEndFields): ModelMessage[] {
       throw new InvalidModelResponseError(`invokeModel returned a non-object at index ${index}`);
     }
     const candidate = message as Partial<Record<string, unknown>>;
+    const own = modelOwnFields(message as ModelMessage);
+    if (own !== message) {
+      if (checked === messages) checked = [...checked];
+      checked[index] = own;
+    }
     if (candidate.role === "assistant" && typeof candidate.content === "string") continue;
     if (candidate.type === "thinking" && typeof candidate.content === "string") continue;
     if (candidate.type !== "tool_call") {
@@ -149,7 +166,7 @@ function checkTurn(messages: unknown, turnEnd: TurnEndFields): ModelMessage[] {
     ids.add(candidate.id);
     if (candidate.input === undefined) {
       if (checked === messages) checked = [...checked];
-      checked[index] = { ...(message as ModelMessage), input: {} } as ModelMessage;
+      checked[index] = { ...checked[index]!, input: {} } as ModelMessage;
     } else if (typeof candidate.input !== "object" || candidate.input === null || Array.isArray(candidate.input)) {
       throw new InvalidModelResponseError(`tool_call "${candidate.name}" input must be a JSON object`);
     }

@@ -1,70 +1,24 @@
 import { createAbortRace } from "./abort.ts";
 import { createCompactor, type CompactSessionOptions } from "./compaction.ts";
-import type { CompactionStrategy } from "./context-strategies.ts";
-import { AgentError, MaxIterationsError, errorMessage, errorType, isContextOverflowError } from "./errors.ts";
+import type { CompactionFallback } from "./context-strategies.ts";
+import { AgentError, MaxIterationsError, describeError, errorType, isContextOverflowError, isMaxIterationsError } from "./errors.ts";
 import type { AgentEvent } from "./events.ts";
 import { runStream, type RunStream } from "./event-iterator.ts";
 import { createToolExecutor, type PendingApproval } from "./execute-tool-calls.ts";
-import type { AgentHooks } from "./hooks.ts";
-import { hasNativeStructuredOutput, type InvokeModel, type ModelContext } from "./invoke-model.ts";
+import { hasNativeStructuredOutput, modelOwnFields, type InvokeModel, type ModelContext } from "./invoke-model.ts";
 import { modelTurn, type ModelTurn } from "./model-turn.ts";
-import { formatLogLine, resolveLogger, type LoggerOption } from "./logger.ts";
+import { formatLogLine, resolveLogger } from "./logger.ts";
 import { createMetricsCollector } from "./metrics.ts";
-import { holdToContract, outputContract, outputCorrection, outputInstruction, StructuredOutputError, type OutputSchema } from "./structured-output.ts";
-import type { RetryOptions } from "./retry.ts";
+import { holdToContract, outputContract, outputCorrection, outputInstruction, StructuredOutputError } from "./structured-output.ts";
 import { extendSession, extendSessionBatch, isToolCall, notifySessionChange, type Message, type ModelMessage, type Session, type UserMessage } from "./session.ts";
 import { abortedResult, describeAction, lastTurn, notExecuted, pick, turnEnd } from "./turn.ts";
-import { toolSchemas, type ToolDefinition, type ToolHandlers } from "./tools.ts";
+import { toolSchemas, type ToolDefinition, type ToolSchema } from "./tools.ts";
+import { checkLoopOptions, defaultMaxIterations, type AgentLoopOptions } from "./loop-options.ts";
 
-export type AgentLoopOptions = {
-  /** Handlers by tool name, for tools given as bare schemas (a `tool()` definition carries its own). */
-  toolHandlers?: ToolHandlers;
-  /** The agent's name, in log lines, events and tool contexts. */
-  name?: string;
-  /** At most this many model calls in this run; reaching it while the model still wants to continue throws `MaxIterationsError`. */
-  maxIterations?: number;
-  /** Run the tool calls of one response concurrently (default `true`), or one after another. */
-  parallel?: boolean;
-  /** At most this many tool handlers at once (default: no limit). */
-  maxParallelTools?: number;
-  /** Milliseconds before a tool handler is abandoned with an error result (default: none). */
-  toolTimeout?: number;
-  /** Aborts the model call and running tools; the run then ends with an `aborted` assistant message (no throw). */
-  signal?: AbortSignal;
-  /** Called with every event of the run, in order. A throw here aborts the run cleanly and is rethrown. */
-  onEvent?: (event: AgentEvent) => void;
-  /** One line per message entering the session: `true` for stderr, or a function. Silent by default. */
-  logger?: LoggerOption;
-  /**
-   * Context management before each model call: truncation compaction (seed 000 §8) with these
-   * options (the default), or strategies (`summarizeOlderTurns`, `slidingWindow`, your own),
-   * which also get one chance to make room after a `ContextOverflowError` before the call is
-   * retried once; `false` turns it off.
-   */
-  compaction?: false | CompactSessionOptions | CompactionStrategy | CompactionStrategy[];
-  /** Repeats of a model call that failed with a retryable error (default: 2, with backoff); `false` turns them off. */
-  retry?: false | RetryOptions;
-  /**
-   * Start each tool call as soon as it is complete in a streamed response, while the model is
-   * still streaming the rest (default `true`; a tool with `eager: false` always waits).
-   */
-  eagerTools?: boolean;
-  /** Hooks at fixed points of the loop: before/after each model call and each tool call. */
-  hooks?: AgentHooks;
-  /**
-   * The final answer must be JSON matching this schema (JSON Schema or Standard Schema): it is
-   * parsed and validated, stored as `output` on the final assistant message (read it with
-   * `structuredOutput`), and an invalid answer is sent back with the problems. The model is shown
-   * the schema in a system message, unless `invokeModel` declares native structured output
-   * (`StructuredOutputModel`): then the adapter passes it to the provider.
-   */
-  output?: OutputSchema;
-  /** How many invalid final answers are sent back for correction before `StructuredOutputError` (default 2). */
-  outputAttempts?: number;
-};
+export type { AgentLoopOptions } from "./loop-options.ts";
 
 /**
- * Runs the agent until the model answers without tool calls (seed 000 §5, seed 001): call the
+ * Runs the agent until the model answers without tool calls: call the
  * model, add its messages, run its tool calls, add their results in call order, repeat. Mutates
  * and returns `session`. It is `agentStream(...).result`: the one loop, awaited without iterating.
  */
@@ -97,12 +51,7 @@ export function agentStream(
     async (emit) => {
       // Two runs on one session would answer the same calls twice.
       if (running.has(session)) throw new AgentError("a run is already in progress on this session");
-      // The model names a tool; two of one name would leave one silently unreachable.
-      const names = new Set<string>();
-      for (const { name } of tools) {
-        if (names.has(name)) throw new AgentError(`two tools are named "${name}": tool names must be unique (prefix one, as connectMcp's prefix option does)`);
-        names.add(name);
-      }
+      checkLoopOptions(options, tools);
       running.add(session);
       try {
         await runLoop(invokeModel, tools, session, options, signal, emit, queues);
@@ -149,7 +98,7 @@ async function runLoop(
   emit: (event: AgentEvent) => void,
   queues: Queues,
 ): Promise<void> {
-  const { name: agentName, maxIterations } = options;
+  const { name: agentName, maxIterations = defaultMaxIterations } = options;
   const metrics = createMetricsCollector();
   const report = emit;
   // The text the current model call has streamed so far: an abort mid-stream keeps it (as the
@@ -190,7 +139,8 @@ async function runLoop(
   const compact = options.compaction === false || strategies !== undefined ? undefined : createCompactor(options.compaction as CompactSessionOptions | undefined);
   const applyStrategies = async (reason: "before-call" | "overflow"): Promise<void> => {
     const before = session.messages.length;
-    for (const strategy of strategies ?? []) await strategy(session, { reason, signal });
+    const report = (fallback: CompactionFallback): void => emit({ type: "compaction-fallback", ...fallback });
+    for (const strategy of strategies ?? []) await strategy(session, { reason, signal, report });
     if (session.messages.length < before) emit({ type: "compaction", count: before - session.messages.length });
   };
   const contract = options.output === undefined ? undefined : outputContract(options.output);
@@ -207,9 +157,26 @@ async function runLoop(
       return await abortRace.race(Promise.resolve(call()));
     } catch (error) {
       if (signal.aborted) return aborted;
-      emit({ type: "hook-error", hook, error: errorMessage(error) });
+      emit({ type: "hook-error", hook, error: describeError(error) });
       throw error;
     }
+  };
+  // What the model is shown for one call, built in one place (for the first attempt and for the
+  // retry after a context overflow, once the strategies made room): the output instruction, then
+  // the session's messages or the ones the `beforeModelCall` hook put in their place.
+  const prepareCall = async (context: ModelContext): Promise<{ session: Session; tools: ToolSchema[] } | typeof aborted> => {
+    let messages = session.messages;
+    let tools = schemas;
+    const hook = options.hooks?.beforeModelCall;
+    if (hook !== undefined) {
+      const prepared = await modelHook("beforeModelCall", () => hook({ session, tools: schemas, iteration: context.iteration }));
+      if (prepared === aborted) return aborted;
+      if (prepared?.messages !== undefined) messages = prepared.messages;
+      if (prepared?.tools !== undefined) tools = prepared.tools;
+      if (prepared?.settings !== undefined) context.settings = prepared.settings;
+    }
+    if (instruction !== undefined) return { session: { messages: [instruction, ...messages] }, tools };
+    return { session: messages === session.messages ? session : { messages }, tools };
   };
   emit(agentName === undefined ? { type: "run-start" } : { type: "run-start", agentName });
   let iteration = 0;
@@ -262,9 +229,10 @@ async function runLoop(
       }
       if (signal.aborted) return finishAborted();
       if (queues.steering.length > 0) for (const message of queues.steering.splice(0)) add(message);
-      if (maxIterations !== undefined && iteration >= maxIterations) {
+      if (iteration >= maxIterations) {
+        const limit = options.maxIterations === undefined ? `${maxIterations}, the default` : `${maxIterations}`;
         throw new MaxIterationsError(
-          `Agent "${agentName ?? "agent"}" reached maxIterations (${maxIterations}) while the model still wanted to continue. ` +
+          `Agent "${agentName ?? "agent"}" reached maxIterations (${limit}) while the model still wanted to continue. ` +
             `Last action: ${describeAction(turn.toolCalls, session.messages)}.`,
           { maxIterations, session },
         );
@@ -278,19 +246,11 @@ async function runLoop(
       emit({ type: "turn-start", iteration });
       const context: ModelContext = agentName === undefined ? { signal, iteration } : { signal, iteration, agentName };
       if (contract !== undefined) context.output = { jsonSchema: contract.jsonSchema };
-      let view = instruction === undefined ? session : { messages: [instruction, ...session.messages] };
-      let callTools = schemas;
-      if (options.hooks?.beforeModelCall !== undefined) {
-        const prepared = await modelHook("beforeModelCall", () => options.hooks!.beforeModelCall!({ session, tools: schemas, iteration }));
-        if (prepared === aborted) return finishAborted();
-        if (prepared?.messages !== undefined) view = { messages: prepared.messages };
-        if (prepared?.tools !== undefined) callTools = prepared.tools;
-        if (prepared?.settings !== undefined) context.settings = prepared.settings;
-      }
+      const call = await prepareCall(context);
+      if (call === aborted) return finishAborted();
       const turnOptions = {
         invokeModel,
-        tools: callTools,
-        session: view,
+        ...call,
         context,
         abortRace,
         emit,
@@ -304,7 +264,9 @@ async function runLoop(
         // Too long for the model: let the strategies make room, then try once more.
         if (!isContextOverflowError(error) || strategies === undefined) throw error;
         await applyStrategies("overflow");
-        modelResult = await modelTurn({ ...turnOptions, session: view === session ? session : { messages: [instruction!, ...session.messages] } });
+        const again = await prepareCall(context);
+        if (again === aborted) return finishAborted();
+        modelResult = await modelTurn({ ...turnOptions, ...again });
       }
       if (modelResult === undefined) return finishAborted(streamedText);
       abandon = modelResult.discard;
@@ -316,7 +278,7 @@ async function runLoop(
           abandon();
           return finishAborted();
         }
-        if (replaced?.messages !== undefined) messages = replaced.messages;
+        if (replaced?.messages !== undefined) messages = replaced.messages.map(modelOwnFields);
       }
       // A final answer held to the `output` schema carries its parsed value from the start.
       let outputProblems: string | undefined;
@@ -356,7 +318,7 @@ async function runLoop(
     // Tools started early for a turn the run will not finish must not go on running.
     abandon?.();
     const type = errorType(error);
-    emit({ type: "run-end", outcome: error instanceof MaxIterationsError ? "max-iterations" : "error", error: errorMessage(error), ...(type === undefined ? {} : { errorType: type }) });
+    emit({ type: "run-end", outcome: isMaxIterationsError(error) ? "max-iterations" : "error", error: describeError(error), ...(type === undefined ? {} : { errorType: type }) });
     throw error;
   } finally {
     abortRace.dispose();

@@ -1,16 +1,28 @@
 import type { AgentEvent } from "./events.ts";
+import { roundMs } from "./numeric-options.ts";
 import { isModelMessage, type Message, type Session, type Usage } from "./session.ts";
 
-/** What a run cost: model calls, tokens by kind, time in the model and in tools, per tool and per turn. */
+/**
+ * What a run cost: model calls, tokens by kind, time in the model and in tools, per tool and per
+ * turn. Durations are milliseconds to 0.1 ms.
+ */
 export type RunMetrics = {
   modelCalls: number;
   usage: Required<Usage>;
-  /** Wall time of the run, and the parts spent waiting for the model and running tool turns. */
+  /**
+   * Wall time of the run, and its parts: waiting for the model, running tool turns, and waiting
+   * in `beforeToolCall` hooks (for the user's permission, say; not counted in `toolMs`).
+   */
   durationMs: number;
   modelMs: number;
   toolMs: number;
+  waitMs: number;
+  /**
+   * By tool name (names come from the model: every entry is an own property, so a tool named
+   * `__proto__` or `constructor` is an entry like any other). `totalMs` excludes waits.
+   */
   tools: Record<string, { calls: number; errors: number; totalMs: number }>;
-  turns: { iteration: number; modelMs: number; toolMs: number; toolCalls: number; usage?: Usage }[];
+  turns: { iteration: number; modelMs: number; toolMs: number; waitMs: number; toolCalls: number; usage?: Usage }[];
 };
 
 /**
@@ -23,10 +35,11 @@ export function createMetricsCollector(now: () => number = () => performance.now
   finish: () => RunMetrics;
 } {
   const started = now();
-  const metrics: RunMetrics = { modelCalls: 0, usage: emptyUsage(), durationMs: 0, modelMs: 0, toolMs: 0, tools: {}, turns: [] };
+  const metrics = emptyMetrics();
   let turnStart = 0;
   let modelEnd: number | undefined;
   let toolCalls = 0;
+  let turnWait = 0;
   const executions = new Map<string, { name: string; durationMs: number }>();
   return {
     observe(event) {
@@ -35,6 +48,7 @@ export function createMetricsCollector(now: () => number = () => performance.now
           turnStart = now();
           modelEnd = undefined;
           toolCalls = 0;
+          turnWait = 0;
           metrics.modelCalls++;
           break;
         case "message": {
@@ -47,7 +61,7 @@ export function createMetricsCollector(now: () => number = () => performance.now
           if (result === undefined || executed === undefined) break;
           executions.delete(result.id);
           toolCalls++;
-          const stats = (metrics.tools[executed.name] ??= { calls: 0, errors: 0, totalMs: 0 });
+          const stats = toolStats(metrics.tools, executed.name);
           stats.calls++;
           stats.totalMs += executed.durationMs;
           if (result.isError === true) stats.errors++;
@@ -55,16 +69,21 @@ export function createMetricsCollector(now: () => number = () => performance.now
         }
         case "tool-execution-end":
           executions.set(event.id, { name: event.name, durationMs: event.durationMs });
+          turnWait += event.waitMs;
           break;
         case "turn-end": {
           if (turnStart === 0) break; // the tools of a resumed turn: no model call in this run
           const end = now();
           const modelMs = (modelEnd ?? end) - turnStart;
-          const toolMs = modelEnd === undefined ? 0 : end - modelEnd;
+          const toolPhase = modelEnd === undefined ? 0 : end - modelEnd;
+          // Waits of parallel calls can overlap: the turn never waited longer than its tool phase.
+          const waitMs = Math.min(turnWait, toolPhase);
+          const toolMs = toolPhase - waitMs;
           metrics.modelMs += modelMs;
           metrics.toolMs += toolMs;
+          metrics.waitMs += waitMs;
           if (event.usage !== undefined) addUsage(metrics.usage, event.usage);
-          metrics.turns.push({ iteration: event.iteration, modelMs, toolMs, toolCalls, ...(event.usage === undefined ? {} : { usage: event.usage }) });
+          metrics.turns.push({ iteration: event.iteration, modelMs: roundMs(modelMs), toolMs: roundMs(toolMs), waitMs: roundMs(waitMs), toolCalls, ...(event.usage === undefined ? {} : { usage: event.usage }) });
           turnStart = 0;
           break;
         }
@@ -74,7 +93,7 @@ export function createMetricsCollector(now: () => number = () => performance.now
     },
     finish() {
       metrics.durationMs = now() - started;
-      return metrics;
+      return rounded(metrics);
     },
   };
 }
@@ -84,7 +103,7 @@ export function createMetricsCollector(now: () => number = () => performance.now
  * come from the messages' `ts` (millisecond resolution, results timed when they entered the session).
  */
 export function sessionMetrics(session: Session): RunMetrics {
-  const metrics: RunMetrics = { modelCalls: 0, usage: emptyUsage(), durationMs: 0, modelMs: 0, toolMs: 0, tools: {}, turns: [] };
+  const metrics = emptyMetrics();
   const names = new Map<string, { name: string; at: number | undefined }>();
   const time = (message: Message | undefined): number | undefined => (message?.ts === undefined ? undefined : Date.parse(message.ts));
   const { messages } = session;
@@ -98,6 +117,7 @@ export function sessionMetrics(session: Session): RunMetrics {
     const before = time(messages[index - 1]);
     let last: Message = message;
     let toolCalls = 0;
+    let waitMs = 0;
     for (; index < messages.length && isModelMessage(messages[index]!); index++) {
       last = messages[index]!;
       if ("type" in last && last.type === "tool_call") {
@@ -111,26 +131,53 @@ export function sessionMetrics(session: Session): RunMetrics {
       const result = messages[index] as Extract<Message, { type: "tool_result" }>;
       const call = names.get(result.id);
       const resultAt = time(result);
+      const waited = typeof result.waitMs === "number" && result.waitMs > 0 ? result.waitMs : 0;
+      waitMs += waited;
       if (call !== undefined) {
-        const stats = (metrics.tools[call.name] ??= { calls: 0, errors: 0, totalMs: 0 });
+        const stats = toolStats(metrics.tools, call.name);
         stats.calls++;
         if (result.isError === true) stats.errors++;
-        if (call.at !== undefined && resultAt !== undefined) stats.totalMs += resultAt - call.at;
+        if (call.at !== undefined && resultAt !== undefined) stats.totalMs += Math.max(0, resultAt - call.at - waited);
       }
       turnEnd = resultAt ?? turnEnd;
     }
     const usage = "usage" in last ? last.usage : undefined;
     const modelMs = before !== undefined && modelEnd !== undefined ? Math.max(0, modelEnd - before) : 0;
-    const toolMs = modelEnd !== undefined && turnEnd !== undefined ? Math.max(0, turnEnd - modelEnd) : 0;
+    const toolPhase = modelEnd !== undefined && turnEnd !== undefined ? Math.max(0, turnEnd - modelEnd) : 0;
+    const turnWait = Math.min(waitMs, toolPhase);
+    const toolMs = toolPhase - turnWait;
     metrics.modelCalls++;
     metrics.modelMs += modelMs;
     metrics.toolMs += toolMs;
+    metrics.waitMs += turnWait;
     if (usage !== undefined) addUsage(metrics.usage, usage);
-    metrics.turns.push({ iteration: metrics.modelCalls, modelMs, toolMs, toolCalls, ...(usage === undefined ? {} : { usage }) });
+    metrics.turns.push({ iteration: metrics.modelCalls, modelMs, toolMs, waitMs: turnWait, toolCalls, ...(usage === undefined ? {} : { usage }) });
   }
   const first = time(messages[0]);
   const lastAt = time(messages[messages.length - 1]);
   metrics.durationMs = first !== undefined && lastAt !== undefined ? lastAt - first : 0;
+  return rounded(metrics);
+}
+
+function emptyMetrics(): RunMetrics {
+  return { modelCalls: 0, usage: emptyUsage(), durationMs: 0, modelMs: 0, toolMs: 0, waitMs: 0, tools: {}, turns: [] };
+}
+
+// An own property whatever the name: `tools[name] ??= …` with `__proto__` would hand back
+// Object.prototype, and the counts would be written onto every object of the process.
+function toolStats(tools: RunMetrics["tools"], name: string): RunMetrics["tools"][string] {
+  if (Object.hasOwn(tools, name)) return tools[name]!;
+  const stats = { calls: 0, errors: 0, totalMs: 0 };
+  Object.defineProperty(tools, name, { value: stats, enumerable: true, writable: true, configurable: true });
+  return stats;
+}
+
+function rounded(metrics: RunMetrics): RunMetrics {
+  metrics.durationMs = roundMs(metrics.durationMs);
+  metrics.modelMs = roundMs(metrics.modelMs);
+  metrics.toolMs = roundMs(metrics.toolMs);
+  metrics.waitMs = roundMs(metrics.waitMs);
+  for (const name of Object.keys(metrics.tools)) metrics.tools[name]!.totalMs = roundMs(metrics.tools[name]!.totalMs);
   return metrics;
 }
 

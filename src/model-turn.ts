@@ -1,5 +1,5 @@
 import { createAbortRace, delay, type AbortRace } from "./abort.ts";
-import { errorMessage, errorType } from "./errors.ts";
+import { describeError, errorType } from "./errors.ts";
 import type { AgentEvent } from "./events.ts";
 import type { ToolExecutor, ToolOutcome } from "./execute-tool-calls.ts";
 import { callModel, type InvokeModel, type ModelContext } from "./invoke-model.ts";
@@ -26,7 +26,7 @@ export type ModelTurnOptions = {
   abortRace: AbortRace;
   emit: (event: AgentEvent) => void;
   retry: false | RetryOptions | undefined;
-  /** Start eligible tool calls as soon as they are complete in the stream (seed 004). */
+  /** Start eligible tool calls as soon as they are complete in the stream. */
   execute: ToolExecutor | undefined;
 };
 
@@ -53,7 +53,7 @@ export async function modelTurn(options: ModelTurnOptions): Promise<ModelTurn | 
       const delayMs = options.retry === false ? undefined : retryDelay(error, attempt, options.retry);
       if (delayMs === undefined) throw error;
       const type = errorType(error);
-      emit({ type: "retry", iteration: context.iteration, attempt, delayMs, error: errorMessage(error), ...(type === undefined ? {} : { errorType: type }) });
+      emit({ type: "retry", iteration: context.iteration, attempt, delayMs, error: describeError(error), ...(type === undefined ? {} : { errorType: type }) });
       try {
         await delay(delayMs, context.signal);
       } catch {

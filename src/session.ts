@@ -1,5 +1,5 @@
 /**
- * The session: an ordered list of generic, provider-neutral messages (seed 000). It is plain JSON
+ * The session: an ordered list of generic, provider-neutral messages. It is plain JSON
  * and must survive `JSON.parse(JSON.stringify(session))` unchanged. Provider formats exist only
  * inside an `invokeModel` adapter.
  */
@@ -146,6 +146,11 @@ export type ToolResultMessage = {
   id: string;
   output: JsonValue;
   isError?: boolean;
+  /**
+   * Metadata, never sent to a model: whole milliseconds the call waited in the `beforeToolCall`
+   * hook (for the user's permission, say) before it ran; set only when at least 1 ms.
+   */
+  waitMs?: number;
 } & Timestamped;
 
 export type Message =

@@ -1,5 +1,6 @@
-import { AgentError } from "./errors.ts";
+import { AgentError, boundText, errorType, maxErrorLength } from "./errors.ts";
 import type { JsonObject, JsonValue, ModelMessage, Session } from "./session.ts";
+import { plainJsonSchema } from "./json-schema.ts";
 import { isStandardSchema, type StandardSchemaV1 } from "./standard-schema.ts";
 import type { ValidationResult } from "./tools.ts";
 import { validateToolInput } from "./validate-input.ts";
@@ -21,7 +22,7 @@ export class StructuredOutputError extends AgentError {
 }
 
 export function isStructuredOutputError(error: unknown): error is StructuredOutputError {
-  return error instanceof Error && error.name === "StructuredOutputError";
+  return errorType(error) === "StructuredOutputError";
 }
 
 /** What the loop needs to hold the final answer to a schema. */
@@ -35,7 +36,11 @@ export type OutputContract = {
 export function outputContract(schema: OutputSchema): OutputContract {
   let jsonSchema: JsonObject;
   let validate: (value: unknown) => ValidationResult | Promise<ValidationResult>;
-  if (isStandardSchema(schema)) {
+  const plain = plainJsonSchema(schema);
+  if (plain !== undefined) {
+    jsonSchema = plain;
+    validate = (value) => validateToolInput({ name: "output", description: "", input_schema: plain }, value);
+  } else if (isStandardSchema(schema)) {
     const describe = schema["~standard"].jsonSchema;
     if (describe === undefined) throw new TypeError("output: this schema cannot produce a JSON Schema; pass a JSON Schema instead");
     const { $schema: _dialect, ...described } = describe.input({ target: "draft-2020-12" });
@@ -91,7 +96,7 @@ export function hasObjectRoot(jsonSchema: JsonObject): boolean {
 
 /** The message sent back when an answer does not match. */
 export function outputCorrection(problems: string): string {
-  return `Your answer does not match the required JSON Schema: ${problems}. Reply again with only the corrected JSON value.`;
+  return `Your answer does not match the required JSON Schema: ${boundText(problems, maxErrorLength)}. Reply again with only the corrected JSON value.`;
 }
 
 // Models often wrap JSON in a Markdown fence even when told not to.

@@ -1,7 +1,8 @@
 import { ApprovalPause } from "./execute-tool-calls.ts";
 import { pendingApprovals } from "./approval.ts";
 import type { InvokeModel } from "./invoke-model.ts";
-import { agentLoop, type AgentLoopOptions } from "./loop.ts";
+import { agentLoop } from "./loop.ts";
+import { checkLoopOptions, type AgentLoopOptions } from "./loop-options.ts";
 import { forkSession, initSession, response, type JsonObject } from "./session.ts";
 import { structuredOutput, type OutputSchema } from "./structured-output.ts";
 import type { Tool, ToolDefinition, ToolHandlers } from "./tools.ts";
@@ -13,6 +14,7 @@ export type SubagentToolOptions = {
   invokeModel: InvokeModel;
   tools?: readonly ToolDefinition[];
   toolHandlers?: ToolHandlers;
+  /** The subagent's own cap on model calls (default `defaultMaxIterations`). */
   maxIterations?: number;
   /** The subagent's final answer must match this schema; the tool then returns the parsed value. */
   output?: OutputSchema;
@@ -25,7 +27,7 @@ export type SubagentToolOptions = {
 };
 
 /**
- * An agent as a tool (seed 000 §7): each call runs a fresh session with its own system prompt,
+ * An agent as a tool: each call runs a fresh session with its own system prompt,
  * tools and model, and returns the final text (or structured output). The inner run's events
  * reach the parent as `tool-execution-update` events of the parent's call; an abort of the
  * parent stops it. If the inner run pauses for approval, the parent's call pauses too: its
@@ -33,6 +35,8 @@ export type SubagentToolOptions = {
  * (`pendingApprovals` / `resolveApproval`), and the next parent run resumes it.
  */
 export function subagentTool(options: SubagentToolOptions): Tool<Record<string, unknown>> {
+  // A bad option would otherwise surface only as every call's error result.
+  checkLoopOptions({ ...options.loopOptions, ...(options.maxIterations === undefined ? {} : { maxIterations: options.maxIterations }) }, options.tools ?? []);
   const prompt = options.prompt ?? ((input) => (typeof input.prompt === "string" ? input.prompt : JSON.stringify(input)));
   return {
     name: options.name,

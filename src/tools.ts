@@ -1,8 +1,10 @@
+import { plainJsonSchema } from "./json-schema.ts";
+import { checkNumber } from "./numeric-options.ts";
 import type { JsonObject, JsonValue, Session } from "./session.ts";
 import { isStandardSchema, type StandardSchemaV1 } from "./standard-schema.ts";
 
 /**
- * A tool as the model sees it (seed 000 §6): a name, a description and a JSON Schema for its
+ * A tool as the model sees it: a name, a description and a JSON Schema for its
  * input. Extra provider fields (e.g. `cache_control`) are passed through to `invokeModel` as they are.
  */
 export type ToolSchema = {
@@ -44,7 +46,10 @@ export type Tool<Input = any> = ToolSchema & {
   handler: ToolHandler<Input>;
   /** Checks and converts the model's input before the handler sees it; set by `tool()` for a Standard Schema. */
   validate?: (input: unknown) => ValidationResult | Promise<ValidationResult>;
-  /** Milliseconds before the call is abandoned with an error result; overrides the loop's `toolTimeout`. */
+  /**
+   * Milliseconds before the call is abandoned with an error result; overrides the loop's
+   * `toolTimeout`. `Infinity`: no timer, whatever `toolTimeout` says.
+   */
   timeout?: number;
   /**
    * `false`: never start this tool before the model's response is complete. Set it for tools with
@@ -70,7 +75,7 @@ export type ToolOptions<Schema extends StandardSchemaV1 | JsonObject> = {
   description: string;
   /** The JSON Schema shown to the model, for a Standard Schema that cannot describe itself (no `~standard.jsonSchema`). */
   jsonSchema?: JsonObject;
-  /** Milliseconds before a call is abandoned with an error result. */
+  /** Milliseconds before a call is abandoned with an error result (> 0; `Infinity`: no timer). */
   timeout?: number;
   /** `false`: do not start before the model's response is complete (see `Tool.eager`). */
   eager?: boolean;
@@ -96,17 +101,27 @@ export function tool<Schema extends StandardSchemaV1 | JsonObject>(options: Tool
   const inputSchema = (options.inputSchema ?? options.input_schema) as Schema;
   const handler = (options.handler ?? options.execute) as ToolHandlerFor<Schema> | undefined;
   if (typeof handler !== "function") throw new TypeError(`tool "${name}": a handler function is required`);
+  checkToolTimeout(name, options.timeout);
   const definition: Tool<InputOf<Schema>> = { name, description, input_schema: {}, handler };
   if (options.timeout !== undefined) definition.timeout = options.timeout;
   if (options.eager !== undefined) definition.eager = options.eager;
   if (options.requireApproval !== undefined) definition.requireApproval = options.requireApproval;
-  if (isStandardSchema(inputSchema)) {
+  // A typed JSON Schema (`jsonSchema<T>()`) is checked like any JSON Schema: synchronously, compiled once.
+  const plain = plainJsonSchema(inputSchema);
+  if (plain !== undefined) {
+    definition.input_schema = options.jsonSchema ?? plain;
+  } else if (isStandardSchema(inputSchema)) {
     definition.input_schema = options.jsonSchema ?? describeStandardSchema(inputSchema, name);
     definition.validate = (input) => validateStandard(inputSchema, input);
   } else {
     definition.input_schema = options.jsonSchema ?? (inputSchema);
   }
   return definition;
+}
+
+/** Throws an `AgentError` unless a tool's `timeout` is a number of milliseconds > 0 or `Infinity`. */
+export function checkToolTimeout(name: string, timeout: unknown): void {
+  checkNumber(`tool "${name}": timeout`, timeout, { min: 0, exclusive: true, infinity: true });
 }
 
 /** The model-facing part of each tool: handlers and loop-only fields removed, provider fields kept. */

@@ -64,7 +64,8 @@ function compileFlatObject(schema: JsonObject): ((input: unknown) => boolean) | 
     if (typeof property !== "object" || property === null || Array.isArray(property)) return undefined;
     const { type: propertyType, enum: allowed, ...others } = property;
     if (!Object.keys(others).every((key) => annotations.has(key))) return undefined;
-    const typeCheck = typeof propertyType === "string" ? primitiveTypes[propertyType] : undefined;
+    // The schema may come from an MCP server: `type: "constructor"` must not find Object.prototype's.
+    const typeCheck = typeof propertyType === "string" && Object.hasOwn(primitiveTypes, propertyType) ? primitiveTypes[propertyType] : undefined;
     if (typeCheck === undefined) return undefined;
     if (allowed === undefined) propertyChecks.push([name, typeCheck]);
     else if (Array.isArray(allowed) && allowed.every((value) => value === null || typeof value !== "object")) {

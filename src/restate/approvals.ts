@@ -1,14 +1,19 @@
 import { CancelledError, TerminalError, type ObjectContext, type ObjectSharedContext } from "@restatedev/restate-sdk";
-import { pendingApprovals, resolveApproval, type ApprovalDecision } from "../approval.ts";
+import { findPendingCall, pendingApprovalEntries, recordDecisions, type ApprovalDecision } from "../approval.ts";
 import type { JsonObject, Session } from "../session.ts";
 import type { ReplayClock } from "./replay-clock.ts";
 
-/** A tool call waiting for a human's decision, as the `pendingApprovals` handler lists it. */
-export type PendingApprovalView = { id: string; name: string; input: JsonObject };
+/**
+ * A tool call waiting for a human's decision, as the `pendingApprovals` handler lists it. `path`:
+ * its id, or for a subagent's call the ids from the outer call down joined by `/`; unique where
+ * ids need not be (see `PendingApprovalEntry`).
+ */
+export type PendingApprovalView = { id: string; path: string; name: string; input: JsonObject };
 
 /**
  * The payload of `resolveApproval`: one decision, or several (all checked before any is applied).
- * `approved` must be a boolean; `reason` (optional) a string, shown to the model on a denial.
+ * `id` names one waiting call, by its id or its path; `approved` must be a boolean; `reason`
+ * (optional) a string, shown to the model on a denial.
  */
 export type ApprovalResolution = ({ id: string } & ApprovalDecision) | ({ id: string } & ApprovalDecision)[];
 
@@ -30,15 +35,15 @@ export const gateKey = (awakeable: string): string => `approval:${awakeable}`;
  * (nothing decided is recorded then: the loop answers the waiting calls as aborted).
  */
 export async function waitForDecisions(ctx: ObjectContext, session: Session, clock: ReplayClock): Promise<boolean> {
-  const waits = pendingApprovals(session).map((call) => ({ call, ...ctx.awakeable<unknown>() }));
+  const waits = pendingApprovalEntries(session).map(({ path, call }) => ({ path, call, ...ctx.awakeable<unknown>() }));
   const listed = (from: number): WaitingApproval[] =>
-    waits.slice(from).map(({ call, id }) => ({ id: call.id, name: call.name, input: call.input, awakeable: id }));
+    waits.slice(from).map(({ path, call, id }) => ({ id: call.id, path, name: call.name, input: call.input, awakeable: id }));
   ctx.set(approvalsKey, listed(0));
-  const decisions: ({ id: string } & ApprovalDecision)[] = [];
+  const decisions: ({ path: string } & ApprovalDecision)[] = [];
   let cancelled = false;
   for (const [index, wait] of waits.entries()) {
     try {
-      decisions.push({ id: wait.call.id, ...asDecision(await wait.promise) });
+      decisions.push({ path: wait.path, ...asDecision(await wait.promise) });
     } catch (error) {
       if (!(error instanceof CancelledError)) throw error;
       cancelled = true;
@@ -48,39 +53,53 @@ export async function waitForDecisions(ctx: ObjectContext, session: Session, clo
   }
   ctx.clear(approvalsKey);
   clock.advance(await ctx.date.now());
-  if (!cancelled) resolveApproval(session, decisions);
+  if (!cancelled) recordDecisions(session, decisions);
   return !cancelled;
 }
 
 /** The calls waiting for a decision (none when the run is not paused). */
 export async function listPendingApprovals(ctx: ObjectSharedContext): Promise<PendingApprovalView[]> {
-  const waiting = (await ctx.get<WaitingApproval[]>(approvalsKey)) ?? [];
-  return waiting.map(({ id, name, input }) => ({ id, name, input }));
+  return (await waitingApprovals(ctx)).map(({ id, path, name, input }) => ({ id, path, name, input }));
 }
 
 /**
- * The shared `resolveApproval` handler's work: checks the payload and that every id waits, then
- * passes each decision through its gate (`decide`), which completes the awakeable. Throws a
- * `TerminalError` changing nothing: 400 for a malformed payload, 404 for a call the session does
- * not have, 409 for a call that is not waiting or was already decided.
+ * The shared `resolveApproval` handler's work: checks the payload and that each decision names
+ * exactly one waiting call (by id or path), then passes each through its gate (`decide`), which
+ * completes the awakeable. Throws a `TerminalError` changing nothing: 400 for a malformed payload,
+ * an id two waiting calls share (ambiguous: name it by its path) or two decisions for one call,
+ * 404 for a call the session does not have, 409 for a call that is not waiting or was already decided.
  */
 export async function resolveApprovals(ctx: ObjectSharedContext, agentName: string, session: Session, payload: unknown): Promise<ApprovalResolved> {
   const decisions = parseResolution(payload);
-  const waiting = new Map(((await ctx.get<WaitingApproval[]>(approvalsKey)) ?? []).map((entry) => [entry.id, entry]));
-  for (const { id } of decisions) {
-    if (waiting.has(id)) continue;
-    const known = session.messages.some((message) => "type" in message && message.type === "tool_call" && message.id === id);
-    throw new TerminalError(known ? `tool call "${id}" is not waiting for approval` : `no tool call "${id}" in this session`, { errorCode: known ? 409 : 404 });
-  }
+  const waiting = await waitingApprovals(ctx);
+  const gates: { decision: GateInput; awakeable: string }[] = [];
   for (const decision of decisions) {
+    const { id } = decision;
+    const found = findPendingCall(waiting, id);
+    if (found.type === "ambiguous") throw malformed(`"${id}" names ${found.paths.length} waiting calls (${found.paths.join(", ")}); name one by its path`);
+    if (found.type === "none") {
+      const known = session.messages.some((message) => "type" in message && message.type === "tool_call" && message.id === id);
+      throw new TerminalError(known ? `tool call "${id}" is not waiting for approval` : `no tool call "${id}" in this session`, { errorCode: known ? 409 : 404 });
+    }
+    const { awakeable } = found.entry;
+    if (gates.some((gate) => gate.awakeable === awakeable)) throw malformed(`tool call "${found.entry.path}" is decided twice in one payload`);
+    gates.push({ decision, awakeable });
+  }
+  for (const { decision, awakeable } of gates) {
     await ctx.genericCall({
       service: agentName,
       method: "decide",
-      key: gateKey(waiting.get(decision.id)!.awakeable),
+      key: gateKey(awakeable),
       parameter: new TextEncoder().encode(JSON.stringify(decision)),
     });
   }
   return { resolved: decisions.map(({ id }) => id) };
+}
+
+// The list the paused run keeps; a path is missing only from a list written before paths existed.
+async function waitingApprovals(ctx: ObjectSharedContext): Promise<WaitingApproval[]> {
+  const waiting = (await ctx.get<(Omit<WaitingApproval, "path"> & { path?: string })[]>(approvalsKey)) ?? [];
+  return waiting.map((entry) => ({ ...entry, path: entry.path ?? entry.id }));
 }
 
 type GateInput = { id: string } & ApprovalDecision;

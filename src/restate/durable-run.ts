@@ -1,5 +1,5 @@
 import { TerminalError, type ObjectContext } from "@restatedev/restate-sdk";
-import { errorMessage } from "../errors.ts";
+import { describeError, isInstance } from "../errors.ts";
 import type { InvokeModel } from "../invoke-model.ts";
 import { agentLoop, type AgentLoopOptions } from "../loop.ts";
 import type { RunOutcome } from "../events.ts";
@@ -98,8 +98,8 @@ export async function durableRun(ctx: ObjectContext, setup: AgentSetup, input: u
         });
       } catch (error) {
         recorder.flush();
-        setStatus({ state: "failed", error: errorMessage(error) });
-        throw error instanceof TerminalError ? error : new TerminalError(errorMessage(error), { errorCode: 500 });
+        setStatus({ state: "failed", error: describeError(error) });
+        throw isInstance(error, TerminalError) ? error : new TerminalError(describeError(error), { errorCode: 500 });
       }
       recorder.flush();
       if (outcome !== "paused") break;

@@ -5,13 +5,17 @@ import {
   ContextOverflowError,
   InvalidModelResponseError,
   ProviderError,
-  errorMessage,
+  describeError,
+  errorType,
   isAgentError,
+  isInstance,
   isRetryable,
 } from "../errors.ts";
 import { callModel, type InvokeModel, type StructuredOutputModel } from "../invoke-model.ts";
 import type { ModelMessage } from "../session.ts";
 import type { ReplayClock } from "./replay-clock.ts";
+import { fitText } from "./step-size.ts";
+import { checkNumber } from "../numeric-options.ts";
 import type { StepScheduler } from "./step-scheduler.ts";
 
 /** Restate's retry options for a step, as `ctx.run` takes them. */
@@ -50,13 +54,13 @@ export function journaledModel(
           const step = { messages: messages.map((message) => ({ ...message, ts })), at };
           // Over the server's entry size limit the step would be run again forever: fail it instead.
           const bytes = Buffer.byteLength(JSON.stringify(step));
-          if (bytes > maxStepBytes) return { error: { name: "AgentError", message: `the model's answer is too large to journal (${bytes} bytes, over maxStepBytes ${maxStepBytes})` }, at };
+          if (bytes > maxStepBytes) return fitErrorStep({ error: { name: "AgentError", message: `the model's answer is too large to journal (${bytes} bytes, over maxStepBytes ${maxStepBytes})` }, at }, maxStepBytes);
           return step;
         } catch (error) {
           // Cancelled: nobody reads this step any more; a value keeps Restate from retrying it.
           if (context.signal.aborted) return { aborted: true, at: Date.now() };
           if (isRetryable(error)) throw retryableError(error);
-          return { error: describeError(error), at: Date.now() };
+          return fitErrorStep({ error: errorDescription(error), at: Date.now() }, maxStepBytes);
         } finally {
           race.dispose();
         }
@@ -76,6 +80,16 @@ export function journaledModel(
   return journaled;
 }
 
+/** Throws an `AgentError` for step retry options that are not numbers they can mean (durations may also be Restate `Duration` objects). */
+export function checkStepRetry(retry: StepRetryOptions): void {
+  checkNumber("modelRetry.maxRetryAttempts", retry.maxRetryAttempts, { min: 0, integer: true });
+  checkNumber("modelRetry.retryIntervalFactor", retry.retryIntervalFactor, { min: 1 });
+  for (const key of ["maxRetryDuration", "initialRetryInterval", "maxRetryInterval"] as const) {
+    const value = retry[key];
+    if (typeof value !== "object") checkNumber(`modelRetry.${key}`, value, { min: 0 });
+  }
+}
+
 /** What a model step stores in the journal (plain JSON). */
 type ModelStep =
   | { messages: ModelMessage[]; at: number }
@@ -93,15 +107,24 @@ type ErrorDescription = {
 
 const ignore = (): void => undefined;
 
+// An error the server cannot journal would have the step run again forever: its text is cut to fit.
+function fitErrorStep(step: { error: ErrorDescription; at: number }, maxStepBytes: number): ModelStep {
+  const bytes = Buffer.byteLength(JSON.stringify(step));
+  if (bytes <= maxStepBytes) return step;
+  const { message } = step.error;
+  const rest = bytes - Buffer.byteLength(JSON.stringify(message));
+  return { error: { ...step.error, message: fitText(message, maxStepBytes - rest) }, at: step.at };
+}
+
 function retryableError(error: unknown): RetryableError {
   const asked = (error as { retryAfterMs?: unknown }).retryAfterMs;
   const retryAfter = typeof asked === "number" && Number.isFinite(asked) && asked >= 0 ? asked : undefined;
-  return new RetryableError(errorMessage(error), retryAfter === undefined ? { cause: error } : { cause: error, retryAfter });
+  return new RetryableError(describeError(error), retryAfter === undefined ? { cause: error } : { cause: error, retryAfter });
 }
 
-function describeError(error: unknown): ErrorDescription {
-  const description: ErrorDescription = { name: error instanceof Error ? error.name : "Error", message: errorMessage(error) };
-  if (error instanceof ProviderError || (isAgentError(error) && "provider" in error)) {
+function errorDescription(error: unknown): ErrorDescription {
+  const description: ErrorDescription = { name: errorType(error) ?? "Error", message: describeError(error) };
+  if (isInstance(error, ProviderError) || (isAgentError(error) && "provider" in error)) {
     const provider = error as ProviderError;
     description.provider = provider.provider;
     if (provider.status !== undefined) description.status = provider.status;

@@ -1,9 +1,11 @@
 import { CancelledError, RetryableError, type ObjectContext } from "@restatedev/restate-sdk";
-import { AbortError, errorMessage } from "../errors.ts";
+import { AbortError, describeError, isInstance } from "../errors.ts";
 import { ApprovalPause } from "../execute-tool-calls.ts";
 import type { JsonValue, Session } from "../session.ts";
 import type { ToolContext, ToolDefinition, ToolHandler, ToolHandlers } from "../tools.ts";
 import type { ReplayClock } from "./replay-clock.ts";
+import { fitText } from "./step-size.ts";
+import { clampDelay } from "../numeric-options.ts";
 import type { StepScheduler } from "./step-scheduler.ts";
 
 /**
@@ -31,7 +33,10 @@ export function journaledTools(
     return { ...rest, handler: wrap(definition.name, definition.handler, timeout ?? toolTimeout) };
   });
   const wrappedHandlers: ToolHandlers = {};
-  for (const [name, handler] of Object.entries(toolHandlers)) wrappedHandlers[name] = wrap(name, handler, toolTimeout);
+  // Defined, not assigned: a handler named `__proto__` must stay an entry, not become the prototype.
+  for (const [name, handler] of Object.entries(toolHandlers)) {
+    Object.defineProperty(wrappedHandlers, name, { value: wrap(name, handler, toolTimeout), enumerable: true, writable: true, configurable: true });
+  }
   return { tools: wrappedTools, toolHandlers: wrappedHandlers };
 }
 
@@ -59,7 +64,7 @@ function journaledHandler(
       result = await scheduler.await(step);
     } catch (error) {
       // The run was cancelled: the loop answers this call as aborted.
-      if (error instanceof CancelledError) throw new AbortError();
+      if (isInstance(error, CancelledError)) throw new AbortError();
       throw error;
     }
     clock.toolEnded(context.id, result.at);
@@ -81,7 +86,8 @@ async function runHandler(handler: ToolHandler, input: unknown, context: ToolCon
   if (context.signal.aborted) stop(context.signal.reason);
   const timedOut = new Error(`timed out after ${timeout} ms`);
   timedOut.name = "TimeoutError";
-  const timer = timeout === undefined ? undefined : setTimeout(() => stop(timedOut), timeout);
+  // `Infinity`: no timer; a longer wait than a timer holds is clamped (it would fire at once).
+  const timer = timeout === undefined || timeout === Number.POSITIVE_INFINITY ? undefined : setTimeout(() => stop(timedOut), clampDelay(timeout));
   const stopped = new Promise<never>((_resolve, reject) => {
     controller.signal.addEventListener("abort", () => reject(controller.signal.reason), { once: true });
   });
@@ -90,12 +96,12 @@ async function runHandler(handler: ToolHandler, input: unknown, context: ToolCon
     const output: unknown = await Promise.race([Promise.resolve(handler(input, { ...context, signal: controller.signal })), stopped]);
     return { output: toJson(output), at: Date.now() };
   } catch (error) {
-    if (error instanceof RetryableError) throw error;
+    if (isInstance(error, RetryableError)) throw error;
     const at = Date.now();
     if (controller.signal.reason === timedOut) return { timeout: timeout!, at };
     if (context.signal.aborted) return { aborted: true, at };
-    if (error instanceof ApprovalPause) return { pause: error.session, at };
-    return { error: errorMessage(error), at };
+    if (isInstance(error, ApprovalPause)) return { pause: error.session, at };
+    return { error: describeError(error), at };
   } finally {
     if (timer !== undefined) clearTimeout(timer);
     context.signal.removeEventListener("abort", onRunAbort);
@@ -103,12 +109,14 @@ async function runHandler(handler: ToolHandler, input: unknown, context: ToolCon
 }
 
 // The server refuses a journal entry over its message size limit, and the invocation then runs the
-// step again, forever: an answer too large to journal becomes an error result instead.
+// step again, forever (a tool with side effects too): every kind of step must fit, error texts
+// included. An answer too large becomes an error result; an error text too large is cut.
 function fitStep(step: ToolStep, maxStepBytes: number): ToolStep {
-  if (!("output" in step) && !("pause" in step)) return step;
   const bytes = Buffer.byteLength(JSON.stringify(step));
   if (bytes <= maxStepBytes) return step;
-  return { error: `the tool's ${"output" in step ? "output" : "paused session"} is too large to journal (${bytes} bytes, over maxStepBytes ${maxStepBytes})`, at: step.at };
+  if ("error" in step) return { error: fitText(step.error, maxStepBytes - (bytes - Buffer.byteLength(JSON.stringify(step.error)))), at: step.at };
+  const what = "output" in step ? "output" : "pause" in step ? "paused session" : "result";
+  return fitStep({ error: `the tool's ${what} is too large to journal (${bytes} bytes, over maxStepBytes ${maxStepBytes})`, at: step.at }, maxStepBytes);
 }
 
 // The loop stores outputs as JSON; the journal must hold exactly that.

@@ -6,6 +6,9 @@ import type { ToolDefinition } from "../tools.ts";
 import { decideOnce, listPendingApprovals, resolveApprovals, type ApprovalResolution, type ApprovalResolved, type PendingApprovalView } from "./approvals.ts";
 import { durableRun, statusKey, type AgentRunInput, type AgentRunResult, type AgentStatus, type DurableLoopOptions } from "./durable-run.ts";
 import type { StepRetryOptions } from "./journaled-model.ts";
+import { checkMaxStepBytes } from "./step-size.ts";
+import { checkLoopOptions } from "../loop-options.ts";
+import { checkStepRetry } from "./journaled-model.ts";
 import { entriesToJsonl, hasSession, readEntries, sessionFromEntries } from "./session-state.ts";
 
 export type RestateAgentOptions = {
@@ -27,7 +30,8 @@ export type RestateAgentOptions = {
   /** How Restate retries a model call that failed with a retryable error (default: the server's policy). */
   modelRetry?: StepRetryOptions;
   /**
-   * The largest step (a tool's output, a model's answer, as JSON bytes) to journal (default 8 MiB).
+   * The largest step (a tool's output, a model's answer, an error text, as JSON bytes) to journal:
+   * an integer >= 1024 (default 8 MiB). An error text over it is cut to fit.
    * The server refuses an entry over its message size limit (32 MiB by default) and would run the
    * step again forever; a larger tool output becomes an error result, a larger answer fails the run.
    * Keep it well below the server's limit: a replay also needs the whole journal in memory.
@@ -73,6 +77,10 @@ export type RestateAgent = VirtualObjectDefinition<string, RestateAgentHandlers>
  * on any worker where it was.
  */
 export function restateAgent(config: RestateAgentOptions): RestateAgent {
+  // Checked once, here: a bad option found inside a run would fail it on every replay.
+  checkMaxStepBytes(config.maxStepBytes);
+  checkLoopOptions(config.options ?? {}, config.tools ?? []);
+  checkStepRetry(config.modelRetry ?? {});
   const name = config.name ?? "agent";
   const setup = { invokeModel: config.invokeModel, tools: config.tools ?? [], options: config.options ?? {}, modelRetry: config.modelRetry, maxStepBytes: config.maxStepBytes ?? 8 * 1024 * 1024 };
   const shared = restate.handlers.object.shared;

@@ -77,6 +77,9 @@ export function recordSession(ctx: ObjectContext, session: Session, clock: Repla
     // A copy now: a message can change in place later (approval marks), the entry must not.
     const entry = structuredClone(entryFor(change));
     if ("ts" in entry) entry.ts = clock.now();
+    // A wait measured by the clock of this attempt would differ on a replay, and state writes
+    // must replay the same: a durable session records no `waitMs`.
+    if (entry.type === "message" && "type" in entry.message && entry.message.type === "tool_result") delete entry.message.waitMs;
     pending.push(entry);
     // A model turn enters whole (`more` until its last message): write it once it is all in.
     if (flushOnAppend && change.type === "append" && change.more !== true) {

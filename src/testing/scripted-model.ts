@@ -1,4 +1,6 @@
 import { delay } from "../abort.ts";
+import { AgentError, describeValue } from "../errors.ts";
+import { checkNumber, maxTimerDelay } from "../numeric-options.ts";
 import type { ModelStreamEvent } from "../events.ts";
 import type { InvokeModel, ModelContext } from "../invoke-model.ts";
 import { forkSession, type ModelMessage, type Session } from "../session.ts";
@@ -15,7 +17,7 @@ export type ScriptedTurn = ModelMessage[] | ModelMessage | TurnFunction | TurnOp
 
 export type TurnOptions = {
   messages?: ModelMessage[] | TurnFunction;
-  /** Wait this long (ms) before answering; an abort ends the wait. */
+  /** Wait this long (ms, from 0 to `maxTimerDelay`) before answering; an abort ends the wait. */
   delay?: number;
   /** Same as `delay`. */
   delayMs?: number;
@@ -46,9 +48,13 @@ export type ScriptedModel = InvokeModel & {
 
 /**
  * An `invokeModel` that replays scripted turns, in order, one per call: for testing agents without
- * a model. A call after the last turn throws, naming the call number.
+ * a model. A call after the last turn throws, naming the call number. A malformed script (a turn
+ * that is not messages, a function or turn options; a message a model cannot give; an unknown
+ * option; a delay a timer cannot hold) throws an `AgentError` here, naming the turn, rather than
+ * answering something at run time.
  */
 export function scriptedModel(turns: readonly ScriptedTurn[], options: ScriptedModelOptions = {}): ScriptedModel {
+  checkScript(turns);
   const calls: Session[] = [];
   const toolsSeen: ToolSchema[][] = [];
   let callCount = 0;
@@ -86,6 +92,47 @@ export function scriptedModel(turns: readonly ScriptedTurn[], options: ScriptedM
     toolsSeen: { get: () => toolsSeen },
     callCount: { get: () => callCount },
   }) as ScriptedModel;
+}
+
+function checkScript(turns: readonly ScriptedTurn[]): void {
+  if (!Array.isArray(turns)) throw new AgentError(`scriptedModel: the script must be an array of turns; got ${describeValue(turns)}`);
+  turns.forEach((turn: unknown, index) => {
+    const where = `scriptedModel: turn ${index + 1}`;
+    if (typeof turn === "function") return;
+    if (Array.isArray(turn)) return void turn.forEach((message, position) => checkMessage(message, `${where}, message ${position + 1}`));
+    if (typeof turn !== "object" || turn === null) throw new AgentError(`${where} must be messages, a message, a function or turn options; got ${describeValue(turn)}`);
+    if ("role" in turn || "type" in turn) return checkMessage(turn, where);
+    const unknown = Object.keys(turn).filter((key) => !turnOptionKeys.has(key));
+    if (unknown.length > 0) throw new AgentError(`${where}: unknown option ${unknown.map((key) => JSON.stringify(key)).join(", ")} (known: ${[...turnOptionKeys].join(", ")})`);
+    const spec = turn as TurnOptions;
+    for (const key of ["delay", "delayMs"] as const) checkNumber(`${where}: ${key}`, spec[key], { min: 0, max: maxTimerDelay });
+    if (spec.delay !== undefined && spec.delayMs !== undefined && spec.delay !== spec.delayMs) throw new AgentError(`${where}: delay and delayMs differ; give one`);
+    if (spec.stream !== undefined && typeof spec.stream !== "boolean") throw new AgentError(`${where}: stream must be true or false`);
+    const messages: unknown = spec.messages;
+    if (messages === undefined || typeof messages === "function") return;
+    if (!Array.isArray(messages)) throw new AgentError(`${where}: messages must be an array of messages or a function; got ${describeValue(messages)}`);
+    messages.forEach((message, position) => checkMessage(message, `${where}, message ${position + 1}`));
+  });
+}
+
+const turnOptionKeys = new Set(["messages", "delay", "delayMs", "error", "stream"]);
+
+// What a model may answer: the loop refuses anything else, so a script that holds it is a mistake.
+function checkMessage(message: unknown, where: string): void {
+  const candidate = (typeof message === "object" && message !== null ? message : {}) as Record<string, unknown>;
+  const valid =
+    (candidate.role === "assistant" && typeof candidate.content === "string") ||
+    (candidate.type === "thinking" && typeof candidate.content === "string") ||
+    (candidate.type === "tool_call" &&
+      typeof candidate.id === "string" &&
+      candidate.id !== "" &&
+      typeof candidate.name === "string" &&
+      (candidate.input === undefined || (typeof candidate.input === "object" && candidate.input !== null && !Array.isArray(candidate.input))));
+  if (!valid) {
+    throw new AgentError(
+      `${where} is not a message a model gives (assistant text, thinking, or a tool_call with an id, a name and an object input); got ${describeValue(message)}`,
+    );
+  }
 }
 
 // Splits each message into the deltas a provider would stream, then the message itself.

@@ -26,7 +26,7 @@ describe("restateAgent: human approval", () => {
     const tag = "approval-restart";
     const { invocationId } = await cluster.client.start(tag, { system: systemPrompt, message: tag });
     await waitPaused(tag);
-    expect(await cluster.client.pendingApprovals(tag)).toStrictEqual([{ id: `${tag}-c1`, name: "deploy", input: { target: "prod" } }]);
+    expect(await cluster.client.pendingApprovals(tag)).toStrictEqual([{ id: `${tag}-c1`, path: `${tag}-c1`, name: "deploy", input: { target: "prod" } }]);
     expect(await cluster.client.status(tag)).toStrictEqual({ state: "paused" });
     expect((await cluster.client.session(tag)).messages.at(-1)).toMatchObject({ id: `${tag}-c1`, approval: { status: "pending" } });
 
@@ -36,7 +36,7 @@ describe("restateAgent: human approval", () => {
     const worker = await startWorker(cluster.dir);
     cluster.workers.push(worker);
     cluster.proxy.upstreams.push(worker.port);
-    expect(await cluster.client.pendingApprovals(tag)).toStrictEqual([{ id: `${tag}-c1`, name: "deploy", input: { target: "prod" } }]);
+    expect(await cluster.client.pendingApprovals(tag)).toStrictEqual([{ id: `${tag}-c1`, path: `${tag}-c1`, name: "deploy", input: { target: "prod" } }]);
 
     expect(await cluster.client.resolveApproval(tag, `${tag}-c1`, { approved: true })).toStrictEqual({ resolved: [`${tag}-c1`] });
     await expectRefused(cluster.client.resolveApproval(tag, `${tag}-c1`, { approved: true }), 409, /already decided|not waiting/);
@@ -68,7 +68,7 @@ describe("restateAgent: human approval", () => {
     // A list with one bad id changes nothing, not even for the good one.
     await expectRefused(cluster.client.resolveApproval(tag, [call, "no-such-call"], { approved: true }), 404, /no tool call "no-such-call"/);
     expect(await cluster.client.export(tag)).toBe(before);
-    expect(await cluster.client.pendingApprovals(tag)).toStrictEqual([{ id: call, name: "deploy", input: { target: "prod" } }]);
+    expect(await cluster.client.pendingApprovals(tag)).toStrictEqual([{ id: call, path: call, name: "deploy", input: { target: "prod" } }]);
 
     // Two decisions at once: exactly one gets through, the other is refused.
     const gatesBefore = (await forgetting()).length;

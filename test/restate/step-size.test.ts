@@ -21,6 +21,17 @@ const huge = tool({
   },
 });
 const toolModel: InvokeModel = (_tools, session) => (results(session) === 0 ? [{ type: "tool_call", id: "h1", name: "huge", input: {} }] : [{ role: "assistant", content: "noted" }]);
+let failingRuns = 0;
+const failing = tool({
+  name: "failing",
+  description: "Fails with a long text.",
+  inputSchema: { type: "object", properties: {} },
+  handler: () => {
+    failingRuns++;
+    throw new Error("z".repeat(100 * 1024));
+  },
+});
+const failingModel: InvokeModel = (_tools, session) => (results(session) === 0 ? [{ type: "tool_call", id: "f1", name: "failing", input: {} }] : [{ role: "assistant", content: "noted" }]);
 const chattyModel: InvokeModel = () => [{ role: "assistant", content: "y".repeat(100 * 1024) }];
 
 let server: RestateServer;
@@ -33,6 +44,7 @@ beforeAll(async () => {
     .setLogger(() => undefined)
     .bind(restateAgent({ name: "hugeTool", invokeModel: toolModel, tools: [huge], maxStepBytes }))
     .bind(restateAgent({ name: "hugeAnswer", invokeModel: chattyModel, maxStepBytes }))
+    .bind(restateAgent({ name: "hugeError", invokeModel: failingModel, tools: [failing], maxStepBytes: 2048 }))
     .http2Handler();
   const listener = http2.createServer(handler);
   await new Promise<void>((resolve) => listener.listen(0, "127.0.0.1", resolve));
@@ -56,6 +68,15 @@ describe("restateAgent: steps too large to journal", () => {
       isError: true,
     });
   });
+
+  it("an error text over maxStepBytes is cut to fit: the step is journaled and the tool ran once", async () => {
+    const client = restateAgentClient({ url: server.ingressUrl, name: "hugeError" });
+    expect(await client.run("s", { message: "go" })).toStrictEqual({ outcome: "done", response: "noted" });
+    expect(failingRuns).toBe(1);
+    const result = withoutTs(await client.session("s"))[2] as { output: string; isError: boolean };
+    expect(result).toMatchObject({ type: "tool_result", id: "f1", isError: true, output: expect.stringMatching(/^Error: z+… \(cut to fit maxStepBytes\)$/) });
+    expect(Buffer.byteLength(result.output)).toBeLessThan(2048);
+  }, 60_000);
 
   it("a model answer over maxStepBytes fails the run with a clear error", async () => {
     const client = restateAgentClient({ url: server.ingressUrl, name: "hugeAnswer" });

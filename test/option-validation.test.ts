@@ -1,0 +1,123 @@
+import { describe, expect, it } from "vitest";
+import {
+  agentLoop,
+  clampDelay,
+  compactSession,
+  defaultMaxIterations,
+  executeToolCalls,
+  initSession,
+  isAgentError,
+  isMaxIterationsError,
+  maxTimerDelay,
+  retryDelay,
+  ProviderError,
+  tool,
+  type AgentLoopOptions,
+  type ModelMessage,
+} from "simple-agent-loop";
+import { scriptedModel } from "simple-agent-loop/testing";
+import { sleep } from "./helpers.ts";
+
+const answer: ModelMessage[] = [{ role: "assistant", content: "done" }];
+const callTool = (id: string, name = "work"): ModelMessage[] => [{ type: "tool_call", id, name, input: {} }];
+
+async function rejection(run: () => Promise<unknown>): Promise<unknown> {
+  return run().then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+}
+
+describe("numeric options are checked where they enter", () => {
+  const bad: [string, AgentLoopOptions][] = [
+    ["maxIterations", { maxIterations: Number.NaN }],
+    ["maxIterations", { maxIterations: -1 }],
+    ["maxIterations", { maxIterations: 2.5 }],
+    ["maxParallelTools", { maxParallelTools: Number.NaN }],
+    ["maxParallelTools", { maxParallelTools: 0 }],
+    ["toolTimeout", { toolTimeout: Number.NaN }],
+    ["toolTimeout", { toolTimeout: 0 }],
+    ["toolTimeout", { toolTimeout: -5 }],
+    ["outputAttempts", { outputAttempts: -1 }],
+    ["retry.maxRetries", { retry: { maxRetries: Number.NaN } }],
+    ["retry.initialDelayMs", { retry: { initialDelayMs: Number.POSITIVE_INFINITY } }],
+    ["retry.maxDelayMs", { retry: { maxDelayMs: -1 } }],
+    ["compaction.keepTurns", { compaction: { keepTurns: Number.NaN } }],
+    ["maxIterations", { maxIterations: "3" as unknown as number }],
+  ];
+  for (const [name, options] of bad) {
+    it(`agentLoop refuses ${name} = ${String(Object.values(options)[0] && JSON.stringify(options))} with an AgentError, before calling the model`, async () => {
+      const model = scriptedModel([answer]);
+      const error = await rejection(() => agentLoop(model, [], initSession("s", "u"), options));
+      expect(isAgentError(error)).toBe(true);
+      expect((error as Error).message).toContain(name);
+      expect(model.callCount).toBe(0);
+    });
+  }
+
+  it("refuses a tool's timeout that is not a duration, in tool() and in the loop", async () => {
+    expect(() => tool({ name: "t", description: "d", inputSchema: {}, timeout: Number.NaN, handler: () => "" })).toThrow(/timeout/);
+    const error = await rejection(() =>
+      agentLoop(scriptedModel([answer]), [{ name: "t", description: "d", input_schema: {}, handler: () => "", timeout: -1 }], initSession("s", "u")),
+    );
+    expect(isAgentError(error)).toBe(true);
+    await expect(executeToolCalls([], {}, { maxParallelTools: Number.NaN })).rejects.toThrow(/maxParallelTools/);
+    expect(() => compactSession(initSession("s", "u"), { maxLength: -1 })).toThrow(/maxLength/);
+    expect(() => retryDelay(new Error("x"), 1, { maxRetries: -1 })).toThrow(/maxRetries/);
+  });
+
+  it("a timeout longer than a timer can hold does not fire at once; Infinity sets no timer", async () => {
+    for (const options of [{ toolTimeout: 30 * 24 * 60 * 60 * 1000 }, { toolTimeout: Number.POSITIVE_INFINITY }, {}]) {
+      const session = await agentLoop(scriptedModel([callTool("a"), answer]), [], initSession("s", "u"), {
+        ...options,
+        toolHandlers: { work: () => sleep(30).then(() => "finished") },
+      });
+      expect(session.messages.find((message) => "type" in message && message.type === "tool_result")).toMatchObject({ output: "finished" });
+    }
+    const slow = tool({ name: "work", description: "d", inputSchema: {}, timeout: 3e9, handler: () => sleep(30).then(() => "finished") });
+    const [result] = await executeToolCalls(callTool("b") as never, {}, { tools: [slow] });
+    expect(result).toMatchObject({ output: "finished" });
+    // A tool's own Infinity overrides the loop's short timeout.
+    const patient = tool({ name: "work", description: "d", inputSchema: {}, timeout: Number.POSITIVE_INFINITY, handler: () => sleep(40).then(() => "finished") });
+    const [patientResult] = await executeToolCalls(callTool("c") as never, {}, { tools: [patient], toolTimeout: 5 });
+    expect(patientResult).toMatchObject({ output: "finished" });
+  });
+
+  it("a huge retry-after with maxDelayMs Infinity waits (it does not retry in a tight loop)", async () => {
+    let calls = 0;
+    const controller = new AbortController();
+    const model = () => {
+      calls++;
+      throw new ProviderError("overloaded", { provider: "test", retryable: true, retryAfterMs: 1e12 });
+    };
+    const run = agentLoop(model, [], initSession("s", "u"), { retry: { maxDelayMs: Number.POSITIVE_INFINITY, maxRetries: 1000 }, signal: controller.signal });
+    await sleep(200);
+    controller.abort();
+    await run;
+    expect(calls).toBe(1);
+    expect(retryDelay(new ProviderError("x", { provider: "t", retryable: true, retryAfterMs: 1e12 }), 1, { maxDelayMs: Number.POSITIVE_INFINITY })).toBe(maxTimerDelay);
+  });
+
+  it("clampDelay gives delays setTimeout can hold", () => {
+    expect([clampDelay(-1), clampDelay(Number.NaN), clampDelay(250), clampDelay(3e9), clampDelay(Number.POSITIVE_INFINITY)]).toStrictEqual([0, 0, 250, maxTimerDelay, maxTimerDelay]);
+    expect(maxTimerDelay).toBe(2 ** 31 - 1);
+  });
+});
+
+describe("maxIterations has a default", () => {
+  it(`a model that never stops is stopped after ${defaultMaxIterations} calls, with MaxIterationsError`, async () => {
+    let calls = 0;
+    const model = () => [{ type: "tool_call" as const, id: `c${++calls}`, name: "work", input: {} }];
+    const error = await rejection(() => agentLoop(model, [], initSession("s", "u"), { toolHandlers: { work: () => "again" } }));
+    expect(isMaxIterationsError(error)).toBe(true);
+    expect(calls).toBe(defaultMaxIterations);
+    expect((error as Error).message).toContain(`${defaultMaxIterations}, the default`);
+  });
+
+  it("Infinity lifts the cap", async () => {
+    let calls = 0;
+    const model = () => (++calls > defaultMaxIterations + 5 ? answer : [{ type: "tool_call" as const, id: `c${calls}`, name: "work", input: {} }]);
+    await agentLoop(model, [], initSession("s", "u"), { toolHandlers: { work: () => "again" }, maxIterations: Number.POSITIVE_INFINITY, compaction: false });
+    expect(calls).toBe(defaultMaxIterations + 6);
+  });
+});
