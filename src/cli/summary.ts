@@ -1,14 +1,18 @@
 import type { JsonObject, ToolResultMessage } from "../session.ts";
+import { visibleText } from "./visible-text.ts";
 
 /**
  * One line for an answered tool call: `✓ read src/a.ts (120 lines)` or
- * `✗ edit x.ts: oldText not found in x.ts; …`, at most `width` characters.
+ * `✗ edit x.ts: oldText not found in x.ts; …`, at most `width` characters, control characters
+ * of the call and its result made visible.
  */
 export function summarizeToolCall(name: string, input: JsonObject, result: ToolResultMessage, width = 160): { ok: boolean; text: string } {
   const ok = result.isError !== true;
   const output = typeof result.output === "string" ? result.output : JSON.stringify(result.output);
   const subject = `${name}${describeTarget(name, input)}`;
-  const text = ok ? `✓ ${subject}${detail(name, input, output)}` : `✗ ${subject}: ${firstLine(output.replace(/^Error: /, ""))}`;
+  const line = ok ? `✓ ${subject}${detail(name, input, output)}` : `✗ ${subject}: ${firstLine(output.replace(/^Error: /, ""))}`;
+  // One line on the terminal: a path or pattern with a line break in it must not start another.
+  const text = visibleText(line).replace(/[\n\t]/g, " ");
   return { ok, text: text.length > width ? `${text.slice(0, width - 1)}…` : text };
 }
 

@@ -1,6 +1,7 @@
 import { errorMessage } from "../errors.ts";
 import type { JsonObject } from "../session.ts";
 import type { Style } from "./ansi.ts";
+import { commandOutputLines } from "./command-output.ts";
 import { createSpinner } from "./spinner.ts";
 import { describeTarget, summarizeToolCall } from "./summary.ts";
 import type { TaskOutput, TaskResult } from "./task-output.ts";
@@ -70,6 +71,7 @@ export function terminalOutput(out: Out, errors: NodeJS.WritableStream, style: S
           const { ok, text } = summarizeToolCall(call.name, call.input, event.result, width());
           endLine();
           write(`${ok ? style.green(text.slice(0, 1)) : style.red(text.slice(0, 1))}${text.slice(1)}\n`);
+          if (call.name === "bash") for (const line of commandOutputLines(event.result, width() - 4)) write(`${style.dim(`  │ ${line}`)}\n`);
           if (running.size > 0) wait(running.size === 1 ? `running ${running.values().next().value}` : `running ${running.size} tools`);
           break;
         }
