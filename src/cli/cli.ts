@@ -21,6 +21,7 @@ import { terminalOutput } from "./terminal-output.ts";
 import { codingTools, readOnlyTools, workspaceRoot } from "./tools/index.ts";
 import { codeOf } from "./tools/workspace-path.ts";
 import { runView } from "./view.ts";
+import { waitClock } from "./wait-clock.ts";
 
 /** The process around the CLI, passed in so the CLI itself holds no globals. */
 export type CliIo = {
@@ -116,6 +117,8 @@ async function runAgent(args: RunArgs, io: CliIo): Promise<number> {
     const output = args.json ? jsonOutput(io.stdout, { sessionId: opened.id }) : terminalOutput(io.stdout, io.stderr, style);
     let taskSignal = AbortSignal.abort();
     const interrupt = (): void => onInterrupt?.();
+    const waiting = waitClock();
+    const ask = input === undefined ? undefined : terminalAsker({ input, out: io.stdout, style, beforeAsk: output.pause, afterAsk: output.resume, onInterrupt: interrupt });
     const context: TaskContext = {
       invokeModel: selected.invokeModel,
       tools,
@@ -127,13 +130,14 @@ async function runAgent(args: RunArgs, io: CliIo): Promise<number> {
         beforeToolCall: permissionHook({
           guarded: new Set([...names].filter((name) => !readOnlyTools.has(name))),
           allowed: args.allow === "all" ? "all" : new Set(args.allow),
-          ...(input === undefined ? {} : { ask: terminalAsker({ input, out: io.stdout, style, beforeAsk: output.pause, afterAsk: output.resume, onInterrupt: interrupt }) }),
+          ...(ask === undefined ? {} : { ask: (request, signal) => waiting.measure(() => ask(request, signal)) }),
           signal: () => taskSignal,
         }),
       },
       watchInterrupts: (handler) => watchInterrupts(handler, input, (next) => (onInterrupt = next)),
       onTaskStart: (signal) => (taskSignal = signal),
       exitNow: shutdown.exitNow,
+      waiting,
     };
     if (task !== undefined) return exitCodeOf(await runTask(context, task));
     // No task means stdin is a terminal (otherwise the task came from stdin), so there is input.

@@ -12,7 +12,12 @@ export function jsonOutput(out: NodeJS.WritableStream, details: JsonObject): Tas
   return {
     event: line,
     finish: (result: TaskResult) => {
-      const common = { ...details, outcome: result.outcome, ...(result.metrics === undefined ? {} : { usage: result.metrics.usage, durationMs: result.metrics.durationMs }) };
+      const common = {
+        ...details,
+        outcome: result.outcome,
+        ...(result.metrics === undefined ? {} : { usage: result.metrics.usage, durationMs: result.metrics.durationMs }),
+        ...(result.waitMs === undefined ? {} : { waitMs: result.waitMs }),
+      };
       if (result.outcome === "done") {
         line({ type: "done", ...common, answer: result.answer ?? "" });
         return;

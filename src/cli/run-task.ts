@@ -6,6 +6,7 @@ import { agentStream } from "../loop.ts";
 import { response, send, type Session } from "../session.ts";
 import type { Tool } from "../tools.ts";
 import type { TaskOutput, TaskResult } from "./task-output.ts";
+import type { WaitClock } from "./wait-clock.ts";
 
 /** Everything a task runs with; one per CLI run, shared by the tasks of an interactive session. */
 export type TaskContext = {
@@ -28,6 +29,8 @@ export type TaskContext = {
   onTaskStart: (signal: AbortSignal) => void;
   /** Ends the process at once, with this exit code (a second Ctrl-C). */
   exitNow: (code: number) => void;
+  /** Measures the time spent waiting for the user (fed by the permission prompt); reset by each task. */
+  waiting?: WaitClock;
 };
 
 /**
@@ -38,6 +41,7 @@ export type TaskContext = {
  */
 export async function runTask(context: TaskContext, task: string): Promise<TaskResult> {
   const { session, output } = context;
+  context.waiting?.reset();
   send(session, task);
   const controller = new AbortController();
   context.onTaskStart(controller.signal);
@@ -69,6 +73,8 @@ export async function runTask(context: TaskContext, task: string): Promise<TaskR
     stopWatching();
   }
   if (end?.metrics !== undefined) result.metrics = end.metrics;
+  const waitMs = context.waiting?.elapsedMs() ?? 0;
+  if (waitMs >= 1) result.waitMs = waitMs;
   output.finish(result);
   return result;
 }

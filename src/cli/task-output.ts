@@ -1,8 +1,12 @@
 import type { AgentEvent, RunOutcome } from "../events.ts";
 import type { RunMetrics } from "../metrics.ts";
 
-/** How a task ended: the run's outcome, its metrics, the final answer, or the error that ended it. */
-export type TaskResult = { outcome: RunOutcome; metrics?: RunMetrics; answer?: string; error?: unknown };
+/**
+ * How a task ended: the run's outcome, its metrics, the final answer, or the error that ended it.
+ * `waitMs`: the part of `metrics.durationMs` spent waiting for the user to answer permission
+ * prompts (absent when nothing was asked); the task worked the rest of the time.
+ */
+export type TaskResult = { outcome: RunOutcome; metrics?: RunMetrics; waitMs?: number; answer?: string; error?: unknown };
 
 /**
  * Where a task's progress goes: the terminal (`terminalOutput`) or JSONL for scripts

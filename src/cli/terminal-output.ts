@@ -108,7 +108,7 @@ export function terminalOutput(out: Out, errors: NodeJS.WritableStream, style: S
       if (result.metrics !== undefined) {
         const { usage, durationMs } = result.metrics;
         const number = (value: number): string => value.toLocaleString("en-US");
-        write(`${style.dim(`tokens ${number(usage.inputTokens)} in · ${number(usage.outputTokens)} out · ${(durationMs / 1000).toFixed(1)}s`)}\n`);
+        write(`${style.dim(`tokens ${number(usage.inputTokens)} in · ${number(usage.outputTokens)} out · ${taskTime(durationMs, result.waitMs ?? 0)}`)}\n`);
       }
     },
     interrupting: () => {
@@ -125,4 +125,11 @@ export function terminalOutput(out: Out, errors: NodeJS.WritableStream, style: S
       for (const text of pending) write(text);
     },
   };
+}
+
+// Working time first; the time the user took to answer prompts apart: `1.5s (+20.1s waiting for you)`.
+function taskTime(durationMs: number, waitMs: number): string {
+  const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)}s`;
+  const working = seconds(Math.max(0, durationMs - waitMs));
+  return waitMs >= 50 ? `${working} (+${seconds(waitMs)} waiting for you)` : working;
 }

@@ -130,4 +130,20 @@ describe("the interactive prompt", () => {
     terminal.type("\x03");
     expect(await terminal.exited).toBe(130);
   });
+
+  it("reports the time the user took to answer a prompt apart from the task's working time", { timeout: 90_000 }, async () => {
+    server.enqueue({ toolCalls: [{ name: "write", arguments: { path: "x.txt", content: "x\n" } }] }, { text: "Written." });
+    const terminal = start();
+    await terminal.waitFor("> ");
+    terminal.type("write x\r");
+    await terminal.waitFor("Allow write?");
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    terminal.type("y\r");
+    const screen = await terminal.waitFor(/tokens [\d,]+ in · [\d,]+ out · .*\n/);
+    const [, working, waiting] = /tokens [\d,]+ in · [\d,]+ out · (\d+\.\d)s \(\+(\d+\.\d)s waiting for you\)/.exec(screen) ?? [];
+    expect(Number(waiting), screen).toBeGreaterThanOrEqual(2.9);
+    expect(Number(working)).toBeLessThan(Number(waiting));
+    terminal.type("/exit\r");
+    expect(await terminal.exited).toBe(0);
+  });
 });
