@@ -94,7 +94,10 @@ async function runAgent(args: RunArgs, io: CliIo): Promise<number> {
       systemPrompt: systemPrompt(workspace),
       details: { provider: selected.provider, model: selected.model, version },
     });
-    shutdown.add(() => closeSession(opened.session));
+    shutdown.add(() => {
+      const session = opened.stored();
+      if (session !== undefined) closeSession(session);
+    });
     const style = createStyle(!args.json && useColor(io.stdout, io.env));
     announce(io, args.json, style, { version, workspace, selected, opened });
     const mcp = await connectMcpTools(args.mcpConfig, {
@@ -122,7 +125,7 @@ async function runAgent(args: RunArgs, io: CliIo): Promise<number> {
     const context: TaskContext = {
       invokeModel: selected.invokeModel,
       tools,
-      session: opened.session,
+      session: opened.store,
       maxTurns: args.maxTurns,
       contextWindow: args.contextWindow ?? selected.contextWindow,
       output,
@@ -141,7 +144,9 @@ async function runAgent(args: RunArgs, io: CliIo): Promise<number> {
     };
     if (task !== undefined) return exitCodeOf(await runTask(context, task));
     // No task means stdin is a terminal (otherwise the task came from stdin), so there is input.
-    return await interactive(context, input!, io.stdout, style);
+    const code = await interactive(context, input!, io.stdout, style);
+    if (opened.stored() !== undefined) io.stdout.write(style.dim(`To go on with this session: ${resumeCommand(opened.id, args.cwd === undefined ? undefined : workspace)}\n`));
+    return code;
   } finally {
     await shutdown.run();
   }
@@ -173,12 +178,19 @@ function announce(io: CliIo, json: boolean, style: Style, run: { version: string
     io.stderr.write(`session ${opened.id} (${opened.path})\n`);
     return;
   }
-  const lastTask = opened.session.messages.findLast((message): message is Extract<Message, { role: "user" }> => "role" in message && message.role === "user");
+  const messages = opened.stored()?.messages ?? [];
+  const lastTask = messages.findLast((message): message is Extract<Message, { role: "user" }> => "role" in message && message.role === "user");
   const state = opened.resumed
-    ? `resumed, ${opened.session.messages.length} messages${lastTask === undefined ? "" : `; last task: ${JSON.stringify(lastTask.content.length > 60 ? `${lastTask.content.slice(0, 59)}…` : lastTask.content)}`}`
+    ? `resumed, ${messages.length} messages${lastTask === undefined ? "" : `; last task: ${JSON.stringify(lastTask.content.length > 60 ? `${lastTask.content.slice(0, 59)}…` : lastTask.content)}`}`
     : "new";
   io.stdout.write(
     `${style.bold("simple-agent-loop")} ${run.version} · ${selected.description}\n` +
       style.dim(`workspace ${workspace}\nsession ${opened.id} (${state})\n`),
   );
+}
+
+// The command that resumes this session, with the workspace when it was not the current directory.
+function resumeCommand(id: string, workspace: string | undefined): string {
+  const quoted = (text: string): string => (/^[\w./@%+=:,-]+$/.test(text) ? text : `'${text.replace(/'/g, "'\\''")}'`);
+  return `simple-agent-loop --resume ${id}${workspace === undefined ? "" : ` -C ${quoted(workspace)}`}`;
 }

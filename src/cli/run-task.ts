@@ -12,8 +12,11 @@ import type { WaitClock } from "./wait-clock.ts";
 export type TaskContext = {
   invokeModel: InvokeModel;
   tools: Tool[];
-  /** The session, bound to its file: every message is saved as it enters. */
-  session: Session;
+  /**
+   * The session, bound to its file: every message is saved as it enters. A function: the session
+   * is stored only when a task needs it; each task calls it and works in the session it resolves to.
+   */
+  session: Session | (() => Promise<Session>);
   hooks: AgentHooks;
   /** At most this many model calls per task. */
   maxTurns: number;
@@ -40,8 +43,16 @@ export type TaskContext = {
  * with 130. Never throws: a failed run is a result with its error.
  */
 export async function runTask(context: TaskContext, task: string): Promise<TaskResult> {
-  const { session, output } = context;
+  const { output } = context;
   context.waiting?.reset();
+  let session: Session;
+  try {
+    session = typeof context.session === "function" ? await context.session() : context.session;
+  } catch (error) {
+    const failed: TaskResult = { outcome: "error", error };
+    output.finish(failed);
+    return failed;
+  }
   send(session, task);
   const controller = new AbortController();
   context.onTaskStart(controller.signal);

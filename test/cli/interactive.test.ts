@@ -1,6 +1,6 @@
 // The interactive prompt as a user drives it: in a pseudo-terminal, against a scripted
 // OpenAI-compatible server, with the workspace and the sessions in temporary directories.
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadSession } from "simple-agent-loop/store";
@@ -144,6 +144,33 @@ describe("the interactive prompt", () => {
     expect(Number(waiting), screen).toBeGreaterThanOrEqual(2.9);
     expect(Number(working)).toBeLessThan(Number(waiting));
     terminal.type("/exit\r");
+    expect(await terminal.exited).toBe(0);
+  });
+
+  it("writes no session when left without a task; after a task, says on exit how to resume it", { timeout: 90_000 }, async () => {
+    const sessionFiles = (): string[] => (existsSync(join(home.path, "sessions")) ? readdirSync(join(home.path, "sessions")) : []);
+    const idle = start();
+    await idle.waitFor("> ");
+    expect(sessionFiles()).toStrictEqual([]);
+    idle.type("/exit\r");
+    expect(await idle.exited).toBe(0);
+    expect(idle.screen()).not.toContain("--resume");
+    expect(sessionFiles()).toStrictEqual([]);
+    const ctrlD = start();
+    await ctrlD.waitFor("> ");
+    ctrlD.type("\x04");
+    expect(await ctrlD.exited).toBe(0);
+    expect(sessionFiles()).toStrictEqual([]);
+    server.enqueue({ text: "Hello there." });
+    const terminal = start();
+    const id = /session (\S+) \(new\)/.exec(await terminal.waitFor(/session (\S+) \(new\)/))![1]!;
+    await terminal.waitFor("> ");
+    terminal.type("say hello\r");
+    await terminal.waitFor("Hello there.");
+    expect(sessionFiles()).toContain(`${id}.jsonl`);
+    await terminal.waitFor(/Hello there\.[^]*\n> $/);
+    terminal.type("\x04");
+    await terminal.waitFor(`To go on with this session: simple-agent-loop --resume ${id}`);
     expect(await terminal.exited).toBe(0);
   });
 });
