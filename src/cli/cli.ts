@@ -96,7 +96,7 @@ async function runAgent(args: RunArgs, io: CliIo): Promise<number> {
     });
     shutdown.add(() => {
       const session = opened.stored();
-      if (session !== undefined) closeSession(session);
+      return session === undefined ? undefined : closeSession(session);
     });
     const style = createStyle(!args.json && useColor(io.stdout, io.env));
     announce(io, args.json, style, { version, workspace, selected, opened });
