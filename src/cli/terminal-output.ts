@@ -2,6 +2,7 @@ import { errorMessage } from "../errors.ts";
 import type { JsonObject } from "../session.ts";
 import type { Style } from "./ansi.ts";
 import { commandOutputLines } from "./command-output.ts";
+import { markdownRenderer, renderMarkdown } from "./markdown.ts";
 import { createSpinner } from "./spinner.ts";
 import { describeTarget, summarizeToolCall } from "./summary.ts";
 import type { TaskOutput, TaskResult } from "./task-output.ts";
@@ -32,8 +33,11 @@ export function terminalOutput(out: Out, errors: NodeJS.WritableStream, style: S
     spinner.stop();
     out.write(text);
   };
+  // The answer's Markdown, rendered as it streams; what it holds back goes out when the text stops.
+  const markdown = markdownRenderer(style);
   const endLine = (): void => {
     spinner.stop();
+    write(markdown.end());
     if (!atLineStart) write("\n");
   };
   // The spinner only ever draws on an empty line, never over streamed text.
@@ -50,7 +54,7 @@ export function terminalOutput(out: Out, errors: NodeJS.WritableStream, style: S
           break;
         case "text-delta":
           streamedThisTurn = true;
-          write(event.delta);
+          write(markdown.push(event.delta));
           break;
         case "thinking-delta":
           wait("thinking");
@@ -76,6 +80,7 @@ export function terminalOutput(out: Out, errors: NodeJS.WritableStream, style: S
           break;
         }
         case "retry":
+          markdown.reset();
           endLine();
           write(`${style.yellow(`↻ ${event.error}; retrying in ${(event.delayMs / 1000).toFixed(1)}s${streamedThisTurn ? " (the text above is void)" : ""}`)}\n`);
           streamedThisTurn = false;
@@ -87,7 +92,7 @@ export function terminalOutput(out: Out, errors: NodeJS.WritableStream, style: S
         case "message": {
           // A model that does not stream its text (or streams it whole) is shown when its turn enters.
           const message = event.message;
-          if ("role" in message && message.role === "assistant" && !streamedThisTurn && message.content !== "") write(message.content);
+          if ("role" in message && message.role === "assistant" && !streamedThisTurn && message.content !== "") write(renderMarkdown(message.content, style));
           break;
         }
         case "turn-end":
