@@ -136,6 +136,9 @@ describe("exit codes and messages", () => {
     const bad = await run(["--provider", "skynet", "hello"]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/unknown provider skynet[^]*Run simple-agent-loop --help/);
+    const unknown = await run(["--bogus", "hello"]);
+    expect(unknown).toMatchObject({ code: 2, stdout: "" });
+    expect(unknown.stderr).toBe("simple-agent-loop: unknown option --bogus; a task that starts with - goes after --\nRun simple-agent-loop --help for the options.\n");
     const help = await run(["--help"]);
     expect(help).toMatchObject({ code: 0, stdout: expect.stringContaining("Usage: simple-agent-loop [options] [task]") });
     const version = await run(["--version"]);
