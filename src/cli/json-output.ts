@@ -1,6 +1,6 @@
 import { errorMessage, isProviderError } from "../errors.ts";
 import type { JsonObject } from "../session.ts";
-import type { TaskOutput, TaskResult } from "./task-output.ts";
+import { unknownUsageCalls, type TaskOutput, type TaskResult } from "./task-output.ts";
 
 /**
  * A task as JSON Lines on `out`, for scripts: every agent event as it happens, then exactly one
@@ -15,7 +15,9 @@ export function jsonOutput(out: NodeJS.WritableStream, details: JsonObject): Tas
       const common = {
         ...details,
         outcome: result.outcome,
-        ...(result.metrics === undefined ? {} : { usage: result.metrics.usage, durationMs: result.metrics.durationMs }),
+        ...(result.metrics === undefined
+          ? {}
+          : { usage: result.metrics.usage, usageComplete: unknownUsageCalls(result.metrics) === 0, durationMs: result.metrics.durationMs }),
         ...(result.waitMs === undefined ? {} : { waitMs: result.waitMs }),
       };
       if (result.outcome === "done") {

@@ -28,3 +28,8 @@ export function exitCodeOf(result: TaskResult): number {
   if (result.outcome === "done") return 0;
   return result.outcome === "aborted" ? 130 : 1;
 }
+
+/** How many model calls of a run reported no usage (they ended first: an interrupt, an error), so their tokens are unknown. */
+export function unknownUsageCalls(metrics: RunMetrics): number {
+  return Math.max(0, metrics.modelCalls - metrics.turns.filter((turn) => turn.usage !== undefined).length);
+}

@@ -1,11 +1,12 @@
 import { errorMessage } from "../errors.ts";
+import type { RunMetrics } from "../metrics.ts";
 import type { JsonObject } from "../session.ts";
 import type { Style } from "./ansi.ts";
 import { commandOutputLines } from "./command-output.ts";
 import { markdownRenderer, renderMarkdown } from "./markdown.ts";
 import { createSpinner } from "./spinner.ts";
 import { describeTarget, summarizeToolCall } from "./summary.ts";
-import type { TaskOutput, TaskResult } from "./task-output.ts";
+import { unknownUsageCalls, type TaskOutput, type TaskResult } from "./task-output.ts";
 
 type Out = NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
 
@@ -111,9 +112,7 @@ export function terminalOutput(out: Out, errors: NodeJS.WritableStream, style: S
       else if (result.outcome === "stopped") write(`${style.yellow(`The model stopped before finishing (stop reason: ${stopReason ?? "unknown"}).`)}\n`);
       if (result.error !== undefined && result.outcome !== "aborted") errors.write(`${style.red("✗ Error:")} ${errorMessage(result.error)}\n`);
       if (result.metrics !== undefined) {
-        const { usage, durationMs } = result.metrics;
-        const number = (value: number): string => value.toLocaleString("en-US");
-        write(`${style.dim(`tokens ${number(usage.inputTokens)} in · ${number(usage.outputTokens)} out · ${taskTime(durationMs, result.waitMs ?? 0)}`)}\n`);
+        write(`${style.dim(`${tokenCounts(result.metrics)} · ${taskTime(result.metrics.durationMs, result.waitMs ?? 0)}`)}\n`);
       }
     },
     interrupting: () => {
@@ -130,6 +129,16 @@ export function terminalOutput(out: Out, errors: NodeJS.WritableStream, style: S
       for (const text of pending) write(text);
     },
   };
+}
+
+// A model call that ended before its usage arrived (an interrupted stream, an error) used tokens
+// nobody counted: the sums are then lower bounds, or unknown if no call reported any.
+function tokenCounts(metrics: RunMetrics): string {
+  const unknown = unknownUsageCalls(metrics);
+  if (unknown > 0 && unknown === metrics.modelCalls) return "tokens unknown";
+  const number = (value: number): string => `${value.toLocaleString("en-US")}${unknown > 0 ? "+" : ""}`;
+  const note = unknown > 0 ? ` (${unknown} ${unknown === 1 ? "call" : "calls"} not counted)` : "";
+  return `tokens ${number(metrics.usage.inputTokens)} in · ${number(metrics.usage.outputTokens)} out${note}`;
 }
 
 // Working time first; the time the user took to answer prompts apart: `1.5s (+20.1s waiting for you)`.

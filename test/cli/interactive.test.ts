@@ -122,6 +122,8 @@ describe("the interactive prompt", () => {
     terminal.type("\x03");
     await terminal.waitFor("Interrupted");
     await terminal.waitFor(/Interrupted[^]*\n> $/);
+    // The stream ended before the usage it would have reported.
+    expect(terminal.screen()).toMatch(/\ntokens unknown · \d+\.\ds\n/);
     const session = await loadSession(join(home.path, "sessions", `${id}.jsonl`));
     // What the user saw stream stays in the session.
     expect(session.messages.at(-1)).toMatchObject({ role: "assistant", content: "Thinking about it", stopReason: "aborted" });

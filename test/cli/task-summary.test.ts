@@ -1,0 +1,46 @@
+// The line after a task: tokens (or that they are unknown) and time, on the terminal and in --json.
+import { PassThrough } from "node:stream";
+import { describe, expect, it } from "vitest";
+import type { RunMetrics } from "simple-agent-loop";
+import { createStyle } from "../../src/cli/ansi.ts";
+import { jsonOutput } from "../../src/cli/json-output.ts";
+import { terminalOutput } from "../../src/cli/terminal-output.ts";
+import type { TaskResult } from "../../src/cli/task-output.ts";
+
+function metrics(calls: { inputTokens: number; outputTokens: number }[], modelCalls: number): RunMetrics {
+  const usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 };
+  for (const call of calls) {
+    usage.inputTokens += call.inputTokens;
+    usage.outputTokens += call.outputTokens;
+  }
+  const turns = calls.map((call, index) => ({ iteration: index + 1, modelMs: 10, toolMs: 0, toolCalls: 0, usage: call }));
+  return { modelCalls, usage, durationMs: 1500, modelMs: 20, toolMs: 0, tools: {}, turns };
+}
+
+function shown(result: TaskResult): string {
+  const out = new PassThrough();
+  let text = "";
+  out.on("data", (chunk: Buffer) => (text += chunk.toString("utf8")));
+  terminalOutput(out, new PassThrough(), createStyle(false)).finish(result);
+  return text;
+}
+
+describe("the line after a task", () => {
+  it("prints tokens as unknown when no model call reported them, as lower bounds when some did not", () => {
+    expect(shown({ outcome: "done", metrics: metrics([{ inputTokens: 1200, outputTokens: 30 }], 1) })).toBe("tokens 1,200 in · 30 out · 1.5s\n");
+    expect(shown({ outcome: "aborted", metrics: metrics([], 1) })).toContain("tokens unknown · 1.5s\n");
+    expect(shown({ outcome: "aborted", metrics: metrics([{ inputTokens: 100, outputTokens: 20 }], 2) })).toContain("tokens 100+ in · 20+ out (1 call not counted) · 1.5s\n");
+    expect(shown({ outcome: "done", metrics: metrics([{ inputTokens: 100, outputTokens: 20 }], 1), waitMs: 1000 })).toBe("tokens 100 in · 20 out · 0.5s (+1.0s waiting for you)\n");
+  });
+
+  it("says in --json whether the usage counts every model call", () => {
+    const out = new PassThrough();
+    let text = "";
+    out.on("data", (chunk: Buffer) => (text += chunk.toString("utf8")));
+    const output = jsonOutput(out, {});
+    output.finish({ outcome: "aborted", metrics: metrics([], 1) });
+    output.finish({ outcome: "done", answer: "a", metrics: metrics([{ inputTokens: 1, outputTokens: 2 }], 1) });
+    const lines = text.trimEnd().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(lines.map((line) => line.usageComplete)).toStrictEqual([false, true]);
+  });
+});
