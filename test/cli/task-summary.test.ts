@@ -43,4 +43,19 @@ describe("the line after a task", () => {
     const lines = text.trimEnd().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(lines.map((line) => line.usageComplete)).toStrictEqual([false, true]);
   });
+
+  it("writes the events' durations in --json as whole milliseconds, and a tool's own data as it is", () => {
+    const out = new PassThrough();
+    let text = "";
+    out.on("data", (chunk: Buffer) => (text += chunk.toString("utf8")));
+    const output = jsonOutput(out, {});
+    output.event({ type: "tool-execution-end", id: "c", name: "probe", durationMs: 1.1829629999999725, result: { type: "tool_result", id: "c", output: { latencyMs: 1.5 } } });
+    output.event({ type: "retry", iteration: 1, attempt: 1, delayMs: 999.6, error: "busy" });
+    output.event({ type: "run-end", outcome: "done", metrics: { ...metrics([{ inputTokens: 1, outputTokens: 2 }], 1), durationMs: 12.7, modelMs: 3.2 } });
+    const [end, retry, runEnd] = text.trimEnd().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(end).toMatchObject({ durationMs: 1, result: { output: { latencyMs: 1.5 } } });
+    expect(retry).toMatchObject({ delayMs: 1000 });
+    expect(runEnd).toMatchObject({ metrics: { durationMs: 13, modelMs: 3, turns: [{ modelMs: 10 }] } });
+  });
 });
+
