@@ -14,7 +14,7 @@ import { selectModel, type SelectedModel } from "./provider.ts";
 import { runTask, type TaskContext } from "./run-task.ts";
 import { cliHome, cliStore, openCliSession, type CliSession } from "./sessions.ts";
 import { createShutdown } from "./shutdown.ts";
-import { systemPrompt } from "./system-prompt.ts";
+import { systemPrompt, workspaceMovedPrompt } from "./system-prompt.ts";
 import { exitCodeOf } from "./task-output.ts";
 import { terminalInput, type TerminalInput } from "./terminal-input.ts";
 import { terminalOutput } from "./terminal-output.ts";
@@ -92,6 +92,7 @@ async function runAgent(args: RunArgs, io: CliIo): Promise<number> {
       workspace,
       ...(args.resume === undefined ? {} : { resume: args.resume }),
       systemPrompt: systemPrompt(workspace),
+      movedPrompt: (previous) => workspaceMovedPrompt(previous, workspace),
       details: { provider: selected.provider, model: selected.model, version },
     });
     shutdown.add(() => {
@@ -173,7 +174,7 @@ async function readTask(stdin: NodeJS.ReadStream): Promise<string> {
 function announce(io: CliIo, json: boolean, style: Style, run: { version: string; workspace: string; selected: SelectedModel; opened: CliSession }): void {
   const { opened, selected, workspace } = run;
   if (json) {
-    const start = { type: "session-start", sessionId: opened.id, sessionFile: opened.path, resumed: opened.resumed, workspace, provider: selected.provider, model: selected.model, version: run.version };
+    const start = { type: "session-start", sessionId: opened.id, sessionFile: opened.path, resumed: opened.resumed, workspace, ...(opened.movedFrom === undefined ? {} : { movedFrom: opened.movedFrom }), provider: selected.provider, model: selected.model, version: run.version };
     io.stdout.write(`${JSON.stringify(start)}\n`);
     io.stderr.write(`session ${opened.id} (${opened.path})\n`);
     return;
@@ -185,7 +186,7 @@ function announce(io: CliIo, json: boolean, style: Style, run: { version: string
     : "new";
   io.stdout.write(
     `${style.bold("simple-agent-loop")} ${run.version} · ${selected.description}\n` +
-      style.dim(`workspace ${workspace}\nsession ${opened.id} (${state})\n`),
+      style.dim(`workspace ${workspace}${opened.movedFrom === undefined ? "" : ` (the session worked in ${opened.movedFrom} until now)`}\nsession ${opened.id} (${state})\n`),
   );
 }
 

@@ -16,6 +16,8 @@ export type CliSession = {
   id: string;
   path: string;
   resumed: boolean;
+  /** A resumed session last used in another workspace: that one (it works in the new one now). */
+  movedFrom?: string;
   /** The session in its file: creates the file the first time for a new session; every call resolves to the same session. */
   store: () => Promise<Session>;
   /** The session if it is in its file already, else undefined. */
@@ -44,11 +46,13 @@ export function cliHome(environment: NodeJS.ProcessEnv): string {
  * A new session (its file, written by `store()`, starts with a `workspace` custom entry, then the
  * system prompt) or a resumed one: `resume.id`, or without an id the latest session of this
  * workspace that has a task in it. A resumed session used from another workspace records the
- * new one. Throws a `CliError` for a session that does not exist or is open in another process.
+ * new one and gets `movedPrompt(previous)` as a system message, so the model is told where the
+ * tools work now. Throws a `CliError` for a session that does not exist or is open in another
+ * process.
  */
 export async function openCliSession(
   store: FileStore,
-  options: { workspace: string; resume?: { id?: string }; systemPrompt: string; details: JsonObject },
+  options: { workspace: string; resume?: { id?: string }; systemPrompt: string; movedPrompt: (previous: string) => string; details: JsonObject },
 ): Promise<CliSession> {
   const { workspace, resume } = options;
   const record = (session: Session): void => appendEntry(session, workspaceEntry, { ...options.details, workspace });
@@ -69,8 +73,13 @@ export async function openCliSession(
   if (!existsSync(store.path(id))) throw new CliError(`no session ${id} (there is no ${store.path(id)})`);
   const session = await open(store, id);
   const entries = await loadEntries(store.path(id), { onWarning: () => undefined });
-  if (workspaceOf(entries) !== workspace) record(session);
-  return { id, path: store.path(id), resumed: true, store: () => Promise.resolve(session), stored: () => session };
+  const previous = workspaceOf(entries);
+  const opened: CliSession = { id, path: store.path(id), resumed: true, store: () => Promise.resolve(session), stored: () => session };
+  if (previous === workspace) return opened;
+  record(session);
+  if (previous === undefined) return opened;
+  extendSession(session, { role: "system", content: options.movedPrompt(previous) });
+  return { ...opened, movedFrom: previous };
 }
 
 /** The `customType` of the entry that records where a session works. */
