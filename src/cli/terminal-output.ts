@@ -7,6 +7,7 @@ import { markdownRenderer, renderMarkdown } from "./markdown.ts";
 import { createSpinner } from "./spinner.ts";
 import { describeTarget, summarizeToolCall } from "./summary.ts";
 import { unknownUsageCalls, type TaskOutput, type TaskResult } from "./task-output.ts";
+import { visibleText } from "./visible-text.ts";
 
 type Out = NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
 
@@ -83,7 +84,7 @@ export function terminalOutput(out: Out, errors: NodeJS.WritableStream, style: S
         case "retry":
           markdown.reset();
           endLine();
-          write(`${style.yellow(`↻ ${event.error}; retrying in ${(event.delayMs / 1000).toFixed(1)}s${streamedThisTurn ? " (the text above is void)" : ""}`)}\n`);
+          write(`${style.yellow(`↻ ${visibleText(event.error)}; retrying in ${(event.delayMs / 1000).toFixed(1)}s${streamedThisTurn ? " (the text above is void)" : ""}`)}\n`);
           streamedThisTurn = false;
           break;
         case "compaction":
@@ -110,7 +111,7 @@ export function terminalOutput(out: Out, errors: NodeJS.WritableStream, style: S
       endLine();
       if (result.outcome === "aborted") write(`${style.yellow("⏹ Interrupted: the task was stopped; the session keeps everything up to here.")}\n`);
       else if (result.outcome === "stopped") write(`${style.yellow(`The model stopped before finishing (stop reason: ${stopReason ?? "unknown"}).`)}\n`);
-      if (result.error !== undefined && result.outcome !== "aborted") errors.write(`${style.red("✗ Error:")} ${errorMessage(result.error)}\n`);
+      if (result.error !== undefined && result.outcome !== "aborted") errors.write(`${style.red("✗ Error:")} ${visibleText(errorMessage(result.error))}\n`);
       if (result.metrics !== undefined) {
         write(`${style.dim(`${tokenCounts(result.metrics)} · ${taskTime(result.metrics.durationMs, result.waitMs ?? 0)}`)}\n`);
       }

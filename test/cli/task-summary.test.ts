@@ -57,5 +57,13 @@ describe("the line after a task", () => {
     expect(retry).toMatchObject({ delayMs: 1000 });
     expect(runEnd).toMatchObject({ metrics: { durationMs: 13, modelMs: 3, turns: [{ modelMs: 10 }] } });
   });
+
+  it("shows an error's control characters as visible escapes", () => {
+    const errors = new PassThrough();
+    let text = "";
+    errors.on("data", (chunk: Buffer) => (text += chunk.toString("utf8")));
+    terminalOutput(new PassThrough(), errors, createStyle(false)).finish({ outcome: "error", error: new Error("bad\x1b[2J\x1b]0;owned\x07 gateway") });
+    expect(text).toBe("✗ Error: bad^[[2J^[]0;owned^G gateway\n");
+  });
 });
 
