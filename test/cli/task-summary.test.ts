@@ -1,20 +1,21 @@
 // The line after a task: tokens (or that they are unknown) and time, on the terminal and in --json.
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
-import type { RunMetrics } from "simple-agent-loop";
+import { createMetricsCollector, type RunMetrics } from "simple-agent-loop";
 import { createStyle } from "../../src/cli/ansi.ts";
 import { jsonOutput } from "../../src/cli/json-output.ts";
 import { terminalOutput } from "../../src/cli/terminal-output.ts";
 import type { TaskResult } from "../../src/cli/task-output.ts";
 
+// Metrics as the loop collects them: `calls` model calls reported their usage, the others did not.
 function metrics(calls: { inputTokens: number; outputTokens: number }[], modelCalls: number): RunMetrics {
-  const usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 };
-  for (const call of calls) {
-    usage.inputTokens += call.inputTokens;
-    usage.outputTokens += call.outputTokens;
+  const collector = createMetricsCollector();
+  for (let iteration = 1; iteration <= modelCalls; iteration++) {
+    collector.observe({ type: "turn-start", iteration });
+    const usage = calls[iteration - 1];
+    if (usage !== undefined) collector.observe({ type: "turn-end", iteration, usage });
   }
-  const turns = calls.map((call, index) => ({ iteration: index + 1, modelMs: 10, toolMs: 0, toolCalls: 0, usage: call }));
-  return { modelCalls, usage, durationMs: 1500, modelMs: 20, toolMs: 0, tools: {}, turns };
+  return { ...collector.finish(), durationMs: 1500 };
 }
 
 function shown(result: TaskResult): string {
@@ -55,7 +56,7 @@ describe("the line after a task", () => {
     const [end, retry, runEnd] = text.trimEnd().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(end).toMatchObject({ durationMs: 1, result: { output: { latencyMs: 1.5 } } });
     expect(retry).toMatchObject({ delayMs: 1000 });
-    expect(runEnd).toMatchObject({ metrics: { durationMs: 13, modelMs: 3, turns: [{ modelMs: 10 }] } });
+    expect(runEnd).toMatchObject({ metrics: { durationMs: 13, modelMs: 3, turns: [{ iteration: 1 }] } });
   });
 
   it("shows an error's control characters as visible escapes", () => {
