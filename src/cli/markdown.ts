@@ -4,10 +4,11 @@ import { visibleText } from "./visible-text.ts";
 /**
  * Markdown as it streams, rendered for the terminal: headings in bold, `**strong**`, `*emphasis*`,
  * `` `code` `` and fenced code blocks styled (their markers dropped), list bullets as `•`, quotes
- * behind a bar, links as their text and address. Text goes out as soon as its rendering is
- * certain: a complete line, or the part of one up to a space where no inline marker is open;
- * lines that could be a code fence wait until they are complete. Control characters of the text
- * are made visible before any styling is added.
+ * behind a bar, links as their text and address. Text goes out as soon as nothing that follows
+ * can change how it looks: a complete line, or the part of one before which no inline marker is
+ * left open (so a stream that stalls shows what it has); lines that could be a code fence wait
+ * until they are complete. Control characters of the text are made visible before any styling
+ * is added.
  */
 export type MarkdownRenderer = {
   /** The next piece of the text; returns what can be shown now, rendered. */
