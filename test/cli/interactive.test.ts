@@ -70,6 +70,8 @@ describe("the interactive prompt", () => {
     expect(contents.at(-1)).toBe("what did I ask?");
     expect(followUp.messages.some((message) => message.role === "tool" && String(message.content).includes("Edited notes.txt"))).toBe(true);
 
+    // Keys typed before the prompt is back are not read by it: wait for it.
+    await terminal.waitFor(/You asked me to update the notes\.[^]*\n> $/);
     expect(terminal.screen()).not.toMatch(spinnerFrame);
     terminal.type("\x04");
     expect(await terminal.exited).toBe(0);
@@ -107,6 +109,7 @@ describe("the interactive prompt", () => {
     const toolMessage = server.bodies()[1]!.messages.find((message) => message.role === "tool");
     expect(String(toolMessage?.content)).toContain("not now, use y.txt");
     expect(() => readFileSync(join(workspace.path, "x.txt"))).toThrow();
+    await terminal.waitFor(/Understood, I will not write it\.[^]*\n> $/);
     terminal.type("/exit\r");
     expect(await terminal.exited).toBe(0);
   });
@@ -145,6 +148,7 @@ describe("the interactive prompt", () => {
     const [, working, waiting] = /tokens [\d,]+ in · [\d,]+ out · (\d+\.\d)s \(\+(\d+\.\d)s waiting for you\)/.exec(screen) ?? [];
     expect(Number(waiting), screen).toBeGreaterThanOrEqual(2.9);
     expect(Number(working)).toBeLessThan(Number(waiting));
+    await terminal.waitFor(/waiting for you\)[^]*\n> $/);
     terminal.type("/exit\r");
     expect(await terminal.exited).toBe(0);
   });
