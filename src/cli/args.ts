@@ -76,29 +76,9 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
   if (options.includes("--help") || options.includes("-h")) return { command: "help" };
   let parsed;
   try {
-    parsed = parseArgs({
-      args: withResumeValue(argv),
-      allowPositionals: true,
-      strict: true,
-      options: {
-        provider: { type: "string", short: "p" },
-        model: { type: "string", short: "m" },
-        cwd: { type: "string", short: "C" },
-        resume: { type: "string" },
-        allow: { type: "string", multiple: true },
-        yes: { type: "boolean", short: "y" },
-        json: { type: "boolean" },
-        "mcp-config": { type: "string" },
-        "max-turns": { type: "string" },
-        "context-window": { type: "string" },
-        port: { type: "string" },
-        host: { type: "string" },
-        help: { type: "boolean", short: "h" },
-        version: { type: "boolean", short: "v" },
-      },
-    });
+    parsed = parseArgs({ args: withResumeValue(argv), allowPositionals: true, strict: true, options: optionSpecs });
   } catch (error) {
-    throw new CliError((error as Error).message, "usage");
+    throw new CliError(parseProblem(error), "usage");
   }
   const { values, positionals } = parsed;
   if (values.help === true) return { command: "help" };
@@ -123,6 +103,61 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
   if (values["max-turns"] !== undefined) args.maxTurns = positiveInteger(values["max-turns"], "--max-turns");
   if (values["context-window"] !== undefined) args.contextWindow = positiveInteger(values["context-window"], "--context-window");
   return args;
+}
+
+const optionSpecs = {
+  provider: { type: "string", short: "p" },
+  model: { type: "string", short: "m" },
+  cwd: { type: "string", short: "C" },
+  resume: { type: "string" },
+  allow: { type: "string", multiple: true },
+  yes: { type: "boolean", short: "y" },
+  json: { type: "boolean" },
+  "mcp-config": { type: "string" },
+  "max-turns": { type: "string" },
+  "context-window": { type: "string" },
+  port: { type: "string" },
+  host: { type: "string" },
+  help: { type: "boolean", short: "h" },
+  version: { type: "boolean", short: "v" },
+} as const;
+
+// parseArgs's own messages speak of positional arguments and quote unevenly; the user gets one
+// line in the CLI's words (the caller adds where to find the options).
+function parseProblem(error: unknown): string {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  const message = error instanceof Error ? error.message : String(error);
+  const quoted = /'([^']+)'/.exec(message)?.[1] ?? "";
+  if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") {
+    const near = closestOption(quoted);
+    return `unknown option ${quoted}${near === undefined ? "" : ` (did you mean ${near}?)`}; a task that starts with - goes after --`;
+  }
+  if (code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE") {
+    const name = /--[\w-]+/.exec(quoted)?.[0] ?? quoted;
+    return message.includes("argument missing") ? `${name} needs a value` : `${name} takes no value`;
+  }
+  return `cannot read the command line: ${message}`;
+}
+
+function closestOption(unknown: string): string | undefined {
+  if (!unknown.startsWith("--")) return undefined;
+  const name = unknown.slice(2).split("=")[0]!;
+  let best: { option: string; distance: number } | undefined;
+  for (const option of Object.keys(optionSpecs)) {
+    const distance = option.startsWith(name) && name.length >= 2 ? 1 : editDistance(name, option);
+    if (distance <= 2 && (best === undefined || distance < best.distance)) best = { option, distance };
+  }
+  return best === undefined ? undefined : `--${best.option}`;
+}
+
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    previous = current;
+  }
+  return previous[b.length]!;
 }
 
 /** The version of the package this CLI belongs to. */

@@ -15,7 +15,7 @@ import { selectModel, type SelectedModel } from "./provider.ts";
 import { runTask, type TaskContext } from "./run-task.ts";
 import { cliHome, cliStore, openCliSession, type CliSession } from "./sessions.ts";
 import { createShutdown } from "./shutdown.ts";
-import { systemPrompt } from "./system-prompt.ts";
+import { systemPrompt, workspaceMovedPrompt } from "./system-prompt.ts";
 import { exitCodeOf } from "./task-output.ts";
 import { terminalInput, type TerminalInput } from "./terminal-input.ts";
 import { terminalOutput } from "./terminal-output.ts";
@@ -94,9 +94,13 @@ async function runAgent(args: RunArgs, io: CliIo): Promise<number> {
       workspace,
       ...(args.resume === undefined ? {} : { resume: args.resume }),
       systemPrompt: systemPrompt(workspace),
+      movedPrompt: (previous) => workspaceMovedPrompt(previous, workspace),
       details: { provider: selected.provider, model: selected.model, version },
     });
-    shutdown.add(() => closeSession(opened.session));
+    shutdown.add(() => {
+      const session = opened.stored();
+      return session === undefined ? undefined : closeSession(session);
+    });
     const style = createStyle(!args.json && useColor(io.stdout, io.env));
     announce(io, args.json, style, { version, workspace, selected, opened });
     const mcp = await connectMcpTools(args.mcpConfig, {
@@ -122,10 +126,11 @@ async function runAgent(args: RunArgs, io: CliIo): Promise<number> {
     const output = args.json ? jsonOutput(io.stdout, { sessionId: opened.id }) : terminalOutput(io.stdout, io.stderr, style);
     let taskSignal = AbortSignal.abort();
     const interrupt = (): void => onInterrupt?.();
+    const ask = input === undefined ? undefined : terminalAsker({ input, out: io.stdout, style, beforeAsk: output.pause, afterAsk: output.resume, onInterrupt: interrupt });
     const context: TaskContext = {
       invokeModel: selected.invokeModel,
       tools,
-      session: opened.session,
+      session: opened.store,
       maxTurns: args.maxTurns,
       contextWindow: args.contextWindow ?? selected.contextWindow,
       output,
@@ -133,7 +138,7 @@ async function runAgent(args: RunArgs, io: CliIo): Promise<number> {
         beforeToolCall: permissionHook({
           guarded: new Set([...names].filter((name) => !readOnlyTools.has(name))),
           allowed: args.allow === "all" ? "all" : new Set(args.allow),
-          ...(input === undefined ? {} : { ask: terminalAsker({ input, out: io.stdout, style, beforeAsk: output.pause, afterAsk: output.resume, onInterrupt: interrupt }) }),
+          ...(ask === undefined ? {} : { ask }),
           signal: () => taskSignal,
           alwaysAsk: protectedTargets({ workspace, home: cliHome(io.env), runs: mcp.runs }),
           check: (call) => checkToolCall(tools, call),
@@ -145,7 +150,9 @@ async function runAgent(args: RunArgs, io: CliIo): Promise<number> {
     };
     if (task !== undefined) return exitCodeOf(await runTask(context, task));
     // No task means stdin is a terminal (otherwise the task came from stdin), so there is input.
-    return await interactive(context, input!, io.stdout, style);
+    const code = await interactive(context, input!, io.stdout, style);
+    if (opened.stored() !== undefined) io.stdout.write(style.dim(`To go on with this session: ${resumeCommand(opened.id, args.cwd === undefined ? undefined : workspace)}\n`));
+    return code;
   } finally {
     await shutdown.run();
   }
@@ -172,17 +179,24 @@ async function readTask(stdin: NodeJS.ReadStream): Promise<string> {
 function announce(io: CliIo, json: boolean, style: Style, run: { version: string; workspace: string; selected: SelectedModel; opened: CliSession }): void {
   const { opened, selected, workspace } = run;
   if (json) {
-    const start = { type: "session-start", sessionId: opened.id, sessionFile: opened.path, resumed: opened.resumed, workspace, provider: selected.provider, model: selected.model, version: run.version };
+    const start = { type: "session-start", sessionId: opened.id, sessionFile: opened.path, resumed: opened.resumed, workspace, ...(opened.movedFrom === undefined ? {} : { movedFrom: opened.movedFrom }), provider: selected.provider, model: selected.model, version: run.version };
     io.stdout.write(`${visibleJson(start)}\n`);
     io.stderr.write(`session ${opened.id} (${visibleLine(opened.path)})\n`);
     return;
   }
-  const lastTask = opened.session.messages.findLast((message): message is Extract<Message, { role: "user" }> => "role" in message && message.role === "user");
+  const messages = opened.stored()?.messages ?? [];
+  const lastTask = messages.findLast((message): message is Extract<Message, { role: "user" }> => "role" in message && message.role === "user");
   const state = opened.resumed
-    ? `resumed, ${opened.session.messages.length} messages${lastTask === undefined ? "" : `; last task: ${visibleLine(JSON.stringify(lastTask.content.length > 60 ? `${lastTask.content.slice(0, 59)}…` : lastTask.content))}`}`
+    ? `resumed, ${messages.length} messages${lastTask === undefined ? "" : `; last task: ${visibleLine(JSON.stringify(lastTask.content.length > 60 ? `${lastTask.content.slice(0, 59)}…` : lastTask.content))}`}`
     : "new";
   io.stdout.write(
     `${style.bold("simple-agent-loop")} ${run.version} · ${visibleLine(selected.description)}\n` +
-      style.dim(`workspace ${visibleLine(workspace)}\nsession ${opened.id} (${state})\n`),
+      style.dim(`workspace ${visibleLine(workspace)}${opened.movedFrom === undefined ? "" : ` (the session worked in ${visibleLine(opened.movedFrom)} until now)`}\nsession ${opened.id} (${state})\n`),
   );
+}
+
+// The command that resumes this session, with the workspace when it was not the current directory.
+function resumeCommand(id: string, workspace: string | undefined): string {
+  const quoted = (text: string): string => (/^[\w./@%+=:,-]+$/.test(text) ? text : `'${text.replace(/'/g, "'\\''")}'`);
+  return `simple-agent-loop --resume ${id}${workspace === undefined ? "" : ` -C ${quoted(workspace)}`}`;
 }

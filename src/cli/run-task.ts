@@ -11,8 +11,11 @@ import type { TaskOutput, TaskResult } from "./task-output.ts";
 export type TaskContext = {
   invokeModel: InvokeModel;
   tools: Tool[];
-  /** The session, bound to its file: every message is saved as it enters. */
-  session: Session;
+  /**
+   * The session, bound to its file: every message is saved as it enters. A function: the session
+   * is stored only when a task needs it; each task calls it and works in the session it resolves to.
+   */
+  session: Session | (() => Promise<Session>);
   hooks: AgentHooks;
   /** At most this many model calls per task. */
   maxTurns: number;
@@ -37,7 +40,15 @@ export type TaskContext = {
  * with 130. Never throws: a failed run is a result with its error.
  */
 export async function runTask(context: TaskContext, task: string): Promise<TaskResult> {
-  const { session, output } = context;
+  const { output } = context;
+  let session: Session;
+  try {
+    session = typeof context.session === "function" ? await context.session() : context.session;
+  } catch (error) {
+    const failed: TaskResult = { outcome: "error", error };
+    output.finish(failed);
+    return failed;
+  }
   send(session, task);
   const controller = new AbortController();
   context.onTaskStart(controller.signal);
@@ -69,6 +80,9 @@ export async function runTask(context: TaskContext, task: string): Promise<TaskR
     stopWatching();
   }
   if (end?.metrics !== undefined) result.metrics = end.metrics;
+  // The loop times its `beforeToolCall` hooks apart; the CLI's only one is the permission prompt.
+  const waitMs = end?.metrics?.waitMs ?? 0;
+  if (waitMs >= 1) result.waitMs = waitMs;
   output.finish(result);
   return result;
 }

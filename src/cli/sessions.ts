@@ -7,8 +7,22 @@ import { extendSession, type JsonObject, type Session } from "../session.ts";
 import { appendEntry, fileStore, isStoreError, loadEntries, type FileStore, type LogEntry } from "../store/index.ts";
 import { CliError } from "./cli-error.ts";
 
-/** The session the CLI works in: bound to its file in the store, so everything is saved as it happens. */
-export type CliSession = { session: Session; id: string; path: string; resumed: boolean };
+/**
+ * The session the CLI works in, bound to its file in the store once stored, so everything is
+ * saved as it happens. A resumed session is stored from the start; a new one only by its first
+ * `store()` (its first task), so a CLI left without a task leaves no file behind.
+ */
+export type CliSession = {
+  id: string;
+  path: string;
+  resumed: boolean;
+  /** A resumed session last used in another workspace: that one (it works in the new one now). */
+  movedFrom?: string;
+  /** The session in its file: creates the file the first time for a new session; every call resolves to the same session. */
+  store: () => Promise<Session>;
+  /** The session if it is in its file already, else undefined. */
+  stored: () => Session | undefined;
+};
 
 /**
  * The session store of the CLI: `$SIMPLE_AGENT_LOOP_HOME/sessions` (default
@@ -29,31 +43,43 @@ export function cliHome(environment: NodeJS.ProcessEnv): string {
 }
 
 /**
- * Opens a new session (its first entry a `workspace` custom entry, then the system prompt) or
- * resumes one: `resume.id`, or without an id the latest session of this workspace that has a
- * task in it. A resumed session used from another workspace records the new one. Throws a
- * `CliError` for a session that does not exist or is open in another process.
+ * A new session (its file, written by `store()`, starts with a `workspace` custom entry, then the
+ * system prompt) or a resumed one: `resume.id`, or without an id the latest session of this
+ * workspace that has a task in it. A resumed session used from another workspace records the
+ * new one and gets `movedPrompt(previous)` as a system message, so the model is told where the
+ * tools work now. Throws a `CliError` for a session that does not exist or is open in another
+ * process.
  */
 export async function openCliSession(
   store: FileStore,
-  options: { workspace: string; resume?: { id?: string }; systemPrompt: string; details: JsonObject },
+  options: { workspace: string; resume?: { id?: string }; systemPrompt: string; movedPrompt: (previous: string) => string; details: JsonObject },
 ): Promise<CliSession> {
   const { workspace, resume } = options;
   const record = (session: Session): void => appendEntry(session, workspaceEntry, { ...options.details, workspace });
   if (resume === undefined) {
     const id = newSessionId();
-    const session = await open(store, id);
-    record(session);
-    extendSession(session, { role: "system", content: options.systemPrompt });
-    return { session, id, path: store.path(id), resumed: false };
+    let session: Session | undefined;
+    let opening: Promise<Session> | undefined;
+    const create = async (): Promise<Session> => {
+      const created = await open(store, id);
+      record(created);
+      extendSession(created, { role: "system", content: options.systemPrompt });
+      return (session = created);
+    };
+    return { id, path: store.path(id), resumed: false, store: () => (opening ??= create()), stored: () => session };
   }
   const id = resume.id ?? (await latestSessionOf(store, workspace));
   if (id === undefined) throw new CliError(`no session of ${workspace} to resume; start one without --resume`);
   if (!existsSync(store.path(id))) throw new CliError(`no session ${id} (there is no ${store.path(id)})`);
   const session = await open(store, id);
   const entries = await loadEntries(store.path(id), { onWarning: () => undefined });
-  if (workspaceOf(entries) !== workspace) record(session);
-  return { session, id, path: store.path(id), resumed: true };
+  const previous = workspaceOf(entries);
+  const opened: CliSession = { id, path: store.path(id), resumed: true, store: () => Promise.resolve(session), stored: () => session };
+  if (previous === workspace) return opened;
+  record(session);
+  if (previous === undefined) return opened;
+  extendSession(session, { role: "system", content: options.movedPrompt(previous) });
+  return { ...opened, movedFrom: previous };
 }
 
 /** The `customType` of the entry that records where a session works. */

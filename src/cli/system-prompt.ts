@@ -8,3 +8,14 @@ export function systemPrompt(workspace: string, date = new Date()): string {
     "Be brief. When you are done, say what you changed and anything left to do.",
   ].join("\n");
 }
+
+/**
+ * The system message added to a resumed session used from another workspace: the tools work in
+ * the new one now, and the prompt must say so (an earlier system prompt names the old one).
+ */
+export function workspaceMovedPrompt(previous: string, workspace: string): string {
+  return [
+    `The workspace has changed: from now on you work in ${workspace}, no longer in ${previous}.`,
+    `Paths are relative to ${workspace}; the file tools cannot reach outside it, and bash runs there. Files you saw in ${previous} may differ or not exist here: look again before you act.`,
+  ].join("\n");
+}

@@ -1,8 +1,12 @@
 import type { AgentEvent, RunOutcome } from "../events.ts";
 import type { RunMetrics } from "../metrics.ts";
 
-/** How a task ended: the run's outcome, its metrics, the final answer, or the error that ended it. */
-export type TaskResult = { outcome: RunOutcome; metrics?: RunMetrics; answer?: string; error?: unknown };
+/**
+ * How a task ended: the run's outcome, its metrics, the final answer, or the error that ended it.
+ * `waitMs`: the part of `metrics.durationMs` spent waiting for the user to answer permission
+ * prompts (absent when nothing was asked); the task worked the rest of the time.
+ */
+export type TaskResult = { outcome: RunOutcome; metrics?: RunMetrics; waitMs?: number; answer?: string; error?: unknown };
 
 /**
  * Where a task's progress goes: the terminal (`terminalOutput`) or JSONL for scripts
@@ -23,4 +27,9 @@ export type TaskOutput = {
 export function exitCodeOf(result: TaskResult): number {
   if (result.outcome === "done") return 0;
   return result.outcome === "aborted" ? 130 : 1;
+}
+
+/** How many model calls of a run reported no usage (they ended first: an interrupt, an error), so their tokens are unknown. */
+export function unknownUsageCalls(metrics: RunMetrics): number {
+  return Math.max(0, metrics.modelCalls - metrics.turns.filter((turn) => turn.usage !== undefined).length);
 }

@@ -1,9 +1,12 @@
 import { errorMessage } from "../errors.ts";
+import type { RunMetrics } from "../metrics.ts";
 import type { JsonObject } from "../session.ts";
 import type { Style } from "./ansi.ts";
+import { commandOutputLines } from "./command-output.ts";
+import { markdownRenderer, renderMarkdown } from "./markdown.ts";
 import { createSpinner } from "./spinner.ts";
 import { describeTarget, summarizeToolCall } from "./summary.ts";
-import type { TaskOutput, TaskResult } from "./task-output.ts";
+import { unknownUsageCalls, type TaskOutput, type TaskResult } from "./task-output.ts";
 import { visibleLine, visibleText } from "./visible-text.ts";
 
 type Out = NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
@@ -34,8 +37,11 @@ export function terminalOutput(out: Out, errors: NodeJS.WritableStream, style: S
     spinner.stop();
     out.write(text);
   };
+  // The answer's Markdown, rendered as it streams; what it holds back goes out when the text stops.
+  const markdown = markdownRenderer(style);
   const endLine = (): void => {
     spinner.stop();
+    write(markdown.end());
     if (!atLineStart) write("\n");
   };
   // The spinner only ever draws on an empty line, never over streamed text.
@@ -52,7 +58,7 @@ export function terminalOutput(out: Out, errors: NodeJS.WritableStream, style: S
           break;
         case "text-delta":
           streamedThisTurn = true;
-          write(visibleText(event.delta));
+          write(markdown.push(event.delta));
           break;
         case "thinking-delta":
           wait("thinking");
@@ -73,10 +79,12 @@ export function terminalOutput(out: Out, errors: NodeJS.WritableStream, style: S
           const { ok, text } = summarizeToolCall(call.name, call.input, event.result, width());
           endLine();
           write(`${ok ? style.green(text.slice(0, 1)) : style.red(text.slice(0, 1))}${text.slice(1)}\n`);
+          if (call.name === "bash") for (const line of commandOutputLines(event.result, width() - 4)) write(`${style.dim(`  │ ${line}`)}\n`);
           if (running.size > 0) wait(running.size === 1 ? `running ${running.values().next().value}` : `running ${running.size} tools`);
           break;
         }
         case "retry":
+          markdown.reset();
           endLine();
           write(`${style.yellow(`↻ ${visibleLine(event.error)}; retrying in ${(event.delayMs / 1000).toFixed(1)}s${streamedThisTurn ? " (the text above is void)" : ""}`)}\n`);
           streamedThisTurn = false;
@@ -88,7 +96,7 @@ export function terminalOutput(out: Out, errors: NodeJS.WritableStream, style: S
         case "message": {
           // A model that does not stream its text (or streams it whole) is shown when its turn enters.
           const message = event.message;
-          if ("role" in message && message.role === "assistant" && !streamedThisTurn && message.content !== "") write(visibleText(message.content));
+          if ("role" in message && message.role === "assistant" && !streamedThisTurn && message.content !== "") write(renderMarkdown(message.content, style));
           break;
         }
         case "turn-end":
@@ -107,9 +115,7 @@ export function terminalOutput(out: Out, errors: NodeJS.WritableStream, style: S
       else if (result.outcome === "stopped") write(`${style.yellow(`The model stopped before finishing (stop reason: ${visibleLine(stopReason ?? "unknown")}).`)}\n`);
       if (result.error !== undefined && result.outcome !== "aborted") errors.write(`${style.red("✗ Error:")} ${visibleText(errorMessage(result.error))}\n`);
       if (result.metrics !== undefined) {
-        const { usage, durationMs } = result.metrics;
-        const number = (value: number): string => value.toLocaleString("en-US");
-        write(`${style.dim(`tokens ${number(usage.inputTokens)} in · ${number(usage.outputTokens)} out · ${(durationMs / 1000).toFixed(1)}s`)}\n`);
+        write(`${style.dim(`${tokenCounts(result.metrics)} · ${taskTime(result.metrics.durationMs, result.waitMs ?? 0)}`)}\n`);
       }
     },
     interrupting: () => {
@@ -126,4 +132,21 @@ export function terminalOutput(out: Out, errors: NodeJS.WritableStream, style: S
       for (const text of pending) write(text);
     },
   };
+}
+
+// A model call that ended before its usage arrived (an interrupted stream, an error) used tokens
+// nobody counted: the sums are then lower bounds, or unknown if no call reported any.
+function tokenCounts(metrics: RunMetrics): string {
+  const unknown = unknownUsageCalls(metrics);
+  if (unknown > 0 && unknown === metrics.modelCalls) return "tokens unknown";
+  const number = (value: number): string => `${value.toLocaleString("en-US")}${unknown > 0 ? "+" : ""}`;
+  const note = unknown > 0 ? ` (${unknown} ${unknown === 1 ? "call" : "calls"} not counted)` : "";
+  return `tokens ${number(metrics.usage.inputTokens)} in · ${number(metrics.usage.outputTokens)} out${note}`;
+}
+
+// Working time first; the time the user took to answer prompts apart: `1.5s (+20.1s waiting for you)`.
+function taskTime(durationMs: number, waitMs: number): string {
+  const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)}s`;
+  const working = seconds(Math.max(0, durationMs - waitMs));
+  return waitMs >= 50 ? `${working} (+${seconds(waitMs)} waiting for you)` : working;
 }

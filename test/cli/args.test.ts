@@ -48,11 +48,15 @@ describe("parseCliArgs", () => {
   });
 
   it("refuses what it cannot make sense of", () => {
-    expect(usageError(["--bogus"])).toMatch(/Unknown option '--bogus'/);
+    expect(usageError(["--bogus"])).toBe("unknown option --bogus; a task that starts with - goes after --");
+    expect(usageError(["--modle", "m"])).toBe("unknown option --modle (did you mean --model?); a task that starts with - goes after --");
+    expect(usageError(["-x"])).toBe("unknown option -x; a task that starts with - goes after --");
+    expect(usageError(["--json=yes"])).toBe("--json takes no value");
     expect(usageError(["--provider", "skynet"])).toBe("unknown provider skynet: use one of anthropic, openai, openai-responses, gemini, bedrock, demo, auto");
     expect(usageError(["--max-turns", "0"])).toBe("--max-turns needs a positive integer, got 0");
     expect(usageError(["--context-window", "lots"])).toBe("--context-window needs a positive integer, got lots");
-    expect(usageError(["--model"])).toMatch(/argument missing/);
+    expect(usageError(["--model"])).toBe("--model needs a value");
+    expect(usageError(["-m"])).toBe("--model needs a value");
     expect(usageError(["view", "a", "b"])).toBe("view takes one session file, directory or session id");
     expect(usageError(["--port", "1", "task"])).toBe("--port and --host go with view");
     expect(usageError([" "])).toBe("the task is empty");

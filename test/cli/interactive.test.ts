@@ -1,6 +1,6 @@
 // The interactive prompt as a user drives it: in a pseudo-terminal, against a scripted
 // OpenAI-compatible server, with the workspace and the sessions in temporary directories.
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadSession } from "simple-agent-loop/store";
@@ -70,6 +70,8 @@ describe("the interactive prompt", () => {
     expect(contents.at(-1)).toBe("what did I ask?");
     expect(followUp.messages.some((message) => message.role === "tool" && String(message.content).includes("Edited notes.txt"))).toBe(true);
 
+    // Keys typed before the prompt is back are not read by it: wait for it.
+    await terminal.waitFor(/You asked me to update the notes\.[^]*\n> $/);
     expect(terminal.screen()).not.toMatch(spinnerFrame);
     terminal.type("\x04");
     expect(await terminal.exited).toBe(0);
@@ -107,6 +109,7 @@ describe("the interactive prompt", () => {
     const toolMessage = server.bodies()[1]!.messages.find((message) => message.role === "tool");
     expect(String(toolMessage?.content)).toContain("not now, use y.txt");
     expect(() => readFileSync(join(workspace.path, "x.txt"))).toThrow();
+    await terminal.waitFor(/Understood, I will not write it\.[^]*\n> $/);
     terminal.type("/exit\r");
     expect(await terminal.exited).toBe(0);
   });
@@ -122,6 +125,8 @@ describe("the interactive prompt", () => {
     terminal.type("\x03");
     await terminal.waitFor("Interrupted");
     await terminal.waitFor(/Interrupted[^]*\n> $/);
+    // The stream ended before the usage it would have reported.
+    expect(terminal.screen()).toMatch(/\ntokens unknown · \d+\.\ds\n/);
     const session = await loadSession(join(home.path, "sessions", `${id}.jsonl`));
     // What the user saw stream stays in the session.
     expect(session.messages.at(-1)).toMatchObject({ role: "assistant", content: "Thinking about it", stopReason: "aborted" });
@@ -129,5 +134,49 @@ describe("the interactive prompt", () => {
     await expect.poll(() => server.requests[0]?.clientClosed, { timeout: 10_000 }).toBe(true);
     terminal.type("\x03");
     expect(await terminal.exited).toBe(130);
+  });
+
+  it("reports the time the user took to answer a prompt apart from the task's working time", { timeout: 90_000 }, async () => {
+    server.enqueue({ toolCalls: [{ name: "write", arguments: { path: "x.txt", content: "x\n" } }] }, { text: "Written." });
+    const terminal = start();
+    await terminal.waitFor("> ");
+    terminal.type("write x\r");
+    await terminal.waitFor("Allow write?");
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    terminal.type("y\r");
+    const screen = await terminal.waitFor(/tokens [\d,]+ in · [\d,]+ out · .*\n/);
+    const [, working, waiting] = /tokens [\d,]+ in · [\d,]+ out · (\d+\.\d)s \(\+(\d+\.\d)s waiting for you\)/.exec(screen) ?? [];
+    expect(Number(waiting), screen).toBeGreaterThanOrEqual(2.9);
+    expect(Number(working)).toBeLessThan(Number(waiting));
+    await terminal.waitFor(/waiting for you\)[^]*\n> $/);
+    terminal.type("/exit\r");
+    expect(await terminal.exited).toBe(0);
+  });
+
+  it("writes no session when left without a task; after a task, says on exit how to resume it", { timeout: 90_000 }, async () => {
+    const sessionFiles = (): string[] => (existsSync(join(home.path, "sessions")) ? readdirSync(join(home.path, "sessions")) : []);
+    const idle = start();
+    await idle.waitFor("> ");
+    expect(sessionFiles()).toStrictEqual([]);
+    idle.type("/exit\r");
+    expect(await idle.exited).toBe(0);
+    expect(idle.screen()).not.toContain("--resume");
+    expect(sessionFiles()).toStrictEqual([]);
+    const ctrlD = start();
+    await ctrlD.waitFor("> ");
+    ctrlD.type("\x04");
+    expect(await ctrlD.exited).toBe(0);
+    expect(sessionFiles()).toStrictEqual([]);
+    server.enqueue({ text: "Hello there." });
+    const terminal = start();
+    const id = /session (\S+) \(new\)/.exec(await terminal.waitFor(/session (\S+) \(new\)/))![1]!;
+    await terminal.waitFor("> ");
+    terminal.type("say hello\r");
+    await terminal.waitFor("Hello there.");
+    expect(sessionFiles()).toContain(`${id}.jsonl`);
+    await terminal.waitFor(/Hello there\.[^]*\n> $/);
+    terminal.type("\x04");
+    await terminal.waitFor(`To go on with this session: simple-agent-loop --resume ${id}`);
+    expect(await terminal.exited).toBe(0);
   });
 });

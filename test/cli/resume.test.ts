@@ -1,6 +1,6 @@
 // Sessions live in $SIMPLE_AGENT_LOOP_HOME/sessions and record their workspace: --resume
 // continues the latest session of this workspace, --resume <id> that one.
-import { mkdirSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadEntries } from "simple-agent-loop/store";
@@ -68,4 +68,24 @@ describe("--resume", () => {
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toMatch(/no session 20250102-030405-a1b2c3 \(there is no .*20250102-030405-a1b2c3\.jsonl\)/);
   });
+
+  it("--resume <id> from another workspace works there, and the model is told so: tools and prompt agree", async () => {
+    writeFileSync(join(root.path, "project", "where.txt"), "in project\n");
+    writeFileSync(join(root.path, "other", "where.txt"), "in other\n");
+    server.enqueue({ text: "First answer." }, { toolCalls: [{ name: "read", arguments: { path: "where.txt" } }] }, { text: "It says in other." });
+    const first = await task("project", ["first task"]);
+    const moved = await task("other", ["--resume", first.id, "where are we?"]);
+    expect(moved.stdout).toContain(`workspace ${join(root.path, "other")} (the session worked in ${join(root.path, "project")} until now)`);
+    const request = server.bodies()[1]!;
+    const system = request.messages.filter((message) => message.role === "system").map((message) => String(message.content));
+    // The last word on the workspace is the one the tools work in.
+    expect(system.at(-1)).toContain(`from now on you work in ${join(root.path, "other")}, no longer in ${join(root.path, "project")}`);
+    const result = server.bodies()[2]!.messages.find((message) => message.role === "tool");
+    expect(String(result?.content)).toContain("in other");
+    // Resumed again from there, nothing more is added.
+    server.enqueue({ text: "Still here." });
+    await task("other", ["--resume", first.id, "and now?"]);
+    expect(server.bodies()[3]!.messages.filter((message) => message.role === "system")).toHaveLength(2);
+  });
 });
+

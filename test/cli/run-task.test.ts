@@ -1,7 +1,7 @@
 // One task of the CLI: Ctrl-C once aborts the run cleanly, twice (before the abort is over) exits
 // with 130; a failing model is a result, not a throw.
 import { describe, expect, it } from "vitest";
-import { extendSession, initSession, send, type AgentEvent, type Session } from "simple-agent-loop";
+import { extendSession, initSession, send, tool, type AgentEvent, type Session } from "simple-agent-loop";
 import { scriptedModel, type ScriptedTurn } from "simple-agent-loop/testing";
 import { runTask, type TaskContext } from "../../src/cli/run-task.ts";
 import type { TaskResult } from "../../src/cli/task-output.ts";
@@ -80,5 +80,19 @@ describe("runTask", () => {
     const run = context([{ error: new Error("the model is down") }], { messages: [] });
     const result = await runTask(run.task, "hi");
     expect(result).toMatchObject({ outcome: "error", error: new Error("the model is down") });
+  });
+
+  it("reports the time spent waiting for the user apart: the time the loop measured in the permission hook", async () => {
+    const run = context([{ type: "tool_call", id: "c1", name: "touch", input: {} }, { role: "assistant", content: "done" }], { messages: [] });
+    run.task.tools = [tool({ name: "touch", description: "touch", inputSchema: { type: "object" }, handler: () => "ok" })];
+    run.task.hooks = { beforeToolCall: () => new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 300)) };
+    const first = await runTask(run.task, "touch it");
+    expect(first.outcome).toBe("done");
+    expect(first.waitMs).toBeGreaterThanOrEqual(250);
+    expect(first.waitMs).toBeLessThanOrEqual(first.metrics!.durationMs);
+    // Each task counts its own waits.
+    run.task.hooks = {};
+    const second = await runTask(run.task, "again");
+    expect(second.waitMs).toBeUndefined();
   });
 });

@@ -50,6 +50,10 @@ describe("--json", () => {
     expect(lines.find((line) => line.type === "tool-execution-end")).toMatchObject({ name: "read", result: { output: "     1\talpha" } });
     expect(types.at(-2)).toBe("run-end");
     expect(lines.at(-1)).toMatchObject({ type: "done", outcome: "done", sessionId: start.sessionId, answer: "It says alpha.", usage: { inputTokens: 200, outputTokens: 40 } });
+    // Every duration is whole milliseconds.
+    const durations = stdout.match(/"\w+Ms":[\d.e+-]+/g) ?? [];
+    expect(durations.length).toBeGreaterThan(5);
+    for (const duration of durations) expect(duration).toMatch(/^"\w+Ms":\d+$/);
   });
 
   it("ends with an error line and exit code 1 when the provider refuses the request", async () => {
@@ -136,6 +140,9 @@ describe("exit codes and messages", () => {
     const bad = await run(["--provider", "skynet", "hello"]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/unknown provider skynet[^]*Run simple-agent-loop --help/);
+    const unknown = await run(["--bogus", "hello"]);
+    expect(unknown).toMatchObject({ code: 2, stdout: "" });
+    expect(unknown.stderr).toBe("simple-agent-loop: unknown option --bogus; a task that starts with - goes after --\nRun simple-agent-loop --help for the options.\n");
     const help = await run(["--help"]);
     expect(help).toMatchObject({ code: 0, stdout: expect.stringContaining("Usage: simple-agent-loop [options] [task]") });
     const version = await run(["--version"]);

@@ -1,0 +1,205 @@
+import type { Style } from "./ansi.ts";
+import { visibleText } from "./visible-text.ts";
+
+/**
+ * Markdown as it streams, rendered for the terminal: headings in bold, `**strong**`, `*emphasis*`,
+ * `` `code` `` and fenced code blocks styled (their markers dropped), list bullets as `•`, quotes
+ * behind a bar, links as their text and address. Text goes out as soon as nothing that follows
+ * can change how it looks: a complete line, or the part of one before which no inline marker is
+ * left open (so a stream that stalls shows what it has); lines that could be a code fence wait
+ * until they are complete. Control characters of the text are made visible before any styling
+ * is added.
+ */
+export type MarkdownRenderer = {
+  /** The next piece of the text; returns what can be shown now, rendered. */
+  push: (text: string) => string;
+  /** The text is complete: returns the rest of its last line, rendered (no line break added); the next text starts afresh. */
+  end: () => string;
+  /** Forgets what was not shown yet and any open code block (the text is void, e.g. a retried model call). */
+  reset: () => void;
+};
+
+/** A renderer writing with `style` (plain text for styles that are off). */
+export function markdownRenderer(style: Style): MarkdownRenderer {
+  let fence: { marker: string } | undefined;
+  let pending = "";
+  // How the rest of a line that was partly shown is rendered (its block is known by then), and
+  // the last character shown of it (a word character before a marker changes what it means).
+  let continuation: ((text: string, before: string) => string) | undefined;
+  let before = "";
+  const finishLine = (line: string): string => {
+    if (continuation !== undefined) {
+      const rest = line === "" ? "" : continuation(line, before);
+      continuation = undefined;
+      return rest;
+    }
+    if (fence !== undefined) {
+      if (closesFence(line, fence.marker)) {
+        fence = undefined;
+        return style.dim(visibleText(line.trim()));
+      }
+      return style.cyan(visibleText(line));
+    }
+    const opening = /^ {0,3}(`{3,}|~{3,})\s*([^`\s]*)/.exec(line);
+    if (opening !== null && !(opening[1]!.startsWith("`") && line.slice(opening[0].length).includes("`"))) {
+      fence = { marker: opening[1]! };
+      return style.dim(visibleText(line.trim()));
+    }
+    return renderLine(line, style, true).text;
+  };
+  // The part of the unfinished line that can be shown already, if any.
+  const partial = (): string => {
+    if (fence !== undefined) {
+      if (continuation === undefined && /^ {0,3}(`*|~*)$/.test(pending)) return "";
+      const shown = style.cyan(visibleText(pending));
+      continuation = (text) => style.cyan(visibleText(text));
+      pending = "";
+      return shown;
+    }
+    if (continuation === undefined && /^ {0,3}(`|~)/.test(pending)) return "";
+    const cut = safeCut(pending, continuation === undefined);
+    if (cut === 0) return "";
+    const part = pending.slice(0, cut);
+    pending = pending.slice(cut);
+    const shown = continuation !== undefined ? continuation(part, before) : renderLine(part, style, false);
+    before = part.at(-1)!;
+    if (typeof shown === "string") return shown;
+    continuation = shown.rest;
+    return shown.text;
+  };
+  return {
+    push: (text) => {
+      pending += text;
+      let out = "";
+      for (let newline = pending.indexOf("\n"); newline !== -1; newline = pending.indexOf("\n")) {
+        const line = pending.slice(0, newline).replace(/\r$/, "");
+        pending = pending.slice(newline + 1);
+        out += `${finishLine(line)}\n`;
+      }
+      return out + partial();
+    },
+    end: () => {
+      const line = pending;
+      pending = "";
+      const out = line === "" && continuation === undefined ? "" : finishLine(line);
+      fence = undefined;
+      continuation = undefined;
+      return out;
+    },
+    reset: () => {
+      pending = "";
+      fence = undefined;
+      continuation = undefined;
+    },
+  };
+}
+
+/** `text` (whole Markdown) rendered for the terminal, as `markdownRenderer` renders it. */
+export function renderMarkdown(text: string, style: Style): string {
+  // Every line complete, so each is rendered whole.
+  return markdownRenderer(style).push(`${text}\n`).slice(0, -1);
+}
+
+function closesFence(line: string, marker: string): boolean {
+  const match = /^ {0,3}(`{3,}|~{3,})\s*$/.exec(line);
+  return match !== null && match[1]![0] === marker[0] && match[1]!.length >= marker.length;
+}
+
+// One line outside code blocks (`complete`), or its first part: its block marker, then its
+// inline text. `rest` renders what follows on the same line.
+function renderLine(line: string, style: Style, complete: boolean): { text: string; rest: (text: string, before: string) => string } {
+  // Matching markers costs more than linear time in the worst case: a very long line stays plain.
+  const inline = (text: string, before = ""): string => (text.length > maxStyledLine ? visibleText(text) : renderInline(visibleText(text), style, before));
+  const heading = /^ {0,3}(#{1,6})\s+(.*)$/.exec(line);
+  if (heading !== null) {
+    const strong = (text: string, before = ""): string => style.bold(inline(text, before));
+    return { text: strong(heading[2]!), rest: strong };
+  }
+  // A rule can only be told at the end of its line.
+  if (complete && /^ {0,3}([-*_])( *\1){2,} *$/.test(line)) return { text: style.dim("─".repeat(40)), rest: inline };
+  const quote = /^ {0,3}> ?(.*)$/.exec(line);
+  if (quote !== null) return { text: `${style.dim("│")} ${inline(quote[1]!)}`, rest: inline };
+  const bullet = /^(\s*)[-*+]\s+(?:\[([ xX])\]\s+)?(.*)$/.exec(line);
+  if (bullet !== null) {
+    const box = bullet[2] === undefined ? "" : bullet[2] === " " ? "☐ " : "☑ ";
+    return { text: `${bullet[1]!}${style.dim("•")} ${box}${inline(bullet[3]!)}`, rest: inline };
+  }
+  const numbered = /^(\s*)(\d{1,9}[.)])\s+(.*)$/.exec(line);
+  if (numbered !== null) return { text: `${numbered[1]!}${style.dim(numbered[2]!)} ${inline(numbered[3]!)}`, rest: inline };
+  return { text: inline(line), rest: inline };
+}
+
+// Code spans first (nothing inside them is Markdown), then links, strong and emphasis. `before`:
+// the character shown just before `text` on its line; only a word character changes how the
+// markers read, so the text is rendered after it and it is taken off again (nothing styles a
+// lone word character).
+function renderInline(text: string, style: Style, before = ""): string {
+  const context = /^\w$/.test(before) ? before : "";
+  return renderInlineText(context + text, style).slice(context.length);
+}
+
+function renderInlineText(text: string, style: Style): string {
+  let out = "";
+  let last = 0;
+  for (const span of text.matchAll(/(`+)(?!`)([^]*?[^`])\1(?!`)/g)) {
+    out += renderEmphasis(text.slice(last, span.index), style);
+    const code = span[2]!;
+    out += style.cyan(/^ .* $/.test(code) ? code.slice(1, -1) : code);
+    last = span.index + span[0].length;
+  }
+  return out + renderEmphasis(text.slice(last), style);
+}
+
+function renderEmphasis(text: string, style: Style): string {
+  return text
+    .replace(/\[([^\]\n]+)\]\(([^)\s]+)\)/g, (_, label: string, address: string) => `${label} ${style.dim(`(${address})`)}`)
+    .replace(/(\*\*|__)(?=\S)([^]*?\S)\1/g, (whole: string, marker: string, inner: string, offset: number, all: string) =>
+      marker === "__" && isWordCharacter(all[offset - 1]) ? whole : style.bold(inner),
+    )
+    .replace(/~~(?=\S)([^]*?\S)~~/g, (_, inner: string) => style.dim(inner))
+    .replace(/(^|[^\w*])\*(?=[^\s*])([^*]*?[^\s*])\*(?![\w*])/g, (_, before: string, inner: string) => `${before}${style.italic(inner)}`)
+    .replace(/(^|[^\w])_(?=[^\s_])([^_]*?[^\s_])_(?!\w)/g, (_, before: string, inner: string) => `${before}${style.italic(inner)}`)
+    .replace(/\\([\\`*_{}[\]()#+\-.!~|>])/g, "$1");
+}
+
+function isWordCharacter(character: string | undefined): boolean {
+  return character !== undefined && /\w/.test(character);
+}
+
+// Where the unfinished line can be cut so that what comes before renders the same whatever
+// follows: with no code span, strong, emphasis or link open before it, after a space or a
+// letter, digit or plain punctuation (never after a marker, which could be the start of one).
+// The first part of a line must say what block the line is: it starts with a letter, or has
+// two words (the second may be a task box, `- [ ]`). Only the end and the last two word ends
+// are tried, and only while the text held back is short: text whose markers stay open waits for
+// the end of its line, so each piece of a stream costs little however long the line.
+function safeCut(line: string, lineStart: boolean): number {
+  if (line.length > maxHeldBack) return 0;
+  if (lineStart && !/^\s*\p{L}/u.test(line) && !/\S\s+\S+\s/.test(line)) return 0;
+  if (/[\p{L}\p{N}.,;:?'"]$/u.test(line) && allClosed(line)) return line.length;
+  let tries = 2;
+  for (let index = line.length - 1; index > 0 && tries > 0; index--) {
+    if (line[index] !== " " || line[index - 1] === " ") continue;
+    tries--;
+    const part = line.slice(0, index + 1);
+    if (lineStart && !/^\s*\p{L}/u.test(part) && !/\S\s+\S+\s/.test(part)) return 0;
+    if (allClosed(part)) return index + 1;
+  }
+  return 0;
+}
+
+const maxHeldBack = 500;
+const maxStyledLine = 4000;
+
+function allClosed(text: string): boolean {
+  const rest = text.replace(/(`+)(?!`)[^]*?[^`]\1(?!`)/g, "x");
+  if (rest.includes("`")) return false;
+  // What pairs up already is settled; a marker left that could still open something is not.
+  const unpaired = rest
+    .replace(/\[([^\]\n]+)\]\(([^)\s]+)\)/g, "x")
+    .replace(/(\*\*|__)(?=\S)([^]*?\S)\1/g, "x")
+    .replace(/~~(?=\S)([^]*?\S)~~/g, "x")
+    .replace(/(^|[^\w*])\*(?=[^\s*])([^*]*?[^\s*])\*(?![\w*])/g, "$1x")
+    .replace(/(^|[^\w])_(?=[^\s_])([^_]*?[^\s_])_(?!\w)/g, "$1x");
+  return !/\*(?=[^\s])|(?<!\w)__?(?=\S)|~~(?=\S)|\[|\]\(/.test(unpaired);
+}

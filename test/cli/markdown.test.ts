@@ -1,0 +1,112 @@
+// Markdown answers rendered for the terminal, whole or as they stream.
+import { describe, expect, it } from "vitest";
+import type { Style } from "../../src/cli/ansi.ts";
+import { markdownRenderer, renderMarkdown } from "../../src/cli/markdown.ts";
+
+// Styles as visible tags, so the tests read what the terminal would show.
+const tags: Style = {
+  bold: (text) => `<b>${text}</b>`,
+  dim: (text) => `<d>${text}</d>`,
+  italic: (text) => `<i>${text}</i>`,
+  red: (text) => `<r>${text}</r>`,
+  green: (text) => `<g>${text}</g>`,
+  yellow: (text) => `<y>${text}</y>`,
+  cyan: (text) => `<c>${text}</c>`,
+};
+
+const answer = [
+  "# Plan",
+  "",
+  "Use **strong** words, *emphasis*, _this too_ and `inline code`; keep snake_case_names and 2 * 3 * 4.",
+  "- first item",
+  "  * nested, see [the docs](https://example.com/docs)",
+  "1. numbered",
+  "- [x] done",
+  "> quoted **text**",
+  "---",
+  "```ts",
+  "const x = **not bold** * 2; // # not a heading",
+  "```",
+  "After the `code`.",
+].join("\n");
+
+const rendered = [
+  "<b>Plan</b>",
+  "",
+  "Use <b>strong</b> words, <i>emphasis</i>, <i>this too</i> and <c>inline code</c>; keep snake_case_names and 2 * 3 * 4.",
+  "<d>•</d> first item",
+  "  <d>•</d> nested, see the docs <d>(https://example.com/docs)</d>",
+  "<d>1.</d> numbered",
+  "<d>•</d> ☑ done",
+  "<d>│</d> quoted <b>text</b>",
+  `<d>${"─".repeat(40)}</d>`,
+  "<d>```ts</d>",
+  "<c>const x = **not bold** * 2; // # not a heading</c>",
+  "<d>```</d>",
+  "After the <c>code</c>.",
+].join("\n");
+
+describe("renderMarkdown", () => {
+  it("renders headings, emphasis, code, lists, quotes, rules and code blocks for the terminal", () => {
+    expect(renderMarkdown(answer, tags)).toBe(rendered);
+  });
+
+  it("shows the text's own control characters as visible escapes and only adds its own styles", () => {
+    expect(renderMarkdown("\x1b[31mred\x1b]0;title\x07 **x**", tags)).toBe("^[[31mred^[]0;title^G <b>x</b>");
+    expect(renderMarkdown("```\n\x1b[2Jcode\n```", tags)).toBe("<d>```</d>\n<c>^[[2Jcode</c>\n<d>```</d>");
+  });
+});
+
+describe("markdownRenderer", () => {
+  it("renders a stream the same as the whole text, however it is cut", () => {
+    const texts = [answer, "a *b* c **d e** f `g h` i [j k](l) m\n", "```\ncode **x**\n```\n**after**", "no line break at the end **bold**"];
+    for (const text of texts) {
+      for (const size of [1, 2, 3, 5, 7, 13]) {
+        const renderer = markdownRenderer(tags);
+        let out = "";
+        for (let start = 0; start < text.length; start += size) out += renderer.push(text.slice(start, start + size));
+        out += renderer.end();
+        expect(sameOnScreen(out), `pieces of ${size}`).toBe(sameOnScreen(renderMarkdown(text, tags)));
+      }
+    }
+  });
+
+  it("renders random Markdown-like streams the same as the whole text, cut anywhere", () => {
+    let seed = 7;
+    const random = (below: number): number => (seed = (seed * 1103515245 + 12345) % 2147483648) % below;
+    const tokens = ["**", "*", "_", "__", "`", "\\", "[", "](x)", "# ", "- ", "1. ", "> ", "```", "~~", "\n", " ", "  ", "word", "snake_case", "x", "é", ".", "[ ] ", "[x] "];
+    for (let document = 0; document < 5000; document++) {
+      let text = "";
+      for (let count = random(30) + 1; count > 0; count--) text += tokens[random(tokens.length)];
+      const renderer = markdownRenderer(tags);
+      let out = "";
+      for (let start = 0, size = random(6) + 1; start < text.length; start += size, size = random(6) + 1) out += renderer.push(text.slice(start, start + size));
+      out += renderer.end();
+      expect(sameOnScreen(out), JSON.stringify(text)).toBe(sameOnScreen(renderMarkdown(text, tags)));
+    }
+  });
+
+  it("shows a line's words before the line ends, but holds back what is still open", () => {
+    const renderer = markdownRenderer(tags);
+    expect(renderer.push("The first words of a long")).toBe("The first words of a long");
+    expect(renderer.push(" line with **bold te")).toBe(" line with ");
+    expect(renderer.push("xt** and")).toBe("<b>bold text</b> and");
+    expect(renderer.push(" more\n- [")).toBe(" more\n");
+    expect(renderer.push(" ] a task\n```")).toBe("<d>•</d> ☐ a task\n");
+    expect(renderer.push("js\nlet a = 1;")).toBe("<d>```js</d>\n<c>let a = 1;</c>");
+    expect(renderer.push("\n```\n")).toBe("\n<d>```</d>\n");
+    expect(renderer.end()).toBe("");
+  });
+
+  it("forgets held-back text and an open code block on reset", () => {
+    const renderer = markdownRenderer(tags);
+    renderer.push("```\nin code\npartial `x");
+    renderer.reset();
+    expect(renderer.push("**fresh**\n")).toBe("<b>fresh</b>\n");
+  });
+});
+
+// Styled pieces side by side look the same as one styled piece; an empty one looks like nothing.
+function sameOnScreen(text: string): string {
+  return text.replace(/<\/(\w)><\1>/g, "").replace(/<(\w)><\/\1>/g, "");
+}
