@@ -32,7 +32,7 @@ export function describeMcpConfig(content: string, path: string, env: Record<str
     return `\uE000${nonce}:${names.indexOf(name)}\uE001`;
   };
   const markers = new RegExp(`\uE000${nonce}:(\\d+)\uE001`, "g");
-  const recording = new Proxy<Record<string, string | undefined>>({}, { get: (_, name) => (typeof name === "string" && env[name] !== undefined ? marker(name) : undefined) });
+  const recording = new Proxy<Record<string, string | undefined>>({}, { get: (_, name) => (typeof name === "string" && typeof env[name] === "string" ? marker(name) : undefined) });
   const servers = parseMcpConfig(content, path, { env: recording });
   const used = new Set<string>();
   const show = (value: string): string =>

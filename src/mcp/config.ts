@@ -142,8 +142,8 @@ function expand(value: string, field: string, env: Record<string, string | undef
     // Anything else (`${input:token}`, a VS Code prompt) would otherwise reach the server as is.
     if (found === null) return fail(`"${field}" uses ${match}; only \${NAME}, \${NAME:-default} and \${env:NAME} are filled in`);
     const [, name, fallback] = found as unknown as [string, string, string | undefined];
-    // Only the environment's own variables: `${constructor}` must not reach Object.prototype.
-    const setting = Object.hasOwn(env, name) ? env[name] : undefined;
+    // Only strings: `${constructor}` must not fill in a function inherited from Object.prototype.
+    const setting = env[name];
     if (typeof setting === "string") return setting;
     if (fallback !== undefined) return fallback;
     return fail(`"${field}" uses ${match}, which is not set`);
