@@ -60,7 +60,7 @@ describe("npm start: the CLI with --provider auto in this repository", () => {
     expect(stdout).toContain("demo (offline, scripted)");
     expect(stdout).toMatch(/✓ list \. \(\d+ entries\)/);
     expect(stdout).toMatch(/✓ read README\.md \(\d+ (of \d+ )?lines\)/);
-    expect(stdout).toMatch(/The workspace has \d+ entries at its top level: .*package\.json.*README\.md is titled "simple-agent-loop"/);
+    expect(stdout).toMatch(/The workspace has \d+ entries at its top level: \d+ directories \(.*\) and \d+ files \(.*README\.md.*\)\. README\.md is titled "simple-agent-loop"/);
     expect(stdout).toMatch(/tokens [\d,]+ in · [\d,]+ out · \d+\.\ds/);
     // The session is saved: the task, the tool calls and their results, the answer.
     const [file] = readdirSync(join(home, "sessions"));

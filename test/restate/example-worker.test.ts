@@ -61,7 +61,7 @@ describe("examples/restate-worker.ts", () => {
       30_000,
       () => `no approval asked for:\n${workerOutput}`,
     );
-    expect(pending).toStrictEqual([{ id: "deploy_1", name: "deploy", input: { env: "staging", version: "1.2" } }]);
+    expect(pending).toStrictEqual([{ id: "deploy_1", path: "deploy_1", name: "deploy", input: { env: "staging", version: "1.2" } }]);
 
     const resolved = await ingress("resolveApproval", { id: "deploy_1", approved: true });
     expect(await resolved.json()).toStrictEqual({ resolved: ["deploy_1"] });
