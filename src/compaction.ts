@@ -12,7 +12,7 @@ export type CompactSessionOptions = {
 };
 
 /**
- * Truncation compaction, as the Python package does it: walking back from the end,
+ * Truncation compaction: walking back from the end,
  * once `keepTurns` assistant replies (or model turns) have come after a thinking or tool_call
  * message, thinking text longer than `maxLength` is cut to a prefix, a tool-call input whose
  * JSON is longer becomes `{ _compacted: <prefix of that JSON> }`, and the message is marked

@@ -30,7 +30,7 @@ export type AnthropicRequest = {
 export const anthropicProvider = "anthropic";
 
 /**
- * The Messages API request for a session (seed 000 §2): system messages become `system`; runs of
+ * The Messages API request for a session: system messages become `system`; runs of
  * thinking/assistant/tool_call become one assistant message (thinking first); runs of tool results
  * become one user message, results first. Thinking goes back only with its own valid signature.
  */

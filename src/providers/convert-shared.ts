@@ -77,7 +77,7 @@ export function outputText(output: JsonValue): string {
 /**
  * Whether a thinking block may go back to `provider` as signed reasoning: it has a signature, was
  * not truncated by compaction, and came from that provider. Untagged blocks count as the
- * provider's own only where `untaggedIsOwn` (the seed's hand-written Anthropic invokeModel did not tag).
+ * provider's own only where `untaggedIsOwn` (sessions written by a hand-made Anthropic invokeModel carry no tag).
  */
 export function isOwnSignedThinking(message: ThinkingMessage, provider: string, untaggedIsOwn = false): boolean {
   if (message.signature === undefined || message.signature === "" || message.compacted === true) return false;
