@@ -2,15 +2,17 @@ import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import type { ViewArgs } from "./args.ts";
 import { CliError } from "./cli-error.ts";
+import { openInBrowser } from "./open-browser.ts";
 import { cliStore, isSessionId, sessionsDirectory } from "./sessions.ts";
 import { visibleLine } from "./visible-text.ts";
 
 /**
  * `simple-agent-loop view [path]`: serves the session viewer for a session file, a directory of
- * them, or a session id of the CLI's store (default: the store's directory), prints its URL and
- * serves until Ctrl-C (or SIGTERM), then exits with 0.
+ * them, or a session id of the CLI's store (default: the store's directory), prints its URL (with
+ * the viewer's token), opens it in the browser when run on a terminal of a desktop, and serves
+ * until Ctrl-C (or SIGTERM), then exits with 0.
  */
-export async function runView(args: ViewArgs, io: { cwd: string; env: NodeJS.ProcessEnv; stdout: NodeJS.WritableStream }): Promise<number> {
+export async function runView(args: ViewArgs, io: { cwd: string; env: NodeJS.ProcessEnv; stdout: NodeJS.WritableStream & { isTTY?: boolean } }): Promise<number> {
   const store = cliStore(io.env);
   let path = args.path === undefined ? sessionsDirectory(io.env) : resolve(io.cwd, args.path);
   if (!existsSync(path) && args.path !== undefined && isSessionId(args.path)) path = store.path(args.path);
@@ -19,10 +21,12 @@ export async function runView(args: ViewArgs, io: { cwd: string; env: NodeJS.Pro
   const { serveViewer } = await import("../viewer/index.ts");
   const viewer = await serveViewer(path, { ...(args.port === undefined ? {} : { port: args.port }), ...(args.host === undefined ? {} : { host: args.host }) });
   io.stdout.write(`Session viewer for ${visibleLine(path)}\n${viewer.url}\nPress Ctrl-C to stop.\n`);
+  const removeOpener = io.stdout.isTTY === true ? openInBrowser(viewer.url, io.env) : undefined;
   await new Promise<void>((stop) => {
     process.once("SIGINT", () => stop());
     process.once("SIGTERM", () => stop());
   });
+  removeOpener?.();
   await viewer.close();
   return 0;
 }
