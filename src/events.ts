@@ -1,4 +1,4 @@
-import type { RunMetrics } from "./metrics.ts";
+import type { RunMetrics } from "./run-metrics.ts";
 import type { JsonObject, JsonValue, Message, ModelMessage, StopDetails, StopReason, ToolResultMessage, Usage } from "./session.ts";
 
 /**

@@ -46,7 +46,7 @@ export type { AgentHooks } from "./hooks.ts";
 export { sessionMetrics, createMetricsCollector } from "./metrics.ts";
 export { structuredOutput, StructuredOutputError, isStructuredOutputError } from "./structured-output.ts";
 export type { OutputSchema } from "./structured-output.ts";
-export type { RunMetrics } from "./metrics.ts";
+export type { RunMetrics } from "./run-metrics.ts";
 export type { AgentStream } from "./loop.ts";
 export type { AgentLoopOptions } from "./loop-options.ts";
 export type { InvokeModel, ModelContext, StructuredOutputModel } from "./invoke-model.ts";
@@ -67,7 +67,8 @@ export type {
 export type { StandardSchemaV1 } from "./standard-schema.ts";
 export { compactSession, createCompactor } from "./compaction.ts";
 export { slidingWindow, summarizeOlderTurns, estimateTokens } from "./context-strategies.ts";
-export type { CompactionStrategy, CompactionContext, CompactionFallback, SummarizeOptions } from "./context-strategies.ts";
+export type { CompactionStrategy, CompactionContext, CompactionFallback } from "./compaction-strategy.ts";
+export type { SummarizeOptions } from "./context-strategies.ts";
 export type { CompactSessionOptions } from "./compaction.ts";
 export {
   AgentError,

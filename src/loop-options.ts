@@ -1,5 +1,5 @@
 import type { CompactSessionOptions } from "./compaction.ts";
-import type { CompactionStrategy } from "./context-strategies.ts";
+import type { CompactionStrategy } from "./compaction-strategy.ts";
 import { AgentError } from "./errors.ts";
 import type { AgentEvent } from "./events.ts";
 import type { AgentHooks } from "./hooks.ts";

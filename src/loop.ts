@@ -1,6 +1,6 @@
 import { createAbortRace } from "./abort.ts";
 import { createCompactor, type CompactSessionOptions } from "./compaction.ts";
-import type { CompactionFallback } from "./context-strategies.ts";
+import type { CompactionFallback } from "./compaction-strategy.ts";
 import { AgentError, MaxIterationsError, describeError, errorType, isContextOverflowError, isMaxIterationsError } from "./errors.ts";
 import type { AgentEvent } from "./events.ts";
 import { runStream, type RunStream } from "./event-iterator.ts";

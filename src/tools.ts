@@ -1,4 +1,7 @@
 import { plainJsonSchema } from "./json-schema.ts";
+import { formatPath, type ValidationResult } from "./validate-input.ts";
+
+export { formatPath, type ValidationResult } from "./validate-input.ts";
 import { checkNumber } from "./numeric-options.ts";
 import type { JsonObject, JsonValue, Session } from "./session.ts";
 import { isStandardSchema, type StandardSchemaV1 } from "./standard-schema.ts";
@@ -58,7 +61,6 @@ export type Tool<Input = any> = ToolSchema & {
   eager?: boolean;
 };
 
-export type ValidationResult = { ok: true; value: unknown } | { ok: false; message: string };
 
 /** Anything accepted in a tool list: a bare schema (handler in `toolHandlers`) or a `Tool`. */
 export type ToolDefinition = ToolSchema | Tool;
@@ -166,12 +168,3 @@ async function validateStandard(schema: StandardSchemaV1, input: unknown): Promi
   return { ok: false, message: problems.join("; ") };
 }
 
-/** `["items", "0", "name"]` → `items[0].name`. */
-export function formatPath(path: readonly string[]): string {
-  let text = "";
-  for (const segment of path) {
-    if (/^\d+$/.test(segment)) text += `[${segment}]`;
-    else text += text === "" ? segment : `.${segment}`;
-  }
-  return text;
-}

@@ -1,7 +1,10 @@
 import { Validator, type OutputUnit } from "@cfworker/json-schema";
 import type { JsonObject } from "./session.ts";
-import type { ToolDefinition, ValidationResult } from "./tools.ts";
-import { formatPath } from "./tools.ts";
+
+export type ValidationResult = { ok: true; value: unknown } | { ok: false; message: string };
+
+/** What `validateToolInput` needs of a tool: its JSON Schema, and its own check if it has one. */
+type ValidatedTool = { name?: string; description?: string; input_schema: JsonObject; validate?: (input: unknown) => ValidationResult | Promise<ValidationResult> };
 
 type Check = (input: unknown) => ValidationResult;
 
@@ -13,7 +16,7 @@ const checks = new WeakMap<JsonObject, Check>();
  * Schema, from `tool()`), else against its JSON Schema. The message names each failing field.
  */
 export function validateToolInput(
-  definition: ToolDefinition,
+  definition: ValidatedTool,
   input: unknown,
 ): ValidationResult | Promise<ValidationResult> {
   if ("validate" in definition && definition.validate !== undefined) return definition.validate(input);
@@ -101,4 +104,14 @@ function describeErrors(errors: readonly OutputUnit[]): string {
     return `${where}${error.error}`;
   });
   return [...new Set(lines)].join("; ");
+}
+
+/** `["items", "0", "name"]` → `items[0].name`. */
+export function formatPath(path: readonly string[]): string {
+  let text = "";
+  for (const segment of path) {
+    if (/^\d+$/.test(segment)) text += `[${segment}]`;
+    else text += text === "" ? segment : `.${segment}`;
+  }
+  return text;
 }

@@ -1,5 +1,11 @@
 import { open, type FileHandle } from "node:fs/promises";
-import type { LogProblem } from "./log-reader.ts";
+
+/**
+ * Something that could not be read. With `line`: that line is not an entry (not JSON, or not an
+ * object with a string `type`) and was skipped; the lines around it are read as usual. Without:
+ * the file itself could not be read.
+ */
+export type LogProblem = { line?: number; message: string };
 
 /**
  * A place between lines of a log, and what is known of the bytes after it. Two readers that read

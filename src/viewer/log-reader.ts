@@ -1,15 +1,10 @@
 import { open, stat, type FileHandle } from "node:fs/promises";
-import { defaultReadLimits, excerpt, readLines, readRange, startCursor, type LineCursor, type ReadLimits } from "./log-lines.ts";
+import { defaultReadLimits, excerpt, readLines, readRange, startCursor, type LineCursor, type LogProblem, type ReadLimits } from "./log-lines.ts";
 
 /** An entry of a session log as read: its 1-based line number and the parsed line (a JSON object with a string `type`). */
 export type LogRecord = { line: number; entry: { type: string; [field: string]: unknown } };
 
-/**
- * Something that could not be read. With `line`: that line is not an entry (not JSON, or not an
- * object with a string `type`) and was skipped; the lines around it are read as usual. Without:
- * the file itself could not be read.
- */
-export type LogProblem = { line?: number; message: string };
+export type { LogProblem } from "./log-lines.ts";
 
 /**
  * What one read found since the previous one, in file order. `reset`: the records start from the
