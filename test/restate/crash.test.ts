@@ -21,8 +21,14 @@ describe("restateAgent: a worker killed in the middle of a run", () => {
     cluster.hold(`tool-${tag}-a1`);
     const { invocationId } = await cluster.client.start(tag, { system: systemPrompt, message: tag });
     const killed = await cluster.waitAt(`tool-${tag}-a1`);
-    // The sibling finished (its step journaled) before the kill.
+    // The sibling finished and its step is journaled (stored by the server, not only run by the
+    // worker: a step killed before the server has it runs again, as Restate promises) before the kill.
     await waitFor(() => cluster.effects().get(`tool ${tag}-a2`) === 1, 30_000, () => "a2 did not finish");
+    await waitFor(
+      async () => (await cluster.server.query(`SELECT name FROM sys_journal WHERE id = '${invocationId}'`)).some((row) => row.name === `tool ${tag}-a2`),
+      30_000,
+      () => "a2's step was not journaled",
+    );
     await cluster.killWorker(killed);
     await cluster.addWorker();
     cluster.release(`tool-${tag}-a1`);
