@@ -7,11 +7,8 @@ function lastToolResultId(messages: readonly Message[]): string | undefined {
   return last !== undefined && "type" in last && last.type === "tool_result" ? last.id : undefined;
 }
 
-let events = 0;
-const countEvent = (): void => {
-  events++;
-};
-export const eventsSeen = (): number => events;
+// A listener that takes every event and keeps none: what a run pays once someone listens.
+const ignoreEvent = (): void => undefined;
 
 export const ours: Adapter = {
   name: "simple-agent-loop",
@@ -35,7 +32,7 @@ export const ours: Adapter = {
       toolHandlers: { add: (input) => w.tool(input) },
       maxIterations: w.turns + 5,
       // The concurrency benchmark's --events: the cost of a listener that sees every event.
-      ...(process.env.BENCH_LISTEN_TO_EVENTS === "1" ? { onEvent: countEvent } : {}),
+      ...(process.env.BENCH_LISTEN_TO_EVENTS === "1" ? { onEvent: ignoreEvent } : {}),
     });
     const last = session.messages[session.messages.length - 1];
     return { text: last !== undefined && "role" in last ? last.content : "", keep: session };

@@ -1,4 +1,5 @@
 import { ContextOverflowError, ProviderError, errorMessage, isAbortError, isAgentError } from "../errors.ts";
+import { maxTimerDelay } from "../numeric-options.ts";
 
 /** `fetch` or anything with its signature (a test double, a proxy-aware client). */
 export type Fetch = (input: string, init: RequestInit) => Promise<Response>;
@@ -68,7 +69,8 @@ const maxRedirects = 5;
  * is rethrown as is.
  */
 export async function postJson(options: PostOptions): Promise<Response> {
-  const idleTimeoutMs = checkIdleTimeout(options.idleTimeoutMs);
+  // Checked by the adapter when the model was made (checkIdleTimeout), not again per request.
+  const idleTimeoutMs = options.idleTimeoutMs ?? defaultIdleTimeoutMs;
   const streamed = options.expect === "sse" || options.expect === "aws-event-stream";
   const link = linkedAbort(options.signal);
   let settled = false;
@@ -224,7 +226,10 @@ export function env(name: string): string | undefined {
   return value === "" ? undefined : value;
 }
 
-/** Throws a `RangeError` for an `idleTimeoutMs` that is not a positive number; the default when undefined. */
+/**
+ * An adapter's `idleTimeoutMs`, checked once when the model is made: a `RangeError` unless a
+ * positive number (`Infinity`: no timer); the default when undefined.
+ */
 export function checkIdleTimeout(value: number | undefined): number {
   if (value === undefined) return defaultIdleTimeoutMs;
   if (typeof value !== "number" || Number.isNaN(value) || value <= 0) throw new RangeError(`idleTimeoutMs must be a positive number of milliseconds, not ${String(value)}`);
@@ -270,7 +275,7 @@ async function send(url: string, options: PostOptions, link: Link, idleTimeoutMs
 // `idleTimeoutMs`; then the connection is closed.
 function withinIdleTimeout<T>(pending: Promise<T>, idleTimeoutMs: number, provider: string, what: string, link: Link): Promise<T> {
   // Longer than setTimeout can count: no timer at all.
-  if (idleTimeoutMs > 2 ** 31 - 1) return pending;
+  if (idleTimeoutMs > maxTimerDelay) return pending;
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
