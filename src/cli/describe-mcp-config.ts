@@ -3,6 +3,7 @@ import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseMcpConfig, type McpServerConfig } from "../mcp/config.ts";
 import type { Style } from "./ansi.ts";
+import { isCredentialName } from "./tools/command-environment.ts";
 import { visibleLine } from "./visible-text.ts";
 
 /** What starting an MCP config would run and send, for the trust prompt. */
@@ -72,9 +73,13 @@ export function mcpRuns(servers: Record<string, McpServerConfig>, cwd: string): 
   return runs;
 }
 
-/** Whether an environment variable's name says it holds a secret. */
+/**
+ * Whether an environment variable's name says it holds a secret: the names the bash tool keeps
+ * from commands (`isCredentialName`), and, since this only warns, a wider net (`*_PASS`, `*_PWD`,
+ * auth, cookie, session and private values), which bash could not scrub without breaking desktops.
+ */
 export function looksLikeCredential(name: string): boolean {
-  return /key|token|secret|passw|pass$|_pwd$|credential|auth|cookie|session|private/i.test(name);
+  return isCredentialName(name) || /pass$|_pwd$|auth|cookie|session|private/i.test(name);
 }
 
 function describeServer(server: McpServerConfig, show: (value: string) => string): string {
