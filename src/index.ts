@@ -33,27 +33,27 @@ export type {
   SessionChange,
   SessionChangeListener,
 } from "./session.ts";
-export { agentLoop, agentStream } from "./loop.ts";
-export { defaultMaxIterations } from "./loop-options.ts";
+export { agentLoop, agentStream } from "./loop/loop.ts";
+export { defaultMaxIterations } from "./loop/loop-options.ts";
 export { clampDelay, maxTimerDelay } from "./numeric-options.ts";
-export { jsonSchema } from "./json-schema.ts";
-export type { JsonSchema } from "./json-schema.ts";
-export { resolveApproval, pendingApprovals, pendingApprovalEntries } from "./approval.ts";
-export { subagentTool } from "./subagent.ts";
-export type { SubagentToolOptions } from "./subagent.ts";
-export type { ApprovalDecision, PendingApprovalEntry } from "./approval.ts";
-export type { AgentHooks } from "./hooks.ts";
-export { sessionMetrics, createMetricsCollector } from "./metrics.ts";
-export { structuredOutput, StructuredOutputError, isStructuredOutputError } from "./structured-output.ts";
-export type { OutputSchema } from "./structured-output.ts";
-export type { RunMetrics } from "./run-metrics.ts";
-export type { AgentStream } from "./loop.ts";
-export type { AgentLoopOptions } from "./loop-options.ts";
-export type { InvokeModel, ModelContext, StructuredOutputModel } from "./invoke-model.ts";
-export type { AgentEvent, ModelStreamEvent, RunOutcome } from "./events.ts";
-export { executeToolCalls, ApprovalPause } from "./execute-tool-calls.ts";
-export type { ExecuteToolCallsOptions, ToolOutcome, PendingApproval } from "./execute-tool-calls.ts";
-export { tool, toolSchemas } from "./tools.ts";
+export { jsonSchema } from "./tools/json-schema.ts";
+export type { JsonSchema } from "./tools/json-schema.ts";
+export { resolveApproval, pendingApprovals, pendingApprovalEntries } from "./tools/approval.ts";
+export { subagentTool } from "./tools/subagent.ts";
+export type { SubagentToolOptions } from "./tools/subagent.ts";
+export type { ApprovalDecision, PendingApprovalEntry } from "./tools/approval.ts";
+export type { AgentHooks } from "./loop/hooks.ts";
+export { sessionMetrics, createMetricsCollector } from "./loop/metrics.ts";
+export { structuredOutput, StructuredOutputError, isStructuredOutputError } from "./loop/structured-output.ts";
+export type { OutputSchema } from "./loop/structured-output.ts";
+export type { RunMetrics } from "./loop/run-metrics.ts";
+export type { AgentStream } from "./loop/loop.ts";
+export type { AgentLoopOptions } from "./loop/loop-options.ts";
+export type { InvokeModel, ModelContext, StructuredOutputModel } from "./model/invoke-model.ts";
+export type { AgentEvent, ModelStreamEvent, RunOutcome } from "./loop/events.ts";
+export { executeToolCalls, ApprovalPause } from "./tools/execute-tool-calls.ts";
+export type { ExecuteToolCallsOptions, ToolOutcome, PendingApproval } from "./tools/execute-tool-calls.ts";
+export { tool, toolSchemas } from "./tools/tool.ts";
 export type {
   Tool,
   ToolSchema,
@@ -63,13 +63,13 @@ export type {
   ToolContext,
   ToolOptions,
   ValidationResult,
-} from "./tools.ts";
-export type { StandardSchemaV1 } from "./standard-schema.ts";
-export { compactSession, createCompactor } from "./compaction.ts";
-export { slidingWindow, summarizeOlderTurns, estimateTokens } from "./context-strategies.ts";
-export type { CompactionStrategy, CompactionContext, CompactionFallback } from "./compaction-strategy.ts";
-export type { SummarizeOptions } from "./context-strategies.ts";
-export type { CompactSessionOptions } from "./compaction.ts";
+} from "./tools/tool.ts";
+export type { StandardSchemaV1 } from "./tools/standard-schema.ts";
+export { compactSession, createCompactor } from "./loop/compaction.ts";
+export { slidingWindow, summarizeOlderTurns, estimateTokens } from "./loop/context-strategies.ts";
+export type { CompactionStrategy, CompactionContext, CompactionFallback } from "./loop/compaction-strategy.ts";
+export type { SummarizeOptions } from "./loop/context-strategies.ts";
+export type { CompactSessionOptions } from "./loop/compaction.ts";
 export {
   AgentError,
   MaxIterationsError,
@@ -87,7 +87,7 @@ export {
   describeError,
   maxErrorLength,
 } from "./errors.ts";
-export { retryDelay } from "./retry.ts";
-export type { RetryOptions } from "./retry.ts";
+export { retryDelay } from "./loop/retry.ts";
+export type { RetryOptions } from "./loop/retry.ts";
 export { formatLogLine } from "./logger.ts";
 export type { LoggerOption, LogLine } from "./logger.ts";

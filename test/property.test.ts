@@ -164,7 +164,7 @@ describe("property: the fast path for flat object schemas agrees with the full J
 
   it("accepts and rejects exactly what @cfworker/json-schema does", async () => {
     const { Validator } = await import("@cfworker/json-schema");
-    const { validateToolInput } = await import("../src/validate-input.ts");
+    const { validateToolInput } = await import("../src/tools/validate-input.ts");
     fc.assert(
       fc.property(schema, input, (inputSchema, candidate) => {
         const expected = new Validator(inputSchema, "2020-12", false).validate(candidate).valid;
@@ -178,7 +178,7 @@ describe("property: the fast path for flat object schemas agrees with the full J
 
 describe("property: compaction's quick length bound never under-counts", () => {
   it("jsonLengthAtMost(value, limit) implies JSON.stringify(value).length <= limit", async () => {
-    const { jsonLengthAtMost } = await import("../src/compaction.ts");
+    const { jsonLengthAtMost } = await import("../src/loop/compaction.ts");
     fc.assert(
       fc.property(fc.jsonValue({ maxDepth: 3 }), fc.integer({ min: 0, max: 300 }), (value, limit) => {
         if (jsonLengthAtMost(value as never, limit)) expect(JSON.stringify(value).length).toBeLessThanOrEqual(limit);

@@ -1,6 +1,6 @@
-import { delay } from "../abort.ts";
-import type { ModelStreamEvent } from "../events.ts";
-import type { InvokeModel } from "../invoke-model.ts";
+import { delay } from "../loop/abort.ts";
+import type { ModelStreamEvent } from "../loop/events.ts";
+import type { InvokeModel } from "../model/invoke-model.ts";
 import type { JsonValue, Message, ModelMessage, Session, ToolCallMessage, ToolResultMessage } from "../session.ts";
 
 /**

@@ -1,5 +1,5 @@
 import { errorMessage, isProviderError } from "../errors.ts";
-import type { AgentEvent } from "../events.ts";
+import type { AgentEvent } from "../loop/events.ts";
 import type { JsonObject } from "../session.ts";
 import { unknownUsageCalls, type TaskOutput, type TaskResult } from "./task-output.ts";
 import { visibleJson } from "./visible-text.ts";

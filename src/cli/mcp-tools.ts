@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import type { Tool } from "../tools.ts";
+import type { Tool } from "../tools/tool.ts";
 import { parseMcpConfig } from "../mcp/config.ts";
 import { createStyle, type Style } from "./ansi.ts";
 import { CliError } from "./cli-error.ts";

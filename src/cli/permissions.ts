@@ -1,4 +1,4 @@
-import type { AgentHooks } from "../hooks.ts";
+import type { AgentHooks } from "../loop/hooks.ts";
 import type { JsonObject } from "../session.ts";
 import { serialQueue } from "./serial-queue.ts";
 

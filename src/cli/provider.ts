@@ -1,9 +1,9 @@
-import type { InvokeModel } from "../invoke-model.ts";
-import { anthropic } from "../providers/anthropic.ts";
-import { bedrock } from "../providers/bedrock.ts";
-import { gemini } from "../providers/google.ts";
-import { openaiChat } from "../providers/openai-chat.ts";
-import { openaiResponses } from "../providers/openai-responses.ts";
+import type { InvokeModel } from "../model/invoke-model.ts";
+import { anthropic } from "../providers/anthropic/anthropic.ts";
+import { bedrock } from "../providers/bedrock/bedrock.ts";
+import { gemini } from "../providers/google/google.ts";
+import { openaiChat } from "../providers/openai/chat.ts";
+import { openaiResponses } from "../providers/openai/responses.ts";
 import type { ProviderName } from "./args.ts";
 import { CliError } from "./cli-error.ts";
 import { demoModel } from "./demo-model.ts";

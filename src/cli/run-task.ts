@@ -1,10 +1,10 @@
-import type { AgentEvent } from "../events.ts";
-import type { AgentHooks } from "../hooks.ts";
-import type { InvokeModel } from "../invoke-model.ts";
-import { summarizeOlderTurns } from "../context-strategies.ts";
-import { agentStream } from "../loop.ts";
+import type { AgentEvent } from "../loop/events.ts";
+import type { AgentHooks } from "../loop/hooks.ts";
+import type { InvokeModel } from "../model/invoke-model.ts";
+import { summarizeOlderTurns } from "../loop/context-strategies.ts";
+import { agentStream } from "../loop/loop.ts";
 import { response, send, type Session } from "../session.ts";
-import type { Tool } from "../tools.ts";
+import type { Tool } from "../tools/tool.ts";
 import type { TaskOutput, TaskResult } from "./task-output.ts";
 
 /** Everything a task runs with; one per CLI run, shared by the tasks of an interactive session. */

@@ -1,5 +1,5 @@
-import type { AgentEvent, RunOutcome } from "../events.ts";
-import type { RunMetrics } from "../metrics.ts";
+import type { AgentEvent, RunOutcome } from "../loop/events.ts";
+import type { RunMetrics } from "../loop/metrics.ts";
 
 /**
  * How a task ended: the run's outcome, its metrics, the final answer, or the error that ended it.

@@ -1,5 +1,5 @@
 import { errorMessage } from "../errors.ts";
-import type { RunMetrics } from "../metrics.ts";
+import type { RunMetrics } from "../loop/metrics.ts";
 import type { JsonObject } from "../session.ts";
 import type { Style } from "./ansi.ts";
 import { commandOutputLines } from "./command-output.ts";

@@ -6,7 +6,7 @@ import type { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/cl
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
 import { AgentError, errorMessage } from "../errors.ts";
-import type { Tool } from "../tools.ts";
+import type { Tool } from "../tools/tool.ts";
 import type { McpServerConfig } from "./config.ts";
 import { dropAwareFetch } from "./drop-aware-fetch.ts";
 import { McpConnectionError, messageWithCause } from "./errors.ts";

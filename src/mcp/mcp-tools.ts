@@ -1,7 +1,7 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { CallToolResult, ContentBlock, Progress, Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
 import type { JsonObject, JsonValue } from "../session.ts";
-import type { Tool, ToolContext } from "../tools.ts";
+import type { Tool, ToolContext } from "../tools/tool.ts";
 import { McpConfigError, messageWithCause } from "./errors.ts";
 
 /** A connected server and the tools it listed. */

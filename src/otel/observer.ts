@@ -2,7 +2,7 @@
 // `@opentelemetry/api` is an optional peer dependency: type imports only here, and the module is
 // loaded once, when this entry point is first imported; when it is missing, observers do nothing.
 import type { Attributes, Context, ContextAPI, Span, TraceAPI, Tracer } from "@opentelemetry/api";
-import type { AgentEvent } from "../events.ts";
+import type { AgentEvent } from "../loop/events.ts";
 import type { JsonValue, Message, ModelMessage, Usage } from "../session.ts";
 import { addUsage, fail, outputMessages, setUsage } from "./span-attributes.ts";
 

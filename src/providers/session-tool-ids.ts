@@ -1,5 +1,5 @@
-import type { ModelStreamEvent } from "../events.ts";
-import type { InvokeModel } from "../invoke-model.ts";
+import type { ModelStreamEvent } from "../loop/events.ts";
+import type { InvokeModel } from "../model/invoke-model.ts";
 import type { ModelMessage, Session, ToolCallMessage } from "../session.ts";
 
 type ModelResult = ReturnType<InvokeModel>;

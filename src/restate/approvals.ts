@@ -1,5 +1,5 @@
 import { CancelledError, TerminalError, type ObjectContext, type ObjectSharedContext } from "@restatedev/restate-sdk";
-import { findPendingCall, pendingApprovalEntries, recordDecisions, type ApprovalDecision } from "../approval.ts";
+import { findPendingCall, pendingApprovalEntries, recordDecisions, type ApprovalDecision } from "../tools/approval.ts";
 import type { JsonObject, Session } from "../session.ts";
 import type { ReplayClock } from "./replay-clock.ts";
 

@@ -1,4 +1,4 @@
-import type { ApprovalDecision } from "../approval.ts";
+import type { ApprovalDecision } from "../tools/approval.ts";
 import type { Session } from "../session.ts";
 import type { ApprovalResolved, PendingApprovalView } from "./approvals.ts";
 import type { AgentRunInput, AgentRunResult, AgentStatus } from "./durable-run.ts";

@@ -1,10 +1,10 @@
 import { TerminalError, type ObjectContext } from "@restatedev/restate-sdk";
 import { describeError, isInstance } from "../errors.ts";
-import type { InvokeModel } from "../invoke-model.ts";
-import { agentLoop, type AgentLoopOptions } from "../loop.ts";
-import type { RunOutcome } from "../events.ts";
+import type { InvokeModel } from "../model/invoke-model.ts";
+import { agentLoop, type AgentLoopOptions } from "../loop/loop.ts";
+import type { RunOutcome } from "../loop/events.ts";
 import { extendSession, response, type JsonValue, type Session } from "../session.ts";
-import type { ToolDefinition } from "../tools.ts";
+import type { ToolDefinition } from "../tools/tool.ts";
 import { waitForDecisions } from "./approvals.ts";
 import { journaledModel, type StepRetryOptions } from "./journaled-model.ts";
 import { journaledTools } from "./journaled-tools.ts";

@@ -1,5 +1,5 @@
 import { RetryableError, type ObjectContext, type RunOptions } from "@restatedev/restate-sdk";
-import { createAbortRace } from "../abort.ts";
+import { createAbortRace } from "../loop/abort.ts";
 import {
   AgentError,
   ContextOverflowError,
@@ -11,7 +11,7 @@ import {
   isInstance,
   isRetryable,
 } from "../errors.ts";
-import { callModel, type InvokeModel, type StructuredOutputModel } from "../invoke-model.ts";
+import { callModel, type InvokeModel, type StructuredOutputModel } from "../model/invoke-model.ts";
 import type { ModelMessage } from "../session.ts";
 import type { ReplayClock } from "./replay-clock.ts";
 import { fitText } from "./step-size.ts";

@@ -1,8 +1,8 @@
 import { CancelledError, RetryableError, type ObjectContext } from "@restatedev/restate-sdk";
 import { AbortError, describeError, isInstance } from "../errors.ts";
-import { ApprovalPause } from "../execute-tool-calls.ts";
+import { ApprovalPause } from "../tools/execute-tool-calls.ts";
 import type { JsonValue, Session } from "../session.ts";
-import type { ToolContext, ToolDefinition, ToolHandler, ToolHandlers } from "../tools.ts";
+import type { ToolContext, ToolDefinition, ToolHandler, ToolHandlers } from "../tools/tool.ts";
 import type { ReplayClock } from "./replay-clock.ts";
 import { fitText } from "./step-size.ts";
 import { clampDelay } from "../numeric-options.ts";

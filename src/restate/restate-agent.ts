@@ -1,13 +1,13 @@
 import * as restate from "@restatedev/restate-sdk";
 import type { ObjectContext, ObjectOptions, ObjectSharedContext, Serde, VirtualObjectDefinition } from "@restatedev/restate-sdk";
-import type { InvokeModel } from "../invoke-model.ts";
+import type { InvokeModel } from "../model/invoke-model.ts";
 import type { Session } from "../session.ts";
-import type { ToolDefinition } from "../tools.ts";
+import type { ToolDefinition } from "../tools/tool.ts";
 import { decideOnce, listPendingApprovals, resolveApprovals, type ApprovalResolution, type ApprovalResolved, type PendingApprovalView } from "./approvals.ts";
 import { durableRun, statusKey, type AgentRunInput, type AgentRunResult, type AgentStatus, type DurableLoopOptions } from "./durable-run.ts";
 import type { StepRetryOptions } from "./journaled-model.ts";
 import { checkMaxStepBytes } from "./step-size.ts";
-import { checkLoopOptions } from "../loop-options.ts";
+import { checkLoopOptions } from "../loop/loop-options.ts";
 import { checkStepRetry } from "./journaled-model.ts";
 import { entriesToJsonl, hasSession, readEntries, sessionFromEntries } from "./session-state.ts";
 

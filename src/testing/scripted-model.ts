@@ -1,10 +1,10 @@
-import { delay } from "../abort.ts";
+import { delay } from "../loop/abort.ts";
 import { AgentError, describeValue } from "../errors.ts";
 import { checkNumber, maxTimerDelay } from "../numeric-options.ts";
-import type { ModelStreamEvent } from "../events.ts";
-import type { InvokeModel, ModelContext } from "../invoke-model.ts";
+import type { ModelStreamEvent } from "../loop/events.ts";
+import type { InvokeModel, ModelContext } from "../model/invoke-model.ts";
 import { forkSession, type ModelMessage, type Session } from "../session.ts";
-import type { ToolSchema } from "../tools.ts";
+import type { ToolSchema } from "../tools/tool.ts";
 
 /** Produces a turn's messages from the session the model was called with. */
 export type TurnFunction = (session: Session, context: ModelContext) => ModelMessage[] | Promise<ModelMessage[]>;

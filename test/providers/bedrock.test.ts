@@ -14,7 +14,7 @@ import {
   type ToolSchema,
 } from "simple-agent-loop";
 import { bedrock, fromBedrockResponse, toBedrockRequest, type BedrockResponse } from "simple-agent-loop/bedrock";
-import { signRequest } from "../../src/providers/bedrock-sign.ts";
+import { signRequest } from "../../src/providers/bedrock/sign.ts";
 import { withoutTs } from "../helpers.ts";
 import { conformanceSuite, liveAgentSuite, type ErrorKind, type WireTurn } from "./conformance.ts";
 import { eventFrames, frame } from "./event-stream-frames.ts";

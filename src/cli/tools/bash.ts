@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { tool, type Tool } from "../../tools.ts";
+import { tool, type Tool } from "../../tools/tool.ts";
 import { commandEnvironment } from "./command-environment.ts";
 import { commandMarkerName, commandProcesses } from "./command-processes.ts";
 import { outputBuffer } from "./output-buffer.ts";

@@ -1,4 +1,4 @@
-import { tool } from "../../tools.ts";
+import { tool } from "../../tools/tool.ts";
 import type { CheckedTool } from "./pre-check.ts";
 import { openInWorkspace, readAt, replaceContent, type Access, type OpenedEntry } from "./workspace-file.ts";
 import { resolveInWorkspace, type WorkspacePath } from "./workspace-path.ts";

@@ -1,5 +1,5 @@
 import { stat } from "node:fs/promises";
-import { tool, type Tool } from "../../tools.ts";
+import { tool, type Tool } from "../../tools/tool.ts";
 import { globMatcher } from "./glob.ts";
 import { lineMatcher } from "./line-matcher.ts";
 import { isBinary } from "./read.ts";

@@ -1,4 +1,4 @@
-import type { Tool } from "../../tools.ts";
+import type { Tool } from "../../tools/tool.ts";
 import { bashTool, type BashLimits } from "./bash.ts";
 import { editTool } from "./edit.ts";
 import { grepTool } from "./grep.ts";

@@ -1,5 +1,5 @@
 import { stat } from "node:fs/promises";
-import { tool, type Tool } from "../../tools.ts";
+import { tool, type Tool } from "../../tools/tool.ts";
 import { walk } from "./walk.ts";
 import { resolveInWorkspace } from "./workspace-path.ts";
 import type { Workspace } from "./workspace.ts";

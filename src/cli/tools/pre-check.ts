@@ -1,4 +1,4 @@
-import type { Tool } from "../../tools.ts";
+import type { Tool } from "../../tools/tool.ts";
 
 /**
  * A tool that can say, before anything runs, that a call would fail: the permission prompt

@@ -1,5 +1,5 @@
 import type { FileHandle } from "node:fs/promises";
-import { tool, type Tool } from "../../tools.ts";
+import { tool, type Tool } from "../../tools/tool.ts";
 import { openInWorkspace, readAt } from "./workspace-file.ts";
 import { resolveInWorkspace } from "./workspace-path.ts";
 import type { Workspace } from "./workspace.ts";

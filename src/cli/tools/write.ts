@@ -1,6 +1,6 @@
 import { stat } from "node:fs/promises";
 import { sep } from "node:path";
-import { tool } from "../../tools.ts";
+import { tool } from "../../tools/tool.ts";
 import type { CheckedTool } from "./pre-check.ts";
 import { createInWorkspace, replaceContent } from "./workspace-file.ts";
 import { resolveInWorkspace } from "./workspace-path.ts";

@@ -1,0 +1,121 @@
+import { checkNumber } from "../numeric-options.ts";
+import { isModelMessage, notifySessionChange, type JsonValue, type Message, type Session } from "../session.ts";
+
+export type CompactSessionOptions = {
+  /** How many assistant replies or model turns must follow a message before it is cut: an integer >= 0 (default 2). */
+  keepTurns?: number;
+  /**
+   * Thinking text longer than this is cut to this length: an integer >= 0 (default 120). A tool-call input whose
+   * JSON is longer is replaced by `{ _compacted: <prefix of its JSON this long>... }`.
+   */
+  maxLength?: number;
+};
+
+/**
+ * Truncation compaction: walking back from the end,
+ * once `keepTurns` assistant replies (or model turns) have come after a thinking or tool_call
+ * message, thinking text longer than `maxLength` is cut to a prefix, a tool-call input whose
+ * JSON is longer becomes `{ _compacted: <prefix of that JSON> }`, and the message is marked
+ * `compacted: true`. User messages, assistant text and tool results are never touched. A
+ * compacted thinking block keeps its signature for the record; converters do not send it back
+ * as signed reasoning. Idempotent. Replaces the cut messages in the session's array with new
+ * objects (the originals are not modified) and returns the session.
+ */
+export function compactSession(session: Session, options: CompactSessionOptions = {}): Session {
+  createCompactor({ ...options, protectLastTurn: false })(session);
+  return session;
+}
+
+/**
+ * An incremental compactor for the loop: it remembers how far the session is already compacted,
+ * so each call walks only the last turns and the messages that just left them, not the whole
+ * session. Returns how many messages it compacted. Use one per session. Unless
+ * `protectLastTurn` is false, it never cuts the last model turn: the next request must carry that
+ * turn's signed thinking intact (the loop compacts right before each model call).
+ */
+export function createCompactor(options: CompactSessionOptions & { protectLastTurn?: boolean } = {}): (session: Session) => number {
+  checkCompactOptions(options);
+  const keepTurns = options.keepTurns ?? 2;
+  const maxLength = options.maxLength ?? 120;
+  const minimumTurns = options.protectLastTurn === false ? 0 : 1;
+  let settled = 0;
+
+  let seen = 0;
+  return (session) => {
+    const { messages } = session;
+    // Fewer messages than last time: something removed some (a strategy's splice); start over.
+    if (messages.length < seen) settled = 0;
+    seen = messages.length;
+    const horizon = lastIndexBeforeRecentTurns(messages, keepTurns, settled, minimumTurns);
+    let count = 0;
+    for (let index = settled; index <= horizon; index++) {
+      const cut = truncate(messages[index]!, maxLength);
+      if (cut === undefined) continue;
+      // A new object, not an edit: whoever cached the old one (a converter) sees the change.
+      const previous = messages[index]!;
+      messages[index] = cut;
+      notifySessionChange(session, { type: "replace", index, message: cut, previous, reason: "compaction" });
+      count++;
+    }
+    settled = Math.max(settled, horizon + 1);
+    return count;
+  };
+}
+
+/** Throws an `AgentError` for options that are not counts (see `CompactSessionOptions`). */
+export function checkCompactOptions(options: CompactSessionOptions): void {
+  checkNumber("compaction.keepTurns", options.keepTurns, { min: 0, integer: true });
+  checkNumber("compaction.maxLength", options.maxLength, { min: 0, integer: true });
+}
+
+// The index of the last message old enough to compact (-1 if none), walking back no further than
+// `stop`: `keepTurns` model turns or `keepTurns` assistant replies must have come after it, and
+// at least `minimumTurns` whole model turns (1: never a message of the last turn).
+// Both counts only grow walking back, so every earlier message qualifies too.
+function lastIndexBeforeRecentTurns(messages: readonly Message[], keepTurns: number, stop: number, minimumTurns: number): number {
+  let turns = 0;
+  let replies = 0;
+  let inModelTurn = false;
+  for (let index = messages.length - 1; index >= stop; index--) {
+    const message = messages[index]!;
+    const model = isModelMessage(message);
+    if (!model && inModelTurn) turns++;
+    if (turns >= minimumTurns && (turns >= keepTurns || replies >= keepTurns)) return index;
+    inModelTurn = model;
+    if ("role" in message && message.role === "assistant") replies++;
+  }
+  return stop - 1;
+}
+
+
+function truncate(message: Message, maxLength: number): Message | undefined {
+  if (!("type" in message) || message.type === "tool_result" || message.compacted === true) return undefined;
+  if (message.type === "thinking") {
+    if (message.content.length <= maxLength) return undefined;
+    return { ...message, content: `${message.content.slice(0, maxLength)}...`, compacted: true };
+  }
+  // tool_call: the input must stay an object for every provider, so the prefix of its JSON is kept in one.
+  if (jsonLengthAtMost(message.input, maxLength)) return undefined;
+  const json = JSON.stringify(message.input);
+  if (json.length <= maxLength) return undefined;
+  return { ...message, input: { _compacted: `${json.slice(0, maxLength)}...` }, compacted: true };
+}
+
+// An upper bound of the JSON length, without serializing: small inputs (most of them) are
+// known to be short at once. Escapes count at worst (6 characters each), numbers as 24.
+export function jsonLengthAtMost(value: JsonValue, limit: number): boolean {
+  return budgetLeft(value, limit) >= 0;
+}
+
+function budgetLeft(item: JsonValue, budget: number): number {
+  if (typeof item === "string") return budget - 2 - 6 * item.length;
+  if (typeof item === "number") return budget - 24;
+  if (item === null || typeof item === "boolean") return budget - 5;
+  let left = budget - 2;
+  if (Array.isArray(item)) {
+    for (const element of item) if ((left = budgetLeft(element, left - 1)) < 0) return left;
+    return left;
+  }
+  for (const key in item) if ((left = budgetLeft(item[key]!, left - 4 - 6 * key.length)) < 0) return left;
+  return left;
+}

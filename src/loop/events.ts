@@ -1,0 +1,103 @@
+import type { RunMetrics } from "./run-metrics.ts";
+import type { JsonObject, JsonValue, Message, ModelMessage, StopDetails, StopReason, ToolResultMessage, Usage } from "../session.ts";
+
+/**
+ * What a streaming `invokeModel` yields. Deltas are for display only; the loop builds the turn from
+ * `message` events alone, so an adapter emits each generic message once it is complete (a tool
+ * call's `message` is the end of that call: its input is final and valid JSON).
+ */
+export type ModelStreamEvent =
+  /** A piece of assistant text as it streams. */
+  | { type: "text-delta"; delta: string }
+  /** A piece of reasoning text as it streams. */
+  | { type: "thinking-delta"; delta: string }
+  /** The model started a tool call; its input follows as `tool-call-delta`s. */
+  | { type: "tool-call-start"; id: string; name: string }
+  /** A fragment of a tool call's input JSON (not parseable on its own). */
+  | { type: "tool-call-delta"; id: string; delta: string }
+  /** A complete generic message of this turn, in order. */
+  | { type: "message"; message: ModelMessage }
+  /**
+   * The turn is over: the loop records these on the turn's last message. A tool call whose input
+   * the length limit cut off (sent with `{}` input so the turn stays complete) must come after this
+   * event: the loop starts calls early only before it, and never runs a cut call.
+   */
+  | { type: "response-end"; stopReason?: StopReason; rawStopReason?: string; stopDetails?: StopDetails; usage?: Usage };
+
+/** Events of deltas the loop passes through from the model stream unchanged. */
+export type ModelDeltaEvent = Extract<
+  ModelStreamEvent,
+  { type: "text-delta" | "thinking-delta" | "tool-call-start" | "tool-call-delta" }
+>;
+
+/** How a run ended. */
+export type RunOutcome =
+  /** The model answered without tool calls. */
+  | "done"
+  /** The model stopped for another reason than tool use (e.g. `max_tokens`); its tool calls got error results. */
+  | "stopped"
+  /** The signal aborted the run; an `aborted` assistant message closes the session. */
+  | "aborted"
+  /** `maxIterations` was reached; the loop throws `MaxIterationsError`. */
+  | "max-iterations"
+  /** `invokeModel` (or a hook) threw; the loop rethrows it. */
+  | "error"
+  /** Tool calls wait for a human's approval; see `resolveApproval`. Run the loop again to resume. */
+  | "paused";
+
+/**
+ * Every event of a run, in order. Plain objects, named noun-verb with start/delta/end.
+ * `message` is emitted for every message as it enters the session.
+ */
+export type AgentEvent =
+  /** The run began; `agentName` is the `name` option. */
+  | { type: "run-start"; agentName?: string }
+  /**
+   * The run is over; the last event. `error` is set for `error` and `max-iterations`, `pending`
+   * for `paused`. `metrics` (set by the loop) sums up the run.
+   */
+  | {
+      type: "run-end";
+      outcome: RunOutcome;
+      error?: string;
+      /** The error's class name (`error.name`, e.g. `"ProviderError"`), when it was an `Error`. */
+      errorType?: string;
+      pending?: { id: string; name: string; input: JsonObject }[];
+      metrics?: RunMetrics;
+    }
+  /** A model call is about to start. `iteration` counts model calls from 1. */
+  | { type: "turn-start"; iteration: number }
+  /** The model's turn and its tool results are all in the session. */
+  | { type: "turn-end"; iteration: number; stopReason?: StopReason; usage?: Usage }
+  | ModelDeltaEvent
+  /** A tool call is complete in the model stream (its input is final); with eager tools it starts now. */
+  | { type: "tool-call-end"; id: string; name: string; input: JsonObject }
+  /** A message entered the session. */
+  | { type: "message"; message: Message }
+  /** A tool call's execution began (input validation, then the handler); every answered call has one. */
+  | { type: "tool-execution-start"; id: string; name: string; input: JsonObject }
+  /** A tool call needs a human's approval: the run will pause (outcome `paused`) once the turn's other calls are done. */
+  | { type: "tool-approval-request"; id: string; name: string; input: JsonObject }
+  /** A hook threw. A tool hook's failure denies the call (fail closed); a model hook's ends the run. */
+  | { type: "hook-error"; hook: "beforeModelCall" | "afterModelCall" | "beforeToolCall" | "afterToolCall"; id?: string; error: string }
+  /** A running tool reported progress through `context.update`. */
+  | { type: "tool-execution-update"; id: string; name: string; progress: JsonValue }
+  /**
+   * A tool call is answered; `result` is what enters the session, in call order. `waitMs`: time
+   * in the `beforeToolCall` hook (waiting for the user's permission, say); `durationMs`: the
+   * rest, validation and handler. Both in milliseconds to 0.1 ms.
+   */
+  | { type: "tool-execution-end"; id: string; name: string; result: ToolResultMessage; durationMs: number; waitMs: number }
+  /**
+   * A model call failed with a retryable error and will be repeated after `delayMs`. Deltas
+   * already shown for the failed attempt are void: nothing of it entered the session.
+   */
+  | { type: "retry"; iteration: number; attempt: number; delayMs: number; error: string; errorType?: string }
+  /** Compaction truncated `count` old thinking or tool-call messages. */
+  | { type: "compaction"; count: number }
+  /**
+   * A compaction strategy could not do its work (a summarizer that failed, called tools, answered
+   * nothing or more than it replaces) and fell back: `sliding-window` dropped the older turns
+   * without a summary, `none` left the session as it was. The run goes on.
+   */
+  | { type: "compaction-fallback"; strategy: string; reason: string; fallback: "sliding-window" | "none" };

@@ -1,0 +1,96 @@
+import type { CompactSessionOptions } from "./compaction.ts";
+import type { CompactionStrategy } from "./compaction-strategy.ts";
+import { AgentError } from "../errors.ts";
+import type { AgentEvent } from "./events.ts";
+import type { AgentHooks } from "./hooks.ts";
+import type { LoggerOption } from "../logger.ts";
+import { checkNumber } from "../numeric-options.ts";
+import { checkRetryOptions, type RetryOptions } from "./retry.ts";
+import type { OutputSchema } from "./structured-output.ts";
+import { checkToolTimeout, type ToolDefinition, type ToolHandlers } from "../tools/tool.ts";
+import { checkCompactOptions } from "./compaction.ts";
+
+export type AgentLoopOptions = {
+  /** Handlers by tool name, for tools given as bare schemas (a `tool()` definition carries its own). */
+  toolHandlers?: ToolHandlers;
+  /** The agent's name, in log lines, events and tool contexts. */
+  name?: string;
+  /**
+   * At most this many model calls in this run (default `defaultMaxIterations`, 100; `Infinity` for
+   * no limit); reaching it while the model still wants to continue throws `MaxIterationsError`.
+   */
+  maxIterations?: number;
+  /** Run the tool calls of one response concurrently (default `true`), or one after another. */
+  parallel?: boolean;
+  /** At most this many tool handlers at once: an integer >= 1 (default `Infinity`: no limit). */
+  maxParallelTools?: number;
+  /**
+   * Milliseconds before a tool handler is abandoned with an error result (default `Infinity`: no
+   * timer). Longer than a timer can hold (about 24.8 days) waits that long.
+   */
+  toolTimeout?: number;
+  /** Aborts the model call and running tools; the run then ends with an `aborted` assistant message (no throw). */
+  signal?: AbortSignal;
+  /** Called with every event of the run, in order. A throw here aborts the run cleanly and is rethrown. */
+  onEvent?: (event: AgentEvent) => void;
+  /** One line per message entering the session: `true` for stderr, or a function. Silent by default. */
+  logger?: LoggerOption;
+  /**
+   * Context management before each model call: truncation compaction with these
+   * options (the default), or strategies (`summarizeOlderTurns`, `slidingWindow`, your own),
+   * which also get one chance to make room after a `ContextOverflowError` before the call is
+   * retried once; `false` turns it off.
+   */
+  compaction?: false | CompactSessionOptions | CompactionStrategy | CompactionStrategy[];
+  /** Repeats of a model call that failed with a retryable error (default: 2, with backoff); `false` turns them off. */
+  retry?: false | RetryOptions;
+  /**
+   * Start each tool call as soon as it is complete in a streamed response, while the model is
+   * still streaming the rest (default `true`; a tool with `eager: false` always waits).
+   */
+  eagerTools?: boolean;
+  /** Hooks at fixed points of the loop: before/after each model call and each tool call. */
+  hooks?: AgentHooks;
+  /**
+   * The final answer must be JSON matching this schema (JSON Schema or Standard Schema): it is
+   * parsed and validated, stored as `output` on the final assistant message (read it with
+   * `structuredOutput`), and an invalid answer is sent back with the problems. The model is shown
+   * the schema in a system message, unless `invokeModel` declares native structured output
+   * (`StructuredOutputModel`): then the adapter passes it to the provider.
+   */
+  output?: OutputSchema;
+  /** How many invalid final answers are sent back for correction before `StructuredOutputError`: an integer >= 0 (default 2). */
+  outputAttempts?: number;
+};
+
+/**
+ * The model calls a run makes at most when `maxIterations` is not given. Peers cap steps by
+ * default (the AI SDK's agents at 20, OpenAI Agents at 10 turns), sized for chat assistants; a
+ * coding agent often needs dozens of tool turns for one task, and a cap that ends real tasks is
+ * worse than none. The cap is there to stop a runaway loop (a model repeating a failing call)
+ * from spending without bound; 100 calls does that and matches the CLI's `--max-turns`.
+ */
+export const defaultMaxIterations = 100;
+
+/**
+ * Checks the options and the tools of a run before it starts: each numeric option (and each
+ * tool's `timeout`) must be a number it can mean, and tool names must be unique. Throws an
+ * `AgentError` naming the problem.
+ */
+export function checkLoopOptions(options: AgentLoopOptions, tools: readonly ToolDefinition[]): void {
+  checkNumber("maxIterations", options.maxIterations, { min: 0, integer: true, infinity: true });
+  checkNumber("maxParallelTools", options.maxParallelTools, { min: 1, integer: true, infinity: true });
+  checkNumber("toolTimeout", options.toolTimeout, { min: 0, exclusive: true, infinity: true });
+  checkNumber("outputAttempts", options.outputAttempts, { min: 0, integer: true, infinity: true });
+  if (options.retry !== undefined && options.retry !== false) checkRetryOptions(options.retry);
+  const compaction = options.compaction;
+  if (compaction !== undefined && compaction !== false && typeof compaction !== "function" && !Array.isArray(compaction)) checkCompactOptions(compaction);
+  // The model names a tool; two of one name would leave one silently unreachable.
+  const names = new Set<string>();
+  for (const definition of tools) {
+    const { name } = definition;
+    if (names.has(name)) throw new AgentError(`two tools are named "${name}": tool names must be unique (prefix one, as connectMcp's prefix option does)`);
+    names.add(name);
+    if ("timeout" in definition) checkToolTimeout(name, definition.timeout);
+  }
+}

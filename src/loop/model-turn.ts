@@ -1,0 +1,100 @@
+import { createAbortRace, delay, type AbortRace } from "./abort.ts";
+import { describeError, errorType } from "../errors.ts";
+import type { AgentEvent } from "./events.ts";
+import type { ToolExecutor, ToolOutcome } from "../tools/execute-tool-calls.ts";
+import { callModel, type InvokeModel, type ModelContext } from "../model/invoke-model.ts";
+import type { ModelMessage, Session, ToolCallMessage } from "../session.ts";
+import { retryDelay, type RetryOptions } from "./retry.ts";
+import type { ToolSchema } from "../tools/tool.ts";
+
+/** A complete model turn, and the tool calls that already started while it streamed. */
+export type ModelTurn = {
+  messages: ModelMessage[];
+  /** Results of calls started early, by call id (absent when none started). */
+  started: ReadonlyMap<string, Promise<ToolOutcome>> | undefined;
+  /** Call once the turn's tools are done: releases what early starts held. */
+  release: () => void;
+  /** Call if the run fails before the turn's tools are done: aborts the early starts. */
+  discard: () => void;
+};
+
+export type ModelTurnOptions = {
+  invokeModel: InvokeModel;
+  tools: ToolSchema[];
+  session: Session;
+  context: ModelContext;
+  abortRace: AbortRace;
+  emit: (event: AgentEvent) => void;
+  retry: false | RetryOptions | undefined;
+  /** Start eligible tool calls as soon as they are complete in the stream. */
+  execute: ToolExecutor | undefined;
+};
+
+/**
+ * One model call with its retries. Returns `undefined` when the run was aborted. A failed attempt
+ * is dropped whole, including the tools it started early (they are aborted and their results are
+ * never added: the calls they answer never enter the session).
+ */
+export async function modelTurn(options: ModelTurnOptions): Promise<ModelTurn | undefined> {
+  const { context, emit } = options;
+  for (let attempt = 1; ; attempt++) {
+    // Made on the first early start only: most turns (every non-streamed one) have none.
+    let early: EarlyStarts | undefined;
+    const execute = options.execute;
+    const onToolCall = execute === undefined ? undefined : (call: ToolCallMessage): void => (early ??= earlyStarts(execute, context.signal)).onToolCall(call);
+    try {
+      const messages = await callModel(options.invokeModel, options.tools, options.session, context, options.abortRace, emit, onToolCall);
+      const made = early;
+      if (made === undefined) return { messages, started: undefined, release: noop, discard: noop };
+      return { messages, started: made.started(), release: made.release, discard: made.discard };
+    } catch (error) {
+      early?.discard();
+      if (context.signal.aborted) return undefined;
+      const delayMs = options.retry === false ? undefined : retryDelay(error, attempt, options.retry);
+      if (delayMs === undefined) throw error;
+      const type = errorType(error);
+      emit({ type: "retry", iteration: context.iteration, attempt, delayMs, error: describeError(error), ...(type === undefined ? {} : { errorType: type }) });
+      try {
+        await delay(delayMs, context.signal);
+      } catch {
+        return undefined;
+      }
+    }
+  }
+}
+
+const noop = (): void => undefined;
+
+type EarlyStarts = ReturnType<typeof earlyStarts>;
+
+// Early starts get their own signal, so a failed attempt can stop its tools without stopping the
+// run; it follows the run's signal too. Created on the first early start only.
+function earlyStarts(execute: ToolExecutor, runSignal: AbortSignal) {
+  let controller: AbortController | undefined;
+  let race: AbortRace | undefined;
+  let started: Map<string, Promise<ToolOutcome>> | undefined;
+  const follow = (): void => controller?.abort(runSignal.reason);
+  const release = (): void => {
+    if (controller === undefined) return;
+    runSignal.removeEventListener("abort", follow);
+    race?.dispose();
+  };
+  return {
+    onToolCall: (call: ToolCallMessage): void => {
+      if (!execute.isEager(call.name) || started?.has(call.id) === true) return;
+      if (controller === undefined) {
+        controller = new AbortController();
+        runSignal.addEventListener("abort", follow, { once: true });
+        race = createAbortRace(controller.signal);
+      }
+      started ??= new Map<string, Promise<ToolOutcome>>();
+      started.set(call.id, execute.start(call, controller.signal, race!));
+    },
+    started: () => started,
+    discard: (): void => {
+      controller?.abort();
+      release();
+    },
+    release,
+  };
+}

@@ -1,0 +1,24 @@
+import type { Usage } from "../session.ts";
+
+/**
+ * What a run cost: model calls, tokens by kind, time in the model and in tools, per tool and per
+ * turn. Durations are milliseconds to 0.1 ms.
+ */
+export type RunMetrics = {
+  modelCalls: number;
+  usage: Required<Usage>;
+  /**
+   * Wall time of the run, and its parts: waiting for the model, running tool turns, and waiting
+   * in `beforeToolCall` hooks (for the user's permission, say; not counted in `toolMs`).
+   */
+  durationMs: number;
+  modelMs: number;
+  toolMs: number;
+  waitMs: number;
+  /**
+   * By tool name (names come from the model: every entry is an own property, so a tool named
+   * `__proto__` or `constructor` is an entry like any other). `totalMs` excludes waits.
+   */
+  tools: Record<string, { calls: number; errors: number; totalMs: number }>;
+  turns: { iteration: number; modelMs: number; toolMs: number; waitMs: number; toolCalls: number; usage?: Usage }[];
+};

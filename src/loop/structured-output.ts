@@ -1,0 +1,128 @@
+import { AgentError, boundText, errorType, maxErrorLength } from "../errors.ts";
+import type { JsonObject, JsonValue, ModelMessage, Session } from "../session.ts";
+import { plainJsonSchema } from "../tools/json-schema.ts";
+import { isStandardSchema, type StandardSchemaV1 } from "../tools/standard-schema.ts";
+import type { ValidationResult } from "../tools/tool.ts";
+import { validateToolInput } from "../tools/validate-input.ts";
+
+/** A schema for the final answer: a JSON Schema object, or a Standard Schema (zod 4, valibot, arktype…). */
+export type OutputSchema = JsonObject | StandardSchemaV1;
+
+/** Thrown when the model's final answer is still not valid after the allowed attempts; `text` is its last answer. */
+export class StructuredOutputError extends AgentError {
+  override name = "StructuredOutputError";
+  readonly text: string;
+  readonly problems: string;
+
+  constructor(message: string, details: { text: string; problems: string }) {
+    super(message);
+    this.text = details.text;
+    this.problems = details.problems;
+  }
+}
+
+export function isStructuredOutputError(error: unknown): error is StructuredOutputError {
+  return errorType(error) === "StructuredOutputError";
+}
+
+/** What the loop needs to hold the final answer to a schema. */
+export type OutputContract = {
+  /** The JSON Schema the model is shown (and adapters may enforce natively). */
+  jsonSchema: JsonObject;
+  /** Parses and validates an answer's text. */
+  check: (text: string) => Promise<{ ok: true; value: JsonValue } | { ok: false; problems: string }>;
+};
+
+export function outputContract(schema: OutputSchema): OutputContract {
+  let jsonSchema: JsonObject;
+  let validate: (value: unknown) => ValidationResult | Promise<ValidationResult>;
+  const plain = plainJsonSchema(schema);
+  if (plain !== undefined) {
+    jsonSchema = plain;
+    validate = (value) => validateToolInput({ name: "output", description: "", input_schema: plain }, value);
+  } else if (isStandardSchema(schema)) {
+    const describe = schema["~standard"].jsonSchema;
+    if (describe === undefined) throw new TypeError("output: this schema cannot produce a JSON Schema; pass a JSON Schema instead");
+    const { $schema: _dialect, ...described } = describe.input({ target: "draft-2020-12" });
+    jsonSchema = described as JsonObject;
+    validate = async (value) => {
+      const result = await schema["~standard"].validate(value);
+      return result.issues === undefined ? { ok: true, value: result.value } : { ok: false, message: result.issues.map((issue) => issue.message).join("; ") };
+    };
+  } else {
+    jsonSchema = schema;
+    validate = (value) => validateToolInput({ name: "output", description: "", input_schema: schema }, value);
+  }
+  return {
+    jsonSchema,
+    async check(text) {
+      const parsed = parseJsonAnswer(text);
+      if (!parsed.ok) return { ok: false, problems: "the answer is not valid JSON" };
+      const result = await validate(parsed.value);
+      // The stored value must stay plain JSON, whatever a schema's transform produced.
+      return result.ok ? { ok: true, value: JSON.parse(JSON.stringify(result.value ?? null)) as JsonValue } : { ok: false, problems: result.message };
+    },
+  };
+}
+
+/**
+ * Checks a final turn against the contract: the turn's assistant text is the answer. Valid: the
+ * last assistant message carries the parsed value as `output`. Invalid: `problems` says why.
+ */
+export async function holdToContract(
+  contract: OutputContract,
+  messages: ModelMessage[],
+): Promise<{ messages: ModelMessage[]; text: string; problems?: string }> {
+  const answerIndex = messages.findLastIndex((message) => "role" in message);
+  const text = messages.flatMap((message) => ("role" in message ? [message.content] : [])).join("");
+  if (answerIndex === -1) return { messages, text, problems: "there is no answer text" };
+  const checked = await contract.check(text);
+  if (!checked.ok) return { messages, text, problems: checked.problems };
+  return { messages: messages.map((message, index) => (index === answerIndex ? { ...message, output: checked.value } : message)), text };
+}
+
+/**
+ * The instruction given to a model that has no native structured output: by the loop, or by an
+ * adapter flagged native for a request its provider cannot constrain (e.g. Gemini with tools).
+ */
+export function outputInstruction(jsonSchema: JsonObject): string {
+  return `When you give your final answer, reply with only a JSON value (no prose, no code fence) that matches this JSON Schema:\n${JSON.stringify(jsonSchema)}`;
+}
+
+/** Whether a JSON Schema describes an object (what OpenAI's native JSON-schema modes require at the root). */
+export function hasObjectRoot(jsonSchema: JsonObject): boolean {
+  return jsonSchema.type === "object";
+}
+
+/** The message sent back when an answer does not match. */
+export function outputCorrection(problems: string): string {
+  return `Your answer does not match the required JSON Schema: ${boundText(problems, maxErrorLength)}. Reply again with only the corrected JSON value.`;
+}
+
+// Models often wrap JSON in a Markdown fence even when told not to.
+function parseJsonAnswer(text: string): { ok: true; value: unknown } | { ok: false } {
+  const trimmed = text.trim();
+  const fenced = /^```(?:json)?\s*([\s\S]*?)\s*```$/i.exec(trimmed);
+  try {
+    return { ok: true, value: JSON.parse(fenced?.[1] ?? trimmed) };
+  } catch {
+    return { ok: false };
+  }
+}
+
+/**
+ * The validated final answer of a run made with `output: schema`, typed from that schema (the
+ * `output` field of the last assistant message). `undefined` if the session has none.
+ */
+export function structuredOutput<Schema extends OutputSchema>(
+  session: Session,
+  _schema?: Schema,
+): (Schema extends StandardSchemaV1 ? StandardSchemaV1.InferOutput<Schema> : JsonValue) | undefined {
+  for (let index = session.messages.length - 1; index >= 0; index--) {
+    const message = session.messages[index]!;
+    if ("role" in message && message.role === "assistant" && (message).output !== undefined) {
+      return (message).output as never;
+    }
+  }
+  return undefined;
+}

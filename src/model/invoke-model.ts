@@ -1,0 +1,180 @@
+import type { AbortRace } from "../loop/abort.ts";
+import { InvalidModelResponseError } from "../errors.ts";
+import type { AgentEvent, ModelStreamEvent } from "../loop/events.ts";
+import type { JsonObject, ModelMessage, Session, ToolCallMessage, TurnEndFields } from "../session.ts";
+import type { ToolSchema } from "../tools/tool.ts";
+
+/** What `invokeModel` receives besides the tools and the session. */
+export type ModelContext = {
+  /** Aborted when the run is aborted: pass it to the HTTP request. */
+  signal: AbortSignal;
+  /** Counts model calls in this run, from 1. */
+  iteration: number;
+  /** The agent's `name` option, if any. */
+  agentName?: string;
+  /** Per-call settings from the `beforeModelCall` hook (e.g. a model or temperature); adapters may honour them. */
+  settings?: JsonObject;
+  /**
+   * Set when the run has an `output` schema. An `invokeModel` flagged `structuredOutput: "native"`
+   * (see `StructuredOutputModel`) must convey it to the model itself; any other may ignore it, since
+   * the loop then shows the model the schema in a system message.
+   */
+  output?: { jsonSchema: JsonObject };
+};
+
+/**
+ * The only place that knows a provider's format: converts the generic session to a
+ * request, calls the model, converts the answer back. Returns the turn's generic messages (array
+ * or promise of one), with `stopReason`/`usage` on the last, or streams `ModelStreamEvent`s.
+ * Throwing is how it reports a failed call; the loop adds nothing of that turn to the session.
+ */
+export type InvokeModel = (
+  tools: ToolSchema[],
+  session: Session,
+  context: ModelContext,
+) => ModelMessage[] | Promise<ModelMessage[]> | AsyncIterable<ModelStreamEvent>;
+
+/**
+ * An `invokeModel` that may declare how it handles a run's `output` schema, as a property on the
+ * function (`invoke.structuredOutput = "native"`). `"native"`: it conveys `context.output` to the
+ * model itself, with the provider's structured-output mode (or, where a request cannot use that
+ * mode, an instruction of its own), so the loop adds no instruction message to the model's view.
+ * Absent: the loop adds a system message with the schema. Either way the loop validates the final
+ * answer, stores it as `output`, and sends an invalid one back for correction.
+ */
+export type StructuredOutputModel = InvokeModel & { structuredOutput?: "native" };
+
+/** Whether an `invokeModel` declared native structured output (then the loop does not instruct it). */
+export function hasNativeStructuredOutput(invokeModel: InvokeModel): boolean {
+  return (invokeModel as StructuredOutputModel).structuredOutput === "native";
+}
+
+/**
+ * Calls the model once and returns the complete turn, checked. Stream deltas are forwarded to
+ * `emit` as they arrive; messages are returned only once the whole turn is in, so a failure
+ * mid-stream leaves nothing half-written.
+ */
+export async function callModel(
+  invokeModel: InvokeModel,
+  tools: ToolSchema[],
+  session: Session,
+  context: ModelContext,
+  abortRace: AbortRace,
+  emit: (event: AgentEvent) => void,
+  onToolCall?: (call: ToolCallMessage) => void,
+): Promise<ModelMessage[]> {
+  const result = invokeModel(tools, session, context);
+  let messages: ModelMessage[];
+  let turnEnd: TurnEndFields = {};
+  if (Array.isArray(result)) messages = result;
+  else if (isAsyncIterable(result)) ({ messages, turnEnd } = await readStream(result, abortRace, emit, onToolCall));
+  else messages = await abortRace.race(result);
+  return checkTurn(messages, turnEnd);
+}
+
+async function readStream(
+  stream: AsyncIterable<ModelStreamEvent>,
+  abortRace: AbortRace,
+  emit: (event: AgentEvent) => void,
+  onToolCall: ((call: ToolCallMessage) => void) | undefined,
+): Promise<{ messages: ModelMessage[]; turnEnd: TurnEndFields }> {
+  const iterator = stream[Symbol.asyncIterator]();
+  const messages: ModelMessage[] = [];
+  let turnEnd: TurnEndFields = {};
+  let ended = false;
+  let done = false;
+  try {
+    for (;;) {
+      const next = await abortRace.race(iterator.next());
+      if (next.done === true) break;
+      const event = next.value;
+      if (event.type === "message") {
+        const message = modelOwnFields(event.message);
+        messages.push(message);
+        if ("type" in message && message.type === "tool_call" && isWellFormedCall(message)) {
+          emit({ type: "tool-call-end", id: message.id, name: message.name, input: message.input });
+          // Calls after response-end are ones the length limit cut off: they never start early.
+          if (!ended) onToolCall?.(message);
+        }
+      }
+      else if (event.type === "response-end") {
+        const { type: _type, ...fields } = event;
+        turnEnd = fields;
+        ended = true;
+      } else emit(event);
+    }
+    done = true;
+  } finally {
+    // Abort or error mid-stream: let the adapter close its connection, without waiting on it.
+    if (!done) void Promise.resolve(iterator.return?.()).catch(() => undefined);
+  }
+  return { messages, turnEnd };
+}
+
+// Only a call the turn check will accept may start before the turn is complete.
+function isWellFormedCall(call: ToolCallMessage): boolean {
+  const input: unknown = call.input;
+  return typeof call.id === "string" && call.id !== "" && typeof call.name === "string" && typeof input === "object" && input !== null && !Array.isArray(input);
+}
+
+/**
+ * The message without the fields the loop keeps for its own bookkeeping: a model (or whatever
+ * stands in for one) never decides an approval (`approval`), supplies a result held for a call
+ * (`heldResult`), or a validated structured output (`output`). Returns the same object when it
+ * has none of them, which is nearly always.
+ */
+export function modelOwnFields(message: ModelMessage): ModelMessage {
+  if (!("approval" in message) && !("heldResult" in message) && !("output" in message)) return message;
+  const { approval: _approval, heldResult: _held, output: _output, ...own } = message as ModelMessage & Record<"approval" | "heldResult" | "output", unknown>;
+  return own;
+}
+
+function isAsyncIterable(value: unknown): value is AsyncIterable<ModelStreamEvent> {
+  return typeof value === "object" && value !== null && Symbol.asyncIterator in value;
+}
+
+// The loop relies on these; a message that breaks them would corrupt the session later, so the
+// turn is refused whole, before anything of it is added.
+function checkTurn(messages: unknown, turnEnd: TurnEndFields): ModelMessage[] {
+  if (!Array.isArray(messages)) {
+    throw new InvalidModelResponseError(`invokeModel must return an array of messages, got ${typeof messages}`);
+  }
+  // The array is copied only if something must change; the loop never modifies it.
+  let checked = messages as ModelMessage[];
+  const ids = new Set<string>();
+  for (const [index, message] of (messages as unknown[]).entries()) {
+    if (typeof message !== "object" || message === null) {
+      throw new InvalidModelResponseError(`invokeModel returned a non-object at index ${index}`);
+    }
+    const candidate = message as Partial<Record<string, unknown>>;
+    const own = modelOwnFields(message as ModelMessage);
+    if (own !== message) {
+      if (checked === messages) checked = [...checked];
+      checked[index] = own;
+    }
+    if (candidate.role === "assistant" && typeof candidate.content === "string") continue;
+    if (candidate.type === "thinking" && typeof candidate.content === "string") continue;
+    if (candidate.type !== "tool_call") {
+      throw new InvalidModelResponseError(
+        `invokeModel may return only assistant, thinking and tool_call messages; got ${JSON.stringify(message).slice(0, 80)} at index ${index}`,
+      );
+    }
+    if (typeof candidate.id !== "string" || candidate.id === "" || typeof candidate.name !== "string") {
+      throw new InvalidModelResponseError(`tool_call at index ${index} needs a non-empty string id and a name`);
+    }
+    if (ids.has(candidate.id)) throw new InvalidModelResponseError(`duplicate tool_call id "${candidate.id}" in one response`);
+    ids.add(candidate.id);
+    if (candidate.input === undefined) {
+      if (checked === messages) checked = [...checked];
+      checked[index] = { ...checked[index]!, input: {} } as ModelMessage;
+    } else if (typeof candidate.input !== "object" || candidate.input === null || Array.isArray(candidate.input)) {
+      throw new InvalidModelResponseError(`tool_call "${candidate.name}" input must be a JSON object`);
+    }
+  }
+  if (checked.length === 0) return [{ role: "assistant", content: "", ...turnEnd }];
+  if (turnEnd.stopReason !== undefined || turnEnd.usage !== undefined || turnEnd.rawStopReason !== undefined || turnEnd.stopDetails !== undefined) {
+    if (checked === messages) checked = [...checked];
+    checked[checked.length - 1] = { ...checked[checked.length - 1]!, ...turnEnd };
+  }
+  return checked;
+}

@@ -1,0 +1,221 @@
+import type { Message, ModelMessage, Session, StopDetails, TurnEndFields } from "../../session.ts";
+import type { ToolSchema } from "../../tools/tool.ts";
+import { isOwnSignedThinking, outputText, pairToolMessages, readToolInput, refusedInput, safeToolId, stopFields, usageWithCache, type StopReasonNames } from "../convert-shared.ts";
+
+/** Options that shape the request body (the adapter's other options only affect transport). */
+export type AnthropicRequestOptions = {
+  model: string;
+  maxTokens?: number;
+  temperature?: number;
+  /** Extended thinking with this budget of tokens (`maxTokens` must be larger). */
+  thinking?: false | { budgetTokens: number };
+  /** Prompt caching breakpoints on the tools, the system prompt and the growing conversation (default true). */
+  cache?: boolean;
+  stream?: boolean;
+};
+
+type Block = Record<string, unknown>;
+type AnthropicMessage = { role: "user" | "assistant"; content: Block[] };
+export type AnthropicRequest = {
+  model: string;
+  max_tokens: number;
+  messages: AnthropicMessage[];
+  system?: Block[];
+  tools?: Block[];
+  temperature?: number;
+  thinking?: { type: "enabled"; budget_tokens: number };
+  stream?: boolean;
+};
+
+export const anthropicProvider = "anthropic";
+
+/**
+ * The Messages API request for a session: system messages become `system`; runs of
+ * thinking/assistant/tool_call become one assistant message (thinking first); runs of tool results
+ * become one user message, results first. Thinking goes back only with its own valid signature.
+ */
+export function toAnthropicRequest(session: Session, tools: readonly ToolSchema[], options: AnthropicRequestOptions): AnthropicRequest {
+  const system: Block[] = [];
+  const messages: AnthropicMessage[] = [];
+  for (const message of pairToolMessages(session.messages)) {
+    const converted = toBlock(message);
+    if (converted === undefined) continue;
+    if (converted.role === "system") {
+      system.push(converted.block);
+      continue;
+    }
+    const last = messages[messages.length - 1];
+    if (last?.role === converted.role) last.content.push(converted.block);
+    else messages.push({ role: converted.role, content: [converted.block] });
+  }
+  for (const message of messages) {
+    // Tool results must open the user message that follows the tool use; reasoning must open the assistant one.
+    message.content.sort((a, b) => rank(b) - rank(a));
+  }
+  const request = requestEnvelope(system, tools, options, messages);
+  if (options.cache !== false) {
+    const lastMessage = messages[messages.length - 1];
+    markCacheable(lastMessage?.content[lastMessage.content.length - 1]);
+  }
+  return request;
+}
+
+type Converted = { role: "user" | "assistant" | "system"; block: Block };
+
+// One session message as one Messages API block (undefined: nothing to send).
+function toBlock(message: Message): Converted | undefined {
+  if ("role" in message) {
+    if (message.role === "system") return { role: "system", block: { type: "text", text: message.content } };
+    return message.content === "" ? undefined : { role: message.role, block: { type: "text", text: message.content } };
+  }
+  if (message.type === "thinking") {
+    if (!isOwnSignedThinking(message, anthropicProvider, true)) return undefined;
+    return {
+      role: "assistant",
+      block: message.redacted === true ? { type: "redacted_thinking", data: message.signature } : { type: "thinking", thinking: message.content, signature: message.signature },
+    };
+  }
+  if (message.type === "tool_call") {
+    const input = typeof message.input === "object" && message.input !== null && !Array.isArray(message.input) ? message.input : {};
+    return { role: "assistant", block: { type: "tool_use", id: safeToolId(message.id), name: message.name, input } };
+  }
+  const block: Block = { type: "tool_result", tool_use_id: safeToolId(message.id), content: outputText(message.output) };
+  if (message.isError === true) block.is_error = true;
+  return { role: "user", block };
+}
+
+function requestEnvelope(system: Block[], tools: readonly ToolSchema[], options: AnthropicRequestOptions, messages: AnthropicMessage[]): AnthropicRequest {
+  const request: AnthropicRequest = { model: options.model, max_tokens: options.maxTokens ?? 8192, messages };
+  if (system.length > 0) request.system = [...system];
+  if (tools.length > 0) request.tools = tools.map((schema) => ({ ...schema }));
+  if (options.temperature !== undefined) request.temperature = options.temperature;
+  if (options.thinking !== undefined && options.thinking !== false) request.thinking = { type: "enabled", budget_tokens: options.thinking.budgetTokens };
+  if (options.stream !== false) request.stream = true;
+  // Caching reads the longest cached prefix: tools, then system, then messages. A breakpoint after
+  // the tools, after the system prompt and on the last message (set by the callers) makes each
+  // turn reuse the previous turn's prefix; the API looks back for earlier breakpoints by itself.
+  if (options.cache !== false) {
+    // Copies: the blocks may be shared (the body cache keeps them across calls).
+    if (request.tools !== undefined) request.tools[request.tools.length - 1] = withCacheControl(request.tools[request.tools.length - 1]!);
+    if (request.system !== undefined) request.system[request.system.length - 1] = withCacheControl(request.system[request.system.length - 1]!);
+  }
+  return request;
+}
+
+// Reasoning opens an assistant message and tool results open a user message: rank them first.
+function rank(block: Block): number {
+  return block.type === "thinking" || block.type === "redacted_thinking" || block.type === "tool_result" ? 1 : 0;
+}
+
+function isCacheable(block: Block | undefined): block is Block {
+  return block !== undefined && block.type !== "thinking" && block.type !== "redacted_thinking";
+}
+
+function withCacheControl(block: Block): Block {
+  return { ...block, cache_control: { type: "ephemeral" } };
+}
+
+function markCacheable(block: Block | undefined): void {
+  if (isCacheable(block)) block.cache_control = { type: "ephemeral" };
+}
+
+/** A non-streaming Messages API response as generic messages, `stopReason`/`usage` on the last. */
+export function fromAnthropicResponse(body: AnthropicResponse): ModelMessage[] {
+  const messages: ModelMessage[] = [];
+  for (const block of body.content ?? []) {
+    const message = fromContentBlock(block);
+    if (message !== undefined) messages.push(message);
+  }
+  if (messages.length === 0) messages.push({ role: "assistant", content: "" });
+  const last = messages[messages.length - 1]!;
+  Object.assign(last, turnEnd(body.stop_reason, body.usage, body.stop_details));
+  return messages;
+}
+
+export type AnthropicContentBlock = {
+  type: string;
+  text?: string;
+  thinking?: string;
+  signature?: string;
+  data?: string;
+  id?: string;
+  name?: string;
+  input?: unknown;
+};
+export type AnthropicUsage = {
+  input_tokens?: number;
+  output_tokens?: number;
+  cache_read_input_tokens?: number | null;
+  cache_creation_input_tokens?: number | null;
+  /** `thinking_tokens`: the part of `output_tokens` spent thinking. */
+  output_tokens_details?: { thinking_tokens?: number | null } | null;
+};
+/** `stop_details` of a response: a refusal's `category` and `explanation` (fields may be null). */
+export type AnthropicStopDetails = { type?: string | null; category?: string | null; explanation?: string | null };
+export type AnthropicResponse = {
+  id?: string;
+  content?: AnthropicContentBlock[];
+  stop_reason?: string | null;
+  stop_details?: AnthropicStopDetails | null;
+  usage?: AnthropicUsage;
+};
+
+/**
+ * One content block as a generic message (`undefined` for empty text and server-side blocks). A
+ * tool input nested too deep or too large becomes `{}` with `inputError` (see `readToolInput`).
+ */
+export function fromContentBlock(block: AnthropicContentBlock): ModelMessage | undefined {
+  if (block.type === "text") return block.text === undefined || block.text === "" ? undefined : { role: "assistant", content: block.text };
+  if (block.type === "thinking") {
+    const message: ModelMessage = { type: "thinking", content: block.thinking ?? "", provider: anthropicProvider };
+    if (block.signature !== undefined && block.signature !== "") message.signature = block.signature;
+    return message;
+  }
+  if (block.type === "redacted_thinking") {
+    return { type: "thinking", content: "", signature: block.data ?? "", redacted: true, provider: anthropicProvider };
+  }
+  if (block.type === "tool_use") {
+    return { type: "tool_call", id: block.id ?? "", name: block.name ?? "", ...refusedInput(readToolInput(block.input)) };
+  }
+  return undefined;
+}
+
+/** Normalized stop reason (see `stopFields` for `rawStopReason`), a refusal's details, and usage in the generic shape. */
+export function turnEnd(
+  rawStopReason: string | null | undefined,
+  usage: AnthropicUsage | undefined,
+  stopDetails?: AnthropicStopDetails | null,
+): TurnEndFields {
+  const fields: TurnEndFields = stopFields(rawStopReason, stopReasons);
+  const details = stopDetailsOf(stopDetails);
+  if (details !== undefined) fields.stopDetails = details;
+  // Anthropic's input_tokens excludes cached tokens; the generic count includes them. Its
+  // output_tokens includes thinking, as the generic count does.
+  if (usage !== undefined) {
+    fields.usage = usageWithCache(usage.input_tokens ?? 0, usage.output_tokens ?? 0, usage.cache_read_input_tokens ?? 0, usage.cache_creation_input_tokens ?? 0);
+    const thinking = usage.output_tokens_details?.thinking_tokens ?? 0;
+    if (thinking > 0) fields.usage.reasoningTokens = thinking;
+  }
+  return fields;
+}
+
+function stopDetailsOf(details: AnthropicStopDetails | null | undefined): StopDetails | undefined {
+  if (details === null || details === undefined || typeof details !== "object") return undefined;
+  const result: StopDetails = {};
+  if (typeof details.type === "string") result.type = details.type;
+  if (typeof details.category === "string") result.category = details.category;
+  if (typeof details.explanation === "string") result.explanation = details.explanation;
+  return Object.keys(result).length > 0 ? result : undefined;
+}
+
+const stopReasons: StopReasonNames = {
+  plain: {
+    end_turn: "end_turn",
+    tool_use: "tool_use",
+    max_tokens: "max_tokens",
+    stop_sequence: "stop_sequence",
+    pause_turn: "pause_turn",
+    refusal: "refusal",
+  },
+  aliases: { model_context_window_exceeded: "max_tokens" },
+};

@@ -1,0 +1,370 @@
+import { ContextOverflowError, ProviderError, errorMessage, isProviderError } from "../../errors.ts";
+import type { ModelStreamEvent } from "../../loop/events.ts";
+import type { InvokeModel } from "../../model/invoke-model.ts";
+import {
+  bedrockProvider,
+  fromBedrockResponse,
+  fromContentBlock,
+  toBedrockRequest,
+  turnEnd,
+  type BedrockContentBlock,
+  type BedrockRequestOptions,
+  type BedrockResponse,
+  type BedrockUsage,
+} from "./convert.ts";
+import { decodeEventStream, type EventStreamMessage } from "./event-stream.ts";
+import { signRequest, type AwsCredentials } from "./sign.ts";
+import { readToolInput } from "../convert-shared.ts";
+import { bounded, checkIdleTimeout, env, guardStream, postJson, providerError, readJson, type ErrorShape, type Fetch, type TransportOptions } from "../http.ts";
+import { withUniqueToolIds } from "../session-tool-ids.ts";
+
+export type BedrockOptions = BedrockRequestOptions & TransportOptions & {
+  /** A model id, inference profile id or ARN, e.g. `us.anthropic.claude-sonnet-4-5-20250929-v1:0`. */
+  model: string;
+  /** Defaults to `AWS_REGION`, then `AWS_DEFAULT_REGION`. */
+  region?: string;
+  /**
+   * Keys for SigV4 signing, or a function returning them, called for each request (e.g.
+   * `fromNodeProviderChain()` of `@aws-sdk/credential-providers`, for profiles, SSO and roles).
+   * Defaults to `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY` and `AWS_SESSION_TOKEN`.
+   */
+  credentials?: AwsCredentials | (() => Promise<AwsCredentials>);
+  /** A Bedrock API key, sent as a bearer token instead of signing. Defaults to `AWS_BEARER_TOKEN_BEDROCK`, which wins over access keys from the environment. */
+  apiKey?: string;
+  /** Defaults to `AWS_ENDPOINT_URL_BEDROCK_RUNTIME`, then `https://bedrock-runtime.{region}.amazonaws.com`. */
+  baseURL?: string;
+  /** Extra request headers (signed with the rest). */
+  headers?: Record<string, string>;
+  fetch?: Fetch;
+  /** ConverseStream (default) or Converse. */
+  stream?: boolean;
+};
+
+/**
+ * An `invokeModel` for the Bedrock Converse API, any model it serves. Streams by default (the AWS
+ * binary event stream, decoded here); `stream: false` for one JSON response. Failures become
+ * `ProviderError`s the loop retries when they are retryable.
+ */
+export function bedrock(options: BedrockOptions): InvokeModel {
+  const idleTimeoutMs = checkIdleTimeout(options.idleTimeoutMs);
+  return withUniqueToolIds((tools, session, context) => {
+    const auth = authFor(options);
+    const region = options.region ?? env("AWS_REGION") ?? env("AWS_DEFAULT_REGION");
+    const baseURL = (options.baseURL ?? env("AWS_ENDPOINT_URL_BEDROCK_RUNTIME") ?? defaultEndpoint(region)).replace(/\/+$/, "");
+    const stream = options.stream !== false;
+    const url = `${baseURL}/model/${encodeURIComponent(options.model)}/${stream ? "converse-stream" : "converse"}`;
+    const body = toBedrockRequest(session, tools, options);
+    const secrets: string[] = auth.kind === "bearer" ? [auth.token] : [];
+    const post = async (): Promise<Response> => {
+      const authorized = await authorizedFetch(auth, region ?? regionOf(baseURL), options.fetch ?? globalThis.fetch, secrets);
+      return postJson({
+        provider: bedrockProvider,
+        url,
+        headers: options.headers ?? {},
+        body,
+        fetch: authorized,
+        signal: context.signal,
+        errors: bedrockErrors,
+        secrets,
+        idleTimeoutMs,
+        expect: stream ? "aws-event-stream" : "json",
+      }).catch((error: unknown) => {
+        throw withContextOverflow(error);
+      });
+    };
+    if (!stream) return post().then(async (response) => fromBedrockResponse((await readJson(response, bedrockProvider, secrets)) as BedrockResponse));
+    return streamConverse(post, context.signal, secrets);
+  }, bedrockProvider);
+}
+
+type Auth = { kind: "bearer"; token: string } | { kind: "sigv4"; credentials: AwsCredentials | (() => Promise<AwsCredentials>) };
+
+// Read at call time, so a key set after the model was created is used.
+function authFor(options: BedrockOptions): Auth {
+  if (options.apiKey !== undefined) return { kind: "bearer", token: options.apiKey };
+  if (options.credentials !== undefined) return { kind: "sigv4", credentials: options.credentials };
+  const token = env("AWS_BEARER_TOKEN_BEDROCK");
+  if (token !== undefined) return { kind: "bearer", token };
+  const accessKeyId = env("AWS_ACCESS_KEY_ID");
+  const secretAccessKey = env("AWS_SECRET_ACCESS_KEY");
+  const sessionToken = env("AWS_SESSION_TOKEN");
+  if (accessKeyId !== undefined && secretAccessKey !== undefined) {
+    return { kind: "sigv4", credentials: { accessKeyId, secretAccessKey, ...(sessionToken === undefined ? {} : { sessionToken }) } };
+  }
+  throw new ProviderError(
+    "bedrock: no credentials: set AWS_BEARER_TOKEN_BEDROCK (a Bedrock API key), or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY " +
+      "(and AWS_SESSION_TOKEN for temporary credentials), or pass apiKey or credentials",
+    { provider: bedrockProvider },
+  );
+}
+
+function defaultEndpoint(region: string | undefined): string {
+  if (region === undefined) throw new ProviderError("bedrock: no region: set AWS_REGION (or AWS_DEFAULT_REGION), or pass region or baseURL", { provider: bedrockProvider });
+  return `https://bedrock-runtime.${region}.amazonaws.com`;
+}
+
+// A custom endpoint (a VPC endpoint, a FIPS one) still names its region, which SigV4 must sign.
+function regionOf(baseURL: string): string | undefined {
+  return /bedrock-runtime(?:-fips)?\.([a-z0-9-]+)\./.exec(new URL(baseURL).hostname)?.[1];
+}
+
+async function authorizedFetch(auth: Auth, region: string | undefined, fetchImpl: Fetch, secrets: string[]): Promise<Fetch> {
+  if (auth.kind === "bearer") {
+    return (url, init) => fetchImpl(url, { ...init, headers: { ...Object.fromEntries(new Headers(init.headers)), authorization: `Bearer ${auth.token}` } });
+  }
+  let credentials: AwsCredentials;
+  try {
+    credentials = typeof auth.credentials === "function" ? await auth.credentials() : auth.credentials;
+  } catch (error) {
+    throw new ProviderError(bounded(`bedrock: could not load credentials: ${errorMessage(error)}`, []), { provider: bedrockProvider, cause: error });
+  }
+  secrets.push(credentials.secretAccessKey, ...(credentials.sessionToken === undefined ? [] : [credentials.sessionToken]));
+  if (region === undefined) throw new ProviderError("bedrock: no region to sign for: set AWS_REGION or pass region", { provider: bedrockProvider });
+  // Signed where the body is final: these are the exact bytes postJson sends.
+  return async (url, init) => {
+    const headers = await signRequest({
+      method: init.method ?? "POST",
+      url,
+      headers: Object.fromEntries(new Headers(init.headers)),
+      body: typeof init.body === "string" ? init.body : "",
+      region,
+      service: "bedrock",
+      credentials,
+    });
+    return fetchImpl(url, { ...init, headers });
+  };
+}
+
+export const bedrockErrors: ErrorShape = {
+  // Bedrock names the error in the `x-amzn-errortype` header; a stream's exception (and some
+  // proxies) in the body's `__type`, as AWS's JSON protocols do.
+  describe: (body, headers) => {
+    const fields = body as { message?: unknown; Message?: unknown; __type?: unknown };
+    const message = typeof fields.message === "string" ? fields.message : typeof fields.Message === "string" ? fields.Message : undefined;
+    const type = typeof fields.__type === "string" ? fields.__type : (headers?.get("x-amzn-errortype") ?? undefined);
+    const code = type === undefined ? undefined : errorCode(type);
+    return { ...(message === undefined ? {} : { message }), ...(code === undefined ? {} : { code }) };
+  },
+  retryableCodes: [
+    "ThrottlingException",
+    "ServiceUnavailableException",
+    "InternalServerException",
+    "ModelStreamErrorException",
+    "ModelTimeoutException",
+    "ModelNotReadyException",
+  ],
+};
+
+// `ValidationException:http://internal.amazon.com/coral/com.amazon.bedrock/`, `aws.protocols#ThrottlingException`
+// and the stream's `throttlingException` all name the same error.
+function errorCode(type: string): string {
+  const name = type.split(":")[0]!.split("#").pop()!;
+  return name.charAt(0).toUpperCase() + name.slice(1);
+}
+
+// Bedrock's phrasings for a request over the context window that the shared patterns miss.
+const overflowPatterns = [/input length and `?max_tokens`? exceed context limit/i, /too many total text bytes/i, /input tokens exceeds? (?:the )?maximum/i];
+
+function withContextOverflow(error: unknown): unknown {
+  // By name: ContextOverflowError has ProviderError's shape, so its guard would narrow to never.
+  if (!isProviderError(error) || error.name === "ContextOverflowError") return error;
+  if (error.status !== undefined && error.status !== 400 && error.status !== 413) return error;
+  if (!overflowPatterns.some((pattern) => pattern.test(error.message))) return error;
+  return new ContextOverflowError(error.message, {
+    provider: error.provider,
+    ...(error.status === undefined ? {} : { status: error.status }),
+    ...(error.requestId === undefined ? {} : { requestId: error.requestId }),
+    ...(error.code === undefined ? {} : { code: error.code }),
+  });
+}
+
+type OpenBlock = { index: number; block: BedrockContentBlock; json: string; redacted: string[] };
+
+type StreamEvent = {
+  contentBlockIndex?: number;
+  start?: { toolUse?: { toolUseId?: string; name?: string } };
+  delta?: {
+    text?: string;
+    toolUse?: { input?: string };
+    reasoningContent?: { text?: string; signature?: string; redactedContent?: string };
+  };
+  stopReason?: string;
+  usage?: BedrockUsage;
+};
+
+const textDecoder = new TextDecoder();
+
+/**
+ * The event stream of one ConverseStream call as model stream events: deltas as they come, each
+ * content block as a generic message when its `contentBlockStop` arrives, the stop reason and usage
+ * (from `messageStop` and `metadata`) at the end. Exception frames become typed errors. A stream
+ * that ends without `messageStop` is an error (retryable), never a turn.
+ */
+export async function* streamConverse(
+  open: () => Promise<Response>,
+  signal?: AbortSignal,
+  secrets: readonly string[] = [],
+): AsyncGenerator<ModelStreamEvent> {
+  yield* guardStream(readConverseStream(open, secrets), bedrockProvider, secrets, signal);
+}
+
+async function* readConverseStream(open: () => Promise<Response>, secrets: readonly string[]): AsyncGenerator<ModelStreamEvent> {
+  const response = await open();
+  if (response.body === null) throw new ProviderError("bedrock: empty response body", { provider: bedrockProvider, retryable: true });
+  const blocks = new Map<number, OpenBlock>();
+  let stopReason: string | undefined;
+  let stopped = false;
+  let started = false;
+  let usage: BedrockUsage | undefined;
+  let hasToolCalls = false;
+  const cutToolCalls: BedrockContentBlock[] = [];
+
+  // The message for a finished block; a tool call whose JSON did not parse waits for the stop reason.
+  const finish = (open: OpenBlock): ModelStreamEvent | undefined => {
+    blocks.delete(open.index);
+    const block = open.block;
+    if (block.toolUse !== undefined) {
+      hasToolCalls = true;
+      const read = readToolInput(open.json);
+      if (read.kind === "invalid") {
+        cutToolCalls.push(block);
+        return undefined;
+      }
+      // A refused input stays text: fromContentBlock reads it again and gives the call its error.
+      block.toolUse.input = read.kind === "ok" ? read.input : open.json;
+    }
+    if (open.redacted.length > 0) block.reasoningContent = { redactedContent: joinBase64(open.redacted) };
+    const message = fromContentBlock(block);
+    return message === undefined ? undefined : { type: "message", message };
+  };
+
+  for await (const batch of decodeEventStream(response.body)) for (const frame of batch) {
+    const messageType = frame.headers[":message-type"];
+    if (messageType === "exception" || messageType === "error") throw streamError(frame, secrets);
+    if (messageType !== "event") continue;
+    const event = JSON.parse(textDecoder.decode(frame.payload)) as StreamEvent;
+    const index = event.contentBlockIndex ?? 0;
+    switch (frame.headers[":event-type"]) {
+      case "contentBlockStart": {
+        const toolUse = event.start?.toolUse;
+        if (toolUse === undefined) break;
+        // A block started again before its stop would silently replace the first one.
+        if (blocks.has(index)) throw new ProviderError(`bedrock: content block ${index} started twice in the stream`, { provider: bedrockProvider, retryable: true });
+        blocks.set(index, { index, block: { toolUse: { toolUseId: toolUse.toolUseId ?? "", name: toolUse.name ?? "" } }, json: "", redacted: [] });
+        yield { type: "tool-call-start", id: toolUse.toolUseId ?? "", name: toolUse.name ?? "" };
+        break;
+      }
+      case "contentBlockDelta": {
+        const delta = event.delta ?? {};
+        // Text and reasoning blocks have no start event: their first delta opens them.
+        let open = blocks.get(index);
+        if (open === undefined) {
+          open = { index, block: {}, json: "", redacted: [] };
+          blocks.set(index, open);
+        }
+        const block = open.block;
+        if (delta.text !== undefined) {
+          block.text = (block.text ?? "") + delta.text;
+          if (delta.text !== "") yield { type: "text-delta", delta: delta.text };
+        } else if (delta.toolUse?.input !== undefined) {
+          open.json += delta.toolUse.input;
+          if (delta.toolUse.input !== "") yield { type: "tool-call-delta", id: block.toolUse?.toolUseId ?? "", delta: delta.toolUse.input };
+        } else if (delta.reasoningContent !== undefined) {
+          const reasoning = delta.reasoningContent;
+          const text = ((block.reasoningContent ??= {}).reasoningText ??= {});
+          if (reasoning.text !== undefined) {
+            text.text = (text.text ?? "") + reasoning.text;
+            if (reasoning.text !== "") yield { type: "thinking-delta", delta: reasoning.text };
+          }
+          if (reasoning.signature !== undefined) text.signature = (text.signature ?? "") + reasoning.signature;
+          if (reasoning.redactedContent !== undefined) open.redacted.push(reasoning.redactedContent);
+        }
+        break;
+      }
+      case "contentBlockStop": {
+        const open = blocks.get(index);
+        const done = open === undefined ? undefined : finish(open);
+        if (done !== undefined) yield done;
+        break;
+      }
+      case "messageStop":
+        // Blocks some models never close.
+        for (const open of [...blocks.values()].sort((a, b) => a.index - b.index)) {
+          const done = finish(open);
+          if (done !== undefined) yield done;
+        }
+        stopReason = event.stopReason;
+        stopped = true;
+        if (cutToolCalls.length > 0 && stopReason !== "max_tokens") {
+          throw new ProviderError(`bedrock: tool call "${cutToolCalls[0]!.toolUse?.name ?? ""}" arrived with invalid JSON input`, { provider: bedrockProvider, retryable: true });
+        }
+        break;
+      case "metadata":
+        usage = event.usage;
+        break;
+      case "messageStart":
+        // Two generations in one stream must never become one turn: the response is broken, and retried.
+        if (started) throw new ProviderError("bedrock: a second message began in the stream", { provider: bedrockProvider, retryable: true });
+        started = true;
+        break;
+      default:
+        break; // event types added later
+    }
+    if (stopped && usage !== undefined) {
+      yield { type: "response-end", ...turnEnd(stopReason, usage, hasToolCalls) };
+      yield* cutCalls(cutToolCalls);
+      return;
+    }
+  }
+  // `metadata` (usage) normally follows `messageStop`; the turn itself is complete without it.
+  if (stopped) {
+    yield { type: "response-end", ...turnEnd(stopReason, usage, hasToolCalls) };
+    yield* cutCalls(cutToolCalls);
+    return;
+  }
+  throw new ProviderError("bedrock: the stream ended before messageStop", { provider: bedrockProvider, retryable: true });
+}
+
+function streamError(frame: EventStreamMessage, secrets: readonly string[]): unknown {
+  const text = textDecoder.decode(frame.payload);
+  let body: Record<string, unknown> = {};
+  try {
+    const parsed = JSON.parse(text) as unknown;
+    if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)) body = parsed as Record<string, unknown>;
+  } catch {
+    body = text.trim() === "" ? {} : { message: text };
+  }
+  const type = frame.headers[":exception-type"] ?? frame.headers[":error-code"];
+  const message = body.message ?? frame.headers[":error-message"];
+  const described = JSON.stringify({ ...body, ...(typeof type === "string" ? { __type: type } : {}), ...(typeof message === "string" ? { message } : {}) });
+  // The status the same exception has as an HTTP response. Without it a throttling message
+  // ("Too many tokens, please wait before trying again.") would read as a context overflow.
+  const status = typeof type === "string" ? exceptionStatus[errorCode(type)] : undefined;
+  return withContextOverflow(providerError(bedrockProvider, status, undefined, described, bedrockErrors, secrets));
+}
+
+const exceptionStatus: Record<string, number> = {
+  ValidationException: 400,
+  ThrottlingException: 429,
+  ModelStreamErrorException: 424,
+  InternalServerException: 500,
+  ServiceUnavailableException: 503,
+};
+
+// Base64 pieces are joined as bytes: each piece may end in padding.
+function joinBase64(pieces: readonly string[]): string {
+  if (pieces.length === 1) return pieces[0]!;
+  return btoa(pieces.map((piece) => atob(piece)).join(""));
+}
+
+export { toBedrockRequest, fromBedrockResponse } from "./convert.ts";
+export type { BedrockRequest, BedrockRequestOptions, BedrockResponse } from "./convert.ts";
+export type { AwsCredentials } from "./sign.ts";
+
+// Calls cut off by the length limit, with `{}` input: after response-end, so the loop never starts them early.
+function* cutCalls(blocks: readonly BedrockContentBlock[]): Generator<ModelStreamEvent> {
+  for (const cut of blocks) yield { type: "message", message: fromContentBlock({ toolUse: { ...cut.toolUse, input: {} } })! };
+}
+
+// The errors these adapters throw, for users who import only this module.
+export { ProviderError, ContextOverflowError, isProviderError, isContextOverflowError } from "../../errors.ts";

@@ -1,0 +1,283 @@
+import { ProviderError } from "../../errors.ts";
+import type { ModelStreamEvent } from "../../loop/events.ts";
+import type { StructuredOutputModel } from "../../model/invoke-model.ts";
+import {
+  contentPieces,
+  fromOpenAIChatResponse,
+  openaiChatProvider,
+  readReasoning,
+  thinkingMessage,
+  toOpenAIChatRequest,
+  toolCallMessage,
+  turnEnd,
+  uniqueToolId,
+  type OpenAIChatRequestOptions,
+  type OpenAIChatResponse,
+  type OpenAIChatUsage,
+  type ReasoningField,
+} from "./chat-convert.ts";
+import { checkIdleTimeout, env, postJson, providerError, readJson, streamFailure, type ErrorShape, type Fetch, type PostOptions, type TransportOptions } from "../http.ts";
+import { withUniqueToolIds } from "../session-tool-ids.ts";
+import { parseSseBatches } from "../sse.ts";
+
+// `output` comes from the run (`context.output`), never from the factory.
+export type OpenAIChatOptions = Omit<OpenAIChatRequestOptions, "output"> & TransportOptions & {
+  /**
+   * Defaults to the `OPENAI_API_KEY` environment variable. With a custom `baseURL` (Ollama, vLLM,
+   * llama.cpp, LM Studio…) it may be missing: then no `Authorization` header is sent.
+   */
+  apiKey?: string;
+  /** The API root including `/v1`, as in the official SDK (default `OPENAI_BASE_URL`, else `https://api.openai.com/v1`). */
+  baseURL?: string;
+  /** Extra request headers (e.g. `OpenAI-Organization`). */
+  headers?: Record<string, string>;
+  fetch?: Fetch;
+  /**
+   * `false`: do not send a run's `output` schema as `response_format` (for compatible servers that
+   * reject `json_schema`); the loop then instructs the model and parses its answer instead.
+   * Default `true`.
+   */
+  nativeOutput?: boolean;
+};
+
+const defaultBaseURL = "https://api.openai.com/v1";
+
+/**
+ * An `invokeModel` for OpenAI Chat Completions and the servers that speak it. Streams by default
+ * (`stream: false` for one JSON response); failures become `ProviderError`s the loop retries when
+ * they are retryable, and a context overflow a `ContextOverflowError`. Native structured output: a
+ * run's `output` schema goes as `response_format` (see `OpenAIChatRequestOptions.output`).
+ */
+export function openaiChat(options: OpenAIChatOptions): StructuredOutputModel {
+  const baseURL = (options.baseURL ?? env("OPENAI_BASE_URL") ?? defaultBaseURL).replace(/\/+$/, "");
+  const official = /^https:\/\/api\.openai\.com(?:\/|$)/.test(baseURL);
+  const requestOptions: OpenAIChatRequestOptions = official || options.maxTokensField !== undefined ? options : { ...options, maxTokensField: "max_tokens" };
+  const idleTimeoutMs = checkIdleTimeout(options.idleTimeoutMs);
+  const invoke: StructuredOutputModel = (tools, session, context) => {
+    const apiKey = options.apiKey ?? env("OPENAI_API_KEY");
+    if (apiKey === undefined && official) {
+      throw new ProviderError("openai-chat: no API key: set OPENAI_API_KEY or pass apiKey", { provider: openaiChatProvider });
+    }
+    const secrets = apiKey === undefined ? [] : [apiKey];
+    const request: PostOptions = {
+      provider: openaiChatProvider,
+      url: `${baseURL}/chat/completions`,
+      headers: { ...(apiKey === undefined ? {} : { authorization: `Bearer ${apiKey}` }), ...options.headers },
+      body: toOpenAIChatRequest(session, tools, options.nativeOutput === false ? requestOptions : { ...requestOptions, output: context.output }),
+      fetch: options.fetch,
+      signal: context.signal,
+      errors: openaiChatErrors,
+      secrets,
+      idleTimeoutMs,
+      expect: options.stream === false ? "json" : "sse",
+    };
+    if (options.stream === false) {
+      return postJson(request)
+        .then(async (response) => fromOpenAIChatResponse(await readBody(response, secrets)))
+        .catch((error: unknown) => {
+          throw streamFailure(error, openaiChatProvider, secrets, context.signal);
+        });
+    }
+    return streamOpenAIChat(() => postJson(request), { secrets, signal: context.signal });
+  };
+  if (options.nativeOutput !== false) invoke.structuredOutput = "native";
+  return withUniqueToolIds(invoke, openaiChatProvider);
+}
+
+/** OpenAI's error bodies (`{error: {message, type, code}}`) and the shapes of compatible servers. */
+export const openaiChatErrors: ErrorShape = {
+  describe: (body) => {
+    const error = (body as { error?: unknown }).error;
+    if (typeof error === "string") return { message: error };
+    // vLLM once put the fields at the top level; llama.cpp's `code` is the HTTP status, its `type` the reason.
+    const details = (typeof error === "object" && error !== null ? error : body) as { message?: unknown; type?: unknown; code?: unknown };
+    const code = typeof details.code === "string" ? details.code : typeof details.type === "string" ? details.type : undefined;
+    return { ...(typeof details.message === "string" ? { message: details.message } : {}), ...(code === undefined ? {} : { code }) };
+  },
+  retryableCodes: ["server_error", "rate_limit_exceeded"],
+  // An exhausted quota comes as HTTP 429; waiting does not refill it.
+  fatalCodes: ["insufficient_quota"],
+};
+
+async function readBody(response: Response, secrets: readonly string[]): Promise<OpenAIChatResponse> {
+  const body = await readJson(response, openaiChatProvider, secrets);
+  // Some proxies answer 200 with an error body.
+  if (typeof body === "object" && body !== null && "error" in body && !("choices" in body)) {
+    throw providerError(openaiChatProvider, undefined, response.headers, JSON.stringify(body), openaiChatErrors, secrets);
+  }
+  return body as OpenAIChatResponse;
+}
+
+/**
+ * The SSE stream of one Chat Completions call as model stream events: deltas as they come, each
+ * tool call as a message as soon as it is complete (the next call began, or the reply finished),
+ * text and reasoning before the first call, the stop reason and usage at the end. A stream that
+ * ends before the reply finished is a retryable error, never a turn.
+ */
+export async function* streamOpenAIChat(
+  open: () => Promise<Response>,
+  transport: { secrets?: readonly string[]; signal?: AbortSignal } = {},
+): AsyncGenerator<ModelStreamEvent> {
+  try {
+    const response = await open();
+    if (response.body === null) throw new ProviderError("openai-chat: empty response body", { provider: openaiChatProvider, retryable: true });
+    const turn = createStreamedTurn();
+    for await (const batch of parseSseBatches(response.body)) {
+      for (const { data } of batch) {
+        if (data === "[DONE]") {
+          yield* turn.end();
+          return;
+        }
+        const chunk = JSON.parse(data) as StreamChunk;
+        if (chunk.error !== undefined && chunk.error !== null) {
+          throw providerError(openaiChatProvider, undefined, undefined, data, openaiChatErrors, transport.secrets);
+        }
+        yield* turn.add(chunk);
+      }
+    }
+    // Not every compatible server sends [DONE]; a reply that said it finished is complete.
+    if (turn.finished()) {
+      yield* turn.end();
+      return;
+    }
+    throw new ProviderError("openai-chat: the stream ended before the reply finished", { provider: openaiChatProvider, retryable: true });
+  } catch (error) {
+    throw streamFailure(error, openaiChatProvider, transport.secrets, transport.signal);
+  }
+}
+
+type StreamChunk = {
+  choices?: {
+    index?: number;
+    delta?: {
+      /** A string, or an array of `text` and `thinking` parts (Mistral). */
+      content?: unknown;
+      reasoning_content?: string | null;
+      reasoning?: string | null;
+      reasoning_details?: unknown;
+      refusal?: string | null;
+      tool_calls?: { index?: number; id?: string | null; function?: { name?: string | null; arguments?: unknown } | null }[] | null;
+    } | null;
+    finish_reason?: string | null;
+  }[];
+  usage?: OpenAIChatUsage | null;
+  /** Groq puts the usage of a stream here, in its last chunk. */
+  x_groq?: { usage?: OpenAIChatUsage | null } | null;
+  error?: unknown;
+};
+
+type StreamedCall = { wireId: string | undefined; id: string; name: string; arguments: string; parsed: unknown };
+
+// The state of one streamed reply. Chat Completions streams reasoning, then text, then the tool
+// calls one after another (each keyed by `index`, its id and name in the first delta). Some
+// servers alternate reasoning and text (Mistral's thinking parts): each run becomes its own message.
+function createStreamedTurn() {
+  let reasoning = "";
+  let reasoningField: ReasoningField = "reasoning_content";
+  let text = "";
+  let refusal = "";
+  let refused = false;
+  let finishReason: string | undefined;
+  let usage: OpenAIChatUsage | undefined;
+  const calls: StreamedCall[] = [];
+  // Calls before this position are complete: each is completed once, never walked again.
+  let completed = 0;
+  const byIndex = new Map<number, StreamedCall>();
+  const ids = new Set<string>();
+  // Calls whose arguments did not parse: fine only if the reply turns out cut by the token limit.
+  const unparsed: StreamedCall[] = [];
+
+  // Reasoning and text are complete once a tool call begins (or the reply ends).
+  const flushText = (events: ModelStreamEvent[]): void => {
+    if (reasoning !== "") events.push({ type: "message", message: thinkingMessage(reasoning, reasoningField) });
+    if (text !== "" || refusal !== "") events.push({ type: "message", message: { role: "assistant", content: text !== "" ? text : refusal } });
+    reasoning = text = refusal = "";
+  };
+  const completeCalls = (events: ModelStreamEvent[]): void => {
+    for (; completed < calls.length; completed++) {
+      const call = calls[completed]!;
+      try {
+        events.push({ type: "message", message: toolCallMessage({ ...call, arguments: call.parsed ?? call.arguments }, undefined) });
+      } catch {
+        unparsed.push(call);
+      }
+    }
+  };
+  const addReasoning = (events: ModelStreamEvent[], piece: string, field: ReasoningField): void => {
+    // Reasoning after text starts the next run: what came before is complete.
+    if (text !== "" || refusal !== "") flushText(events);
+    reasoning += piece;
+    reasoningField = field;
+    events.push({ type: "thinking-delta", delta: piece });
+  };
+
+  return {
+    add(chunk: StreamChunk): ModelStreamEvent[] {
+      const events: ModelStreamEvent[] = [];
+      const chunkUsage = chunk.usage ?? chunk.x_groq?.usage;
+      if (chunkUsage !== undefined && chunkUsage !== null) usage = chunkUsage;
+      for (const choice of chunk.choices ?? []) {
+        if ((choice.index ?? 0) !== 0) continue;
+        const delta = choice.delta ?? {};
+        const reasoningDelta = readReasoning(delta);
+        if (reasoningDelta !== undefined) addReasoning(events, reasoningDelta.text, reasoningDelta.field);
+        for (const piece of contentPieces(delta.content)) {
+          if (piece.kind === "thinking") addReasoning(events, piece.text, "content");
+          else {
+            text += piece.text;
+            events.push({ type: "text-delta", delta: piece.text });
+          }
+        }
+        if (typeof delta.refusal === "string" && delta.refusal !== "") {
+          refusal += delta.refusal;
+          refused = true;
+          events.push({ type: "text-delta", delta: delta.refusal });
+        }
+        for (const part of delta.tool_calls ?? []) {
+          const wireId = typeof part.id === "string" && part.id !== "" ? part.id : undefined;
+          const last = calls[calls.length - 1];
+          // Without `index` (a few servers), a new id starts a new call; anything else continues the last one.
+          let call = part.index !== undefined ? byIndex.get(part.index) : wireId === undefined || wireId === last?.wireId ? last : undefined;
+          // Another id at an index already taken is another call (some servers give every call index 0).
+          if (call !== undefined && wireId !== undefined && call.wireId !== undefined && wireId !== call.wireId) call = undefined;
+          if (call === undefined) {
+            flushText(events);
+            completeCalls(events);
+            call = { wireId, id: uniqueToolId(wireId, ids), name: part.function?.name ?? "", arguments: "", parsed: undefined };
+            calls.push(call);
+            if (part.index !== undefined) byIndex.set(part.index, call);
+            events.push({ type: "tool-call-start", id: call.id, name: call.name });
+          } else if (call.name === "" && typeof part.function?.name === "string") {
+            call.name = part.function.name;
+          }
+          const fragment = part.function?.arguments;
+          if (typeof fragment === "string" && fragment !== "") {
+            call.arguments += fragment;
+            events.push({ type: "tool-call-delta", id: call.id, delta: fragment });
+          } else if (typeof fragment === "object" && fragment !== null) {
+            // Already parsed (a few servers): checked as it is, never serialized first.
+            call.parsed = fragment;
+          }
+        }
+        if (typeof choice.finish_reason === "string" && choice.finish_reason !== "") {
+          finishReason = choice.finish_reason;
+          completeCalls(events);
+        }
+      }
+      return events;
+    },
+    finished: (): boolean => finishReason !== undefined,
+    end(): ModelStreamEvent[] {
+      const events: ModelStreamEvent[] = [];
+      completeCalls(events);
+      flushText(events);
+      events.push({ type: "response-end", ...turnEnd(finishReason, usage, calls.length > 0, refused) });
+      // Cut calls after response-end, so the loop never starts them early.
+      for (const call of unparsed) events.push({ type: "message", message: toolCallMessage(call, finishReason) });
+      return events;
+    },
+  };
+}
+
+export { toOpenAIChatRequest, fromOpenAIChatResponse, openaiChatProvider } from "./chat-convert.ts";
+export type { OpenAIChatMessage, OpenAIChatRequest, OpenAIChatRequestOptions, OpenAIChatResponse } from "./chat-convert.ts";

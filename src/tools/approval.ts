@@ -1,0 +1,135 @@
+import { AgentError } from "../errors.ts";
+import { notifySessionChange, type Message, type Session, type ToolCallMessage } from "../session.ts";
+
+/** A human's answer to a tool call that waits for approval. */
+export type ApprovalDecision = { approved: boolean; reason?: string };
+
+/**
+ * A call waiting for approval and its path: its id for a call of the session itself; for a call
+ * of a subagent paused inside a call, the ids from the outer call down, joined by `/`
+ * (`"call_7/call_1"`). Paths are unique where ids need not be: two subagents' models may both
+ * name their first call `call_1`.
+ */
+export type PendingApprovalEntry = { path: string; call: ToolCallMessage };
+
+/**
+ * Records decisions on calls the run paused for (their `approval.status` is `pending`), in place;
+ * returns the session. Then run the loop again: approved calls run, denied ones are answered
+ * `"Rejected: <reason>"`, calls already answered are never run again, and the model is not called
+ * again for that turn.
+ *
+ * A decision names exactly one waiting call, by its id or its path (see `pendingApprovalEntries`):
+ * an id two waiting calls share is refused as ambiguous (name the call by its path, or decide the
+ * other first). Throws (changing nothing) for an unknown id, a call that is not waiting, an
+ * ambiguous name, two decisions for one call in one request, or a malformed decision.
+ */
+export function resolveApproval(
+  session: Session,
+  callId: string | readonly (string | ({ id: string } & ApprovalDecision))[],
+  decision?: ApprovalDecision,
+): Session {
+  // One id, a list of ids sharing `decision`, or a list of `{ id, approved, reason? }`.
+  const decisions = (typeof callId === "string" ? [callId] : callId).map((entry) =>
+    typeof entry === "string" ? { id: entry, ...(decision as ApprovalDecision) } : entry,
+  );
+  const waiting = pendingApprovalEntries(session).map((entry) => ({ ...entry, id: entry.call.id }));
+  const chosen = new Map<ToolCallMessage, ApprovalDecision>();
+  // Check all first, so a bad entry in a list changes nothing.
+  for (const entry of decisions) {
+    if (typeof entry?.id !== "string") throw new AgentError("resolveApproval: a decision needs the tool call's id (a string)");
+    if (typeof entry.approved !== "boolean") {
+      throw new AgentError(`resolveApproval: the decision for "${entry.id}" needs approved: true or false`);
+    }
+    if (entry.reason !== undefined && typeof entry.reason !== "string") throw new AgentError("resolveApproval: reason must be a string");
+    const found = findPendingCall(waiting, entry.id);
+    if (found.type === "ambiguous") {
+      throw new AgentError(`resolveApproval: "${entry.id}" names ${found.paths.length} waiting calls (${found.paths.join(", ")}); name one by its path`);
+    }
+    if (found.type === "none") {
+      const known = session.messages.some((message) => "type" in message && message.type === "tool_call" && message.id === entry.id);
+      throw new AgentError(
+        known ? `resolveApproval: tool call "${entry.id}" is not waiting for approval` : `resolveApproval: no tool call "${entry.id}" in this session`,
+      );
+    }
+    if (chosen.has(found.entry.call)) throw new AgentError(`resolveApproval: tool call "${found.entry.path}" is decided twice in one request`);
+    chosen.set(found.entry.call, entry.reason === undefined ? { approved: entry.approved } : { approved: entry.approved, reason: entry.reason });
+  }
+  applyDecisions(session, chosen);
+  return session;
+}
+
+/**
+ * Records decisions taken by exact path (a durable run's, already checked as they arrived).
+ * Throws, changing nothing, for a path that is not waiting.
+ */
+export function recordDecisions(session: Session, decisions: readonly ({ path: string } & ApprovalDecision)[]): void {
+  const waiting = new Map(pendingApprovalEntries(session).map((entry) => [entry.path, entry.call]));
+  const chosen = new Map<ToolCallMessage, ApprovalDecision>();
+  for (const { path, approved, reason } of decisions) {
+    const call = waiting.get(path);
+    if (call === undefined) throw new AgentError(`tool call "${path}" is not waiting for approval`);
+    chosen.set(call, reason === undefined ? { approved } : { approved, reason });
+  }
+  applyDecisions(session, chosen);
+}
+
+/** Which waiting call `key` names: the one whose path or id it is; several: ambiguous. */
+export function findPendingCall<Entry extends { path: string; id: string }>(
+  waiting: readonly Entry[],
+  key: string,
+): { type: "found"; entry: Entry } | { type: "ambiguous"; paths: string[] } | { type: "none" } {
+  const matches = waiting.filter((entry) => entry.path === key || entry.id === key);
+  if (matches.length === 1) return { type: "found", entry: matches[0]! };
+  return matches.length === 0 ? { type: "none" } : { type: "ambiguous", paths: matches.map((entry) => entry.path) };
+}
+
+/**
+ * The calls of the last turn waiting for a human's approval (the session is paused when there are
+ * any), including those of subagents paused inside a call (`approval.nested`), whose decisions
+ * `resolveApproval` records in place.
+ */
+export function pendingApprovals(session: Session): ToolCallMessage[] {
+  return pendingApprovalEntries(session).map((entry) => entry.call);
+}
+
+/** `pendingApprovals` with each call's path, the name that is unique among them (see `PendingApprovalEntry`). */
+export function pendingApprovalEntries(session: Session): PendingApprovalEntry[] {
+  return entriesUnder(session, "");
+}
+
+function entriesUnder(session: Session, prefix: string): PendingApprovalEntry[] {
+  const answered = new Set<string>();
+  const pending: PendingApprovalEntry[] = [];
+  for (let index = session.messages.length - 1; index >= 0; index--) {
+    const message: Message = session.messages[index]!;
+    if ("role" in message) {
+      if (message.role !== "assistant") break;
+      continue;
+    }
+    if (message.type === "tool_result") answered.add(message.id);
+    else if (message.type === "tool_call" && message.approval?.status === "pending" && !answered.has(message.id)) {
+      // A subagent paused inside this call: the decisions are about its calls.
+      const nested = message.approval.nested;
+      const path = `${prefix}${message.id}`;
+      pending.unshift(...(nested === undefined ? [{ path, call: message }] : entriesUnder(nested, `${path}/`)));
+    }
+  }
+  return pending;
+}
+
+function applyDecisions(session: Session, chosen: ReadonlyMap<ToolCallMessage, ApprovalDecision>): void {
+  for (const [call, { approved, reason }] of chosen) {
+    const status = approved ? "approved" : "denied";
+    // A nested call's decision lives inside its parent call's approval (keep `nested` if any).
+    const nested = call.approval?.nested;
+    call.approval = { status, ...(reason === undefined ? {} : { reason }), ...(nested === undefined ? {} : { nested }) };
+  }
+  // Report the top-level calls that changed (a nested decision changes its parent call's record).
+  for (let index = session.messages.length - 1; index >= 0; index--) {
+    const message = session.messages[index]!;
+    if ("role" in message && message.role !== "assistant") break;
+    if ("type" in message && message.type === "tool_call" && message.approval !== undefined) {
+      notifySessionChange(session, { type: "update", index, message, reason: "approval" });
+    }
+  }
+}

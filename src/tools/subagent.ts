@@ -1,0 +1,69 @@
+import { ApprovalPause } from "./execute-tool-calls.ts";
+import { pendingApprovals } from "./approval.ts";
+import type { InvokeModel } from "../model/invoke-model.ts";
+import { agentLoop } from "../loop/loop.ts";
+import { checkLoopOptions, type AgentLoopOptions } from "../loop/loop-options.ts";
+import { forkSession, initSession, response, type JsonObject } from "../session.ts";
+import { structuredOutput, type OutputSchema } from "../loop/structured-output.ts";
+import type { Tool, ToolDefinition, ToolHandlers } from "./tool.ts";
+
+export type SubagentToolOptions = {
+  name: string;
+  description: string;
+  systemPrompt: string;
+  invokeModel: InvokeModel;
+  tools?: readonly ToolDefinition[];
+  toolHandlers?: ToolHandlers;
+  /** The subagent's own cap on model calls (default `defaultMaxIterations`). */
+  maxIterations?: number;
+  /** The subagent's final answer must match this schema; the tool then returns the parsed value. */
+  output?: OutputSchema;
+  /** The input the parent's model gives (default: `{ prompt: string }`). */
+  inputSchema?: JsonObject;
+  /** The first user message of each run, from the input (default: `input.prompt`). */
+  prompt?: (input: Record<string, unknown>) => string;
+  /** Other options of the inner loop (compaction, hooks, retries…). */
+  loopOptions?: Omit<AgentLoopOptions, "toolHandlers" | "maxIterations" | "output" | "signal" | "name">;
+};
+
+/**
+ * An agent as a tool: each call runs a fresh session with its own system prompt,
+ * tools and model, and returns the final text (or structured output). The inner run's events
+ * reach the parent as `tool-execution-update` events of the parent's call; an abort of the
+ * parent stops it. If the inner run pauses for approval, the parent's call pauses too: its
+ * session travels in the parent's session, decisions are taken through the parent
+ * (`pendingApprovals` / `resolveApproval`), and the next parent run resumes it.
+ */
+export function subagentTool(options: SubagentToolOptions): Tool<Record<string, unknown>> {
+  // A bad option would otherwise surface only as every call's error result.
+  checkLoopOptions({ ...options.loopOptions, ...(options.maxIterations === undefined ? {} : { maxIterations: options.maxIterations }) }, options.tools ?? []);
+  const prompt = options.prompt ?? ((input) => (typeof input.prompt === "string" ? input.prompt : JSON.stringify(input)));
+  return {
+    name: options.name,
+    description: options.description,
+    input_schema: options.inputSchema ?? {
+      type: "object",
+      properties: { prompt: { type: "string", description: "The task for the subagent." } },
+      required: ["prompt"],
+    },
+    handler: async (input, context) => {
+      // A copy of a paused session: the parent's stored record changes only through its own updates.
+      const session = context.resume === undefined ? initSession(options.systemPrompt, prompt(input)) : forkSession(context.resume);
+      await agentLoop(options.invokeModel, options.tools ?? [], session, {
+        ...options.loopOptions,
+        name: options.name,
+        signal: context.signal,
+        ...(options.toolHandlers === undefined ? {} : { toolHandlers: options.toolHandlers }),
+        ...(options.maxIterations === undefined ? {} : { maxIterations: options.maxIterations }),
+        ...(options.output === undefined ? {} : { output: options.output }),
+        onEvent: (event) => {
+          options.loopOptions?.onEvent?.(event);
+          context.update(event);
+        },
+      });
+      if (pendingApprovals(session).length > 0) throw new ApprovalPause(session);
+      if (options.output !== undefined) return structuredOutput(session) ?? null;
+      return response(session)?.content ?? "";
+    },
+  };
+}

@@ -1,0 +1,170 @@
+import { plainJsonSchema } from "./json-schema.ts";
+import { formatPath, type ValidationResult } from "./validate-input.ts";
+
+export { formatPath, type ValidationResult } from "./validate-input.ts";
+import { checkNumber } from "../numeric-options.ts";
+import type { JsonObject, JsonValue, Session } from "../session.ts";
+import { isStandardSchema, type StandardSchemaV1 } from "./standard-schema.ts";
+
+/**
+ * A tool as the model sees it: a name, a description and a JSON Schema for its
+ * input. Extra provider fields (e.g. `cache_control`) are passed through to `invokeModel` as they are.
+ */
+export type ToolSchema = {
+  name: string;
+  description: string;
+  input_schema: JsonObject;
+  /** Loop-only: see `Tool.eager`. Removed before the schema reaches the model. */
+  eager?: boolean;
+  /** Loop-only: every call of this tool waits for a human's approval (the run pauses; see `resolveApproval`). */
+  requireApproval?: boolean;
+};
+
+/** What a handler receives besides its input. */
+export type ToolContext = {
+  /** Aborted when the run is aborted or the tool's timeout passes; a handler doing I/O should pass it on. */
+  signal: AbortSignal;
+  /** The id of the tool call being answered. */
+  id: string;
+  /** The tool's name. */
+  name: string;
+  /** The session the call belongs to (read it; do not modify it). */
+  session: Session;
+  /** The agent's `name` option, if any. */
+  agentName?: string;
+  /** Reports progress (any JSON value) as a `tool-execution-update` event; it does not enter the session. */
+  update: (progress: JsonValue) => void;
+  /** The session this handler paused with (by throwing `ApprovalPause`), when the call resumes. */
+  resume?: Session;
+};
+
+/**
+ * Runs one tool call. Returns a string or any JSON value (`undefined` becomes `""`); may be async.
+ * A throw becomes an error result `"Error: <message>"` sent back to the model, never a crash.
+ */
+export type ToolHandler<Input = any> = (input: Input, context: ToolContext) => unknown;
+
+/** A tool schema bundled with its handler, as made by `tool()`; can be passed wherever a `ToolSchema` is. */
+export type Tool<Input = any> = ToolSchema & {
+  handler: ToolHandler<Input>;
+  /** Checks and converts the model's input before the handler sees it; set by `tool()` for a Standard Schema. */
+  validate?: (input: unknown) => ValidationResult | Promise<ValidationResult>;
+  /**
+   * Milliseconds before the call is abandoned with an error result; overrides the loop's
+   * `toolTimeout`. `Infinity`: no timer, whatever `toolTimeout` says.
+   */
+  timeout?: number;
+  /**
+   * `false`: never start this tool before the model's response is complete. Set it for tools with
+   * side effects: an eager call whose response is then cut off or fails has already run.
+   */
+  eager?: boolean;
+};
+
+
+/** Anything accepted in a tool list: a bare schema (handler in `toolHandlers`) or a `Tool`. */
+export type ToolDefinition = ToolSchema | Tool;
+
+export type ToolHandlers = Record<string, ToolHandler>;
+
+type InputOf<Schema> = Schema extends StandardSchemaV1 ? StandardSchemaV1.InferOutput<Schema> : Record<string, any>;
+
+type ToolHandlerFor<Schema> = (input: InputOf<Schema>, context: ToolContext) => unknown;
+
+/** Options of `tool()`. The schema may be given as `inputSchema` or `input_schema`, the handler as `handler` or `execute`. */
+export type ToolOptions<Schema extends StandardSchemaV1 | JsonObject> = {
+  name: string;
+  description: string;
+  /** The JSON Schema shown to the model, for a Standard Schema that cannot describe itself (no `~standard.jsonSchema`). */
+  jsonSchema?: JsonObject;
+  /** Milliseconds before a call is abandoned with an error result (> 0; `Infinity`: no timer). */
+  timeout?: number;
+  /** `false`: do not start before the model's response is complete (see `Tool.eager`). */
+  eager?: boolean;
+  /** Every call waits for a human's approval: the run pauses (see `resolveApproval`). */
+  requireApproval?: boolean;
+} & (
+  | {
+      /** A JSON Schema object, or a Standard Schema (zod 4, valibot, arktype…) whose output type the handler receives. */
+      inputSchema: Schema;
+      input_schema?: never;
+    }
+  | { input_schema: Schema; inputSchema?: never }
+) &
+  ({ handler: ToolHandlerFor<Schema>; execute?: never } | { execute: ToolHandlerFor<Schema>; handler?: never });
+
+/**
+ * Bundles a tool's schema and handler. With a Standard Schema the input is validated (and
+ * transformed) by that schema and its type is inferred for the handler; with a JSON Schema the
+ * loop validates the input against it.
+ */
+export function tool<Schema extends StandardSchemaV1 | JsonObject>(options: ToolOptions<Schema>): Tool<InputOf<Schema>> {
+  const { name, description } = options;
+  const inputSchema = (options.inputSchema ?? options.input_schema) as Schema;
+  const handler = (options.handler ?? options.execute) as ToolHandlerFor<Schema> | undefined;
+  if (typeof handler !== "function") throw new TypeError(`tool "${name}": a handler function is required`);
+  checkToolTimeout(name, options.timeout);
+  const definition: Tool<InputOf<Schema>> = { name, description, input_schema: {}, handler };
+  if (options.timeout !== undefined) definition.timeout = options.timeout;
+  if (options.eager !== undefined) definition.eager = options.eager;
+  if (options.requireApproval !== undefined) definition.requireApproval = options.requireApproval;
+  // A typed JSON Schema (`jsonSchema<T>()`) is checked like any JSON Schema: synchronously, compiled once.
+  const plain = plainJsonSchema(inputSchema);
+  if (plain !== undefined) {
+    definition.input_schema = options.jsonSchema ?? plain;
+  } else if (isStandardSchema(inputSchema)) {
+    definition.input_schema = options.jsonSchema ?? describeStandardSchema(inputSchema, name);
+    definition.validate = (input) => validateStandard(inputSchema, input);
+  } else {
+    definition.input_schema = options.jsonSchema ?? (inputSchema);
+  }
+  return definition;
+}
+
+/** Throws an `AgentError` unless a tool's `timeout` is a number of milliseconds > 0 or `Infinity`. */
+export function checkToolTimeout(name: string, timeout: unknown): void {
+  checkNumber(`tool "${name}": timeout`, timeout, { min: 0, exclusive: true, infinity: true });
+}
+
+/** The model-facing part of each tool: handlers and loop-only fields removed, provider fields kept. */
+export function toolSchemas(tools: readonly ToolDefinition[]): ToolSchema[] {
+  return tools.map((definition) => {
+    if (!loopOnlyKeys.some((key) => key in definition)) return definition;
+    const schema: Record<string, unknown> = { ...definition };
+    for (const key of loopOnlyKeys) delete schema[key];
+    return schema as ToolSchema;
+  });
+}
+
+// Fields the loop reads from a tool definition; the model never sees them.
+const loopOnlyKeys = ["handler", "validate", "timeout", "eager", "requireApproval"];
+
+function describeStandardSchema(schema: StandardSchemaV1, toolName: string): JsonObject {
+  const describe = schema["~standard"].jsonSchema;
+  if (describe !== undefined) {
+    const { $schema: _dialect, ...jsonSchema } = describe.input({ target: "draft-2020-12" });
+    return jsonSchema as JsonObject;
+  }
+  // arktype can describe itself, though not through the Standard JSON Schema interface yet.
+  const toJsonSchema = (schema as { toJsonSchema?: () => Record<string, unknown> }).toJsonSchema;
+  if (typeof toJsonSchema === "function") {
+    const { $schema: _dialect, ...jsonSchema } = toJsonSchema.call(schema);
+    return jsonSchema as JsonObject;
+  }
+  throw new TypeError(
+    `tool "${toolName}": this ${schema["~standard"].vendor} schema cannot produce a JSON Schema for the model; pass one as \`jsonSchema\` (for valibot, toJsonSchema from @valibot/to-json-schema)`,
+  );
+}
+
+async function validateStandard(schema: StandardSchemaV1, input: unknown): Promise<ValidationResult> {
+  const result = await schema["~standard"].validate(input);
+  if (result.issues === undefined) return { ok: true, value: result.value };
+  const problems = result.issues.map((issue) => {
+    const path = (issue.path ?? []).map((segment) =>
+      String(typeof segment === "object" && segment !== null && "key" in segment ? segment.key : segment),
+    );
+    return path.length > 0 ? `${formatPath(path)}: ${issue.message}` : issue.message;
+  });
+  return { ok: false, message: problems.join("; ") };
+}
+
