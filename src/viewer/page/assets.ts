@@ -22,9 +22,21 @@ export const pageHtml = `<!doctype html>
 
 const javascript = "text/javascript; charset=utf-8";
 
-/** The page's files, by the URL path they are served at, with their content types. */
+/**
+ * The page's files, by the URL path they are served at, with their content types. Only what is
+ * listed here is served: a new page file must be added (test/viewer/page-scripts.test.ts fails
+ * until it is).
+ */
 const pageFiles: ReadonlyArray<readonly [file: string, type: string]> = [
   ["app.js", javascript],
+  ["get-json.js", javascript],
+  ["list-view.js", javascript],
+  ["session-view.js", javascript],
+  ["clipped-blocks.js", javascript],
+  ["session-heading.js", javascript],
+  ["session-totals.js", javascript],
+  ["session-problems.js", javascript],
+  ["turn-nodes.js", javascript],
   ["timeline.js", javascript],
   ["entry-check.js", javascript],
   ["turn-stats.js", javascript],
