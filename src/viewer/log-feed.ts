@@ -26,108 +26,124 @@ export type LogFeeds = { stream: (path: string, response: ServerResponse) => () 
  */
 export function createLogFeeds(options: LogFeedOptions): LogFeeds {
   const feeds = new Map<string, Feed>();
-
-  const start = (path: string): Feed => {
-    const feed: Feed = { path, generation: 0, cursor: startCursor(), ino: undefined, missing: false, partial: undefined, clients: new Set(), stop: () => {} };
-    feeds.set(path, feed);
-    feed.stop = followLog(path, (update) => deliver(feed, update), options);
-    return feed;
-  };
-
-  const deliver = (feed: Feed, update: RawLogUpdate): void => {
-    if (update.cursor === undefined) {
-      // A read that failed: only news, and small. Every stream hears it.
-      const events = logEvents(update);
-      for (const client of feed.clients) send(client, events);
-      return;
-    }
-    const generation = feed.generation;
-    if (update.reset) {
-      feed.generation++;
-      feed.missing = update.missing === true;
-    }
-    feed.cursor = update.cursor;
-    if (update.ino !== undefined) feed.ino = update.ino;
-    if (update.more !== true || update.reset) feed.partial = update.partial;
-    let events: Buffer[] | undefined;
-    for (const client of feed.clients) {
-      if (client.live && client.generation === generation) {
-        events ??= logEvents(update);
-        send(client, events);
-        client.generation = feed.generation;
-        client.cursor = feed.cursor;
-        client.live = client.response.writableLength <= options.clientBufferBytes;
-      } else {
-        client.live = false;
-        void catchUp(feed, client);
-      }
-    }
-  };
-
-  // Brings a stream up to date from the file, a piece at a time, waiting for its client to read
-  // each (its "drain" calls this again); then the stream gets the shared events.
-  const catchUp = async (feed: Feed, client: Client): Promise<void> => {
-    if (client.reading || client.closed || client.live) return;
-    client.reading = true;
-    try {
-      while (!client.closed && feed.generation !== 0 && client.response.writableLength <= options.clientBufferBytes) {
-        if (client.generation !== feed.generation) {
-          client.generation = feed.generation;
-          client.cursor = startCursor();
-          client.resetPending = true;
-        }
-        const end = feed.cursor.offset;
-        if (client.cursor.offset >= end) {
-          // What no piece said: a log that is empty or missing, a last line being written.
-          if (client.resetPending || feed.partial !== undefined) {
-            const update: RawLogUpdate = { reset: client.resetPending, firstLine: feed.cursor.line + 1, lines: [], problems: [] };
-            if (client.resetPending && feed.missing) update.missing = true;
-            if (feed.partial !== undefined) update.partial = feed.partial;
-            send(client, logEvents(update));
-          }
-          client.resetPending = false;
-          client.cursor = feed.cursor;
-          client.live = true;
-          return;
-        }
-        const generation = feed.generation;
-        const batch = feed.ino === undefined ? undefined : await readLineRange(feed.path, feed.ino, client.cursor, end, options.limits);
-        if (client.closed || generation !== feed.generation) continue;
-        // The file changed under the reader: the follower will tell (and call this again).
-        if (batch === undefined) return;
-        const update: RawLogUpdate = { reset: client.resetPending, firstLine: client.cursor.line + 1, lines: batch.lines, problems: batch.problems };
-        const upToDate = !batch.more && batch.cursor.offset >= feed.cursor.offset;
-        if (upToDate && feed.partial !== undefined) update.partial = feed.partial;
-        if (update.reset || update.lines.length > 0 || update.problems.length > 0 || update.partial !== undefined) send(client, logEvents(update));
-        client.resetPending = false;
-        client.cursor = upToDate ? feed.cursor : batch.cursor;
-        client.live = upToDate;
-        if (upToDate) return;
-      }
-    } finally {
-      client.reading = false;
-    }
-  };
-
   return {
     stream: (path, response) => {
-      const feed = feeds.get(path) ?? start(path);
-      const client: Client = { response, generation: 0, cursor: startCursor(), resetPending: false, live: false, reading: false, closed: false };
-      feed.clients.add(client);
-      const resume = (): void => void catchUp(feed, client);
-      response.on("drain", resume);
-      resume();
-      return () => {
-        client.closed = true;
-        response.off("drain", resume);
-        feed.clients.delete(client);
-        if (feed.clients.size === 0 && feeds.get(path) === feed) {
-          feed.stop();
-          feeds.delete(path);
-        }
-      };
+      const feed = feeds.get(path) ?? startFeed(feeds, path, options);
+      return addClient(feeds, feed, response, options);
     },
   };
+}
+
+function startFeed(feeds: Map<string, Feed>, path: string, options: LogFeedOptions): Feed {
+  const feed: Feed = { path, generation: 0, cursor: startCursor(), ino: undefined, missing: false, partial: undefined, clients: new Set(), stop: () => {} };
+  feeds.set(path, feed);
+  feed.stop = followLog(path, (update) => deliver(feed, update, options), options);
+  return feed;
+}
+
+// A stream starts by catching up from the file, and catches up again each time its client has read
+// what it was sent ("drain"). Its stop function lets the log go once no stream shows it.
+function addClient(feeds: Map<string, Feed>, feed: Feed, response: ServerResponse, options: LogFeedOptions): () => void {
+  const client: Client = { response, generation: 0, cursor: startCursor(), resetPending: false, live: false, reading: false, closed: false };
+  feed.clients.add(client);
+  const resume = (): void => void catchUp(feed, client, options);
+  response.on("drain", resume);
+  resume();
+  return () => {
+    client.closed = true;
+    response.off("drain", resume);
+    feed.clients.delete(client);
+    if (feed.clients.size === 0 && feeds.get(feed.path) === feed) {
+      feed.stop();
+      feeds.delete(feed.path);
+    }
+  };
+}
+
+// What the follower read: sent once, as shared events, to every stream that is up to date; a stream
+// that is not, or that falls behind with this, catches up from the file instead.
+function deliver(feed: Feed, update: RawLogUpdate, options: LogFeedOptions): void {
+  if (update.cursor === undefined) {
+    // A read that failed: only news, and small. Every stream hears it.
+    const events = logEvents(update);
+    for (const client of feed.clients) send(client, events);
+    return;
+  }
+  const generation = feed.generation;
+  if (update.reset) {
+    feed.generation++;
+    feed.missing = update.missing === true;
+  }
+  feed.cursor = update.cursor;
+  if (update.ino !== undefined) feed.ino = update.ino;
+  if (update.more !== true || update.reset) feed.partial = update.partial;
+  let events: Buffer[] | undefined;
+  for (const client of feed.clients) {
+    if (client.live && client.generation === generation) {
+      events ??= logEvents(update);
+      send(client, events);
+      client.generation = feed.generation;
+      client.cursor = feed.cursor;
+      client.live = client.response.writableLength <= options.clientBufferBytes;
+    } else {
+      client.live = false;
+      void catchUp(feed, client, options);
+    }
+  }
+}
+
+// Brings a stream up to date from the file, a piece at a time, waiting for its client to read
+// each (its "drain" calls this again); then the stream gets the shared events.
+async function catchUp(feed: Feed, client: Client, options: LogFeedOptions): Promise<void> {
+  if (client.reading || client.closed || client.live) return;
+  client.reading = true;
+  try {
+    while (!client.closed && feed.generation !== 0 && client.response.writableLength <= options.clientBufferBytes) {
+      if (client.generation !== feed.generation) {
+        client.generation = feed.generation;
+        client.cursor = startCursor();
+        client.resetPending = true;
+      }
+      if (client.cursor.offset >= feed.cursor.offset) return joinShared(feed, client);
+      if ((await sendNextPiece(feed, client, options.limits)) === "stop") return;
+    }
+  } finally {
+    client.reading = false;
+  }
+}
+
+// A stream that has read everything the follower has: it is told what no piece said (a log that is
+// empty or missing, a last line being written), then gets the shared events.
+function joinShared(feed: Feed, client: Client): void {
+  if (client.resetPending || feed.partial !== undefined) {
+    const update: RawLogUpdate = { reset: client.resetPending, firstLine: feed.cursor.line + 1, lines: [], problems: [] };
+    if (client.resetPending && feed.missing) update.missing = true;
+    if (feed.partial !== undefined) update.partial = feed.partial;
+    send(client, logEvents(update));
+  }
+  client.resetPending = false;
+  client.cursor = feed.cursor;
+  client.live = true;
+}
+
+/**
+ * Reads and sends the stream the next piece of the log, up to where the follower stands. "stop":
+ * the stream is up to date, or the file changed under the reader (the follower will tell, and
+ * catching up starts again); "read on": more to read, or the log was reset meanwhile.
+ */
+async function sendNextPiece(feed: Feed, client: Client, limits: ReadLimits): Promise<"read on" | "stop"> {
+  const generation = feed.generation;
+  const batch = feed.ino === undefined ? undefined : await readLineRange(feed.path, feed.ino, client.cursor, feed.cursor.offset, limits);
+  if (client.closed || generation !== feed.generation) return "read on";
+  if (batch === undefined) return "stop";
+  const update: RawLogUpdate = { reset: client.resetPending, firstLine: client.cursor.line + 1, lines: batch.lines, problems: batch.problems };
+  const upToDate = !batch.more && batch.cursor.offset >= feed.cursor.offset;
+  if (upToDate && feed.partial !== undefined) update.partial = feed.partial;
+  if (update.reset || update.lines.length > 0 || update.problems.length > 0 || update.partial !== undefined) send(client, logEvents(update));
+  client.resetPending = false;
+  client.cursor = upToDate ? feed.cursor : batch.cursor;
+  client.live = upToDate;
+  return upToDate ? "stop" : "read on";
 }
 
 /** One followed log. `generation` counts the resets read (0: none yet); `cursor` is where its follower stands. */

@@ -2,12 +2,12 @@ import { realpath, stat } from "node:fs/promises";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import { dirname, join } from "node:path";
-import { createLogFeeds } from "./log-feed.ts";
+import { createLogFeeds, type LogFeeds } from "./log-feed.ts";
 import { excerpt, type ReadLimits } from "./log-lines.ts";
 import { sendEntries } from "./entries-response.ts";
 import { assets, pageHtml } from "./page/assets.ts";
 import { createSessionLister, createSessionSummarizer, isSessionFileName, type SessionSummary } from "./session-list.ts";
-import { createTokenCheck } from "./viewer-token.ts";
+import { createTokenCheck, type TokenCheck } from "./viewer-token.ts";
 
 /**
  * What a viewer serves. `root`: the real path (symlinks resolved) of the log, or of the directory
@@ -51,106 +51,140 @@ export function createRequestHandler(
   target: ViewerTarget,
   options: RequestHandlerOptions,
 ): { handle: (request: IncomingMessage, response: ServerResponse) => void; connect: (socket: Socket) => void; closeStreams: () => void } {
-  const streams = new Set<() => void>();
   const connections = new Set<Socket>();
-  const overflow = new WeakSet<Socket>();
-  const listSessions = target.kind === "directory" ? createSessionLister(target.root, options.limits) : undefined;
-  const summarizeTarget = target.kind === "file" ? createSessionSummarizer(target.root, target.name, options.limits) : undefined;
-  const tokens = createTokenCheck(options.token);
-  const feeds = createLogFeeds(options);
-
-  const route = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
-    if (overflow.has(request.socket)) {
-      return send(response, 503, "application/json; charset=utf-8", JSON.stringify({ error: `the viewer is busy: it serves ${options.maxConnections} connections at once` }), { connection: "close", "retry-after": "5" });
-    }
-    if (!isLoopbackHostHeader(request.headers.host)) return sendJson(response, 403, { error: "this viewer answers only requests addressed to a loopback host" });
-    const proof = tokens.prove(request);
-    if (proof === "none") return sendJson(response, 403, { error: "this viewer answers only requests with its token: open the address it printed (with ?token=...)" });
-    if (proof === "query") response.setHeader("set-cookie", tokens.cookieHeader(request));
-    if (request.method !== "GET" && request.method !== "HEAD") {
-      response.setHeader("allow", "GET, HEAD");
-      return sendJson(response, 405, { error: "only GET and HEAD" });
-    }
-    const url = new URL(request.url ?? "/", "http://viewer.invalid");
-    // Out of the address bar, the token cannot leak through history or a shared screen; the cookie carries it on.
-    if (proof === "query" && request.headers["sec-fetch-mode"] === "navigate" && request.method === "GET") {
-      url.searchParams.delete("token");
-      return send(response, 303, "text/plain; charset=utf-8", "", { location: `${url.pathname}${url.search}` });
-    }
-    if (url.pathname === "/") return send(response, 200, "text/html; charset=utf-8", pageHtml, { "content-security-policy": contentSecurityPolicy });
-    const asset = assets.get(url.pathname);
-    if (asset !== undefined) return send(response, 200, asset.type, asset.body);
-    if (url.pathname === "/api/target") return sendJson(response, 200, { mode: target.kind, name: target.name } satisfies TargetResponse);
-    if (url.pathname === "/api/sessions") return sendJson(response, 200, await sessions());
-    if (url.pathname !== "/api/entries" && url.pathname !== "/api/events") return sendJson(response, 404, { error: `no such page: ${url.pathname}` });
-
-    const file = await sessionFile(url.searchParams.get("file"));
-    if (typeof file !== "string") return sendJson(response, file.status, { error: file.error });
-    if (url.pathname === "/api/entries") return sendEntries(response, file, options.limits, commonHeaders, request.method === "HEAD");
-    streamLog(request, response, file);
+  const server: Server = {
+    target,
+    options,
+    streams: new Set(),
+    overflow: new WeakSet(),
+    listSessions: target.kind === "directory" ? createSessionLister(target.root, options.limits) : undefined,
+    summarizeTarget: target.kind === "file" ? createSessionSummarizer(target.root, target.name, options.limits) : undefined,
+    tokens: createTokenCheck(options.token),
+    feeds: createLogFeeds(options),
   };
-
-  const sessions = async (): Promise<SessionsResponse> => {
-    if (listSessions !== undefined) return { mode: "directory", name: target.name, sessions: await listSessions() };
-    return { mode: "file", name: target.name, sessions: summarizeTarget === undefined ? [] : [await summarizeTarget()] };
-  };
-
-  // The path of the log `name` names, or why there is none.
-  const sessionFile = async (name: string | null): Promise<string | { status: number; error: string }> => {
-    if (target.kind === "file") return name === null || name === target.name ? target.root : { status: 404, error: `this viewer shows only ${target.name}` };
-    if (name === null) return { status: 400, error: "which session? pass ?file=NAME (a name from /api/sessions)" };
-    if (!isSessionFileName(name)) return { status: 400, error: `not a session file name: ${JSON.stringify(name)} (a *.jsonl file directly in the directory)` };
-    const path = await realpath(join(target.root, name)).catch(() => undefined);
-    // A symlink may lead anywhere: serve only what really is in the directory.
-    if (path === undefined || dirname(path) !== target.root || !(await stat(path)).isFile()) return { status: 404, error: `no session ${JSON.stringify(name)} in this directory` };
-    return path;
-  };
-
-  const streamLog = (request: IncomingMessage, response: ServerResponse, file: string): void => {
-    // A page that left while its file was looked up: its "close" has passed, so nothing would stop a watch.
-    if (response.destroyed || request.socket.destroyed) return void response.destroy();
-    response.writeHead(200, { ...commonHeaders, "content-type": "text/event-stream; charset=utf-8" });
-    if (request.method === "HEAD") return void response.end();
-    // Reconnect soon: a page whose stream broke should not stay stale for long.
-    response.write("retry: 1000\n\n");
-    const stop = feeds.stream(file, response);
-    let lastDrain = Date.now();
-    const drained = (): void => void (lastDrain = Date.now());
-    response.on("drain", drained);
-    // A comment now and then keeps proxies and idle timeouts from cutting a quiet stream. A client
-    // that has read nothing for long holds a connection for nothing: it is let go.
-    const heartbeat = setInterval(() => {
-      if (response.writableLength > options.clientBufferBytes && Date.now() - lastDrain > options.stalledMs) response.destroy();
-      else response.write(": ping\n\n");
-    }, Math.min(15_000, options.stalledMs / 2));
-    heartbeat.unref();
-    const close = (): void => {
-      stop();
-      clearInterval(heartbeat);
-      response.off("drain", drained);
-      streams.delete(close);
-      response.end();
-    };
-    streams.add(close);
-    response.on("close", close);
-  };
-
   return {
     handle: (request, response) => {
-      route(request, response).catch((error: unknown) => {
+      route(server, request, response).catch((error: unknown) => {
         if (response.headersSent) response.destroy();
         else sendJson(response, 500, { error: excerpt(error instanceof Error ? error.message : String(error), 300) });
       });
     },
     connect: (socket) => {
-      if (connections.size >= options.maxConnections) return void overflow.add(socket);
+      if (connections.size >= options.maxConnections) return void server.overflow.add(socket);
       connections.add(socket);
       socket.once("close", () => connections.delete(socket));
     },
     closeStreams: () => {
-      for (const close of [...streams]) close();
+      for (const close of [...server.streams]) close();
     },
   };
+}
+
+/**
+ * What every request is served with. `streams`: a function closing each open event stream;
+ * `overflow`: connections beyond `maxConnections`; `listSessions` in `directory` mode,
+ * `summarizeTarget` in `file` mode.
+ */
+type Server = {
+  target: ViewerTarget;
+  options: RequestHandlerOptions;
+  streams: Set<() => void>;
+  overflow: WeakSet<Socket>;
+  listSessions: (() => Promise<SessionSummary[]>) | undefined;
+  summarizeTarget: (() => Promise<SessionSummary>) | undefined;
+  tokens: TokenCheck;
+  feeds: LogFeeds;
+};
+
+async function route(server: Server, request: IncomingMessage, response: ServerResponse): Promise<void> {
+  const url = admit(server, request, response);
+  if (url === undefined) return;
+  const { target, options } = server;
+  if (url.pathname === "/") return send(response, 200, "text/html; charset=utf-8", pageHtml, { "content-security-policy": contentSecurityPolicy });
+  const asset = assets.get(url.pathname);
+  if (asset !== undefined) return send(response, 200, asset.type, asset.body);
+  if (url.pathname === "/api/target") return sendJson(response, 200, { mode: target.kind, name: target.name } satisfies TargetResponse);
+  if (url.pathname === "/api/sessions") return sendJson(response, 200, await sessions(server));
+  if (url.pathname !== "/api/entries" && url.pathname !== "/api/events") return sendJson(response, 404, { error: `no such page: ${url.pathname}` });
+
+  const file = await sessionFile(target, url.searchParams.get("file"));
+  if (typeof file !== "string") return sendJson(response, file.status, { error: file.error });
+  if (url.pathname === "/api/entries") return sendEntries(response, file, options.limits, commonHeaders, request.method === "HEAD");
+  streamLog(server, request, response, file);
+}
+
+/**
+ * The request's URL when it may be served; otherwise undefined, the request answered: refused (a
+ * connection too many, another host, no token, a method other than GET or HEAD), or sent to its
+ * address without the token.
+ */
+function admit(server: Server, request: IncomingMessage, response: ServerResponse): URL | undefined {
+  if (server.overflow.has(request.socket)) {
+    const error = `the viewer is busy: it serves ${server.options.maxConnections} connections at once`;
+    return void send(response, 503, "application/json; charset=utf-8", JSON.stringify({ error }), { connection: "close", "retry-after": "5" });
+  }
+  if (!isLoopbackHostHeader(request.headers.host)) return void sendJson(response, 403, { error: "this viewer answers only requests addressed to a loopback host" });
+  const proof = server.tokens.prove(request);
+  if (proof === "none") return void sendJson(response, 403, { error: "this viewer answers only requests with its token: open the address it printed (with ?token=...)" });
+  if (proof === "query") response.setHeader("set-cookie", server.tokens.cookieHeader(request));
+  if (request.method !== "GET" && request.method !== "HEAD") {
+    response.setHeader("allow", "GET, HEAD");
+    return void sendJson(response, 405, { error: "only GET and HEAD" });
+  }
+  const url = new URL(request.url ?? "/", "http://viewer.invalid");
+  // Out of the address bar, the token cannot leak through history or a shared screen; the cookie carries it on.
+  if (proof === "query" && request.headers["sec-fetch-mode"] === "navigate" && request.method === "GET") {
+    url.searchParams.delete("token");
+    return void send(response, 303, "text/plain; charset=utf-8", "", { location: `${url.pathname}${url.search}` });
+  }
+  return url;
+}
+
+async function sessions(server: Server): Promise<SessionsResponse> {
+  const { target, listSessions, summarizeTarget } = server;
+  if (listSessions !== undefined) return { mode: "directory", name: target.name, sessions: await listSessions() };
+  return { mode: "file", name: target.name, sessions: summarizeTarget === undefined ? [] : [await summarizeTarget()] };
+}
+
+// The path of the log `name` names, or why there is none.
+async function sessionFile(target: ViewerTarget, name: string | null): Promise<string | { status: number; error: string }> {
+  if (target.kind === "file") return name === null || name === target.name ? target.root : { status: 404, error: `this viewer shows only ${target.name}` };
+  if (name === null) return { status: 400, error: "which session? pass ?file=NAME (a name from /api/sessions)" };
+  if (!isSessionFileName(name)) return { status: 400, error: `not a session file name: ${JSON.stringify(name)} (a *.jsonl file directly in the directory)` };
+  const path = await realpath(join(target.root, name)).catch(() => undefined);
+  // A symlink may lead anywhere: serve only what really is in the directory.
+  if (path === undefined || dirname(path) !== target.root || !(await stat(path)).isFile()) return { status: 404, error: `no session ${JSON.stringify(name)} in this directory` };
+  return path;
+}
+
+function streamLog(server: Server, request: IncomingMessage, response: ServerResponse, file: string): void {
+  const { options, streams } = server;
+  // A page that left while its file was looked up: its "close" has passed, so nothing would stop a watch.
+  if (response.destroyed || request.socket.destroyed) return void response.destroy();
+  response.writeHead(200, { ...commonHeaders, "content-type": "text/event-stream; charset=utf-8" });
+  if (request.method === "HEAD") return void response.end();
+  // Reconnect soon: a page whose stream broke should not stay stale for long.
+  response.write("retry: 1000\n\n");
+  const stop = server.feeds.stream(file, response);
+  let lastDrain = Date.now();
+  const drained = (): void => void (lastDrain = Date.now());
+  response.on("drain", drained);
+  // A comment now and then keeps proxies and idle timeouts from cutting a quiet stream. A client
+  // that has read nothing for long holds a connection for nothing: it is let go.
+  const heartbeat = setInterval(() => {
+    if (response.writableLength > options.clientBufferBytes && Date.now() - lastDrain > options.stalledMs) response.destroy();
+    else response.write(": ping\n\n");
+  }, Math.min(15_000, options.stalledMs / 2));
+  heartbeat.unref();
+  const close = (): void => {
+    stop();
+    clearInterval(heartbeat);
+    response.off("drain", drained);
+    streams.delete(close);
+    response.end();
+  };
+  streams.add(close);
+  response.on("close", close);
 }
 
 const commonHeaders = { "cache-control": "no-store", "x-content-type-options": "nosniff", "referrer-policy": "no-referrer" };
