@@ -1,6 +1,6 @@
 import { watch, type FSWatcher } from "node:fs";
 import { excerpt, type ReadLimits } from "./log-lines.ts";
-import { createRawLogReader, type RawLogUpdate } from "./log-reader.ts";
+import { createRawLogReader, type RawLogReader, type RawLogUpdate } from "./log-reader.ts";
 
 /**
  * Calls `onUpdate` with the whole log at `path` (`reset: true`), then with each change: the lines
@@ -27,12 +27,7 @@ export function followLog(path: string, onUpdate: (update: RawLogUpdate) => void
     try {
       do {
         again = false;
-        let update: RawLogUpdate | undefined;
-        try {
-          update = await reader.read();
-        } catch (error) {
-          update = { reset: false, firstLine: 0, lines: [], problems: [{ message: `cannot read ${path}: ${excerpt(error instanceof Error ? error.message : String(error))}` }] };
-        }
+        const update = await readOrProblem(reader, path);
         if (stopped || update === undefined) continue;
         // A new file (or none) at the path: the old watch follows the old file, if any.
         if (update.reset) rewatch(update.missing !== true);
@@ -48,17 +43,7 @@ export function followLog(path: string, onUpdate: (update: RawLogUpdate) => void
   const rewatch = (exists: boolean): void => {
     watcher?.close();
     watcher = undefined;
-    if (!exists) return;
-    try {
-      watcher = watch(path, { persistent: false }, () => void check());
-      // Polling goes on regardless: a watch that fails just stops.
-      watcher.on("error", () => {
-        watcher?.close();
-        watcher = undefined;
-      });
-    } catch {
-      watcher = undefined;
-    }
+    if (exists) watcher = watchChanges(path, () => void check(), (failed) => void (watcher === failed && (watcher = undefined)));
   };
 
   const timer = setInterval(() => void check(), options.pollInterval);
@@ -70,4 +55,28 @@ export function followLog(path: string, onUpdate: (update: RawLogUpdate) => void
     clearInterval(timer);
     watcher?.close();
   };
+}
+
+// What the reader read, or a read that failed as an update with a problem and no line.
+async function readOrProblem(reader: RawLogReader, path: string): Promise<RawLogUpdate | undefined> {
+  try {
+    return await reader.read();
+  } catch (error) {
+    return { reset: false, firstLine: 0, lines: [], problems: [{ message: `cannot read ${path}: ${excerpt(error instanceof Error ? error.message : String(error))}` }] };
+  }
+}
+
+// A watch on the file at path, or undefined where none can be set. Polling goes on regardless: a
+// watch that fails just stops (and says so through onFailed).
+function watchChanges(path: string, onChange: () => void, onFailed: (watcher: FSWatcher) => void): FSWatcher | undefined {
+  try {
+    const watcher = watch(path, { persistent: false }, onChange);
+    watcher.on("error", () => {
+      watcher.close();
+      onFailed(watcher);
+    });
+    return watcher;
+  } catch {
+    return undefined;
+  }
 }
