@@ -1,6 +1,7 @@
 import { errorMessage } from "../errors.ts";
 import type { Message } from "../session.ts";
 import { closeSession } from "../store/index.ts";
+import type { Tool } from "../tools/tool.ts";
 import { createStyle, useColor, type Style } from "./ansi.ts";
 import { cliVersion, parseCliArgs, usage, type RunArgs } from "./args.ts";
 import { askMcpTrust } from "./ask-mcp-trust.ts";
@@ -8,15 +9,15 @@ import { terminalAsker } from "./ask-permission.ts";
 import { CliError, isCliError } from "./cli-error.ts";
 import { interactive } from "./interactive.ts";
 import { jsonOutput } from "./json-output.ts";
-import { connectMcpTools } from "./mcp-tools.ts";
+import { connectMcpTools, type CliMcp } from "./mcp-tools.ts";
 import { permissionHook } from "./permissions.ts";
 import { protectedTargets } from "./protected-targets.ts";
 import { selectModel, type SelectedModel } from "./provider.ts";
 import { runTask, type TaskContext } from "./run-task.ts";
 import { cliHome, cliStore, openCliSession, type CliSession } from "./sessions.ts";
-import { createShutdown } from "./shutdown.ts";
+import { createShutdown, type Shutdown } from "./shutdown.ts";
 import { systemPrompt, workspaceMovedPrompt } from "./system-prompt.ts";
-import { exitCodeOf } from "./task-output.ts";
+import { exitCodeOf, type TaskOutput } from "./task-output.ts";
 import { terminalInput, type TerminalInput } from "./terminal-input.ts";
 import { terminalOutput } from "./terminal-output.ts";
 import { checkToolCall, codingTools, killRunningCommands, readOnlyTools, workspaceRoot } from "./tools/index.ts";
@@ -64,6 +65,41 @@ export async function runCli(io: CliIo): Promise<number> {
 }
 
 async function runAgent(args: RunArgs, io: CliIo): Promise<number> {
+  const setup = await agentSetup(args, io);
+  const { workspace, input } = setup;
+  const shutdown = createShutdown(io.stderr);
+  shutdown.add(killRunningCommands);
+  const interrupts: InterruptRoute = { handler: undefined };
+  attachToProcess(io, shutdown, interrupts);
+  try {
+    const opened = await openSession(args, io, setup, shutdown);
+    const style = createStyle(!args.json && useColor(io.stdout, io.env));
+    announce(io, args.json, style, { version: setup.version, workspace, selected: setup.selected, opened });
+    const mcp = await connectMcp(args, io, setup, style, shutdown);
+    const tools = [...codingTools(workspace), ...mcp.tools];
+    warnUnknownAllowed(args, io, tools);
+    const output = args.json ? jsonOutput(io.stdout, { sessionId: opened.id }) : terminalOutput(io.stdout, io.stderr, style);
+    const context = taskContext({ args, io, setup, opened, style, shutdown, interrupts, mcp, tools, output });
+    if (setup.task !== undefined) return exitCodeOf(await runTask(context, setup.task));
+    // No task means stdin is a terminal (otherwise the task came from stdin), so there is input.
+    const code = await interactive(context, input!, io.stdout, style);
+    if (opened.stored() !== undefined) io.stdout.write(style.dim(`To go on with this session: ${resumeCommand(opened.id, args.cwd === undefined ? undefined : workspace)}\n`));
+    return code;
+  } finally {
+    await shutdown.run();
+  }
+}
+
+/**
+ * What the agent runs with, settled before anything is opened. `task` undefined: the interactive
+ * prompt. `input` is the keyboard, set only when a human can be asked.
+ */
+type AgentSetup = { workspace: string; selected: SelectedModel; task: string | undefined; version: string; input: TerminalInput | undefined };
+
+/** Where SIGINT goes: the running task's handler while a task watches for interrupts; otherwise the process exits. */
+type InterruptRoute = { handler: (() => void) | undefined };
+
+async function agentSetup(args: RunArgs, io: CliIo): Promise<AgentSetup> {
   const workspace = await workspaceRoot(args.cwd ?? io.cwd).catch((error: unknown) => {
     throw new CliError(errorMessage(error));
   });
@@ -74,11 +110,13 @@ async function runAgent(args: RunArgs, io: CliIo): Promise<number> {
   const version = cliVersion();
   // Asking needs a terminal, and --json promises scripts that nothing waits for a human.
   const input = !args.json && io.stdin.isTTY === true ? terminalInput(io.stdin, io.stdout) : undefined;
-  const shutdown = createShutdown(io.stderr);
-  shutdown.add(killRunningCommands);
-  let onInterrupt: (() => void) | undefined;
+  return { workspace, selected, task, version, input };
+}
+
+/** Signals and broken output streams end the process through `shutdown`; the listeners go with it. */
+function attachToProcess(io: CliIo, shutdown: Shutdown, interrupts: InterruptRoute): void {
   const signals: [NodeJS.Signals, () => void][] = [
-    ["SIGINT", () => (onInterrupt ?? (() => shutdown.exitNow(130)))()],
+    ["SIGINT", () => (interrupts.handler ?? (() => shutdown.exitNow(130)))()],
     ["SIGTERM", () => shutdown.exitNow(143)],
     ["SIGHUP", () => shutdown.exitNow(129)],
   ];
@@ -89,73 +127,96 @@ async function runAgent(args: RunArgs, io: CliIo): Promise<number> {
   // the last writes may fail after the run.
   io.stdout.on("error", (error) => shutdown.exitNow(codeOf(error) === "EPIPE" ? 141 : 1));
   io.stderr.on("error", () => undefined);
-  try {
-    const opened = await openCliSession(cliStore(io.env), {
-      workspace,
-      ...(args.resume === undefined ? {} : { resume: args.resume }),
-      systemPrompt: systemPrompt(workspace),
-      movedPrompt: (previous) => workspaceMovedPrompt(previous, workspace),
-      details: { provider: selected.provider, model: selected.model, version },
-    });
-    shutdown.add(() => {
-      const session = opened.stored();
-      return session === undefined ? undefined : closeSession(session);
-    });
-    const style = createStyle(!args.json && useColor(io.stdout, io.env));
-    announce(io, args.json, style, { version, workspace, selected, opened });
-    const mcp = await connectMcpTools(args.mcpConfig, {
-      workspace,
-      cwd: io.cwd,
-      version,
-      // A server's stderr would reach a terminal unescaped; its last lines still come with an error.
-      quiet: input !== undefined || io.stderr.isTTY === true,
-      home: cliHome(io.env),
-      yes: args.allow === "all",
-      env: io.env,
-      style,
-      warn: (line) => io.stderr.write(`${visibleText(line)}\n`),
-      ...(input === undefined ? {} : { ask: (config) => askMcpTrust(input, io.stdout, style, config, () => shutdown.exitNow(130)) }),
-    });
-    shutdown.add(() => mcp.close());
-    if (mcp.servers.length > 0) io.stderr.write(`MCP: ${visibleLine(mcp.servers.join(", "))} (${mcp.tools.length} ${mcp.tools.length === 1 ? "tool" : "tools"})\n`);
-    const tools = [...codingTools(workspace), ...mcp.tools];
-    const names = new Set(tools.map((definition) => definition.name));
-    for (const name of args.allow === "all" ? [] : args.allow) {
-      if (!names.has(name)) io.stderr.write(`simple-agent-loop: --allow ${visibleLine(name)}: there is no such tool (${visibleLine([...names].join(", "))})\n`);
-    }
-    const output = args.json ? jsonOutput(io.stdout, { sessionId: opened.id }) : terminalOutput(io.stdout, io.stderr, style);
-    let taskSignal = AbortSignal.abort();
-    const interrupt = (): void => onInterrupt?.();
-    const ask = input === undefined ? undefined : terminalAsker({ input, out: io.stdout, style, beforeAsk: output.pause, afterAsk: output.resume, onInterrupt: interrupt });
-    const context: TaskContext = {
-      invokeModel: selected.invokeModel,
-      tools,
-      session: opened.store,
-      maxTurns: args.maxTurns,
-      contextWindow: args.contextWindow ?? selected.contextWindow,
-      output,
-      hooks: {
-        beforeToolCall: permissionHook({
-          guarded: new Set([...names].filter((name) => !readOnlyTools.has(name))),
-          allowed: args.allow === "all" ? "all" : new Set(args.allow),
-          ...(ask === undefined ? {} : { ask }),
-          signal: () => taskSignal,
-          alwaysAsk: protectedTargets({ workspace, home: cliHome(io.env), runs: mcp.runs }),
-          check: (call) => checkToolCall(tools, call),
-        }),
-      },
-      watchInterrupts: (handler) => watchInterrupts(handler, input, (next) => (onInterrupt = next)),
-      onTaskStart: (signal) => (taskSignal = signal),
-      exitNow: shutdown.exitNow,
-    };
-    if (task !== undefined) return exitCodeOf(await runTask(context, task));
-    // No task means stdin is a terminal (otherwise the task came from stdin), so there is input.
-    const code = await interactive(context, input!, io.stdout, style);
-    if (opened.stored() !== undefined) io.stdout.write(style.dim(`To go on with this session: ${resumeCommand(opened.id, args.cwd === undefined ? undefined : workspace)}\n`));
-    return code;
-  } finally {
-    await shutdown.run();
+}
+
+/** Opens (or resumes) the workspace's session; shutdown closes it. */
+async function openSession(args: RunArgs, io: CliIo, setup: AgentSetup, shutdown: Shutdown): Promise<CliSession> {
+  const { workspace, selected, version } = setup;
+  const opened = await openCliSession(cliStore(io.env), {
+    workspace,
+    ...(args.resume === undefined ? {} : { resume: args.resume }),
+    systemPrompt: systemPrompt(workspace),
+    movedPrompt: (previous) => workspaceMovedPrompt(previous, workspace),
+    details: { provider: selected.provider, model: selected.model, version },
+  });
+  shutdown.add(() => {
+    const session = opened.stored();
+    return session === undefined ? undefined : closeSession(session);
+  });
+  return opened;
+}
+
+/** Starts the MCP servers of `--mcp-config` (asking trust where it can); shutdown stops them. */
+async function connectMcp(args: RunArgs, io: CliIo, setup: AgentSetup, style: Style, shutdown: Shutdown): Promise<CliMcp> {
+  const { input } = setup;
+  const mcp = await connectMcpTools(args.mcpConfig, {
+    workspace: setup.workspace,
+    cwd: io.cwd,
+    version: setup.version,
+    // A server's stderr would reach a terminal unescaped; its last lines still come with an error.
+    quiet: input !== undefined || io.stderr.isTTY === true,
+    home: cliHome(io.env),
+    yes: args.allow === "all",
+    env: io.env,
+    style,
+    warn: (line) => io.stderr.write(`${visibleText(line)}\n`),
+    ...(input === undefined ? {} : { ask: (config) => askMcpTrust(input, io.stdout, style, config, () => shutdown.exitNow(130)) }),
+  });
+  shutdown.add(() => mcp.close());
+  if (mcp.servers.length > 0) io.stderr.write(`MCP: ${visibleLine(mcp.servers.join(", "))} (${mcp.tools.length} ${mcp.tools.length === 1 ? "tool" : "tools"})\n`);
+  return mcp;
+}
+
+function warnUnknownAllowed(args: RunArgs, io: CliIo, tools: readonly Tool[]): void {
+  const names = new Set(tools.map((definition) => definition.name));
+  for (const name of args.allow === "all" ? [] : args.allow) {
+    if (!names.has(name)) io.stderr.write(`simple-agent-loop: --allow ${visibleLine(name)}: there is no such tool (${visibleLine([...names].join(", "))})\n`);
   }
+}
+
+/** What a task context is made from: the run's arguments and everything opened for it. */
+type TaskParts = {
+  args: RunArgs;
+  io: CliIo;
+  setup: AgentSetup;
+  opened: CliSession;
+  style: Style;
+  shutdown: Shutdown;
+  interrupts: InterruptRoute;
+  mcp: CliMcp;
+  tools: Tool[];
+  output: TaskOutput;
+};
+
+/** What every task of this process runs with: the model, the tools behind the permission hook, the output, interrupts. */
+function taskContext(parts: TaskParts): TaskContext {
+  const { args, io, setup, opened, style, shutdown, interrupts, mcp, tools, output } = parts;
+  const { input, workspace } = setup;
+  let taskSignal = AbortSignal.abort();
+  const interrupt = (): void => interrupts.handler?.();
+  const ask = input === undefined ? undefined : terminalAsker({ input, out: io.stdout, style, beforeAsk: output.pause, afterAsk: output.resume, onInterrupt: interrupt });
+  const names = tools.map((definition) => definition.name);
+  return {
+    invokeModel: setup.selected.invokeModel,
+    tools,
+    session: opened.store,
+    maxTurns: args.maxTurns,
+    contextWindow: args.contextWindow ?? setup.selected.contextWindow,
+    output,
+    hooks: {
+      beforeToolCall: permissionHook({
+        guarded: new Set(names.filter((name) => !readOnlyTools.has(name))),
+        allowed: args.allow === "all" ? "all" : new Set(args.allow),
+        ...(ask === undefined ? {} : { ask }),
+        signal: () => taskSignal,
+        alwaysAsk: protectedTargets({ workspace, home: cliHome(io.env), runs: mcp.runs }),
+        check: (call) => checkToolCall(tools, call),
+      }),
+    },
+    watchInterrupts: (handler) => watchInterrupts(handler, input, (next) => (interrupts.handler = next)),
+    onTaskStart: (signal) => (taskSignal = signal),
+    exitNow: shutdown.exitNow,
+  };
 }
 
 // Ctrl-C reaches a running task as a signal (cooked terminal, `kill -INT`) or as a key (raw mode).

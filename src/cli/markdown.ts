@@ -21,77 +21,90 @@ export type MarkdownRenderer = {
 
 /** A renderer writing with `style` (plain text for styles that are off). */
 export function markdownRenderer(style: Style): MarkdownRenderer {
-  let fence: { marker: string } | undefined;
-  let pending = "";
-  // How the rest of a line that was partly shown is rendered (its block is known by then), and
-  // the last character shown of it (a word character before a marker changes what it means).
-  let continuation: ((text: string, before: string) => string) | undefined;
-  let before = "";
-  const finishLine = (line: string): string => {
-    if (continuation !== undefined) {
-      const rest = line === "" ? "" : continuation(line, before);
-      continuation = undefined;
-      return rest;
-    }
-    if (fence !== undefined) {
-      if (closesFence(line, fence.marker)) {
-        fence = undefined;
-        return style.dim(visibleText(line.trim()));
-      }
-      return style.cyan(visibleText(line));
-    }
-    const opening = /^ {0,3}(`{3,}|~{3,})\s*([^`\s]*)/.exec(line);
-    if (opening !== null && !(opening[1]!.startsWith("`") && line.slice(opening[0].length).includes("`"))) {
-      fence = { marker: opening[1]! };
-      return style.dim(visibleText(line.trim()));
-    }
-    return renderLine(line, style, true).text;
-  };
-  // The part of the unfinished line that can be shown already, if any.
-  const partial = (): string => {
-    if (fence !== undefined) {
-      if (continuation === undefined && /^ {0,3}(`*|~*)$/.test(pending)) return "";
-      const shown = style.cyan(visibleText(pending));
-      continuation = (text) => style.cyan(visibleText(text));
-      pending = "";
-      return shown;
-    }
-    if (continuation === undefined && /^ {0,3}(`|~)/.test(pending)) return "";
-    const cut = safeCut(pending, continuation === undefined);
-    if (cut === 0) return "";
-    const part = pending.slice(0, cut);
-    pending = pending.slice(cut);
-    const shown = continuation !== undefined ? continuation(part, before) : renderLine(part, style, false);
-    before = part.at(-1)!;
-    if (typeof shown === "string") return shown;
-    continuation = shown.rest;
-    return shown.text;
-  };
+  const state: StreamState = { style, fence: undefined, pending: "", continuation: undefined, before: "" };
   return {
     push: (text) => {
-      pending += text;
+      state.pending += text;
       let out = "";
-      for (let newline = pending.indexOf("\n"); newline !== -1; newline = pending.indexOf("\n")) {
-        const line = pending.slice(0, newline).replace(/\r$/, "");
-        pending = pending.slice(newline + 1);
-        out += `${finishLine(line)}\n`;
+      for (let newline = state.pending.indexOf("\n"); newline !== -1; newline = state.pending.indexOf("\n")) {
+        const line = state.pending.slice(0, newline).replace(/\r$/, "");
+        state.pending = state.pending.slice(newline + 1);
+        out += `${finishLine(state, line)}\n`;
       }
-      return out + partial();
+      return out + partial(state);
     },
     end: () => {
-      const line = pending;
-      pending = "";
-      const out = line === "" && continuation === undefined ? "" : finishLine(line);
-      fence = undefined;
-      continuation = undefined;
+      const line = state.pending;
+      state.pending = "";
+      const out = line === "" && state.continuation === undefined ? "" : finishLine(state, line);
+      state.fence = undefined;
+      state.continuation = undefined;
       return out;
     },
     reset: () => {
-      pending = "";
-      fence = undefined;
-      continuation = undefined;
+      state.pending = "";
+      state.fence = undefined;
+      state.continuation = undefined;
     },
   };
+}
+
+/** Where a stream of Markdown stands between two pieces of it. */
+type StreamState = {
+  readonly style: Style;
+  /** The code block the stream is in, by its opening marker (closed by a like marker at least as long). */
+  fence: { marker: string } | undefined;
+  /** The text of the current line not shown yet. */
+  pending: string;
+  /** How the rest of a line that was partly shown is rendered (its block is known by then). */
+  continuation: ((text: string, before: string) => string) | undefined;
+  /** The last character shown of a partly shown line (a word character before a marker changes what it means). */
+  before: string;
+};
+
+/** A complete line (or the rest of a partly shown one), rendered in its block. */
+function finishLine(state: StreamState, line: string): string {
+  const { style } = state;
+  if (state.continuation !== undefined) {
+    const rest = line === "" ? "" : state.continuation(line, state.before);
+    state.continuation = undefined;
+    return rest;
+  }
+  if (state.fence !== undefined) {
+    if (closesFence(line, state.fence.marker)) {
+      state.fence = undefined;
+      return style.dim(visibleText(line.trim()));
+    }
+    return style.cyan(visibleText(line));
+  }
+  const opening = /^ {0,3}(`{3,}|~{3,})\s*([^`\s]*)/.exec(line);
+  if (opening !== null && !(opening[1]!.startsWith("`") && line.slice(opening[0].length).includes("`"))) {
+    state.fence = { marker: opening[1]! };
+    return style.dim(visibleText(line.trim()));
+  }
+  return renderLine(line, style, true).text;
+}
+
+/** The part of the unfinished line that can be shown already, if any. */
+function partial(state: StreamState): string {
+  const { style, pending, continuation } = state;
+  if (state.fence !== undefined) {
+    if (continuation === undefined && /^ {0,3}(`*|~*)$/.test(pending)) return "";
+    const shown = style.cyan(visibleText(pending));
+    state.continuation = (text) => style.cyan(visibleText(text));
+    state.pending = "";
+    return shown;
+  }
+  if (continuation === undefined && /^ {0,3}(`|~)/.test(pending)) return "";
+  const cut = safeCut(pending, continuation === undefined);
+  if (cut === 0) return "";
+  const part = pending.slice(0, cut);
+  state.pending = pending.slice(cut);
+  const shown = continuation !== undefined ? continuation(part, state.before) : renderLine(part, style, false);
+  state.before = part.at(-1)!;
+  if (typeof shown === "string") return shown;
+  state.continuation = shown.rest;
+  return shown.text;
 }
 
 /** `text` (whole Markdown) rendered for the terminal, as `markdownRenderer` renders it. */

@@ -31,33 +31,12 @@ export type McpTrustAnswer = "once" | "always" | "no";
  * the user's credentials (variables named like keys, tokens, secrets) to a workspace's servers
  * unasked: such a config is asked about on a terminal, and not started without one.
  */
-export async function connectMcpTools(
-  configPath: string | undefined,
-  options: {
-    workspace: string;
-    cwd: string;
-    version: string;
-    /** The servers' own stderr is dropped (kept for error messages) rather than passed on to this process's. */
-    quiet: boolean;
-    /** Where trusted configs are remembered (the CLI's home). */
-    home: string;
-    /** `--yes`: every tool runs without asking, so the workspace's servers start too. */
-    yes: boolean;
-    /** Asks on the terminal whether to start these servers (none without a terminal). */
-    ask?: (config: McpConfigDescription) => Promise<McpTrustAnswer>;
-    /** Styles the description `ask` gets (default: plain). */
-    style?: Style;
-    /** The environment `${NAME}` in the config is filled from (default: `process.env`). */
-    env?: Record<string, string | undefined>;
-    warn: (line: string) => void;
-  },
-): Promise<CliMcp> {
+export async function connectMcpTools(configPath: string | undefined, options: McpToolsOptions): Promise<CliMcp> {
   const path = configPath === undefined ? join(options.workspace, ".simple-agent-loop", "mcp.json") : resolve(options.cwd, configPath);
-  const none: CliMcp = { tools: [], servers: [], runs: [], close: async () => undefined };
   const env = options.env ?? process.env;
   if (!existsSync(path)) {
     if (configPath !== undefined) throw new CliError(`the MCP config ${path} does not exist`);
-    return none;
+    return none();
   }
   // Loaded only when there is a config: the MCP SDK is an optional dependency.
   const { connectMcp } = await import("../mcp/index.ts");
@@ -65,26 +44,8 @@ export async function connectMcpTools(
     // Read once: what is trusted (by its hash) is exactly what starts.
     const content = readFileSync(path, "utf8");
     const servers = parseMcpConfig(content, path, { env });
-    if (Object.keys(servers).length === 0) return none;
-    if (configPath === undefined) {
-      const trust = mcpTrust(options.home);
-      const description = describeMcpConfig(content, path, env, options.style ?? createStyle(false));
-      // --yes runs every tool unasked, but it is no consent to hand the user's secrets to a
-      // server that came with the workspace.
-      const needsAnswer = !options.yes || description.credentials.length > 0;
-      if (needsAnswer && !trust.trusted(path, content)) {
-        const answer = options.ask === undefined ? "no" : await options.ask(description);
-        if (answer === "no") {
-          const sends = description.credentials.length === 0 ? "" : ` It would send your ${description.credentials.join(", ")}.`;
-          options.warn(
-            `MCP: ${path} is not trusted, so its servers were not started (${Object.keys(servers).join(", ")}).${sends} ` +
-              `Trust it on a terminal ("always"), or pass --mcp-config ${path}${description.credentials.length === 0 ? " or --yes" : ""}.`,
-          );
-          return none;
-        }
-        if (answer === "always") trust.trust(path, content);
-      }
-    }
+    if (Object.keys(servers).length === 0) return none();
+    if (configPath === undefined && !(await trusted(path, content, Object.keys(servers), env, options))) return none();
     const connection = await connectMcp(servers, {
       prefix: true,
       clientInfo: { name: "simple-agent-loop", version: options.version },
@@ -100,4 +61,52 @@ export async function connectMcpTools(
   } catch (error) {
     throw new CliError(`MCP (${path}): ${(error as Error).message}`);
   }
+}
+
+/** Options of `connectMcpTools`. */
+type McpToolsOptions = {
+  workspace: string;
+  cwd: string;
+  version: string;
+  /** The servers' own stderr is dropped (kept for error messages) rather than passed on to this process's. */
+  quiet: boolean;
+  /** Where trusted configs are remembered (the CLI's home). */
+  home: string;
+  /** `--yes`: every tool runs without asking, so the workspace's servers start too. */
+  yes: boolean;
+  /** Asks on the terminal whether to start these servers (none without a terminal). */
+  ask?: (config: McpConfigDescription) => Promise<McpTrustAnswer>;
+  /** Styles the description `ask` gets (default: plain). */
+  style?: Style;
+  /** The environment `${NAME}` in the config is filled from (default: `process.env`). */
+  env?: Record<string, string | undefined>;
+  warn: (line: string) => void;
+};
+
+function none(): CliMcp {
+  return { tools: [], servers: [], runs: [], close: async () => undefined };
+}
+
+/**
+ * Whether the workspace's own config may start: remembered as trusted, `--yes` for a config that
+ * sends no credentials, or agreed to now (an "always" is remembered). When not, `warn` says how.
+ */
+async function trusted(path: string, content: string, serverNames: string[], env: Record<string, string | undefined>, options: McpToolsOptions): Promise<boolean> {
+  const trust = mcpTrust(options.home);
+  const description = describeMcpConfig(content, path, env, options.style ?? createStyle(false));
+  // --yes runs every tool unasked, but it is no consent to hand the user's secrets to a
+  // server that came with the workspace.
+  const needsAnswer = !options.yes || description.credentials.length > 0;
+  if (!needsAnswer || trust.trusted(path, content)) return true;
+  const answer = options.ask === undefined ? "no" : await options.ask(description);
+  if (answer === "no") {
+    const sends = description.credentials.length === 0 ? "" : ` It would send your ${description.credentials.join(", ")}.`;
+    options.warn(
+      `MCP: ${path} is not trusted, so its servers were not started (${serverNames.join(", ")}).${sends} ` +
+        `Trust it on a terminal ("always"), or pass --mcp-config ${path}${description.credentials.length === 0 ? " or --yes" : ""}.`,
+    );
+    return false;
+  }
+  if (answer === "always") trust.trust(path, content);
+  return true;
 }

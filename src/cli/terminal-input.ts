@@ -1,4 +1,4 @@
-import { createInterface } from "node:readline";
+import { createInterface, type Interface } from "node:readline";
 
 /** What a question got: a line, Ctrl-C, or the end of input (Ctrl-D). */
 export type LineResult = { type: "line"; text: string } | { type: "interrupt" } | { type: "end" };
@@ -30,104 +30,144 @@ export type TerminalInput = {
 
 /** A `TerminalInput` on a TTY `input`, echoing to `output`. */
 export function terminalInput(input: NodeJS.ReadStream, output: NodeJS.WritableStream): TerminalInput {
-  let history: string[] = [];
-  let watcher: (() => void) | undefined;
-  const onData = (chunk: Buffer | string): void => {
-    if ((typeof chunk === "string" ? chunk.includes("\x03") : chunk.includes(3)) && watcher !== undefined) watcher();
-  };
-  const startWatching = (): void => {
-    input.setRawMode(true);
-    input.on("data", onData);
-    input.resume();
-  };
-  const stopWatching = (): void => {
-    input.off("data", onData);
-    input.setRawMode(false);
-    input.pause();
+  const keyboard: Keyboard = {
+    input,
+    output,
+    history: [],
+    watcher: undefined,
+    onData: (chunk) => {
+      if ((typeof chunk === "string" ? chunk.includes("\x03") : chunk.includes(3)) && keyboard.watcher !== undefined) keyboard.watcher();
+    },
   };
   return {
-    question: (prompt, options = {}) => {
-      // readline reads the keys itself meanwhile, Ctrl-C included.
-      if (watcher !== undefined) input.off("data", onData);
-      const reader = createInterface({
-        input,
-        output,
-        terminal: true,
-        historySize: options.history === true ? 500 : 0,
-        ...(options.history === true ? { history, removeHistoryDuplicates: true } : {}),
-      });
-      if (options.history === true) reader.on("history", (updated: string[]) => (history = updated));
-      return new Promise<LineResult>((resolve) => {
-        let settled = false;
-        const settle = (result: LineResult): void => {
-          if (settled) return;
-          settled = true;
-          options.signal?.removeEventListener("abort", onAbort);
-          reader.close();
-          if (watcher !== undefined) startWatching();
-          resolve(result);
-        };
-        const onAbort = (): void => {
-          output.write("\n");
-          settle({ type: "interrupt" });
-        };
-        reader.on("SIGINT", () => {
-          output.write("^C\n");
-          settle({ type: "interrupt" });
-        });
-        reader.on("close", () => settle({ type: "end" }));
-        if (options.signal?.aborted === true) return onAbort();
-        options.signal?.addEventListener("abort", onAbort, { once: true });
-        reader.question(prompt, (text) => settle({ type: "line", text }));
-      });
-    },
-    key: (prompt, options = {}) => {
-      if (options.signal?.aborted === true) return Promise.resolve({ type: "interrupt" });
-      if (watcher !== undefined) input.off("data", onData);
-      return new Promise<KeyResult>((resolve) => {
-        let settled = false;
-        const settle = (result: KeyResult, echo: string): void => {
-          if (settled) return;
-          settled = true;
-          input.off("data", onKey);
-          input.off("end", onEnd);
-          options.signal?.removeEventListener("abort", onAbort);
-          output.write(echo);
-          if (watcher !== undefined) {
-            input.on("data", onData);
-          } else {
-            input.setRawMode(false);
-            input.pause();
-          }
-          resolve(result);
-        };
-        const onKey = (chunk: Buffer | string): void => {
-          const text = typeof chunk === "string" ? chunk : chunk.toString("utf8");
-          const key = [...text][0] ?? "";
-          if (key === "\x03") return settle({ type: "interrupt" }, "^C\n");
-          if (key === "\x04") return settle({ type: "end" }, "\n");
-          // The key itself is shown only when it is a plain character: anything else could act on the screen.
-          settle({ type: "key", key }, `${/^[\p{L}\p{N}\p{P}\p{S}]$/u.test(key) ? key : ""}\n`);
-        };
-        const onEnd = (): void => settle({ type: "end" }, "\n");
-        const onAbort = (): void => settle({ type: "interrupt" }, "\n");
-        // Whatever was typed before the question is not an answer to it.
-        while (input.read() !== null);
-        output.write(prompt);
-        input.setRawMode(true);
-        input.on("data", onKey);
-        input.once("end", onEnd);
-        options.signal?.addEventListener("abort", onAbort, { once: true });
-        input.resume();
-      });
-    },
+    question: (prompt, options = {}) => askLine(keyboard, prompt, options),
+    key: (prompt, options = {}) => askKey(keyboard, prompt, options),
     watchInterrupts: (onInterrupt) => {
-      watcher = onInterrupt;
-      startWatching();
+      keyboard.watcher = onInterrupt;
+      startWatching(keyboard);
       return () => {
-        watcher = undefined;
-        stopWatching();
+        keyboard.watcher = undefined;
+        stopWatching(keyboard);
       };
     },
   };
+}
+
+/**
+ * The terminal's input and what is listening to it. While `watcher` is set, `onData` is attached
+ * (raw mode, so Ctrl-C arrives as a key) except during a question, which reads the keys itself
+ * and attaches it again when it is answered.
+ */
+type Keyboard = {
+  readonly input: NodeJS.ReadStream;
+  readonly output: NodeJS.WritableStream;
+  /** The lines of earlier `history` questions, newest first (as readline keeps them). */
+  history: string[];
+  /** Called on Ctrl-C between questions; undefined when nobody watches. */
+  watcher: (() => void) | undefined;
+  readonly onData: (chunk: Buffer | string) => void;
+};
+
+type QuestionOptions = { history?: boolean; signal?: AbortSignal };
+
+function askLine(keyboard: Keyboard, prompt: string, options: QuestionOptions): Promise<LineResult> {
+  const { output, watcher, onData } = keyboard;
+  // readline reads the keys itself meanwhile, Ctrl-C included.
+  if (watcher !== undefined) keyboard.input.off("data", onData);
+  const reader = lineReader(keyboard, options.history === true);
+  return new Promise<LineResult>((resolve) => {
+    let settled = false;
+    const settle = (result: LineResult): void => {
+      if (settled) return;
+      settled = true;
+      options.signal?.removeEventListener("abort", onAbort);
+      reader.close();
+      if (keyboard.watcher !== undefined) startWatching(keyboard);
+      resolve(result);
+    };
+    const onAbort = (): void => {
+      output.write("\n");
+      settle({ type: "interrupt" });
+    };
+    reader.on("SIGINT", () => {
+      output.write("^C\n");
+      settle({ type: "interrupt" });
+    });
+    reader.on("close", () => settle({ type: "end" }));
+    if (options.signal?.aborted === true) return onAbort();
+    options.signal?.addEventListener("abort", onAbort, { once: true });
+    reader.question(prompt, (text) => settle({ type: "line", text }));
+  });
+}
+
+/** A readline interface with line editing; with `history`, it shares (and updates) the keyboard's history. */
+function lineReader(keyboard: Keyboard, history: boolean): Interface {
+  const reader = createInterface({
+    input: keyboard.input,
+    output: keyboard.output,
+    terminal: true,
+    historySize: history ? 500 : 0,
+    ...(history ? { history: keyboard.history, removeHistoryDuplicates: true } : {}),
+  });
+  if (history) reader.on("history", (updated: string[]) => (keyboard.history = updated));
+  return reader;
+}
+
+function askKey(keyboard: Keyboard, prompt: string, options: { signal?: AbortSignal }): Promise<KeyResult> {
+  const { input, output, onData } = keyboard;
+  if (options.signal?.aborted === true) return Promise.resolve({ type: "interrupt" });
+  if (keyboard.watcher !== undefined) input.off("data", onData);
+  return new Promise<KeyResult>((resolve) => {
+    let settled = false;
+    const settle = (result: KeyResult, echo: string): void => {
+      if (settled) return;
+      settled = true;
+      input.off("data", onKey);
+      input.off("end", onEnd);
+      options.signal?.removeEventListener("abort", onAbort);
+      output.write(echo);
+      if (keyboard.watcher !== undefined) {
+        input.on("data", onData);
+      } else {
+        input.setRawMode(false);
+        input.pause();
+      }
+      resolve(result);
+    };
+    const onKey = (chunk: Buffer | string): void => {
+      const { result, echo } = keyAnswer(typeof chunk === "string" ? chunk : chunk.toString("utf8"));
+      settle(result, echo);
+    };
+    const onEnd = (): void => settle({ type: "end" }, "\n");
+    const onAbort = (): void => settle({ type: "interrupt" }, "\n");
+    // Whatever was typed before the question is not an answer to it.
+    while (input.read() !== null);
+    output.write(prompt);
+    input.setRawMode(true);
+    input.on("data", onKey);
+    input.once("end", onEnd);
+    options.signal?.addEventListener("abort", onAbort, { once: true });
+    input.resume();
+  });
+}
+
+/** What the first key of `text` answers, and what to echo for it; the rest of `text` is dropped. */
+function keyAnswer(text: string): { result: KeyResult; echo: string } {
+  const key = [...text][0] ?? "";
+  if (key === "\x03") return { result: { type: "interrupt" }, echo: "^C\n" };
+  if (key === "\x04") return { result: { type: "end" }, echo: "\n" };
+  // The key itself is shown only when it is a plain character: anything else could act on the screen.
+  return { result: { type: "key", key }, echo: `${/^[\p{L}\p{N}\p{P}\p{S}]$/u.test(key) ? key : ""}\n` };
+}
+
+function startWatching(keyboard: Keyboard): void {
+  keyboard.input.setRawMode(true);
+  keyboard.input.on("data", keyboard.onData);
+  keyboard.input.resume();
+}
+
+function stopWatching(keyboard: Keyboard): void {
+  keyboard.input.off("data", keyboard.onData);
+  keyboard.input.setRawMode(false);
+  keyboard.input.pause();
 }

@@ -1,10 +1,11 @@
 import { errorMessage } from "../errors.ts";
 import type { RunMetrics } from "../loop/metrics.ts";
-import type { JsonObject } from "../session.ts";
+import type { AgentEvent } from "../loop/events.ts";
+import type { JsonObject, Message } from "../session.ts";
 import type { Style } from "./ansi.ts";
 import { commandOutputLines } from "./command-output.ts";
-import { markdownRenderer, renderMarkdown } from "./markdown.ts";
-import { createSpinner } from "./spinner.ts";
+import { markdownRenderer, renderMarkdown, type MarkdownRenderer } from "./markdown.ts";
+import { createSpinner, type Spinner } from "./spinner.ts";
 import { describeTarget, summarizeToolCall } from "./summary.ts";
 import { unknownUsageCalls, type TaskOutput, type TaskResult } from "./task-output.ts";
 import { visibleLine, visibleText } from "./visible-text.ts";
@@ -19,119 +20,162 @@ type Out = NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
  * on the terminal.
  */
 export function terminalOutput(out: Out, errors: NodeJS.WritableStream, style: Style): TaskOutput {
-  const spinner = createSpinner(out, style, out.isTTY === true);
-  const running = new Map<string, string>();
-  const calls = new Map<string, { name: string; input: JsonObject }>();
-  let atLineStart = true;
-  let streamedThisTurn = false;
-  let stopReason: string | undefined;
-  // While a prompt is on the terminal, output of tools still running waits here.
-  let held: string[] | undefined;
-  const write = (text: string): void => {
-    if (text === "") return;
-    atLineStart = text.endsWith("\n");
-    if (held !== undefined) {
-      held.push(text);
-      return;
-    }
-    spinner.stop();
-    out.write(text);
-  };
-  // The answer's Markdown, rendered as it streams; what it holds back goes out when the text stops.
-  const markdown = markdownRenderer(style);
-  const endLine = (): void => {
-    spinner.stop();
-    write(markdown.end());
-    if (!atLineStart) write("\n");
-  };
-  // The spinner only ever draws on an empty line, never over streamed text.
-  const wait = (label: string): void => {
-    if (atLineStart && held === undefined) spinner.start(label);
-  };
-  const width = (): number => Math.max(40, (out.columns ?? 160) - 1);
+  const screen: Screen = { out, style, spinner: createSpinner(out, style, out.isTTY === true), markdown: markdownRenderer(style), atLineStart: true, held: undefined };
+  const task: TaskView = { screen, running: new Map(), calls: new Map(), streamedThisTurn: false, stopReason: undefined };
   return {
-    event: (event) => {
-      switch (event.type) {
-        case "turn-start":
-          streamedThisTurn = false;
-          wait("thinking");
-          break;
-        case "text-delta":
-          streamedThisTurn = true;
-          write(markdown.push(event.delta));
-          break;
-        case "thinking-delta":
-          wait("thinking");
-          break;
-        case "tool-call-start":
-          endLine();
-          wait(`preparing ${visibleLine(event.name)}`);
-          break;
-        case "tool-execution-start":
-          calls.set(event.id, { name: event.name, input: event.input });
-          running.set(event.id, `${visibleLine(event.name)}${describeTarget(event.name, event.input)}`);
-          endLine();
-          wait(running.size === 1 ? `running ${running.values().next().value}` : `running ${running.size} tools`);
-          break;
-        case "tool-execution-end": {
-          running.delete(event.id);
-          const call = calls.get(event.id) ?? { name: event.name, input: {} };
-          const { ok, text } = summarizeToolCall(call.name, call.input, event.result, width());
-          endLine();
-          write(`${ok ? style.green(text.slice(0, 1)) : style.red(text.slice(0, 1))}${text.slice(1)}\n`);
-          if (call.name === "bash") for (const line of commandOutputLines(event.result, width() - 4)) write(`${style.dim(`  │ ${line}`)}\n`);
-          if (running.size > 0) wait(running.size === 1 ? `running ${running.values().next().value}` : `running ${running.size} tools`);
-          break;
-        }
-        case "retry":
-          markdown.reset();
-          endLine();
-          write(`${style.yellow(`↻ ${visibleLine(event.error)}; retrying in ${(event.delayMs / 1000).toFixed(1)}s${streamedThisTurn ? " (the text above is void)" : ""}`)}\n`);
-          streamedThisTurn = false;
-          break;
-        case "compaction":
-          endLine();
-          write(`${style.dim(`(compacted ${event.count} old messages)`)}\n`);
-          break;
-        case "message": {
-          // A model that does not stream its text (or streams it whole) is shown when its turn enters.
-          const message = event.message;
-          if ("role" in message && message.role === "assistant" && !streamedThisTurn && message.content !== "") write(renderMarkdown(message.content, style));
-          break;
-        }
-        case "turn-end":
-          stopReason = event.stopReason;
-          break;
-        case "run-end":
-          endLine();
-          break;
-        default:
-          break;
-      }
-    },
-    finish: (result: TaskResult) => {
-      endLine();
-      if (result.outcome === "aborted") write(`${style.yellow("⏹ Interrupted: the task was stopped; the session keeps everything up to here.")}\n`);
-      else if (result.outcome === "stopped") write(`${style.yellow(`The model stopped before finishing (stop reason: ${visibleLine(stopReason ?? "unknown")}).`)}\n`);
-      if (result.error !== undefined && result.outcome !== "aborted") errors.write(`${style.red("✗ Error:")} ${visibleText(errorMessage(result.error))}\n`);
-      if (result.metrics !== undefined) {
-        write(`${style.dim(`${tokenCounts(result.metrics)} · ${taskTime(result.metrics.durationMs, result.waitMs ?? 0)}`)}\n`);
-      }
-    },
+    event: (event) => showEvent(task, event),
+    finish: (result) => showResult(task, errors, result),
     interrupting: () => {
-      endLine();
-      write(`${style.yellow("Interrupting… (Ctrl-C again to quit)")}\n`);
+      endLine(screen);
+      write(screen, `${style.yellow("Interrupting… (Ctrl-C again to quit)")}\n`);
     },
     pause: () => {
-      endLine();
-      held ??= [];
+      endLine(screen);
+      screen.held ??= [];
     },
     resume: () => {
-      const pending = held ?? [];
-      held = undefined;
-      for (const text of pending) write(text);
+      const pending = screen.held ?? [];
+      screen.held = undefined;
+      for (const text of pending) write(screen, text);
     },
   };
+}
+
+/** The terminal as the task writes to it; changed only through `write`, `endLine` and `wait`. */
+type Screen = {
+  readonly out: Out;
+  readonly style: Style;
+  readonly spinner: Spinner;
+  /** The answer's Markdown, rendered as it streams; what it holds back goes out when the text stops. */
+  readonly markdown: MarkdownRenderer;
+  /** Whether the last text written ended its line. */
+  atLineStart: boolean;
+  /** While a prompt is on the terminal, output of tools still running waits here. */
+  held: string[] | undefined;
+};
+
+/** What the task's lines are made of: the screen, the tool calls running and the turn's state. */
+type TaskView = {
+  readonly screen: Screen;
+  /** What the spinner names for each call executing, by call id. */
+  readonly running: Map<string, string>;
+  /** Each started call's name and input, by id: its summary line names them. */
+  readonly calls: Map<string, { name: string; input: JsonObject }>;
+  /** Whether this turn's text was shown as it streamed (then the turn's message is not shown again). */
+  streamedThisTurn: boolean;
+  /** The last turn's stop reason, for a run that stopped before finishing. */
+  stopReason: string | undefined;
+};
+
+function showEvent(task: TaskView, event: AgentEvent): void {
+  const { screen } = task;
+  switch (event.type) {
+    case "turn-start":
+      task.streamedThisTurn = false;
+      return wait(screen, "thinking");
+    case "text-delta":
+      task.streamedThisTurn = true;
+      return write(screen, screen.markdown.push(event.delta));
+    case "thinking-delta":
+      return wait(screen, "thinking");
+    case "tool-call-start":
+      endLine(screen);
+      return wait(screen, `preparing ${visibleLine(event.name)}`);
+    case "tool-execution-start":
+      return showToolStart(task, event);
+    case "tool-execution-end":
+      return showToolEnd(task, event);
+    case "retry":
+      return showRetry(task, event);
+    case "compaction":
+      endLine(screen);
+      return write(screen, `${screen.style.dim(`(compacted ${event.count} old messages)`)}\n`);
+    case "message":
+      return showUnstreamedAnswer(task, event.message);
+    case "turn-end":
+      task.stopReason = event.stopReason;
+      return undefined;
+    case "run-end":
+      return endLine(screen);
+    default:
+      return undefined;
+  }
+}
+
+function showToolStart(task: TaskView, event: Extract<AgentEvent, { type: "tool-execution-start" }>): void {
+  task.calls.set(event.id, { name: event.name, input: event.input });
+  task.running.set(event.id, `${visibleLine(event.name)}${describeTarget(event.name, event.input)}`);
+  endLine(task.screen);
+  waitForTools(task);
+}
+
+function showToolEnd(task: TaskView, event: Extract<AgentEvent, { type: "tool-execution-end" }>): void {
+  const { screen } = task;
+  const { style } = screen;
+  task.running.delete(event.id);
+  const call = task.calls.get(event.id) ?? { name: event.name, input: {} };
+  const { ok, text } = summarizeToolCall(call.name, call.input, event.result, width(screen));
+  endLine(screen);
+  write(screen, `${ok ? style.green(text.slice(0, 1)) : style.red(text.slice(0, 1))}${text.slice(1)}\n`);
+  if (call.name === "bash") for (const line of commandOutputLines(event.result, width(screen) - 4)) write(screen, `${style.dim(`  │ ${line}`)}\n`);
+  if (task.running.size > 0) waitForTools(task);
+}
+
+function waitForTools(task: TaskView): void {
+  const { running } = task;
+  wait(task.screen, running.size === 1 ? `running ${running.values().next().value}` : `running ${running.size} tools`);
+}
+
+function showRetry(task: TaskView, event: Extract<AgentEvent, { type: "retry" }>): void {
+  const { screen } = task;
+  screen.markdown.reset();
+  endLine(screen);
+  write(screen, `${screen.style.yellow(`↻ ${visibleLine(event.error)}; retrying in ${(event.delayMs / 1000).toFixed(1)}s${task.streamedThisTurn ? " (the text above is void)" : ""}`)}\n`);
+  task.streamedThisTurn = false;
+}
+
+// A model that does not stream its text (or streams it whole) is shown when its turn enters.
+function showUnstreamedAnswer(task: TaskView, message: Message): void {
+  if ("role" in message && message.role === "assistant" && !task.streamedThisTurn && message.content !== "") write(task.screen, renderMarkdown(message.content, task.screen.style));
+}
+
+function showResult(task: TaskView, errors: NodeJS.WritableStream, result: TaskResult): void {
+  const { screen } = task;
+  const { style } = screen;
+  endLine(screen);
+  if (result.outcome === "aborted") write(screen, `${style.yellow("⏹ Interrupted: the task was stopped; the session keeps everything up to here.")}\n`);
+  else if (result.outcome === "stopped") write(screen, `${style.yellow(`The model stopped before finishing (stop reason: ${visibleLine(task.stopReason ?? "unknown")}).`)}\n`);
+  if (result.error !== undefined && result.outcome !== "aborted") errors.write(`${style.red("✗ Error:")} ${visibleText(errorMessage(result.error))}\n`);
+  if (result.metrics !== undefined) {
+    write(screen, `${style.dim(`${tokenCounts(result.metrics)} · ${taskTime(result.metrics.durationMs, result.waitMs ?? 0)}`)}\n`);
+  }
+}
+
+function write(screen: Screen, text: string): void {
+  if (text === "") return;
+  screen.atLineStart = text.endsWith("\n");
+  if (screen.held !== undefined) {
+    screen.held.push(text);
+    return;
+  }
+  screen.spinner.stop();
+  screen.out.write(text);
+}
+
+/** Ends the line being written, with what the Markdown renderer still holds back. */
+function endLine(screen: Screen): void {
+  screen.spinner.stop();
+  write(screen, screen.markdown.end());
+  if (!screen.atLineStart) write(screen, "\n");
+}
+
+// The spinner only ever draws on an empty line, never over streamed text.
+function wait(screen: Screen, label: string): void {
+  if (screen.atLineStart && screen.held === undefined) screen.spinner.start(label);
+}
+
+function width(screen: Screen): number {
+  return Math.max(40, (screen.out.columns ?? 160) - 1);
 }
 
 // A model call that ended before its usage arrived (an interrupted stream, an error) used tokens

@@ -3,7 +3,7 @@
 // loaded once, when this entry point is first imported; when it is missing, observers do nothing.
 import type { Attributes, Context, ContextAPI, Span, TraceAPI, Tracer } from "@opentelemetry/api";
 import type { AgentEvent } from "../loop/events.ts";
-import type { JsonValue, Message, ModelMessage, Usage } from "../session.ts";
+import { isModelMessage, type JsonValue, type ModelMessage, type Usage } from "../session.ts";
 import { addUsage, fail, outputMessages, setUsage } from "./span-attributes.ts";
 
 /** The parts of `@opentelemetry/api` the observer uses (the module namespace itself fits). */
@@ -84,10 +84,10 @@ export function otelObserver(options: OtelObserverOptions = {}): OtelObserver {
   const api = options.api ?? installedApi;
   if (api === undefined) return Object.assign(noop, { onEvent: noop });
   const tracer = options.tracer ?? api.trace.getTracer("simple-agent-loop");
-  const run = runTracer(api, tracer, options, options);
+  const state = runState({ api, tracer, options, recordContent: options.recordContent === true }, options);
   const onEvent = (event: AgentEvent): void => {
     try {
-      run.onEvent(event);
+      onRunEvent(state, event);
     } catch {
       // Telemetry must never break the run it observes (a throwing listener aborts the loop).
     }
@@ -101,194 +101,244 @@ function noop(_event: AgentEvent): void {}
 const SPAN_KIND_INTERNAL = 0;
 const SPAN_KIND_CLIENT = 2;
 
+type EventOf<Type extends AgentEvent["type"]> = Extract<AgentEvent, { type: Type }>;
+
+/** What every run of one observer shares: the API, the tracer and the options it was made with. */
+type Tracing = { api: OtelApi; tracer: Tracer; options: OtelObserverOptions; recordContent: boolean };
+
+/** The settings of one run's spans: the options' for the top-level run, the `agents` entry's for a subagent. */
 type RunSettings = Pick<OtelObserverOptions, "agentName" | "model" | "provider" | "conversationId" | "parentContext">;
-type RunTracer = { onEvent: (event: AgentEvent) => void; endAll: () => void };
-type ToolSpan = { span: Span; subagent?: RunTracer };
 
-/** The spans of one run (and, through its tool spans, of the subagent runs it starts). */
-function runTracer(api: OtelApi, tracer: Tracer, options: OtelObserverOptions, settings: RunSettings): RunTracer {
-  const recordContent = options.recordContent === true;
-  let run: { span: Span; context: Context; usage?: Usage } | undefined;
-  let chat: { span: Span; messages: ModelMessage[]; usage?: Usage } | undefined;
-  // When the repeat of a retried model call begins (epoch ms): its span starts then, not during the backoff.
-  let retryAt: number | undefined;
-  const tools = new Map<string, ToolSpan>();
+/**
+ * The spans of one run that are open now, changed only by the handlers below. At most one run
+ * span, one model-call span and one span per tool call in flight are open at a time; a subagent's
+ * run has a state of its own, held by the tool span of the call that started it.
+ */
+type RunState = {
+  readonly tracing: Tracing;
+  readonly settings: RunSettings;
+  /** From `run-start` to `run-end`; undefined outside a run (then no other span opens). */
+  run: { span: Span; context: Context; usage?: Usage } | undefined;
+  /** The model call in progress, with the messages of its response so far and its usage once reported. */
+  chat: { span: Span; messages: ModelMessage[]; usage?: Usage } | undefined;
+  /** When the repeat of a retried model call begins (epoch ms): its span starts then, not during the backoff. */
+  retryAt: number | undefined;
+  /** Tool calls executing, by call id. */
+  readonly tools: Map<string, ToolSpan>;
+};
 
-  const startChat = (startTime?: number): void => {
-    if (run === undefined) return;
-    const attributes: Attributes = { "gen_ai.operation.name": "chat" };
-    if (settings.model !== undefined) attributes["gen_ai.request.model"] = settings.model;
-    if (settings.provider !== undefined) attributes["gen_ai.provider.name"] = settings.provider;
-    if (settings.conversationId !== undefined) attributes["gen_ai.conversation.id"] = settings.conversationId;
-    const name = settings.model === undefined ? "chat" : `chat ${settings.model}`;
-    const spanOptions = startTime === undefined ? { kind: SPAN_KIND_CLIENT, attributes } : { kind: SPAN_KIND_CLIENT, attributes, startTime };
-    chat = { span: tracer.startSpan(name, spanOptions, run.context), messages: [] };
-  };
-  const endChat = (error?: { type: string; message: string }): void => {
-    if (chat === undefined) return;
-    if (error !== undefined) fail(chat.span, error.type, error.message);
-    if (recordContent && chat.messages.length > 0) chat.span.setAttribute("gen_ai.output.messages", outputMessages(chat.messages));
-    if (chat.usage !== undefined && run !== undefined) run.usage = addUsage(run.usage, chat.usage);
-    chat.span.end();
-    chat = undefined;
-  };
-  const recordTurnEnd = (usage: Usage | undefined, stopReason: string | undefined): void => {
-    if (chat === undefined) return;
-    if (usage !== undefined) {
-      setUsage(chat.span, usage);
-      chat.usage = usage;
-    }
-    if (stopReason !== undefined) chat.span.setAttribute("gen_ai.response.finish_reasons", [stopReason]);
-  };
-  const endTool = (id: string): ToolSpan | undefined => {
-    const tool = tools.get(id);
-    if (tool === undefined) return undefined;
-    tools.delete(id);
-    // A subagent abandoned mid-run (its call aborted or timed out) sends no more events.
-    tool.subagent?.endAll();
-    return tool;
-  };
+type ToolSpan = { span: Span; subagent?: RunState };
 
-  const onEvent = (event: AgentEvent): void => {
-    if (retryAt !== undefined && event.type !== "tool-execution-end" && event.type !== "tool-execution-update") {
-      // Late results of tools the failed attempt started early say nothing about the repeat. An
-      // abort during the backoff ends the run before the due time: then the repeat never began.
-      const due = retryAt;
-      retryAt = undefined;
-      const now = Date.now();
-      // Timers and Date.now() can disagree by a millisecond: only clearly early counts.
-      const early = now < due - 1;
-      const abortedInBackoff = early && (event.type === "run-end" || (event.type === "message" && "role" in event.message && event.message.role === "assistant" && event.message.stopReason === "aborted"));
-      if (!abortedInBackoff) startChat(Math.min(due, now));
-    }
-    // The model's response is over once anything but its own messages follows them.
-    if (chat !== undefined && chat.messages.length > 0 && !(event.type === "message" && isModelMessage(event.message))) endChat();
-    switch (event.type) {
-      case "run-start": {
-        endAll();
-        const agentName = settings.agentName ?? event.agentName;
-        const attributes: Attributes = { "gen_ai.operation.name": "invoke_agent" };
-        if (agentName !== undefined) attributes["gen_ai.agent.name"] = agentName;
-        if (settings.model !== undefined) attributes["gen_ai.request.model"] = settings.model;
-        if (settings.provider !== undefined) attributes["gen_ai.provider.name"] = settings.provider;
-        if (settings.conversationId !== undefined) attributes["gen_ai.conversation.id"] = settings.conversationId;
-        const parent = settings.parentContext ?? api.context.active();
-        const name = agentName === undefined ? "invoke_agent" : `invoke_agent ${agentName}`;
-        const span = tracer.startSpan(name, { kind: SPAN_KIND_INTERNAL, attributes }, parent);
-        run = { span, context: api.trace.setSpan(parent, span) };
-        break;
-      }
-      case "turn-start":
-        endChat();
-        startChat();
-        break;
-      case "retry":
-        // The failed attempt is its own model call; the repeat gets a new span once it begins.
-        endChat({ type: event.errorType ?? "_OTHER", message: event.error });
-        retryAt = Date.now() + event.delayMs;
-        break;
-      case "compaction":
-        // Compaction while a call is open and unanswered: the call overflowed the context and is repeated.
-        if (chat !== undefined && chat.messages.length === 0) {
-          endChat({ type: "ContextOverflowError", message: "the prompt exceeded the model's context window" });
-          startChat();
-        }
-        break;
-      case "message":
-        if (chat !== undefined && isModelMessage(event.message)) {
-          chat.messages.push(event.message);
-          const { usage, stopReason } = event.message;
-          recordTurnEnd(usage, stopReason);
-          // The loop records usage and stop reason on the turn's last message.
-          if (usage !== undefined || stopReason !== undefined) endChat();
-        }
-        break;
-      case "turn-end":
-        recordTurnEnd(event.usage, event.stopReason);
-        endChat();
-        break;
-      case "tool-execution-start": {
-        if (run === undefined) break;
-        const attributes: Attributes = {
-          "gen_ai.operation.name": "execute_tool",
-          "gen_ai.tool.name": event.name,
-          "gen_ai.tool.call.id": event.id,
-          "gen_ai.tool.type": "function",
-        };
-        if (recordContent) attributes["gen_ai.tool.call.arguments"] = JSON.stringify(event.input);
-        endTool(event.id)?.span.end();
-        tools.set(event.id, { span: tracer.startSpan(`execute_tool ${event.name}`, { kind: SPAN_KIND_INTERNAL, attributes }, run.context) });
-        break;
-      }
-      case "tool-execution-update": {
-        const tool = tools.get(event.id);
-        const inner = asAgentEvent(event.progress);
-        if (tool === undefined || run === undefined || inner === undefined) break;
-        if (inner.type === "run-start" && tool.subagent === undefined) {
-          const agent = inner.agentName === undefined ? undefined : options.agents?.[inner.agentName];
-          const provider = agent?.provider ?? settings.provider;
-          tool.subagent = runTracer(api, tracer, options, {
-            ...(agent?.model === undefined ? {} : { model: agent.model }),
-            ...(provider === undefined ? {} : { provider }),
-            parentContext: api.trace.setSpan(run.context, tool.span),
-          });
-        }
-        tool.subagent?.onEvent(inner);
-        break;
-      }
-      case "tool-approval-request": {
-        // A handler that paused for approval (a subagent's run paused): its call ends here, unanswered.
-        const tool = endTool(event.id);
-        if (tool === undefined) break;
-        tool.span.setAttribute("simple_agent_loop.tool.approval", "pending");
-        tool.span.end();
-        break;
-      }
-      case "tool-execution-end": {
-        const tool = endTool(event.id);
-        if (tool === undefined) break;
-        const { output, isError } = event.result;
-        const text = typeof output === "string" ? output : JSON.stringify(output);
-        if (recordContent) tool.span.setAttribute("gen_ai.tool.call.result", text);
-        // A tool's error text is content (it can echo a file, a command's output, the input).
-        if (isError === true) fail(tool.span, "tool_error", recordContent ? text : "the tool returned an error result (content not recorded)");
-        tool.span.end();
-        break;
-      }
-      case "run-end": {
-        if (chat !== undefined && event.outcome === "error") endChat({ type: event.errorType ?? "_OTHER", message: event.error ?? "model call failed" });
-        if (run !== undefined) {
-          // End the model call first, so that its usage counts in the run's.
-          endChat();
-          const span = run.span;
-          span.setAttribute("simple_agent_loop.run.outcome", event.outcome);
-          if (event.pending !== undefined) span.setAttribute("simple_agent_loop.run.pending_tool_call_ids", event.pending.map((call) => call.id));
-          if (run.usage !== undefined) setUsage(span, run.usage);
-          if (event.outcome === "error") fail(span, event.errorType ?? "_OTHER", event.error ?? "error");
-          if (event.outcome === "max-iterations") fail(span, "MaxIterationsError", event.error ?? "max-iterations");
-        }
-        endAll();
-        break;
-      }
-      default:
-        break;
-    }
-  };
-
-  /** Ends every open span (a new run, the end of this one, or the call that ran it ending first). */
-  function endAll(): void {
-    retryAt = undefined;
-    endChat();
-    for (const id of [...tools.keys()]) endTool(id)?.span.end();
-    run?.span.end();
-    run = undefined;
-  }
-
-  return { onEvent, endAll };
+function runState(tracing: Tracing, settings: RunSettings): RunState {
+  return { tracing, settings, run: undefined, chat: undefined, retryAt: undefined, tools: new Map() };
 }
 
-function isModelMessage(message: Message): message is ModelMessage {
-  return "role" in message ? message.role === "assistant" : message.type === "thinking" || message.type === "tool_call";
+/** Moves the run's spans along by one event (and, through its tool spans, those of the subagent runs it starts). */
+function onRunEvent(state: RunState, event: AgentEvent): void {
+  if (state.retryAt !== undefined && event.type !== "tool-execution-end" && event.type !== "tool-execution-update") startRepeat(state, event, state.retryAt);
+  // The model's response is over once anything but its own messages follows them.
+  if (state.chat !== undefined && state.chat.messages.length > 0 && !(event.type === "message" && isModelMessage(event.message))) endChat(state);
+  switch (event.type) {
+    case "run-start":
+      return startRun(state, event);
+    case "turn-start":
+      endChat(state);
+      return startChat(state);
+    case "retry":
+      return endFailedAttempt(state, event);
+    case "compaction":
+      return endOverflowedCall(state);
+    case "message":
+      return recordModelMessage(state, event);
+    case "turn-end":
+      recordTurnEnd(state, event.usage, event.stopReason);
+      return endChat(state);
+    case "tool-execution-start":
+      return startTool(state, event);
+    case "tool-execution-update":
+      return forwardToSubagent(state, event);
+    case "tool-approval-request":
+      return endPausedTool(state, event);
+    case "tool-execution-end":
+      return endTool(state, event);
+    case "run-end":
+      return endRun(state, event);
+    default:
+      return undefined;
+  }
+}
+
+/** Starts the span of a retried call's repeat at its due time, unless an abort during the backoff prevented the repeat. */
+function startRepeat(state: RunState, event: AgentEvent, due: number): void {
+  // Late results of tools the failed attempt started early say nothing about the repeat, so the
+  // caller skips them. An abort during the backoff ends the run before the due time: then the
+  // repeat never began.
+  state.retryAt = undefined;
+  const now = Date.now();
+  // Timers and Date.now() can disagree by a millisecond: only clearly early counts.
+  const early = now < due - 1;
+  const abortedInBackoff = early && (event.type === "run-end" || (event.type === "message" && "role" in event.message && event.message.role === "assistant" && event.message.stopReason === "aborted"));
+  if (!abortedInBackoff) startChat(state, Math.min(due, now));
+}
+
+function startRun(state: RunState, event: EventOf<"run-start">): void {
+  endAll(state);
+  const { api, tracer } = state.tracing;
+  const agentName = state.settings.agentName ?? event.agentName;
+  const attributes: Attributes = { "gen_ai.operation.name": "invoke_agent" };
+  if (agentName !== undefined) attributes["gen_ai.agent.name"] = agentName;
+  addModelAttributes(attributes, state.settings);
+  const parent = state.settings.parentContext ?? api.context.active();
+  const name = agentName === undefined ? "invoke_agent" : `invoke_agent ${agentName}`;
+  const span = tracer.startSpan(name, { kind: SPAN_KIND_INTERNAL, attributes }, parent);
+  state.run = { span, context: api.trace.setSpan(parent, span) };
+}
+
+/** `gen_ai.request.model`, `gen_ai.provider.name` and `gen_ai.conversation.id`, each when known: run and model-call spans carry them. */
+function addModelAttributes(attributes: Attributes, settings: RunSettings): void {
+  if (settings.model !== undefined) attributes["gen_ai.request.model"] = settings.model;
+  if (settings.provider !== undefined) attributes["gen_ai.provider.name"] = settings.provider;
+  if (settings.conversationId !== undefined) attributes["gen_ai.conversation.id"] = settings.conversationId;
+}
+
+function startChat(state: RunState, startTime?: number): void {
+  if (state.run === undefined) return;
+  const { model } = state.settings;
+  const attributes: Attributes = { "gen_ai.operation.name": "chat" };
+  addModelAttributes(attributes, state.settings);
+  const name = model === undefined ? "chat" : `chat ${model}`;
+  const spanOptions = startTime === undefined ? { kind: SPAN_KIND_CLIENT, attributes } : { kind: SPAN_KIND_CLIENT, attributes, startTime };
+  state.chat = { span: state.tracing.tracer.startSpan(name, spanOptions, state.run.context), messages: [] };
+}
+
+/** Ends the model call in progress, if any; its usage then counts in the run's. */
+function endChat(state: RunState, error?: { type: string; message: string }): void {
+  const { chat, run } = state;
+  if (chat === undefined) return;
+  if (error !== undefined) fail(chat.span, error.type, error.message);
+  if (state.tracing.recordContent && chat.messages.length > 0) chat.span.setAttribute("gen_ai.output.messages", outputMessages(chat.messages));
+  if (chat.usage !== undefined && run !== undefined) run.usage = addUsage(run.usage, chat.usage);
+  chat.span.end();
+  state.chat = undefined;
+}
+
+/** The failed attempt is its own model call; the repeat gets a new span once it begins. */
+function endFailedAttempt(state: RunState, event: EventOf<"retry">): void {
+  endChat(state, { type: event.errorType ?? "_OTHER", message: event.error });
+  state.retryAt = Date.now() + event.delayMs;
+}
+
+/** Compaction while a call is open and unanswered: the call overflowed the context and is repeated. */
+function endOverflowedCall(state: RunState): void {
+  if (state.chat === undefined || state.chat.messages.length > 0) return;
+  endChat(state, { type: "ContextOverflowError", message: "the prompt exceeded the model's context window" });
+  startChat(state);
+}
+
+function recordModelMessage(state: RunState, event: EventOf<"message">): void {
+  const { chat } = state;
+  if (chat === undefined || !isModelMessage(event.message)) return;
+  chat.messages.push(event.message);
+  const { usage, stopReason } = event.message;
+  recordTurnEnd(state, usage, stopReason);
+  // The loop records usage and stop reason on the turn's last message.
+  if (usage !== undefined || stopReason !== undefined) endChat(state);
+}
+
+function recordTurnEnd(state: RunState, usage: Usage | undefined, stopReason: string | undefined): void {
+  const { chat } = state;
+  if (chat === undefined) return;
+  if (usage !== undefined) {
+    setUsage(chat.span, usage);
+    chat.usage = usage;
+  }
+  if (stopReason !== undefined) chat.span.setAttribute("gen_ai.response.finish_reasons", [stopReason]);
+}
+
+function startTool(state: RunState, event: EventOf<"tool-execution-start">): void {
+  if (state.run === undefined) return;
+  const attributes: Attributes = {
+    "gen_ai.operation.name": "execute_tool",
+    "gen_ai.tool.name": event.name,
+    "gen_ai.tool.call.id": event.id,
+    "gen_ai.tool.type": "function",
+  };
+  if (state.tracing.recordContent) attributes["gen_ai.tool.call.arguments"] = JSON.stringify(event.input);
+  removeTool(state, event.id)?.span.end();
+  state.tools.set(event.id, { span: state.tracing.tracer.startSpan(`execute_tool ${event.name}`, { kind: SPAN_KIND_INTERNAL, attributes }, state.run.context) });
+}
+
+/** A subagent's events arrive as its call's progress: its run gets a state of its own under the call's span. */
+function forwardToSubagent(state: RunState, event: EventOf<"tool-execution-update">): void {
+  const tool = state.tools.get(event.id);
+  const inner = asAgentEvent(event.progress);
+  if (tool === undefined || state.run === undefined || inner === undefined) return;
+  if (inner.type === "run-start" && tool.subagent === undefined) {
+    const { api, options } = state.tracing;
+    const agent = inner.agentName === undefined ? undefined : options.agents?.[inner.agentName];
+    const provider = agent?.provider ?? state.settings.provider;
+    tool.subagent = runState(state.tracing, {
+      ...(agent?.model === undefined ? {} : { model: agent.model }),
+      ...(provider === undefined ? {} : { provider }),
+      parentContext: api.trace.setSpan(state.run.context, tool.span),
+    });
+  }
+  if (tool.subagent !== undefined) onRunEvent(tool.subagent, inner);
+}
+
+/** A handler that paused for approval (a subagent's run paused): its call ends here, unanswered. */
+function endPausedTool(state: RunState, event: EventOf<"tool-approval-request">): void {
+  const tool = removeTool(state, event.id);
+  if (tool === undefined) return;
+  tool.span.setAttribute("simple_agent_loop.tool.approval", "pending");
+  tool.span.end();
+}
+
+function endTool(state: RunState, event: EventOf<"tool-execution-end">): void {
+  const tool = removeTool(state, event.id);
+  if (tool === undefined) return;
+  const { recordContent } = state.tracing;
+  const { output, isError } = event.result;
+  const text = typeof output === "string" ? output : JSON.stringify(output);
+  if (recordContent) tool.span.setAttribute("gen_ai.tool.call.result", text);
+  // A tool's error text is content (it can echo a file, a command's output, the input).
+  if (isError === true) fail(tool.span, "tool_error", recordContent ? text : "the tool returned an error result (content not recorded)");
+  tool.span.end();
+}
+
+/** Forgets the call's span (the caller ends it) and ends the spans of the subagent run it started. */
+function removeTool(state: RunState, id: string): ToolSpan | undefined {
+  const tool = state.tools.get(id);
+  if (tool === undefined) return undefined;
+  state.tools.delete(id);
+  // A subagent abandoned mid-run (its call aborted or timed out) sends no more events.
+  if (tool.subagent !== undefined) endAll(tool.subagent);
+  return tool;
+}
+
+function endRun(state: RunState, event: EventOf<"run-end">): void {
+  if (state.chat !== undefined && event.outcome === "error") endChat(state, { type: event.errorType ?? "_OTHER", message: event.error ?? "model call failed" });
+  const { run } = state;
+  if (run !== undefined) {
+    // End the model call first, so that its usage counts in the run's.
+    endChat(state);
+    const span = run.span;
+    span.setAttribute("simple_agent_loop.run.outcome", event.outcome);
+    if (event.pending !== undefined) span.setAttribute("simple_agent_loop.run.pending_tool_call_ids", event.pending.map((call) => call.id));
+    if (run.usage !== undefined) setUsage(span, run.usage);
+    if (event.outcome === "error") fail(span, event.errorType ?? "_OTHER", event.error ?? "error");
+    if (event.outcome === "max-iterations") fail(span, "MaxIterationsError", event.error ?? "max-iterations");
+  }
+  endAll(state);
+}
+
+/** Ends every open span (a new run, the end of this one, or the call that ran it ending first). */
+function endAll(state: RunState): void {
+  state.retryAt = undefined;
+  endChat(state);
+  for (const id of [...state.tools.keys()]) removeTool(state, id)?.span.end();
+  state.run?.span.end();
+  state.run = undefined;
 }
 
 // A subagent's events travel as its call's progress values; any other progress is not an event.

@@ -1,4 +1,5 @@
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcessByStdio } from "node:child_process";
+import type { Readable } from "node:stream";
 import { tool, type Tool } from "../../tools/tool.ts";
 import { commandEnvironment } from "./command-environment.ts";
 import { commandMarkerName, commandProcesses } from "./command-processes.ts";
@@ -70,11 +71,19 @@ export function bashTool(workspace: Workspace, limits: BashLimits = {}): Tool {
 
 export type CommandRun = { output: string; exitCode: number | null; signal: string | null; timedOut: boolean; aborted: boolean };
 
+/** Where and how long a command runs, and how much of its output is kept (see `BashLimits`). */
+type CommandOptions = {
+  cwd: string;
+  timeoutMs: number;
+  signal?: AbortSignal;
+  headBytes?: number;
+  tailBytes?: number;
+  killGraceMs?: number;
+  passCredentials?: boolean | readonly string[];
+};
+
 /** Runs one command as described on `bashTool`; resolves once it and its output are done, or it was killed, and everything it started is gone. */
-export async function runCommand(
-  command: string,
-  options: { cwd: string; timeoutMs: number; signal?: AbortSignal; headBytes?: number; tailBytes?: number; killGraceMs?: number; passCredentials?: boolean | readonly string[] },
-): Promise<CommandRun> {
+export async function runCommand(command: string, options: CommandOptions): Promise<CommandRun> {
   options.signal?.throwIfAborted();
   const processes = commandProcesses();
   const child = spawn("bash", ["-c", command], {
@@ -87,7 +96,7 @@ export async function runCommand(
   const output = outputBuffer(options.headBytes ?? 10_000, options.tailBytes ?? 20_000);
   child.stdout.on("data", output.push);
   child.stderr.on("data", output.push);
-  const state = { timedOut: false, aborted: false, exitCode: null as number | null, signal: null as string | null };
+  const state: RunState = { timedOut: false, aborted: false, exitCode: null, signal: null };
   const timers: NodeJS.Timeout[] = [];
   if (child.pid !== undefined) processes.started(child.pid);
   const stop = (): void => {
@@ -106,31 +115,42 @@ export async function runCommand(
   };
   options.signal?.addEventListener("abort", onAbort, { once: true });
   try {
-    await new Promise<void>((resolve, reject) => {
-      child.on("error", reject);
-      child.on("exit", (code, signal) => {
-        state.exitCode = code;
-        state.signal = signal;
-        // Its output ends when every process holding the pipes is done: give stragglers a moment.
-        timers.push(
-          setTimeout(() => {
-            child.stdout.destroy();
-            child.stderr.destroy();
-            resolve();
-          }, 1000),
-        );
-      });
-      child.on("close", () => resolve());
-    });
+    await exited(child, state, timers);
   } finally {
     for (const timer of timers) clearTimeout(timer);
     options.signal?.removeEventListener("abort", onAbort);
     // Whatever it left running, in its group or not, goes with it.
     await processes.end(options.killGraceMs ?? 2000);
   }
-  // Commands that think they talk to a terminal colour their output (CSI) or set titles and
-  // links (OSC, ended by BEL or ESC \); the model needs the text.
+  return { output: plainText(output.text()), exitCode: state.exitCode, signal: state.timedOut || state.aborted ? null : state.signal, timedOut: state.timedOut, aborted: state.aborted };
+}
+
+/** How the command ended, as far as known: its exit, and whether a timeout or an abort stopped it. */
+type RunState = { timedOut: boolean; aborted: boolean; exitCode: number | null; signal: string | null };
+
+/** Resolves when the command's output is closed, or a moment after it exited (then the pipes are destroyed); the timer joins `timers`. */
+function exited(child: ChildProcessByStdio<null, Readable, Readable>, state: RunState, timers: NodeJS.Timeout[]): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    child.on("error", reject);
+    child.on("exit", (code, signal) => {
+      state.exitCode = code;
+      state.signal = signal;
+      // Its output ends when every process holding the pipes is done: give stragglers a moment.
+      timers.push(
+        setTimeout(() => {
+          child.stdout.destroy();
+          child.stderr.destroy();
+          resolve();
+        }, 1000),
+      );
+    });
+    child.on("close", () => resolve());
+  });
+}
+
+// Commands that think they talk to a terminal colour their output (CSI) or set titles and
+// links (OSC, ended by BEL or ESC \); the model needs the text.
+function plainText(output: string): string {
   // eslint-disable-next-line no-control-regex -- ANSI escape sequences begin with ESC.
-  const text = output.text().replace(/\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)/g, "");
-  return { output: text, exitCode: state.exitCode, signal: state.timedOut || state.aborted ? null : state.signal, timedOut: state.timedOut, aborted: state.aborted };
+  return output.replace(/\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)/g, "");
 }

@@ -1,7 +1,7 @@
 import { stat } from "node:fs/promises";
 import { tool, type Tool } from "../../tools/tool.ts";
 import { globMatcher } from "./glob.ts";
-import { lineMatcher } from "./line-matcher.ts";
+import { lineMatcher, type LineMatcher } from "./line-matcher.ts";
 import { isBinary } from "./read.ts";
 import { walk } from "./walk.ts";
 import { openInWorkspace, readAt, WorkspaceFileError } from "./workspace-file.ts";
@@ -49,55 +49,74 @@ export function grepTool(workspace: Workspace, limits: GrepLimits = {}): Tool {
       required: ["pattern"],
       additionalProperties: false,
     },
-    handler: async (input, { signal }) => {
-      const options = input as { pattern: string; path?: string; glob?: string; ignoreCase?: boolean; maxResults?: number };
-      let regex: RegExp;
-      try {
-        regex = new RegExp(options.pattern, options.ignoreCase === true ? "i" : "");
-      } catch (error) {
-        throw new Error(`invalid regular expression: ${(error as Error).message}`, { cause: error });
-      }
-      const cap = Math.min(options.maxResults ?? Math.min(100, maxResults), maxResults);
-      const glob = options.glob === undefined ? undefined : globMatcher(options.glob);
-      // A glob without a directory part names files wherever they are.
-      const globOnName = options.glob !== undefined && !options.glob.includes("/");
-      const target = await resolveInWorkspace(workspace.root, options.path ?? ".");
-      if (!target.exists) throw new Error(`${target.display} does not exist`);
-      const files = (await stat(target.absolute)).isDirectory()
-        ? filesUnder(workspace.root, target.absolute, signal)
-        : single(target.absolute, target.display);
-      const matches: string[] = [];
-      const skipped = new Map<SkipReason, string[]>();
-      let more = false;
-      const matcher = lineMatcher(regex, { timeoutMs, signal });
-      try {
-        for await (const file of files) {
-          if (glob !== undefined && !glob(globOnName ? file.relativePath.slice(file.relativePath.lastIndexOf("/") + 1) : file.relativePath)) continue;
-          const text = await textOf(workspace.root, file, maxFileBytes);
-          if (typeof text !== "string") {
-            if (text !== undefined) skipped.set(text.skip, [...(skipped.get(text.skip) ?? []), file.relativePath]);
-            continue;
-          }
-          // One more than still fits says whether there are more.
-          const found = await matcher.match(text, cap - matches.length + 1);
-          for (const { line, text: matched } of found) {
-            if (matches.length >= cap) {
-              more = true;
-              break;
-            }
-            matches.push(`${file.relativePath}:${line}: ${matched}`);
-          }
-          if (more) break;
-        }
-      } finally {
-        await matcher.close();
-      }
-      const notes = [...skipped].map(([reason, paths]) => skipNote(reason, paths, maxFileBytes));
-      if (matches.length === 0) return ["No matches.", ...notes].join("\n");
-      if (more) matches.push(`[stopped at ${cap} matches; there are more: narrow the pattern, path or glob]`);
-      return [...matches, ...notes].join("\n");
-    },
+    handler: (input, { signal }) => grep(workspace, input as GrepInput, { maxResults, maxFileBytes, timeoutMs }, signal),
   });
+}
+
+type GrepInput = { pattern: string; path?: string; glob?: string; ignoreCase?: boolean; maxResults?: number };
+
+async function grep(workspace: Workspace, input: GrepInput, limits: Required<GrepLimits>, signal: AbortSignal): Promise<string> {
+  const { maxResults, maxFileBytes, timeoutMs } = limits;
+  let regex: RegExp;
+  try {
+    regex = new RegExp(input.pattern, input.ignoreCase === true ? "i" : "");
+  } catch (error) {
+    throw new Error(`invalid regular expression: ${(error as Error).message}`, { cause: error });
+  }
+  const cap = Math.min(input.maxResults ?? Math.min(100, maxResults), maxResults);
+  const include = globFilter(input.glob);
+  const target = await resolveInWorkspace(workspace.root, input.path ?? ".");
+  if (!target.exists) throw new Error(`${target.display} does not exist`);
+  const files = (await stat(target.absolute)).isDirectory() ? filesUnder(workspace.root, target.absolute, signal) : single(target.absolute, target.display);
+  const matcher = lineMatcher(regex, { timeoutMs, signal });
+  let found: Found;
+  try {
+    found = await search(workspace.root, files, matcher, { cap, maxFileBytes, include });
+  } finally {
+    await matcher.close();
+  }
+  const { matches, skipped, more } = found;
+  const notes = [...skipped].map(([reason, paths]) => skipNote(reason, paths, maxFileBytes));
+  if (matches.length === 0) return ["No matches.", ...notes].join("\n");
+  if (more) matches.push(`[stopped at ${cap} matches; there are more: narrow the pattern, path or glob]`);
+  return [...matches, ...notes].join("\n");
+}
+
+/** What a search found: up to `cap` lines as `path:line: text`, the files skipped by why, and whether there were more matches. */
+type Found = { matches: string[]; skipped: Map<SkipReason, string[]>; more: boolean };
+
+/** `cap`: the most matches; `include`: which files to search (default all). */
+type SearchLimits = { cap: number; maxFileBytes: number; include: ((file: Candidate) => boolean) | undefined };
+
+async function search(root: string, files: AsyncIterable<Candidate>, matcher: LineMatcher, limits: SearchLimits): Promise<Found> {
+  const { cap } = limits;
+  const found: Found = { matches: [], skipped: new Map(), more: false };
+  for await (const file of files) {
+    if (limits.include !== undefined && !limits.include(file)) continue;
+    const text = await textOf(root, file, limits.maxFileBytes);
+    if (typeof text !== "string") {
+      if (text !== undefined) found.skipped.set(text.skip, [...(found.skipped.get(text.skip) ?? []), file.relativePath]);
+      continue;
+    }
+    // One more than still fits says whether there are more.
+    for (const { line, text: matched } of await matcher.match(text, cap - found.matches.length + 1)) {
+      if (found.matches.length >= cap) {
+        found.more = true;
+        return found;
+      }
+      found.matches.push(`${file.relativePath}:${line}: ${matched}`);
+    }
+  }
+  return found;
+}
+
+/** Whether a file's path is one the call asked for; `undefined`: every file. */
+function globFilter(pattern: string | undefined): ((file: Candidate) => boolean) | undefined {
+  if (pattern === undefined) return undefined;
+  const glob = globMatcher(pattern);
+  // A glob without a directory part names files wherever they are.
+  const onName = !pattern.includes("/");
+  return (file) => glob(onName ? file.relativePath.slice(file.relativePath.lastIndexOf("/") + 1) : file.relativePath);
 }
 
 type SkipReason = "large" | "not-regular" | "hard-links";

@@ -72,10 +72,18 @@ export function isBinary(bytes: Uint8Array): boolean {
 
 type Window = { offset: number; limit: number; maxLineLength: number; maxOutput: number; display: string; signal: AbortSignal };
 
+/** The lines of `window` in a file of `size` bytes, numbered, with a note saying where to read on when more follow. */
+async function numberedLines(handle: FileHandle, size: number, window: Window): Promise<string> {
+  const { kept, total } = await scanLines(handle, size, window);
+  if (total === 0) return `(${window.display} is empty)`;
+  if (window.offset > total) throw new Error(`offset ${window.offset} is past the end of ${window.display} (${total} lines)`);
+  return numbered(kept, total, window);
+}
+
 // The file is scanned in chunks up to the size that was checked: only the lines of the window are
 // decoded and kept (each cut to `maxLineLength`, and no more of them than `maxOutput` can show);
 // the others are only counted.
-async function numberedLines(handle: FileHandle, size: number, window: Window): Promise<string> {
+async function scanLines(handle: FileHandle, size: number, window: Window): Promise<{ kept: string[]; total: number }> {
   const { offset, limit, maxLineLength, maxOutput } = window;
   // Enough bytes for `maxLineLength` characters however they are encoded, and one more.
   const keepBytes = 4 * (maxLineLength + 1);
@@ -123,9 +131,12 @@ async function numberedLines(handle: FileHandle, size: number, window: Window): 
   }
   // A final newline ends the last line; it does not start another one.
   if (pending) finish(false);
-  const total = line - 1;
-  if (total === 0) return `(${window.display} is empty)`;
-  if (offset > total) throw new Error(`offset ${offset} is past the end of ${window.display} (${total} lines)`);
+  return { kept, total: line - 1 };
+}
+
+// Numbered from `offset` while the output stays within `maxOutput` (the first line always shows).
+function numbered(kept: readonly string[], total: number, window: Window): string {
+  const { offset, limit, maxOutput } = window;
   const width = String(Math.min(total, offset + limit - 1)).length;
   const shown: string[] = [];
   let shownSize = 0;
@@ -133,10 +144,10 @@ async function numberedLines(handle: FileHandle, size: number, window: Window): 
   for (; next < offset + limit && next <= total; next++) {
     const text = kept[next - offset];
     if (text === undefined) break;
-    const numbered = `${String(next).padStart(Math.max(width, 6))}\t${text}`;
-    if (shown.length > 0 && shownSize + numbered.length > maxOutput) break;
-    shown.push(numbered);
-    shownSize += numbered.length + 1;
+    const line = `${String(next).padStart(Math.max(width, 6))}\t${text}`;
+    if (shown.length > 0 && shownSize + line.length > maxOutput) break;
+    shown.push(line);
+    shownSize += line.length + 1;
   }
   if (next <= total) shown.push(`\n[lines ${offset}-${next - 1} of ${total}; read on with offset=${next}]`);
   return shown.join("\n");
