@@ -1,4 +1,4 @@
-// Seed 002's text compressor: a coordinator with two subagents, `shorten` (rewrites a text to half
+// A text compressor: a coordinator with two subagents, `shorten` (rewrites a text to half
 // its length) and `judge` (is the shortened text too lossy?). Each subagent is a one-shot agent
 // loop (maxIterations 1) with no tools. The coordinator loops: shorten, judge, and stops when the
 // judge says too_lossy or the last round gained little; otherwise it shortens again.

@@ -1,4 +1,4 @@
-// Seed 002's transform-rule derivation: given a source and a target text, a coordinator derives
+// Transform-rule derivation: given a source and a target text, a coordinator derives
 // general RULES plus SPECIFIC INFO that together turn the source into the target. Four one-shot
 // subagents without tools: an editor applies rules + info to the source, and three judges score
 // the result (similarity to the target, generality of the rules, flatness of the specific info).

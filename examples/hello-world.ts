@@ -1,4 +1,4 @@
-// Seed 002's "Hello World": no tools, one turn; the model just responds.
+// "Hello World": no tools, one turn; the model just responds.
 //   node_modules/.bin/node --conditions=simple-agent-loop-source examples/hello-world.ts
 import { agentLoop, initSession, response, type InvokeModel, type Session } from "simple-agent-loop";
 import { isMain, requireModel } from "./run-example.ts";

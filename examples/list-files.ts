@@ -1,4 +1,4 @@
-// The smallest agent with a tool (seed 001's checkpoint): it lists the files of the workspace
+// The smallest agent with a tool, from which the CLI grew: it lists the files of the workspace
 // with a `list_files` tool and answers. With ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENAI_BASE_URL
 // set it uses that model; otherwise a scripted one, which calls the tool and then reads the tool
 // result from the session to write its answer.

@@ -1,4 +1,4 @@
-// A durable agent worker for a local Restate server (see README, "Durable runs on Restate"):
+// A durable agent worker for a local Restate server (see docs/restate.md):
 //   npx restate-server                                                                     # terminal 1
 //   node_modules/.bin/node --conditions=simple-agent-loop-source examples/restate-worker.ts  # terminal 2
 // It serves the agent on :9080 and registers itself with the server's admin API (:9070), then:

@@ -1,4 +1,4 @@
-// Shared by the seed's examples (hello-world, weather, compressor, derive-transform): whether a
+// Shared by the examples that need a live model (hello-world, weather, compressor, derive-transform): whether a
 // module was executed directly (not imported by a test), and the live model it needs.
 import { realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";

@@ -1,4 +1,4 @@
-// Seed 002's tool-using agent: a get_weather tool backed by wttr.in. Asked about two cities, the
+// A tool-using agent: a get_weather tool backed by wttr.in. Asked about two cities, the
 // model calls the tool twice in one response and the loop runs both calls in parallel.
 //   node_modules/.bin/node --conditions=simple-agent-loop-source examples/weather.ts ["What's the weather in Oslo?"]
 import { agentLoop, initSession, response, tool, type InvokeModel, type Session } from "simple-agent-loop";
