@@ -1,10 +1,10 @@
 import { plainJsonSchema } from "./json-schema.ts";
-import { formatPath, type ValidationResult } from "./validate-input.ts";
+import type { ValidationResult } from "./validate-input.ts";
 
 export { formatPath, type ValidationResult } from "./validate-input.ts";
 import { checkNumber } from "../numeric-options.ts";
 import type { JsonObject, JsonValue, Session } from "../session.ts";
-import { isStandardSchema, type StandardSchemaV1 } from "./standard-schema.ts";
+import { isStandardSchema, standardJsonSchema, validateStandard, type StandardSchemaV1 } from "./standard-schema.ts";
 
 /**
  * A tool as the model sees it: a name, a description and a JSON Schema for its
@@ -113,7 +113,13 @@ export function tool<Schema extends StandardSchemaV1 | JsonObject>(options: Tool
   if (plain !== undefined) {
     definition.input_schema = options.jsonSchema ?? plain;
   } else if (isStandardSchema(inputSchema)) {
-    definition.input_schema = options.jsonSchema ?? describeStandardSchema(inputSchema, name);
+    const described = options.jsonSchema ?? standardJsonSchema(inputSchema);
+    if (described === undefined) {
+      throw new TypeError(
+        `tool "${name}": this ${inputSchema["~standard"].vendor} schema cannot produce a JSON Schema for the model; pass one as \`jsonSchema\` (for valibot, toJsonSchema from @valibot/to-json-schema)`,
+      );
+    }
+    definition.input_schema = described;
     definition.validate = (input) => validateStandard(inputSchema, input);
   } else {
     definition.input_schema = options.jsonSchema ?? (inputSchema);
@@ -138,33 +144,3 @@ export function toolSchemas(tools: readonly ToolDefinition[]): ToolSchema[] {
 
 // Fields the loop reads from a tool definition; the model never sees them.
 const loopOnlyKeys = ["handler", "validate", "timeout", "eager", "requireApproval"];
-
-function describeStandardSchema(schema: StandardSchemaV1, toolName: string): JsonObject {
-  const describe = schema["~standard"].jsonSchema;
-  if (describe !== undefined) {
-    const { $schema: _dialect, ...jsonSchema } = describe.input({ target: "draft-2020-12" });
-    return jsonSchema as JsonObject;
-  }
-  // arktype can describe itself, though not through the Standard JSON Schema interface yet.
-  const toJsonSchema = (schema as { toJsonSchema?: () => Record<string, unknown> }).toJsonSchema;
-  if (typeof toJsonSchema === "function") {
-    const { $schema: _dialect, ...jsonSchema } = toJsonSchema.call(schema);
-    return jsonSchema as JsonObject;
-  }
-  throw new TypeError(
-    `tool "${toolName}": this ${schema["~standard"].vendor} schema cannot produce a JSON Schema for the model; pass one as \`jsonSchema\` (for valibot, toJsonSchema from @valibot/to-json-schema)`,
-  );
-}
-
-async function validateStandard(schema: StandardSchemaV1, input: unknown): Promise<ValidationResult> {
-  const result = await schema["~standard"].validate(input);
-  if (result.issues === undefined) return { ok: true, value: result.value };
-  const problems = result.issues.map((issue) => {
-    const path = (issue.path ?? []).map((segment) =>
-      String(typeof segment === "object" && segment !== null && "key" in segment ? segment.key : segment),
-    );
-    return path.length > 0 ? `${formatPath(path)}: ${issue.message}` : issue.message;
-  });
-  return { ok: false, message: problems.join("; ") };
-}
-
