@@ -2,8 +2,7 @@ import { AgentError, boundText, errorType, maxErrorLength } from "../errors.ts";
 import type { JsonObject, JsonValue, ModelMessage, Session } from "../session.ts";
 import { plainJsonSchema } from "../tools/json-schema.ts";
 import { isStandardSchema, standardJsonSchema, validateStandard, type StandardSchemaV1 } from "../tools/standard-schema.ts";
-import type { ValidationResult } from "../tools/tool.ts";
-import { validateToolInput } from "../tools/validate-input.ts";
+import { validateToolInput, type ValidationResult } from "../tools/validate-input.ts";
 
 /** A schema for the final answer: a JSON Schema object, or a Standard Schema (zod 4, valibot, arktype…). */
 export type OutputSchema = JsonObject | StandardSchemaV1;

@@ -1,10 +1,10 @@
+import { checkNumber } from "../numeric-options.ts";
+import type { JsonObject, JsonValue, Session } from "../session.ts";
 import { plainJsonSchema } from "./json-schema.ts";
+import { isStandardSchema, standardJsonSchema, validateStandard, type StandardSchemaV1 } from "./standard-schema.ts";
 import type { ValidationResult } from "./validate-input.ts";
 
 export { formatPath, type ValidationResult } from "./validate-input.ts";
-import { checkNumber } from "../numeric-options.ts";
-import type { JsonObject, JsonValue, Session } from "../session.ts";
-import { isStandardSchema, standardJsonSchema, validateStandard, type StandardSchemaV1 } from "./standard-schema.ts";
 
 /**
  * A tool as the model sees it: a name, a description and a JSON Schema for its
