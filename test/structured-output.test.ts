@@ -92,4 +92,24 @@ describe("structured output", () => {
     expect(error).toMatchObject({ text: '{"city":1}' });
     expect(scripted.calls[1]!.messages.filter((message) => "role" in message && message.role === "system")).toHaveLength(1);
   });
+
+  it("describes and checks a Standard Schema as tool() does: one that only has toJsonSchema (arktype) is shown as such, and problems name the field", async () => {
+    const validate = (value: unknown) => {
+      const celsius = (value as { celsius?: unknown }).celsius;
+      return typeof celsius === "number" ? { value: { celsius } } : { issues: [{ message: "must be a number", path: [{ key: "celsius" }] }] };
+    };
+    const Celsius = Object.assign(
+      { "~standard": { version: 1 as const, vendor: "arktype-like", validate } },
+      { toJsonSchema: () => ({ $schema: "https://json-schema.org/draft/2020-12/schema", type: "object", properties: { celsius: { type: "number" } } }) },
+    );
+    const model = scriptedModel([[{ role: "assistant", content: '{"celsius":"21"}' }], [{ role: "assistant", content: '{"celsius":21}' }]]);
+    const session = await agentLoop(model, [], initSession("s", "u"), { output: Celsius });
+    // The dialect is dropped, as for a tool's input schema.
+    expect(model.calls[0]!.messages[0]).toMatchObject({ role: "system", content: expect.stringContaining('{"type":"object","properties":{"celsius":{"type":"number"}}}') });
+    const corrections = session.messages.filter((message) => "role" in message && message.role === "user").slice(1);
+    expect(corrections).toStrictEqual([expect.objectContaining({ content: expect.stringContaining("celsius: must be a number") })]);
+    expect(structuredOutput(session)).toStrictEqual({ celsius: 21 });
+    const noDescription = { "~standard": { version: 1 as const, vendor: "hand-made", validate } };
+    await expect(agentLoop(model, [], initSession("s", "u"), { output: noDescription })).rejects.toThrow("output: this schema cannot produce a JSON Schema; pass a JSON Schema instead");
+  });
 });

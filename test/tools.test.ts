@@ -2,6 +2,7 @@ import { describe, expect, expectTypeOf, it } from "vitest";
 import { z } from "zod";
 import {
   agentLoop,
+  ApprovalPause,
   executeToolCalls,
   initSession,
   tool,
@@ -193,4 +194,30 @@ describe("executeToolCalls", () => {
     expect(result).toStrictEqual({ type: "tool_result", id: "s", output: 'Error: tool "slow" timed out after 30 ms', isError: true });
     expect(aborted).toBe(true);
   });
+
+  it("writes each error result with its exact text, call by call", async () => {
+    const gated = tool({ name: "gated", description: "d", inputSchema: {}, requireApproval: true, handler: () => "ran" });
+    const pausing = tool({ name: "pausing", description: "d", inputSchema: {}, handler: () => {
+      throw new ApprovalPause({ messages: [] });
+    } });
+    const denied: ToolCallMessage = { ...call("d", "gated", {}), approval: { status: "denied" } };
+    const results = await executeToolCalls([call("g", "gated", {}), call("p", "pausing", {}), denied, call("u", "nope", {})], {}, { tools: [gated, pausing] });
+    expect(results).toStrictEqual([
+      { type: "tool_result", id: "g", output: 'Error: tool "gated" needs approval; run it through agentLoop to pause for it.', isError: true },
+      { type: "tool_result", id: "p", output: "Error: the tool paused for approval, but nothing in its session waits for a decision", isError: true },
+      { type: "tool_result", id: "d", output: "Rejected: the call was not approved", isError: true },
+      { type: "tool_result", id: "u", output: 'Error: unknown tool "nope". Available tools: gated, pausing.', isError: true },
+    ]);
+    const aborted = await executeToolCalls([call("a", "add", { a: 1, b: 2 })], { add: () => 3 }, { signal: AbortSignal.abort() });
+    expect(aborted).toStrictEqual([{ type: "tool_result", id: "a", output: "Error: aborted before the tool finished", isError: true }]);
+    const model = scriptedModel([[{ type: "tool_call", id: "cut", name: "add", input: {}, stopReason: "max_tokens" }]]);
+    const session = await agentLoop(model, [], initSession("s", "u"), { toolHandlers: { add: () => 0 } });
+    expect(withoutTs(session).at(-1)).toStrictEqual({
+      type: "tool_result",
+      id: "cut",
+      output: 'Error: not executed: the response stopped with "max_tokens" instead of asking for tool use, so this call may be incomplete.',
+      isError: true,
+    });
+  });
 });
+

@@ -11,7 +11,8 @@ import { formatLogLine, resolveLogger } from "../logger.ts";
 import { createMetricsCollector } from "./metrics.ts";
 import { holdToContract, outputContract, outputCorrection, outputInstruction, StructuredOutputError } from "./structured-output.ts";
 import { extendSession, extendSessionBatch, isToolCall, notifySessionChange, type Message, type ModelMessage, type Session, type UserMessage } from "../session.ts";
-import { abortedResult, describeAction, lastTurn, notExecuted, pick, turnEnd } from "./turn.ts";
+import { describeAction, lastTurn, pick, turnEnd } from "./turn.ts";
+import { abortedResult, notExecuted } from "../tools/tool-errors.ts";
 import { toolSchemas, type ToolDefinition, type ToolSchema } from "../tools/tool.ts";
 import { checkLoopOptions, defaultMaxIterations, type AgentLoopOptions } from "./loop-options.ts";
 

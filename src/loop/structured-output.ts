@@ -1,9 +1,8 @@
 import { AgentError, boundText, errorType, maxErrorLength } from "../errors.ts";
 import type { JsonObject, JsonValue, ModelMessage, Session } from "../session.ts";
 import { plainJsonSchema } from "../tools/json-schema.ts";
-import { isStandardSchema, type StandardSchemaV1 } from "../tools/standard-schema.ts";
-import type { ValidationResult } from "../tools/tool.ts";
-import { validateToolInput } from "../tools/validate-input.ts";
+import { isStandardSchema, standardJsonSchema, validateStandard, type StandardSchemaV1 } from "../tools/standard-schema.ts";
+import { validateToolInput, type ValidationResult } from "../tools/validate-input.ts";
 
 /** A schema for the final answer: a JSON Schema object, or a Standard Schema (zod 4, valibot, arktype…). */
 export type OutputSchema = JsonObject | StandardSchemaV1;
@@ -39,19 +38,15 @@ export function outputContract(schema: OutputSchema): OutputContract {
   const plain = plainJsonSchema(schema);
   if (plain !== undefined) {
     jsonSchema = plain;
-    validate = (value) => validateToolInput({ name: "output", description: "", input_schema: plain }, value);
+    validate = (value) => validateToolInput({ input_schema: plain }, value);
   } else if (isStandardSchema(schema)) {
-    const describe = schema["~standard"].jsonSchema;
-    if (describe === undefined) throw new TypeError("output: this schema cannot produce a JSON Schema; pass a JSON Schema instead");
-    const { $schema: _dialect, ...described } = describe.input({ target: "draft-2020-12" });
-    jsonSchema = described as JsonObject;
-    validate = async (value) => {
-      const result = await schema["~standard"].validate(value);
-      return result.issues === undefined ? { ok: true, value: result.value } : { ok: false, message: result.issues.map((issue) => issue.message).join("; ") };
-    };
+    const described = standardJsonSchema(schema);
+    if (described === undefined) throw new TypeError("output: this schema cannot produce a JSON Schema; pass a JSON Schema instead");
+    jsonSchema = described;
+    validate = (value) => validateStandard(schema, value);
   } else {
     jsonSchema = schema;
-    validate = (value) => validateToolInput({ name: "output", description: "", input_schema: schema }, value);
+    validate = (value) => validateToolInput({ input_schema: schema }, value);
   }
   return {
     jsonSchema,

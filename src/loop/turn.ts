@@ -28,19 +28,6 @@ export function lastTurn(messages: readonly Message[]): Turn {
   return { toolCalls, last: last !== undefined && isModelMessage(last) ? last : undefined };
 }
 
-export function notExecuted(call: ToolCallMessage, stopReason: string): Message {
-  return {
-    type: "tool_result",
-    id: call.id,
-    output: `Error: not executed: the response stopped with "${stopReason}" instead of asking for tool use, so this call may be incomplete.`,
-    isError: true,
-  };
-}
-
-export function abortedResult(call: ToolCallMessage): Message {
-  return { type: "tool_result", id: call.id, output: "Error: aborted before the tool finished", isError: true };
-}
-
 export function turnEnd(iteration: number, last: ModelMessage | undefined): AgentEvent {
   const event: AgentEvent = { type: "turn-end", iteration };
   if (last?.stopReason !== undefined) event.stopReason = last.stopReason;

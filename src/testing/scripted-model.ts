@@ -19,7 +19,7 @@ export type TurnOptions = {
   messages?: ModelMessage[] | TurnFunction;
   /** Wait this long (ms, from 0 to `maxTimerDelay`) before answering; an abort ends the wait. */
   delay?: number;
-  /** Same as `delay`. */
+  /** @deprecated Alias of `delay`, the canonical name; giving both with different values is an error. */
   delayMs?: number;
   /** Throw this instead of answering (after the delay). */
   error?: unknown;

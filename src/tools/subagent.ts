@@ -1,4 +1,4 @@
-import { ApprovalPause } from "./execute-tool-calls.ts";
+import { ApprovalPause } from "./approval-pause.ts";
 import { pendingApprovals } from "./approval.ts";
 import type { InvokeModel } from "../model/invoke-model.ts";
 import { agentLoop } from "../loop/loop.ts";

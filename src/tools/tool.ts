@@ -1,10 +1,10 @@
-import { plainJsonSchema } from "./json-schema.ts";
-import { formatPath, type ValidationResult } from "./validate-input.ts";
-
-export { formatPath, type ValidationResult } from "./validate-input.ts";
 import { checkNumber } from "../numeric-options.ts";
 import type { JsonObject, JsonValue, Session } from "../session.ts";
-import { isStandardSchema, type StandardSchemaV1 } from "./standard-schema.ts";
+import { plainJsonSchema } from "./json-schema.ts";
+import { isStandardSchema, standardJsonSchema, validateStandard, type StandardSchemaV1 } from "./standard-schema.ts";
+import type { ValidationResult } from "./validate-input.ts";
+
+export { formatPath, type ValidationResult } from "./validate-input.ts";
 
 /**
  * A tool as the model sees it: a name, a description and a JSON Schema for its
@@ -61,7 +61,6 @@ export type Tool<Input = any> = ToolSchema & {
   eager?: boolean;
 };
 
-
 /** Anything accepted in a tool list: a bare schema (handler in `toolHandlers`) or a `Tool`. */
 export type ToolDefinition = ToolSchema | Tool;
 
@@ -71,7 +70,10 @@ type InputOf<Schema> = Schema extends StandardSchemaV1 ? StandardSchemaV1.InferO
 
 type ToolHandlerFor<Schema> = (input: InputOf<Schema>, context: ToolContext) => unknown;
 
-/** Options of `tool()`. The schema may be given as `inputSchema` or `input_schema`, the handler as `handler` or `execute`. */
+/**
+ * Options of `tool()`. The canonical names are `inputSchema` and `handler`; `input_schema` and
+ * `execute` are accepted as aliases (see `InputSchemaOption`, `HandlerOption`), never both of a pair.
+ */
 export type ToolOptions<Schema extends StandardSchemaV1 | JsonObject> = {
   name: string;
   description: string;
@@ -83,15 +85,37 @@ export type ToolOptions<Schema extends StandardSchemaV1 | JsonObject> = {
   eager?: boolean;
   /** Every call waits for a human's approval: the run pauses (see `resolveApproval`). */
   requireApproval?: boolean;
-} & (
+} & InputSchemaOption<Schema> &
+  HandlerOption<Schema>;
+
+/** A tool's input schema: `inputSchema`, or its alias `input_schema`. */
+export type InputSchemaOption<Schema> =
   | {
       /** A JSON Schema object, or a Standard Schema (zod 4, valibot, arktype…) whose output type the handler receives. */
       inputSchema: Schema;
       input_schema?: never;
     }
-  | { input_schema: Schema; inputSchema?: never }
-) &
-  ({ handler: ToolHandlerFor<Schema>; execute?: never } | { execute: ToolHandlerFor<Schema>; handler?: never });
+  | {
+      /**
+       * Alias of `inputSchema`, the canonical name: the snake_case name tool schemas themselves use
+       * (`ToolSchema.input_schema`), for code written against it.
+       */
+      input_schema: Schema;
+      inputSchema?: never;
+    };
+
+/** A tool's handler: `handler`, or its alias `execute`. */
+export type HandlerOption<Schema> =
+  | {
+      /** Runs each call with the validated input (see `ToolHandler`). */
+      handler: ToolHandlerFor<Schema>;
+      execute?: never;
+    }
+  | {
+      /** Alias of `handler`, the canonical name, for code written against tools with an `execute` method. */
+      execute: ToolHandlerFor<Schema>;
+      handler?: never;
+    };
 
 /**
  * Bundles a tool's schema and handler. With a Standard Schema the input is validated (and
@@ -100,6 +124,7 @@ export type ToolOptions<Schema extends StandardSchemaV1 | JsonObject> = {
  */
 export function tool<Schema extends StandardSchemaV1 | JsonObject>(options: ToolOptions<Schema>): Tool<InputOf<Schema>> {
   const { name, description } = options;
+  // The one place the aliases are read: from here on only the canonical names exist.
   const inputSchema = (options.inputSchema ?? options.input_schema) as Schema;
   const handler = (options.handler ?? options.execute) as ToolHandlerFor<Schema> | undefined;
   if (typeof handler !== "function") throw new TypeError(`tool "${name}": a handler function is required`);
@@ -113,7 +138,13 @@ export function tool<Schema extends StandardSchemaV1 | JsonObject>(options: Tool
   if (plain !== undefined) {
     definition.input_schema = options.jsonSchema ?? plain;
   } else if (isStandardSchema(inputSchema)) {
-    definition.input_schema = options.jsonSchema ?? describeStandardSchema(inputSchema, name);
+    const described = options.jsonSchema ?? standardJsonSchema(inputSchema);
+    if (described === undefined) {
+      throw new TypeError(
+        `tool "${name}": this ${inputSchema["~standard"].vendor} schema cannot produce a JSON Schema for the model; pass one as \`jsonSchema\` (for valibot, toJsonSchema from @valibot/to-json-schema)`,
+      );
+    }
+    definition.input_schema = described;
     definition.validate = (input) => validateStandard(inputSchema, input);
   } else {
     definition.input_schema = options.jsonSchema ?? (inputSchema);
@@ -138,33 +169,3 @@ export function toolSchemas(tools: readonly ToolDefinition[]): ToolSchema[] {
 
 // Fields the loop reads from a tool definition; the model never sees them.
 const loopOnlyKeys = ["handler", "validate", "timeout", "eager", "requireApproval"];
-
-function describeStandardSchema(schema: StandardSchemaV1, toolName: string): JsonObject {
-  const describe = schema["~standard"].jsonSchema;
-  if (describe !== undefined) {
-    const { $schema: _dialect, ...jsonSchema } = describe.input({ target: "draft-2020-12" });
-    return jsonSchema as JsonObject;
-  }
-  // arktype can describe itself, though not through the Standard JSON Schema interface yet.
-  const toJsonSchema = (schema as { toJsonSchema?: () => Record<string, unknown> }).toJsonSchema;
-  if (typeof toJsonSchema === "function") {
-    const { $schema: _dialect, ...jsonSchema } = toJsonSchema.call(schema);
-    return jsonSchema as JsonObject;
-  }
-  throw new TypeError(
-    `tool "${toolName}": this ${schema["~standard"].vendor} schema cannot produce a JSON Schema for the model; pass one as \`jsonSchema\` (for valibot, toJsonSchema from @valibot/to-json-schema)`,
-  );
-}
-
-async function validateStandard(schema: StandardSchemaV1, input: unknown): Promise<ValidationResult> {
-  const result = await schema["~standard"].validate(input);
-  if (result.issues === undefined) return { ok: true, value: result.value };
-  const problems = result.issues.map((issue) => {
-    const path = (issue.path ?? []).map((segment) =>
-      String(typeof segment === "object" && segment !== null && "key" in segment ? segment.key : segment),
-    );
-    return path.length > 0 ? `${formatPath(path)}: ${issue.message}` : issue.message;
-  });
-  return { ok: false, message: problems.join("; ") };
-}
-

@@ -1,0 +1,57 @@
+import type { AgentEvent } from "../loop/events.ts";
+import type { AgentHooks } from "../loop/hooks.ts";
+import type { Session } from "../session.ts";
+import type { ToolDefinition, ToolHandler, ToolHandlers } from "./tool.ts";
+
+/**
+ * What every phase of a tool call reads, built once per executor (`createExecutorSetup`) so a
+ * call pays for no lookups or defaults of its own.
+ */
+export type ExecutorSetup = {
+  /** The tool definitions by name. */
+  readonly definitions: ReadonlyMap<string, ToolDefinition>;
+  /** Handlers for bare schemas, read only through `findHandler`. */
+  readonly toolHandlers: ToolHandlers;
+  /** Given to hooks and handlers: the run's session, or an empty one outside a run. */
+  readonly session: Session;
+  readonly agentName: string | undefined;
+  /** Milliseconds before a handler is abandoned, unless its tool sets its own `timeout`. */
+  readonly toolTimeout: number | undefined;
+  readonly hooks: Pick<AgentHooks, "beforeToolCall" | "afterToolCall"> | undefined;
+  readonly onEvent: ((event: AgentEvent) => void) | undefined;
+};
+
+/** The options `createExecutorSetup` reads. */
+export type ExecutorSetupOptions = {
+  toolTimeout?: number;
+  session?: Session;
+  agentName?: string;
+  onEvent?: (event: AgentEvent) => void;
+  hooks?: Pick<AgentHooks, "beforeToolCall" | "afterToolCall">;
+};
+
+export function createExecutorSetup(tools: readonly ToolDefinition[], toolHandlers: ToolHandlers, options: ExecutorSetupOptions): ExecutorSetup {
+  return {
+    definitions: new Map(tools.map((definition) => [definition.name, definition])),
+    toolHandlers,
+    session: options.session ?? { messages: [] },
+    agentName: options.agentName,
+    toolTimeout: options.toolTimeout,
+    hooks: options.hooks,
+    onEvent: options.onEvent,
+  };
+}
+
+/**
+ * The handler of a named tool: its definition's own, else one from `toolHandlers` (only its own
+ * keys, so a model naming `constructor` or `__proto__` gets an unknown tool).
+ */
+export function findHandler(setup: ExecutorSetup, definition: ToolDefinition | undefined, name: string): ToolHandler | undefined {
+  if (definition !== undefined && "handler" in definition) return definition.handler;
+  return Object.hasOwn(setup.toolHandlers, name) ? setup.toolHandlers[name] : undefined;
+}
+
+/** Every tool name the executor knows, for the unknown-tool error. */
+export function knownToolNames(setup: ExecutorSetup): string[] {
+  return [...new Set([...setup.definitions.keys(), ...Object.keys(setup.toolHandlers)])];
+}
