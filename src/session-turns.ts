@@ -1,0 +1,63 @@
+import { isModelMessage, isToolResult, type Message } from "./session.ts";
+
+/**
+ * One turn of a session, as index bounds into its messages (never a copy of them). Every session
+ * splits into turns one way, read from either end, and the turns cover it whole, in order:
+ * - `model`: a model turn: the model's messages (assistant text, thinking, tool calls) in
+ *   `[start, results)`, then the tool results that follow them in `[results, end)`, whichever calls
+ *   they answer and in any order. A model message right after a tool result starts the next turn.
+ * - `user` / `system`: that one message at `start` (`results === end === start + 1`).
+ * - `orphan-results`: tool results no model message comes before (at the start, or after a user
+ *   or system message), as only a hand-edited or truncated session has them (`results === start`).
+ */
+export type SessionTurn = {
+  type: "model" | "user" | "system" | "orphan-results";
+  start: number;
+  /** Where the turn's tool results begin; `end` when it has none. */
+  results: number;
+  end: number;
+};
+
+/** The session's turns, first to last (see `SessionTurn`). Reads each message once. */
+export function* sessionTurns(messages: readonly Message[]): Generator<SessionTurn, void, undefined> {
+  for (let turn = turnAt(messages, 0); turn !== undefined; turn = turnAt(messages, turn.end)) yield turn;
+}
+
+/**
+ * The session's turns, last to first, down to the one that holds message `stop` (default 0). Reads
+ * only the turns it yields: a walk that stops early costs what it read, not the session's length.
+ */
+export function* sessionTurnsBackward(messages: readonly Message[], stop = 0): Generator<SessionTurn, void, undefined> {
+  for (let turn = turnBefore(messages, messages.length); turn !== undefined && turn.end > stop; turn = turnBefore(messages, turn.start)) yield turn;
+}
+
+/**
+ * The turn that starts at `start`, a turn boundary (0, or a turn's `end`); `undefined` at the
+ * session's end.
+ */
+export function turnAt(messages: readonly Message[], start: number): SessionTurn | undefined {
+  const first = messages[start];
+  if (first === undefined) return undefined;
+  if ("role" in first && first.role !== "assistant") return { type: first.role, start, results: start + 1, end: start + 1 };
+  let results = start;
+  while (results < messages.length && isModelMessage(messages[results]!)) results++;
+  let end = results;
+  while (end < messages.length && isToolResult(messages[end]!)) end++;
+  return { type: results === start ? "orphan-results" : "model", start, results, end };
+}
+
+/**
+ * The turn that ends at `end`, a turn boundary (the session's length, or a turn's `start`);
+ * `undefined` at the session's start. Reads only that turn, so the last turn of a long session is
+ * found in the time of the turn.
+ */
+export function turnBefore(messages: readonly Message[], end: number): SessionTurn | undefined {
+  const last = messages[end - 1];
+  if (last === undefined) return undefined;
+  if ("role" in last && last.role !== "assistant") return { type: last.role, start: end - 1, results: end, end };
+  let results = end;
+  while (results > 0 && isToolResult(messages[results - 1]!)) results--;
+  let start = results;
+  while (start > 0 && isModelMessage(messages[start - 1]!)) start--;
+  return { type: start === results ? "orphan-results" : "model", start, results, end };
+}
