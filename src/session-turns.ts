@@ -52,12 +52,24 @@ export function turnAt(messages: readonly Message[], start: number): SessionTurn
  * found in the time of the turn.
  */
 export function turnBefore(messages: readonly Message[], end: number): SessionTurn | undefined {
-  const last = messages[end - 1];
-  if (last === undefined) return undefined;
-  if ("role" in last && last.role !== "assistant") return { type: last.role, start: end - 1, results: end, end };
+  if (end <= 0) return undefined;
+  const start = turnStartBefore(messages, end);
+  const first = messages[start]!;
+  if ("role" in first && first.role !== "assistant") return { type: first.role, start, results: end, end };
   let results = end;
-  while (results > 0 && isToolResult(messages[results - 1]!)) results--;
-  let start = results;
+  while (results > start && isToolResult(messages[results - 1]!)) results--;
+  return { type: results === start ? "orphan-results" : "model", start, results, end };
+}
+
+/**
+ * Where the turn that ends at `end` (> 0, a turn boundary) starts: `turnBefore` without building
+ * the turn, for walks that run before every model call.
+ */
+export function turnStartBefore(messages: readonly Message[], end: number): number {
+  const last = messages[end - 1]!;
+  if ("role" in last && last.role !== "assistant") return end - 1;
+  let start = end;
+  while (start > 0 && isToolResult(messages[start - 1]!)) start--;
   while (start > 0 && isModelMessage(messages[start - 1]!)) start--;
-  return { type: start === results ? "orphan-results" : "model", start, results, end };
+  return start;
 }

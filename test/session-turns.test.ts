@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { Message } from "simple-agent-loop";
-import { sessionTurns, sessionTurnsBackward, turnAt, turnBefore, type SessionTurn } from "../src/session-turns.ts";
+import { sessionTurns, sessionTurnsBackward, turnAt, turnBefore, turnStartBefore, type SessionTurn } from "../src/session-turns.ts";
 
 const system = (content = "be brief"): Message => ({ role: "system", content });
 const user = (content = "hi"): Message => ({ role: "user", content });
@@ -14,6 +14,7 @@ const result = (id: string): Message => ({ type: "tool_result", id, output: "ok"
 function turnsOf(messages: readonly Message[]): SessionTurn[] {
   const forward = [...sessionTurns(messages)];
   expect([...sessionTurnsBackward(messages)].reverse()).toStrictEqual(forward);
+  expect(forward.map((turn) => turnStartBefore(messages, turn.end))).toStrictEqual(forward.map((turn) => turn.start));
   return forward;
 }
 
