@@ -1,4 +1,4 @@
-import { isModelMessage, isToolResult, type Message } from "./session.ts";
+import { isModelMessage, isToolCall, isToolResult, type Message, type ToolCallMessage } from "./session.ts";
 
 /**
  * One turn of a session, as index bounds into its messages (never a copy of them). Every session
@@ -72,4 +72,23 @@ export function turnStartBefore(messages: readonly Message[], end: number): numb
   while (start > 0 && isToolResult(messages[start - 1]!)) start--;
   while (start > 0 && isModelMessage(messages[start - 1]!)) start--;
   return start;
+}
+
+/**
+ * The tool calls of `turn` that none of its results answers, in call order; none for a turn that
+ * is not a model turn. Only the last turn's can still be answered: a later turn leaves them for good.
+ */
+export function unansweredCalls(messages: readonly Message[], turn: SessionTurn): ToolCallMessage[] {
+  const calls: ToolCallMessage[] = [];
+  if (turn.type !== "model") return calls;
+  const answered = new Set<string>();
+  for (let index = turn.results; index < turn.end; index++) {
+    const result = messages[index]!;
+    if (isToolResult(result)) answered.add(result.id);
+  }
+  for (let index = turn.start; index < turn.results; index++) {
+    const message = messages[index]!;
+    if (isToolCall(message) && !answered.has(message.id)) calls.push(message);
+  }
+  return calls;
 }

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { Message } from "simple-agent-loop";
-import { sessionTurns, sessionTurnsBackward, turnAt, turnBefore, turnStartBefore, type SessionTurn } from "../src/session-turns.ts";
+import { sessionTurns, sessionTurnsBackward, turnAt, turnBefore, turnStartBefore, unansweredCalls, type SessionTurn } from "../src/session-turns.ts";
 
 const system = (content = "be brief"): Message => ({ role: "system", content });
 const user = (content = "hi"): Message => ({ role: "user", content });
@@ -118,5 +118,12 @@ describe("sessionTurns", () => {
         expect(next).toBe(messages.length);
       }),
     );
+  });
+
+  it("names the calls of a turn its results leave unanswered, in call order", () => {
+    const messages = [user(), call("a"), call("b"), call("c"), result("c"), result("a"), result("stray")];
+    expect(unansweredCalls(messages, turnBefore(messages, messages.length)!)).toStrictEqual([call("b")]);
+    expect(unansweredCalls(messages, turnAt(messages, 0)!)).toStrictEqual([]);
+    expect(unansweredCalls([result("a")], turnAt([result("a")], 0)!)).toStrictEqual([]);
   });
 });
