@@ -24,11 +24,11 @@ export function* sessionTurns(messages: readonly Message[]): Generator<SessionTu
 }
 
 /**
- * The session's turns, last to first, down to the one that holds message `stop` (default 0). Reads
- * only the turns it yields: a walk that stops early costs what it read, not the session's length.
+ * The session's turns, last to first. Reads only the turns it yields: a walk that stops early
+ * costs what it read, not the session's length.
  */
-export function* sessionTurnsBackward(messages: readonly Message[], stop = 0): Generator<SessionTurn, void, undefined> {
-  for (let turn = turnBefore(messages, messages.length); turn !== undefined && turn.end > stop; turn = turnBefore(messages, turn.start)) yield turn;
+export function* sessionTurnsBackward(messages: readonly Message[]): Generator<SessionTurn, void, undefined> {
+  for (let turn = turnBefore(messages, messages.length); turn !== undefined; turn = turnBefore(messages, turn.start)) yield turn;
 }
 
 /**

@@ -77,14 +77,17 @@ describe("sessionTurns", () => {
     ]);
   });
 
-  it("walks back only to the turn that holds `stop`", () => {
+  it("reads only the turns a backward walk reaches", () => {
     const messages = [user(), call("a"), result("a"), call("b"), result("b"), answer()];
-    expect([...sessionTurnsBackward(messages, 2)]).toStrictEqual([
-      { type: "model", start: 5, results: 6, end: 6 },
-      { type: "model", start: 3, results: 4, end: 5 },
-      { type: "model", start: 1, results: 2, end: 3 },
-    ]);
-    expect([...sessionTurnsBackward(messages, 6)]).toStrictEqual([]);
+    const read = new Set<number>();
+    const watched = new Proxy(messages, {
+      get: (target, key, receiver) => {
+        if (typeof key === "string" && /^\d+$/.test(key)) read.add(Number(key));
+        return Reflect.get(target, key, receiver) as unknown;
+      },
+    });
+    for (const turn of sessionTurnsBackward(watched)) if (turn.start <= 3) break;
+    expect([...read].sort()).toStrictEqual([2, 3, 4, 5]);
   });
 
   it("splits every session into turns that cover it in order, the same read from either end", () => {
