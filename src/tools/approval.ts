@@ -1,6 +1,6 @@
 import { AgentError } from "../errors.ts";
-import { isToolCall, isToolResult, notifySessionChange, type Session, type ToolCallMessage } from "../session.ts";
-import { turnBefore } from "../session-turns.ts";
+import { isToolCall, notifySessionChange, type Session, type ToolCallMessage } from "../session.ts";
+import { turnBefore, unansweredCalls } from "../session-turns.ts";
 
 /** A human's answer to a tool call that waits for approval. */
 export type ApprovalDecision = { approved: boolean; reason?: string };
@@ -102,20 +102,14 @@ export function pendingApprovalEntries(session: Session): PendingApprovalEntry[]
 function entriesUnder(session: Session, prefix: string): PendingApprovalEntry[] {
   const { messages } = session;
   const turn = turnBefore(messages, messages.length);
-  if (turn?.type !== "model") return [];
-  const answered = new Set<string>();
-  for (let index = turn.results; index < turn.end; index++) {
-    const result = messages[index]!;
-    if (isToolResult(result)) answered.add(result.id);
-  }
   const pending: PendingApprovalEntry[] = [];
-  for (let index = turn.start; index < turn.results; index++) {
-    const message = messages[index]!;
-    if (!isToolCall(message) || message.approval?.status !== "pending" || answered.has(message.id)) continue;
+  if (turn === undefined) return pending;
+  for (const call of unansweredCalls(messages, turn)) {
+    if (call.approval?.status !== "pending") continue;
     // A subagent paused inside this call: the decisions are about its calls.
-    const nested = message.approval.nested;
-    const path = `${prefix}${message.id}`;
-    pending.push(...(nested === undefined ? [{ path, call: message }] : entriesUnder(nested, `${path}/`)));
+    const nested = call.approval.nested;
+    const path = `${prefix}${call.id}`;
+    pending.push(...(nested === undefined ? [{ path, call }] : entriesUnder(nested, `${path}/`)));
   }
   return pending;
 }
