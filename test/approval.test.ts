@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import {
   agentLoop,
   initSession,
+  onSessionChange,
   pendingApprovals,
   resolveApproval,
   response,
@@ -316,5 +317,25 @@ describe("hooks: edge cases", () => {
       }),
     ).rejects.toThrow("policy check failed");
     expect(sawAbort).toBe(true);
+  });
+});
+
+describe("approvals read only the last model turn", () => {
+  it("a decision reports only the call it decides, not a call an earlier turn of the same task decided", async () => {
+    const { tools } = deployAgent();
+    const model = scriptedModel([
+      [{ type: "tool_call", id: "d1", name: "deploy", input: { service: "api" } }],
+      [{ type: "tool_call", id: "d2", name: "deploy", input: { service: "web" } }],
+      [{ role: "assistant", content: "done" }],
+    ]);
+    const session = await agentLoop(model, tools, initSession("s", "deploy api, then web"));
+    await agentLoop(model, tools, resolveApproval(session, "d1", { approved: true }));
+    expect(pendingApprovals(session).map((call) => call.id)).toStrictEqual(["d2"]);
+    const updated: string[] = [];
+    onSessionChange(session, (change) => {
+      if (change.type === "update" && "id" in change.message) updated.push(change.message.id);
+    });
+    resolveApproval(session, "d2", { approved: true });
+    expect(updated).toStrictEqual(["d2"]);
   });
 });

@@ -1,4 +1,5 @@
 import { checkNumber } from "../numeric-options.ts";
+import { turnStartBefore } from "../session-turns.ts";
 import { isModelMessage, notifySessionChange, type JsonValue, type Message, type Session } from "../session.ts";
 
 export type CompactSessionOptions = {
@@ -75,14 +76,18 @@ export function checkCompactOptions(options: CompactSessionOptions): void {
 function lastIndexBeforeRecentTurns(messages: readonly Message[], keepTurns: number, stop: number, minimumTurns: number): number {
   let turns = 0;
   let replies = 0;
-  let inModelTurn = false;
-  for (let index = messages.length - 1; index >= stop; index--) {
-    const message = messages[index]!;
-    const model = isModelMessage(message);
-    if (!model && inModelTurn) turns++;
-    if (turns >= minimumTurns && (turns >= keepTurns || replies >= keepTurns)) return index;
-    inModelTurn = model;
-    if ("role" in message && message.role === "assistant") replies++;
+  // Turn starts rather than `sessionTurnsBackward`: this runs before every model call, and builds nothing.
+  for (let end = messages.length; end > stop; ) {
+    // Most calls end here: the turn before the recent ones is old enough as a whole.
+    if (turns >= minimumTurns && (turns >= keepTurns || replies >= keepTurns)) return end - 1;
+    const start = turnStartBefore(messages, end);
+    for (let index = end - 1; index >= start && index >= stop; index--) {
+      if (turns >= minimumTurns && (turns >= keepTurns || replies >= keepTurns)) return index;
+      const message = messages[index]!;
+      if ("role" in message && message.role === "assistant") replies++;
+    }
+    if (isModelMessage(messages[start]!)) turns++;
+    end = start;
   }
   return stop - 1;
 }

@@ -4,6 +4,7 @@ import { checkNumber } from "../numeric-options.ts";
 import type { InvokeModel } from "../model/invoke-model.ts";
 import { initSession, response, spliceSession, type JsonObject, type Message, type Session, type Usage } from "../session.ts";
 import type { CompactionStrategy } from "./compaction-strategy.ts";
+import { sessionTurnsBackward } from "../session-turns.ts";
 
 /** Keeps the system messages, the first user message and the last `keepTurns` turns; drops the rest. */
 export function slidingWindow(options: { keepTurns: number }): CompactionStrategy {
@@ -116,27 +117,19 @@ function characterTokens(messages: readonly Message[]): number {
   return Math.ceil(characters / 4);
 }
 
-// The messages between the first user message and the last `keepTurns` turns: [start, end),
-// starting and ending at turn boundaries (a user message, or a model turn after results), so
-// every tool call stays with its result. Undefined when there is nothing older to remove.
+// The messages between the first user message and the last `keepTurns` turns (user messages and
+// model turns count; system messages and stray results do not): [start, end), cut at turn
+// boundaries so every tool call stays with its result. Undefined when there is nothing older to remove.
 function olderTurns(messages: readonly Message[], keepTurns: number): { start: number; end: number } | undefined {
   const firstUser = messages.findIndex((message) => "role" in message && message.role === "user");
   if (firstUser === -1) return undefined;
   const start = firstUser + 1;
   let turns = 0;
-  for (let index = messages.length - 1; index > start; index--) {
-    if (isTurnStart(messages, index) && ++turns === keepTurns) return index > start ? { start, end: index } : undefined;
+  for (const turn of sessionTurnsBackward(messages)) {
+    if (turn.start <= start) return undefined;
+    if ((turn.type === "user" || turn.type === "model") && ++turns === keepTurns) return { start, end: turn.start };
   }
   return undefined;
-}
-
-function isTurnStart(messages: readonly Message[], index: number): boolean {
-  const message = messages[index]!;
-  const previous = messages[index - 1];
-  if ("role" in message && message.role === "user") return true;
-  const isModel = "role" in message ? message.role === "assistant" : message.type !== "tool_result";
-  const afterNonModel = previous === undefined || ("role" in previous ? previous.role !== "assistant" : previous.type === "tool_result");
-  return isModel && afterNonModel;
 }
 
 function describe(message: Message): string {

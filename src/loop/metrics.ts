@@ -1,6 +1,7 @@
 import type { AgentEvent } from "./events.ts";
 import { roundMs } from "../numeric-options.ts";
-import { isModelMessage, type Message, type Session, type Usage } from "../session.ts";
+import { isModelMessage, isToolCall, isToolResult, type Message, type Session, type Usage } from "../session.ts";
+import { sessionTurns } from "../session-turns.ts";
 import type { RunMetrics } from "./run-metrics.ts";
 
 export type { RunMetrics } from "./run-metrics.ts";
@@ -88,28 +89,25 @@ export function sessionMetrics(session: Session): RunMetrics {
   const names = new Map<string, { name: string; at: number | undefined }>();
   const time = (message: Message | undefined): number | undefined => (message?.ts === undefined ? undefined : Date.parse(message.ts));
   const { messages } = session;
-  let index = 0;
-  while (index < messages.length) {
-    const message = messages[index]!;
-    if (!isModelMessage(message)) {
-      index++;
-      continue;
-    }
-    const before = time(messages[index - 1]);
-    let last: Message = message;
+  for (const turn of sessionTurns(messages)) {
+    if (turn.type !== "model") continue;
+    const message = messages[turn.start]!;
+    const before = time(messages[turn.start - 1]);
+    const last = messages[turn.results - 1]!;
     let toolCalls = 0;
     let waitMs = 0;
-    for (; index < messages.length && isModelMessage(messages[index]!); index++) {
-      last = messages[index]!;
-      if ("type" in last && last.type === "tool_call") {
+    for (let index = turn.start; index < turn.results; index++) {
+      const call = messages[index]!;
+      if (isToolCall(call)) {
         toolCalls++;
-        names.set(last.id, { name: last.name, at: time(last) });
+        names.set(call.id, { name: call.name, at: time(call) });
       }
     }
     const modelEnd = time(message);
     let turnEnd = time(last);
-    for (; index < messages.length && "type" in messages[index]! && (messages[index] as { type: string }).type === "tool_result"; index++) {
-      const result = messages[index] as Extract<Message, { type: "tool_result" }>;
+    for (let index = turn.results; index < turn.end; index++) {
+      const result = messages[index]!;
+      if (!isToolResult(result)) continue;
       const call = names.get(result.id);
       const resultAt = time(result);
       const waited = typeof result.waitMs === "number" && result.waitMs > 0 ? result.waitMs : 0;

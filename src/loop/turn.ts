@@ -1,5 +1,6 @@
 import { formatLogLine } from "../logger.ts";
-import { isModelMessage, isToolCall, isToolResult, type Message, type ModelMessage, type ToolCallMessage } from "../session.ts";
+import { turnBefore, unansweredCalls } from "../session-turns.ts";
+import { isModelMessage, type Message, type ModelMessage, type ToolCallMessage } from "../session.ts";
 import type { ToolOutcome } from "../tools/execute-tool-calls.ts";
 import type { AgentEvent } from "./events.ts";
 
@@ -12,20 +13,13 @@ export type Turn = {
   release?: () => void;
 };
 
-// The unanswered tool calls of the session's last model turn: walk back over trailing results,
-// then over the turn itself. Only the end of the session is read, so this is cheap on long sessions.
+// The unanswered tool calls of the session's last model turn. Only the end of the session is
+// read, so this is cheap on long sessions.
 export function lastTurn(messages: readonly Message[]): Turn {
-  const answered = new Set<string>();
-  let index = messages.length - 1;
-  for (let message = messages[index]; message !== undefined && isToolResult(message); message = messages[--index]) {
-    answered.add(message.id);
-  }
-  const last = messages[index];
-  const toolCalls: ToolCallMessage[] = [];
-  for (let message = messages[index]; message !== undefined && isModelMessage(message); message = messages[--index]) {
-    if (isToolCall(message) && !answered.has(message.id)) toolCalls.unshift(message);
-  }
-  return { toolCalls, last: last !== undefined && isModelMessage(last) ? last : undefined };
+  const turn = turnBefore(messages, messages.length);
+  const last = turn === undefined ? undefined : messages[turn.results - 1];
+  if (turn?.type !== "model" || last === undefined || !isModelMessage(last)) return { toolCalls: [], last: undefined };
+  return { toolCalls: unansweredCalls(messages, turn), last };
 }
 
 export function turnEnd(iteration: number, last: ModelMessage | undefined): AgentEvent {

@@ -1,4 +1,5 @@
-import type { JsonObject, JsonValue, Message, StopReason, ThinkingMessage, Usage } from "../session.ts";
+import { isToolResult, type JsonObject, type JsonValue, type Message, type StopReason, type ThinkingMessage, type Usage } from "../session.ts";
+import { sessionTurns, unansweredCalls } from "../session-turns.ts";
 
 /**
  * Every provider rejects a tool call without a result and a result without its call. The loop
@@ -20,31 +21,19 @@ export function pairToolMessages(messages: readonly Message[]): readonly Message
 
   const repaired: Message[] = [];
   const answered = new Set<string>();
-  let turnCalls: string[] = [];
-  let inResults = false;
-  const flush = (): void => {
-    for (const id of turnCalls) {
-      if (!answered.has(id)) repaired.push({ type: "tool_result", id, output: "Error: no result was recorded for this tool call.", isError: true });
+  for (const turn of sessionTurns(messages)) {
+    for (let index = turn.start; index < turn.end; index++) {
+      const message = messages[index]!;
+      if (isToolResult(message)) {
+        if (!calls.has(message.id) || answered.has(message.id)) continue;
+        answered.add(message.id);
+      }
+      repaired.push(message);
     }
-    turnCalls = [];
-  };
-  for (const message of messages) {
-    if ("role" in message && message.role !== "assistant") {
-      flush();
-      inResults = false;
-    } else if ("type" in message && message.type === "tool_result") {
-      inResults = true;
-      if (!calls.has(message.id) || answered.has(message.id)) continue;
-      answered.add(message.id);
-    } else {
-      // A model message after results starts the next turn.
-      if (inResults) flush();
-      inResults = false;
-      if ("type" in message && message.type === "tool_call") turnCalls.push(message.id);
+    for (const call of unansweredCalls(messages, turn)) {
+      if (!answered.has(call.id)) repaired.push({ type: "tool_result", id: call.id, output: "Error: no result was recorded for this tool call.", isError: true });
     }
-    repaired.push(message);
   }
-  flush();
   return repaired;
 }
 

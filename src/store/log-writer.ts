@@ -1,6 +1,7 @@
 import { closeSync, fsyncSync, writeSync } from "node:fs";
 import { errorMessage } from "../errors.ts";
 import type { Message } from "../session.ts";
+import { turnBefore, unansweredCalls } from "../session-turns.ts";
 import type { EntrySink } from "./binding.ts";
 import type { SessionEntry } from "./entries.ts";
 import { StoreError } from "./store-error.ts";
@@ -11,7 +12,8 @@ import { StoreError } from "./store-error.ts";
  * nothing; the mode is about power cuts and OS crashes.
  *
  * - `"turn"` (default): at turn boundaries, where no tool call waits for its result: after the
- *   result that completes a turn's tool calls, after a user, system or assistant message with no
+ *   result that completes a turn's tool calls, after a user or system message (it ends the turn
+ *   before it: calls left open there are never answered), after an assistant message with no
  *   call left open, after every approval update (a pause or a decision), and on close. Between
  *   them sit the model's thinking and tool calls, results of a batch still running and
  *   compaction's replacements: a power cut there loses at most the turn in progress, which the
@@ -98,18 +100,17 @@ function isTurnBoundary(entry: SessionEntry, openCalls: Set<string>): boolean {
   if (entry.type === "update") return true;
   if (entry.type !== "message") return false;
   const { message } = entry;
-  if ("role" in message) return openCalls.size === 0;
+  if ("role" in message) {
+    if (message.role !== "assistant") openCalls.clear();
+    return openCalls.size === 0;
+  }
   if (message.type === "tool_call") openCalls.add(message.id);
   else if (message.type === "tool_result") return openCalls.delete(message.id) && openCalls.size === 0;
   return false;
 }
 
+// Only the last turn's calls can still be answered.
 function openToolCalls(messages: readonly Message[]): Set<string> {
-  const open = new Set<string>();
-  for (const message of messages) {
-    if (!("type" in message)) continue;
-    if (message.type === "tool_call") open.add(message.id);
-    else if (message.type === "tool_result") open.delete(message.id);
-  }
-  return open;
+  const turn = turnBefore(messages, messages.length);
+  return new Set(turn === undefined ? [] : unansweredCalls(messages, turn).map((call) => call.id));
 }

@@ -1,5 +1,6 @@
 import { AgentError } from "../errors.ts";
-import { notifySessionChange, type Message, type Session, type ToolCallMessage } from "../session.ts";
+import { isToolCall, notifySessionChange, type Session, type ToolCallMessage } from "../session.ts";
+import { turnBefore, unansweredCalls } from "../session-turns.ts";
 
 /** A human's answer to a tool call that waits for approval. */
 export type ApprovalDecision = { approved: boolean; reason?: string };
@@ -97,22 +98,18 @@ export function pendingApprovalEntries(session: Session): PendingApprovalEntry[]
   return entriesUnder(session, "");
 }
 
+// Only the last model turn can wait: the loop pauses with it and answers it before the model speaks again.
 function entriesUnder(session: Session, prefix: string): PendingApprovalEntry[] {
-  const answered = new Set<string>();
+  const { messages } = session;
+  const turn = turnBefore(messages, messages.length);
   const pending: PendingApprovalEntry[] = [];
-  for (let index = session.messages.length - 1; index >= 0; index--) {
-    const message: Message = session.messages[index]!;
-    if ("role" in message) {
-      if (message.role !== "assistant") break;
-      continue;
-    }
-    if (message.type === "tool_result") answered.add(message.id);
-    else if (message.type === "tool_call" && message.approval?.status === "pending" && !answered.has(message.id)) {
-      // A subagent paused inside this call: the decisions are about its calls.
-      const nested = message.approval.nested;
-      const path = `${prefix}${message.id}`;
-      pending.unshift(...(nested === undefined ? [{ path, call: message }] : entriesUnder(nested, `${path}/`)));
-    }
+  if (turn === undefined) return pending;
+  for (const call of unansweredCalls(messages, turn)) {
+    if (call.approval?.status !== "pending") continue;
+    // A subagent paused inside this call: the decisions are about its calls.
+    const nested = call.approval.nested;
+    const path = `${prefix}${call.id}`;
+    pending.push(...(nested === undefined ? [{ path, call }] : entriesUnder(nested, `${path}/`)));
   }
   return pending;
 }
@@ -125,11 +122,10 @@ function applyDecisions(session: Session, chosen: ReadonlyMap<ToolCallMessage, A
     call.approval = { status, ...(reason === undefined ? {} : { reason }), ...(nested === undefined ? {} : { nested }) };
   }
   // Report the top-level calls that changed (a nested decision changes its parent call's record).
-  for (let index = session.messages.length - 1; index >= 0; index--) {
+  const turn = turnBefore(session.messages, session.messages.length);
+  if (turn?.type !== "model") return;
+  for (let index = turn.results - 1; index >= turn.start; index--) {
     const message = session.messages[index]!;
-    if ("role" in message && message.role !== "assistant") break;
-    if ("type" in message && message.type === "tool_call" && message.approval !== undefined) {
-      notifySessionChange(session, { type: "update", index, message, reason: "approval" });
-    }
+    if (isToolCall(message) && message.approval !== undefined) notifySessionChange(session, { type: "update", index, message, reason: "approval" });
   }
 }

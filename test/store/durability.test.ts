@@ -94,6 +94,29 @@ describe("durability", () => {
     expect(calls()).toBe(before + 1);
   });
 
+  it("a user message ends the turn before it: calls that turn left unanswered (a crash) keep no later turn from its fsync", async () => {
+    const fsyncs = (): number => vi.mocked(fs.fsyncSync).mock.calls.length;
+    const path = join(tempDir(), "abandoned.jsonl");
+    const crashed = await openSession(path);
+    send(crashed, "u");
+    extendSession(crashed, { type: "tool_call", id: "lost", name: "n", input: {} });
+    let before = fsyncs();
+    send(crashed, "something else");
+    expect(fsyncs()).toBe(before + 1);
+    await closeSession(crashed);
+
+    const path2 = join(tempDir(), "abandoned-reopened.jsonl");
+    const first = await openSession(path2);
+    send(first, "u");
+    extendSession(first, { type: "tool_call", id: "lost", name: "n", input: {} });
+    await closeSession(first);
+    const reopened = await openSession(path2);
+    before = fsyncs();
+    send(reopened, "something else");
+    expect(fsyncs()).toBe(before + 1);
+    await closeSession(reopened);
+  });
+
   it("a failed write stops the recording: that change and every later one throw; the file keeps what was written", async () => {
     const path = join(tempDir(), "full-disk.jsonl");
     const session = await openSession(path);
