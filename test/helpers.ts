@@ -1,10 +1,15 @@
 import { createServer } from "node:net";
 import type { Message, Session, ToolSchema } from "simple-agent-loop";
 
-/** The session's messages without `ts`, for whole-object assertions. */
+/**
+ * The session's messages without their clock readings, for whole-object assertions: `ts`, and a
+ * tool result's `waitMs` (set only when a gate took a millisecond or more, which a loaded machine
+ * decides; test/wait-time.test.ts asserts it on its own).
+ */
 export function withoutTs(session: Session): Message[] {
   return session.messages.map((message) => {
     const { ts: _ts, ...rest } = message;
+    if ("waitMs" in rest) delete rest.waitMs;
     return rest;
   });
 }
