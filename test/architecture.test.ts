@@ -8,11 +8,13 @@
  *    (a lazy `import("x")` is how a load-time dependency is deferred, so it is not an edge here).
  * 2. Layers. The core is the src/ root files, src/model/ (the provider contract), src/tools/ and
  *    src/loop/; the subsystems are src/providers/, store, viewer, cli, otel, mcp, restate, testing.
- *    - src/providers/** imports only src/model/**, session.ts, errors.ts, numeric-options.ts, other
- *      files in src/providers/**, and src/tools/tool.ts with `import type` (tool schemas).
+ *    - src/providers/** imports only src/model/**, session.ts, errors.ts, numeric-options.ts, the
+ *      shared files of src/providers/, its own provider's folder (never another provider), and
+ *      src/tools/tool.ts with `import type` (tool schemas).
  *    - src/model/** imports only src/model/**, the root files (not the public index) and, with
  *      `import type`, src/tools/**.
  *    - The core never imports a subsystem: subsystems import the core, never the reverse.
+ *    - src/store/** imports only src/store/**, session.ts and errors.ts.
  *    - No src/ file imports from test/ or bench/.
  *    - At most 6 `.ts` files at the src/ root.
  *    (Layer rules count lazy `import("x")` too: a deferred dependency is still a dependency.)
@@ -34,6 +36,7 @@ import {
   maxRootFiles,
   modelImportViolations,
   providerImportViolations,
+  storeImportViolations,
   testImportViolations,
 } from "./architecture/layer-rules.ts";
 import { longFunctions } from "./architecture/long-functions.ts";
@@ -60,6 +63,10 @@ describe("the architecture of src/", () => {
 
   it("never has the core (root files, model, tools, loop) import a subsystem", () => {
     expect(coreImportViolations(edges).map(describeEdge), "core files importing a subsystem (the subsystem should import the core instead)").toStrictEqual([]);
+  });
+
+  it("keeps the store on the session and errors", () => {
+    expect(storeImportViolations(edges).map(describeEdge), "imports from src/store/ outside the store, the session and errors").toStrictEqual([]);
   });
 
   it("never has src/ import from test/ or bench/", () => {
@@ -129,13 +136,23 @@ describe("the architecture checks themselves", () => {
     const synthetic = (path: string, text: string): ImportEdge[] => importsOf(parseSource(path, text));
     const provider = synthetic(
       "src/providers/acme/acme.ts",
-      ['import type { ToolSchema } from "../../tools/tool.ts";', 'import { tool } from "../../tools/tool.ts";', 'import { runLoop } from "../../loop/loop.ts";', 'import { sse } from "../sse.ts";'].join("\n"),
+      [
+        'import type { ToolSchema } from "../../tools/tool.ts";',
+        'import { tool } from "../../tools/tool.ts";',
+        'import { runLoop } from "../../loop/loop.ts";',
+        'import { sse } from "../sse.ts";',
+        'import { convert } from "./convert.ts";',
+        'import { toGemini } from "../google/convert.ts";',
+      ].join("\n"),
     );
-    expect(providerImportViolations(provider).map((edge) => edge.line)).toStrictEqual([2, 3]);
+    expect(providerImportViolations(provider).map((edge) => edge.line)).toStrictEqual([2, 3, 6]);
+    expect(providerImportViolations(synthetic("src/providers/http.ts", 'import { a } from "./acme/acme.ts";')).map((edge) => edge.line)).toStrictEqual([1]);
     const model = synthetic("src/model/m.ts", ['import type { Tool } from "../tools/tool.ts";', 'import { x } from "../loop/events.ts";', 'import { y } from "../index.ts";'].join("\n"));
     expect(modelImportViolations(model).map((edge) => edge.line)).toStrictEqual([2, 3]);
     const core = synthetic("src/loop/l.ts", ['import type { Store } from "../store/index.ts";', 'const v = () => import("../viewer/index.ts");', 'import { t } from "../tools/tool.ts";'].join("\n"));
     expect(coreImportViolations(core).map((edge) => edge.line)).toStrictEqual([1, 2]);
+    const store = synthetic("src/store/s.ts", ['import type { Session } from "../session.ts";', 'import { f } from "./file-store.ts";', 'import type { AgentEvent } from "../loop/events.ts";'].join("\n"));
+    expect(storeImportViolations(store).map((edge) => edge.line)).toStrictEqual([3]);
     expect(testImportViolations(synthetic("src/store/s.ts", 'import { h } from "../../test/helpers.ts";')).map((edge) => edge.line)).toStrictEqual([1]);
   });
 

@@ -3,6 +3,9 @@ import type { ImportEdge } from "./imports.ts";
 /** The files at the src/ root that are part of the core; `src/index.ts` is only the public surface over them. */
 export const rootFiles = ["src/session.ts", "src/errors.ts", "src/logger.ts", "src/numeric-options.ts"];
 
+/** The session: its message types and the functions over them (plain data, importing nothing else of the library). */
+export const sessionFiles = ["src/session.ts"];
+
 /** How many `.ts` files the src/ root may hold: the root files above, the public index and one to spare. */
 export const maxRootFiles = 6;
 
@@ -21,14 +24,20 @@ export function isRootFile(path: string): boolean {
 
 /**
  * Providers depend only on the model contract, the session, errors, numeric options, tool schemas (as
- * types: a provider converts them and never runs a tool) and each other; so an adapter can be read,
- * tested and replaced without the loop.
+ * types: a provider converts them and never runs a tool), the shared files of src/providers/ and their
+ * own folder; never on another provider. So an adapter can be read, tested and replaced without the loop.
  */
 export function providerImportViolations(edges: readonly ImportEdge[]): ImportEdge[] {
-  const allowedFiles = ["src/session.ts", "src/errors.ts", "src/numeric-options.ts"];
+  const allowedFiles = [...sessionFiles, "src/errors.ts", "src/numeric-options.ts"];
   return sourceEdges(edges, (from) => from.startsWith("src/providers/")).filter(
-    ({ target, typeOnly }) =>
-      !(target.startsWith("src/model/") || target.startsWith("src/providers/") || allowedFiles.includes(target) || (typeOnly && target === "src/tools/tool.ts")),
+    ({ from, target, typeOnly }) =>
+      !(
+        target.startsWith("src/model/") ||
+        allowedFiles.includes(target) ||
+        (typeOnly && target === "src/tools/tool.ts") ||
+        /^src\/providers\/[^/]+$/.test(target) ||
+        (providerFolder(target) !== undefined && providerFolder(target) === providerFolder(from))
+      ),
   );
 }
 
@@ -44,6 +53,13 @@ export function coreImportViolations(edges: readonly ImportEdge[]): ImportEdge[]
   return sourceEdges(edges, isCore).filter(({ target }) => target.startsWith("src/") && !isCore(target));
 }
 
+/** The store keeps sessions on disk and needs nothing of the library but the session and its errors. */
+export function storeImportViolations(edges: readonly ImportEdge[]): ImportEdge[] {
+  return sourceEdges(edges, (from) => from.startsWith("src/store/")).filter(
+    ({ target }) => !(target.startsWith("src/store/") || sessionFiles.includes(target) || target === "src/errors.ts"),
+  );
+}
+
 /** Shipped code never reaches into the tests or the benchmarks (neither is published). */
 export function testImportViolations(edges: readonly ImportEdge[]): ImportEdge[] {
   return sourceEdges(edges, (from) => from.startsWith("src/")).filter(({ target }) => target.startsWith("test/") || target.startsWith("bench/"));
@@ -52,4 +68,9 @@ export function testImportViolations(edges: readonly ImportEdge[]): ImportEdge[]
 /** The edges from files `from` selects that name another file of the repository (packages and builtins are not layers). */
 function sourceEdges(edges: readonly ImportEdge[], from: (path: string) => boolean): (ImportEdge & { target: string })[] {
   return edges.filter((edge): edge is ImportEdge & { target: string } => edge.target !== undefined && from(edge.from));
+}
+
+/** `src/providers/<name>` for a file of one provider; undefined for a shared file of src/providers/ or any other file. */
+function providerFolder(path: string): string | undefined {
+  return /^(src\/providers\/[^/]+)\//.exec(path)?.[1];
 }
