@@ -1,10 +1,10 @@
 import type { ImportEdge } from "./imports.ts";
 
-/** The files at the src/ root that are part of the core; `src/index.ts` is only the public surface over them. */
-export const rootFiles = ["src/session.ts", "src/errors.ts", "src/logger.ts", "src/numeric-options.ts"];
-
 /** The session: its message types and the functions over them (plain data, importing nothing else of the library). */
 export const sessionFiles = ["src/session.ts"];
+
+/** The files at the src/ root that are part of the core; `src/index.ts` is only the public surface over them. */
+export const rootFiles = [...sessionFiles, "src/errors.ts", "src/logger.ts", "src/numeric-options.ts"];
 
 /** How many `.ts` files the src/ root may hold: the root files above, the public index and one to spare. */
 export const maxRootFiles = 6;
