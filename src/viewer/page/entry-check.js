@@ -6,7 +6,7 @@
  */
 import { timeOf } from "./dom.js";
 
-/** @typedef {import("./timeline.js").JsonObject} JsonObject */
+/** @typedef {{ [key: string]: unknown }} JsonObject */
 
 /**
  * What is wrong with a message, as a problem to list (undefined: nothing): the fields whose

@@ -11,7 +11,7 @@
 import { errorText } from "./dom.js";
 import { describe, entryProblem, isObject, messageProblem } from "./entry-check.js";
 
-/** @typedef {{ [key: string]: unknown }} JsonObject */
+/** @typedef {import("./entry-check.js").JsonObject} JsonObject */
 /** @typedef {{ line: number, message: string }} Problem */
 /**
  * A message of the history. `original`: the message before the first `replace`; `result` (on a
@@ -24,7 +24,14 @@ import { describe, entryProblem, isObject, messageProblem } from "./entry-check.
 /**
  * The history cut at each user message (a first turn without one, `number` 0, holds what came
  * before: the system prompt). `stats` and `problems` are set when the page draws it.
- * @typedef {{ index: number, number: number, items: Item[], stats?: import("./turn-stats.js").TurnStats, problems?: Problem[] }} Turn
+ * @typedef {{ index: number, number: number, items: Item[], stats?: TurnStats, problems?: Problem[] }} Turn
+ */
+/**
+ * What a turn cost and how it ended. `durationMs`: its run time, from its first message to its
+ * last less `waitMs`, the time its calls waited for a human's decision.
+ * @typedef {{ start: number | undefined, end: number | undefined, durationMs: number | undefined, waitMs: number, inputTokens: number, outputTokens: number,
+ *   cacheReadTokens: number, modelCalls: number, toolCalls: number, errors: number, denied: number, pending: number, aborted: boolean,
+ *   stopReason: string | undefined, removed: boolean }} TurnStats
  */
 /**
  * `live`: the session's messages as they are now (what `replace`/`update`/`splice` entries point

@@ -8,13 +8,7 @@ import { isCount, isObject } from "./entry-check.js";
 
 /** @typedef {import("./timeline.js").JsonObject} JsonObject */
 /** @typedef {import("./timeline.js").Turn} Turn */
-/**
- * What a turn cost and how it ended. `durationMs`: its run time, from its first message to its
- * last less `waitMs`, the time its calls waited for a human's decision.
- * @typedef {{ start: number | undefined, end: number | undefined, durationMs: number | undefined, waitMs: number, inputTokens: number, outputTokens: number,
- *   cacheReadTokens: number, modelCalls: number, toolCalls: number, errors: number, denied: number, pending: number, aborted: boolean,
- *   stopReason: string | undefined, removed: boolean }} TurnStats
- */
+/** @typedef {import("./timeline.js").TurnStats} TurnStats */
 
 /**
  * What a turn cost and how it ended: tokens summed over its model calls (a model call: a run of

@@ -1,0 +1,195 @@
+/**
+ * The architecture's rules, checked on every run (static analysis of src/ with the TypeScript parser;
+ * no network, no build). Each rule is one `it`; its failure message names every file and line that
+ * breaks it. The self-tests at the end prove each checker catches a violation, so no rule passes
+ * because its checker sees nothing.
+ *
+ * 1. No import cycles among src/ files: static `import` and `export ... from`, `import type` included
+ *    (a lazy `import("x")` is how a load-time dependency is deferred, so it is not an edge here).
+ * 2. Layers. The core is the src/ root files, src/model/ (the provider contract), src/tools/ and
+ *    src/loop/; the subsystems are src/providers/, store, viewer, cli, otel, mcp, restate, testing.
+ *    - src/providers/** imports only src/model/**, session.ts, errors.ts, numeric-options.ts, the
+ *      shared files of src/providers/, its own provider's folder (never another provider), and
+ *      src/tools/tool.ts with `import type` (tool schemas).
+ *    - src/model/** imports only src/model/**, the root files (not the public index) and, with
+ *      `import type`, src/tools/**.
+ *    - The core never imports a subsystem: subsystems import the core, never the reverse.
+ *    - src/store/** imports only src/store/**, session.ts and errors.ts.
+ *    - No src/ file imports from test/ or bench/.
+ *    - At most 6 `.ts` files at the src/ root.
+ *    (Layer rules count lazy `import("x")` too: a deferred dependency is still a dependency.)
+ * 3. No function in src/ (declaration, method, accessor, arrow, function expression; .ts and the
+ *    viewer page's .js) is longer than 100 lines, first line to last.
+ * 4. No comment in src/ cites a document outside the repository (a seed and its sections, "the
+ *    Python package", an issue number): a comment states its rule instead.
+ */
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { commentCitations } from "./architecture/comment-citations.ts";
+import { findCycles } from "./architecture/cycles.ts";
+import type { ImportGraph } from "./architecture/cycles.ts";
+import { importsOf } from "./architecture/imports.ts";
+import type { ImportEdge } from "./architecture/imports.ts";
+import {
+  coreImportViolations,
+  isRootFile,
+  maxRootFiles,
+  modelImportViolations,
+  providerImportViolations,
+  storeImportViolations,
+  testImportViolations,
+} from "./architecture/layer-rules.ts";
+import { longFunctions } from "./architecture/long-functions.ts";
+import { parseSource, readSourceFiles } from "./architecture/source-files.ts";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+const sources = readSourceFiles(root, "src");
+const edges = sources.flatMap(importsOf);
+const maxFunctionLines = 100;
+
+describe("the architecture of src/", () => {
+  it("has no import cycles", () => {
+    const cycles = findCycles(staticGraph(edges, new Set(sources.map((file) => file.path))));
+    expect(cycles.map((cycle) => cycle.join(" -> ")), "import cycles (break each: move the shared piece to the lower file, or import a type from where it is declared)").toStrictEqual([]);
+  });
+
+  it("keeps providers on the model contract, the session, errors, numeric options and tool schema types", () => {
+    expect(providerImportViolations(edges).map(describeEdge), "imports from src/providers/ outside what a provider may depend on").toStrictEqual([]);
+  });
+
+  it("keeps the model contract on itself, the root files and tool types", () => {
+    expect(modelImportViolations(edges).map(describeEdge), "imports from src/model/ outside the model contract, the root files and tool types").toStrictEqual([]);
+  });
+
+  it("never has the core (root files, model, tools, loop) import a subsystem", () => {
+    expect(coreImportViolations(edges).map(describeEdge), "core files importing a subsystem (the subsystem should import the core instead)").toStrictEqual([]);
+  });
+
+  it("keeps the store on the session and errors", () => {
+    expect(storeImportViolations(edges).map(describeEdge), "imports from src/store/ outside the store, the session and errors").toStrictEqual([]);
+  });
+
+  it("never has src/ import from test/ or bench/", () => {
+    expect(testImportViolations(edges).map(describeEdge), "src/ files importing tests or benchmarks").toStrictEqual([]);
+  });
+
+  it(`keeps at most ${maxRootFiles} .ts files at the src/ root`, () => {
+    const rootSources = sources.map((file) => file.path).filter(isRootFile);
+    expect(rootSources.length, `files at the src/ root: ${rootSources.join(", ")} (move a concept into its folder)`).toBeLessThanOrEqual(maxRootFiles);
+  });
+
+  it(`has no function longer than ${maxFunctionLines} lines`, () => {
+    const found = sources.flatMap((file) => longFunctions(file, maxFunctionLines));
+    expect(found.map(({ where, name, lines }) => `${where} ${name} ${lines} lines`), "functions to split into named phases").toStrictEqual([]);
+  });
+
+  it("has no comment citing a document outside the repository", () => {
+    expect(sources.flatMap(commentCitations), "comments to rewrite as the rule they refer to").toStrictEqual([]);
+  });
+});
+
+describe("the architecture checks themselves", () => {
+  it("find a cycle, print it closed, and find none in a graph without one", () => {
+    const graph: ImportGraph = new Map([
+      ["src/a.ts", ["src/b.ts"]],
+      ["src/b.ts", ["src/c.ts", "src/d.ts"]],
+      ["src/c.ts", ["src/a.ts"]],
+      ["src/d.ts", ["src/d.ts"]],
+      ["src/e.ts", ["src/a.ts"]],
+    ]);
+    expect(findCycles(graph)).toStrictEqual([
+      ["src/a.ts", "src/b.ts", "src/c.ts", "src/a.ts"],
+      ["src/d.ts", "src/d.ts"],
+    ]);
+    expect(findCycles(new Map([["src/a.ts", ["src/b.ts"]], ["src/b.ts", []]]))).toStrictEqual([]);
+  });
+
+  it("read every kind of import, type-only and lazy ones marked, and resolve relative specifiers", () => {
+    const file = parseSource(
+      "src/loop/x.ts",
+      [
+        'import { a } from "./a.ts";',
+        'import type { B } from "../b.ts";',
+        'import { type C } from "./c.ts";',
+        'export { d } from "./d.ts";',
+        'export type { E } from "./e.ts";',
+        'import { readFileSync } from "node:fs";',
+        'const f = () => import("../cli/f.ts");',
+        'let g: import("./g.ts").G;',
+      ].join("\n"),
+    );
+    expect(importsOf(file).map(({ target, specifier, typeOnly, dynamic, line }) => [line, target ?? specifier, typeOnly, dynamic])).toStrictEqual([
+      [1, "src/loop/a.ts", false, false],
+      [2, "src/b.ts", true, false],
+      [3, "src/loop/c.ts", false, false],
+      [4, "src/loop/d.ts", false, false],
+      [5, "src/loop/e.ts", true, false],
+      [6, "node:fs", false, false],
+      [7, "src/cli/f.ts", false, true],
+      [8, "src/loop/g.ts", true, false],
+    ]);
+    const page = parseSource("src/viewer/page/a.js", '/** @typedef {import("./b.js").B} B */\nexport const a = 1;\n');
+    expect(importsOf(page).map(({ target, typeOnly }) => [target, typeOnly])).toStrictEqual([["src/viewer/page/b.js", true]]);
+  });
+
+  it("catch each layer violation and let allowed imports through", () => {
+    const synthetic = (path: string, text: string): ImportEdge[] => importsOf(parseSource(path, text));
+    const provider = synthetic(
+      "src/providers/acme/acme.ts",
+      [
+        'import type { ToolSchema } from "../../tools/tool.ts";',
+        'import { tool } from "../../tools/tool.ts";',
+        'import { runLoop } from "../../loop/loop.ts";',
+        'import { sse } from "../sse.ts";',
+        'import { convert } from "./convert.ts";',
+        'import { toGemini } from "../google/convert.ts";',
+      ].join("\n"),
+    );
+    expect(providerImportViolations(provider).map((edge) => edge.line)).toStrictEqual([2, 3, 6]);
+    expect(providerImportViolations(synthetic("src/providers/http.ts", 'import { a } from "./acme/acme.ts";')).map((edge) => edge.line)).toStrictEqual([1]);
+    const model = synthetic("src/model/m.ts", ['import type { Tool } from "../tools/tool.ts";', 'import { x } from "../loop/events.ts";', 'import { y } from "../index.ts";'].join("\n"));
+    expect(modelImportViolations(model).map((edge) => edge.line)).toStrictEqual([2, 3]);
+    const core = synthetic("src/loop/l.ts", ['import type { Store } from "../store/index.ts";', 'const v = () => import("../viewer/index.ts");', 'import { t } from "../tools/tool.ts";'].join("\n"));
+    expect(coreImportViolations(core).map((edge) => edge.line)).toStrictEqual([1, 2]);
+    const store = synthetic("src/store/s.ts", ['import type { Session } from "../session.ts";', 'import { f } from "./file-store.ts";', 'import type { AgentEvent } from "../loop/events.ts";'].join("\n"));
+    expect(storeImportViolations(store).map((edge) => edge.line)).toStrictEqual([3]);
+    expect(testImportViolations(synthetic("src/store/s.ts", 'import { h } from "../../test/helpers.ts";')).map((edge) => edge.line)).toStrictEqual([1]);
+  });
+
+  it("measure a function first line to last, and only flag one over the limit", () => {
+    const body = (lines: number): string => Array.from({ length: lines - 2 }, (_, index) => `  step(${index});`).join("\n");
+    const file = parseSource("src/x.ts", `export function fits() {\n${body(100)}\n}\nclass K {\n  long() {\n${body(101)}\n  }\n}\nconst arrow = () => {\n${body(101)}\n};\n`);
+    expect(longFunctions(file, maxFunctionLines)).toStrictEqual([
+      { where: "src/x.ts:102", name: "K.long", lines: 101 },
+      { where: "src/x.ts:204", name: "arrow", lines: 101 },
+    ]);
+  });
+
+  it("find citations in every kind of comment, never in strings", () => {
+    const file = parseSource(
+      "src/x.ts",
+      ['// see seed 003', "/** As the Python package does. */", "const s = \"§ 2 and issue 15 in a string\";", "function f() {", "  return s; /* issue #12 */", "  // trailing §4", "}"].join("\n"),
+    );
+    expect(commentCitations(file)).toStrictEqual([
+      "src/x.ts:1: // see seed 003",
+      "src/x.ts:2: /** As the Python package does. */",
+      "src/x.ts:5: /* issue #12 */",
+      "src/x.ts:6: // trailing §4",
+    ]);
+  });
+});
+
+/** The edges the cycle rule counts: static imports (type-only included) between files of src/. */
+function staticGraph(all: readonly ImportEdge[], files: ReadonlySet<string>): ImportGraph {
+  const graph = new Map<string, string[]>([...files].map((file) => [file, []]));
+  for (const edge of all) {
+    if (edge.dynamic || edge.target === undefined || !files.has(edge.target)) continue;
+    const targets = graph.get(edge.from)!;
+    if (!targets.includes(edge.target)) targets.push(edge.target);
+  }
+  return graph;
+}
+
+function describeEdge(edge: ImportEdge): string {
+  return `${edge.from}:${edge.line} imports ${edge.typeOnly ? "type " : ""}${edge.dynamic ? "lazily " : ""}"${edge.specifier}"`;
+}

@@ -1,0 +1,76 @@
+import type { ImportEdge } from "./imports.ts";
+
+/** The session: its message types and the functions over them (plain data, importing nothing else of the library). */
+export const sessionFiles = ["src/session.ts"];
+
+/** The files at the src/ root that are part of the core; `src/index.ts` is only the public surface over them. */
+export const rootFiles = [...sessionFiles, "src/errors.ts", "src/logger.ts", "src/numeric-options.ts"];
+
+/** How many `.ts` files the src/ root may hold: the root files above, the public index and one to spare. */
+export const maxRootFiles = 6;
+
+/**
+ * The core: what every agent runs (the session, errors, the model contract, tools, the loop). It must not
+ * depend on anything built around it, so a subsystem can be dropped without touching the core.
+ */
+export function isCore(path: string): boolean {
+  return isRootFile(path) || ["src/model/", "src/tools/", "src/loop/"].some((folder) => path.startsWith(folder));
+}
+
+/** A `.ts` file directly in src/ (not in a folder). */
+export function isRootFile(path: string): boolean {
+  return /^src\/[^/]+\.ts$/.test(path);
+}
+
+/**
+ * Providers depend only on the model contract, the session, errors, numeric options, tool schemas (as
+ * types: a provider converts them and never runs a tool), the shared files of src/providers/ and their
+ * own folder; never on another provider. So an adapter can be read, tested and replaced without the loop.
+ */
+export function providerImportViolations(edges: readonly ImportEdge[]): ImportEdge[] {
+  const allowedFiles = [...sessionFiles, "src/errors.ts", "src/numeric-options.ts"];
+  return sourceEdges(edges, (from) => from.startsWith("src/providers/")).filter(
+    ({ from, target, typeOnly }) =>
+      !(
+        target.startsWith("src/model/") ||
+        allowedFiles.includes(target) ||
+        (typeOnly && target === "src/tools/tool.ts") ||
+        /^src\/providers\/[^/]+$/.test(target) ||
+        (providerFolder(target) !== undefined && providerFolder(target) === providerFolder(from))
+      ),
+  );
+}
+
+/** The model contract depends only on itself, the root files and the types of tools: it is what providers implement. */
+export function modelImportViolations(edges: readonly ImportEdge[]): ImportEdge[] {
+  return sourceEdges(edges, (from) => from.startsWith("src/model/")).filter(
+    ({ target, typeOnly }) => !(target.startsWith("src/model/") || rootFiles.includes(target) || (typeOnly && target.startsWith("src/tools/"))),
+  );
+}
+
+/** The core never imports a subsystem (store, viewer, cli, otel, mcp, restate, testing, providers, or any folder added beside them). */
+export function coreImportViolations(edges: readonly ImportEdge[]): ImportEdge[] {
+  return sourceEdges(edges, isCore).filter(({ target }) => target.startsWith("src/") && !isCore(target));
+}
+
+/** The store keeps sessions on disk and needs nothing of the library but the session and its errors. */
+export function storeImportViolations(edges: readonly ImportEdge[]): ImportEdge[] {
+  return sourceEdges(edges, (from) => from.startsWith("src/store/")).filter(
+    ({ target }) => !(target.startsWith("src/store/") || sessionFiles.includes(target) || target === "src/errors.ts"),
+  );
+}
+
+/** Shipped code never reaches into the tests or the benchmarks (neither is published). */
+export function testImportViolations(edges: readonly ImportEdge[]): ImportEdge[] {
+  return sourceEdges(edges, (from) => from.startsWith("src/")).filter(({ target }) => target.startsWith("test/") || target.startsWith("bench/"));
+}
+
+/** The edges from files `from` selects that name another file of the repository (packages and builtins are not layers). */
+function sourceEdges(edges: readonly ImportEdge[], from: (path: string) => boolean): (ImportEdge & { target: string })[] {
+  return edges.filter((edge): edge is ImportEdge & { target: string } => edge.target !== undefined && from(edge.from));
+}
+
+/** `src/providers/<name>` for a file of one provider; undefined for a shared file of src/providers/ or any other file. */
+function providerFolder(path: string): string | undefined {
+  return /^(src\/providers\/[^/]+)\//.exec(path)?.[1];
+}
