@@ -1,12 +1,12 @@
 import type { ImportEdge } from "./imports.ts";
 
-/** The session: its message types and the functions over them (plain data, importing nothing else of the library). */
-export const sessionFiles = ["src/session.ts"];
+/** The session and its one walk over turns (a pure view over the messages): every layer may read them. */
+export const sessionFiles = ["src/session.ts", "src/session-turns.ts"];
 
 /** The files at the src/ root that are part of the core; `src/index.ts` is only the public surface over them. */
 export const rootFiles = [...sessionFiles, "src/errors.ts", "src/logger.ts", "src/numeric-options.ts"];
 
-/** How many `.ts` files the src/ root may hold: the root files above, the public index and one to spare. */
+/** How many `.ts` files the src/ root may hold: the root files above and the public index. */
 export const maxRootFiles = 6;
 
 /**
