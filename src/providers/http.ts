@@ -1,5 +1,7 @@
 import { ContextOverflowError, ProviderError, errorMessage, isAbortError, isAgentError } from "../errors.ts";
 import { maxTimerDelay } from "../numeric-options.ts";
+import { decodeEventStream, type EventStreamMessage } from "./aws-event-stream.ts";
+import { parseSseBatches, type ServerSentEvent } from "./sse.ts";
 
 /** `fetch` or anything with its signature (a test double, a proxy-aware client). */
 export type Fetch = (input: string, init: RequestInit) => Promise<Response>;
@@ -127,21 +129,61 @@ export async function readJson(response: Response, provider: string, secrets?: r
   }
 }
 
+/** Whose stream it is, for its errors: the provider, the secrets to scrub, the run's signal (an abort passes as it is). */
+export type StreamScope = {
+  provider: string;
+  secrets?: readonly (string | undefined)[] | undefined;
+  signal?: AbortSignal | undefined;
+};
+
 /**
- * A stream of model events with every failure typed: an abort or one of our errors passes as it
- * is; anything else (a connection cut, a garbled event, an oversized line) becomes a retryable
- * `ProviderError` whose message is scrubbed of `secrets` and bounded. Each adapter's stream goes
- * through it, so a failure reads the same whatever the provider.
+ * The one way an adapter reads a streamed call: `open` it (normally `postJson`, whose body guard
+ * types a connection that breaks and a server that stalls past `idleTimeoutMs`), frame its body as
+ * server-sent events, and hand `read` one batch of events per network chunk. Whatever fails on
+ * the way, in `open`, the body or `read`, leaves as `streamFailure` types it, so a failure reads the
+ * same whatever the provider.
  */
-export async function* guardStream<T>(events: AsyncGenerator<T>, provider: string, secrets: readonly (string | undefined)[] = [], signal?: AbortSignal): AsyncGenerator<T> {
+export function readSseStream<T>(open: () => Promise<Response>, scope: StreamScope, read: (batches: AsyncGenerator<ServerSentEvent[]>) => AsyncGenerator<T>): AsyncGenerator<T> {
+  return readStream(open, scope, (body) => read(parseSseBatches(body)));
+}
+
+/** `readSseStream` for a body in the AWS event stream encoding (Bedrock): one batch of messages per network chunk. */
+export function readAwsEventStream<T>(
+  open: () => Promise<Response>,
+  scope: StreamScope,
+  read: (batches: AsyncGenerator<EventStreamMessage[]>) => AsyncGenerator<T>,
+): AsyncGenerator<T> {
+  return readStream(open, scope, (body) => read(decodeEventStream(body)));
+}
+
+/**
+ * One stream event's JSON payload. An unreadable one is a retryable `ProviderError` quoting the
+ * event's start, scrubbed of `secrets`, never a `SyntaxError` (whose message would quote the
+ * input around the fault, unscrubbed).
+ */
+export function parseStreamEvent(data: string, scope: StreamScope): unknown {
   try {
-    yield* events;
-  } catch (error) {
-    throw streamFailure(error, provider, secrets, signal);
+    return JSON.parse(data) as unknown;
+  } catch {
+    throw new ProviderError(bounded(`${scope.provider}: unreadable stream event: ${data.slice(0, 200)}`, scope.secrets), { provider: scope.provider, retryable: true });
   }
 }
 
-/** `guardStream`'s rule for one error. */
+async function* readStream<T>(open: () => Promise<Response>, scope: StreamScope, read: (body: ReadableStream<Uint8Array>) => AsyncGenerator<T>): AsyncGenerator<T> {
+  try {
+    const response = await open();
+    if (response.body === null) throw new ProviderError(`${scope.provider}: empty response body`, { provider: scope.provider, retryable: true });
+    yield* read(response.body);
+  } catch (error) {
+    throw streamFailure(error, scope.provider, scope.secrets, scope.signal);
+  }
+}
+
+/**
+ * The rule for any failure of a call: an abort or one of our errors passes as it is; anything
+ * else (a connection cut, a garbled frame, an oversized event) becomes a retryable
+ * `ProviderError` whose message is scrubbed of `secrets` and bounded.
+ */
 export function streamFailure(error: unknown, provider: string, secrets: readonly (string | undefined)[] = [], signal?: AbortSignal): unknown {
   if (signal?.aborted === true || isAgentError(error) || isAbortError(error)) return error;
   // A JSON parser's message quotes the input around the fault: no cause, so no copy of it survives.

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
 import { agentLoop, extendSession, initSession, isProviderError, type ModelMessage, type ProviderError, type Session } from "simple-agent-loop";
-import { anthropic, fromAnthropicResponse, toAnthropicRequest } from "simple-agent-loop/anthropic";
+import { anthropic, fromAnthropicResponse, streamMessages, toAnthropicRequest } from "simple-agent-loop/anthropic";
 import { scriptedModel } from "simple-agent-loop/testing";
 import { withoutTs } from "../helpers.ts";
 import { conformanceSuite, liveAgentSuite, type ErrorKind, type WireTurn } from "./conformance.ts";
@@ -54,6 +54,7 @@ type Body = { messages: { role: string; content: { type: string; id?: string; na
 conformanceSuite({
   name: "anthropic",
   createModel: (origin, options) => anthropic({ model: "claude-test", baseURL: origin, ...options }),
+  readStream: (open) => streamMessages(open),
   turnResponse,
   errorResponse,
   toolResultsIn: (body) =>

@@ -13,7 +13,7 @@ import {
   type Session,
   type ToolSchema,
 } from "simple-agent-loop";
-import { bedrock, fromBedrockResponse, toBedrockRequest, type BedrockResponse } from "simple-agent-loop/bedrock";
+import { bedrock, fromBedrockResponse, streamConverse, toBedrockRequest, type BedrockResponse } from "simple-agent-loop/bedrock";
 import { signRequest } from "../../src/providers/bedrock/sign.ts";
 import { withoutTs } from "../helpers.ts";
 import { conformanceSuite, liveAgentSuite, type ErrorKind, type WireTurn } from "./conformance.ts";
@@ -86,6 +86,7 @@ const blocks = (body: unknown): Block[] => (body as Body).messages.flatMap((mess
 conformanceSuite({
   name: "bedrock",
   createModel: (origin, options) => bedrock({ model: "anthropic.claude-test-v1:0", baseURL: origin, ...options }),
+  readStream: (open) => streamConverse(open),
   rawEvents: (payloads) => ({ headers: streamHeaders, chunks: payloads.map((payload) => frame({ ":event-type": "contentBlockDelta", ":content-type": "application/json", ":message-type": "event" }, payload)) }),
   turnResponse,
   errorResponse,

@@ -7,6 +7,7 @@ import {
   response,
   type InvokeModel,
   type JsonObject,
+  type ModelStreamEvent,
   type ProviderError,
   type ToolSchema,
 } from "simple-agent-loop";
@@ -27,7 +28,15 @@ export type ErrorKind = "rate_limit" | "server" | "invalid_request" | "context_o
 export type ConformanceModelOptions = { stream: boolean; apiKey: string; headers?: Record<string, string>; idleTimeoutMs?: number };
 
 /** The suite's cases an adapter may skip, each with the reason it does not apply. */
-export type ConformanceCase = "redirect" | "cut-after-events" | "idle-timeout" | "connection-failure" | "html-body" | "bounded-error-body" | "unreadable-event";
+export type ConformanceCase =
+  | "redirect"
+  | "cut-after-events"
+  | "idle-timeout"
+  | "connection-failure"
+  | "html-body"
+  | "bounded-error-body"
+  | "unreadable-event"
+  | "body-failure";
 
 /** What the shared suite needs to know about one adapter. */
 export type ConformanceTarget = {
@@ -43,6 +52,8 @@ export type ConformanceTarget = {
   toolCallsIn: (body: unknown) => { id: string; name: string }[];
   /** Raw event payloads (not necessarily JSON) in the provider's stream framing; default SSE `data:` lines. */
   rawEvents?: (payloads: readonly string[]) => ReplayResponse;
+  /** The adapter's exported stream reader (e.g. `streamMessages`), fed by `open` instead of a request of its own. */
+  readStream: (open: () => Promise<Response>) => AsyncIterable<ModelStreamEvent>;
   /** Cases that do not apply to this adapter, each with its reason (shown in the skipped test's name). */
   skip?: Partial<Record<ConformanceCase, string>>;
 };
@@ -372,6 +383,40 @@ function transportCases(target: ConformanceTarget, current: () => ReplayServer, 
     await expect.poll(() => current().requests[0]?.clientClosed, { timeout: 5000 }).toBe(true);
   });
 
+  // A body that fails once its stream has begun, however it fails, is one typed, retryable error:
+  // the loop repeats the call, and a reader of the error learns the same thing from every adapter.
+  check("body-failure", "a body that fails mid-stream (reset, garbled event, stall) is the same typed, retryable error for every adapter", async () => {
+    const full = answer();
+    const started = (full.chunks ?? []).slice(0, 2);
+    const garbled = (target.rawEvents ?? rawSse)(["{not json at all"]);
+    const failures = [
+      { why: "reset", response: { ...full, chunkDelayMs: 15, destroyAfterChunks: 2 }, idleTimeoutMs: undefined, message: "the response broke off: " },
+      { why: "garbled", response: { ...garbled, chunks: [...started, ...(garbled.chunks ?? [])] }, idleTimeoutMs: undefined, message: "unreadable stream event: {not json at all" },
+      { why: "stall", response: { ...full, chunks: started, hang: true }, idleTimeoutMs: 300, message: "no data from the server for 300 ms while waiting for the next part of the body" },
+    ];
+    for (const failure of failures) {
+      fresh();
+      current().enqueue(failure.response);
+      const model = target.createModel(current().origin, { stream: true, apiKey, ...(failure.idleTimeoutMs === undefined ? {} : { idleTimeoutMs: failure.idleTimeoutMs }) });
+      const error = await agentLoop(model, [], initSession("s", "u"), { retry: false }).catch((thrown: unknown) => thrown);
+      expect({ why: failure.why, ...typedShape(error) }).toStrictEqual({ why: failure.why, name: "ProviderError", provider: target.name, retryable: true, status: undefined });
+      expect((error as Error).message.startsWith(`${target.name}: ${failure.message}`), `${failure.why}: ${(error as Error).message}`).toBe(true);
+    }
+  });
+
+  check("body-failure", "the exported stream reader types a failure of its own open and of its body, as the model does", async () => {
+    const reset = Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" });
+    const opens: [string, () => Promise<Response>][] = [
+      ["open rejects", () => Promise.reject(reset)],
+      ["body errors", async () => new Response(new ReadableStream({ pull: (controller) => controller.error(reset) }))],
+      ["no body", async () => new Response(null)],
+    ];
+    for (const [why, open] of opens) {
+      const error = await drain(target.readStream(open)).catch((thrown: unknown) => thrown);
+      expect({ why, ...typedShape(error) }).toStrictEqual({ why, name: "ProviderError", provider: target.name, retryable: true, status: undefined });
+    }
+  });
+
   check("unreadable-event", "an unreadable stream event fails retryably and never echoes the key, whole or in part", async () => {
     fresh();
     const garbled = `{"note": ${apiKey} and more}`;
@@ -382,6 +427,18 @@ function transportCases(target: ConformanceTarget, current: () => ReplayServer, 
     expectNoPartOfKey(JSON.stringify(error));
     expectNoPartOfKey(String((error.cause as Error | undefined)?.message));
   });
+}
+
+// The fields a caller decides on: which error, whose, whether to repeat the call.
+function typedShape(error: unknown): { name: string; provider: string; retryable: boolean; status: number | undefined } | { notTyped: unknown } {
+  if (!isProviderError(error)) return { notTyped: error };
+  return { name: error.name, provider: error.provider, retryable: error.retryable, status: error.status };
+}
+
+async function drain(events: AsyncIterable<ModelStreamEvent>): Promise<void> {
+  for await (const _event of events) {
+    // read to the end or to the failure
+  }
 }
 
 /**

@@ -16,7 +16,7 @@ import {
   type Session,
   type ToolSchema,
 } from "simple-agent-loop";
-import { fromGeminiResponse, gemini, toGeminiRequest, type GeminiRequest, type GeminiResponse } from "simple-agent-loop/google";
+import { fromGeminiResponse, gemini, streamGenerateContent, toGeminiRequest, type GeminiRequest, type GeminiResponse } from "simple-agent-loop/google";
 import { withoutTs } from "../helpers.ts";
 import { conformanceSuite, liveAgentSuite, type ErrorKind, type WireTurn } from "./conformance.ts";
 import { sse, sseHeaders, startReplayServer, type ReplayResponse, type ReplayServer } from "./replay-server.ts";
@@ -92,6 +92,7 @@ const partsOf = (body: unknown): Part[] => (body as GeminiRequest).contents.flat
 conformanceSuite({
   name: "google",
   createModel: (origin, options) => gemini({ model: "gemini-test", baseURL: origin, ...options }),
+  readStream: (open) => streamGenerateContent(open),
   turnResponse,
   errorResponse,
   toolResultsIn: (body) =>

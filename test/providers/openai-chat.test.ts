@@ -19,7 +19,7 @@ import {
 } from "simple-agent-loop";
 import { scriptedModel } from "simple-agent-loop/testing";
 // The package's ./openai entry re-exports these once it exists; the adapter's own module until then.
-import { fromOpenAIChatResponse, openaiChat, toOpenAIChatRequest } from "simple-agent-loop/openai";
+import { fromOpenAIChatResponse, openaiChat, streamOpenAIChat, toOpenAIChatRequest } from "simple-agent-loop/openai";
 import { expectEveryCallAnsweredOnce, withoutTs } from "../helpers.ts";
 import { conformanceSuite, liveAgentSuite, type ErrorKind, type WireTurn } from "./conformance.ts";
 import { sse, sseHeaders, startReplayServer, type ReplayResponse, type ReplayServer } from "./replay-server.ts";
@@ -85,6 +85,7 @@ function errorResponse(kind: ErrorKind): ReplayResponse {
 conformanceSuite({
   name: "openai-chat",
   createModel: (origin, options) => openaiChat({ model: "gpt-test", baseURL: `${origin}/v1`, ...options }),
+  readStream: (open) => streamOpenAIChat(open),
   turnResponse,
   errorResponse,
   toolResultsIn: (body) => (body as Body).messages.filter((message) => message.role === "tool").map((message) => ({ id: message.tool_call_id!, output: message.content! })),

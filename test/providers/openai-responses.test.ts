@@ -21,6 +21,7 @@ import {
   fromOpenAIResponsesResponse,
   openaiResponses,
   reasoningSignature,
+  streamResponses,
   toOpenAIResponsesRequest,
   type OpenAIResponsesResponse,
 } from "simple-agent-loop/openai";
@@ -98,6 +99,7 @@ const callsIn = (body: unknown): { id: string; name: string }[] =>
 conformanceSuite({
   name: "openai-responses",
   createModel: (origin, options) => openaiResponses({ model: "gpt-test", baseURL: `${origin}/v1`, ...options }),
+  readStream: (open) => streamResponses(open),
   turnResponse,
   errorResponse,
   toolResultsIn: resultsIn,

@@ -15,9 +15,22 @@ import {
   type AnthropicUsage,
 } from "./convert.ts";
 import { readToolInput, refusedInput } from "../convert-shared.ts";
-import { checkIdleTimeout, env, guardStream, postJson, providerError, readJson, type ErrorShape, type Fetch, type PostOptions, type TransportOptions } from "../http.ts";
+import {
+  checkIdleTimeout,
+  env,
+  parseStreamEvent,
+  postJson,
+  providerError,
+  readJson,
+  readSseStream,
+  type ErrorShape,
+  type Fetch,
+  type PostOptions,
+  type StreamScope,
+  type TransportOptions,
+} from "../http.ts";
+import type { ServerSentEvent } from "../sse.ts";
 import { withUniqueToolIds } from "../session-tool-ids.ts";
-import { parseSseBatches } from "../sse.ts";
 
 export type AnthropicOptions = AnthropicRequestOptions & TransportOptions & {
   /** Defaults to the `ANTHROPIC_API_KEY` environment variable. */
@@ -91,16 +104,12 @@ type StreamEvent = {
  * content block as a generic message when its `content_block_stop` arrives, the stop reason and
  * usage at the end. A stream that ends without `message_stop` is an error (retryable), never a turn.
  */
-export async function* streamMessages(
-  open: () => Promise<Response>,
-  secrets: readonly string[] = [],
-): AsyncGenerator<ModelStreamEvent> {
-  const response = await open();
-  if (response.body === null) throw new ProviderError("anthropic: empty response body", { provider: anthropicProvider, retryable: true });
-  yield* guardStream(readMessagesStream(response.body, secrets), anthropicProvider, secrets);
+export function streamMessages(open: () => Promise<Response>, secrets: readonly string[] = []): AsyncGenerator<ModelStreamEvent> {
+  const scope: StreamScope = { provider: anthropicProvider, secrets };
+  return readSseStream(open, scope, (batches) => readMessagesStream(batches, scope));
 }
 
-async function* readMessagesStream(body: ReadableStream<Uint8Array>, secrets: readonly string[]): AsyncGenerator<ModelStreamEvent> {
+async function* readMessagesStream(batches: AsyncGenerator<ServerSentEvent[]>, scope: StreamScope): AsyncGenerator<ModelStreamEvent> {
   const blocks = new Map<number, { block: AnthropicContentBlock; json: string }>();
   let usage: AnthropicUsage = {};
   let stopReason: string | null | undefined;
@@ -108,8 +117,8 @@ async function* readMessagesStream(body: ReadableStream<Uint8Array>, secrets: re
   let messageId: string | undefined;
   let started = false;
   let cutToolCall: AnthropicContentBlock | undefined;
-  for await (const batch of parseSseBatches(body)) for (const { data } of batch) {
-    const event = JSON.parse(data) as StreamEvent;
+  for await (const batch of batches) for (const { data } of batch) {
+    const event = parseStreamEvent(data, scope) as StreamEvent;
     switch (event.type) {
       case "message_start": {
         const message = event.message ?? {};
@@ -200,7 +209,7 @@ async function* readMessagesStream(body: ReadableStream<Uint8Array>, secrets: re
         if (cutToolCall !== undefined) yield { type: "message", message: fromContentBlock({ ...cutToolCall, input: {} })! };
         return;
       case "error":
-        throw providerError(anthropicProvider, undefined, undefined, data, anthropicErrors, secrets);
+        throw providerError(anthropicProvider, undefined, undefined, data, anthropicErrors, scope.secrets);
       default:
         break; // ping, and event types added later
     }

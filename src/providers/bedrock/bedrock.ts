@@ -12,10 +12,23 @@ import {
   type BedrockResponse,
   type BedrockUsage,
 } from "./convert.ts";
-import { decodeEventStream, type EventStreamMessage } from "./event-stream.ts";
+import type { EventStreamMessage } from "../aws-event-stream.ts";
 import { signRequest, type AwsCredentials } from "./sign.ts";
 import { readToolInput } from "../convert-shared.ts";
-import { bounded, checkIdleTimeout, env, guardStream, postJson, providerError, readJson, type ErrorShape, type Fetch, type TransportOptions } from "../http.ts";
+import {
+  bounded,
+  checkIdleTimeout,
+  env,
+  parseStreamEvent,
+  postJson,
+  providerError,
+  readAwsEventStream,
+  readJson,
+  type ErrorShape,
+  type Fetch,
+  type StreamScope,
+  type TransportOptions,
+} from "../http.ts";
 import { withUniqueToolIds } from "../session-tool-ids.ts";
 
 export type BedrockOptions = BedrockRequestOptions & TransportOptions & {
@@ -200,17 +213,12 @@ const textDecoder = new TextDecoder();
  * (from `messageStop` and `metadata`) at the end. Exception frames become typed errors. A stream
  * that ends without `messageStop` is an error (retryable), never a turn.
  */
-export async function* streamConverse(
-  open: () => Promise<Response>,
-  signal?: AbortSignal,
-  secrets: readonly string[] = [],
-): AsyncGenerator<ModelStreamEvent> {
-  yield* guardStream(readConverseStream(open, secrets), bedrockProvider, secrets, signal);
+export function streamConverse(open: () => Promise<Response>, signal?: AbortSignal, secrets: readonly string[] = []): AsyncGenerator<ModelStreamEvent> {
+  const scope: StreamScope = { provider: bedrockProvider, secrets, signal };
+  return readAwsEventStream(open, scope, (batches) => readConverseStream(batches, scope));
 }
 
-async function* readConverseStream(open: () => Promise<Response>, secrets: readonly string[]): AsyncGenerator<ModelStreamEvent> {
-  const response = await open();
-  if (response.body === null) throw new ProviderError("bedrock: empty response body", { provider: bedrockProvider, retryable: true });
+async function* readConverseStream(batches: AsyncGenerator<EventStreamMessage[]>, scope: StreamScope): AsyncGenerator<ModelStreamEvent> {
   const blocks = new Map<number, OpenBlock>();
   let stopReason: string | undefined;
   let stopped = false;
@@ -238,11 +246,11 @@ async function* readConverseStream(open: () => Promise<Response>, secrets: reado
     return message === undefined ? undefined : { type: "message", message };
   };
 
-  for await (const batch of decodeEventStream(response.body)) for (const frame of batch) {
+  for await (const batch of batches) for (const frame of batch) {
     const messageType = frame.headers[":message-type"];
-    if (messageType === "exception" || messageType === "error") throw streamError(frame, secrets);
+    if (messageType === "exception" || messageType === "error") throw streamError(frame, scope.secrets);
     if (messageType !== "event") continue;
-    const event = JSON.parse(textDecoder.decode(frame.payload)) as StreamEvent;
+    const event = parseStreamEvent(textDecoder.decode(frame.payload), scope) as StreamEvent;
     const index = event.contentBlockIndex ?? 0;
     switch (frame.headers[":event-type"]) {
       case "contentBlockStart": {
@@ -325,7 +333,7 @@ async function* readConverseStream(open: () => Promise<Response>, secrets: reado
   throw new ProviderError("bedrock: the stream ended before messageStop", { provider: bedrockProvider, retryable: true });
 }
 
-function streamError(frame: EventStreamMessage, secrets: readonly string[]): unknown {
+function streamError(frame: EventStreamMessage, secrets: StreamScope["secrets"]): unknown {
   const text = textDecoder.decode(frame.payload);
   let body: Record<string, unknown> = {};
   try {

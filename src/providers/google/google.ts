@@ -14,9 +14,22 @@ import {
   type GeminiResponse,
   type GeminiUsage,
 } from "./convert.ts";
-import { checkIdleTimeout, env, postJson, providerError, readJson, streamFailure, type ErrorShape, type Fetch, type PostOptions, type TransportOptions } from "../http.ts";
+import {
+  checkIdleTimeout,
+  env,
+  parseStreamEvent,
+  postJson,
+  providerError,
+  readJson,
+  readSseStream,
+  type ErrorShape,
+  type Fetch,
+  type PostOptions,
+  type StreamScope,
+  type TransportOptions,
+} from "../http.ts";
+import type { ServerSentEvent } from "../sse.ts";
 import { withUniqueToolIds } from "../session-tool-ids.ts";
-import { parseSseBatches } from "../sse.ts";
 
 // `output` comes from the run (`context.output`), never from the factory.
 export type GeminiOptions = Omit<GeminiRequestOptions, "output"> & TransportOptions & {
@@ -99,9 +112,12 @@ function retryDelay(details: { "@type"?: string; retryDelay?: string }[] | undef
  * `finishReason` (or a `promptFeedback.blockReason`) ends the turn. A stream that ends without one,
  * or breaks, is a retryable error, never a turn.
  */
-export async function* streamGenerateContent(open: () => Promise<Response>, secrets: readonly string[] = []): AsyncGenerator<ModelStreamEvent> {
-  const response = await open();
-  if (response.body === null) throw new ProviderError("google: empty response body", { provider: googleProvider, retryable: true });
+export function streamGenerateContent(open: () => Promise<Response>, secrets: readonly string[] = []): AsyncGenerator<ModelStreamEvent> {
+  const scope: StreamScope = { provider: googleProvider, secrets };
+  return readSseStream(open, scope, (batches) => readGenerateContentStream(batches, scope));
+}
+
+async function* readGenerateContentStream(batches: AsyncGenerator<ServerSentEvent[]>, scope: StreamScope): AsyncGenerator<ModelStreamEvent> {
   let responseId: string | undefined;
   const randomSuffix = responseIdSuffix(undefined);
   const reader = partReader(() => responseId ?? randomSuffix());
@@ -109,26 +125,22 @@ export async function* streamGenerateContent(open: () => Promise<Response>, secr
   let blockReason: string | undefined;
   let explanation: string | undefined;
   let usage: GeminiUsage | undefined;
-  try {
-    for await (const batch of parseSseBatches(response.body)) {
-      for (const { data } of batch) {
-        const chunk = JSON.parse(data) as GeminiResponse & { error?: unknown };
-        if (chunk.error !== undefined) throw providerError(googleProvider, undefined, undefined, data, geminiErrors, secrets);
-        responseId ??= chunk.responseId === "" ? undefined : chunk.responseId;
-        usage = chunk.usageMetadata ?? usage;
-        blockReason = chunk.promptFeedback?.blockReason ?? blockReason;
-        explanation = chunk.candidates?.[0]?.finishMessage ?? chunk.promptFeedback?.blockReasonMessage ?? explanation;
-        const candidate = chunk.candidates?.[0];
-        for (const part of candidate?.content?.parts ?? []) {
-          for (const message of reader.add(part)) yield* messageEvents(message);
-          const text = partText(part);
-          if (text !== undefined && text !== "") yield { type: part.thought === true ? "thinking-delta" : "text-delta", delta: text };
-        }
-        finishReason = candidate?.finishReason ?? finishReason;
+  for await (const batch of batches) {
+    for (const { data } of batch) {
+      const chunk = parseStreamEvent(data, scope) as GeminiResponse & { error?: unknown };
+      if (chunk.error !== undefined) throw providerError(googleProvider, undefined, undefined, data, geminiErrors, scope.secrets);
+      responseId ??= chunk.responseId === "" ? undefined : chunk.responseId;
+      usage = chunk.usageMetadata ?? usage;
+      blockReason = chunk.promptFeedback?.blockReason ?? blockReason;
+      explanation = chunk.candidates?.[0]?.finishMessage ?? chunk.promptFeedback?.blockReasonMessage ?? explanation;
+      const candidate = chunk.candidates?.[0];
+      for (const part of candidate?.content?.parts ?? []) {
+        for (const message of reader.add(part)) yield* messageEvents(message);
+        const text = partText(part);
+        if (text !== undefined && text !== "") yield { type: part.thought === true ? "thinking-delta" : "text-delta", delta: text };
       }
+      finishReason = candidate?.finishReason ?? finishReason;
     }
-  } catch (error) {
-    throw streamFailure(error, googleProvider, secrets);
   }
   if (finishReason === undefined && blockReason === undefined) {
     throw new ProviderError("google: the stream ended without a finishReason", { provider: googleProvider, retryable: true });

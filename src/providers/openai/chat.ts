@@ -16,9 +16,23 @@ import {
   type OpenAIChatUsage,
   type ReasoningField,
 } from "./chat-convert.ts";
-import { checkIdleTimeout, env, postJson, providerError, readJson, streamFailure, type ErrorShape, type Fetch, type PostOptions, type TransportOptions } from "../http.ts";
+import {
+  checkIdleTimeout,
+  env,
+  parseStreamEvent,
+  postJson,
+  providerError,
+  readJson,
+  readSseStream,
+  streamFailure,
+  type ErrorShape,
+  type Fetch,
+  type PostOptions,
+  type StreamScope,
+  type TransportOptions,
+} from "../http.ts";
+import type { ServerSentEvent } from "../sse.ts";
 import { withUniqueToolIds } from "../session-tool-ids.ts";
-import { parseSseBatches } from "../sse.ts";
 
 // `output` comes from the run (`context.output`), never from the factory.
 export type OpenAIChatOptions = Omit<OpenAIChatRequestOptions, "output"> & TransportOptions & {
@@ -114,36 +128,35 @@ async function readBody(response: Response, secrets: readonly string[]): Promise
  * text and reasoning before the first call, the stop reason and usage at the end. A stream that
  * ends before the reply finished is a retryable error, never a turn.
  */
-export async function* streamOpenAIChat(
+export function streamOpenAIChat(
   open: () => Promise<Response>,
   transport: { secrets?: readonly string[]; signal?: AbortSignal } = {},
 ): AsyncGenerator<ModelStreamEvent> {
-  try {
-    const response = await open();
-    if (response.body === null) throw new ProviderError("openai-chat: empty response body", { provider: openaiChatProvider, retryable: true });
-    const turn = createStreamedTurn();
-    for await (const batch of parseSseBatches(response.body)) {
-      for (const { data } of batch) {
-        if (data === "[DONE]") {
-          yield* turn.end();
-          return;
-        }
-        const chunk = JSON.parse(data) as StreamChunk;
-        if (chunk.error !== undefined && chunk.error !== null) {
-          throw providerError(openaiChatProvider, undefined, undefined, data, openaiChatErrors, transport.secrets);
-        }
-        yield* turn.add(chunk);
+  const scope: StreamScope = { provider: openaiChatProvider, secrets: transport.secrets, signal: transport.signal };
+  return readSseStream(open, scope, (batches) => readChatStream(batches, scope));
+}
+
+async function* readChatStream(batches: AsyncGenerator<ServerSentEvent[]>, scope: StreamScope): AsyncGenerator<ModelStreamEvent> {
+  const turn = createStreamedTurn();
+  for await (const batch of batches) {
+    for (const { data } of batch) {
+      if (data === "[DONE]") {
+        yield* turn.end();
+        return;
       }
+      const chunk = parseStreamEvent(data, scope) as StreamChunk;
+      if (chunk.error !== undefined && chunk.error !== null) {
+        throw providerError(openaiChatProvider, undefined, undefined, data, openaiChatErrors, scope.secrets);
+      }
+      yield* turn.add(chunk);
     }
-    // Not every compatible server sends [DONE]; a reply that said it finished is complete.
-    if (turn.finished()) {
-      yield* turn.end();
-      return;
-    }
-    throw new ProviderError("openai-chat: the stream ended before the reply finished", { provider: openaiChatProvider, retryable: true });
-  } catch (error) {
-    throw streamFailure(error, openaiChatProvider, transport.secrets, transport.signal);
   }
+  // Not every compatible server sends [DONE]; a reply that said it finished is complete.
+  if (turn.finished()) {
+    yield* turn.end();
+    return;
+  }
+  throw new ProviderError("openai-chat: the stream ended before the reply finished", { provider: openaiChatProvider, retryable: true });
 }
 
 type StreamChunk = {

@@ -3,7 +3,20 @@ import type { ModelStreamEvent } from "../../loop/events.ts";
 import type { StructuredOutputModel } from "../../model/invoke-model.ts";
 import type { ModelMessage } from "../../session.ts";
 import { parseToolInput } from "../convert-shared.ts";
-import { bounded, checkIdleTimeout, env, guardStream, postJson, providerError, readJson, type Fetch, type PostOptions, type TransportOptions } from "../http.ts";
+import {
+  checkIdleTimeout,
+  env,
+  parseStreamEvent,
+  postJson,
+  providerError,
+  readJson,
+  readSseStream,
+  type Fetch,
+  type PostOptions,
+  type StreamScope,
+  type TransportOptions,
+} from "../http.ts";
+import type { ServerSentEvent } from "../sse.ts";
 import {
   fromOpenAIResponsesResponse,
   fromOutputItem,
@@ -18,7 +31,6 @@ import {
   type OpenAIResponsesResponse,
 } from "./responses-convert.ts";
 import { withUniqueToolIds } from "../session-tool-ids.ts";
-import { parseSseBatches } from "../sse.ts";
 
 // `output` comes from the run (`context.output`), never from the factory.
 export type OpenAIResponsesOptions = Omit<OpenAIResponsesRequestOptions, "output"> & TransportOptions & {
@@ -95,13 +107,12 @@ type PendingItem = {
  * and usage from `response.completed` (or `response.incomplete`). A stream that ends without one
  * of those is an error (retryable), never a turn; `error` and `response.failed` events throw.
  */
-export async function* streamResponses(open: () => Promise<Response>, secrets: readonly string[] = []): AsyncGenerator<ModelStreamEvent> {
-  yield* guardStream(readResponsesStream(open, secrets), openaiResponsesProvider, secrets);
+export function streamResponses(open: () => Promise<Response>, secrets: readonly string[] = []): AsyncGenerator<ModelStreamEvent> {
+  const scope: StreamScope = { provider: openaiResponsesProvider, secrets };
+  return readSseStream(open, scope, (batches) => readResponsesStream(batches, scope));
 }
 
-async function* readResponsesStream(open: () => Promise<Response>, secrets: readonly string[]): AsyncGenerator<ModelStreamEvent> {
-  const response = await open();
-  if (response.body === null) throw new ProviderError("openai-responses: empty response body", { provider: openaiResponsesProvider, retryable: true });
+async function* readResponsesStream(batches: AsyncGenerator<ServerSentEvent[]>, scope: StreamScope): AsyncGenerator<ModelStreamEvent> {
   const items = new Map<number | string, PendingItem>();
   const emitted: ModelMessage[] = [];
   // Items already ended by output_item.done; the final response's other items were never streamed whole.
@@ -110,9 +121,9 @@ async function* readResponsesStream(open: () => Promise<Response>, secrets: read
   let created = false;
   const cutToolCalls: OpenAIResponsesOutputItem[] = [];
   const find = (event: StreamEvent): PendingItem | undefined => items.get(event.output_index ?? -1) ?? (event.item_id === undefined ? undefined : items.get(event.item_id));
-  for await (const batch of parseSseBatches(response.body)) for (const { data } of batch) {
+  for await (const batch of batches) for (const { data } of batch) {
     if (data === "[DONE]") continue;
-    const event = parseEvent(data, secrets);
+    const event = parseStreamEvent(data, scope) as StreamEvent;
     switch (event.type) {
       case "response.output_item.added": {
         const item = { ...event.item! };
@@ -212,21 +223,12 @@ async function* readResponsesStream(open: () => Promise<Response>, secrets: read
         break;
       case "response.failed":
       case "error":
-        throw providerError(openaiResponsesProvider, undefined, undefined, data, openaiResponsesErrors, secrets);
+        throw providerError(openaiResponsesProvider, undefined, undefined, data, openaiResponsesErrors, scope.secrets);
       default:
         break; // in_progress, part and done-text events, and event types added later
     }
   }
   throw new ProviderError("openai-responses: the stream ended before response.completed", { provider: openaiResponsesProvider, retryable: true });
-}
-
-function parseEvent(data: string, secrets: readonly string[]): StreamEvent {
-  try {
-    return JSON.parse(data) as StreamEvent;
-  } catch {
-    // No cause: the parser's message quotes the event, which may hold a key.
-    throw new ProviderError(bounded(`openai-responses: unreadable stream event: ${data.slice(0, 200)}`, secrets), { provider: openaiResponsesProvider, retryable: true });
-  }
 }
 
 // The done event carries the final item; the streamed text and arguments fill in what a
