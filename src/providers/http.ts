@@ -129,8 +129,8 @@ export async function readJson(response: Response, provider: string, secrets?: r
   }
 }
 
-/** Whose stream it is, for its errors: the provider, the secrets to scrub, the run's signal (an abort passes as it is). */
-export type StreamScope = {
+/** Whose call it is, for its errors: the provider, the secrets to scrub, the run's signal (an abort passes as it is). */
+export type CallScope = {
   provider: string;
   secrets?: readonly (string | undefined)[] | undefined;
   signal?: AbortSignal | undefined;
@@ -143,14 +143,28 @@ export type StreamScope = {
  * the way, in `open`, the body or `read`, leaves as `streamFailure` types it, so a failure reads the
  * same whatever the provider.
  */
-export function readSseStream<T>(open: () => Promise<Response>, scope: StreamScope, read: (batches: AsyncGenerator<ServerSentEvent[]>) => AsyncGenerator<T>): AsyncGenerator<T> {
+export function readSseStream<T>(open: () => Promise<Response>, scope: CallScope, read: (batches: AsyncGenerator<ServerSentEvent[]>) => AsyncGenerator<T>): AsyncGenerator<T> {
   return readStream(open, scope, (body) => read(parseSseBatches(body)));
+}
+
+/**
+ * The one way an adapter reads a call that is not streamed: `open` it, read the JSON body
+ * (`readJson`) and `convert` it. Whatever fails, a body that is no answer at all (`null`) included,
+ * leaves as `streamFailure` types it.
+ */
+export async function readJsonAnswer<T>(open: () => Promise<Response>, scope: CallScope, convert: (body: unknown, response: Response) => T): Promise<T> {
+  try {
+    const response = await open();
+    return convert(await readJson(response, scope.provider, scope.secrets), response);
+  } catch (error) {
+    throw streamFailure(error, scope.provider, scope.secrets, scope.signal, "the response");
+  }
 }
 
 /** `readSseStream` for a body in the AWS event stream encoding (Bedrock): one batch of messages per network chunk. */
 export function readAwsEventStream<T>(
   open: () => Promise<Response>,
-  scope: StreamScope,
+  scope: CallScope,
   read: (batches: AsyncGenerator<EventStreamMessage[]>) => AsyncGenerator<T>,
 ): AsyncGenerator<T> {
   return readStream(open, scope, (body) => read(decodeEventStream(body)));
@@ -161,7 +175,7 @@ export function readAwsEventStream<T>(
  * event's start, scrubbed of `secrets`, never a `SyntaxError` (whose message would quote the
  * input around the fault, unscrubbed).
  */
-export function parseStreamEvent(data: string, scope: StreamScope): unknown {
+export function parseStreamEvent(data: string, scope: CallScope): unknown {
   try {
     return JSON.parse(data) as unknown;
   } catch {
@@ -169,7 +183,7 @@ export function parseStreamEvent(data: string, scope: StreamScope): unknown {
   }
 }
 
-async function* readStream<T>(open: () => Promise<Response>, scope: StreamScope, read: (body: ReadableStream<Uint8Array>) => AsyncGenerator<T>): AsyncGenerator<T> {
+async function* readStream<T>(open: () => Promise<Response>, scope: CallScope, read: (body: ReadableStream<Uint8Array>) => AsyncGenerator<T>): AsyncGenerator<T> {
   try {
     const response = await open();
     if (response.body === null) throw new ProviderError(`${scope.provider}: empty response body`, { provider: scope.provider, retryable: true });
@@ -184,11 +198,11 @@ async function* readStream<T>(open: () => Promise<Response>, scope: StreamScope,
  * else (a connection cut, a garbled frame, an oversized event) becomes a retryable
  * `ProviderError` whose message is scrubbed of `secrets` and bounded.
  */
-export function streamFailure(error: unknown, provider: string, secrets: readonly (string | undefined)[] = [], signal?: AbortSignal): unknown {
+export function streamFailure(error: unknown, provider: string, secrets: readonly (string | undefined)[] = [], signal?: AbortSignal, what = "the stream"): unknown {
   if (signal?.aborted === true || isAgentError(error) || isAbortError(error)) return error;
   // A JSON parser's message quotes the input around the fault: no cause, so no copy of it survives.
   const parse = error instanceof SyntaxError;
-  return new ProviderError(bounded(`${provider}: the stream failed: ${describeError(error)}`, secrets), {
+  return new ProviderError(bounded(`${provider}: ${what} failed: ${describeError(error)}`, secrets), {
     provider,
     retryable: true,
     ...(parse ? {} : { cause: error }),

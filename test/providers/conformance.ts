@@ -36,7 +36,8 @@ export type ConformanceCase =
   | "html-body"
   | "bounded-error-body"
   | "unreadable-event"
-  | "body-failure";
+  | "body-failure"
+  | "malformed-answer";
 
 /** What the shared suite needs to know about one adapter. */
 export type ConformanceTarget = {
@@ -415,6 +416,13 @@ function transportCases(target: ConformanceTarget, current: () => ReplayServer, 
       const error = await drain(target.readStream(open)).catch((thrown: unknown) => thrown);
       expect({ why, ...typedShape(error) }).toStrictEqual({ why, name: "ProviderError", provider: target.name, retryable: true, status: undefined });
     }
+  });
+
+  check("malformed-answer", "a 200 JSON answer that is not an answer at all (null) is a typed, retryable error, not a TypeError (not streamed)", async () => {
+    fresh();
+    current().enqueue({ body: "null" });
+    const error = await agentLoop(target.createModel(current().origin, { stream: false, apiKey }), [], initSession("s", "u"), { retry: false }).catch((thrown: unknown) => thrown);
+    expect(typedShape(error)).toStrictEqual({ name: "ProviderError", provider: target.name, retryable: true, status: undefined });
   });
 
   check("unreadable-event", "an unreadable stream event fails retryably and never echoes the key, whole or in part", async () => {

@@ -21,12 +21,12 @@ import {
   parseStreamEvent,
   postJson,
   providerError,
-  readJson,
+  readJsonAnswer,
   readSseStream,
   type ErrorShape,
   type Fetch,
   type PostOptions,
-  type StreamScope,
+  type CallScope,
   type TransportOptions,
 } from "../http.ts";
 import type { ServerSentEvent } from "../sse.ts";
@@ -67,7 +67,7 @@ export function anthropic(options: AnthropicOptions): InvokeModel {
       expect: options.stream === false ? "json" : "sse",
     };
     if (options.stream === false) {
-      return postJson(request).then(async (response) => fromAnthropicResponse((await readJson(response, anthropicProvider, [apiKey])) as AnthropicResponse));
+      return readJsonAnswer(() => postJson(request), { provider: anthropicProvider, secrets: [apiKey], signal: context.signal }, (body) => fromAnthropicResponse(body as AnthropicResponse));
     }
     return streamMessages(() => postJson(request), [apiKey]);
   }, anthropicProvider);
@@ -105,11 +105,11 @@ type StreamEvent = {
  * usage at the end. A stream that ends without `message_stop` is an error (retryable), never a turn.
  */
 export function streamMessages(open: () => Promise<Response>, secrets: readonly string[] = []): AsyncGenerator<ModelStreamEvent> {
-  const scope: StreamScope = { provider: anthropicProvider, secrets };
+  const scope: CallScope = { provider: anthropicProvider, secrets };
   return readSseStream(open, scope, (batches) => readMessagesStream(batches, scope));
 }
 
-async function* readMessagesStream(batches: AsyncGenerator<ServerSentEvent[]>, scope: StreamScope): AsyncGenerator<ModelStreamEvent> {
+async function* readMessagesStream(batches: AsyncGenerator<ServerSentEvent[]>, scope: CallScope): AsyncGenerator<ModelStreamEvent> {
   const blocks = new Map<number, { block: AnthropicContentBlock; json: string }>();
   let usage: AnthropicUsage = {};
   let stopReason: string | null | undefined;

@@ -23,10 +23,10 @@ import {
   postJson,
   providerError,
   readAwsEventStream,
-  readJson,
+  readJsonAnswer,
   type ErrorShape,
   type Fetch,
-  type StreamScope,
+  type CallScope,
   type TransportOptions,
 } from "../http.ts";
 import { withUniqueToolIds } from "../session-tool-ids.ts";
@@ -85,7 +85,7 @@ export function bedrock(options: BedrockOptions): InvokeModel {
         throw withContextOverflow(error);
       });
     };
-    if (!stream) return post().then(async (response) => fromBedrockResponse((await readJson(response, bedrockProvider, secrets)) as BedrockResponse));
+    if (!stream) return readJsonAnswer(post, { provider: bedrockProvider, secrets, signal: context.signal }, (body) => fromBedrockResponse(body as BedrockResponse));
     return streamConverse(post, context.signal, secrets);
   }, bedrockProvider);
 }
@@ -214,11 +214,11 @@ const textDecoder = new TextDecoder();
  * that ends without `messageStop` is an error (retryable), never a turn.
  */
 export function streamConverse(open: () => Promise<Response>, signal?: AbortSignal, secrets: readonly string[] = []): AsyncGenerator<ModelStreamEvent> {
-  const scope: StreamScope = { provider: bedrockProvider, secrets, signal };
+  const scope: CallScope = { provider: bedrockProvider, secrets, signal };
   return readAwsEventStream(open, scope, (batches) => readConverseStream(batches, scope));
 }
 
-async function* readConverseStream(batches: AsyncGenerator<EventStreamMessage[]>, scope: StreamScope): AsyncGenerator<ModelStreamEvent> {
+async function* readConverseStream(batches: AsyncGenerator<EventStreamMessage[]>, scope: CallScope): AsyncGenerator<ModelStreamEvent> {
   const blocks = new Map<number, OpenBlock>();
   let stopReason: string | undefined;
   let stopped = false;
@@ -333,7 +333,7 @@ async function* readConverseStream(batches: AsyncGenerator<EventStreamMessage[]>
   throw new ProviderError("bedrock: the stream ended before messageStop", { provider: bedrockProvider, retryable: true });
 }
 
-function streamError(frame: EventStreamMessage, secrets: StreamScope["secrets"]): unknown {
+function streamError(frame: EventStreamMessage, secrets: CallScope["secrets"]): unknown {
   const text = textDecoder.decode(frame.payload);
   let body: Record<string, unknown> = {};
   try {

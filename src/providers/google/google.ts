@@ -20,12 +20,12 @@ import {
   parseStreamEvent,
   postJson,
   providerError,
-  readJson,
+  readJsonAnswer,
   readSseStream,
   type ErrorShape,
   type Fetch,
   type PostOptions,
-  type StreamScope,
+  type CallScope,
   type TransportOptions,
 } from "../http.ts";
 import type { ServerSentEvent } from "../sse.ts";
@@ -75,7 +75,7 @@ export function gemini(options: GeminiOptions): StructuredOutputModel {
       idleTimeoutMs,
       expect: stream ? "sse" : "json",
     };
-    if (!stream) return postJson(request).then(async (response) => fromGeminiResponse((await readJson(response, googleProvider, [apiKey])) as GeminiResponse));
+    if (!stream) return readJsonAnswer(() => postJson(request), { provider: googleProvider, secrets: [apiKey], signal: context.signal }, (body) => fromGeminiResponse(body as GeminiResponse));
     return streamGenerateContent(() => postJson(request), [apiKey]);
   };
   invoke.structuredOutput = "native";
@@ -113,11 +113,11 @@ function retryDelay(details: { "@type"?: string; retryDelay?: string }[] | undef
  * or breaks, is a retryable error, never a turn.
  */
 export function streamGenerateContent(open: () => Promise<Response>, secrets: readonly string[] = []): AsyncGenerator<ModelStreamEvent> {
-  const scope: StreamScope = { provider: googleProvider, secrets };
+  const scope: CallScope = { provider: googleProvider, secrets };
   return readSseStream(open, scope, (batches) => readGenerateContentStream(batches, scope));
 }
 
-async function* readGenerateContentStream(batches: AsyncGenerator<ServerSentEvent[]>, scope: StreamScope): AsyncGenerator<ModelStreamEvent> {
+async function* readGenerateContentStream(batches: AsyncGenerator<ServerSentEvent[]>, scope: CallScope): AsyncGenerator<ModelStreamEvent> {
   let responseId: string | undefined;
   const randomSuffix = responseIdSuffix(undefined);
   const reader = partReader(() => responseId ?? randomSuffix());

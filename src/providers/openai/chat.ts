@@ -22,13 +22,12 @@ import {
   parseStreamEvent,
   postJson,
   providerError,
-  readJson,
+  readJsonAnswer,
   readSseStream,
-  streamFailure,
   type ErrorShape,
   type Fetch,
   type PostOptions,
-  type StreamScope,
+  type CallScope,
   type TransportOptions,
 } from "../http.ts";
 import type { ServerSentEvent } from "../sse.ts";
@@ -86,11 +85,9 @@ export function openaiChat(options: OpenAIChatOptions): StructuredOutputModel {
       expect: options.stream === false ? "json" : "sse",
     };
     if (options.stream === false) {
-      return postJson(request)
-        .then(async (response) => fromOpenAIChatResponse(await readBody(response, secrets)))
-        .catch((error: unknown) => {
-          throw streamFailure(error, openaiChatProvider, secrets, context.signal);
-        });
+      return readJsonAnswer(() => postJson(request), { provider: openaiChatProvider, secrets, signal: context.signal }, (body, response) =>
+        fromOpenAIChatResponse(answerOf(body, response, secrets)),
+      );
     }
     return streamOpenAIChat(() => postJson(request), { secrets, signal: context.signal });
   };
@@ -113,8 +110,7 @@ export const openaiChatErrors: ErrorShape = {
   fatalCodes: ["insufficient_quota"],
 };
 
-async function readBody(response: Response, secrets: readonly string[]): Promise<OpenAIChatResponse> {
-  const body = await readJson(response, openaiChatProvider, secrets);
+function answerOf(body: unknown, response: Response, secrets: readonly string[]): OpenAIChatResponse {
   // Some proxies answer 200 with an error body.
   if (typeof body === "object" && body !== null && "error" in body && !("choices" in body)) {
     throw providerError(openaiChatProvider, undefined, response.headers, JSON.stringify(body), openaiChatErrors, secrets);
@@ -132,11 +128,11 @@ export function streamOpenAIChat(
   open: () => Promise<Response>,
   transport: { secrets?: readonly string[]; signal?: AbortSignal } = {},
 ): AsyncGenerator<ModelStreamEvent> {
-  const scope: StreamScope = { provider: openaiChatProvider, secrets: transport.secrets, signal: transport.signal };
+  const scope: CallScope = { provider: openaiChatProvider, secrets: transport.secrets, signal: transport.signal };
   return readSseStream(open, scope, (batches) => readChatStream(batches, scope));
 }
 
-async function* readChatStream(batches: AsyncGenerator<ServerSentEvent[]>, scope: StreamScope): AsyncGenerator<ModelStreamEvent> {
+async function* readChatStream(batches: AsyncGenerator<ServerSentEvent[]>, scope: CallScope): AsyncGenerator<ModelStreamEvent> {
   const turn = createStreamedTurn();
   for await (const batch of batches) {
     for (const { data } of batch) {

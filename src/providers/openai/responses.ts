@@ -9,11 +9,11 @@ import {
   parseStreamEvent,
   postJson,
   providerError,
-  readJson,
+  readJsonAnswer,
   readSseStream,
   type Fetch,
   type PostOptions,
-  type StreamScope,
+  type CallScope,
   type TransportOptions,
 } from "../http.ts";
 import type { ServerSentEvent } from "../sse.ts";
@@ -72,7 +72,7 @@ export function openaiResponses(options: OpenAIResponsesOptions): StructuredOutp
     };
     const open = (): Promise<Response> => postJson(request);
     if (options.stream === false) {
-      return open().then(async (response) => fromOpenAIResponsesResponse((await readJson(response, openaiResponsesProvider, [apiKey])) as OpenAIResponsesResponse));
+      return readJsonAnswer(open, { provider: openaiResponsesProvider, secrets: [apiKey], signal: context.signal }, (body) => fromOpenAIResponsesResponse(body as OpenAIResponsesResponse));
     }
     return streamResponses(open, [apiKey]);
   };
@@ -108,11 +108,11 @@ type PendingItem = {
  * of those is an error (retryable), never a turn; `error` and `response.failed` events throw.
  */
 export function streamResponses(open: () => Promise<Response>, secrets: readonly string[] = []): AsyncGenerator<ModelStreamEvent> {
-  const scope: StreamScope = { provider: openaiResponsesProvider, secrets };
+  const scope: CallScope = { provider: openaiResponsesProvider, secrets };
   return readSseStream(open, scope, (batches) => readResponsesStream(batches, scope));
 }
 
-async function* readResponsesStream(batches: AsyncGenerator<ServerSentEvent[]>, scope: StreamScope): AsyncGenerator<ModelStreamEvent> {
+async function* readResponsesStream(batches: AsyncGenerator<ServerSentEvent[]>, scope: CallScope): AsyncGenerator<ModelStreamEvent> {
   const items = new Map<number | string, PendingItem>();
   const emitted: ModelMessage[] = [];
   // Items already ended by output_item.done; the final response's other items were never streamed whole.
