@@ -1,5 +1,5 @@
 import { ProviderError } from "../../errors.ts";
-import type { ModelStreamEvent } from "../../loop/events.ts";
+import type { ModelStreamEvent } from "../../model/model-stream-event.ts";
 import type { InvokeModel } from "../../model/invoke-model.ts";
 import type { ModelMessage } from "../../session.ts";
 import {

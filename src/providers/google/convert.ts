@@ -1,6 +1,6 @@
 import { ProviderError } from "../../errors.ts";
 import type { AssistantMessage, JsonObject, ModelMessage, Session, ThinkingMessage, ToolCallMessage, TurnEndFields, Usage } from "../../session.ts";
-import { outputInstruction } from "../../loop/structured-output.ts";
+import { outputInstruction } from "../../model/output-instruction.ts";
 import type { ToolSchema } from "../../tools/tool.ts";
 import { isOwnSignedThinking, pairToolMessages, readToolInput, refusedInput, stopFields, toolUseWhenCalls, type StopReasonNames } from "../convert-shared.ts";
 

@@ -1,6 +1,6 @@
 import { ProviderError } from "../../errors.ts";
 import type { JsonObject, ModelMessage, Session, ThinkingMessage, ToolCallMessage, TurnEndFields, Usage } from "../../session.ts";
-import { hasObjectRoot, outputInstruction } from "../../loop/structured-output.ts";
+import { hasObjectRoot, outputInstruction } from "../../model/output-instruction.ts";
 import type { ToolSchema } from "../../tools/tool.ts";
 import { isOwnSignedThinking, outputText, pairToolMessages, readToolInput, refusedInput, safeToolId, stopFields, toolUseWhenCalls, type StopReasonNames } from "../convert-shared.ts";
 

@@ -1,5 +1,5 @@
 import { ProviderError } from "../../errors.ts";
-import type { ModelStreamEvent } from "../../loop/events.ts";
+import type { ModelStreamEvent } from "../../model/model-stream-event.ts";
 import type { StructuredOutputModel } from "../../model/invoke-model.ts";
 import {
   contentPieces,
