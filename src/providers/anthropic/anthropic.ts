@@ -7,7 +7,7 @@ import {
   fromAnthropicResponse,
   fromContentBlock,
   toAnthropicRequest,
-  turnEnd,
+  stopFieldsOf,
   type AnthropicContentBlock,
   type AnthropicRequestOptions,
   type AnthropicResponse,
@@ -204,7 +204,7 @@ async function* readMessagesStream(batches: AsyncGenerator<ServerSentEvent[]>, s
             });
           }
         }
-        yield { type: "response-end", ...turnEnd(stopReason, usage, stopDetails) };
+        yield { type: "response-end", ...stopFieldsOf(stopReason, usage, stopDetails) };
         // After response-end, so the loop never starts it early.
         if (cutToolCall !== undefined) yield { type: "message", message: fromContentBlock({ ...cutToolCall, input: {} })! };
         return;

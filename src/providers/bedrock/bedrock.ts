@@ -6,7 +6,7 @@ import {
   fromBedrockResponse,
   fromContentBlock,
   toBedrockRequest,
-  turnEnd,
+  stopFieldsOf,
   type BedrockContentBlock,
   type BedrockRequestOptions,
   type BedrockResponse,
@@ -319,14 +319,14 @@ async function* readConverseStream(batches: AsyncGenerator<EventStreamMessage[]>
         break; // event types added later
     }
     if (stopped && usage !== undefined) {
-      yield { type: "response-end", ...turnEnd(stopReason, usage, hasToolCalls) };
+      yield { type: "response-end", ...stopFieldsOf(stopReason, usage, hasToolCalls) };
       yield* cutCalls(cutToolCalls);
       return;
     }
   }
   // `metadata` (usage) normally follows `messageStop`; the turn itself is complete without it.
   if (stopped) {
-    yield { type: "response-end", ...turnEnd(stopReason, usage, hasToolCalls) };
+    yield { type: "response-end", ...stopFieldsOf(stopReason, usage, hasToolCalls) };
     yield* cutCalls(cutToolCalls);
     return;
   }

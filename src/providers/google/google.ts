@@ -9,7 +9,7 @@ import {
   partText,
   responseIdSuffix,
   toGeminiRequest,
-  turnEnd,
+  stopFieldsOf,
   type GeminiRequestOptions,
   type GeminiResponse,
   type GeminiUsage,
@@ -146,7 +146,7 @@ async function* readGenerateContentStream(batches: AsyncGenerator<ServerSentEven
     throw new ProviderError("google: the stream ended without a finishReason", { provider: googleProvider, retryable: true });
   }
   for (const message of reader.finish(finishReason)) yield* messageEvents(message);
-  yield { type: "response-end", ...turnEnd(finishReason, blockReason, usage, reader.toolCalls(), explanation) };
+  yield { type: "response-end", ...stopFieldsOf(finishReason, blockReason, usage, reader.toolCalls(), explanation) };
   for (const message of reader.cut()) yield* messageEvents(message);
 }
 

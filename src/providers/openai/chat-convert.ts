@@ -2,7 +2,7 @@ import { ProviderError } from "../../errors.ts";
 import type { JsonObject, ModelMessage, Session, ThinkingMessage, ToolCallMessage, TurnEndFields, Usage } from "../../session.ts";
 import { hasObjectRoot, outputInstruction } from "../../model/output-instruction.ts";
 import type { ToolSchema } from "../../tools/tool.ts";
-import { isOwnSignedThinking, outputText, pairToolMessages, readToolInput, refusedInput, safeToolId, stopFields, toolUseWhenCalls, type StopReasonNames } from "../convert-shared.ts";
+import { isOwnSignedThinking, normalizeStopReason, outputText, pairToolMessages, readToolInput, refusedInput, safeToolId, toolUseWhenCalls, type StopReasonNames } from "../convert-shared.ts";
 
 /** Options that shape the request body (the adapter's other options only affect transport). */
 export type OpenAIChatRequestOptions = {
@@ -247,7 +247,7 @@ export function fromOpenAIChatResponse(body: OpenAIChatResponse): ModelMessage[]
     messages.push(toolCallMessage(toolCall, finishReason));
   }
   if (messages.length === 0) messages.push({ role: "assistant", content: "" });
-  Object.assign(messages[messages.length - 1]!, turnEnd(finishReason, body.usage ?? undefined, toolCalls.length > 0, refusal !== undefined));
+  Object.assign(messages[messages.length - 1]!, stopFieldsOf(finishReason, body.usage ?? undefined, toolCalls.length > 0, refusal !== undefined));
   return messages;
 }
 
@@ -347,11 +347,11 @@ function freshToolId(): string {
 }
 
 /**
- * Normalized stop reason (see `stopFields` for when `rawStopReason` is kept: an unknown reason,
+ * Normalized stop reason (see `normalizeStopReason` for when `rawStopReason` is kept: an unknown reason,
  * "stop" with tool calls, a refusal), and usage in the generic shape.
  */
-export function turnEnd(finishReason: string | undefined, usage: OpenAIChatUsage | undefined, hasToolCalls: boolean, refused = false): TurnEndFields {
-  const fields: TurnEndFields = stopFields(finishReason, finishReasons, (stopReason) => (refused ? "refusal" : toolUseWhenCalls(hasToolCalls)(stopReason)));
+export function stopFieldsOf(finishReason: string | undefined, usage: OpenAIChatUsage | undefined, hasToolCalls: boolean, refused = false): TurnEndFields {
+  const fields: TurnEndFields = normalizeStopReason(finishReason, finishReasons, (stopReason) => (refused ? "refusal" : toolUseWhenCalls(hasToolCalls)(stopReason)));
   if (usage !== undefined) fields.usage = openaiChatUsage(usage);
   return fields;
 }

@@ -9,7 +9,7 @@ import {
   thinkingMessage,
   toOpenAIChatRequest,
   toolCallMessage,
-  turnEnd,
+  stopFieldsOf,
   uniqueToolId,
   type OpenAIChatRequestOptions,
   type OpenAIChatResponse,
@@ -280,7 +280,7 @@ function createStreamedTurn() {
       const events: ModelStreamEvent[] = [];
       completeCalls(events);
       flushText(events);
-      events.push({ type: "response-end", ...turnEnd(finishReason, usage, calls.length > 0, refused) });
+      events.push({ type: "response-end", ...stopFieldsOf(finishReason, usage, calls.length > 0, refused) });
       // Cut calls after response-end, so the loop never starts them early.
       for (const call of unparsed) events.push({ type: "message", message: toolCallMessage(call, finishReason) });
       return events;

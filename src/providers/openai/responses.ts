@@ -25,7 +25,7 @@ import {
   openaiResponsesProvider,
   toOpenAIResponsesRequest,
   toolCall,
-  turnEnd,
+  stopFieldsOf,
   type OpenAIResponsesOutputItem,
   type OpenAIResponsesRequestOptions,
   type OpenAIResponsesResponse,
@@ -211,7 +211,7 @@ async function* readResponsesStream(batches: AsyncGenerator<ServerSentEvent[]>, 
           if (final.status !== "incomplete") throw invalidArgumentsError(item);
           cut.push(toolCall(item, parseToolInput(item.arguments ?? "") ?? {}));
         }
-        yield { type: "response-end", ...turnEnd(final, [...emitted, ...cut]) };
+        yield { type: "response-end", ...stopFieldsOf(final, [...emitted, ...cut]) };
         // Cut calls after response-end, so the loop never starts them early.
         for (const message of cut) yield { type: "message", message };
         return;
