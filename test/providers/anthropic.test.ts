@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
 import { agentLoop, extendSession, initSession, isProviderError, type ModelMessage, type ProviderError, type Session } from "simple-agent-loop";
@@ -7,9 +6,9 @@ import { scriptedModel } from "simple-agent-loop/testing";
 import { withoutTs } from "../helpers.ts";
 import { conformanceSuite, liveAgentSuite, type ErrorKind, type WireTurn } from "./conformance.ts";
 import { sse, sseHeaders, startReplayServer, type ReplayResponse, type ReplayServer } from "./replay-server.ts";
+import { recordedFixtures } from "./fixtures.ts";
 
-const fixture = (name: string): string => readFileSync(new URL(`../fixtures/anthropic/${name}`, import.meta.url), "utf8");
-const chunksFile = (name: string): unknown[] => fixture(name).split("\n").filter((line) => line.trim() !== "").map((line) => JSON.parse(line) as unknown);
+const { text: fixture, chunks: chunksFile } = recordedFixtures("anthropic");
 
 function turnResponse(turn: WireTurn, stream: boolean): ReplayResponse {
   const content: Record<string, unknown>[] = [];

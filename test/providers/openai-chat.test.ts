@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs";
 import { gunzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
@@ -23,8 +22,9 @@ import { fromOpenAIChatResponse, openaiChat, streamOpenAIChat, toOpenAIChatReque
 import { expectEveryCallAnsweredOnce, withoutTs } from "../helpers.ts";
 import { conformanceSuite, liveAgentSuite, type ErrorKind, type WireTurn } from "./conformance.ts";
 import { sse, sseHeaders, startReplayServer, type ReplayResponse, type ReplayServer } from "./replay-server.ts";
+import { recordedFixtures } from "./fixtures.ts";
 
-const fixture = (name: string): string => readFileSync(new URL(`../fixtures/openai-chat/${name}`, import.meta.url), "utf8");
+const { text: fixture } = recordedFixtures("openai-chat");
 
 type WireToolCall = { id: string; type: "function"; function: { name: string; arguments: string } };
 type WireMessage = { role: string; content?: string | null; tool_calls?: WireToolCall[]; tool_call_id?: string; reasoning_content?: string };

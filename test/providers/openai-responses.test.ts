@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
 import {
@@ -28,10 +27,9 @@ import {
 import { expectEveryCallAnsweredOnce, withoutTs } from "../helpers.ts";
 import { conformanceSuite, type ErrorKind, type WireTurn } from "./conformance.ts";
 import { sse, sseHeaders, startReplayServer, type ReplayResponse, type ReplayServer } from "./replay-server.ts";
+import { recordedFixtures } from "./fixtures.ts";
 
-const fixture = (name: string): string => readFileSync(new URL(`../fixtures/openai-responses/${name}`, import.meta.url), "utf8");
-const chunksFile = (name: string): Record<string, unknown>[] =>
-  fixture(name).split("\n").filter((line) => line.trim() !== "").map((line) => JSON.parse(line) as Record<string, unknown>);
+const { text: fixture, chunks: chunksFile } = recordedFixtures("openai-responses");
 
 type Item = Record<string, unknown> & { type?: string; role?: string; call_id?: string; output?: string; name?: string; arguments?: string };
 type Body = { input: Item[]; instructions?: string };
