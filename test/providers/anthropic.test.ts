@@ -180,7 +180,7 @@ describe("anthropic: recorded responses", () => {
 describe("anthropic: conversion rules", () => {
   const convert = (session: Session) => toAnthropicRequest(session, [], { model: "m", cache: false });
 
-  it("groups messages as seed 000 says, thinking first, tool results first, ids normalized consistently", () => {
+  it("groups a turn into one assistant message, thinking first, its tool results first in the next user message, ids normalized consistently", () => {
     const session = initSession("You are precise.", "Do it");
     extendSession(session, { role: "assistant", content: "Thinking about it." });
     extendSession(session, { type: "thinking", content: "plan", signature: "sig-1", provider: "anthropic" });
@@ -250,7 +250,7 @@ describe("anthropic: conversion rules", () => {
     expect(request).toMatchSnapshot();
   });
 
-  it("a session recorded with the seed's own invokeModel (untagged signatures) continues", async () => {
+  it("a session whose thinking signatures carry no provider tag (written by a scripted or hand-made model) continues", async () => {
     const seedSession = initSession("s", "u");
     extendSession(seedSession, { type: "thinking", content: "hm", signature: "seed-sig" });
     extendSession(seedSession, { type: "tool_call", id: "toolu_1", name: "t", input: {} });
