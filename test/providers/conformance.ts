@@ -27,8 +27,17 @@ export type ErrorKind = "rate_limit" | "server" | "invalid_request" | "context_o
 /** What every adapter's factory takes, under the same names. */
 export type ConformanceModelOptions = { stream: boolean; apiKey: string; headers?: Record<string, string>; idleTimeoutMs?: number };
 
-/** The suite's cases an adapter may skip, each with the reason it does not apply. */
+/** The suite's cases by name: an adapter may skip any of them, with the reason it does not apply. */
 export type ConformanceCase =
+  | "text-answer"
+  | "parallel-tools"
+  | "rate-limit-retry"
+  | "server-error-retry"
+  | "invalid-request"
+  | "context-overflow"
+  | "cut-midway"
+  | "abort"
+  | "max-tokens-cut"
   | "redirect"
   | "cut-after-events"
   | "idle-timeout"
@@ -81,11 +90,12 @@ export function conformanceSuite(target: ConformanceTarget): void {
       await server.close();
     });
     const fresh = (): void => server.reset();
+    const check = (name: ConformanceCase, title: string, test: () => Promise<void>): void => caseOf(target, name, title, test);
 
     for (const stream of [true, false]) {
       const mode = stream ? "streamed" : "not streamed";
 
-      it(`answers with text, stop reason and usage (${mode})`, async () => {
+      check("text-answer", `answers with text, stop reason and usage (${mode})`, async () => {
         fresh();
         server.enqueue(target.turnResponse({ text: "Hello there!", stopReason: "end_turn", usage: { input: 12, output: 3 } }, stream));
         const session = await agentLoop(target.createModel(server.origin, { stream, apiKey }), [], initSession("Be brief.", "Say hello"));
@@ -95,7 +105,7 @@ export function conformanceSuite(target: ConformanceTarget): void {
         expect(server.requests).toHaveLength(1);
       });
 
-      it(`runs parallel tool calls and sends every result back, paired by id, in call order (${mode})`, async () => {
+      check("parallel-tools", `runs parallel tool calls and sends every result back, paired by id, in call order (${mode})`, async () => {
         fresh();
         server.enqueue(
           target.turnResponse(
@@ -134,7 +144,7 @@ export function conformanceSuite(target: ConformanceTarget): void {
         ]);
       });
 
-      it(`retries a rate limit, honouring retry-after (${mode})`, async () => {
+      check("rate-limit-retry", `retries a rate limit, honouring retry-after (${mode})`, async () => {
         fresh();
         server.enqueue(target.errorResponse("rate_limit"), target.turnResponse({ text: "ok", stopReason: "end_turn", usage: { input: 1, output: 1 } }, stream));
         const retries: number[] = [];
@@ -148,7 +158,7 @@ export function conformanceSuite(target: ConformanceTarget): void {
         expect(server.requests).toHaveLength(2);
       });
 
-      it(`retries a server error (${mode})`, async () => {
+      check("server-error-retry", `retries a server error (${mode})`, async () => {
         fresh();
         server.enqueue(target.errorResponse("server"), target.turnResponse({ text: "ok", stopReason: "end_turn", usage: { input: 1, output: 1 } }, stream));
         const session = await agentLoop(target.createModel(server.origin, { stream, apiKey }), [], initSession("s", "u"), {
@@ -158,7 +168,7 @@ export function conformanceSuite(target: ConformanceTarget): void {
       });
     }
 
-    it("throws a typed, non-retryable error for an invalid request, without the API key, adding nothing", async () => {
+    check("invalid-request", "throws a typed, non-retryable error for an invalid request, without the API key, adding nothing", async () => {
       fresh();
       server.enqueue(target.errorResponse("invalid_request"));
       const session = initSession("s", "u");
@@ -171,14 +181,14 @@ export function conformanceSuite(target: ConformanceTarget): void {
       expect(server.requests).toHaveLength(1);
     });
 
-    it("recognises a context overflow", async () => {
+    check("context-overflow", "recognises a context overflow", async () => {
       fresh();
       server.enqueue(target.errorResponse("context_overflow"));
       const error = await agentLoop(target.createModel(server.origin, { stream: true, apiKey }), [], initSession("s", "u")).catch((thrown: unknown) => thrown);
       expect(isContextOverflowError(error)).toBe(true);
     });
 
-    it("discards a stream cut midway and repeats the call: nothing duplicated or half-written", async () => {
+    check("cut-midway", "discards a stream cut midway and repeats the call: nothing duplicated or half-written", async () => {
       fresh();
       const full = target.turnResponse({ text: "A complete answer, streamed in several pieces.", stopReason: "end_turn", usage: { input: 5, output: 9 } }, true);
       server.enqueue({ ...full, destroyAfterChunks: Math.max(1, Math.floor((full.chunks?.length ?? 2) / 2)) }, full);
@@ -191,7 +201,7 @@ export function conformanceSuite(target: ConformanceTarget): void {
       expect(server.requests).toHaveLength(2);
     });
 
-    it("an abort cancels the HTTP request and ends the run as aborted", async () => {
+    check("abort", "an abort cancels the HTTP request and ends the run as aborted", async () => {
       fresh();
       const full = target.turnResponse({ text: "This never finishes", stopReason: "end_turn", usage: { input: 1, output: 1 } }, true);
       server.enqueue({ ...full, chunks: full.chunks?.slice(0, 1) ?? [], hang: true });
@@ -213,7 +223,7 @@ export function conformanceSuite(target: ConformanceTarget): void {
     // With eager starts off, nothing of a response that stopped at max_tokens runs. (With them on,
     // a call complete in the stream may already have started: the loop documents that. A call
     // whose JSON was cut comes after response-end and never starts: see eager-tools.test.ts.)
-    it("does not run tool calls of a response cut by max_tokens (eager starts off)", async () => {
+    check("max-tokens-cut", "does not run tool calls of a response cut by max_tokens (eager starts off)", async () => {
       fresh();
       server.enqueue(
         target.turnResponse({ toolCalls: [{ id: "call_cut", name: "lookup", input: { word: "x" } }], stopReason: "max_tokens", usage: { input: 1, output: 1 } }, true),
@@ -235,11 +245,7 @@ const teamSecret = "team-secret-header-value-0123";
 // Bytes in, typed failures out: redirects, cuts, stalls, refused connections, bodies that are not
 // the stream asked for, oversized or garbled ones. The same for every adapter.
 function transportCases(target: ConformanceTarget, current: () => ReplayServer, fresh: () => void): void {
-  const check = (name: ConformanceCase, title: string, test: () => Promise<void>): void => {
-    const reason = target.skip?.[name];
-    if (reason === undefined) it(title, test, 20_000);
-    else it.skip(`${title} (skipped: ${reason})`, test);
-  };
+  const check = (name: ConformanceCase, title: string, test: () => Promise<void>): void => caseOf(target, name, title, test, 20_000);
   const answer = (): ReplayResponse => target.turnResponse({ text: "A complete answer, streamed in several pieces.", stopReason: "end_turn", usage: { input: 5, output: 9 } }, true);
   const failure = async (model: InvokeModel): Promise<ProviderError> => {
     const error = await agentLoop(model, [], initSession("s", "u"), { retry: false }).catch((thrown: unknown) => thrown);
@@ -435,6 +441,13 @@ function transportCases(target: ConformanceTarget, current: () => ReplayServer, 
     expectNoPartOfKey(JSON.stringify(error));
     expectNoPartOfKey(String((error.cause as Error | undefined)?.message));
   });
+}
+
+// One case of the suite; when the target skips it, the same case, reported skipped with the reason in its name.
+function caseOf(target: ConformanceTarget, name: ConformanceCase, title: string, test: () => Promise<void>, timeout?: number): void {
+  const reason = target.skip?.[name];
+  if (reason === undefined) it(title, test, timeout);
+  else it.skip(`${title} (skipped: ${reason})`, test);
 }
 
 // The fields a caller decides on: which error, whose, whether to repeat the call.
