@@ -20,15 +20,14 @@ import {
   env,
   parseStreamEvent,
   postJson,
-  providerError,
   readJsonAnswer,
   readSseStream,
-  type ErrorShape,
   type Fetch,
   type PostOptions,
   type CallScope,
   type TransportOptions,
 } from "../http.ts";
+import { providerError, type ErrorShape } from "../provider-error.ts";
 import type { ServerSentEvent } from "../sse.ts";
 import { withUniqueToolIds } from "../session-tool-ids.ts";
 

@@ -16,19 +16,17 @@ import type { EventStreamMessage } from "../aws-event-stream.ts";
 import { signRequest, type AwsCredentials } from "./sign.ts";
 import { readToolInput } from "../convert-shared.ts";
 import {
-  bounded,
   checkIdleTimeout,
   env,
   parseStreamEvent,
   postJson,
-  providerError,
   readAwsEventStream,
   readJsonAnswer,
-  type ErrorShape,
   type Fetch,
   type CallScope,
   type TransportOptions,
 } from "../http.ts";
+import { bounded, providerError, type ErrorShape } from "../provider-error.ts";
 import { withUniqueToolIds } from "../session-tool-ids.ts";
 
 export type BedrockOptions = BedrockRequestOptions & TransportOptions & {

@@ -3,7 +3,7 @@ import type { JsonObject, ModelMessage, Session, StopReason, ThinkingMessage, To
 import { hasObjectRoot, outputInstruction } from "../../model/output-instruction.ts";
 import type { ToolSchema } from "../../tools/tool.ts";
 import { isOwnSignedThinking, normalizeStopReason, outputText, pairToolMessages, readToolInput, refusedInput, safeToolId, type StopReasonNames } from "../convert-shared.ts";
-import { providerError, type ErrorShape } from "../http.ts";
+import { providerError, type ErrorShape } from "../provider-error.ts";
 
 /** Options that shape the request body (the adapter's other options only affect transport). */
 export type OpenAIResponsesRequestOptions = {

@@ -8,7 +8,6 @@ import {
   env,
   parseStreamEvent,
   postJson,
-  providerError,
   readJsonAnswer,
   readSseStream,
   type Fetch,
@@ -16,6 +15,7 @@ import {
   type CallScope,
   type TransportOptions,
 } from "../http.ts";
+import { providerError } from "../provider-error.ts";
 import type { ServerSentEvent } from "../sse.ts";
 import {
   fromOpenAIResponsesResponse,
