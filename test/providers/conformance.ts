@@ -218,6 +218,19 @@ export function conformanceSuite(target: ConformanceTarget): void {
       await expect.poll(() => server.requests[0]?.clientClosed, { timeout: 5000 }).toBe(true);
     });
 
+    check("abort", "an abort with a reason of the caller's own ends the run as aborted, never as a provider failure to repeat", async () => {
+      fresh();
+      const full = target.turnResponse({ text: "This never finishes", stopReason: "end_turn", usage: { input: 1, output: 1 } }, true);
+      server.enqueue({ ...full, chunks: full.chunks?.slice(0, 1) ?? [], hang: true });
+      const controller = new AbortController();
+      const run = agentLoop(target.createModel(server.origin, { stream: true, apiKey }), [], initSession("s", "u"), { signal: controller.signal, retry: { initialDelayMs: 1 } });
+      await expect.poll(() => server.requests.length, { timeout: 10_000 }).toBe(1);
+      controller.abort(new Error("the user closed the tab"));
+      const session = await run;
+      expect(withoutTs(session).at(-1)).toMatchObject({ role: "assistant", stopReason: "aborted" });
+      expect(server.requests).toHaveLength(1);
+    });
+
     transportCases(target, () => server, fresh);
 
     // With eager starts off, nothing of a response that stopped at max_tokens runs. (With them on,
