@@ -4,6 +4,8 @@ import { plainJsonSchema } from "../tools/json-schema.ts";
 import { isStandardSchema, standardJsonSchema, validateStandard, type StandardSchemaV1 } from "../tools/standard-schema.ts";
 import { validateToolInput, type ValidationResult } from "../tools/validate-input.ts";
 
+export { hasObjectRoot, outputInstruction } from "../model/output-instruction.ts";
+
 /** A schema for the final answer: a JSON Schema object, or a Standard Schema (zod 4, valibot, arktype…). */
 export type OutputSchema = JsonObject | StandardSchemaV1;
 
@@ -74,19 +76,6 @@ export async function holdToContract(
   const checked = await contract.check(text);
   if (!checked.ok) return { messages, text, problems: checked.problems };
   return { messages: messages.map((message, index) => (index === answerIndex ? { ...message, output: checked.value } : message)), text };
-}
-
-/**
- * The instruction given to a model that has no native structured output: by the loop, or by an
- * adapter flagged native for a request its provider cannot constrain (e.g. Gemini with tools).
- */
-export function outputInstruction(jsonSchema: JsonObject): string {
-  return `When you give your final answer, reply with only a JSON value (no prose, no code fence) that matches this JSON Schema:\n${JSON.stringify(jsonSchema)}`;
-}
-
-/** Whether a JSON Schema describes an object (what OpenAI's native JSON-schema modes require at the root). */
-export function hasObjectRoot(jsonSchema: JsonObject): boolean {
-  return jsonSchema.type === "object";
 }
 
 /** The message sent back when an answer does not match. */

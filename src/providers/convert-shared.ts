@@ -188,7 +188,7 @@ export type StopReasonNames = { plain: Readonly<Record<string, StopReason>>; ali
  * value, an alias, or a reason `correct` changed, e.g. `stop` with tool calls is `tool_use`), and
  * left out when it is the provider's plain name for `stopReason`.
  */
-export function stopFields(
+export function normalizeStopReason(
   raw: string | null | undefined,
   names: StopReasonNames,
   correct: (stopReason: StopReason) => StopReason = (stopReason) => stopReason,

@@ -1,18 +1,11 @@
-import { ContextOverflowError, ProviderError, errorMessage, isAbortError, isAgentError } from "../errors.ts";
+import { ProviderError, isAgentError } from "../errors.ts";
 import { maxTimerDelay } from "../numeric-options.ts";
+import { decodeEventStream, type EventStreamMessage } from "./aws-event-stream.ts";
+import { bounded, describeBody, describeError, excerpt, providerError, streamFailure, type ErrorShape } from "./provider-error.ts";
+import { parseSseBatches, type ServerSentEvent } from "./sse.ts";
 
 /** `fetch` or anything with its signature (a test double, a proxy-aware client). */
 export type Fetch = (input: string, init: RequestInit) => Promise<Response>;
-
-/** What an adapter knows about its provider's error bodies. */
-export type ErrorShape = {
-  /** The human message and the provider's error code/type, from a parsed error body and the response headers (absent for an error event in a stream). */
-  describe: (body: unknown, headers: Headers | undefined) => { message?: string; code?: string; retryAfterMs?: number };
-  /** Codes that mean "try again" whatever the HTTP status (e.g. Anthropic's `overloaded_error`). */
-  retryableCodes?: readonly string[];
-  /** Codes that mean "do not retry" even with a retryable status (OpenAI's `insufficient_quota` comes as a 429). */
-  fatalCodes?: readonly string[];
-};
 
 /** The transport options every adapter takes, under the same names. */
 export type TransportOptions = {
@@ -55,8 +48,6 @@ export const defaultIdleTimeoutMs = 300_000;
 const errorBodyLimit = 64 * 1024;
 const defaultMaxBodyBytes = 256 * 1024 * 1024;
 const responseBodyLimit = 64 * 1024 * 1024;
-const excerptLength = 300;
-const messageLength = 1000;
 const maxRedirects = 5;
 
 /**
@@ -127,96 +118,68 @@ export async function readJson(response: Response, provider: string, secrets?: r
   }
 }
 
+/** Whose call it is, for its errors: the provider, the secrets to scrub, the run's signal (an abort passes as it is). */
+export type CallScope = {
+  provider: string;
+  secrets?: readonly (string | undefined)[] | undefined;
+  signal?: AbortSignal | undefined;
+};
+
 /**
- * A stream of model events with every failure typed: an abort or one of our errors passes as it
- * is; anything else (a connection cut, a garbled event, an oversized line) becomes a retryable
- * `ProviderError` whose message is scrubbed of `secrets` and bounded. Each adapter's stream goes
- * through it, so a failure reads the same whatever the provider.
+ * The one way an adapter reads a streamed call: `open` it (normally `postJson`, whose body guard
+ * types a connection that breaks and a server that stalls past `idleTimeoutMs`), frame its body as
+ * server-sent events, and hand `read` one batch of events per network chunk. Whatever fails on
+ * the way, in `open`, the body or `read`, leaves as `streamFailure` types it, so a failure reads the
+ * same whatever the provider.
  */
-export async function* guardStream<T>(events: AsyncGenerator<T>, provider: string, secrets: readonly (string | undefined)[] = [], signal?: AbortSignal): AsyncGenerator<T> {
+export function readSseStream<T>(open: () => Promise<Response>, scope: CallScope, read: (batches: AsyncGenerator<ServerSentEvent[]>) => AsyncGenerator<T>): AsyncGenerator<T> {
+  return readStream(open, scope, (body) => read(parseSseBatches(body)));
+}
+
+/**
+ * The one way an adapter reads a call that is not streamed: `open` it, read the JSON body
+ * (`readJson`) and `convert` it. Whatever fails, a body that is no answer at all (`null`) included,
+ * leaves as `streamFailure` types it.
+ */
+export async function readJsonAnswer<T>(open: () => Promise<Response>, scope: CallScope, convert: (body: unknown, response: Response) => T): Promise<T> {
   try {
-    yield* events;
+    const response = await open();
+    return convert(await readJson(response, scope.provider, scope.secrets), response);
   } catch (error) {
-    throw streamFailure(error, provider, secrets, signal);
+    throw streamFailure(error, scope.provider, scope.secrets, scope.signal, "the response");
   }
 }
 
-/** `guardStream`'s rule for one error. */
-export function streamFailure(error: unknown, provider: string, secrets: readonly (string | undefined)[] = [], signal?: AbortSignal): unknown {
-  if (signal?.aborted === true || isAgentError(error) || isAbortError(error)) return error;
-  // A JSON parser's message quotes the input around the fault: no cause, so no copy of it survives.
-  const parse = error instanceof SyntaxError;
-  return new ProviderError(bounded(`${provider}: the stream failed: ${describeError(error)}`, secrets), {
-    provider,
-    retryable: true,
-    ...(parse ? {} : { cause: error }),
-  });
-}
-
-/** The typed error for a failed response (also for an error event inside a stream, with status undefined). */
-export function providerError(
-  provider: string,
-  status: number | undefined,
-  headers: Headers | undefined,
-  text: string,
-  shape: ErrorShape,
-  secrets?: readonly (string | undefined)[],
-): ProviderError {
-  const described = describeBody(text, shape, headers);
-  const fallback = excerpt(text) || (status === undefined ? "unknown error" : `HTTP ${status}`);
-  const message = bounded(`${provider}: ${described.message ?? fallback}`, secrets);
-  const retryAfterMs = retryAfter(headers) ?? described.retryAfterMs;
-  const requestId = headers?.get("request-id") ?? headers?.get("x-request-id") ?? headers?.get("x-amzn-requestid") ?? undefined;
-  const details = {
-    provider,
-    retryable:
-      !(described.code !== undefined && (shape.fatalCodes ?? []).includes(described.code)) &&
-      (isRetryableStatus(status) || (described.code !== undefined && (shape.retryableCodes ?? []).includes(described.code))),
-    ...(status === undefined ? {} : { status }),
-    ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
-    ...(requestId === undefined ? {} : { requestId: requestId.slice(0, 200) }),
-    ...(described.code === undefined ? {} : { code: described.code.slice(0, 200) }),
-  };
-  // "Too many tokens, please wait" is throttling, not overflow: a retryable code settles it.
-  const throttled = described.code !== undefined && (shape.retryableCodes ?? []).includes(described.code);
-  if (!throttled && isContextOverflow(status, described.code, message)) return new ContextOverflowError(message, { ...details, retryable: false });
-  return new ProviderError(message, details);
-}
-
-function describeBody(text: string, shape: ErrorShape, headers: Headers | undefined): ReturnType<ErrorShape["describe"]> {
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    return {}; // Not JSON (a proxy's HTML page, an empty body): the text speaks for itself.
-  }
-  return typeof body === "object" && body !== null ? shape.describe(body, headers) : {};
-}
-
-/** `retry-after-ms`, then `retry-after` in seconds or as an HTTP date. */
-export function retryAfter(headers: Headers | undefined): number | undefined {
-  const milliseconds = Number(headers?.get("retry-after-ms") ?? Number.NaN);
-  if (Number.isFinite(milliseconds) && milliseconds >= 0) return milliseconds;
-  const value = headers?.get("retry-after");
-  if (value === null || value === undefined) return undefined;
-  const seconds = Number(value);
-  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
+/** `readSseStream` for a body in the AWS event stream encoding (Bedrock): one batch of messages per network chunk. */
+export function readAwsEventStream<T>(
+  open: () => Promise<Response>,
+  scope: CallScope,
+  read: (batches: AsyncGenerator<EventStreamMessage[]>) => AsyncGenerator<T>,
+): AsyncGenerator<T> {
+  return readStream(open, scope, (body) => read(decodeEventStream(body)));
 }
 
 /**
- * `text` fit for an error message: every secret replaced by `***`, cut to a bounded length, and
- * then any piece of a secret of 8 characters or more that survived (a parser's excerpt cut
- * through a key) masked too.
+ * One stream event's JSON payload. An unreadable one is a retryable `ProviderError` quoting the
+ * event's start, scrubbed of `secrets`, never a `SyntaxError` (whose message would quote the
+ * input around the fault, unscrubbed).
  */
-export function bounded(text: string, secrets: readonly (string | undefined)[] | undefined, length = messageLength): string {
-  let clean = text;
-  const known = (secrets ?? []).filter((secret): secret is string => secret !== undefined && secret.length >= 8);
-  for (const secret of known) clean = clean.split(secret).join("***");
-  if (clean.length > length) clean = `${clean.slice(0, length)}… (${clean.length - length} more characters)`;
-  for (const secret of known) clean = maskFragments(clean, secret);
-  return clean;
+export function parseStreamEvent(data: string, scope: CallScope): unknown {
+  try {
+    return JSON.parse(data) as unknown;
+  } catch {
+    throw new ProviderError(bounded(`${scope.provider}: unreadable stream event: ${data.slice(0, 200)}`, scope.secrets), { provider: scope.provider, retryable: true });
+  }
+}
+
+async function* readStream<T>(open: () => Promise<Response>, scope: CallScope, read: (body: ReadableStream<Uint8Array>) => AsyncGenerator<T>): AsyncGenerator<T> {
+  try {
+    const response = await open();
+    if (response.body === null) throw new ProviderError(`${scope.provider}: empty response body`, { provider: scope.provider, retryable: true });
+    yield* read(response.body);
+  } catch (error) {
+    throw streamFailure(error, scope.provider, scope.secrets, scope.signal);
+  }
 }
 
 /** An environment variable where there is a `process` (Node, Bun, Deno); `undefined` elsewhere. */
@@ -445,70 +408,3 @@ function guardBody(body: ReadableStream<Uint8Array> | null, guard: Guard): Reada
   );
 }
 
-// fetch says only "fetch failed" or "terminated"; the reason (ECONNREFUSED 127.0.0.1:9, a reset,
-// DNS) is in its causes, and the several attempts of a dual-stack connect in an AggregateError.
-function describeError(error: unknown): string {
-  const parts: string[] = [];
-  let current: unknown = error;
-  for (let depth = 0; depth < 5 && current !== undefined && current !== null; depth++) {
-    const nested = current instanceof AggregateError ? current.errors.map(errorMessage).filter((text) => text !== "") : [];
-    const text = nested.length > 0 ? nested.join(", ") : errorMessage(current);
-    const code = (current as { code?: unknown }).code;
-    const withCode = typeof code === "string" && !text.includes(code) ? `${text} (${code})` : text;
-    if (withCode !== "" && !parts.includes(withCode)) parts.push(withCode);
-    current = current instanceof Error ? current.cause : undefined;
-  }
-  return parts.join(": ") || "unknown error";
-}
-
-function excerpt(text: string): string {
-  const collapsed = text.replace(/\s+/g, " ").trim();
-  return collapsed.length > excerptLength ? `${collapsed.slice(0, excerptLength)}…` : collapsed;
-}
-
-// Masks every run of at least 8 characters that also occurs in `secret`.
-function maskFragments(text: string, secret: string): string {
-  const width = 8;
-  const windows = new Set<string>();
-  for (let at = 0; at + width <= secret.length; at++) windows.add(secret.slice(at, at + width));
-  let result = "";
-  let copied = 0;
-  let maskedTo = -1;
-  for (let at = 0; at + width <= text.length; at++) {
-    if (!windows.has(text.slice(at, at + width))) continue;
-    if (at > maskedTo) {
-      result += text.slice(copied, at) + "***";
-    }
-    maskedTo = at + width;
-    copied = maskedTo;
-  }
-  return copied === 0 ? text : result + text.slice(copied);
-}
-
-function isRetryableStatus(status: number | undefined): boolean {
-  return status === 408 || status === 409 || status === 429 || (status !== undefined && status >= 500);
-}
-
-// Each provider words it differently; these are the phrasings their APIs use for a request that
-// does not fit the context window.
-const overflowPatterns = [
-  /prompt is too long/i,
-  /context[_ ]length[_ ]exceeded/i,
-  /maximum context length/i,
-  /exceeds the (?:maximum|context)/i,
-  /input (?:is )?too long/i,
-  /too many (?:input )?tokens/i,
-  /context window/i,
-  /input token count.*exceeds/i,
-  // OpenAI-compatible servers: llama.cpp, llama-cpp-python, LM Studio.
-  /exceeds the available context size/i,
-  /exceed context window/i,
-  /context length of only/i,
-];
-
-function isContextOverflow(status: number | undefined, code: string | undefined, message: string): boolean {
-  if (code === "context_length_exceeded" || code === "exceed_context_size_error") return true;
-  // Older llama.cpp answered an overflow with a 500.
-  if (status !== undefined && status !== 400 && status !== 413 && status !== 500) return false;
-  return overflowPatterns.some((pattern) => pattern.test(message));
-}

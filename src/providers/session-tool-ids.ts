@@ -1,4 +1,4 @@
-import type { ModelStreamEvent } from "../loop/events.ts";
+import type { ModelStreamEvent } from "../model/model-stream-event.ts";
 import type { InvokeModel } from "../model/invoke-model.ts";
 import type { ModelMessage, Session, ToolCallMessage } from "../session.ts";
 

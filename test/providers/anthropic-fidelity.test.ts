@@ -1,11 +1,11 @@
-import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { agentLoop, initSession, isProviderError, type AgentEvent, type Session } from "simple-agent-loop";
 import { anthropic, fromAnthropicResponse } from "simple-agent-loop/anthropic";
 import { withoutTs } from "../helpers.ts";
 import { sse, sseHeaders, startReplayServer, type ReplayServer } from "./replay-server.ts";
+import { recordedFixtures } from "./fixtures.ts";
 
-const fixture = (name: string): string => readFileSync(new URL(`../fixtures/anthropic/${name}`, import.meta.url), "utf8");
+const { text: fixture } = recordedFixtures("anthropic");
 
 // The `data:` payloads of a raw SSE recording, in order.
 function sseEvents(text: string): Record<string, unknown>[] {

@@ -1,15 +1,14 @@
-import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
 import { agentLoop, extendSession, initSession, isProviderError, type ModelMessage, type ProviderError, type Session } from "simple-agent-loop";
-import { anthropic, fromAnthropicResponse, toAnthropicRequest } from "simple-agent-loop/anthropic";
+import { anthropic, fromAnthropicResponse, streamMessages, toAnthropicRequest } from "simple-agent-loop/anthropic";
 import { scriptedModel } from "simple-agent-loop/testing";
 import { withoutTs } from "../helpers.ts";
 import { conformanceSuite, liveAgentSuite, type ErrorKind, type WireTurn } from "./conformance.ts";
 import { sse, sseHeaders, startReplayServer, type ReplayResponse, type ReplayServer } from "./replay-server.ts";
+import { recordedFixtures } from "./fixtures.ts";
 
-const fixture = (name: string): string => readFileSync(new URL(`../fixtures/anthropic/${name}`, import.meta.url), "utf8");
-const chunksFile = (name: string): unknown[] => fixture(name).split("\n").filter((line) => line.trim() !== "").map((line) => JSON.parse(line) as unknown);
+const { text: fixture, chunks: chunksFile } = recordedFixtures("anthropic");
 
 function turnResponse(turn: WireTurn, stream: boolean): ReplayResponse {
   const content: Record<string, unknown>[] = [];
@@ -54,6 +53,7 @@ type Body = { messages: { role: string; content: { type: string; id?: string; na
 conformanceSuite({
   name: "anthropic",
   createModel: (origin, options) => anthropic({ model: "claude-test", baseURL: origin, ...options }),
+  readStream: (open) => streamMessages(open),
   turnResponse,
   errorResponse,
   toolResultsIn: (body) =>
@@ -180,7 +180,7 @@ describe("anthropic: recorded responses", () => {
 describe("anthropic: conversion rules", () => {
   const convert = (session: Session) => toAnthropicRequest(session, [], { model: "m", cache: false });
 
-  it("groups messages as seed 000 says, thinking first, tool results first, ids normalized consistently", () => {
+  it("groups a turn into one assistant message, thinking first, its tool results first in the next user message, ids normalized consistently", () => {
     const session = initSession("You are precise.", "Do it");
     extendSession(session, { role: "assistant", content: "Thinking about it." });
     extendSession(session, { type: "thinking", content: "plan", signature: "sig-1", provider: "anthropic" });
@@ -250,7 +250,7 @@ describe("anthropic: conversion rules", () => {
     expect(request).toMatchSnapshot();
   });
 
-  it("a session recorded with the seed's own invokeModel (untagged signatures) continues", async () => {
+  it("a session whose thinking signatures carry no provider tag (written by a scripted or hand-made model) continues", async () => {
     const seedSession = initSession("s", "u");
     extendSession(seedSession, { type: "thinking", content: "hm", signature: "seed-sig" });
     extendSession(seedSession, { type: "tool_call", id: "toolu_1", name: "t", input: {} });

@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { parse as parseYaml } from "yaml";
 import {
@@ -13,19 +12,15 @@ import {
   type Session,
   type ToolSchema,
 } from "simple-agent-loop";
-import { bedrock, fromBedrockResponse, toBedrockRequest, type BedrockResponse } from "simple-agent-loop/bedrock";
+import { bedrock, fromBedrockResponse, streamConverse, toBedrockRequest, type BedrockResponse } from "simple-agent-loop/bedrock";
 import { signRequest } from "../../src/providers/bedrock/sign.ts";
 import { withoutTs } from "../helpers.ts";
 import { conformanceSuite, liveAgentSuite, type ErrorKind, type WireTurn } from "./conformance.ts";
 import { eventFrames, frame } from "./event-stream-frames.ts";
 import { startReplayServer, type ReplayResponse, type ReplayServer } from "./replay-server.ts";
+import { recordedFixtures } from "./fixtures.ts";
 
-const fixture = (name: string): string => readFileSync(new URL(`../fixtures/bedrock/${name}`, import.meta.url), "utf8");
-const chunksFile = (name: string): Record<string, unknown>[] =>
-  fixture(name)
-    .split("\n")
-    .filter((line) => line.trim() !== "")
-    .map((line) => JSON.parse(line) as Record<string, unknown>);
+const { text: fixture, chunks: chunksFile } = recordedFixtures("bedrock");
 
 function exceptionFrame(type: string, message: string): Uint8Array {
   return frame({ ":exception-type": type, ":content-type": "application/json", ":message-type": "exception" }, JSON.stringify({ message }));
@@ -86,6 +81,7 @@ const blocks = (body: unknown): Block[] => (body as Body).messages.flatMap((mess
 conformanceSuite({
   name: "bedrock",
   createModel: (origin, options) => bedrock({ model: "anthropic.claude-test-v1:0", baseURL: origin, ...options }),
+  readStream: (open) => streamConverse(open),
   rawEvents: (payloads) => ({ headers: streamHeaders, chunks: payloads.map((payload) => frame({ ":event-type": "contentBlockDelta", ":content-type": "application/json", ":message-type": "event" }, payload)) }),
   turnResponse,
   errorResponse,

@@ -7,6 +7,7 @@ import {
   response,
   type InvokeModel,
   type JsonObject,
+  type ModelStreamEvent,
   type ProviderError,
   type ToolSchema,
 } from "simple-agent-loop";
@@ -26,8 +27,26 @@ export type ErrorKind = "rate_limit" | "server" | "invalid_request" | "context_o
 /** What every adapter's factory takes, under the same names. */
 export type ConformanceModelOptions = { stream: boolean; apiKey: string; headers?: Record<string, string>; idleTimeoutMs?: number };
 
-/** The suite's cases an adapter may skip, each with the reason it does not apply. */
-export type ConformanceCase = "redirect" | "cut-after-events" | "idle-timeout" | "connection-failure" | "html-body" | "bounded-error-body" | "unreadable-event";
+/** The suite's cases by name: an adapter may skip any of them, with the reason it does not apply. */
+export type ConformanceCase =
+  | "text-answer"
+  | "parallel-tools"
+  | "rate-limit-retry"
+  | "server-error-retry"
+  | "invalid-request"
+  | "context-overflow"
+  | "cut-midway"
+  | "abort"
+  | "max-tokens-cut"
+  | "redirect"
+  | "cut-after-events"
+  | "idle-timeout"
+  | "connection-failure"
+  | "html-body"
+  | "bounded-error-body"
+  | "unreadable-event"
+  | "body-failure"
+  | "malformed-answer";
 
 /** What the shared suite needs to know about one adapter. */
 export type ConformanceTarget = {
@@ -43,6 +62,8 @@ export type ConformanceTarget = {
   toolCallsIn: (body: unknown) => { id: string; name: string }[];
   /** Raw event payloads (not necessarily JSON) in the provider's stream framing; default SSE `data:` lines. */
   rawEvents?: (payloads: readonly string[]) => ReplayResponse;
+  /** The adapter's exported stream reader (e.g. `streamMessages`), fed by `open` instead of a request of its own. */
+  readStream: (open: () => Promise<Response>) => AsyncIterable<ModelStreamEvent>;
   /** Cases that do not apply to this adapter, each with its reason (shown in the skipped test's name). */
   skip?: Partial<Record<ConformanceCase, string>>;
 };
@@ -69,11 +90,12 @@ export function conformanceSuite(target: ConformanceTarget): void {
       await server.close();
     });
     const fresh = (): void => server.reset();
+    const check = (name: ConformanceCase, title: string, test: () => Promise<void>): void => caseOf(target, name, title, test);
 
     for (const stream of [true, false]) {
       const mode = stream ? "streamed" : "not streamed";
 
-      it(`answers with text, stop reason and usage (${mode})`, async () => {
+      check("text-answer", `answers with text, stop reason and usage (${mode})`, async () => {
         fresh();
         server.enqueue(target.turnResponse({ text: "Hello there!", stopReason: "end_turn", usage: { input: 12, output: 3 } }, stream));
         const session = await agentLoop(target.createModel(server.origin, { stream, apiKey }), [], initSession("Be brief.", "Say hello"));
@@ -83,7 +105,7 @@ export function conformanceSuite(target: ConformanceTarget): void {
         expect(server.requests).toHaveLength(1);
       });
 
-      it(`runs parallel tool calls and sends every result back, paired by id, in call order (${mode})`, async () => {
+      check("parallel-tools", `runs parallel tool calls and sends every result back, paired by id, in call order (${mode})`, async () => {
         fresh();
         server.enqueue(
           target.turnResponse(
@@ -122,7 +144,7 @@ export function conformanceSuite(target: ConformanceTarget): void {
         ]);
       });
 
-      it(`retries a rate limit, honouring retry-after (${mode})`, async () => {
+      check("rate-limit-retry", `retries a rate limit, honouring retry-after (${mode})`, async () => {
         fresh();
         server.enqueue(target.errorResponse("rate_limit"), target.turnResponse({ text: "ok", stopReason: "end_turn", usage: { input: 1, output: 1 } }, stream));
         const retries: number[] = [];
@@ -136,7 +158,7 @@ export function conformanceSuite(target: ConformanceTarget): void {
         expect(server.requests).toHaveLength(2);
       });
 
-      it(`retries a server error (${mode})`, async () => {
+      check("server-error-retry", `retries a server error (${mode})`, async () => {
         fresh();
         server.enqueue(target.errorResponse("server"), target.turnResponse({ text: "ok", stopReason: "end_turn", usage: { input: 1, output: 1 } }, stream));
         const session = await agentLoop(target.createModel(server.origin, { stream, apiKey }), [], initSession("s", "u"), {
@@ -146,7 +168,7 @@ export function conformanceSuite(target: ConformanceTarget): void {
       });
     }
 
-    it("throws a typed, non-retryable error for an invalid request, without the API key, adding nothing", async () => {
+    check("invalid-request", "throws a typed, non-retryable error for an invalid request, without the API key, adding nothing", async () => {
       fresh();
       server.enqueue(target.errorResponse("invalid_request"));
       const session = initSession("s", "u");
@@ -159,14 +181,14 @@ export function conformanceSuite(target: ConformanceTarget): void {
       expect(server.requests).toHaveLength(1);
     });
 
-    it("recognises a context overflow", async () => {
+    check("context-overflow", "recognises a context overflow", async () => {
       fresh();
       server.enqueue(target.errorResponse("context_overflow"));
       const error = await agentLoop(target.createModel(server.origin, { stream: true, apiKey }), [], initSession("s", "u")).catch((thrown: unknown) => thrown);
       expect(isContextOverflowError(error)).toBe(true);
     });
 
-    it("discards a stream cut midway and repeats the call: nothing duplicated or half-written", async () => {
+    check("cut-midway", "discards a stream cut midway and repeats the call: nothing duplicated or half-written", async () => {
       fresh();
       const full = target.turnResponse({ text: "A complete answer, streamed in several pieces.", stopReason: "end_turn", usage: { input: 5, output: 9 } }, true);
       server.enqueue({ ...full, destroyAfterChunks: Math.max(1, Math.floor((full.chunks?.length ?? 2) / 2)) }, full);
@@ -179,7 +201,7 @@ export function conformanceSuite(target: ConformanceTarget): void {
       expect(server.requests).toHaveLength(2);
     });
 
-    it("an abort cancels the HTTP request and ends the run as aborted", async () => {
+    check("abort", "an abort cancels the HTTP request and ends the run as aborted", async () => {
       fresh();
       const full = target.turnResponse({ text: "This never finishes", stopReason: "end_turn", usage: { input: 1, output: 1 } }, true);
       server.enqueue({ ...full, chunks: full.chunks?.slice(0, 1) ?? [], hang: true });
@@ -196,12 +218,25 @@ export function conformanceSuite(target: ConformanceTarget): void {
       await expect.poll(() => server.requests[0]?.clientClosed, { timeout: 5000 }).toBe(true);
     });
 
+    check("abort", "an abort with a reason of the caller's own ends the run as aborted, never as a provider failure to repeat", async () => {
+      fresh();
+      const full = target.turnResponse({ text: "This never finishes", stopReason: "end_turn", usage: { input: 1, output: 1 } }, true);
+      server.enqueue({ ...full, chunks: full.chunks?.slice(0, 1) ?? [], hang: true });
+      const controller = new AbortController();
+      const run = agentLoop(target.createModel(server.origin, { stream: true, apiKey }), [], initSession("s", "u"), { signal: controller.signal, retry: { initialDelayMs: 1 } });
+      await expect.poll(() => server.requests.length, { timeout: 10_000 }).toBe(1);
+      controller.abort(new Error("the user closed the tab"));
+      const session = await run;
+      expect(withoutTs(session).at(-1)).toMatchObject({ role: "assistant", stopReason: "aborted" });
+      expect(server.requests).toHaveLength(1);
+    });
+
     transportCases(target, () => server, fresh);
 
     // With eager starts off, nothing of a response that stopped at max_tokens runs. (With them on,
     // a call complete in the stream may already have started: the loop documents that. A call
     // whose JSON was cut comes after response-end and never starts: see eager-tools.test.ts.)
-    it("does not run tool calls of a response cut by max_tokens (eager starts off)", async () => {
+    check("max-tokens-cut", "does not run tool calls of a response cut by max_tokens (eager starts off)", async () => {
       fresh();
       server.enqueue(
         target.turnResponse({ toolCalls: [{ id: "call_cut", name: "lookup", input: { word: "x" } }], stopReason: "max_tokens", usage: { input: 1, output: 1 } }, true),
@@ -223,11 +258,7 @@ const teamSecret = "team-secret-header-value-0123";
 // Bytes in, typed failures out: redirects, cuts, stalls, refused connections, bodies that are not
 // the stream asked for, oversized or garbled ones. The same for every adapter.
 function transportCases(target: ConformanceTarget, current: () => ReplayServer, fresh: () => void): void {
-  const check = (name: ConformanceCase, title: string, test: () => Promise<void>): void => {
-    const reason = target.skip?.[name];
-    if (reason === undefined) it(title, test, 20_000);
-    else it.skip(`${title} (skipped: ${reason})`, test);
-  };
+  const check = (name: ConformanceCase, title: string, test: () => Promise<void>): void => caseOf(target, name, title, test, 20_000);
   const answer = (): ReplayResponse => target.turnResponse({ text: "A complete answer, streamed in several pieces.", stopReason: "end_turn", usage: { input: 5, output: 9 } }, true);
   const failure = async (model: InvokeModel): Promise<ProviderError> => {
     const error = await agentLoop(model, [], initSession("s", "u"), { retry: false }).catch((thrown: unknown) => thrown);
@@ -372,6 +403,47 @@ function transportCases(target: ConformanceTarget, current: () => ReplayServer, 
     await expect.poll(() => current().requests[0]?.clientClosed, { timeout: 5000 }).toBe(true);
   });
 
+  // A body that fails once its stream has begun, however it fails, is one typed, retryable error:
+  // the loop repeats the call, and a reader of the error learns the same thing from every adapter.
+  check("body-failure", "a body that fails mid-stream (reset, garbled event, stall) is the same typed, retryable error for every adapter", async () => {
+    const full = answer();
+    const started = (full.chunks ?? []).slice(0, 2);
+    const garbled = (target.rawEvents ?? rawSse)(["{not json at all"]);
+    const failures = [
+      { why: "reset", response: { ...full, chunkDelayMs: 15, destroyAfterChunks: 2 }, idleTimeoutMs: undefined, message: "the response broke off: " },
+      { why: "garbled", response: { ...garbled, chunks: [...started, ...(garbled.chunks ?? [])] }, idleTimeoutMs: undefined, message: "unreadable stream event: {not json at all" },
+      { why: "stall", response: { ...full, chunks: started, hang: true }, idleTimeoutMs: 300, message: "no data from the server for 300 ms while waiting for the next part of the body" },
+    ];
+    for (const failure of failures) {
+      fresh();
+      current().enqueue(failure.response);
+      const model = target.createModel(current().origin, { stream: true, apiKey, ...(failure.idleTimeoutMs === undefined ? {} : { idleTimeoutMs: failure.idleTimeoutMs }) });
+      const error = await agentLoop(model, [], initSession("s", "u"), { retry: false }).catch((thrown: unknown) => thrown);
+      expect({ why: failure.why, ...typedShape(error) }).toStrictEqual({ why: failure.why, name: "ProviderError", provider: target.name, retryable: true, status: undefined });
+      expect((error as Error).message.startsWith(`${target.name}: ${failure.message}`), `${failure.why}: ${(error as Error).message}`).toBe(true);
+    }
+  });
+
+  check("body-failure", "the exported stream reader types a failure of its own open and of its body, as the model does", async () => {
+    const reset = Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" });
+    const opens: [string, () => Promise<Response>][] = [
+      ["open rejects", () => Promise.reject(reset)],
+      ["body errors", async () => new Response(new ReadableStream({ pull: (controller) => controller.error(reset) }))],
+      ["no body", async () => new Response(null)],
+    ];
+    for (const [why, open] of opens) {
+      const error = await drain(target.readStream(open)).catch((thrown: unknown) => thrown);
+      expect({ why, ...typedShape(error) }).toStrictEqual({ why, name: "ProviderError", provider: target.name, retryable: true, status: undefined });
+    }
+  });
+
+  check("malformed-answer", "a 200 JSON answer that is not an answer at all (null) is a typed, retryable error, not a TypeError (not streamed)", async () => {
+    fresh();
+    current().enqueue({ body: "null" });
+    const error = await agentLoop(target.createModel(current().origin, { stream: false, apiKey }), [], initSession("s", "u"), { retry: false }).catch((thrown: unknown) => thrown);
+    expect(typedShape(error)).toStrictEqual({ name: "ProviderError", provider: target.name, retryable: true, status: undefined });
+  });
+
   check("unreadable-event", "an unreadable stream event fails retryably and never echoes the key, whole or in part", async () => {
     fresh();
     const garbled = `{"note": ${apiKey} and more}`;
@@ -382,6 +454,25 @@ function transportCases(target: ConformanceTarget, current: () => ReplayServer, 
     expectNoPartOfKey(JSON.stringify(error));
     expectNoPartOfKey(String((error.cause as Error | undefined)?.message));
   });
+}
+
+// One case of the suite; when the target skips it, the same case, reported skipped with the reason in its name.
+function caseOf(target: ConformanceTarget, name: ConformanceCase, title: string, test: () => Promise<void>, timeout?: number): void {
+  const reason = target.skip?.[name];
+  if (reason === undefined) it(title, test, timeout);
+  else it.skip(`${title} (skipped: ${reason})`, test);
+}
+
+// The fields a caller decides on: which error, whose, whether to repeat the call.
+function typedShape(error: unknown): { name: string; provider: string; retryable: boolean; status: number | undefined } | { notTyped: unknown } {
+  if (!isProviderError(error)) return { notTyped: error };
+  return { name: error.name, provider: error.provider, retryable: error.retryable, status: error.status };
+}
+
+async function drain(events: AsyncIterable<ModelStreamEvent>): Promise<void> {
+  for await (const _event of events) {
+    // read to the end or to the failure
+  }
 }
 
 /**

@@ -1,11 +1,11 @@
-import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { agentLoop, initSession } from "simple-agent-loop";
 import { fromGeminiResponse, gemini, type GeminiResponse } from "simple-agent-loop/google";
 import { withoutTs } from "../helpers.ts";
 import { sse, sseHeaders, startReplayServer, type ReplayServer } from "./replay-server.ts";
+import { recordedFixtures } from "./fixtures.ts";
 
-const fixture = (name: string): string => readFileSync(new URL(`../fixtures/google/${name}`, import.meta.url), "utf8");
+const { text: fixture } = recordedFixtures("google");
 const codeExecution = (): GeminiResponse => JSON.parse(fixture("vercel-ai__google-code-execution-multiple-results.json")) as GeminiResponse;
 
 describe("google: parts and stops beyond text and calls", () => {

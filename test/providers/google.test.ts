@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
 import {
@@ -16,13 +15,13 @@ import {
   type Session,
   type ToolSchema,
 } from "simple-agent-loop";
-import { fromGeminiResponse, gemini, toGeminiRequest, type GeminiRequest, type GeminiResponse } from "simple-agent-loop/google";
+import { fromGeminiResponse, gemini, streamGenerateContent, toGeminiRequest, type GeminiRequest, type GeminiResponse } from "simple-agent-loop/google";
 import { withoutTs } from "../helpers.ts";
 import { conformanceSuite, liveAgentSuite, type ErrorKind, type WireTurn } from "./conformance.ts";
 import { sse, sseHeaders, startReplayServer, type ReplayResponse, type ReplayServer } from "./replay-server.ts";
+import { recordedFixtures } from "./fixtures.ts";
 
-const fixture = (name: string): string => readFileSync(new URL(`../fixtures/google/${name}`, import.meta.url), "utf8");
-const chunksFile = (name: string): unknown[] => fixture(name).split("\n").filter((line) => line.trim() !== "").map((line) => JSON.parse(line) as unknown);
+const { text: fixture, chunks: chunksFile } = recordedFixtures("google");
 
 type Part = Record<string, any>;
 type Content = { role: string; parts: Part[] };
@@ -92,6 +91,7 @@ const partsOf = (body: unknown): Part[] => (body as GeminiRequest).contents.flat
 conformanceSuite({
   name: "google",
   createModel: (origin, options) => gemini({ model: "gemini-test", baseURL: origin, ...options }),
+  readStream: (open) => streamGenerateContent(open),
   turnResponse,
   errorResponse,
   toolResultsIn: (body) =>

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isProviderError } from "simple-agent-loop";
-import { bounded, postJson, type PostOptions } from "../../src/providers/http.ts";
+import { postJson, type PostOptions } from "../../src/providers/http.ts";
+import { bounded } from "../../src/providers/provider-error.ts";
 import { startReplayServer, type ReplayServer } from "./replay-server.ts";
 
 describe("providers/http", () => {

@@ -1,11 +1,11 @@
-import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { agentLoop, initSession, type ModelMessage, type Session } from "simple-agent-loop";
 import { fromOpenAIChatResponse, openaiChat, toOpenAIChatRequest, type OpenAIChatResponse } from "simple-agent-loop/openai";
 import { withoutTs } from "../helpers.ts";
 import { sse, sseHeaders, startReplayServer, type ReplayServer } from "./replay-server.ts";
+import { recordedFixtures } from "./fixtures.ts";
 
-const fixture = (name: string): string => readFileSync(new URL(`../fixtures/openai-chat/${name}`, import.meta.url), "utf8");
+const { text: fixture } = recordedFixtures("openai-chat");
 const chunks = (name: string): Record<string, unknown>[] =>
   fixture(name)
     .split("\n")

@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs";
 import { gunzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
@@ -19,12 +18,13 @@ import {
 } from "simple-agent-loop";
 import { scriptedModel } from "simple-agent-loop/testing";
 // The package's ./openai entry re-exports these once it exists; the adapter's own module until then.
-import { fromOpenAIChatResponse, openaiChat, toOpenAIChatRequest } from "simple-agent-loop/openai";
+import { fromOpenAIChatResponse, openaiChat, streamOpenAIChat, toOpenAIChatRequest } from "simple-agent-loop/openai";
 import { expectEveryCallAnsweredOnce, withoutTs } from "../helpers.ts";
 import { conformanceSuite, liveAgentSuite, type ErrorKind, type WireTurn } from "./conformance.ts";
 import { sse, sseHeaders, startReplayServer, type ReplayResponse, type ReplayServer } from "./replay-server.ts";
+import { recordedFixtures } from "./fixtures.ts";
 
-const fixture = (name: string): string => readFileSync(new URL(`../fixtures/openai-chat/${name}`, import.meta.url), "utf8");
+const { text: fixture } = recordedFixtures("openai-chat");
 
 type WireToolCall = { id: string; type: "function"; function: { name: string; arguments: string } };
 type WireMessage = { role: string; content?: string | null; tool_calls?: WireToolCall[]; tool_call_id?: string; reasoning_content?: string };
@@ -85,6 +85,7 @@ function errorResponse(kind: ErrorKind): ReplayResponse {
 conformanceSuite({
   name: "openai-chat",
   createModel: (origin, options) => openaiChat({ model: "gpt-test", baseURL: `${origin}/v1`, ...options }),
+  readStream: (open) => streamOpenAIChat(open),
   turnResponse,
   errorResponse,
   toolResultsIn: (body) => (body as Body).messages.filter((message) => message.role === "tool").map((message) => ({ id: message.tool_call_id!, output: message.content! })),

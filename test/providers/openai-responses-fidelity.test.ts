@@ -1,16 +1,12 @@
-import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { agentLoop, initSession, type AgentEvent, type Session } from "simple-agent-loop";
 import { fromOpenAIResponsesResponse, openaiResponses } from "simple-agent-loop/openai";
 import { withoutTs } from "../helpers.ts";
 import { sse, sseHeaders, startReplayServer, type ReplayServer } from "./replay-server.ts";
+import { recordedFixtures } from "./fixtures.ts";
 
 type Event = Record<string, unknown> & { type: string };
-const recorded = (): Event[] =>
-  readFileSync(new URL("../fixtures/openai-responses/vercel-ai__openai-reasoning-encrypted-content.1.chunks.txt", import.meta.url), "utf8")
-    .split("\n")
-    .filter((line) => line.trim() !== "")
-    .map((line) => JSON.parse(line) as Event);
+const recorded = (): Event[] => recordedFixtures("openai-responses").chunks("vercel-ai__openai-reasoning-encrypted-content.1.chunks.txt") as Event[];
 
 // The first recorded response (reasoning with summary deltas, then a calculator call).
 function firstResponse(): Event[] {

@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
 import {
@@ -21,16 +20,16 @@ import {
   fromOpenAIResponsesResponse,
   openaiResponses,
   reasoningSignature,
+  streamResponses,
   toOpenAIResponsesRequest,
   type OpenAIResponsesResponse,
 } from "simple-agent-loop/openai";
 import { expectEveryCallAnsweredOnce, withoutTs } from "../helpers.ts";
 import { conformanceSuite, type ErrorKind, type WireTurn } from "./conformance.ts";
 import { sse, sseHeaders, startReplayServer, type ReplayResponse, type ReplayServer } from "./replay-server.ts";
+import { recordedFixtures } from "./fixtures.ts";
 
-const fixture = (name: string): string => readFileSync(new URL(`../fixtures/openai-responses/${name}`, import.meta.url), "utf8");
-const chunksFile = (name: string): Record<string, unknown>[] =>
-  fixture(name).split("\n").filter((line) => line.trim() !== "").map((line) => JSON.parse(line) as Record<string, unknown>);
+const { text: fixture, chunks: chunksFile } = recordedFixtures("openai-responses");
 
 type Item = Record<string, unknown> & { type?: string; role?: string; call_id?: string; output?: string; name?: string; arguments?: string };
 type Body = { input: Item[]; instructions?: string };
@@ -98,6 +97,7 @@ const callsIn = (body: unknown): { id: string; name: string }[] =>
 conformanceSuite({
   name: "openai-responses",
   createModel: (origin, options) => openaiResponses({ model: "gpt-test", baseURL: `${origin}/v1`, ...options }),
+  readStream: (open) => streamResponses(open),
   turnResponse,
   errorResponse,
   toolResultsIn: resultsIn,

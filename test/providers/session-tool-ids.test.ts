@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { agentLoop, initSession, type Message, type ToolSchema } from "simple-agent-loop";
 import { toAnthropicRequest } from "simple-agent-loop/anthropic";
@@ -6,8 +5,9 @@ import { toBedrockRequest } from "simple-agent-loop/bedrock";
 import { openaiChat, toOpenAIResponsesRequest } from "simple-agent-loop/openai";
 import { expectEveryCallAnsweredOnce, withoutTs } from "../helpers.ts";
 import { sseHeaders, startReplayServer, type ReplayServer } from "./replay-server.ts";
+import { recordedFixtures } from "./fixtures.ts";
 
-const fixture = (name: string): string => readFileSync(new URL(`../fixtures/openai-chat/${name}`, import.meta.url), "utf8");
+const { text: fixture } = recordedFixtures("openai-chat");
 // A chunks file (one payload per line) as the raw SSE body it was recorded from.
 const sseBody = (name: string): string =>
   fixture(name)

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { decodeEventStream } from "../../src/providers/bedrock/event-stream.ts";
+import { decodeEventStream } from "../../src/providers/aws-event-stream.ts";
 import { parseSse, parseSseBatches, type ServerSentEvent } from "../../src/providers/sse.ts";
 import { frame } from "./event-stream-frames.ts";
 

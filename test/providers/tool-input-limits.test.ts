@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { agentLoop, initSession, type InvokeModel, type Message, type Session, type ToolSchema } from "simple-agent-loop";
 import { anthropic, toAnthropicRequest } from "simple-agent-loop/anthropic";
@@ -6,14 +5,11 @@ import { bedrock, toBedrockRequest } from "simple-agent-loop/bedrock";
 import { gemini, toGeminiRequest } from "simple-agent-loop/google";
 import { openaiChat, openaiResponses, toOpenAIChatRequest, toOpenAIResponsesRequest } from "simple-agent-loop/openai";
 import { eventFrames } from "./event-stream-frames.ts";
+import { recordedFixtures, type FixtureFolder } from "./fixtures.ts";
 import { sseHeaders, startReplayServer, type ReplayResponse, type ReplayServer } from "./replay-server.ts";
 
-const fixture = (folder: string, name: string): string => readFileSync(new URL(`../fixtures/${folder}/${name}`, import.meta.url), "utf8");
-const lines = (folder: string, name: string): Record<string, unknown>[] =>
-  fixture(folder, name)
-    .split("\n")
-    .filter((line) => line.trim() !== "")
-    .map((line) => JSON.parse(line) as Record<string, unknown>);
+const fixture = (folder: FixtureFolder, name: string): string => recordedFixtures(folder).text(name);
+const lines = (folder: FixtureFolder, name: string): Record<string, unknown>[] => recordedFixtures(folder).chunks(name);
 
 // A tool input 20,000 levels deep: JSON.parse reads it, JSON.stringify overflows the stack on it.
 const depth = 20_000;

@@ -1,16 +1,12 @@
-import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { agentLoop, initSession, isProviderError, type InvokeModel, type Session, type ToolSchema } from "simple-agent-loop";
 import { bedrock } from "simple-agent-loop/bedrock";
 import { openaiResponses } from "simple-agent-loop/openai";
 import { eventFrames } from "./event-stream-frames.ts";
 import { sse, sseHeaders, startReplayServer, type ReplayResponse, type ReplayServer } from "./replay-server.ts";
+import { recordedFixtures, type FixtureFolder } from "./fixtures.ts";
 
-const lines = (folder: string, name: string): Record<string, unknown>[] =>
-  readFileSync(new URL(`../fixtures/${folder}/${name}`, import.meta.url), "utf8")
-    .split("\n")
-    .filter((line) => line.trim() !== "")
-    .map((line) => JSON.parse(line) as Record<string, unknown>);
+const lines = (folder: FixtureFolder, name: string): Record<string, unknown>[] => recordedFixtures(folder).chunks(name);
 
 type Case = { name: string; model: (origin: string) => InvokeModel; broken: () => ReplayResponse; whole: () => ReplayResponse; tools: ToolSchema[] };
 

@@ -1,5 +1,5 @@
 import { ProviderError } from "../../errors.ts";
-import type { ModelStreamEvent } from "../../loop/events.ts";
+import type { ModelStreamEvent } from "../../model/model-stream-event.ts";
 import type { InvokeModel } from "../../model/invoke-model.ts";
 import type { ModelMessage } from "../../session.ts";
 import {
@@ -7,7 +7,7 @@ import {
   fromAnthropicResponse,
   fromContentBlock,
   toAnthropicRequest,
-  turnEnd,
+  stopFieldsOf,
   type AnthropicContentBlock,
   type AnthropicRequestOptions,
   type AnthropicResponse,
@@ -15,9 +15,21 @@ import {
   type AnthropicUsage,
 } from "./convert.ts";
 import { readToolInput, refusedInput } from "../convert-shared.ts";
-import { checkIdleTimeout, env, guardStream, postJson, providerError, readJson, type ErrorShape, type Fetch, type PostOptions, type TransportOptions } from "../http.ts";
+import {
+  checkIdleTimeout,
+  env,
+  parseStreamEvent,
+  postJson,
+  readJsonAnswer,
+  readSseStream,
+  type Fetch,
+  type PostOptions,
+  type CallScope,
+  type TransportOptions,
+} from "../http.ts";
+import { providerError, type ErrorShape } from "../provider-error.ts";
+import type { ServerSentEvent } from "../sse.ts";
 import { withUniqueToolIds } from "../session-tool-ids.ts";
-import { parseSseBatches } from "../sse.ts";
 
 export type AnthropicOptions = AnthropicRequestOptions & TransportOptions & {
   /** Defaults to the `ANTHROPIC_API_KEY` environment variable. */
@@ -54,7 +66,7 @@ export function anthropic(options: AnthropicOptions): InvokeModel {
       expect: options.stream === false ? "json" : "sse",
     };
     if (options.stream === false) {
-      return postJson(request).then(async (response) => fromAnthropicResponse((await readJson(response, anthropicProvider, [apiKey])) as AnthropicResponse));
+      return readJsonAnswer(() => postJson(request), { provider: anthropicProvider, secrets: [apiKey], signal: context.signal }, (body) => fromAnthropicResponse(body as AnthropicResponse));
     }
     return streamMessages(() => postJson(request), [apiKey]);
   }, anthropicProvider);
@@ -91,116 +103,58 @@ type StreamEvent = {
  * content block as a generic message when its `content_block_stop` arrives, the stop reason and
  * usage at the end. A stream that ends without `message_stop` is an error (retryable), never a turn.
  */
-export async function* streamMessages(
-  open: () => Promise<Response>,
-  secrets: readonly string[] = [],
-): AsyncGenerator<ModelStreamEvent> {
-  const response = await open();
-  if (response.body === null) throw new ProviderError("anthropic: empty response body", { provider: anthropicProvider, retryable: true });
-  yield* guardStream(readMessagesStream(response.body, secrets), anthropicProvider, secrets);
+export function streamMessages(open: () => Promise<Response>, secrets: readonly string[] = []): AsyncGenerator<ModelStreamEvent> {
+  const scope: CallScope = { provider: anthropicProvider, secrets };
+  return readSseStream(open, scope, (batches) => readMessagesStream(batches, scope));
 }
 
-async function* readMessagesStream(body: ReadableStream<Uint8Array>, secrets: readonly string[]): AsyncGenerator<ModelStreamEvent> {
-  const blocks = new Map<number, { block: AnthropicContentBlock; json: string }>();
-  let usage: AnthropicUsage = {};
-  let stopReason: string | null | undefined;
-  let stopDetails: AnthropicStopDetails | null | undefined;
-  let messageId: string | undefined;
-  let started = false;
-  let cutToolCall: AnthropicContentBlock | undefined;
-  for await (const batch of parseSseBatches(body)) for (const { data } of batch) {
-    const event = JSON.parse(data) as StreamEvent;
+type OpenBlock = { block: AnthropicContentBlock; json: string };
+
+// What one Messages stream has said so far.
+type MessagesStream = {
+  blocks: Map<number, OpenBlock>;
+  usage: AnthropicUsage;
+  stopReason: string | null | undefined;
+  stopDetails: AnthropicStopDetails | null | undefined;
+  messageId: string | undefined;
+  started: boolean;
+  /** A tool call whose JSON was cut or garbled: acceptable only if the turn was cut (max_tokens). */
+  cutToolCall: AnthropicContentBlock | undefined;
+};
+
+async function* readMessagesStream(batches: AsyncGenerator<ServerSentEvent[]>, scope: CallScope): AsyncGenerator<ModelStreamEvent> {
+  const stream: MessagesStream = { blocks: new Map(), usage: {}, stopReason: undefined, stopDetails: undefined, messageId: undefined, started: false, cutToolCall: undefined };
+  for await (const batch of batches) for (const { data } of batch) {
+    const event = parseStreamEvent(data, scope) as StreamEvent;
     switch (event.type) {
-      case "message_start": {
-        const message = event.message ?? {};
-        // Two generations in one stream (a proxy that retried upstream and kept sending) must never
-        // become one turn: the whole response is broken, and the loop retries it.
-        if (started) {
-          throw new ProviderError(`anthropic: a second message (${message.id ?? "no id"}) began in the stream of ${messageId ?? "another"}`, {
-            provider: anthropicProvider,
-            retryable: true,
-          });
-        }
-        started = true;
-        messageId = message.id;
-        usage = { ...message.usage };
-        stopReason = message.stop_reason ?? stopReason;
-        stopDetails = message.stop_details ?? stopDetails;
-        // Some servers (caches, proxies) send the whole message here and only message_stop after it.
-        for (const block of message.content ?? []) yield* wholeBlockEvents(block);
+      case "message_start":
+        yield* messageStart(stream, event.message ?? {});
         break;
-      }
       case "content_block_start": {
-        const block = { ...event.content_block! };
-        // A block started again before its stop would silently replace the first one.
-        if (blocks.has(event.index ?? 0)) {
-          throw new ProviderError(`anthropic: content block ${event.index ?? 0} started twice in the stream`, { provider: anthropicProvider, retryable: true });
-        }
-        blocks.set(event.index ?? 0, { block, json: "" });
-        if (block.type === "tool_use") yield { type: "tool-call-start", id: block.id ?? "", name: block.name ?? "" };
+        const started = blockStart(stream, event);
+        if (started !== undefined) yield started;
         break;
       }
       case "content_block_delta": {
-        const delta = event.delta ?? {};
-        let open = blocks.get(event.index ?? 0);
-        // Text or thinking whose content_block_start a server left out is still text or thinking.
-        if (open === undefined && (delta.type === "text_delta" || delta.type === "thinking_delta")) {
-          open = { block: { type: delta.type === "text_delta" ? "text" : "thinking" }, json: "" };
-          blocks.set(event.index ?? 0, open);
-        }
-        if (open === undefined) break;
-        if (delta.type === "text_delta" && delta.text !== undefined) {
-          open.block.text = (open.block.text ?? "") + delta.text;
-          yield { type: "text-delta", delta: delta.text };
-        } else if (delta.type === "thinking_delta" && delta.thinking !== undefined) {
-          open.block.thinking = (open.block.thinking ?? "") + delta.thinking;
-          yield { type: "thinking-delta", delta: delta.thinking };
-        } else if (delta.type === "signature_delta" && delta.signature !== undefined) {
-          open.block.signature = (open.block.signature ?? "") + delta.signature;
-        } else if (delta.type === "input_json_delta" && delta.partial_json !== undefined) {
-          open.json += delta.partial_json;
-          if (delta.partial_json !== "") yield { type: "tool-call-delta", id: open.block.id ?? "", delta: delta.partial_json };
-        }
+        const delta = blockDelta(stream, event);
+        if (delta !== undefined) yield delta;
         break;
       }
       case "content_block_stop": {
-        const done = blocks.get(event.index ?? 0);
-        blocks.delete(event.index ?? 0);
-        if (done === undefined) break;
-        const message = finishBlock(done);
-        // Cut off or garbled JSON: only acceptable if the turn turns out to be cut (max_tokens),
-        // and then the loop will not run the call. Decided at message_stop.
-        if (message === "cut") cutToolCall = done.block;
-        else if (message !== undefined) yield { type: "message", message };
+        const done = blockStop(stream, event.index ?? 0);
+        if (done !== undefined) yield done;
         break;
       }
       case "message_delta":
-        stopReason = event.delta?.stop_reason ?? stopReason;
-        stopDetails = event.delta?.stop_details ?? stopDetails;
-        usage = { ...usage, ...definedOnly(event.usage) };
+        stream.stopReason = event.delta?.stop_reason ?? stream.stopReason;
+        stream.stopDetails = event.delta?.stop_details ?? stream.stopDetails;
+        stream.usage = { ...stream.usage, ...definedOnly(event.usage) };
         break;
       case "message_stop":
-        // Blocks a server never closed are complete now.
-        for (const index of [...blocks.keys()].sort((x, y) => x - y)) {
-          const message = finishBlock(blocks.get(index)!);
-          if (message === "cut") cutToolCall ??= blocks.get(index)!.block;
-          else if (message !== undefined) yield { type: "message", message };
-        }
-        blocks.clear();
-        if (cutToolCall !== undefined) {
-          if (stopReason !== "max_tokens") {
-            throw new ProviderError(`anthropic: tool call "${cutToolCall.name ?? ""}" arrived with invalid JSON input`, {
-              provider: anthropicProvider,
-              retryable: true,
-            });
-          }
-        }
-        yield { type: "response-end", ...turnEnd(stopReason, usage, stopDetails) };
-        // After response-end, so the loop never starts it early.
-        if (cutToolCall !== undefined) yield { type: "message", message: fromContentBlock({ ...cutToolCall, input: {} })! };
+        yield* messageStop(stream);
         return;
       case "error":
-        throw providerError(anthropicProvider, undefined, undefined, data, anthropicErrors, secrets);
+        throw providerError(anthropicProvider, undefined, undefined, data, anthropicErrors, scope.secrets);
       default:
         break; // ping, and event types added later
     }
@@ -208,8 +162,92 @@ async function* readMessagesStream(body: ReadableStream<Uint8Array>, secrets: re
   throw new ProviderError("anthropic: the stream ended before message_stop", { provider: anthropicProvider, retryable: true });
 }
 
+function* messageStart(stream: MessagesStream, message: AnthropicResponse): Generator<ModelStreamEvent> {
+  // Two generations in one stream (a proxy that retried upstream and kept sending) must never
+  // become one turn: the whole response is broken, and the loop retries it.
+  if (stream.started) {
+    throw new ProviderError(`anthropic: a second message (${message.id ?? "no id"}) began in the stream of ${stream.messageId ?? "another"}`, {
+      provider: anthropicProvider,
+      retryable: true,
+    });
+  }
+  stream.started = true;
+  stream.messageId = message.id;
+  stream.usage = { ...message.usage };
+  stream.stopReason = message.stop_reason ?? stream.stopReason;
+  stream.stopDetails = message.stop_details ?? stream.stopDetails;
+  // Some servers (caches, proxies) send the whole message here and only message_stop after it.
+  for (const block of message.content ?? []) yield* wholeBlockEvents(block);
+}
+
+function blockStart(stream: MessagesStream, event: StreamEvent): ModelStreamEvent | undefined {
+  const block = { ...event.content_block! };
+  // A block started again before its stop would silently replace the first one.
+  if (stream.blocks.has(event.index ?? 0)) {
+    throw new ProviderError(`anthropic: content block ${event.index ?? 0} started twice in the stream`, { provider: anthropicProvider, retryable: true });
+  }
+  stream.blocks.set(event.index ?? 0, { block, json: "" });
+  return block.type === "tool_use" ? { type: "tool-call-start", id: block.id ?? "", name: block.name ?? "" } : undefined;
+}
+
+function blockDelta(stream: MessagesStream, event: StreamEvent): ModelStreamEvent | undefined {
+  const delta = event.delta ?? {};
+  let open = stream.blocks.get(event.index ?? 0);
+  // Text or thinking whose content_block_start a server left out is still text or thinking.
+  if (open === undefined && (delta.type === "text_delta" || delta.type === "thinking_delta")) {
+    open = { block: { type: delta.type === "text_delta" ? "text" : "thinking" }, json: "" };
+    stream.blocks.set(event.index ?? 0, open);
+  }
+  if (open === undefined) return undefined;
+  if (delta.type === "text_delta" && delta.text !== undefined) {
+    open.block.text = (open.block.text ?? "") + delta.text;
+    return { type: "text-delta", delta: delta.text };
+  }
+  if (delta.type === "thinking_delta" && delta.thinking !== undefined) {
+    open.block.thinking = (open.block.thinking ?? "") + delta.thinking;
+    return { type: "thinking-delta", delta: delta.thinking };
+  }
+  if (delta.type === "signature_delta" && delta.signature !== undefined) {
+    open.block.signature = (open.block.signature ?? "") + delta.signature;
+  } else if (delta.type === "input_json_delta" && delta.partial_json !== undefined) {
+    open.json += delta.partial_json;
+    if (delta.partial_json !== "") return { type: "tool-call-delta", id: open.block.id ?? "", delta: delta.partial_json };
+  }
+  return undefined;
+}
+
+function blockStop(stream: MessagesStream, index: number): ModelStreamEvent | undefined {
+  const done = stream.blocks.get(index);
+  stream.blocks.delete(index);
+  if (done === undefined) return undefined;
+  const message = finishBlock(done);
+  // Cut off or garbled JSON: only acceptable if the turn turns out to be cut (max_tokens), and
+  // then the loop will not run the call. Decided at message_stop.
+  if (message === "cut") stream.cutToolCall = done.block;
+  else if (message !== undefined) return { type: "message", message };
+  return undefined;
+}
+
+function* messageStop(stream: MessagesStream): Generator<ModelStreamEvent> {
+  // Blocks a server never closed are complete now.
+  for (const index of [...stream.blocks.keys()].sort((x, y) => x - y)) {
+    const open = stream.blocks.get(index)!;
+    const message = finishBlock(open);
+    if (message === "cut") stream.cutToolCall ??= open.block;
+    else if (message !== undefined) yield { type: "message", message };
+  }
+  stream.blocks.clear();
+  const cut = stream.cutToolCall;
+  if (cut !== undefined && stream.stopReason !== "max_tokens") {
+    throw new ProviderError(`anthropic: tool call "${cut.name ?? ""}" arrived with invalid JSON input`, { provider: anthropicProvider, retryable: true });
+  }
+  yield { type: "response-end", ...stopFieldsOf(stream.stopReason, stream.usage, stream.stopDetails) };
+  // After response-end, so the loop never starts it early.
+  if (cut !== undefined) yield { type: "message", message: fromContentBlock({ ...cut, input: {} })! };
+}
+
 // The message of a finished block; "cut" for a tool call whose JSON is not complete.
-function finishBlock(done: { block: AnthropicContentBlock; json: string }): ModelMessage | "cut" | undefined {
+function finishBlock(done: OpenBlock): ModelMessage | "cut" | undefined {
   if (done.block.type !== "tool_use") return fromContentBlock(done.block);
   const read = readToolInput(done.json === "" ? done.block.input : done.json);
   if (read.kind === "invalid") return "cut";

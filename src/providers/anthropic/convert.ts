@@ -1,6 +1,6 @@
 import type { Message, ModelMessage, Session, StopDetails, TurnEndFields } from "../../session.ts";
 import type { ToolSchema } from "../../tools/tool.ts";
-import { isOwnSignedThinking, outputText, pairToolMessages, readToolInput, refusedInput, safeToolId, stopFields, usageWithCache, type StopReasonNames } from "../convert-shared.ts";
+import { isOwnSignedThinking, normalizeStopReason, outputText, pairToolMessages, readToolInput, refusedInput, safeToolId, usageWithCache, type StopReasonNames } from "../convert-shared.ts";
 
 /** Options that shape the request body (the adapter's other options only affect transport). */
 export type AnthropicRequestOptions = {
@@ -128,7 +128,7 @@ export function fromAnthropicResponse(body: AnthropicResponse): ModelMessage[] {
   }
   if (messages.length === 0) messages.push({ role: "assistant", content: "" });
   const last = messages[messages.length - 1]!;
-  Object.assign(last, turnEnd(body.stop_reason, body.usage, body.stop_details));
+  Object.assign(last, stopFieldsOf(body.stop_reason, body.usage, body.stop_details));
   return messages;
 }
 
@@ -180,13 +180,13 @@ export function fromContentBlock(block: AnthropicContentBlock): ModelMessage | u
   return undefined;
 }
 
-/** Normalized stop reason (see `stopFields` for `rawStopReason`), a refusal's details, and usage in the generic shape. */
-export function turnEnd(
+/** Normalized stop reason (see `normalizeStopReason` for `rawStopReason`), a refusal's details, and usage in the generic shape. */
+export function stopFieldsOf(
   rawStopReason: string | null | undefined,
   usage: AnthropicUsage | undefined,
   stopDetails?: AnthropicStopDetails | null,
 ): TurnEndFields {
-  const fields: TurnEndFields = stopFields(rawStopReason, stopReasons);
+  const fields: TurnEndFields = normalizeStopReason(rawStopReason, stopReasons);
   const details = stopDetailsOf(stopDetails);
   if (details !== undefined) fields.stopDetails = details;
   // Anthropic's input_tokens excludes cached tokens; the generic count includes them. Its

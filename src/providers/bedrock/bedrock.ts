@@ -1,21 +1,32 @@
 import { ContextOverflowError, ProviderError, errorMessage, isProviderError } from "../../errors.ts";
-import type { ModelStreamEvent } from "../../loop/events.ts";
+import type { ModelStreamEvent } from "../../model/model-stream-event.ts";
 import type { InvokeModel } from "../../model/invoke-model.ts";
 import {
   bedrockProvider,
   fromBedrockResponse,
   fromContentBlock,
   toBedrockRequest,
-  turnEnd,
+  stopFieldsOf,
   type BedrockContentBlock,
   type BedrockRequestOptions,
   type BedrockResponse,
   type BedrockUsage,
 } from "./convert.ts";
-import { decodeEventStream, type EventStreamMessage } from "./event-stream.ts";
+import type { EventStreamMessage } from "../aws-event-stream.ts";
 import { signRequest, type AwsCredentials } from "./sign.ts";
 import { readToolInput } from "../convert-shared.ts";
-import { bounded, checkIdleTimeout, env, guardStream, postJson, providerError, readJson, type ErrorShape, type Fetch, type TransportOptions } from "../http.ts";
+import {
+  checkIdleTimeout,
+  env,
+  parseStreamEvent,
+  postJson,
+  readAwsEventStream,
+  readJsonAnswer,
+  type Fetch,
+  type CallScope,
+  type TransportOptions,
+} from "../http.ts";
+import { bounded, providerError, type ErrorShape } from "../provider-error.ts";
 import { withUniqueToolIds } from "../session-tool-ids.ts";
 
 export type BedrockOptions = BedrockRequestOptions & TransportOptions & {
@@ -72,7 +83,7 @@ export function bedrock(options: BedrockOptions): InvokeModel {
         throw withContextOverflow(error);
       });
     };
-    if (!stream) return post().then(async (response) => fromBedrockResponse((await readJson(response, bedrockProvider, secrets)) as BedrockResponse));
+    if (!stream) return readJsonAnswer(post, { provider: bedrockProvider, secrets, signal: context.signal }, (body) => fromBedrockResponse(body as BedrockResponse));
     return streamConverse(post, context.signal, secrets);
   }, bedrockProvider);
 }
@@ -200,132 +211,150 @@ const textDecoder = new TextDecoder();
  * (from `messageStop` and `metadata`) at the end. Exception frames become typed errors. A stream
  * that ends without `messageStop` is an error (retryable), never a turn.
  */
-export async function* streamConverse(
-  open: () => Promise<Response>,
-  signal?: AbortSignal,
-  secrets: readonly string[] = [],
-): AsyncGenerator<ModelStreamEvent> {
-  yield* guardStream(readConverseStream(open, secrets), bedrockProvider, secrets, signal);
+export function streamConverse(open: () => Promise<Response>, signal?: AbortSignal, secrets: readonly string[] = []): AsyncGenerator<ModelStreamEvent> {
+  const scope: CallScope = { provider: bedrockProvider, secrets, signal };
+  return readAwsEventStream(open, scope, (batches) => readConverseStream(batches, scope));
 }
 
-async function* readConverseStream(open: () => Promise<Response>, secrets: readonly string[]): AsyncGenerator<ModelStreamEvent> {
-  const response = await open();
-  if (response.body === null) throw new ProviderError("bedrock: empty response body", { provider: bedrockProvider, retryable: true });
-  const blocks = new Map<number, OpenBlock>();
-  let stopReason: string | undefined;
-  let stopped = false;
-  let started = false;
-  let usage: BedrockUsage | undefined;
-  let hasToolCalls = false;
-  const cutToolCalls: BedrockContentBlock[] = [];
+// What one ConverseStream has said so far.
+type ConverseStream = {
+  blocks: Map<number, OpenBlock>;
+  stopReason: string | undefined;
+  stopped: boolean;
+  started: boolean;
+  usage: BedrockUsage | undefined;
+  hasToolCalls: boolean;
+  /** Calls whose JSON was cut or garbled: acceptable only if the turn was cut (max_tokens). */
+  cutToolCalls: BedrockContentBlock[];
+};
 
-  // The message for a finished block; a tool call whose JSON did not parse waits for the stop reason.
-  const finish = (open: OpenBlock): ModelStreamEvent | undefined => {
-    blocks.delete(open.index);
-    const block = open.block;
-    if (block.toolUse !== undefined) {
-      hasToolCalls = true;
-      const read = readToolInput(open.json);
-      if (read.kind === "invalid") {
-        cutToolCalls.push(block);
-        return undefined;
-      }
-      // A refused input stays text: fromContentBlock reads it again and gives the call its error.
-      block.toolUse.input = read.kind === "ok" ? read.input : open.json;
-    }
-    if (open.redacted.length > 0) block.reasoningContent = { redactedContent: joinBase64(open.redacted) };
-    const message = fromContentBlock(block);
-    return message === undefined ? undefined : { type: "message", message };
-  };
-
-  for await (const batch of decodeEventStream(response.body)) for (const frame of batch) {
+async function* readConverseStream(batches: AsyncGenerator<EventStreamMessage[]>, scope: CallScope): AsyncGenerator<ModelStreamEvent> {
+  const stream: ConverseStream = { blocks: new Map(), stopReason: undefined, stopped: false, started: false, usage: undefined, hasToolCalls: false, cutToolCalls: [] };
+  for await (const batch of batches) for (const frame of batch) {
     const messageType = frame.headers[":message-type"];
-    if (messageType === "exception" || messageType === "error") throw streamError(frame, secrets);
+    if (messageType === "exception" || messageType === "error") throw streamError(frame, scope.secrets);
     if (messageType !== "event") continue;
-    const event = JSON.parse(textDecoder.decode(frame.payload)) as StreamEvent;
+    const event = parseStreamEvent(textDecoder.decode(frame.payload), scope) as StreamEvent;
     const index = event.contentBlockIndex ?? 0;
     switch (frame.headers[":event-type"]) {
       case "contentBlockStart": {
-        const toolUse = event.start?.toolUse;
-        if (toolUse === undefined) break;
-        // A block started again before its stop would silently replace the first one.
-        if (blocks.has(index)) throw new ProviderError(`bedrock: content block ${index} started twice in the stream`, { provider: bedrockProvider, retryable: true });
-        blocks.set(index, { index, block: { toolUse: { toolUseId: toolUse.toolUseId ?? "", name: toolUse.name ?? "" } }, json: "", redacted: [] });
-        yield { type: "tool-call-start", id: toolUse.toolUseId ?? "", name: toolUse.name ?? "" };
+        const started = blockStart(stream, index, event);
+        if (started !== undefined) yield started;
         break;
       }
       case "contentBlockDelta": {
-        const delta = event.delta ?? {};
-        // Text and reasoning blocks have no start event: their first delta opens them.
-        let open = blocks.get(index);
-        if (open === undefined) {
-          open = { index, block: {}, json: "", redacted: [] };
-          blocks.set(index, open);
-        }
-        const block = open.block;
-        if (delta.text !== undefined) {
-          block.text = (block.text ?? "") + delta.text;
-          if (delta.text !== "") yield { type: "text-delta", delta: delta.text };
-        } else if (delta.toolUse?.input !== undefined) {
-          open.json += delta.toolUse.input;
-          if (delta.toolUse.input !== "") yield { type: "tool-call-delta", id: block.toolUse?.toolUseId ?? "", delta: delta.toolUse.input };
-        } else if (delta.reasoningContent !== undefined) {
-          const reasoning = delta.reasoningContent;
-          const text = ((block.reasoningContent ??= {}).reasoningText ??= {});
-          if (reasoning.text !== undefined) {
-            text.text = (text.text ?? "") + reasoning.text;
-            if (reasoning.text !== "") yield { type: "thinking-delta", delta: reasoning.text };
-          }
-          if (reasoning.signature !== undefined) text.signature = (text.signature ?? "") + reasoning.signature;
-          if (reasoning.redactedContent !== undefined) open.redacted.push(reasoning.redactedContent);
-        }
+        const delta = blockDelta(stream, index, event.delta ?? {});
+        if (delta !== undefined) yield delta;
         break;
       }
       case "contentBlockStop": {
-        const open = blocks.get(index);
-        const done = open === undefined ? undefined : finish(open);
+        const open = stream.blocks.get(index);
+        const done = open === undefined ? undefined : finishBlock(stream, open);
         if (done !== undefined) yield done;
         break;
       }
       case "messageStop":
-        // Blocks some models never close.
-        for (const open of [...blocks.values()].sort((a, b) => a.index - b.index)) {
-          const done = finish(open);
-          if (done !== undefined) yield done;
-        }
-        stopReason = event.stopReason;
-        stopped = true;
-        if (cutToolCalls.length > 0 && stopReason !== "max_tokens") {
-          throw new ProviderError(`bedrock: tool call "${cutToolCalls[0]!.toolUse?.name ?? ""}" arrived with invalid JSON input`, { provider: bedrockProvider, retryable: true });
-        }
+        yield* messageStop(stream, event.stopReason);
         break;
       case "metadata":
-        usage = event.usage;
+        stream.usage = event.usage;
         break;
       case "messageStart":
         // Two generations in one stream must never become one turn: the response is broken, and retried.
-        if (started) throw new ProviderError("bedrock: a second message began in the stream", { provider: bedrockProvider, retryable: true });
-        started = true;
+        if (stream.started) throw new ProviderError("bedrock: a second message began in the stream", { provider: bedrockProvider, retryable: true });
+        stream.started = true;
         break;
       default:
         break; // event types added later
     }
-    if (stopped && usage !== undefined) {
-      yield { type: "response-end", ...turnEnd(stopReason, usage, hasToolCalls) };
-      yield* cutCalls(cutToolCalls);
+    if (stream.stopped && stream.usage !== undefined) {
+      yield* turnEndEvents(stream);
       return;
     }
   }
   // `metadata` (usage) normally follows `messageStop`; the turn itself is complete without it.
-  if (stopped) {
-    yield { type: "response-end", ...turnEnd(stopReason, usage, hasToolCalls) };
-    yield* cutCalls(cutToolCalls);
+  if (stream.stopped) {
+    yield* turnEndEvents(stream);
     return;
   }
   throw new ProviderError("bedrock: the stream ended before messageStop", { provider: bedrockProvider, retryable: true });
 }
 
-function streamError(frame: EventStreamMessage, secrets: readonly string[]): unknown {
+function blockStart(stream: ConverseStream, index: number, event: StreamEvent): ModelStreamEvent | undefined {
+  const toolUse = event.start?.toolUse;
+  if (toolUse === undefined) return undefined;
+  // A block started again before its stop would silently replace the first one.
+  if (stream.blocks.has(index)) throw new ProviderError(`bedrock: content block ${index} started twice in the stream`, { provider: bedrockProvider, retryable: true });
+  stream.blocks.set(index, { index, block: { toolUse: { toolUseId: toolUse.toolUseId ?? "", name: toolUse.name ?? "" } }, json: "", redacted: [] });
+  return { type: "tool-call-start", id: toolUse.toolUseId ?? "", name: toolUse.name ?? "" };
+}
+
+function blockDelta(stream: ConverseStream, index: number, delta: NonNullable<StreamEvent["delta"]>): ModelStreamEvent | undefined {
+  // Text and reasoning blocks have no start event: their first delta opens them.
+  let open = stream.blocks.get(index);
+  if (open === undefined) {
+    open = { index, block: {}, json: "", redacted: [] };
+    stream.blocks.set(index, open);
+  }
+  const block = open.block;
+  if (delta.text !== undefined) {
+    block.text = (block.text ?? "") + delta.text;
+    return delta.text === "" ? undefined : { type: "text-delta", delta: delta.text };
+  }
+  if (delta.toolUse?.input !== undefined) {
+    open.json += delta.toolUse.input;
+    return delta.toolUse.input === "" ? undefined : { type: "tool-call-delta", id: block.toolUse?.toolUseId ?? "", delta: delta.toolUse.input };
+  }
+  const reasoning = delta.reasoningContent;
+  if (reasoning === undefined) return undefined;
+  const text = ((block.reasoningContent ??= {}).reasoningText ??= {});
+  if (reasoning.signature !== undefined) text.signature = (text.signature ?? "") + reasoning.signature;
+  if (reasoning.redactedContent !== undefined) open.redacted.push(reasoning.redactedContent);
+  if (reasoning.text === undefined) return undefined;
+  text.text = (text.text ?? "") + reasoning.text;
+  return reasoning.text === "" ? undefined : { type: "thinking-delta", delta: reasoning.text };
+}
+
+// The message for a finished block; a tool call whose JSON did not parse waits for the stop reason.
+function finishBlock(stream: ConverseStream, open: OpenBlock): ModelStreamEvent | undefined {
+  stream.blocks.delete(open.index);
+  const block = open.block;
+  if (block.toolUse !== undefined) {
+    stream.hasToolCalls = true;
+    const read = readToolInput(open.json);
+    if (read.kind === "invalid") {
+      stream.cutToolCalls.push(block);
+      return undefined;
+    }
+    // A refused input stays text: fromContentBlock reads it again and gives the call its error.
+    block.toolUse.input = read.kind === "ok" ? read.input : open.json;
+  }
+  if (open.redacted.length > 0) block.reasoningContent = { redactedContent: joinBase64(open.redacted) };
+  const message = fromContentBlock(block);
+  return message === undefined ? undefined : { type: "message", message };
+}
+
+function* messageStop(stream: ConverseStream, stopReason: string | undefined): Generator<ModelStreamEvent> {
+  // Blocks some models never close.
+  for (const open of [...stream.blocks.values()].sort((a, b) => a.index - b.index)) {
+    const done = finishBlock(stream, open);
+    if (done !== undefined) yield done;
+  }
+  stream.stopReason = stopReason;
+  stream.stopped = true;
+  if (stream.cutToolCalls.length > 0 && stopReason !== "max_tokens") {
+    throw new ProviderError(`bedrock: tool call "${stream.cutToolCalls[0]!.toolUse?.name ?? ""}" arrived with invalid JSON input`, { provider: bedrockProvider, retryable: true });
+  }
+}
+
+// The stop reason and usage, then the calls cut off by the length limit, with `{}` input: after
+// response-end, so the loop never starts them early.
+function* turnEndEvents(stream: ConverseStream): Generator<ModelStreamEvent> {
+  yield { type: "response-end", ...stopFieldsOf(stream.stopReason, stream.usage, stream.hasToolCalls) };
+  for (const cut of stream.cutToolCalls) yield { type: "message", message: fromContentBlock({ toolUse: { ...cut.toolUse, input: {} } })! };
+}
+
+function streamError(frame: EventStreamMessage, secrets: CallScope["secrets"]): unknown {
   const text = textDecoder.decode(frame.payload);
   let body: Record<string, unknown> = {};
   try {
@@ -360,11 +389,6 @@ function joinBase64(pieces: readonly string[]): string {
 export { toBedrockRequest, fromBedrockResponse } from "./convert.ts";
 export type { BedrockRequest, BedrockRequestOptions, BedrockResponse } from "./convert.ts";
 export type { AwsCredentials } from "./sign.ts";
-
-// Calls cut off by the length limit, with `{}` input: after response-end, so the loop never starts them early.
-function* cutCalls(blocks: readonly BedrockContentBlock[]): Generator<ModelStreamEvent> {
-  for (const cut of blocks) yield { type: "message", message: fromContentBlock({ toolUse: { ...cut.toolUse, input: {} } })! };
-}
 
 // The errors these adapters throw, for users who import only this module.
 export { ProviderError, ContextOverflowError, isProviderError, isContextOverflowError } from "../../errors.ts";

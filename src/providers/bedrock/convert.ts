@@ -1,6 +1,6 @@
 import type { JsonObject, ModelMessage, Session, StopReason, ToolResultMessage, Usage } from "../../session.ts";
 import type { ToolSchema } from "../../tools/tool.ts";
-import { isOwnSignedThinking, outputText, pairToolMessages, readToolInput, refusedInput, safeToolId, stopFields, toolUseWhenCalls, usageWithCache, type StopReasonNames } from "../convert-shared.ts";
+import { isOwnSignedThinking, normalizeStopReason, outputText, pairToolMessages, readToolInput, refusedInput, safeToolId, toolUseWhenCalls, usageWithCache, type StopReasonNames } from "../convert-shared.ts";
 
 /** Options that shape the request body (the model goes in the URL; the adapter's other options only affect transport). */
 export type BedrockRequestOptions = {
@@ -200,7 +200,7 @@ export function fromBedrockResponse(body: BedrockResponse): ModelMessage[] {
   }
   const hasToolCalls = messages.some((message) => "type" in message && message.type === "tool_call");
   if (messages.length === 0) messages.push({ role: "assistant", content: "" });
-  Object.assign(messages[messages.length - 1]!, turnEnd(body.stopReason, body.usage, hasToolCalls));
+  Object.assign(messages[messages.length - 1]!, stopFieldsOf(body.stopReason, body.usage, hasToolCalls));
   return messages;
 }
 
@@ -236,12 +236,12 @@ function base64(bytes: Uint8Array): string {
  * Normalized stop reason, the raw one when it differs, and usage in the generic shape. Some models
  * on Bedrock say `end_turn` while asking for tools: with tool calls, that is `tool_use`.
  */
-export function turnEnd(
+export function stopFieldsOf(
   rawStopReason: string | undefined,
   usage: BedrockUsage | undefined,
   hasToolCalls: boolean,
 ): { stopReason?: StopReason; rawStopReason?: string; usage?: Usage } {
-  const fields: { stopReason?: StopReason; rawStopReason?: string; usage?: Usage } = stopFields(rawStopReason, stopReasons, toolUseWhenCalls(hasToolCalls));
+  const fields: { stopReason?: StopReason; rawStopReason?: string; usage?: Usage } = normalizeStopReason(rawStopReason, stopReasons, toolUseWhenCalls(hasToolCalls));
   // Bedrock's inputTokens excludes cached tokens; the generic count includes them.
   if (usage !== undefined) {
     fields.usage = usageWithCache(usage.inputTokens ?? 0, usage.outputTokens ?? 0, usage.cacheReadInputTokens ?? 0, usage.cacheWriteInputTokens ?? 0);

@@ -1,8 +1,8 @@
 import { ProviderError } from "../../errors.ts";
 import type { AssistantMessage, JsonObject, ModelMessage, Session, ThinkingMessage, ToolCallMessage, TurnEndFields, Usage } from "../../session.ts";
-import { outputInstruction } from "../../loop/structured-output.ts";
+import { outputInstruction } from "../../model/output-instruction.ts";
 import type { ToolSchema } from "../../tools/tool.ts";
-import { isOwnSignedThinking, pairToolMessages, readToolInput, refusedInput, stopFields, toolUseWhenCalls, type StopReasonNames } from "../convert-shared.ts";
+import { isOwnSignedThinking, normalizeStopReason, pairToolMessages, readToolInput, refusedInput, toolUseWhenCalls, type StopReasonNames } from "../convert-shared.ts";
 
 /** Options that shape the request body (the adapter's other options only affect transport). */
 export type GeminiRequestOptions = {
@@ -198,7 +198,7 @@ export function fromGeminiResponse(body: GeminiResponse): ModelMessage[] {
   messages.push(...reader.finish(candidate?.finishReason), ...reader.cut());
   if (messages.length === 0) messages.push({ role: "assistant", content: "" });
   const explanation = candidate?.finishMessage ?? body.promptFeedback?.blockReasonMessage;
-  Object.assign(messages[messages.length - 1]!, turnEnd(candidate?.finishReason, body.promptFeedback?.blockReason, body.usageMetadata, reader.toolCalls(), explanation));
+  Object.assign(messages[messages.length - 1]!, stopFieldsOf(candidate?.finishReason, body.promptFeedback?.blockReason, body.usageMetadata, reader.toolCalls(), explanation));
   return messages;
 }
 
@@ -319,11 +319,11 @@ export function responseIdSuffix(responseId: string | undefined): () => string {
 }
 
 /**
- * Normalized stop reason (see `stopFields` for when `rawStopReason` is kept), usage in the generic
+ * Normalized stop reason (see `normalizeStopReason` for when `rawStopReason` is kept), usage in the generic
  * shape, and for a turn that did not end normally Gemini's `finishMessage` (or the prompt's
  * `blockReasonMessage`) as `stopDetails.explanation` (a malformed call's message names what went wrong).
  */
-export function turnEnd(
+export function stopFieldsOf(
   finishReason: string | undefined,
   blockReason: string | undefined,
   usage: GeminiUsage | undefined,
@@ -334,7 +334,7 @@ export function turnEnd(
   const fields: TurnEndFields =
     finishReason === undefined && blockReason !== undefined
       ? { stopReason: "content_filter", rawStopReason: blockReason }
-      : stopFields(finishReason, finishReasons, toolUseWhenCalls(toolCalls > 0));
+      : normalizeStopReason(finishReason, finishReasons, toolUseWhenCalls(toolCalls > 0));
   const normal = fields.stopReason === undefined || fields.stopReason === "end_turn" || fields.stopReason === "tool_use";
   if (!normal && explanation !== undefined && explanation !== "") fields.stopDetails = { explanation };
   if (usage !== undefined) fields.usage = geminiUsage(usage);

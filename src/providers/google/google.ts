@@ -1,5 +1,5 @@
 import { ProviderError } from "../../errors.ts";
-import type { ModelStreamEvent } from "../../loop/events.ts";
+import type { ModelStreamEvent } from "../../model/model-stream-event.ts";
 import type { StructuredOutputModel } from "../../model/invoke-model.ts";
 import type { ModelMessage } from "../../session.ts";
 import {
@@ -9,14 +9,26 @@ import {
   partText,
   responseIdSuffix,
   toGeminiRequest,
-  turnEnd,
+  stopFieldsOf,
   type GeminiRequestOptions,
   type GeminiResponse,
   type GeminiUsage,
 } from "./convert.ts";
-import { checkIdleTimeout, env, postJson, providerError, readJson, streamFailure, type ErrorShape, type Fetch, type PostOptions, type TransportOptions } from "../http.ts";
+import {
+  checkIdleTimeout,
+  env,
+  parseStreamEvent,
+  postJson,
+  readJsonAnswer,
+  readSseStream,
+  type Fetch,
+  type PostOptions,
+  type CallScope,
+  type TransportOptions,
+} from "../http.ts";
+import { providerError, type ErrorShape } from "../provider-error.ts";
+import type { ServerSentEvent } from "../sse.ts";
 import { withUniqueToolIds } from "../session-tool-ids.ts";
-import { parseSseBatches } from "../sse.ts";
 
 // `output` comes from the run (`context.output`), never from the factory.
 export type GeminiOptions = Omit<GeminiRequestOptions, "output"> & TransportOptions & {
@@ -62,7 +74,7 @@ export function gemini(options: GeminiOptions): StructuredOutputModel {
       idleTimeoutMs,
       expect: stream ? "sse" : "json",
     };
-    if (!stream) return postJson(request).then(async (response) => fromGeminiResponse((await readJson(response, googleProvider, [apiKey])) as GeminiResponse));
+    if (!stream) return readJsonAnswer(() => postJson(request), { provider: googleProvider, secrets: [apiKey], signal: context.signal }, (body) => fromGeminiResponse(body as GeminiResponse));
     return streamGenerateContent(() => postJson(request), [apiKey]);
   };
   invoke.structuredOutput = "native";
@@ -99,9 +111,12 @@ function retryDelay(details: { "@type"?: string; retryDelay?: string }[] | undef
  * `finishReason` (or a `promptFeedback.blockReason`) ends the turn. A stream that ends without one,
  * or breaks, is a retryable error, never a turn.
  */
-export async function* streamGenerateContent(open: () => Promise<Response>, secrets: readonly string[] = []): AsyncGenerator<ModelStreamEvent> {
-  const response = await open();
-  if (response.body === null) throw new ProviderError("google: empty response body", { provider: googleProvider, retryable: true });
+export function streamGenerateContent(open: () => Promise<Response>, secrets: readonly string[] = []): AsyncGenerator<ModelStreamEvent> {
+  const scope: CallScope = { provider: googleProvider, secrets };
+  return readSseStream(open, scope, (batches) => readGenerateContentStream(batches, scope));
+}
+
+async function* readGenerateContentStream(batches: AsyncGenerator<ServerSentEvent[]>, scope: CallScope): AsyncGenerator<ModelStreamEvent> {
   let responseId: string | undefined;
   const randomSuffix = responseIdSuffix(undefined);
   const reader = partReader(() => responseId ?? randomSuffix());
@@ -109,32 +124,28 @@ export async function* streamGenerateContent(open: () => Promise<Response>, secr
   let blockReason: string | undefined;
   let explanation: string | undefined;
   let usage: GeminiUsage | undefined;
-  try {
-    for await (const batch of parseSseBatches(response.body)) {
-      for (const { data } of batch) {
-        const chunk = JSON.parse(data) as GeminiResponse & { error?: unknown };
-        if (chunk.error !== undefined) throw providerError(googleProvider, undefined, undefined, data, geminiErrors, secrets);
-        responseId ??= chunk.responseId === "" ? undefined : chunk.responseId;
-        usage = chunk.usageMetadata ?? usage;
-        blockReason = chunk.promptFeedback?.blockReason ?? blockReason;
-        explanation = chunk.candidates?.[0]?.finishMessage ?? chunk.promptFeedback?.blockReasonMessage ?? explanation;
-        const candidate = chunk.candidates?.[0];
-        for (const part of candidate?.content?.parts ?? []) {
-          for (const message of reader.add(part)) yield* messageEvents(message);
-          const text = partText(part);
-          if (text !== undefined && text !== "") yield { type: part.thought === true ? "thinking-delta" : "text-delta", delta: text };
-        }
-        finishReason = candidate?.finishReason ?? finishReason;
+  for await (const batch of batches) {
+    for (const { data } of batch) {
+      const chunk = parseStreamEvent(data, scope) as GeminiResponse & { error?: unknown };
+      if (chunk.error !== undefined) throw providerError(googleProvider, undefined, undefined, data, geminiErrors, scope.secrets);
+      responseId ??= chunk.responseId === "" ? undefined : chunk.responseId;
+      usage = chunk.usageMetadata ?? usage;
+      blockReason = chunk.promptFeedback?.blockReason ?? blockReason;
+      explanation = chunk.candidates?.[0]?.finishMessage ?? chunk.promptFeedback?.blockReasonMessage ?? explanation;
+      const candidate = chunk.candidates?.[0];
+      for (const part of candidate?.content?.parts ?? []) {
+        for (const message of reader.add(part)) yield* messageEvents(message);
+        const text = partText(part);
+        if (text !== undefined && text !== "") yield { type: part.thought === true ? "thinking-delta" : "text-delta", delta: text };
       }
+      finishReason = candidate?.finishReason ?? finishReason;
     }
-  } catch (error) {
-    throw streamFailure(error, googleProvider, secrets);
   }
   if (finishReason === undefined && blockReason === undefined) {
     throw new ProviderError("google: the stream ended without a finishReason", { provider: googleProvider, retryable: true });
   }
   for (const message of reader.finish(finishReason)) yield* messageEvents(message);
-  yield { type: "response-end", ...turnEnd(finishReason, blockReason, usage, reader.toolCalls(), explanation) };
+  yield { type: "response-end", ...stopFieldsOf(finishReason, blockReason, usage, reader.toolCalls(), explanation) };
   for (const message of reader.cut()) yield* messageEvents(message);
 }
 

@@ -1,8 +1,8 @@
 import { ProviderError } from "../../errors.ts";
-import type { JsonObject, ModelMessage, Session, ThinkingMessage, ToolCallMessage, TurnEndFields, Usage } from "../../session.ts";
-import { hasObjectRoot, outputInstruction } from "../../loop/structured-output.ts";
+import type { JsonObject, Message, ModelMessage, Session, ThinkingMessage, ToolCallMessage, TurnEndFields, Usage } from "../../session.ts";
+import { hasObjectRoot, outputInstruction } from "../../model/output-instruction.ts";
 import type { ToolSchema } from "../../tools/tool.ts";
-import { isOwnSignedThinking, outputText, pairToolMessages, readToolInput, refusedInput, safeToolId, stopFields, toolUseWhenCalls, type StopReasonNames } from "../convert-shared.ts";
+import { isOwnSignedThinking, normalizeStopReason, outputText, pairToolMessages, readToolInput, refusedInput, safeToolId, toolUseWhenCalls, type StopReasonNames } from "../convert-shared.ts";
 
 /** Options that shape the request body (the adapter's other options only affect transport). */
 export type OpenAIChatRequestOptions = {
@@ -74,14 +74,37 @@ const maxToolIdLength = 40;
  * order. Reasoning goes back only when it is this adapter's own and was not compacted.
  */
 export function toOpenAIChatRequest(session: Session, tools: readonly ToolSchema[], options: OpenAIChatRequestOptions): OpenAIChatRequest {
+  const output = options.output;
+  const instructed = output !== undefined && !hasObjectRoot(output.jsonSchema);
+  const sessionMessages = instructed ? [{ role: "system", content: outputInstruction(output.jsonSchema) } as const, ...session.messages] : session.messages;
+  const messages: OpenAIChatMessage[] = [];
+  for (const item of groupTurns(sessionMessages)) {
+    if ("role" in item) messages.push(item);
+    else messages.push(...assistantMessages(item));
+  }
+  const request: OpenAIChatRequest = { model: options.model, messages };
+  if (tools.length > 0) {
+    request.tools = tools.map((schema) => ({ type: "function", function: { name: schema.name, description: schema.description, parameters: schema.input_schema } }));
+  }
+  if (options.maxTokens !== undefined) request[options.maxTokensField ?? "max_completion_tokens"] = options.maxTokens;
+  if (options.temperature !== undefined) request.temperature = options.temperature;
+  if (options.reasoningEffort !== undefined) request.reasoning_effort = options.reasoningEffort;
+  if (output !== undefined && !instructed) request.response_format = { type: "json_schema", json_schema: { name: "output", schema: output.jsonSchema, strict: false } };
+  if (options.stream !== false) {
+    request.stream = true;
+    request.stream_options = { include_usage: true };
+  }
+  return request;
+}
+
+// Non-assistant messages as they are; each run of model messages as one assistant turn holding
+// its calls' results, in call order.
+function groupTurns(sessionMessages: readonly Message[]): (OpenAIChatMessage | AssistantTurn)[] {
   const items: (OpenAIChatMessage | AssistantTurn)[] = [];
   // Each call waits for its result in the turn that made it; an id reused in a later turn (some
   // servers number their calls per response) then still pairs with its own result.
   const awaiting = new Map<string, AssistantTurn>();
   let open: AssistantTurn | undefined;
-  const output = options.output;
-  const instructed = output !== undefined && !hasObjectRoot(output.jsonSchema);
-  const sessionMessages = instructed ? [{ role: "system", content: outputInstruction(output.jsonSchema) } as const, ...session.messages] : session.messages;
   for (const message of pairToolMessages(sessionMessages)) {
     if ("role" in message && message.role !== "assistant") {
       open = undefined;
@@ -114,25 +137,7 @@ export function toOpenAIChatRequest(session: Session, tools: readonly ToolSchema
     // A message that ended a turn closes it: the next model message is another reply.
     if (message.stopReason !== undefined) open.ended = true;
   }
-
-  const messages: OpenAIChatMessage[] = [];
-  for (const item of items) {
-    if ("role" in item) messages.push(item);
-    else messages.push(...assistantMessages(item));
-  }
-  const request: OpenAIChatRequest = { model: options.model, messages };
-  if (tools.length > 0) {
-    request.tools = tools.map((schema) => ({ type: "function", function: { name: schema.name, description: schema.description, parameters: schema.input_schema } }));
-  }
-  if (options.maxTokens !== undefined) request[options.maxTokensField ?? "max_completion_tokens"] = options.maxTokens;
-  if (options.temperature !== undefined) request.temperature = options.temperature;
-  if (options.reasoningEffort !== undefined) request.reasoning_effort = options.reasoningEffort;
-  if (output !== undefined && !instructed) request.response_format = { type: "json_schema", json_schema: { name: "output", schema: output.jsonSchema, strict: false } };
-  if (options.stream !== false) {
-    request.stream = true;
-    request.stream_options = { include_usage: true };
-  }
-  return request;
+  return items;
 }
 
 type AssistantTurn = {
@@ -247,7 +252,7 @@ export function fromOpenAIChatResponse(body: OpenAIChatResponse): ModelMessage[]
     messages.push(toolCallMessage(toolCall, finishReason));
   }
   if (messages.length === 0) messages.push({ role: "assistant", content: "" });
-  Object.assign(messages[messages.length - 1]!, turnEnd(finishReason, body.usage ?? undefined, toolCalls.length > 0, refusal !== undefined));
+  Object.assign(messages[messages.length - 1]!, stopFieldsOf(finishReason, body.usage ?? undefined, toolCalls.length > 0, refusal !== undefined));
   return messages;
 }
 
@@ -347,11 +352,11 @@ function freshToolId(): string {
 }
 
 /**
- * Normalized stop reason (see `stopFields` for when `rawStopReason` is kept: an unknown reason,
+ * Normalized stop reason (see `normalizeStopReason` for when `rawStopReason` is kept: an unknown reason,
  * "stop" with tool calls, a refusal), and usage in the generic shape.
  */
-export function turnEnd(finishReason: string | undefined, usage: OpenAIChatUsage | undefined, hasToolCalls: boolean, refused = false): TurnEndFields {
-  const fields: TurnEndFields = stopFields(finishReason, finishReasons, (stopReason) => (refused ? "refusal" : toolUseWhenCalls(hasToolCalls)(stopReason)));
+export function stopFieldsOf(finishReason: string | undefined, usage: OpenAIChatUsage | undefined, hasToolCalls: boolean, refused = false): TurnEndFields {
+  const fields: TurnEndFields = normalizeStopReason(finishReason, finishReasons, (stopReason) => (refused ? "refusal" : toolUseWhenCalls(hasToolCalls)(stopReason)));
   if (usage !== undefined) fields.usage = openaiChatUsage(usage);
   return fields;
 }

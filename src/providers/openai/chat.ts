@@ -1,5 +1,5 @@
 import { ProviderError } from "../../errors.ts";
-import type { ModelStreamEvent } from "../../loop/events.ts";
+import type { ModelStreamEvent } from "../../model/model-stream-event.ts";
 import type { StructuredOutputModel } from "../../model/invoke-model.ts";
 import {
   contentPieces,
@@ -9,16 +9,28 @@ import {
   thinkingMessage,
   toOpenAIChatRequest,
   toolCallMessage,
-  turnEnd,
+  stopFieldsOf,
   uniqueToolId,
   type OpenAIChatRequestOptions,
   type OpenAIChatResponse,
   type OpenAIChatUsage,
   type ReasoningField,
 } from "./chat-convert.ts";
-import { checkIdleTimeout, env, postJson, providerError, readJson, streamFailure, type ErrorShape, type Fetch, type PostOptions, type TransportOptions } from "../http.ts";
+import {
+  checkIdleTimeout,
+  env,
+  parseStreamEvent,
+  postJson,
+  readJsonAnswer,
+  readSseStream,
+  type Fetch,
+  type PostOptions,
+  type CallScope,
+  type TransportOptions,
+} from "../http.ts";
+import { providerError, type ErrorShape } from "../provider-error.ts";
+import type { ServerSentEvent } from "../sse.ts";
 import { withUniqueToolIds } from "../session-tool-ids.ts";
-import { parseSseBatches } from "../sse.ts";
 
 // `output` comes from the run (`context.output`), never from the factory.
 export type OpenAIChatOptions = Omit<OpenAIChatRequestOptions, "output"> & TransportOptions & {
@@ -72,11 +84,9 @@ export function openaiChat(options: OpenAIChatOptions): StructuredOutputModel {
       expect: options.stream === false ? "json" : "sse",
     };
     if (options.stream === false) {
-      return postJson(request)
-        .then(async (response) => fromOpenAIChatResponse(await readBody(response, secrets)))
-        .catch((error: unknown) => {
-          throw streamFailure(error, openaiChatProvider, secrets, context.signal);
-        });
+      return readJsonAnswer(() => postJson(request), { provider: openaiChatProvider, secrets, signal: context.signal }, (body, response) =>
+        fromOpenAIChatResponse(answerOf(body, response, secrets)),
+      );
     }
     return streamOpenAIChat(() => postJson(request), { secrets, signal: context.signal });
   };
@@ -99,8 +109,7 @@ export const openaiChatErrors: ErrorShape = {
   fatalCodes: ["insufficient_quota"],
 };
 
-async function readBody(response: Response, secrets: readonly string[]): Promise<OpenAIChatResponse> {
-  const body = await readJson(response, openaiChatProvider, secrets);
+function answerOf(body: unknown, response: Response, secrets: readonly string[]): OpenAIChatResponse {
   // Some proxies answer 200 with an error body.
   if (typeof body === "object" && body !== null && "error" in body && !("choices" in body)) {
     throw providerError(openaiChatProvider, undefined, response.headers, JSON.stringify(body), openaiChatErrors, secrets);
@@ -114,36 +123,35 @@ async function readBody(response: Response, secrets: readonly string[]): Promise
  * text and reasoning before the first call, the stop reason and usage at the end. A stream that
  * ends before the reply finished is a retryable error, never a turn.
  */
-export async function* streamOpenAIChat(
+export function streamOpenAIChat(
   open: () => Promise<Response>,
   transport: { secrets?: readonly string[]; signal?: AbortSignal } = {},
 ): AsyncGenerator<ModelStreamEvent> {
-  try {
-    const response = await open();
-    if (response.body === null) throw new ProviderError("openai-chat: empty response body", { provider: openaiChatProvider, retryable: true });
-    const turn = createStreamedTurn();
-    for await (const batch of parseSseBatches(response.body)) {
-      for (const { data } of batch) {
-        if (data === "[DONE]") {
-          yield* turn.end();
-          return;
-        }
-        const chunk = JSON.parse(data) as StreamChunk;
-        if (chunk.error !== undefined && chunk.error !== null) {
-          throw providerError(openaiChatProvider, undefined, undefined, data, openaiChatErrors, transport.secrets);
-        }
-        yield* turn.add(chunk);
+  const scope: CallScope = { provider: openaiChatProvider, secrets: transport.secrets, signal: transport.signal };
+  return readSseStream(open, scope, (batches) => readChatStream(batches, scope));
+}
+
+async function* readChatStream(batches: AsyncGenerator<ServerSentEvent[]>, scope: CallScope): AsyncGenerator<ModelStreamEvent> {
+  const turn = createStreamedTurn();
+  for await (const batch of batches) {
+    for (const { data } of batch) {
+      if (data === "[DONE]") {
+        yield* endTurn(turn);
+        return;
       }
+      const chunk = parseStreamEvent(data, scope) as StreamChunk;
+      if (chunk.error !== undefined && chunk.error !== null) {
+        throw providerError(openaiChatProvider, undefined, undefined, data, openaiChatErrors, scope.secrets);
+      }
+      yield* addChunk(turn, chunk);
     }
-    // Not every compatible server sends [DONE]; a reply that said it finished is complete.
-    if (turn.finished()) {
-      yield* turn.end();
-      return;
-    }
-    throw new ProviderError("openai-chat: the stream ended before the reply finished", { provider: openaiChatProvider, retryable: true });
-  } catch (error) {
-    throw streamFailure(error, openaiChatProvider, transport.secrets, transport.signal);
   }
+  // Not every compatible server sends [DONE]; a reply that said it finished is complete.
+  if (turn.finishReason !== undefined) {
+    yield* endTurn(turn);
+    return;
+  }
+  throw new ProviderError("openai-chat: the stream ended before the reply finished", { provider: openaiChatProvider, retryable: true });
 }
 
 type StreamChunk = {
@@ -156,7 +164,7 @@ type StreamChunk = {
       reasoning?: string | null;
       reasoning_details?: unknown;
       refusal?: string | null;
-      tool_calls?: { index?: number; id?: string | null; function?: { name?: string | null; arguments?: unknown } | null }[] | null;
+      tool_calls?: ToolCallPart[] | null;
     } | null;
     finish_reason?: string | null;
   }[];
@@ -166,117 +174,139 @@ type StreamChunk = {
   error?: unknown;
 };
 
+type ToolCallPart = { index?: number; id?: string | null; function?: { name?: string | null; arguments?: unknown } | null };
+
 type StreamedCall = { wireId: string | undefined; id: string; name: string; arguments: string; parsed: unknown };
 
 // The state of one streamed reply. Chat Completions streams reasoning, then text, then the tool
 // calls one after another (each keyed by `index`, its id and name in the first delta). Some
 // servers alternate reasoning and text (Mistral's thinking parts): each run becomes its own message.
-function createStreamedTurn() {
-  let reasoning = "";
-  let reasoningField: ReasoningField = "reasoning_content";
-  let text = "";
-  let refusal = "";
-  let refused = false;
-  let finishReason: string | undefined;
-  let usage: OpenAIChatUsage | undefined;
-  const calls: StreamedCall[] = [];
-  // Calls before this position are complete: each is completed once, never walked again.
-  let completed = 0;
-  const byIndex = new Map<number, StreamedCall>();
-  const ids = new Set<string>();
-  // Calls whose arguments did not parse: fine only if the reply turns out cut by the token limit.
-  const unparsed: StreamedCall[] = [];
+type StreamedTurn = {
+  reasoning: string;
+  reasoningField: ReasoningField;
+  text: string;
+  refusal: string;
+  refused: boolean;
+  finishReason: string | undefined;
+  usage: OpenAIChatUsage | undefined;
+  calls: StreamedCall[];
+  /** Calls before this position are complete: each is completed once, never walked again. */
+  completed: number;
+  byIndex: Map<number, StreamedCall>;
+  ids: Set<string>;
+  /** Calls whose arguments did not parse: fine only if the reply turns out cut by the token limit. */
+  unparsed: StreamedCall[];
+};
 
-  // Reasoning and text are complete once a tool call begins (or the reply ends).
-  const flushText = (events: ModelStreamEvent[]): void => {
-    if (reasoning !== "") events.push({ type: "message", message: thinkingMessage(reasoning, reasoningField) });
-    if (text !== "" || refusal !== "") events.push({ type: "message", message: { role: "assistant", content: text !== "" ? text : refusal } });
-    reasoning = text = refusal = "";
+function createStreamedTurn(): StreamedTurn {
+  return {
+    reasoning: "",
+    reasoningField: "reasoning_content",
+    text: "",
+    refusal: "",
+    refused: false,
+    finishReason: undefined,
+    usage: undefined,
+    calls: [],
+    completed: 0,
+    byIndex: new Map(),
+    ids: new Set(),
+    unparsed: [],
   };
-  const completeCalls = (events: ModelStreamEvent[]): void => {
-    for (; completed < calls.length; completed++) {
-      const call = calls[completed]!;
-      try {
-        events.push({ type: "message", message: toolCallMessage({ ...call, arguments: call.parsed ?? call.arguments }, undefined) });
-      } catch {
-        unparsed.push(call);
+}
+
+// The events of one chunk; only the first choice is the reply.
+function addChunk(turn: StreamedTurn, chunk: StreamChunk): ModelStreamEvent[] {
+  const events: ModelStreamEvent[] = [];
+  const chunkUsage = chunk.usage ?? chunk.x_groq?.usage;
+  if (chunkUsage !== undefined && chunkUsage !== null) turn.usage = chunkUsage;
+  for (const choice of chunk.choices ?? []) {
+    if ((choice.index ?? 0) !== 0) continue;
+    const delta = choice.delta ?? {};
+    const reasoningDelta = readReasoning(delta);
+    if (reasoningDelta !== undefined) addReasoning(turn, events, reasoningDelta.text, reasoningDelta.field);
+    for (const piece of contentPieces(delta.content)) {
+      if (piece.kind === "thinking") addReasoning(turn, events, piece.text, "content");
+      else {
+        turn.text += piece.text;
+        events.push({ type: "text-delta", delta: piece.text });
       }
     }
-  };
-  const addReasoning = (events: ModelStreamEvent[], piece: string, field: ReasoningField): void => {
-    // Reasoning after text starts the next run: what came before is complete.
-    if (text !== "" || refusal !== "") flushText(events);
-    reasoning += piece;
-    reasoningField = field;
-    events.push({ type: "thinking-delta", delta: piece });
-  };
+    if (typeof delta.refusal === "string" && delta.refusal !== "") {
+      turn.refusal += delta.refusal;
+      turn.refused = true;
+      events.push({ type: "text-delta", delta: delta.refusal });
+    }
+    for (const part of delta.tool_calls ?? []) addToolCallPart(turn, events, part);
+    if (typeof choice.finish_reason === "string" && choice.finish_reason !== "") {
+      turn.finishReason = choice.finish_reason;
+      completeCalls(turn, events);
+    }
+  }
+  return events;
+}
 
-  return {
-    add(chunk: StreamChunk): ModelStreamEvent[] {
-      const events: ModelStreamEvent[] = [];
-      const chunkUsage = chunk.usage ?? chunk.x_groq?.usage;
-      if (chunkUsage !== undefined && chunkUsage !== null) usage = chunkUsage;
-      for (const choice of chunk.choices ?? []) {
-        if ((choice.index ?? 0) !== 0) continue;
-        const delta = choice.delta ?? {};
-        const reasoningDelta = readReasoning(delta);
-        if (reasoningDelta !== undefined) addReasoning(events, reasoningDelta.text, reasoningDelta.field);
-        for (const piece of contentPieces(delta.content)) {
-          if (piece.kind === "thinking") addReasoning(events, piece.text, "content");
-          else {
-            text += piece.text;
-            events.push({ type: "text-delta", delta: piece.text });
-          }
-        }
-        if (typeof delta.refusal === "string" && delta.refusal !== "") {
-          refusal += delta.refusal;
-          refused = true;
-          events.push({ type: "text-delta", delta: delta.refusal });
-        }
-        for (const part of delta.tool_calls ?? []) {
-          const wireId = typeof part.id === "string" && part.id !== "" ? part.id : undefined;
-          const last = calls[calls.length - 1];
-          // Without `index` (a few servers), a new id starts a new call; anything else continues the last one.
-          let call = part.index !== undefined ? byIndex.get(part.index) : wireId === undefined || wireId === last?.wireId ? last : undefined;
-          // Another id at an index already taken is another call (some servers give every call index 0).
-          if (call !== undefined && wireId !== undefined && call.wireId !== undefined && wireId !== call.wireId) call = undefined;
-          if (call === undefined) {
-            flushText(events);
-            completeCalls(events);
-            call = { wireId, id: uniqueToolId(wireId, ids), name: part.function?.name ?? "", arguments: "", parsed: undefined };
-            calls.push(call);
-            if (part.index !== undefined) byIndex.set(part.index, call);
-            events.push({ type: "tool-call-start", id: call.id, name: call.name });
-          } else if (call.name === "" && typeof part.function?.name === "string") {
-            call.name = part.function.name;
-          }
-          const fragment = part.function?.arguments;
-          if (typeof fragment === "string" && fragment !== "") {
-            call.arguments += fragment;
-            events.push({ type: "tool-call-delta", id: call.id, delta: fragment });
-          } else if (typeof fragment === "object" && fragment !== null) {
-            // Already parsed (a few servers): checked as it is, never serialized first.
-            call.parsed = fragment;
-          }
-        }
-        if (typeof choice.finish_reason === "string" && choice.finish_reason !== "") {
-          finishReason = choice.finish_reason;
-          completeCalls(events);
-        }
-      }
-      return events;
-    },
-    finished: (): boolean => finishReason !== undefined,
-    end(): ModelStreamEvent[] {
-      const events: ModelStreamEvent[] = [];
-      completeCalls(events);
-      flushText(events);
-      events.push({ type: "response-end", ...turnEnd(finishReason, usage, calls.length > 0, refused) });
-      // Cut calls after response-end, so the loop never starts them early.
-      for (const call of unparsed) events.push({ type: "message", message: toolCallMessage(call, finishReason) });
-      return events;
-    },
-  };
+function addReasoning(turn: StreamedTurn, events: ModelStreamEvent[], piece: string, field: ReasoningField): void {
+  // Reasoning after text starts the next run: what came before is complete.
+  if (turn.text !== "" || turn.refusal !== "") flushText(turn, events);
+  turn.reasoning += piece;
+  turn.reasoningField = field;
+  events.push({ type: "thinking-delta", delta: piece });
+}
+
+function addToolCallPart(turn: StreamedTurn, events: ModelStreamEvent[], part: ToolCallPart): void {
+  const wireId = typeof part.id === "string" && part.id !== "" ? part.id : undefined;
+  const last = turn.calls[turn.calls.length - 1];
+  // Without `index` (a few servers), a new id starts a new call; anything else continues the last one.
+  let call = part.index !== undefined ? turn.byIndex.get(part.index) : wireId === undefined || wireId === last?.wireId ? last : undefined;
+  // Another id at an index already taken is another call (some servers give every call index 0).
+  if (call !== undefined && wireId !== undefined && call.wireId !== undefined && wireId !== call.wireId) call = undefined;
+  if (call === undefined) {
+    flushText(turn, events);
+    completeCalls(turn, events);
+    call = { wireId, id: uniqueToolId(wireId, turn.ids), name: part.function?.name ?? "", arguments: "", parsed: undefined };
+    turn.calls.push(call);
+    if (part.index !== undefined) turn.byIndex.set(part.index, call);
+    events.push({ type: "tool-call-start", id: call.id, name: call.name });
+  } else if (call.name === "" && typeof part.function?.name === "string") {
+    call.name = part.function.name;
+  }
+  const fragment = part.function?.arguments;
+  if (typeof fragment === "string" && fragment !== "") {
+    call.arguments += fragment;
+    events.push({ type: "tool-call-delta", id: call.id, delta: fragment });
+  } else if (typeof fragment === "object" && fragment !== null) {
+    // Already parsed (a few servers): checked as it is, never serialized first.
+    call.parsed = fragment;
+  }
+}
+
+// Reasoning and text are complete once a tool call begins (or the reply ends).
+function flushText(turn: StreamedTurn, events: ModelStreamEvent[]): void {
+  if (turn.reasoning !== "") events.push({ type: "message", message: thinkingMessage(turn.reasoning, turn.reasoningField) });
+  if (turn.text !== "" || turn.refusal !== "") events.push({ type: "message", message: { role: "assistant", content: turn.text !== "" ? turn.text : turn.refusal } });
+  turn.reasoning = turn.text = turn.refusal = "";
+}
+
+function completeCalls(turn: StreamedTurn, events: ModelStreamEvent[]): void {
+  for (; turn.completed < turn.calls.length; turn.completed++) {
+    const call = turn.calls[turn.completed]!;
+    try {
+      events.push({ type: "message", message: toolCallMessage({ ...call, arguments: call.parsed ?? call.arguments }, undefined) });
+    } catch {
+      turn.unparsed.push(call);
+    }
+  }
+}
+
+function endTurn(turn: StreamedTurn): ModelStreamEvent[] {
+  const events: ModelStreamEvent[] = [];
+  completeCalls(turn, events);
+  flushText(turn, events);
+  events.push({ type: "response-end", ...stopFieldsOf(turn.finishReason, turn.usage, turn.calls.length > 0, turn.refused) });
+  // Cut calls after response-end, so the loop never starts them early.
+  for (const call of turn.unparsed) events.push({ type: "message", message: toolCallMessage(call, turn.finishReason) });
+  return events;
 }
 
 export { toOpenAIChatRequest, fromOpenAIChatResponse, openaiChatProvider } from "./chat-convert.ts";

@@ -1,9 +1,9 @@
 import { ProviderError } from "../../errors.ts";
 import type { JsonObject, ModelMessage, Session, StopReason, ThinkingMessage, ToolCallMessage, Usage } from "../../session.ts";
-import { hasObjectRoot, outputInstruction } from "../../loop/structured-output.ts";
+import { hasObjectRoot, outputInstruction } from "../../model/output-instruction.ts";
 import type { ToolSchema } from "../../tools/tool.ts";
-import { isOwnSignedThinking, outputText, pairToolMessages, readToolInput, refusedInput, safeToolId, stopFields, type StopReasonNames } from "../convert-shared.ts";
-import { providerError, type ErrorShape } from "../http.ts";
+import { isOwnSignedThinking, normalizeStopReason, outputText, pairToolMessages, readToolInput, refusedInput, safeToolId, type StopReasonNames } from "../convert-shared.ts";
+import { providerError, type ErrorShape } from "../provider-error.ts";
 
 /** Options that shape the request body (the adapter's other options only affect transport). */
 export type OpenAIResponsesRequestOptions = {
@@ -215,7 +215,7 @@ export function fromOpenAIResponsesResponse(body: OpenAIResponsesResponse): Mode
     }
   }
   if (messages.length === 0) messages.push({ role: "assistant", content: "" });
-  Object.assign(messages[messages.length - 1]!, turnEnd(body, messages));
+  Object.assign(messages[messages.length - 1]!, stopFieldsOf(body, messages));
   return messages;
 }
 
@@ -296,11 +296,11 @@ export function invalidArgumentsError(item: OpenAIResponsesOutputItem): Provider
 }
 
 /**
- * Normalized stop reason (see `stopFields` for when `rawStopReason` is kept), and usage in the
+ * Normalized stop reason (see `normalizeStopReason` for when `rawStopReason` is kept), and usage in the
  * generic shape. The Responses API has no stop reason for a completed response: it is `tool_use` when the
  * turn has tool calls, `refusal` when the model refused, `end_turn` otherwise.
  */
-export function turnEnd(
+export function stopFieldsOf(
   response: Pick<OpenAIResponsesResponse, "status" | "incomplete_details" | "usage" | "output">,
   messages: readonly ModelMessage[],
 ): { stopReason?: StopReason; rawStopReason?: string; usage?: Usage } {
@@ -309,7 +309,7 @@ export function turnEnd(
     const refused = (response.output ?? []).some((item) => item.type === "message" && (item.content ?? []).some((part) => part.type === "refusal"));
     fields.stopReason = messages.some((message) => "type" in message && message.type === "tool_call") ? "tool_use" : refused ? "refusal" : "end_turn";
   } else if (response.status !== undefined) {
-    Object.assign(fields, stopFields(response.status === "incomplete" ? response.incomplete_details?.reason ?? "incomplete" : response.status, incompleteReasons));
+    Object.assign(fields, normalizeStopReason(response.status === "incomplete" ? response.incomplete_details?.reason ?? "incomplete" : response.status, incompleteReasons));
   }
   if (response.usage !== null && response.usage !== undefined) fields.usage = openaiUsage(response.usage);
   return fields;

@@ -1,9 +1,22 @@
 import { ProviderError } from "../../errors.ts";
-import type { ModelStreamEvent } from "../../loop/events.ts";
+import type { ModelStreamEvent } from "../../model/model-stream-event.ts";
 import type { StructuredOutputModel } from "../../model/invoke-model.ts";
 import type { ModelMessage } from "../../session.ts";
 import { parseToolInput } from "../convert-shared.ts";
-import { bounded, checkIdleTimeout, env, guardStream, postJson, providerError, readJson, type Fetch, type PostOptions, type TransportOptions } from "../http.ts";
+import {
+  checkIdleTimeout,
+  env,
+  parseStreamEvent,
+  postJson,
+  readJsonAnswer,
+  readSseStream,
+  type Fetch,
+  type PostOptions,
+  type CallScope,
+  type TransportOptions,
+} from "../http.ts";
+import { providerError } from "../provider-error.ts";
+import type { ServerSentEvent } from "../sse.ts";
 import {
   fromOpenAIResponsesResponse,
   fromOutputItem,
@@ -12,13 +25,12 @@ import {
   openaiResponsesProvider,
   toOpenAIResponsesRequest,
   toolCall,
-  turnEnd,
+  stopFieldsOf,
   type OpenAIResponsesOutputItem,
   type OpenAIResponsesRequestOptions,
   type OpenAIResponsesResponse,
 } from "./responses-convert.ts";
 import { withUniqueToolIds } from "../session-tool-ids.ts";
-import { parseSseBatches } from "../sse.ts";
 
 // `output` comes from the run (`context.output`), never from the factory.
 export type OpenAIResponsesOptions = Omit<OpenAIResponsesRequestOptions, "output"> & TransportOptions & {
@@ -60,7 +72,7 @@ export function openaiResponses(options: OpenAIResponsesOptions): StructuredOutp
     };
     const open = (): Promise<Response> => postJson(request);
     if (options.stream === false) {
-      return open().then(async (response) => fromOpenAIResponsesResponse((await readJson(response, openaiResponsesProvider, [apiKey])) as OpenAIResponsesResponse));
+      return readJsonAnswer(open, { provider: openaiResponsesProvider, secrets: [apiKey], signal: context.signal }, (body) => fromOpenAIResponsesResponse(body as OpenAIResponsesResponse));
     }
     return streamResponses(open, [apiKey]);
   };
@@ -95,124 +107,66 @@ type PendingItem = {
  * and usage from `response.completed` (or `response.incomplete`). A stream that ends without one
  * of those is an error (retryable), never a turn; `error` and `response.failed` events throw.
  */
-export async function* streamResponses(open: () => Promise<Response>, secrets: readonly string[] = []): AsyncGenerator<ModelStreamEvent> {
-  yield* guardStream(readResponsesStream(open, secrets), openaiResponsesProvider, secrets);
+export function streamResponses(open: () => Promise<Response>, secrets: readonly string[] = []): AsyncGenerator<ModelStreamEvent> {
+  const scope: CallScope = { provider: openaiResponsesProvider, secrets };
+  return readSseStream(open, scope, (batches) => readResponsesStream(batches, scope));
 }
 
-async function* readResponsesStream(open: () => Promise<Response>, secrets: readonly string[]): AsyncGenerator<ModelStreamEvent> {
-  const response = await open();
-  if (response.body === null) throw new ProviderError("openai-responses: empty response body", { provider: openaiResponsesProvider, retryable: true });
-  const items = new Map<number | string, PendingItem>();
-  const emitted: ModelMessage[] = [];
-  // Items already ended by output_item.done; the final response's other items were never streamed whole.
-  const doneIds = new Set<string>();
-  let doneCount = 0;
-  let created = false;
-  const cutToolCalls: OpenAIResponsesOutputItem[] = [];
-  const find = (event: StreamEvent): PendingItem | undefined => items.get(event.output_index ?? -1) ?? (event.item_id === undefined ? undefined : items.get(event.item_id));
-  for await (const batch of parseSseBatches(response.body)) for (const { data } of batch) {
+// What one Responses stream has said so far.
+type ResponsesStream = {
+  /** Open items, by output index and by id. */
+  items: Map<number | string, PendingItem>;
+  emitted: ModelMessage[];
+  /** Items already ended by output_item.done; the final response's other items were never streamed whole. */
+  doneIds: Set<string>;
+  doneCount: number;
+  created: boolean;
+  /** Calls whose arguments were cut or garbled: acceptable only if the response is incomplete. */
+  cutToolCalls: OpenAIResponsesOutputItem[];
+};
+
+async function* readResponsesStream(batches: AsyncGenerator<ServerSentEvent[]>, scope: CallScope): AsyncGenerator<ModelStreamEvent> {
+  const stream: ResponsesStream = { items: new Map(), emitted: [], doneIds: new Set(), doneCount: 0, created: false, cutToolCalls: [] };
+  for await (const batch of batches) for (const { data } of batch) {
     if (data === "[DONE]") continue;
-    const event = parseEvent(data, secrets);
+    const event = parseStreamEvent(data, scope) as StreamEvent;
     switch (event.type) {
       case "response.output_item.added": {
-        const item = { ...event.item! };
-        const pending: PendingItem = { item, text: "", arguments: item.arguments ?? "", summaryIndex: undefined, summary: [], reasoning: "" };
-        if (event.output_index !== undefined) items.set(event.output_index, pending);
-        if (item.id !== undefined) items.set(item.id, pending);
-        if (item.type === "function_call") yield { type: "tool-call-start", id: item.call_id ?? item.id ?? "", name: item.name ?? "" };
+        const started = itemAdded(stream, event.item!, event.output_index);
+        if (started !== undefined) yield started;
         break;
       }
       case "response.output_text.delta":
-      case "response.refusal.delta": {
-        const pending = find(event);
-        if (pending === undefined || event.delta === undefined || event.delta === "") break;
-        pending.text += event.delta;
-        yield { type: "text-delta", delta: event.delta };
-        break;
-      }
-      case "response.reasoning_summary_text.delta": {
-        const pending = find(event);
-        if (pending === undefined || event.delta === undefined || event.delta === "") break;
-        // Summary parts are joined with a blank line in the thinking message: show them alike.
-        const separator = pending.summaryIndex !== undefined && pending.summaryIndex !== event.summary_index ? "\n\n" : "";
-        if (separator !== "" || pending.summary.length === 0) pending.summary.push("");
-        pending.summary[pending.summary.length - 1] += event.delta;
-        pending.summaryIndex = event.summary_index;
-        yield { type: "thinking-delta", delta: separator + event.delta };
-        break;
-      }
-      case "response.reasoning_text.delta": {
-        // The reasoning itself, from servers that show it (gpt-oss on vLLM, Ollama).
-        const pending = find(event);
-        if (pending === undefined || event.delta === undefined || event.delta === "") break;
-        pending.reasoning += event.delta;
-        yield { type: "thinking-delta", delta: event.delta };
-        break;
-      }
+      case "response.refusal.delta":
+      case "response.reasoning_summary_text.delta":
+      case "response.reasoning_text.delta":
       case "response.function_call_arguments.delta": {
-        const pending = find(event);
-        if (pending === undefined || event.delta === undefined || event.delta === "") break;
-        pending.arguments += event.delta;
-        yield { type: "tool-call-delta", id: pending.item.call_id ?? pending.item.id ?? "", delta: event.delta };
+        const delta = itemDelta(stream, event);
+        if (delta !== undefined) yield delta;
         break;
       }
       case "response.function_call_arguments.done": {
-        const pending = find(event);
+        const pending = find(stream, event);
         if (pending !== undefined && event.arguments !== undefined) pending.arguments = event.arguments;
         break;
       }
       case "response.output_item.done": {
-        const pending = find(event) ?? { item: { type: "" }, text: "", arguments: "", summaryIndex: undefined, summary: [], reasoning: "" };
-        items.delete(event.output_index ?? -1);
-        if (pending.item.id !== undefined) items.delete(pending.item.id);
-        const item = completeItem(pending, event.item);
-        doneCount++;
-        if (item.id !== undefined) doneIds.add(item.id);
-        const message = fromOutputItem(item);
-        if (message !== undefined) {
-          emitted.push(message);
-          yield { type: "message", message };
-        } else if (item.type === "function_call") {
-          // Cut off or garbled arguments: acceptable only if the turn turns out to be cut (max
-          // output tokens), and then the loop will not run the call. Decided at the end.
-          cutToolCalls.push(item);
-        }
+        const done = itemDone(stream, event);
+        if (done !== undefined) yield done;
         break;
       }
       case "response.completed":
-      case "response.incomplete": {
-        const final: OpenAIResponsesResponse = { ...event.response, status: event.response?.status ?? (event.type === "response.completed" ? "completed" : "incomplete") };
-        // Some compatible servers end items only in the final response: take what no done event carried.
-        for (const item of final.output ?? []) {
-          if (item.id !== undefined ? doneIds.has(item.id) : doneCount > 0) continue;
-          const open = item.id === undefined ? undefined : items.get(item.id);
-          if (open !== undefined) for (const [key, value] of items) if (value === open) items.delete(key);
-          const message = fromOutputItem(open === undefined ? item : completeItem(open, item));
-          if (message !== undefined) {
-            emitted.push(message);
-            yield { type: "message", message };
-          } else if (item.type === "function_call") cutToolCalls.push(item);
-        }
-        // A call still open at the end was cut as surely as one with garbled arguments.
-        for (const pending of new Set(items.values())) if (pending.item.type === "function_call") cutToolCalls.push(completeItem(pending, undefined));
-        const cut: ModelMessage[] = [];
-        for (const item of cutToolCalls) {
-          if (final.status !== "incomplete") throw invalidArgumentsError(item);
-          cut.push(toolCall(item, parseToolInput(item.arguments ?? "") ?? {}));
-        }
-        yield { type: "response-end", ...turnEnd(final, [...emitted, ...cut]) };
-        // Cut calls after response-end, so the loop never starts them early.
-        for (const message of cut) yield { type: "message", message };
+      case "response.incomplete":
+        yield* responseEnd(stream, { ...event.response, status: event.response?.status ?? (event.type === "response.completed" ? "completed" : "incomplete") });
         return;
-      }
       case "response.created":
         // Two responses in one stream must never become one turn: the stream is broken, and retried.
-        if (created) throw new ProviderError("openai-responses: a second response began in the stream", { provider: openaiResponsesProvider, retryable: true });
-        created = true;
+        if (stream.created) throw new ProviderError("openai-responses: a second response began in the stream", { provider: openaiResponsesProvider, retryable: true });
+        stream.created = true;
         break;
       case "response.failed":
       case "error":
-        throw providerError(openaiResponsesProvider, undefined, undefined, data, openaiResponsesErrors, secrets);
+        throw providerError(openaiResponsesProvider, undefined, undefined, data, openaiResponsesErrors, scope.secrets);
       default:
         break; // in_progress, part and done-text events, and event types added later
     }
@@ -220,13 +174,89 @@ async function* readResponsesStream(open: () => Promise<Response>, secrets: read
   throw new ProviderError("openai-responses: the stream ended before response.completed", { provider: openaiResponsesProvider, retryable: true });
 }
 
-function parseEvent(data: string, secrets: readonly string[]): StreamEvent {
-  try {
-    return JSON.parse(data) as StreamEvent;
-  } catch {
-    // No cause: the parser's message quotes the event, which may hold a key.
-    throw new ProviderError(bounded(`openai-responses: unreadable stream event: ${data.slice(0, 200)}`, secrets), { provider: openaiResponsesProvider, retryable: true });
+function find(stream: ResponsesStream, event: StreamEvent): PendingItem | undefined {
+  return stream.items.get(event.output_index ?? -1) ?? (event.item_id === undefined ? undefined : stream.items.get(event.item_id));
+}
+
+function pendingItem(item: OpenAIResponsesOutputItem): PendingItem {
+  return { item, text: "", arguments: item.arguments ?? "", summaryIndex: undefined, summary: [], reasoning: "" };
+}
+
+function itemAdded(stream: ResponsesStream, added: OpenAIResponsesOutputItem, outputIndex: number | undefined): ModelStreamEvent | undefined {
+  const pending = pendingItem({ ...added });
+  const item = pending.item;
+  if (outputIndex !== undefined) stream.items.set(outputIndex, pending);
+  if (item.id !== undefined) stream.items.set(item.id, pending);
+  return item.type === "function_call" ? { type: "tool-call-start", id: item.call_id ?? item.id ?? "", name: item.name ?? "" } : undefined;
+}
+
+// A piece of text, refusal, reasoning or arguments for the item it names, as the event to show.
+function itemDelta(stream: ResponsesStream, event: StreamEvent): ModelStreamEvent | undefined {
+  const pending = find(stream, event);
+  const delta = event.delta;
+  if (pending === undefined || delta === undefined || delta === "") return undefined;
+  switch (event.type) {
+    case "response.reasoning_summary_text.delta": {
+      // Summary parts are joined with a blank line in the thinking message: show them alike.
+      const separator = pending.summaryIndex !== undefined && pending.summaryIndex !== event.summary_index ? "\n\n" : "";
+      if (separator !== "" || pending.summary.length === 0) pending.summary.push("");
+      pending.summary[pending.summary.length - 1] += delta;
+      pending.summaryIndex = event.summary_index;
+      return { type: "thinking-delta", delta: separator + delta };
+    }
+    case "response.reasoning_text.delta":
+      // The reasoning itself, from servers that show it (gpt-oss on vLLM, Ollama).
+      pending.reasoning += delta;
+      return { type: "thinking-delta", delta };
+    case "response.function_call_arguments.delta":
+      pending.arguments += delta;
+      return { type: "tool-call-delta", id: pending.item.call_id ?? pending.item.id ?? "", delta };
+    default:
+      pending.text += delta;
+      return { type: "text-delta", delta };
   }
+}
+
+function itemDone(stream: ResponsesStream, event: StreamEvent): ModelStreamEvent | undefined {
+  const pending = find(stream, event) ?? pendingItem({ type: "" });
+  stream.items.delete(event.output_index ?? -1);
+  if (pending.item.id !== undefined) stream.items.delete(pending.item.id);
+  const item = completeItem(pending, event.item);
+  stream.doneCount++;
+  if (item.id !== undefined) stream.doneIds.add(item.id);
+  const message = fromOutputItem(item);
+  if (message !== undefined) {
+    stream.emitted.push(message);
+    return { type: "message", message };
+  }
+  // Cut off or garbled arguments: acceptable only if the turn turns out to be cut (max output
+  // tokens), and then the loop will not run the call. Decided at the end.
+  if (item.type === "function_call") stream.cutToolCalls.push(item);
+  return undefined;
+}
+
+function* responseEnd(stream: ResponsesStream, final: OpenAIResponsesResponse): Generator<ModelStreamEvent> {
+  // Some compatible servers end items only in the final response: take what no done event carried.
+  for (const item of final.output ?? []) {
+    if (item.id !== undefined ? stream.doneIds.has(item.id) : stream.doneCount > 0) continue;
+    const open = item.id === undefined ? undefined : stream.items.get(item.id);
+    if (open !== undefined) for (const [key, value] of stream.items) if (value === open) stream.items.delete(key);
+    const message = fromOutputItem(open === undefined ? item : completeItem(open, item));
+    if (message !== undefined) {
+      stream.emitted.push(message);
+      yield { type: "message", message };
+    } else if (item.type === "function_call") stream.cutToolCalls.push(item);
+  }
+  // A call still open at the end was cut as surely as one with garbled arguments.
+  for (const pending of new Set(stream.items.values())) if (pending.item.type === "function_call") stream.cutToolCalls.push(completeItem(pending, undefined));
+  const cut: ModelMessage[] = [];
+  for (const item of stream.cutToolCalls) {
+    if (final.status !== "incomplete") throw invalidArgumentsError(item);
+    cut.push(toolCall(item, parseToolInput(item.arguments ?? "") ?? {}));
+  }
+  yield { type: "response-end", ...stopFieldsOf(final, [...stream.emitted, ...cut]) };
+  // Cut calls after response-end, so the loop never starts them early.
+  for (const message of cut) yield { type: "message", message };
 }
 
 // The done event carries the final item; the streamed text and arguments fill in what a
