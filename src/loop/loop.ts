@@ -161,22 +161,25 @@ async function runLoop(
       throw error;
     }
   };
-  // What the model is shown for one call, built in one place (for the first attempt and for the
-  // retry after a context overflow, once the strategies made room): the output instruction, then
-  // the session's messages or the ones the `beforeModelCall` hook put in their place.
-  const prepareCall = async (context: ModelContext): Promise<{ session: Session; tools: ToolSchema[] } | typeof aborted> => {
+  // What the model is shown for one call, built in one place and fresh for each call (the first
+  // attempt, and the retry after a context overflow once the strategies made room): a new context
+  // (the hook's settings, or none), the output instruction, then the session's messages or the
+  // ones the `beforeModelCall` hook put in their place.
+  const prepareCall = async (iteration: number): Promise<{ session: Session; tools: ToolSchema[]; context: ModelContext } | typeof aborted> => {
+    const context: ModelContext = agentName === undefined ? { signal, iteration } : { signal, iteration, agentName };
+    if (contract !== undefined) context.output = { jsonSchema: contract.jsonSchema };
     let messages = session.messages;
     let tools = schemas;
     const hook = options.hooks?.beforeModelCall;
     if (hook !== undefined) {
-      const prepared = await modelHook("beforeModelCall", () => hook({ session, tools: schemas, iteration: context.iteration }));
+      const prepared = await modelHook("beforeModelCall", () => hook({ session, tools: schemas, iteration }));
       if (prepared === aborted) return aborted;
       if (prepared?.messages !== undefined) messages = prepared.messages;
       if (prepared?.tools !== undefined) tools = prepared.tools;
       if (prepared?.settings !== undefined) context.settings = prepared.settings;
     }
-    if (instruction !== undefined) return { session: { messages: [instruction, ...messages] }, tools };
-    return { session: messages === session.messages ? session : { messages }, tools };
+    if (instruction !== undefined) return { session: { messages: [instruction, ...messages] }, tools, context };
+    return { session: messages === session.messages ? session : { messages }, tools, context };
   };
   emit(agentName === undefined ? { type: "run-start" } : { type: "run-start", agentName });
   let iteration = 0;
@@ -244,14 +247,11 @@ async function runLoop(
       if (strategies !== undefined) await applyStrategies("before-call");
       iteration++;
       emit({ type: "turn-start", iteration });
-      const context: ModelContext = agentName === undefined ? { signal, iteration } : { signal, iteration, agentName };
-      if (contract !== undefined) context.output = { jsonSchema: contract.jsonSchema };
-      const call = await prepareCall(context);
+      const call = await prepareCall(iteration);
       if (call === aborted) return finishAborted();
       const turnOptions = {
         invokeModel,
         ...call,
-        context,
         abortRace,
         emit,
         retry: options.retry,
@@ -264,7 +264,7 @@ async function runLoop(
         // Too long for the model: let the strategies make room, then try once more.
         if (!isContextOverflowError(error) || strategies === undefined) throw error;
         await applyStrategies("overflow");
-        const again = await prepareCall(context);
+        const again = await prepareCall(iteration);
         if (again === aborted) return finishAborted();
         modelResult = await modelTurn({ ...turnOptions, ...again });
       }
