@@ -18,16 +18,17 @@ export type ModelTurn = {
   discard: () => void;
 };
 
-export type ModelTurnOptions = {
-  invokeModel: InvokeModel;
-  tools: ToolSchema[];
-  session: Session;
-  context: ModelContext;
-  abortRace: AbortRace;
-  emit: (event: AgentEvent) => void;
-  retry: false | RetryOptions | undefined;
-  /** Start eligible tool calls as soon as they are complete in the stream. */
-  execute: ToolExecutor | undefined;
+/** What `invokeModel` is given for one call: the model's view of the run (see `modelView`). */
+export type ModelCall = { tools: ToolSchema[]; session: Session; context: ModelContext };
+
+/** What a model turn needs of its run. */
+export type ModelTurnRun = {
+  readonly invokeModel: InvokeModel;
+  readonly abortRace: AbortRace;
+  readonly emit: (event: AgentEvent) => void;
+  readonly retry: false | RetryOptions | undefined;
+  /** Starts eligible tool calls as soon as they are complete in the stream; absent: none start early. */
+  readonly eager: EagerStarter | undefined;
 };
 
 /**
@@ -35,25 +36,21 @@ export type ModelTurnOptions = {
  * is dropped whole, including the tools it started early (they are aborted and their results are
  * never added: the calls they answer never enter the session).
  */
-export async function modelTurn(options: ModelTurnOptions): Promise<ModelTurn | undefined> {
-  const { context, emit } = options;
+export async function modelTurn(run: ModelTurnRun, call: ModelCall): Promise<ModelTurn | undefined> {
+  const { context } = call;
   for (let attempt = 1; ; attempt++) {
-    // Made on the first early start only: most turns (every non-streamed one) have none.
-    let early: EarlyStarts | undefined;
-    const execute = options.execute;
-    const onToolCall = execute === undefined ? undefined : (call: ToolCallMessage): void => (early ??= earlyStarts(execute, context.signal)).onToolCall(call);
     try {
-      const messages = await callModel(options.invokeModel, options.tools, options.session, context, options.abortRace, emit, onToolCall);
-      const made = early;
-      if (made === undefined) return { messages, started: undefined, release: noop, discard: noop };
-      return { messages, started: made.started(), release: made.release, discard: made.discard };
+      const messages = await callModel(run.invokeModel, call.tools, call.session, context, run.abortRace, run.emit, run.eager?.onToolCall);
+      const early = run.eager?.take();
+      if (early === undefined) return { messages, started: undefined, release: noop, discard: noop };
+      return { messages, started: early.started(), release: early.release, discard: early.discard };
     } catch (error) {
-      early?.discard();
+      run.eager?.take()?.discard();
       if (context.signal.aborted) return undefined;
-      const delayMs = options.retry === false ? undefined : retryDelay(error, attempt, options.retry);
+      const delayMs = run.retry === false ? undefined : retryDelay(error, attempt, run.retry);
       if (delayMs === undefined) throw error;
       const type = errorType(error);
-      emit({ type: "retry", iteration: context.iteration, attempt, delayMs, error: describeError(error), ...(type === undefined ? {} : { errorType: type }) });
+      run.emit({ type: "retry", iteration: context.iteration, attempt, delayMs, error: describeError(error), ...(type === undefined ? {} : { errorType: type }) });
       try {
         await delay(delayMs, context.signal);
       } catch {
@@ -61,6 +58,30 @@ export async function modelTurn(options: ModelTurnOptions): Promise<ModelTurn | 
       }
     }
   }
+}
+
+/**
+ * Starts tool calls while the model streams, for one run: one attempt at a time, each attempt's
+ * starts taken (`take`) when it ends. Its callback is made once per run, not per call.
+ */
+export type EagerStarter = {
+  /** Hears each complete tool call of the stream; starts it if its tool allows. */
+  readonly onToolCall: (call: ToolCallMessage) => void;
+  /** The current attempt's early starts (absent when nothing was heard), and forgets them. */
+  readonly take: () => EarlyStarts | undefined;
+};
+
+export function createEagerStarter(execute: ToolExecutor, runSignal: AbortSignal): EagerStarter {
+  // Made on the first early start only: most turns (every non-streamed one) have none.
+  let early: EarlyStarts | undefined;
+  return {
+    onToolCall: (call) => (early ??= earlyStarts(execute, runSignal)).onToolCall(call),
+    take: () => {
+      const taken = early;
+      early = undefined;
+      return taken;
+    },
+  };
 }
 
 const noop = (): void => undefined;

@@ -1,32 +1,6 @@
-import { formatLogLine } from "../logger.ts";
-import { isModelMessage, isToolCall, isToolResult, type Message, type ModelMessage, type ToolCallMessage } from "../session.ts";
-import type { ToolOutcome } from "../tools/execute-tool-calls.ts";
-import type { AgentEvent } from "./events.ts";
+import type { Message, ToolCallMessage } from "../session.ts";
 
-// What the loop knows about the model turn it is answering, and small helpers over it.
-
-export type Turn = {
-  toolCalls: ToolCallMessage[];
-  last: ModelMessage | undefined;
-  started?: ReadonlyMap<string, Promise<ToolOutcome>> | undefined;
-  release?: () => void;
-};
-
-// The unanswered tool calls of the session's last model turn: walk back over trailing results,
-// then over the turn itself. Only the end of the session is read, so this is cheap on long sessions.
-export function lastTurn(messages: readonly Message[]): Turn {
-  const answered = new Set<string>();
-  let index = messages.length - 1;
-  for (let message = messages[index]; message !== undefined && isToolResult(message); message = messages[--index]) {
-    answered.add(message.id);
-  }
-  const last = messages[index];
-  const toolCalls: ToolCallMessage[] = [];
-  for (let message = messages[index]; message !== undefined && isModelMessage(message); message = messages[--index]) {
-    if (isToolCall(message) && !answered.has(message.id)) toolCalls.unshift(message);
-  }
-  return { toolCalls, last: last !== undefined && isModelMessage(last) ? last : undefined };
-}
+// The error results the loop writes for tool calls it does not run to the end.
 
 export function notExecuted(call: ToolCallMessage, stopReason: string): Message {
   return {
@@ -39,25 +13,4 @@ export function notExecuted(call: ToolCallMessage, stopReason: string): Message 
 
 export function abortedResult(call: ToolCallMessage): Message {
   return { type: "tool_result", id: call.id, output: "Error: aborted before the tool finished", isError: true };
-}
-
-export function turnEnd(iteration: number, last: ModelMessage | undefined): AgentEvent {
-  const event: AgentEvent = { type: "turn-end", iteration };
-  if (last?.stopReason !== undefined) event.stopReason = last.stopReason;
-  if (last?.usage !== undefined) event.usage = last.usage;
-  return event;
-}
-
-export function describeAction(toolCalls: readonly ToolCallMessage[], messages: readonly Message[]): string {
-  if (toolCalls.length === 0) {
-    const last = messages[messages.length - 1];
-    return last === undefined ? "none" : formatLogLine(last, undefined, 160).replace(/^\[agent\] /, "");
-  }
-  return toolCalls.map((call) => `${call.name}(${JSON.stringify(call.input).slice(0, 100)})`).join(", ");
-}
-
-export function pick<T extends object, K extends keyof T>(source: T, keys: readonly K[]): Pick<T, K> {
-  const picked = {} as Pick<T, K>;
-  for (const key of keys) if (source[key] !== undefined) picked[key] = source[key];
-  return picked;
 }

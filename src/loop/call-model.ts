@@ -1,0 +1,106 @@
+import { makeRoom, modelView, runModelHook, aborted } from "./model-view.ts";
+import { modelTurn, type ModelTurn } from "./model-turn.ts";
+import type { NextStep } from "./next-step.ts";
+import type { OpenTurn } from "./open-turn.ts";
+import type { RunContext } from "./run-context.ts";
+import { holdToContract, StructuredOutputError } from "./structured-output.ts";
+import { isContextOverflowError, MaxIterationsError } from "../errors.ts";
+import { formatLogLine } from "../logger.ts";
+import { modelOwnFields } from "../model/invoke-model.ts";
+import { isToolCall, type Message, type ModelMessage, type ToolCallMessage } from "../session.ts";
+
+/**
+ * The `call-model` step: unless the run was aborted, adds queued steering, checks the iteration
+ * limit, makes room, calls the model (once more after a context overflow), lets the
+ * `afterModelCall` hook replace its messages, holds a final answer to the output schema, and
+ * adds the turn whole. Throws `MaxIterationsError` at the limit, `StructuredOutputError` when
+ * the corrections are used up.
+ */
+export async function callModelStep(run: RunContext, lastCalls: readonly ToolCallMessage[]): Promise<NextStep> {
+  const { state, queues } = run;
+  if (run.signal.aborted) return endAborted(run, "");
+  if (queues.steering.length > 0) for (const message of queues.steering.splice(0)) run.add(message);
+  if (state.iteration >= run.maxIterations) throw maxIterationsError(run, lastCalls);
+  await makeRoom(run, "before-call");
+  const iteration = ++state.iteration;
+  run.emit({ type: "turn-start", iteration });
+  const answer = await askModel(run, iteration);
+  if (answer === aborted) return endAborted(run, "");
+  if (answer === undefined) return endAborted(run, state.streamedText);
+  state.abandon = answer.discard;
+  let { messages } = answer;
+  const afterModelCall = run.hooks?.afterModelCall;
+  if (afterModelCall !== undefined) {
+    const current = messages;
+    const replaced = await runModelHook(run, "afterModelCall", () => afterModelCall({ session: run.session, messages: current, iteration }));
+    if (replaced === aborted) {
+      answer.discard();
+      return endAborted(run, "");
+    }
+    if (replaced?.messages !== undefined) messages = replaced.messages.map(modelOwnFields);
+  }
+  return enterTurn(run, answer, messages);
+}
+
+/** Ends the run as aborted: an `aborted` assistant message (with what streamed, if anything) closes the session. */
+function endAborted(run: RunContext, content: string): NextStep {
+  run.add({ role: "assistant", content, stopReason: "aborted" });
+  return { type: "end", end: { outcome: "aborted" } };
+}
+
+function maxIterationsError(run: RunContext, lastCalls: readonly ToolCallMessage[]): MaxIterationsError {
+  const { maxIterations } = run;
+  const limit = run.maxIterationsGiven ? `${maxIterations}` : `${maxIterations}, the default`;
+  return new MaxIterationsError(
+    `Agent "${run.agentName ?? "agent"}" reached maxIterations (${limit}) while the model still wanted to continue. ` +
+      `Last action: ${describeAction(lastCalls, run.session.messages)}.`,
+    { maxIterations, session: run.session },
+  );
+}
+
+function describeAction(toolCalls: readonly ToolCallMessage[], messages: readonly Message[]): string {
+  if (toolCalls.length === 0) {
+    const last = messages[messages.length - 1];
+    return last === undefined ? "none" : formatLogLine(last, undefined, 160).replace(/^\[agent\] /, "");
+  }
+  return toolCalls.map((call) => `${call.name}(${JSON.stringify(call.input).slice(0, 100)})`).join(", ");
+}
+
+// The model's answer for this iteration, or `undefined` when the run was aborted during the call.
+async function askModel(run: RunContext, iteration: number): Promise<ModelTurn | undefined | typeof aborted> {
+  const call = await modelView(run, iteration);
+  if (call === aborted) return aborted;
+  try {
+    return await modelTurn(run, call);
+  } catch (error) {
+    // Too long for the model: let the strategies make room, then try once more.
+    if (!isContextOverflowError(error) || run.strategies === undefined) throw error;
+    await makeRoom(run, "overflow");
+    const again = await modelView(run, iteration);
+    if (again === aborted) return aborted;
+    return modelTurn(run, again);
+  }
+}
+
+// Adds the model's turn to the session and says what comes next.
+async function enterTurn(run: RunContext, answer: ModelTurn, answered: ModelMessage[]): Promise<NextStep> {
+  let messages = answered;
+  // A final answer held to the `output` schema carries its parsed value from the start.
+  let problems: string | undefined;
+  if (run.contract !== undefined && !messages.some(isToolCall)) {
+    const held = await holdToContract(run.contract, messages);
+    ({ messages, problems } = held);
+    if (problems !== undefined && run.state.outputAttemptsLeft-- <= 0) {
+      run.addTurn(messages);
+      throw new StructuredOutputError(`The final answer does not match the output schema: ${problems}`, { text: held.text, problems });
+    }
+  }
+  // The stored copies (with ts): approval marks must land on the session's own objects.
+  const stored = run.addTurn(messages) as ModelMessage[];
+  const last = stored[stored.length - 1];
+  if (problems !== undefined) return { type: "correct-output", last, problems };
+  const toolCalls = stored.filter(isToolCall);
+  if (toolCalls.length === 0) return { type: "answered", last };
+  const turn: OpenTurn = { toolCalls, last, started: answer.started, release: answer.release };
+  return { type: "answer-tools", turn };
+}

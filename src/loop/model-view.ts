@@ -1,0 +1,65 @@
+import type { CompactionFallback } from "./compaction-strategy.ts";
+import type { ModelCall } from "./model-turn.ts";
+import type { RunContext } from "./run-context.ts";
+import { describeError } from "../errors.ts";
+import type { ModelContext } from "../model/invoke-model.ts";
+
+/** A hook's answer when the run was aborted while it ran. */
+export const aborted = Symbol("aborted");
+
+/**
+ * The model's view of the run for one call, built fresh for every call (the first attempt, and
+ * the retry after a context overflow once `makeRoom` shortened the session): a new context (the
+ * `beforeModelCall` hook's settings, or none), the tools, and the messages (the output
+ * instruction first, then the session's messages or the ones the hook put in their place). The
+ * one place that builds it: two builds must never disagree.
+ */
+export async function modelView(run: RunContext, iteration: number): Promise<ModelCall | typeof aborted> {
+  const { session, schemas } = run;
+  const context: ModelContext = run.agentName === undefined ? { signal: run.signal, iteration } : { signal: run.signal, iteration, agentName: run.agentName };
+  if (run.output !== undefined) context.output = run.output;
+  let messages = session.messages;
+  let tools = schemas;
+  const hook = run.hooks?.beforeModelCall;
+  if (hook !== undefined) {
+    const prepared = await runModelHook(run, "beforeModelCall", () => hook({ session, tools: schemas, iteration }));
+    if (prepared === aborted) return aborted;
+    if (prepared?.messages !== undefined) messages = prepared.messages;
+    if (prepared?.tools !== undefined) tools = prepared.tools;
+    if (prepared?.settings !== undefined) context.settings = prepared.settings;
+  }
+  if (run.instruction !== undefined) return { tools, session: { messages: [run.instruction, ...messages] }, context };
+  return { tools, session: messages === session.messages ? session : { messages }, context };
+}
+
+/**
+ * Shortens the session before a model call: truncation compaction (the default) before each
+ * call, or the context strategies, before each call and once more after an overflow. Emits
+ * `compaction` when messages were cut or removed.
+ */
+export async function makeRoom(run: RunContext, reason: "before-call" | "overflow"): Promise<void> {
+  const { session } = run;
+  if (run.compact !== undefined && reason === "before-call") {
+    const count = run.compact(session);
+    if (count > 0) run.emit({ type: "compaction", count });
+  }
+  if (run.strategies === undefined) return;
+  const before = session.messages.length;
+  const report = (fallback: CompactionFallback): void => run.emit({ type: "compaction-fallback", ...fallback });
+  for (const strategy of run.strategies) await strategy(session, { reason, signal: run.signal, report });
+  if (session.messages.length < before) run.emit({ type: "compaction", count: before - session.messages.length });
+}
+
+/**
+ * Runs a model hook, raced against the abort: `aborted` when the run was aborted meanwhile. A
+ * hook that throws ends the run: its error is reported as `hook-error`, then rethrown.
+ */
+export async function runModelHook<T>(run: RunContext, hook: "beforeModelCall" | "afterModelCall", call: () => T | Promise<T>): Promise<T | typeof aborted> {
+  try {
+    return await run.abortRace.race(Promise.resolve(call()));
+  } catch (error) {
+    if (run.signal.aborted) return aborted;
+    run.emit({ type: "hook-error", hook, error: describeError(error) });
+    throw error;
+  }
+}
