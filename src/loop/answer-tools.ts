@@ -1,4 +1,4 @@
-import type { NextStep } from "./next-step.ts";
+import { callModelNext, type NextStep } from "./next-step.ts";
 import { turnEndEvent, type OpenTurn } from "./open-turn.ts";
 import type { RunContext } from "./run-context.ts";
 import { abortedResult, notExecuted } from "./turn.ts";
@@ -27,7 +27,7 @@ export async function answerTools(run: RunContext, turn: OpenTurn): Promise<Next
     }
   }
   run.emit(turnEndEvent(run.state.iteration, turn.last));
-  return { type: "call-model", lastCalls: turn.toolCalls };
+  return callModelNext;
 }
 
 function isPending(outcome: ToolOutcome): boolean {

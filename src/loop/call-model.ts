@@ -3,11 +3,11 @@ import { modelTurn, type ModelTurn } from "./model-turn.ts";
 import type { NextStep } from "./next-step.ts";
 import type { OpenTurn } from "./open-turn.ts";
 import type { RunContext } from "./run-context.ts";
-import { holdToContract, StructuredOutputError } from "./structured-output.ts";
+import { holdToContract, StructuredOutputError, type OutputContract } from "./structured-output.ts";
 import { isContextOverflowError, MaxIterationsError } from "../errors.ts";
 import { formatLogLine } from "../logger.ts";
 import { modelOwnFields } from "../model/invoke-model.ts";
-import { isToolCall, type Message, type ModelMessage, type ToolCallMessage } from "../session.ts";
+import { isModelMessage, isToolCall, type Message, type ModelMessage, type ToolCallMessage } from "../session.ts";
 
 /**
  * The `call-model` step: unless the run was aborted, adds queued steering, checks the iteration
@@ -16,12 +16,13 @@ import { isToolCall, type Message, type ModelMessage, type ToolCallMessage } fro
  * adds the turn whole. Throws `MaxIterationsError` at the limit, `StructuredOutputError` when
  * the corrections are used up.
  */
-export async function callModelStep(run: RunContext, lastCalls: readonly ToolCallMessage[]): Promise<NextStep> {
+export async function callModelStep(run: RunContext): Promise<NextStep> {
   const { state, queues } = run;
   if (run.signal.aborted) return endAborted(run, "");
   if (queues.steering.length > 0) for (const message of queues.steering.splice(0)) run.add(message);
-  if (state.iteration >= run.maxIterations) throw maxIterationsError(run, lastCalls);
-  await makeRoom(run, "before-call");
+  if (state.iteration >= run.maxIterations) throw maxIterationsError(run);
+  const room = makeRoom(run, "before-call");
+  if (room !== undefined) await room;
   const iteration = ++state.iteration;
   run.emit({ type: "turn-start", iteration });
   const answer = await askModel(run, iteration);
@@ -29,6 +30,7 @@ export async function callModelStep(run: RunContext, lastCalls: readonly ToolCal
   if (answer === undefined) return endAborted(run, state.streamedText);
   state.abandon = answer.discard;
   let { messages } = answer;
+  let problems: string | undefined;
   const afterModelCall = run.hooks?.afterModelCall;
   if (afterModelCall !== undefined) {
     const current = messages;
@@ -39,7 +41,9 @@ export async function callModelStep(run: RunContext, lastCalls: readonly ToolCal
     }
     if (replaced?.messages !== undefined) messages = replaced.messages.map(modelOwnFields);
   }
-  return enterTurn(run, answer, messages);
+  // A final answer held to the `output` schema carries its parsed value from the start.
+  if (run.contract !== undefined && !messages.some(isToolCall)) ({ messages, problems } = await holdOutput(run, run.contract, messages));
+  return enterTurn(run, answer, messages, problems);
 }
 
 /** Ends the run as aborted: an `aborted` assistant message (with what streamed, if anything) closes the session. */
@@ -48,17 +52,24 @@ function endAborted(run: RunContext, content: string): NextStep {
   return { type: "end", end: { outcome: "aborted" } };
 }
 
-function maxIterationsError(run: RunContext, lastCalls: readonly ToolCallMessage[]): MaxIterationsError {
+function maxIterationsError(run: RunContext): MaxIterationsError {
   const { maxIterations } = run;
   const limit = run.maxIterationsGiven ? `${maxIterations}` : `${maxIterations}, the default`;
   return new MaxIterationsError(
     `Agent "${run.agentName ?? "agent"}" reached maxIterations (${limit}) while the model still wanted to continue. ` +
-      `Last action: ${describeAction(lastCalls, run.session.messages)}.`,
+      `Last action: ${describeLastAction(run.session.messages)}.`,
     { maxIterations, session: run.session },
   );
 }
 
-function describeAction(toolCalls: readonly ToolCallMessage[], messages: readonly Message[]): string {
+// The tool calls of the last model turn, or else the last message.
+function describeLastAction(messages: readonly Message[]): string {
+  let index = messages.length - 1;
+  while (index >= 0 && !isModelMessage(messages[index]!)) index--;
+  const toolCalls: ToolCallMessage[] = [];
+  for (let message = messages[index]; message !== undefined && isModelMessage(message); message = messages[--index]) {
+    if (isToolCall(message)) toolCalls.unshift(message);
+  }
   if (toolCalls.length === 0) {
     const last = messages[messages.length - 1];
     return last === undefined ? "none" : formatLogLine(last, undefined, 160).replace(/^\[agent\] /, "");
@@ -82,19 +93,19 @@ async function askModel(run: RunContext, iteration: number): Promise<ModelTurn |
   }
 }
 
-// Adds the model's turn to the session and says what comes next.
-async function enterTurn(run: RunContext, answer: ModelTurn, answered: ModelMessage[]): Promise<NextStep> {
-  let messages = answered;
-  // A final answer held to the `output` schema carries its parsed value from the start.
-  let problems: string | undefined;
-  if (run.contract !== undefined && !messages.some(isToolCall)) {
-    const held = await holdToContract(run.contract, messages);
-    ({ messages, problems } = held);
-    if (problems !== undefined && run.state.outputAttemptsLeft-- <= 0) {
-      run.addTurn(messages);
-      throw new StructuredOutputError(`The final answer does not match the output schema: ${problems}`, { text: held.text, problems });
-    }
+// The final answer checked against the output contract; throws once the corrections are used up.
+async function holdOutput(run: RunContext, contract: OutputContract, messages: ModelMessage[]): Promise<{ messages: ModelMessage[]; problems?: string }> {
+  const held = await holdToContract(contract, messages);
+  const { problems } = held;
+  if (problems !== undefined && run.state.outputAttemptsLeft-- <= 0) {
+    run.addTurn(held.messages);
+    throw new StructuredOutputError(`The final answer does not match the output schema: ${problems}`, { text: held.text, problems });
   }
+  return held;
+}
+
+// Adds the model's turn to the session and says what comes next.
+function enterTurn(run: RunContext, answer: ModelTurn, messages: ModelMessage[], problems: string | undefined): NextStep {
   // The stored copies (with ts): approval marks must land on the session's own objects.
   const stored = run.addTurn(messages) as ModelMessage[];
   const last = stored[stored.length - 1];

@@ -3,7 +3,7 @@ import { callModelStep } from "./call-model.ts";
 import type { AgentEvent } from "./events.ts";
 import { runStream, type RunStream } from "./event-iterator.ts";
 import { checkLoopOptions, type AgentLoopOptions } from "./loop-options.ts";
-import type { NextStep, RunEnd } from "./next-step.ts";
+import { callModelNext, type NextStep, type RunEnd } from "./next-step.ts";
 import { findOpenTurn, turnEndEvent } from "./open-turn.ts";
 import { createRunContext, type Queues, type RunContext } from "./run-context.ts";
 import { outputCorrection } from "./structured-output.ts";
@@ -112,7 +112,7 @@ async function runSteps(run: RunContext, first: NextStep): Promise<RunEnd> {
         step = await answerTools(run, step.turn);
         break;
       case "call-model":
-        step = await callModelStep(run, step.lastCalls);
+        step = await callModelStep(run);
         break;
       case "correct-output":
         step = correctOutput(run, step.last, step.problems);
@@ -129,18 +129,16 @@ async function runSteps(run: RunContext, first: NextStep): Promise<RunEnd> {
 // A session whose last turn has unanswered tool calls (a crash, a resume) continues with them.
 function firstStep(session: Session): NextStep {
   const turn = findOpenTurn(session.messages);
-  return turn.toolCalls.length > 0 ? { type: "answer-tools", turn } : callModelAfterText;
+  return turn.toolCalls.length > 0 ? { type: "answer-tools", turn } : callModelNext;
 }
 
-// Made once: the steps that carry nothing of their own are shared by every run.
-const callModelAfterText: NextStep = { type: "call-model", lastCalls: [] };
 const done: NextStep = { type: "end", end: { outcome: "done" } };
 
 /** The `correct-output` step: closes the turn and sends the problems back as a user message. */
 function correctOutput(run: RunContext, last: ModelMessage | undefined, problems: string): NextStep {
   run.emit(turnEndEvent(run.state.iteration, last));
   run.add({ role: "user", content: outputCorrection(problems) });
-  return callModelAfterText;
+  return callModelNext;
 }
 
 /**
@@ -150,11 +148,11 @@ function correctOutput(run: RunContext, last: ModelMessage | undefined, problems
 function answered(run: RunContext, last: ModelMessage | undefined): NextStep {
   run.emit(turnEndEvent(run.state.iteration, last));
   const { queues } = run;
-  if (queues.steering.length > 0) return callModelAfterText;
+  if (queues.steering.length > 0) return callModelNext;
   const next = queues.followUps.shift();
   if (next === undefined) return done;
   run.add(next);
-  return callModelAfterText;
+  return callModelNext;
 }
 
 function runEndEvent(end: RunEnd): AgentEvent {

@@ -1,4 +1,4 @@
-import type { CompactionFallback } from "./compaction-strategy.ts";
+import type { CompactionFallback, CompactionStrategy } from "./compaction-strategy.ts";
 import type { ModelCall } from "./model-turn.ts";
 import type { RunContext } from "./run-context.ts";
 import { describeError } from "../errors.ts";
@@ -35,18 +35,22 @@ export async function modelView(run: RunContext, iteration: number): Promise<Mod
 /**
  * Shortens the session before a model call: truncation compaction (the default) before each
  * call, or the context strategies, before each call and once more after an overflow. Emits
- * `compaction` when messages were cut or removed.
+ * `compaction` when messages were cut or removed. Returns a promise only when there are
+ * strategies to wait for: a run without them pays no await per turn.
  */
-export async function makeRoom(run: RunContext, reason: "before-call" | "overflow"): Promise<void> {
-  const { session } = run;
+export function makeRoom(run: RunContext, reason: "before-call" | "overflow"): Promise<void> | undefined {
   if (run.compact !== undefined && reason === "before-call") {
-    const count = run.compact(session);
+    const count = run.compact(run.session);
     if (count > 0) run.emit({ type: "compaction", count });
   }
-  if (run.strategies === undefined) return;
+  return run.strategies === undefined ? undefined : applyStrategies(run, run.strategies, reason);
+}
+
+async function applyStrategies(run: RunContext, strategies: readonly CompactionStrategy[], reason: "before-call" | "overflow"): Promise<void> {
+  const { session } = run;
   const before = session.messages.length;
   const report = (fallback: CompactionFallback): void => run.emit({ type: "compaction-fallback", ...fallback });
-  for (const strategy of run.strategies) await strategy(session, { reason, signal: run.signal, report });
+  for (const strategy of strategies) await strategy(session, { reason, signal: run.signal, report });
   if (session.messages.length < before) run.emit({ type: "compaction", count: before - session.messages.length });
 }
 

@@ -1,4 +1,4 @@
-import type { ModelMessage, ToolCallMessage } from "../session.ts";
+import type { ModelMessage } from "../session.ts";
 import type { PendingApproval } from "../tools/execute-tool-calls.ts";
 import type { OpenTurn } from "./open-turn.ts";
 
@@ -12,12 +12,8 @@ export type NextStep =
    * the model stopped for another reason than tool use, close them with error results.
    */
   | { type: "answer-tools"; turn: OpenTurn }
-  /**
-   * Call the model for the next turn: after the abort check, queued steering and the iteration
-   * limit. `lastCalls` are the calls of the turn just answered (none after a text answer): the last
-   * action a `MaxIterationsError` names.
-   */
-  | { type: "call-model"; lastCalls: readonly ToolCallMessage[] }
+  /** Call the model for the next turn: after the abort check, queued steering and the iteration limit. */
+  | { type: "call-model" }
   /** The final answer broke the `output` schema: close its turn and send the problems back. */
   | { type: "correct-output"; last: ModelMessage | undefined; problems: string }
   /** The model answered without tool calls: the run ends, unless steering or a follow-up goes on with it. */
@@ -33,3 +29,6 @@ export type RunEnd =
   | { outcome: "paused"; pending: readonly PendingApproval[] }
   /** A phase threw (a `MaxIterationsError` included): the loop rethrows it after `run-end`. */
   | { outcome: "error"; error: unknown };
+
+/** The `call-model` step: it carries nothing, so one object serves every run. */
+export const callModelNext: NextStep = { type: "call-model" };
