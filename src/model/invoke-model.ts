@@ -65,11 +65,11 @@ export async function callModel(
 ): Promise<ModelMessage[]> {
   const result = invokeModel(tools, session, context);
   let messages: ModelMessage[];
-  let turnEnd: TurnEndFields = {};
+  let stop: TurnEndFields = {};
   if (Array.isArray(result)) messages = result;
-  else if (isAsyncIterable(result)) ({ messages, turnEnd } = await readStream(result, abortRace, emit, onToolCall));
+  else if (isAsyncIterable(result)) ({ messages, stop } = await readStream(result, abortRace, emit, onToolCall));
   else messages = await abortRace.race(result);
-  return checkTurn(messages, turnEnd);
+  return checkTurn(messages, stop);
 }
 
 async function readStream(
@@ -77,10 +77,10 @@ async function readStream(
   abortRace: AbortRace,
   emit: (event: AgentEvent) => void,
   onToolCall: ((call: ToolCallMessage) => void) | undefined,
-): Promise<{ messages: ModelMessage[]; turnEnd: TurnEndFields }> {
+): Promise<{ messages: ModelMessage[]; stop: TurnEndFields }> {
   const iterator = stream[Symbol.asyncIterator]();
   const messages: ModelMessage[] = [];
-  let turnEnd: TurnEndFields = {};
+  let stop: TurnEndFields = {};
   let ended = false;
   let done = false;
   try {
@@ -99,7 +99,7 @@ async function readStream(
       }
       else if (event.type === "response-end") {
         const { type: _type, ...fields } = event;
-        turnEnd = fields;
+        stop = fields;
         ended = true;
       } else emit(event);
     }
@@ -108,7 +108,7 @@ async function readStream(
     // Abort or error mid-stream: let the adapter close its connection, without waiting on it.
     if (!done) void Promise.resolve(iterator.return?.()).catch(() => undefined);
   }
-  return { messages, turnEnd };
+  return { messages, stop };
 }
 
 // Only a call the turn check will accept may start before the turn is complete.
@@ -135,7 +135,7 @@ function isAsyncIterable(value: unknown): value is AsyncIterable<ModelStreamEven
 
 // The loop relies on these; a message that breaks them would corrupt the session later, so the
 // turn is refused whole, before anything of it is added.
-function checkTurn(messages: unknown, turnEnd: TurnEndFields): ModelMessage[] {
+function checkTurn(messages: unknown, stop: TurnEndFields): ModelMessage[] {
   if (!Array.isArray(messages)) {
     throw new InvalidModelResponseError(`invokeModel must return an array of messages, got ${typeof messages}`);
   }
@@ -171,10 +171,10 @@ function checkTurn(messages: unknown, turnEnd: TurnEndFields): ModelMessage[] {
       throw new InvalidModelResponseError(`tool_call "${candidate.name}" input must be a JSON object`);
     }
   }
-  if (checked.length === 0) return [{ role: "assistant", content: "", ...turnEnd }];
-  if (turnEnd.stopReason !== undefined || turnEnd.usage !== undefined || turnEnd.rawStopReason !== undefined || turnEnd.stopDetails !== undefined) {
+  if (checked.length === 0) return [{ role: "assistant", content: "", ...stop }];
+  if (stop.stopReason !== undefined || stop.usage !== undefined || stop.rawStopReason !== undefined || stop.stopDetails !== undefined) {
     if (checked === messages) checked = [...checked];
-    checked[checked.length - 1] = { ...checked[checked.length - 1]!, ...turnEnd };
+    checked[checked.length - 1] = { ...checked[checked.length - 1]!, ...stop };
   }
   return checked;
 }
