@@ -6,7 +6,7 @@ import type { RunContext } from "./run-context.ts";
 import { holdToContract, StructuredOutputError, type OutputContract } from "./structured-output.ts";
 import { isContextOverflowError, MaxIterationsError } from "../errors.ts";
 import { formatLogLine } from "../logger.ts";
-import { modelOwnFields } from "../model/invoke-model.ts";
+import { modelOwnFields } from "../model/read-model-turn.ts";
 import { isModelMessage, isToolCall, type Message, type ModelMessage, type ToolCallMessage } from "../session.ts";
 
 /**

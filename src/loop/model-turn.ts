@@ -2,7 +2,8 @@ import { createAbortRace, delay, type AbortRace } from "./abort.ts";
 import { describeError, errorType } from "../errors.ts";
 import type { AgentEvent } from "./events.ts";
 import type { ToolExecutor, ToolOutcome } from "../tools/execute-tool-calls.ts";
-import { callModel, type InvokeModel, type ModelContext } from "../model/invoke-model.ts";
+import type { InvokeModel, ModelContext } from "../model/invoke-model.ts";
+import { readModelTurn } from "../model/read-model-turn.ts";
 import type { ModelMessage, Session, ToolCallMessage } from "../session.ts";
 import { retryDelay, type RetryOptions } from "./retry.ts";
 import type { ToolSchema } from "../tools/tool.ts";
@@ -40,7 +41,7 @@ export async function modelTurn(run: ModelTurnRun, call: ModelCall): Promise<Mod
   const { context } = call;
   for (let attempt = 1; ; attempt++) {
     try {
-      const messages = await callModel(run.invokeModel, call.tools, call.session, context, run.abortRace, run.emit, run.eager?.onToolCall);
+      const messages = await readModelTurn(run.invokeModel, call.tools, call.session, context, run.abortRace, run.emit, run.eager?.onToolCall);
       const early = run.eager?.take();
       if (early === undefined) return { messages, started: undefined, release: noop, discard: noop };
       return { messages, started: early.started(), release: early.release, discard: early.discard };
