@@ -44,5 +44,5 @@ export type StructuredOutputModel = InvokeModel & { structuredOutput?: "native" 
 
 /** Whether an `invokeModel` declared native structured output (then the loop does not instruct it). */
 export function hasNativeStructuredOutput(invokeModel: InvokeModel): boolean {
-  return (invokeModel as StructuredOutputModel).structuredOutput === "native";
+  return "structuredOutput" in invokeModel && invokeModel.structuredOutput === "native";
 }
