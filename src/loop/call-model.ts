@@ -104,14 +104,19 @@ async function holdOutput(run: RunContext, contract: OutputContract, messages: M
   return held;
 }
 
+const noCalls: ToolCallMessage[] = [];
+
 // Adds the model's turn to the session and says what comes next.
 function enterTurn(run: RunContext, answer: ModelTurn, messages: ModelMessage[], problems: string | undefined): NextStep {
   // The stored copies (with ts): approval marks must land on the session's own objects.
   const stored = run.addTurn(messages) as ModelMessage[];
   const last = stored[stored.length - 1];
-  if (problems !== undefined) return { type: "correct-output", last, problems };
-  const toolCalls = stored.filter(isToolCall);
-  if (toolCalls.length === 0) return { type: "answered", last };
+  const toolCalls = problems === undefined ? stored.filter(isToolCall) : noCalls;
+  if (toolCalls.length === 0) {
+    // Nothing to answer: what started early answers calls that are not in the session.
+    answer.discard();
+    return problems === undefined ? { type: "answered", last } : { type: "correct-output", last, problems };
+  }
   const turn: OpenTurn = { toolCalls, last, started: answer.started, release: answer.release };
   return { type: "answer-tools", turn };
 }
