@@ -86,6 +86,8 @@ async function askModel(run: RunContext, iteration: number): Promise<ModelTurn |
   } catch (error) {
     // Too long for the model: let the strategies make room, then try once more.
     if (!isContextOverflowError(error) || run.strategies === undefined) throw error;
+    // What the refused call streamed is void, as after a retry.
+    run.state.streamedText = "";
     await makeRoom(run, "overflow");
     const again = await modelView(run, iteration);
     if (again === aborted) return aborted;
