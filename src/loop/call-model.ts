@@ -1,4 +1,4 @@
-import { makeRoom, modelView, runModelHook, aborted } from "./model-view.ts";
+import { aborted, beforeModelCall, makeRoom, modelView, runModelHook } from "./model-view.ts";
 import { modelTurn, type ModelTurn } from "./model-turn.ts";
 import type { NextStep } from "./next-step.ts";
 import type { OpenTurn } from "./open-turn.ts";
@@ -78,20 +78,20 @@ function describeLastAction(messages: readonly Message[]): string {
 }
 
 // The model's answer for this iteration, or `undefined` when the run was aborted during the call.
+// Too long for the model: the strategies make room, then the call is tried once more.
 async function askModel(run: RunContext, iteration: number): Promise<ModelTurn | undefined | typeof aborted> {
-  const call = await modelView(run, iteration);
-  if (call === aborted) return aborted;
-  try {
-    return await modelTurn(run, call);
-  } catch (error) {
-    // Too long for the model: let the strategies make room, then try once more.
-    if (!isContextOverflowError(error) || run.strategies === undefined) throw error;
-    // What the refused call streamed is void, as after a retry.
-    run.state.streamedText = "";
-    await makeRoom(run, "overflow");
-    const again = await modelView(run, iteration);
-    if (again === aborted) return aborted;
-    return modelTurn(run, again);
+  for (let overflowed = false; ; overflowed = true) {
+    const asked = beforeModelCall(run, iteration);
+    const changes = asked === undefined ? undefined : await asked;
+    if (changes === aborted) return aborted;
+    try {
+      return await modelTurn(run, modelView(run, iteration, changes));
+    } catch (error) {
+      if (overflowed || !isContextOverflowError(error) || run.strategies === undefined) throw error;
+      // What the refused call streamed is void, as after a retry.
+      run.state.streamedText = "";
+      await makeRoom(run, "overflow");
+    }
   }
 }
 

@@ -3,31 +3,39 @@ import type { ModelCall } from "./model-turn.ts";
 import type { RunContext } from "./run-context.ts";
 import { describeError } from "../errors.ts";
 import type { ModelContext } from "../model/invoke-model.ts";
+import type { AgentHooks } from "./hooks.ts";
 
 /** A hook's answer when the run was aborted while it ran. */
 export const aborted = Symbol("aborted");
 
+/** What the `beforeModelCall` hook answered for one call (`undefined`: it kept the defaults, or there is none). */
+export type ModelCallChanges = Awaited<ReturnType<NonNullable<AgentHooks["beforeModelCall"]>>>;
+
+/**
+ * Asks the `beforeModelCall` hook what to change for this call; `undefined` at once (no await)
+ * when there is no hook.
+ */
+export function beforeModelCall(run: RunContext, iteration: number): Promise<ModelCallChanges | typeof aborted> | undefined {
+  const hook = run.hooks?.beforeModelCall;
+  if (hook === undefined) return undefined;
+  const { session, schemas } = run;
+  return runModelHook(run, "beforeModelCall", () => hook({ session, tools: schemas, iteration }));
+}
+
 /**
  * The model's view of the run for one call, built fresh for every call (the first attempt, and
- * the retry after a context overflow once `makeRoom` shortened the session): a new context (the
- * `beforeModelCall` hook's settings, or none), the tools, and the messages (the output
- * instruction first, then the session's messages or the ones the hook put in their place). The
- * one place that builds it: two builds must never disagree.
+ * the retry after a context overflow once `makeRoom` shortened the session) from the session and
+ * what the hook answered for that call: a new context (with the hook's settings, or none), the
+ * tools, and the messages (the output instruction first, then the session's messages or the ones
+ * the hook put in their place). The one place that builds it: two builds must never disagree.
  */
-export async function modelView(run: RunContext, iteration: number): Promise<ModelCall | typeof aborted> {
-  const { session, schemas } = run;
+export function modelView(run: RunContext, iteration: number, changes: ModelCallChanges): ModelCall {
+  const { session } = run;
   const context: ModelContext = run.agentName === undefined ? { signal: run.signal, iteration } : { signal: run.signal, iteration, agentName: run.agentName };
   if (run.output !== undefined) context.output = run.output;
-  let messages = session.messages;
-  let tools = schemas;
-  const hook = run.hooks?.beforeModelCall;
-  if (hook !== undefined) {
-    const prepared = await runModelHook(run, "beforeModelCall", () => hook({ session, tools: schemas, iteration }));
-    if (prepared === aborted) return aborted;
-    if (prepared?.messages !== undefined) messages = prepared.messages;
-    if (prepared?.tools !== undefined) tools = prepared.tools;
-    if (prepared?.settings !== undefined) context.settings = prepared.settings;
-  }
+  if (changes?.settings !== undefined) context.settings = changes.settings;
+  const tools = changes?.tools ?? run.schemas;
+  const messages = changes?.messages ?? session.messages;
   if (run.instruction !== undefined) return { tools, session: { messages: [run.instruction, ...messages] }, context };
   return { tools, session: messages === session.messages ? session : { messages }, context };
 }
