@@ -1,5 +1,5 @@
 import { callModelNext, type NextStep } from "./next-step.ts";
-import { turnEndEvent, type OpenTurn } from "./open-turn.ts";
+import type { OpenTurn } from "./open-turn.ts";
 import type { RunContext } from "./run-context.ts";
 import { abortedResult, notExecuted } from "./turn.ts";
 import { notifySessionChange, type StopReason } from "../session.ts";
@@ -26,7 +26,7 @@ export async function answerTools(run: RunContext, turn: OpenTurn): Promise<Next
       run.add(outcome.type === "approval-pending" ? abortedResult(outcome.call) : outcome);
     }
   }
-  run.emit(turnEndEvent(run.state.iteration, turn.last));
+  run.turnEnd(run.state.iteration, turn.last);
   return callModelNext;
 }
 
@@ -41,7 +41,7 @@ async function closeStoppedTurn(run: RunContext, turn: OpenTurn, stopReason: Sto
     run.add(early?.type === "tool_result" ? early : notExecuted(call, stopReason));
   }
   turn.release?.();
-  run.emit({ type: "turn-end", iteration: run.state.iteration, stopReason });
+  run.turnEnd(run.state.iteration, turn.last);
   return { type: "end", end: { outcome: "stopped" } };
 }
 

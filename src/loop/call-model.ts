@@ -24,7 +24,7 @@ export async function callModelStep(run: RunContext): Promise<NextStep> {
   const room = makeRoom(run, "before-call");
   if (room !== undefined) await room;
   const iteration = ++state.iteration;
-  run.emit({ type: "turn-start", iteration });
+  run.turnStart(iteration);
   const answer = await askModel(run, iteration);
   if (answer === aborted) return endAborted(run, "");
   if (answer === undefined) return endAborted(run, state.streamedText);

@@ -4,7 +4,7 @@ import type { AgentEvent } from "./events.ts";
 import { runStream, type RunStream } from "./event-iterator.ts";
 import { checkLoopOptions, type AgentLoopOptions } from "./loop-options.ts";
 import { callModelNext, type NextStep, type RunEnd } from "./next-step.ts";
-import { findOpenTurn, turnEndEvent } from "./open-turn.ts";
+import { findOpenTurn } from "./open-turn.ts";
 import { createRunContext, type Queues, type RunContext } from "./run-context.ts";
 import { outputCorrection } from "./structured-output.ts";
 import { AgentError, describeError, errorType, isMaxIterationsError } from "../errors.ts";
@@ -136,7 +136,7 @@ const done: NextStep = { type: "end", end: { outcome: "done" } };
 
 /** The `correct-output` step: closes the turn and sends the problems back as a user message. */
 function correctOutput(run: RunContext, last: ModelMessage | undefined, problems: string): NextStep {
-  run.emit(turnEndEvent(run.state.iteration, last));
+  run.turnEnd(run.state.iteration, last);
   run.add({ role: "user", content: outputCorrection(problems) });
   return callModelNext;
 }
@@ -146,7 +146,7 @@ function correctOutput(run: RunContext, last: ModelMessage | undefined, problems
  * (a new question) or a follow-up is queued.
  */
 function answered(run: RunContext, last: ModelMessage | undefined): NextStep {
-  run.emit(turnEndEvent(run.state.iteration, last));
+  run.turnEnd(run.state.iteration, last);
   const { queues } = run;
   if (queues.steering.length > 0) return callModelNext;
   const next = queues.followUps.shift();

@@ -1,6 +1,5 @@
 import { isModelMessage, isToolCall, isToolResult, type Message, type ModelMessage, type ToolCallMessage } from "../session.ts";
 import type { ToolOutcome } from "../tools/execute-tool-calls.ts";
-import type { AgentEvent } from "./events.ts";
 
 /**
  * The model turn the loop still has to answer: the tool calls of the session's last model turn
@@ -34,12 +33,4 @@ export function findOpenTurn(messages: readonly Message[]): OpenTurn {
     if (isToolCall(message) && !answered.has(message.id)) toolCalls.unshift(message);
   }
   return { toolCalls, last: last !== undefined && isModelMessage(last) ? last : undefined };
-}
-
-/** The `turn-end` event of a turn once it is closed (its tool results, if any, are all in). */
-export function turnEndEvent(iteration: number, last: ModelMessage | undefined): AgentEvent {
-  const event: AgentEvent = { type: "turn-end", iteration };
-  if (last?.stopReason !== undefined) event.stopReason = last.stopReason;
-  if (last?.usage !== undefined) event.usage = last.usage;
-  return event;
 }

@@ -10,7 +10,7 @@ import type { RetryOptions } from "./retry.ts";
 import { outputContract, outputInstruction, type OutputContract } from "./structured-output.ts";
 import { formatLogLine, resolveLogger } from "../logger.ts";
 import { hasNativeStructuredOutput, type InvokeModel } from "../model/invoke-model.ts";
-import { extendSession, extendSessionBatch, type JsonObject, type Message, type Session, type UserMessage } from "../session.ts";
+import { extendSession, extendSessionBatch, type JsonObject, type Message, type ModelMessage, type Session, type UserMessage } from "../session.ts";
 import { createToolExecutor, type ToolExecutor } from "../tools/execute-tool-calls.ts";
 import { toolSchemas, type ToolDefinition, type ToolSchema } from "../tools/tool.ts";
 
@@ -50,6 +50,10 @@ export type RunContext = {
   readonly instruction: Message | undefined;
   /** Emits an event of the run (metrics observe it; `run-end` gets them). */
   readonly emit: (event: AgentEvent) => void;
+  /** `turn-start`: model call number `iteration` begins. */
+  readonly turnStart: (iteration: number) => void;
+  /** `turn-end`: the turn is closed; its last message gives the stop reason and usage. */
+  readonly turnEnd: (iteration: number, last: ModelMessage | undefined) => void;
   /** Adds one message to the session and announces it. */
   readonly add: (message: Message) => void;
   /** Adds a model turn whole, then announces its messages; returns the stored copies. */
@@ -84,7 +88,7 @@ export function createRunContext(
 ): RunContext {
   const agentName = options.name;
   const state: RunState = { iteration: 0, outputAttemptsLeft: options.outputAttempts ?? 2, streamedText: "", abandon: undefined };
-  const emit = runEmitter(report, state);
+  const { emit, turnStart, turnEnd } = runEvents(report, state);
   const { add, addTurn } = sessionWriter(session, emit, resolveLogger(options.logger), agentName);
   const execute = createToolExecutor(tools, options.toolHandlers ?? {}, {
     ...pick(options, ["parallel", "maxParallelTools", "toolTimeout"]),
@@ -115,20 +119,36 @@ export function createRunContext(
     // An adapter with native structured output conveys the schema itself: no instruction then.
     instruction: contract === undefined || hasNativeStructuredOutput(invokeModel) ? undefined : { role: "system", content: outputInstruction(contract.jsonSchema) },
     emit,
+    turnStart,
+    turnEnd,
     add,
     addTurn,
     state,
   };
 }
 
-// Every event passes the run's metrics on its way out; `run-end` carries them.
-function runEmitter(report: (event: AgentEvent) => void, state: RunState): (event: AgentEvent) => void {
+// Every event passes the run's metrics on its way out; `run-end` carries them. The loop's own
+// events go through `turnStart`/`turnEnd` and the session writer: one place to make them cheap.
+function runEvents(report: (event: AgentEvent) => void, state: RunState): Pick<RunContext, "emit" | "turnStart" | "turnEnd"> {
   const metrics = createMetricsCollector();
-  return (event) => {
+  const emit = (event: AgentEvent): void => {
     if (event.type === "text-delta") state.streamedText += event.delta;
-    else if (event.type === "turn-start" || event.type === "retry") state.streamedText = "";
+    else if (event.type === "retry") state.streamedText = "";
     metrics.observe(event);
     report(event.type === "run-end" ? { ...event, metrics: metrics.finish() } : event);
+  };
+  return {
+    emit,
+    turnStart: (iteration) => {
+      state.streamedText = "";
+      emit({ type: "turn-start", iteration });
+    },
+    turnEnd: (iteration, last) => {
+      const event: AgentEvent = { type: "turn-end", iteration };
+      if (last?.stopReason !== undefined) event.stopReason = last.stopReason;
+      if (last?.usage !== undefined) event.usage = last.usage;
+      emit(event);
+    },
   };
 }
 
