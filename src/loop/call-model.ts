@@ -33,12 +33,12 @@ export async function callModelStep(run: RunContext): Promise<NextStep> {
   let problems: string | undefined;
   const afterModelCall = run.hooks?.afterModelCall;
   if (afterModelCall !== undefined) {
-    const current = messages;
-    const replaced = await runModelHook(run, "afterModelCall", () => afterModelCall({ session: run.session, messages: current, iteration }));
+    const replaced = await runModelHook(run, "afterModelCall", () => afterModelCall({ session: run.session, messages: answer.messages, iteration }));
     if (replaced === aborted) {
       answer.discard();
       return endAborted(run, "");
     }
+    // The hook stands in for the model: it decides no approval, held result or output either.
     if (replaced?.messages !== undefined) messages = replaced.messages.map(modelOwnFields);
   }
   // A final answer held to the `output` schema carries its parsed value from the start.
