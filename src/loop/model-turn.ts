@@ -13,7 +13,11 @@ export type ModelTurn = {
   messages: ModelMessage[];
   /** Results of calls started early, by call id (absent when none started). */
   started: ReadonlyMap<string, Promise<ToolOutcome>> | undefined;
-  /** Call once the turn's tools are done: releases what early starts held. */
+  /**
+   * Call once the turn's tools are done: stops the early starts still running (by then they
+   * answer calls that are not in the session, ones the `afterModelCall` hook removed) and frees
+   * what they held.
+   */
   release: () => void;
   /** Call if the run fails before the turn's tools are done: aborts the early starts. */
   discard: () => void;
@@ -95,9 +99,12 @@ function earlyStarts(execute: ToolExecutor, runSignal: AbortSignal) {
   let controller: AbortController | undefined;
   let race: AbortRace | undefined;
   let started: Map<string, Promise<ToolOutcome>> | undefined;
+  let running = 0;
+  const settled = (): void => void running--;
   const follow = (): void => controller?.abort(runSignal.reason);
   const release = (): void => {
     if (controller === undefined) return;
+    if (running > 0) controller.abort();
     runSignal.removeEventListener("abort", follow);
     race?.dispose();
   };
@@ -110,7 +117,10 @@ function earlyStarts(execute: ToolExecutor, runSignal: AbortSignal) {
         race = createAbortRace(controller.signal);
       }
       started ??= new Map<string, Promise<ToolOutcome>>();
-      started.set(call.id, execute.start(call, controller.signal, race!));
+      const outcome = execute.start(call, controller.signal, race!);
+      running++;
+      void outcome.then(settled);
+      started.set(call.id, outcome);
     },
     started: () => started,
     discard: (): void => {
