@@ -12,6 +12,7 @@ import {
   summarizeOlderTurns,
   type AgentEvent,
   type ModelMessage,
+  type ModelStreamEvent,
   type Session,
 } from "simple-agent-loop";
 import { closeSession, loadEntries, loadSession, openSession } from "simple-agent-loop/store";
@@ -82,6 +83,24 @@ describe("context strategies", () => {
     expect(calls).toBe(2);
     expect(withoutTs(session).at(-1)).toMatchObject({ role: "assistant", content: expect.stringMatching(/^answered with \d messages$/) });
     expectEveryCallAnsweredOnce(session);
+  });
+
+  it("an abort during the retry after an overflow keeps only what the retry streamed (the failed call's text is void)", async () => {
+    const controller = new AbortController();
+    let calls = 0;
+    const model = async function* (): AsyncGenerator<ModelStreamEvent> {
+      if (++calls === 1) {
+        yield { type: "text-delta", delta: "void " };
+        throw new ContextOverflowError("prompt is too long", { provider: "test", status: 400 });
+      }
+      yield { type: "text-delta", delta: "seen" };
+      controller.abort();
+      await new Promise(() => undefined);
+    };
+    const session = initSession("s", "the task");
+    await agentLoop(model, [], session, { signal: controller.signal, compaction: slidingWindow({ keepTurns: 1 }) });
+    expect(calls).toBe(2);
+    expect(withoutTs(session).at(-1)).toStrictEqual({ role: "assistant", content: "seen", stopReason: "aborted" });
   });
 
   it("estimateTokens uses the last reported usage plus about a token per 4 characters after it", () => {

@@ -134,4 +134,44 @@ describe("eager tool starts (seed 004: a tool starts when its call is complete i
     expect(ran).toBe(false);
     expect(withoutTs(session).at(-1)).toMatchObject({ type: "tool_result", id: "cut", isError: true });
   });
+
+  it("a call the afterModelCall hook removed is stopped if it started early: it never entered the session", async () => {
+    const signals: AbortSignal[] = [];
+    const work = async (_input: unknown, context: { signal: AbortSignal }) => {
+      signals.push(context.signal);
+      await sleep(200);
+      return "done";
+    };
+    const invoke = model(streamed(call("a"), 20, { role: "assistant", content: "never mind" }, { end: { type: "response-end", stopReason: "tool_use" } }));
+    const session = await agentLoop(invoke, [], initSession("s", "u"), {
+      toolHandlers: { work },
+      hooks: { afterModelCall: ({ messages }) => ({ messages: messages.filter((message) => !("type" in message && message.type === "tool_call")) }) },
+    });
+    expect(signals).toHaveLength(1);
+    expect(signals[0]!.aborted).toBe(true);
+    expect(withoutTs(session).slice(2)).toStrictEqual([{ role: "assistant", content: "never mind", stopReason: "tool_use" }]);
+  });
+
+  it("a call the afterModelCall hook removed from a turn that keeps others is stopped once the others are answered", async () => {
+    const signals = new Map<string, AbortSignal>();
+    const work = async (_input: unknown, context: { id: string; signal: AbortSignal }) => {
+      signals.set(context.id, context.signal);
+      await sleep(context.id === "removed" ? 300 : 5);
+      return `done ${context.id}`;
+    };
+    const invoke = model(
+      streamed(call("removed"), 10, call("kept"), { end: { type: "response-end", stopReason: "tool_use" } }),
+      streamed({ role: "assistant", content: "ok" }),
+    );
+    const session = await agentLoop(invoke, [], initSession("s", "u"), {
+      toolHandlers: { work },
+      hooks: { afterModelCall: ({ messages }) => ({ messages: messages.filter((message) => !("id" in message && message.id === "removed")) }) },
+    });
+    expect(signals.get("removed")?.aborted).toBe(true);
+    expect(withoutTs(session).slice(2)).toStrictEqual([
+      { type: "tool_call", id: "kept", name: "work", input: {}, stopReason: "tool_use" },
+      { type: "tool_result", id: "kept", output: "done kept" },
+      { role: "assistant", content: "ok" },
+    ]);
+  });
 });

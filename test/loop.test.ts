@@ -314,6 +314,16 @@ describe("agentLoop: tool-call rules", () => {
     expect(events.at(-1)).toStrictEqual({ type: "run-end", outcome: "stopped", metrics: expect.objectContaining({ modelCalls: 1 }) });
   });
 
+  it("a turn cut off by max_tokens counts its usage: its turn-end and the run's metrics carry it", async () => {
+    const usage = { inputTokens: 120, outputTokens: 30 };
+    const model = scriptedModel([[{ type: "tool_call", id: "c1", name: "write", input: {}, stopReason: "max_tokens", usage }]]);
+    const events: AgentEvent[] = [];
+    await agentLoop(model, [], initSession("s", "u"), { toolHandlers: { write: () => "written" }, onEvent: (event) => events.push(event) });
+    expect(events.find((event) => event.type === "turn-end")).toStrictEqual({ type: "turn-end", iteration: 1, stopReason: "max_tokens", usage });
+    const end = events.at(-1);
+    expect(end?.type === "run-end" ? end.metrics?.usage : undefined).toMatchObject(usage);
+  });
+
   it("runs tool calls when the stop reason is tool_use", async () => {
     const model = scriptedModel([
       [{ type: "tool_call", id: "c1", name: "add", input: { a: 2, b: 2 }, stopReason: "tool_use" }],

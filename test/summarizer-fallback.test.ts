@@ -7,6 +7,7 @@ import {
   summarizeOlderTurns,
   type AgentEvent,
   type InvokeModel,
+  type ModelContext,
   type ModelMessage,
   type Session,
 } from "simple-agent-loop";
@@ -91,6 +92,27 @@ describe("the model's view is built in one place", () => {
       expect(view.messages[0]).toMatchObject({ role: "system", content: "HOOK" });
     }
     expect(seen[1]!.messages.length).toBeLessThan(seen[0]!.messages.length);
+  });
+
+  it("the retry after an overflow gets the settings the hook gives for it, not the ones it gave the failed call", async () => {
+    const contexts: ModelContext[] = [];
+    let calls = 0;
+    const session = longSession();
+    await agentLoop(
+      (_tools, _view, context) => {
+        contexts.push(structuredClone(context));
+        if (++calls === 1) throw new ContextOverflowError("prompt is too long", { provider: "test", status: 400 });
+        return [{ role: "assistant", content: "done" }];
+      },
+      [],
+      session,
+      {
+        compaction: summarizeOlderTurns({ invokeModel: scriptedModel([[{ role: "assistant", content: "short" }]]), contextWindow: 1_000_000, keepTurns: 1 }),
+        // A long session goes to a model with a larger window; once compacted, the default is enough.
+        hooks: { beforeModelCall: ({ session: current }) => (current.messages.length > 6 ? { settings: { model: "long-context" } } : undefined) },
+      },
+    );
+    expect(contexts.map((context) => context.settings)).toStrictEqual([{ model: "long-context" }, undefined]);
   });
 
   it("with an output schema, the hook's messages come after the instruction, on the retry too", async () => {

@@ -2,7 +2,8 @@ import { createAbortRace, delay, type AbortRace } from "./abort.ts";
 import { describeError, errorType } from "../errors.ts";
 import type { AgentEvent } from "./events.ts";
 import type { ToolExecutor, ToolOutcome } from "../tools/execute-tool-calls.ts";
-import { callModel, type InvokeModel, type ModelContext } from "../model/invoke-model.ts";
+import type { InvokeModel, ModelContext } from "../model/invoke-model.ts";
+import { readModelTurn } from "../model/read-model-turn.ts";
 import type { ModelMessage, Session, ToolCallMessage } from "../session.ts";
 import { retryDelay, type RetryOptions } from "./retry.ts";
 import type { ToolSchema } from "../tools/tool.ts";
@@ -12,22 +13,27 @@ export type ModelTurn = {
   messages: ModelMessage[];
   /** Results of calls started early, by call id (absent when none started). */
   started: ReadonlyMap<string, Promise<ToolOutcome>> | undefined;
-  /** Call once the turn's tools are done: releases what early starts held. */
+  /**
+   * Call once the turn's tools are done: stops the early starts still running (by then they
+   * answer calls that are not in the session, ones the `afterModelCall` hook removed) and frees
+   * what they held.
+   */
   release: () => void;
   /** Call if the run fails before the turn's tools are done: aborts the early starts. */
   discard: () => void;
 };
 
-export type ModelTurnOptions = {
-  invokeModel: InvokeModel;
-  tools: ToolSchema[];
-  session: Session;
-  context: ModelContext;
-  abortRace: AbortRace;
-  emit: (event: AgentEvent) => void;
-  retry: false | RetryOptions | undefined;
-  /** Start eligible tool calls as soon as they are complete in the stream. */
-  execute: ToolExecutor | undefined;
+/** What `invokeModel` is given for one call: the model's view of the run (see `modelView`). */
+export type ModelCall = { tools: ToolSchema[]; session: Session; context: ModelContext };
+
+/** What a model turn needs of its run. */
+export type ModelTurnRun = {
+  readonly invokeModel: InvokeModel;
+  readonly abortRace: AbortRace;
+  readonly emit: (event: AgentEvent) => void;
+  readonly retry: false | RetryOptions | undefined;
+  /** Starts eligible tool calls as soon as they are complete in the stream; absent: none start early. */
+  readonly eager: EagerStarter | undefined;
 };
 
 /**
@@ -35,25 +41,21 @@ export type ModelTurnOptions = {
  * is dropped whole, including the tools it started early (they are aborted and their results are
  * never added: the calls they answer never enter the session).
  */
-export async function modelTurn(options: ModelTurnOptions): Promise<ModelTurn | undefined> {
-  const { context, emit } = options;
+export async function modelTurn(run: ModelTurnRun, call: ModelCall): Promise<ModelTurn | undefined> {
+  const { context } = call;
   for (let attempt = 1; ; attempt++) {
-    // Made on the first early start only: most turns (every non-streamed one) have none.
-    let early: EarlyStarts | undefined;
-    const execute = options.execute;
-    const onToolCall = execute === undefined ? undefined : (call: ToolCallMessage): void => (early ??= earlyStarts(execute, context.signal)).onToolCall(call);
     try {
-      const messages = await callModel(options.invokeModel, options.tools, options.session, context, options.abortRace, emit, onToolCall);
-      const made = early;
-      if (made === undefined) return { messages, started: undefined, release: noop, discard: noop };
-      return { messages, started: made.started(), release: made.release, discard: made.discard };
+      const messages = await readModelTurn(run.invokeModel, call.tools, call.session, context, run.abortRace, run.emit, run.eager?.onToolCall);
+      const early = run.eager?.take();
+      if (early === undefined) return { messages, started: undefined, release: noop, discard: noop };
+      return { messages, started: early.started(), release: early.release, discard: early.discard };
     } catch (error) {
-      early?.discard();
+      run.eager?.take()?.discard();
       if (context.signal.aborted) return undefined;
-      const delayMs = options.retry === false ? undefined : retryDelay(error, attempt, options.retry);
+      const delayMs = run.retry === false ? undefined : retryDelay(error, attempt, run.retry);
       if (delayMs === undefined) throw error;
       const type = errorType(error);
-      emit({ type: "retry", iteration: context.iteration, attempt, delayMs, error: describeError(error), ...(type === undefined ? {} : { errorType: type }) });
+      run.emit({ type: "retry", iteration: context.iteration, attempt, delayMs, error: describeError(error), ...(type === undefined ? {} : { errorType: type }) });
       try {
         await delay(delayMs, context.signal);
       } catch {
@@ -61,6 +63,30 @@ export async function modelTurn(options: ModelTurnOptions): Promise<ModelTurn | 
       }
     }
   }
+}
+
+/**
+ * Starts tool calls while the model streams, for one run: one attempt at a time, each attempt's
+ * starts taken (`take`) when it ends. Its callback is made once per run, not per call.
+ */
+export type EagerStarter = {
+  /** Hears each complete tool call of the stream; starts it if its tool allows. */
+  readonly onToolCall: (call: ToolCallMessage) => void;
+  /** The current attempt's early starts (absent when nothing was heard), and forgets them. */
+  readonly take: () => EarlyStarts | undefined;
+};
+
+export function createEagerStarter(execute: ToolExecutor, runSignal: AbortSignal): EagerStarter {
+  // Made on the first early start only: most turns (every non-streamed one) have none.
+  let early: EarlyStarts | undefined;
+  return {
+    onToolCall: (call) => (early ??= earlyStarts(execute, runSignal)).onToolCall(call),
+    take: () => {
+      const taken = early;
+      early = undefined;
+      return taken;
+    },
+  };
 }
 
 const noop = (): void => undefined;
@@ -73,9 +99,12 @@ function earlyStarts(execute: ToolExecutor, runSignal: AbortSignal) {
   let controller: AbortController | undefined;
   let race: AbortRace | undefined;
   let started: Map<string, Promise<ToolOutcome>> | undefined;
+  let running = 0;
+  const settled = (): void => void running--;
   const follow = (): void => controller?.abort(runSignal.reason);
   const release = (): void => {
     if (controller === undefined) return;
+    if (running > 0) controller.abort();
     runSignal.removeEventListener("abort", follow);
     race?.dispose();
   };
@@ -88,7 +117,10 @@ function earlyStarts(execute: ToolExecutor, runSignal: AbortSignal) {
         race = createAbortRace(controller.signal);
       }
       started ??= new Map<string, Promise<ToolOutcome>>();
-      started.set(call.id, execute.start(call, controller.signal, race!));
+      const outcome = execute.start(call, controller.signal, race!);
+      running++;
+      void outcome.then(settled);
+      started.set(call.id, outcome);
     },
     started: () => started,
     discard: (): void => {

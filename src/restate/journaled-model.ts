@@ -11,7 +11,8 @@ import {
   isInstance,
   isRetryable,
 } from "../errors.ts";
-import { callModel, type InvokeModel, type StructuredOutputModel } from "../model/invoke-model.ts";
+import type { InvokeModel, StructuredOutputModel } from "../model/invoke-model.ts";
+import { readModelTurn } from "../model/read-model-turn.ts";
 import type { ModelMessage } from "../session.ts";
 import type { ReplayClock } from "./replay-clock.ts";
 import { fitText } from "./step-size.ts";
@@ -48,7 +49,7 @@ export function journaledModel(
       async () => {
         const race = createAbortRace(context.signal);
         try {
-          const messages = await callModel(invokeModel, tools, session, context, race, ignore);
+          const messages = await readModelTurn(invokeModel, tools, session, context, race, ignore);
           const at = Date.now();
           const ts = new Date(at).toISOString();
           const step = { messages: messages.map((message) => ({ ...message, ts })), at };

@@ -1,0 +1,65 @@
+import { callModelNext, type NextStep } from "./next-step.ts";
+import type { OpenTurn } from "./open-turn.ts";
+import type { RunContext } from "./run-context.ts";
+import { abortedResult, notExecuted } from "../tools/tool-errors.ts";
+import { notifySessionChange, type StopReason } from "../session.ts";
+import type { PendingApproval, ToolOutcome } from "../tools/execute-tool-calls.ts";
+
+/**
+ * The `answer-tools` step: runs the open turn's tool calls and adds their results in call order,
+ * then closes the turn (`turn-end`). A turn the model stopped for another reason than tool use is
+ * closed without running anything new, and ends the run (`stopped`). Calls waiting for approval
+ * pause the run (`paused`), unless it was aborted meanwhile.
+ */
+export async function answerTools(run: RunContext, turn: OpenTurn): Promise<NextStep> {
+  const stopReason = turn.last?.stopReason;
+  if (stopReason !== undefined && stopReason !== "tool_use") return closeStoppedTurn(run, turn, stopReason);
+  const outcomes = await run.execute.run(turn.toolCalls, run.signal, run.abortRace, turn.started);
+  run.state.abandon = undefined;
+  turn.release?.();
+  const firstWaiting = outcomes.findIndex(isPending);
+  if (firstWaiting !== -1) {
+    if (!run.signal.aborted) return pause(run, turn, outcomes, firstWaiting);
+    // Aborted while calls waited: answer the rest in call order.
+    for (let index = firstWaiting; index < outcomes.length; index++) {
+      const outcome = outcomes[index]!;
+      run.add(outcome.type === "approval-pending" ? abortedResult(outcome.call) : outcome);
+    }
+  }
+  run.turnEnd(run.state.iteration, turn.last);
+  return callModelNext;
+}
+
+function isPending(outcome: ToolOutcome): boolean {
+  return outcome.type === "approval-pending";
+}
+
+// Calls that started early have run: keep what they returned. The others never run.
+async function closeStoppedTurn(run: RunContext, turn: OpenTurn, stopReason: StopReason): Promise<NextStep> {
+  for (const call of turn.toolCalls) {
+    const early = turn.started === undefined ? undefined : await turn.started.get(call.id);
+    run.add(early?.type === "tool_result" ? early : notExecuted(call, stopReason));
+  }
+  turn.release?.();
+  run.turnEnd(run.state.iteration, turn.last);
+  return { type: "end", end: { outcome: "stopped" } };
+}
+
+// The session is the paused state: the waiting calls say so (with a paused subagent's own
+// session, if that is why); results of later calls are held on their calls, in call order.
+function pause(run: RunContext, turn: OpenTurn, outcomes: readonly ToolOutcome[], firstWaiting: number): NextStep {
+  const { session } = run;
+  const pending: PendingApproval[] = [];
+  for (let index = firstWaiting; index < outcomes.length; index++) {
+    const outcome = outcomes[index]!;
+    const call = turn.toolCalls[index]!;
+    if (outcome.type === "approval-pending") {
+      pending.push(outcome);
+      call.approval = outcome.nested === undefined ? { status: "pending" } : { status: "pending", nested: outcome.nested };
+    } else {
+      call.heldResult = outcome.isError === true ? { output: outcome.output, isError: true } : { output: outcome.output };
+    }
+    notifySessionChange(session, { type: "update", index: session.messages.lastIndexOf(call), message: call, reason: "approval" });
+  }
+  return { type: "end", end: { outcome: "paused", pending } };
+}

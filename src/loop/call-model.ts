@@ -1,0 +1,124 @@
+import { aborted, beforeModelCall, makeRoom, modelView, runModelHook } from "./model-view.ts";
+import { modelTurn, type ModelTurn } from "./model-turn.ts";
+import type { NextStep } from "./next-step.ts";
+import type { OpenTurn } from "./open-turn.ts";
+import type { RunContext } from "./run-context.ts";
+import { holdToContract, StructuredOutputError, type OutputContract } from "./structured-output.ts";
+import { isContextOverflowError, MaxIterationsError } from "../errors.ts";
+import { formatLogLine } from "../logger.ts";
+import { modelOwnFields } from "../model/read-model-turn.ts";
+import { isModelMessage, isToolCall, type Message, type ModelMessage, type ToolCallMessage } from "../session.ts";
+
+/**
+ * The `call-model` step: unless the run was aborted, adds queued steering, checks the iteration
+ * limit, makes room, calls the model (once more after a context overflow), lets the
+ * `afterModelCall` hook replace its messages, holds a final answer to the output schema, and
+ * adds the turn whole. Throws `MaxIterationsError` at the limit, `StructuredOutputError` when
+ * the corrections are used up.
+ */
+export async function callModelStep(run: RunContext): Promise<NextStep> {
+  const { state, queues } = run;
+  if (run.signal.aborted) return endAborted(run, "");
+  if (queues.steering.length > 0) for (const message of queues.steering.splice(0)) run.add(message);
+  if (state.iteration >= run.maxIterations) throw maxIterationsError(run);
+  const room = makeRoom(run, "before-call");
+  if (room !== undefined) await room;
+  const iteration = ++state.iteration;
+  run.turnStart(iteration);
+  const answer = await askModel(run, iteration);
+  if (answer === aborted) return endAborted(run, "");
+  if (answer === undefined) return endAborted(run, state.streamedText);
+  state.abandon = answer.discard;
+  let { messages } = answer;
+  let problems: string | undefined;
+  const afterModelCall = run.hooks?.afterModelCall;
+  if (afterModelCall !== undefined) {
+    const replaced = await runModelHook(run, "afterModelCall", () => afterModelCall({ session: run.session, messages: answer.messages, iteration }));
+    if (replaced === aborted) {
+      answer.discard();
+      return endAborted(run, "");
+    }
+    // The hook stands in for the model: it decides no approval, held result or output either.
+    if (replaced?.messages !== undefined) messages = replaced.messages.map(modelOwnFields);
+  }
+  // A final answer held to the `output` schema carries its parsed value from the start.
+  if (run.contract !== undefined && !messages.some(isToolCall)) ({ messages, problems } = await holdOutput(run, run.contract, messages));
+  return enterTurn(run, answer, messages, problems);
+}
+
+/** Ends the run as aborted: an `aborted` assistant message (with what streamed, if anything) closes the session. */
+function endAborted(run: RunContext, content: string): NextStep {
+  run.add({ role: "assistant", content, stopReason: "aborted" });
+  return { type: "end", end: { outcome: "aborted" } };
+}
+
+function maxIterationsError(run: RunContext): MaxIterationsError {
+  const { maxIterations } = run;
+  const limit = run.maxIterationsGiven ? `${maxIterations}` : `${maxIterations}, the default`;
+  return new MaxIterationsError(
+    `Agent "${run.agentName ?? "agent"}" reached maxIterations (${limit}) while the model still wanted to continue. ` +
+      `Last action: ${describeLastAction(run.session.messages)}.`,
+    { maxIterations, session: run.session },
+  );
+}
+
+// The tool calls of the last model turn, or else the last message.
+function describeLastAction(messages: readonly Message[]): string {
+  let index = messages.length - 1;
+  while (index >= 0 && !isModelMessage(messages[index]!)) index--;
+  const toolCalls: ToolCallMessage[] = [];
+  for (let message = messages[index]; message !== undefined && isModelMessage(message); message = messages[--index]) {
+    if (isToolCall(message)) toolCalls.unshift(message);
+  }
+  if (toolCalls.length === 0) {
+    const last = messages[messages.length - 1];
+    return last === undefined ? "none" : formatLogLine(last, undefined, 160).replace(/^\[agent\] /, "");
+  }
+  return toolCalls.map((call) => `${call.name}(${JSON.stringify(call.input).slice(0, 100)})`).join(", ");
+}
+
+// The model's answer for this iteration, or `undefined` when the run was aborted during the call.
+// Too long for the model: the strategies make room, then the call is tried once more.
+async function askModel(run: RunContext, iteration: number): Promise<ModelTurn | undefined | typeof aborted> {
+  for (let overflowed = false; ; overflowed = true) {
+    const asked = beforeModelCall(run, iteration);
+    const changes = asked === undefined ? undefined : await asked;
+    if (changes === aborted) return aborted;
+    try {
+      return await modelTurn(run, modelView(run, iteration, changes));
+    } catch (error) {
+      if (overflowed || !isContextOverflowError(error) || run.strategies === undefined) throw error;
+      // What the refused call streamed is void, as after a retry.
+      run.state.streamedText = "";
+      await makeRoom(run, "overflow");
+    }
+  }
+}
+
+// The final answer checked against the output contract; throws once the corrections are used up.
+async function holdOutput(run: RunContext, contract: OutputContract, messages: ModelMessage[]): Promise<{ messages: ModelMessage[]; problems?: string }> {
+  const held = await holdToContract(contract, messages);
+  const { problems } = held;
+  if (problems !== undefined && run.state.outputAttemptsLeft-- <= 0) {
+    run.addTurn(held.messages);
+    throw new StructuredOutputError(`The final answer does not match the output schema: ${problems}`, { text: held.text, problems });
+  }
+  return held;
+}
+
+const noCalls: ToolCallMessage[] = [];
+
+// Adds the model's turn to the session and says what comes next.
+function enterTurn(run: RunContext, answer: ModelTurn, messages: ModelMessage[], problems: string | undefined): NextStep {
+  // The stored copies (with ts): approval marks must land on the session's own objects.
+  const stored = run.addTurn(messages) as ModelMessage[];
+  const last = stored[stored.length - 1];
+  const toolCalls = problems === undefined ? stored.filter(isToolCall) : noCalls;
+  if (toolCalls.length === 0) {
+    // Nothing to answer: what started early answers calls that are not in the session.
+    answer.discard();
+    return problems === undefined ? { type: "answered", last } : { type: "correct-output", last, problems };
+  }
+  const turn: OpenTurn = { toolCalls, last, started: answer.started, release: answer.release };
+  return { type: "answer-tools", turn };
+}

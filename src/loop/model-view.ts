@@ -1,0 +1,77 @@
+import type { CompactionFallback, CompactionStrategy } from "./compaction-strategy.ts";
+import type { ModelCall } from "./model-turn.ts";
+import type { RunContext } from "./run-context.ts";
+import { describeError } from "../errors.ts";
+import type { ModelContext } from "../model/invoke-model.ts";
+import type { AgentHooks } from "./hooks.ts";
+
+/** A hook's answer when the run was aborted while it ran. */
+export const aborted = Symbol("aborted");
+
+/** What the `beforeModelCall` hook answered for one call (`undefined`: it kept the defaults, or there is none). */
+export type ModelCallChanges = Awaited<ReturnType<NonNullable<AgentHooks["beforeModelCall"]>>>;
+
+/**
+ * Asks the `beforeModelCall` hook what to change for this call; `undefined` at once (no await)
+ * when there is no hook.
+ */
+export function beforeModelCall(run: RunContext, iteration: number): Promise<ModelCallChanges | typeof aborted> | undefined {
+  const hook = run.hooks?.beforeModelCall;
+  if (hook === undefined) return undefined;
+  const { session, schemas } = run;
+  return runModelHook(run, "beforeModelCall", () => hook({ session, tools: schemas, iteration }));
+}
+
+/**
+ * The model's view of the run for one call, built fresh for every call (the first attempt, and
+ * the retry after a context overflow once `makeRoom` shortened the session) from the session and
+ * what the hook answered for that call: a new context (with the hook's settings, or none), the
+ * tools, and the messages (the output instruction first, then the session's messages or the ones
+ * the hook put in their place). The one place that builds it: two builds must never disagree.
+ */
+export function modelView(run: RunContext, iteration: number, changes: ModelCallChanges): ModelCall {
+  const { session } = run;
+  const context: ModelContext = run.agentName === undefined ? { signal: run.signal, iteration } : { signal: run.signal, iteration, agentName: run.agentName };
+  if (run.output !== undefined) context.output = run.output;
+  if (changes?.settings !== undefined) context.settings = changes.settings;
+  const tools = changes?.tools ?? run.schemas;
+  const messages = changes?.messages ?? session.messages;
+  if (run.instruction !== undefined) return { tools, session: { messages: [run.instruction, ...messages] }, context };
+  return { tools, session: messages === session.messages ? session : { messages }, context };
+}
+
+/**
+ * Shortens the session before a model call: truncation compaction (the default) before each
+ * call, or the context strategies, before each call and once more after an overflow. Emits
+ * `compaction` when messages were cut or removed. Returns a promise only when there are
+ * strategies to wait for: a run without them pays no await per turn.
+ */
+export function makeRoom(run: RunContext, reason: "before-call" | "overflow"): Promise<void> | undefined {
+  if (run.compact !== undefined && reason === "before-call") {
+    const count = run.compact(run.session);
+    if (count > 0) run.emit({ type: "compaction", count });
+  }
+  return run.strategies === undefined ? undefined : applyStrategies(run, run.strategies, reason);
+}
+
+async function applyStrategies(run: RunContext, strategies: readonly CompactionStrategy[], reason: "before-call" | "overflow"): Promise<void> {
+  const { session } = run;
+  const before = session.messages.length;
+  const report = (fallback: CompactionFallback): void => run.emit({ type: "compaction-fallback", ...fallback });
+  for (const strategy of strategies) await strategy(session, { reason, signal: run.signal, report });
+  if (session.messages.length < before) run.emit({ type: "compaction", count: before - session.messages.length });
+}
+
+/**
+ * Runs a model hook, raced against the abort: `aborted` when the run was aborted meanwhile. A
+ * hook that throws ends the run: its error is reported as `hook-error`, then rethrown.
+ */
+export async function runModelHook<T>(run: RunContext, hook: "beforeModelCall" | "afterModelCall", call: () => T | Promise<T>): Promise<T | typeof aborted> {
+  try {
+    return await run.abortRace.race(Promise.resolve(call()));
+  } catch (error) {
+    if (run.signal.aborted) return aborted;
+    run.emit({ type: "hook-error", hook, error: describeError(error) });
+    throw error;
+  }
+}

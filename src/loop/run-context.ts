@@ -1,0 +1,190 @@
+import { createAbortRace, type AbortRace } from "./abort.ts";
+import { createCompactor } from "./compaction.ts";
+import type { CompactionStrategy } from "./compaction-strategy.ts";
+import type { AgentEvent } from "./events.ts";
+import type { AgentHooks } from "./hooks.ts";
+import { defaultMaxIterations, type AgentLoopOptions } from "./loop-options.ts";
+import { createMetricsCollector } from "./metrics.ts";
+import { createEagerStarter, type EagerStarter } from "./model-turn.ts";
+import type { RetryOptions } from "./retry.ts";
+import { outputContract, outputInstruction, type OutputContract } from "./structured-output.ts";
+import { formatLogLine, resolveLogger } from "../logger.ts";
+import { hasNativeStructuredOutput, type InvokeModel } from "../model/invoke-model.ts";
+import { extendSession, extendSessionBatch, type JsonObject, type Message, type ModelMessage, type Session, type UserMessage } from "../session.ts";
+import { createToolExecutor, type ToolExecutor } from "../tools/execute-tool-calls.ts";
+import { toolSchemas, type ToolDefinition, type ToolSchema } from "../tools/tool.ts";
+
+/** Messages the caller sends a running run: steering (at the next safe point) and follow-ups (after the task). */
+export type Queues = { steering: UserMessage[]; followUps: UserMessage[] };
+
+/**
+ * Everything the phases of one run share, read from the options once (`createRunContext`). The
+ * fields are fixed for the run; what changes as it goes is in `state`.
+ */
+export type RunContext = {
+  readonly invokeModel: InvokeModel;
+  readonly session: Session;
+  /** The tools as the model is shown them. */
+  readonly schemas: ToolSchema[];
+  readonly agentName: string | undefined;
+  readonly maxIterations: number;
+  /** Whether `maxIterations` was given: the limit's error says when it was the default. */
+  readonly maxIterationsGiven: boolean;
+  readonly signal: AbortSignal;
+  /** Races every wait of the run against `signal`; disposed when the run ends. */
+  readonly abortRace: AbortRace;
+  readonly queues: Queues;
+  readonly hooks: AgentHooks | undefined;
+  readonly retry: false | RetryOptions | undefined;
+  readonly execute: ToolExecutor;
+  /** Starts tool calls while the model streams; absent with `eagerTools: false`. */
+  readonly eager: EagerStarter | undefined;
+  /** Truncation compaction before each call (the default); absent with strategies or `compaction: false`. */
+  readonly compact: ((session: Session) => number) | undefined;
+  /** Context strategies, before each call and once after an overflow. */
+  readonly strategies: readonly CompactionStrategy[] | undefined;
+  readonly contract: OutputContract | undefined;
+  /** `context.output` of every model call (set with an `output` schema). */
+  readonly output: { jsonSchema: JsonObject } | undefined;
+  /** The system message that shows the model the schema; absent when the adapter conveys it natively. */
+  readonly instruction: Message | undefined;
+  /** Emits an event of the run (metrics observe it; `run-end` gets them). */
+  readonly emit: (event: AgentEvent) => void;
+  /** `turn-start`: model call number `iteration` begins. */
+  readonly turnStart: (iteration: number) => void;
+  /** `turn-end`: the turn is closed; its last message gives the stop reason and usage. */
+  readonly turnEnd: (iteration: number, last: ModelMessage | undefined) => void;
+  /** Adds one message to the session and announces it. */
+  readonly add: (message: Message) => void;
+  /** Adds a model turn whole, then announces its messages; returns the stored copies. */
+  readonly addTurn: (messages: readonly Message[]) => Message[];
+  readonly state: RunState;
+};
+
+/** What changes as a run goes. */
+export type RunState = {
+  /** Model calls so far in this run. */
+  iteration: number;
+  /** Invalid final answers that may still be sent back for correction. */
+  outputAttemptsLeft: number;
+  /**
+   * The text the current model call has streamed so far: an abort mid-stream keeps it (as the
+   * aborted message's content), so the session holds what the user saw.
+   */
+  streamedText: string;
+  /** Stops the tools a turn started early, if the run fails before that turn's tools are done. */
+  abandon: (() => void) | undefined;
+};
+
+/** Reads the options of a run, once: the one place that does. */
+export function createRunContext(
+  invokeModel: InvokeModel,
+  tools: readonly ToolDefinition[],
+  session: Session,
+  options: AgentLoopOptions,
+  signal: AbortSignal,
+  report: (event: AgentEvent) => void,
+  queues: Queues,
+): RunContext {
+  const agentName = options.name;
+  const state: RunState = { iteration: 0, outputAttemptsLeft: options.outputAttempts ?? 2, streamedText: "", abandon: undefined };
+  const { emit, turnStart, turnEnd } = runEvents(report, state);
+  const { add, addTurn } = sessionWriter(session, emit, resolveLogger(options.logger), agentName);
+  const execute = createToolExecutor(tools, options.toolHandlers ?? {}, {
+    ...pick(options, ["parallel", "maxParallelTools", "toolTimeout"]),
+    ...(agentName === undefined ? {} : { agentName }),
+    ...(options.hooks === undefined ? {} : { hooks: options.hooks }),
+    session,
+    onResult: add,
+    onEvent: emit,
+  });
+  const contract = options.output === undefined ? undefined : outputContract(options.output);
+  return {
+    invokeModel,
+    session,
+    schemas: toolSchemas(tools),
+    agentName,
+    maxIterations: options.maxIterations ?? defaultMaxIterations,
+    maxIterationsGiven: options.maxIterations !== undefined,
+    signal,
+    abortRace: createAbortRace(signal),
+    queues,
+    hooks: options.hooks,
+    retry: options.retry,
+    execute,
+    eager: options.eagerTools === false ? undefined : createEagerStarter(execute, signal),
+    ...contextManagement(options.compaction),
+    contract,
+    output: contract === undefined ? undefined : { jsonSchema: contract.jsonSchema },
+    // An adapter with native structured output conveys the schema itself: no instruction then.
+    instruction: contract === undefined || hasNativeStructuredOutput(invokeModel) ? undefined : { role: "system", content: outputInstruction(contract.jsonSchema) },
+    emit,
+    turnStart,
+    turnEnd,
+    add,
+    addTurn,
+    state,
+  };
+}
+
+// Every event passes the run's metrics on its way out; `run-end` carries them. The loop's own
+// events go through `turnStart`/`turnEnd` and the session writer: one place to make them cheap.
+function runEvents(report: (event: AgentEvent) => void, state: RunState): Pick<RunContext, "emit" | "turnStart" | "turnEnd"> {
+  const metrics = createMetricsCollector();
+  const emit = (event: AgentEvent): void => {
+    if (event.type === "text-delta") state.streamedText += event.delta;
+    else if (event.type === "retry") state.streamedText = "";
+    metrics.observe(event);
+    report(event.type === "run-end" ? { ...event, metrics: metrics.finish() } : event);
+  };
+  return {
+    emit,
+    turnStart: (iteration) => {
+      state.streamedText = "";
+      emit({ type: "turn-start", iteration });
+    },
+    turnEnd: (iteration, last) => {
+      const event: AgentEvent = { type: "turn-end", iteration };
+      if (last?.stopReason !== undefined) event.stopReason = last.stopReason;
+      if (last?.usage !== undefined) event.usage = last.usage;
+      emit(event);
+    },
+  };
+}
+
+function contextManagement(option: AgentLoopOptions["compaction"]): Pick<RunContext, "compact" | "strategies"> {
+  if (option === false) return { compact: undefined, strategies: undefined };
+  if (typeof option === "function") return { compact: undefined, strategies: [option] };
+  if (Array.isArray(option)) return { compact: undefined, strategies: option };
+  return { compact: createCompactor(option), strategies: undefined };
+}
+
+function sessionWriter(
+  session: Session,
+  emit: (event: AgentEvent) => void,
+  log: ((line: string) => void) | undefined,
+  agentName: string | undefined,
+): Pick<RunContext, "add" | "addTurn"> {
+  const announce = (stored: Message): void => {
+    if (log !== undefined) log(formatLogLine(stored, agentName));
+    emit({ type: "message", message: stored });
+  };
+  return {
+    add: (message) => {
+      extendSession(session, message);
+      announce(session.messages[session.messages.length - 1]!);
+    },
+    // A model turn enters whole before anyone hears of it: a store writes it in one piece.
+    addTurn: (messages) => {
+      const stored = extendSessionBatch(session, messages);
+      for (const message of stored) announce(message);
+      return stored;
+    },
+  };
+}
+
+function pick<T extends object, K extends keyof T>(source: T, keys: readonly K[]): Pick<T, K> {
+  const picked = {} as Pick<T, K>;
+  for (const key of keys) if (source[key] !== undefined) picked[key] = source[key];
+  return picked;
+}

@@ -1,0 +1,143 @@
+import { InvalidModelResponseError } from "../errors.ts";
+import type { ModelStreamEvent } from "./model-stream-event.ts";
+import type { JsonObject, ModelMessage, Session, ToolCallMessage, TurnEndFields } from "../session.ts";
+import type { ToolSchema } from "../tools/tool.ts";
+import type { InvokeModel, ModelContext } from "./invoke-model.ts";
+
+/** What reading a turn reports as it goes: the stream's deltas, and each tool call once it is complete. */
+export type ModelTurnProgress =
+  | Exclude<ModelStreamEvent, { type: "message" | "response-end" }>
+  | { type: "tool-call-end"; id: string; name: string; input: JsonObject };
+
+/** Races a wait against the run's abort (what the reader needs of the loop's `AbortRace`): rejects with the abort reason once the run is aborted. */
+export type AbortRacer = { race<T>(promise: PromiseLike<T>): Promise<T> };
+
+/**
+ * Calls the model once and returns the complete turn, checked. Stream deltas are forwarded to
+ * `emit` as they arrive; messages are returned only once the whole turn is in, so a failure
+ * mid-stream leaves nothing half-written.
+ */
+export async function readModelTurn(
+  invokeModel: InvokeModel,
+  tools: ToolSchema[],
+  session: Session,
+  context: ModelContext,
+  abortRace: AbortRacer,
+  emit: (event: ModelTurnProgress) => void,
+  onToolCall?: (call: ToolCallMessage) => void,
+): Promise<ModelMessage[]> {
+  const result = invokeModel(tools, session, context);
+  let messages: ModelMessage[];
+  let stop: TurnEndFields = {};
+  if (Array.isArray(result)) messages = result;
+  else if (isAsyncIterable(result)) ({ messages, stop } = await readStream(result, abortRace, emit, onToolCall));
+  else messages = await abortRace.race(result);
+  return checkTurn(messages, stop);
+}
+
+async function readStream(
+  stream: AsyncIterable<ModelStreamEvent>,
+  abortRace: AbortRacer,
+  emit: (event: ModelTurnProgress) => void,
+  onToolCall: ((call: ToolCallMessage) => void) | undefined,
+): Promise<{ messages: ModelMessage[]; stop: TurnEndFields }> {
+  const iterator = stream[Symbol.asyncIterator]();
+  const messages: ModelMessage[] = [];
+  let stop: TurnEndFields = {};
+  let ended = false;
+  let done = false;
+  try {
+    for (;;) {
+      const next = await abortRace.race(iterator.next());
+      if (next.done === true) break;
+      const event = next.value;
+      if (event.type === "message") {
+        const message = modelOwnFields(event.message);
+        messages.push(message);
+        if ("type" in message && message.type === "tool_call" && isWellFormedCall(message)) {
+          emit({ type: "tool-call-end", id: message.id, name: message.name, input: message.input });
+          // Calls after response-end are ones the length limit cut off: they never start early.
+          if (!ended) onToolCall?.(message);
+        }
+      }
+      else if (event.type === "response-end") {
+        const { type: _type, ...fields } = event;
+        stop = fields;
+        ended = true;
+      } else emit(event);
+    }
+    done = true;
+  } finally {
+    // Abort or error mid-stream: let the adapter close its connection, without waiting on it.
+    if (!done) void Promise.resolve(iterator.return?.()).catch(() => undefined);
+  }
+  return { messages, stop };
+}
+
+// Only a call the turn check will accept may start before the turn is complete.
+function isWellFormedCall(call: ToolCallMessage): boolean {
+  const input: unknown = call.input;
+  return typeof call.id === "string" && call.id !== "" && typeof call.name === "string" && typeof input === "object" && input !== null && !Array.isArray(input);
+}
+
+/**
+ * The message without the fields the loop keeps for its own bookkeeping: a model (or whatever
+ * stands in for one) never decides an approval (`approval`), supplies a result held for a call
+ * (`heldResult`), or a validated structured output (`output`). Returns the same object when it
+ * has none of them, which is nearly always.
+ */
+export function modelOwnFields(message: ModelMessage): ModelMessage {
+  if (!("approval" in message) && !("heldResult" in message) && !("output" in message)) return message;
+  const { approval: _approval, heldResult: _held, output: _output, ...own } = message as ModelMessage & Record<"approval" | "heldResult" | "output", unknown>;
+  return own;
+}
+
+function isAsyncIterable(value: unknown): value is AsyncIterable<ModelStreamEvent> {
+  return typeof value === "object" && value !== null && Symbol.asyncIterator in value;
+}
+
+// The loop relies on these; a message that breaks them would corrupt the session later, so the
+// turn is refused whole, before anything of it is added.
+function checkTurn(messages: unknown, stop: TurnEndFields): ModelMessage[] {
+  if (!Array.isArray(messages)) {
+    throw new InvalidModelResponseError(`invokeModel must return an array of messages, got ${typeof messages}`);
+  }
+  // The array is copied only if something must change; the loop never modifies it.
+  let checked = messages as ModelMessage[];
+  const ids = new Set<string>();
+  for (const [index, message] of (messages as unknown[]).entries()) {
+    if (typeof message !== "object" || message === null) {
+      throw new InvalidModelResponseError(`invokeModel returned a non-object at index ${index}`);
+    }
+    const candidate = message as Partial<Record<string, unknown>>;
+    const own = modelOwnFields(message as ModelMessage);
+    if (own !== message) {
+      if (checked === messages) checked = [...checked];
+      checked[index] = own;
+    }
+    if (candidate.role === "assistant" && typeof candidate.content === "string") continue;
+    if (candidate.type === "thinking" && typeof candidate.content === "string") continue;
+    if (candidate.type !== "tool_call") {
+      throw new InvalidModelResponseError(
+        `invokeModel may return only assistant, thinking and tool_call messages; got ${JSON.stringify(message).slice(0, 80)} at index ${index}`,
+      );
+    }
+    if (typeof candidate.id !== "string" || candidate.id === "" || typeof candidate.name !== "string") {
+      throw new InvalidModelResponseError(`tool_call at index ${index} needs a non-empty string id and a name`);
+    }
+    if (ids.has(candidate.id)) throw new InvalidModelResponseError(`duplicate tool_call id "${candidate.id}" in one response`);
+    ids.add(candidate.id);
+    if (candidate.input === undefined) {
+      if (checked === messages) checked = [...checked];
+      checked[index] = { ...checked[index]!, input: {} } as ModelMessage;
+    } else if (typeof candidate.input !== "object" || candidate.input === null || Array.isArray(candidate.input)) {
+      throw new InvalidModelResponseError(`tool_call "${candidate.name}" input must be a JSON object`);
+    }
+  }
+  if (checked.length === 0) return [{ role: "assistant", content: "", ...stop }];
+  if (stop.stopReason !== undefined || stop.usage !== undefined || stop.rawStopReason !== undefined || stop.stopDetails !== undefined) {
+    if (checked === messages) checked = [...checked];
+    checked[checked.length - 1] = { ...checked[checked.length - 1]!, ...stop };
+  }
+  return checked;
+}
