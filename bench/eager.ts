@@ -1,4 +1,4 @@
-// Wall time saved by starting tools while the model still streams (seed 004), measured:
+// Wall time saved by starting tools while the model still streams, measured:
 // a response that streams 3 tool calls over 2 s (one at 0.5 s, 1.0 s and 1.5 s, the response
 // ends at 2 s), each tool taking 1 s, then a final answer. Eager starts on and off.
 //

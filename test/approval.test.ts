@@ -37,7 +37,7 @@ function deployAgent() {
   return { runs, tools: [deploy, status], model };
 }
 
-describe("human approval: pause, persist, resume (seed 004)", () => {
+describe("human approval: pause, persist, resume", () => {
   it("pauses on a tool that requires approval: other calls are answered, the paused session is plain JSON", async () => {
     const { runs, tools, model } = deployAgent();
     const events: AgentEvent[] = [];

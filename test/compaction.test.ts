@@ -130,7 +130,7 @@ describe("compaction in the loop", () => {
   });
 });
 
-describe("compactSession counts assistant replies like the Python package", () => {
+describe("compactSession counts assistant replies, even within one turn", () => {
   it("cuts thinking followed by two assistant replies, even within one turn; the loop's compactor spares the last turn", () => {
     const session = initSession("s", "u");
     extendSession(session, { type: "thinking", content: long("t1"), signature: "s1" });

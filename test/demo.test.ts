@@ -88,7 +88,7 @@ describe("npm start: the CLI with --provider auto in this repository", () => {
   });
 });
 
-// Seed 001's checkpoint, kept as a small example of the library (the CLI is the demo now).
+// The smallest real agent (list files, then answer), kept as an example of the library (the CLI is the demo now).
 describe("examples/list-files.ts", () => {
   let server: ReplayServer;
   beforeAll(async () => {

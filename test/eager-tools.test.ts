@@ -21,7 +21,7 @@ function model(...turns: (() => AsyncGenerator<ModelStreamEvent>)[]) {
   return () => turns[index++]!();
 }
 
-describe("eager tool starts (seed 004: a tool starts when its call is complete in the stream)", () => {
+describe("eager tool starts (a tool starts when its call is complete in the stream)", () => {
   it("starts each call while the model is still streaming the rest; results still enter in call order", async () => {
     const log: string[] = [];
     const work = async (_input: unknown, context: { id: string }) => {

@@ -1,4 +1,4 @@
-// The seed's examples (seed 002), run offline: every model is scripted (by the agent name the loop
+// The examples in examples/, run offline: every model is scripted (by the agent name the loop
 // passes in the model context), every answer that depends on its input is a function of the
 // session, and the checks are about control flow: which subagents ran, with what, in parallel or
 // not, and why the coordinator stopped.
@@ -146,7 +146,7 @@ describe("examples/weather.ts", () => {
     expect(urls.sort()).toStrictEqual(["https://wttr.in/Paris?format=j1", "https://wttr.in/Tokyo?format=j1"]);
     expect(maxInFlight).toBe(2);
     expect(signals.every((signal) => signal instanceof AbortSignal)).toBe(true);
-    // Results in call order, as the seed's handler shapes them.
+    // Results in call order, as the example's handler shapes them.
     expect(session.messages.filter(isResult).map((result) => result.output)).toStrictEqual([
       { city: "Tokyo", temp_c: "18", description: "Clear" },
       { city: "Paris", temp_c: "11", description: "Light rain" },

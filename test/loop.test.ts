@@ -15,7 +15,7 @@ import { addSchema, expectEveryCallAnsweredOnce, sleep, withoutTs } from "./help
 
 const add = (input: { a: number; b: number }): string => String(input.a + input.b);
 
-describe("agentLoop: the Python package's cases", () => {
+describe("agentLoop: the basic cases", () => {
   it("runs the addition tool and answers with its result", async () => {
     const model = scriptedModel([
       [{ type: "tool_call", id: "call_1", name: "add", input: { a: 98765432101234, b: 12345678909876 } }],
@@ -36,7 +36,7 @@ describe("agentLoop: the Python package's cases", () => {
       { type: "tool_result", id: "call_1", output: "111111111011110" },
       { role: "assistant", content: "The sum is 111111111011110" },
     ]);
-    // The second model call saw the tool result (seed 001: results go into the next request).
+    // The second model call saw the tool result (results go into the next request).
     expect(model.calls[1]?.messages.at(-1)).toMatchObject({ type: "tool_result", id: "call_1", output: "111111111011110" });
     expect(model.toolsSeen[0]).toStrictEqual([addSchema]);
   });
@@ -148,7 +148,7 @@ describe("agentLoop: the Python package's cases", () => {
   });
 });
 
-describe("agentLoop: seed 001 acceptance", () => {
+describe("agentLoop: acceptance (a workspace agent, end to end)", () => {
   it("the checkpoint script: list files, then answer from the result", async () => {
     const model = scriptedModel([
       [{ type: "tool_call", id: "t1", name: "list_files", input: {} }],

@@ -3,7 +3,7 @@ import { agentLoop, initSession, response, tool, type ToolContext } from "simple
 import { scriptedModel } from "simple-agent-loop/testing";
 import { expectEveryCallAnsweredOnce, withoutTs } from "./helpers.ts";
 
-describe("subagents: a tool handler that runs its own agentLoop (seed 000 §7)", () => {
+describe("subagents: a tool handler that runs its own agentLoop", () => {
   it("returns the inner agent's answer as the tool result; parallel subagents each get a fresh session", async () => {
     const innerSessions: string[] = [];
     const summarizer = scriptedModel(

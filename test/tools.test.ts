@@ -128,7 +128,7 @@ describe("tool()", () => {
 });
 
 describe("executeToolCalls", () => {
-  it("returns one result per call in call order, using toolHandlers like the seed", async () => {
+  it("returns one result per call in call order, using a plain toolHandlers map", async () => {
     const results = await executeToolCalls([call("1", "upper", { text: "a" }), call("2", "upper", { text: "b" })], {
       upper: async (input: { text: string }) => {
         await sleep(input.text === "a" ? 20 : 0);
