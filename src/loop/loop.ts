@@ -8,10 +8,10 @@ import { createToolExecutor, type PendingApproval } from "../tools/execute-tool-
 import { hasNativeStructuredOutput, modelOwnFields, type InvokeModel, type ModelContext } from "../model/invoke-model.ts";
 import { modelTurn, type ModelTurn } from "./model-turn.ts";
 import { formatLogLine, resolveLogger } from "../logger.ts";
-import { createMetricsCollector } from "./metrics.ts";
+import { createRunEvents } from "./run-events.ts";
 import { holdToContract, outputContract, outputCorrection, outputInstruction, StructuredOutputError } from "./structured-output.ts";
 import { extendSession, extendSessionBatch, isToolCall, notifySessionChange, type Message, type ModelMessage, type Session, type UserMessage } from "../session.ts";
-import { abortedResult, describeAction, lastTurn, notExecuted, pick, turnEnd } from "./turn.ts";
+import { abortedResult, describeAction, lastTurn, notExecuted, pick } from "./turn.ts";
 import { toolSchemas, type ToolDefinition, type ToolSchema } from "../tools/tool.ts";
 import { checkLoopOptions, defaultMaxIterations, type AgentLoopOptions } from "./loop-options.ts";
 
@@ -48,13 +48,13 @@ export function agentStream(
   const signal = options.signal === undefined ? controller.signal : AbortSignal.any([options.signal, controller.signal]);
   const queues: Queues = { steering: [], followUps: [] };
   const stream = runStream<AgentEvent, Session>(
-    async (emit) => {
+    async (emit, listening) => {
       // Two runs on one session would answer the same calls twice.
       if (running.has(session)) throw new AgentError("a run is already in progress on this session");
       checkLoopOptions(options, tools);
       running.add(session);
       try {
-        await runLoop(invokeModel, tools, session, options, signal, emit, queues);
+        await runLoop(invokeModel, tools, session, options, signal, emit, listening, queues);
       } finally {
         running.delete(session);
       }
@@ -96,24 +96,23 @@ async function runLoop(
   options: AgentLoopOptions,
   signal: AbortSignal,
   emit: (event: AgentEvent) => void,
+  listening: () => boolean,
   queues: Queues,
 ): Promise<void> {
   const { name: agentName, maxIterations = defaultMaxIterations } = options;
-  const metrics = createMetricsCollector();
-  const report = emit;
+  const events = createRunEvents(emit, listening);
   // The text the current model call has streamed so far: an abort mid-stream keeps it (as the
   // aborted message's content), so the session holds what the user saw.
   let streamedText = "";
   emit = (event) => {
     if (event.type === "text-delta") streamedText += event.delta;
-    else if (event.type === "turn-start" || event.type === "retry") streamedText = "";
-    metrics.observe(event);
-    report(event.type === "run-end" ? { ...event, metrics: metrics.finish() } : event);
+    else if (event.type === "retry") streamedText = "";
+    events.emit(event);
   };
   const log = resolveLogger(options.logger);
   const announce = (stored: Message): void => {
     if (log !== undefined) log(formatLogLine(stored, agentName));
-    emit({ type: "message", message: stored });
+    events.message(stored);
   };
   const add = (message: Message): void => {
     extendSession(session, message);
@@ -225,7 +224,7 @@ async function runLoop(
           // Aborted while calls waited: answer the rest in call order.
           for (const outcome of outcomes.slice(firstWaiting)) add(outcome.type === "approval-pending" ? abortedResult(outcome.call) : outcome);
         }
-        emit(turnEnd(iteration, turn.last));
+        events.turnEnd(iteration, turn.last);
       }
       if (signal.aborted) return finishAborted();
       if (queues.steering.length > 0) for (const message of queues.steering.splice(0)) add(message);
@@ -243,7 +242,8 @@ async function runLoop(
       }
       if (strategies !== undefined) await applyStrategies("before-call");
       iteration++;
-      emit({ type: "turn-start", iteration });
+      streamedText = "";
+      events.turnStart(iteration);
       const context: ModelContext = agentName === undefined ? { signal, iteration } : { signal, iteration, agentName };
       if (contract !== undefined) context.output = { jsonSchema: contract.jsonSchema };
       const call = await prepareCall(context);
@@ -299,12 +299,12 @@ async function runLoop(
         release: modelResult.release,
       };
       if (outputProblems !== undefined) {
-        emit(turnEnd(iteration, turn.last));
+        events.turnEnd(iteration, turn.last);
         add({ role: "user", content: outputCorrection(outputProblems) });
         continue;
       }
       if (turn.toolCalls.length === 0) {
-        emit(turnEnd(iteration, turn.last));
+        events.turnEnd(iteration, turn.last);
         // Steering that arrived during the answer is a new question; then the follow-up queue.
         const next = queues.steering.length > 0 ? undefined : queues.followUps.shift();
         if (queues.steering.length === 0 && next === undefined) {
