@@ -1,7 +1,6 @@
 import type { AgentEvent } from "./events.ts";
 import { createMetricsCollector } from "./metrics.ts";
 import type { Message, ModelMessage } from "../session.ts";
-import { turnEnd } from "./turn.ts";
 
 /**
  * The loop's side of a run's events. Every event counts in the run's metrics; it reaches the
@@ -42,7 +41,14 @@ export function createRunEvents(report: (event: AgentEvent) => void, listening: 
     },
     turnEnd(iteration, last) {
       metrics.turnEnd(iteration, last?.usage);
-      if (listening()) report(turnEnd(iteration, last));
+      if (listening()) report(turnEndEvent(iteration, last));
     },
   };
+}
+
+function turnEndEvent(iteration: number, last: ModelMessage | undefined): AgentEvent {
+  const event: AgentEvent = { type: "turn-end", iteration };
+  if (last?.stopReason !== undefined) event.stopReason = last.stopReason;
+  if (last?.usage !== undefined) event.usage = last.usage;
+  return event;
 }
