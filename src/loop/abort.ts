@@ -13,25 +13,26 @@ export type AbortRace = {
 };
 
 export function createAbortRace(signal: AbortSignal): AbortRace {
-  const pending = new Set<(reason: unknown) => void>();
+  // The rejecters of the races in flight: a few at most (one per awaited call), so an array
+  // searched from the end costs less than a Set, which rehashes as it grows and shrinks.
+  const pending: ((reason: unknown) => void)[] = [];
   const onAbort = (): void => {
     const reason = abortReason(signal);
-    for (const reject of pending) reject(reason);
-    pending.clear();
+    for (const reject of pending.splice(0)) reject(reason);
   };
   signal.addEventListener("abort", onAbort, { once: true });
   return {
     race<T>(promise: PromiseLike<T>): Promise<T> {
       if (signal.aborted) return Promise.reject(abortReason(signal));
       return new Promise<T>((resolve, reject) => {
-        pending.add(reject);
+        pending.push(reject);
         promise.then(
           (value) => {
-            pending.delete(reject);
+            forget(pending, reject);
             resolve(value);
           },
           (error: unknown) => {
-            pending.delete(reject);
+            forget(pending, reject);
             reject(error);
           },
         );
@@ -39,9 +40,17 @@ export function createAbortRace(signal: AbortSignal): AbortRace {
     },
     dispose() {
       signal.removeEventListener("abort", onAbort);
-      pending.clear();
+      pending.length = 0;
     },
   };
+}
+
+// The race that settled is usually the last one started.
+function forget(pending: ((reason: unknown) => void)[], reject: (reason: unknown) => void): void {
+  const index = pending.lastIndexOf(reject);
+  if (index === -1) return;
+  const last = pending.pop()!;
+  if (index < pending.length) pending[index] = last;
 }
 
 /** The signal's reason as an Error (our `AbortError` when the caller gave none). */

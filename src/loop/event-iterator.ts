@@ -11,108 +11,155 @@
  */
 export type RunStream<T, R> = AsyncIterableIterator<T> & { readonly result: Promise<R> };
 
+/**
+ * `run` gets `emit`, which hands an event to whoever hears it, and `listening()`, which says
+ * whether anyone does right now (a listener, or a consumer iterating): the run may skip building
+ * an event nobody would see. It can turn true mid-run (iteration may begin after `result` started
+ * the run).
+ */
 export function runStream<T, R>(
-  run: (emit: (event: T) => void) => Promise<R>,
+  run: (emit: (event: T) => void, listening: () => boolean) => Promise<R>,
   abort: () => void,
   listener?: (event: T) => void,
 ): RunStream<T, R> {
-  const queue: T[] = [];
-  let read = 0;
-  let iterating = false;
-  let waiting: { resolve: (result: IteratorResult<T>) => void; reject: (error: unknown) => void } | undefined;
-  let settled = false;
-  let closed = false;
-  let listenerError: { error: unknown } | undefined;
-  let failure: { error: unknown } | undefined;
-  let started: Promise<R> | undefined;
-
-  const done = (): IteratorResult<T> => ({ done: true, value: undefined });
-  const emit = (event: T): void => {
-    if (listenerError !== undefined) return;
-    if (listener !== undefined) {
-      try {
-        listener(event);
-      } catch (error) {
-        listenerError = { error };
-        abort();
-        return;
-      }
-    }
-    if (!iterating || closed) return;
-    if (waiting === undefined) {
-      queue.push(event);
-      return;
-    }
-    const { resolve } = waiting;
-    waiting = undefined;
-    resolve({ done: false, value: event });
+  const state: StreamState<T, R> = {
+    run,
+    abort,
+    listener,
+    queue: [],
+    read: 0,
+    iterating: false,
+    waiting: undefined,
+    settled: false,
+    closed: false,
+    listenerError: undefined,
+    failure: undefined,
+    started: undefined,
   };
-  const start = (): Promise<R> => {
-    started ??= run(emit)
-      .then(
-        (value) => {
-          if (listenerError !== undefined) {
-            failure = listenerError;
-            throw listenerError.error;
-          }
-          return value;
-        },
-        (error: unknown) => {
-          const reported = listenerError === undefined ? error : listenerError.error;
-          failure = { error: reported };
-          throw reported;
-        },
-      )
-      .finally(() => {
-        settled = true;
-        if (waiting !== undefined) {
-          const { resolve, reject } = waiting;
-          waiting = undefined;
-          end().then(resolve, reject);
-        }
-      });
-    // Iterating consumers hear of a failure through `next()`; do not report it as unhandled too.
-    started.catch(() => undefined);
-    return started;
-  };
-  const end = (): Promise<IteratorResult<T>> => {
-    closed = true;
-    if (failure === undefined) return Promise.resolve(done());
-    const { error } = failure;
-    failure = undefined;
-    return Promise.reject(error);
-  };
-
   return {
     get result() {
-      return start();
+      return start(state);
     },
-    next() {
-      if (closed) return Promise.resolve(done());
-      if (!iterating) {
-        iterating = true;
-        void start().catch(() => undefined);
-      }
-      if (read < queue.length) {
-        const event = queue[read++]!;
-        if (read === queue.length) {
-          queue.length = 0;
-          read = 0;
-        }
-        return Promise.resolve({ done: false, value: event });
-      }
-      if (settled) return end();
-      return new Promise((resolve, reject) => (waiting = { resolve, reject }));
-    },
-    return() {
-      closed = true;
-      queue.length = 0;
-      if (started === undefined || settled) return Promise.resolve(done());
-      abort();
-      return started.then(done, done);
-    },
+    next: () => next(state),
+    return: () => stop(state),
     [Symbol.asyncIterator]() {
       return this;
     },
   };
+}
+
+// One stream's state, shared by the functions below.
+type StreamState<T, R> = {
+  run: (emit: (event: T) => void, listening: () => boolean) => Promise<R>;
+  abort: () => void;
+  listener: ((event: T) => void) | undefined;
+  /** Events not yet read by the iterating consumer, from `read` on. */
+  queue: T[];
+  read: number;
+  iterating: boolean;
+  /** The consumer's pending `next()`, when it waits for an event. */
+  waiting: { resolve: (result: IteratorResult<T>) => void; reject: (error: unknown) => void } | undefined;
+  settled: boolean;
+  /** No more events for the consumer: it stopped, or it read the end. */
+  closed: boolean;
+  listenerError: { error: unknown } | undefined;
+  /** The run's error, until the consumer has been told of it. */
+  failure: { error: unknown } | undefined;
+  started: Promise<R> | undefined;
+};
+
+const done = <T>(): IteratorResult<T> => ({ done: true, value: undefined });
+
+function start<T, R>(state: StreamState<T, R>): Promise<R> {
+  if (state.started !== undefined) return state.started;
+  const started = state
+    .run(
+      (event) => emit(state, event),
+      () => state.listener !== undefined || (state.iterating && !state.closed),
+    )
+    .then(
+      (value) => ranTo(state, value),
+      (error: unknown) => failed(state, error),
+    )
+    .finally(() => settle(state));
+  state.started = started;
+  // Iterating consumers hear of a failure through `next()`; do not report it as unhandled too.
+  started.catch(() => undefined);
+  return started;
+}
+
+function emit<T, R>(state: StreamState<T, R>, event: T): void {
+  if (state.listenerError !== undefined) return;
+  if (state.listener !== undefined) {
+    try {
+      state.listener(event);
+    } catch (error) {
+      state.listenerError = { error };
+      state.abort();
+      return;
+    }
+  }
+  if (!state.iterating || state.closed) return;
+  const { waiting } = state;
+  if (waiting === undefined) {
+    state.queue.push(event);
+    return;
+  }
+  state.waiting = undefined;
+  waiting.resolve({ done: false, value: event });
+}
+
+// A listener's error wins over the run's outcome: the run was aborted because of it.
+function ranTo<T, R>(state: StreamState<T, R>, value: R): R {
+  if (state.listenerError === undefined) return value;
+  state.failure = state.listenerError;
+  throw state.listenerError.error;
+}
+
+function failed<T, R>(state: StreamState<T, R>, error: unknown): never {
+  const reported = state.listenerError === undefined ? error : state.listenerError.error;
+  state.failure = { error: reported };
+  throw reported;
+}
+
+function settle<T, R>(state: StreamState<T, R>): void {
+  state.settled = true;
+  const { waiting } = state;
+  if (waiting === undefined) return;
+  state.waiting = undefined;
+  end(state).then(waiting.resolve, waiting.reject);
+}
+
+function end<T, R>(state: StreamState<T, R>): Promise<IteratorResult<T>> {
+  state.closed = true;
+  if (state.failure === undefined) return Promise.resolve(done());
+  const { error } = state.failure;
+  state.failure = undefined;
+  return Promise.reject(error);
+}
+
+function next<T, R>(state: StreamState<T, R>): Promise<IteratorResult<T>> {
+  if (state.closed) return Promise.resolve(done());
+  if (!state.iterating) {
+    state.iterating = true;
+    void start(state).catch(() => undefined);
+  }
+  if (state.read < state.queue.length) {
+    const event = state.queue[state.read++]!;
+    if (state.read === state.queue.length) {
+      state.queue.length = 0;
+      state.read = 0;
+    }
+    return Promise.resolve({ done: false, value: event });
+  }
+  if (state.settled) return end(state);
+  return new Promise((resolve, reject) => (state.waiting = { resolve, reject }));
+}
+
+function stop<T, R>(state: StreamState<T, R>): Promise<IteratorResult<T>> {
+  state.closed = true;
+  state.queue.length = 0;
+  if (state.started === undefined || state.settled) return Promise.resolve(done());
+  state.abort();
+  return state.started.then(done<T>, done<T>);
 }

@@ -45,13 +45,13 @@ export function agentStream(
   const signal = options.signal === undefined ? controller.signal : AbortSignal.any([options.signal, controller.signal]);
   const queues: Queues = { steering: [], followUps: [] };
   const stream = runStream<AgentEvent, Session>(
-    async (emit) => {
+    async (emit, listening) => {
       // Two runs on one session would answer the same calls twice.
       if (running.has(session)) throw new AgentError("a run is already in progress on this session");
       checkLoopOptions(options, tools);
       running.add(session);
       try {
-        await runLoop(createRunContext(invokeModel, tools, session, options, signal, emit, queues));
+        await runLoop(createRunContext(invokeModel, tools, session, options, signal, emit, listening, queues));
       } finally {
         running.delete(session);
       }

@@ -8,76 +8,182 @@ export type { RunMetrics } from "./run-metrics.ts";
 
 
 /**
- * Watches a run's events and sums them up; `finish()` gives the metrics the `run-end` event
- * carries. Times come from the events as they happen (model time: from `turn-start` to the first
- * message of the turn, retries included; tool time: from there to `turn-end`).
+ * Sums up a run: `finish()` gives the metrics the `run-end` event carries. Fed either by
+ * `observe(event)` (every event of a run, in order) or by the direct calls below, which the loop
+ * uses so that a run nobody listens to builds no event objects for its metrics. Times are taken
+ * as things happen (model time: from `turn-start` to the first message of the turn, retries
+ * included; tool time: from there to `turn-end`).
  */
-export function createMetricsCollector(now: () => number = () => performance.now()): {
+export type MetricsCollector = {
   observe: (event: AgentEvent) => void;
   finish: () => RunMetrics;
-} {
-  const started = now();
-  const metrics = emptyMetrics();
-  let turnStart = 0;
-  let modelEnd: number | undefined;
-  let toolCalls = 0;
-  let turnWait = 0;
-  const executions = new Map<string, { name: string; durationMs: number }>();
+  /** A model call is about to start (`turn-start`). */
+  turnStart: () => void;
+  /** A message entered the session (`message`). */
+  message: (message: Message) => void;
+  /** A tool call's execution ended (`tool-execution-end`); it counts once its result is in the session. */
+  toolExecuted: (id: string, name: string, durationMs: number, waitMs: number) => void;
+  /** The model's turn and its tool results are all in (`turn-end`). */
+  turnEnd: (iteration: number, usage: Usage | undefined) => void;
+};
+
+export function createMetricsCollector(now: () => number = performanceNow): MetricsCollector {
+  const state = newState(now);
   return {
-    observe(event) {
-      switch (event.type) {
-        case "turn-start":
-          turnStart = now();
-          modelEnd = undefined;
-          toolCalls = 0;
-          turnWait = 0;
-          metrics.modelCalls++;
-          break;
-        case "message": {
-          const message = event.message;
-          if (modelEnd === undefined && turnStart !== 0 && isModelMessage(message)) modelEnd = now();
-          // A call counts once its result is in the session: calls of a discarded (retried)
-          // attempt ran but never answered anything.
-          const result = "type" in message && message.type === "tool_result" ? message : undefined;
-          const executed = result === undefined ? undefined : executions.get(result.id);
-          if (result === undefined || executed === undefined) break;
-          executions.delete(result.id);
-          toolCalls++;
-          const stats = toolStats(metrics.tools, executed.name);
-          stats.calls++;
-          stats.totalMs += executed.durationMs;
-          if (result.isError === true) stats.errors++;
-          break;
-        }
-        case "tool-execution-end":
-          executions.set(event.id, { name: event.name, durationMs: event.durationMs });
-          turnWait += event.waitMs;
-          break;
-        case "turn-end": {
-          if (turnStart === 0) break; // the tools of a resumed turn: no model call in this run
-          const end = now();
-          const modelMs = (modelEnd ?? end) - turnStart;
-          const toolPhase = modelEnd === undefined ? 0 : end - modelEnd;
-          // Waits of parallel calls can overlap: the turn never waited longer than its tool phase.
-          const waitMs = Math.min(turnWait, toolPhase);
-          const toolMs = toolPhase - waitMs;
-          metrics.modelMs += modelMs;
-          metrics.toolMs += toolMs;
-          metrics.waitMs += waitMs;
-          if (event.usage !== undefined) addUsage(metrics.usage, event.usage);
-          metrics.turns.push({ iteration: event.iteration, modelMs: roundMs(modelMs), toolMs: roundMs(toolMs), waitMs: roundMs(waitMs), toolCalls, ...(event.usage === undefined ? {} : { usage: event.usage }) });
-          turnStart = 0;
-          break;
-        }
-        default:
-          break;
-      }
-    },
-    finish() {
-      metrics.durationMs = now() - started;
-      return rounded(metrics);
-    },
+    observe: (event) => observe(state, event),
+    finish: () => finish(state),
+    turnStart: () => turnStart(state),
+    message: (message) => messageEntered(state, message),
+    toolExecuted: (id, name, durationMs, waitMs) => toolExecuted(state, id, name, durationMs, waitMs),
+    turnEnd: (iteration, usage) => turnEnd(state, iteration, usage),
   };
+}
+
+const performanceNow = (): number => performance.now();
+
+// What a run keeps while it goes: plain numbers, no object per turn or per call. A 50-turn run
+// held by a server among thousands pays for its session, not for its bookkeeping.
+type CollectorState = {
+  now: () => number;
+  started: number;
+  modelCalls: number;
+  usage: Required<Usage>;
+  modelMs: number;
+  toolMs: number;
+  waitMs: number;
+  tools: RunMetrics["tools"];
+  /** Per turn, `turnFields` numbers: iteration, modelMs, toolMs, waitMs, toolCalls (rounded). */
+  turns: number[];
+  /** Usage by turn index, only once some turn had usage. */
+  turnUsage: (Usage | undefined)[] | undefined;
+  /** 0: no model call open (the tools of a resumed turn have none in this run). */
+  turnStart: number;
+  modelEnd: number | undefined;
+  toolCalls: number;
+  turnWait: number;
+  /** Calls executed whose result has not entered the session yet: ids, names and durations by index. */
+  executedIds: string[];
+  executedNames: string[];
+  executedMs: number[];
+};
+
+const turnFields = 5;
+
+function newState(now: () => number): CollectorState {
+  return {
+    now,
+    started: now(),
+    modelCalls: 0,
+    usage: emptyUsage(),
+    modelMs: 0,
+    toolMs: 0,
+    waitMs: 0,
+    tools: {},
+    turns: [],
+    turnUsage: undefined,
+    turnStart: 0,
+    modelEnd: undefined,
+    toolCalls: 0,
+    turnWait: 0,
+    executedIds: [],
+    executedNames: [],
+    executedMs: [],
+  };
+}
+
+function observe(state: CollectorState, event: AgentEvent): void {
+  switch (event.type) {
+    case "turn-start":
+      return turnStart(state);
+    case "message":
+      return messageEntered(state, event.message);
+    case "tool-execution-end":
+      return toolExecuted(state, event.id, event.name, event.durationMs, event.waitMs);
+    case "turn-end":
+      return turnEnd(state, event.iteration, event.usage);
+    default:
+      return;
+  }
+}
+
+function turnStart(state: CollectorState): void {
+  state.turnStart = state.now();
+  state.modelEnd = undefined;
+  state.toolCalls = 0;
+  state.turnWait = 0;
+  state.modelCalls++;
+}
+
+function messageEntered(state: CollectorState, message: Message): void {
+  if (state.modelEnd === undefined && state.turnStart !== 0 && isModelMessage(message)) state.modelEnd = state.now();
+  if (!("type" in message) || message.type !== "tool_result") return;
+  // A call counts once its result is in the session: calls of a discarded (retried) attempt ran
+  // but never answered anything.
+  const index = state.executedIds.indexOf(message.id);
+  if (index === -1) return;
+  const stats = toolStats(state.tools, state.executedNames[index]!);
+  stats.calls++;
+  stats.totalMs += state.executedMs[index]!;
+  if (message.isError === true) stats.errors++;
+  state.toolCalls++;
+  removeExecuted(state, index);
+}
+
+function toolExecuted(state: CollectorState, id: string, name: string, durationMs: number, waitMs: number): void {
+  state.executedIds.push(id);
+  state.executedNames.push(name);
+  state.executedMs.push(durationMs);
+  state.turnWait += waitMs;
+}
+
+// Order does not matter: swap the last entry into the hole.
+function removeExecuted(state: CollectorState, index: number): void {
+  const last = state.executedIds.length - 1;
+  state.executedIds[index] = state.executedIds[last]!;
+  state.executedNames[index] = state.executedNames[last]!;
+  state.executedMs[index] = state.executedMs[last]!;
+  state.executedIds.pop();
+  state.executedNames.pop();
+  state.executedMs.pop();
+}
+
+function turnEnd(state: CollectorState, iteration: number, usage: Usage | undefined): void {
+  if (state.turnStart === 0) return; // the tools of a resumed turn: no model call in this run
+  const end = state.now();
+  const modelMs = (state.modelEnd ?? end) - state.turnStart;
+  const toolPhase = state.modelEnd === undefined ? 0 : end - state.modelEnd;
+  // Waits of parallel calls can overlap: the turn never waited longer than its tool phase.
+  const waitMs = Math.min(state.turnWait, toolPhase);
+  const toolMs = toolPhase - waitMs;
+  state.modelMs += modelMs;
+  state.toolMs += toolMs;
+  state.waitMs += waitMs;
+  if (usage !== undefined) {
+    addUsage(state.usage, usage);
+    (state.turnUsage ??= [])[state.turns.length / turnFields] = usage;
+  }
+  state.turns.push(iteration, roundMs(modelMs), roundMs(toolMs), roundMs(waitMs), state.toolCalls);
+  state.turnStart = 0;
+}
+
+function finish(state: CollectorState): RunMetrics {
+  const metrics: RunMetrics = {
+    modelCalls: state.modelCalls,
+    usage: { ...state.usage },
+    durationMs: state.now() - state.started,
+    modelMs: state.modelMs,
+    toolMs: state.toolMs,
+    waitMs: state.waitMs,
+    tools: {},
+    turns: [],
+  };
+  for (const name of Object.keys(state.tools)) Object.assign(toolStats(metrics.tools, name), state.tools[name]);
+  const { turns } = state;
+  for (let index = 0; index < turns.length; index += turnFields) {
+    const usage = state.turnUsage?.[index / turnFields];
+    metrics.turns.push({ iteration: turns[index]!, modelMs: turns[index + 1]!, toolMs: turns[index + 2]!, waitMs: turns[index + 3]!, toolCalls: turns[index + 4]!, ...(usage === undefined ? {} : { usage }) });
+  }
+  return rounded(metrics);
 }
 
 /**

@@ -4,8 +4,8 @@ import type { CompactionStrategy } from "./compaction-strategy.ts";
 import type { AgentEvent } from "./events.ts";
 import type { AgentHooks } from "./hooks.ts";
 import { defaultMaxIterations, type AgentLoopOptions } from "./loop-options.ts";
-import { createMetricsCollector } from "./metrics.ts";
 import { createEagerStarter, type EagerStarter } from "./model-turn.ts";
+import { createRunEvents } from "./run-events.ts";
 import type { RetryOptions } from "./retry.ts";
 import { outputContract, outputInstruction, type OutputContract } from "./structured-output.ts";
 import { formatLogLine, resolveLogger } from "../logger.ts";
@@ -84,12 +84,13 @@ export function createRunContext(
   options: AgentLoopOptions,
   signal: AbortSignal,
   report: (event: AgentEvent) => void,
+  listening: () => boolean,
   queues: Queues,
 ): RunContext {
   const agentName = options.name;
   const state: RunState = { iteration: 0, outputAttemptsLeft: options.outputAttempts ?? 2, streamedText: "", abandon: undefined };
-  const { emit, turnStart, turnEnd } = runEvents(report, state);
-  const { add, addTurn } = sessionWriter(session, emit, resolveLogger(options.logger), agentName);
+  const { emit, turnStart, turnEnd, message } = runEvents(report, listening, state);
+  const { add, addTurn } = sessionWriter(session, message, resolveLogger(options.logger), agentName);
   const execute = createToolExecutor(tools, options.toolHandlers ?? {}, {
     ...pick(options, ["parallel", "maxParallelTools", "toolTimeout"]),
     ...(agentName === undefined ? {} : { agentName }),
@@ -127,28 +128,26 @@ export function createRunContext(
   };
 }
 
-// Every event passes the run's metrics on its way out; `run-end` carries them. The loop's own
-// events go through `turnStart`/`turnEnd` and the session writer: one place to make them cheap.
-function runEvents(report: (event: AgentEvent) => void, state: RunState): Pick<RunContext, "emit" | "turnStart" | "turnEnd"> {
-  const metrics = createMetricsCollector();
-  const emit = (event: AgentEvent): void => {
-    if (event.type === "text-delta") state.streamedText += event.delta;
-    else if (event.type === "retry") state.streamedText = "";
-    metrics.observe(event);
-    report(event.type === "run-end" ? { ...event, metrics: metrics.finish() } : event);
-  };
+// Every event counts in the run's metrics; `run-end` carries them. The loop's own events go
+// through `turnStart`/`turnEnd` and the session writer, built only when someone listens.
+function runEvents(
+  report: (event: AgentEvent) => void,
+  listening: () => boolean,
+  state: RunState,
+): Pick<RunContext, "emit" | "turnStart" | "turnEnd"> & { message: (stored: Message) => void } {
+  const events = createRunEvents(report, listening);
   return {
-    emit,
+    emit: (event) => {
+      if (event.type === "text-delta") state.streamedText += event.delta;
+      else if (event.type === "retry") state.streamedText = "";
+      events.emit(event);
+    },
     turnStart: (iteration) => {
       state.streamedText = "";
-      emit({ type: "turn-start", iteration });
+      events.turnStart(iteration);
     },
-    turnEnd: (iteration, last) => {
-      const event: AgentEvent = { type: "turn-end", iteration };
-      if (last?.stopReason !== undefined) event.stopReason = last.stopReason;
-      if (last?.usage !== undefined) event.usage = last.usage;
-      emit(event);
-    },
+    turnEnd: events.turnEnd,
+    message: events.message,
   };
 }
 
@@ -161,13 +160,13 @@ function contextManagement(option: AgentLoopOptions["compaction"]): Pick<RunCont
 
 function sessionWriter(
   session: Session,
-  emit: (event: AgentEvent) => void,
+  message: (stored: Message) => void,
   log: ((line: string) => void) | undefined,
   agentName: string | undefined,
 ): Pick<RunContext, "add" | "addTurn"> {
   const announce = (stored: Message): void => {
     if (log !== undefined) log(formatLogLine(stored, agentName));
-    emit({ type: "message", message: stored });
+    message(stored);
   };
   return {
     add: (message) => {
