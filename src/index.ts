@@ -51,8 +51,10 @@ export type { AgentStream } from "./loop/loop.ts";
 export type { AgentLoopOptions } from "./loop/loop-options.ts";
 export type { InvokeModel, ModelContext, StructuredOutputModel } from "./model/invoke-model.ts";
 export type { AgentEvent, ModelStreamEvent, RunOutcome } from "./loop/events.ts";
-export { executeToolCalls, ApprovalPause } from "./tools/execute-tool-calls.ts";
-export type { ExecuteToolCallsOptions, ToolOutcome, PendingApproval } from "./tools/execute-tool-calls.ts";
+export { executeToolCalls } from "./tools/execute-tool-calls.ts";
+export type { ExecuteToolCallsOptions } from "./tools/execute-tool-calls.ts";
+export { ApprovalPause } from "./tools/approval-pause.ts";
+export type { ToolOutcome, PendingApproval } from "./tools/tool-outcome.ts";
 export { tool, toolSchemas } from "./tools/tool.ts";
 export type {
   Tool,
