@@ -3,7 +3,7 @@ import type { OpenTurn } from "./open-turn.ts";
 import type { RunContext } from "./run-context.ts";
 import { abortedResult, notExecuted } from "../tools/tool-errors.ts";
 import { notifySessionChange, type StopReason } from "../session.ts";
-import type { PendingApproval, ToolOutcome } from "../tools/execute-tool-calls.ts";
+import type { PendingApproval, ToolOutcome } from "../tools/tool-outcome.ts";
 
 /**
  * The `answer-tools` step: runs the open turn's tool calls and adds their results in call order,

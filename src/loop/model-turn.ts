@@ -1,7 +1,8 @@
 import { createAbortRace, delay, type AbortRace } from "./abort.ts";
 import { describeError, errorType } from "../errors.ts";
 import type { AgentEvent } from "./events.ts";
-import type { ToolExecutor, ToolOutcome } from "../tools/execute-tool-calls.ts";
+import type { ToolExecutor } from "../tools/execute-tool-calls.ts";
+import type { ToolOutcome } from "../tools/tool-outcome.ts";
 import type { InvokeModel, ModelContext } from "../model/invoke-model.ts";
 import { readModelTurn } from "../model/read-model-turn.ts";
 import type { ModelMessage, Session, ToolCallMessage } from "../session.ts";

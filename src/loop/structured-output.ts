@@ -4,8 +4,6 @@ import { plainJsonSchema } from "../tools/json-schema.ts";
 import { isStandardSchema, standardJsonSchema, validateStandard, type StandardSchemaV1 } from "../tools/standard-schema.ts";
 import { validateToolInput, type ValidationResult } from "../tools/validate-input.ts";
 
-export { hasObjectRoot, outputInstruction } from "../model/output-instruction.ts";
-
 /** A schema for the final answer: a JSON Schema object, or a Standard Schema (zod 4, valibot, arktype…). */
 export type OutputSchema = JsonObject | StandardSchemaV1;
 

@@ -11,9 +11,6 @@ import { acquireSlot, createSlots, releaseSlot, type ToolSlots } from "./tool-sl
 import type { ToolOutcome } from "./tool-outcome.ts";
 import { needsLoopForApprovalResult } from "./tool-errors.ts";
 
-export { ApprovalPause } from "./approval-pause.ts";
-export type { PendingApproval, ToolOutcome } from "./tool-outcome.ts";
-
 export type ExecuteToolCallsOptions = {
   /** Tool schemas (and `tool()` definitions): used to validate input and to find handlers. */
   tools?: readonly ToolDefinition[];

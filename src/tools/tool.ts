@@ -4,7 +4,7 @@ import { plainJsonSchema } from "./json-schema.ts";
 import { isStandardSchema, standardJsonSchema, validateStandard, type StandardSchemaV1 } from "./standard-schema.ts";
 import type { ValidationResult } from "./validate-input.ts";
 
-export { formatPath, type ValidationResult } from "./validate-input.ts";
+export type { ValidationResult } from "./validate-input.ts";
 
 /**
  * A tool as the model sees it: a name, a description and a JSON Schema for its
