@@ -125,8 +125,10 @@ export type HandlerOption<Schema> =
 export function tool<Schema extends StandardSchemaV1 | JsonObject>(options: ToolOptions<Schema>): Tool<InputOf<Schema>> {
   const { name, description } = options;
   // The one place the aliases are read: from here on only the canonical names exist.
-  const inputSchema = (options.inputSchema ?? options.input_schema) as Schema;
-  const handler = (options.handler ?? options.execute) as ToolHandlerFor<Schema> | undefined;
+  const inputSchema = options.inputSchema ?? options.input_schema;
+  const handler = options.handler ?? options.execute;
+  // The types require both; a caller without them must not get a tool the model cannot call.
+  if (inputSchema === undefined) throw new TypeError(`tool "${name}": an input schema (inputSchema) is required`);
   if (typeof handler !== "function") throw new TypeError(`tool "${name}": a handler function is required`);
   checkToolTimeout(name, options.timeout);
   const definition: Tool<InputOf<Schema>> = { name, description, input_schema: {}, handler };
@@ -147,7 +149,7 @@ export function tool<Schema extends StandardSchemaV1 | JsonObject>(options: Tool
     definition.input_schema = described;
     definition.validate = (input) => validateStandard(inputSchema, input);
   } else {
-    definition.input_schema = options.jsonSchema ?? (inputSchema);
+    definition.input_schema = options.jsonSchema ?? inputSchema;
   }
   return definition;
 }
