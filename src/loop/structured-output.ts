@@ -102,8 +102,9 @@ export function structuredOutput<Schema extends OutputSchema>(
 ): (Schema extends StandardSchemaV1 ? StandardSchemaV1.InferOutput<Schema> : JsonValue) | undefined {
   for (let index = session.messages.length - 1; index >= 0; index--) {
     const message = session.messages[index]!;
-    if ("role" in message && message.role === "assistant" && (message).output !== undefined) {
-      return (message).output as never;
+    if ("role" in message && message.role === "assistant" && message.output !== undefined) {
+      // The schema's output type is what the loop validated the value against.
+      return message.output as never;
     }
   }
   return undefined;

@@ -173,12 +173,15 @@ async function runInCallOrder(
       else if (!waitingForApproval) onResult?.(next);
     }
   };
-  await Promise.all(
+  return Promise.all(
     toolCalls.map((call, index) => {
       const early = started?.get(call.id);
       const onOutcome = (outcome: ToolOutcome): void => deliver(index, outcome);
-      return early !== undefined ? early.then(onOutcome) : startToolCall(parts, call, signal, abortRace, onOutcome);
+      if (early === undefined) return startToolCall(parts, call, signal, abortRace, onOutcome);
+      return early.then((outcome) => {
+        onOutcome(outcome);
+        return outcome;
+      });
     }),
   );
-  return outcomes as ToolOutcome[];
 }
