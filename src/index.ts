@@ -44,7 +44,7 @@ export type { SubagentToolOptions } from "./tools/subagent.ts";
 export type { ApprovalDecision, PendingApprovalEntry } from "./tools/approval.ts";
 export type { AgentHooks } from "./loop/hooks.ts";
 export { sessionMetrics, createMetricsCollector } from "./loop/metrics.ts";
-export { structuredOutput, StructuredOutputError, isStructuredOutputError } from "./loop/structured-output.ts";
+export { structuredOutput } from "./loop/structured-output.ts";
 export type { OutputSchema } from "./loop/structured-output.ts";
 export type { RunMetrics } from "./loop/run-metrics.ts";
 export type { AgentStream } from "./loop/loop.ts";
@@ -76,10 +76,12 @@ export {
   AgentError,
   MaxIterationsError,
   InvalidModelResponseError,
+  StructuredOutputError,
   AbortError,
   isAgentError,
   isMaxIterationsError,
   isInvalidModelResponseError,
+  isStructuredOutputError,
   isAbortError,
   ProviderError,
   ContextOverflowError,

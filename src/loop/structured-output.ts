@@ -1,4 +1,4 @@
-import { AgentError, boundText, errorType, maxErrorLength } from "../errors.ts";
+import { boundText, maxErrorLength } from "../errors.ts";
 import type { JsonObject, JsonValue, ModelMessage, Session } from "../session.ts";
 import { plainJsonSchema } from "../tools/json-schema.ts";
 import { isStandardSchema, standardJsonSchema, validateStandard, type StandardSchemaV1 } from "../tools/standard-schema.ts";
@@ -6,23 +6,6 @@ import { validateToolInput, type ValidationResult } from "../tools/validate-inpu
 
 /** A schema for the final answer: a JSON Schema object, or a Standard Schema (zod 4, valibot, arktype…). */
 export type OutputSchema = JsonObject | StandardSchemaV1;
-
-/** Thrown when the model's final answer is still not valid after the allowed attempts; `text` is its last answer. */
-export class StructuredOutputError extends AgentError {
-  override name = "StructuredOutputError";
-  readonly text: string;
-  readonly problems: string;
-
-  constructor(message: string, details: { text: string; problems: string }) {
-    super(message);
-    this.text = details.text;
-    this.problems = details.problems;
-  }
-}
-
-export function isStructuredOutputError(error: unknown): error is StructuredOutputError {
-  return errorType(error) === "StructuredOutputError";
-}
 
 /** What the loop needs to hold the final answer to a schema. */
 export type OutputContract = {
