@@ -7,7 +7,8 @@ import { holdToContract, type OutputContract } from "./structured-output.ts";
 import { isContextOverflowError, MaxIterationsError, StructuredOutputError } from "../errors.ts";
 import { formatLogLine } from "../logger.ts";
 import { modelOwnFields } from "../model/read-model-turn.ts";
-import { isModelMessage, isToolCall, type Message, type ModelMessage, type ToolCallMessage } from "../session.ts";
+import { isToolCall, type Message, type ModelMessage, type ToolCallMessage } from "../session.ts";
+import { sessionTurnsBackward } from "../session-turns.ts";
 
 /**
  * The `call-model` step: unless the run was aborted, adds queued steering, checks the iteration
@@ -64,11 +65,11 @@ function maxIterationsError(run: RunContext): MaxIterationsError {
 
 // The tool calls of the last model turn, or else the last message.
 function describeLastAction(messages: readonly Message[]): string {
-  let index = messages.length - 1;
-  while (index >= 0 && !isModelMessage(messages[index]!)) index--;
   const toolCalls: ToolCallMessage[] = [];
-  for (let message = messages[index]; message !== undefined && isModelMessage(message); message = messages[--index]) {
-    if (isToolCall(message)) toolCalls.unshift(message);
+  for (const turn of sessionTurnsBackward(messages)) {
+    if (turn.type !== "model") continue;
+    for (const message of messages.slice(turn.start, turn.results)) if (isToolCall(message)) toolCalls.push(message);
+    break;
   }
   if (toolCalls.length === 0) {
     const last = messages[messages.length - 1];
