@@ -3,7 +3,7 @@ import { modelTurn, type ModelTurn } from "./model-turn.ts";
 import type { NextStep } from "./next-step.ts";
 import type { OpenTurn } from "./open-turn.ts";
 import type { RunContext } from "./run-context.ts";
-import { holdToContract, type OutputContract } from "./structured-output.ts";
+import { checkFinalAnswer, type OutputContract } from "./structured-output.ts";
 import { isContextOverflowError, MaxIterationsError, StructuredOutputError } from "../errors.ts";
 import { formatLogLine } from "../logger.ts";
 import { modelOwnFields } from "../model/read-model-turn.ts";
@@ -42,8 +42,8 @@ export async function callModelStep(run: RunContext): Promise<NextStep> {
     // The hook stands in for the model: it decides no approval, held result or output either.
     if (replaced?.messages !== undefined) messages = replaced.messages.map(modelOwnFields);
   }
-  // A final answer held to the `output` schema carries its parsed value from the start.
-  if (run.contract !== undefined && !messages.some(isToolCall)) ({ messages, problems } = await holdOutput(run, run.contract, messages));
+  // A final answer checked against the `output` schema carries its parsed value from the start.
+  if (run.contract !== undefined && !messages.some(isToolCall)) ({ messages, problems } = await checkOutput(run, run.contract, messages));
   return enterTurn(run, answer, messages, problems);
 }
 
@@ -97,14 +97,14 @@ async function askModel(run: RunContext, iteration: number): Promise<ModelTurn |
 }
 
 // The final answer checked against the output contract; throws once the corrections are used up.
-async function holdOutput(run: RunContext, contract: OutputContract, messages: ModelMessage[]): Promise<{ messages: ModelMessage[]; problems?: string }> {
-  const held = await holdToContract(contract, messages);
-  const { problems } = held;
+async function checkOutput(run: RunContext, contract: OutputContract, messages: ModelMessage[]): Promise<{ messages: ModelMessage[]; problems?: string }> {
+  const checked = await checkFinalAnswer(contract, messages);
+  const { problems } = checked;
   if (problems !== undefined && run.state.outputAttemptsLeft-- <= 0) {
-    run.addTurn(held.messages);
-    throw new StructuredOutputError(`The final answer does not match the output schema: ${problems}`, { text: held.text, problems });
+    run.addTurn(checked.messages);
+    throw new StructuredOutputError(`The final answer does not match the output schema: ${problems}`, { text: checked.text, problems });
   }
-  return held;
+  return checked;
 }
 
 const noCalls: ToolCallMessage[] = [];

@@ -47,7 +47,7 @@ export function outputContract(schema: OutputSchema): OutputContract {
  * Checks a final turn against the contract: the turn's assistant text is the answer. Valid: the
  * last assistant message carries the parsed value as `output`. Invalid: `problems` says why.
  */
-export async function holdToContract(
+export async function checkFinalAnswer(
   contract: OutputContract,
   messages: ModelMessage[],
 ): Promise<{ messages: ModelMessage[]; text: string; problems?: string }> {
