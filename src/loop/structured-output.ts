@@ -1,7 +1,7 @@
 import { boundText, maxErrorLength } from "../errors.ts";
 import type { JsonObject, JsonValue, ModelMessage, Session } from "../session.ts";
-import { plainJsonSchema } from "../tools/json-schema.ts";
-import { isStandardSchema, standardJsonSchema, validateStandard, type StandardSchemaV1 } from "../tools/standard-schema.ts";
+import { schemaKind } from "../tools/schema-kind.ts";
+import { validateStandard, type StandardSchemaV1 } from "../tools/standard-schema.ts";
 import { validateToolInput, type ValidationResult } from "../tools/validate-input.ts";
 
 /** A schema for the final answer: a JSON Schema object, or a Standard Schema (zod 4, valibot, arktype…). */
@@ -16,21 +16,11 @@ export type OutputContract = {
 };
 
 export function outputContract(schema: OutputSchema): OutputContract {
-  let jsonSchema: JsonObject;
-  let validate: (value: unknown) => ValidationResult | Promise<ValidationResult>;
-  const plain = plainJsonSchema(schema);
-  if (plain !== undefined) {
-    jsonSchema = plain;
-    validate = (value) => validateToolInput({ input_schema: plain }, value);
-  } else if (isStandardSchema(schema)) {
-    const described = standardJsonSchema(schema);
-    if (described === undefined) throw new TypeError("output: this schema cannot produce a JSON Schema; pass a JSON Schema instead");
-    jsonSchema = described;
-    validate = (value) => validateStandard(schema, value);
-  } else {
-    jsonSchema = schema;
-    validate = (value) => validateToolInput({ input_schema: schema }, value);
-  }
+  const kind = schemaKind(schema);
+  const { jsonSchema } = kind;
+  if (jsonSchema === undefined) throw new TypeError("output: this schema cannot produce a JSON Schema; pass a JSON Schema instead");
+  const validate: (value: unknown) => ValidationResult | Promise<ValidationResult> =
+    kind.type === "standard" ? (value) => validateStandard(kind.schema, value) : (value) => validateToolInput({ input_schema: jsonSchema }, value);
   return {
     jsonSchema,
     async check(text) {

@@ -1,7 +1,7 @@
 import { checkNumber } from "../numeric-options.ts";
 import type { JsonObject, JsonValue, Session } from "../session.ts";
-import { plainJsonSchema } from "./json-schema.ts";
-import { isStandardSchema, standardJsonSchema, validateStandard, type StandardSchemaV1 } from "./standard-schema.ts";
+import { schemaKind } from "./schema-kind.ts";
+import { validateStandard, type StandardSchemaV1 } from "./standard-schema.ts";
 import type { ValidationResult } from "./validate-input.ts";
 
 export type { ValidationResult } from "./validate-input.ts";
@@ -136,21 +136,17 @@ export function tool<Schema extends StandardSchemaV1 | JsonObject>(options: Tool
   if (options.eager !== undefined) definition.eager = options.eager;
   if (options.requireApproval !== undefined) definition.requireApproval = options.requireApproval;
   // A typed JSON Schema (`jsonSchema<T>()`) is checked like any JSON Schema: synchronously, compiled once.
-  const plain = plainJsonSchema(inputSchema);
-  if (plain !== undefined) {
-    definition.input_schema = options.jsonSchema ?? plain;
-  } else if (isStandardSchema(inputSchema)) {
-    const described = options.jsonSchema ?? standardJsonSchema(inputSchema);
-    if (described === undefined) {
+  const kind = schemaKind(inputSchema, options.jsonSchema);
+  if (kind.type === "standard") {
+    const { schema } = kind;
+    if (kind.jsonSchema === undefined) {
       throw new TypeError(
-        `tool "${name}": this ${inputSchema["~standard"].vendor} schema cannot produce a JSON Schema for the model; pass one as \`jsonSchema\` (for valibot, toJsonSchema from @valibot/to-json-schema)`,
+        `tool "${name}": this ${schema["~standard"].vendor} schema cannot produce a JSON Schema for the model; pass one as \`jsonSchema\` (for valibot, toJsonSchema from @valibot/to-json-schema)`,
       );
     }
-    definition.input_schema = described;
-    definition.validate = (input) => validateStandard(inputSchema, input);
-  } else {
-    definition.input_schema = options.jsonSchema ?? inputSchema;
+    definition.validate = (input) => validateStandard(schema, input);
   }
+  if (kind.jsonSchema !== undefined) definition.input_schema = kind.jsonSchema;
   return definition;
 }
 
