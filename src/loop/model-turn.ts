@@ -97,35 +97,35 @@ type EarlyStarts = ReturnType<typeof earlyStarts>;
 // Early starts get their own signal, so a failed attempt can stop its tools without stopping the
 // run; it follows the run's signal too. Created on the first early start only.
 function earlyStarts(executor: ToolExecutor, runSignal: AbortSignal) {
-  let controller: AbortController | undefined;
-  let race: AbortRace | undefined;
+  let scope: { controller: AbortController; race: AbortRace } | undefined;
   let started: Map<string, Promise<ToolOutcome>> | undefined;
   let running = 0;
   const settled = (): void => void running--;
-  const follow = (): void => controller?.abort(runSignal.reason);
+  const follow = (): void => scope?.controller.abort(runSignal.reason);
+  const open = (): { controller: AbortController; race: AbortRace } => {
+    const controller = new AbortController();
+    runSignal.addEventListener("abort", follow, { once: true });
+    return { controller, race: createAbortRace(controller.signal) };
+  };
   const release = (): void => {
-    if (controller === undefined) return;
-    if (running > 0) controller.abort();
+    if (scope === undefined) return;
+    if (running > 0) scope.controller.abort();
     runSignal.removeEventListener("abort", follow);
-    race?.dispose();
+    scope.race.dispose();
   };
   return {
     onToolCall: (call: ToolCallMessage): void => {
       if (!executor.isEager(call.name) || started?.has(call.id) === true) return;
-      if (controller === undefined) {
-        controller = new AbortController();
-        runSignal.addEventListener("abort", follow, { once: true });
-        race = createAbortRace(controller.signal);
-      }
+      scope ??= open();
       started ??= new Map<string, Promise<ToolOutcome>>();
-      const outcome = executor.start(call, controller.signal, race!);
+      const outcome = executor.start(call, scope.controller.signal, scope.race);
       running++;
       void outcome.then(settled);
       started.set(call.id, outcome);
     },
     started: () => started,
     discard: (): void => {
-      controller?.abort();
+      scope?.controller.abort();
       release();
     },
     release,
