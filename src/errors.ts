@@ -58,6 +58,23 @@ export function isInvalidModelResponseError(error: unknown): error is InvalidMod
   return isAgentError(error) && error.name === "InvalidModelResponseError";
 }
 
+/** Thrown when the model's final answer is still not valid after the allowed attempts; `text` is its last answer. */
+export class StructuredOutputError extends AgentError {
+  override name = "StructuredOutputError";
+  readonly text: string;
+  readonly problems: string;
+
+  constructor(message: string, details: { text: string; problems: string }) {
+    super(message);
+    this.text = details.text;
+    this.problems = details.problems;
+  }
+}
+
+export function isStructuredOutputError(error: unknown): error is StructuredOutputError {
+  return errorType(error) === "StructuredOutputError";
+}
+
 /** An abort reason of our own when the caller aborted without one. */
 export class AbortError extends AgentError {
   override name = "AbortError";

@@ -44,15 +44,17 @@ export type { SubagentToolOptions } from "./tools/subagent.ts";
 export type { ApprovalDecision, PendingApprovalEntry } from "./tools/approval.ts";
 export type { AgentHooks } from "./loop/hooks.ts";
 export { sessionMetrics, createMetricsCollector } from "./loop/metrics.ts";
-export { structuredOutput, StructuredOutputError, isStructuredOutputError } from "./loop/structured-output.ts";
+export { structuredOutput } from "./loop/structured-output.ts";
 export type { OutputSchema } from "./loop/structured-output.ts";
 export type { RunMetrics } from "./loop/run-metrics.ts";
 export type { AgentStream } from "./loop/loop.ts";
 export type { AgentLoopOptions } from "./loop/loop-options.ts";
 export type { InvokeModel, ModelContext, StructuredOutputModel } from "./model/invoke-model.ts";
 export type { AgentEvent, ModelStreamEvent, RunOutcome } from "./loop/events.ts";
-export { executeToolCalls, ApprovalPause } from "./tools/execute-tool-calls.ts";
-export type { ExecuteToolCallsOptions, ToolOutcome, PendingApproval } from "./tools/execute-tool-calls.ts";
+export { executeToolCalls } from "./tools/execute-tool-calls.ts";
+export type { ExecuteToolCallsOptions } from "./tools/execute-tool-calls.ts";
+export { ApprovalPause } from "./tools/approval-pause.ts";
+export type { ToolOutcome, PendingApproval } from "./tools/tool-outcome.ts";
 export { tool, toolSchemas } from "./tools/tool.ts";
 export type {
   Tool,
@@ -74,10 +76,12 @@ export {
   AgentError,
   MaxIterationsError,
   InvalidModelResponseError,
+  StructuredOutputError,
   AbortError,
   isAgentError,
   isMaxIterationsError,
   isInvalidModelResponseError,
+  isStructuredOutputError,
   isAbortError,
   ProviderError,
   ContextOverflowError,

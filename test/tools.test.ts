@@ -19,6 +19,14 @@ const call = (id: string, name: string, input: Record<string, unknown>): ToolCal
   ({ type: "tool_call", id, name, input }) as ToolCallMessage;
 
 describe("tool()", () => {
+  it("refuses options without an input schema or without a handler (a caller without types), naming the tool", () => {
+    const handler = (): string => "ok";
+    const withoutSchema: unknown = { name: "no_schema", description: "", handler };
+    const withoutHandler: unknown = { name: "no_handler", description: "", inputSchema: { type: "object" } };
+    expect(() => tool(withoutSchema as Parameters<typeof tool>[0])).toThrow(new TypeError('tool "no_schema": an input schema (inputSchema) is required'));
+    expect(() => tool(withoutHandler as Parameters<typeof tool>[0])).toThrow(new TypeError('tool "no_handler": a handler function is required'));
+  });
+
   it("with a zod schema: infers the input type, shows the model a JSON Schema, validates and transforms", async () => {
     const weather = tool({
       name: "get_weather",

@@ -1,9 +1,9 @@
 import { callModelNext, type NextStep } from "./next-step.ts";
 import type { OpenTurn } from "./open-turn.ts";
 import type { RunContext } from "./run-context.ts";
-import { abortedResult, notExecuted } from "../tools/tool-errors.ts";
+import { abortedResult, notExecutedResult } from "../tools/tool-errors.ts";
 import { notifySessionChange, type StopReason } from "../session.ts";
-import type { PendingApproval, ToolOutcome } from "../tools/execute-tool-calls.ts";
+import type { PendingApproval, ToolOutcome } from "../tools/tool-outcome.ts";
 
 /**
  * The `answer-tools` step: runs the open turn's tool calls and adds their results in call order,
@@ -38,7 +38,7 @@ function isPending(outcome: ToolOutcome): boolean {
 async function closeStoppedTurn(run: RunContext, turn: OpenTurn, stopReason: StopReason): Promise<NextStep> {
   for (const call of turn.toolCalls) {
     const early = turn.started === undefined ? undefined : await turn.started.get(call.id);
-    run.add(early?.type === "tool_result" ? early : notExecuted(call, stopReason));
+    run.add(early?.type === "tool_result" ? early : notExecutedResult(call, stopReason));
   }
   turn.release?.();
   run.turnEnd(run.state.iteration, turn.last);

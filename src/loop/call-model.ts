@@ -3,11 +3,12 @@ import { modelTurn, type ModelTurn } from "./model-turn.ts";
 import type { NextStep } from "./next-step.ts";
 import type { OpenTurn } from "./open-turn.ts";
 import type { RunContext } from "./run-context.ts";
-import { holdToContract, StructuredOutputError, type OutputContract } from "./structured-output.ts";
-import { isContextOverflowError, MaxIterationsError } from "../errors.ts";
+import { checkFinalAnswer, type OutputContract } from "./structured-output.ts";
+import { isContextOverflowError, MaxIterationsError, StructuredOutputError } from "../errors.ts";
 import { formatLogLine } from "../logger.ts";
 import { modelOwnFields } from "../model/read-model-turn.ts";
-import { isModelMessage, isToolCall, type Message, type ModelMessage, type ToolCallMessage } from "../session.ts";
+import { isToolCall, type Message, type ModelMessage, type ToolCallMessage } from "../session.ts";
+import { sessionTurnsBackward } from "../session-turns.ts";
 
 /**
  * The `call-model` step: unless the run was aborted, adds queued steering, checks the iteration
@@ -41,8 +42,8 @@ export async function callModelStep(run: RunContext): Promise<NextStep> {
     // The hook stands in for the model: it decides no approval, held result or output either.
     if (replaced?.messages !== undefined) messages = replaced.messages.map(modelOwnFields);
   }
-  // A final answer held to the `output` schema carries its parsed value from the start.
-  if (run.contract !== undefined && !messages.some(isToolCall)) ({ messages, problems } = await holdOutput(run, run.contract, messages));
+  // A final answer checked against the `output` schema carries its parsed value from the start.
+  if (run.contract !== undefined && !messages.some(isToolCall)) ({ messages, problems } = await checkOutput(run, run.contract, messages));
   return enterTurn(run, answer, messages, problems);
 }
 
@@ -64,11 +65,11 @@ function maxIterationsError(run: RunContext): MaxIterationsError {
 
 // The tool calls of the last model turn, or else the last message.
 function describeLastAction(messages: readonly Message[]): string {
-  let index = messages.length - 1;
-  while (index >= 0 && !isModelMessage(messages[index]!)) index--;
   const toolCalls: ToolCallMessage[] = [];
-  for (let message = messages[index]; message !== undefined && isModelMessage(message); message = messages[--index]) {
-    if (isToolCall(message)) toolCalls.unshift(message);
+  for (const turn of sessionTurnsBackward(messages)) {
+    if (turn.type !== "model") continue;
+    for (const message of messages.slice(turn.start, turn.results)) if (isToolCall(message)) toolCalls.push(message);
+    break;
   }
   if (toolCalls.length === 0) {
     const last = messages[messages.length - 1];
@@ -96,14 +97,14 @@ async function askModel(run: RunContext, iteration: number): Promise<ModelTurn |
 }
 
 // The final answer checked against the output contract; throws once the corrections are used up.
-async function holdOutput(run: RunContext, contract: OutputContract, messages: ModelMessage[]): Promise<{ messages: ModelMessage[]; problems?: string }> {
-  const held = await holdToContract(contract, messages);
-  const { problems } = held;
+async function checkOutput(run: RunContext, contract: OutputContract, messages: ModelMessage[]): Promise<{ messages: ModelMessage[]; problems?: string }> {
+  const checked = await checkFinalAnswer(contract, messages);
+  const { problems } = checked;
   if (problems !== undefined && run.state.outputAttemptsLeft-- <= 0) {
-    run.addTurn(held.messages);
-    throw new StructuredOutputError(`The final answer does not match the output schema: ${problems}`, { text: held.text, problems });
+    run.addTurn(checked.messages);
+    throw new StructuredOutputError(`The final answer does not match the output schema: ${problems}`, { text: checked.text, problems });
   }
-  return held;
+  return checked;
 }
 
 const noCalls: ToolCallMessage[] = [];

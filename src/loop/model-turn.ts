@@ -1,7 +1,8 @@
 import { createAbortRace, delay, type AbortRace } from "./abort.ts";
 import { describeError, errorType } from "../errors.ts";
 import type { AgentEvent } from "./events.ts";
-import type { ToolExecutor, ToolOutcome } from "../tools/execute-tool-calls.ts";
+import type { ToolExecutor } from "../tools/execute-tool-calls.ts";
+import type { ToolOutcome } from "../tools/tool-outcome.ts";
 import type { InvokeModel, ModelContext } from "../model/invoke-model.ts";
 import { readModelTurn } from "../model/read-model-turn.ts";
 import type { ModelMessage, Session, ToolCallMessage } from "../session.ts";
@@ -24,7 +25,7 @@ export type ModelTurn = {
 };
 
 /** What `invokeModel` is given for one call: the model's view of the run (see `modelView`). */
-export type ModelCall = { tools: ToolSchema[]; session: Session; context: ModelContext };
+export type ModelView = { tools: ToolSchema[]; session: Session; context: ModelContext };
 
 /** What a model turn needs of its run. */
 export type ModelTurnRun = {
@@ -41,11 +42,11 @@ export type ModelTurnRun = {
  * is dropped whole, including the tools it started early (they are aborted and their results are
  * never added: the calls they answer never enter the session).
  */
-export async function modelTurn(run: ModelTurnRun, call: ModelCall): Promise<ModelTurn | undefined> {
-  const { context } = call;
+export async function modelTurn(run: ModelTurnRun, view: ModelView): Promise<ModelTurn | undefined> {
+  const { context } = view;
   for (let attempt = 1; ; attempt++) {
     try {
-      const messages = await readModelTurn(run.invokeModel, call.tools, call.session, context, run.abortRace, run.emit, run.eager?.onToolCall);
+      const messages = await readModelTurn(run.invokeModel, view.tools, view.session, context, run.abortRace, run.emit, run.eager?.onToolCall);
       const early = run.eager?.take();
       if (early === undefined) return { messages, started: undefined, release: noop, discard: noop };
       return { messages, started: early.started(), release: early.release, discard: early.discard };
@@ -76,11 +77,11 @@ export type EagerStarter = {
   readonly take: () => EarlyStarts | undefined;
 };
 
-export function createEagerStarter(execute: ToolExecutor, runSignal: AbortSignal): EagerStarter {
+export function createEagerStarter(executor: ToolExecutor, runSignal: AbortSignal): EagerStarter {
   // Made on the first early start only: most turns (every non-streamed one) have none.
   let early: EarlyStarts | undefined;
   return {
-    onToolCall: (call) => (early ??= earlyStarts(execute, runSignal)).onToolCall(call),
+    onToolCall: (call) => (early ??= earlyStarts(executor, runSignal)).onToolCall(call),
     take: () => {
       const taken = early;
       early = undefined;
@@ -95,36 +96,36 @@ type EarlyStarts = ReturnType<typeof earlyStarts>;
 
 // Early starts get their own signal, so a failed attempt can stop its tools without stopping the
 // run; it follows the run's signal too. Created on the first early start only.
-function earlyStarts(execute: ToolExecutor, runSignal: AbortSignal) {
-  let controller: AbortController | undefined;
-  let race: AbortRace | undefined;
+function earlyStarts(executor: ToolExecutor, runSignal: AbortSignal) {
+  let scope: { controller: AbortController; race: AbortRace } | undefined;
   let started: Map<string, Promise<ToolOutcome>> | undefined;
   let running = 0;
   const settled = (): void => void running--;
-  const follow = (): void => controller?.abort(runSignal.reason);
+  const follow = (): void => scope?.controller.abort(runSignal.reason);
+  const open = (): { controller: AbortController; race: AbortRace } => {
+    const controller = new AbortController();
+    runSignal.addEventListener("abort", follow, { once: true });
+    return { controller, race: createAbortRace(controller.signal) };
+  };
   const release = (): void => {
-    if (controller === undefined) return;
-    if (running > 0) controller.abort();
+    if (scope === undefined) return;
+    if (running > 0) scope.controller.abort();
     runSignal.removeEventListener("abort", follow);
-    race?.dispose();
+    scope.race.dispose();
   };
   return {
     onToolCall: (call: ToolCallMessage): void => {
-      if (!execute.isEager(call.name) || started?.has(call.id) === true) return;
-      if (controller === undefined) {
-        controller = new AbortController();
-        runSignal.addEventListener("abort", follow, { once: true });
-        race = createAbortRace(controller.signal);
-      }
+      if (!executor.isEager(call.name) || started?.has(call.id) === true) return;
+      scope ??= open();
       started ??= new Map<string, Promise<ToolOutcome>>();
-      const outcome = execute.start(call, controller.signal, race!);
+      const outcome = executor.start(call, scope.controller.signal, scope.race);
       running++;
       void outcome.then(settled);
       started.set(call.id, outcome);
     },
     started: () => started,
     discard: (): void => {
-      controller?.abort();
+      scope?.controller.abort();
       release();
     },
     release,

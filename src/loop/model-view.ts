@@ -1,5 +1,5 @@
 import type { CompactionFallback, CompactionStrategy } from "./compaction-strategy.ts";
-import type { ModelCall } from "./model-turn.ts";
+import type { ModelView } from "./model-turn.ts";
 import type { RunContext } from "./run-context.ts";
 import { describeError } from "../errors.ts";
 import type { ModelContext } from "../model/invoke-model.ts";
@@ -29,7 +29,7 @@ export function beforeModelCall(run: RunContext, iteration: number): Promise<Mod
  * tools, and the messages (the output instruction first, then the session's messages or the ones
  * the hook put in their place). The one place that builds it: two builds must never disagree.
  */
-export function modelView(run: RunContext, iteration: number, changes: ModelCallChanges): ModelCall {
+export function modelView(run: RunContext, iteration: number, changes: ModelCallChanges): ModelView {
   const { session } = run;
   const context: ModelContext = run.agentName === undefined ? { signal: run.signal, iteration } : { signal: run.signal, iteration, agentName: run.agentName };
   if (run.output !== undefined) context.output = run.output;

@@ -1,5 +1,5 @@
 import type { ModelMessage } from "../session.ts";
-import type { PendingApproval } from "../tools/execute-tool-calls.ts";
+import type { PendingApproval } from "../tools/tool-outcome.ts";
 import type { OpenTurn } from "./open-turn.ts";
 
 /**

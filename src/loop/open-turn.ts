@@ -1,6 +1,6 @@
 import { turnBefore, unansweredCalls } from "../session-turns.ts";
 import { isModelMessage, type Message, type ModelMessage, type ToolCallMessage } from "../session.ts";
-import type { ToolOutcome } from "../tools/execute-tool-calls.ts";
+import type { ToolOutcome } from "../tools/tool-outcome.ts";
 
 /**
  * The model turn the loop still has to answer: the tool calls of the session's last model turn

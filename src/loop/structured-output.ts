@@ -1,30 +1,11 @@
-import { AgentError, boundText, errorType, maxErrorLength } from "../errors.ts";
+import { boundText, maxErrorLength } from "../errors.ts";
 import type { JsonObject, JsonValue, ModelMessage, Session } from "../session.ts";
-import { plainJsonSchema } from "../tools/json-schema.ts";
-import { isStandardSchema, standardJsonSchema, validateStandard, type StandardSchemaV1 } from "../tools/standard-schema.ts";
+import { schemaKind } from "../tools/schema-kind.ts";
+import { validateStandard, type StandardSchemaV1 } from "../tools/standard-schema.ts";
 import { validateToolInput, type ValidationResult } from "../tools/validate-input.ts";
-
-export { hasObjectRoot, outputInstruction } from "../model/output-instruction.ts";
 
 /** A schema for the final answer: a JSON Schema object, or a Standard Schema (zod 4, valibot, arktype…). */
 export type OutputSchema = JsonObject | StandardSchemaV1;
-
-/** Thrown when the model's final answer is still not valid after the allowed attempts; `text` is its last answer. */
-export class StructuredOutputError extends AgentError {
-  override name = "StructuredOutputError";
-  readonly text: string;
-  readonly problems: string;
-
-  constructor(message: string, details: { text: string; problems: string }) {
-    super(message);
-    this.text = details.text;
-    this.problems = details.problems;
-  }
-}
-
-export function isStructuredOutputError(error: unknown): error is StructuredOutputError {
-  return errorType(error) === "StructuredOutputError";
-}
 
 /** What the loop needs to hold the final answer to a schema. */
 export type OutputContract = {
@@ -35,21 +16,11 @@ export type OutputContract = {
 };
 
 export function outputContract(schema: OutputSchema): OutputContract {
-  let jsonSchema: JsonObject;
-  let validate: (value: unknown) => ValidationResult | Promise<ValidationResult>;
-  const plain = plainJsonSchema(schema);
-  if (plain !== undefined) {
-    jsonSchema = plain;
-    validate = (value) => validateToolInput({ input_schema: plain }, value);
-  } else if (isStandardSchema(schema)) {
-    const described = standardJsonSchema(schema);
-    if (described === undefined) throw new TypeError("output: this schema cannot produce a JSON Schema; pass a JSON Schema instead");
-    jsonSchema = described;
-    validate = (value) => validateStandard(schema, value);
-  } else {
-    jsonSchema = schema;
-    validate = (value) => validateToolInput({ input_schema: schema }, value);
-  }
+  const kind = schemaKind(schema);
+  const { jsonSchema } = kind;
+  if (jsonSchema === undefined) throw new TypeError("output: this schema cannot produce a JSON Schema; pass a JSON Schema instead");
+  const validate: (value: unknown) => ValidationResult | Promise<ValidationResult> =
+    kind.type === "standard" ? (value) => validateStandard(kind.schema, value) : (value) => validateToolInput({ input_schema: jsonSchema }, value);
   return {
     jsonSchema,
     async check(text) {
@@ -66,7 +37,7 @@ export function outputContract(schema: OutputSchema): OutputContract {
  * Checks a final turn against the contract: the turn's assistant text is the answer. Valid: the
  * last assistant message carries the parsed value as `output`. Invalid: `problems` says why.
  */
-export async function holdToContract(
+export async function checkFinalAnswer(
   contract: OutputContract,
   messages: ModelMessage[],
 ): Promise<{ messages: ModelMessage[]; text: string; problems?: string }> {
@@ -104,8 +75,9 @@ export function structuredOutput<Schema extends OutputSchema>(
 ): (Schema extends StandardSchemaV1 ? StandardSchemaV1.InferOutput<Schema> : JsonValue) | undefined {
   for (let index = session.messages.length - 1; index >= 0; index--) {
     const message = session.messages[index]!;
-    if ("role" in message && message.role === "assistant" && (message).output !== undefined) {
-      return (message).output as never;
+    if ("role" in message && message.role === "assistant" && message.output !== undefined) {
+      // The schema's output type is what the loop validated the value against.
+      return message.output as never;
     }
   }
   return undefined;

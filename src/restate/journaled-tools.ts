@@ -1,6 +1,6 @@
 import { CancelledError, RetryableError, type ObjectContext } from "@restatedev/restate-sdk";
 import { AbortError, describeError, isInstance } from "../errors.ts";
-import { ApprovalPause } from "../tools/execute-tool-calls.ts";
+import { ApprovalPause } from "../tools/approval-pause.ts";
 import type { JsonValue, Session } from "../session.ts";
 import type { ToolContext, ToolDefinition, ToolHandler, ToolHandlers } from "../tools/tool.ts";
 import type { ReplayClock } from "./replay-clock.ts";

@@ -31,7 +31,7 @@ export function resolveApproval(
 ): Session {
   // One id, a list of ids sharing `decision`, or a list of `{ id, approved, reason? }`.
   const decisions = (typeof callId === "string" ? [callId] : callId).map((entry) =>
-    typeof entry === "string" ? { id: entry, ...(decision as ApprovalDecision) } : entry,
+    typeof entry === "string" ? { id: entry, ...decision } : entry,
   );
   const waiting = pendingApprovalEntries(session).map((entry) => ({ ...entry, id: entry.call.id }));
   const chosen = new Map<ToolCallMessage, ApprovalDecision>();

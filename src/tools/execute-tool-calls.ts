@@ -11,9 +11,6 @@ import { acquireSlot, createSlots, releaseSlot, type ToolSlots } from "./tool-sl
 import type { ToolOutcome } from "./tool-outcome.ts";
 import { needsLoopForApprovalResult } from "./tool-errors.ts";
 
-export { ApprovalPause } from "./approval-pause.ts";
-export type { PendingApproval, ToolOutcome } from "./tool-outcome.ts";
-
 export type ExecuteToolCallsOptions = {
   /** Tool schemas (and `tool()` definitions): used to validate input and to find handlers. */
   tools?: readonly ToolDefinition[];
@@ -176,12 +173,15 @@ async function runInCallOrder(
       else if (!waitingForApproval) onResult?.(next);
     }
   };
-  await Promise.all(
+  return Promise.all(
     toolCalls.map((call, index) => {
       const early = started?.get(call.id);
       const onOutcome = (outcome: ToolOutcome): void => deliver(index, outcome);
-      return early !== undefined ? early.then(onOutcome) : startToolCall(parts, call, signal, abortRace, onOutcome);
+      if (early === undefined) return startToolCall(parts, call, signal, abortRace, onOutcome);
+      return early.then((outcome) => {
+        onOutcome(outcome);
+        return outcome;
+      });
     }),
   );
-  return outcomes as ToolOutcome[];
 }

@@ -41,7 +41,7 @@ export function jsonSchema<T = unknown>(schema: JsonObject): JsonSchema<T> {
 }
 
 /** The `~standard.vendor` of schemas made by `jsonSchema()`. */
-export const jsonSchemaVendor = "simple-agent-loop";
+const jsonSchemaVendor = "simple-agent-loop";
 
 /** The plain JSON Schema behind a `jsonSchema()` value, or `undefined` for any other schema. */
 export function plainJsonSchema(schema: unknown): JsonObject | undefined {

@@ -28,13 +28,13 @@ export async function runToolCall(call: ToolCallMessage, setup: ExecutorSetup, s
     const waitMs = gated ? performance.now() - waitStart : 0;
     if (gate.type === "pending") return approvalRequested(setup, { type: "approval-pending", call });
     setup.onEvent?.({ type: "tool-execution-start", id: call.id, name: call.name, input: call.input });
-    const started = performance.now();
+    const runStart = performance.now();
     const outcome = gate.type === "run" ? await invokeTool(call, definition, setup, signal, abortRace) : gate.result;
     if (outcome.type === "approval-pending") return approvalRequested(setup, outcome);
     const after = setup.hooks?.afterToolCall;
     const result = after === undefined ? outcome : await afterToolCall(after, call, outcome, setup, abortRace);
     if (waitMs >= 1) result.waitMs = Math.round(waitMs);
-    setup.onEvent?.({ type: "tool-execution-end", id: call.id, name: call.name, result, durationMs: roundMs(performance.now() - started), waitMs: roundMs(waitMs) });
+    setup.onEvent?.({ type: "tool-execution-end", id: call.id, name: call.name, result, durationMs: roundMs(performance.now() - runStart), waitMs: roundMs(waitMs) });
     return result;
   } catch (error) {
     return thrownResult(call, error);

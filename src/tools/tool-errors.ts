@@ -5,7 +5,7 @@ import type { ToolCallMessage, ToolResultMessage } from "../session.ts";
 // reads these texts, so they stay stable and say what happened to the call and why.
 
 /** An `isError` result for the call `id` with this text. */
-export function errorResult(id: string, output: string): ToolResultMessage {
+function errorResult(id: string, output: string): ToolResultMessage {
   return { type: "tool_result", id, output, isError: true };
 }
 
@@ -20,7 +20,7 @@ const abortedText = "Error: aborted before the tool finished";
  * The response stopped for another reason than tool use (e.g. `max_tokens`): its calls may be cut
  * off, so they never run.
  */
-export function notExecuted(call: ToolCallMessage, stopReason: string): ToolResultMessage {
+export function notExecutedResult(call: ToolCallMessage, stopReason: string): ToolResultMessage {
   return errorResult(
     call.id,
     `Error: not executed: the response stopped with "${stopReason}" instead of asking for tool use, so this call may be incomplete.`,

@@ -1,10 +1,10 @@
 import { checkNumber } from "../numeric-options.ts";
 import type { JsonObject, JsonValue, Session } from "../session.ts";
-import { plainJsonSchema } from "./json-schema.ts";
-import { isStandardSchema, standardJsonSchema, validateStandard, type StandardSchemaV1 } from "./standard-schema.ts";
+import { schemaKind } from "./schema-kind.ts";
+import { validateStandard, type StandardSchemaV1 } from "./standard-schema.ts";
 import type { ValidationResult } from "./validate-input.ts";
 
-export { formatPath, type ValidationResult } from "./validate-input.ts";
+export type { ValidationResult } from "./validate-input.ts";
 
 /**
  * A tool as the model sees it: a name, a description and a JSON Schema for its
@@ -125,8 +125,10 @@ export type HandlerOption<Schema> =
 export function tool<Schema extends StandardSchemaV1 | JsonObject>(options: ToolOptions<Schema>): Tool<InputOf<Schema>> {
   const { name, description } = options;
   // The one place the aliases are read: from here on only the canonical names exist.
-  const inputSchema = (options.inputSchema ?? options.input_schema) as Schema;
-  const handler = (options.handler ?? options.execute) as ToolHandlerFor<Schema> | undefined;
+  const inputSchema = options.inputSchema ?? options.input_schema;
+  const handler = options.handler ?? options.execute;
+  // The types require both; a caller without them must not get a tool the model cannot call.
+  if (inputSchema === undefined) throw new TypeError(`tool "${name}": an input schema (inputSchema) is required`);
   if (typeof handler !== "function") throw new TypeError(`tool "${name}": a handler function is required`);
   checkToolTimeout(name, options.timeout);
   const definition: Tool<InputOf<Schema>> = { name, description, input_schema: {}, handler };
@@ -134,21 +136,17 @@ export function tool<Schema extends StandardSchemaV1 | JsonObject>(options: Tool
   if (options.eager !== undefined) definition.eager = options.eager;
   if (options.requireApproval !== undefined) definition.requireApproval = options.requireApproval;
   // A typed JSON Schema (`jsonSchema<T>()`) is checked like any JSON Schema: synchronously, compiled once.
-  const plain = plainJsonSchema(inputSchema);
-  if (plain !== undefined) {
-    definition.input_schema = options.jsonSchema ?? plain;
-  } else if (isStandardSchema(inputSchema)) {
-    const described = options.jsonSchema ?? standardJsonSchema(inputSchema);
-    if (described === undefined) {
+  const kind = schemaKind(inputSchema, options.jsonSchema);
+  if (kind.type === "standard") {
+    const { schema } = kind;
+    if (kind.jsonSchema === undefined) {
       throw new TypeError(
-        `tool "${name}": this ${inputSchema["~standard"].vendor} schema cannot produce a JSON Schema for the model; pass one as \`jsonSchema\` (for valibot, toJsonSchema from @valibot/to-json-schema)`,
+        `tool "${name}": this ${schema["~standard"].vendor} schema cannot produce a JSON Schema for the model; pass one as \`jsonSchema\` (for valibot, toJsonSchema from @valibot/to-json-schema)`,
       );
     }
-    definition.input_schema = described;
-    definition.validate = (input) => validateStandard(inputSchema, input);
-  } else {
-    definition.input_schema = options.jsonSchema ?? (inputSchema);
+    definition.validate = (input) => validateStandard(schema, input);
   }
+  if (kind.jsonSchema !== undefined) definition.input_schema = kind.jsonSchema;
   return definition;
 }
 
