@@ -4,11 +4,12 @@ import { expectEveryCallAnsweredOnce, sleep, withoutTs } from "./helpers.ts";
 
 const call = (id: string, name = "work"): ModelMessage => ({ type: "tool_call", id, name, input: {} });
 
-/** A streamed turn: each step is a message, a pause (ms), or a failure. */
-function streamed(...steps: (ModelMessage | number | Error | { end: ModelStreamEvent & { type: "response-end" } })[]) {
+/** A streamed turn: each step is a message, a pause (ms), a point to wait for (a promise), or a failure. */
+function streamed(...steps: (ModelMessage | number | Promise<unknown> | Error | { end: ModelStreamEvent & { type: "response-end" } })[]) {
   return async function* (): AsyncGenerator<ModelStreamEvent> {
     for (const step of steps) {
       if (typeof step === "number") await sleep(step);
+      else if (step instanceof Promise) await step;
       else if (step instanceof Error) throw step;
       else if ("end" in step) yield step.end;
       else yield { type: "message", message: step };
@@ -21,16 +22,52 @@ function model(...turns: (() => AsyncGenerator<ModelStreamEvent>)[]) {
   return () => turns[index++]!();
 }
 
+/**
+ * A point the test reaches once `open` is called, or after `fallbackMs` whatever happens: the
+ * stream waits on it instead of guessing how long the loop takes, and a loop that never opens it
+ * still ends, with the assertion on the order failing instead of the test hanging.
+ */
+function checkpoint(fallbackMs = 5_000): { open: () => void; reached: Promise<void> } {
+  let open = (): void => undefined;
+  const reached = new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, fallbackMs);
+    open = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+  });
+  return { open, reached };
+}
+
+/** Settles with "aborted" when the signal aborts, or with `late` after `fallbackMs` (far beyond any run that stops it). */
+function untilAborted(signal: AbortSignal, late: string, fallbackMs = 10_000): Promise<string> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(late), fallbackMs);
+    signal.addEventListener("abort", () => {
+      clearTimeout(timer);
+      resolve("aborted");
+    });
+  });
+}
+
 describe("eager tool starts (a tool starts when its call is complete in the stream)", () => {
   it("starts each call while the model is still streaming the rest; results still enter in call order", async () => {
     const log: string[] = [];
+    const aStarted = checkpoint();
+    const bDone = checkpoint();
     const work = async (_input: unknown, context: { id: string }) => {
       log.push(`start ${context.id}`);
-      await sleep(context.id === "a" ? 60 : 1);
+      if (context.id === "a") {
+        aStarted.open();
+        // a ends after b: results enter in call order, not in the order the tools end.
+        await bDone.reached;
+      }
+      log.push(`end ${context.id}`);
+      if (context.id === "b") bDone.open();
       return `done ${context.id}`;
     };
     const invoke = model(
-      streamed(call("a"), 40, call("b"), 40, { end: { type: "response-end", stopReason: "tool_use" } }),
+      streamed(call("a"), aStarted.reached, call("b"), { end: { type: "response-end", stopReason: "tool_use" } }),
       streamed({ role: "assistant", content: "ok" }),
     );
     const events: AgentEvent[] = [];
@@ -42,6 +79,7 @@ describe("eager tool starts (a tool starts when its call is complete in the stre
       },
     });
     expect(log.slice(0, 3)).toStrictEqual(["complete a", "start a", "complete b"]);
+    expect(log.indexOf("end b")).toBeLessThan(log.indexOf("end a"));
     expect(withoutTs(session).slice(4, 6)).toStrictEqual([
       { type: "tool_result", id: "a", output: "done a" },
       { type: "tool_result", id: "b", output: "done b" },
@@ -51,21 +89,35 @@ describe("eager tool starts (a tool starts when its call is complete in the stre
     expect(order.indexOf("tool_call:a")).toBeLessThan(order.indexOf("tool_result:a"));
   });
 
-  it("saves the streaming time: 3 calls early in a 350 ms stream, 300 ms tools, ends well before stream + tools", async () => {
-    const slow = async () => {
-      await sleep(300);
-      return "ok";
+  it("saves the streaming time: the tools run while the rest of the response streams; eagerTools: false waits for its end", async () => {
+    // What saves the time is the overlap, asserted as the order of what happened (a loaded machine
+    // stretches every duration): the stream goes on only once the tool is running, or after a
+    // fallback long enough that a run that does not start it early fails on the order.
+    const timeline = async (eagerTools: boolean) => {
+      const log: string[] = [];
+      const running = new Map(["1", "2", "3"].map((id) => [id, checkpoint(eagerTools ? 5_000 : 0)]));
+      const streamEnded = checkpoint();
+      const slow = async (_input: unknown, context: { id: string }) => {
+        log.push(`start ${context.id}`);
+        running.get(context.id)!.open();
+        await streamEnded.reached;
+        log.push(`end ${context.id}`);
+        return "ok";
+      };
+      const turn = async function* (): AsyncGenerator<ModelStreamEvent> {
+        for (const id of ["1", "2", "3"]) {
+          yield { type: "message", message: call(id, "slow") };
+          await running.get(id)!.reached;
+        }
+        log.push("stream end");
+        streamEnded.open();
+        yield { type: "response-end", stopReason: "tool_use" };
+      };
+      await agentLoop(model(turn, streamed({ role: "assistant", content: "done" })), [], initSession("s", "u"), { toolHandlers: { slow }, eagerTools });
+      return log;
     };
-    const turn = () => streamed(call("1", "slow"), 50, call("2", "slow"), 50, call("3", "slow"), 250, { end: { type: "response-end", stopReason: "tool_use" } });
-    const timed = async (eagerTools: boolean) => {
-      const started = performance.now();
-      await agentLoop(model(turn(), streamed({ role: "assistant", content: "done" })), [], initSession("s", "u"), { toolHandlers: { slow }, eagerTools });
-      return performance.now() - started;
-    };
-    const [eager, waiting] = [await timed(true), await timed(false)];
-    // Waiting: ~350 ms of stream, then ~300 ms of tools. Eager: the last tool ends ~400 ms in.
-    expect(waiting).toBeGreaterThanOrEqual(640);
-    expect(eager).toBeLessThan(waiting - 150);
+    expect(await timeline(true)).toStrictEqual(["start 1", "start 2", "start 3", "stream end", "end 1", "end 2", "end 3"]);
+    expect((await timeline(false)).slice(0, 2)).toStrictEqual(["stream end", "start 1"]);
   });
 
   it("a tool with eager: false, or eagerTools: false, waits for the response to end", async () => {
@@ -87,16 +139,15 @@ describe("eager tool starts (a tool starts when its call is complete in the stre
   it("a stream that fails after an early start: the tool is aborted, its call never enters the session, the retry runs it again", async () => {
     let aborted = 0;
     let runs = 0;
-    const work = (_input: unknown, context: { signal: AbortSignal }) =>
-      new Promise((resolve) => {
-        runs++;
-        const timer = setTimeout(() => resolve("finished"), 30);
-        context.signal.addEventListener("abort", () => {
-          aborted++;
-          clearTimeout(timer);
-          resolve("aborted");
-        });
-      });
+    // The first run ends only when stopped (the failure must be what ends it, however slowly the
+    // stream reaches it); the retry's run finishes at once.
+    const work = async (_input: unknown, context: { signal: AbortSignal }) => {
+      runs++;
+      if (runs > 1) return "finished";
+      const outcome = await untilAborted(context.signal, "finished");
+      if (outcome === "aborted") aborted++;
+      return outcome;
+    };
     const failure = Object.assign(new Error("connection reset"), { retryable: true, retryAfterMs: 1 });
     const invoke = model(
       streamed(call("c1"), 5, failure),
@@ -139,8 +190,7 @@ describe("eager tool starts (a tool starts when its call is complete in the stre
     const signals: AbortSignal[] = [];
     const work = async (_input: unknown, context: { signal: AbortSignal }) => {
       signals.push(context.signal);
-      await sleep(200);
-      return "done";
+      return untilAborted(context.signal, "done");
     };
     const invoke = model(streamed(call("a"), 20, { role: "assistant", content: "never mind" }, { end: { type: "response-end", stopReason: "tool_use" } }));
     const session = await agentLoop(invoke, [], initSession("s", "u"), {
@@ -156,7 +206,7 @@ describe("eager tool starts (a tool starts when its call is complete in the stre
     const signals = new Map<string, AbortSignal>();
     const work = async (_input: unknown, context: { id: string; signal: AbortSignal }) => {
       signals.set(context.id, context.signal);
-      await sleep(context.id === "removed" ? 300 : 5);
+      if (context.id === "removed") return untilAborted(context.signal, "done removed");
       return `done ${context.id}`;
     };
     const invoke = model(

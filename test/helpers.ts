@@ -1,5 +1,5 @@
 import { createServer } from "node:net";
-import type { Message, Session, ToolSchema } from "simple-agent-loop";
+import type { Message, Session, ToolResultMessage, ToolSchema } from "simple-agent-loop";
 
 /**
  * The session's messages without their clock readings, for whole-object assertions: `ts`, and a
@@ -12,6 +12,12 @@ export function withoutTs(session: Session): Message[] {
     if ("waitMs" in rest) delete rest.waitMs;
     return rest;
   });
+}
+
+/** A tool result without its `waitMs`, for whole-object assertions on a gated call's result (see `withoutTs`). */
+export function withoutWaitMs(result: ToolResultMessage): ToolResultMessage {
+  const { waitMs: _waitMs, ...rest } = result;
+  return rest;
 }
 
 /** Every tool_call has exactly one tool_result, after it. */

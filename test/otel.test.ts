@@ -329,7 +329,10 @@ describe("otelObserver: subagents, retries and failures", () => {
     expect(failed!.status.code).toBe(api.SpanStatusCode.ERROR);
     expect(repeat!.status.code).not.toBe(api.SpanStatusCode.ERROR);
     expect(toMs(repeat!.startTime) - toMs(failed!.endTime)).toBeGreaterThanOrEqual(55);
-    expect(durationMs(repeat!)).toBeLessThan(50);
+    // Its end is the model's answer, not the run's: it ends no later than the agent span (a bound on
+    // its duration in milliseconds would measure the machine's load).
+    const [agent] = ofOperation(exporter.getFinishedSpans(), "invoke_agent");
+    expect(toMs(repeat!.endTime)).toBeLessThanOrEqual(toMs(agent!.endTime));
 
     exporter.reset();
     const controller = new AbortController();

@@ -12,17 +12,28 @@ import {
   type Session,
 } from "simple-agent-loop";
 import { scriptedModel } from "simple-agent-loop/testing";
-import { expectEveryCallAnsweredOnce, sleep, withoutTs } from "./helpers.ts";
+import { expectEveryCallAnsweredOnce, withoutTs } from "./helpers.ts";
 
 describe("subagentTool", () => {
   it("runs a fresh session per call, in parallel, forwards its events tagged with the parent call, returns the final text", async () => {
     let running = 0;
     let peak = 0;
+    // Each subagent's model call holds until both run at once (a sleep would race the scheduler); a
+    // fallback lets one that runs alone end, with the peak then failing.
+    let bothRunning = (): void => undefined;
+    const together = new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, 5_000);
+      bothRunning = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
     const inner = scriptedModel(
       [0, 1].map(() => async (session: Session) => {
         running++;
         peak = Math.max(peak, running);
-        await sleep(20);
+        if (running === 2) bothRunning();
+        await together;
         running--;
         return [{ role: "assistant" as const, content: `summary of ${(session.messages[1] as { content: string }).content}` }];
       }),

@@ -39,7 +39,7 @@ describe("restateAgent: a worker killed in the middle of a run", () => {
     expectEveryCallAnsweredOnce(session);
     const effects = cluster.effects();
     for (const step of [`model ${tag} 0`, `model ${tag} 1`, `model ${tag} 2`, `tool ${tag}-a1`, `tool ${tag}-a2`, `tool ${tag}-b1`]) expect(effects.get(step), step).toBe(1);
-  });
+    }, 180_000); // a worker process started, Restate's retry and a replay: its waits alone allow 30 s each
 
   it("during a model call: the finished turns are not asked again, the interrupted one is, once more", async () => {
     const tag = "crash-model";
@@ -58,5 +58,5 @@ describe("restateAgent: a worker killed in the middle of a run", () => {
     // The killed call started twice (killed, then again); every other step once.
     expect(effects.get(`model ${tag} 1`)).toBe(2);
     for (const step of [`model ${tag} 0`, `model ${tag} 2`, `tool ${tag}-a1`, `tool ${tag}-a2`, `tool ${tag}-b1`]) expect(effects.get(step), step).toBe(1);
-  });
+    }, 180_000);
 });

@@ -114,7 +114,7 @@ describe("crash safety: a child process killed with SIGKILL, then resumed from i
     expectEveryCallAnsweredOnce(final);
     expect(withoutTs(final)).toStrictEqual(withoutTs(baseline));
     expect([...effects.values()].every((count) => count === 1)).toBe(true);
-  });
+  }, 120_000); // child processes that load TypeScript: tens of seconds on a loaded machine
 
   // One tool at a time, a result must be in the log before the next call's handler starts (the
   // executor delivers each result before it passes its slot on); otherwise a kill while the next
@@ -125,7 +125,7 @@ describe("crash safety: a child process killed with SIGKILL, then resumed from i
     expect(kills[0]!.effects.get("c1")).toBe(1);
     expect(kills[0]!.answered.has("c1")).toBe(true);
     expect(effects.get("c1")).toBe(1);
-  });
+  }, 120_000);
 });
 
 async function crashAndResume(
