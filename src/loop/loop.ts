@@ -108,10 +108,15 @@ async function runSteps(run: RunContext, first: NextStep): Promise<RunEnd> {
   let step = first;
   for (;;) {
     switch (step.type) {
-      case "answer-tools":
-        step = await answerTools(run, step.turn);
+      case "answer-tools": {
+        // Awaited only when it is a promise: a turn whose calls answered at once loses no tick.
+        const next = answerTools(run, step.turn);
+        step = next instanceof Promise ? await next : next;
         break;
+      }
       case "call-model":
+        // Awaited even when the model answered at once: one turn of the microtask queue per model
+        // call lets concurrent runs take turns and a consumer's `break` reach the run between turns.
         step = await callModelStep(run);
         break;
       case "correct-output":

@@ -15,9 +15,10 @@ export type AbortRacer = { race<T>(promise: PromiseLike<T>): Promise<T> };
 /**
  * Calls the model once and returns the complete turn, checked. Stream deltas are forwarded to
  * `emit` as they arrive; messages are returned only once the whole turn is in, so a failure
- * mid-stream leaves nothing half-written.
+ * mid-stream leaves nothing half-written. A model that answers with an array is read at once (the
+ * turn itself is returned, and its failures thrown); any other answer gives a promise.
  */
-export async function readModelTurn(
+export function readModelTurn(
   invokeModel: InvokeModel,
   tools: ToolSchema[],
   session: Session,
@@ -25,15 +26,14 @@ export async function readModelTurn(
   abortRace: AbortRacer,
   emit: (event: ModelTurnProgress) => void,
   onToolCall?: (call: ToolCallMessage) => void,
-): Promise<ModelMessage[]> {
+): ModelMessage[] | Promise<ModelMessage[]> {
   const result = invokeModel(tools, session, context);
-  let messages: ModelMessage[];
-  let stop: TurnEndFields = {};
-  if (Array.isArray(result)) messages = result;
-  else if (isAsyncIterable(result)) ({ messages, stop } = await readStream(result, abortRace, emit, onToolCall));
-  else messages = await abortRace.race(result);
-  return checkTurn(messages, stop);
+  if (Array.isArray(result)) return checkTurn(result, noStop);
+  if (isAsyncIterable(result)) return readStream(result, abortRace, emit, onToolCall).then(({ messages, stop }) => checkTurn(messages, stop));
+  return abortRace.race(result).then((messages) => checkTurn(messages, noStop));
 }
+
+const noStop: TurnEndFields = {};
 
 async function readStream(
   stream: AsyncIterable<ModelStreamEvent>,

@@ -6,6 +6,7 @@ import type { AgentHooks } from "../loop/hooks.ts";
 import type { Session, ToolCallMessage, ToolResultMessage } from "../session.ts";
 import type { ToolDefinition, ToolHandlers } from "./tool.ts";
 import { createExecutorSetup, type ExecutorSetup } from "./executor-setup.ts";
+import type { Eventually } from "./invoke-tool.ts";
 import { runToolCall } from "./run-tool-call.ts";
 import { acquireSlot, createSlots, releaseSlot, type ToolSlots } from "./tool-slots.ts";
 import type { ToolOutcome } from "./tool-outcome.ts";
@@ -79,7 +80,7 @@ export type ToolExecutor = {
     signal: AbortSignal,
     abortRace: AbortRace,
     started?: ReadonlyMap<string, Promise<ToolOutcome>>,
-  ) => Promise<ToolOutcome[]>;
+  ) => Eventually<ToolOutcome[]>;
   /** Whether a tool may start while the model is still streaming (its definition does not say `eager: false`). */
   isEager: (name: string) => boolean;
 };
@@ -104,7 +105,7 @@ export function createToolExecutor(
     },
   };
   return {
-    start: (call, signal, abortRace, onOutcome) => startToolCall(parts, call, signal, abortRace, onOutcome),
+    start: (call, signal, abortRace, onOutcome) => Promise.resolve(startToolCall(parts, call, signal, abortRace, onOutcome)),
     run: (toolCalls, signal, abortRace, started) => runInCallOrder(parts, toolCalls, signal, abortRace, started),
     isEager: (name) => parts.setup.definitions.get(name)?.eager !== false,
   };
@@ -119,18 +120,35 @@ type ExecutorParts = {
   readonly deliverAlone: (outcome: ToolOutcome) => void;
 };
 
-async function startToolCall(
+// Without a limit there are no slots to wait for: the call's outcome comes back as the call gives
+// it (itself, or one promise), so a call pays for no async frame of the executor.
+function startToolCall(
+  parts: ExecutorParts,
+  call: ToolCallMessage,
+  signal: AbortSignal,
+  abortRace: AbortRace,
+  onOutcome: ((outcome: ToolOutcome) => void) | undefined,
+): Eventually<ToolOutcome> {
+  if (parts.slots.limit !== Number.POSITIVE_INFINITY) return startInSlot(parts, call, signal, abortRace, onOutcome);
+  const outcome = runToolCall(call, parts.setup, signal, abortRace);
+  if (onOutcome === undefined) return outcome;
+  if (!(outcome instanceof Promise)) {
+    onOutcome(outcome);
+    return outcome;
+  }
+  return outcome.then((settled) => {
+    onOutcome(settled);
+    return settled;
+  });
+}
+
+async function startInSlot(
   { setup, slots }: ExecutorParts,
   call: ToolCallMessage,
   signal: AbortSignal,
   abortRace: AbortRace,
   onOutcome: ((outcome: ToolOutcome) => void) | undefined,
 ): Promise<ToolOutcome> {
-  if (slots.limit === Number.POSITIVE_INFINITY) {
-    const outcome = await runToolCall(call, setup, signal, abortRace);
-    onOutcome?.(outcome);
-    return outcome;
-  }
   const waiting = acquireSlot(slots);
   if (waiting !== undefined) await waiting;
   try {
@@ -149,22 +167,39 @@ async function startToolCall(
  * before it are in. Once a call waits for approval, later results wait with it (the loop holds
  * them on their calls; see `heldResult`) and `onResult` hears none of them.
  */
-async function runInCallOrder(
+function runInCallOrder(
+  parts: ExecutorParts,
+  toolCalls: readonly ToolCallMessage[],
+  signal: AbortSignal,
+  abortRace: AbortRace,
+  started: ReadonlyMap<string, Promise<ToolOutcome>> | undefined,
+): Eventually<ToolOutcome[]> {
+  if (toolCalls.length !== 1) return runSeveral(parts, toolCalls, signal, abortRace, started);
+  // The common case, without the bookkeeping of ordering several results.
+  const call = toolCalls[0]!;
+  const early = started?.get(call.id);
+  const outcome = early === undefined ? startToolCall(parts, call, signal, abortRace, parts.deliverAlone) : early.then(deliveredAlone(parts));
+  return outcome instanceof Promise ? outcome.then(one) : [outcome];
+}
+
+function deliveredAlone(parts: ExecutorParts): (outcome: ToolOutcome) => ToolOutcome {
+  return (outcome) => {
+    parts.deliverAlone(outcome);
+    return outcome;
+  };
+}
+
+function one(outcome: ToolOutcome): ToolOutcome[] {
+  return [outcome];
+}
+
+async function runSeveral(
   parts: ExecutorParts,
   toolCalls: readonly ToolCallMessage[],
   signal: AbortSignal,
   abortRace: AbortRace,
   started: ReadonlyMap<string, Promise<ToolOutcome>> | undefined,
 ): Promise<ToolOutcome[]> {
-  if (toolCalls.length === 1) {
-    // The common case, without the bookkeeping of ordering several results.
-    const call = toolCalls[0]!;
-    const early = started?.get(call.id);
-    if (early === undefined) return [await startToolCall(parts, call, signal, abortRace, parts.deliverAlone)];
-    const outcome = await early;
-    parts.deliverAlone(outcome);
-    return [outcome];
-  }
   const { onResult } = parts;
   const outcomes = new Array<ToolOutcome | undefined>(toolCalls.length);
   let delivered = 0;
@@ -178,9 +213,12 @@ async function runInCallOrder(
   };
   await Promise.all(
     toolCalls.map((call, index) => {
-      const early = started?.get(call.id);
       const onOutcome = (outcome: ToolOutcome): void => deliver(index, outcome);
-      return early !== undefined ? early.then(onOutcome) : startToolCall(parts, call, signal, abortRace, onOutcome);
+      const early = started?.get(call.id);
+      if (early !== undefined) return early.then(onOutcome);
+      if (parts.slots.limit !== Number.POSITIVE_INFINITY) return startInSlot(parts, call, signal, abortRace, onOutcome);
+      // Results are heard once every call has started, whether a handler answered at once or not.
+      return Promise.resolve(runToolCall(call, parts.setup, signal, abortRace)).then(onOutcome);
     }),
   );
   return outcomes as ToolOutcome[];
