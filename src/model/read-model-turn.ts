@@ -104,8 +104,11 @@ function checkTurn(messages: unknown, stop: TurnEndFields): ModelMessage[] {
   }
   // The array is copied only if something must change; the loop never modifies it.
   let checked = messages as ModelMessage[];
-  const ids = new Set<string>();
-  for (const [index, message] of (messages as unknown[]).entries()) {
+  // Made at the second call only: most turns have one call or none.
+  let firstId: string | undefined;
+  let ids: Set<string> | undefined;
+  for (let index = 0; index < messages.length; index++) {
+    const message: unknown = messages[index];
     if (typeof message !== "object" || message === null) {
       throw new InvalidModelResponseError(`invokeModel returned a non-object at index ${index}`);
     }
@@ -125,8 +128,9 @@ function checkTurn(messages: unknown, stop: TurnEndFields): ModelMessage[] {
     if (typeof candidate.id !== "string" || candidate.id === "" || typeof candidate.name !== "string") {
       throw new InvalidModelResponseError(`tool_call at index ${index} needs a non-empty string id and a name`);
     }
-    if (ids.has(candidate.id)) throw new InvalidModelResponseError(`duplicate tool_call id "${candidate.id}" in one response`);
-    ids.add(candidate.id);
+    if (candidate.id === firstId || ids?.has(candidate.id) === true) throw new InvalidModelResponseError(`duplicate tool_call id "${candidate.id}" in one response`);
+    if (firstId === undefined) firstId = candidate.id;
+    else (ids ??= new Set([firstId])).add(candidate.id);
     if (candidate.input === undefined) {
       if (checked === messages) checked = [...checked];
       checked[index] = { ...checked[index]!, input: {} } as ModelMessage;

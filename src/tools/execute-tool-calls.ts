@@ -103,6 +103,10 @@ export function createToolExecutor(
     deliverAlone: (outcome) => {
       if (outcome.type === "tool_result") onResult?.(outcome);
     },
+    deliverOne: (outcome) => {
+      if (outcome.type === "tool_result") onResult?.(outcome);
+      return [outcome];
+    },
   };
   return {
     start: (call, signal, abortRace, onOutcome) => Promise.resolve(startToolCall(parts, call, signal, abortRace, onOutcome)),
@@ -118,6 +122,8 @@ type ExecutorParts = {
   readonly onResult: ((result: ToolResultMessage) => void) | undefined;
   /** `onResult` for a batch of one: a result is heard, a pause is not. */
   readonly deliverAlone: (outcome: ToolOutcome) => void;
+  /** `deliverAlone`, then the batch's outcomes: made once, so a batch of one adds no closure of its own. */
+  readonly deliverOne: (outcome: ToolOutcome) => ToolOutcome[];
 };
 
 // Without a limit there are no slots to wait for: the call's outcome comes back as the call gives
@@ -178,15 +184,9 @@ function runInCallOrder(
   // The common case, without the bookkeeping of ordering several results.
   const call = toolCalls[0]!;
   const early = started?.get(call.id);
-  const outcome = early === undefined ? startToolCall(parts, call, signal, abortRace, parts.deliverAlone) : early.then(deliveredAlone(parts));
-  return outcome instanceof Promise ? outcome.then(one) : [outcome];
-}
-
-function deliveredAlone(parts: ExecutorParts): (outcome: ToolOutcome) => ToolOutcome {
-  return (outcome) => {
-    parts.deliverAlone(outcome);
-    return outcome;
-  };
+  if (early === undefined && parts.slots.limit !== Number.POSITIVE_INFINITY) return startInSlot(parts, call, signal, abortRace, parts.deliverAlone).then(one);
+  const outcome = early ?? runToolCall(call, parts.setup, signal, abortRace);
+  return outcome instanceof Promise ? outcome.then(parts.deliverOne) : parts.deliverOne(outcome);
 }
 
 function one(outcome: ToolOutcome): ToolOutcome[] {
