@@ -148,6 +148,23 @@ describe("agentLoop: the basic cases", () => {
   });
 });
 
+describe("agentLoop: many runs in one process", () => {
+  it("runs take turns between model calls, even when every model and tool answers at once", async () => {
+    const order: string[] = [];
+    const model = (name: string) => {
+      let call = 0;
+      return (): ModelMessage[] => {
+        order.push(`${name}${++call}`);
+        return call < 3 ? [{ type: "tool_call", id: `${name}-${call}`, name: "add", input: { a: 1, b: 2 } }] : [{ role: "assistant", content: "3" }];
+      };
+    };
+    const sessions = [initSession("s", "u"), initSession("s", "u")];
+    await Promise.all([agentLoop(model("a"), [addSchema], sessions[0]!, { toolHandlers: { add } }), agentLoop(model("b"), [addSchema], sessions[1]!, { toolHandlers: { add } })]);
+    expect(order).toEqual(["a1", "b1", "a2", "b2", "a3", "b3"]);
+    for (const session of sessions) expect(response(session)?.content).toBe("3");
+  });
+});
+
 describe("agentLoop: acceptance (a workspace agent, end to end)", () => {
   it("the checkpoint script: list files, then answer from the result", async () => {
     const model = scriptedModel([

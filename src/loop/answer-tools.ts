@@ -11,10 +11,17 @@ import type { PendingApproval, ToolOutcome } from "../tools/tool-outcome.ts";
  * closed without running anything new, and ends the run (`stopped`). Calls waiting for approval
  * pause the run (`paused`), unless it was aborted meanwhile.
  */
-export async function answerTools(run: RunContext, turn: OpenTurn): Promise<NextStep> {
+export function answerTools(run: RunContext, turn: OpenTurn): NextStep | Promise<NextStep> {
   const stopReason = turn.last?.stopReason;
   if (stopReason !== undefined && stopReason !== "tool_use") return closeStoppedTurn(run, turn, stopReason);
-  const outcomes = await run.execute.run(turn.toolCalls, run.signal, run.abortRace, turn.started);
+  const outcomes = run.execute.run(turn.toolCalls, run.signal, run.abortRace, turn.started);
+  // Calls that answered at once (synchronous handlers) close the turn without an await.
+  if (!(outcomes instanceof Promise)) return toolsAnswered(run, turn, outcomes);
+  return outcomes.then((settled) => toolsAnswered(run, turn, settled));
+}
+
+// Every call of the turn has its outcome: add the results, or pause for the ones waiting.
+function toolsAnswered(run: RunContext, turn: OpenTurn, outcomes: ToolOutcome[]): NextStep {
   run.state.abandon = undefined;
   turn.release?.();
   const firstWaiting = outcomes.findIndex(isPending);

@@ -17,19 +17,37 @@ import { sessionTurnsBackward } from "../session-turns.ts";
  * adds the turn whole. Throws `MaxIterationsError` at the limit, `StructuredOutputError` when
  * the corrections are used up.
  */
-export async function callModelStep(run: RunContext): Promise<NextStep> {
+export function callModelStep(run: RunContext): NextStep | Promise<NextStep> {
   const { state, queues } = run;
   if (run.signal.aborted) return endAborted(run, "");
   if (queues.steering.length > 0) for (const message of queues.steering.splice(0)) run.add(message);
   if (state.iteration >= run.maxIterations) throw maxIterationsError(run);
   const room = makeRoom(run, "before-call");
-  if (room !== undefined) await room;
-  const iteration = ++state.iteration;
+  if (room !== undefined) return room.then(() => callModel(run));
+  return callModel(run);
+}
+
+// Each phase below goes on at once when the one before gave a value, and through `then` only when
+// it gave a promise: a turn without hooks, strategies or schema, whose model answers at once, is
+// read and entered without an await.
+function callModel(run: RunContext): NextStep | Promise<NextStep> {
+  const iteration = ++run.state.iteration;
   run.turnStart(iteration);
-  const answer = await askModel(run, iteration);
+  const answer = askModel(run, iteration);
+  if (!(answer instanceof Promise)) return modelAnswered(run, answer, iteration);
+  return answer.then((settled) => modelAnswered(run, settled, iteration));
+}
+
+function modelAnswered(run: RunContext, answer: ModelTurn | undefined | typeof aborted, iteration: number): NextStep | Promise<NextStep> {
   if (answer === aborted) return endAborted(run, "");
-  if (answer === undefined) return endAborted(run, state.streamedText);
-  state.abandon = answer.discard;
+  if (answer === undefined) return endAborted(run, run.state.streamedText);
+  run.state.abandon = answer.discard;
+  if (run.hooks?.afterModelCall === undefined && run.contract === undefined) return enterTurn(run, answer, answer.messages, undefined);
+  return reviewAnswer(run, answer, iteration);
+}
+
+// The `afterModelCall` hook may replace the model's messages; a final answer is held to the schema.
+async function reviewAnswer(run: RunContext, answer: ModelTurn, iteration: number): Promise<NextStep> {
   let { messages } = answer;
   let problems: string | undefined;
   const afterModelCall = run.hooks?.afterModelCall;
@@ -79,8 +97,15 @@ function describeLastAction(messages: readonly Message[]): string {
 }
 
 // The model's answer for this iteration, or `undefined` when the run was aborted during the call.
+// Without a `beforeModelCall` hook there is nothing to wait for before the call, and without
+// strategies no overflow to retry after: the model turn itself is the answer.
+function askModel(run: RunContext, iteration: number): ModelTurn | undefined | Promise<ModelTurn | undefined | typeof aborted> {
+  if (run.hooks?.beforeModelCall === undefined && run.strategies === undefined) return modelTurn(run, modelView(run, iteration, undefined));
+  return askModelOnce(run, iteration);
+}
+
 // Too long for the model: the strategies make room, then the call is tried once more.
-async function askModel(run: RunContext, iteration: number): Promise<ModelTurn | undefined | typeof aborted> {
+async function askModelOnce(run: RunContext, iteration: number): Promise<ModelTurn | undefined | typeof aborted> {
   for (let overflowed = false; ; overflowed = true) {
     const asked = beforeModelCall(run, iteration);
     const changes = asked === undefined ? undefined : await asked;

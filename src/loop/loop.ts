@@ -18,6 +18,7 @@ export type { AgentLoopOptions } from "./loop-options.ts";
  * Runs the agent until the model answers without tool calls: call the
  * model, add its messages, run its tool calls, add their results in call order, repeat. Mutates
  * and returns `session`. It is `agentStream(...).result`: the one loop, awaited without iterating.
+ * Without `onEvent` nobody can hear the run: it builds no events and keeps no metrics.
  */
 export async function agentLoop(
   invokeModel: InvokeModel,
@@ -25,7 +26,7 @@ export async function agentLoop(
   session: Session,
   options: AgentLoopOptions = {},
 ): Promise<Session> {
-  return agentStream(invokeModel, tools, session, options).result;
+  return startRun(invokeModel, tools, session, options, options.onEvent !== undefined).result;
 }
 
 /**
@@ -41,6 +42,12 @@ export function agentStream(
   session: Session,
   options: AgentLoopOptions = {},
 ): AgentStream {
+  return startRun(invokeModel, tools, session, options, true);
+}
+
+// `audible`: someone may hear the run's events (a listener, or a consumer of the stream). A run
+// nobody can hear (`agentLoop` without `onEvent`) builds no events and keeps no metrics.
+function startRun(invokeModel: InvokeModel, tools: readonly ToolDefinition[], session: Session, options: AgentLoopOptions, audible: boolean): AgentStream {
   const controller = new AbortController();
   const signal = options.signal === undefined ? controller.signal : AbortSignal.any([options.signal, controller.signal]);
   const queues: Queues = { steering: [], followUps: [] };
@@ -51,7 +58,7 @@ export function agentStream(
       checkLoopOptions(options, tools);
       running.add(session);
       try {
-        await runLoop(createRunContext(invokeModel, tools, session, options, signal, emit, listening, queues));
+        await runLoop(createRunContext(invokeModel, tools, session, options, signal, emit, audible ? listening : undefined, queues));
       } finally {
         running.delete(session);
       }
@@ -108,10 +115,15 @@ async function runSteps(run: RunContext, first: NextStep): Promise<RunEnd> {
   let step = first;
   for (;;) {
     switch (step.type) {
-      case "answer-tools":
-        step = await answerTools(run, step.turn);
+      case "answer-tools": {
+        // Awaited only when it is a promise: a turn whose calls answered at once loses no tick.
+        const next = answerTools(run, step.turn);
+        step = next instanceof Promise ? await next : next;
         break;
+      }
       case "call-model":
+        // Awaited even when the model answered at once: one turn of the microtask queue per model
+        // call lets concurrent runs take turns and a consumer's `break` reach the run between turns.
         step = await callModelStep(run);
         break;
       case "correct-output":

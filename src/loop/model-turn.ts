@@ -40,28 +40,53 @@ export type ModelTurnRun = {
 /**
  * One model call with its retries. Returns `undefined` when the run was aborted. A failed attempt
  * is dropped whole, including the tools it started early (they are aborted and their results are
- * never added: the calls they answer never enter the session).
+ * never added: the calls they answer never enter the session). A model that answered at once (an
+ * array) gives its turn at once, without an await; any other answer gives a promise.
  */
-export async function modelTurn(run: ModelTurnRun, view: ModelView): Promise<ModelTurn | undefined> {
+export function modelTurn(run: ModelTurnRun, view: ModelView): ModelTurn | undefined | Promise<ModelTurn | undefined> {
+  let read: ModelMessage[] | Promise<ModelMessage[]>;
+  try {
+    read = readAttempt(run, view);
+  } catch (error) {
+    return retryTurn(run, view, error);
+  }
+  if (!(read instanceof Promise)) return takeTurn(run, read);
+  return read.then(
+    (messages) => takeTurn(run, messages),
+    (error: unknown) => retryTurn(run, view, error),
+  );
+}
+
+function readAttempt(run: ModelTurnRun, { tools, session, context }: ModelView): ModelMessage[] | Promise<ModelMessage[]> {
+  return readModelTurn(run.invokeModel, tools, session, context, run.abortRace, run.emit, run.eager?.onToolCall);
+}
+
+function takeTurn(run: ModelTurnRun, messages: ModelMessage[]): ModelTurn {
+  const early = run.eager?.take();
+  if (early === undefined) return { messages, started: undefined, release: noop, discard: noop };
+  return { messages, started: early.started(), release: early.release, discard: early.discard };
+}
+
+// The first attempt failed with `error`: try again after the retry delay, as often as the retry
+// options allow; rethrows the last error when they say no more.
+async function retryTurn(run: ModelTurnRun, view: ModelView, error: unknown): Promise<ModelTurn | undefined> {
   const { context } = view;
   for (let attempt = 1; ; attempt++) {
+    run.eager?.take()?.discard();
+    if (context.signal.aborted) return undefined;
+    const delayMs = run.retry === false ? undefined : retryDelay(error, attempt, run.retry);
+    if (delayMs === undefined) throw error;
+    const type = errorType(error);
+    run.emit({ type: "retry", iteration: context.iteration, attempt, delayMs, error: describeError(error), ...(type === undefined ? {} : { errorType: type }) });
     try {
-      const messages = await readModelTurn(run.invokeModel, view.tools, view.session, context, run.abortRace, run.emit, run.eager?.onToolCall);
-      const early = run.eager?.take();
-      if (early === undefined) return { messages, started: undefined, release: noop, discard: noop };
-      return { messages, started: early.started(), release: early.release, discard: early.discard };
-    } catch (error) {
-      run.eager?.take()?.discard();
-      if (context.signal.aborted) return undefined;
-      const delayMs = run.retry === false ? undefined : retryDelay(error, attempt, run.retry);
-      if (delayMs === undefined) throw error;
-      const type = errorType(error);
-      run.emit({ type: "retry", iteration: context.iteration, attempt, delayMs, error: describeError(error), ...(type === undefined ? {} : { errorType: type }) });
-      try {
-        await delay(delayMs, context.signal);
-      } catch {
-        return undefined;
-      }
+      await delay(delayMs, context.signal);
+    } catch {
+      return undefined;
+    }
+    try {
+      return takeTurn(run, await readAttempt(run, view));
+    } catch (next) {
+      error = next;
     }
   }
 }

@@ -5,7 +5,7 @@ import type { AgentEvent } from "./events.ts";
 import type { AgentHooks } from "./hooks.ts";
 import { defaultMaxIterations, type AgentLoopOptions } from "./loop-options.ts";
 import { createEagerStarter, type EagerStarter } from "./model-turn.ts";
-import { createRunEvents } from "./run-events.ts";
+import { createRunEvents, unheardRunEvents } from "./run-events.ts";
 import type { RetryOptions } from "./retry.ts";
 import { outputContract, type OutputContract } from "./structured-output.ts";
 import { formatLogLine, resolveLogger } from "../logger.ts";
@@ -85,7 +85,7 @@ export function createRunContext(
   options: AgentLoopOptions,
   signal: AbortSignal,
   report: (event: AgentEvent) => void,
-  listening: () => boolean,
+  listening: (() => boolean) | undefined,
   queues: Queues,
 ): RunContext {
   const agentName = options.name;
@@ -98,7 +98,8 @@ export function createRunContext(
     ...(options.hooks === undefined ? {} : { hooks: options.hooks }),
     session,
     onResult: add,
-    onEvent: emit,
+    // Tool events are built only for a run that can be heard.
+    ...(listening === undefined ? {} : { onEvent: emit }),
   });
   const contract = options.output === undefined ? undefined : outputContract(options.output);
   return {
@@ -130,13 +131,14 @@ export function createRunContext(
 }
 
 // Every event counts in the run's metrics; `run-end` carries them. The loop's own events go
-// through `turnStart`/`turnEnd` and the session writer, built only when someone listens.
+// through `turnStart`/`turnEnd` and the session writer, built only when someone listens. Without
+// `listening` nobody ever can: the run keeps no metrics and builds no events.
 function runEvents(
   report: (event: AgentEvent) => void,
-  listening: () => boolean,
+  listening: (() => boolean) | undefined,
   state: RunState,
 ): Pick<RunContext, "emit" | "turnStart" | "turnEnd"> & { message: (stored: Message) => void } {
-  const events = createRunEvents(report, listening);
+  const events = listening === undefined ? unheardRunEvents : createRunEvents(report, listening);
   return {
     emit: (event) => {
       if (event.type === "text-delta") state.streamedText += event.delta;

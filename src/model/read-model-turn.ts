@@ -15,9 +15,10 @@ export type AbortRacer = { race<T>(promise: PromiseLike<T>): Promise<T> };
 /**
  * Calls the model once and returns the complete turn, checked. Stream deltas are forwarded to
  * `emit` as they arrive; messages are returned only once the whole turn is in, so a failure
- * mid-stream leaves nothing half-written.
+ * mid-stream leaves nothing half-written. A model that answers with an array is read at once (the
+ * turn itself is returned, and its failures thrown); any other answer gives a promise.
  */
-export async function readModelTurn(
+export function readModelTurn(
   invokeModel: InvokeModel,
   tools: ToolSchema[],
   session: Session,
@@ -25,15 +26,14 @@ export async function readModelTurn(
   abortRace: AbortRacer,
   emit: (event: ModelTurnProgress) => void,
   onToolCall?: (call: ToolCallMessage) => void,
-): Promise<ModelMessage[]> {
+): ModelMessage[] | Promise<ModelMessage[]> {
   const result = invokeModel(tools, session, context);
-  let messages: ModelMessage[];
-  let stop: TurnEndFields = {};
-  if (Array.isArray(result)) messages = result;
-  else if (isAsyncIterable(result)) ({ messages, stop } = await readStream(result, abortRace, emit, onToolCall));
-  else messages = await abortRace.race(result);
-  return checkTurn(messages, stop);
+  if (Array.isArray(result)) return checkTurn(result, noStop);
+  if (isAsyncIterable(result)) return readStream(result, abortRace, emit, onToolCall).then(({ messages, stop }) => checkTurn(messages, stop));
+  return abortRace.race(result).then((messages) => checkTurn(messages, noStop));
 }
+
+const noStop: TurnEndFields = {};
 
 async function readStream(
   stream: AsyncIterable<ModelStreamEvent>,
@@ -104,8 +104,11 @@ function checkTurn(messages: unknown, stop: TurnEndFields): ModelMessage[] {
   }
   // The array is copied only if something must change; the loop never modifies it.
   let checked = messages as ModelMessage[];
-  const ids = new Set<string>();
-  for (const [index, message] of (messages as unknown[]).entries()) {
+  // Made at the second call only: most turns have one call or none.
+  let firstId: string | undefined;
+  let ids: Set<string> | undefined;
+  for (let index = 0; index < messages.length; index++) {
+    const message: unknown = messages[index];
     if (typeof message !== "object" || message === null) {
       throw new InvalidModelResponseError(`invokeModel returned a non-object at index ${index}`);
     }
@@ -125,8 +128,9 @@ function checkTurn(messages: unknown, stop: TurnEndFields): ModelMessage[] {
     if (typeof candidate.id !== "string" || candidate.id === "" || typeof candidate.name !== "string") {
       throw new InvalidModelResponseError(`tool_call at index ${index} needs a non-empty string id and a name`);
     }
-    if (ids.has(candidate.id)) throw new InvalidModelResponseError(`duplicate tool_call id "${candidate.id}" in one response`);
-    ids.add(candidate.id);
+    if (candidate.id === firstId || ids?.has(candidate.id) === true) throw new InvalidModelResponseError(`duplicate tool_call id "${candidate.id}" in one response`);
+    if (firstId === undefined) firstId = candidate.id;
+    else (ids ??= new Set([firstId])).add(candidate.id);
     if (candidate.input === undefined) {
       if (checked === messages) checked = [...checked];
       checked[index] = { ...checked[index]!, input: {} } as ModelMessage;

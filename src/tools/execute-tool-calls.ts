@@ -6,6 +6,7 @@ import type { AgentHooks } from "../loop/hooks.ts";
 import type { Session, ToolCallMessage, ToolResultMessage } from "../session.ts";
 import type { ToolDefinition, ToolHandlers } from "./tool.ts";
 import { createExecutorSetup, type ExecutorSetup } from "./executor-setup.ts";
+import type { Eventually } from "./invoke-tool.ts";
 import { runToolCall } from "./run-tool-call.ts";
 import { acquireSlot, createSlots, releaseSlot, type ToolSlots } from "./tool-slots.ts";
 import type { ToolOutcome } from "./tool-outcome.ts";
@@ -76,7 +77,7 @@ export type ToolExecutor = {
     signal: AbortSignal,
     abortRace: AbortRace,
     started?: ReadonlyMap<string, Promise<ToolOutcome>>,
-  ) => Promise<ToolOutcome[]>;
+  ) => Eventually<ToolOutcome[]>;
   /** Whether a tool may start while the model is still streaming (its definition does not say `eager: false`). */
   isEager: (name: string) => boolean;
 };
@@ -99,9 +100,13 @@ export function createToolExecutor(
     deliverAlone: (outcome) => {
       if (outcome.type === "tool_result") onResult?.(outcome);
     },
+    deliverOne: (outcome) => {
+      if (outcome.type === "tool_result") onResult?.(outcome);
+      return [outcome];
+    },
   };
   return {
-    start: (call, signal, abortRace, onOutcome) => startToolCall(parts, call, signal, abortRace, onOutcome),
+    start: (call, signal, abortRace, onOutcome) => Promise.resolve(startToolCall(parts, call, signal, abortRace, onOutcome)),
     run: (toolCalls, signal, abortRace, started) => runInCallOrder(parts, toolCalls, signal, abortRace, started),
     isEager: (name) => parts.setup.definitions.get(name)?.eager !== false,
   };
@@ -114,20 +119,39 @@ type ExecutorParts = {
   readonly onResult: ((result: ToolResultMessage) => void) | undefined;
   /** `onResult` for a batch of one: a result is heard, a pause is not. */
   readonly deliverAlone: (outcome: ToolOutcome) => void;
+  /** `deliverAlone`, then the batch's outcomes: made once, so a batch of one adds no closure of its own. */
+  readonly deliverOne: (outcome: ToolOutcome) => ToolOutcome[];
 };
 
-async function startToolCall(
+// Without a limit there are no slots to wait for: the call's outcome comes back as the call gives
+// it (itself, or one promise), so a call pays for no async frame of the executor.
+function startToolCall(
+  parts: ExecutorParts,
+  call: ToolCallMessage,
+  signal: AbortSignal,
+  abortRace: AbortRace,
+  onOutcome: ((outcome: ToolOutcome) => void) | undefined,
+): Eventually<ToolOutcome> {
+  if (parts.slots.limit !== Number.POSITIVE_INFINITY) return startInSlot(parts, call, signal, abortRace, onOutcome);
+  const outcome = runToolCall(call, parts.setup, signal, abortRace);
+  if (onOutcome === undefined) return outcome;
+  if (!(outcome instanceof Promise)) {
+    onOutcome(outcome);
+    return outcome;
+  }
+  return outcome.then((settled) => {
+    onOutcome(settled);
+    return settled;
+  });
+}
+
+async function startInSlot(
   { setup, slots }: ExecutorParts,
   call: ToolCallMessage,
   signal: AbortSignal,
   abortRace: AbortRace,
   onOutcome: ((outcome: ToolOutcome) => void) | undefined,
 ): Promise<ToolOutcome> {
-  if (slots.limit === Number.POSITIVE_INFINITY) {
-    const outcome = await runToolCall(call, setup, signal, abortRace);
-    onOutcome?.(outcome);
-    return outcome;
-  }
   const waiting = acquireSlot(slots);
   if (waiting !== undefined) await waiting;
   try {
@@ -146,22 +170,33 @@ async function startToolCall(
  * before it are in. Once a call waits for approval, later results wait with it (the loop holds
  * them on their calls; see `heldResult`) and `onResult` hears none of them.
  */
-async function runInCallOrder(
+function runInCallOrder(
+  parts: ExecutorParts,
+  toolCalls: readonly ToolCallMessage[],
+  signal: AbortSignal,
+  abortRace: AbortRace,
+  started: ReadonlyMap<string, Promise<ToolOutcome>> | undefined,
+): Eventually<ToolOutcome[]> {
+  if (toolCalls.length !== 1) return runSeveral(parts, toolCalls, signal, abortRace, started);
+  // The common case, without the bookkeeping of ordering several results.
+  const call = toolCalls[0]!;
+  const early = started?.get(call.id);
+  if (early === undefined && parts.slots.limit !== Number.POSITIVE_INFINITY) return startInSlot(parts, call, signal, abortRace, parts.deliverAlone).then(one);
+  const outcome = early ?? runToolCall(call, parts.setup, signal, abortRace);
+  return outcome instanceof Promise ? outcome.then(parts.deliverOne) : parts.deliverOne(outcome);
+}
+
+function one(outcome: ToolOutcome): ToolOutcome[] {
+  return [outcome];
+}
+
+async function runSeveral(
   parts: ExecutorParts,
   toolCalls: readonly ToolCallMessage[],
   signal: AbortSignal,
   abortRace: AbortRace,
   started: ReadonlyMap<string, Promise<ToolOutcome>> | undefined,
 ): Promise<ToolOutcome[]> {
-  if (toolCalls.length === 1) {
-    // The common case, without the bookkeeping of ordering several results.
-    const call = toolCalls[0]!;
-    const early = started?.get(call.id);
-    if (early === undefined) return [await startToolCall(parts, call, signal, abortRace, parts.deliverAlone)];
-    const outcome = await early;
-    parts.deliverAlone(outcome);
-    return [outcome];
-  }
   const { onResult } = parts;
   const outcomes = new Array<ToolOutcome | undefined>(toolCalls.length);
   let delivered = 0;
@@ -173,15 +208,15 @@ async function runInCallOrder(
       else if (!waitingForApproval) onResult?.(next);
     }
   };
-  return Promise.all(
+  await Promise.all(
     toolCalls.map((call, index) => {
-      const early = started?.get(call.id);
       const onOutcome = (outcome: ToolOutcome): void => deliver(index, outcome);
-      if (early === undefined) return startToolCall(parts, call, signal, abortRace, onOutcome);
-      return early.then((outcome) => {
-        onOutcome(outcome);
-        return outcome;
-      });
+      const early = started?.get(call.id);
+      if (early !== undefined) return early.then(onOutcome);
+      if (parts.slots.limit !== Number.POSITIVE_INFINITY) return startInSlot(parts, call, signal, abortRace, onOutcome);
+      // Results are heard once every call has started, whether a handler answered at once or not.
+      return Promise.resolve(runToolCall(call, parts.setup, signal, abortRace)).then(onOutcome);
     }),
   );
+  return outcomes as ToolOutcome[];
 }

@@ -24,35 +24,75 @@ import { validateToolInput } from "./validate-input.ts";
  * called for input that fails), runs the handler under the tool's timeout and the run's abort, and
  * makes its output plain JSON. Every failure becomes the call's error result; a handler that paused
  * for approval (`ApprovalPause`) gives a pause carrying its session. Never rejects for a failure of
- * the tool.
+ * the tool. Returns the outcome itself when nothing was awaited (a synchronous handler), else one
+ * promise of it: a call pays for no async frame of its own.
  */
-export async function invokeTool(
+export function invokeTool(
   call: ToolCallMessage,
   definition: ToolDefinition | undefined,
   setup: ExecutorSetup,
   signal: AbortSignal,
   abortRace: AbortRace,
-): Promise<ToolOutcome> {
+): Eventually<ToolOutcome> {
   const handler = findHandler(setup, definition, call.name);
   if (handler === undefined) return unknownToolResult(call, knownToolNames(setup));
   if (signal.aborted) return abortedResult(call);
   // The adapter could not accept what the model sent: the call never runs.
   if (typeof call.inputError === "string") return invalidInputResult(call, call.inputError);
-  let input: unknown = call.input;
+  const invocation: Invocation = { call, definition, handler, setup, signal, abortRace };
   try {
-    if (definition !== undefined) {
-      let validation = validateToolInput(definition, input);
-      if (validation instanceof Promise) validation = await abortRace.race(validation);
-      if (!validation.ok) return invalidInputResult(call, boundText(validation.message, maxErrorLength));
-      input = validation.value;
-    }
+    if (definition === undefined) return callHandler(invocation, call.input);
+    const validation = validateToolInput(definition, call.input);
+    if (!(validation instanceof Promise)) return validated(invocation, validation);
+    return abortRace.race(validation).then(
+      (checked) => validated(invocation, checked),
+      (error: unknown) => failedCall(call, error, signal),
+    );
+  } catch (error) {
+    return failedCall(call, error, signal);
+  }
+}
+
+/** A value, or a promise of it when something had to be awaited. */
+export type Eventually<T> = T | Promise<T>;
+
+// One call on its way through the handler, passed whole to the steps below.
+type Invocation = {
+  readonly call: ToolCallMessage;
+  readonly definition: ToolDefinition | undefined;
+  readonly handler: ToolHandler;
+  readonly setup: ExecutorSetup;
+  readonly signal: AbortSignal;
+  readonly abortRace: AbortRace;
+};
+
+function validated(invocation: Invocation, validation: Awaited<ReturnType<typeof validateToolInput>>): Eventually<ToolOutcome> {
+  if (!validation.ok) return invalidInputResult(invocation.call, boundText(validation.message, maxErrorLength));
+  return callHandler(invocation, validation.value);
+}
+
+// A synchronous handler's value is used as it is: no extra turn of the event loop.
+function callHandler(invocation: Invocation, input: unknown): Eventually<ToolOutcome> {
+  const { call, definition, handler, setup, signal } = invocation;
+  try {
     const timeout = (definition !== undefined && "timeout" in definition ? definition.timeout : undefined) ?? setup.toolTimeout;
-    let output =
+    const output =
       timeout === undefined || timeout === Number.POSITIVE_INFINITY
-        ? runHandler(handler, input, contextFor(call, setup, signal), abortRace)
+        ? runHandler(handler, input, contextFor(call, setup, signal), invocation.abortRace)
         : runWithTimeout(handler, input, call, setup, signal, timeout);
-    // A synchronous handler's value is used as it is: no extra turn of the event loop.
-    if (output instanceof Promise) output = await output;
+    if (!(output instanceof Promise)) return jsonResult(call, output, signal);
+    return output.then(
+      (value) => jsonResult(call, value, signal),
+      (error: unknown) => failedCall(call, error, signal),
+    );
+  } catch (error) {
+    return failedCall(call, error, signal);
+  }
+}
+
+// An output that cannot be made plain JSON fails the call, as a throwing handler does.
+function jsonResult(call: ToolCallMessage, output: unknown, signal: AbortSignal): ToolOutcome {
+  try {
     return { type: "tool_result", id: call.id, output: toJsonOutput(output) };
   } catch (error) {
     return failedCall(call, error, signal);

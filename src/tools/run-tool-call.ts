@@ -3,38 +3,87 @@ import { describeError } from "../errors.ts";
 import { roundMs } from "../numeric-options.ts";
 import type { ToolCallMessage, ToolResultMessage } from "../session.ts";
 import type { ExecutorSetup } from "./executor-setup.ts";
-import { invokeTool } from "./invoke-tool.ts";
+import { invokeTool, type Eventually } from "./invoke-tool.ts";
 import { toJsonOutput } from "./json-output.ts";
-import { checkGate, isGated, openGate } from "./tool-gate.ts";
+import { checkGate, isGated } from "./tool-gate.ts";
+import type { ToolDefinition } from "./tool.ts";
 import type { PendingApproval, ToolOutcome } from "./tool-outcome.ts";
 import { afterHookFailedResult, thrownResult } from "./tool-errors.ts";
 
 /**
  * One call through its phases: the gate (approval, `beforeToolCall`), the handler (`invokeTool`),
- * then the `afterToolCall` hook and the `tool-execution-end` event. Resolves with the call's result
- * or a pause for approval; never rejects.
+ * then the `afterToolCall` hook and the `tool-execution-end` event. Gives the call's result or a
+ * pause for approval, itself when nothing was awaited, else as one promise that never rejects: a
+ * call without gate or hook goes through no async frame of its own.
  */
-export async function runToolCall(call: ToolCallMessage, setup: ExecutorSetup, signal: AbortSignal, abortRace: AbortRace): Promise<ToolOutcome> {
+export function runToolCall(call: ToolCallMessage, setup: ExecutorSetup, signal: AbortSignal, abortRace: AbortRace): Eventually<ToolOutcome> {
   // It already ran while an earlier call waited for approval: never run it again.
   if (call.heldResult !== undefined) return { type: "tool_result", id: call.id, ...call.heldResult };
   // Every call is answered: whatever escapes the phases (a thrown value whose very inspection
   // throws) becomes the call's error result instead of leaving it unanswered.
   try {
     const definition = setup.definitions.get(call.name);
-    const gated = isGated(call, definition, setup);
-    const waitStart = gated ? performance.now() : 0;
-    const gate = gated ? await checkGate(call, definition, setup, signal, abortRace) : openGate;
+    if (isGated(call, definition, setup)) return gatedCall(call, definition, setup, signal, abortRace);
+    return runPastGate(call, definition, setup, signal, abortRace, undefined, 0);
+  } catch (error) {
+    return thrownResult(call, error);
+  }
+}
+
+async function gatedCall(call: ToolCallMessage, definition: ToolDefinition | undefined, setup: ExecutorSetup, signal: AbortSignal, abortRace: AbortRace): Promise<ToolOutcome> {
+  try {
+    const waitStart = performance.now();
+    const gate = await checkGate(call, definition, setup, signal, abortRace);
     // Time in the gate is waiting (a hook asking the user), not running: measured apart.
-    const waitMs = gated ? performance.now() - waitStart : 0;
+    const waitMs = performance.now() - waitStart;
     if (gate.type === "pending") return approvalRequested(setup, { type: "approval-pending", call });
-    setup.onEvent?.({ type: "tool-execution-start", id: call.id, name: call.name, input: call.input });
-    const runStart = performance.now();
-    const outcome = gate.type === "run" ? await invokeTool(call, definition, setup, signal, abortRace) : gate.result;
+    return await runPastGate(call, definition, setup, signal, abortRace, gate.type === "answered" ? gate.result : undefined, waitMs);
+  } catch (error) {
+    return thrownResult(call, error);
+  }
+}
+
+// The call passed the gate: `tool-execution-start`, the handler (unless the gate `answered` it), the end.
+function runPastGate(
+  call: ToolCallMessage,
+  definition: ToolDefinition | undefined,
+  setup: ExecutorSetup,
+  signal: AbortSignal,
+  abortRace: AbortRace,
+  answered: ToolResultMessage | undefined,
+  waitMs: number,
+): Eventually<ToolOutcome> {
+  setup.onEvent?.({ type: "tool-execution-start", id: call.id, name: call.name, input: call.input });
+  const timing: Timing = { started: performance.now(), waitMs };
+  const outcome = answered ?? invokeTool(call, definition, setup, signal, abortRace);
+  if (!(outcome instanceof Promise)) return finishCall(call, outcome, setup, abortRace, timing);
+  return outcome.then(
+    (settled) => finishCall(call, settled, setup, abortRace, timing),
+    (error: unknown) => thrownResult(call, error),
+  );
+}
+
+/** When the handler started, and how long the gate waited before it. */
+type Timing = { readonly started: number; readonly waitMs: number };
+
+function finishCall(call: ToolCallMessage, outcome: ToolOutcome, setup: ExecutorSetup, abortRace: AbortRace, timing: Timing): Eventually<ToolOutcome> {
+  try {
     if (outcome.type === "approval-pending") return approvalRequested(setup, outcome);
     const after = setup.hooks?.afterToolCall;
-    const result = after === undefined ? outcome : await afterToolCall(after, call, outcome, setup, abortRace);
+    if (after === undefined) return ended(call, outcome, setup, timing);
+    return afterToolCall(after, call, outcome, setup, abortRace).then(
+      (result) => ended(call, result, setup, timing),
+      (error: unknown) => thrownResult(call, error),
+    );
+  } catch (error) {
+    return thrownResult(call, error);
+  }
+}
+
+function ended(call: ToolCallMessage, result: ToolResultMessage, setup: ExecutorSetup, { started, waitMs }: Timing): ToolResultMessage {
+  try {
     if (waitMs >= 1) result.waitMs = Math.round(waitMs);
-    setup.onEvent?.({ type: "tool-execution-end", id: call.id, name: call.name, result, durationMs: roundMs(performance.now() - runStart), waitMs: roundMs(waitMs) });
+    setup.onEvent?.({ type: "tool-execution-end", id: call.id, name: call.name, result, durationMs: roundMs(performance.now() - started), waitMs: roundMs(waitMs) });
     return result;
   } catch (error) {
     return thrownResult(call, error);
