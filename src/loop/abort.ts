@@ -8,6 +8,11 @@ import { clampDelay } from "../numeric-options.ts";
 export type AbortRace = {
   /** Settles like `promise`, or rejects with the abort reason as soon as the signal aborts. */
   race<T>(promise: PromiseLike<T>): Promise<T>;
+  /**
+   * `race(promise).then(onValue, onError)` as one promise: the abort reason goes to `onError`.
+   * A call per turn awaits through it, so it saves a promise and a microtask on the hot path.
+   */
+  raceThen<T, R>(promise: PromiseLike<T>, onValue: (value: T) => R, onError: (error: unknown) => R): Promise<R>;
   /** Stops listening to the signal. */
   dispose(): void;
 };
@@ -38,11 +43,37 @@ export function createAbortRace(signal: AbortSignal): AbortRace {
         );
       });
     },
+    raceThen<T, R>(promise: PromiseLike<T>, onValue: (value: T) => R, onError: (error: unknown) => R): Promise<R> {
+      if (signal.aborted) return Promise.reject(abortReason(signal)).then(undefined, onError);
+      return new Promise<R>((resolve, reject) => {
+        const fail = (error: unknown): void => settleWith(onError, error, resolve, reject);
+        pending.push(fail);
+        promise.then(
+          (value) => {
+            forget(pending, fail);
+            settleWith(onValue, value, resolve, reject);
+          },
+          (error: unknown) => {
+            forget(pending, fail);
+            fail(error);
+          },
+        );
+      });
+    },
     dispose() {
       signal.removeEventListener("abort", onAbort);
       pending.length = 0;
     },
   };
+}
+
+// As a `.then` reaction would: what the callback returns resolves, what it throws rejects.
+function settleWith<T, R>(callback: (value: T) => R, value: T, resolve: (result: R) => void, reject: (error: unknown) => void): void {
+  try {
+    resolve(callback(value));
+  } catch (error) {
+    reject(error);
+  }
 }
 
 // The race that settled is usually the last one started.

@@ -14,10 +14,8 @@ import type { PendingApproval, ToolOutcome } from "../tools/tool-outcome.ts";
 export function answerTools(run: RunContext, turn: OpenTurn): NextStep | Promise<NextStep> {
   const stopReason = turn.last?.stopReason;
   if (stopReason !== undefined && stopReason !== "tool_use") return closeStoppedTurn(run, turn, stopReason);
-  const outcomes = run.execute.run(turn.toolCalls, run.signal, run.abortRace, turn.started);
   // Calls that answered at once (synchronous handlers) close the turn without an await.
-  if (!(outcomes instanceof Promise)) return toolsAnswered(run, turn, outcomes);
-  return outcomes.then((settled) => toolsAnswered(run, turn, settled));
+  return run.execute.run(turn.toolCalls, run.signal, run.abortRace, turn.started, (outcomes) => toolsAnswered(run, turn, outcomes));
 }
 
 // Every call of the turn has its outcome: add the results, or pause for the ones waiting.

@@ -53,9 +53,10 @@ export async function executeToolCalls(
   const signal = options.signal ?? new AbortController().signal;
   const abortRace = createAbortRace(signal);
   try {
-    const outcomes = await createToolExecutor(options.tools ?? [], toolHandlers, options).run(toolCalls, signal, abortRace);
     // Pausing needs the loop; here a call that needs approval is simply not run.
-    return outcomes.map((outcome) => (outcome.type === "tool_result" ? outcome : needsLoopForApprovalResult(outcome.call)));
+    return await createToolExecutor(options.tools ?? [], toolHandlers, options).run(toolCalls, signal, abortRace, undefined, (outcomes) =>
+      outcomes.map((outcome) => (outcome.type === "tool_result" ? outcome : needsLoopForApprovalResult(outcome.call))),
+    );
   } finally {
     abortRace.dispose();
   }
@@ -71,13 +72,16 @@ export type ToolExecutor = {
   /**
    * Runs a batch; `onResult` hears each result in call order as soon as the ones before it are
    * in. Calls found in `started` (begun early, while the model was streaming) are awaited, not rerun.
+   * Returns what `then` makes of the outcomes (in call order): at once when every call answered
+   * at once, else one promise of it, so the caller's next step needs no `then` of its own.
    */
-  run: (
+  run: <R>(
     toolCalls: readonly ToolCallMessage[],
     signal: AbortSignal,
     abortRace: AbortRace,
-    started?: ReadonlyMap<string, Promise<ToolOutcome>>,
-  ) => Eventually<ToolOutcome[]>;
+    started: ReadonlyMap<string, Promise<ToolOutcome>> | undefined,
+    then: (outcomes: ToolOutcome[]) => R,
+  ) => Eventually<R>;
   /** Whether a tool may start while the model is still streaming (its definition does not say `eager: false`). */
   isEager: (name: string) => boolean;
 };
@@ -107,7 +111,7 @@ export function createToolExecutor(
   };
   return {
     start: (call, signal, abortRace, onOutcome) => Promise.resolve(startToolCall(parts, call, signal, abortRace, onOutcome)),
-    run: (toolCalls, signal, abortRace, started) => runInCallOrder(parts, toolCalls, signal, abortRace, started),
+    run: (toolCalls, signal, abortRace, started, then) => runInCallOrder(parts, toolCalls, signal, abortRace, started, then),
     isEager: (name) => parts.setup.definitions.get(name)?.eager !== false,
   };
 }
@@ -170,24 +174,24 @@ async function startInSlot(
  * before it are in. Once a call waits for approval, later results wait with it (the loop holds
  * them on their calls; see `heldResult`) and `onResult` hears none of them.
  */
-function runInCallOrder(
+function runInCallOrder<R>(
   parts: ExecutorParts,
   toolCalls: readonly ToolCallMessage[],
   signal: AbortSignal,
   abortRace: AbortRace,
   started: ReadonlyMap<string, Promise<ToolOutcome>> | undefined,
-): Eventually<ToolOutcome[]> {
-  if (toolCalls.length !== 1) return runSeveral(parts, toolCalls, signal, abortRace, started);
+  then: (outcomes: ToolOutcome[]) => R,
+): Eventually<R> {
+  if (toolCalls.length !== 1) return runSeveral(parts, toolCalls, signal, abortRace, started).then(then);
   // The common case, without the bookkeeping of ordering several results.
   const call = toolCalls[0]!;
   const early = started?.get(call.id);
-  if (early === undefined && parts.slots.limit !== Number.POSITIVE_INFINITY) return startInSlot(parts, call, signal, abortRace, parts.deliverAlone).then(one);
+  if (early === undefined && parts.slots.limit !== Number.POSITIVE_INFINITY) {
+    return startInSlot(parts, call, signal, abortRace, parts.deliverAlone).then((outcome) => then([outcome]));
+  }
   const outcome = early ?? runToolCall(call, parts.setup, signal, abortRace);
-  return outcome instanceof Promise ? outcome.then(parts.deliverOne) : parts.deliverOne(outcome);
-}
-
-function one(outcome: ToolOutcome): ToolOutcome[] {
-  return [outcome];
+  if (!(outcome instanceof Promise)) return then(parts.deliverOne(outcome));
+  return outcome.then((settled) => then(parts.deliverOne(settled)));
 }
 
 async function runSeveral(

@@ -23,9 +23,9 @@ import { validateToolInput } from "./validate-input.ts";
  * Answers a call the gate let through: finds its handler, validates its input (the handler is not
  * called for input that fails), runs the handler under the tool's timeout and the run's abort, and
  * makes its output plain JSON. Every failure becomes the call's error result; a handler that paused
- * for approval (`ApprovalPause`) gives a pause carrying its session. Never rejects for a failure of
- * the tool. Returns the outcome itself when nothing was awaited (a synchronous handler), else one
- * promise of it: a call pays for no async frame of its own.
+ * for approval (`ApprovalPause`) gives a pause carrying its session. Never throws, and the promise
+ * it returns never rejects. Returns the outcome itself when nothing was awaited (a synchronous
+ * handler), else one promise of it: a call pays for no async frame of its own.
  */
 export function invokeTool(
   call: ToolCallMessage,
@@ -67,8 +67,12 @@ type Invocation = {
 };
 
 function validated(invocation: Invocation, validation: Awaited<ReturnType<typeof validateToolInput>>): Eventually<ToolOutcome> {
-  if (!validation.ok) return invalidInputResult(invocation.call, boundText(validation.message, maxErrorLength));
-  return callHandler(invocation, validation.value);
+  try {
+    if (!validation.ok) return invalidInputResult(invocation.call, boundText(validation.message, maxErrorLength));
+    return callHandler(invocation, validation.value);
+  } catch (error) {
+    return failedCall(invocation.call, error, invocation.signal);
+  }
 }
 
 // A synchronous handler's value is used as it is: no extra turn of the event loop.
@@ -76,12 +80,18 @@ function callHandler(invocation: Invocation, input: unknown): Eventually<ToolOut
   const { call, definition, handler, setup, signal } = invocation;
   try {
     const timeout = (definition !== undefined && "timeout" in definition ? definition.timeout : undefined) ?? setup.toolTimeout;
-    const output =
-      timeout === undefined || timeout === Number.POSITIVE_INFINITY
-        ? runHandler(handler, input, contextFor(call, setup, signal), invocation.abortRace)
-        : runWithTimeout(handler, input, call, setup, signal, timeout);
-    if (!(output instanceof Promise)) return jsonResult(call, output, signal);
-    return output.then(
+    if (timeout !== undefined && timeout !== Number.POSITIVE_INFINITY) {
+      return runWithTimeout(handler, input, call, setup, signal, timeout).then(
+        (value) => jsonResult(call, value, signal),
+        (error: unknown) => failedCall(call, error, signal),
+      );
+    }
+    const output = handler(input, contextFor(call, setup, signal));
+    if (!isPromiseLike(output)) return jsonResult(call, output, signal);
+    // A handler that ignores its signal cannot hold the run: the race settles on abort and the
+    // handler's late result is dropped.
+    return invocation.abortRace.raceThen(
+      output,
       (value) => jsonResult(call, value, signal),
       (error: unknown) => failedCall(call, error, signal),
     );
@@ -99,7 +109,17 @@ function jsonResult(call: ToolCallMessage, output: unknown, signal: AbortSignal)
   }
 }
 
+// Total: whatever inspecting the error throws (a hostile thrown value) becomes the call's error
+// result too, so the promise `invokeTool` returns never rejects.
 function failedCall(call: ToolCallMessage, error: unknown, signal: AbortSignal): ToolOutcome {
+  try {
+    return classifyFailure(call, error, signal);
+  } catch (inner) {
+    return thrownResult(call, inner);
+  }
+}
+
+function classifyFailure(call: ToolCallMessage, error: unknown, signal: AbortSignal): ToolOutcome {
   if (isApprovalPause(error) && !signal.aborted) {
     // A pause with nothing to decide would resume as if approved: the call fails instead.
     if (pendingApprovals(error.session).length === 0) return emptyPauseResult(call);
@@ -114,8 +134,7 @@ class ToolTimeoutError extends Error {
   override name = "ToolTimeoutError";
 }
 
-// A handler that ignores its signal cannot hold the run: the race settles on abort and the
-// handler's late result is dropped.
+// Within a timeout, the call's own signal is raced as well: it aborts on the timeout.
 function runHandler(handler: ToolHandler, input: unknown, context: ToolContext, abortRace: AbortRace): unknown {
   const output = handler(input, context);
   if (isPromiseLike(output)) return abortRace.race(output);
@@ -159,7 +178,8 @@ function contextFor(call: ToolCallMessage, setup: ExecutorSetup, signal: AbortSi
     id: call.id,
     name: call.name,
     session: setup.session,
-    update: (progress) => onEvent?.({ type: "tool-execution-update", id: call.id, name: call.name, progress }),
+    // Nobody listens: one shared no-op instead of a closure per call.
+    update: onEvent === undefined ? ignoreProgress : (progress) => onEvent({ type: "tool-execution-update", id: call.id, name: call.name, progress }),
   };
   if (setup.agentName !== undefined) context.agentName = setup.agentName;
   // A subagent paused inside this call earlier: the handler resumes it.
@@ -167,3 +187,5 @@ function contextFor(call: ToolCallMessage, setup: ExecutorSetup, signal: AbortSi
   if (nested !== undefined) context.resume = nested;
   return context;
 }
+
+const ignoreProgress = (): void => undefined;

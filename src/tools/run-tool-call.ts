@@ -54,7 +54,13 @@ function runPastGate(
   waitMs: number,
 ): Eventually<ToolOutcome> {
   setup.onEvent?.({ type: "tool-execution-start", id: call.id, name: call.name, input: call.input });
-  const timing: Timing = { started: performance.now(), waitMs };
+  // Nothing to do after the handler (no listener, no hook, no wait to record): its outcome is
+  // the call's, without a `then` of its own (`invokeTool` never rejects).
+  if (answered === undefined && waitMs === 0 && setup.onEvent === undefined && setup.hooks?.afterToolCall === undefined) {
+    return invokeTool(call, definition, setup, signal, abortRace);
+  }
+  // Only a listener hears the duration: without one (and no wait to record) no clock is read.
+  const timing: Timing = setup.onEvent === undefined && waitMs === 0 ? untimed : { started: performance.now(), waitMs };
   const outcome = answered ?? invokeTool(call, definition, setup, signal, abortRace);
   if (!(outcome instanceof Promise)) return finishCall(call, outcome, setup, abortRace, timing);
   return outcome.then(
@@ -65,6 +71,8 @@ function runPastGate(
 
 /** When the handler started, and how long the gate waited before it. */
 type Timing = { readonly started: number; readonly waitMs: number };
+
+const untimed: Timing = { started: 0, waitMs: 0 };
 
 function finishCall(call: ToolCallMessage, outcome: ToolOutcome, setup: ExecutorSetup, abortRace: AbortRace, timing: Timing): Eventually<ToolOutcome> {
   try {
