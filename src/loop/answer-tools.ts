@@ -15,7 +15,7 @@ export function answerTools(run: RunContext, turn: OpenTurn): NextStep | Promise
   const stopReason = turn.last?.stopReason;
   if (stopReason !== undefined && stopReason !== "tool_use") return closeStoppedTurn(run, turn, stopReason);
   // Calls that answered at once (synchronous handlers) close the turn without an await.
-  return run.execute.run(turn.toolCalls, run.signal, run.abortRace, turn.started, (outcomes) => toolsAnswered(run, turn, outcomes));
+  return run.executor.run(turn.toolCalls, run.signal, run.abortRace, turn.started, (outcomes) => toolsAnswered(run, turn, outcomes));
 }
 
 // Every call of the turn has its outcome: add the results, or pause for the ones waiting.

@@ -99,14 +99,14 @@ export type EagerStarter = {
   /** Hears each complete tool call of the stream; starts it if its tool allows. */
   readonly onToolCall: (call: ToolCallMessage) => void;
   /** The current attempt's early starts (absent when nothing was heard), and forgets them. */
-  readonly take: () => EarlyStarts | undefined;
+  readonly take: () => EagerStarts | undefined;
 };
 
 export function createEagerStarter(executor: ToolExecutor, runSignal: AbortSignal): EagerStarter {
   // Made on the first early start only: most turns (every non-streamed one) have none.
-  let early: EarlyStarts | undefined;
+  let early: EagerStarts | undefined;
   return {
-    onToolCall: (call) => (early ??= earlyStarts(executor, runSignal)).onToolCall(call),
+    onToolCall: (call) => (early ??= eagerStarts(executor, runSignal)).onToolCall(call),
     take: () => {
       const taken = early;
       early = undefined;
@@ -117,11 +117,11 @@ export function createEagerStarter(executor: ToolExecutor, runSignal: AbortSigna
 
 const noop = (): void => undefined;
 
-type EarlyStarts = ReturnType<typeof earlyStarts>;
+type EagerStarts = ReturnType<typeof eagerStarts>;
 
 // Early starts get their own signal, so a failed attempt can stop its tools without stopping the
 // run; it follows the run's signal too. Created on the first early start only.
-function earlyStarts(executor: ToolExecutor, runSignal: AbortSignal) {
+function eagerStarts(executor: ToolExecutor, runSignal: AbortSignal) {
   let scope: { controller: AbortController; race: AbortRace } | undefined;
   let started: Map<string, Promise<ToolOutcome>> | undefined;
   let running = 0;

@@ -37,7 +37,7 @@ export type RunContext = {
   readonly queues: Queues;
   readonly hooks: AgentHooks | undefined;
   readonly retry: false | RetryOptions | undefined;
-  readonly execute: ToolExecutor;
+  readonly executor: ToolExecutor;
   /** Starts tool calls while the model streams; absent with `eagerTools: false`. */
   readonly eager: EagerStarter | undefined;
   /** Truncation compaction before each call (the default); absent with strategies or `compaction: false`. */
@@ -92,7 +92,7 @@ export function createRunContext(
   const state: RunState = { iteration: 0, outputAttemptsLeft: options.outputAttempts ?? 2, streamedText: "", abandon: undefined };
   const { emit, turnStart, turnEnd, message } = runEvents(report, listening, state);
   const { add, addTurn } = sessionWriter(session, message, resolveLogger(options.logger), agentName);
-  const execute = createToolExecutor(tools, options.toolHandlers ?? {}, {
+  const executor = createToolExecutor(tools, options.toolHandlers ?? {}, {
     ...pick(options, ["parallel", "maxParallelTools", "toolTimeout"]),
     ...(agentName === undefined ? {} : { agentName }),
     ...(options.hooks === undefined ? {} : { hooks: options.hooks }),
@@ -114,8 +114,8 @@ export function createRunContext(
     queues,
     hooks: options.hooks,
     retry: options.retry,
-    execute,
-    eager: options.eagerTools === false ? undefined : createEagerStarter(execute, signal),
+    executor,
+    eager: options.eagerTools === false ? undefined : createEagerStarter(executor, signal),
     ...contextManagement(options.compaction),
     contract,
     output: contract === undefined ? undefined : { jsonSchema: contract.jsonSchema },
