@@ -1,23 +1,20 @@
 import { createServer } from "node:net";
-import type { Message, Session, ToolResultMessage, ToolSchema } from "simple-agent-loop";
+import type { Message, Session, ToolSchema } from "simple-agent-loop";
 
 /**
- * The session's messages without their clock readings, for whole-object assertions: `ts`, and a
- * tool result's `waitMs` (set only when a gate took a millisecond or more, which a loaded machine
- * decides; test/wait-time.test.ts asserts it on its own).
+ * A message without its clock readings, for whole-object assertions: `ts`, and a tool result's
+ * `waitMs` (set only when a gate took a millisecond or more, which a loaded machine decides;
+ * test/wait-time.test.ts asserts it on its own).
  */
-export function withoutTs(session: Session): Message[] {
-  return session.messages.map((message) => {
-    const { ts: _ts, ...rest } = message;
-    if ("waitMs" in rest) delete rest.waitMs;
-    return rest;
-  });
+export function withoutClock<M extends Message>(message: M): M {
+  const { ts: _ts, ...rest } = message;
+  if ("waitMs" in rest) delete rest.waitMs;
+  return rest as M;
 }
 
-/** A tool result without its `waitMs`, for whole-object assertions on a gated call's result (see `withoutTs`). */
-export function withoutWaitMs(result: ToolResultMessage): ToolResultMessage {
-  const { waitMs: _waitMs, ...rest } = result;
-  return rest;
+/** The session's messages without their clock readings (`withoutClock`). */
+export function withoutTs(session: Session): Message[] {
+  return session.messages.map(withoutClock);
 }
 
 /** Every tool_call has exactly one tool_result, after it. */

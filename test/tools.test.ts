@@ -12,7 +12,7 @@ import {
   type ToolCallMessage,
 } from "simple-agent-loop";
 import { scriptedModel } from "simple-agent-loop/testing";
-import { addSchema, sleep, withoutTs, withoutWaitMs } from "./helpers.ts";
+import { addSchema, sleep, withoutTs, withoutClock } from "./helpers.ts";
 
 const addTool = () => tool({ name: "add", description: "Add.", inputSchema: addSchema.input_schema, handler: () => 0 });
 const call = (id: string, name: string, input: Record<string, unknown>): ToolCallMessage =>
@@ -210,7 +210,7 @@ describe("executeToolCalls", () => {
     } });
     const denied: ToolCallMessage = { ...call("d", "gated", {}), approval: { status: "denied" } };
     const results = await executeToolCalls([call("g", "gated", {}), call("p", "pausing", {}), denied, call("u", "nope", {})], {}, { tools: [gated, pausing] });
-    expect(results.map(withoutWaitMs)).toStrictEqual([
+    expect(results.map(withoutClock)).toStrictEqual([
       { type: "tool_result", id: "g", output: 'Error: tool "gated" needs approval; run it through agentLoop to pause for it.', isError: true },
       { type: "tool_result", id: "p", output: "Error: the tool paused for approval, but nothing in its session waits for a decision", isError: true },
       { type: "tool_result", id: "d", output: "Rejected: the call was not approved", isError: true },
