@@ -194,7 +194,7 @@ function runInCallOrder<R>(
   return outcome.then((settled) => then(parts.deliverOne(settled)));
 }
 
-async function runSeveral(
+function runSeveral(
   parts: ExecutorParts,
   toolCalls: readonly ToolCallMessage[],
   signal: AbortSignal,
@@ -212,9 +212,12 @@ async function runSeveral(
       else if (!waitingForApproval) onResult?.(next);
     }
   };
-  await Promise.all(
+  return Promise.all(
     toolCalls.map((call, index) => {
-      const onOutcome = (outcome: ToolOutcome): void => deliver(index, outcome);
+      const onOutcome = (outcome: ToolOutcome): ToolOutcome => {
+        deliver(index, outcome);
+        return outcome;
+      };
       const early = started?.get(call.id);
       if (early !== undefined) return early.then(onOutcome);
       if (parts.slots.limit !== Number.POSITIVE_INFINITY) return startInSlot(parts, call, signal, abortRace, onOutcome);
@@ -222,5 +225,4 @@ async function runSeveral(
       return Promise.resolve(runToolCall(call, parts.setup, signal, abortRace)).then(onOutcome);
     }),
   );
-  return outcomes as ToolOutcome[];
 }
