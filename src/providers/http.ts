@@ -1,7 +1,7 @@
 import { ProviderError, isAgentError } from "../errors.ts";
 import { maxTimerDelay } from "../numeric-options.ts";
 import { decodeEventStream, type EventStreamMessage } from "./aws-event-stream.ts";
-import { bounded, describeBody, describeError, excerpt, providerError, streamFailure, type ErrorShape } from "./provider-error.ts";
+import { bounded, describeBody, describeCauses, excerpt, providerError, streamFailure, type ErrorShape } from "./provider-error.ts";
 import { parseSseBatches, type ServerSentEvent } from "./sse.ts";
 
 /** `fetch` or anything with its signature (a test double, a proxy-aware client). */
@@ -226,7 +226,7 @@ async function send(url: string, options: PostOptions, link: Link, idleTimeoutMs
   } catch (error) {
     if (options.signal.aborted || isAgentError(error)) throw error;
     const target = describeTarget(url);
-    throw new ProviderError(bounded(`${options.provider}: request to ${target} failed: ${describeError(error)}`, options.secrets), {
+    throw new ProviderError(bounded(`${options.provider}: request to ${target} failed: ${describeCauses(error)}`, options.secrets), {
       provider: options.provider,
       retryable: true,
       cause: error,
@@ -380,7 +380,7 @@ function guardBody(body: ReadableStream<Uint8Array> | null, guard: Guard): Reada
         } catch (error) {
           guard.link.release();
           if (guard.signal.aborted || isAgentError(error)) throw error;
-          throw new ProviderError(bounded(`${guard.provider}: the response broke off: ${describeError(error)}`, guard.secrets), {
+          throw new ProviderError(bounded(`${guard.provider}: the response broke off: ${describeCauses(error)}`, guard.secrets), {
             provider: guard.provider,
             retryable: true,
             cause: error,

@@ -22,7 +22,7 @@ export function streamFailure(error: unknown, provider: string, secrets: readonl
   if (signal?.aborted === true || isAgentError(error) || isAbortError(error)) return error;
   // A JSON parser's message quotes the input around the fault: no cause, so no copy of it survives.
   const parse = error instanceof SyntaxError;
-  return new ProviderError(bounded(`${provider}: ${what} failed: ${describeError(error)}`, secrets), {
+  return new ProviderError(bounded(`${provider}: ${what} failed: ${describeCauses(error)}`, secrets), {
     provider,
     retryable: true,
     ...(parse ? {} : { cause: error }),
@@ -100,7 +100,7 @@ export function bounded(text: string, secrets: readonly (string | undefined)[] |
  * (ECONNREFUSED 127.0.0.1:9, a reset, DNS) is in its causes, and the several attempts of a
  * dual-stack connect in an AggregateError.
  */
-export function describeError(error: unknown): string {
+export function describeCauses(error: unknown): string {
   const parts: string[] = [];
   let current: unknown = error;
   for (let depth = 0; depth < 5 && current !== undefined && current !== null; depth++) {
