@@ -1,5 +1,5 @@
 import { delay } from "../loop/abort.ts";
-import type { ModelStreamEvent } from "../loop/events.ts";
+import type { ModelStreamEvent } from "../model/model-stream-event.ts";
 import type { InvokeModel } from "../model/invoke-model.ts";
 import type { JsonValue, Message, ModelMessage, Session, ToolCallMessage, ToolResultMessage } from "../session.ts";
 

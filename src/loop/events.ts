@@ -2,8 +2,6 @@ import type { ModelDeltaEvent } from "../model/model-stream-event.ts";
 import type { RunMetrics } from "./run-metrics.ts";
 import type { JsonObject, JsonValue, Message, StopReason, ToolResultMessage, Usage } from "../session.ts";
 
-export type { ModelDeltaEvent, ModelStreamEvent } from "../model/model-stream-event.ts";
-
 /** How a run ended. */
 export type RunOutcome =
   /** The model answered without tool calls. */

@@ -1,7 +1,7 @@
 import { delay } from "../loop/abort.ts";
 import { AgentError, describeValue } from "../errors.ts";
 import { checkNumber, maxTimerDelay } from "../numeric-options.ts";
-import type { ModelStreamEvent } from "../loop/events.ts";
+import type { ModelStreamEvent } from "../model/model-stream-event.ts";
 import type { InvokeModel, ModelContext } from "../model/invoke-model.ts";
 import { forkSession, type ModelMessage, type Session } from "../session.ts";
 import type { ToolSchema } from "../tools/tool.ts";
