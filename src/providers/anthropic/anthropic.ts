@@ -16,8 +16,9 @@ import {
 } from "./convert.ts";
 import { readToolInput, refusedInput } from "../convert-shared.ts";
 import {
+  baseUrlOf,
   checkIdleTimeout,
-  env,
+  requireApiKey,
   parseStreamEvent,
   postJson,
   readJsonAnswer,
@@ -46,13 +47,10 @@ export type AnthropicOptions = AnthropicRequestOptions & TransportOptions & {
  * JSON response); failures become `ProviderError`s the loop retries when they are retryable.
  */
 export function anthropic(options: AnthropicOptions): InvokeModel {
-  const baseURL = (options.baseURL ?? env("ANTHROPIC_BASE_URL") ?? "https://api.anthropic.com").replace(/\/+$/, "");
+  const baseURL = baseUrlOf(options.baseURL, "ANTHROPIC_BASE_URL", "https://api.anthropic.com");
   const idleTimeoutMs = checkIdleTimeout(options.idleTimeoutMs);
   return withUniqueToolIds((tools, session, context) => {
-    const apiKey = options.apiKey ?? env("ANTHROPIC_API_KEY");
-    if (apiKey === undefined) {
-      throw new ProviderError("anthropic: no API key: set ANTHROPIC_API_KEY or pass apiKey", { provider: anthropicProvider });
-    }
+    const apiKey = requireApiKey(options.apiKey, ["ANTHROPIC_API_KEY"], anthropicProvider);
     const request: PostOptions = {
       provider: anthropicProvider,
       url: `${baseURL}/v1/messages`,

@@ -15,8 +15,9 @@ import {
   type GeminiUsage,
 } from "./convert.ts";
 import {
+  baseUrlOf,
   checkIdleTimeout,
-  env,
+  requireApiKey,
   parseStreamEvent,
   postJson,
   readJsonAnswer,
@@ -52,15 +53,12 @@ export type GeminiOptions = Omit<GeminiRequestOptions, "output"> & TransportOpti
  * `GeminiRequestOptions.output`).
  */
 export function gemini(options: GeminiOptions): StructuredOutputModel {
-  const baseURL = (options.baseURL ?? env("GOOGLE_GEMINI_BASE_URL") ?? "https://generativelanguage.googleapis.com").replace(/\/+$/, "");
+  const baseURL = baseUrlOf(options.baseURL, "GOOGLE_GEMINI_BASE_URL", "https://generativelanguage.googleapis.com");
   // `gemini-2.5-flash` and `models/gemini-2.5-flash` name the same model; `tunedModels/...` has its own path.
   const modelPath = options.model.includes("/") ? options.model : `models/${options.model}`;
   const idleTimeoutMs = checkIdleTimeout(options.idleTimeoutMs);
   const invoke: StructuredOutputModel = (tools, session, context) => {
-    const apiKey = options.apiKey ?? env("GEMINI_API_KEY") ?? env("GOOGLE_API_KEY");
-    if (apiKey === undefined) {
-      throw new ProviderError("google: no API key: set GEMINI_API_KEY (or GOOGLE_API_KEY) or pass apiKey", { provider: googleProvider });
-    }
+    const apiKey = requireApiKey(options.apiKey, ["GEMINI_API_KEY", "GOOGLE_API_KEY"], googleProvider);
     const stream = options.stream !== false;
     const request: PostOptions = {
       provider: googleProvider,

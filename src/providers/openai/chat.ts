@@ -17,7 +17,9 @@ import {
   type ReasoningField,
 } from "./chat-convert.ts";
 import {
+  baseUrlOf,
   checkIdleTimeout,
+  missingApiKey,
   env,
   parseStreamEvent,
   postJson,
@@ -61,15 +63,14 @@ const defaultBaseURL = "https://api.openai.com/v1";
  * run's `output` schema goes as `response_format` (see `OpenAIChatRequestOptions.output`).
  */
 export function openaiChat(options: OpenAIChatOptions): StructuredOutputModel {
-  const baseURL = (options.baseURL ?? env("OPENAI_BASE_URL") ?? defaultBaseURL).replace(/\/+$/, "");
+  const baseURL = baseUrlOf(options.baseURL, "OPENAI_BASE_URL", defaultBaseURL);
   const official = /^https:\/\/api\.openai\.com(?:\/|$)/.test(baseURL);
   const requestOptions: OpenAIChatRequestOptions = official || options.maxTokensField !== undefined ? options : { ...options, maxTokensField: "max_tokens" };
   const idleTimeoutMs = checkIdleTimeout(options.idleTimeoutMs);
   const invoke: StructuredOutputModel = (tools, session, context) => {
     const apiKey = options.apiKey ?? env("OPENAI_API_KEY");
-    if (apiKey === undefined && official) {
-      throw new ProviderError("openai-chat: no API key: set OPENAI_API_KEY or pass apiKey", { provider: openaiChatProvider });
-    }
+    // Servers other than OpenAI's (Ollama, vLLM) often need none.
+    if (apiKey === undefined && official) throw missingApiKey(openaiChatProvider, ["OPENAI_API_KEY"]);
     const secrets = apiKey === undefined ? [] : [apiKey];
     const request: PostOptions = {
       provider: openaiChatProvider,

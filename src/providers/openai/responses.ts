@@ -4,8 +4,9 @@ import type { StructuredOutputModel } from "../../model/invoke-model.ts";
 import type { ModelMessage } from "../../session.ts";
 import { parseToolInput } from "../convert-shared.ts";
 import {
+  baseUrlOf,
   checkIdleTimeout,
-  env,
+  requireApiKey,
   parseStreamEvent,
   postJson,
   readJsonAnswer,
@@ -51,13 +52,10 @@ export type OpenAIResponsesOptions = Omit<OpenAIResponsesRequestOptions, "output
  * `text.format` (see `OpenAIResponsesRequestOptions.output`).
  */
 export function openaiResponses(options: OpenAIResponsesOptions): StructuredOutputModel {
-  const baseURL = (options.baseURL ?? env("OPENAI_BASE_URL") ?? "https://api.openai.com/v1").replace(/\/+$/, "");
+  const baseURL = baseUrlOf(options.baseURL, "OPENAI_BASE_URL", "https://api.openai.com/v1");
   const idleTimeoutMs = checkIdleTimeout(options.idleTimeoutMs);
   const invoke: StructuredOutputModel = (tools, session, context) => {
-    const apiKey = options.apiKey ?? env("OPENAI_API_KEY");
-    if (apiKey === undefined) {
-      throw new ProviderError("openai-responses: no API key: set OPENAI_API_KEY or pass apiKey", { provider: openaiResponsesProvider });
-    }
+    const apiKey = requireApiKey(options.apiKey, ["OPENAI_API_KEY"], openaiResponsesProvider);
     const request: PostOptions = {
       provider: openaiResponsesProvider,
       url: `${baseURL}/responses`,
