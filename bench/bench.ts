@@ -12,7 +12,13 @@ import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from "
 import os from "node:os";
 import { fileURLToPath } from "node:url";
 import { ADAPTERS, isAdapterId, type AdapterId } from "./adapters/index.ts";
-import { DEFAULT_TIME_SETTINGS, type MemoryResult, type TimeResult, type TimeSettings, type WorkerResult } from "./worker.ts";
+import {
+  DEFAULT_TIME_SETTINGS,
+  type MemoryResult,
+  type TimeResult,
+  type TimeSettings,
+  type WorkerResult,
+} from "./worker.ts";
 
 const here = (path: string): string => fileURLToPath(new URL(path, import.meta.url));
 
@@ -40,10 +46,19 @@ function parseArgs(argv: string[]): { ids: AdapterId[]; settings: TimeSettings }
   for (const arg of argv) {
     if (arg.startsWith("--only=")) {
       const wanted = arg.slice("--only=".length).split(",").filter(Boolean);
-      for (const id of wanted) if (!isAdapterId(id)) throw new Error(`unknown library "${id}"; known: ${Object.keys(ADAPTERS).join(", ")}`);
+      for (const id of wanted)
+        if (!isAdapterId(id)) throw new Error(`unknown library "${id}"; known: ${Object.keys(ADAPTERS).join(", ")}`);
       ids = wanted as AdapterId[];
     } else if (arg === "--quick") {
-      settings = { ...settings, warmupRuns: 1, minRuns: 3, maxRuns: 5, budgetMs: 500, parallelWarmupRuns: 0, parallelRuns: 1 };
+      settings = {
+        ...settings,
+        warmupRuns: 1,
+        minRuns: 3,
+        maxRuns: 5,
+        budgetMs: 500,
+        parallelWarmupRuns: 0,
+        parallelRuns: 1,
+      };
     } else {
       throw new Error(`unknown argument "${arg}" (use --only=a,b and/or --quick)`);
     }
@@ -53,11 +68,15 @@ function parseArgs(argv: string[]): { ids: AdapterId[]; settings: TimeSettings }
 
 function checkBuild(): void {
   const built = here("../dist/index.js");
-  if (!existsSync(built)) throw new Error("../dist/index.js is missing: run `npm run build` in the repository root first");
+  if (!existsSync(built))
+    throw new Error("../dist/index.js is missing: run `npm run build` in the repository root first");
   const builtAt = statSync(built).mtimeMs;
-  const sources = readdirSync(here("../src"), { recursive: true, encoding: "utf8" }).filter((file) => file.endsWith(".ts"));
+  const sources = readdirSync(here("../src"), { recursive: true, encoding: "utf8" }).filter((file) =>
+    file.endsWith(".ts"),
+  );
   const stale = sources.filter((file) => statSync(here(`../src/${file}`)).mtimeMs > builtAt);
-  if (stale.length > 0) console.error(`warning: src/ is newer than dist/ (${stale.join(", ")}): run \`npm run build\` in the root`);
+  if (stale.length > 0)
+    console.error(`warning: src/ is newer than dist/ (${stale.join(", ")}): run \`npm run build\` in the root`);
 }
 
 function packageVersion(name: string): string {
@@ -86,7 +105,9 @@ function runWorker(id: AdapterId, task: "time" | "memory", settings: TimeSetting
       if (result !== undefined && code === 0) resolve(result);
       else {
         const lastLines = output.trim().split("\n").slice(-12).join("\n");
-        reject(new Error(`${task} worker for ${id} exited with ${signal ?? code}${lastLines ? `:\n${lastLines}` : ""}`));
+        reject(
+          new Error(`${task} worker for ${id} exited with ${signal ?? code}${lastLines ? `:\n${lastLines}` : ""}`),
+        );
       }
     });
   });
@@ -102,7 +123,17 @@ function fmtUs(value: number | null): string {
 }
 
 function table(rows: Row[]): string {
-  const header = ["library", "version", "µs/turn T=200", "µs/turn T=1000", "growth 1000/200", "8×100ms wall ms", "peak heap Δ MB", "retained MB", "max RSS MB"];
+  const header = [
+    "library",
+    "version",
+    "µs/turn T=200",
+    "µs/turn T=1000",
+    "growth 1000/200",
+    "8×100ms wall ms",
+    "peak heap Δ MB",
+    "retained MB",
+    "max RSS MB",
+  ];
   const lines = rows.map((row) => [
     row.library,
     row.version,
@@ -116,7 +147,9 @@ function table(rows: Row[]): string {
   ]);
   const widths = header.map((title, column) => Math.max(title.length, ...lines.map((line) => line[column]!.length)));
   const render = (cells: string[]): string =>
-    cells.map((cell, column) => (column < 2 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join("  ");
+    cells
+      .map((cell, column) => (column < 2 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!)))
+      .join("  ");
   return [render(header), widths.map((width) => "-".repeat(width)).join("  "), ...lines.map(render)].join("\n");
 }
 
@@ -149,10 +182,12 @@ async function main(): Promise<void> {
         const result = await runWorker(id, task, settings);
         if (result.kind === "time") {
           row.time = result;
-          const at = (turns: number): number | null => result.turns.find((entry) => entry.turns === turns)?.medianUsPerTurn ?? null;
+          const at = (turns: number): number | null =>
+            result.turns.find((entry) => entry.turns === turns)?.medianUsPerTurn ?? null;
           row.usPerTurnT200 = at(200);
           row.usPerTurnT1000 = at(1000);
-          row.growthT1000vsT200 = row.usPerTurnT200 !== null && row.usPerTurnT1000 !== null ? row.usPerTurnT1000 / row.usPerTurnT200 : null;
+          row.growthT1000vsT200 =
+            row.usPerTurnT200 !== null && row.usPerTurnT1000 !== null ? row.usPerTurnT1000 / row.usPerTurnT200 : null;
           row.parallel8x100msWallMs = result.parallel.medianMs;
         } else {
           row.memory = result;
@@ -178,25 +213,34 @@ async function main(): Promise<void> {
     },
     settings,
     columns: {
-      usPerTurnT200: "median over runs of (wall time of a whole T=200 run / 200), microseconds; 1 tool call per turn, zero-latency model",
+      usPerTurnT200:
+        "median over runs of (wall time of a whole T=200 run / 200), microseconds; 1 tool call per turn, zero-latency model",
       usPerTurnT1000: "the same for T=1000",
       growthT1000vsT200: "usPerTurnT1000 / usPerTurnT200: 1 = per-turn cost independent of session length",
-      parallel8x100msWallMs: "median wall time of one turn with 8 tool calls that each sleep 100 ms, then a final answer; ~100 = parallel, ~800 = sequential",
-      peakHeapDeltaMB: "T=1000 run in a fresh process: highest process.memoryUsage().heapUsed sampled at every model and tool call, minus the heap after warm-up and gc(); includes garbage not yet collected",
-      retainedHeapDeltaMB: "heapUsed after the T=1000 run and gc(), with the run's history still referenced, minus the same baseline",
-      maxRssMB: "process.resourceUsage().maxRSS of that fresh process: the whole process's peak resident set (runtime + library + run)",
+      parallel8x100msWallMs:
+        "median wall time of one turn with 8 tool calls that each sleep 100 ms, then a final answer; ~100 = parallel, ~800 = sequential",
+      peakHeapDeltaMB:
+        "T=1000 run in a fresh process: highest process.memoryUsage().heapUsed sampled at every model and tool call, minus the heap after warm-up and gc(); includes garbage not yet collected",
+      retainedHeapDeltaMB:
+        "heapUsed after the T=1000 run and gc(), with the run's history still referenced, minus the same baseline",
+      maxRssMB:
+        "process.resourceUsage().maxRSS of that fresh process: the whole process's peak resident set (runtime + library + run)",
     },
     libraries: rows,
   };
   writeFileSync(here("results.json"), `${JSON.stringify(report, null, 2)}\n`);
 
-  console.log(`Agent-loop overhead, zero-latency scripted model (${report.environment.node}, ${report.environment.cpu}, ${report.environment.cores} cores)\n`);
+  console.log(
+    `Agent-loop overhead, zero-latency scripted model (${report.environment.node}, ${report.environment.cpu}, ${report.environment.cores} cores)\n`,
+  );
   console.log(table(rows));
   console.log("\nTool input validation and model hook:");
   for (const row of rows) console.log(`  ${row.library}: ${row.validation}; ${row.modelHook}`);
   const failed = rows.filter((row) => row.errors.length > 0);
   for (const row of failed) {
-    console.log(`\nFAILED ${row.library}:\n${row.errors.map((error) => `  ${error.replaceAll("\n", "\n  ")}`).join("\n")}`);
+    console.log(
+      `\nFAILED ${row.library}:\n${row.errors.map((error) => `  ${error.replaceAll("\n", "\n  ")}`).join("\n")}`,
+    );
   }
   console.log(`\nWritten to ${here("results.json")}`);
   if (failed.length > 0) process.exitCode = 1;

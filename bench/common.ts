@@ -92,7 +92,9 @@ export class Workload {
   checkLastResult(n: number, lastResultId: string | undefined): void {
     if (n === 0) return;
     if (lastResultId === undefined || !lastResultId.startsWith(`call_${n - 1}_`)) {
-      throw new Error(`bench: model call ${n} did not receive the results of call ${n - 1} (last result id: ${lastResultId})`);
+      throw new Error(
+        `bench: model call ${n} did not receive the results of call ${n - 1} (last result id: ${lastResultId})`,
+      );
     }
   }
 

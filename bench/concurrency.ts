@@ -25,7 +25,8 @@ const IDEAL_MS = TOOL_TURNS * TOOL_MS;
 // mostly measures the neighbours, CPU time still measures the library.
 type Measurement = { wallMs: number; cpuMs: number; rssPerRunKB: number; heapPerRunKB: number };
 
-if (process.argv[2] === "--child") await child(process.argv[3] as AdapterId, Number(process.argv[4]), process.argv[5] === "events");
+if (process.argv[2] === "--child")
+  await child(process.argv[3] as AdapterId, Number(process.argv[4]), process.argv[5] === "events");
 else await main(process.argv.slice(2));
 
 async function main(argv: string[]): Promise<void> {
@@ -62,15 +63,28 @@ async function main(argv: string[]): Promise<void> {
       runs,
     };
     rows.push(row);
-    console.log(`${row.library.padEnd(40)} N=${n}  wall ${row.wallMs} ms (${row.overIdeal} over ${IDEAL_MS} ms)  CPU ${row.cpuMs} ms  ${row.rssPerRunKB} KB RSS/run  ${row.heapPerRunKB} KB heap/run`);
+    console.log(
+      `${row.library.padEnd(40)} N=${n}  wall ${row.wallMs} ms (${row.overIdeal} over ${IDEAL_MS} ms)  CPU ${row.cpuMs} ms  ${row.rssPerRunKB} KB RSS/run  ${row.heapPerRunKB} KB heap/run`,
+    );
   }
-  writeFileSync(fileURLToPath(new URL("concurrency-results.json", import.meta.url)), `${JSON.stringify({ date: new Date().toISOString(), node: process.version, cpus: os.cpus().length, cpu: os.cpus()[0]?.model, idealMs: IDEAL_MS, rows }, null, 2)}\n`);
+  writeFileSync(
+    fileURLToPath(new URL("concurrency-results.json", import.meta.url)),
+    `${JSON.stringify({ date: new Date().toISOString(), node: process.version, cpus: os.cpus().length, cpu: os.cpus()[0]?.model, idealMs: IDEAL_MS, rows }, null, 2)}\n`,
+  );
 }
 
 function inChild(id: AdapterId, n: number, events: boolean, profile: boolean): Promise<Measurement> {
-  const profiling = profile ? ["--cpu-prof", `--cpu-prof-dir=${fileURLToPath(new URL("profiles", import.meta.url))}`, `--cpu-prof-name=concurrency-${id}-${Date.now()}.cpuprofile`] : [];
+  const profiling = profile
+    ? [
+        "--cpu-prof",
+        `--cpu-prof-dir=${fileURLToPath(new URL("profiles", import.meta.url))}`,
+        `--cpu-prof-name=concurrency-${id}-${Date.now()}.cpuprofile`,
+      ]
+    : [];
   return new Promise((resolve, reject) => {
-    const worker = fork(fileURLToPath(import.meta.url), ["--child", id, String(n), events ? "events" : ""], { execArgv: ["--expose-gc", "--max-old-space-size=8192", ...profiling] });
+    const worker = fork(fileURLToPath(import.meta.url), ["--child", id, String(n), events ? "events" : ""], {
+      execArgv: ["--expose-gc", "--max-old-space-size=8192", ...profiling],
+    });
     worker.once("message", (message) => resolve(message as Measurement));
     worker.once("exit", (code) => (code === 0 ? undefined : reject(new Error(`${id}: exited with ${code}`))));
   });
@@ -82,7 +96,9 @@ async function child(id: AdapterId, n: number, events: boolean): Promise<void> {
   const adapter = await ADAPTERS[id]();
   if (events) process.env.BENCH_LISTEN_TO_EVENTS = "1";
   // Warm up the library's code paths with a few runs first.
-  await Promise.all(Array.from({ length: 20 }, () => adapter.run(new Workload({ turns: TOOL_TURNS, callsPerTurn: 1, toolSleepMs: 1 }))));
+  await Promise.all(
+    Array.from({ length: 20 }, () => adapter.run(new Workload({ turns: TOOL_TURNS, callsPerTurn: 1, toolSleepMs: 1 }))),
+  );
   globalThis.gc?.();
   const before = process.memoryUsage();
   let peakRss = before.rss;
@@ -92,7 +108,10 @@ async function child(id: AdapterId, n: number, events: boolean): Promise<void> {
     peakRss = Math.max(peakRss, now.rss);
     peakHeap = Math.max(peakHeap, now.heapUsed);
   }, 50);
-  const workloads = Array.from({ length: n }, () => new Workload({ turns: TOOL_TURNS, callsPerTurn: 1, toolSleepMs: TOOL_MS }));
+  const workloads = Array.from(
+    { length: n },
+    () => new Workload({ turns: TOOL_TURNS, callsPerTurn: 1, toolSleepMs: TOOL_MS }),
+  );
   const started = performance.now();
   const cpuBefore = process.cpuUsage();
   const outputs = await Promise.all(workloads.map((workload) => adapter.run(workload)));
@@ -101,5 +120,13 @@ async function child(id: AdapterId, n: number, events: boolean): Promise<void> {
   clearInterval(sampler);
   workloads.forEach((workload, index) => workload.assertComplete(`${id} run ${index}`));
   if (outputs.length !== n) throw new Error("lost runs");
-  process.send!({ wallMs, cpuMs: (cpu.user + cpu.system) / 1000, rssPerRunKB: (peakRss - before.rss) / 1024 / n, heapPerRunKB: (peakHeap - before.heapUsed) / 1024 / n } satisfies Measurement, () => process.exit(0));
+  process.send!(
+    {
+      wallMs,
+      cpuMs: (cpu.user + cpu.system) / 1000,
+      rssPerRunKB: (peakRss - before.rss) / 1024 / n,
+      heapPerRunKB: (peakHeap - before.heapUsed) / 1024 / n,
+    } satisfies Measurement,
+    () => process.exit(0),
+  );
 }

@@ -15,8 +15,17 @@ function sessionOf(size: number): Session {
   const session = initSession("You are a careful coding agent.", "Refactor the parser and run the tests.");
   for (let turn = 0; session.messages.length < size; turn++) {
     extendSession(session, { role: "assistant", content: `Step ${turn}: ${"reasoning about the code ".repeat(8)}` });
-    extendSession(session, { type: "tool_call", id: `toolu_${turn}`, name: "read", input: { path: `src/file-${turn}.ts` } });
-    extendSession(session, { type: "tool_result", id: `toolu_${turn}`, output: `export const value${turn} = ${turn};\n`.repeat(12) });
+    extendSession(session, {
+      type: "tool_call",
+      id: `toolu_${turn}`,
+      name: "read",
+      input: { path: `src/file-${turn}.ts` },
+    });
+    extendSession(session, {
+      type: "tool_result",
+      id: `toolu_${turn}`,
+      output: `export const value${turn} = ${turn};\n`.repeat(12),
+    });
   }
   session.messages.length = size;
   return session;
@@ -41,17 +50,28 @@ function time(run: () => void, budgetMs = 400): number {
 
 console.log("Conversion per model call (toAnthropicRequest + JSON.stringify), Anthropic Messages API");
 console.log("messages   µs/call   µs/message   body KB");
-const tools = [{ name: "read", description: "Read a file.", input_schema: { type: "object", properties: { path: { type: "string" } } } }];
+const tools = [
+  {
+    name: "read",
+    description: "Read a file.",
+    input_schema: { type: "object", properties: { path: { type: "string" } } },
+  },
+];
 for (const size of [10, 100, 1000, 10_000]) {
   const session = sessionOf(size);
   let bytes = 0;
   const ms = time(() => {
     bytes = JSON.stringify(toAnthropicRequest(session, tools, { model: "claude-sonnet-4-5" })).length;
   });
-  console.log(`${String(size).padStart(8)}  ${(ms * 1000).toFixed(1).padStart(8)}  ${((ms * 1000) / size).toFixed(3).padStart(11)}  ${(bytes / 1024).toFixed(0).padStart(8)}`);
+  console.log(
+    `${String(size).padStart(8)}  ${(ms * 1000).toFixed(1).padStart(8)}  ${((ms * 1000) / size).toFixed(3).padStart(11)}  ${(bytes / 1024).toFixed(0).padStart(8)}`,
+  );
 }
 
-const recorded = readFileSync(new URL("../test/fixtures/anthropic/anthropic-sdk-python__tool_use_response.txt", import.meta.url), "utf8");
+const recorded = readFileSync(
+  new URL("../test/fixtures/anthropic/anthropic-sdk-python__tool_use_response.txt", import.meta.url),
+  "utf8",
+);
 const body = recorded.repeat(1);
 const perResponseEvents = body.split("\n\n").filter((part) => part.includes("data:")).length;
 const repeats = Math.ceil(20_000 / perResponseEvents);
@@ -118,4 +138,6 @@ const adapter = (median(adapterSamples) * 1000) / sseEvents;
 console.log(`\nStreaming: ${sseEvents} SSE events (a recorded Anthropic tool-use stream, ${repeats}x)`);
 console.log(`bare parse (split + JSON.parse): ${bare.toFixed(2)} µs/event`);
 console.log(`parseSseBatches + JSON.parse, one body: ${((median(sseSamples) * 1000) / sseEvents).toFixed(2)} µs/event`);
-console.log(`adapter (parseSse + streamMessages): ${adapter.toFixed(2)} µs/event  (overhead ${(adapter - bare).toFixed(2)} µs/event)`);
+console.log(
+  `adapter (parseSse + streamMessages): ${adapter.toFixed(2)} µs/event  (overhead ${(adapter - bare).toFixed(2)} µs/event)`,
+);

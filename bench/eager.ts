@@ -10,7 +10,10 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 async function* toolTurn(): AsyncGenerator<ModelStreamEvent> {
   for (const id of ["a", "b", "c"]) {
     await sleep(500);
-    yield { type: "message", message: { type: "tool_call", id, name: "fetch_page", input: { url: `https://example.com/${id}` } } };
+    yield {
+      type: "message",
+      message: { type: "tool_call", id, name: "fetch_page", input: { url: `https://example.com/${id}` } },
+    };
   }
   await sleep(500);
   yield { type: "response-end", stopReason: "tool_use" };
@@ -42,4 +45,6 @@ const waiting = median(results.waiting!);
 console.log("3 tool calls streamed over 2 s, tools of 1 s each (median of 3 runs)");
 console.log(`eager starts:      ${eager.toFixed(0)} ms`);
 console.log(`wait for response: ${waiting.toFixed(0)} ms`);
-console.log(`saved:             ${(waiting - eager).toFixed(0)} ms (${(((waiting - eager) / waiting) * 100).toFixed(0)}%)`);
+console.log(
+  `saved:             ${(waiting - eager).toFixed(0)} ms (${(((waiting - eager) / waiting) * 100).toFixed(0)}%)`,
+);

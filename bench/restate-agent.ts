@@ -8,7 +8,9 @@ export const benchModel: InvokeModel = (_tools, session) => {
   let turn = 0;
   for (const message of session.messages) if ("type" in message && message.type === "tool_call") turn++;
   const answer: ModelMessage[] =
-    turn < TURNS ? [{ type: "tool_call", id: `t${turn}`, name: "add", input: { a: turn, b: 1 }, stopReason: "tool_use" }] : [{ role: "assistant", content: "done", stopReason: "end_turn" }];
+    turn < TURNS
+      ? [{ type: "tool_call", id: `t${turn}`, name: "add", input: { a: turn, b: 1 }, stopReason: "tool_use" }]
+      : [{ role: "assistant", content: "done", stopReason: "end_turn" }];
   return answer;
 };
 
@@ -16,7 +18,12 @@ export const benchTools = [
   tool({
     name: "add",
     description: "Add two numbers.",
-    inputSchema: { type: "object", properties: { a: { type: "number" }, b: { type: "number" } }, required: ["a", "b"], additionalProperties: false },
+    inputSchema: {
+      type: "object",
+      properties: { a: { type: "number" }, b: { type: "number" } },
+      required: ["a", "b"],
+      additionalProperties: false,
+    },
     handler: (input) => Number(input.a) + Number(input.b),
   }),
 ];

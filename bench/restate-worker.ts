@@ -5,7 +5,12 @@ import * as restate from "@restatedev/restate-sdk";
 import { restateAgent } from "simple-agent-loop/restate";
 import { benchModel, benchTools } from "./restate-agent.ts";
 
-const agent = restateAgent({ name: "bench", invokeModel: benchModel, tools: benchTools, options: { compaction: false } });
+const agent = restateAgent({
+  name: "bench",
+  invokeModel: benchModel,
+  tools: benchTools,
+  options: { compaction: false },
+});
 const port = await restate
   .endpoint()
   .setLogger((meta, message, ...rest) => {

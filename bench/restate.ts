@@ -80,7 +80,10 @@ try {
       row("durable steps/s (model + tool calls)", results.stepsPerSecond.toFixed(0)),
       row("in-process loop, µs per step", inProcessUs.toFixed(2)),
       row("durable, ms per step (one session at a time)", msPerStep.toFixed(2)),
-      row("server RSS MB before / after the burst", `${results.serverRssMbBefore.toFixed(0)} / ${results.serverRssMbAfter.toFixed(0)}`),
+      row(
+        "server RSS MB before / after the burst",
+        `${results.serverRssMbBefore.toFixed(0)} / ${results.serverRssMbAfter.toFixed(0)}`,
+      ),
       row("worker RSS MB", results.workerRssMb.map((mb) => mb.toFixed(0)).join(" / ")),
       row("connections per worker", results.proxyConnectionsPerWorker.join(" / ")),
     ].join("\n"),

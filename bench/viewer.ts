@@ -20,34 +20,54 @@ import { agentLoop, extendSession, send, tool, type ModelMessage } from "simple-
 import { closeSession, openSession } from "simple-agent-loop/store";
 import { scriptedModel } from "simple-agent-loop/testing";
 
-const argument = (name: string): string | undefined => process.argv.find((given) => given.startsWith(`--${name}`))?.split("=")[1] ?? (process.argv.includes(`--${name}`) ? "" : undefined);
+const argument = (name: string): string | undefined =>
+  process.argv.find((given) => given.startsWith(`--${name}`))?.split("=")[1] ??
+  (process.argv.includes(`--${name}`) ? "" : undefined);
 const turns = Number(argument("turns") ?? 300);
 const runs = Number(argument("runs") ?? 3);
 const load = Number(argument("load") ?? 0);
 const log = (line: string): void => void process.stderr.write(`${line}\n`);
 const here = import.meta.dirname;
-const vocabulary: string[] = "const let return function import export await async value result error session turn model tool call input output line file path index count message entry record update state".split(" ");
+const vocabulary: string[] =
+  "const let return function import export await async value result error session turn model tool call input output line file path index count message entry record update state".split(
+    " ",
+  );
 const profiles = join(here, "profiles");
 
 const path = join(tmpdir(), `simple-agent-loop-viewer-bench-${turns}.jsonl`);
 if (argument("regenerate") !== undefined || !existsSync(path)) await writeLog(path, turns);
 const size = statSync(path).size;
-const lines = readFileSync(path, "utf8").split("\n").filter((text) => text !== "");
+const lines = readFileSync(path, "utf8")
+  .split("\n")
+  .filter((text) => text !== "");
 const longestLine = Math.max(...lines.map((text) => Buffer.byteLength(text)));
-log(`log: ${path}, ${(size / 1e6).toFixed(1)} MB, ${lines.length} lines (longest ${(longestLine / 1e3).toFixed(0)} KB), ${turns} turns`);
+log(
+  `log: ${path}, ${(size / 1e6).toFixed(1)} MB, ${lines.length} lines (longest ${(longestLine / 1e3).toFixed(0)} KB), ${turns} turns`,
+);
 
 const burners = Array.from({ length: load }, () => spawn(process.execPath, ["-e", "for (;;) {}"], { stdio: "ignore" }));
 const server = await startServer(path, argument("cpu-prof") !== undefined, argument("viewer"));
 const browser = await chromium.launch({
   executablePath: "/usr/bin/chromium",
-  args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  args: [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+  ],
 });
 const results: Run[] = [];
 try {
   for (let run = 0; run < runs; run++) {
     const result = await measure(browser, server, lines.length, run === 0 && argument("trace") !== undefined);
-    log(`run ${run + 1}: first draw ${result.firstDrawMs} ms, fully drawn ${result.fullyDrawnMs} ms, server CPU ${result.serverCpuMs} ms, ` +
-      `${(result.bytesSent / 1e6).toFixed(1)} MB sent, page script ${result.pageScriptMs} ms, style ${result.pageStyleMs} ms, layout ${result.pageLayoutMs} ms`);
+    log(
+      `run ${run + 1}: first draw ${result.firstDrawMs} ms, fully drawn ${result.fullyDrawnMs} ms, server CPU ${result.serverCpuMs} ms, ` +
+        `${(result.bytesSent / 1e6).toFixed(1)} MB sent, page script ${result.pageScriptMs} ms, style ${result.pageStyleMs} ms, layout ${result.pageLayoutMs} ms`,
+    );
     results.push(result);
   }
 } finally {
@@ -56,17 +76,33 @@ try {
   for (const burner of burners) burner.kill();
 }
 
-const median = (key: keyof Run): number => [...results.map((result) => result[key])].sort((a, b) => a - b)[Math.floor(results.length / 2)]!;
+const median = (key: keyof Run): number =>
+  [...results.map((result) => result[key])].sort((a, b) => a - b)[Math.floor(results.length / 2)]!;
 const summary = Object.fromEntries((Object.keys(results[0]!) as (keyof Run)[]).map((key) => [key, median(key)]));
-console.log(`viewer, ${(size / 1e6).toFixed(1)} MB log, ${lines.length} lines, ${turns} turns, median of ${runs} runs${load > 0 ? `, ${load} busy processes beside` : ""}:`);
+console.log(
+  `viewer, ${(size / 1e6).toFixed(1)} MB log, ${lines.length} lines, ${turns} turns, median of ${runs} runs${load > 0 ? `, ${load} busy processes beside` : ""}:`,
+);
 console.log(`first draw      ${summary.firstDrawMs} ms`);
 console.log(`fully drawn     ${summary.fullyDrawnMs} ms`);
 console.log(`server CPU      ${summary.serverCpuMs} ms`);
 console.log(`bytes sent      ${(summary.bytesSent! / 1e6).toFixed(1)} MB`);
-console.log(`page main thread: script ${summary.pageScriptMs} ms, style ${summary.pageStyleMs} ms, layout ${summary.pageLayoutMs} ms`);
-writeFileSync(join(here, "viewer-results.json"), `${JSON.stringify({ log: { bytes: size, lines: lines.length, turns, longestLine }, load, median: summary, runs: results, node: process.version }, null, 2)}\n`);
+console.log(
+  `page main thread: script ${summary.pageScriptMs} ms, style ${summary.pageStyleMs} ms, layout ${summary.pageLayoutMs} ms`,
+);
+writeFileSync(
+  join(here, "viewer-results.json"),
+  `${JSON.stringify({ log: { bytes: size, lines: lines.length, turns, longestLine }, load, median: summary, runs: results, node: process.version }, null, 2)}\n`,
+);
 
-type Run = { firstDrawMs: number; fullyDrawnMs: number; serverCpuMs: number; bytesSent: number; pageScriptMs: number; pageStyleMs: number; pageLayoutMs: number };
+type Run = {
+  firstDrawMs: number;
+  fullyDrawnMs: number;
+  serverCpuMs: number;
+  bytesSent: number;
+  pageScriptMs: number;
+  pageStyleMs: number;
+  pageLayoutMs: number;
+};
 
 async function measure(browser: Browser, server: Server, lastLine: number, trace: boolean): Promise<Run> {
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
@@ -91,12 +127,16 @@ async function measure(browser: Browser, server: Server, lastLine: number, trace
   }
   const before = await server.usage();
   await page.goto(server.url);
-  await page.waitForFunction("window.benchMarks.fullyDrawn !== undefined", undefined, { timeout: 300_000, polling: 100 });
+  await page.waitForFunction("window.benchMarks.fullyDrawn !== undefined", undefined, {
+    timeout: 300_000,
+    polling: 100,
+  });
   const marks = await page.evaluate<{ firstDraw: number; fullyDrawn: number }>("window.benchMarks");
   const after = await server.usage();
   if (trace) await browser.stopTracing();
   const { metrics } = await devtools.send("Performance.getMetrics");
-  const metric = (name: string): number => Math.round((metrics.find((entry) => entry.name === name)?.value ?? 0) * 1000);
+  const metric = (name: string): number =>
+    Math.round((metrics.find((entry) => entry.name === name)?.value ?? 0) * 1000);
   await page.close();
   return {
     firstDrawMs: Math.round(marks.firstDraw),
@@ -113,8 +153,15 @@ type Server = { url: string; usage: () => Promise<{ cpuMs: number; bytesWritten:
 
 async function startServer(logPath: string, cpuProfile: boolean, viewerModule: string | undefined): Promise<Server> {
   if (cpuProfile) mkdirSync(profiles, { recursive: true });
-  const flags = ["--conditions=simple-agent-loop-source", ...(cpuProfile ? ["--cpu-prof", `--cpu-prof-dir=${profiles}`] : [])];
-  const child: ChildProcess = spawn(process.execPath, [...flags, join(here, "viewer-server.ts"), logPath, ...(viewerModule === undefined ? [] : [viewerModule])], { stdio: ["pipe", "pipe", "inherit"] });
+  const flags = [
+    "--conditions=simple-agent-loop-source",
+    ...(cpuProfile ? ["--cpu-prof", `--cpu-prof-dir=${profiles}`] : []),
+  ];
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [...flags, join(here, "viewer-server.ts"), logPath, ...(viewerModule === undefined ? [] : [viewerModule])],
+    { stdio: ["pipe", "pipe", "inherit"] },
+  );
   const answers = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
   const next = async (): Promise<string> => {
     const answer = await answers.next();
@@ -124,7 +171,10 @@ async function startServer(logPath: string, cpuProfile: boolean, viewerModule: s
   const url = await next();
   return {
     url,
-    usage: async () => (child.stdin!.write("usage\n"), JSON.parse(await next()) as { cpuMs: number; bytesWritten: number }),
+    usage: async () => (
+      child.stdin!.write("usage\n"),
+      JSON.parse(await next()) as { cpuMs: number; bytesWritten: number }
+    ),
     stop: () => new Promise((done) => (child.once("exit", () => done()), child.stdin!.end())),
   };
 }
@@ -143,14 +193,22 @@ async function writeLog(logPath: string, turnCount: number): Promise<void> {
     tool({
       name: "read_file",
       description: "Read a file.",
-      inputSchema: { type: "object", properties: { path: { type: "string" }, bytes: { type: "number" } }, required: ["path", "bytes"] },
+      inputSchema: {
+        type: "object",
+        properties: { path: { type: "string" }, bytes: { type: "number" } },
+        required: ["path", "bytes"],
+      },
       handler: (input) => sourceText(Number(input.bytes), random),
     }),
     tool({
       name: "grep",
       description: "Search the repository.",
       inputSchema: { type: "object", properties: { pattern: { type: "string" } }, required: ["pattern"] },
-      handler: (input) => Array.from({ length: 12 }, (_, index) => `src/module-${index}.ts:${10 + index * 7}: ${String(input.pattern)}(${words(6, random)})`).join("\n"),
+      handler: (input) =>
+        Array.from(
+          { length: 12 },
+          (_, index) => `src/module-${index}.ts:${10 + index * 7}: ${String(input.pattern)}(${words(6, random)})`,
+        ).join("\n"),
     }),
   ];
   extendSession(session, { role: "system", content: `You are a careful software engineer. ${words(120, random)}` });
@@ -160,10 +218,29 @@ async function writeLog(logPath: string, turnCount: number): Promise<void> {
     const modelTurns: ModelMessage[][] = [
       [
         { type: "thinking", content: words(150 + Math.floor(random() * 150), random) },
-        { type: "tool_call", id: `read_${turn}`, name: "read_file", input: { path: `src/module-${turn}.ts`, bytes: 50_000 + Math.floor(random() * 230_000) } },
-        { type: "tool_call", id: `grep_${turn}`, name: "grep", input: { pattern: `symbol${turn}` }, usage: usage(20_000 + turn * 500, 300), stopReason: "tool_use" },
+        {
+          type: "tool_call",
+          id: `read_${turn}`,
+          name: "read_file",
+          input: { path: `src/module-${turn}.ts`, bytes: 50_000 + Math.floor(random() * 230_000) },
+        },
+        {
+          type: "tool_call",
+          id: `grep_${turn}`,
+          name: "grep",
+          input: { pattern: `symbol${turn}` },
+          usage: usage(20_000 + turn * 500, 300),
+          stopReason: "tool_use",
+        },
       ],
-      [{ role: "assistant", content: `${words(80 + Math.floor(random() * 120), random)}.`, usage: usage(60_000 + turn * 500, 600), stopReason: "end_turn" }],
+      [
+        {
+          role: "assistant",
+          content: `${words(80 + Math.floor(random() * 120), random)}.`,
+          usage: usage(60_000 + turn * 500, 600),
+          stopReason: "end_turn",
+        },
+      ],
     ];
     await agentLoop(scriptedModel(modelTurns, { record: false }), tools, session);
   }

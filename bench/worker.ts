@@ -67,13 +67,18 @@ function median(values: number[]): number {
 }
 
 /** One complete run: fresh workload, run, check that every model and tool call happened. */
-async function runOnce(adapter: Adapter, spec: WorkloadSpec, probe?: () => void): Promise<{ ms: number; keep: unknown }> {
+async function runOnce(
+  adapter: Adapter,
+  spec: WorkloadSpec,
+  probe?: () => void,
+): Promise<{ ms: number; keep: unknown }> {
   const workload = new Workload(spec, probe);
   const started = process.hrtime.bigint();
   const output = await adapter.run(workload);
   const ms = Number(process.hrtime.bigint() - started) / 1e6;
   workload.assertComplete(adapter.name);
-  if (output.text !== "done") throw new Error(`bench: ${adapter.name} ended with ${JSON.stringify(output.text)}, expected "done"`);
+  if (output.text !== "done")
+    throw new Error(`bench: ${adapter.name} ended with ${JSON.stringify(output.text)}, expected "done"`);
   return { ms, keep: output.keep };
 }
 
@@ -88,7 +93,10 @@ async function measureTime(adapter: Adapter, settings: TimeSettings): Promise<Ti
       warmupMs = (await runOnce(adapter, spec)).ms;
       if (performance.now() - warmupStart > 1500) break;
     }
-    const runs = Math.min(settings.maxRuns, Math.max(settings.minRuns, Math.ceil(settings.budgetMs / Math.max(warmupMs, 0.001))));
+    const runs = Math.min(
+      settings.maxRuns,
+      Math.max(settings.minRuns, Math.ceil(settings.budgetMs / Math.max(warmupMs, 0.001))),
+    );
     const runsMs: number[] = [];
     for (let i = 0; i < runs; i++) {
       gc(); // garbage of the previous run is not billed to this one
@@ -158,7 +166,9 @@ export const DEFAULT_TIME_SETTINGS: TimeSettings = {
 async function main(): Promise<void> {
   const [id, task, settingsJson] = process.argv.slice(2);
   if (id === undefined || !isAdapterId(id) || (task !== "time" && task !== "memory")) {
-    throw new Error(`usage: node --expose-gc worker.ts <${Object.keys(ADAPTERS).join("|")}> <time|memory> [settings JSON]`);
+    throw new Error(
+      `usage: node --expose-gc worker.ts <${Object.keys(ADAPTERS).join("|")}> <time|memory> [settings JSON]`,
+    );
   }
   const adapter = await ADAPTERS[id]();
   const settings: TimeSettings = settingsJson === undefined ? DEFAULT_TIME_SETTINGS : JSON.parse(settingsJson);

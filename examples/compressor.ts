@@ -31,7 +31,13 @@ export const COORDINATOR_PROMPT = [
   "When you stop, answer with exactly one line `STOPPED: too_lossy` or `STOPPED: diminishing_returns`, then the final text and nothing else.",
 ].join(" ");
 
-async function oneShot(invokeModel: InvokeModel, name: string, systemPrompt: string, userPrompt: string, signal: AbortSignal): Promise<string> {
+async function oneShot(
+  invokeModel: InvokeModel,
+  name: string,
+  systemPrompt: string,
+  userPrompt: string,
+  signal: AbortSignal,
+): Promise<string> {
   const session = initSession(systemPrompt, userPrompt);
   await agentLoop(invokeModel, [], session, { name, maxIterations: 1, signal });
   return response(session)?.content ?? "";
@@ -51,7 +57,13 @@ export async function compressor(
     inputSchema: { type: "object", properties: { text: { type: "string" } }, required: ["text"] },
     handler: async (input, { signal }) => {
       const original = String(input.text);
-      const shortened = await oneShot(invokeModel, "shortener", "Rewrite the text to half its length. Output ONLY the result.", original, signal);
+      const shortened = await oneShot(
+        invokeModel,
+        "shortener",
+        "Rewrite the text to half its length. Output ONLY the result.",
+        original,
+        signal,
+      );
       const ratio = original.length === 0 ? 1 : shortened.length / original.length;
       const output = JSON.stringify({ compression_ratio: Math.round(ratio * 1000) / 1000, shortened_text: shortened });
       calls.push({ agent: "shorten", input: { text: original }, output });

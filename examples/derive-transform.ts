@@ -35,7 +35,13 @@ export const COORDINATOR_PROMPT = [
 
 const SCORE_FORMAT = 'Return ONLY JSON: {"score": 0-100, "differences": "..."}';
 
-async function oneShot(invokeModel: InvokeModel, name: string, systemPrompt: string, userPrompt: string, signal: AbortSignal): Promise<string> {
+async function oneShot(
+  invokeModel: InvokeModel,
+  name: string,
+  systemPrompt: string,
+  userPrompt: string,
+  signal: AbortSignal,
+): Promise<string> {
   const session = initSession(systemPrompt, userPrompt);
   await agentLoop(invokeModel, [], session, { name, maxIterations: 1, signal });
   return response(session)?.content ?? "";

@@ -27,7 +27,11 @@ const checkStatus = tool({
 const deploy = tool({
   name: "deploy",
   description: "Deploy a version to an environment.",
-  inputSchema: { type: "object", properties: { env: { type: "string" }, version: { type: "string" } }, required: ["env", "version"] },
+  inputSchema: {
+    type: "object",
+    properties: { env: { type: "string" }, version: { type: "string" } },
+    required: ["env", "version"],
+  },
   requireApproval: true,
   eager: false,
   handler: ({ env, version }) => `deployed ${String(version)} to ${String(env)}`,
@@ -39,12 +43,40 @@ const scripted: InvokeModel = async (_tools, session) => {
   const users = session.messages.filter((message) => "role" in message && message.role === "user").length;
   const lastUser = session.messages.findLastIndex((message) => "role" in message && message.role === "user");
   const results = session.messages.slice(lastUser).filter(isToolResult);
-  if (results.length === 0) return [{ type: "tool_call", id: `status_${users}`, name: "check_status", input: { env: "staging" }, stopReason: "tool_use" }];
-  if (results.length === 1) return [{ type: "tool_call", id: `deploy_${users}`, name: "deploy", input: { env: "staging", version: "1.2" }, stopReason: "tool_use" }];
-  return [{ role: "assistant", content: `Deploy result: ${JSON.stringify(results[1]?.output ?? null)}`, stopReason: "end_turn" }];
+  if (results.length === 0)
+    return [
+      {
+        type: "tool_call",
+        id: `status_${users}`,
+        name: "check_status",
+        input: { env: "staging" },
+        stopReason: "tool_use",
+      },
+    ];
+  if (results.length === 1)
+    return [
+      {
+        type: "tool_call",
+        id: `deploy_${users}`,
+        name: "deploy",
+        input: { env: "staging", version: "1.2" },
+        stopReason: "tool_use",
+      },
+    ];
+  return [
+    {
+      role: "assistant",
+      content: `Deploy result: ${JSON.stringify(results[1]?.output ?? null)}`,
+      stopReason: "end_turn",
+    },
+  ];
 };
 
-const agent = restateAgent({ name: "agent", invokeModel: modelFromEnv()?.invokeModel ?? scripted, tools: [checkStatus, deploy] });
+const agent = restateAgent({
+  name: "agent",
+  invokeModel: modelFromEnv()?.invokeModel ?? scripted,
+  tools: [checkStatus, deploy],
+});
 await restate.endpoint().bind(agent).listen(port);
 
 // Registering is idempotent (`force`); retried while the server starts.
@@ -55,7 +87,10 @@ for (let attempt = 0; ; attempt++) {
     body: JSON.stringify({ uri: `http://localhost:${port}`, force: true }),
   }).catch((error: unknown) => error as Error);
   if (!(reply instanceof Error) && reply.ok) break;
-  if (attempt === 30) throw new Error(`could not register with ${adminUrl}: ${reply instanceof Error ? reply.message : `HTTP ${reply.status} ${await reply.text()}`}`);
+  if (attempt === 30)
+    throw new Error(
+      `could not register with ${adminUrl}: ${reply instanceof Error ? reply.message : `HTTP ${reply.status} ${await reply.text()}`}`,
+    );
   await new Promise((resolve) => setTimeout(resolve, 1000));
 }
 console.error(`agent worker on :${port}, registered with ${adminUrl}`);

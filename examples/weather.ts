@@ -4,7 +4,10 @@
 import { agentLoop, initSession, response, tool, type InvokeModel, type Session } from "simple-agent-loop";
 import { isMain, requireModel } from "./run-example.ts";
 
-export type Fetch = (url: string, init: { signal: AbortSignal }) => Promise<{ ok: boolean; status: number; json(): Promise<unknown> }>;
+export type Fetch = (
+  url: string,
+  init: { signal: AbortSignal },
+) => Promise<{ ok: boolean; status: number; json(): Promise<unknown> }>;
 
 export type WeatherReport = { city: string; temp_c: string; description: string };
 
@@ -49,6 +52,9 @@ export async function weatherAgent(
 
 if (isMain(import.meta.url)) {
   const { invokeModel } = requireModel();
-  const { answer } = await weatherAgent(invokeModel, process.argv[2] === undefined ? {} : { question: process.argv[2] });
+  const { answer } = await weatherAgent(
+    invokeModel,
+    process.argv[2] === undefined ? {} : { question: process.argv[2] },
+  );
   console.log(answer);
 }

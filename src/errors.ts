@@ -140,7 +140,14 @@ export function errorType(error: unknown): string | undefined {
 export function describeValue(value: unknown): string {
   try {
     if (typeof value === "string") return boundText(JSON.stringify(value), 200);
-    if (typeof value === "number" || typeof value === "bigint" || typeof value === "boolean" || value === undefined || value === null) return String(value);
+    if (
+      typeof value === "number" ||
+      typeof value === "bigint" ||
+      typeof value === "boolean" ||
+      value === undefined ||
+      value === null
+    )
+      return String(value);
     if (typeof value === "symbol" || typeof value === "function") return typeof value;
     const json = JSON.stringify(value, jsonSafe);
     if (json !== undefined) return boundText(json, 200);

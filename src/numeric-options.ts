@@ -33,14 +33,18 @@ export function checkNumber(name: string, value: unknown, rule: NumberRule): voi
   const valid =
     typeof value === "number" &&
     !Number.isNaN(value) &&
-    (infinite ? rule.infinity === true : (rule.integer !== true || Number.isInteger(value)) && (rule.exclusive === true ? value > rule.min : value >= rule.min)) &&
+    (infinite
+      ? rule.infinity === true
+      : (rule.integer !== true || Number.isInteger(value)) &&
+        (rule.exclusive === true ? value > rule.min : value >= rule.min)) &&
     (rule.max === undefined || value <= rule.max);
   if (!valid) throw new AgentError(`${name} must be ${describeRule(rule)}; got ${describeValue(value)}`);
 }
 
 function describeRule(rule: NumberRule): string {
   const kind = rule.integer === true ? "an integer" : "a number";
-  const range = rule.max === undefined ? `${rule.exclusive === true ? ">" : ">="} ${rule.min}` : `from ${rule.min} to ${rule.max}`;
+  const range =
+    rule.max === undefined ? `${rule.exclusive === true ? ">" : ">="} ${rule.min}` : `from ${rule.min} to ${rule.max}`;
   return `${kind} ${range}${rule.infinity === true ? " (or Infinity)" : ""}`;
 }
 

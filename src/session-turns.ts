@@ -28,7 +28,8 @@ export function* sessionTurns(messages: readonly Message[]): Generator<SessionTu
  * costs what it read, not the session's length.
  */
 export function* sessionTurnsBackward(messages: readonly Message[]): Generator<SessionTurn, void, undefined> {
-  for (let turn = turnBefore(messages, messages.length); turn !== undefined; turn = turnBefore(messages, turn.start)) yield turn;
+  for (let turn = turnBefore(messages, messages.length); turn !== undefined; turn = turnBefore(messages, turn.start))
+    yield turn;
 }
 
 /**
@@ -38,7 +39,8 @@ export function* sessionTurnsBackward(messages: readonly Message[]): Generator<S
 export function turnAt(messages: readonly Message[], start: number): SessionTurn | undefined {
   const first = messages[start];
   if (first === undefined) return undefined;
-  if ("role" in first && first.role !== "assistant") return { type: first.role, start, results: start + 1, end: start + 1 };
+  if ("role" in first && first.role !== "assistant")
+    return { type: first.role, start, results: start + 1, end: start + 1 };
   let results = start;
   while (results < messages.length && isModelMessage(messages[results]!)) results++;
   let end = results;

@@ -154,12 +154,7 @@ export type ToolResultMessage = {
 } & Timestamped;
 
 export type Message =
-  | SystemMessage
-  | UserMessage
-  | AssistantMessage
-  | ThinkingMessage
-  | ToolCallMessage
-  | ToolResultMessage;
+  SystemMessage | UserMessage | AssistantMessage | ThinkingMessage | ToolCallMessage | ToolResultMessage;
 
 /** The messages a model turn may produce. */
 export type ModelMessage = AssistantMessage | ThinkingMessage | ToolCallMessage;
@@ -180,7 +175,8 @@ export function initSession(systemPrompt: string, userPrompt: string): Session {
 export function extendSession(session: Session, message: Message): Session {
   const stored = message.ts === undefined ? { ...message, ts: now() } : message;
   session.messages.push(stored);
-  if (changeListeners.has(session)) notifySessionChange(session, { type: "append", index: session.messages.length - 1, message: stored });
+  if (changeListeners.has(session))
+    notifySessionChange(session, { type: "append", index: session.messages.length - 1, message: stored });
   return session;
 }
 
@@ -257,7 +253,14 @@ export type SessionChange =
    * `removed` messages at `index` were replaced by `inserted` (a summary, or nothing: a sliding
    * window). `details` says why, for the record (a summary's tokens before and after…).
    */
-  | { type: "splice"; index: number; removed: Message[]; inserted: Message[]; reason: "compaction"; details?: JsonObject };
+  | {
+      type: "splice";
+      index: number;
+      removed: Message[];
+      inserted: Message[];
+      reason: "compaction";
+      details?: JsonObject;
+    };
 
 export type SessionChangeListener = (change: SessionChange, session: Session) => void;
 
@@ -289,7 +292,13 @@ export function onSessionExtend(session: Session, listener: SessionListener): ()
  * Replaces `deleteCount` messages at `index` with `inserted` and reports it as a `splice` change:
  * the one way to remove messages that persistence can follow. Returns the removed messages.
  */
-export function spliceSession(session: Session, index: number, deleteCount: number, inserted: Message[] = [], details?: JsonObject): Message[] {
+export function spliceSession(
+  session: Session,
+  index: number,
+  deleteCount: number,
+  inserted: Message[] = [],
+  details?: JsonObject,
+): Message[] {
   const removed = session.messages.splice(index, deleteCount, ...inserted);
   const change: SessionChange = { type: "splice", index, removed, inserted, reason: "compaction" };
   if (details !== undefined) change.details = details;

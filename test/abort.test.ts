@@ -28,7 +28,10 @@ describe("abort", () => {
       controller.abort();
       await new Promise(() => undefined);
     };
-    const session = await agentLoop(model, [], initSession("s", "u"), { signal: controller.signal, retry: { initialDelayMs: 1, maxDelayMs: 1 } });
+    const session = await agentLoop(model, [], initSession("s", "u"), {
+      signal: controller.signal,
+      retry: { initialDelayMs: 1, maxDelayMs: 1 },
+    });
     expect(attempt).toBe(2);
     expect(withoutTs(session).slice(2)).toStrictEqual([{ role: "assistant", content: "Hello", stopReason: "aborted" }]);
   });
@@ -114,9 +117,13 @@ describe("agentStream", () => {
     ];
     const options = { toolHandlers: { echo: (input: { text: string }) => input.text } };
     const fromStream: string[] = [];
-    for await (const event of agentStream(scriptedModel(turns), [], initSession("s", "u"), options)) fromStream.push(event.type);
+    for await (const event of agentStream(scriptedModel(turns), [], initSession("s", "u"), options))
+      fromStream.push(event.type);
     const fromLoop: string[] = [];
-    await agentLoop(scriptedModel(turns), [], initSession("s", "u"), { ...options, onEvent: (event) => fromLoop.push(event.type) });
+    await agentLoop(scriptedModel(turns), [], initSession("s", "u"), {
+      ...options,
+      onEvent: (event) => fromLoop.push(event.type),
+    });
     expect(fromStream).toStrictEqual(fromLoop);
     expect(fromStream[0]).toBe("run-start");
     expect(fromStream.at(-1)).toBe("run-end");
@@ -177,7 +184,9 @@ describe("agentStream", () => {
     const failure = new Error("listener bug");
     await expect(
       agentLoop(model, [], session, {
-        toolHandlers: { slow: (_input, context) => sleep(50).then(() => (context.signal.aborted ? "aborted" : "done")) },
+        toolHandlers: {
+          slow: (_input, context) => sleep(50).then(() => (context.signal.aborted ? "aborted" : "done")),
+        },
         onEvent: (event: AgentEvent) => {
           if (event.type === "tool-execution-start") throw failure;
         },
@@ -190,9 +199,16 @@ describe("agentStream", () => {
   it("ends with a run-end error event before throwing an invokeModel error", async () => {
     const events: AgentEvent[] = [];
     const iterate = async (): Promise<void> => {
-      for await (const event of agentStream(scriptedModel([{ error: new Error("boom") }]), [], initSession("s", "u"))) events.push(event);
+      for await (const event of agentStream(scriptedModel([{ error: new Error("boom") }]), [], initSession("s", "u")))
+        events.push(event);
     };
     await expect(iterate()).rejects.toThrow("boom");
-    expect(events.at(-1)).toStrictEqual({ type: "run-end", outcome: "error", error: "boom", errorType: "Error", metrics: expect.objectContaining({ modelCalls: 1 }) });
+    expect(events.at(-1)).toStrictEqual({
+      type: "run-end",
+      outcome: "error",
+      error: "boom",
+      errorType: "Error",
+      metrics: expect.objectContaining({ modelCalls: 1 }),
+    });
   });
 });

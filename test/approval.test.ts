@@ -25,7 +25,12 @@ function deployAgent() {
       return `deployed ${String(input.service)}`;
     },
   });
-  const status = tool({ name: "status", description: "Status.", inputSchema: { type: "object" }, handler: () => "all green" });
+  const status = tool({
+    name: "status",
+    description: "Status.",
+    inputSchema: { type: "object" },
+    handler: () => "all green",
+  });
   const model = scriptedModel([
     [
       { type: "tool_call", id: "s", name: "status", input: {} },
@@ -41,7 +46,9 @@ describe("human approval: pause, persist, resume", () => {
   it("pauses on a tool that requires approval: other calls are answered, the paused session is plain JSON", async () => {
     const { runs, tools, model } = deployAgent();
     const events: AgentEvent[] = [];
-    const session = await agentLoop(model, tools, initSession("s", "deploy api and web"), { onEvent: (event) => events.push(event) });
+    const session = await agentLoop(model, tools, initSession("s", "deploy api and web"), {
+      onEvent: (event) => events.push(event),
+    });
     expect(runs).toStrictEqual([]);
     expect(events.at(-1)).toStrictEqual({
       type: "run-end",
@@ -52,7 +59,9 @@ describe("human approval: pause, persist, resume", () => {
         { id: "d2", name: "deploy", input: { service: "web" } },
       ],
     });
-    expect(events.filter((event) => event.type === "tool-approval-request").map((event) => "id" in event && event.id)).toStrictEqual(["d1", "d2"]);
+    expect(
+      events.filter((event) => event.type === "tool-approval-request").map((event) => "id" in event && event.id),
+    ).toStrictEqual(["d1", "d2"]);
     expect(pendingApprovals(session).map((call) => call.id)).toStrictEqual(["d1", "d2"]);
     expect(withoutTs(session).slice(2)).toStrictEqual([
       { type: "tool_call", id: "s", name: "status", input: {} },
@@ -78,7 +87,12 @@ describe("human approval: pause, persist, resume", () => {
     await agentLoop(resumed, later.tools, saved);
     expect(later.runs).toStrictEqual(["api"]);
     expect(resumed.callCount).toBe(1);
-    expect(resumed.calls[0]!.messages.at(-1)).toMatchObject({ type: "tool_result", id: "d2", output: "Rejected: web is frozen this week", isError: true });
+    expect(resumed.calls[0]!.messages.at(-1)).toMatchObject({
+      type: "tool_result",
+      id: "d2",
+      output: "Rejected: web is frozen this week",
+      isError: true,
+    });
     expect(withoutTs(saved).slice(6)).toStrictEqual([
       { type: "tool_result", id: "d1", output: "deployed api" },
       { type: "tool_result", id: "d2", output: "Rejected: web is frozen this week", isError: true },
@@ -117,7 +131,12 @@ describe("human approval: pause, persist, resume", () => {
     const before = structuredClone(session);
     expect(() => resolveApproval(session, "nope", { approved: true })).toThrow('no tool call "nope"');
     expect(() => resolveApproval(session, "s", { approved: true })).toThrow('"s" is not waiting for approval');
-    expect(() => resolveApproval(session, [{ id: "d1", approved: true }, { id: "d2", approved: "yes" as never }])).toThrow("approved: true or false");
+    expect(() =>
+      resolveApproval(session, [
+        { id: "d1", approved: true },
+        { id: "d2", approved: "yes" as never },
+      ]),
+    ).toThrow("approved: true or false");
     expect(session).toStrictEqual(before);
     resolveApproval(session, "d1", { approved: true });
     expect(() => resolveApproval(session, "d1", { approved: false })).toThrow("not waiting for approval");
@@ -155,18 +174,36 @@ describe("human approval: pause, persist, resume", () => {
       { type: "tool_result", id: "a", output: "" },
       { type: "tool_result", id: "b", output: "Denied: destructive command", isError: true },
     ]);
-    expect(session.messages.find((message) => "id" in message && message.id === "d" && message.type === "tool_call")).toMatchObject({
+    expect(
+      session.messages.find((message) => "id" in message && message.id === "d" && message.type === "tool_call"),
+    ).toMatchObject({
       heldResult: { output: "Denied: the beforeToolCall hook failed: policy service down", isError: true },
     });
     expect(pendingApprovals(session).map((call) => call.id)).toStrictEqual(["c"]);
-    expect(events).toContainEqual({ type: "hook-error", hook: "beforeToolCall", id: "d", error: "policy service down" });
+    expect(events).toContainEqual({
+      type: "hook-error",
+      hook: "beforeToolCall",
+      id: "d",
+      error: "policy service down",
+    });
   });
 
   it("results stay in call order across a pause: a later call's result is held, never rerun, and enters after the waiting one", async () => {
     let freeRuns = 0;
     const tools = [
-      tool({ name: "guarded", description: "d", inputSchema: { type: "object" }, requireApproval: true, handler: () => "guarded ran" }),
-      tool({ name: "free", description: "d", inputSchema: { type: "object" }, handler: () => `free ran ${++freeRuns}` }),
+      tool({
+        name: "guarded",
+        description: "d",
+        inputSchema: { type: "object" },
+        requireApproval: true,
+        handler: () => "guarded ran",
+      }),
+      tool({
+        name: "free",
+        description: "d",
+        inputSchema: { type: "object" },
+        handler: () => `free ran ${++freeRuns}`,
+      }),
     ];
     const model = scriptedModel([
       [
@@ -200,7 +237,10 @@ describe("human approval: pause, persist, resume", () => {
     const agent = deployAgent();
     const session = await agentLoop(agent.model, agent.tools, initSession("s", "deploy"));
     resolveApproval(session, ["d1", "d2"], { approved: true });
-    const results = await Promise.allSettled([agentLoop(agent.model, agent.tools, session), agentLoop(agent.model, agent.tools, session)]);
+    const results = await Promise.allSettled([
+      agentLoop(agent.model, agent.tools, session),
+      agentLoop(agent.model, agent.tools, session),
+    ]);
     expect(results.map((result) => result.status).sort()).toStrictEqual(["fulfilled", "rejected"]);
     expect(agent.runs).toStrictEqual(["api", "web"]);
     expectEveryCallAnsweredOnce(session);
@@ -208,7 +248,9 @@ describe("human approval: pause, persist, resume", () => {
 
   it("an aborted run does not pause: waiting calls are answered as aborted", async () => {
     const agent = deployAgent();
-    const session = await agentLoop(agent.model, agent.tools, initSession("s", "deploy"), { signal: AbortSignal.abort() });
+    const session = await agentLoop(agent.model, agent.tools, initSession("s", "deploy"), {
+      signal: AbortSignal.abort(),
+    });
     expectEveryCallAnsweredOnce(session);
     expect(response(session)?.stopReason).toBe("aborted");
   });
@@ -239,12 +281,27 @@ describe("hooks", () => {
   });
 
   it("beforeModelCall replaces messages, tools and settings for one call only; afterModelCall may rewrite the answer", async () => {
-    const model = scriptedModel([(session, context) => [{ role: "assistant", content: `saw ${session.messages.length} messages, temperature ${JSON.stringify(context.settings?.temperature)}` }]]);
+    const model = scriptedModel([
+      (session, context) => [
+        {
+          role: "assistant",
+          content: `saw ${session.messages.length} messages, temperature ${JSON.stringify(context.settings?.temperature)}`,
+        },
+      ],
+    ]);
     const session = initSession("s", "u");
     await agentLoop(model, [{ name: "t", description: "d", input_schema: {} }], session, {
       hooks: {
-        beforeModelCall: ({ session: current }) => ({ messages: current.messages.slice(1), tools: [], settings: { temperature: 0 } }),
-        afterModelCall: ({ messages }) => ({ messages: messages.map((message) => ("role" in message ? { ...message, content: `${message.content}!` } : message)) }),
+        beforeModelCall: ({ session: current }) => ({
+          messages: current.messages.slice(1),
+          tools: [],
+          settings: { temperature: 0 },
+        }),
+        afterModelCall: ({ messages }) => ({
+          messages: messages.map((message) =>
+            "role" in message ? { ...message, content: `${message.content}!` } : message,
+          ),
+        }),
       },
     });
     expect(model.toolsSeen[0]).toStrictEqual([]);
@@ -272,8 +329,14 @@ describe("hooks", () => {
 
 describe("hooks: edge cases", () => {
   it("afterToolCall may return the new output itself", async () => {
-    const model = scriptedModel([[{ type: "tool_call", id: "1", name: "t", input: {} }], [{ role: "assistant", content: "ok" }]]);
-    const session = await agentLoop(model, [], initSession("s", "u"), { toolHandlers: { t: () => "secret" }, hooks: { afterToolCall: () => "redacted" } });
+    const model = scriptedModel([
+      [{ type: "tool_call", id: "1", name: "t", input: {} }],
+      [{ role: "assistant", content: "ok" }],
+    ]);
+    const session = await agentLoop(model, [], initSession("s", "u"), {
+      toolHandlers: { t: () => "secret" },
+      hooks: { afterToolCall: () => "redacted" },
+    });
     expect(withoutTs(session)[3]).toStrictEqual({ type: "tool_result", id: "1", output: "redacted" });
   });
 

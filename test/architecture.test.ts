@@ -50,23 +50,38 @@ const maxFunctionLines = 100;
 describe("the architecture of src/", () => {
   it("has no import cycles", () => {
     const cycles = findCycles(staticGraph(edges, new Set(sources.map((file) => file.path))));
-    expect(cycles.map((cycle) => cycle.join(" -> ")), "import cycles (break each: move the shared piece to the lower file, or import a type from where it is declared)").toStrictEqual([]);
+    expect(
+      cycles.map((cycle) => cycle.join(" -> ")),
+      "import cycles (break each: move the shared piece to the lower file, or import a type from where it is declared)",
+    ).toStrictEqual([]);
   });
 
   it("keeps providers on the model contract, the session, errors, numeric options and tool schema types", () => {
-    expect(providerImportViolations(edges).map(describeEdge), "imports from src/providers/ outside what a provider may depend on").toStrictEqual([]);
+    expect(
+      providerImportViolations(edges).map(describeEdge),
+      "imports from src/providers/ outside what a provider may depend on",
+    ).toStrictEqual([]);
   });
 
   it("keeps the model contract on itself, the root files and tool types", () => {
-    expect(modelImportViolations(edges).map(describeEdge), "imports from src/model/ outside the model contract, the root files and tool types").toStrictEqual([]);
+    expect(
+      modelImportViolations(edges).map(describeEdge),
+      "imports from src/model/ outside the model contract, the root files and tool types",
+    ).toStrictEqual([]);
   });
 
   it("never has the core (root files, model, tools, loop) import a subsystem", () => {
-    expect(coreImportViolations(edges).map(describeEdge), "core files importing a subsystem (the subsystem should import the core instead)").toStrictEqual([]);
+    expect(
+      coreImportViolations(edges).map(describeEdge),
+      "core files importing a subsystem (the subsystem should import the core instead)",
+    ).toStrictEqual([]);
   });
 
   it("keeps the store on the session and errors", () => {
-    expect(storeImportViolations(edges).map(describeEdge), "imports from src/store/ outside the store, the session and errors").toStrictEqual([]);
+    expect(
+      storeImportViolations(edges).map(describeEdge),
+      "imports from src/store/ outside the store, the session and errors",
+    ).toStrictEqual([]);
   });
 
   it("never has src/ import from test/ or bench/", () => {
@@ -75,12 +90,18 @@ describe("the architecture of src/", () => {
 
   it(`keeps at most ${maxRootFiles} .ts files at the src/ root`, () => {
     const rootSources = sources.map((file) => file.path).filter(isRootFile);
-    expect(rootSources.length, `files at the src/ root: ${rootSources.join(", ")} (move a concept into its folder)`).toBeLessThanOrEqual(maxRootFiles);
+    expect(
+      rootSources.length,
+      `files at the src/ root: ${rootSources.join(", ")} (move a concept into its folder)`,
+    ).toBeLessThanOrEqual(maxRootFiles);
   });
 
   it(`has no function longer than ${maxFunctionLines} lines`, () => {
     const found = sources.flatMap((file) => longFunctions(file, maxFunctionLines));
-    expect(found.map(({ where, name, lines }) => `${where} ${name} ${lines} lines`), "functions to split into named phases").toStrictEqual([]);
+    expect(
+      found.map(({ where, name, lines }) => `${where} ${name} ${lines} lines`),
+      "functions to split into named phases",
+    ).toStrictEqual([]);
   });
 
   it("has no comment citing a document outside the repository", () => {
@@ -101,7 +122,14 @@ describe("the architecture checks themselves", () => {
       ["src/a.ts", "src/b.ts", "src/c.ts", "src/a.ts"],
       ["src/d.ts", "src/d.ts"],
     ]);
-    expect(findCycles(new Map([["src/a.ts", ["src/b.ts"]], ["src/b.ts", []]]))).toStrictEqual([]);
+    expect(
+      findCycles(
+        new Map([
+          ["src/a.ts", ["src/b.ts"]],
+          ["src/b.ts", []],
+        ]),
+      ),
+    ).toStrictEqual([]);
   });
 
   it("read every kind of import, type-only and lazy ones marked, and resolve relative specifiers", () => {
@@ -118,7 +146,14 @@ describe("the architecture checks themselves", () => {
         'let g: import("./g.ts").G;',
       ].join("\n"),
     );
-    expect(importsOf(file).map(({ target, specifier, typeOnly, dynamic, line }) => [line, target ?? specifier, typeOnly, dynamic])).toStrictEqual([
+    expect(
+      importsOf(file).map(({ target, specifier, typeOnly, dynamic, line }) => [
+        line,
+        target ?? specifier,
+        typeOnly,
+        dynamic,
+      ]),
+    ).toStrictEqual([
       [1, "src/loop/a.ts", false, false],
       [2, "src/b.ts", true, false],
       [3, "src/loop/c.ts", false, false],
@@ -129,7 +164,9 @@ describe("the architecture checks themselves", () => {
       [8, "src/loop/g.ts", true, false],
     ]);
     const page = parseSource("src/viewer/page/a.js", '/** @typedef {import("./b.js").B} B */\nexport const a = 1;\n');
-    expect(importsOf(page).map(({ target, typeOnly }) => [target, typeOnly])).toStrictEqual([["src/viewer/page/b.js", true]]);
+    expect(importsOf(page).map(({ target, typeOnly }) => [target, typeOnly])).toStrictEqual([
+      ["src/viewer/page/b.js", true],
+    ]);
   });
 
   it("catch each layer violation and let allowed imports through", () => {
@@ -146,19 +183,52 @@ describe("the architecture checks themselves", () => {
       ].join("\n"),
     );
     expect(providerImportViolations(provider).map((edge) => edge.line)).toStrictEqual([2, 3, 6]);
-    expect(providerImportViolations(synthetic("src/providers/http.ts", 'import { a } from "./acme/acme.ts";')).map((edge) => edge.line)).toStrictEqual([1]);
-    const model = synthetic("src/model/m.ts", ['import type { Tool } from "../tools/tool.ts";', 'import { x } from "../loop/events.ts";', 'import { y } from "../index.ts";'].join("\n"));
+    expect(
+      providerImportViolations(synthetic("src/providers/http.ts", 'import { a } from "./acme/acme.ts";')).map(
+        (edge) => edge.line,
+      ),
+    ).toStrictEqual([1]);
+    const model = synthetic(
+      "src/model/m.ts",
+      [
+        'import type { Tool } from "../tools/tool.ts";',
+        'import { x } from "../loop/events.ts";',
+        'import { y } from "../index.ts";',
+      ].join("\n"),
+    );
     expect(modelImportViolations(model).map((edge) => edge.line)).toStrictEqual([2, 3]);
-    const core = synthetic("src/loop/l.ts", ['import type { Store } from "../store/index.ts";', 'const v = () => import("../viewer/index.ts");', 'import { t } from "../tools/tool.ts";'].join("\n"));
+    const core = synthetic(
+      "src/loop/l.ts",
+      [
+        'import type { Store } from "../store/index.ts";',
+        'const v = () => import("../viewer/index.ts");',
+        'import { t } from "../tools/tool.ts";',
+      ].join("\n"),
+    );
     expect(coreImportViolations(core).map((edge) => edge.line)).toStrictEqual([1, 2]);
-    const store = synthetic("src/store/s.ts", ['import type { Session } from "../session.ts";', 'import { f } from "./file-store.ts";', 'import type { AgentEvent } from "../loop/events.ts";'].join("\n"));
+    const store = synthetic(
+      "src/store/s.ts",
+      [
+        'import type { Session } from "../session.ts";',
+        'import { f } from "./file-store.ts";',
+        'import type { AgentEvent } from "../loop/events.ts";',
+      ].join("\n"),
+    );
     expect(storeImportViolations(store).map((edge) => edge.line)).toStrictEqual([3]);
-    expect(testImportViolations(synthetic("src/store/s.ts", 'import { h } from "../../test/helpers.ts";')).map((edge) => edge.line)).toStrictEqual([1]);
+    expect(
+      testImportViolations(synthetic("src/store/s.ts", 'import { h } from "../../test/helpers.ts";')).map(
+        (edge) => edge.line,
+      ),
+    ).toStrictEqual([1]);
   });
 
   it("measure a function first line to last, and only flag one over the limit", () => {
-    const body = (lines: number): string => Array.from({ length: lines - 2 }, (_, index) => `  step(${index});`).join("\n");
-    const file = parseSource("src/x.ts", `export function fits() {\n${body(100)}\n}\nclass K {\n  long() {\n${body(101)}\n  }\n}\nconst arrow = () => {\n${body(101)}\n};\n`);
+    const body = (lines: number): string =>
+      Array.from({ length: lines - 2 }, (_, index) => `  step(${index});`).join("\n");
+    const file = parseSource(
+      "src/x.ts",
+      `export function fits() {\n${body(100)}\n}\nclass K {\n  long() {\n${body(101)}\n  }\n}\nconst arrow = () => {\n${body(101)}\n};\n`,
+    );
     expect(longFunctions(file, maxFunctionLines)).toStrictEqual([
       { where: "src/x.ts:102", name: "K.long", lines: 101 },
       { where: "src/x.ts:204", name: "arrow", lines: 101 },
@@ -168,7 +238,15 @@ describe("the architecture checks themselves", () => {
   it("find citations in every kind of comment, never in strings", () => {
     const file = parseSource(
       "src/x.ts",
-      ['// see seed 003', "/** As the Python package does. */", "const s = \"§ 2 and issue 15 in a string\";", "function f() {", "  return s; /* issue #12 */", "  // trailing §4", "}"].join("\n"),
+      [
+        "// see seed 003",
+        "/** As the Python package does. */",
+        'const s = "§ 2 and issue 15 in a string";',
+        "function f() {",
+        "  return s; /* issue #12 */",
+        "  // trailing §4",
+        "}",
+      ].join("\n"),
     );
     expect(commentCitations(file)).toStrictEqual([
       "src/x.ts:1: // see seed 003",

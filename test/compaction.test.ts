@@ -20,7 +20,12 @@ function threeTurns(): Session {
   const session = initSession("s", "u");
   for (const turn of [1, 2, 3]) {
     extendSession(session, { type: "thinking", content: long(`think ${turn}`), signature: `sig${turn}` });
-    extendSession(session, { type: "tool_call", id: `c${turn}`, name: "write", input: { path: `f${turn}.txt`, text: long("body") } });
+    extendSession(session, {
+      type: "tool_call",
+      id: `c${turn}`,
+      name: "write",
+      input: { path: `f${turn}.txt`, text: long("body") },
+    });
     extendSession(session, { type: "tool_result", id: `c${turn}`, output: long("result") });
   }
   extendSession(session, { role: "assistant", content: long("answer") });
@@ -31,7 +36,12 @@ describe("compactSession", () => {
   it("truncates thinking and long tool-call inputs once two model turns came after them; keeps the rest", () => {
     const session = compactSession(threeTurns());
     const [, , thinking1, call1, result1, thinking2, call2] = withoutTs(session);
-    expect(thinking1).toStrictEqual({ type: "thinking", content: `think 1:${"x".repeat(112)}...`, signature: "sig1", compacted: true });
+    expect(thinking1).toStrictEqual({
+      type: "thinking",
+      content: `think 1:${"x".repeat(112)}...`,
+      signature: "sig1",
+      compacted: true,
+    });
     expect(call1).toStrictEqual({
       type: "tool_call",
       id: "c1",
@@ -57,7 +67,10 @@ describe("compactSession", () => {
     extendSession(session, { role: "user", content: "more" });
     extendSession(session, { role: "assistant", content: "two" });
     compactSession(session);
-    expect(session.messages[2]).toMatchObject({ compacted: true, input: { _compacted: `${JSON.stringify(input).slice(0, 120)}...` } });
+    expect(session.messages[2]).toMatchObject({
+      compacted: true,
+      input: { _compacted: `${JSON.stringify(input).slice(0, 120)}...` },
+    });
   });
 
   it("is idempotent", () => {

@@ -23,7 +23,13 @@ import { expectEveryCallAnsweredOnce, withoutTs } from "./helpers.ts";
 const reading = (turns: number, tokensPerMessage: number) =>
   scriptedModel([
     ...Array.from({ length: turns }, (_, turn) => (session: Session): ModelMessage[] => [
-      { type: "tool_call", id: `r${turn}`, name: "read", input: { file: `f${turn}` }, usage: { inputTokens: session.messages.length * tokensPerMessage, outputTokens: 10 } },
+      {
+        type: "tool_call",
+        id: `r${turn}`,
+        name: "read",
+        input: { file: `f${turn}` },
+        usage: { inputTokens: session.messages.length * tokensPerMessage, outputTokens: 10 },
+      },
     ]),
     [{ role: "assistant", content: "done" }],
   ]);
@@ -31,16 +37,29 @@ const reading = (turns: number, tokensPerMessage: number) =>
 describe("context strategies", () => {
   it("slidingWindow keeps the system prompt, the task and the last turns; calls stay with their results", async () => {
     const model = reading(6, 100);
-    const session = await agentLoop(model, [], initSession("s", "the task"), { toolHandlers: { read: () => "contents" }, compaction: slidingWindow({ keepTurns: 2 }) });
+    const session = await agentLoop(model, [], initSession("s", "the task"), {
+      toolHandlers: { read: () => "contents" },
+      compaction: slidingWindow({ keepTurns: 2 }),
+    });
     const lastCall = model.calls.at(-1)!;
-    expect(lastCall.messages.slice(0, 2).map((message) => ("role" in message ? message.content : ""))).toStrictEqual(["s", "the task"]);
+    expect(lastCall.messages.slice(0, 2).map((message) => ("role" in message ? message.content : ""))).toStrictEqual([
+      "s",
+      "the task",
+    ]);
     expect(lastCall.messages.length).toBeLessThanOrEqual(6);
     expectEveryCallAnsweredOnce(lastCall);
     expectEveryCallAnsweredOnce(session);
   });
 
   it("summarizeOlderTurns: past the threshold, older turns become a summary written by a subagent; persisted as a splice", async () => {
-    const summarizer = scriptedModel([(session) => [{ role: "assistant", content: `SUMMARY(${(session.messages[1] as { content: string }).content.split("\n").length} lines)` }]]);
+    const summarizer = scriptedModel([
+      (session) => [
+        {
+          role: "assistant",
+          content: `SUMMARY(${(session.messages[1] as { content: string }).content.split("\n").length} lines)`,
+        },
+      ],
+    ]);
     const model = reading(5, 100);
     const path = join(mkdtempSync(join(tmpdir(), "sal-ctx-")), "s.jsonl");
     const session = await openSession(path);
@@ -55,13 +74,23 @@ describe("context strategies", () => {
     await closeSession(session);
     expect(summarizer.callCount).toBe(1);
     const summary = session.messages[2];
-    expect(summary).toMatchObject({ role: "user", content: expect.stringMatching(/^Summary of the earlier conversation:\nSUMMARY\(/) });
+    expect(summary).toMatchObject({
+      role: "user",
+      content: expect.stringMatching(/^Summary of the earlier conversation:\nSUMMARY\(/),
+    });
     expectEveryCallAnsweredOnce(session);
     expect(events.some((event) => event.type === "compaction")).toBe(true);
     // The file replays to the same session, and records what the compaction did.
     expect(await loadSession(path)).toStrictEqual(session);
-    const splice = (await loadEntries(path)).find((entry) => entry.type === "splice") as { details: Record<string, unknown>; removed: unknown[] } | undefined;
-    expect(splice?.details).toMatchObject({ strategy: "summary", summary: expect.stringContaining("SUMMARY"), tokensBefore: expect.any(Number), tokensAfter: expect.any(Number), firstKept: session.messages[3] });
+    const splice = (await loadEntries(path)).find((entry) => entry.type === "splice") as
+      { details: Record<string, unknown>; removed: unknown[] } | undefined;
+    expect(splice?.details).toMatchObject({
+      strategy: "summary",
+      summary: expect.stringContaining("SUMMARY"),
+      tokensBefore: expect.any(Number),
+      tokensAfter: expect.any(Number),
+      firstKept: session.messages[3],
+    });
     expect(splice!.details.tokensAfter as number).toBeLessThan(splice!.details.tokensBefore as number);
     expect(splice!.removed.length).toBeGreaterThan(0);
   });
@@ -71,7 +100,8 @@ describe("context strategies", () => {
     let calls = 0;
     const model = (_tools: unknown, session: Session): ModelMessage[] => {
       calls++;
-      if (session.messages.length > 6) throw new ContextOverflowError("prompt is too long", { provider: "test", status: 400 });
+      if (session.messages.length > 6)
+        throw new ContextOverflowError("prompt is too long", { provider: "test", status: 400 });
       return [{ role: "assistant", content: `answered with ${session.messages.length} messages` }];
     };
     const session = initSession("s", "the task");
@@ -79,9 +109,14 @@ describe("context strategies", () => {
       extendSession(session, { type: "tool_call", id: `c${turn}`, name: "t", input: {} });
       extendSession(session, { type: "tool_result", id: `c${turn}`, output: "x" });
     }
-    await agentLoop(model, [], session, { compaction: summarizeOlderTurns({ invokeModel: summarizer, contextWindow: 1_000_000, keepTurns: 1 }) });
+    await agentLoop(model, [], session, {
+      compaction: summarizeOlderTurns({ invokeModel: summarizer, contextWindow: 1_000_000, keepTurns: 1 }),
+    });
     expect(calls).toBe(2);
-    expect(withoutTs(session).at(-1)).toMatchObject({ role: "assistant", content: expect.stringMatching(/^answered with \d messages$/) });
+    expect(withoutTs(session).at(-1)).toMatchObject({
+      role: "assistant",
+      content: expect.stringMatching(/^answered with \d messages$/),
+    });
     expectEveryCallAnsweredOnce(session);
   });
 

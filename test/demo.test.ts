@@ -12,11 +12,19 @@ const root = fileURLToPath(new URL("..", import.meta.url));
 const run = promisify(execFile);
 
 /** The command of `npm start` (package.json "start"), after `node`. */
-const startCommand = ["--conditions=simple-agent-loop-source", "src/cli/main.ts", "--provider", "auto", "What is in this workspace?"];
+const startCommand = [
+  "--conditions=simple-agent-loop-source",
+  "src/cli/main.ts",
+  "--provider",
+  "auto",
+  "What is in this workspace?",
+];
 
 // The environment of a user's shell, without any provider configured.
 function cleanEnvironment(): Record<string, string> {
-  return Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(ANTHROPIC|OPENAI|GEMINI|GOOGLE)_/.test(name))) as Record<string, string>;
+  return Object.fromEntries(
+    Object.entries(process.env).filter(([name]) => !/^(ANTHROPIC|OPENAI|GEMINI|GOOGLE)_/.test(name)),
+  ) as Record<string, string>;
 }
 
 // One Anthropic Messages stream: the blocks given, then the stop reason.
@@ -52,30 +60,50 @@ describe("npm start: the CLI with --provider auto in this repository", () => {
   });
 
   const start = (environment: Record<string, string>) =>
-    run(process.execPath, startCommand, { cwd: root, env: { ...cleanEnvironment(), SIMPLE_AGENT_LOOP_HOME: home, ...environment } });
+    run(process.execPath, startCommand, {
+      cwd: root,
+      env: { ...cleanEnvironment(), SIMPLE_AGENT_LOOP_HOME: home, ...environment },
+    });
 
   it("without a provider configured, says what to set and runs the offline demo through the real tools", async () => {
     const { stdout, stderr } = await start({});
-    expect(stderr).toBe("No model configured (set ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENAI_BASE_URL for a real one): running the offline demo model.\n");
+    expect(stderr).toBe(
+      "No model configured (set ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENAI_BASE_URL for a real one): running the offline demo model.\n",
+    );
     expect(stdout).toContain("demo (offline, scripted)");
     expect(stdout).toMatch(/✓ list \. \(\d+ entries\)/);
     expect(stdout).toMatch(/✓ read README\.md \(\d+ (of \d+ )?lines\)/);
-    expect(stdout).toMatch(/The workspace has \d+ entries at its top level: \d+ directories \(.*\) and \d+ files \(.*README\.md.*\)\. README\.md is titled "simple-agent-loop"/);
+    expect(stdout).toMatch(
+      /The workspace has \d+ entries at its top level: \d+ directories \(.*\) and \d+ files \(.*README\.md.*\)\. README\.md is titled "simple-agent-loop"/,
+    );
     expect(stdout).toMatch(/tokens [\d,]+ in · [\d,]+ out · \d+\.\ds/);
     // The session is saved: the task, the tool calls and their results, the answer.
     const [file] = readdirSync(join(home, "sessions"));
     const session = await loadSession(join(home, "sessions", file!));
-    const calls = session.messages.flatMap((message) => ("type" in message && message.type === "tool_call" ? [message.name] : []));
+    const calls = session.messages.flatMap((message) =>
+      "type" in message && message.type === "tool_call" ? [message.name] : [],
+    );
     expect(calls).toStrictEqual(["list", "read"]);
-    expect(session.messages.at(-1)).toMatchObject({ role: "assistant", content: expect.stringContaining("The workspace has"), stopReason: "end_turn" });
+    expect(session.messages.at(-1)).toMatchObject({
+      role: "assistant",
+      content: expect.stringContaining("The workspace has"),
+      stopReason: "end_turn",
+    });
   });
 
   it("with ANTHROPIC_API_KEY set, talks to the Messages API (here a local server) and runs the tool", async () => {
     server.enqueue(
-      { headers: sseHeaders, chunks: anthropicMessage([{ type: "tool_use", id: "toolu_1", name: "list", input: {} }], "tool_use") },
+      {
+        headers: sseHeaders,
+        chunks: anthropicMessage([{ type: "tool_use", id: "toolu_1", name: "list", input: {} }], "tool_use"),
+      },
       { headers: sseHeaders, chunks: anthropicMessage([{ type: "text", text: "I see the files." }], "end_turn") },
     );
-    const { stdout, stderr } = await start({ ANTHROPIC_API_KEY: "sk-ant-demo-test-key", ANTHROPIC_BASE_URL: server.origin, ANTHROPIC_MODEL: "claude-test" });
+    const { stdout, stderr } = await start({
+      ANTHROPIC_API_KEY: "sk-ant-demo-test-key",
+      ANTHROPIC_BASE_URL: server.origin,
+      ANTHROPIC_MODEL: "claude-test",
+    });
     expect(stderr).toBe("");
     expect(stdout).toContain("anthropic claude-test");
     expect(stdout).toMatch(/✓ list \. \(\d+ entries\)/);
@@ -84,7 +112,10 @@ describe("npm start: the CLI with --provider auto in this repository", () => {
     expect(first.headers["x-api-key"]).toBe("sk-ant-demo-test-key");
     expect((first.body as { model: string }).model).toBe("claude-test");
     const second = server.requests.at(-1)?.body as { messages: { content: { type: string; content?: string }[] }[] };
-    expect(second.messages.at(-1)?.content[0]).toMatchObject({ type: "tool_result", content: expect.stringContaining("package.json") });
+    expect(second.messages.at(-1)?.content[0]).toMatchObject({
+      type: "tool_result",
+      content: expect.stringContaining("package.json"),
+    });
   });
 });
 
@@ -99,7 +130,10 @@ describe("examples/list-files.ts", () => {
   });
 
   const listFiles = (environment: Record<string, string>) =>
-    run(process.execPath, ["--conditions=simple-agent-loop-source", "examples/list-files.ts", root], { cwd: root, env: { ...cleanEnvironment(), ...environment } });
+    run(process.execPath, ["--conditions=simple-agent-loop-source", "examples/list-files.ts", root], {
+      cwd: root,
+      env: { ...cleanEnvironment(), ...environment },
+    });
 
   it("without a provider configured, says so and runs the scripted model through the real tool", async () => {
     const { stdout, stderr } = await listFiles({});
@@ -110,14 +144,24 @@ describe("examples/list-files.ts", () => {
 
   it("with ANTHROPIC_API_KEY set, talks to the Messages API (here a local server) and runs the tool", async () => {
     server.enqueue(
-      { headers: sseHeaders, chunks: anthropicMessage([{ type: "tool_use", id: "toolu_1", name: "list_files", input: {} }], "tool_use") },
+      {
+        headers: sseHeaders,
+        chunks: anthropicMessage([{ type: "tool_use", id: "toolu_1", name: "list_files", input: {} }], "tool_use"),
+      },
       { headers: sseHeaders, chunks: anthropicMessage([{ type: "text", text: "I see the files." }], "end_turn") },
     );
-    const { stdout, stderr } = await listFiles({ ANTHROPIC_API_KEY: "sk-ant-demo-test-key", ANTHROPIC_BASE_URL: server.origin, ANTHROPIC_MODEL: "claude-test" });
+    const { stdout, stderr } = await listFiles({
+      ANTHROPIC_API_KEY: "sk-ant-demo-test-key",
+      ANTHROPIC_BASE_URL: server.origin,
+      ANTHROPIC_MODEL: "claude-test",
+    });
     expect(stderr).toContain("Model: Anthropic claude-test");
     expect(stdout).toMatch(/tool_result toolu_1: .*package\.json/);
     expect(stdout).toContain("Answer: I see the files.");
     const second = server.requests.at(-1)?.body as { messages: { content: { type: string; content?: string }[] }[] };
-    expect(second.messages.at(-1)?.content[0]).toMatchObject({ type: "tool_result", content: expect.stringContaining("package.json") });
+    expect(second.messages.at(-1)?.content[0]).toMatchObject({
+      type: "tool_result",
+      content: expect.stringContaining("package.json"),
+    });
   });
 });

@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { agentLoop, describeError, initSession, maxErrorLength, type AgentEvent, type ModelMessage } from "simple-agent-loop";
+import {
+  agentLoop,
+  describeError,
+  initSession,
+  maxErrorLength,
+  type AgentEvent,
+  type ModelMessage,
+} from "simple-agent-loop";
 import { scriptedModel } from "simple-agent-loop/testing";
 import { expectEveryCallAnsweredOnce } from "./helpers.ts";
 
@@ -49,20 +56,25 @@ describe("describeError", () => {
         { type: "tool_call", id: "b", name: "other", input: {} },
       ];
       const events: AgentEvent[] = [];
-      const session = await agentLoop(scriptedModel([turn, [{ role: "assistant", content: "done" }]]), [], initSession("s", "u"), {
-        toolHandlers: {
-          work: () => {
-            throw thrown;
+      const session = await agentLoop(
+        scriptedModel([turn, [{ role: "assistant", content: "done" }]]),
+        [],
+        initSession("s", "u"),
+        {
+          toolHandlers: {
+            work: () => {
+              throw thrown;
+            },
+            other: () => "ok",
           },
-          other: () => "ok",
-        },
-        hooks: {
-          afterToolCall: ({ call }) => {
-            if (call.id === "b") throw thrown;
+          hooks: {
+            afterToolCall: ({ call }) => {
+              if (call.id === "b") throw thrown;
+            },
           },
+          onEvent: (event) => events.push(event),
         },
-        onEvent: (event) => events.push(event),
-      });
+      );
       expectEveryCallAnsweredOnce(session);
       const results = session.messages.filter((message) => "type" in message && message.type === "tool_result");
       expect(results.map((result) => "isError" in result && result.isError)).toStrictEqual([true, true]);
@@ -77,7 +89,12 @@ describe("describeError", () => {
         onEvent: (event) => events.push(event),
       });
       // Compared by identity: a revoked proxy cannot even be inspected by an assertion.
-      expect(await failing.then(() => "resolved", (error: unknown) => error === thrown)).toBe(true);
+      expect(
+        await failing.then(
+          () => "resolved",
+          (error: unknown) => error === thrown,
+        ),
+      ).toBe(true);
       expect(events.at(-1)).toMatchObject({ type: "run-end", outcome: "error" });
     });
   }

@@ -8,7 +8,14 @@ import ts from "typescript";
 import { describe, expect, it } from "vitest";
 
 const root = join(import.meta.dirname, "..");
-const pages = ["README.md", "CONTRIBUTING.md", "bench/README.md", ...readdirSync(join(root, "docs")).filter((name) => name.endsWith(".md")).map((name) => `docs/${name}`)];
+const pages = [
+  "README.md",
+  "CONTRIBUTING.md",
+  "bench/README.md",
+  ...readdirSync(join(root, "docs"))
+    .filter((name) => name.endsWith(".md"))
+    .map((name) => `docs/${name}`),
+];
 const fence = /```[\s\S]*?```/g;
 
 describe("docs", () => {
@@ -21,7 +28,8 @@ describe("docs", () => {
         const [path = "", anchor] = target.split("#");
         const file = path === "" ? join(root, page) : join(root, dirname(page), path);
         if (!existsSync(file)) broken.push(`${page}: ${target} (no such file)`);
-        else if (anchor !== undefined && file.endsWith(".md") && !headingSlugs(file).has(anchor)) broken.push(`${page}: ${target} (no such heading)`);
+        else if (anchor !== undefined && file.endsWith(".md") && !headingSlugs(file).has(anchor))
+          broken.push(`${page}: ${target} (no such heading)`);
       }
     }
     expect(broken).toStrictEqual([]);
@@ -33,13 +41,19 @@ describe("docs", () => {
       const text = readFileSync(join(root, page), "utf8");
       for (const match of text.matchAll(/```ts\n([\s\S]*?)```/g)) {
         const line = text.slice(0, match.index).split("\n").length;
-        snippets.set(join(root, ".doc-snippets", `${page.replace(/[/.]/g, "_")}_${line}.ts`), `${match[1]}\nexport {};\n`);
+        snippets.set(
+          join(root, ".doc-snippets", `${page.replace(/[/.]/g, "_")}_${line}.ts`),
+          `${match[1]}\nexport {};\n`,
+        );
       }
     }
     snippets.set(join(root, ".doc-snippets", "given.d.ts"), given);
     expect(snippets.size).toBeGreaterThan(10);
     const diagnostics = typeCheck(snippets).map((diagnostic) => {
-      const where = diagnostic.file === undefined ? "" : `${diagnostic.file.fileName.slice(root.length + 1)}:${diagnostic.file.getLineAndCharacterOfPosition(diagnostic.start ?? 0).line + 1}: `;
+      const where =
+        diagnostic.file === undefined
+          ? ""
+          : `${diagnostic.file.fileName.slice(root.length + 1)}:${diagnostic.file.getLineAndCharacterOfPosition(diagnostic.start ?? 0).line + 1}: `;
       return where + ts.flattenDiagnosticMessageText(diagnostic.messageText, "\n");
     });
     expect(diagnostics).toStrictEqual([]);
@@ -67,14 +81,26 @@ export {};
 // GitHub's heading anchors: lower case, punctuation dropped, spaces as hyphens.
 function headingSlugs(file: string): Set<string> {
   const text = readFileSync(file, "utf8").replace(fence, "");
-  return new Set([...text.matchAll(/^#{1,6} (.*)$/gm)].map(([, heading = ""]) => heading.trim().toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, "").replace(/\s/g, "-")));
+  return new Set(
+    [...text.matchAll(/^#{1,6} (.*)$/gm)].map(([, heading = ""]) =>
+      heading
+        .trim()
+        .toLowerCase()
+        .replace(/[^\p{L}\p{N}\s_-]/gu, "")
+        .replace(/\s/g, "-"),
+    ),
+  );
 }
 
 // The repository's own compiler options; the snippets live only in memory, under the repository
 // root, so the package's name resolves to its sources as it does for the tests.
 function typeCheck(snippets: ReadonlyMap<string, string>): readonly ts.Diagnostic[] {
   const configFile = join(root, "tsconfig.json");
-  const config = ts.getParsedCommandLineOfConfigFile(configFile, {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => undefined });
+  const config = ts.getParsedCommandLineOfConfigFile(
+    configFile,
+    {},
+    { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => undefined },
+  );
   if (config === undefined) throw new Error(`cannot read ${configFile}`);
   const disk = ts.createCompilerHost(config.options);
   const host: ts.CompilerHost = {
@@ -83,9 +109,15 @@ function typeCheck(snippets: ReadonlyMap<string, string>): readonly ts.Diagnosti
     readFile: (name) => snippets.get(name) ?? disk.readFile(name),
     getSourceFile: (name, language, onError, create) => {
       const text = snippets.get(name);
-      return text === undefined ? disk.getSourceFile(name, language, onError, create) : ts.createSourceFile(name, text, language);
+      return text === undefined
+        ? disk.getSourceFile(name, language, onError, create)
+        : ts.createSourceFile(name, text, language);
     },
   };
-  const program = ts.createProgram({ rootNames: [...snippets.keys()], options: { ...config.options, noEmit: true }, host });
+  const program = ts.createProgram({
+    rootNames: [...snippets.keys()],
+    options: { ...config.options, noEmit: true },
+    host,
+  });
   return ts.getPreEmitDiagnostics(program);
 }

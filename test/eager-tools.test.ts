@@ -1,11 +1,20 @@
 import { describe, expect, it } from "vitest";
-import { agentLoop, initSession, tool, type AgentEvent, type ModelMessage, type ModelStreamEvent } from "simple-agent-loop";
+import {
+  agentLoop,
+  initSession,
+  tool,
+  type AgentEvent,
+  type ModelMessage,
+  type ModelStreamEvent,
+} from "simple-agent-loop";
 import { expectEveryCallAnsweredOnce, sleep, withoutTs } from "./helpers.ts";
 
 const call = (id: string, name = "work"): ModelMessage => ({ type: "tool_call", id, name, input: {} });
 
 /** A streamed turn: each step is a message, a pause (ms), a point to wait for (a promise), or a failure. */
-function streamed(...steps: (ModelMessage | number | Promise<unknown> | Error | { end: ModelStreamEvent & { type: "response-end" } })[]) {
+function streamed(
+  ...steps: (ModelMessage | number | Promise<unknown> | Error | { end: ModelStreamEvent & { type: "response-end" } })[]
+) {
   return async function* (): AsyncGenerator<ModelStreamEvent> {
     for (const step of steps) {
       if (typeof step === "number") await sleep(step);
@@ -85,7 +94,9 @@ describe("eager tool starts (a tool starts when its call is complete in the stre
       { type: "tool_result", id: "b", output: "done b" },
     ]);
     // The call entered the session before its result, even though it ran early.
-    const order = events.filter((event) => event.type === "message").map((event) => ("id" in event.message ? `${event.message.type}:${event.message.id}` : "text"));
+    const order = events
+      .filter((event) => event.type === "message")
+      .map((event) => ("id" in event.message ? `${event.message.type}:${event.message.id}` : "text"));
     expect(order.indexOf("tool_call:a")).toBeLessThan(order.indexOf("tool_result:a"));
   });
 
@@ -113,17 +124,34 @@ describe("eager tool starts (a tool starts when its call is complete in the stre
         streamEnded.open();
         yield { type: "response-end", stopReason: "tool_use" };
       };
-      await agentLoop(model(turn, streamed({ role: "assistant", content: "done" })), [], initSession("s", "u"), { toolHandlers: { slow }, eagerTools });
+      await agentLoop(model(turn, streamed({ role: "assistant", content: "done" })), [], initSession("s", "u"), {
+        toolHandlers: { slow },
+        eagerTools,
+      });
       return log;
     };
-    expect(await timeline(true)).toStrictEqual(["start 1", "start 2", "start 3", "stream end", "end 1", "end 2", "end 3"]);
+    expect(await timeline(true)).toStrictEqual([
+      "start 1",
+      "start 2",
+      "start 3",
+      "stream end",
+      "end 1",
+      "end 2",
+      "end 3",
+    ]);
     expect((await timeline(false)).slice(0, 2)).toStrictEqual(["stream end", "start 1"]);
   });
 
   it("a tool with eager: false, or eagerTools: false, waits for the response to end", async () => {
     const starts: number[] = [];
     let streamEnd = 0;
-    const later = tool({ name: "later", description: "d", inputSchema: { type: "object" }, eager: false, handler: () => void starts.push(performance.now()) });
+    const later = tool({
+      name: "later",
+      description: "d",
+      inputSchema: { type: "object" },
+      eager: false,
+      handler: () => void starts.push(performance.now()),
+    });
     const invoke = model(
       async function* () {
         yield* streamed(call("x", "later"), 50)();
@@ -165,9 +193,19 @@ describe("eager tool starts (a tool starts when its call is complete in the stre
   });
 
   it("a response that then stops for max_tokens: started calls keep their real result, the others get errors", async () => {
-    const invoke = model(streamed(call("ran"), 20, call("late", "never"), { end: { type: "response-end", stopReason: "max_tokens" } }));
-    const never = tool({ name: "never", description: "d", inputSchema: { type: "object" }, eager: false, handler: () => "should not run" });
-    const session = await agentLoop(invoke, [never], initSession("s", "u"), { toolHandlers: { work: () => "did run" } });
+    const invoke = model(
+      streamed(call("ran"), 20, call("late", "never"), { end: { type: "response-end", stopReason: "max_tokens" } }),
+    );
+    const never = tool({
+      name: "never",
+      description: "d",
+      inputSchema: { type: "object" },
+      eager: false,
+      handler: () => "should not run",
+    });
+    const session = await agentLoop(invoke, [never], initSession("s", "u"), {
+      toolHandlers: { work: () => "did run" },
+    });
     expect(withoutTs(session).slice(4)).toStrictEqual([
       { type: "tool_result", id: "ran", output: "did run" },
       { type: "tool_result", id: "late", output: expect.stringContaining('stopped with "max_tokens"'), isError: true },
@@ -192,14 +230,27 @@ describe("eager tool starts (a tool starts when its call is complete in the stre
       signals.push(context.signal);
       return untilAborted(context.signal, "done");
     };
-    const invoke = model(streamed(call("a"), 20, { role: "assistant", content: "never mind" }, { end: { type: "response-end", stopReason: "tool_use" } }));
+    const invoke = model(
+      streamed(
+        call("a"),
+        20,
+        { role: "assistant", content: "never mind" },
+        { end: { type: "response-end", stopReason: "tool_use" } },
+      ),
+    );
     const session = await agentLoop(invoke, [], initSession("s", "u"), {
       toolHandlers: { work },
-      hooks: { afterModelCall: ({ messages }) => ({ messages: messages.filter((message) => !("type" in message && message.type === "tool_call")) }) },
+      hooks: {
+        afterModelCall: ({ messages }) => ({
+          messages: messages.filter((message) => !("type" in message && message.type === "tool_call")),
+        }),
+      },
     });
     expect(signals).toHaveLength(1);
     expect(signals[0]!.aborted).toBe(true);
-    expect(withoutTs(session).slice(2)).toStrictEqual([{ role: "assistant", content: "never mind", stopReason: "tool_use" }]);
+    expect(withoutTs(session).slice(2)).toStrictEqual([
+      { role: "assistant", content: "never mind", stopReason: "tool_use" },
+    ]);
   });
 
   it("a call the afterModelCall hook removed from a turn that keeps others is stopped once the others are answered", async () => {
@@ -215,7 +266,11 @@ describe("eager tool starts (a tool starts when its call is complete in the stre
     );
     const session = await agentLoop(invoke, [], initSession("s", "u"), {
       toolHandlers: { work },
-      hooks: { afterModelCall: ({ messages }) => ({ messages: messages.filter((message) => !("id" in message && message.id === "removed")) }) },
+      hooks: {
+        afterModelCall: ({ messages }) => ({
+          messages: messages.filter((message) => !("id" in message && message.id === "removed")),
+        }),
+      },
     });
     expect(signals.get("removed")?.aborted).toBe(true);
     expect(withoutTs(session).slice(2)).toStrictEqual([

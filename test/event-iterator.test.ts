@@ -24,7 +24,11 @@ describe("runStream", () => {
   it("says a listener listens, and hands it every event", async () => {
     const heard: boolean[] = [];
     const events: number[] = [];
-    const stream = runStream(countingRun(heard), () => undefined, (event) => events.push(event));
+    const stream = runStream(
+      countingRun(heard),
+      () => undefined,
+      (event) => events.push(event),
+    );
     await stream.result;
     expect(heard).toStrictEqual([true, true, true]);
     expect(events).toStrictEqual([1, 2, 3]);
@@ -34,13 +38,16 @@ describe("runStream", () => {
     const heard: boolean[] = [];
     let resume = (): void => undefined;
     const stopped = new Promise<void>((resolve) => (resume = resolve));
-    const stream = runStream<number, string>(async (emit, listening) => {
-      heard.push(listening());
-      emit(1);
-      await stopped;
-      heard.push(listening());
-      return "done";
-    }, () => resume());
+    const stream = runStream<number, string>(
+      async (emit, listening) => {
+        heard.push(listening());
+        emit(1);
+        await stopped;
+        heard.push(listening());
+        return "done";
+      },
+      () => resume(),
+    );
     for await (const event of stream) {
       expect(event).toBe(1);
       break;
@@ -49,10 +56,13 @@ describe("runStream", () => {
   });
 
   it("rejects the next() after the last event with the run's error", async () => {
-    const stream = runStream<number, never>(async (emit) => {
-      emit(1);
-      throw new Error("boom");
-    }, () => undefined);
+    const stream = runStream<number, never>(
+      async (emit) => {
+        emit(1);
+        throw new Error("boom");
+      },
+      () => undefined,
+    );
     const events: number[] = [];
     await expect(
       (async () => {

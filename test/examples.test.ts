@@ -59,20 +59,29 @@ function routed(models: Record<string, InvokeModel>) {
 
 /** The same turn function, enough times for any run here (a scripted model throws past its end). */
 function repeat(turn: (session: Session) => ModelMessage[], times = 20, delay?: number): ScriptedModel {
-  const turns: ScriptedTurn[] = Array.from({ length: times }, () => (delay === undefined ? turn : { delay, messages: turn }));
+  const turns: ScriptedTurn[] = Array.from({ length: times }, () =>
+    delay === undefined ? turn : { delay, messages: turn },
+  );
   return scriptedModel(turns);
 }
 
-const userText = (session: Session): string => (session.messages.find((message) => "role" in message && message.role === "user") as { content: string }).content;
+const userText = (session: Session): string =>
+  (session.messages.find((message) => "role" in message && message.role === "user") as { content: string }).content;
 const isCall = (message: Message): message is ToolCallMessage => "type" in message && message.type === "tool_call";
-const isResult = (message: Message): message is ToolResultMessage => "type" in message && message.type === "tool_result";
+const isResult = (message: Message): message is ToolResultMessage =>
+  "type" in message && message.type === "tool_result";
 const toolCalls = (session: Session): ToolCallMessage[] => session.messages.filter(isCall);
 const resultOf = (session: Session, id: string): string => {
   const output = session.messages.filter(isResult).find((message) => message.id === id)?.output;
   return typeof output === "string" ? output : JSON.stringify(output);
 };
 let ids = 0;
-const call = (name: string, input: Record<string, string>): ToolCallMessage => ({ type: "tool_call", id: `call_${++ids}`, name, input });
+const call = (name: string, input: Record<string, string>): ToolCallMessage => ({
+  type: "tool_call",
+  id: `call_${++ids}`,
+  name,
+  input,
+});
 const say = (content: string): ModelMessage[] => [{ role: "assistant", content }];
 const words = (text: string): string[] => text.split(/\s+/).filter((word) => word.length > 0);
 
@@ -85,7 +94,11 @@ describe("examples/hello-world.ts", () => {
     expect(answer).toBe("Hello! Bonjour! Hola!");
     expect(model.callCount).toBe(1);
     expect(model.toolsSeen).toStrictEqual([[]]);
-    expect(session.messages.map((message) => ("role" in message ? message.role : message.type))).toStrictEqual(["system", "user", "assistant"]);
+    expect(session.messages.map((message) => ("role" in message ? message.role : message.type))).toStrictEqual([
+      "system",
+      "user",
+      "assistant",
+    ]);
     expect(userText(session)).toBe("Say hello in three languages.");
   });
 
@@ -96,8 +109,13 @@ describe("examples/hello-world.ts", () => {
   });
 
   it("run directly with no API keys in the environment: says what to set and exits 1", async () => {
-    const environment = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(ANTHROPIC|OPENAI)_/.test(name)));
-    const child = run(process.execPath, ["--conditions=simple-agent-loop-source", "examples/hello-world.ts"], { cwd: root, env: environment });
+    const environment = Object.fromEntries(
+      Object.entries(process.env).filter(([name]) => !/^(ANTHROPIC|OPENAI)_/.test(name)),
+    );
+    const child = run(process.execPath, ["--conditions=simple-agent-loop-source", "examples/hello-world.ts"], {
+      cwd: root,
+      env: environment,
+    });
     const failure = await child.then(
       () => undefined,
       (error: unknown) => error as { code?: number; stdout: string; stderr: string },
@@ -134,7 +152,9 @@ describe("examples/weather.ts", () => {
     const model = scriptedModel([
       [call("get_weather", { city: "Tokyo" }), call("get_weather", { city: "Paris" })],
       (session) => {
-        const reports = session.messages.filter(isResult).map((result) => result.output as { city: string; temp_c: string; description: string });
+        const reports = session.messages
+          .filter(isResult)
+          .map((result) => result.output as { city: string; temp_c: string; description: string });
         return say(reports.map((report) => `${report.city}: ${report.temp_c}°C, ${report.description}`).join("; "));
       },
     ]);
@@ -158,7 +178,10 @@ describe("examples/weather.ts", () => {
 
   it("a failing fetch becomes an error result the model sees, not a crash", async () => {
     const fakeFetch: Fetch = async () => ({ ok: false, status: 503, json: async () => ({}) });
-    const model = scriptedModel([[call("get_weather", { city: "Atlantis" })], (session) => say(`sorry: ${resultOf(session, toolCalls(session)[0]!.id)}`)]);
+    const model = scriptedModel([
+      [call("get_weather", { city: "Atlantis" })],
+      (session) => say(`sorry: ${resultOf(session, toolCalls(session)[0]!.id)}`),
+    ]);
     const { answer, session } = await weatherAgent(model, { fetch: fakeFetch });
     expect(session.messages.filter(isResult)[0]?.isError).toBe(true);
     expect(answer).toContain("wttr.in answered 503 for Atlantis");
@@ -177,7 +200,8 @@ function compressorCoordinator(session: Session): ModelMessage[] {
   const last = calls.at(-1);
   if (last === undefined) return [call("shorten", { text: original })];
   const shortenCalls = calls.filter((message) => message.name === "shorten");
-  const shortened = (index: number) => JSON.parse(resultOf(session, shortenCalls[index]!.id)) as { compression_ratio: number; shortened_text: string };
+  const shortened = (index: number) =>
+    JSON.parse(resultOf(session, shortenCalls[index]!.id)) as { compression_ratio: number; shortened_text: string };
   const latest = shortened(shortenCalls.length - 1);
   if (last.name === "shorten") return [call("judge", { original, shortened: latest.shortened_text })];
   const verdict = (JSON.parse(resultOf(session, last.id)) as { verdict: string }).verdict;
@@ -185,7 +209,8 @@ function compressorCoordinator(session: Session): ModelMessage[] {
     const previous = shortenCalls.length > 1 ? shortened(shortenCalls.length - 2).shortened_text : original;
     return say(`STOPPED: too_lossy\n${previous}`);
   }
-  if (latest.compression_ratio > DIMINISHING_RATIO) return say(`STOPPED: diminishing_returns\n${latest.shortened_text}`);
+  if (latest.compression_ratio > DIMINISHING_RATIO)
+    return say(`STOPPED: diminishing_returns\n${latest.shortened_text}`);
   return [call("shorten", { text: latest.shortened_text })];
 }
 
@@ -199,7 +224,13 @@ describe("examples/compressor.ts", () => {
     });
     const judge = repeat((session) => {
       const shortenedPart = userText(session).split("SHORTENED:\n")[1] ?? "";
-      return say(JSON.stringify(words(shortenedPart).length < 5 ? { verdict: "too_lossy", reason: "lost items" } : { verdict: "acceptable", reason: "ok" }));
+      return say(
+        JSON.stringify(
+          words(shortenedPart).length < 5
+            ? { verdict: "too_lossy", reason: "lost items" }
+            : { verdict: "acceptable", reason: "ok" },
+        ),
+      );
     });
     const coordinator = repeat(compressorCoordinator);
     const router = routed({ coordinator, shortener, judge });
@@ -211,7 +242,10 @@ describe("examples/compressor.ts", () => {
     expect(result.text).toBe("one two three four five six seven eight");
     // Each round shortens the previous round's text; the judge always compares with the original.
     expect(result.calls[2]?.input.text).toBe("one two three four five six seven eight");
-    expect(result.calls.filter((entry) => entry.agent === "judge").map((entry) => entry.input.original)).toStrictEqual([sixteenWords, sixteenWords]);
+    expect(result.calls.filter((entry) => entry.agent === "judge").map((entry) => entry.input.original)).toStrictEqual([
+      sixteenWords,
+      sixteenWords,
+    ]);
     // The example computes the ratio from the lengths.
     const firstRatio = (JSON.parse(result.calls[0]!.output) as { compression_ratio: number }).compression_ratio;
     expect(firstRatio).toBeCloseTo("one two three four five six seven eight".length / sixteenWords.length, 3);
@@ -222,7 +256,17 @@ describe("examples/compressor.ts", () => {
       expect(model.calls.every((session) => session.messages.length === 2)).toBe(true);
     }
     expect(coordinator.toolsSeen[0]?.map((tool) => tool.name)).toStrictEqual(["shorten", "judge"]);
-    expect(router.order).toStrictEqual(["coordinator", "shortener", "coordinator", "judge", "coordinator", "shortener", "coordinator", "judge", "coordinator"]);
+    expect(router.order).toStrictEqual([
+      "coordinator",
+      "shortener",
+      "coordinator",
+      "judge",
+      "coordinator",
+      "shortener",
+      "coordinator",
+      "judge",
+      "coordinator",
+    ]);
     expectEveryCallAnsweredOnce(result.session);
   });
 
@@ -242,7 +286,9 @@ describe("examples/compressor.ts", () => {
     expect(result.calls.map((entry) => entry.agent)).toStrictEqual(["shorten", "judge", "shorten", "judge"]);
     expect(result.stoppedBecause).toBe("diminishing_returns");
     expect(result.text).toBe("o two three four five six seven eight");
-    const ratios = result.calls.filter((entry) => entry.agent === "shorten").map((entry) => (JSON.parse(entry.output) as { compression_ratio: number }).compression_ratio);
+    const ratios = result.calls
+      .filter((entry) => entry.agent === "shorten")
+      .map((entry) => (JSON.parse(entry.output) as { compression_ratio: number }).compression_ratio);
     expect(ratios[0]).toBeLessThan(DIMINISHING_RATIO);
     expect(ratios[1]).toBeGreaterThan(DIMINISHING_RATIO);
   });
@@ -262,7 +308,10 @@ function deriveCoordinator(session: Session): ModelMessage[] {
   const target = /TARGET:\n([\s\S]*)$/.exec(userText(session))?.[1] ?? "";
   const attempts = [
     { rules: "Turn each sentence into a bullet 'name: task' for Ana and Ben.", specific_info: "- people: Ana, Ben" },
-    { rules: "Turn each sentence into a bullet 'person: task' in the imperative.", specific_info: "- people: Ana, Ben" },
+    {
+      rules: "Turn each sentence into a bullet 'person: task' in the imperative.",
+      specific_info: "- people: Ana, Ben",
+    },
   ];
   const edits = calls.filter((message) => message.name === "edit");
   if (last === undefined) return [call("edit", { text: source, ...attempts[0]! })];
@@ -276,7 +325,8 @@ function deriveCoordinator(session: Session): ModelMessage[] {
     ];
   }
   const scores = calls.slice(-3).map((message) => scoreOf(resultOf(session, message.id)) ?? 0);
-  if (scores.every((score) => score > PASSING_SCORE)) return say(`RULES:\n${current.rules}\n\nSPECIFIC INFO:\n${current.specific_info}`);
+  if (scores.every((score) => score > PASSING_SCORE))
+    return say(`RULES:\n${current.rules}\n\nSPECIFIC INFO:\n${current.specific_info}`);
   return [call("edit", { text: source, ...attempts[edits.length]! })];
 }
 
@@ -285,9 +335,26 @@ describe("examples/derive-transform.ts", () => {
     const edit = repeat((session) => (userText(session).includes("bullet") ? say(TARGET) : say(SOURCE)));
     const judgeDelay = 60;
     const judges = {
-      judge_similarity: repeat((session) => say(JSON.stringify({ score: userText(session).includes(`EDITOR OUTPUT:\n${TARGET}\n\n`) ? 98 : 30, differences: "" })), 20, judgeDelay),
+      judge_similarity: repeat(
+        (session) =>
+          say(
+            JSON.stringify({
+              score: userText(session).includes(`EDITOR OUTPUT:\n${TARGET}\n\n`) ? 98 : 30,
+              differences: "",
+            }),
+          ),
+        20,
+        judgeDelay,
+      ),
       // Names of these particular texts in the rules make them less general.
-      judge_generality: repeat((session) => say(JSON.stringify({ score: /Ana|Ben/.test(userText(session)) ? 55 : 95, differences: "names in the rules" })), 20, judgeDelay),
+      judge_generality: repeat(
+        (session) =>
+          say(
+            JSON.stringify({ score: /Ana|Ben/.test(userText(session)) ? 55 : 95, differences: "names in the rules" }),
+          ),
+        20,
+        judgeDelay,
+      ),
       judge_specific_info: repeat(() => say('Here you go: {"score": 93, "differences": "none"}'), 20, judgeDelay),
     };
     const coordinator = repeat(deriveCoordinator);
@@ -301,10 +368,17 @@ describe("examples/derive-transform.ts", () => {
     expect(result.calls).toHaveLength(8);
     for (const roundCalls of rounds) {
       expect(roundCalls[0]?.agent).toBe("edit");
-      expect(roundCalls.slice(1).map((entry) => entry.agent).sort()).toStrictEqual([...JUDGES].sort());
+      expect(
+        roundCalls
+          .slice(1)
+          .map((entry) => entry.agent)
+          .sort(),
+      ).toStrictEqual([...JUDGES].sort());
       // The judges ran in parallel: each started before any of them ended.
       const judged = roundCalls.slice(1);
-      expect(Math.max(...judged.map((entry) => entry.startedAt))).toBeLessThan(Math.min(...judged.map((entry) => entry.endedAt)));
+      expect(Math.max(...judged.map((entry) => entry.startedAt))).toBeLessThan(
+        Math.min(...judged.map((entry) => entry.endedAt)),
+      );
     }
     expect(router.maxJudgesInFlight()).toBe(3);
     const scores = rounds.map((roundCalls) => roundCalls.slice(1).map((entry) => scoreOf(entry.output)));
@@ -313,11 +387,21 @@ describe("examples/derive-transform.ts", () => {
     // One coordinator response held all three judge calls; it stopped after the second round.
     expect(coordinator.callCount).toBe(5);
     expect(coordinator.calls[1]?.messages.filter(isCall)).toHaveLength(1);
-    expect(coordinator.calls[2]?.messages.filter(isCall).slice(1).map((message) => message.name)).toStrictEqual([...JUDGES]);
-    expect(result.answer).toBe("RULES:\nTurn each sentence into a bullet 'person: task' in the imperative.\n\nSPECIFIC INFO:\n- people: Ana, Ben");
+    expect(
+      coordinator.calls[2]?.messages
+        .filter(isCall)
+        .slice(1)
+        .map((message) => message.name),
+    ).toStrictEqual([...JUDGES]);
+    expect(result.answer).toBe(
+      "RULES:\nTurn each sentence into a bullet 'person: task' in the imperative.\n\nSPECIFIC INFO:\n- people: Ana, Ben",
+    );
     // Each subagent got its own inputs: the editor the source, rules and info; the judges theirs.
     expect(result.calls[0]?.input).toMatchObject({ text: SOURCE, specific_info: "- people: Ana, Ben" });
-    expect(rounds[1]?.find((entry) => entry.agent === "judge_similarity")?.input).toStrictEqual({ editor_output: TARGET, target: TARGET });
+    expect(rounds[1]?.find((entry) => entry.agent === "judge_similarity")?.input).toStrictEqual({
+      editor_output: TARGET,
+      target: TARGET,
+    });
     for (const model of [edit, ...Object.values(judges)]) {
       expect(model.toolsSeen.every((tools) => tools.length === 0)).toBe(true);
       expect(model.calls.every((session) => session.messages.length === 2)).toBe(true);

@@ -3,7 +3,13 @@ import { accessSync, constants } from "node:fs";
 /** Where the browser for the viewer's page tests comes from. */
 export type BrowserSource = { path: string; from: "CHROME_PATH" | "system" | "@sparticuz/chromium" };
 
-const systemBrowsers = ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome", "/usr/bin/google-chrome-stable", "/Applications/Google Chrome.app/Contents/MacOS/Google Chrome"];
+const systemBrowsers = [
+  "/usr/bin/chromium",
+  "/usr/bin/chromium-browser",
+  "/usr/bin/google-chrome",
+  "/usr/bin/google-chrome-stable",
+  "/Applications/Google Chrome.app/Contents/MacOS/Google Chrome",
+];
 
 /**
  * The browser for the page tests, in this order: `CHROME_PATH` when set (a user's own choice wins,
@@ -16,7 +22,8 @@ const systemBrowsers = ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/
 export async function findBrowser(): Promise<BrowserSource | undefined> {
   const fromEnvironment = process.env.CHROME_PATH;
   if (fromEnvironment !== undefined && fromEnvironment !== "") {
-    if (!isExecutable(fromEnvironment)) throw new Error(`CHROME_PATH is set to ${fromEnvironment}, which is not an executable file`);
+    if (!isExecutable(fromEnvironment))
+      throw new Error(`CHROME_PATH is set to ${fromEnvironment}, which is not an executable file`);
     return { path: fromEnvironment, from: "CHROME_PATH" };
   }
   const system = systemBrowsers.find(isExecutable);

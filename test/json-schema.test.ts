@@ -32,15 +32,26 @@ describe("jsonSchema<T>: a typed plain JSON Schema", () => {
     ]);
     const session = await agentLoop(model, [read], initSession("s", "u"));
     expect(model.toolsSeen[0]![0]!.input_schema).toStrictEqual(readFile.jsonSchema);
-    const results = session.messages.filter((message): message is ToolResultMessage => "type" in message && message.type === "tool_result");
+    const results = session.messages.filter(
+      (message): message is ToolResultMessage => "type" in message && message.type === "tool_result",
+    );
     expect(results[0]).toMatchObject({ output: "read a.txt" });
     expect(results[1]).toMatchObject({ isError: true, output: expect.stringContaining("path") as unknown });
     expect(seen).toStrictEqual([{ path: "a.txt" }]);
   });
 
   it("types a run's structured output", async () => {
-    const answer = jsonSchema<{ ok: boolean }>({ type: "object", properties: { ok: { type: "boolean" } }, required: ["ok"] });
-    const session = await agentLoop(scriptedModel([[{ role: "assistant", content: '{"ok":true}' }]]), [], initSession("s", "u"), { output: answer });
+    const answer = jsonSchema<{ ok: boolean }>({
+      type: "object",
+      properties: { ok: { type: "boolean" } },
+      required: ["ok"],
+    });
+    const session = await agentLoop(
+      scriptedModel([[{ role: "assistant", content: '{"ok":true}' }]]),
+      [],
+      initSession("s", "u"),
+      { output: answer },
+    );
     const value = structuredOutput(session, answer);
     expectTypeOf(value).toEqualTypeOf<{ ok: boolean } | undefined>();
     expect(value).toStrictEqual({ ok: true });

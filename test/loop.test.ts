@@ -21,7 +21,12 @@ describe("agentLoop: the basic cases", () => {
       [{ type: "tool_call", id: "call_1", name: "add", input: { a: 98765432101234, b: 12345678909876 } }],
       (session) => {
         const result = session.messages.at(-1);
-        return [{ role: "assistant", content: `The sum is ${result !== undefined && "output" in result ? (result.output as string) : "?"}` }];
+        return [
+          {
+            role: "assistant",
+            content: `The sum is ${result !== undefined && "output" in result ? (result.output as string) : "?"}`,
+          },
+        ];
       },
     ]);
     const session = initSession("You add numbers.", "What is 98765432101234 + 12345678909876?");
@@ -37,7 +42,11 @@ describe("agentLoop: the basic cases", () => {
       { role: "assistant", content: "The sum is 111111111011110" },
     ]);
     // The second model call saw the tool result (results go into the next request).
-    expect(model.calls[1]?.messages.at(-1)).toMatchObject({ type: "tool_result", id: "call_1", output: "111111111011110" });
+    expect(model.calls[1]?.messages.at(-1)).toMatchObject({
+      type: "tool_result",
+      id: "call_1",
+      output: "111111111011110",
+    });
     expect(model.toolsSeen[0]).toStrictEqual([addSchema]);
   });
 
@@ -61,7 +70,10 @@ describe("agentLoop: the basic cases", () => {
       [1, 2, 3].map((n): ModelMessage => ({ type: "tool_call", id: `c${n}`, name: "work", input: { n } })),
       [{ role: "assistant", content: "ok" }],
     ]);
-    const session = await agentLoop(model, [], initSession("s", "u"), { toolHandlers: { work: slowFirst }, parallel: false });
+    const session = await agentLoop(model, [], initSession("s", "u"), {
+      toolHandlers: { work: slowFirst },
+      parallel: false,
+    });
     expect(log).toStrictEqual(["start 1", "end 1", "start 2", "end 2", "start 3", "end 3"]);
     expect(session.messages.slice(5, 8).map((message) => ("output" in message ? message.output : null))).toStrictEqual([
       "done 1",
@@ -77,7 +89,11 @@ describe("agentLoop: the basic cases", () => {
       ]),
     );
     const session = initSession("s", "loop forever");
-    const error = await agentLoop(forever, [addSchema], session, { toolHandlers: { add }, maxIterations: 3, name: "looper" }).then(
+    const error = await agentLoop(forever, [addSchema], session, {
+      toolHandlers: { add },
+      maxIterations: 3,
+      name: "looper",
+    }).then(
       () => undefined,
       (thrown: unknown) => thrown,
     );
@@ -100,7 +116,10 @@ describe("agentLoop: the basic cases", () => {
       [{ type: "tool_call", id: "c1", name: "add", input: { a: 1, b: 2 } }],
       [{ role: "assistant", content: "3" }],
     ]);
-    const session = await agentLoop(model, [addSchema], initSession("s", "u"), { toolHandlers: { add }, maxIterations: 2 });
+    const session = await agentLoop(model, [addSchema], initSession("s", "u"), {
+      toolHandlers: { add },
+      maxIterations: 2,
+    });
     expect(response(session)?.content).toBe("3");
   });
 
@@ -155,11 +174,16 @@ describe("agentLoop: many runs in one process", () => {
       let call = 0;
       return (): ModelMessage[] => {
         order.push(`${name}${++call}`);
-        return call < 3 ? [{ type: "tool_call", id: `${name}-${call}`, name: "add", input: { a: 1, b: 2 } }] : [{ role: "assistant", content: "3" }];
+        return call < 3
+          ? [{ type: "tool_call", id: `${name}-${call}`, name: "add", input: { a: 1, b: 2 } }]
+          : [{ role: "assistant", content: "3" }];
       };
     };
     const sessions = [initSession("s", "u"), initSession("s", "u")];
-    await Promise.all([agentLoop(model("a"), [addSchema], sessions[0]!, { toolHandlers: { add } }), agentLoop(model("b"), [addSchema], sessions[1]!, { toolHandlers: { add } })]);
+    await Promise.all([
+      agentLoop(model("a"), [addSchema], sessions[0]!, { toolHandlers: { add } }),
+      agentLoop(model("b"), [addSchema], sessions[1]!, { toolHandlers: { add } }),
+    ]);
     expect(order).toEqual(["a1", "b1", "a2", "b2", "a3", "b3"]);
     for (const session of sessions) expect(response(session)?.content).toBe("3");
   });
@@ -180,7 +204,11 @@ describe("agentLoop: acceptance (a workspace agent, end to end)", () => {
       { type: "tool_result", id: "t1", output: "README.md, src/index.ts" },
       { role: "assistant", content: "The workspace contains README.md and src/index.ts." },
     ]);
-    expect(withoutTs(model.calls[1]!).at(-1)).toStrictEqual({ type: "tool_result", id: "t1", output: "README.md, src/index.ts" });
+    expect(withoutTs(model.calls[1]!).at(-1)).toStrictEqual({
+      type: "tool_result",
+      id: "t1",
+      output: "README.md, src/index.ts",
+    });
   });
 
   it("an unknown tool becomes an error result naming it, and the model goes on", async () => {
@@ -210,7 +238,12 @@ describe("agentLoop: acceptance (a workspace agent, end to end)", () => {
     };
     const session = await agentLoop(model, [], initSession("s", "u"), { toolHandlers: { read_file: readFile } });
     expect(withoutTs(session).filter((message) => "type" in message && message.type === "tool_result")).toStrictEqual([
-      { type: "tool_result", id: "t1", output: "Error: File not found: src/maths.ts. Did you mean src/math.ts?", isError: true },
+      {
+        type: "tool_result",
+        id: "t1",
+        output: "Error: File not found: src/maths.ts. Did you mean src/math.ts?",
+        isError: true,
+      },
       { type: "tool_result", id: "t2", output: "export const one = 1;" },
     ]);
   });
@@ -254,7 +287,12 @@ describe("agentLoop: tool-call rules", () => {
       return `waited ${input.ms}`;
     };
     const model = scriptedModel([
-      [60, 1, 30].map((ms, index): ModelMessage => ({ type: "tool_call", id: `w${index}`, name: "wait", input: { ms } })),
+      [60, 1, 30].map((ms, index): ModelMessage => ({
+        type: "tool_call",
+        id: `w${index}`,
+        name: "wait",
+        input: { ms },
+      })),
       [{ role: "assistant", content: "ok" }],
     ]);
     const session = await agentLoop(model, [], initSession("s", "u"), { toolHandlers: { wait } });
@@ -277,7 +315,12 @@ describe("agentLoop: tool-call rules", () => {
       return "ok";
     };
     const model = scriptedModel([
-      Array.from({ length: 7 }, (_, index): ModelMessage => ({ type: "tool_call", id: `c${index}`, name: "work", input: {} })),
+      Array.from({ length: 7 }, (_, index): ModelMessage => ({
+        type: "tool_call",
+        id: `c${index}`,
+        name: "work",
+        input: {},
+      })),
       [{ role: "assistant", content: "done" }],
     ]);
     const session = await agentLoop(model, [], initSession("s", "u"), { toolHandlers: { work }, maxParallelTools: 2 });
@@ -328,15 +371,29 @@ describe("agentLoop: tool-call rules", () => {
       output: expect.stringContaining('stopped with "max_tokens"'),
       isError: true,
     });
-    expect(events.at(-1)).toStrictEqual({ type: "run-end", outcome: "stopped", metrics: expect.objectContaining({ modelCalls: 1 }) });
+    expect(events.at(-1)).toStrictEqual({
+      type: "run-end",
+      outcome: "stopped",
+      metrics: expect.objectContaining({ modelCalls: 1 }),
+    });
   });
 
   it("a turn cut off by max_tokens counts its usage: its turn-end and the run's metrics carry it", async () => {
     const usage = { inputTokens: 120, outputTokens: 30 };
-    const model = scriptedModel([[{ type: "tool_call", id: "c1", name: "write", input: {}, stopReason: "max_tokens", usage }]]);
+    const model = scriptedModel([
+      [{ type: "tool_call", id: "c1", name: "write", input: {}, stopReason: "max_tokens", usage }],
+    ]);
     const events: AgentEvent[] = [];
-    await agentLoop(model, [], initSession("s", "u"), { toolHandlers: { write: () => "written" }, onEvent: (event) => events.push(event) });
-    expect(events.find((event) => event.type === "turn-end")).toStrictEqual({ type: "turn-end", iteration: 1, stopReason: "max_tokens", usage });
+    await agentLoop(model, [], initSession("s", "u"), {
+      toolHandlers: { write: () => "written" },
+      onEvent: (event) => events.push(event),
+    });
+    expect(events.find((event) => event.type === "turn-end")).toStrictEqual({
+      type: "turn-end",
+      iteration: 1,
+      stopReason: "max_tokens",
+      usage,
+    });
     const end = events.at(-1);
     expect(end?.type === "run-end" ? end.metrics?.usage : undefined).toMatchObject(usage);
   });
@@ -425,7 +482,13 @@ describe("agentLoop: events and logging", () => {
       name: "adder",
       onEvent: (event) => events.push(event),
     });
-    expect(events.map((event) => (event.type === "message" ? `message:${"role" in event.message ? event.message.role : event.message.type}` : event.type))).toStrictEqual([
+    expect(
+      events.map((event) =>
+        event.type === "message"
+          ? `message:${"role" in event.message ? event.message.role : event.message.type}`
+          : event.type,
+      ),
+    ).toStrictEqual([
       "run-start",
       "turn-start",
       "message:tool_call",
@@ -439,7 +502,11 @@ describe("agentLoop: events and logging", () => {
       "run-end",
     ]);
     expect(events[0]).toStrictEqual({ type: "run-start", agentName: "adder" });
-    expect(events.at(-1)).toStrictEqual({ type: "run-end", outcome: "done", metrics: expect.objectContaining({ modelCalls: 2 }) });
+    expect(events.at(-1)).toStrictEqual({
+      type: "run-end",
+      outcome: "done",
+      metrics: expect.objectContaining({ modelCalls: 2 }),
+    });
   });
 
   it("is silent by default and logs one line per message when asked", async () => {
@@ -448,8 +515,16 @@ describe("agentLoop: events and logging", () => {
       [{ type: "tool_call", id: "c1", name: "add", input: { a: 1, b: 1 } }],
       [{ role: "assistant", content: "2" }],
     ]);
-    await agentLoop(model, [addSchema], initSession("s", "u"), { toolHandlers: { add }, name: "adder", logger: (line) => lines.push(line) });
-    expect(lines).toStrictEqual(['[adder] tool_call add {"a":1,"b":1}', "[adder] tool_result c1: 2", "[adder] assistant: 2"]);
+    await agentLoop(model, [addSchema], initSession("s", "u"), {
+      toolHandlers: { add },
+      name: "adder",
+      logger: (line) => lines.push(line),
+    });
+    expect(lines).toStrictEqual([
+      '[adder] tool_call add {"a":1,"b":1}',
+      "[adder] tool_result c1: 2",
+      "[adder] assistant: 2",
+    ]);
   });
 });
 
@@ -457,7 +532,10 @@ describe("agentLoop: streaming invokeModel", () => {
   it("builds the turn from a streamed response and forwards its deltas", async () => {
     const model = scriptedModel(
       [
-        [{ role: "assistant", content: "adding now" }, { type: "tool_call", id: "c1", name: "add", input: { a: 5, b: 6 }, stopReason: "tool_use" }],
+        [
+          { role: "assistant", content: "adding now" },
+          { type: "tool_call", id: "c1", name: "add", input: { a: 5, b: 6 }, stopReason: "tool_use" },
+        ],
         [{ role: "assistant", content: "11", stopReason: "end_turn", usage: { inputTokens: 1, outputTokens: 1 } }],
       ],
       { stream: true },

@@ -10,7 +10,13 @@ describe("metrics", () => {
         delay: 30,
         messages: [
           { type: "tool_call", id: "a", name: "wait", input: {} },
-          { type: "tool_call", id: "b", name: "fail", input: {}, usage: { inputTokens: 100, outputTokens: 20, cacheReadTokens: 80 } },
+          {
+            type: "tool_call",
+            id: "b",
+            name: "fail",
+            input: {},
+            usage: { inputTokens: 100, outputTokens: 20, cacheReadTokens: 80 },
+          },
         ],
       },
       [{ role: "assistant", content: "done", usage: { inputTokens: 150, outputTokens: 5, reasoningTokens: 2 } }],

@@ -56,9 +56,15 @@ describe("numeric options are checked where they enter", () => {
   }
 
   it("refuses a tool's timeout that is not a duration, in tool() and in the loop", async () => {
-    expect(() => tool({ name: "t", description: "d", inputSchema: {}, timeout: Number.NaN, handler: () => "" })).toThrow(/timeout/);
+    expect(() =>
+      tool({ name: "t", description: "d", inputSchema: {}, timeout: Number.NaN, handler: () => "" }),
+    ).toThrow(/timeout/);
     const error = await rejection(() =>
-      agentLoop(scriptedModel([answer]), [{ name: "t", description: "d", input_schema: {}, handler: () => "", timeout: -1 }], initSession("s", "u")),
+      agentLoop(
+        scriptedModel([answer]),
+        [{ name: "t", description: "d", input_schema: {}, handler: () => "", timeout: -1 }],
+        initSession("s", "u"),
+      ),
     );
     expect(isAgentError(error)).toBe(true);
     await expect(executeToolCalls([], {}, { maxParallelTools: Number.NaN })).rejects.toThrow(/maxParallelTools/);
@@ -72,13 +78,27 @@ describe("numeric options are checked where they enter", () => {
         ...options,
         toolHandlers: { work: () => sleep(30).then(() => "finished") },
       });
-      expect(session.messages.find((message) => "type" in message && message.type === "tool_result")).toMatchObject({ output: "finished" });
+      expect(session.messages.find((message) => "type" in message && message.type === "tool_result")).toMatchObject({
+        output: "finished",
+      });
     }
-    const slow = tool({ name: "work", description: "d", inputSchema: {}, timeout: 3e9, handler: () => sleep(30).then(() => "finished") });
+    const slow = tool({
+      name: "work",
+      description: "d",
+      inputSchema: {},
+      timeout: 3e9,
+      handler: () => sleep(30).then(() => "finished"),
+    });
     const [result] = await executeToolCalls(callTool("b") as never, {}, { tools: [slow] });
     expect(result).toMatchObject({ output: "finished" });
     // A tool's own Infinity overrides the loop's short timeout.
-    const patient = tool({ name: "work", description: "d", inputSchema: {}, timeout: Number.POSITIVE_INFINITY, handler: () => sleep(40).then(() => "finished") });
+    const patient = tool({
+      name: "work",
+      description: "d",
+      inputSchema: {},
+      timeout: Number.POSITIVE_INFINITY,
+      handler: () => sleep(40).then(() => "finished"),
+    });
     const [patientResult] = await executeToolCalls(callTool("c") as never, {}, { tools: [patient], toolTimeout: 5 });
     expect(patientResult).toMatchObject({ output: "finished" });
   });
@@ -90,16 +110,29 @@ describe("numeric options are checked where they enter", () => {
       calls++;
       throw new ProviderError("overloaded", { provider: "test", retryable: true, retryAfterMs: 1e12 });
     };
-    const run = agentLoop(model, [], initSession("s", "u"), { retry: { maxDelayMs: Number.POSITIVE_INFINITY, maxRetries: 1000 }, signal: controller.signal });
+    const run = agentLoop(model, [], initSession("s", "u"), {
+      retry: { maxDelayMs: Number.POSITIVE_INFINITY, maxRetries: 1000 },
+      signal: controller.signal,
+    });
     await sleep(200);
     controller.abort();
     await run;
     expect(calls).toBe(1);
-    expect(retryDelay(new ProviderError("x", { provider: "t", retryable: true, retryAfterMs: 1e12 }), 1, { maxDelayMs: Number.POSITIVE_INFINITY })).toBe(maxTimerDelay);
+    expect(
+      retryDelay(new ProviderError("x", { provider: "t", retryable: true, retryAfterMs: 1e12 }), 1, {
+        maxDelayMs: Number.POSITIVE_INFINITY,
+      }),
+    ).toBe(maxTimerDelay);
   });
 
   it("clampDelay gives delays setTimeout can hold", () => {
-    expect([clampDelay(-1), clampDelay(Number.NaN), clampDelay(250), clampDelay(3e9), clampDelay(Number.POSITIVE_INFINITY)]).toStrictEqual([0, 0, 250, maxTimerDelay, maxTimerDelay]);
+    expect([
+      clampDelay(-1),
+      clampDelay(Number.NaN),
+      clampDelay(250),
+      clampDelay(3e9),
+      clampDelay(Number.POSITIVE_INFINITY),
+    ]).toStrictEqual([0, 0, 250, maxTimerDelay, maxTimerDelay]);
     expect(maxTimerDelay).toBe(2 ** 31 - 1);
   });
 });
@@ -108,7 +141,9 @@ describe("maxIterations has a default", () => {
   it(`a model that never stops is stopped after ${defaultMaxIterations} calls, with MaxIterationsError`, async () => {
     let calls = 0;
     const model = () => [{ type: "tool_call" as const, id: `c${++calls}`, name: "work", input: {} }];
-    const error = await rejection(() => agentLoop(model, [], initSession("s", "u"), { toolHandlers: { work: () => "again" } }));
+    const error = await rejection(() =>
+      agentLoop(model, [], initSession("s", "u"), { toolHandlers: { work: () => "again" } }),
+    );
     expect(isMaxIterationsError(error)).toBe(true);
     expect(calls).toBe(defaultMaxIterations);
     expect((error as Error).message).toContain(`${defaultMaxIterations}, the default`);
@@ -116,8 +151,15 @@ describe("maxIterations has a default", () => {
 
   it("Infinity lifts the cap", async () => {
     let calls = 0;
-    const model = () => (++calls > defaultMaxIterations + 5 ? answer : [{ type: "tool_call" as const, id: `c${calls}`, name: "work", input: {} }]);
-    await agentLoop(model, [], initSession("s", "u"), { toolHandlers: { work: () => "again" }, maxIterations: Number.POSITIVE_INFINITY, compaction: false });
+    const model = () =>
+      ++calls > defaultMaxIterations + 5
+        ? answer
+        : [{ type: "tool_call" as const, id: `c${calls}`, name: "work", input: {} }];
+    await agentLoop(model, [], initSession("s", "u"), {
+      toolHandlers: { work: () => "again" },
+      maxIterations: Number.POSITIVE_INFINITY,
+      compaction: false,
+    });
     expect(calls).toBe(defaultMaxIterations + 6);
   });
 });

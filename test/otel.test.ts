@@ -1,7 +1,23 @@
 import * as api from "@opentelemetry/api";
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan, type SpanProcessor } from "@opentelemetry/sdk-trace-base";
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+  type ReadableSpan,
+  type SpanProcessor,
+} from "@opentelemetry/sdk-trace-base";
 import { describe, expect, it, vi } from "vitest";
-import { agentLoop, agentStream, ContextOverflowError, initSession, ProviderError, resolveApproval, subagentTool, tool, type InvokeModel } from "simple-agent-loop";
+import {
+  agentLoop,
+  agentStream,
+  ContextOverflowError,
+  initSession,
+  ProviderError,
+  resolveApproval,
+  subagentTool,
+  tool,
+  type InvokeModel,
+} from "simple-agent-loop";
 import { otelObserver } from "simple-agent-loop/otel";
 import { scriptedModel } from "simple-agent-loop/testing";
 
@@ -23,7 +39,12 @@ function setup(): { exporter: InMemorySpanExporter; tracer: api.Tracer } {
 
 const durationMs = (span: ReadableSpan): number => span.duration[0] * 1000 + span.duration[1] / 1e6;
 
-const lookup = tool({ name: "lookup", description: "Look up.", inputSchema: { type: "object" }, handler: () => "found" });
+const lookup = tool({
+  name: "lookup",
+  description: "Look up.",
+  inputSchema: { type: "object" },
+  handler: () => "found",
+});
 const broken = tool({
   name: "broken",
   description: "Always fails.",
@@ -37,9 +58,23 @@ function twoToolRun() {
   return scriptedModel([
     [
       { type: "tool_call", id: "call-1", name: "lookup", input: { q: "a" } },
-      { type: "tool_call", id: "call-2", name: "broken", input: {}, stopReason: "tool_use", usage: { inputTokens: 100, outputTokens: 20 } },
+      {
+        type: "tool_call",
+        id: "call-2",
+        name: "broken",
+        input: {},
+        stopReason: "tool_use",
+        usage: { inputTokens: 100, outputTokens: 20 },
+      },
     ],
-    [{ role: "assistant", content: "done", stopReason: "end_turn", usage: { inputTokens: 150, outputTokens: 5, cacheReadTokens: 80 } }],
+    [
+      {
+        role: "assistant",
+        content: "done",
+        stopReason: "end_turn",
+        usage: { inputTokens: 150, outputTokens: 5, cacheReadTokens: 80 },
+      },
+    ],
   ]);
 }
 
@@ -105,9 +140,13 @@ describe("otelObserver", () => {
 
   it("ends the run span and the open model-call span with ERROR when the model call fails", async () => {
     const { exporter, tracer } = setup();
-    const model = scriptedModel([{ error: new ProviderError("model unavailable", { provider: "openai", status: 503 }) }]);
+    const model = scriptedModel([
+      { error: new ProviderError("model unavailable", { provider: "openai", status: 503 }) },
+    ]);
     const observer = otelObserver({ tracer });
-    await expect(agentLoop(model, [], initSession("system", "go"), { retry: false, onEvent: observer.onEvent })).rejects.toThrow("model unavailable");
+    await expect(
+      agentLoop(model, [], initSession("system", "go"), { retry: false, onEvent: observer.onEvent }),
+    ).rejects.toThrow("model unavailable");
 
     const spans = exporter.getFinishedSpans();
     expect(spans).toHaveLength(2);
@@ -127,9 +166,17 @@ describe("otelObserver", () => {
   it("names a failure that is not an Error _OTHER", async () => {
     const { exporter, tracer } = setup();
     const model: InvokeModel = () => Promise.reject("the socket said no");
-    await expect(agentLoop(model, [], initSession("system", "go"), { retry: false, onEvent: otelObserver({ tracer }) })).rejects.toBe("the socket said no");
+    await expect(
+      agentLoop(model, [], initSession("system", "go"), { retry: false, onEvent: otelObserver({ tracer }) }),
+    ).rejects.toBe("the socket said no");
     const spans = exporter.getFinishedSpans();
-    expect(spans.map((span) => [span.attributes["gen_ai.operation.name"], span.attributes["error.type"], span.status.message])).toStrictEqual([
+    expect(
+      spans.map((span) => [
+        span.attributes["gen_ai.operation.name"],
+        span.attributes["error.type"],
+        span.status.message,
+      ]),
+    ).toStrictEqual([
       ["chat", "_OTHER", "the socket said no"],
       ["invoke_agent", "_OTHER", "the socket said no"],
     ]);
@@ -169,7 +216,8 @@ describe("otelObserver", () => {
   });
 });
 
-const byStart = (a: ReadableSpan, b: ReadableSpan): number => startOrder.get(a.spanContext().spanId)! - startOrder.get(b.spanContext().spanId)!;
+const byStart = (a: ReadableSpan, b: ReadableSpan): number =>
+  startOrder.get(a.spanContext().spanId)! - startOrder.get(b.spanContext().spanId)!;
 const ofOperation = (spans: ReadableSpan[], operation: string): ReadableSpan[] =>
   spans.filter((span) => span.attributes["gen_ai.operation.name"] === operation).sort(byStart);
 const toMs = (time: [number, number]): number => time[0] * 1000 + time[1] / 1e6;
@@ -178,8 +226,21 @@ const childrenOf = (spans: ReadableSpan[], parent: ReadableSpan): ReadableSpan[]
 
 describe("otelObserver: content", () => {
   it("exports no content without recordContent: no prompt, answer, thinking, tool input, output or error text in any span", async () => {
-    const secrets = ["SYSTEM-SECRET", "USER-SECRET", "THINKING-SECRET", "ANSWER-SECRET", "INPUT-SECRET", "OUTPUT-SECRET", "ERROR-SECRET"];
-    const leaky = tool({ name: "leaky", description: "Leaks.", inputSchema: { type: "object" }, handler: () => "OUTPUT-SECRET" });
+    const secrets = [
+      "SYSTEM-SECRET",
+      "USER-SECRET",
+      "THINKING-SECRET",
+      "ANSWER-SECRET",
+      "INPUT-SECRET",
+      "OUTPUT-SECRET",
+      "ERROR-SECRET",
+    ];
+    const leaky = tool({
+      name: "leaky",
+      description: "Leaks.",
+      inputSchema: { type: "object" },
+      handler: () => "OUTPUT-SECRET",
+    });
     const failing = tool({
       name: "failing",
       description: "Fails.",
@@ -188,20 +249,34 @@ describe("otelObserver: content", () => {
         throw new Error("ERROR-SECRET in /home/user/.env");
       },
     });
-    const model = (): InvokeModel => scriptedModel([
-      [
-        { type: "thinking", content: "THINKING-SECRET" },
-        { type: "tool_call", id: "c1", name: "leaky", input: { q: "INPUT-SECRET" } },
-        { type: "tool_call", id: "c2", name: "failing", input: { q: "INPUT-SECRET" } },
-      ],
-      [{ role: "assistant", content: "ANSWER-SECRET" }],
-    ]);
+    const model = (): InvokeModel =>
+      scriptedModel([
+        [
+          { type: "thinking", content: "THINKING-SECRET" },
+          { type: "tool_call", id: "c1", name: "leaky", input: { q: "INPUT-SECRET" } },
+          { type: "tool_call", id: "c2", name: "failing", input: { q: "INPUT-SECRET" } },
+        ],
+        [{ role: "assistant", content: "ANSWER-SECRET" }],
+      ]);
     for (const recordContent of [false, true]) {
       const { exporter, tracer } = setup();
-      await agentLoop(model(), [leaky, failing], initSession("SYSTEM-SECRET", "USER-SECRET"), { onEvent: otelObserver({ tracer, recordContent }) });
-      const exported = JSON.stringify(exporter.getFinishedSpans().map((span) => ({ name: span.name, attributes: span.attributes, status: span.status, events: span.events, links: span.links })));
+      await agentLoop(model(), [leaky, failing], initSession("SYSTEM-SECRET", "USER-SECRET"), {
+        onEvent: otelObserver({ tracer, recordContent }),
+      });
+      const exported = JSON.stringify(
+        exporter.getFinishedSpans().map((span) => ({
+          name: span.name,
+          attributes: span.attributes,
+          status: span.status,
+          events: span.events,
+          links: span.links,
+        })),
+      );
       const found = secrets.filter((secret) => exported.includes(secret));
-      if (recordContent) expect(found).toEqual(expect.arrayContaining(["OUTPUT-SECRET", "ERROR-SECRET", "INPUT-SECRET", "ANSWER-SECRET"]));
+      if (recordContent)
+        expect(found).toEqual(
+          expect.arrayContaining(["OUTPUT-SECRET", "ERROR-SECRET", "INPUT-SECRET", "ANSWER-SECRET"]),
+        );
       else expect(found).toStrictEqual([]);
     }
   });
@@ -216,7 +291,10 @@ describe("otelObserver: content", () => {
         throw new Error("x".repeat(100_000));
       },
     });
-    const model = scriptedModel([[{ type: "tool_call", id: "c1", name: "huge", input: {} }], [{ role: "assistant", content: "ok" }]]);
+    const model = scriptedModel([
+      [{ type: "tool_call", id: "c1", name: "huge", input: {} }],
+      [{ role: "assistant", content: "ok" }],
+    ]);
     await agentLoop(model, [huge], initSession("s", "u"), { onEvent: otelObserver({ tracer, recordContent: true }) });
     const failed = exporter.getFinishedSpans().find((span) => span.attributes["gen_ai.tool.name"] === "huge")!;
     expect(failed.status.message!.length).toBeLessThan(1100);
@@ -231,7 +309,13 @@ describe("otelObserver: subagents, retries and failures", () => {
       { role: "assistant", content: "first", usage: { inputTokens: 9, outputTokens: 2 } },
       { role: "assistant", content: "second", usage: { inputTokens: 3, outputTokens: 1 } },
     ]);
-    const researcher = subagentTool({ name: "researcher", description: "Researches.", systemPrompt: "r", invokeModel: inner, tools: [lookup] });
+    const researcher = subagentTool({
+      name: "researcher",
+      description: "Researches.",
+      systemPrompt: "r",
+      invokeModel: inner,
+      tools: [lookup],
+    });
     const model = scriptedModel([
       [
         { type: "tool_call", id: "p1", name: "researcher", input: { prompt: "x" } },
@@ -239,26 +323,44 @@ describe("otelObserver: subagents, retries and failures", () => {
       ],
       { role: "assistant", content: "done" },
     ]);
-    const observer = otelObserver({ tracer, model: "big", provider: "openai", agents: { researcher: { model: "small" } } });
+    const observer = otelObserver({
+      tracer,
+      model: "big",
+      provider: "openai",
+      agents: { researcher: { model: "small" } },
+    });
     await agentLoop(model, [researcher], initSession("system", "go"), { name: "main", onEvent: observer });
 
     const spans = exporter.getFinishedSpans();
     // Start times have millisecond precision: a parent and its first child may tie, so find runs by name.
     const main = spans.find((span) => span.name === "invoke_agent main");
-    expect(ofOperation(spans, "invoke_agent").filter((span) => span !== main).map((span) => span.name)).toEqual(["invoke_agent researcher", "invoke_agent researcher"]);
-    const toolSpans = childrenOf(spans, main!).filter((span) => span.attributes["gen_ai.operation.name"] === "execute_tool");
+    expect(
+      ofOperation(spans, "invoke_agent")
+        .filter((span) => span !== main)
+        .map((span) => span.name),
+    ).toEqual(["invoke_agent researcher", "invoke_agent researcher"]);
+    const toolSpans = childrenOf(spans, main!).filter(
+      (span) => span.attributes["gen_ai.operation.name"] === "execute_tool",
+    );
     expect(toolSpans.map((span) => span.attributes["gen_ai.tool.call.id"])).toEqual(["p1", "p2"]);
     for (const [index, toolSpan] of toolSpans.entries()) {
       const nested = childrenOf(spans, toolSpan);
       expect(nested).toHaveLength(1);
-      expect(nested[0]!.attributes).toMatchObject({ "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "researcher", "gen_ai.request.model": "small", "gen_ai.provider.name": "openai" });
+      expect(nested[0]!.attributes).toMatchObject({
+        "gen_ai.operation.name": "invoke_agent",
+        "gen_ai.agent.name": "researcher",
+        "gen_ai.request.model": "small",
+        "gen_ai.provider.name": "openai",
+      });
       expect(nested[0]!.attributes["simple_agent_loop.run.outcome"]).toBe("done");
       // Usage stays with the run that spent it (the two runs share the scripted model's turns).
       expect(nested[0]!.attributes["gen_ai.usage.input_tokens"]).toBe(index === 0 ? 7 + 3 : 9);
       // Each run's own spans sit under it, not under the other run or the parent's run.
       const own = childrenOf(spans, nested[0]!);
       expect(own.every((span) => span.spanContext().traceId === main!.spanContext().traceId)).toBe(true);
-      expect(own.map((span) => span.name)).toEqual(index === 0 ? ["chat small", "execute_tool lookup", "chat small"] : ["chat small"]);
+      expect(own.map((span) => span.name)).toEqual(
+        index === 0 ? ["chat small", "execute_tool lookup", "chat small"] : ["chat small"],
+      );
     }
     expect(main!.attributes["gen_ai.usage.input_tokens"]).toBeUndefined();
     expect(spans.filter((span) => span.name.startsWith("chat big"))).toHaveLength(2);
@@ -269,32 +371,68 @@ describe("otelObserver: subagents, retries and failures", () => {
     const started: string[] = [];
     const provider = new BasicTracerProvider({
       spanProcessors: [
-        { onStart: (span) => void started.push(span.spanContext().spanId), onEnd: () => undefined, forceFlush: async () => undefined, shutdown: async () => undefined },
+        {
+          onStart: (span) => void started.push(span.spanContext().spanId),
+          onEnd: () => undefined,
+          forceFlush: async () => undefined,
+          shutdown: async () => undefined,
+        },
         recordStarts,
         new SimpleSpanProcessor(exporter),
       ],
     });
-    const hang = tool({ name: "hang", description: "Never ends.", inputSchema: { type: "object" }, handler: () => new Promise(() => undefined) });
-    const sub = subagentTool({ name: "sub", description: "Sub.", systemPrompt: "s", invokeModel: scriptedModel([[{ type: "tool_call", id: "h", name: "hang", input: {} }]]), tools: [hang] });
-    const model = scriptedModel([[{ type: "tool_call", id: "p1", name: "sub", input: { prompt: "x" } }], { role: "assistant", content: "ok" }]);
-    await agentLoop(model, [{ ...sub, timeout: 30 }], initSession("system", "go"), { onEvent: otelObserver({ tracer: provider.getTracer("test") }) });
-
-    const ended = new Set(exporter.getFinishedSpans().map((span) => span.spanContext().spanId));
-    expect(started.filter((id) => !ended.has(id))).toEqual([]);
-    expect(ofOperation(exporter.getFinishedSpans(), "invoke_agent").map((span) => span.name)).toEqual(["invoke_agent", "invoke_agent sub"]);
-  });
-
-  it("ends a call whose subagent paused for approval at the pause, and names the calls the run waits for", async () => {
-    const { exporter, tracer } = setup();
-    const dangerous = tool({ name: "dangerous", description: "Needs approval.", inputSchema: { type: "object" }, requireApproval: true, handler: () => "did it" });
+    const hang = tool({
+      name: "hang",
+      description: "Never ends.",
+      inputSchema: { type: "object" },
+      handler: () => new Promise(() => undefined),
+    });
     const sub = subagentTool({
       name: "sub",
       description: "Sub.",
       systemPrompt: "s",
-      invokeModel: scriptedModel([[{ type: "tool_call", id: "q1", name: "dangerous", input: {} }], { role: "assistant", content: "sub done" }]),
+      invokeModel: scriptedModel([[{ type: "tool_call", id: "h", name: "hang", input: {} }]]),
+      tools: [hang],
+    });
+    const model = scriptedModel([
+      [{ type: "tool_call", id: "p1", name: "sub", input: { prompt: "x" } }],
+      { role: "assistant", content: "ok" },
+    ]);
+    await agentLoop(model, [{ ...sub, timeout: 30 }], initSession("system", "go"), {
+      onEvent: otelObserver({ tracer: provider.getTracer("test") }),
+    });
+
+    const ended = new Set(exporter.getFinishedSpans().map((span) => span.spanContext().spanId));
+    expect(started.filter((id) => !ended.has(id))).toEqual([]);
+    expect(ofOperation(exporter.getFinishedSpans(), "invoke_agent").map((span) => span.name)).toEqual([
+      "invoke_agent",
+      "invoke_agent sub",
+    ]);
+  });
+
+  it("ends a call whose subagent paused for approval at the pause, and names the calls the run waits for", async () => {
+    const { exporter, tracer } = setup();
+    const dangerous = tool({
+      name: "dangerous",
+      description: "Needs approval.",
+      inputSchema: { type: "object" },
+      requireApproval: true,
+      handler: () => "did it",
+    });
+    const sub = subagentTool({
+      name: "sub",
+      description: "Sub.",
+      systemPrompt: "s",
+      invokeModel: scriptedModel([
+        [{ type: "tool_call", id: "q1", name: "dangerous", input: {} }],
+        { role: "assistant", content: "sub done" },
+      ]),
       tools: [dangerous],
     });
-    const model = scriptedModel([[{ type: "tool_call", id: "p1", name: "sub", input: { prompt: "x" } }], { role: "assistant", content: "ok" }]);
+    const model = scriptedModel([
+      [{ type: "tool_call", id: "p1", name: "sub", input: { prompt: "x" } }],
+      { role: "assistant", content: "ok" },
+    ]);
     const session = initSession("system", "go");
     await agentLoop(model, [sub], session, { onEvent: otelObserver({ tracer }) });
 
@@ -312,7 +450,10 @@ describe("otelObserver: subagents, retries and failures", () => {
     resolveApproval(session, "q1", { approved: true });
     await agentLoop(model, [sub], session, { onEvent: otelObserver({ tracer }) });
     spans = exporter.getFinishedSpans();
-    expect(ofOperation(spans, "invoke_agent").map((span) => span.attributes["simple_agent_loop.run.outcome"])).toEqual(["done", "done"]);
+    expect(ofOperation(spans, "invoke_agent").map((span) => span.attributes["simple_agent_loop.run.outcome"])).toEqual([
+      "done",
+      "done",
+    ]);
     const dangerousCall = spans.find((span) => span.name === "execute_tool dangerous")!;
     const subCall = spans.find((span) => span.name === "execute_tool sub")!;
     expect(dangerousCall.status.code).not.toBe(api.SpanStatusCode.ERROR);
@@ -338,7 +479,10 @@ describe("otelObserver: subagents, retries and failures", () => {
     exporter.reset();
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 10);
-    await agentLoop(scriptedModel([{ error: overloaded() }]), [], initSession("system", "go"), { signal: controller.signal, onEvent: otelObserver({ tracer }) });
+    await agentLoop(scriptedModel([{ error: overloaded() }]), [], initSession("system", "go"), {
+      signal: controller.signal,
+      onEvent: otelObserver({ tracer }),
+    });
     const spans = exporter.getFinishedSpans();
     expect(ofOperation(spans, "chat")).toHaveLength(1);
     expect(ofOperation(spans, "invoke_agent")[0]!.attributes["simple_agent_loop.run.outcome"]).toBe("aborted");
@@ -375,19 +519,34 @@ describe("otelObserver: subagents, retries and failures", () => {
     exporter.reset();
     await agentLoop(twoToolRun(), [lookup, broken], initSession("system", "go"), { onEvent: otelObserver({ tracer }) });
     const run = ofOperation(exporter.getFinishedSpans(), "invoke_agent")[0]!;
-    expect(run.attributes).toMatchObject({ "gen_ai.usage.input_tokens": 250, "gen_ai.usage.output_tokens": 25, "gen_ai.usage.cache_read.input_tokens": 80 });
+    expect(run.attributes).toMatchObject({
+      "gen_ai.usage.input_tokens": 250,
+      "gen_ai.usage.output_tokens": 25,
+      "gen_ai.usage.cache_read.input_tokens": 80,
+    });
     expect(run.attributes["gen_ai.usage.cache_creation.input_tokens"]).toBeUndefined();
   });
 
   it("never breaks the run when the tracer throws", async () => {
-    const throwing = { startSpan: () => { throw new Error("exporter misconfigured"); }, startActiveSpan: () => { throw new Error("no"); } } as unknown as api.Tracer;
-    const session = await agentLoop(twoToolRun(), [lookup, broken], initSession("system", "go"), { onEvent: otelObserver({ tracer: throwing }) });
+    const throwing = {
+      startSpan: () => {
+        throw new Error("exporter misconfigured");
+      },
+      startActiveSpan: () => {
+        throw new Error("no");
+      },
+    } as unknown as api.Tracer;
+    const session = await agentLoop(twoToolRun(), [lookup, broken], initSession("system", "go"), {
+      onEvent: otelObserver({ tracer: throwing }),
+    });
     expect(session.messages.at(-1)).toMatchObject({ role: "assistant", content: "done" });
   });
 
   it("records the response as gen_ai.output.messages and the conversation id, content only when asked", async () => {
     const { exporter, tracer } = setup();
-    await agentLoop(twoToolRun(), [lookup, broken], initSession("system", "go"), { onEvent: otelObserver({ tracer, conversationId: "conv-1", recordContent: true }) });
+    await agentLoop(twoToolRun(), [lookup, broken], initSession("system", "go"), {
+      onEvent: otelObserver({ tracer, conversationId: "conv-1", recordContent: true }),
+    });
     let chats = ofOperation(exporter.getFinishedSpans(), "chat");
     expect(JSON.parse(chats[0]!.attributes["gen_ai.output.messages"] as string)).toStrictEqual([
       {
@@ -420,7 +579,9 @@ describe("otelObserver: subagents, retries and failures", () => {
     try {
       const { otelObserver: observerWithoutApi } = await import("simple-agent-loop/otel");
       const observer = observerWithoutApi({ model: "m" });
-      const session = await agentLoop(twoToolRun(), [lookup, broken], initSession("system", "go"), { onEvent: observer });
+      const session = await agentLoop(twoToolRun(), [lookup, broken], initSession("system", "go"), {
+        onEvent: observer,
+      });
       expect(session.messages.at(-1)).toMatchObject({ role: "assistant", content: "done" });
       expect(observer.name).toBe("noop");
     } finally {

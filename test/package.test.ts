@@ -32,15 +32,26 @@ describe("the packed package, installed into a new project", () => {
     }
     symlinkSync(join(root, "node_modules"), join(copy, "node_modules"));
     await run("npm", ["pack", "--pack-destination", work], { cwd: copy, env: npmEnvironment() });
-    const tarball = join(work, readdirSync(work).find((name) => name.endsWith(".tgz"))!);
+    const tarball = join(
+      work,
+      readdirSync(work).find((name) => name.endsWith(".tgz"))!,
+    );
     await run("tar", ["-xzf", tarball, "-C", work]);
     manifest = JSON.parse(readFileSync(join(work, "package", "package.json"), "utf8")) as typeof manifest;
 
     project = join(work, "project");
     mkdirSync(project);
-    writeFileSync(join(project, "package.json"), JSON.stringify({ name: "new-project", private: true, type: "module" }));
-    const peers = ["@modelcontextprotocol/sdk", "@opentelemetry/api", "@restatedev/restate-sdk", "zod"].map((name) => `${name}@${rootManifest.devDependencies[name]!}`);
-    const install = await run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", tarball, ...peers], { cwd: project, env: npmEnvironment() });
+    writeFileSync(
+      join(project, "package.json"),
+      JSON.stringify({ name: "new-project", private: true, type: "module" }),
+    );
+    const peers = ["@modelcontextprotocol/sdk", "@opentelemetry/api", "@restatedev/restate-sdk", "zod"].map(
+      (name) => `${name}@${rootManifest.devDependencies[name]!}`,
+    );
+    const install = await run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", tarball, ...peers], {
+      cwd: project,
+      env: npmEnvironment(),
+    });
     installLog = `${install.stdout}\n${install.stderr}`;
   }, 300_000);
 
@@ -57,7 +68,9 @@ describe("the packed package, installed into a new project", () => {
   });
 
   it("runs an agent and loads every subpath export by name from dist; the bin runs", async () => {
-    const subpaths = Object.keys(rootManifest.exports).filter((key) => key !== "./package.json").map((key) => `simple-agent-loop${key.slice(1)}`);
+    const subpaths = Object.keys(rootManifest.exports)
+      .filter((key) => key !== "./package.json")
+      .map((key) => `simple-agent-loop${key.slice(1)}`);
     const script = `
       import { agentLoop, initSession, response, tool } from "simple-agent-loop";
       import { scriptedModel } from "simple-agent-loop/testing";
@@ -69,13 +82,18 @@ describe("the packed package, installed into a new project", () => {
       console.log(JSON.stringify({ answer: response(session).content, loaded }));
     `;
     const { stdout } = await run(process.execPath, ["--input-type=module", "-e", script], { cwd: project });
-    const result = JSON.parse(stdout) as { answer: string; loaded: Record<string, { resolved: string; exports: number }> };
+    const result = JSON.parse(stdout) as {
+      answer: string;
+      loaded: Record<string, { resolved: string; exports: number }>;
+    };
     expect(result.answer).toBe("5");
     for (const name of subpaths) {
       expect(result.loaded[name]!.resolved, name).toMatch(/\/node_modules\/simple-agent-loop\/dist\/.+\.js$/);
       expect(result.loaded[name]!.exports, name).toBeGreaterThan(0);
     }
-    const { stdout: version } = await run(join(project, "node_modules", ".bin", "simple-agent-loop"), ["--version"], { cwd: project });
+    const { stdout: version } = await run(join(project, "node_modules", ".bin", "simple-agent-loop"), ["--version"], {
+      cwd: project,
+    });
     expect(version.trim()).toMatch(/^(simple-agent-loop )?\d+\.\d+\.\d+$/);
   });
 
@@ -85,7 +103,9 @@ describe("the packed package, installed into a new project", () => {
     writeFileSync(join(project, "index.ts"), example);
     const tsc = join(root, "node_modules", "typescript", "bin", "tsc");
     await run(process.execPath, [tsc, "--init"], { cwd: project });
-    const checked = await run(process.execPath, [tsc, "--noEmit", "-p", "."], { cwd: project }).catch((error: { stdout: string }) => error);
+    const checked = await run(process.execPath, [tsc, "--noEmit", "-p", "."], { cwd: project }).catch(
+      (error: { stdout: string }) => error,
+    );
     expect(checked.stdout).toBe("");
   });
 });

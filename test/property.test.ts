@@ -72,7 +72,8 @@ function script(turns: TurnSpec[]): ScriptedTurn[] {
       messages.push({ type: "tool_call", id: `call_${id++}`, name: call.name, input: { n: call.n } });
     }
     const last = messages.at(-1);
-    if (last !== undefined && spec.stopReason !== undefined) messages[messages.length - 1] = { ...last, stopReason: spec.stopReason };
+    if (last !== undefined && spec.stopReason !== undefined)
+      messages[messages.length - 1] = { ...last, stopReason: spec.stopReason };
     return {
       messages,
       stream: spec.stream,
@@ -111,12 +112,22 @@ describe("property: whatever happens, the session stays valid", () => {
         }
 
         expectEveryCallAnsweredOnce(session);
-        const callIds = session.messages.flatMap((message) => ("type" in message && message.type === "tool_call" ? [message.id] : []));
-        const resultIds = session.messages.flatMap((message) => ("type" in message && message.type === "tool_result" ? [message.id] : []));
+        const callIds = session.messages.flatMap((message) =>
+          "type" in message && message.type === "tool_call" ? [message.id] : [],
+        );
+        const resultIds = session.messages.flatMap((message) =>
+          "type" in message && message.type === "tool_result" ? [message.id] : [],
+        );
         expect(resultIds).toStrictEqual(callIds);
         expect(JSON.parse(JSON.stringify(session))).toStrictEqual(session);
         const last = session.messages.at(-1);
-        if (outcome === "returned" && controller.signal.aborted && last !== undefined && "stopReason" in last && last.stopReason === "aborted") {
+        if (
+          outcome === "returned" &&
+          controller.signal.aborted &&
+          last !== undefined &&
+          "stopReason" in last &&
+          last.stopReason === "aborted"
+        ) {
           expect(last).toMatchObject({ role: "assistant", content: "" });
         }
         if (outcome === "max-iterations") expect(spec.maxIterations).toBeDefined();
@@ -128,16 +139,24 @@ describe("property: whatever happens, the session stays valid", () => {
   it("executeToolCalls returns exactly one result per call, in call order, for any mix of calls", async () => {
     // Only the deaf tool's never-settling calls are the timeout's subject: the slow tool gets a
     // timeout no loaded machine reaches, so whether it succeeds never depends on the scheduler.
-    const tools = schemas.map((schema) => (schema.name === "slow" ? { ...schema, handler: handlers.slow, timeout: 60_000 } : schema));
+    const tools = schemas.map((schema) =>
+      schema.name === "slow" ? { ...schema, handler: handlers.slow, timeout: 60_000 } : schema,
+    );
     await fc.assert(
       fc.asyncProperty(fc.array(toolCall, { maxLength: 8 }), fc.boolean(), async (calls, parallel) => {
-        const toolCalls: ToolCallMessage[] = calls.map((call, index) => ({ type: "tool_call", id: `c${index}`, name: call.name, input: { n: call.n } }));
+        const toolCalls: ToolCallMessage[] = calls.map((call, index) => ({
+          type: "tool_call",
+          id: `c${index}`,
+          name: call.name,
+          input: { n: call.n },
+        }));
         const results = await executeToolCalls(toolCalls, handlers, { tools, parallel, toolTimeout: 10 });
         expect(results.map((result) => result.id)).toStrictEqual(toolCalls.map((call) => call.id));
         results.forEach((result, index) => {
           const call = calls[index]!;
           const valid = typeof call.n === "number" && call.name !== "missing";
-          if (!valid || call.name === "fail" || (call.name === "deaf" && (call.n as number) % 2 === 0)) expect(result.isError).toBe(true);
+          if (!valid || call.name === "fail" || (call.name === "deaf" && (call.n as number) % 2 === 0))
+            expect(result.isError).toBe(true);
           else expect(result.isError).toBeUndefined();
         });
       }),
@@ -149,20 +168,32 @@ describe("property: whatever happens, the session stays valid", () => {
 describe("property: the fast path for flat object schemas agrees with the full JSON Schema validator", () => {
   const primitive = fc.constantFrom("string", "number", "integer", "boolean", "null");
   const property = fc.record(
-    { type: primitive, enum: fc.array(fc.oneof(fc.string({ maxLength: 2 }), fc.integer({ min: -2, max: 2 }), fc.boolean(), fc.constant(null)), { minLength: 1, maxLength: 3 }), description: fc.string({ maxLength: 5 }) },
+    {
+      type: primitive,
+      enum: fc.array(
+        fc.oneof(fc.string({ maxLength: 2 }), fc.integer({ min: -2, max: 2 }), fc.boolean(), fc.constant(null)),
+        { minLength: 1, maxLength: 3 },
+      ),
+      description: fc.string({ maxLength: 5 }),
+    },
     { requiredKeys: ["type"] },
   );
-  const schema = fc
-    .dictionary(fc.constantFrom("a", "b", "c", "d"), property, { maxKeys: 4 })
-    .chain((properties) =>
-      fc.record({
-        type: fc.constant("object"),
-        properties: fc.constant(properties),
-        required: fc.subarray([...Object.keys(properties), "zz"]),
-        additionalProperties: fc.boolean(),
-      }),
-    );
-  const value = fc.oneof(fc.string({ maxLength: 2 }), fc.integer({ min: -2, max: 2 }), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.boolean(), fc.constant(null), fc.array(fc.integer(), { maxLength: 1 }));
+  const schema = fc.dictionary(fc.constantFrom("a", "b", "c", "d"), property, { maxKeys: 4 }).chain((properties) =>
+    fc.record({
+      type: fc.constant("object"),
+      properties: fc.constant(properties),
+      required: fc.subarray([...Object.keys(properties), "zz"]),
+      additionalProperties: fc.boolean(),
+    }),
+  );
+  const value = fc.oneof(
+    fc.string({ maxLength: 2 }),
+    fc.integer({ min: -2, max: 2 }),
+    fc.double({ noNaN: true, noDefaultInfinity: true }),
+    fc.boolean(),
+    fc.constant(null),
+    fc.array(fc.integer(), { maxLength: 1 }),
+  );
   const input = fc.oneof(fc.dictionary(fc.constantFrom("a", "b", "c", "d", "e"), value, { maxKeys: 5 }), value);
 
   it("accepts and rejects exactly what @cfworker/json-schema does", async () => {

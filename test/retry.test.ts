@@ -15,11 +15,20 @@ import { scriptedModel } from "simple-agent-loop/testing";
 import { withoutTs } from "./helpers.ts";
 
 const overloaded = (retryAfterMs?: number) =>
-  new ProviderError("Overloaded", { provider: "test", status: 529, retryable: true, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) });
+  new ProviderError("Overloaded", {
+    provider: "test",
+    status: 529,
+    retryable: true,
+    ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+  });
 
 describe("retries of model calls", () => {
   it("repeats a call that failed with a retryable error, honouring retryAfterMs, and reports each retry", async () => {
-    const model = scriptedModel([{ error: overloaded(5) }, { error: overloaded(5) }, [{ role: "assistant", content: "finally" }]]);
+    const model = scriptedModel([
+      { error: overloaded(5) },
+      { error: overloaded(5) },
+      [{ role: "assistant", content: "finally" }],
+    ]);
     const events: AgentEvent[] = [];
     const session = await agentLoop(model, [], initSession("s", "u"), { onEvent: (event) => events.push(event) });
     expect(response(session)?.content).toBe("finally");
@@ -31,7 +40,9 @@ describe("retries of model calls", () => {
 
   it("gives up after maxRetries and throws the last error; never retries a non-retryable error", async () => {
     const failing = scriptedModel([{ error: overloaded(1) }, { error: overloaded(1) }]);
-    await expect(agentLoop(failing, [], initSession("s", "u"), { retry: { maxRetries: 1 } })).rejects.toThrow("Overloaded");
+    await expect(agentLoop(failing, [], initSession("s", "u"), { retry: { maxRetries: 1 } })).rejects.toThrow(
+      "Overloaded",
+    );
     expect(failing.callCount).toBe(2);
 
     const badRequest = new ProviderError("invalid model", { provider: "test", status: 400 });
@@ -48,7 +59,8 @@ describe("retries of model calls", () => {
     async function* flaky(): AsyncGenerator<ModelStreamEvent> {
       attempt++;
       yield { type: "message", message: { role: "assistant", content: "Part one" } };
-      if (attempt === 1) throw new ProviderError("stream reset", { provider: "test", retryable: true, retryAfterMs: 1 });
+      if (attempt === 1)
+        throw new ProviderError("stream reset", { provider: "test", retryable: true, retryAfterMs: 1 });
       yield { type: "message", message: { role: "assistant", content: "Part two" } };
       yield { type: "response-end", stopReason: "end_turn" };
     }
@@ -85,7 +97,10 @@ describe("retries of model calls", () => {
     expect(isProviderError(error)).toBe(true);
     expect(isContextOverflowError(error)).toBe(true);
     expect(error.retryable).toBe(false);
-    const lookalike = Object.assign(new Error("x"), { name: "ContextOverflowError", [Symbol.for("simple-agent-loop.error")]: true });
+    const lookalike = Object.assign(new Error("x"), {
+      name: "ContextOverflowError",
+      [Symbol.for("simple-agent-loop.error")]: true,
+    });
     expect(isContextOverflowError(lookalike)).toBe(true);
     expect(isContextOverflowError(new Error("prompt is too long"))).toBe(false);
   });

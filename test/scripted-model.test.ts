@@ -6,11 +6,16 @@ const context = () => ({ signal: new AbortController().signal, iteration: 1 });
 
 describe("scriptedModel", () => {
   it("replays turns in order, records deep copies of each session and the tools, then fails clearly", async () => {
-    const model = scriptedModel([[{ role: "assistant", content: "one" }], (session) => [{ role: "assistant", content: `saw ${session.messages.length}` }]]);
+    const model = scriptedModel([
+      [{ role: "assistant", content: "one" }],
+      (session) => [{ role: "assistant", content: `saw ${session.messages.length}` }],
+    ]);
     const session = initSession("s", "u");
     expect(await model([], session, context())).toStrictEqual([{ role: "assistant", content: "one" }]);
     session.messages.push({ role: "user", content: "again" });
-    expect(await model([{ name: "t", description: "d", input_schema: {} }], session, context())).toStrictEqual([{ role: "assistant", content: "saw 3" }]);
+    expect(await model([{ name: "t", description: "d", input_schema: {} }], session, context())).toStrictEqual([
+      { role: "assistant", content: "saw 3" },
+    ]);
     session.messages.length = 0;
     expect(model.calls.map((call) => call.messages.length)).toStrictEqual([2, 3]);
     expect(model.sessions).toBe(model.calls);
@@ -29,7 +34,11 @@ describe("scriptedModel", () => {
 
   it("delays a turn (abortably) and fails a turn", async () => {
     const failure = new Error("scripted failure");
-    const model = scriptedModel([{ delayMs: 30, messages: [{ role: "assistant", content: "late" }] }, { error: failure }, { delay: 60_000 }]);
+    const model = scriptedModel([
+      { delayMs: 30, messages: [{ role: "assistant", content: "late" }] },
+      { error: failure },
+      { delay: 60_000 },
+    ]);
     const started = Date.now();
     expect(await model([], initSession("s", "u"), context())).toStrictEqual([{ role: "assistant", content: "late" }]);
     expect(Date.now() - started).toBeGreaterThanOrEqual(25);
@@ -42,13 +51,29 @@ describe("scriptedModel", () => {
 
   it("streams deltas, each message, then the turn's end", async () => {
     const model = scriptedModel(
-      [[{ role: "assistant", content: "Hello there, friend" }, { type: "tool_call", id: "c", name: "t", input: { q: 1 }, stopReason: "tool_use" }]],
+      [
+        [
+          { role: "assistant", content: "Hello there, friend" },
+          { type: "tool_call", id: "c", name: "t", input: { q: 1 }, stopReason: "tool_use" },
+        ],
+      ],
       { stream: true },
     );
     const events: ModelStreamEvent[] = [];
-    for await (const event of model([], initSession("s", "u"), context()) as AsyncIterable<ModelStreamEvent>) events.push(event);
-    expect(events.filter((event) => event.type === "text-delta").map((event) => event.delta).join("")).toBe("Hello there, friend");
-    expect(events.filter((event) => event.type === "tool-call-delta").map((event) => event.delta).join("")).toBe('{"q":1}');
+    for await (const event of model([], initSession("s", "u"), context()) as AsyncIterable<ModelStreamEvent>)
+      events.push(event);
+    expect(
+      events
+        .filter((event) => event.type === "text-delta")
+        .map((event) => event.delta)
+        .join(""),
+    ).toBe("Hello there, friend");
+    expect(
+      events
+        .filter((event) => event.type === "tool-call-delta")
+        .map((event) => event.delta)
+        .join(""),
+    ).toBe('{"q":1}');
     expect(events.filter((event) => event.type !== "text-delta" && event.type !== "tool-call-delta")).toStrictEqual([
       { type: "message", message: { role: "assistant", content: "Hello there, friend" } },
       { type: "tool-call-start", id: "c", name: "t" },

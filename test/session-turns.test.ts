@@ -1,7 +1,15 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { Message } from "simple-agent-loop";
-import { sessionTurns, sessionTurnsBackward, turnAt, turnBefore, turnStartBefore, unansweredCalls, type SessionTurn } from "../src/session-turns.ts";
+import {
+  sessionTurns,
+  sessionTurnsBackward,
+  turnAt,
+  turnBefore,
+  turnStartBefore,
+  unansweredCalls,
+  type SessionTurn,
+} from "../src/session-turns.ts";
 
 const system = (content = "be brief"): Message => ({ role: "system", content });
 const user = (content = "hi"): Message => ({ role: "user", content });
@@ -34,7 +42,17 @@ describe("sessionTurns", () => {
   });
 
   it("keeps a model turn's parallel calls with their results, in any order", () => {
-    const messages = [system(), user(), thinking(), answer("reading"), call("a"), call("b"), result("b"), result("a"), answer()];
+    const messages = [
+      system(),
+      user(),
+      thinking(),
+      answer("reading"),
+      call("a"),
+      call("b"),
+      result("b"),
+      result("a"),
+      answer(),
+    ];
     expect(turnsOf(messages)).toStrictEqual([
       { type: "system", start: 0, results: 1, end: 1 },
       { type: "user", start: 1, results: 2, end: 2 },
@@ -108,14 +126,18 @@ describe("sessionTurns", () => {
           const kinds = messages.slice(turn.start, turn.end).map((each) => ("role" in each ? each.role : each.type));
           const head = kinds.slice(0, turn.results - turn.start);
           expect(kinds.slice(turn.results - turn.start).every((kind) => kind === "tool_result")).toBe(true);
-          if (turn.type === "model") expect(head.length > 0 && head.every((kind) => ["assistant", "thinking", "tool_call"].includes(kind))).toBe(true);
+          if (turn.type === "model")
+            expect(head.length > 0 && head.every((kind) => ["assistant", "thinking", "tool_call"].includes(kind))).toBe(
+              true,
+            );
           else if (turn.type === "orphan-results") expect(head).toStrictEqual([]);
           else expect(kinds).toStrictEqual([turn.type]);
           // As long as it can be: the next message could not have continued it.
           const following = messages[turn.end];
           const nextKind = following === undefined ? undefined : "role" in following ? following.role : following.type;
           if (turn.type === "model" || turn.type === "orphan-results") expect(nextKind).not.toBe("tool_result");
-          if (turn.type === "model" && turn.results === turn.end) expect(["assistant", "thinking", "tool_call"]).not.toContain(nextKind);
+          if (turn.type === "model" && turn.results === turn.end)
+            expect(["assistant", "thinking", "tool_call"]).not.toContain(nextKind);
           next = turn.end;
         }
         expect(next).toBe(messages.length);

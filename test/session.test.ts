@@ -36,16 +36,23 @@ describe("session helpers", () => {
     const message: Message = { type: "tool_result", id: "1", output: "ok" };
     extendSession(session, message);
     expect(message).toStrictEqual({ type: "tool_result", id: "1", output: "ok" });
-    expect(session.messages[0]).toStrictEqual({ type: "tool_result", id: "1", output: "ok", ts: expect.stringMatching(isoUtc) });
+    expect(session.messages[0]).toStrictEqual({
+      type: "tool_result",
+      id: "1",
+      output: "ok",
+      ts: expect.stringMatching(isoUtc),
+    });
   });
 
   it("send adds a user message", () => {
     const session = send(initSession("s", "first"), "second");
-    expect(session.messages.map((message) => ("role" in message ? [message.role, message.content] : []))).toStrictEqual([
-      ["system", "s"],
-      ["user", "first"],
-      ["user", "second"],
-    ]);
+    expect(session.messages.map((message) => ("role" in message ? [message.role, message.content] : []))).toStrictEqual(
+      [
+        ["system", "s"],
+        ["user", "first"],
+        ["user", "second"],
+      ],
+    );
   });
 
   it("forkSession is a deep copy that shares nothing", () => {
@@ -55,7 +62,8 @@ describe("session helpers", () => {
     expect(fork).toStrictEqual(session);
     send(fork, "only in the fork");
     const call = fork.messages[2];
-    if (call !== undefined && "type" in call && call.type === "tool_call") (call.input.nested as { list: number[] }).list.push(3);
+    if (call !== undefined && "type" in call && call.type === "tool_call")
+      (call.input.nested as { list: number[] }).list.push(3);
     expect(session.messages).toHaveLength(3);
     expect(session.messages[2]).toMatchObject({ input: { nested: { list: [1, 2] } } });
   });
@@ -73,7 +81,14 @@ describe("session helpers", () => {
   it("a session with every message kind and metadata survives a JSON round trip unchanged", () => {
     const session = initSession("s", "u");
     extendSession(session, { type: "thinking", content: "hmm", signature: "sig" });
-    extendSession(session, { type: "tool_call", id: "c", name: "t", input: { a: [1, { b: null }] }, stopReason: "tool_use", usage: { inputTokens: 3, outputTokens: 4 } });
+    extendSession(session, {
+      type: "tool_call",
+      id: "c",
+      name: "t",
+      input: { a: [1, { b: null }] },
+      stopReason: "tool_use",
+      usage: { inputTokens: 3, outputTokens: 4 },
+    });
     extendSession(session, { type: "tool_result", id: "c", output: { ok: true }, isError: false });
     extendSession(session, { role: "assistant", content: "done", stopReason: "end_turn" });
     expect(JSON.parse(JSON.stringify(session))).toStrictEqual(session);
@@ -102,19 +117,32 @@ describe("onSessionChange", () => {
     onSessionChange(session, (change) => {
       kinds.push(change.type);
       if (change.type === "append") mirror.push(structuredClone(change.message));
-      else if (change.type === "splice") mirror.splice(change.index, change.removed.length, ...structuredClone(change.inserted));
+      else if (change.type === "splice")
+        mirror.splice(change.index, change.removed.length, ...structuredClone(change.inserted));
       else mirror[change.index] = structuredClone(change.message);
     });
     const long = "x".repeat(300);
     const model = scriptedModel([
-      [{ type: "thinking", content: long, signature: "s" }, { type: "tool_call", id: "a", name: "free", input: {} }],
-      [{ type: "thinking", content: long, signature: "s" }, { type: "tool_call", id: "b", name: "free", input: {} }],
+      [
+        { type: "thinking", content: long, signature: "s" },
+        { type: "tool_call", id: "a", name: "free", input: {} },
+      ],
+      [
+        { type: "thinking", content: long, signature: "s" },
+        { type: "tool_call", id: "b", name: "free", input: {} },
+      ],
       [{ type: "tool_call", id: "c", name: "guarded", input: {} }],
       [{ role: "assistant", content: "done" }],
     ]);
     const tools = [
       tool({ name: "free", description: "d", inputSchema: { type: "object" }, handler: () => "ok" }),
-      tool({ name: "guarded", description: "d", inputSchema: { type: "object" }, requireApproval: true, handler: () => "ran" }),
+      tool({
+        name: "guarded",
+        description: "d",
+        inputSchema: { type: "object" },
+        requireApproval: true,
+        handler: () => "ran",
+      }),
     ];
     await agentLoop(model, tools, session);
     expect(mirror).toStrictEqual(session.messages);

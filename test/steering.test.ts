@@ -4,13 +4,21 @@ import { scriptedModel } from "simple-agent-loop/testing";
 import { sleep, withoutTs } from "./helpers.ts";
 
 const roles = (messages: ReturnType<typeof withoutTs>) =>
-  messages.map((message) => ("role" in message ? `${message.role}:${message.content}` : "id" in message ? `${message.type}:${message.id}` : message.type));
+  messages.map((message) =>
+    "role" in message
+      ? `${message.role}:${message.content}`
+      : "id" in message
+        ? `${message.type}:${message.id}`
+        : message.type,
+  );
 
 describe("steering and follow-ups (the coding-agent book, ch. 07)", () => {
   it("steer() adds a user message once the current tool results are in, before the next model call", async () => {
     const model = scriptedModel([
       [{ type: "tool_call", id: "slow", name: "slow", input: {} }],
-      (session) => [{ role: "assistant", content: `last thing I saw: ${(session.messages.at(-1) as { content: string }).content}` }],
+      (session) => [
+        { role: "assistant", content: `last thing I saw: ${(session.messages.at(-1) as { content: string }).content}` },
+      ],
     ]);
     const session = initSession("s", "u");
     const run = agentStream(model, [], session, {
@@ -57,7 +65,11 @@ describe("steering and follow-ups (the coding-agent book, ch. 07)", () => {
 
 it("steer and followUp also take a user message object", async () => {
   const session = initSession("s", "first");
-  const run = agentStream(scriptedModel([[{ role: "assistant", content: "a" }], [{ role: "assistant", content: "b" }]]), [], session);
+  const run = agentStream(
+    scriptedModel([[{ role: "assistant", content: "a" }], [{ role: "assistant", content: "b" }]]),
+    [],
+    session,
+  );
   run.followUp({ role: "user", content: "second" });
   await run.result;
   expect(withoutTs(session)[3]).toStrictEqual({ role: "user", content: "second" });

@@ -35,10 +35,18 @@ describe("subagentTool", () => {
         if (running === 2) bothRunning();
         await together;
         running--;
-        return [{ role: "assistant" as const, content: `summary of ${(session.messages[1] as { content: string }).content}` }];
+        return [
+          { role: "assistant" as const, content: `summary of ${(session.messages[1] as { content: string }).content}` },
+        ];
       }),
     );
-    const summarize = subagentTool({ name: "summarize", description: "Summarize.", systemPrompt: "Summarize.", invokeModel: inner, maxIterations: 1 });
+    const summarize = subagentTool({
+      name: "summarize",
+      description: "Summarize.",
+      systemPrompt: "Summarize.",
+      invokeModel: inner,
+      maxIterations: 1,
+    });
     const outer = scriptedModel([
       [
         { type: "tool_call", id: "p1", name: "summarize", input: { prompt: "alpha" } },
@@ -47,7 +55,9 @@ describe("subagentTool", () => {
       [{ role: "assistant", content: "done" }],
     ]);
     const events: AgentEvent[] = [];
-    const session = await agentLoop(outer, [summarize], initSession("s", "u"), { onEvent: (event) => events.push(event) });
+    const session = await agentLoop(outer, [summarize], initSession("s", "u"), {
+      onEvent: (event) => events.push(event),
+    });
     expect(withoutTs(session).slice(4, 6)).toStrictEqual([
       { type: "tool_result", id: "p1", output: "summary of alpha" },
       { type: "tool_result", id: "p2", output: "summary of beta" },
@@ -55,13 +65,24 @@ describe("subagentTool", () => {
     expect(peak).toBe(2);
     expect(inner.calls.map((call) => call.messages.length)).toStrictEqual([2, 2]);
     const forwarded = events.filter((event) => event.type === "tool-execution-update");
-    expect(forwarded.filter((event) => event.id === "p1").map((event) => (event.progress as { type: string }).type)).toContain("run-end");
+    expect(
+      forwarded.filter((event) => event.id === "p1").map((event) => (event.progress as { type: string }).type),
+    ).toContain("run-end");
   });
 
   it("returns structured output when given an output schema", async () => {
     const inner = scriptedModel([[{ role: "assistant", content: '{"score": 92}' }]]);
-    const judge = subagentTool({ name: "judge", description: "Judge.", systemPrompt: "Judge.", invokeModel: inner, output: z.object({ score: z.number() }) });
-    const outer = scriptedModel([[{ type: "tool_call", id: "j", name: "judge", input: { prompt: "rate this" } }], [{ role: "assistant", content: "ok" }]]);
+    const judge = subagentTool({
+      name: "judge",
+      description: "Judge.",
+      systemPrompt: "Judge.",
+      invokeModel: inner,
+      output: z.object({ score: z.number() }),
+    });
+    const outer = scriptedModel([
+      [{ type: "tool_call", id: "j", name: "judge", input: { prompt: "rate this" } }],
+      [{ role: "assistant", content: "ok" }],
+    ]);
     const session = await agentLoop(outer, [judge], initSession("s", "u"));
     expect(withoutTs(session)[3]).toStrictEqual({ type: "tool_result", id: "j", output: { score: 92 } });
   });
@@ -82,13 +103,21 @@ describe("subagentTool", () => {
       [{ type: "tool_call", id: "d1", name: "deploy", input: { service: "api" } }],
       [{ role: "assistant", content: "api is live" }],
     ]);
-    const ops = subagentTool({ name: "ops", description: "Operations.", systemPrompt: "You deploy.", invokeModel: innerModel, tools: [deploy] });
+    const ops = subagentTool({
+      name: "ops",
+      description: "Operations.",
+      systemPrompt: "You deploy.",
+      invokeModel: innerModel,
+      tools: [deploy],
+    });
     const outerModel = scriptedModel([
       [{ type: "tool_call", id: "o1", name: "ops", input: { prompt: "deploy api" } }],
       [{ role: "assistant", content: "ops says: api is live" }],
     ]);
     const events: AgentEvent[] = [];
-    const paused = await agentLoop(outerModel, [ops], initSession("s", "u"), { onEvent: (event) => events.push(event) });
+    const paused = await agentLoop(outerModel, [ops], initSession("s", "u"), {
+      onEvent: (event) => events.push(event),
+    });
     expect(events.at(-1)).toMatchObject({ type: "run-end", outcome: "paused", pending: [{ id: "o1", name: "ops" }] });
     expect(deployed).toStrictEqual([]);
     expect(pendingApprovals(paused).map((call) => [call.id, call.name])).toStrictEqual([["d1", "deploy"]]);

@@ -19,7 +19,11 @@ describe("subagents: a tool handler that runs its own agentLoop", () => {
       inputSchema: { type: "object", properties: { text: { type: "string" } }, required: ["text"] },
       handler: async (input, context) => {
         const inner = initSession("You are a summarizer. Output only the summary.", String(input.text));
-        const result = await agentLoop(summarizer, [], inner, { name: "summarizer", maxIterations: 1, signal: context.signal });
+        const result = await agentLoop(summarizer, [], inner, {
+          name: "summarizer",
+          maxIterations: 1,
+          signal: context.signal,
+        });
         return response(result)?.content ?? "";
       },
     });
@@ -50,7 +54,10 @@ describe("subagents: a tool handler that runs its own agentLoop", () => {
       throw new Error(`inner run ended: ${response(innerSession)?.stopReason ?? "?"}`);
     };
     const outer = scriptedModel([[{ type: "tool_call", id: "r", name: "research", input: {} }]]);
-    const session = await agentLoop(outer, [], initSession("s", "u"), { toolHandlers: { research }, signal: controller.signal });
+    const session = await agentLoop(outer, [], initSession("s", "u"), {
+      toolHandlers: { research },
+      signal: controller.signal,
+    });
     expect(response(innerSession!)).toMatchObject({ content: "", stopReason: "aborted" });
     expect(withoutTs(session).slice(3)).toStrictEqual([
       { type: "tool_result", id: "r", output: "Error: aborted before the tool finished", isError: true },
@@ -70,7 +77,12 @@ describe("subagents: a tool handler that runs its own agentLoop", () => {
       [{ role: "assistant", content: "handled" }],
     ]);
     const session = await agentLoop(outer, [], initSession("s", "u"), { toolHandlers: { delegate } });
-    expect(withoutTs(session)[3]).toStrictEqual({ type: "tool_result", id: "d", output: "Error: inner provider down", isError: true });
+    expect(withoutTs(session)[3]).toStrictEqual({
+      type: "tool_result",
+      id: "d",
+      output: "Error: inner provider down",
+      isError: true,
+    });
     expect(response(session)?.content).toBe("handled");
   });
 });

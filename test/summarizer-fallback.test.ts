@@ -24,15 +24,26 @@ function longSession(): Session {
   return session;
 }
 
-const overflowing = (limit: number) => (_tools: unknown, session: Session): ModelMessage[] => {
-  if (session.messages.length > limit) throw new ContextOverflowError("prompt is too long", { provider: "test", status: 400 });
-  return [{ role: "assistant", content: `answered with ${session.messages.length} messages` }];
-};
+const overflowing =
+  (limit: number) =>
+  (_tools: unknown, session: Session): ModelMessage[] => {
+    if (session.messages.length > limit)
+      throw new ContextOverflowError("prompt is too long", { provider: "test", status: 400 });
+    return [{ role: "assistant", content: `answered with ${session.messages.length} messages` }];
+  };
 
 const misbehaving: [string, InvokeModel, RegExp][] = [
-  ["calls tools", scriptedModel([[{ type: "tool_call", id: "x", name: "shell", input: {} }], [{ role: "assistant", content: "s" }]]), /called tools/],
+  [
+    "calls tools",
+    scriptedModel([[{ type: "tool_call", id: "x", name: "shell", input: {} }], [{ role: "assistant", content: "s" }]]),
+    /called tools/,
+  ],
   ["answers nothing", scriptedModel([[{ role: "assistant", content: "" }]]), /answered nothing/],
-  ["answers more than it replaces", scriptedModel([[{ role: "assistant", content: "z".repeat(50_000) }]]), /longer than/],
+  [
+    "answers more than it replaces",
+    scriptedModel([[{ role: "assistant", content: "z".repeat(50_000) }]]),
+    /longer than/,
+  ],
   ["fails", scriptedModel([{ error: new Error("summarizer down") }]), /summarizer down/],
 ];
 
@@ -45,9 +56,15 @@ describe("a summarizer that misbehaves never ends the user's run", () => {
         compaction: summarizeOlderTurns({ invokeModel: summarizer, contextWindow: 1_000_000, keepTurns: 1 }),
         onEvent: (event) => events.push(event),
       });
-      expect(events.find((event) => event.type === "compaction-fallback")).toMatchObject({ strategy: "summary", reason: expect.stringMatching(reason) as unknown, fallback: "sliding-window" });
+      expect(events.find((event) => event.type === "compaction-fallback")).toMatchObject({
+        strategy: "summary",
+        reason: expect.stringMatching(reason) as unknown,
+        fallback: "sliding-window",
+      });
       expect(events.at(-1)).toMatchObject({ type: "run-end", outcome: "done" });
-      expect(session.messages.some((message) => "role" in message && message.content.startsWith("Summary of"))).toBe(false);
+      expect(session.messages.some((message) => "role" in message && message.content.startsWith("Summary of"))).toBe(
+        false,
+      );
       expectEveryCallAnsweredOnce(session);
     });
   }
@@ -57,7 +74,11 @@ describe("a summarizer that misbehaves never ends the user's run", () => {
     const before = session.messages.length;
     const events: AgentEvent[] = [];
     await agentLoop(scriptedModel([[{ role: "assistant", content: "done" }]]), [], session, {
-      compaction: summarizeOlderTurns({ invokeModel: scriptedModel([[{ role: "assistant", content: "" }]]), contextWindow: 10, keepTurns: 1 }),
+      compaction: summarizeOlderTurns({
+        invokeModel: scriptedModel([[{ role: "assistant", content: "" }]]),
+        contextWindow: 10,
+        keepTurns: 1,
+      }),
       onEvent: (event) => events.push(event),
     });
     expect(events.find((event) => event.type === "compaction-fallback")).toMatchObject({ fallback: "none" });
@@ -82,8 +103,16 @@ describe("the model's view is built in one place", () => {
       [],
       session,
       {
-        compaction: summarizeOlderTurns({ invokeModel: scriptedModel([[{ role: "assistant", content: "short" }]]), contextWindow: 1_000_000, keepTurns: 1 }),
-        hooks: { beforeModelCall: ({ session: current }) => ({ messages: [{ role: "system", content: "HOOK" }, ...current.messages.slice(1)] }) },
+        compaction: summarizeOlderTurns({
+          invokeModel: scriptedModel([[{ role: "assistant", content: "short" }]]),
+          contextWindow: 1_000_000,
+          keepTurns: 1,
+        }),
+        hooks: {
+          beforeModelCall: ({ session: current }) => ({
+            messages: [{ role: "system", content: "HOOK" }, ...current.messages.slice(1)],
+          }),
+        },
       },
     );
     expect(calls).toBe(2);
@@ -107,9 +136,16 @@ describe("the model's view is built in one place", () => {
       [],
       session,
       {
-        compaction: summarizeOlderTurns({ invokeModel: scriptedModel([[{ role: "assistant", content: "short" }]]), contextWindow: 1_000_000, keepTurns: 1 }),
+        compaction: summarizeOlderTurns({
+          invokeModel: scriptedModel([[{ role: "assistant", content: "short" }]]),
+          contextWindow: 1_000_000,
+          keepTurns: 1,
+        }),
         // A long session goes to a model with a larger window; once compacted, the default is enough.
-        hooks: { beforeModelCall: ({ session: current }) => (current.messages.length > 6 ? { settings: { model: "long-context" } } : undefined) },
+        hooks: {
+          beforeModelCall: ({ session: current }) =>
+            current.messages.length > 6 ? { settings: { model: "long-context" } } : undefined,
+        },
       },
     );
     expect(contexts.map((context) => context.settings)).toStrictEqual([{ model: "long-context" }, undefined]);
@@ -129,13 +165,24 @@ describe("the model's view is built in one place", () => {
       session,
       {
         output: { type: "object", properties: { ok: { type: "boolean" } }, required: ["ok"] },
-        compaction: summarizeOlderTurns({ invokeModel: scriptedModel([[{ role: "assistant", content: "short" }]]), contextWindow: 1_000_000, keepTurns: 1 }),
-        hooks: { beforeModelCall: ({ session: current }) => ({ messages: [...current.messages, { role: "user", content: "HOOK" }] }) },
+        compaction: summarizeOlderTurns({
+          invokeModel: scriptedModel([[{ role: "assistant", content: "short" }]]),
+          contextWindow: 1_000_000,
+          keepTurns: 1,
+        }),
+        hooks: {
+          beforeModelCall: ({ session: current }) => ({
+            messages: [...current.messages, { role: "user", content: "HOOK" }],
+          }),
+        },
       },
     );
     expect(seen).toHaveLength(2);
     for (const view of seen) {
-      expect(view.messages[0]).toMatchObject({ role: "system", content: expect.stringContaining("JSON Schema") as unknown });
+      expect(view.messages[0]).toMatchObject({
+        role: "system",
+        content: expect.stringContaining("JSON Schema") as unknown,
+      });
       expect(view.messages.at(-1)).toMatchObject({ role: "user", content: "HOOK" });
     }
   });

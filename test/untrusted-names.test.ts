@@ -1,5 +1,14 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { agentLoop, executeToolCalls, initSession, sessionMetrics, tool, type AgentEvent, type ModelMessage, type RunMetrics } from "simple-agent-loop";
+import {
+  agentLoop,
+  executeToolCalls,
+  initSession,
+  sessionMetrics,
+  tool,
+  type AgentEvent,
+  type ModelMessage,
+  type RunMetrics,
+} from "simple-agent-loop";
 import { scriptedModel } from "simple-agent-loop/testing";
 
 const names = ["constructor", "__proto__", "toString", "hasOwnProperty", "valueOf"];
@@ -15,14 +24,22 @@ describe("names from a model are never keys of plain objects", () => {
     it(`a call of "${name}" is an unknown tool, and metrics count it as its own entry`, async () => {
       const turn: ModelMessage[] = [{ type: "tool_call", id: "a", name, input: {} }];
       let metrics: RunMetrics | undefined;
-      const session = await agentLoop(scriptedModel([turn, [{ role: "assistant", content: "done" }]]), [], initSession("s", "u"), {
-        toolHandlers: { work: () => "ok" },
-        onEvent: (event: AgentEvent) => {
-          if (event.type === "run-end") metrics = event.metrics;
+      const session = await agentLoop(
+        scriptedModel([turn, [{ role: "assistant", content: "done" }]]),
+        [],
+        initSession("s", "u"),
+        {
+          toolHandlers: { work: () => "ok" },
+          onEvent: (event: AgentEvent) => {
+            if (event.type === "run-end") metrics = event.metrics;
+          },
         },
-      });
+      );
       const result = session.messages.find((message) => "type" in message && message.type === "tool_result");
-      expect(result).toMatchObject({ isError: true, output: expect.stringContaining(`unknown tool "${name}"`) as unknown });
+      expect(result).toMatchObject({
+        isError: true,
+        output: expect.stringContaining(`unknown tool "${name}"`) as unknown,
+      });
       expect(Object.keys(metrics!.tools)).toStrictEqual([name]);
       expect(Object.getOwnPropertyDescriptor(metrics!.tools, name)?.value).toMatchObject({ calls: 1, errors: 1 });
       const fromSession = sessionMetrics(session);
@@ -39,7 +56,11 @@ describe("names from a model are never keys of plain objects", () => {
       inputSchema: { type: "object", properties: { n: { type: "constructor" } }, required: ["n"] },
       handler: () => "ran",
     });
-    const [result] = await executeToolCalls([{ type: "tool_call", id: "c", name: "strict", input: { n: 1 } }], {}, { tools: [strict] });
+    const [result] = await executeToolCalls(
+      [{ type: "tool_call", id: "c", name: "strict", input: { n: 1 } }],
+      {},
+      { tools: [strict] },
+    );
     expect(result).toMatchObject({ isError: true });
   });
 });

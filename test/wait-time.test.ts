@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { agentLoop, initSession, sessionMetrics, type AgentEvent, type RunMetrics, type ToolResultMessage } from "simple-agent-loop";
+import {
+  agentLoop,
+  initSession,
+  sessionMetrics,
+  type AgentEvent,
+  type RunMetrics,
+  type ToolResultMessage,
+} from "simple-agent-loop";
 import { scriptedModel } from "simple-agent-loop/testing";
 import { sleep } from "./helpers.ts";
 
@@ -45,7 +52,9 @@ describe("time waiting for permission is told apart from time running", () => {
     expect(first.durationMs).toBeLessThanOrEqual(firstEndSeen - hookReturned + 0.1);
     for (const end of ends) expect(tenth(end.durationMs) && tenth(end.waitMs)).toBe(true);
 
-    const results = session.messages.filter((message): message is ToolResultMessage => "type" in message && message.type === "tool_result");
+    const results = session.messages.filter(
+      (message): message is ToolResultMessage => "type" in message && message.type === "tool_result",
+    );
     expect(Number.isInteger(results[0]!.waitMs)).toBe(true);
     expect(results[0]!.waitMs).toBeGreaterThanOrEqual(140);
     // A wait under a millisecond is not recorded (the quick call's gate takes one only on a loaded machine).
@@ -59,7 +68,14 @@ describe("time waiting for permission is told apart from time running", () => {
     expect(metrics.turns[0]!.waitMs).toBe(metrics.waitMs);
     expect(metrics.toolMs).toBeGreaterThanOrEqual(25);
     expect(metrics.tools.work!.totalMs).toBe(first.durationMs);
-    for (const value of [metrics.durationMs, metrics.modelMs, metrics.toolMs, metrics.waitMs, metrics.tools.work!.totalMs]) expect(tenth(value)).toBe(true);
+    for (const value of [
+      metrics.durationMs,
+      metrics.modelMs,
+      metrics.toolMs,
+      metrics.waitMs,
+      metrics.tools.work!.totalMs,
+    ])
+      expect(tenth(value)).toBe(true);
 
     // The same split from the saved session.
     const saved = sessionMetrics(session);

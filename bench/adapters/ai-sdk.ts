@@ -1,7 +1,17 @@
 // Vercel AI SDK (`ai` v7): generateText with a LanguageModelV4 object written inline (not the
 // MockLanguageModelV4 of `ai/test`, which records every call's options and so keeps every prompt).
 import { generateText, stepCountIs, tool, type LanguageModel } from "ai";
-import { ADD_INPUT_JSON, ADD_TOOL, ADD_ZOD, FINAL_TEXT, SYSTEM_PROMPT, USER_PROMPT, callId, type Adapter, type Workload } from "../common.ts";
+import {
+  ADD_INPUT_JSON,
+  ADD_TOOL,
+  ADD_ZOD,
+  FINAL_TEXT,
+  SYSTEM_PROMPT,
+  USER_PROMPT,
+  callId,
+  type Adapter,
+  type Workload,
+} from "../common.ts";
 
 // The v4 model spec, taken from `ai`'s own types (its @ai-sdk/provider is nested, not top-level).
 type LanguageModelV4 = Extract<LanguageModel, { specificationVersion: "v4" }>;
@@ -33,7 +43,12 @@ function scriptedModel(w: Workload): LanguageModelV4 {
         return { content, finishReason: { unified: "tool-calls", raw: "tool_calls" }, usage, warnings: [] };
       }
       w.checkHistory(n, prompt.length);
-      return { content: [{ type: "text", text: FINAL_TEXT }], finishReason: { unified: "stop", raw: "stop" }, usage, warnings: [] };
+      return {
+        content: [{ type: "text", text: FINAL_TEXT }],
+        finishReason: { unified: "stop", raw: "stop" },
+        usage,
+        warnings: [],
+      };
     },
     doStream() {
       throw new Error("bench: doStream is not used");

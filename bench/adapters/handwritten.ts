@@ -44,7 +44,8 @@ export const handwritten: Adapter = {
       w.checkLastResult(n, last?.role === "tool" ? last.id : undefined);
       if (w.wantsTools(n)) {
         const toolCalls: Call[] = [];
-        for (let k = 0; k < w.callsPerTurn; k++) toolCalls.push({ id: callId(n, k), name: "add", input: { ...ADD_INPUT } });
+        for (let k = 0; k < w.callsPerTurn; k++)
+          toolCalls.push({ id: callId(n, k), name: "add", input: { ...ADD_INPUT } });
         return { content: "", toolCalls };
       }
       w.checkHistory(n, messages.length);

@@ -1,6 +1,25 @@
 // OpenAI Agents SDK (@openai/agents): Agent + run() with a custom Model object; tracing disabled.
-import { Agent, Usage, run, setTracingDisabled, tool, type Model, type ModelRequest, type ModelResponse } from "@openai/agents";
-import { ADD_INPUT_JSON, ADD_TOOL, ADD_ZOD, FINAL_TEXT, SYSTEM_PROMPT, USER_PROMPT, callId, type Adapter, type Workload } from "../common.ts";
+import {
+  Agent,
+  Usage,
+  run,
+  setTracingDisabled,
+  tool,
+  type Model,
+  type ModelRequest,
+  type ModelResponse,
+} from "@openai/agents";
+import {
+  ADD_INPUT_JSON,
+  ADD_TOOL,
+  ADD_ZOD,
+  FINAL_TEXT,
+  SYSTEM_PROMPT,
+  USER_PROMPT,
+  callId,
+  type Adapter,
+  type Workload,
+} from "../common.ts";
 
 setTracingDisabled(true);
 
@@ -19,14 +38,27 @@ function scriptedModel(w: Workload): Model {
       if (w.wantsTools(n)) {
         const output: ModelResponse["output"] = [];
         for (let k = 0; k < w.callsPerTurn; k++) {
-          output.push({ type: "function_call", callId: callId(n, k), name: "add", arguments: ADD_INPUT_JSON, status: "completed" });
+          output.push({
+            type: "function_call",
+            callId: callId(n, k),
+            name: "add",
+            arguments: ADD_INPUT_JSON,
+            status: "completed",
+          });
         }
         return { usage, output, responseId: `resp_${n}` };
       }
       w.checkHistory(n, typeof request.input === "string" ? 1 : request.input.length);
       return {
         usage,
-        output: [{ type: "message", role: "assistant", status: "completed", content: [{ type: "output_text", text: FINAL_TEXT }] }],
+        output: [
+          {
+            type: "message",
+            role: "assistant",
+            status: "completed",
+            content: [{ type: "output_text", text: FINAL_TEXT }],
+          },
+        ],
         responseId: `resp_${n}`,
       };
     },
@@ -46,7 +78,14 @@ export const openaiAgents: Adapter = {
       name: "calculator",
       instructions: SYSTEM_PROMPT,
       model: scriptedModel(w),
-      tools: [tool({ name: "add", description: ADD_TOOL.description, parameters: ADD_ZOD, execute: (input) => w.tool(input) })],
+      tools: [
+        tool({
+          name: "add",
+          description: ADD_TOOL.description,
+          parameters: ADD_ZOD,
+          execute: (input) => w.tool(input),
+        }),
+      ],
     });
     const result = await run(agent, USER_PROMPT, { maxTurns: w.turns + 5 });
     return { text: String(result.finalOutput), keep: result };

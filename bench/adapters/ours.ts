@@ -21,7 +21,8 @@ export const ours: Adapter = {
       w.checkLastResult(n, lastToolResultId(session.messages));
       if (w.wantsTools(n)) {
         const calls: ModelMessage[] = [];
-        for (let k = 0; k < w.callsPerTurn; k++) calls.push({ type: "tool_call", id: callId(n, k), name: "add", input: { ...ADD_INPUT } });
+        for (let k = 0; k < w.callsPerTurn; k++)
+          calls.push({ type: "tool_call", id: callId(n, k), name: "add", input: { ...ADD_INPUT } });
         return calls;
       }
       w.checkHistory(n, session.messages.length);

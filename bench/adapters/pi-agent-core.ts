@@ -2,7 +2,17 @@
 // answers each model call with a one-event stream ("done" with the whole assistant message).
 import { Agent, type AgentMessage, type AgentTool, type StreamFn } from "@mariozechner/pi-agent-core";
 import { createAssistantMessageEventStream, type AssistantMessage, type Model } from "@mariozechner/pi-ai";
-import { ADD_INPUT, ADD_TOOL, FINAL_TEXT, SYSTEM_PROMPT, USER_PROMPT, callId, type Adapter, type AddInput, type Workload } from "../common.ts";
+import {
+  ADD_INPUT,
+  ADD_TOOL,
+  FINAL_TEXT,
+  SYSTEM_PROMPT,
+  USER_PROMPT,
+  callId,
+  type Adapter,
+  type AddInput,
+  type Workload,
+} from "../common.ts";
 
 const model: Model<"bench-scripted"> = {
   id: "scripted",
@@ -31,11 +41,19 @@ function scriptedStream(w: Workload): StreamFn {
     const n = w.nextCall();
     const last = context.messages[context.messages.length - 1];
     w.checkLastResult(n, last?.role === "toolResult" ? last.toolCallId : undefined);
-    const base = { role: "assistant" as const, api: streamModel.api, provider: streamModel.provider, model: streamModel.id, usage: usage(), timestamp: Date.now() };
+    const base = {
+      role: "assistant" as const,
+      api: streamModel.api,
+      provider: streamModel.provider,
+      model: streamModel.id,
+      usage: usage(),
+      timestamp: Date.now(),
+    };
     let message: AssistantMessage;
     if (w.wantsTools(n)) {
       const content: AssistantMessage["content"] = [];
-      for (let k = 0; k < w.callsPerTurn; k++) content.push({ type: "toolCall", id: callId(n, k), name: "add", arguments: { ...ADD_INPUT } });
+      for (let k = 0; k < w.callsPerTurn; k++)
+        content.push({ type: "toolCall", id: callId(n, k), name: "add", arguments: { ...ADD_INPUT } });
       message = { ...base, content, stopReason: "toolUse" };
     } else {
       w.checkHistory(n, context.messages.length);

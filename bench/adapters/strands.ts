@@ -2,7 +2,17 @@
 // complete response. NullConversationManager keeps the whole history (the default sliding window
 // of 40 messages would drop history, so the library would carry a shorter session than the others).
 import { Agent, Model, NullConversationManager, tool, type BaseModelConfig, type Message } from "@strands-agents/sdk";
-import { ADD_INPUT_JSON, ADD_TOOL, ADD_ZOD, FINAL_TEXT, SYSTEM_PROMPT, USER_PROMPT, callId, type Adapter, type Workload } from "../common.ts";
+import {
+  ADD_INPUT_JSON,
+  ADD_TOOL,
+  ADD_ZOD,
+  FINAL_TEXT,
+  SYSTEM_PROMPT,
+  USER_PROMPT,
+  callId,
+  type Adapter,
+  type Workload,
+} from "../common.ts";
 
 type StreamEvent = ReturnType<Model["stream"]> extends AsyncIterable<infer E> ? E : never;
 
@@ -33,7 +43,10 @@ class ScriptedModel extends Model<BaseModelConfig> {
     yield { type: "modelMessageStartEvent", role: "assistant" };
     if (w.wantsTools(n)) {
       for (let k = 0; k < w.callsPerTurn; k++) {
-        yield { type: "modelContentBlockStartEvent", start: { type: "toolUseStart", name: "add", toolUseId: callId(n, k) } };
+        yield {
+          type: "modelContentBlockStartEvent",
+          start: { type: "toolUseStart", name: "add", toolUseId: callId(n, k) },
+        };
         yield { type: "modelContentBlockDeltaEvent", delta: { type: "toolUseInputDelta", input: ADD_INPUT_JSON } };
         yield { type: "modelContentBlockStopEvent" };
       }
@@ -57,7 +70,14 @@ export const strands: Adapter = {
     const agent = new Agent({
       model: new ScriptedModel(w),
       systemPrompt: SYSTEM_PROMPT,
-      tools: [tool({ name: "add", description: ADD_TOOL.description, inputSchema: ADD_ZOD, callback: (input) => w.tool(input) })],
+      tools: [
+        tool({
+          name: "add",
+          description: ADD_TOOL.description,
+          inputSchema: ADD_ZOD,
+          callback: (input) => w.tool(input),
+        }),
+      ],
       printer: false,
       conversationManager: new NullConversationManager(),
     });

@@ -6,8 +6,17 @@ export type Style = Record<"bold" | "dim" | "italic" | "red" | "green" | "yellow
  * plain text otherwise.
  */
 export function createStyle(enabled: boolean): Style {
-  const wrap = (open: number, close: number) => (text: string) => (enabled ? `\x1b[${open}m${text}\x1b[${close}m` : text);
-  return { bold: wrap(1, 22), dim: wrap(2, 22), italic: wrap(3, 23), red: wrap(31, 39), green: wrap(32, 39), yellow: wrap(33, 39), cyan: wrap(36, 39) };
+  const wrap = (open: number, close: number) => (text: string) =>
+    enabled ? `\x1b[${open}m${text}\x1b[${close}m` : text;
+  return {
+    bold: wrap(1, 22),
+    dim: wrap(2, 22),
+    italic: wrap(3, 23),
+    red: wrap(31, 39),
+    green: wrap(32, 39),
+    yellow: wrap(33, 39),
+    cyan: wrap(36, 39),
+  };
 }
 
 /** Whether to colour output to `stream`: a TTY, unless `NO_COLOR` is set (no-color.org). */

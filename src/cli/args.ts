@@ -84,8 +84,14 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
   if (values.help === true) return { command: "help" };
   if (values.version === true) return { command: "version" };
   if (positionals[0] === "view") return viewArgs(positionals.slice(1), values);
-  if (values.port !== undefined || values.host !== undefined) throw new CliError("--port and --host go with view", "usage");
-  const args: RunArgs = { command: "run", allow: values.yes === true ? "all" : allowList(values.allow ?? []), json: values.json === true, maxTurns: 100 };
+  if (values.port !== undefined || values.host !== undefined)
+    throw new CliError("--port and --host go with view", "usage");
+  const args: RunArgs = {
+    command: "run",
+    allow: values.yes === true ? "all" : allowList(values.allow ?? []),
+    json: values.json === true,
+    maxTurns: 100,
+  };
   if (positionals.length > 0) {
     const task = positionals.join(" ").trim();
     if (task === "") throw new CliError("the task is empty", "usage");
@@ -93,7 +99,8 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
   }
   if (values.provider !== undefined) {
     const provider = providerNames.find((name) => name === values.provider);
-    if (provider === undefined) throw new CliError(`unknown provider ${values.provider}: use one of ${providerNames.join(", ")}`, "usage");
+    if (provider === undefined)
+      throw new CliError(`unknown provider ${values.provider}: use one of ${providerNames.join(", ")}`, "usage");
     args.provider = provider;
   }
   if (values.model !== undefined) args.model = values.model;
@@ -101,7 +108,8 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
   if (values.resume !== undefined) args.resume = values.resume === "" ? {} : { id: values.resume };
   if (values["mcp-config"] !== undefined) args.mcpConfig = values["mcp-config"];
   if (values["max-turns"] !== undefined) args.maxTurns = positiveInteger(values["max-turns"], "--max-turns");
-  if (values["context-window"] !== undefined) args.contextWindow = positiveInteger(values["context-window"], "--context-window");
+  if (values["context-window"] !== undefined)
+    args.contextWindow = positiveInteger(values["context-window"], "--context-window");
   return args;
 }
 
@@ -154,7 +162,8 @@ function editDistance(a: string, b: string): number {
   let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
   for (let i = 1; i <= a.length; i++) {
     const current = [i];
-    for (let j = 1; j <= b.length; j++) current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    for (let j = 1; j <= b.length; j++)
+      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
     previous = current;
   }
   return previous[b.length]!;
@@ -162,7 +171,9 @@ function editDistance(a: string, b: string): number {
 
 /** The version of the package this CLI belongs to. */
 export function cliVersion(): string {
-  const manifest = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version?: string };
+  const manifest = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
+    version?: string;
+  };
   return manifest.version ?? "unknown";
 }
 
@@ -199,11 +210,15 @@ function viewArgs(rest: string[], values: { port?: string | undefined; host?: st
 }
 
 function allowList(values: string[]): string[] {
-  return values.flatMap((value) => value.split(",")).map((name) => name.trim()).filter((name) => name !== "");
+  return values
+    .flatMap((value) => value.split(","))
+    .map((name) => name.trim())
+    .filter((name) => name !== "");
 }
 
 function positiveInteger(text: string, option: string, zeroAllowed = false): number {
   const value = Number(text);
-  if (!Number.isInteger(value) || value < (zeroAllowed ? 0 : 1)) throw new CliError(`${option} needs a ${zeroAllowed ? "non-negative" : "positive"} integer, got ${text}`, "usage");
+  if (!Number.isInteger(value) || value < (zeroAllowed ? 0 : 1))
+    throw new CliError(`${option} needs a ${zeroAllowed ? "non-negative" : "positive"} integer, got ${text}`, "usage");
   return value;
 }

@@ -10,14 +10,26 @@ import { visibleLine } from "./visible-text.ts";
  * variables go with them (credentials flagged), then reads one key, no Enter needed: `y` (this
  * time), `a` (always, while the file is unchanged) or `n`. Ctrl-D means no; Ctrl-C calls `onInterrupt`.
  */
-export async function askMcpTrust(input: TerminalInput, out: NodeJS.WritableStream, style: Style, config: McpConfigDescription, onInterrupt: () => void): Promise<McpTrustAnswer> {
-  out.write(`${style.bold("● This workspace configures MCP servers, which run as commands or reach URLs:")}\n${config.text}`);
+export async function askMcpTrust(
+  input: TerminalInput,
+  out: NodeJS.WritableStream,
+  style: Style,
+  config: McpConfigDescription,
+  onInterrupt: () => void,
+): Promise<McpTrustAnswer> {
+  out.write(
+    `${style.bold("● This workspace configures MCP servers, which run as commands or reach URLs:")}\n${config.text}`,
+  );
   if (config.variables.length > 0) {
-    const names = config.variables.map((name) => (config.credentials.includes(name) ? style.red(`${visibleLine(name)} (a credential)`) : visibleLine(name)));
+    const names = config.variables.map((name) =>
+      config.credentials.includes(name) ? style.red(`${visibleLine(name)} (a credential)`) : visibleLine(name),
+    );
     out.write(`${style.yellow("  ⚠ They are sent these variables of your environment:")} ${names.join(", ")}\n`);
   }
   for (;;) {
-    const answer = await input.key(`${style.yellow("?")} Start them? ${style.dim("[y] yes this time · [a] always for this config · [n] no (press a key)")} `);
+    const answer = await input.key(
+      `${style.yellow("?")} Start them? ${style.dim("[y] yes this time · [a] always for this config · [n] no (press a key)")} `,
+    );
     if (answer.type === "interrupt") {
       onInterrupt();
       return "no";

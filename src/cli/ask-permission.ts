@@ -51,7 +51,10 @@ export function terminalAsker(options: {
       ...(shown.condensed ? ["[v] view all"] : []),
     ];
     for (;;) {
-      const answer = await input.key(`${style.yellow("?")} Allow ${name}? ${style.dim(`${keys.join(" · ")} (press a key)`)} `, { signal });
+      const answer = await input.key(
+        `${style.yellow("?")} Allow ${name}? ${style.dim(`${keys.join(" · ")} (press a key)`)} `,
+        { signal },
+      );
       if (answer.type === "interrupt") return interrupted();
       if (answer.type === "end") return { type: "deny", reason: "no answer" };
       const key = answer.key.toLowerCase();
@@ -66,7 +69,11 @@ export function terminalAsker(options: {
         if (reason.type === "interrupt") return interrupted();
         return { type: "deny", reason: reason.type === "line" ? reason.text : "" };
       }
-      out.write(style.dim(`  Press ${request.alwaysAsk === undefined ? "y, a or n" : "y or n"}${shown.condensed ? " (v to view all)" : ""}.\n`));
+      out.write(
+        style.dim(
+          `  Press ${request.alwaysAsk === undefined ? "y, a or n" : "y or n"}${shown.condensed ? " (v to view all)" : ""}.\n`,
+        ),
+      );
     }
   }
 }
@@ -81,16 +88,23 @@ type PreviewLine = { text: string; mark: (text: string) => string };
 
 // Everything the call would do, one display line each, escaped.
 function previewLines(name: string, input: JsonObject, style: Style): PreviewLine[] {
-  const lines = (value: unknown): string[] => (typeof value === "string" ? value.replace(/\n$/, "").split("\n").map(visibleLine) : []);
+  const lines = (value: unknown): string[] =>
+    typeof value === "string" ? value.replace(/\n$/, "").split("\n").map(visibleLine) : [];
   const plain = (text: string): string => text;
   switch (name) {
     case "bash":
       return lines(input.command).map((line) => ({ text: `  $ ${line}`, mark: plain }));
     case "edit":
-      return [...lines(input.oldText).map((line) => ({ text: `  - ${line}`, mark: style.red })), ...lines(input.newText).map((line) => ({ text: `  + ${line}`, mark: style.green }))];
+      return [
+        ...lines(input.oldText).map((line) => ({ text: `  - ${line}`, mark: style.red })),
+        ...lines(input.newText).map((line) => ({ text: `  + ${line}`, mark: style.green })),
+      ];
     case "write": {
       const content = lines(input.content);
-      return [{ text: `  ${content.length} ${content.length === 1 ? "line" : "lines"}`, mark: style.dim }, ...content.map((line) => ({ text: `  │ ${line}`, mark: style.dim }))];
+      return [
+        { text: `  ${content.length} ${content.length === 1 ? "line" : "lines"}`, mark: style.dim },
+        ...content.map((line) => ({ text: `  │ ${line}`, mark: style.dim })),
+      ];
     }
     default:
       return JSON.stringify(input, null, 2)
@@ -106,10 +120,17 @@ function render(lines: PreviewLine[]): string {
 // A preview that fits is shown whole; a longer one shows its start and its end (where a
 // dangerous last line would hide), long lines cut, and says that `v` shows everything.
 function condense(lines: PreviewLine[], style: Style): { text: string; condensed: boolean } {
-  if (lines.length <= wholeLines && lines.every((line) => line.text.length <= longLine)) return { text: render(lines), condensed: false };
+  if (lines.length <= wholeLines && lines.every((line) => line.text.length <= longLine))
+    return { text: render(lines), condensed: false };
   const cut = (line: PreviewLine): string =>
-    line.text.length > longLine ? `${line.mark(line.text.slice(0, longLine))}${style.yellow(`… (${line.text.length - longLine} more characters)`)}\n` : `${line.mark(line.text)}\n`;
-  if (lines.length <= wholeLines) return { text: `${lines.map(cut).join("")}${style.yellow("  (long lines cut: press v to view all)")}\n`, condensed: true };
+    line.text.length > longLine
+      ? `${line.mark(line.text.slice(0, longLine))}${style.yellow(`… (${line.text.length - longLine} more characters)`)}\n`
+      : `${line.mark(line.text)}\n`;
+  if (lines.length <= wholeLines)
+    return {
+      text: `${lines.map(cut).join("")}${style.yellow("  (long lines cut: press v to view all)")}\n`,
+      condensed: true,
+    };
   const hidden = lines.length - 2 * endLines;
   return {
     text: `${lines.slice(0, endLines).map(cut).join("")}${style.yellow(`  … ${hidden} more lines here: press v to view all`)}\n${lines.slice(-endLines).map(cut).join("")}`,

@@ -15,5 +15,9 @@ export class CliError extends Error {
 
 /** True for a `CliError`, also from another copy of this module. */
 export function isCliError(error: unknown): error is CliError {
-  return error instanceof Error && error.name === "CliError" && typeof (error as { exitCode?: unknown }).exitCode === "number";
+  return (
+    error instanceof Error &&
+    error.name === "CliError" &&
+    typeof (error as { exitCode?: unknown }).exitCode === "number"
+  );
 }

@@ -56,7 +56,8 @@ export async function runCli(io: CliIo): Promise<number> {
     if (args.command === "view") return await runView(args, io);
     return await runAgent(args, io);
   } catch (error) {
-    const usageHint = isCliError(error) && error.exitCode === 2 ? "\nRun simple-agent-loop --help for the options." : "";
+    const usageHint =
+      isCliError(error) && error.exitCode === 2 ? "\nRun simple-agent-loop --help for the options." : "";
     io.stderr.write(`simple-agent-loop: ${visibleText(errorMessage(error))}${usageHint}\n`);
     // Scripts are promised a last line saying how the run ended, also when it could not start.
     if (json) io.stdout.write(`${visibleJson({ type: "error", outcome: "error", message: errorMessage(error) })}\n`);
@@ -78,12 +79,19 @@ async function runAgent(args: RunArgs, io: CliIo): Promise<number> {
     const mcp = await connectMcp(args, io, setup, style, shutdown);
     const tools = [...codingTools(workspace), ...mcp.tools];
     warnUnknownAllowed(args, io, tools);
-    const output = args.json ? jsonOutput(io.stdout, { sessionId: opened.id }) : terminalOutput(io.stdout, io.stderr, style);
+    const output = args.json
+      ? jsonOutput(io.stdout, { sessionId: opened.id })
+      : terminalOutput(io.stdout, io.stderr, style);
     const context = taskContext({ args, io, setup, opened, style, shutdown, interrupts, mcp, tools, output });
     if (setup.task !== undefined) return exitCodeOf(await runTask(context, setup.task));
     // No task means stdin is a terminal (otherwise the task came from stdin), so there is input.
     const code = await interactive(context, input!, io.stdout, style);
-    if (opened.stored() !== undefined) io.stdout.write(style.dim(`To go on with this session: ${resumeCommand(opened.id, args.cwd === undefined ? undefined : workspace)}\n`));
+    if (opened.stored() !== undefined)
+      io.stdout.write(
+        style.dim(
+          `To go on with this session: ${resumeCommand(opened.id, args.cwd === undefined ? undefined : workspace)}\n`,
+        ),
+      );
     return code;
   } finally {
     await shutdown.run();
@@ -94,7 +102,13 @@ async function runAgent(args: RunArgs, io: CliIo): Promise<number> {
  * What the agent runs with, settled before anything is opened. `task` undefined: the interactive
  * prompt. `input` is the keyboard, set only when a human can be asked.
  */
-type AgentSetup = { workspace: string; selected: SelectedModel; task: string | undefined; version: string; input: TerminalInput | undefined };
+type AgentSetup = {
+  workspace: string;
+  selected: SelectedModel;
+  task: string | undefined;
+  version: string;
+  input: TerminalInput | undefined;
+};
 
 /** Where SIGINT goes: the running task's handler while a task watches for interrupts; otherwise the process exits. */
 type InterruptRoute = { handler: (() => void) | undefined };
@@ -147,7 +161,13 @@ async function openSession(args: RunArgs, io: CliIo, setup: AgentSetup, shutdown
 }
 
 /** Starts the MCP servers of `--mcp-config` (asking trust where it can); shutdown stops them. */
-async function connectMcp(args: RunArgs, io: CliIo, setup: AgentSetup, style: Style, shutdown: Shutdown): Promise<CliMcp> {
+async function connectMcp(
+  args: RunArgs,
+  io: CliIo,
+  setup: AgentSetup,
+  style: Style,
+  shutdown: Shutdown,
+): Promise<CliMcp> {
   const { input } = setup;
   const mcp = await connectMcpTools(args.mcpConfig, {
     workspace: setup.workspace,
@@ -160,17 +180,25 @@ async function connectMcp(args: RunArgs, io: CliIo, setup: AgentSetup, style: St
     env: io.env,
     style,
     warn: (line) => io.stderr.write(`${visibleText(line)}\n`),
-    ...(input === undefined ? {} : { ask: (config) => askMcpTrust(input, io.stdout, style, config, () => shutdown.exitNow(130)) }),
+    ...(input === undefined
+      ? {}
+      : { ask: (config) => askMcpTrust(input, io.stdout, style, config, () => shutdown.exitNow(130)) }),
   });
   shutdown.add(() => mcp.close());
-  if (mcp.servers.length > 0) io.stderr.write(`MCP: ${visibleLine(mcp.servers.join(", "))} (${mcp.tools.length} ${mcp.tools.length === 1 ? "tool" : "tools"})\n`);
+  if (mcp.servers.length > 0)
+    io.stderr.write(
+      `MCP: ${visibleLine(mcp.servers.join(", "))} (${mcp.tools.length} ${mcp.tools.length === 1 ? "tool" : "tools"})\n`,
+    );
   return mcp;
 }
 
 function warnUnknownAllowed(args: RunArgs, io: CliIo, tools: readonly Tool[]): void {
   const names = new Set(tools.map((definition) => definition.name));
   for (const name of args.allow === "all" ? [] : args.allow) {
-    if (!names.has(name)) io.stderr.write(`simple-agent-loop: --allow ${visibleLine(name)}: there is no such tool (${visibleLine([...names].join(", "))})\n`);
+    if (!names.has(name))
+      io.stderr.write(
+        `simple-agent-loop: --allow ${visibleLine(name)}: there is no such tool (${visibleLine([...names].join(", "))})\n`,
+      );
   }
 }
 
@@ -194,7 +222,17 @@ function taskContext(parts: TaskParts): TaskContext {
   const { input, workspace } = setup;
   let taskSignal = AbortSignal.abort();
   const interrupt = (): void => interrupts.handler?.();
-  const ask = input === undefined ? undefined : terminalAsker({ input, out: io.stdout, style, beforeAsk: output.pause, afterAsk: output.resume, onInterrupt: interrupt });
+  const ask =
+    input === undefined
+      ? undefined
+      : terminalAsker({
+          input,
+          out: io.stdout,
+          style,
+          beforeAsk: output.pause,
+          afterAsk: output.resume,
+          onInterrupt: interrupt,
+        });
   const names = tools.map((definition) => definition.name);
   return {
     invokeModel: setup.selected.invokeModel,
@@ -220,7 +258,11 @@ function taskContext(parts: TaskParts): TaskContext {
 }
 
 // Ctrl-C reaches a running task as a signal (cooked terminal, `kill -INT`) or as a key (raw mode).
-function watchInterrupts(handler: () => void, input: TerminalInput | undefined, route: (handler: (() => void) | undefined) => void): () => void {
+function watchInterrupts(
+  handler: () => void,
+  input: TerminalInput | undefined,
+  route: (handler: (() => void) | undefined) => void,
+): () => void {
   route(handler);
   const stopKeys = input?.watchInterrupts(handler);
   return () => {
@@ -233,26 +275,49 @@ async function readTask(stdin: NodeJS.ReadStream): Promise<string> {
   const parts: Buffer[] = [];
   for await (const part of stdin) parts.push(typeof part === "string" ? Buffer.from(part) : (part as Buffer));
   const task = Buffer.concat(parts).toString("utf8").trim();
-  if (task === "") throw new CliError("no task: give one as an argument or on stdin, or start it in a terminal for the interactive prompt", "usage");
+  if (task === "")
+    throw new CliError(
+      "no task: give one as an argument or on stdin, or start it in a terminal for the interactive prompt",
+      "usage",
+    );
   return task;
 }
 
-function announce(io: CliIo, json: boolean, style: Style, run: { version: string; workspace: string; selected: SelectedModel; opened: CliSession }): void {
+function announce(
+  io: CliIo,
+  json: boolean,
+  style: Style,
+  run: { version: string; workspace: string; selected: SelectedModel; opened: CliSession },
+): void {
   const { opened, selected, workspace } = run;
   if (json) {
-    const start = { type: "session-start", sessionId: opened.id, sessionFile: opened.path, resumed: opened.resumed, workspace, ...(opened.movedFrom === undefined ? {} : { movedFrom: opened.movedFrom }), provider: selected.provider, model: selected.model, version: run.version };
+    const start = {
+      type: "session-start",
+      sessionId: opened.id,
+      sessionFile: opened.path,
+      resumed: opened.resumed,
+      workspace,
+      ...(opened.movedFrom === undefined ? {} : { movedFrom: opened.movedFrom }),
+      provider: selected.provider,
+      model: selected.model,
+      version: run.version,
+    };
     io.stdout.write(`${visibleJson(start)}\n`);
     io.stderr.write(`session ${opened.id} (${visibleLine(opened.path)})\n`);
     return;
   }
   const messages = opened.stored()?.messages ?? [];
-  const lastTask = messages.findLast((message): message is Extract<Message, { role: "user" }> => "role" in message && message.role === "user");
+  const lastTask = messages.findLast(
+    (message): message is Extract<Message, { role: "user" }> => "role" in message && message.role === "user",
+  );
   const state = opened.resumed
     ? `resumed, ${messages.length} messages${lastTask === undefined ? "" : `; last task: ${visibleLine(JSON.stringify(lastTask.content.length > 60 ? `${lastTask.content.slice(0, 59)}…` : lastTask.content))}`}`
     : "new";
   io.stdout.write(
     `${style.bold("simple-agent-loop")} ${run.version} · ${visibleLine(selected.description)}\n` +
-      style.dim(`workspace ${visibleLine(workspace)}${opened.movedFrom === undefined ? "" : ` (the session worked in ${visibleLine(opened.movedFrom)} until now)`}\nsession ${opened.id} (${state})\n`),
+      style.dim(
+        `workspace ${visibleLine(workspace)}${opened.movedFrom === undefined ? "" : ` (the session worked in ${visibleLine(opened.movedFrom)} until now)`}\nsession ${opened.id} (${state})\n`,
+      ),
   );
 }
 

@@ -16,14 +16,20 @@ export type CommandOutputLimits = {
  * left out. Every line is made visible (control characters escaped) and cut to `width`
  * characters. Empty when the command never ran (denied, invalid input) or printed nothing.
  */
-export function commandOutputLines(result: ToolResultMessage, width: number, limits: CommandOutputLimits = { success: 5, failure: 40 }): string[] {
+export function commandOutputLines(
+  result: ToolResultMessage,
+  width: number,
+  limits: CommandOutputLimits = { success: 5, failure: 40 },
+): string[] {
   const output = typeof result.output === "string" ? result.output : "";
   const failed = result.isError === true;
   const body = failed ? failureOutput(output) : output === "(no output)" ? "" : output;
   if (body.trim() === "") return [];
   const lines = visibleText(body).replace(/\n+$/, "").split("\n");
   const limit = Math.max(1, failed ? limits.failure : limits.success);
-  const shown = lines.slice(-limit).map((line) => (line.length > width ? `${line.slice(0, Math.max(1, width - 1))}…` : line));
+  const shown = lines
+    .slice(-limit)
+    .map((line) => (line.length > width ? `${line.slice(0, Math.max(1, width - 1))}…` : line));
   const hidden = lines.length - shown.length;
   return hidden > 0 ? [`… ${hidden} earlier ${hidden === 1 ? "line" : "lines"}`, ...shown] : shown;
 }
@@ -31,6 +37,9 @@ export function commandOutputLines(result: ToolResultMessage, width: number, lim
 // The bash tool fails with a first line saying how the command ended, then what it printed;
 // any other error (a denied call, invalid input) means the command never ran.
 function failureOutput(output: string): string {
-  const ran = /^Error: (?:exit code -?\d+|timed out after [^\n]*|terminated by \w+|aborted; the command was killed)\n/.exec(output);
+  const ran =
+    /^Error: (?:exit code -?\d+|timed out after [^\n]*|terminated by \w+|aborted; the command was killed)\n/.exec(
+      output,
+    );
   return ran === null ? "" : output.slice(ran[0].length);
 }

@@ -38,7 +38,11 @@ async function* demoTurn(session: Session, signal: AbortSignal, wordDelayMs: num
   }
   for (const message of messages) yield { type: "message", message };
   const inputTokens = Math.ceil(JSON.stringify(session.messages).length / 4);
-  yield { type: "response-end", stopReason: call === undefined ? "end_turn" : "tool_use", usage: { inputTokens, outputTokens: Math.ceil(text.length / 4) } };
+  yield {
+    type: "response-end",
+    stopReason: call === undefined ? "end_turn" : "tool_use",
+    usage: { inputTokens, outputTokens: Math.ceil(text.length / 4) },
+  };
 }
 
 // The results of this task's list and read calls: the messages after the last user message.
@@ -69,31 +73,39 @@ function readmeName(listing: ToolResultMessage): string | undefined {
 }
 
 function summary(listing: ToolResultMessage | undefined, readme: ToolResultMessage | undefined): string {
-  if (listing === undefined || listing.isError === true) return `I could not list the workspace: ${listing === undefined ? "no result" : textOf(listing.output)}`;
+  if (listing === undefined || listing.isError === true)
+    return `I could not list the workspace: ${listing === undefined ? "no result" : textOf(listing.output)}`;
   const all = entries(listing);
   if (all.length === 0) return `The workspace is empty.${footer}`;
   const directories = all.filter((name) => name.endsWith("/"));
   const files = all.filter((name) => !name.endsWith("/"));
   const some = (names: string[]): string => names.slice(0, 6).join(", ") + (names.length > 6 ? ", …" : "");
   const parts: string[] = [];
-  if (directories.length > 0) parts.push(`${directories.length} ${directories.length === 1 ? "directory" : "directories"} (${some(directories)})`);
+  if (directories.length > 0)
+    parts.push(
+      `${directories.length} ${directories.length === 1 ? "directory" : "directories"} (${some(directories)})`,
+    );
   if (files.length > 0) parts.push(`${files.length} ${files.length === 1 ? "file" : "files"} (${some(files)})`);
   let text = `The workspace has ${all.length} ${all.length === 1 ? "entry" : "entries"} at its top level: ${parts.join(" and ")}.`;
-  if (readme !== undefined && readme.isError !== true) text += ` ${describeReadme(textOf(readme.output), readmeName(listing) ?? "The README")}`;
+  if (readme !== undefined && readme.isError !== true)
+    text += ` ${describeReadme(textOf(readme.output), readmeName(listing) ?? "The README")}`;
   return text + footer;
 }
 
-const footer = "\n\n(This answer comes from the offline demo model, which only lists and reads. For a real model, set ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENAI_BASE_URL.)";
+const footer =
+  "\n\n(This answer comes from the offline demo model, which only lists and reads. For a real model, set ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENAI_BASE_URL.)";
 
 // The title and first sentence of a README, from read's numbered lines.
 function describeReadme(numbered: string, name: string): string {
   const lines = numbered.split("\n").map((line) => line.replace(/^\s*\d+\t/, "").trim());
   const title = lines.find((line) => /^#\s/.test(line))?.replace(/^#+\s*/, "");
-  const isProse = (line: string | undefined): line is string => line !== undefined && line !== "" && !/^(#|!\[|\[|<|```|[-*|>] )/.test(line);
+  const isProse = (line: string | undefined): line is string =>
+    line !== undefined && line !== "" && !/^(#|!\[|\[|<|```|[-*|>] )/.test(line);
   // The first paragraph: consecutive lines of prose.
   const start = lines.findIndex(isProse);
   let prose: string | undefined;
-  for (let index = start; start !== -1 && isProse(lines[index]); index++) prose = prose === undefined ? lines[index] : `${prose} ${lines[index]}`;
+  for (let index = start; start !== -1 && isProse(lines[index]); index++)
+    prose = prose === undefined ? lines[index] : `${prose} ${lines[index]}`;
   const sentence = prose === undefined ? undefined : (/^.*?[.!?](?=\s|$)/.exec(prose)?.[0] ?? prose).slice(0, 240);
   if (title === undefined && sentence === undefined) return `${name} has no title or text I can summarize.`;
   if (title === undefined) return `${name} begins: "${sentence}"`;

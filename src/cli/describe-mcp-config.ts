@@ -24,7 +24,12 @@ export type McpConfigDescription = {
  * everything each server runs or reaches, and every value it sends, with the places the user's
  * environment variables fill in shown as `${NAME}`, never their values. Throws as `parseMcpConfig`.
  */
-export function describeMcpConfig(content: string, path: string, env: Record<string, string | undefined>, style: Style): McpConfigDescription {
+export function describeMcpConfig(
+  content: string,
+  path: string,
+  env: Record<string, string | undefined>,
+  style: Style,
+): McpConfigDescription {
   // Parsed with each set variable replaced by a marker, so the text shows where the user's values go.
   const nonce = randomBytes(8).toString("hex");
   const names: string[] = [];
@@ -33,7 +38,10 @@ export function describeMcpConfig(content: string, path: string, env: Record<str
     return `\uE000${nonce}:${names.indexOf(name)}\uE001`;
   };
   const markers = new RegExp(`\uE000${nonce}:(\\d+)\uE001`, "g");
-  const recording = new Proxy<Record<string, string | undefined>>({}, { get: (_, name) => (typeof name === "string" && typeof env[name] === "string" ? marker(name) : undefined) });
+  const recording = new Proxy<Record<string, string | undefined>>(
+    {},
+    { get: (_, name) => (typeof name === "string" && typeof env[name] === "string" ? marker(name) : undefined) },
+  );
   const servers = parseMcpConfig(content, path, { env: recording });
   const used = new Set<string>();
   const show = (value: string): string =>
@@ -46,7 +54,8 @@ export function describeMcpConfig(content: string, path: string, env: Record<str
   const text =
     Object.entries(servers)
       .map(([name, server]) => `  ${style.bold(visibleLine(name))}: ${describeServer(server, show)}`)
-      .join("") + (commands ? style.dim(`  (commands also get ${inheritedVariables.join(", ")} from your environment)\n`) : "");
+      .join("") +
+    (commands ? style.dim(`  (commands also get ${inheritedVariables.join(", ")} from your environment)\n`) : "");
   const variables = names.filter((name) => used.has(name));
   return { text, variables, credentials: variables.filter(looksLikeCredential) };
 }
@@ -84,11 +93,14 @@ export function looksLikeCredential(name: string): boolean {
 
 function describeServer(server: McpServerConfig, show: (value: string) => string): string {
   if ("url" in server) {
-    const headers = Object.entries(server.headers ?? {}).map(([name, value]) => `      header ${show(name)}: ${show(value)}\n`);
+    const headers = Object.entries(server.headers ?? {}).map(
+      ([name, value]) => `      header ${show(name)}: ${show(value)}\n`,
+    );
     return `${show(server.url)}\n${headers.join("")}`;
   }
   // Arguments that a reader would split differently are quoted, so each shows where it ends.
-  const quote = (argument: string): string => (argument === "" || /[\s"'\\]/.test(argument) ? JSON.stringify(argument) : argument);
+  const quote = (argument: string): string =>
+    argument === "" || /[\s"'\\]/.test(argument) ? JSON.stringify(argument) : argument;
   const command = [server.command, ...(server.args ?? [])].map((part) => show(quote(part))).join(" ");
   const cwd = server.cwd === undefined ? "" : `      in ${show(server.cwd)}\n`;
   const env = Object.entries(server.env ?? {}).map(([name, value]) => `      env ${show(name)}=${show(value)}\n`);

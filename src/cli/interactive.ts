@@ -7,8 +7,15 @@ import type { TerminalInput } from "./terminal-input.ts";
  * the ones before. Ends with 0 on Ctrl-D or `/exit`, 130 on Ctrl-C at the prompt; a task that
  * fails or is interrupted just brings the prompt back.
  */
-export async function interactive(context: TaskContext, input: TerminalInput, out: NodeJS.WritableStream, style: Style): Promise<number> {
-  out.write(style.dim("Type a task and press Enter. Ctrl-C interrupts a task; Ctrl-C or Ctrl-D at the prompt exits.\n"));
+export async function interactive(
+  context: TaskContext,
+  input: TerminalInput,
+  out: NodeJS.WritableStream,
+  style: Style,
+): Promise<number> {
+  out.write(
+    style.dim("Type a task and press Enter. Ctrl-C interrupts a task; Ctrl-C or Ctrl-D at the prompt exits.\n"),
+  );
   for (;;) {
     out.write("\n");
     const answer = await input.question(`${style.bold(style.cyan(">"))} `, { history: true });

@@ -21,7 +21,11 @@ export function jsonOutput(out: NodeJS.WritableStream, details: JsonObject): Tas
         outcome: result.outcome,
         ...(result.metrics === undefined
           ? {}
-          : { usage: result.metrics.usage, usageComplete: unknownUsageCalls(result.metrics) === 0, durationMs: Math.round(result.metrics.durationMs) }),
+          : {
+              usage: result.metrics.usage,
+              usageComplete: unknownUsageCalls(result.metrics) === 0,
+              durationMs: Math.round(result.metrics.durationMs),
+            }),
         ...(result.waitMs === undefined ? {} : { waitMs: Math.round(result.waitMs) }),
       };
       if (result.outcome === "done") {
@@ -29,8 +33,18 @@ export function jsonOutput(out: NodeJS.WritableStream, details: JsonObject): Tas
         return;
       }
       const error = result.error;
-      const message = error !== undefined ? errorMessage(error) : result.outcome === "aborted" ? "interrupted" : `the run ended: ${result.outcome}`;
-      line({ type: "error", ...common, message, ...(isProviderError(error) && error.status !== undefined ? { status: error.status } : {}) });
+      const message =
+        error !== undefined
+          ? errorMessage(error)
+          : result.outcome === "aborted"
+            ? "interrupted"
+            : `the run ended: ${result.outcome}`;
+      line({
+        type: "error",
+        ...common,
+        message,
+        ...(isProviderError(error) && error.status !== undefined ? { status: error.status } : {}),
+      });
     },
     interrupting: () => undefined,
     pause: () => undefined,
@@ -54,6 +68,9 @@ function roundedMilliseconds(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(roundedMilliseconds);
   if (typeof value !== "object" || value === null) return value;
   return Object.fromEntries(
-    Object.entries(value).map(([key, field]) => [key, key.endsWith("Ms") && typeof field === "number" ? Math.round(field) : roundedMilliseconds(field)]),
+    Object.entries(value).map(([key, field]) => [
+      key,
+      key.endsWith("Ms") && typeof field === "number" ? Math.round(field) : roundedMilliseconds(field),
+    ]),
   );
 }

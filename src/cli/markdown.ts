@@ -120,9 +120,14 @@ function closesFence(line: string, marker: string): boolean {
 
 // One line outside code blocks (`complete`), or its first part: its block marker, then its
 // inline text. `rest` renders what follows on the same line.
-function renderLine(line: string, style: Style, complete: boolean): { text: string; rest: (text: string, before: string) => string } {
+function renderLine(
+  line: string,
+  style: Style,
+  complete: boolean,
+): { text: string; rest: (text: string, before: string) => string } {
   // Matching markers costs more than linear time in the worst case: a very long line stays plain.
-  const inline = (text: string, before = ""): string => (text.length > maxStyledLine ? visibleText(text) : renderInline(visibleText(text), style, before));
+  const inline = (text: string, before = ""): string =>
+    text.length > maxStyledLine ? visibleText(text) : renderInline(visibleText(text), style, before);
   const heading = /^ {0,3}(#{1,6})\s+(.*)$/.exec(line);
   if (heading !== null) {
     const strong = (text: string, before = ""): string => style.bold(inline(text, before));
@@ -138,7 +143,8 @@ function renderLine(line: string, style: Style, complete: boolean): { text: stri
     return { text: `${bullet[1]!}${style.dim("•")} ${box}${inline(bullet[3]!)}`, rest: inline };
   }
   const numbered = /^(\s*)(\d{1,9}[.)])\s+(.*)$/.exec(line);
-  if (numbered !== null) return { text: `${numbered[1]!}${style.dim(numbered[2]!)} ${inline(numbered[3]!)}`, rest: inline };
+  if (numbered !== null)
+    return { text: `${numbered[1]!}${style.dim(numbered[2]!)} ${inline(numbered[3]!)}`, rest: inline };
   return { text: inline(line), rest: inline };
 }
 
@@ -165,13 +171,24 @@ function renderInlineText(text: string, style: Style): string {
 
 function renderEmphasis(text: string, style: Style): string {
   return text
-    .replace(/\[([^\]\n]+)\]\(([^)\s]+)\)/g, (_, label: string, address: string) => `${label} ${style.dim(`(${address})`)}`)
-    .replace(/(\*\*|__)(?=\S)([^]*?\S)\1/g, (whole: string, marker: string, inner: string, offset: number, all: string) =>
-      marker === "__" && isWordCharacter(all[offset - 1]) ? whole : style.bold(inner),
+    .replace(
+      /\[([^\]\n]+)\]\(([^)\s]+)\)/g,
+      (_, label: string, address: string) => `${label} ${style.dim(`(${address})`)}`,
+    )
+    .replace(
+      /(\*\*|__)(?=\S)([^]*?\S)\1/g,
+      (whole: string, marker: string, inner: string, offset: number, all: string) =>
+        marker === "__" && isWordCharacter(all[offset - 1]) ? whole : style.bold(inner),
     )
     .replace(/~~(?=\S)([^]*?\S)~~/g, (_, inner: string) => style.dim(inner))
-    .replace(/(^|[^\w*])\*(?=[^\s*])([^*]*?[^\s*])\*(?![\w*])/g, (_, before: string, inner: string) => `${before}${style.italic(inner)}`)
-    .replace(/(^|[^\w])_(?=[^\s_])([^_]*?[^\s_])_(?!\w)/g, (_, before: string, inner: string) => `${before}${style.italic(inner)}`)
+    .replace(
+      /(^|[^\w*])\*(?=[^\s*])([^*]*?[^\s*])\*(?![\w*])/g,
+      (_, before: string, inner: string) => `${before}${style.italic(inner)}`,
+    )
+    .replace(
+      /(^|[^\w])_(?=[^\s_])([^_]*?[^\s_])_(?!\w)/g,
+      (_, before: string, inner: string) => `${before}${style.italic(inner)}`,
+    )
     .replace(/\\([\\`*_{}[\]()#+\-.!~|>])/g, "$1");
 }
 

@@ -32,7 +32,10 @@ export type McpTrustAnswer = "once" | "always" | "no";
  * unasked: such a config is asked about on a terminal, and not started without one.
  */
 export async function connectMcpTools(configPath: string | undefined, options: McpToolsOptions): Promise<CliMcp> {
-  const path = configPath === undefined ? join(options.workspace, ".simple-agent-loop", "mcp.json") : resolve(options.cwd, configPath);
+  const path =
+    configPath === undefined
+      ? join(options.workspace, ".simple-agent-loop", "mcp.json")
+      : resolve(options.cwd, configPath);
   const env = options.env ?? process.env;
   if (!existsSync(path)) {
     if (configPath !== undefined) throw new CliError(`the MCP config ${path} does not exist`);
@@ -91,7 +94,13 @@ function none(): CliMcp {
  * Whether the workspace's own config may start: remembered as trusted, `--yes` for a config that
  * sends no credentials, or agreed to now (an "always" is remembered). When not, `warn` says how.
  */
-async function trusted(path: string, content: string, serverNames: string[], env: Record<string, string | undefined>, options: McpToolsOptions): Promise<boolean> {
+async function trusted(
+  path: string,
+  content: string,
+  serverNames: string[],
+  env: Record<string, string | undefined>,
+  options: McpToolsOptions,
+): Promise<boolean> {
   const trust = mcpTrust(options.home);
   const description = describeMcpConfig(content, path, env, options.style ?? createStyle(false));
   // --yes runs every tool unasked, but it is no consent to hand the user's secrets to a
@@ -100,7 +109,8 @@ async function trusted(path: string, content: string, serverNames: string[], env
   if (!needsAnswer || trust.trusted(path, content)) return true;
   const answer = options.ask === undefined ? "no" : await options.ask(description);
   if (answer === "no") {
-    const sends = description.credentials.length === 0 ? "" : ` It would send your ${description.credentials.join(", ")}.`;
+    const sends =
+      description.credentials.length === 0 ? "" : ` It would send your ${description.credentials.join(", ")}.`;
     options.warn(
       `MCP: ${path} is not trusted, so its servers were not started (${serverNames.join(", ")}).${sends} ` +
         `Trust it on a terminal ("always"), or pass --mcp-config ${path}${description.credentials.length === 0 ? " or --yes" : ""}.`,

@@ -19,7 +19,9 @@ export function mcpTrust(home: string): McpTrust {
   const read = (): Record<string, string> => {
     try {
       const parsed = JSON.parse(readFileSync(file, "utf8")) as unknown;
-      return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, string>) : {};
+      return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)
+        ? (parsed as Record<string, string>)
+        : {};
     } catch {
       // Missing or unreadable: nothing is trusted, which only means asking again.
       return {};

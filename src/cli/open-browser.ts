@@ -13,13 +13,22 @@ export type Launch = (command: string, args: string[]) => void;
  * goes into an owner-only HTML file that redirects to it, and the browser is given that file, as
  * Jupyter does. Returns the function that removes the file, or undefined when nothing was opened.
  */
-export function openInBrowser(url: string, env: NodeJS.ProcessEnv, platform: NodeJS.Platform = process.platform, launch: Launch = launchDetached): (() => void) | undefined {
+export function openInBrowser(
+  url: string,
+  env: NodeJS.ProcessEnv,
+  platform: NodeJS.Platform = process.platform,
+  launch: Launch = launchDetached,
+): (() => void) | undefined {
   const opener = openerFor(platform, env);
   if (opener === undefined) return undefined;
   const directory = mkdtempSync(join(tmpdir(), "simple-agent-loop-view-"));
   const file = join(directory, "open.html");
   const target = escapeAttribute(url);
-  writeFileSync(file, `<!doctype html><meta charset="utf-8"><meta http-equiv="refresh" content="0;url=${target}"><title>session viewer</title><a href="${target}">Open the session viewer</a>\n`, { mode: 0o600 });
+  writeFileSync(
+    file,
+    `<!doctype html><meta charset="utf-8"><meta http-equiv="refresh" content="0;url=${target}"><title>session viewer</title><a href="${target}">Open the session viewer</a>\n`,
+    { mode: 0o600 },
+  );
   launch(opener.command, [...opener.args, file]);
   return () => rmSync(directory, { recursive: true, force: true });
 }

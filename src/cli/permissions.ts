@@ -51,15 +51,19 @@ export type PermissionOptions = {
 export function permissionHook(options: PermissionOptions): NonNullable<AgentHooks["beforeToolCall"]> {
   const always = new Set<string>();
   const prompts = serialQueue();
-  const isAllowed = (name: string): boolean => !options.guarded.has(name) || options.allowed === "all" || options.allowed.has(name) || always.has(name);
+  const isAllowed = (name: string): boolean =>
+    !options.guarded.has(name) || options.allowed === "all" || options.allowed.has(name) || always.has(name);
   return async ({ call }) => {
     const request = { name: call.name, input: call.input };
     const alwaysAsk = options.guarded.has(call.name) ? await options.alwaysAsk?.(request) : undefined;
     if (alwaysAsk === undefined && isAllowed(call.name)) return undefined;
     const ask = options.ask;
     if (ask === undefined) {
-      if (alwaysAsk !== undefined) return { deny: `${alwaysAsk}; there is no terminal to ask on, and no flag allows it` };
-      return { deny: `${call.name} needs the user's permission and there is no terminal to ask; run with --allow ${call.name} (or --yes to allow every tool)` };
+      if (alwaysAsk !== undefined)
+        return { deny: `${alwaysAsk}; there is no terminal to ask on, and no flag allows it` };
+      return {
+        deny: `${call.name} needs the user's permission and there is no terminal to ask; run with --allow ${call.name} (or --yes to allow every tool)`,
+      };
     }
     return prompts(async () => {
       if (alwaysAsk === undefined && isAllowed(call.name)) return undefined;
@@ -72,7 +76,9 @@ export function permissionHook(options: PermissionOptions): NonNullable<AgentHoo
       if (decision.type === "allow-always" && alwaysAsk === undefined) always.add(call.name);
       if (decision.type !== "deny") return undefined;
       const reason = decision.reason.trim();
-      return { deny: reason === "" ? "the user denied this call (no reason given)" : `the user denied this call: ${reason}` };
+      return {
+        deny: reason === "" ? "the user denied this call (no reason given)" : `the user denied this call: ${reason}`,
+      };
     });
   };
 }

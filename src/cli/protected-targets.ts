@@ -19,7 +19,11 @@ const fileWriters: ReadonlySet<string> = new Set(["write", "edit"]);
  * would open it. A path the tools refuse anyway (outside the workspace) is not protected here.
  * Never throws.
  */
-export function protectedTargets(options: { workspace: string; home: string; runs?: readonly string[] }): (call: { name: string; input: JsonObject }) => Promise<string | undefined> {
+export function protectedTargets(options: {
+  workspace: string;
+  home: string;
+  runs?: readonly string[];
+}): (call: { name: string; input: JsonObject }) => Promise<string | undefined> {
   const fold = (path: string): string => path.toLowerCase();
   const settings = fold(join(options.workspace, ".simple-agent-loop"));
   const home = fold(realOrLexical(options.home));
@@ -34,9 +38,12 @@ export function protectedTargets(options: { workspace: string; home: string; run
     }
     const shown = typeof input.path === "string" ? input.path : "?";
     const writes = `${name} ${shown}`;
-    if (target.split(sep).includes(".git")) return `${writes} changes a git repository's .git, whose config and hooks run commands: asked every time`;
-    if (isInside(settings, target)) return `${writes} changes the workspace's .simple-agent-loop, whose mcp.json starts commands: asked every time`;
-    if (isInside(home, target)) return `${writes} changes the CLI's own home (its trusted MCP configs and sessions): asked every time`;
+    if (target.split(sep).includes(".git"))
+      return `${writes} changes a git repository's .git, whose config and hooks run commands: asked every time`;
+    if (isInside(settings, target))
+      return `${writes} changes the workspace's .simple-agent-loop, whose mcp.json starts commands: asked every time`;
+    if (isInside(home, target))
+      return `${writes} changes the CLI's own home (its trusted MCP configs and sessions): asked every time`;
     if (runs.has(target)) return `${writes} changes a file an MCP server in use runs: asked every time`;
     return undefined;
   };

@@ -32,8 +32,15 @@ export const noModelMessage =
  * is the same, except that it falls back to the demo, with a note. A named provider whose key is
  * missing throws, naming the variable.
  */
-export function selectModel(args: { provider?: ProviderName; model?: string }, environment: NodeJS.ProcessEnv): SelectedModel {
-  const fromEnvironment = environment.ANTHROPIC_API_KEY ? "anthropic" : environment.OPENAI_API_KEY || environment.OPENAI_BASE_URL ? "openai" : undefined;
+export function selectModel(
+  args: { provider?: ProviderName; model?: string },
+  environment: NodeJS.ProcessEnv,
+): SelectedModel {
+  const fromEnvironment = environment.ANTHROPIC_API_KEY
+    ? "anthropic"
+    : environment.OPENAI_API_KEY || environment.OPENAI_BASE_URL
+      ? "openai"
+      : undefined;
   let provider = args.provider;
   if (provider === undefined) {
     if (fromEnvironment === undefined) throw new CliError(noModelMessage);
@@ -52,37 +59,77 @@ export function selectModel(args: { provider?: ProviderName; model?: string }, e
       const apiKey = needVariable("ANTHROPIC_API_KEY", value, "--provider anthropic");
       const model = args.model ?? value("ANTHROPIC_MODEL") ?? "claude-sonnet-4-5";
       const baseURL = value("ANTHROPIC_BASE_URL");
-      return { invokeModel: anthropic({ model, apiKey, ...(baseURL === undefined ? {} : { baseURL }) }), provider, model, description: `anthropic ${model}`, contextWindow: 200_000 };
+      return {
+        invokeModel: anthropic({ model, apiKey, ...(baseURL === undefined ? {} : { baseURL }) }),
+        provider,
+        model,
+        description: `anthropic ${model}`,
+        contextWindow: 200_000,
+      };
     }
     case "openai":
     case "openai-responses": {
       const baseURL = value("OPENAI_BASE_URL");
       const apiKey = value("OPENAI_API_KEY");
       if (apiKey === undefined && baseURL === undefined) {
-        throw new CliError(`--provider ${provider} needs OPENAI_API_KEY, or OPENAI_BASE_URL for an OpenAI-compatible server (e.g. http://localhost:11434/v1 for Ollama)`);
+        throw new CliError(
+          `--provider ${provider} needs OPENAI_API_KEY, or OPENAI_BASE_URL for an OpenAI-compatible server (e.g. http://localhost:11434/v1 for Ollama)`,
+        );
       }
       const model = args.model ?? value("OPENAI_MODEL") ?? (baseURL === undefined ? "gpt-4.1-mini" : "llama3.2");
-      const options = { model, ...(apiKey === undefined ? {} : { apiKey }), ...(baseURL === undefined ? {} : { baseURL }) };
+      const options = {
+        model,
+        ...(apiKey === undefined ? {} : { apiKey }),
+        ...(baseURL === undefined ? {} : { baseURL }),
+      };
       const invokeModel = provider === "openai" ? openaiChat(options) : openaiResponses(options);
       // A local server's window depends on how the model was loaded (Ollama's default is small):
       // a modest guess there, OpenAI's usual 128k otherwise.
       const contextWindow = baseURL === undefined || /^https:\/\/api\.openai\.com/.test(baseURL) ? 128_000 : 32_000;
-      return { invokeModel, provider, model, description: `${provider} ${model}${baseURL === undefined ? "" : ` at ${baseURL}`}`, contextWindow };
+      return {
+        invokeModel,
+        provider,
+        model,
+        description: `${provider} ${model}${baseURL === undefined ? "" : ` at ${baseURL}`}`,
+        contextWindow,
+      };
     }
     case "gemini": {
-      const apiKey = value("GEMINI_API_KEY") ?? needVariable("GOOGLE_API_KEY", value, "--provider gemini", "GEMINI_API_KEY (or GOOGLE_API_KEY)");
+      const apiKey =
+        value("GEMINI_API_KEY") ??
+        needVariable("GOOGLE_API_KEY", value, "--provider gemini", "GEMINI_API_KEY (or GOOGLE_API_KEY)");
       const model = args.model ?? value("GEMINI_MODEL") ?? "gemini-2.5-flash";
-      return { invokeModel: gemini({ model, apiKey }), provider, model, description: `gemini ${model}`, contextWindow: 1_000_000 };
+      return {
+        invokeModel: gemini({ model, apiKey }),
+        provider,
+        model,
+        description: `gemini ${model}`,
+        contextWindow: 1_000_000,
+      };
     }
     case "bedrock": {
       const model = args.model ?? value("BEDROCK_MODEL");
       if (model === undefined) {
-        throw new CliError("--provider bedrock needs --model (or BEDROCK_MODEL): a Bedrock model or inference profile id, with AWS credentials and AWS_REGION in the environment");
+        throw new CliError(
+          "--provider bedrock needs --model (or BEDROCK_MODEL): a Bedrock model or inference profile id, with AWS credentials and AWS_REGION in the environment",
+        );
       }
-      return { invokeModel: bedrock({ model }), provider, model, description: `bedrock ${model}`, contextWindow: 200_000 };
+      return {
+        invokeModel: bedrock({ model }),
+        provider,
+        model,
+        description: `bedrock ${model}`,
+        contextWindow: 200_000,
+      };
     }
     case "demo":
-      return { invokeModel: demoModel(), provider, model: "demo", description: "demo (offline, scripted)", contextWindow: 200_000 };
+      return {
+        invokeModel: demoModel(),
+        provider,
+        model: "demo",
+        description: "demo (offline, scripted)",
+        contextWindow: 200_000,
+      };
   }
 }
 

@@ -52,7 +52,13 @@ export function cliHome(environment: NodeJS.ProcessEnv): string {
  */
 export async function openCliSession(
   store: FileStore,
-  options: { workspace: string; resume?: { id?: string }; systemPrompt: string; movedPrompt: (previous: string) => string; details: JsonObject },
+  options: {
+    workspace: string;
+    resume?: { id?: string };
+    systemPrompt: string;
+    movedPrompt: (previous: string) => string;
+    details: JsonObject;
+  },
 ): Promise<CliSession> {
   const { workspace, resume } = options;
   const record = (session: Session): void => appendEntry(session, workspaceEntry, { ...options.details, workspace });
@@ -74,7 +80,13 @@ export async function openCliSession(
   const session = await open(store, id);
   const entries = await loadEntries(store.path(id), { onWarning: () => undefined });
   const previous = workspaceOf(entries);
-  const opened: CliSession = { id, path: store.path(id), resumed: true, store: () => Promise.resolve(session), stored: () => session };
+  const opened: CliSession = {
+    id,
+    path: store.path(id),
+    resumed: true,
+    store: () => Promise.resolve(session),
+    stored: () => session,
+  };
   if (previous === workspace) return opened;
   record(session);
   if (previous === undefined) return opened;
@@ -91,14 +103,25 @@ export const workspaceEntry = "workspace";
  */
 export async function latestSessionOf(store: FileStore, workspace: string): Promise<string | undefined> {
   const dated = await Promise.all(
-    (await store.list()).map(async (id) => ({ id, changed: await stat(store.path(id)).then((stats) => stats.mtimeMs, () => 0) })),
+    (await store.list()).map(async (id) => ({
+      id,
+      changed: await stat(store.path(id)).then(
+        (stats) => stats.mtimeMs,
+        () => 0,
+      ),
+    })),
   );
   // Newest first; ids sort by creation time, which settles ties.
   dated.sort((a, b) => b.changed - a.changed || (a.id < b.id ? 1 : -1));
   for (const { id } of dated) {
     const entries = await loadEntries(store.path(id), { onWarning: () => undefined }).catch(() => undefined);
     if (entries === undefined || workspaceOf(entries) !== workspace) continue;
-    if (entries.some((entry) => entry.type === "message" && (entry as { message?: { role?: unknown } }).message?.role === "user")) return id;
+    if (
+      entries.some(
+        (entry) => entry.type === "message" && (entry as { message?: { role?: unknown } }).message?.role === "user",
+      )
+    )
+      return id;
   }
   return undefined;
 }
@@ -128,7 +151,8 @@ async function open(store: FileStore, id: string): Promise<Session> {
   try {
     return await store.open(id);
   } catch (error) {
-    if (isStoreError(error) && error.code === "locked") throw new CliError(`session ${id} is open in another process; close that one first`);
+    if (isStoreError(error) && error.code === "locked")
+      throw new CliError(`session ${id} is open in another process; close that one first`);
     if (isStoreError(error) && error.code === "invalid-argument") throw new CliError(error.message, "usage");
     throw error;
   }

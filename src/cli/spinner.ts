@@ -10,7 +10,11 @@ const frames = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "
  * Only on a TTY (`enabled`); otherwise every call does nothing. The caller starts it only at the
  * start of a line and stops it before writing anything else.
  */
-export function createSpinner(out: NodeJS.WritableStream & { columns?: number }, style: Style, enabled: boolean): Spinner {
+export function createSpinner(
+  out: NodeJS.WritableStream & { columns?: number },
+  style: Style,
+  enabled: boolean,
+): Spinner {
   let timer: NodeJS.Timeout | undefined;
   let label = "";
   let frame = 0;
@@ -19,7 +23,9 @@ export function createSpinner(out: NodeJS.WritableStream & { columns?: number },
     const seconds = Math.floor((Date.now() - since) / 1000);
     const text = `${label}${seconds > 0 ? ` ${seconds}s` : ""}`;
     const room = Math.max(10, (out.columns ?? 80) - 3);
-    out.write(`${clearLine}${style.cyan(frames[frame++ % frames.length]!)} ${style.dim(text.length > room ? `${text.slice(0, room - 1)}…` : text)}`);
+    out.write(
+      `${clearLine}${style.cyan(frames[frame++ % frames.length]!)} ${style.dim(text.length > room ? `${text.slice(0, room - 1)}…` : text)}`,
+    );
   };
   return {
     start: (next) => {

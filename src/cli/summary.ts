@@ -6,11 +6,18 @@ import { visibleLine } from "./visible-text.ts";
  * `✗ edit x.ts: oldText not found in x.ts; …`, at most `width` characters, every control
  * character of the call and its result made visible (`visibleLine`).
  */
-export function summarizeToolCall(name: string, input: JsonObject, result: ToolResultMessage, width = 160): { ok: boolean; text: string } {
+export function summarizeToolCall(
+  name: string,
+  input: JsonObject,
+  result: ToolResultMessage,
+  width = 160,
+): { ok: boolean; text: string } {
   const ok = result.isError !== true;
   const output = typeof result.output === "string" ? result.output : JSON.stringify(result.output);
   const subject = `${visibleLine(name)}${describeTarget(name, input)}`;
-  const text = visibleLine(ok ? `✓ ${subject}${detail(name, input, output)}` : `✗ ${subject}: ${firstLine(output.replace(/^Error: /, ""))}`);
+  const text = visibleLine(
+    ok ? `✓ ${subject}${detail(name, input, output)}` : `✗ ${subject}: ${firstLine(output.replace(/^Error: /, ""))}`,
+  );
   return { ok, text: text.length > width ? `${text.slice(0, width - 1)}…` : text };
 }
 
@@ -57,7 +64,9 @@ function detail(name: string, input: JsonObject, output: string): string {
     case "read": {
       const shown = lines.filter((line) => /^\s*\d+\t/.test(line)).length;
       const total = /of (\d+); read on/.exec(output)?.[1];
-      return shown === 0 ? " (empty)" : ` (${total === undefined ? plural(shown, "line") : `${shown} of ${total} lines`})`;
+      return shown === 0
+        ? " (empty)"
+        : ` (${total === undefined ? plural(shown, "line") : `${shown} of ${total} lines`})`;
     }
     case "grep": {
       if (output === "No matches.") return " (no matches)";
@@ -68,7 +77,8 @@ function detail(name: string, input: JsonObject, output: string): string {
       if (output.endsWith(" is empty")) return " (empty)";
       return ` (${plural(lines.filter((line) => !line.startsWith("[")).length, "entry", "entries")})`;
     case "edit": {
-      const count = (value: unknown): number => (typeof value === "string" && value !== "" ? value.replace(/\n$/, "").split("\n").length : 0);
+      const count = (value: unknown): number =>
+        typeof value === "string" && value !== "" ? value.replace(/\n$/, "").split("\n").length : 0;
       return ` (−${count(input.oldText)} +${count(input.newText)} lines)`;
     }
     case "write":

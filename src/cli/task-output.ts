@@ -6,7 +6,13 @@ import type { RunMetrics } from "../loop/metrics.ts";
  * `waitMs`: the part of `metrics.durationMs` spent waiting for the user to answer permission
  * prompts (absent when nothing was asked); the task worked the rest of the time.
  */
-export type TaskResult = { outcome: RunOutcome; metrics?: RunMetrics; waitMs?: number; answer?: string; error?: unknown };
+export type TaskResult = {
+  outcome: RunOutcome;
+  metrics?: RunMetrics;
+  waitMs?: number;
+  answer?: string;
+  error?: unknown;
+};
 
 /**
  * Where a task's progress goes: the terminal (`terminalOutput`) or JSONL for scripts

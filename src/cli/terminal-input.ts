@@ -36,7 +36,8 @@ export function terminalInput(input: NodeJS.ReadStream, output: NodeJS.WritableS
     history: [],
     watcher: undefined,
     onData: (chunk) => {
-      if ((typeof chunk === "string" ? chunk.includes("\x03") : chunk.includes(3)) && keyboard.watcher !== undefined) keyboard.watcher();
+      if ((typeof chunk === "string" ? chunk.includes("\x03") : chunk.includes(3)) && keyboard.watcher !== undefined)
+        keyboard.watcher();
     },
   };
   return {

@@ -20,8 +20,21 @@ type Out = NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
  * on the terminal.
  */
 export function terminalOutput(out: Out, errors: NodeJS.WritableStream, style: Style): TaskOutput {
-  const screen: Screen = { out, style, spinner: createSpinner(out, style, out.isTTY === true), markdown: markdownRenderer(style), atLineStart: true, held: undefined };
-  const task: TaskView = { screen, running: new Map(), calls: new Map(), streamedThisTurn: false, stopReason: undefined };
+  const screen: Screen = {
+    out,
+    style,
+    spinner: createSpinner(out, style, out.isTTY === true),
+    markdown: markdownRenderer(style),
+    atLineStart: true,
+    held: undefined,
+  };
+  const task: TaskView = {
+    screen,
+    running: new Map(),
+    calls: new Map(),
+    streamedThisTurn: false,
+    stopReason: undefined,
+  };
   return {
     event: (event) => showEvent(task, event),
     finish: (result) => showResult(task, errors, result),
@@ -117,7 +130,9 @@ function showToolEnd(task: TaskView, event: Extract<AgentEvent, { type: "tool-ex
   const { ok, text } = summarizeToolCall(call.name, call.input, event.result, width(screen));
   endLine(screen);
   write(screen, `${ok ? style.green(text.slice(0, 1)) : style.red(text.slice(0, 1))}${text.slice(1)}\n`);
-  if (call.name === "bash") for (const line of commandOutputLines(event.result, width(screen) - 4)) write(screen, `${style.dim(`  │ ${line}`)}\n`);
+  if (call.name === "bash")
+    for (const line of commandOutputLines(event.result, width(screen) - 4))
+      write(screen, `${style.dim(`  │ ${line}`)}\n`);
   if (task.running.size > 0) waitForTools(task);
 }
 
@@ -130,24 +145,37 @@ function showRetry(task: TaskView, event: Extract<AgentEvent, { type: "retry" }>
   const { screen } = task;
   screen.markdown.reset();
   endLine(screen);
-  write(screen, `${screen.style.yellow(`↻ ${visibleLine(event.error)}; retrying in ${(event.delayMs / 1000).toFixed(1)}s${task.streamedThisTurn ? " (the text above is void)" : ""}`)}\n`);
+  write(
+    screen,
+    `${screen.style.yellow(`↻ ${visibleLine(event.error)}; retrying in ${(event.delayMs / 1000).toFixed(1)}s${task.streamedThisTurn ? " (the text above is void)" : ""}`)}\n`,
+  );
   task.streamedThisTurn = false;
 }
 
 // A model that does not stream its text (or streams it whole) is shown when its turn enters.
 function showUnstreamedAnswer(task: TaskView, message: Message): void {
-  if ("role" in message && message.role === "assistant" && !task.streamedThisTurn && message.content !== "") write(task.screen, renderMarkdown(message.content, task.screen.style));
+  if ("role" in message && message.role === "assistant" && !task.streamedThisTurn && message.content !== "")
+    write(task.screen, renderMarkdown(message.content, task.screen.style));
 }
 
 function showResult(task: TaskView, errors: NodeJS.WritableStream, result: TaskResult): void {
   const { screen } = task;
   const { style } = screen;
   endLine(screen);
-  if (result.outcome === "aborted") write(screen, `${style.yellow("⏹ Interrupted: the task was stopped; the session keeps everything up to here.")}\n`);
-  else if (result.outcome === "stopped") write(screen, `${style.yellow(`The model stopped before finishing (stop reason: ${visibleLine(task.stopReason ?? "unknown")}).`)}\n`);
-  if (result.error !== undefined && result.outcome !== "aborted") errors.write(`${style.red("✗ Error:")} ${visibleText(errorMessage(result.error))}\n`);
+  if (result.outcome === "aborted")
+    write(screen, `${style.yellow("⏹ Interrupted: the task was stopped; the session keeps everything up to here.")}\n`);
+  else if (result.outcome === "stopped")
+    write(
+      screen,
+      `${style.yellow(`The model stopped before finishing (stop reason: ${visibleLine(task.stopReason ?? "unknown")}).`)}\n`,
+    );
+  if (result.error !== undefined && result.outcome !== "aborted")
+    errors.write(`${style.red("✗ Error:")} ${visibleText(errorMessage(result.error))}\n`);
   if (result.metrics !== undefined) {
-    write(screen, `${style.dim(`${tokenCounts(result.metrics)} · ${taskTime(result.metrics.durationMs, result.waitMs ?? 0)}`)}\n`);
+    write(
+      screen,
+      `${style.dim(`${tokenCounts(result.metrics)} · ${taskTime(result.metrics.durationMs, result.waitMs ?? 0)}`)}\n`,
+    );
   }
 }
 

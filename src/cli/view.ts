@@ -12,14 +12,21 @@ import { visibleLine } from "./visible-text.ts";
  * the viewer's token), opens it in the browser when run on a terminal of a desktop, and serves
  * until Ctrl-C (or SIGTERM), then exits with 0.
  */
-export async function runView(args: ViewArgs, io: { cwd: string; env: NodeJS.ProcessEnv; stdout: NodeJS.WritableStream & { isTTY?: boolean } }): Promise<number> {
+export async function runView(
+  args: ViewArgs,
+  io: { cwd: string; env: NodeJS.ProcessEnv; stdout: NodeJS.WritableStream & { isTTY?: boolean } },
+): Promise<number> {
   const store = cliStore(io.env);
   let path = args.path === undefined ? sessionsDirectory(io.env) : resolve(io.cwd, args.path);
   if (!existsSync(path) && args.path !== undefined && isSessionId(args.path)) path = store.path(args.path);
-  if (!existsSync(path)) throw new CliError(args.path === undefined ? `no sessions yet in ${path}` : `${path} does not exist`);
+  if (!existsSync(path))
+    throw new CliError(args.path === undefined ? `no sessions yet in ${path}` : `${path} does not exist`);
   // Loaded only for this command: the agent itself never needs the viewer.
   const { serveViewer } = await import("../viewer/index.ts");
-  const viewer = await serveViewer(path, { ...(args.port === undefined ? {} : { port: args.port }), ...(args.host === undefined ? {} : { host: args.host }) });
+  const viewer = await serveViewer(path, {
+    ...(args.port === undefined ? {} : { port: args.port }),
+    ...(args.host === undefined ? {} : { host: args.host }),
+  });
   io.stdout.write(`Session viewer for ${visibleLine(path)}\n${viewer.url}\nPress Ctrl-C to stop.\n`);
   const removeOpener = io.stdout.isTTY === true ? openInBrowser(viewer.url, io.env) : undefined;
   await new Promise<void>((stop) => {

@@ -13,7 +13,13 @@
  * before adding the CLI's own styling.
  */
 export function visibleText(text: string): string {
-  return text.replace(/\r\n/g, "\n").replace(hidden, (character, offset: number, whole: string) => (character === "\n" || character === "\t" || isEmojiJoiner(character, offset, whole) ? character : visibleEscape(character)));
+  return text
+    .replace(/\r\n/g, "\n")
+    .replace(hidden, (character, offset: number, whole: string) =>
+      character === "\n" || character === "\t" || isEmojiJoiner(character, offset, whole)
+        ? character
+        : visibleEscape(character),
+    );
 }
 
 /**
@@ -21,7 +27,9 @@ export function visibleText(text: string): string {
  * and tabs are escaped too (`^J`, `^I`), so nothing in it can start another line.
  */
 export function visibleLine(text: string): string {
-  return text.replace(hidden, (character, offset: number, whole: string) => (isEmojiJoiner(character, offset, whole) ? character : visibleEscape(character)));
+  return text.replace(hidden, (character, offset: number, whole: string) =>
+    isEmojiJoiner(character, offset, whole) ? character : visibleEscape(character),
+  );
 }
 
 /**
@@ -35,7 +43,8 @@ export function visibleJson(value: unknown): string {
 
 function unicodeEscapes(character: string): string {
   let escaped = "";
-  for (let index = 0; index < character.length; index++) escaped += `\\u${character.charCodeAt(index).toString(16).padStart(4, "0")}`;
+  for (let index = 0; index < character.length; index++)
+    escaped += `\\u${character.charCodeAt(index).toString(16).padStart(4, "0")}`;
   return escaped;
 }
 
@@ -54,5 +63,8 @@ function visibleEscape(character: string): string {
 // Emoji sequences (👨‍👩‍👧) join pictographs with U+200D; between two of them it hides nothing.
 function isEmojiJoiner(character: string, offset: number, whole: string): boolean {
   if (character !== "\u200d") return false;
-  return /\p{Extended_Pictographic}\uFE0F?$/u.test(whole.slice(Math.max(0, offset - 3), offset)) && /^\p{Extended_Pictographic}/u.test(whole.slice(offset + 1, offset + 3));
+  return (
+    /\p{Extended_Pictographic}\uFE0F?$/u.test(whole.slice(Math.max(0, offset - 3), offset)) &&
+    /^\p{Extended_Pictographic}/u.test(whole.slice(offset + 1, offset + 3))
+  );
 }

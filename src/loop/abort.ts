@@ -68,7 +68,12 @@ export function createAbortRace(signal: AbortSignal): AbortRace {
 }
 
 // As a `.then` reaction would: what the callback returns resolves, what it throws rejects.
-function settleWith<T, R>(callback: (value: T) => R, value: T, resolve: (result: R) => void, reject: (error: unknown) => void): void {
+function settleWith<T, R>(
+  callback: (value: T) => R,
+  value: T,
+  resolve: (result: R) => void,
+  reject: (error: unknown) => void,
+): void {
   try {
     resolve(callback(value));
   } catch (error) {

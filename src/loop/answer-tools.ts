@@ -15,7 +15,9 @@ export function answerTools(run: RunContext, turn: OpenTurn): NextStep | Promise
   const stopReason = turn.last?.stopReason;
   if (stopReason !== undefined && stopReason !== "tool_use") return closeStoppedTurn(run, turn, stopReason);
   // Calls that answered at once (synchronous handlers) close the turn without an await.
-  return run.executor.run(turn.toolCalls, run.signal, run.abortRace, turn.started, (outcomes) => toolsAnswered(run, turn, outcomes));
+  return run.executor.run(turn.toolCalls, run.signal, run.abortRace, turn.started, (outcomes) =>
+    toolsAnswered(run, turn, outcomes),
+  );
 }
 
 // Every call of the turn has its outcome: add the results, or pause for the ones waiting.
@@ -60,11 +62,18 @@ function pause(run: RunContext, turn: OpenTurn, outcomes: readonly ToolOutcome[]
     const call = turn.toolCalls[index]!;
     if (outcome.type === "approval-pending") {
       pending.push(outcome);
-      call.approval = outcome.nested === undefined ? { status: "pending" } : { status: "pending", nested: outcome.nested };
+      call.approval =
+        outcome.nested === undefined ? { status: "pending" } : { status: "pending", nested: outcome.nested };
     } else {
-      call.heldResult = outcome.isError === true ? { output: outcome.output, isError: true } : { output: outcome.output };
+      call.heldResult =
+        outcome.isError === true ? { output: outcome.output, isError: true } : { output: outcome.output };
     }
-    notifySessionChange(session, { type: "update", index: session.messages.lastIndexOf(call), message: call, reason: "approval" });
+    notifySessionChange(session, {
+      type: "update",
+      index: session.messages.lastIndexOf(call),
+      message: call,
+      reason: "approval",
+    });
   }
   return { type: "end", end: { outcome: "paused", pending } };
 }

@@ -38,11 +38,16 @@ function callModel(run: RunContext): NextStep | Promise<NextStep> {
   return answer.then((settled) => modelAnswered(run, settled, iteration));
 }
 
-function modelAnswered(run: RunContext, answer: ModelTurn | undefined | typeof aborted, iteration: number): NextStep | Promise<NextStep> {
+function modelAnswered(
+  run: RunContext,
+  answer: ModelTurn | undefined | typeof aborted,
+  iteration: number,
+): NextStep | Promise<NextStep> {
   if (answer === aborted) return endAborted(run, "");
   if (answer === undefined) return endAborted(run, run.state.streamedText);
   run.state.abandon = answer.discard;
-  if (run.hooks?.afterModelCall === undefined && run.contract === undefined) return enterTurn(run, answer, answer.messages, undefined);
+  if (run.hooks?.afterModelCall === undefined && run.contract === undefined)
+    return enterTurn(run, answer, answer.messages, undefined);
   return reviewAnswer(run, answer, iteration);
 }
 
@@ -52,7 +57,9 @@ async function reviewAnswer(run: RunContext, answer: ModelTurn, iteration: numbe
   let problems: string | undefined;
   const afterModelCall = run.hooks?.afterModelCall;
   if (afterModelCall !== undefined) {
-    const replaced = await runModelHook(run, "afterModelCall", () => afterModelCall({ session: run.session, messages: answer.messages, iteration }));
+    const replaced = await runModelHook(run, "afterModelCall", () =>
+      afterModelCall({ session: run.session, messages: answer.messages, iteration }),
+    );
     if (replaced === aborted) {
       answer.discard();
       return endAborted(run, "");
@@ -61,7 +68,8 @@ async function reviewAnswer(run: RunContext, answer: ModelTurn, iteration: numbe
     if (replaced?.messages !== undefined) messages = replaced.messages.map(modelOwnFields);
   }
   // A final answer checked against the `output` schema carries its parsed value from the start.
-  if (run.contract !== undefined && !messages.some(isToolCall)) ({ messages, problems } = await checkOutput(run, run.contract, messages));
+  if (run.contract !== undefined && !messages.some(isToolCall))
+    ({ messages, problems } = await checkOutput(run, run.contract, messages));
   return enterTurn(run, answer, messages, problems);
 }
 
@@ -99,8 +107,12 @@ function describeLastAction(messages: readonly Message[]): string {
 // The model's answer for this iteration, or `undefined` when the run was aborted during the call.
 // Without a `beforeModelCall` hook there is nothing to wait for before the call, and without
 // strategies no overflow to retry after: the model turn itself is the answer.
-function askModel(run: RunContext, iteration: number): ModelTurn | undefined | Promise<ModelTurn | undefined | typeof aborted> {
-  if (run.hooks?.beforeModelCall === undefined && run.strategies === undefined) return modelTurn(run, modelView(run, iteration, undefined));
+function askModel(
+  run: RunContext,
+  iteration: number,
+): ModelTurn | undefined | Promise<ModelTurn | undefined | typeof aborted> {
+  if (run.hooks?.beforeModelCall === undefined && run.strategies === undefined)
+    return modelTurn(run, modelView(run, iteration, undefined));
   return askModelOnce(run, iteration);
 }
 
@@ -122,12 +134,19 @@ async function askModelOnce(run: RunContext, iteration: number): Promise<ModelTu
 }
 
 // The final answer checked against the output contract; throws once the corrections are used up.
-async function checkOutput(run: RunContext, contract: OutputContract, messages: ModelMessage[]): Promise<{ messages: ModelMessage[]; problems?: string }> {
+async function checkOutput(
+  run: RunContext,
+  contract: OutputContract,
+  messages: ModelMessage[],
+): Promise<{ messages: ModelMessage[]; problems?: string }> {
   const checked = await checkFinalAnswer(contract, messages);
   const { problems } = checked;
   if (problems !== undefined && run.state.outputAttemptsLeft-- <= 0) {
     run.addTurn(checked.messages);
-    throw new StructuredOutputError(`The final answer does not match the output schema: ${problems}`, { text: checked.text, problems });
+    throw new StructuredOutputError(`The final answer does not match the output schema: ${problems}`, {
+      text: checked.text,
+      problems,
+    });
   }
   return checked;
 }
@@ -135,7 +154,12 @@ async function checkOutput(run: RunContext, contract: OutputContract, messages: 
 const noCalls: ToolCallMessage[] = [];
 
 // Adds the model's turn to the session and says what comes next.
-function enterTurn(run: RunContext, answer: ModelTurn, messages: ModelMessage[], problems: string | undefined): NextStep {
+function enterTurn(
+  run: RunContext,
+  answer: ModelTurn,
+  messages: ModelMessage[],
+  problems: string | undefined,
+): NextStep {
   // The stored copies (with ts): approval marks must land on the session's own objects.
   const stored = run.addTurn(messages) as ModelMessage[];
   const last = stored[stored.length - 1];

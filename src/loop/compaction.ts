@@ -34,7 +34,9 @@ export function compactSession(session: Session, options: CompactSessionOptions 
  * `protectLastTurn` is false, it never cuts the last model turn: the next request must carry that
  * turn's signed thinking intact (the loop compacts right before each model call).
  */
-export function createCompactor(options: CompactSessionOptions & { protectLastTurn?: boolean } = {}): (session: Session) => number {
+export function createCompactor(
+  options: CompactSessionOptions & { protectLastTurn?: boolean } = {},
+): (session: Session) => number {
   checkCompactOptions(options);
   const keepTurns = options.keepTurns ?? 2;
   const maxLength = options.maxLength ?? 120;
@@ -73,11 +75,16 @@ export function checkCompactOptions(options: CompactSessionOptions): void {
 // `stop`: `keepTurns` model turns or `keepTurns` assistant replies must have come after it, and
 // at least `minimumTurns` whole model turns (1: never a message of the last turn).
 // Both counts only grow walking back, so every earlier message qualifies too.
-function lastIndexBeforeRecentTurns(messages: readonly Message[], keepTurns: number, stop: number, minimumTurns: number): number {
+function lastIndexBeforeRecentTurns(
+  messages: readonly Message[],
+  keepTurns: number,
+  stop: number,
+  minimumTurns: number,
+): number {
   let turns = 0;
   let replies = 0;
   // Turn starts rather than `sessionTurnsBackward`: this runs before every model call, and builds nothing.
-  for (let end = messages.length; end > stop; ) {
+  for (let end = messages.length; end > stop;) {
     // Most calls end here: the turn before the recent ones is old enough as a whole.
     if (turns >= minimumTurns && (turns >= keepTurns || replies >= keepTurns)) return end - 1;
     const start = turnStartBefore(messages, end);
@@ -91,7 +98,6 @@ function lastIndexBeforeRecentTurns(messages: readonly Message[], keepTurns: num
   }
   return stop - 1;
 }
-
 
 function truncate(message: Message, maxLength: number): Message | undefined {
   if (!("type" in message) || message.type === "tool_result" || message.compacted === true) return undefined;

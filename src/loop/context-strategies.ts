@@ -2,7 +2,15 @@ import { describeError, isMaxIterationsError } from "../errors.ts";
 import { agentLoop } from "./loop.ts";
 import { checkNumber } from "../numeric-options.ts";
 import type { InvokeModel } from "../model/invoke-model.ts";
-import { initSession, response, spliceSession, type JsonObject, type Message, type Session, type Usage } from "../session.ts";
+import {
+  initSession,
+  response,
+  spliceSession,
+  type JsonObject,
+  type Message,
+  type Session,
+  type Usage,
+} from "../session.ts";
 import type { CompactionStrategy } from "./compaction-strategy.ts";
 import { sessionTurnsBackward } from "../session-turns.ts";
 
@@ -11,7 +19,11 @@ export function slidingWindow(options: { keepTurns: number }): CompactionStrateg
   checkNumber("slidingWindow: keepTurns", options.keepTurns, { min: 1, integer: true });
   return (session) => {
     const span = olderTurns(session.messages, options.keepTurns);
-    if (span !== undefined) spliceSession(session, span.start, span.end - span.start, [], { strategy: "sliding-window", dropped: span.end - span.start });
+    if (span !== undefined)
+      spliceSession(session, span.start, span.end - span.start, [], {
+        strategy: "sliding-window",
+        dropped: span.end - span.start,
+      });
   };
 }
 
@@ -60,10 +72,14 @@ export function summarizeOlderTurns(options: SummarizeOptions): CompactionStrate
     const written = await summarize(options.invokeModel, prompt, older.map(describe).join("\n"), context.signal);
     // Aborted: the run ends; nothing to compact for it.
     if (context.signal.aborted) return;
-    const inserted: Message[] = written.summary === undefined ? [] : [{ role: "user", content: `Summary of the earlier conversation:\n${written.summary}` }];
+    const inserted: Message[] =
+      written.summary === undefined
+        ? []
+        : [{ role: "user", content: `Summary of the earlier conversation:\n${written.summary}` }];
     const removedTokens = characterTokens(older);
     let problem = written.problem;
-    if (problem === undefined && characterTokens(inserted) >= removedTokens) problem = "the summary is longer than the turns it would replace";
+    if (problem === undefined && characterTokens(inserted) >= removedTokens)
+      problem = "the summary is longer than the turns it would replace";
     if (problem !== undefined) {
       const fallback = context.reason === "overflow" ? "sliding-window" : "none";
       context.report?.({ strategy: "summary", reason: problem, fallback });
@@ -72,7 +88,9 @@ export function summarizeOlderTurns(options: SummarizeOptions): CompactionStrate
     }
     const firstKept = session.messages[span.end];
     spliceSession(session, span.start, span.end - span.start, inserted, {
-      ...(problem === undefined ? { strategy: "summary", summary: written.summary ?? "" } : { strategy: "sliding-window", dropped: span.end - span.start, fallbackFrom: "summary", reason: problem }),
+      ...(problem === undefined
+        ? { strategy: "summary", summary: written.summary ?? "" }
+        : { strategy: "sliding-window", dropped: span.end - span.start, fallbackFrom: "summary", reason: problem }),
       tokensBefore: before,
       // The same estimate, less what left, plus the summary.
       tokensAfter: before - removedTokens + characterTokens(inserted),
@@ -83,10 +101,21 @@ export function summarizeOlderTurns(options: SummarizeOptions): CompactionStrate
 }
 
 // The summarizer is a model like any other: it may fail, call tools it does not have, or say nothing.
-async function summarize(invokeModel: InvokeModel, prompt: string, transcript: string, signal: AbortSignal): Promise<{ summary?: string; problem?: string }> {
+async function summarize(
+  invokeModel: InvokeModel,
+  prompt: string,
+  transcript: string,
+  signal: AbortSignal,
+): Promise<{ summary?: string; problem?: string }> {
   try {
-    const run = await agentLoop(invokeModel, [], initSession(prompt, transcript), { name: "summarizer", maxIterations: 1, compaction: false, signal });
-    if (run.messages.some((message) => "type" in message && message.type === "tool_call")) return { problem: "the summarizer called tools" };
+    const run = await agentLoop(invokeModel, [], initSession(prompt, transcript), {
+      name: "summarizer",
+      maxIterations: 1,
+      compaction: false,
+      signal,
+    });
+    if (run.messages.some((message) => "type" in message && message.type === "tool_call"))
+      return { problem: "the summarizer called tools" };
     const summary = response(run)?.content ?? "";
     return summary.trim() === "" ? { problem: "the summarizer answered nothing" } : { summary };
   } catch (error) {

@@ -51,7 +51,12 @@ export type AgentEvent =
   /** A tool call needs a human's approval: the run will pause (outcome `paused`) once the turn's other calls are done. */
   | { type: "tool-approval-request"; id: string; name: string; input: JsonObject }
   /** A hook threw. A tool hook's failure denies the call (fail closed); a model hook's ends the run. */
-  | { type: "hook-error"; hook: "beforeModelCall" | "afterModelCall" | "beforeToolCall" | "afterToolCall"; id?: string; error: string }
+  | {
+      type: "hook-error";
+      hook: "beforeModelCall" | "afterModelCall" | "beforeToolCall" | "afterToolCall";
+      id?: string;
+      error: string;
+    }
   /** A running tool reported progress through `context.update`. */
   | { type: "tool-execution-update"; id: string; name: string; progress: JsonValue }
   /**
@@ -59,7 +64,14 @@ export type AgentEvent =
    * in the `beforeToolCall` hook (waiting for the user's permission, say); `durationMs`: the
    * rest, validation and handler. Both in milliseconds to 0.1 ms.
    */
-  | { type: "tool-execution-end"; id: string; name: string; result: ToolResultMessage; durationMs: number; waitMs: number }
+  | {
+      type: "tool-execution-end";
+      id: string;
+      name: string;
+      result: ToolResultMessage;
+      durationMs: number;
+      waitMs: number;
+    }
   /**
    * A model call failed with a retryable error and will be repeated after `delayMs`. Deltas
    * already shown for the failed attempt are void: nothing of it entered the session.

@@ -1,4 +1,12 @@
-import type { JsonObject, JsonValue, Message, ModelMessage, Session, ToolCallMessage, ToolResultMessage } from "../session.ts";
+import type {
+  JsonObject,
+  JsonValue,
+  Message,
+  ModelMessage,
+  Session,
+  ToolCallMessage,
+  ToolResultMessage,
+} from "../session.ts";
 import type { ToolSchema } from "../tools/tool.ts";
 
 /**
@@ -17,21 +25,32 @@ export type AgentHooks = {
     settings?: JsonObject;
   }>;
   /** After each model call, before its messages enter the session. May replace them. Throwing ends the run. */
-  afterModelCall?: (input: { session: Session; messages: ModelMessage[]; iteration: number }) => Awaitable<void | { messages?: ModelMessage[] }>;
+  afterModelCall?: (input: {
+    session: Session;
+    messages: ModelMessage[];
+    iteration: number;
+  }) => Awaitable<void | { messages?: ModelMessage[] }>;
   /**
    * Before each tool call runs (after the model asked for it). `{ deny: reason }` answers it with
    * an error result instead; `{ requireApproval: true }` pauses the run until `resolveApproval`.
    * Throwing denies the call (fail closed) and is reported as a `hook-error` event.
    */
-  beforeToolCall?: (input: { call: ToolCallMessage; session: Session }) => Awaitable<void | { deny: string } | { requireApproval: true }>;
+  beforeToolCall?: (input: {
+    call: ToolCallMessage;
+    session: Session;
+  }) => Awaitable<void | { deny: string } | { requireApproval: true }>;
   /**
    * After each tool call, before its result enters the session. May replace the output: return
    * `{ output, isError? }`, or the new output itself (a string or JSON value). Throwing replaces the result with an error (fail closed), reported as `hook-error`.
    */
-  afterToolCall?: (input: { call: ToolCallMessage; result: ToolResultMessage; session: Session }) => Awaitable<void | JsonValue | {
-    output: JsonValue;
-    isError?: boolean;
-  }>;
+  afterToolCall?: (input: { call: ToolCallMessage; result: ToolResultMessage; session: Session }) => Awaitable<
+    | void
+    | JsonValue
+    | {
+        output: JsonValue;
+        isError?: boolean;
+      }
+  >;
 };
 
 type Awaitable<T> = T | Promise<T>;

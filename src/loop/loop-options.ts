@@ -84,12 +84,21 @@ export function checkLoopOptions(options: AgentLoopOptions, tools: readonly Tool
   checkNumber("outputAttempts", options.outputAttempts, { min: 0, integer: true, infinity: true });
   if (options.retry !== undefined && options.retry !== false) checkRetryOptions(options.retry);
   const compaction = options.compaction;
-  if (compaction !== undefined && compaction !== false && typeof compaction !== "function" && !Array.isArray(compaction)) checkCompactOptions(compaction);
+  if (
+    compaction !== undefined &&
+    compaction !== false &&
+    typeof compaction !== "function" &&
+    !Array.isArray(compaction)
+  )
+    checkCompactOptions(compaction);
   // The model names a tool; two of one name would leave one silently unreachable.
   const names = new Set<string>();
   for (const definition of tools) {
     const { name } = definition;
-    if (names.has(name)) throw new AgentError(`two tools are named "${name}": tool names must be unique (prefix one, as connectMcp's prefix option does)`);
+    if (names.has(name))
+      throw new AgentError(
+        `two tools are named "${name}": tool names must be unique (prefix one, as connectMcp's prefix option does)`,
+      );
     names.add(name);
     if ("timeout" in definition) checkToolTimeout(name, definition.timeout);
   }

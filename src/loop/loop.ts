@@ -47,9 +47,16 @@ export function agentStream(
 
 // `audible`: someone may hear the run's events (a listener, or a consumer of the stream). A run
 // nobody can hear (`agentLoop` without `onEvent`) builds no events and keeps no metrics.
-function startRun(invokeModel: InvokeModel, tools: readonly ToolDefinition[], session: Session, options: AgentLoopOptions, audible: boolean): AgentStream {
+function startRun(
+  invokeModel: InvokeModel,
+  tools: readonly ToolDefinition[],
+  session: Session,
+  options: AgentLoopOptions,
+  audible: boolean,
+): AgentStream {
   const controller = new AbortController();
-  const signal = options.signal === undefined ? controller.signal : AbortSignal.any([options.signal, controller.signal]);
+  const signal =
+    options.signal === undefined ? controller.signal : AbortSignal.any([options.signal, controller.signal]);
   const queues: Queues = { steering: [], followUps: [] };
   const stream = runStream<AgentEvent, Session>(
     async (emit, listening) => {
@@ -58,7 +65,9 @@ function startRun(invokeModel: InvokeModel, tools: readonly ToolDefinition[], se
       checkLoopOptions(options, tools);
       running.add(session);
       try {
-        await runLoop(createRunContext(invokeModel, tools, session, options, signal, emit, audible ? listening : undefined, queues));
+        await runLoop(
+          createRunContext(invokeModel, tools, session, options, signal, emit, audible ? listening : undefined, queues),
+        );
       } finally {
         running.delete(session);
       }
@@ -168,9 +177,19 @@ function answered(run: RunContext, last: ModelMessage | undefined): NextStep {
 }
 
 function runEndEvent(end: RunEnd): AgentEvent {
-  if (end.outcome === "paused") return { type: "run-end", outcome: "paused", pending: end.pending.map(({ call: { id, name, input } }) => ({ id, name, input })) };
+  if (end.outcome === "paused")
+    return {
+      type: "run-end",
+      outcome: "paused",
+      pending: end.pending.map(({ call: { id, name, input } }) => ({ id, name, input })),
+    };
   if (end.outcome !== "error") return { type: "run-end", outcome: end.outcome };
   const type = errorType(end.error);
   const outcome = isMaxIterationsError(end.error) ? "max-iterations" : "error";
-  return { type: "run-end", outcome, error: describeError(end.error), ...(type === undefined ? {} : { errorType: type }) };
+  return {
+    type: "run-end",
+    outcome,
+    error: describeError(end.error),
+    ...(type === undefined ? {} : { errorType: type }),
+  };
 }

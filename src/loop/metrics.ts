@@ -6,7 +6,6 @@ import type { RunMetrics } from "./run-metrics.ts";
 
 export type { RunMetrics } from "./run-metrics.ts";
 
-
 /**
  * Sums up a run: `finish()` gives the metrics the `run-end` event carries. Fed either by
  * `observe(event)` (every event of a run, in order) or by the direct calls below, which the loop
@@ -181,7 +180,14 @@ function finish(state: CollectorState): RunMetrics {
   const { turns } = state;
   for (let index = 0; index < turns.length; index += turnFields) {
     const usage = state.turnUsage?.[index / turnFields];
-    metrics.turns.push({ iteration: turns[index]!, modelMs: turns[index + 1]!, toolMs: turns[index + 2]!, waitMs: turns[index + 3]!, toolCalls: turns[index + 4]!, ...(usage === undefined ? {} : { usage }) });
+    metrics.turns.push({
+      iteration: turns[index]!,
+      modelMs: turns[index + 1]!,
+      toolMs: turns[index + 2]!,
+      waitMs: turns[index + 3]!,
+      toolCalls: turns[index + 4]!,
+      ...(usage === undefined ? {} : { usage }),
+    });
   }
   return rounded(metrics);
 }
@@ -193,7 +199,8 @@ function finish(state: CollectorState): RunMetrics {
 export function sessionMetrics(session: Session): RunMetrics {
   const metrics = emptyMetrics();
   const names = new Map<string, { name: string; at: number | undefined }>();
-  const time = (message: Message | undefined): number | undefined => (message?.ts === undefined ? undefined : Date.parse(message.ts));
+  const time = (message: Message | undefined): number | undefined =>
+    message?.ts === undefined ? undefined : Date.parse(message.ts);
   const { messages } = session;
   for (const turn of sessionTurns(messages)) {
     if (turn.type !== "model") continue;
@@ -236,7 +243,14 @@ export function sessionMetrics(session: Session): RunMetrics {
     metrics.toolMs += toolMs;
     metrics.waitMs += turnWait;
     if (usage !== undefined) addUsage(metrics.usage, usage);
-    metrics.turns.push({ iteration: metrics.modelCalls, modelMs, toolMs, waitMs: turnWait, toolCalls, ...(usage === undefined ? {} : { usage }) });
+    metrics.turns.push({
+      iteration: metrics.modelCalls,
+      modelMs,
+      toolMs,
+      waitMs: turnWait,
+      toolCalls,
+      ...(usage === undefined ? {} : { usage }),
+    });
   }
   const first = time(messages[0]);
   const lastAt = time(messages[messages.length - 1]);
@@ -265,7 +279,6 @@ function rounded(metrics: RunMetrics): RunMetrics {
   for (const name of Object.keys(metrics.tools)) metrics.tools[name]!.totalMs = roundMs(metrics.tools[name]!.totalMs);
   return metrics;
 }
-
 
 function emptyUsage(): Required<Usage> {
   return { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 };

@@ -57,7 +57,10 @@ export function modelTurn(run: ModelTurnRun, view: ModelView): ModelTurn | undef
   );
 }
 
-function readAttempt(run: ModelTurnRun, { tools, session, context }: ModelView): ModelMessage[] | Promise<ModelMessage[]> {
+function readAttempt(
+  run: ModelTurnRun,
+  { tools, session, context }: ModelView,
+): ModelMessage[] | Promise<ModelMessage[]> {
   return readModelTurn(run.invokeModel, tools, session, context, run.abortRace, run.emit, run.eager?.onToolCall);
 }
 
@@ -77,7 +80,14 @@ async function retryTurn(run: ModelTurnRun, view: ModelView, error: unknown): Pr
     const delayMs = run.retry === false ? undefined : retryDelay(error, attempt, run.retry);
     if (delayMs === undefined) throw error;
     const type = errorType(error);
-    run.emit({ type: "retry", iteration: context.iteration, attempt, delayMs, error: describeError(error), ...(type === undefined ? {} : { errorType: type }) });
+    run.emit({
+      type: "retry",
+      iteration: context.iteration,
+      attempt,
+      delayMs,
+      error: describeError(error),
+      ...(type === undefined ? {} : { errorType: type }),
+    });
     try {
       await delay(delayMs, context.signal);
     } catch {

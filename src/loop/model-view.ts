@@ -15,7 +15,10 @@ export type ModelCallChanges = Awaited<ReturnType<NonNullable<AgentHooks["before
  * Asks the `beforeModelCall` hook what to change for this call; `undefined` at once (no await)
  * when there is no hook.
  */
-export function beforeModelCall(run: RunContext, iteration: number): Promise<ModelCallChanges | typeof aborted> | undefined {
+export function beforeModelCall(
+  run: RunContext,
+  iteration: number,
+): Promise<ModelCallChanges | typeof aborted> | undefined {
   const hook = run.hooks?.beforeModelCall;
   if (hook === undefined) return undefined;
   const { session, schemas } = run;
@@ -31,7 +34,10 @@ export function beforeModelCall(run: RunContext, iteration: number): Promise<Mod
  */
 export function modelView(run: RunContext, iteration: number, changes: ModelCallChanges): ModelView {
   const { session } = run;
-  const context: ModelContext = run.agentName === undefined ? { signal: run.signal, iteration } : { signal: run.signal, iteration, agentName: run.agentName };
+  const context: ModelContext =
+    run.agentName === undefined
+      ? { signal: run.signal, iteration }
+      : { signal: run.signal, iteration, agentName: run.agentName };
   if (run.output !== undefined) context.output = run.output;
   if (changes?.settings !== undefined) context.settings = changes.settings;
   const tools = changes?.tools ?? run.schemas;
@@ -54,7 +60,11 @@ export function makeRoom(run: RunContext, reason: "before-call" | "overflow"): P
   return run.strategies === undefined ? undefined : applyStrategies(run, run.strategies, reason);
 }
 
-async function applyStrategies(run: RunContext, strategies: readonly CompactionStrategy[], reason: "before-call" | "overflow"): Promise<void> {
+async function applyStrategies(
+  run: RunContext,
+  strategies: readonly CompactionStrategy[],
+  reason: "before-call" | "overflow",
+): Promise<void> {
   const { session } = run;
   const before = session.messages.length;
   const report = (fallback: CompactionFallback): void => run.emit({ type: "compaction-fallback", ...fallback });
@@ -66,7 +76,11 @@ async function applyStrategies(run: RunContext, strategies: readonly CompactionS
  * Runs a model hook, raced against the abort: `aborted` when the run was aborted meanwhile. A
  * hook that throws ends the run: its error is reported as `hook-error`, then rethrown.
  */
-export async function runModelHook<T>(run: RunContext, hook: "beforeModelCall" | "afterModelCall", call: () => T | Promise<T>): Promise<T | typeof aborted> {
+export async function runModelHook<T>(
+  run: RunContext,
+  hook: "beforeModelCall" | "afterModelCall",
+  call: () => T | Promise<T>,
+): Promise<T | typeof aborted> {
   try {
     return await run.abortRace.race(Promise.resolve(call()));
   } catch (error) {

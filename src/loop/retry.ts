@@ -24,7 +24,8 @@ export function retryDelay(error: unknown, attempt: number, options: RetryOption
   checkRetryOptions(options);
   const { maxRetries = 2, initialDelayMs = 500, maxDelayMs = 60_000 } = options;
   if (attempt > maxRetries || !isRetryable(error)) return undefined;
-  const asked: unknown = typeof error === "object" && error !== null && "retryAfterMs" in error ? error.retryAfterMs : undefined;
+  const asked: unknown =
+    typeof error === "object" && error !== null && "retryAfterMs" in error ? error.retryAfterMs : undefined;
   // Whatever was asked, the wait is one a timer can hold: a longer one would fire at once.
   if (typeof asked === "number" && asked >= 0) return Math.round(clampDelay(Math.min(asked, maxDelayMs)));
   const ceiling = clampDelay(Math.min(initialDelayMs * 2 ** (attempt - 1), maxDelayMs));

@@ -11,7 +11,15 @@ import { outputContract, type OutputContract } from "./structured-output.ts";
 import { formatLogLine, resolveLogger } from "../logger.ts";
 import { hasNativeStructuredOutput, type InvokeModel } from "../model/invoke-model.ts";
 import { outputInstruction } from "../model/output-instruction.ts";
-import { extendSession, extendSessionBatch, type JsonObject, type Message, type ModelMessage, type Session, type UserMessage } from "../session.ts";
+import {
+  extendSession,
+  extendSessionBatch,
+  type JsonObject,
+  type Message,
+  type ModelMessage,
+  type Session,
+  type UserMessage,
+} from "../session.ts";
 import { createToolExecutor, type ToolExecutor } from "../tools/execute-tool-calls.ts";
 import { toolSchemas, type ToolDefinition, type ToolSchema } from "../tools/tool.ts";
 
@@ -89,7 +97,12 @@ export function createRunContext(
   queues: Queues,
 ): RunContext {
   const agentName = options.name;
-  const state: RunState = { iteration: 0, outputAttemptsLeft: options.outputAttempts ?? 2, streamedText: "", abandon: undefined };
+  const state: RunState = {
+    iteration: 0,
+    outputAttemptsLeft: options.outputAttempts ?? 2,
+    streamedText: "",
+    abandon: undefined,
+  };
   const { emit, turnStart, turnEnd, message } = runEvents(report, listening, state);
   const { add, addTurn } = sessionWriter(session, message, resolveLogger(options.logger), agentName);
   const executor = createToolExecutor(tools, options.toolHandlers ?? {}, {
@@ -120,7 +133,10 @@ export function createRunContext(
     contract,
     output: contract === undefined ? undefined : { jsonSchema: contract.jsonSchema },
     // An adapter with native structured output conveys the schema itself: no instruction then.
-    instruction: contract === undefined || hasNativeStructuredOutput(invokeModel) ? undefined : { role: "system", content: outputInstruction(contract.jsonSchema) },
+    instruction:
+      contract === undefined || hasNativeStructuredOutput(invokeModel)
+        ? undefined
+        : { role: "system", content: outputInstruction(contract.jsonSchema) },
     emit,
     turnStart,
     turnEnd,

@@ -50,7 +50,13 @@ export function createRunEvents(report: (event: AgentEvent) => void, listening: 
  * The events of a run nobody can ever hear (`agentLoop` without `onEvent`: no listener, and no
  * stream to iterate): nothing is built or summed up, not even the metrics `run-end` would carry.
  */
-export const unheardRunEvents: RunEvents = { emit: ignore, listening: () => false, turnStart: ignore, message: ignore, turnEnd: ignore };
+export const unheardRunEvents: RunEvents = {
+  emit: ignore,
+  listening: () => false,
+  turnStart: ignore,
+  message: ignore,
+  turnEnd: ignore,
+};
 
 function ignore(): void {}
 

@@ -18,9 +18,12 @@ export type OutputContract = {
 export function outputContract(schema: OutputSchema): OutputContract {
   const kind = schemaKind(schema);
   const { jsonSchema } = kind;
-  if (jsonSchema === undefined) throw new TypeError("output: this schema cannot produce a JSON Schema; pass a JSON Schema instead");
+  if (jsonSchema === undefined)
+    throw new TypeError("output: this schema cannot produce a JSON Schema; pass a JSON Schema instead");
   const validate: (value: unknown) => ValidationResult | Promise<ValidationResult> =
-    kind.type === "standard" ? (value) => validateStandard(kind.schema, value) : (value) => validateToolInput({ input_schema: jsonSchema }, value);
+    kind.type === "standard"
+      ? (value) => validateStandard(kind.schema, value)
+      : (value) => validateToolInput({ input_schema: jsonSchema }, value);
   return {
     jsonSchema,
     async check(text) {
@@ -28,7 +31,9 @@ export function outputContract(schema: OutputSchema): OutputContract {
       if (!parsed.ok) return { ok: false, problems: "the answer is not valid JSON" };
       const result = await validate(parsed.value);
       // The stored value must stay plain JSON, whatever a schema's transform produced.
-      return result.ok ? { ok: true, value: JSON.parse(JSON.stringify(result.value ?? null)) as JsonValue } : { ok: false, problems: result.message };
+      return result.ok
+        ? { ok: true, value: JSON.parse(JSON.stringify(result.value ?? null)) as JsonValue }
+        : { ok: false, problems: result.message };
     },
   };
 }
@@ -46,7 +51,12 @@ export async function checkFinalAnswer(
   if (answerIndex === -1) return { messages, text, problems: "there is no answer text" };
   const checked = await contract.check(text);
   if (!checked.ok) return { messages, text, problems: checked.problems };
-  return { messages: messages.map((message, index) => (index === answerIndex ? { ...message, output: checked.value } : message)), text };
+  return {
+    messages: messages.map((message, index) =>
+      index === answerIndex ? { ...message, output: checked.value } : message,
+    ),
+    text,
+  };
 }
 
 /** The message sent back when an answer does not match. */

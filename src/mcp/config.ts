@@ -46,7 +46,10 @@ export type LoadMcpConfigOptions = {
  * Throws `McpConfigError` naming the file (and the server entry) when the file cannot be read, is
  * not JSON, or an entry is not a valid server.
  */
-export async function loadMcpConfig(path: string, options: LoadMcpConfigOptions = {}): Promise<Record<string, McpServerConfig>> {
+export async function loadMcpConfig(
+  path: string,
+  options: LoadMcpConfigOptions = {},
+): Promise<Record<string, McpServerConfig>> {
   let text: string;
   try {
     text = await readFile(path, "utf8");
@@ -57,7 +60,11 @@ export async function loadMcpConfig(path: string, options: LoadMcpConfigOptions 
 }
 
 /** `loadMcpConfig` of a file's `text` already read (`path` names it in errors). */
-export function parseMcpConfig(text: string, path: string, options: LoadMcpConfigOptions = {}): Record<string, McpServerConfig> {
+export function parseMcpConfig(
+  text: string,
+  path: string,
+  options: LoadMcpConfigOptions = {},
+): Record<string, McpServerConfig> {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -79,7 +86,12 @@ export function parseMcpConfig(text: string, path: string, options: LoadMcpConfi
       throw new McpConfigError(`MCP config ${path}: server "${server}": ${problem}`, { path, server });
     };
     // Server names come from a file: defined, not assigned, so "__proto__" stays a key and never sets the prototype.
-    Object.defineProperty(result, server, { value: parseEntry(entry, (value, field) => expand(value, field, env, fail), fail), enumerable: true, writable: true, configurable: true });
+    Object.defineProperty(result, server, {
+      value: parseEntry(entry, (value, field) => expand(value, field, env, fail), fail),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   }
   return result;
 }
@@ -87,16 +99,21 @@ export function parseMcpConfig(text: string, path: string, options: LoadMcpConfi
 type Expand = (value: string, field: string) => string;
 
 function parseEntry(entry: unknown, expand: Expand, fail: (problem: string) => never): McpServerConfig {
-  if (!isRecord(entry)) return fail("expected an object with \"command\" (stdio) or \"url\" (Streamable HTTP)");
+  if (!isRecord(entry)) return fail('expected an object with "command" (stdio) or "url" (Streamable HTTP)');
   const { type } = entry;
-  if (type === "sse") return fail('the HTTP+SSE transport ("type": "sse") is not supported; use the server\'s Streamable HTTP endpoint ("type": "http")');
-  if (type !== undefined && type !== "stdio" && type !== "http") return fail(`unknown "type" ${JSON.stringify(type)}: expected "stdio" or "http"`);
+  if (type === "sse")
+    return fail(
+      'the HTTP+SSE transport ("type": "sse") is not supported; use the server\'s Streamable HTTP endpoint ("type": "http")',
+    );
+  if (type !== undefined && type !== "stdio" && type !== "http")
+    return fail(`unknown "type" ${JSON.stringify(type)}: expected "stdio" or "http"`);
   const hasCommand = entry["command"] !== undefined;
   const hasUrl = entry["url"] !== undefined;
   if (hasCommand && hasUrl) return fail('has both "command" and "url"; give one');
   if (type === "http" || (type === undefined && hasUrl)) {
     const url = expand(stringField(entry, "url", fail), "url");
-    if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) return fail(`"url" must be an http(s) URL, got ${JSON.stringify(url)}`);
+    if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol))
+      return fail(`"url" must be an http(s) URL, got ${JSON.stringify(url)}`);
     const config: McpHttpServerConfig = { url };
     const headers = stringRecordField(entry, "headers", fail);
     if (headers !== undefined) config.headers = expandValues(headers, "headers", expand);
@@ -108,7 +125,8 @@ function parseEntry(entry: unknown, expand: Expand, fail: (problem: string) => n
   const config: McpStdioServerConfig = { command };
   const args = entry["args"];
   if (args !== undefined) {
-    if (!Array.isArray(args) || !args.every((arg) => typeof arg === "string")) return fail('"args" must be an array of strings');
+    if (!Array.isArray(args) || !args.every((arg) => typeof arg === "string"))
+      return fail('"args" must be an array of strings');
     config.args = args.map((arg, index) => expand(arg, `args[${index}]`));
   }
   const env = stringRecordField(entry, "env", fail);
@@ -122,7 +140,11 @@ function stringField(entry: Record<string, unknown>, field: string, fail: (probl
   return typeof value === "string" ? value : fail(`"${field}" must be a string`);
 }
 
-function stringRecordField(entry: Record<string, unknown>, field: string, fail: (problem: string) => never): Record<string, string> | undefined {
+function stringRecordField(
+  entry: Record<string, unknown>,
+  field: string,
+  fail: (problem: string) => never,
+): Record<string, string> | undefined {
   const value = entry[field];
   if (value === undefined) return undefined;
   if (!isRecord(value) || !Object.values(value).every((item) => typeof item === "string")) {
@@ -135,12 +157,18 @@ function expandValues(values: Record<string, string>, field: string, expand: Exp
   return Object.fromEntries(Object.entries(values).map(([key, value]) => [key, expand(value, `${field}.${key}`)]));
 }
 
-function expand(value: string, field: string, env: Record<string, string | undefined>, fail: (problem: string) => never): string {
+function expand(
+  value: string,
+  field: string,
+  env: Record<string, string | undefined>,
+  fail: (problem: string) => never,
+): string {
   return value.replace(/\$\{([^}]*)\}/g, (match, variable: string) => {
     // `${env:NAME}` is how Cursor and VS Code write it.
     const found = /^(?:env:)?([^:]+)(?::-(.*))?$/s.exec(variable);
     // Anything else (`${input:token}`, a VS Code prompt) would otherwise reach the server as is.
-    if (found === null) return fail(`"${field}" uses ${match}; only \${NAME}, \${NAME:-default} and \${env:NAME} are filled in`);
+    if (found === null)
+      return fail(`"${field}" uses ${match}; only \${NAME}, \${NAME:-default} and \${env:NAME} are filled in`);
     const [, name, fallback] = found as unknown as [string, string, string | undefined];
     // Only strings: `${constructor}` must not fill in a function inherited from Object.prototype.
     const setting = env[name];

@@ -69,7 +69,10 @@ export type McpConnection = {
  * The caller closes the connection: call `close()`, use `await using`, pass a `signal`, or let
  * `withMcp` do it.
  */
-export async function connectMcp(servers: Record<string, McpServerConfig>, options: McpOptions = {}): Promise<McpConnection> {
+export async function connectMcp(
+  servers: Record<string, McpServerConfig>,
+  options: McpOptions = {},
+): Promise<McpConnection> {
   const entries = Object.entries(servers);
   const sdk = await loadSdk(entries.map(([, config]) => config));
   options.signal?.throwIfAborted();
@@ -163,7 +166,9 @@ async function loadSdk(configs: readonly McpServerConfig[]): Promise<Sdk> {
     return sdk;
   } catch (error) {
     if ((error as { code?: unknown }).code !== "ERR_MODULE_NOT_FOUND") throw error;
-    throw new AgentError("simple-agent-loop/mcp needs the MCP SDK: npm install @modelcontextprotocol/sdk", { cause: error });
+    throw new AgentError("simple-agent-loop/mcp needs the MCP SDK: npm install @modelcontextprotocol/sdk", {
+      cause: error,
+    });
   }
 }
 
@@ -202,7 +207,8 @@ async function connectServer(
 function createTransport(sdk: Sdk, config: McpServerConfig, options: McpOptions, stderr: { tail: string }): Transport {
   let transport: Transport;
   if ("command" in config) {
-    if (typeof config.command !== "string" || config.command === "") throw new TypeError('"command" must be a non-empty string');
+    if (typeof config.command !== "string" || config.command === "")
+      throw new TypeError('"command" must be a non-empty string');
     const { command, args, env, cwd } = config;
     transport = new sdk.StdioClientTransport!({
       command,
@@ -216,16 +222,25 @@ function createTransport(sdk: Sdk, config: McpServerConfig, options: McpOptions,
       stderr.tail = (stderr.tail + chunk.toString("utf8")).slice(-stderrTailLength);
     });
   } else {
-    if (typeof config.url !== "string" || !URL.canParse(config.url)) throw new TypeError(`"url" is not a valid URL: ${JSON.stringify(config.url)}`);
+    if (typeof config.url !== "string" || !URL.canParse(config.url))
+      throw new TypeError(`"url" is not a valid URL: ${JSON.stringify(config.url)}`);
     const requestInit = config.headers === undefined ? {} : { requestInit: { headers: config.headers } };
     // The SDK leaves a call pending until its timeout when the server goes away mid-call: a
     // response to those calls (an error) is made up for it.
     const answeringFetch = dropAwareFetch(reconnectionOptions.maxRetries, (ids, reason) => {
       for (const id of ids) {
-        transport.onmessage?.({ jsonrpc: "2.0", id, error: { code: connectionClosed, message: `Connection lost before the server answered: ${reason}` } });
+        transport.onmessage?.({
+          jsonrpc: "2.0",
+          id,
+          error: { code: connectionClosed, message: `Connection lost before the server answered: ${reason}` },
+        });
       }
     });
-    transport = new sdk.StreamableHTTPClientTransport!(new URL(config.url), { ...requestInit, fetch: answeringFetch, reconnectionOptions });
+    transport = new sdk.StreamableHTTPClientTransport!(new URL(config.url), {
+      ...requestInit,
+      fetch: answeringFetch,
+      reconnectionOptions,
+    });
   }
   // Closing aborts the HTTP requests still in flight, so a message sent just before (the
   // cancellation of a call the run's abort stopped) would never reach the server: close waits for them.
@@ -248,12 +263,20 @@ function createTransport(sdk: Sdk, config: McpServerConfig, options: McpOptions,
   // shared promise lets every later close wait until the server process has really exited.
   const closeTransport = transport.close.bind(transport);
   let closing: Promise<void> | undefined;
-  transport.close = () => (closing ??= within(closeGraceMs, farewell()).then(closeTransport).catch(() => undefined));
+  transport.close = () =>
+    (closing ??= within(closeGraceMs, farewell())
+      .then(closeTransport)
+      .catch(() => undefined));
   return transport;
 }
 
 // The SDK's defaults, given explicitly because dropAwareFetch counts failed resumptions as it does.
-const reconnectionOptions = { initialReconnectionDelay: 1_000, maxReconnectionDelay: 30_000, reconnectionDelayGrowFactor: 1.5, maxRetries: 2 };
+const reconnectionOptions = {
+  initialReconnectionDelay: 1_000,
+  maxReconnectionDelay: 30_000,
+  reconnectionDelayGrowFactor: 1.5,
+  maxRetries: 2,
+};
 
 // ErrorCode.ConnectionClosed, the code of the SDK's own "Connection closed" (the SDK is not loaded
 // statically).
@@ -278,7 +301,10 @@ async function within(milliseconds: number, work: Promise<void>): Promise<void> 
   }
 }
 
-async function listTools(client: Client, requestOptions: { signal: AbortSignal; timeout?: number }): Promise<McpTool[]> {
+async function listTools(
+  client: Client,
+  requestOptions: { signal: AbortSignal; timeout?: number },
+): Promise<McpTool[]> {
   const tools: McpTool[] = [];
   // A server of only resources or prompts is still worth connecting to (see `clients`).
   if (client.getServerCapabilities()?.tools === undefined) return tools;

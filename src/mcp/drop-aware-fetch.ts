@@ -59,9 +59,16 @@ export function dropAwareFetch(maxRetries: number, unanswered: Unanswered): Fetc
         resuming.set(lastEventId, { ids, failures: 0 });
         return;
       }
-      unanswered([...ids], error === undefined ? "the response stream ended" : `the response stream broke: ${messageWithCause(error)}`);
+      unanswered(
+        [...ids],
+        error === undefined ? "the response stream ended" : `the response stream broke: ${messageWithCause(error)}`,
+      );
     };
-    return new Response(watch(response.body, ids, ended), { status: response.status, statusText: response.statusText, headers: response.headers });
+    return new Response(watch(response.body, ids, ended), {
+      status: response.status,
+      statusText: response.statusText,
+      headers: response.headers,
+    });
   };
 }
 
@@ -75,7 +82,10 @@ function requestIds(body: unknown): Set<RequestId> {
     return ids;
   }
   for (const message of Array.isArray(parsed) ? parsed : [parsed]) {
-    const { method, id } = (typeof message === "object" && message !== null ? message : {}) as { method?: unknown; id?: unknown };
+    const { method, id } = (typeof message === "object" && message !== null ? message : {}) as {
+      method?: unknown;
+      id?: unknown;
+    };
     if (typeof method === "string" && (typeof id === "string" || typeof id === "number")) ids.add(id);
   }
   return ids;
@@ -86,7 +96,11 @@ function requestIds(body: unknown): Set<RequestId> {
  * parser does, removing from `ids` each request a JSON-RPC response answers; `ended` gets the id of
  * the last event that had one (what the SDK resumes from) when the stream ends or breaks.
  */
-function watch(body: ReadableStream<Uint8Array>, ids: Set<RequestId>, ended: (lastEventId: string | undefined, error?: unknown) => void): ReadableStream<Uint8Array> {
+function watch(
+  body: ReadableStream<Uint8Array>,
+  ids: Set<RequestId>,
+  ended: (lastEventId: string | undefined, error?: unknown) => void,
+): ReadableStream<Uint8Array> {
   const reader = body.getReader();
   const decoder = new TextDecoder();
   let pending = "";

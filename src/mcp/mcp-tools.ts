@@ -44,7 +44,12 @@ function sanitizeName(name: string): string {
   return (name.replace(/[^a-zA-Z0-9_-]/g, "_") || "_").slice(0, 64);
 }
 
-function nameClash(name: string, first: { server: string; tool: string }, second: { server: string; tool: string }, prefixed: boolean): McpConfigError {
+function nameClash(
+  name: string,
+  first: { server: string; tool: string },
+  second: { server: string; tool: string },
+  prefixed: boolean,
+): McpConfigError {
   if (!prefixed && first.server !== second.server) {
     return new McpConfigError(
       `MCP servers "${first.server}" and "${second.server}" both have a tool named "${name}"; pass { prefix: true } to name tools <server>__<tool>`,
@@ -66,7 +71,8 @@ function loopTool(name: string, server: string, client: Client, mcpTool: McpTool
     name,
     description: mcpTool.description ?? mcpTool.title ?? mcpTool.annotations?.title ?? "",
     input_schema: inputSchema as JsonObject,
-    handler: (input: JsonObject, context: ToolContext) => callTool(client, server, mcpTool.name, input, context, timeout),
+    handler: (input: JsonObject, context: ToolContext) =>
+      callTool(client, server, mcpTool.name, input, context, timeout),
   };
   // Starting a call before the model's response is complete is only safe without side effects,
   // and MCP tools have them unless the server says otherwise.

@@ -29,7 +29,8 @@ export function readModelTurn(
 ): ModelMessage[] | Promise<ModelMessage[]> {
   const result = invokeModel(tools, session, context);
   if (Array.isArray(result)) return checkTurn(result, noStop);
-  if (isAsyncIterable(result)) return readStream(result, abortRace, emit, onToolCall).then(({ messages, stop }) => checkTurn(messages, stop));
+  if (isAsyncIterable(result))
+    return readStream(result, abortRace, emit, onToolCall).then(({ messages, stop }) => checkTurn(messages, stop));
   return abortRace.race(result).then((messages) => checkTurn(messages, noStop));
 }
 
@@ -59,8 +60,7 @@ async function readStream(
           // Calls after response-end are ones the length limit cut off: they never start early.
           if (!ended) onToolCall?.(message);
         }
-      }
-      else if (event.type === "response-end") {
+      } else if (event.type === "response-end") {
         const { type: _type, ...fields } = event;
         stop = fields;
         ended = true;
@@ -77,7 +77,14 @@ async function readStream(
 // Only a call the turn check will accept may start before the turn is complete.
 function isWellFormedCall(call: ToolCallMessage): boolean {
   const input: unknown = call.input;
-  return typeof call.id === "string" && call.id !== "" && typeof call.name === "string" && typeof input === "object" && input !== null && !Array.isArray(input);
+  return (
+    typeof call.id === "string" &&
+    call.id !== "" &&
+    typeof call.name === "string" &&
+    typeof input === "object" &&
+    input !== null &&
+    !Array.isArray(input)
+  );
 }
 
 /**
@@ -88,7 +95,12 @@ function isWellFormedCall(call: ToolCallMessage): boolean {
  */
 export function modelOwnFields(message: ModelMessage): ModelMessage {
   if (!("approval" in message) && !("heldResult" in message) && !("output" in message)) return message;
-  const { approval: _approval, heldResult: _held, output: _output, ...own } = message as ModelMessage & Record<"approval" | "heldResult" | "output", unknown>;
+  const {
+    approval: _approval,
+    heldResult: _held,
+    output: _output,
+    ...own
+  } = message as ModelMessage & Record<"approval" | "heldResult" | "output", unknown>;
   return own;
 }
 
@@ -128,7 +140,8 @@ function checkTurn(messages: unknown, stop: TurnEndFields): ModelMessage[] {
     if (typeof candidate.id !== "string" || candidate.id === "" || typeof candidate.name !== "string") {
       throw new InvalidModelResponseError(`tool_call at index ${index} needs a non-empty string id and a name`);
     }
-    if (candidate.id === firstId || ids?.has(candidate.id) === true) throw new InvalidModelResponseError(`duplicate tool_call id "${candidate.id}" in one response`);
+    if (candidate.id === firstId || ids?.has(candidate.id) === true)
+      throw new InvalidModelResponseError(`duplicate tool_call id "${candidate.id}" in one response`);
     if (firstId === undefined) firstId = candidate.id;
     else (ids ??= new Set([firstId])).add(candidate.id);
     if (candidate.input === undefined) {
@@ -139,7 +152,12 @@ function checkTurn(messages: unknown, stop: TurnEndFields): ModelMessage[] {
     }
   }
   if (checked.length === 0) return [{ role: "assistant", content: "", ...stop }];
-  if (stop.stopReason !== undefined || stop.usage !== undefined || stop.rawStopReason !== undefined || stop.stopDetails !== undefined) {
+  if (
+    stop.stopReason !== undefined ||
+    stop.usage !== undefined ||
+    stop.rawStopReason !== undefined ||
+    stop.stopDetails !== undefined
+  ) {
     if (checked === messages) checked = [...checked];
     checked[checked.length - 1] = { ...checked[checked.length - 1]!, ...stop };
   }

@@ -135,9 +135,15 @@ function runState(tracing: Tracing, settings: RunSettings): RunState {
 
 /** Moves the run's spans along by one event (and, through its tool spans, those of the subagent runs it starts). */
 function onRunEvent(state: RunState, event: AgentEvent): void {
-  if (state.retryAt !== undefined && event.type !== "tool-execution-end" && event.type !== "tool-execution-update") startRepeat(state, event, state.retryAt);
+  if (state.retryAt !== undefined && event.type !== "tool-execution-end" && event.type !== "tool-execution-update")
+    startRepeat(state, event, state.retryAt);
   // The model's response is over once anything but its own messages follows them.
-  if (state.chat !== undefined && state.chat.messages.length > 0 && !(event.type === "message" && isModelMessage(event.message))) endChat(state);
+  if (
+    state.chat !== undefined &&
+    state.chat.messages.length > 0 &&
+    !(event.type === "message" && isModelMessage(event.message))
+  )
+    endChat(state);
   switch (event.type) {
     case "run-start":
       return startRun(state, event);
@@ -177,7 +183,13 @@ function startRepeat(state: RunState, event: AgentEvent, due: number): void {
   const now = Date.now();
   // Timers and Date.now() can disagree by a millisecond: only clearly early counts.
   const early = now < due - 1;
-  const abortedInBackoff = early && (event.type === "run-end" || (event.type === "message" && "role" in event.message && event.message.role === "assistant" && event.message.stopReason === "aborted"));
+  const abortedInBackoff =
+    early &&
+    (event.type === "run-end" ||
+      (event.type === "message" &&
+        "role" in event.message &&
+        event.message.role === "assistant" &&
+        event.message.stopReason === "aborted"));
   if (!abortedInBackoff) startChat(state, Math.min(due, now));
 }
 
@@ -207,7 +219,10 @@ function startChat(state: RunState, startTime?: number): void {
   const attributes: Attributes = { "gen_ai.operation.name": "chat" };
   addModelAttributes(attributes, state.settings);
   const name = model === undefined ? "chat" : `chat ${model}`;
-  const spanOptions = startTime === undefined ? { kind: SPAN_KIND_CLIENT, attributes } : { kind: SPAN_KIND_CLIENT, attributes, startTime };
+  const spanOptions =
+    startTime === undefined
+      ? { kind: SPAN_KIND_CLIENT, attributes }
+      : { kind: SPAN_KIND_CLIENT, attributes, startTime };
   state.chat = { span: state.tracing.tracer.startSpan(name, spanOptions, state.run.context), messages: [] };
 }
 
@@ -216,7 +231,8 @@ function endChat(state: RunState, error?: { type: string; message: string }): vo
   const { chat, run } = state;
   if (chat === undefined) return;
   if (error !== undefined) fail(chat.span, error.type, error.message);
-  if (state.tracing.recordContent && chat.messages.length > 0) chat.span.setAttribute("gen_ai.output.messages", outputMessages(chat.messages));
+  if (state.tracing.recordContent && chat.messages.length > 0)
+    chat.span.setAttribute("gen_ai.output.messages", outputMessages(chat.messages));
   if (chat.usage !== undefined && run !== undefined) run.usage = addUsage(run.usage, chat.usage);
   chat.span.end();
   state.chat = undefined;
@@ -265,7 +281,13 @@ function startTool(state: RunState, event: EventOf<"tool-execution-start">): voi
   };
   if (state.tracing.recordContent) attributes["gen_ai.tool.call.arguments"] = JSON.stringify(event.input);
   removeTool(state, event.id)?.span.end();
-  state.tools.set(event.id, { span: state.tracing.tracer.startSpan(`execute_tool ${event.name}`, { kind: SPAN_KIND_INTERNAL, attributes }, state.run.context) });
+  state.tools.set(event.id, {
+    span: state.tracing.tracer.startSpan(
+      `execute_tool ${event.name}`,
+      { kind: SPAN_KIND_INTERNAL, attributes },
+      state.run.context,
+    ),
+  });
 }
 
 /** A subagent's events arrive as its call's progress: its run gets a state of its own under the call's span. */
@@ -302,7 +324,8 @@ function endTool(state: RunState, event: EventOf<"tool-execution-end">): void {
   const text = typeof output === "string" ? output : JSON.stringify(output);
   if (recordContent) tool.span.setAttribute("gen_ai.tool.call.result", text);
   // A tool's error text is content (it can echo a file, a command's output, the input).
-  if (isError === true) fail(tool.span, "tool_error", recordContent ? text : "the tool returned an error result (content not recorded)");
+  if (isError === true)
+    fail(tool.span, "tool_error", recordContent ? text : "the tool returned an error result (content not recorded)");
   tool.span.end();
 }
 
@@ -317,14 +340,19 @@ function removeTool(state: RunState, id: string): ToolSpan | undefined {
 }
 
 function endRun(state: RunState, event: EventOf<"run-end">): void {
-  if (state.chat !== undefined && event.outcome === "error") endChat(state, { type: event.errorType ?? "_OTHER", message: event.error ?? "model call failed" });
+  if (state.chat !== undefined && event.outcome === "error")
+    endChat(state, { type: event.errorType ?? "_OTHER", message: event.error ?? "model call failed" });
   const { run } = state;
   if (run !== undefined) {
     // End the model call first, so that its usage counts in the run's.
     endChat(state);
     const span = run.span;
     span.setAttribute("simple_agent_loop.run.outcome", event.outcome);
-    if (event.pending !== undefined) span.setAttribute("simple_agent_loop.run.pending_tool_call_ids", event.pending.map((call) => call.id));
+    if (event.pending !== undefined)
+      span.setAttribute(
+        "simple_agent_loop.run.pending_tool_call_ids",
+        event.pending.map((call) => call.id),
+      );
     if (run.usage !== undefined) setUsage(span, run.usage);
     if (event.outcome === "error") fail(span, event.errorType ?? "_OTHER", event.error ?? "error");
     if (event.outcome === "max-iterations") fail(span, "MaxIterationsError", event.error ?? "max-iterations");

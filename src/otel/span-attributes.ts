@@ -9,13 +9,18 @@ const STATUS_ERROR = 2;
 export function setUsage(span: Span, usage: Usage): void {
   span.setAttribute("gen_ai.usage.input_tokens", usage.inputTokens);
   span.setAttribute("gen_ai.usage.output_tokens", usage.outputTokens);
-  if (usage.cacheReadTokens !== undefined) span.setAttribute("gen_ai.usage.cache_read.input_tokens", usage.cacheReadTokens);
-  if (usage.cacheWriteTokens !== undefined) span.setAttribute("gen_ai.usage.cache_creation.input_tokens", usage.cacheWriteTokens);
+  if (usage.cacheReadTokens !== undefined)
+    span.setAttribute("gen_ai.usage.cache_read.input_tokens", usage.cacheReadTokens);
+  if (usage.cacheWriteTokens !== undefined)
+    span.setAttribute("gen_ai.usage.cache_creation.input_tokens", usage.cacheWriteTokens);
 }
 
 /** `total` plus `usage`, keeping a cache count undefined until some call reports it. */
 export function addUsage(total: Usage | undefined, usage: Usage): Usage {
-  const sum: Usage = { inputTokens: (total?.inputTokens ?? 0) + usage.inputTokens, outputTokens: (total?.outputTokens ?? 0) + usage.outputTokens };
+  const sum: Usage = {
+    inputTokens: (total?.inputTokens ?? 0) + usage.inputTokens,
+    outputTokens: (total?.outputTokens ?? 0) + usage.outputTokens,
+  };
   const cacheRead = addOptional(total?.cacheReadTokens, usage.cacheReadTokens);
   const cacheWrite = addOptional(total?.cacheWriteTokens, usage.cacheWriteTokens);
   if (cacheRead !== undefined) sum.cacheReadTokens = cacheRead;
@@ -30,7 +35,13 @@ function addOptional(a: number | undefined, b: number | undefined): number | und
 /** Marks the span failed: `error.type` (low cardinality) and status ERROR with the message. */
 export function fail(span: Span, errorType: string, message: string): void {
   span.setAttribute("error.type", errorType);
-  span.setStatus({ code: STATUS_ERROR, message: message.length > maxStatusLength ? `${message.slice(0, maxStatusLength)}… (${message.length} characters)` : message });
+  span.setStatus({
+    code: STATUS_ERROR,
+    message:
+      message.length > maxStatusLength
+        ? `${message.slice(0, maxStatusLength)}… (${message.length} characters)`
+        : message,
+  });
 }
 
 // A status message is for a person scanning traces; a tool's whole output belongs in the result attribute.

@@ -39,7 +39,8 @@ export async function* decodeEventStream(body: ReadableStream<Uint8Array>): Asyn
         const view = new DataView(buffer.buffer, buffer.byteOffset + offset, buffer.length - offset);
         const totalLength = view.getUint32(0);
         const headersLength = view.getUint32(4);
-        if (crc32(buffer.subarray(offset, offset + 8)) !== view.getUint32(8)) throw new Error("event stream: prelude checksum mismatch");
+        if (crc32(buffer.subarray(offset, offset + 8)) !== view.getUint32(8))
+          throw new Error("event stream: prelude checksum mismatch");
         if (totalLength < minimumLength || totalLength > maximumLength || headersLength > totalLength - minimumLength) {
           throw new Error(`event stream: impossible message length ${totalLength}`);
         }
@@ -48,7 +49,8 @@ export async function* decodeEventStream(body: ReadableStream<Uint8Array>): Asyn
           break;
         }
         const message = buffer.subarray(offset, offset + totalLength);
-        if (crc32(message.subarray(0, totalLength - 4)) !== view.getUint32(totalLength - 4)) throw new Error("event stream: message checksum mismatch");
+        if (crc32(message.subarray(0, totalLength - 4)) !== view.getUint32(totalLength - 4))
+          throw new Error("event stream: message checksum mismatch");
         batch.push({
           headers: decodeHeaders(message.subarray(preludeLength, preludeLength + headersLength)),
           payload: message.subarray(preludeLength + headersLength, totalLength - 4),

@@ -1,4 +1,12 @@
-import { isToolResult, type JsonObject, type JsonValue, type Message, type StopReason, type ThinkingMessage, type Usage } from "../session.ts";
+import {
+  isToolResult,
+  type JsonObject,
+  type JsonValue,
+  type Message,
+  type StopReason,
+  type ThinkingMessage,
+  type Usage,
+} from "../session.ts";
 import { sessionTurns, unansweredCalls } from "../session-turns.ts";
 
 /**
@@ -31,7 +39,13 @@ export function pairToolMessages(messages: readonly Message[]): readonly Message
       repaired.push(message);
     }
     for (const call of unansweredCalls(messages, turn)) {
-      if (!answered.has(call.id)) repaired.push({ type: "tool_result", id: call.id, output: "Error: no result was recorded for this tool call.", isError: true });
+      if (!answered.has(call.id))
+        repaired.push({
+          type: "tool_result",
+          id: call.id,
+          output: "Error: no result was recorded for this tool call.",
+          isError: true,
+        });
     }
   }
   return repaired;
@@ -120,7 +134,9 @@ export function parseToolInput(text: string): JsonObject | undefined {
 
 /** The tool-call fields for a refused input: `{}` and the error the loop answers the call with. */
 export function refusedInput(read: ToolInput): { input: JsonObject; inputError?: string } {
-  return read.kind === "refused" ? { input: {}, inputError: read.reason } : { input: read.kind === "ok" ? read.input : {} };
+  return read.kind === "refused"
+    ? { input: {}, inputError: read.reason }
+    : { input: read.kind === "ok" ? read.input : {} };
 }
 
 const tooDeep = `the arguments are nested more than ${maxToolInputDepth} levels deep`;
@@ -141,7 +157,8 @@ function jsonTextDepth(text: string): number {
   for (let index = 0; index < text.length; index++) {
     const code = text.charCodeAt(index);
     if (inString) {
-      if (code === 92) index++; // backslash: skip the escaped character
+      if (code === 92)
+        index++; // backslash: skip the escaped character
       else if (code === 34) inString = false;
     } else if (code === 34) inString = true;
     else if (code === 123 || code === 91) {
@@ -180,7 +197,10 @@ function valueSize(root: JsonObject): number | "too-deep" {
  * How an adapter names stop reasons: `plain` maps the provider's own name for each normalized
  * reason; `aliases` maps the other values it knows, which share a normalized reason with another.
  */
-export type StopReasonNames = { plain: Readonly<Record<string, StopReason>>; aliases?: Readonly<Record<string, StopReason>> };
+export type StopReasonNames = {
+  plain: Readonly<Record<string, StopReason>>;
+  aliases?: Readonly<Record<string, StopReason>>;
+};
 
 /**
  * A provider's stop reason, normalized, with the one rule for `rawStopReason` every adapter
@@ -194,7 +214,11 @@ export function normalizeStopReason(
   correct: (stopReason: StopReason) => StopReason = (stopReason) => stopReason,
 ): { stopReason?: StopReason; rawStopReason?: string } {
   if (raw === null || raw === undefined) return {};
-  const mapped = Object.hasOwn(names.plain, raw) ? names.plain[raw]! : names.aliases !== undefined && Object.hasOwn(names.aliases, raw) ? names.aliases[raw]! : "other";
+  const mapped = Object.hasOwn(names.plain, raw)
+    ? names.plain[raw]!
+    : names.aliases !== undefined && Object.hasOwn(names.aliases, raw)
+      ? names.aliases[raw]!
+      : "other";
   const stopReason = correct(mapped);
   const plain = Object.hasOwn(names.plain, raw) && names.plain[raw] === stopReason;
   return plain ? { stopReason } : { stopReason, rawStopReason: raw };

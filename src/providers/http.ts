@@ -1,7 +1,15 @@
 import { ProviderError, isAgentError } from "../errors.ts";
 import { maxTimerDelay } from "../numeric-options.ts";
 import { decodeEventStream, type EventStreamMessage } from "./aws-event-stream.ts";
-import { bounded, describeBody, describeCauses, excerpt, providerError, streamFailure, type ErrorShape } from "./provider-error.ts";
+import {
+  bounded,
+  describeBody,
+  describeCauses,
+  excerpt,
+  providerError,
+  streamFailure,
+  type ErrorShape,
+} from "./provider-error.ts";
 import { parseSseBatches, type ServerSentEvent } from "./sse.ts";
 
 /** `fetch` or anything with its signature (a test double, a proxy-aware client). */
@@ -97,24 +105,39 @@ export async function postJson(options: PostOptions): Promise<Response> {
  * The JSON body of a non-streamed response, read up to a cap. A body that is not JSON (a proxy's
  * HTML page) or too large is a `ProviderError` naming what came back, never a bare `SyntaxError`.
  */
-export async function readJson(response: Response, provider: string, secrets?: readonly (string | undefined)[]): Promise<unknown> {
+export async function readJson(
+  response: Response,
+  provider: string,
+  secrets?: readonly (string | undefined)[],
+): Promise<unknown> {
   const declared = Number(response.headers.get("content-length") ?? Number.NaN);
   if (declared > responseBodyLimit) {
     await response.body?.cancel().catch(() => undefined);
-    throw new ProviderError(`${provider}: the response is ${declared} bytes, more than the ${responseBodyLimit} accepted`, { provider, status: response.status, retryable: false });
+    throw new ProviderError(
+      `${provider}: the response is ${declared} bytes, more than the ${responseBodyLimit} accepted`,
+      { provider, status: response.status, retryable: false },
+    );
   }
   const { text, cut } = await readUpTo(response.body, responseBodyLimit);
-  if (cut) throw new ProviderError(`${provider}: the response is larger than the ${responseBodyLimit} bytes accepted`, { provider, status: response.status, retryable: false });
+  if (cut)
+    throw new ProviderError(`${provider}: the response is larger than the ${responseBodyLimit} bytes accepted`, {
+      provider,
+      status: response.status,
+      retryable: false,
+    });
   try {
     return JSON.parse(text) as unknown;
   } catch {
     const type = response.headers.get("content-type") ?? "no content-type";
     // The same address will answer the same page: not worth repeating.
-    throw new ProviderError(bounded(`${provider}: expected JSON but HTTP ${response.status} came with ${type}: ${excerpt(text)}`, secrets), {
-      provider,
-      status: response.status,
-      retryable: false,
-    });
+    throw new ProviderError(
+      bounded(`${provider}: expected JSON but HTTP ${response.status} came with ${type}: ${excerpt(text)}`, secrets),
+      {
+        provider,
+        status: response.status,
+        retryable: false,
+      },
+    );
   }
 }
 
@@ -132,7 +155,11 @@ export type CallScope = {
  * the way, in `open`, the body or `read`, leaves as `streamFailure` types it, so a failure reads the
  * same whatever the provider.
  */
-export function readSseStream<T>(open: () => Promise<Response>, scope: CallScope, read: (batches: AsyncGenerator<ServerSentEvent[]>) => AsyncGenerator<T>): AsyncGenerator<T> {
+export function readSseStream<T>(
+  open: () => Promise<Response>,
+  scope: CallScope,
+  read: (batches: AsyncGenerator<ServerSentEvent[]>) => AsyncGenerator<T>,
+): AsyncGenerator<T> {
   return readStream(open, scope, (body) => read(parseSseBatches(body)));
 }
 
@@ -141,7 +168,11 @@ export function readSseStream<T>(open: () => Promise<Response>, scope: CallScope
  * (`readJson`) and `convert` it. Whatever fails, a body that is no answer at all (`null`) included,
  * leaves as `streamFailure` types it.
  */
-export async function readJsonAnswer<T>(open: () => Promise<Response>, scope: CallScope, convert: (body: unknown, response: Response) => T): Promise<T> {
+export async function readJsonAnswer<T>(
+  open: () => Promise<Response>,
+  scope: CallScope,
+  convert: (body: unknown, response: Response) => T,
+): Promise<T> {
   try {
     const response = await open();
     return convert(await readJson(response, scope.provider, scope.secrets), response);
@@ -168,14 +199,22 @@ export function parseStreamEvent(data: string, scope: CallScope): unknown {
   try {
     return JSON.parse(data) as unknown;
   } catch {
-    throw new ProviderError(bounded(`${scope.provider}: unreadable stream event: ${data.slice(0, 200)}`, scope.secrets), { provider: scope.provider, retryable: true });
+    throw new ProviderError(
+      bounded(`${scope.provider}: unreadable stream event: ${data.slice(0, 200)}`, scope.secrets),
+      { provider: scope.provider, retryable: true },
+    );
   }
 }
 
-async function* readStream<T>(open: () => Promise<Response>, scope: CallScope, read: (body: ReadableStream<Uint8Array>) => AsyncGenerator<T>): AsyncGenerator<T> {
+async function* readStream<T>(
+  open: () => Promise<Response>,
+  scope: CallScope,
+  read: (body: ReadableStream<Uint8Array>) => AsyncGenerator<T>,
+): AsyncGenerator<T> {
   try {
     const response = await open();
-    if (response.body === null) throw new ProviderError(`${scope.provider}: empty response body`, { provider: scope.provider, retryable: true });
+    if (response.body === null)
+      throw new ProviderError(`${scope.provider}: empty response body`, { provider: scope.provider, retryable: true });
     yield* read(response.body);
   } catch (error) {
     throw streamFailure(error, scope.provider, scope.secrets, scope.signal);
@@ -220,14 +259,14 @@ export function baseUrlOf(option: string | undefined, envName: string, fallback:
   return (option ?? env(envName) ?? fallback).replace(/\/+$/, "");
 }
 
-
 /**
  * An adapter's `idleTimeoutMs`, checked once when the model is made: a `RangeError` unless a
  * positive number (`Infinity`: no timer); the default when undefined.
  */
 export function checkIdleTimeout(value: number | undefined): number {
   if (value === undefined) return defaultIdleTimeoutMs;
-  if (typeof value !== "number" || Number.isNaN(value) || value <= 0) throw new RangeError(`idleTimeoutMs must be a positive number of milliseconds, not ${String(value)}`);
+  if (typeof value !== "number" || Number.isNaN(value) || value <= 0)
+    throw new RangeError(`idleTimeoutMs must be a positive number of milliseconds, not ${String(value)}`);
   return value;
 }
 
@@ -241,7 +280,11 @@ function linkedAbort(outer: AbortSignal): Link {
   const forward = (): void => controller.abort(outer.reason);
   if (outer.aborted) forward();
   else outer.addEventListener("abort", forward, { once: true });
-  return { signal: controller.signal, abort: (reason) => controller.abort(reason), release: () => outer.removeEventListener("abort", forward) };
+  return {
+    signal: controller.signal,
+    abort: (reason) => controller.abort(reason),
+    release: () => outer.removeEventListener("abort", forward),
+  };
 }
 
 async function send(url: string, options: PostOptions, link: Link, idleTimeoutMs: number): Promise<Response> {
@@ -258,23 +301,35 @@ async function send(url: string, options: PostOptions, link: Link, idleTimeoutMs
   } catch (error) {
     if (options.signal.aborted || isAgentError(error)) throw error;
     const target = describeTarget(url);
-    throw new ProviderError(bounded(`${options.provider}: request to ${target} failed: ${describeCauses(error)}`, options.secrets), {
-      provider: options.provider,
-      retryable: true,
-      cause: error,
-    });
+    throw new ProviderError(
+      bounded(`${options.provider}: request to ${target} failed: ${describeCauses(error)}`, options.secrets),
+      {
+        provider: options.provider,
+        retryable: true,
+        cause: error,
+      },
+    );
   }
 }
 
 // Settles like `pending`, or fails with a retryable idle-timeout error when nothing came for
 // `idleTimeoutMs`; then the connection is closed.
-function withinIdleTimeout<T>(pending: Promise<T>, idleTimeoutMs: number, provider: string, what: string, link: Link): Promise<T> {
+function withinIdleTimeout<T>(
+  pending: Promise<T>,
+  idleTimeoutMs: number,
+  provider: string,
+  what: string,
+  link: Link,
+): Promise<T> {
   // Longer than setTimeout can count: no timer at all.
   if (idleTimeoutMs > maxTimerDelay) return pending;
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
-      const error = new ProviderError(`${provider}: no data from the server for ${idleTimeoutMs} ms while waiting for ${what} (idleTimeoutMs)`, { provider, retryable: true });
+      const error = new ProviderError(
+        `${provider}: no data from the server for ${idleTimeoutMs} ms while waiting for ${what} (idleTimeoutMs)`,
+        { provider, retryable: true },
+      );
       link.abort(error);
       reject(error);
     }, idleTimeoutMs);
@@ -286,19 +341,28 @@ function withinIdleTimeout<T>(pending: Promise<T>, idleTimeoutMs: number, provid
 
 // Where a redirect leads, if it is to be followed; throws for one that must not be.
 function redirectTarget(response: Response, url: string, options: PostOptions, hop: number): string | undefined {
-  const refuse = (why: string, status: number, advice = "the request was not sent there. Set baseURL to the final address."): ProviderError =>
+  const refuse = (
+    why: string,
+    status: number,
+    advice = "the request was not sent there. Set baseURL to the final address.",
+  ): ProviderError =>
     new ProviderError(bounded(`${options.provider}: ${why}; ${advice}`, options.secrets), {
       provider: options.provider,
       status,
       retryable: false,
     });
   // A browser's fetch hides a manual redirect's target.
-  if (response.type === "opaqueredirect") throw refuse(`${describeTarget(url)} answered with a redirect`, response.status);
+  if (response.type === "opaqueredirect")
+    throw refuse(`${describeTarget(url)} answered with a redirect`, response.status);
   // A custom fetch that follows redirects itself (ignoring `redirect: "manual"`) has already sent
   // the headers; at least its answer is not used, and the message says where they went.
   if (response.redirected && response.url !== "" && new URL(response.url).origin !== new URL(url).origin) {
     const elsewhere = new URL(response.url).origin;
-    throw refuse(`the fetch function followed a redirect from ${describeTarget(url)} to another origin, ${elsewhere}, with the request's headers`, response.status, 'its answer is not used. Pass a fetch that honours redirect: "manual".');
+    throw refuse(
+      `the fetch function followed a redirect from ${describeTarget(url)} to another origin, ${elsewhere}, with the request's headers`,
+      response.status,
+      'its answer is not used. Pass a fetch that honours redirect: "manual".',
+    );
   }
   if (response.status < 300 || response.status > 399 || response.status === 304) return undefined;
   const location = response.headers.get("location");
@@ -310,10 +374,16 @@ function redirectTarget(response: Response, url: string, options: PostOptions, h
     throw refuse(`${describeTarget(url)} redirected to an invalid address`, response.status);
   }
   if (target.origin !== new URL(url).origin) {
-    throw refuse(`${describeTarget(url)} redirected (HTTP ${response.status}) to another origin, ${target.origin}: credentials are never sent to another origin`, response.status);
+    throw refuse(
+      `${describeTarget(url)} redirected (HTTP ${response.status}) to another origin, ${target.origin}: credentials are never sent to another origin`,
+      response.status,
+    );
   }
   if (response.status !== 307 && response.status !== 308) {
-    throw refuse(`${describeTarget(url)} redirected (HTTP ${response.status}) to ${describeTarget(target.href)}, which would turn the POST into a GET`, response.status);
+    throw refuse(
+      `${describeTarget(url)} redirected (HTTP ${response.status}) to ${describeTarget(target.href)}, which would turn the POST into a GET`,
+      response.status,
+    );
   }
   if (hop >= maxRedirects) throw refuse(`${describeTarget(url)}: more than ${maxRedirects} redirects`, response.status);
   return target.href;
@@ -331,7 +401,12 @@ function describeTarget(url: string): string {
 
 // A 2xx whose body is plainly not the stream asked for: a login page, a proxy's notice, a server
 // that ignored `stream: true`. Its start says what it is.
-async function checkContentType(response: Response, options: PostOptions, idleTimeoutMs: number, link: Link): Promise<void> {
+async function checkContentType(
+  response: Response,
+  options: PostOptions,
+  idleTimeoutMs: number,
+  link: Link,
+): Promise<void> {
   if (options.expect !== "sse" && options.expect !== "aws-event-stream") return;
   const type = response.headers.get("content-type") ?? "";
   if (!/html|xml|json/i.test(type) || /event-?stream/i.test(type)) return;
@@ -340,18 +415,31 @@ async function checkContentType(response: Response, options: PostOptions, idleTi
   // Some proxies answer 200 with an error body: that error, when the body is one.
   if (/json/i.test(type)) {
     const described = describeBody(text, options.errors, response.headers);
-    if (described.message !== undefined || described.code !== undefined) throw providerError(options.provider, undefined, response.headers, text, options.errors, options.secrets);
+    if (described.message !== undefined || described.code !== undefined)
+      throw providerError(options.provider, undefined, response.headers, text, options.errors, options.secrets);
   }
-  throw new ProviderError(bounded(`${options.provider}: expected ${expected} but HTTP ${response.status} came with ${type}: ${excerpt(text)}`, options.secrets), {
-    provider: options.provider,
-    status: response.status,
-    retryable: false,
-  });
+  throw new ProviderError(
+    bounded(
+      `${options.provider}: expected ${expected} but HTTP ${response.status} came with ${type}: ${excerpt(text)}`,
+      options.secrets,
+    ),
+    {
+      provider: options.provider,
+      status: response.status,
+      retryable: false,
+    },
+  );
 }
 
 // The start of a body that explains a failure, up to `limit` bytes, each read within the idle
 // timeout. A body that breaks off explains nothing: then the status alone speaks.
-async function readText(response: Response, limit: number, options: PostOptions, idleTimeoutMs: number, link: Link): Promise<string> {
+async function readText(
+  response: Response,
+  limit: number,
+  options: PostOptions,
+  idleTimeoutMs: number,
+  link: Link,
+): Promise<string> {
   const guarded = guardBody(response.body, { ...options, idleTimeoutMs, link });
   try {
     return (await readUpTo(guarded, limit)).text;
@@ -362,7 +450,10 @@ async function readText(response: Response, limit: number, options: PostOptions,
 }
 
 // Reads at most `limit` bytes, then cancels the rest: a body is never held whole before its size is known.
-async function readUpTo(body: ReadableStream<Uint8Array> | null, limit: number): Promise<{ text: string; cut: boolean }> {
+async function readUpTo(
+  body: ReadableStream<Uint8Array> | null,
+  limit: number,
+): Promise<{ text: string; cut: boolean }> {
   if (body === null) return { text: "", cut: false };
   const reader = body.getReader();
   const decoder = new TextDecoder();
@@ -408,15 +499,24 @@ function guardBody(body: ReadableStream<Uint8Array> | null, guard: Guard): Reada
       async pull(controller) {
         let chunk: Awaited<ReturnType<typeof reader.read>>;
         try {
-          chunk = await withinIdleTimeout(reader.read(), guard.idleTimeoutMs, guard.provider, "the next part of the body", guard.link);
+          chunk = await withinIdleTimeout(
+            reader.read(),
+            guard.idleTimeoutMs,
+            guard.provider,
+            "the next part of the body",
+            guard.link,
+          );
         } catch (error) {
           guard.link.release();
           if (guard.signal.aborted || isAgentError(error)) throw error;
-          throw new ProviderError(bounded(`${guard.provider}: the response broke off: ${describeCauses(error)}`, guard.secrets), {
-            provider: guard.provider,
-            retryable: true,
-            cause: error,
-          });
+          throw new ProviderError(
+            bounded(`${guard.provider}: the response broke off: ${describeCauses(error)}`, guard.secrets),
+            {
+              provider: guard.provider,
+              retryable: true,
+              cause: error,
+            },
+          );
         }
         if (chunk.done) {
           guard.link.release();
@@ -427,7 +527,10 @@ function guardBody(body: ReadableStream<Uint8Array> | null, guard: Guard): Reada
         if (received > limit) {
           guard.link.release();
           await reader.cancel().catch(() => undefined);
-          throw new ProviderError(`${guard.provider}: the response is larger than the ${limit} bytes accepted (maxBodyBytes)`, { provider: guard.provider, retryable: false });
+          throw new ProviderError(
+            `${guard.provider}: the response is larger than the ${limit} bytes accepted (maxBodyBytes)`,
+            { provider: guard.provider, retryable: false },
+          );
         }
         controller.enqueue(chunk.value);
       },
@@ -439,4 +542,3 @@ function guardBody(body: ReadableStream<Uint8Array> | null, guard: Guard): Reada
     { highWaterMark: 0 },
   );
 }
-

@@ -18,7 +18,13 @@ const messageLength = 1000;
  * else (a connection cut, a garbled frame, an oversized event) becomes a retryable
  * `ProviderError` whose message is scrubbed of `secrets` and bounded.
  */
-export function streamFailure(error: unknown, provider: string, secrets: readonly (string | undefined)[] = [], signal?: AbortSignal, what = "the stream"): unknown {
+export function streamFailure(
+  error: unknown,
+  provider: string,
+  secrets: readonly (string | undefined)[] = [],
+  signal?: AbortSignal,
+  what = "the stream",
+): unknown {
   if (signal?.aborted === true || isAgentError(error) || isAbortError(error)) return error;
   // A JSON parser's message quotes the input around the fault: no cause, so no copy of it survives.
   const parse = error instanceof SyntaxError;
@@ -42,12 +48,14 @@ export function providerError(
   const fallback = excerpt(text) || (status === undefined ? "unknown error" : `HTTP ${status}`);
   const message = bounded(`${provider}: ${described.message ?? fallback}`, secrets);
   const retryAfterMs = retryAfter(headers) ?? described.retryAfterMs;
-  const requestId = headers?.get("request-id") ?? headers?.get("x-request-id") ?? headers?.get("x-amzn-requestid") ?? undefined;
+  const requestId =
+    headers?.get("request-id") ?? headers?.get("x-request-id") ?? headers?.get("x-amzn-requestid") ?? undefined;
   const details = {
     provider,
     retryable:
       !(described.code !== undefined && (shape.fatalCodes ?? []).includes(described.code)) &&
-      (isRetryableStatus(status) || (described.code !== undefined && (shape.retryableCodes ?? []).includes(described.code))),
+      (isRetryableStatus(status) ||
+        (described.code !== undefined && (shape.retryableCodes ?? []).includes(described.code))),
     ...(status === undefined ? {} : { status }),
     ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
     ...(requestId === undefined ? {} : { requestId: requestId.slice(0, 200) }),
@@ -55,11 +63,16 @@ export function providerError(
   };
   // "Too many tokens, please wait" is throttling, not overflow: a retryable code settles it.
   const throttled = described.code !== undefined && (shape.retryableCodes ?? []).includes(described.code);
-  if (!throttled && isContextOverflow(status, described.code, message)) return new ContextOverflowError(message, { ...details, retryable: false });
+  if (!throttled && isContextOverflow(status, described.code, message))
+    return new ContextOverflowError(message, { ...details, retryable: false });
   return new ProviderError(message, details);
 }
 
-export function describeBody(text: string, shape: ErrorShape, headers: Headers | undefined): ReturnType<ErrorShape["describe"]> {
+export function describeBody(
+  text: string,
+  shape: ErrorShape,
+  headers: Headers | undefined,
+): ReturnType<ErrorShape["describe"]> {
   let body: unknown;
   try {
     body = JSON.parse(text);
@@ -86,7 +99,11 @@ export function retryAfter(headers: Headers | undefined): number | undefined {
  * then any piece of a secret of 8 characters or more that survived (a parser's excerpt cut
  * through a key) masked too.
  */
-export function bounded(text: string, secrets: readonly (string | undefined)[] | undefined, length = messageLength): string {
+export function bounded(
+  text: string,
+  secrets: readonly (string | undefined)[] | undefined,
+  length = messageLength,
+): string {
   let clean = text;
   const known = (secrets ?? []).filter((secret): secret is string => secret !== undefined && secret.length >= 8);
   for (const secret of known) clean = clean.split(secret).join("***");
@@ -104,7 +121,8 @@ export function describeCauses(error: unknown): string {
   const parts: string[] = [];
   let current: unknown = error;
   for (let depth = 0; depth < 5 && current !== undefined && current !== null; depth++) {
-    const nested = current instanceof AggregateError ? current.errors.map(errorMessage).filter((text) => text !== "") : [];
+    const nested =
+      current instanceof AggregateError ? current.errors.map(errorMessage).filter((text) => text !== "") : [];
     const text = nested.length > 0 ? nested.join(", ") : errorMessage(current);
     const code = (current as { code?: unknown }).code;
     const withCode = typeof code === "string" && !text.includes(code) ? `${text} (${code})` : text;

@@ -42,7 +42,8 @@ export function uniqueToolIdsInSession(result: ModelResult, session: Session, pr
   };
   const event = (streamed: ModelStreamEvent): ModelStreamEvent => {
     if (streamed.type === "message") return { ...streamed, message: message(streamed.message) };
-    if (streamed.type === "tool-call-start" || streamed.type === "tool-call-delta") return { ...streamed, id: rename(streamed.id) };
+    if (streamed.type === "tool-call-start" || streamed.type === "tool-call-delta")
+      return { ...streamed, id: rename(streamed.id) };
     return streamed;
   };
   if (Array.isArray(result)) return result.map(message);
@@ -51,11 +52,15 @@ export function uniqueToolIdsInSession(result: ModelResult, session: Session, pr
 }
 
 // Forwards next/return/throw to the adapter's own iterator, so an abort closes its connection at once.
-function mapStream(stream: AsyncIterable<ModelStreamEvent>, map: (event: ModelStreamEvent) => ModelStreamEvent): AsyncIterable<ModelStreamEvent> {
+function mapStream(
+  stream: AsyncIterable<ModelStreamEvent>,
+  map: (event: ModelStreamEvent) => ModelStreamEvent,
+): AsyncIterable<ModelStreamEvent> {
   return {
     [Symbol.asyncIterator]: () => {
       const inner = stream[Symbol.asyncIterator]();
-      const mapped = (step: IteratorResult<ModelStreamEvent>): IteratorResult<ModelStreamEvent> => (step.done === true ? step : { done: false, value: map(step.value) });
+      const mapped = (step: IteratorResult<ModelStreamEvent>): IteratorResult<ModelStreamEvent> =>
+        step.done === true ? step : { done: false, value: map(step.value) };
       const iterator: AsyncIterator<ModelStreamEvent> = { next: async () => mapped(await inner.next()) };
       if (inner.return !== undefined) iterator.return = async (value?: unknown) => inner.return!(value);
       if (inner.throw !== undefined) iterator.throw = async (error?: unknown) => mapped(await inner.throw!(error));
@@ -65,8 +70,12 @@ function mapStream(stream: AsyncIterable<ModelStreamEvent>, map: (event: ModelSt
 }
 
 /** An adapter's `invokeModel` whose results keep tool-call ids unique in the session (see `uniqueToolIdsInSession`). */
-export function withUniqueToolIds<T extends InvokeModel & { structuredOutput?: "native" }>(invoke: T, provider: string): T {
-  const wrapped = ((tools, session, context) => uniqueToolIdsInSession(invoke(tools, session, context), session, provider)) as T;
+export function withUniqueToolIds<T extends InvokeModel & { structuredOutput?: "native" }>(
+  invoke: T,
+  provider: string,
+): T {
+  const wrapped = ((tools, session, context) =>
+    uniqueToolIdsInSession(invoke(tools, session, context), session, provider)) as T;
   if (invoke.structuredOutput !== undefined) wrapped.structuredOutput = invoke.structuredOutput;
   return wrapped;
 }

@@ -37,7 +37,9 @@ export const gateKey = (awakeable: string): string => `approval:${awakeable}`;
 export async function waitForDecisions(ctx: ObjectContext, session: Session, clock: ReplayClock): Promise<boolean> {
   const waits = pendingApprovalEntries(session).map(({ path, call }) => ({ path, call, ...ctx.awakeable<unknown>() }));
   const listed = (from: number): WaitingApproval[] =>
-    waits.slice(from).map(({ path, call, id }) => ({ id: call.id, path, name: call.name, input: call.input, awakeable: id }));
+    waits
+      .slice(from)
+      .map(({ path, call, id }) => ({ id: call.id, path, name: call.name, input: call.input, awakeable: id }));
   ctx.set(approvalsKey, listed(0));
   const decisions: ({ path: string } & ApprovalDecision)[] = [];
   let cancelled = false;
@@ -69,20 +71,34 @@ export async function listPendingApprovals(ctx: ObjectSharedContext): Promise<Pe
  * an id two waiting calls share (ambiguous: name it by its path) or two decisions for one call,
  * 404 for a call the session does not have, 409 for a call that is not waiting or was already decided.
  */
-export async function resolveApprovals(ctx: ObjectSharedContext, agentName: string, session: Session, payload: unknown): Promise<ApprovalResolved> {
+export async function resolveApprovals(
+  ctx: ObjectSharedContext,
+  agentName: string,
+  session: Session,
+  payload: unknown,
+): Promise<ApprovalResolved> {
   const decisions = parseResolution(payload);
   const waiting = await waitingApprovals(ctx);
   const gates: { decision: GateInput; awakeable: string }[] = [];
   for (const decision of decisions) {
     const { id } = decision;
     const found = findPendingCall(waiting, id);
-    if (found.type === "ambiguous") throw malformed(`"${id}" names ${found.paths.length} waiting calls (${found.paths.join(", ")}); name one by its path`);
+    if (found.type === "ambiguous")
+      throw malformed(
+        `"${id}" names ${found.paths.length} waiting calls (${found.paths.join(", ")}); name one by its path`,
+      );
     if (found.type === "none") {
-      const known = session.messages.some((message) => "type" in message && message.type === "tool_call" && message.id === id);
-      throw new TerminalError(known ? `tool call "${id}" is not waiting for approval` : `no tool call "${id}" in this session`, { errorCode: known ? 409 : 404 });
+      const known = session.messages.some(
+        (message) => "type" in message && message.type === "tool_call" && message.id === id,
+      );
+      throw new TerminalError(
+        known ? `tool call "${id}" is not waiting for approval` : `no tool call "${id}" in this session`,
+        { errorCode: known ? 409 : 404 },
+      );
     }
     const { awakeable } = found.entry;
-    if (gates.some((gate) => gate.awakeable === awakeable)) throw malformed(`tool call "${found.entry.path}" is decided twice in one payload`);
+    if (gates.some((gate) => gate.awakeable === awakeable))
+      throw malformed(`tool call "${found.entry.path}" is decided twice in one payload`);
     gates.push({ decision, awakeable });
   }
   for (const { decision, awakeable } of gates) {
@@ -121,8 +137,15 @@ export async function decideOnce(ctx: ObjectContext, input: GateInput, agentName
     throw new TerminalError(`tool call "${input.id}" was already decided`, { errorCode: 409 });
   }
   ctx.set("decision", input);
-  ctx.genericSend({ service: agentName, method: "forget", key: ctx.key, parameter: new TextEncoder().encode("null"), delay: gateRetentionMs });
-  const decision: ApprovalDecision = input.reason === undefined ? { approved: input.approved } : { approved: input.approved, reason: input.reason };
+  ctx.genericSend({
+    service: agentName,
+    method: "forget",
+    key: ctx.key,
+    parameter: new TextEncoder().encode("null"),
+    delay: gateRetentionMs,
+  });
+  const decision: ApprovalDecision =
+    input.reason === undefined ? { approved: input.approved } : { approved: input.approved, reason: input.reason };
   ctx.resolveAwakeable(ctx.key.slice(gateKey("").length), decision);
   return null;
 }
@@ -132,9 +155,11 @@ function parseResolution(payload: unknown): GateInput[] {
   if (list.length === 0) throw malformed("no decision given");
   const seen = new Set<string>();
   return list.map((entry) => {
-    if (typeof entry !== "object" || entry === null || Array.isArray(entry)) throw malformed("a decision must be an object { id, approved, reason? }");
+    if (typeof entry !== "object" || entry === null || Array.isArray(entry))
+      throw malformed("a decision must be an object { id, approved, reason? }");
     const { id, approved, reason } = entry as Record<string, unknown>;
-    if (typeof id !== "string" || id === "") throw malformed("a decision needs the tool call's id (a non-empty string)");
+    if (typeof id !== "string" || id === "")
+      throw malformed("a decision needs the tool call's id (a non-empty string)");
     if (typeof approved !== "boolean") throw malformed(`the decision for "${id}" needs approved: true or false`);
     if (reason !== undefined && typeof reason !== "string") throw malformed(`the reason for "${id}" must be a string`);
     if (seen.has(id)) throw malformed(`tool call "${id}" is decided twice in one payload`);

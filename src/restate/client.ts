@@ -37,7 +37,11 @@ export type RestateAgentClient = {
    */
   run: (sessionId: string, input: AgentRunInput, options?: RunCallOptions) => Promise<AgentRunResult>;
   /** Starts a run without waiting for it: its invocation id, for `attach` and `cancel`. */
-  start: (sessionId: string, input: AgentRunInput, options?: Omit<RunCallOptions, "signal">) => Promise<{ invocationId: string }>;
+  start: (
+    sessionId: string,
+    input: AgentRunInput,
+    options?: Omit<RunCallOptions, "signal">,
+  ) => Promise<{ invocationId: string }>;
   /**
    * Waits for a started run's result, however long it takes: when `fetch` gives up waiting for the
    * answer (Node's gives up after 5 minutes), it attaches again.
@@ -62,7 +66,10 @@ export function restateAgentClient(options: RestateAgentClientOptions): RestateA
   const name = options.name ?? "agent";
   const doFetch = options.fetch ?? fetch;
   const base = options.url.replace(/\/+$/, "");
-  const request = async (url: string, init: { method: string; body?: unknown; headers?: Record<string, string>; signal?: AbortSignal | undefined }): Promise<Response> => {
+  const request = async (
+    url: string,
+    init: { method: string; body?: unknown; headers?: Record<string, string>; signal?: AbortSignal | undefined },
+  ): Promise<Response> => {
     const headers: Record<string, string> = { ...options.headers, ...init.headers };
     if (init.body !== undefined) headers["content-type"] = "application/json";
     let reply: Response;
@@ -90,19 +97,40 @@ export function restateAgentClient(options: RestateAgentClientOptions): RestateA
       }
     }
   };
-  const start = async (sessionId: string, input: AgentRunInput, callOptions: RunCallOptions | undefined): Promise<{ invocationId: string }> => {
+  const start = async (
+    sessionId: string,
+    input: AgentRunInput,
+    callOptions: RunCallOptions | undefined,
+  ): Promise<{ invocationId: string }> => {
     const headers = keyed(callOptions);
-    const reply = await request(`${handler(sessionId, "run")}/send`, { method: "POST", body: input, ...(headers === undefined ? {} : { headers }) });
+    const reply = await request(`${handler(sessionId, "run")}/send`, {
+      method: "POST",
+      body: input,
+      ...(headers === undefined ? {} : { headers }),
+    });
     const { invocationId } = (await reply.json()) as { invocationId: string };
     return { invocationId };
   };
-  const handler = (sessionId: string, method: string): string => `${base}/${name}/${encodeURIComponent(sessionId)}/${method}`;
-  const call = async <T>(sessionId: string, method: string, body?: unknown, headers?: Record<string, string>): Promise<T> =>
-    (await (await request(handler(sessionId, method), { method: "POST", body: body ?? null, ...(headers === undefined ? {} : { headers }) })).json()) as T;
+  const handler = (sessionId: string, method: string): string =>
+    `${base}/${name}/${encodeURIComponent(sessionId)}/${method}`;
+  const call = async <T>(
+    sessionId: string,
+    method: string,
+    body?: unknown,
+    headers?: Record<string, string>,
+  ): Promise<T> =>
+    (await (
+      await request(handler(sessionId, method), {
+        method: "POST",
+        body: body ?? null,
+        ...(headers === undefined ? {} : { headers }),
+      })
+    ).json()) as T;
   const keyed = (callOptions: RunCallOptions | undefined): Record<string, string> | undefined =>
     callOptions?.idempotencyKey === undefined ? undefined : { "idempotency-key": callOptions.idempotencyKey };
   return {
-    run: async (sessionId, input, callOptions) => attach((await start(sessionId, input, callOptions)).invocationId, callOptions?.signal),
+    run: async (sessionId, input, callOptions) =>
+      attach((await start(sessionId, input, callOptions)).invocationId, callOptions?.signal),
     start,
     attach: (invocationId, attachOptions) => attach(invocationId, attachOptions?.signal),
     session: (sessionId) => call(sessionId, "session"),
@@ -110,12 +138,17 @@ export function restateAgentClient(options: RestateAgentClientOptions): RestateA
     status: (sessionId) => call(sessionId, "status"),
     pendingApprovals: (sessionId) => call(sessionId, "pendingApprovals"),
     resolveApproval: (sessionId, callId, decision) => {
-      const decisions = (typeof callId === "string" ? [callId] : callId).map((entry) => (typeof entry === "string" ? { id: entry, ...decision } : entry));
+      const decisions = (typeof callId === "string" ? [callId] : callId).map((entry) =>
+        typeof entry === "string" ? { id: entry, ...decision } : entry,
+      );
       return call(sessionId, "resolveApproval", decisions.length === 1 ? decisions[0] : decisions);
     },
     cancel: async (invocationId) => {
-      if (options.adminUrl === undefined) throw new RestateAgentError("cancel needs the admin API's url (adminUrl)", 400);
-      await request(`${options.adminUrl.replace(/\/+$/, "")}/invocations/${encodeURIComponent(invocationId)}/cancel`, { method: "PATCH" });
+      if (options.adminUrl === undefined)
+        throw new RestateAgentError("cancel needs the admin API's url (adminUrl)", 400);
+      await request(`${options.adminUrl.replace(/\/+$/, "")}/invocations/${encodeURIComponent(invocationId)}/cancel`, {
+        method: "PATCH",
+      });
     },
   };
 }

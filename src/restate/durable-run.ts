@@ -57,13 +57,17 @@ export async function durableRun(ctx: ObjectContext, setup: AgentSetup, input: u
   const label = `restate:${ctx.key}`;
   const session: Session = entries === undefined ? { messages: [] } : sessionFromEntries(entries, label);
   if (entries === undefined && message === undefined) {
-    if (system !== undefined) throw new TerminalError(`run: a new session needs a message as well as its system prompt`, { errorCode: 400 });
+    if (system !== undefined)
+      throw new TerminalError(`run: a new session needs a message as well as its system prompt`, { errorCode: 400 });
     throw new TerminalError(`no session "${ctx.key}" to resume: give a message`, { errorCode: 404 });
   }
   if (entries !== undefined && system !== undefined) {
     const first = session.messages[0];
     if (first === undefined || !("role" in first) || first.role !== "system" || first.content !== system) {
-      throw new TerminalError(`session "${ctx.key}" exists: system is accepted only for a new session (or equal to its own)`, { errorCode: 400 });
+      throw new TerminalError(
+        `session "${ctx.key}" exists: system is accepted only for a new session (or equal to its own)`,
+        { errorCode: 400 },
+      );
     }
   }
   const clock = createReplayClock(await ctx.date.now());
@@ -80,7 +84,16 @@ export async function durableRun(ctx: ObjectContext, setup: AgentSetup, input: u
     setStatus({ state: "running" });
     recorder.flush();
     const { toolTimeout, toolHandlers = {}, onEvent, ...loopOptions } = setup.options;
-    const invokeModel = journaledModel(ctx, setup.invokeModel, scheduler, clock, recorder.flush, recorder.flushAfterNextAppend, setup.modelRetry ?? {}, setup.maxStepBytes);
+    const invokeModel = journaledModel(
+      ctx,
+      setup.invokeModel,
+      scheduler,
+      clock,
+      recorder.flush,
+      recorder.flushAfterNextAppend,
+      setup.modelRetry ?? {},
+      setup.maxStepBytes,
+    );
     const tools = journaledTools(ctx, setup.tools, toolHandlers, toolTimeout, scheduler, clock, setup.maxStepBytes);
     let outcome: RunOutcome | undefined;
     for (;;) {
@@ -121,9 +134,11 @@ export async function durableRun(ctx: ObjectContext, setup: AgentSetup, input: u
 
 function parseRunInput(input: unknown): AgentRunInput {
   if (input === undefined || input === null) return {};
-  if (typeof input !== "object" || Array.isArray(input)) throw badInput("the input must be an object { message?, system? }");
+  if (typeof input !== "object" || Array.isArray(input))
+    throw badInput("the input must be an object { message?, system? }");
   const { message, system } = input as Record<string, unknown>;
-  if (message !== undefined && (typeof message !== "string" || message === "")) throw badInput("message must be a non-empty string");
+  if (message !== undefined && (typeof message !== "string" || message === ""))
+    throw badInput("message must be a non-empty string");
   if (system !== undefined && typeof system !== "string") throw badInput("system must be a string");
   const parsed: AgentRunInput = {};
   if (message !== undefined) parsed.message = message;

@@ -20,7 +20,10 @@ import { checkNumber } from "../numeric-options.ts";
 import type { StepScheduler } from "./step-scheduler.ts";
 
 /** Restate's retry options for a step, as `ctx.run` takes them. */
-export type StepRetryOptions = Pick<RunOptions<unknown>, "maxRetryAttempts" | "maxRetryDuration" | "initialRetryInterval" | "maxRetryInterval" | "retryIntervalFactor">;
+export type StepRetryOptions = Pick<
+  RunOptions<unknown>,
+  "maxRetryAttempts" | "maxRetryDuration" | "initialRetryInterval" | "maxRetryInterval" | "retryIntervalFactor"
+>;
 
 /**
  * `invokeModel` with each call run as one journaled step (`ctx.run`, named `model <n>`): the answer
@@ -55,7 +58,17 @@ export function journaledModel(
           const step = { messages: messages.map((message) => ({ ...message, ts })), at };
           // Over the server's entry size limit the step would be run again forever: fail it instead.
           const bytes = Buffer.byteLength(JSON.stringify(step));
-          if (bytes > maxStepBytes) return fitErrorStep({ error: { name: "AgentError", message: `the model's answer is too large to journal (${bytes} bytes, over maxStepBytes ${maxStepBytes})` }, at }, maxStepBytes);
+          if (bytes > maxStepBytes)
+            return fitErrorStep(
+              {
+                error: {
+                  name: "AgentError",
+                  message: `the model's answer is too large to journal (${bytes} bytes, over maxStepBytes ${maxStepBytes})`,
+                },
+                at,
+              },
+              maxStepBytes,
+            );
           return step;
         } catch (error) {
           // Cancelled: nobody reads this step any more; a value keeps Restate from retrying it.
@@ -93,9 +106,7 @@ export function checkStepRetry(retry: StepRetryOptions): void {
 
 /** What a model step stores in the journal (plain JSON). */
 type ModelStep =
-  | { messages: ModelMessage[]; at: number }
-  | { error: ErrorDescription; at: number }
-  | { aborted: true; at: number };
+  { messages: ModelMessage[]; at: number } | { error: ErrorDescription; at: number } | { aborted: true; at: number };
 
 type ErrorDescription = {
   name: string;
@@ -120,7 +131,10 @@ function fitErrorStep(step: { error: ErrorDescription; at: number }, maxStepByte
 function retryableError(error: unknown): RetryableError {
   const asked = (error as { retryAfterMs?: unknown }).retryAfterMs;
   const retryAfter = typeof asked === "number" && Number.isFinite(asked) && asked >= 0 ? asked : undefined;
-  return new RetryableError(describeError(error), retryAfter === undefined ? { cause: error } : { cause: error, retryAfter });
+  return new RetryableError(
+    describeError(error),
+    retryAfter === undefined ? { cause: error } : { cause: error, retryAfter },
+  );
 }
 
 function errorDescription(error: unknown): ErrorDescription {
@@ -146,7 +160,9 @@ function rebuildError(description: ErrorDescription): Error {
       ...(description.code === undefined ? {} : { code: description.code }),
       ...(description.requestId === undefined ? {} : { requestId: description.requestId }),
     };
-    return name === "ContextOverflowError" ? new ContextOverflowError(message, details) : new ProviderError(message, details);
+    return name === "ContextOverflowError"
+      ? new ContextOverflowError(message, details)
+      : new ProviderError(message, details);
   }
   if (name === "InvalidModelResponseError") return new InvalidModelResponseError(message);
   const error = new AgentError(message);

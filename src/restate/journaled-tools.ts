@@ -35,7 +35,12 @@ export function journaledTools(
   const wrappedHandlers: ToolHandlers = {};
   // Defined, not assigned: a handler named `__proto__` must stay an entry, not become the prototype.
   for (const [name, handler] of Object.entries(toolHandlers)) {
-    Object.defineProperty(wrappedHandlers, name, { value: wrap(name, handler, toolTimeout), enumerable: true, writable: true, configurable: true });
+    Object.defineProperty(wrappedHandlers, name, {
+      value: wrap(name, handler, toolTimeout),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   }
   return { tools: wrappedTools, toolHandlers: wrappedHandlers };
 }
@@ -58,7 +63,9 @@ function journaledHandler(
   maxStepBytes: number,
 ): ToolHandler {
   return async (input: unknown, context: ToolContext) => {
-    const step = ctx.run<ToolStep>(`tool ${context.id}`, async () => fitStep(await runHandler(handler, input, context, timeout), maxStepBytes));
+    const step = ctx.run<ToolStep>(`tool ${context.id}`, async () =>
+      fitStep(await runHandler(handler, input, context, timeout), maxStepBytes),
+    );
     let result: ToolStep;
     try {
       result = await scheduler.await(step);
@@ -78,7 +85,12 @@ function journaledHandler(
 
 // Inside the step: the handler with its own signal, raced against its timeout and the run's abort
 // (a handler that ignores its signal cannot hold the step).
-async function runHandler(handler: ToolHandler, input: unknown, context: ToolContext, timeout: number | undefined): Promise<ToolStep> {
+async function runHandler(
+  handler: ToolHandler,
+  input: unknown,
+  context: ToolContext,
+  timeout: number | undefined,
+): Promise<ToolStep> {
   const controller = new AbortController();
   const stop = (reason: unknown): void => controller.abort(reason);
   const onRunAbort = (): void => stop(context.signal.reason);
@@ -87,13 +99,19 @@ async function runHandler(handler: ToolHandler, input: unknown, context: ToolCon
   const timedOut = new Error(`timed out after ${timeout} ms`);
   timedOut.name = "TimeoutError";
   // `Infinity`: no timer; a longer wait than a timer holds is clamped (it would fire at once).
-  const timer = timeout === undefined || timeout === Number.POSITIVE_INFINITY ? undefined : setTimeout(() => stop(timedOut), clampDelay(timeout));
+  const timer =
+    timeout === undefined || timeout === Number.POSITIVE_INFINITY
+      ? undefined
+      : setTimeout(() => stop(timedOut), clampDelay(timeout));
   const stopped = new Promise<never>((_resolve, reject) => {
     controller.signal.addEventListener("abort", () => reject(controller.signal.reason), { once: true });
   });
   stopped.catch(() => undefined);
   try {
-    const output: unknown = await Promise.race([Promise.resolve(handler(input, { ...context, signal: controller.signal })), stopped]);
+    const output: unknown = await Promise.race([
+      Promise.resolve(handler(input, { ...context, signal: controller.signal })),
+      stopped,
+    ]);
     return { output: toJson(output), at: Date.now() };
   } catch (error) {
     if (isInstance(error, RetryableError)) throw error;
@@ -114,9 +132,19 @@ async function runHandler(handler: ToolHandler, input: unknown, context: ToolCon
 function fitStep(step: ToolStep, maxStepBytes: number): ToolStep {
   const bytes = Buffer.byteLength(JSON.stringify(step));
   if (bytes <= maxStepBytes) return step;
-  if ("error" in step) return { error: fitText(step.error, maxStepBytes - (bytes - Buffer.byteLength(JSON.stringify(step.error)))), at: step.at };
+  if ("error" in step)
+    return {
+      error: fitText(step.error, maxStepBytes - (bytes - Buffer.byteLength(JSON.stringify(step.error)))),
+      at: step.at,
+    };
   const what = "output" in step ? "output" : "pause" in step ? "paused session" : "result";
-  return fitStep({ error: `the tool's ${what} is too large to journal (${bytes} bytes, over maxStepBytes ${maxStepBytes})`, at: step.at }, maxStepBytes);
+  return fitStep(
+    {
+      error: `the tool's ${what} is too large to journal (${bytes} bytes, over maxStepBytes ${maxStepBytes})`,
+      at: step.at,
+    },
+    maxStepBytes,
+  );
 }
 
 // The loop stores outputs as JSON; the journal must hold exactly that.

@@ -1,10 +1,30 @@
 import * as restate from "@restatedev/restate-sdk";
-import type { ObjectContext, ObjectOptions, ObjectSharedContext, Serde, VirtualObjectDefinition } from "@restatedev/restate-sdk";
+import type {
+  ObjectContext,
+  ObjectOptions,
+  ObjectSharedContext,
+  Serde,
+  VirtualObjectDefinition,
+} from "@restatedev/restate-sdk";
 import type { InvokeModel } from "../model/invoke-model.ts";
 import type { Session } from "../session.ts";
 import type { ToolDefinition } from "../tools/tool.ts";
-import { decideOnce, listPendingApprovals, resolveApprovals, type ApprovalResolution, type ApprovalResolved, type PendingApprovalView } from "./approvals.ts";
-import { durableRun, statusKey, type AgentRunInput, type AgentRunResult, type AgentStatus, type DurableLoopOptions } from "./durable-run.ts";
+import {
+  decideOnce,
+  listPendingApprovals,
+  resolveApprovals,
+  type ApprovalResolution,
+  type ApprovalResolved,
+  type PendingApprovalView,
+} from "./approvals.ts";
+import {
+  durableRun,
+  statusKey,
+  type AgentRunInput,
+  type AgentRunResult,
+  type AgentStatus,
+  type DurableLoopOptions,
+} from "./durable-run.ts";
 import type { StepRetryOptions } from "./journaled-model.ts";
 import { checkMaxStepBytes } from "./step-size.ts";
 import { checkLoopOptions } from "../loop/loop-options.ts";
@@ -82,14 +102,26 @@ export function restateAgent(config: RestateAgentOptions): RestateAgent {
   checkLoopOptions(config.options ?? {}, config.tools ?? []);
   checkStepRetry(config.modelRetry ?? {});
   const name = config.name ?? "agent";
-  const setup = { invokeModel: config.invokeModel, tools: config.tools ?? [], options: config.options ?? {}, modelRetry: config.modelRetry, maxStepBytes: config.maxStepBytes ?? 8 * 1024 * 1024 };
+  const setup = {
+    invokeModel: config.invokeModel,
+    tools: config.tools ?? [],
+    options: config.options ?? {},
+    modelRetry: config.modelRetry,
+    maxStepBytes: config.maxStepBytes ?? 8 * 1024 * 1024,
+  };
   const shared = restate.handlers.object.shared;
   const handlers: RestateAgentHandlers = {
-    run: restate.handlers.object.exclusive({ description: "Add a message and run the agent loop to its end." }, (ctx: ObjectContext, input: AgentRunInput) =>
-      durableRun(ctx, setup, input),
+    run: restate.handlers.object.exclusive(
+      { description: "Add a message and run the agent loop to its end." },
+      (ctx: ObjectContext, input: AgentRunInput) => durableRun(ctx, setup, input),
     ),
-    session: shared({ description: "The session, as plain JSON." }, async (ctx: ObjectSharedContext) => sessionFromEntries(await existingEntries(ctx), `restate:${ctx.key}`)),
-    export: shared({ description: "The session as the file store's JSONL log.", output: jsonlSerde }, async (ctx: ObjectSharedContext) => entriesToJsonl(await existingEntries(ctx))),
+    session: shared({ description: "The session, as plain JSON." }, async (ctx: ObjectSharedContext) =>
+      sessionFromEntries(await existingEntries(ctx), `restate:${ctx.key}`),
+    ),
+    export: shared(
+      { description: "The session as the file store's JSONL log.", output: jsonlSerde },
+      async (ctx: ObjectSharedContext) => entriesToJsonl(await existingEntries(ctx)),
+    ),
     status: shared({ description: "Where the session's run is." }, async (ctx: ObjectSharedContext) => {
       await requireSession(ctx);
       return (await ctx.get<AgentStatus>(statusKey)) ?? { state: "running" };
@@ -98,11 +130,14 @@ export function restateAgent(config: RestateAgentOptions): RestateAgent {
       await requireSession(ctx);
       return listPendingApprovals(ctx);
     }),
-    resolveApproval: shared({ description: "Approve or deny waiting tool calls." }, async (ctx: ObjectSharedContext, input: ApprovalResolution) =>
-      resolveApprovals(ctx, name, sessionFromEntries(await existingEntries(ctx), `restate:${ctx.key}`), input),
+    resolveApproval: shared(
+      { description: "Approve or deny waiting tool calls." },
+      async (ctx: ObjectSharedContext, input: ApprovalResolution) =>
+        resolveApprovals(ctx, name, sessionFromEntries(await existingEntries(ctx), `restate:${ctx.key}`), input),
     ),
-    decide: restate.handlers.object.exclusive({ ingressPrivate: true }, (ctx: ObjectContext, input: { id: string; approved: boolean; reason?: string }) =>
-      decideOnce(ctx, input, name),
+    decide: restate.handlers.object.exclusive(
+      { ingressPrivate: true },
+      (ctx: ObjectContext, input: { id: string; approved: boolean; reason?: string }) => decideOnce(ctx, input, name),
     ),
     forget: restate.handlers.object.exclusive({ ingressPrivate: true }, (ctx: ObjectContext) => {
       ctx.clearAll();
@@ -112,7 +147,9 @@ export function restateAgent(config: RestateAgentOptions): RestateAgent {
   return restate.object({ name, handlers, ...(config.restate === undefined ? {} : { options: config.restate }) });
 }
 
-async function existingEntries(ctx: ObjectSharedContext): Promise<NonNullable<Awaited<ReturnType<typeof readEntries>>>> {
+async function existingEntries(
+  ctx: ObjectSharedContext,
+): Promise<NonNullable<Awaited<ReturnType<typeof readEntries>>>> {
   const entries = await readEntries(ctx);
   if (entries === undefined) throw new restate.TerminalError(`no session "${ctx.key}"`, { errorCode: 404 });
   return entries;

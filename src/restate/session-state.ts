@@ -63,7 +63,12 @@ export type SessionRecorder = {
  * put it, so tool results wait for the next model step.
  * `count`: entries already in the state.
  */
-export function recordSession(ctx: ObjectContext, session: Session, clock: ReplayClock, count: number): SessionRecorder {
+export function recordSession(
+  ctx: ObjectContext,
+  session: Session,
+  clock: ReplayClock,
+  count: number,
+): SessionRecorder {
   const pending: SessionEntry[] = [];
   let written = count;
   let flushOnAppend = false;
@@ -79,7 +84,8 @@ export function recordSession(ctx: ObjectContext, session: Session, clock: Repla
     if ("ts" in entry) entry.ts = clock.now();
     // A wait measured by the clock of this attempt would differ on a replay, and state writes
     // must replay the same: a durable session records no `waitMs`.
-    if (entry.type === "message" && "type" in entry.message && entry.message.type === "tool_result") delete entry.message.waitMs;
+    if (entry.type === "message" && "type" in entry.message && entry.message.type === "tool_result")
+      delete entry.message.waitMs;
     pending.push(entry);
     // A model turn enters whole (`more` until its last message): write it once it is all in.
     if (flushOnAppend && change.type === "append" && change.more !== true) {

@@ -58,7 +58,9 @@ export function createStepScheduler(onCancel: (error: CancelledError) => Promise
         id,
         step.map((value, failure) => (failure === undefined ? { id, value } : { id, failure })),
       );
-      const result = new Promise<T>((resolve, reject) => callers.set(id, { resolve: resolve as (value: unknown) => void, reject }));
+      const result = new Promise<T>((resolve, reject) =>
+        callers.set(id, { resolve: resolve as (value: unknown) => void, reject }),
+      );
       if (!pumping) {
         pumping = true;
         pump().catch((error: unknown) => {

@@ -31,7 +31,10 @@ const bindings = new WeakMap<Session, Binding>();
  * StoreError at the next change (fork it with `forkSession` to branch instead).
  */
 export function bindSession(session: Session, sink: EntrySink): void {
-  if (bindings.has(session)) throw new StoreError("bindSession: this session is already bound to a store; close it first (closeSession)", { code: "invalid-argument" });
+  if (bindings.has(session))
+    throw new StoreError("bindSession: this session is already bound to a store; close it first (closeSession)", {
+      code: "invalid-argument",
+    });
   let recorded = session.messages.length;
   // Records the messages before `upTo` not recorded yet. `upTo` below what is recorded means
   // messages were removed (an append at such an index, or a shorter session).
@@ -50,7 +53,8 @@ export function bindSession(session: Session, sink: EntrySink): void {
       if (change.more === true) return;
       if (sink.appendAll !== undefined && recorded < change.index) {
         const batch: SessionEntry[] = [];
-        for (let index = recorded; index < change.index; index++) batch.push({ type: "message", message: session.messages[index]! });
+        for (let index = recorded; index < change.index; index++)
+          batch.push({ type: "message", message: session.messages[index]! });
         batch.push(entryFor(change));
         sink.appendAll(batch);
       } else {
@@ -95,9 +99,12 @@ export async function closeSession(session: Session): Promise<void> {
  */
 export function appendEntry(session: Session, customType: string, data?: JsonValue): void {
   const binding = bindings.get(session);
-  if (binding === undefined) throw new StoreError("appendEntry: the session is not open in a store (openSession)", { code: "not-open" });
-  if (typeof customType !== "string" || customType === "") throw new StoreError("appendEntry: customType must be a non-empty string", { code: "invalid-argument" });
+  if (binding === undefined)
+    throw new StoreError("appendEntry: the session is not open in a store (openSession)", { code: "not-open" });
+  if (typeof customType !== "string" || customType === "")
+    throw new StoreError("appendEntry: customType must be a non-empty string", { code: "invalid-argument" });
   binding.catchUp(session.messages.length);
-  const entry: CustomEntry = data === undefined ? { type: "custom", customType, ts: now() } : { type: "custom", customType, ts: now(), data };
+  const entry: CustomEntry =
+    data === undefined ? { type: "custom", customType, ts: now() } : { type: "custom", customType, ts: now(), data };
   binding.sink.append(entry);
 }

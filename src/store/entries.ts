@@ -13,13 +13,28 @@ export type SessionEntry = MessageEntry | ReplaceEntry | UpdateEntry | SpliceEnt
  * `removed` messages at `index` were replaced by `inserted` (compaction that summarized or
  * dropped older turns). `details` records the summary, tokens before/after and the first kept message.
  */
-export type SpliceEntry = { type: "splice"; index: number; reason: string; ts?: string; removed: Message[]; inserted: Message[]; details?: JsonObject };
+export type SpliceEntry = {
+  type: "splice";
+  index: number;
+  reason: string;
+  ts?: string;
+  removed: Message[];
+  inserted: Message[];
+  details?: JsonObject;
+};
 
 /** A message entered the session (through `extendSession`: the loop, `send`, the helpers). */
 export type MessageEntry = { type: "message"; message: Message };
 
 /** The message at `index` was replaced by a new object (`reason: "compaction"`); `previous` is what it replaced. */
-export type ReplaceEntry = { type: "replace"; index: number; reason: string; ts?: string; message: Message; previous: Message };
+export type ReplaceEntry = {
+  type: "replace";
+  index: number;
+  reason: string;
+  ts?: string;
+  message: Message;
+  previous: Message;
+};
 
 /** Fields were set on the message at `index` in place (`reason: "approval"`: a pause mark or a decision); `message` is its new state. */
 export type UpdateEntry = { type: "update"; index: number; reason: string; ts?: string; message: Message };
@@ -36,11 +51,25 @@ export function entryFor(change: SessionChange): SessionEntry {
     case "append":
       return { type: "message", message: change.message };
     case "replace":
-      return { type: "replace", index: change.index, reason: change.reason, ts: now(), message: change.message, previous: change.previous };
+      return {
+        type: "replace",
+        index: change.index,
+        reason: change.reason,
+        ts: now(),
+        message: change.message,
+        previous: change.previous,
+      };
     case "update":
       return { type: "update", index: change.index, reason: change.reason, ts: now(), message: change.message };
     case "splice": {
-      const entry: SpliceEntry = { type: "splice", index: change.index, reason: change.reason, ts: now(), removed: change.removed, inserted: change.inserted };
+      const entry: SpliceEntry = {
+        type: "splice",
+        index: change.index,
+        reason: change.reason,
+        ts: now(),
+        removed: change.removed,
+        inserted: change.inserted,
+      };
       if (change.details !== undefined) entry.details = change.details;
       return entry;
     }
@@ -52,7 +81,10 @@ export function entryFor(change: SessionChange): SessionEntry {
  * for an entry that cannot be applied (not an object, no type, a known type with the wrong shape,
  * an index outside the session).
  */
-export function replayEntries(records: readonly { value: unknown; line: number }[], path: string): { session: Session; entries: LogEntry[] } {
+export function replayEntries(
+  records: readonly { value: unknown; line: number }[],
+  path: string,
+): { session: Session; entries: LogEntry[] } {
   const messages: Message[] = [];
   // The line each message came from, kept in step with `messages`, to name it in an error.
   const lines: number[] = [];
@@ -79,7 +111,10 @@ export function replayEntries(records: readonly { value: unknown; line: number }
   if (answeredTwice !== -1) {
     const line = lines[answeredTwice]!;
     const id = (messages[answeredTwice] as { id: string }).id;
-    throw new StoreError(`${path}:${line}: a second result for tool call ${JSON.stringify(id)}: every call is answered once`, { code: "malformed", path, line });
+    throw new StoreError(
+      `${path}:${line}: a second result for tool call ${JSON.stringify(id)}: every call is answered once`,
+      { code: "malformed", path, line },
+    );
   }
   return { session: { messages }, entries };
 }
@@ -113,17 +148,25 @@ function entryProblem(value: unknown, messageCount: number): string | undefined 
     case "replace":
     case "update": {
       const index = value.index;
-      if (typeof index !== "number" || !Number.isInteger(index) || index < 0) return `a "${value.type}" entry needs a non-negative integer "index"`;
-      if (index >= messageCount) return `"${value.type}" of message ${index}, but the session has ${messageCount} messages at this point`;
+      if (typeof index !== "number" || !Number.isInteger(index) || index < 0)
+        return `a "${value.type}" entry needs a non-negative integer "index"`;
+      if (index >= messageCount)
+        return `"${value.type}" of message ${index}, but the session has ${messageCount} messages at this point`;
       return messageProblem(value.message, value.type);
     }
     case "splice": {
       const index = value.index;
-      if (typeof index !== "number" || !Number.isInteger(index) || index < 0) return 'a "splice" entry needs a non-negative integer "index"';
-      if (!Array.isArray(value.removed) || !Array.isArray(value.inserted)) return 'a "splice" entry needs "removed" and "inserted" message arrays';
-      const inserted = value.inserted.map((message) => messageProblem(message, "splice")).find((problem) => problem !== undefined);
+      if (typeof index !== "number" || !Number.isInteger(index) || index < 0)
+        return 'a "splice" entry needs a non-negative integer "index"';
+      if (!Array.isArray(value.removed) || !Array.isArray(value.inserted))
+        return 'a "splice" entry needs "removed" and "inserted" message arrays';
+      const inserted = value.inserted
+        .map((message) => messageProblem(message, "splice"))
+        .find((problem) => problem !== undefined);
       if (inserted !== undefined) return inserted;
-      return index + value.removed.length > messageCount ? `"splice" of messages ${index}..${index + value.removed.length - 1}, but the session has ${messageCount} messages at this point` : undefined;
+      return index + value.removed.length > messageCount
+        ? `"splice" of messages ${index}..${index + value.removed.length - 1}, but the session has ${messageCount} messages at this point`
+        : undefined;
     }
     case "custom":
       return typeof value.customType === "string" ? undefined : 'a "custom" entry needs a string "customType"';
@@ -143,9 +186,14 @@ function isObject(value: unknown): value is Record<string, unknown> {
  * not know are kept as they are.
  */
 function messageProblem(value: unknown, entryType = "message"): string | undefined {
-  if (!isObject(value) || (typeof value.role !== "string" && typeof value.type !== "string")) return `a "${entryType}" entry needs a message object (with a "role" or a "type")`;
-  const kind = typeof value.role === "string" ? `a ${JSON.stringify(value.role)} message` : `a ${JSON.stringify(value.type)} message`;
-  const wrong = (field: string, expected: string): string => `${kind} needs ${expected} "${field}", not ${describe(value[field])}`;
+  if (!isObject(value) || (typeof value.role !== "string" && typeof value.type !== "string"))
+    return `a "${entryType}" entry needs a message object (with a "role" or a "type")`;
+  const kind =
+    typeof value.role === "string"
+      ? `a ${JSON.stringify(value.role)} message`
+      : `a ${JSON.stringify(value.type)} message`;
+  const wrong = (field: string, expected: string): string =>
+    `${kind} needs ${expected} "${field}", not ${describe(value[field])}`;
   if (value.role === "system" || value.role === "user" || value.role === "assistant" || value.type === "thinking") {
     if (typeof value.content !== "string") return wrong("content", "a string");
   } else if (value.type === "tool_call") {

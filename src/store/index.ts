@@ -6,6 +6,14 @@ export { fileStore } from "./file-store.ts";
 export type { FileStore } from "./file-store.ts";
 export type { SessionStore } from "./session-store.ts";
 export type { SyncMode } from "./log-writer.ts";
-export type { SessionEntry, MessageEntry, ReplaceEntry, UpdateEntry, SpliceEntry, CustomEntry, LogEntry } from "./entries.ts";
+export type {
+  SessionEntry,
+  MessageEntry,
+  ReplaceEntry,
+  UpdateEntry,
+  SpliceEntry,
+  CustomEntry,
+  LogEntry,
+} from "./entries.ts";
 export { StoreError, isStoreError } from "./store-error.ts";
 export type { StoreErrorCode } from "./store-error.ts";

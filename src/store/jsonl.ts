@@ -66,6 +66,11 @@ function parseLine(text: string, path: string, line: number): unknown {
     return JSON.parse(text);
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
-    throw new StoreError(`${path}:${line}: not valid JSON (${reason}); the file was left as it is`, { code: "malformed", path, line, cause: error });
+    throw new StoreError(`${path}:${line}: not valid JSON (${reason}); the file was left as it is`, {
+      code: "malformed",
+      path,
+      line,
+      cause: error,
+    });
   }
 }

@@ -20,7 +20,12 @@ const held = new Set<string>();
  */
 export function acquireLock(path: string): () => void {
   const lockPath = `${path}.lock`;
-  const owner: LockOwner = { pid: process.pid, hostname: hostname(), since: new Date().toISOString(), started: new Date(processStart()).toISOString() };
+  const owner: LockOwner = {
+    pid: process.pid,
+    hostname: hostname(),
+    since: new Date().toISOString(),
+    started: new Date(processStart()).toISOString(),
+  };
   const content = `${JSON.stringify(owner)}\n`;
   // Each round either takes the lock, throws, or removes a stale lock; a third round means other
   // processes keep taking it from under us.
@@ -35,7 +40,10 @@ export function acquireLock(path: string): () => void {
     if (holder === undefined || !isStale(holder, lockPath)) throw lockedError(path, lockPath, holder);
     takeOver(path, lockPath, text);
   }
-  throw new StoreError(`${path}: could not take the lock ${lockPath}: other processes keep taking it`, { code: "locked", path });
+  throw new StoreError(`${path}: could not take the lock ${lockPath}: other processes keep taking it`, {
+    code: "locked",
+    path,
+  });
 }
 
 function tryCreate(lockPath: string, content: string): boolean {
@@ -133,10 +141,15 @@ function lockedError(path: string, lockPath: string, holder: LockOwner | undefin
   let message: string;
   if (holder === undefined) {
     message = `${path} is locked by ${lockPath}, whose owner cannot be read. If no process has this session open, delete ${lockPath}.`;
-  } else if (holder.pid === process.pid && holder.hostname === hostname() && (held.has(lockPath) || isThisProcess(holder))) {
+  } else if (
+    holder.pid === process.pid &&
+    holder.hostname === hostname() &&
+    (held.has(lockPath) || isThisProcess(holder))
+  ) {
     message = `${path} is already open for writing in this process; close it (closeSession) before opening it again, or read it with loadSession.`;
   } else {
-    const where = holder.hostname === hostname() ? "" : ` on host ${holder.hostname} (its liveness cannot be checked from here)`;
+    const where =
+      holder.hostname === hostname() ? "" : ` on host ${holder.hostname} (its liveness cannot be checked from here)`;
     message =
       `${path} is open for writing by process ${holder.pid}${where} since ${holder.since}: a session has one writer at a time. ` +
       `Close it there first; if that process is gone, delete ${lockPath}.`;
@@ -156,7 +169,12 @@ function readText(path: string): string | undefined {
 function parseOwner(text: string): LockOwner | undefined {
   try {
     const value = JSON.parse(text) as Partial<LockOwner> | null;
-    if (typeof value?.pid === "number" && typeof value.hostname === "string" && typeof value.since === "string" && typeof value.started === "string") {
+    if (
+      typeof value?.pid === "number" &&
+      typeof value.hostname === "string" &&
+      typeof value.since === "string" &&
+      typeof value.started === "string"
+    ) {
       return value as LockOwner;
     }
   } catch {

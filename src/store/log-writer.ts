@@ -52,7 +52,11 @@ export function createLogWriter(
   const appendAll = (entries: SessionEntry[]): void => {
     if (closed) throw new StoreError(`${path}: the session log is closed`, { code: "not-open", path });
     if (failure !== undefined) {
-      throw new StoreError(`${path}: an earlier write failed, so this session is no longer recorded`, { code: "write-failed", path, cause: failure });
+      throw new StoreError(`${path}: an earlier write failed, so this session is no longer recorded`, {
+        code: "write-failed",
+        path,
+        cause: failure,
+      });
     }
     // Serialized first: a value JSON cannot hold throws here, before anything is written.
     let lines = pending;
@@ -69,7 +73,11 @@ export function createLogWriter(
       } else unsynced = sync !== "off";
     } catch (error) {
       failure = error;
-      throw new StoreError(`${path}: could not append to the session log: ${errorMessage(error)}`, { code: "write-failed", path, cause: error });
+      throw new StoreError(`${path}: could not append to the session log: ${errorMessage(error)}`, {
+        code: "write-failed",
+        path,
+        cause: error,
+      });
     }
   };
   const append = (entry: SessionEntry): void => appendAll([entry]);
@@ -92,7 +100,7 @@ export function createLogWriter(
 }
 
 function writeAll(fd: number, bytes: Buffer): void {
-  for (let written = 0; written < bytes.length; ) written += writeSync(fd, bytes, written);
+  for (let written = 0; written < bytes.length;) written += writeSync(fd, bytes, written);
 }
 
 // Keeps `openCalls` up to date and says whether the log reaches a turn boundary with `entry`.

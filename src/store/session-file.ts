@@ -1,4 +1,15 @@
-import { closeSync, constants, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, realpathSync, statSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  fsyncSync,
+  ftruncateSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  realpathSync,
+  statSync,
+} from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import type { Session } from "../session.ts";
 import { bindSession } from "./binding.ts";
@@ -44,7 +55,11 @@ export async function openSession(path: string, options: OpenSessionOptions = {}
   let fd: number | undefined;
   try {
     // Read and written through one descriptor, checked once opened: what was locked is what is read.
-    fd = openSync(file, constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_NONBLOCK | constants.O_NOFOLLOW, 0o600);
+    fd = openSync(
+      file,
+      constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_NONBLOCK | constants.O_NOFOLLOW,
+      0o600,
+    );
     checkWritable(fstatSync(fd), file);
     if (existing === undefined) syncDirectory(dirname(file));
     const { session, content } = readLog(readFileSync(fd), file, options.onWarning, "cut off before the next append");
@@ -101,7 +116,9 @@ function readLog(
   const { tail } = content;
   if (tail?.torn === true) {
     const warn = onWarning ?? ((message: string) => console.warn(message));
-    warn(`${path}:${tail.line}: partial last line (${tail.bytes} bytes), the end of a write cut short by a crash: ${fate}.`);
+    warn(
+      `${path}:${tail.line}: partial last line (${tail.bytes} bytes), the end of a write cut short by a crash: ${fate}.`,
+    );
   }
   return { session, entries, content };
 }
@@ -112,7 +129,8 @@ async function readExisting(path: string): Promise<Buffer> {
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (error) {
-    if ((error as { code?: unknown }).code === "ENOENT") throw new StoreError(`${path}: no session file there`, { code: "not-found", path, cause: error });
+    if ((error as { code?: unknown }).code === "ENOENT")
+      throw new StoreError(`${path}: no session file there`, { code: "not-found", path, cause: error });
     throw error;
   }
   try {
@@ -143,16 +161,23 @@ function statOrUndefined(path: string): ReturnType<typeof statSync> | undefined 
 }
 
 function checkRegular(stats: { isFile(): boolean }, path: string): void {
-  if (!stats.isFile()) throw new StoreError(`${path}: not a regular file (a FIFO, a device or a directory); a session is stored in a regular file`, { code: "invalid-argument", path });
+  if (!stats.isFile())
+    throw new StoreError(
+      `${path}: not a regular file (a FIFO, a device or a directory); a session is stored in a regular file`,
+      { code: "invalid-argument", path },
+    );
 }
 
 function checkWritable(stats: { isFile(): boolean; nlink: number | bigint }, path: string): void {
   checkRegular(stats, path);
   if (Number(stats.nlink) > 1) {
-    throw new StoreError(`${path}: the file has ${stats.nlink} hard links; a session's lock covers one name, so a file with several cannot be opened for writing (read it with loadSession, or remove the other links)`, {
-      code: "invalid-argument",
-      path,
-    });
+    throw new StoreError(
+      `${path}: the file has ${stats.nlink} hard links; a session's lock covers one name, so a file with several cannot be opened for writing (read it with loadSession, or remove the other links)`,
+      {
+        code: "invalid-argument",
+        path,
+      },
+    );
   }
 }
 

@@ -10,7 +10,8 @@ import { AgentError, isAgentError } from "../errors.ts";
  * - `write-failed`: an append or fsync failed, the session is no longer recorded;
  * - `modified`: the session was changed in a way an append-only log cannot record.
  */
-export type StoreErrorCode = "locked" | "malformed" | "not-found" | "invalid-argument" | "not-open" | "write-failed" | "modified";
+export type StoreErrorCode =
+  "locked" | "malformed" | "not-found" | "invalid-argument" | "not-open" | "write-failed" | "modified";
 
 /** Thrown by `simple-agent-loop/store`. The message names the file (and line) concerned. */
 export class StoreError extends AgentError {

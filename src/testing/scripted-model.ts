@@ -71,7 +71,11 @@ export function scriptedModel(turns: readonly ScriptedTurn[], options: ScriptedM
     }
     // A bare message (not in an array) is a one-message turn, not turn options.
     const given: TurnOptions =
-      typeof turn === "function" || Array.isArray(turn) ? { messages: turn } : "role" in turn || "type" in turn ? { messages: [turn] } : turn;
+      typeof turn === "function" || Array.isArray(turn)
+        ? { messages: turn }
+        : "role" in turn || "type" in turn
+          ? { messages: [turn] }
+          : turn;
     const spec = given.delayMs !== undefined && given.delay === undefined ? { ...given, delay: given.delayMs } : given;
     const streamed = spec.stream ?? options.stream ?? false;
     if (spec.delay === undefined && spec.error === undefined && !streamed && Array.isArray(spec.messages)) {
@@ -80,7 +84,8 @@ export function scriptedModel(turns: readonly ScriptedTurn[], options: ScriptedM
     const answer = async (): Promise<ModelMessage[]> => {
       if (spec.delay !== undefined) await delay(spec.delay, context.signal);
       if (spec.error !== undefined) throw spec.error;
-      const messages = typeof spec.messages === "function" ? await spec.messages(session, context) : spec.messages ?? [];
+      const messages =
+        typeof spec.messages === "function" ? await spec.messages(session, context) : (spec.messages ?? []);
       return structuredClone(messages);
     };
     return streamed ? streamTurn(answer) : answer();
@@ -95,22 +100,36 @@ export function scriptedModel(turns: readonly ScriptedTurn[], options: ScriptedM
 }
 
 function checkScript(turns: readonly ScriptedTurn[]): void {
-  if (!Array.isArray(turns)) throw new AgentError(`scriptedModel: the script must be an array of turns; got ${describeValue(turns)}`);
+  if (!Array.isArray(turns))
+    throw new AgentError(`scriptedModel: the script must be an array of turns; got ${describeValue(turns)}`);
   turns.forEach((turn: unknown, index) => {
     const where = `scriptedModel: turn ${index + 1}`;
     if (typeof turn === "function") return;
-    if (Array.isArray(turn)) return void turn.forEach((message, position) => checkMessage(message, `${where}, message ${position + 1}`));
-    if (typeof turn !== "object" || turn === null) throw new AgentError(`${where} must be messages, a message, a function or turn options; got ${describeValue(turn)}`);
+    if (Array.isArray(turn))
+      return void turn.forEach((message, position) => checkMessage(message, `${where}, message ${position + 1}`));
+    if (typeof turn !== "object" || turn === null)
+      throw new AgentError(
+        `${where} must be messages, a message, a function or turn options; got ${describeValue(turn)}`,
+      );
     if ("role" in turn || "type" in turn) return checkMessage(turn, where);
     const unknown = Object.keys(turn).filter((key) => !turnOptionKeys.has(key));
-    if (unknown.length > 0) throw new AgentError(`${where}: unknown option ${unknown.map((key) => JSON.stringify(key)).join(", ")} (known: ${[...turnOptionKeys].join(", ")})`);
+    if (unknown.length > 0)
+      throw new AgentError(
+        `${where}: unknown option ${unknown.map((key) => JSON.stringify(key)).join(", ")} (known: ${[...turnOptionKeys].join(", ")})`,
+      );
     const spec = turn as TurnOptions;
-    for (const key of ["delay", "delayMs"] as const) checkNumber(`${where}: ${key}`, spec[key], { min: 0, max: maxTimerDelay });
-    if (spec.delay !== undefined && spec.delayMs !== undefined && spec.delay !== spec.delayMs) throw new AgentError(`${where}: delay and delayMs differ; give one`);
-    if (spec.stream !== undefined && typeof spec.stream !== "boolean") throw new AgentError(`${where}: stream must be true or false`);
+    for (const key of ["delay", "delayMs"] as const)
+      checkNumber(`${where}: ${key}`, spec[key], { min: 0, max: maxTimerDelay });
+    if (spec.delay !== undefined && spec.delayMs !== undefined && spec.delay !== spec.delayMs)
+      throw new AgentError(`${where}: delay and delayMs differ; give one`);
+    if (spec.stream !== undefined && typeof spec.stream !== "boolean")
+      throw new AgentError(`${where}: stream must be true or false`);
     const messages: unknown = spec.messages;
     if (messages === undefined || typeof messages === "function") return;
-    if (!Array.isArray(messages)) throw new AgentError(`${where}: messages must be an array of messages or a function; got ${describeValue(messages)}`);
+    if (!Array.isArray(messages))
+      throw new AgentError(
+        `${where}: messages must be an array of messages or a function; got ${describeValue(messages)}`,
+      );
     messages.forEach((message, position) => checkMessage(message, `${where}, message ${position + 1}`));
   });
 }
@@ -127,7 +146,8 @@ function checkMessage(message: unknown, where: string): void {
       typeof candidate.id === "string" &&
       candidate.id !== "" &&
       typeof candidate.name === "string" &&
-      (candidate.input === undefined || (typeof candidate.input === "object" && candidate.input !== null && !Array.isArray(candidate.input))));
+      (candidate.input === undefined ||
+        (typeof candidate.input === "object" && candidate.input !== null && !Array.isArray(candidate.input))));
   if (!valid) {
     throw new AgentError(
       `${where} is not a message a model gives (assistant text, thinking, or a tool_call with an id, a name and an object input); got ${describeValue(message)}`,
@@ -145,7 +165,8 @@ async function* streamTurn(answer: () => Promise<ModelMessage[]>): AsyncGenerato
       for (const delta of chunks(message.content)) yield { type: "thinking-delta", delta };
     } else {
       yield { type: "tool-call-start", id: message.id, name: message.name };
-      for (const delta of chunks(JSON.stringify(message.input))) yield { type: "tool-call-delta", id: message.id, delta };
+      for (const delta of chunks(JSON.stringify(message.input)))
+        yield { type: "tool-call-delta", id: message.id, delta };
     }
     const { stopReason: _stopReason, rawStopReason: _raw, usage: _usage, ...rest } = message;
     yield { type: "message", message: rest as ModelMessage };

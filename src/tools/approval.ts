@@ -37,23 +37,35 @@ export function resolveApproval(
   const chosen = new Map<ToolCallMessage, ApprovalDecision>();
   // Check all first, so a bad entry in a list changes nothing.
   for (const entry of decisions) {
-    if (typeof entry?.id !== "string") throw new AgentError("resolveApproval: a decision needs the tool call's id (a string)");
+    if (typeof entry?.id !== "string")
+      throw new AgentError("resolveApproval: a decision needs the tool call's id (a string)");
     if (typeof entry.approved !== "boolean") {
       throw new AgentError(`resolveApproval: the decision for "${entry.id}" needs approved: true or false`);
     }
-    if (entry.reason !== undefined && typeof entry.reason !== "string") throw new AgentError("resolveApproval: reason must be a string");
+    if (entry.reason !== undefined && typeof entry.reason !== "string")
+      throw new AgentError("resolveApproval: reason must be a string");
     const found = findPendingCall(waiting, entry.id);
     if (found.type === "ambiguous") {
-      throw new AgentError(`resolveApproval: "${entry.id}" names ${found.paths.length} waiting calls (${found.paths.join(", ")}); name one by its path`);
-    }
-    if (found.type === "none") {
-      const known = session.messages.some((message) => "type" in message && message.type === "tool_call" && message.id === entry.id);
       throw new AgentError(
-        known ? `resolveApproval: tool call "${entry.id}" is not waiting for approval` : `resolveApproval: no tool call "${entry.id}" in this session`,
+        `resolveApproval: "${entry.id}" names ${found.paths.length} waiting calls (${found.paths.join(", ")}); name one by its path`,
       );
     }
-    if (chosen.has(found.entry.call)) throw new AgentError(`resolveApproval: tool call "${found.entry.path}" is decided twice in one request`);
-    chosen.set(found.entry.call, entry.reason === undefined ? { approved: entry.approved } : { approved: entry.approved, reason: entry.reason });
+    if (found.type === "none") {
+      const known = session.messages.some(
+        (message) => "type" in message && message.type === "tool_call" && message.id === entry.id,
+      );
+      throw new AgentError(
+        known
+          ? `resolveApproval: tool call "${entry.id}" is not waiting for approval`
+          : `resolveApproval: no tool call "${entry.id}" in this session`,
+      );
+    }
+    if (chosen.has(found.entry.call))
+      throw new AgentError(`resolveApproval: tool call "${found.entry.path}" is decided twice in one request`);
+    chosen.set(
+      found.entry.call,
+      entry.reason === undefined ? { approved: entry.approved } : { approved: entry.approved, reason: entry.reason },
+    );
   }
   applyDecisions(session, chosen);
   return session;
@@ -119,13 +131,18 @@ function applyDecisions(session: Session, chosen: ReadonlyMap<ToolCallMessage, A
     const status = approved ? "approved" : "denied";
     // A nested call's decision lives inside its parent call's approval (keep `nested` if any).
     const nested = call.approval?.nested;
-    call.approval = { status, ...(reason === undefined ? {} : { reason }), ...(nested === undefined ? {} : { nested }) };
+    call.approval = {
+      status,
+      ...(reason === undefined ? {} : { reason }),
+      ...(nested === undefined ? {} : { nested }),
+    };
   }
   // Report the top-level calls that changed (a nested decision changes its parent call's record).
   const turn = turnBefore(session.messages, session.messages.length);
   if (turn?.type !== "model") return;
   for (let index = turn.results - 1; index >= turn.start; index--) {
     const message = session.messages[index]!;
-    if (isToolCall(message) && message.approval !== undefined) notifySessionChange(session, { type: "update", index, message, reason: "approval" });
+    if (isToolCall(message) && message.approval !== undefined)
+      notifySessionChange(session, { type: "update", index, message, reason: "approval" });
   }
 }

@@ -49,13 +49,21 @@ export async function executeToolCalls(
 ): Promise<ToolResultMessage[]> {
   checkNumber("maxParallelTools", options.maxParallelTools, { min: 1, integer: true, infinity: true });
   checkNumber("toolTimeout", options.toolTimeout, { min: 0, exclusive: true, infinity: true });
-  for (const definition of options.tools ?? []) if ("timeout" in definition) checkToolTimeout(definition.name, definition.timeout);
+  for (const definition of options.tools ?? [])
+    if ("timeout" in definition) checkToolTimeout(definition.name, definition.timeout);
   const signal = options.signal ?? new AbortController().signal;
   const abortRace = createAbortRace(signal);
   try {
     // Pausing needs the loop; here a call that needs approval is simply not run.
-    return await createToolExecutor(options.tools ?? [], toolHandlers, options).run(toolCalls, signal, abortRace, undefined, (outcomes) =>
-      outcomes.map((outcome) => (outcome.type === "tool_result" ? outcome : needsLoopForApprovalResult(outcome.call))),
+    return await createToolExecutor(options.tools ?? [], toolHandlers, options).run(
+      toolCalls,
+      signal,
+      abortRace,
+      undefined,
+      (outcomes) =>
+        outcomes.map((outcome) =>
+          outcome.type === "tool_result" ? outcome : needsLoopForApprovalResult(outcome.call),
+        ),
     );
   } finally {
     abortRace.dispose();
@@ -68,7 +76,12 @@ export type ToolExecutor = {
    * Starts one call as soon as a slot is free (`maxParallelTools`); resolves with its result and
    * never rejects. Calls started in call order also acquire slots in call order.
    */
-  start: (call: ToolCallMessage, signal: AbortSignal, abortRace: AbortRace, onOutcome?: (outcome: ToolOutcome) => void) => Promise<ToolOutcome>;
+  start: (
+    call: ToolCallMessage,
+    signal: AbortSignal,
+    abortRace: AbortRace,
+    onOutcome?: (outcome: ToolOutcome) => void,
+  ) => Promise<ToolOutcome>;
   /**
    * Runs a batch; `onResult` hears each result in call order as soon as the ones before it are
    * in. Calls found in `started` (begun early, while the model was streaming) are awaited, not rerun.
@@ -110,8 +123,10 @@ export function createToolExecutor(
     },
   };
   return {
-    start: (call, signal, abortRace, onOutcome) => Promise.resolve(startToolCall(parts, call, signal, abortRace, onOutcome)),
-    run: (toolCalls, signal, abortRace, started, then) => runInCallOrder(parts, toolCalls, signal, abortRace, started, then),
+    start: (call, signal, abortRace, onOutcome) =>
+      Promise.resolve(startToolCall(parts, call, signal, abortRace, onOutcome)),
+    run: (toolCalls, signal, abortRace, started, then) =>
+      runInCallOrder(parts, toolCalls, signal, abortRace, started, then),
     isEager: (name) => parts.setup.definitions.get(name)?.eager !== false,
   };
 }

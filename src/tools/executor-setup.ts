@@ -30,7 +30,11 @@ export type ExecutorSetupOptions = {
   hooks?: Pick<AgentHooks, "beforeToolCall" | "afterToolCall">;
 };
 
-export function createExecutorSetup(tools: readonly ToolDefinition[], toolHandlers: ToolHandlers, options: ExecutorSetupOptions): ExecutorSetup {
+export function createExecutorSetup(
+  tools: readonly ToolDefinition[],
+  toolHandlers: ToolHandlers,
+  options: ExecutorSetupOptions,
+): ExecutorSetup {
   return {
     definitions: new Map(tools.map((definition) => [definition.name, definition])),
     toolHandlers,
@@ -46,7 +50,11 @@ export function createExecutorSetup(tools: readonly ToolDefinition[], toolHandle
  * The handler of a named tool: its definition's own, else one from `toolHandlers` (only its own
  * keys, so a model naming `constructor` or `__proto__` gets an unknown tool).
  */
-export function findHandler(setup: ExecutorSetup, definition: ToolDefinition | undefined, name: string): ToolHandler | undefined {
+export function findHandler(
+  setup: ExecutorSetup,
+  definition: ToolDefinition | undefined,
+  name: string,
+): ToolHandler | undefined {
   if (definition !== undefined && "handler" in definition) return definition.handler;
   return Object.hasOwn(setup.toolHandlers, name) ? setup.toolHandlers[name] : undefined;
 }

@@ -66,7 +66,10 @@ type Invocation = {
   readonly abortRace: AbortRace;
 };
 
-function validated(invocation: Invocation, validation: Awaited<ReturnType<typeof validateToolInput>>): Eventually<ToolOutcome> {
+function validated(
+  invocation: Invocation,
+  validation: Awaited<ReturnType<typeof validateToolInput>>,
+): Eventually<ToolOutcome> {
   try {
     if (!validation.ok) return invalidInputResult(invocation.call, boundText(validation.message, maxErrorLength));
     return callHandler(invocation, validation.value);
@@ -79,7 +82,8 @@ function validated(invocation: Invocation, validation: Awaited<ReturnType<typeof
 function callHandler(invocation: Invocation, input: unknown): Eventually<ToolOutcome> {
   const { call, definition, handler, setup, signal } = invocation;
   try {
-    const timeout = (definition !== undefined && "timeout" in definition ? definition.timeout : undefined) ?? setup.toolTimeout;
+    const timeout =
+      (definition !== undefined && "timeout" in definition ? definition.timeout : undefined) ?? setup.toolTimeout;
     if (timeout !== undefined && timeout !== Number.POSITIVE_INFINITY) {
       return runWithTimeout(handler, input, call, setup, signal, timeout).then(
         (value) => jsonResult(call, value, signal),
@@ -157,7 +161,10 @@ async function runWithTimeout(
   const controller = new AbortController();
   const onRunAbort = (): void => controller.abort(runSignal.reason);
   runSignal.addEventListener("abort", onRunAbort, { once: true });
-  const timer = setTimeout(() => controller.abort(new ToolTimeoutError(timedOutText(call, timeout))), clampDelay(timeout));
+  const timer = setTimeout(
+    () => controller.abort(new ToolTimeoutError(timedOutText(call, timeout))),
+    clampDelay(timeout),
+  );
   const callRace = createAbortRace(controller.signal);
   try {
     return await runHandler(handler, input, contextFor(call, setup, controller.signal), callRace);
@@ -179,7 +186,10 @@ function contextFor(call: ToolCallMessage, setup: ExecutorSetup, signal: AbortSi
     name: call.name,
     session: setup.session,
     // Nobody listens: one shared no-op instead of a closure per call.
-    update: onEvent === undefined ? ignoreProgress : (progress) => onEvent({ type: "tool-execution-update", id: call.id, name: call.name, progress }),
+    update:
+      onEvent === undefined
+        ? ignoreProgress
+        : (progress) => onEvent({ type: "tool-execution-update", id: call.id, name: call.name, progress }),
   };
   if (setup.agentName !== undefined) context.agentName = setup.agentName;
   // A subagent paused inside this call earlier: the handler resumes it.

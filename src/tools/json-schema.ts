@@ -22,7 +22,8 @@ export type JsonSchema<T> = StandardSchemaV1<T, T> & {
  * a JSON object.
  */
 export function jsonSchema<T = unknown>(schema: JsonObject): JsonSchema<T> {
-  if (typeof schema !== "object" || schema === null || Array.isArray(schema)) throw new AgentError("jsonSchema: the schema must be a JSON Schema object");
+  if (typeof schema !== "object" || schema === null || Array.isArray(schema))
+    throw new AgentError("jsonSchema: the schema must be a JSON Schema object");
   const definition = { name: "jsonSchema", description: "", input_schema: schema };
   return {
     jsonSchema: schema,
@@ -47,5 +48,7 @@ const jsonSchemaVendor = "simple-agent-loop";
 export function plainJsonSchema(schema: unknown): JsonObject | undefined {
   if (typeof schema !== "object" || schema === null) return undefined;
   const candidate = schema as Partial<JsonSchema<unknown>>;
-  return candidate["~standard"]?.vendor === jsonSchemaVendor && typeof candidate.jsonSchema === "object" ? candidate.jsonSchema : undefined;
+  return candidate["~standard"]?.vendor === jsonSchemaVendor && typeof candidate.jsonSchema === "object"
+    ? candidate.jsonSchema
+    : undefined;
 }

@@ -16,7 +16,12 @@ import { afterHookFailedResult, thrownResult } from "./tool-errors.ts";
  * pause for approval, itself when nothing was awaited, else as one promise that never rejects: a
  * call without gate or hook goes through no async frame of its own.
  */
-export function runToolCall(call: ToolCallMessage, setup: ExecutorSetup, signal: AbortSignal, abortRace: AbortRace): Eventually<ToolOutcome> {
+export function runToolCall(
+  call: ToolCallMessage,
+  setup: ExecutorSetup,
+  signal: AbortSignal,
+  abortRace: AbortRace,
+): Eventually<ToolOutcome> {
   // It already ran while an earlier call waited for approval: never run it again.
   if (call.heldResult !== undefined) return { type: "tool_result", id: call.id, ...call.heldResult };
   // Every call is answered: whatever escapes the phases (a thrown value whose very inspection
@@ -30,14 +35,28 @@ export function runToolCall(call: ToolCallMessage, setup: ExecutorSetup, signal:
   }
 }
 
-async function gatedCall(call: ToolCallMessage, definition: ToolDefinition | undefined, setup: ExecutorSetup, signal: AbortSignal, abortRace: AbortRace): Promise<ToolOutcome> {
+async function gatedCall(
+  call: ToolCallMessage,
+  definition: ToolDefinition | undefined,
+  setup: ExecutorSetup,
+  signal: AbortSignal,
+  abortRace: AbortRace,
+): Promise<ToolOutcome> {
   try {
     const waitStart = performance.now();
     const gate = await checkGate(call, definition, setup, signal, abortRace);
     // Time in the gate is waiting (a hook asking the user), not running: measured apart.
     const waitMs = performance.now() - waitStart;
     if (gate.type === "pending") return approvalRequested(setup, { type: "approval-pending", call });
-    return await runPastGate(call, definition, setup, signal, abortRace, gate.type === "answered" ? gate.result : undefined, waitMs);
+    return await runPastGate(
+      call,
+      definition,
+      setup,
+      signal,
+      abortRace,
+      gate.type === "answered" ? gate.result : undefined,
+      waitMs,
+    );
   } catch (error) {
     return thrownResult(call, error);
   }
@@ -56,7 +75,12 @@ function runPastGate(
   setup.onEvent?.({ type: "tool-execution-start", id: call.id, name: call.name, input: call.input });
   // Nothing to do after the handler (no listener, no hook, no wait to record): its outcome is
   // the call's, without a `then` of its own (`invokeTool` never rejects).
-  if (answered === undefined && waitMs === 0 && setup.onEvent === undefined && setup.hooks?.afterToolCall === undefined) {
+  if (
+    answered === undefined &&
+    waitMs === 0 &&
+    setup.onEvent === undefined &&
+    setup.hooks?.afterToolCall === undefined
+  ) {
     return invokeTool(call, definition, setup, signal, abortRace);
   }
   // Only a listener hears the duration: without one (and no wait to record) no clock is read.
@@ -74,7 +98,13 @@ type Timing = { readonly started: number; readonly waitMs: number };
 
 const untimed: Timing = { started: 0, waitMs: 0 };
 
-function finishCall(call: ToolCallMessage, outcome: ToolOutcome, setup: ExecutorSetup, abortRace: AbortRace, timing: Timing): Eventually<ToolOutcome> {
+function finishCall(
+  call: ToolCallMessage,
+  outcome: ToolOutcome,
+  setup: ExecutorSetup,
+  abortRace: AbortRace,
+  timing: Timing,
+): Eventually<ToolOutcome> {
   try {
     if (outcome.type === "approval-pending") return approvalRequested(setup, outcome);
     const after = setup.hooks?.afterToolCall;
@@ -88,10 +118,22 @@ function finishCall(call: ToolCallMessage, outcome: ToolOutcome, setup: Executor
   }
 }
 
-function ended(call: ToolCallMessage, result: ToolResultMessage, setup: ExecutorSetup, { started, waitMs }: Timing): ToolResultMessage {
+function ended(
+  call: ToolCallMessage,
+  result: ToolResultMessage,
+  setup: ExecutorSetup,
+  { started, waitMs }: Timing,
+): ToolResultMessage {
   try {
     if (waitMs >= 1) result.waitMs = Math.round(waitMs);
-    setup.onEvent?.({ type: "tool-execution-end", id: call.id, name: call.name, result, durationMs: roundMs(performance.now() - started), waitMs: roundMs(waitMs) });
+    setup.onEvent?.({
+      type: "tool-execution-end",
+      id: call.id,
+      name: call.name,
+      result,
+      durationMs: roundMs(performance.now() - started),
+      waitMs: roundMs(waitMs),
+    });
     return result;
   } catch (error) {
     return thrownResult(call, error);
@@ -118,8 +160,13 @@ async function afterToolCall(
   try {
     const replaced = await abortRace.race(Promise.resolve(hook({ call, result, session: setup.session })));
     if (replaced === undefined) return result;
-    const shaped = typeof replaced === "object" && replaced !== null && !Array.isArray(replaced) && "output" in replaced;
-    const next: ToolResultMessage = { type: "tool_result", id: call.id, output: toJsonOutput(shaped ? replaced.output : replaced) };
+    const shaped =
+      typeof replaced === "object" && replaced !== null && !Array.isArray(replaced) && "output" in replaced;
+    const next: ToolResultMessage = {
+      type: "tool_result",
+      id: call.id,
+      output: toJsonOutput(shaped ? replaced.output : replaced),
+    };
     if (shaped && replaced.isError === true) next.isError = true;
     return next;
   } catch (error) {

@@ -10,9 +10,7 @@ export interface StandardSchemaV1<Input = unknown, Output = Input> {
   readonly "~standard": {
     readonly version: 1;
     readonly vendor: string;
-    readonly validate: (
-      value: unknown,
-    ) => StandardSchemaV1.Result<Output> | Promise<StandardSchemaV1.Result<Output>>;
+    readonly validate: (value: unknown) => StandardSchemaV1.Result<Output> | Promise<StandardSchemaV1.Result<Output>>;
     readonly types?: { readonly input: Input; readonly output: Output } | undefined;
     readonly jsonSchema?: {
       readonly input: (options: { readonly target: string }) => Record<string, unknown>;
@@ -23,9 +21,7 @@ export interface StandardSchemaV1<Input = unknown, Output = Input> {
 // A namespace holding only types is erased at compile time, so it fits `erasableSyntaxOnly`.
 // eslint-disable-next-line @typescript-eslint/no-namespace
 export declare namespace StandardSchemaV1 {
-  type Result<Output> =
-    | { readonly value: Output; readonly issues?: undefined }
-    | { readonly issues: readonly Issue[] };
+  type Result<Output> = { readonly value: Output; readonly issues?: undefined } | { readonly issues: readonly Issue[] };
   type Issue = {
     readonly message: string;
     readonly path?: readonly (PropertyKey | { readonly key: PropertyKey })[] | undefined;
@@ -67,7 +63,9 @@ export async function validateStandard(schema: StandardSchemaV1, value: unknown)
   const result = await schema["~standard"].validate(value);
   if (result.issues === undefined) return { ok: true, value: result.value };
   const problems = result.issues.map((issue) => {
-    const path = (issue.path ?? []).map((segment) => String(typeof segment === "object" && segment !== null && "key" in segment ? segment.key : segment));
+    const path = (issue.path ?? []).map((segment) =>
+      String(typeof segment === "object" && segment !== null && "key" in segment ? segment.key : segment),
+    );
     return path.length > 0 ? `${formatPath(path)}: ${issue.message}` : issue.message;
   });
   return { ok: false, message: problems.join("; ") };

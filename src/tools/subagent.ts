@@ -36,8 +36,15 @@ export type SubagentToolOptions = {
  */
 export function subagentTool(options: SubagentToolOptions): Tool<Record<string, unknown>> {
   // A bad option would otherwise surface only as every call's error result.
-  checkLoopOptions({ ...options.loopOptions, ...(options.maxIterations === undefined ? {} : { maxIterations: options.maxIterations }) }, options.tools ?? []);
-  const prompt = options.prompt ?? ((input) => (typeof input.prompt === "string" ? input.prompt : JSON.stringify(input)));
+  checkLoopOptions(
+    {
+      ...options.loopOptions,
+      ...(options.maxIterations === undefined ? {} : { maxIterations: options.maxIterations }),
+    },
+    options.tools ?? [],
+  );
+  const prompt =
+    options.prompt ?? ((input) => (typeof input.prompt === "string" ? input.prompt : JSON.stringify(input)));
   return {
     name: options.name,
     description: options.description,
@@ -48,7 +55,8 @@ export function subagentTool(options: SubagentToolOptions): Tool<Record<string, 
     },
     handler: async (input, context) => {
       // A copy of a paused session: the parent's stored record changes only through its own updates.
-      const session = context.resume === undefined ? initSession(options.systemPrompt, prompt(input)) : forkSession(context.resume);
+      const session =
+        context.resume === undefined ? initSession(options.systemPrompt, prompt(input)) : forkSession(context.resume);
       await agentLoop(options.invokeModel, options.tools ?? [], session, {
         ...options.loopOptions,
         name: options.name,

@@ -29,7 +29,10 @@ export function notExecutedResult(call: ToolCallMessage, stopReason: string): To
 
 /** No tool of that name: the model is told which ones exist. */
 export function unknownToolResult(call: ToolCallMessage, available: readonly string[]): ToolResultMessage {
-  return errorResult(call.id, `Error: unknown tool ${describeValue(call.name)}. Available tools: ${available.join(", ") || "none"}.`);
+  return errorResult(
+    call.id,
+    `Error: unknown tool ${describeValue(call.name)}. Available tools: ${available.join(", ") || "none"}.`,
+  );
 }
 
 /** The input failed the tool's schema, or the adapter could not parse it; `problems` is shown as it is. */

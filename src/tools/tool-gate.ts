@@ -7,7 +7,10 @@ import type { ToolDefinition } from "./tool.ts";
 import { abortedResult, beforeHookFailedResult, deniedResult, rejectedResult } from "./tool-errors.ts";
 
 /** What the gate decided for a call: run it, wait for a human's approval, or answer it unrun. */
-export type Gate = { readonly type: "run" } | { readonly type: "pending" } | { readonly type: "answered"; readonly result: ToolResultMessage };
+export type Gate =
+  | { readonly type: "run" }
+  | { readonly type: "pending" }
+  | { readonly type: "answered"; readonly result: ToolResultMessage };
 
 /** The gate of a call with nothing to check (see `isGated`). */
 export const openGate: Gate = { type: "run" };
@@ -18,7 +21,9 @@ const pendingGate: Gate = { type: "pending" };
  * approval, or a `beforeToolCall` hook. Most calls have none, and skip the gate's await.
  */
 export function isGated(call: ToolCallMessage, definition: ToolDefinition | undefined, setup: ExecutorSetup): boolean {
-  return call.approval !== undefined || setup.hooks?.beforeToolCall !== undefined || definition?.requireApproval === true;
+  return (
+    call.approval !== undefined || setup.hooks?.beforeToolCall !== undefined || definition?.requireApproval === true
+  );
 }
 
 /**
@@ -41,7 +46,8 @@ export async function checkGate(
   if (hook !== undefined && !signal.aborted) {
     try {
       const verdict = await abortRace.race(Promise.resolve(hook({ call, session: setup.session })));
-      if (verdict !== undefined && "deny" in verdict) return { type: "answered", result: deniedResult(call, verdict.deny) };
+      if (verdict !== undefined && "deny" in verdict)
+        return { type: "answered", result: deniedResult(call, verdict.deny) };
       if (verdict !== undefined && verdict.requireApproval === true && decision !== "approved") needsApproval = true;
     } catch (error) {
       if (signal.aborted) return { type: "answered", result: abortedResult(call) };
@@ -56,5 +62,7 @@ export async function checkGate(
 // decided now: then it runs, to resume that subagent.
 function resumeGate(call: ToolCallMessage): Gate {
   const nested = call.approval?.nested;
-  return nested !== undefined && pendingApprovals(nested).every((inner) => inner.approval?.status !== "pending") ? openGate : pendingGate;
+  return nested !== undefined && pendingApprovals(nested).every((inner) => inner.approval?.status !== "pending")
+    ? openGate
+    : pendingGate;
 }

@@ -122,7 +122,9 @@ export type HandlerOption<Schema> =
  * transformed) by that schema and its type is inferred for the handler; with a JSON Schema the
  * loop validates the input against it.
  */
-export function tool<Schema extends StandardSchemaV1 | JsonObject>(options: ToolOptions<Schema>): Tool<InputOf<Schema>> {
+export function tool<Schema extends StandardSchemaV1 | JsonObject>(
+  options: ToolOptions<Schema>,
+): Tool<InputOf<Schema>> {
   const { name, description } = options;
   // The one place the aliases are read: from here on only the canonical names exist.
   const inputSchema = options.inputSchema ?? options.input_schema;

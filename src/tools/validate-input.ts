@@ -4,7 +4,12 @@ import type { JsonObject } from "../session.ts";
 export type ValidationResult = { ok: true; value: unknown } | { ok: false; message: string };
 
 /** What `validateToolInput` needs of a tool: its JSON Schema, and its own check if it has one. */
-type ValidatedTool = { name?: string; description?: string; input_schema: JsonObject; validate?: (input: unknown) => ValidationResult | Promise<ValidationResult> };
+type ValidatedTool = {
+  name?: string;
+  description?: string;
+  input_schema: JsonObject;
+  validate?: (input: unknown) => ValidationResult | Promise<ValidationResult>;
+};
 
 type Check = (input: unknown) => ValidationResult;
 
@@ -68,7 +73,10 @@ function compileFlatObject(schema: JsonObject): ((input: unknown) => boolean) | 
     const { type: propertyType, enum: allowed, ...others } = property;
     if (!Object.keys(others).every((key) => annotations.has(key))) return undefined;
     // The schema may come from an MCP server: `type: "constructor"` must not find Object.prototype's.
-    const typeCheck = typeof propertyType === "string" && Object.hasOwn(primitiveTypes, propertyType) ? primitiveTypes[propertyType] : undefined;
+    const typeCheck =
+      typeof propertyType === "string" && Object.hasOwn(primitiveTypes, propertyType)
+        ? primitiveTypes[propertyType]
+        : undefined;
     if (typeCheck === undefined) return undefined;
     if (allowed === undefined) propertyChecks.push([name, typeCheck]);
     else if (Array.isArray(allowed) && allowed.every((value) => value === null || typeof value !== "object")) {

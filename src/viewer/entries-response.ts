@@ -12,7 +12,13 @@ export const maxListedProblems = 1000;
  * little memory however large the log and however slow the client. A log rewritten while it is
  * sent ends the response early (the client sees a broken response, and asks again).
  */
-export async function sendEntries(response: ServerResponse, path: string, limits: ReadLimits, headers: Record<string, string>, headOnly: boolean): Promise<void> {
+export async function sendEntries(
+  response: ServerResponse,
+  path: string,
+  limits: ReadLimits,
+  headers: Record<string, string>,
+  headOnly: boolean,
+): Promise<void> {
   const reader = createRawLogReader(path, limits);
   let update = await reader.read();
   response.writeHead(200, { ...headers, "content-type": "application/json; charset=utf-8" });
@@ -24,7 +30,9 @@ export async function sendEntries(response: ServerResponse, path: string, limits
   while (update !== undefined) {
     const records: LogRecord[] = [];
     const found: LogProblem[] = [...update.problems];
-    update.lines.forEach((bytes, index) => parseLogLine(bytes.toString("utf8"), update!.firstLine + index, records, found));
+    update.lines.forEach((bytes, index) =>
+      parseLogLine(bytes.toString("utf8"), update!.firstLine + index, records, found),
+    );
     for (const problem of found) {
       if (problems.length < maxListedProblems) problems.push(problem);
       else unlisted++;
@@ -41,7 +49,10 @@ export async function sendEntries(response: ServerResponse, path: string, limits
     update = next;
   }
   problems.sort((a, b) => (a.line ?? 0) - (b.line ?? 0));
-  if (unlisted > 0) problems.push({ message: `${unlisted} more lines could not be read (only the first ${maxListedProblems} are listed)` });
+  if (unlisted > 0)
+    problems.push({
+      message: `${unlisted} more lines could not be read (only the first ${maxListedProblems} are listed)`,
+    });
   const tail: Omit<LogUpdate, "reset" | "records"> = { problems };
   if (update?.missing === true) tail.missing = true;
   if (update?.partial !== undefined) tail.partial = update.partial;

@@ -11,7 +11,11 @@ import { createRawLogReader, type RawLogReader, type RawLogUpdate } from "./log-
  * A read that fails is reported as an update with a problem and no line. Returns a stop function;
  * no update is delivered after it is called.
  */
-export function followLog(path: string, onUpdate: (update: RawLogUpdate) => void, options: { pollInterval: number; limits: ReadLimits }): () => void {
+export function followLog(
+  path: string,
+  onUpdate: (update: RawLogUpdate) => void,
+  options: { pollInterval: number; limits: ReadLimits },
+): () => void {
   const reader = createRawLogReader(path, options.limits);
   let stopped = false;
   let reading = false;
@@ -33,7 +37,8 @@ export function followLog(path: string, onUpdate: (update: RawLogUpdate) => void
         if (update.reset) rewatch(update.missing !== true);
         // A long change comes in several reads, one after the other; a read that only scanned a long line says nothing.
         if (update.more === true) again = true;
-        if (update.more !== true || update.reset || update.lines.length > 0 || update.problems.length > 0) onUpdate(update);
+        if (update.more !== true || update.reset || update.lines.length > 0 || update.problems.length > 0)
+          onUpdate(update);
       } while (again && !stopped);
     } finally {
       reading = false;
@@ -43,7 +48,12 @@ export function followLog(path: string, onUpdate: (update: RawLogUpdate) => void
   const rewatch = (exists: boolean): void => {
     watcher?.close();
     watcher = undefined;
-    if (exists) watcher = watchChanges(path, () => void check(), (failed) => void (watcher === failed && (watcher = undefined)));
+    if (exists)
+      watcher = watchChanges(
+        path,
+        () => void check(),
+        (failed) => void (watcher === failed && (watcher = undefined)),
+      );
   };
 
   const timer = setInterval(() => void check(), options.pollInterval);
@@ -62,13 +72,24 @@ async function readOrProblem(reader: RawLogReader, path: string): Promise<RawLog
   try {
     return await reader.read();
   } catch (error) {
-    return { reset: false, firstLine: 0, lines: [], problems: [{ message: `cannot read ${path}: ${excerpt(error instanceof Error ? error.message : String(error))}` }] };
+    return {
+      reset: false,
+      firstLine: 0,
+      lines: [],
+      problems: [
+        { message: `cannot read ${path}: ${excerpt(error instanceof Error ? error.message : String(error))}` },
+      ],
+    };
   }
 }
 
 // A watch on the file at path, or undefined where none can be set. Polling goes on regardless: a
 // watch that fails just stops (and says so through onFailed).
-function watchChanges(path: string, onChange: () => void, onFailed: (watcher: FSWatcher) => void): FSWatcher | undefined {
+function watchChanges(
+  path: string,
+  onChange: () => void,
+  onFailed: (watcher: FSWatcher) => void,
+): FSWatcher | undefined {
   try {
     const watcher = watch(path, { persistent: false }, onChange);
     watcher.on("error", () => {

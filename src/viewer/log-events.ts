@@ -30,7 +30,8 @@ export function logEvents(update: RawLogUpdate): Buffer[] {
   do {
     let end = start;
     let bytes = 0;
-    while (end < update.lines.length && (end === start || bytes + update.lines[end]!.length <= eventBytes)) bytes += update.lines[end++]!.length;
+    while (end < update.lines.length && (end === start || bytes + update.lines[end]!.length <= eventBytes))
+      bytes += update.lines[end++]!.length;
     events.push(logEvent(update, start, end, start === 0));
     start = end;
   } while (start < update.lines.length);
@@ -38,7 +39,12 @@ export function logEvents(update: RawLogUpdate): Buffer[] {
 }
 
 function logEvent(update: RawLogUpdate, start: number, end: number, first: boolean): Buffer {
-  const head: LogEventHead = { reset: first && update.reset, firstLine: update.firstLine + start, count: end - start, problems: first ? update.problems : [] };
+  const head: LogEventHead = {
+    reset: first && update.reset,
+    firstLine: update.firstLine + start,
+    count: end - start,
+    problems: first ? update.problems : [],
+  };
   if (first && update.missing === true) head.missing = true;
   if (update.partial !== undefined) head.partial = update.partial;
   const parts: Buffer[] = [];

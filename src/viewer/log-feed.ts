@@ -35,7 +35,16 @@ export function createLogFeeds(options: LogFeedOptions): LogFeeds {
 }
 
 function startFeed(feeds: Map<string, Feed>, path: string, options: LogFeedOptions): Feed {
-  const feed: Feed = { path, generation: 0, cursor: startCursor(), ino: undefined, missing: false, partial: undefined, clients: new Set(), stop: () => {} };
+  const feed: Feed = {
+    path,
+    generation: 0,
+    cursor: startCursor(),
+    ino: undefined,
+    missing: false,
+    partial: undefined,
+    clients: new Set(),
+    stop: () => {},
+  };
   feeds.set(path, feed);
   feed.stop = followLog(path, (update) => deliver(feed, update, options), options);
   return feed;
@@ -43,8 +52,21 @@ function startFeed(feeds: Map<string, Feed>, path: string, options: LogFeedOptio
 
 // A stream starts by catching up from the file, and catches up again each time its client has read
 // what it was sent ("drain"). Its stop function lets the log go once no stream shows it.
-function addClient(feeds: Map<string, Feed>, feed: Feed, response: ServerResponse, options: LogFeedOptions): () => void {
-  const client: Client = { response, generation: 0, cursor: startCursor(), resetPending: false, live: false, reading: false, closed: false };
+function addClient(
+  feeds: Map<string, Feed>,
+  feed: Feed,
+  response: ServerResponse,
+  options: LogFeedOptions,
+): () => void {
+  const client: Client = {
+    response,
+    generation: 0,
+    cursor: startCursor(),
+    resetPending: false,
+    live: false,
+    reading: false,
+    closed: false,
+  };
   feed.clients.add(client);
   const resume = (): void => void catchUp(feed, client, options);
   response.on("drain", resume);
@@ -116,7 +138,12 @@ async function catchUp(feed: Feed, client: Client, options: LogFeedOptions): Pro
 // empty or missing, a last line being written), then gets the shared events.
 function joinShared(feed: Feed, client: Client): void {
   if (client.resetPending || feed.partial !== undefined) {
-    const update: RawLogUpdate = { reset: client.resetPending, firstLine: feed.cursor.line + 1, lines: [], problems: [] };
+    const update: RawLogUpdate = {
+      reset: client.resetPending,
+      firstLine: feed.cursor.line + 1,
+      lines: [],
+      problems: [],
+    };
     if (client.resetPending && feed.missing) update.missing = true;
     if (feed.partial !== undefined) update.partial = feed.partial;
     send(client, logEvents(update));
@@ -133,13 +160,22 @@ function joinShared(feed: Feed, client: Client): void {
  */
 async function sendNextPiece(feed: Feed, client: Client, limits: ReadLimits): Promise<"read on" | "stop"> {
   const generation = feed.generation;
-  const batch = feed.ino === undefined ? undefined : await readLineRange(feed.path, feed.ino, client.cursor, feed.cursor.offset, limits);
+  const batch =
+    feed.ino === undefined
+      ? undefined
+      : await readLineRange(feed.path, feed.ino, client.cursor, feed.cursor.offset, limits);
   if (client.closed || generation !== feed.generation) return "read on";
   if (batch === undefined) return "stop";
-  const update: RawLogUpdate = { reset: client.resetPending, firstLine: client.cursor.line + 1, lines: batch.lines, problems: batch.problems };
+  const update: RawLogUpdate = {
+    reset: client.resetPending,
+    firstLine: client.cursor.line + 1,
+    lines: batch.lines,
+    problems: batch.problems,
+  };
   const upToDate = !batch.more && batch.cursor.offset >= feed.cursor.offset;
   if (upToDate && feed.partial !== undefined) update.partial = feed.partial;
-  if (update.reset || update.lines.length > 0 || update.problems.length > 0 || update.partial !== undefined) send(client, logEvents(update));
+  if (update.reset || update.lines.length > 0 || update.problems.length > 0 || update.partial !== undefined)
+    send(client, logEvents(update));
   client.resetPending = false;
   client.cursor = upToDate ? feed.cursor : batch.cursor;
   client.live = upToDate;

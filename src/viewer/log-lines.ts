@@ -47,7 +47,12 @@ export type LinesRead = { lines: Buffer[]; problems: LogProblem[]; cursor: LineC
  * A line over `limits.maxLineBytes` is never held in memory: it becomes a problem naming it, and
  * a blank line in `lines`.
  */
-export async function readLines(handle: FileHandle, from: LineCursor, end: number, limits: ReadLimits): Promise<LinesRead> {
+export async function readLines(
+  handle: FileHandle,
+  from: LineCursor,
+  end: number,
+  limits: ReadLimits,
+): Promise<LinesRead> {
   const cursor = { ...from, scanned: Math.max(from.scanned, from.offset) };
   const lines: Buffer[] = [];
   const problems: LogProblem[] = [];
@@ -71,7 +76,13 @@ export async function readLines(handle: FileHandle, from: LineCursor, end: numbe
   }
   const more = cursor.scanned < end && !shortened;
   // Only new bytes can complete a last line without "\n": one already judged is not read again.
-  if (!more && cursor.scanned > scannedBefore && cursor.offset < cursor.scanned && !cursor.openLine && last !== undefined) {
+  if (
+    !more &&
+    cursor.scanned > scannedBefore &&
+    cursor.offset < cursor.scanned &&
+    !cursor.openLine &&
+    last !== undefined
+  ) {
     const length = cursor.scanned - cursor.offset;
     if (length <= limits.maxLineBytes && lastNonBlank(last.bytes, cursor.offset - last.start) === 0x7d) {
       const bytes = await readRange(handle, cursor.offset, cursor.scanned);
@@ -91,7 +102,13 @@ export async function readLines(handle: FileHandle, from: LineCursor, end: numbe
  * catches up with another: `undefined` when the file is no longer the one with inode `ino`, or is
  * shorter than `end` (it was replaced or truncated: the other reader will tell).
  */
-export async function readLineRange(path: string, ino: number, from: LineCursor, end: number, limits: ReadLimits): Promise<LinesRead | undefined> {
+export async function readLineRange(
+  path: string,
+  ino: number,
+  from: LineCursor,
+  end: number,
+  limits: ReadLimits,
+): Promise<LinesRead | undefined> {
   let handle: FileHandle;
   try {
     handle = await open(path, "r");
@@ -124,13 +141,19 @@ async function takeLine(
     // What follows a last line that was a whole object, up to its "\n": nothing, as openSession writes it.
     cursor.openLine = false;
     if (length === 0) return;
-    const text = (await lineBytes(handle, cursor.offset, lineEnd, chunk, Math.min(length, excerptBytes))).toString("utf8");
-    if (text.trim() !== "" || length > excerptBytes) problems.push({ line: cursor.line, message: `text after the entry on the same line: ${excerpt(text)}` });
+    const text = (await lineBytes(handle, cursor.offset, lineEnd, chunk, Math.min(length, excerptBytes))).toString(
+      "utf8",
+    );
+    if (text.trim() !== "" || length > excerptBytes)
+      problems.push({ line: cursor.line, message: `text after the entry on the same line: ${excerpt(text)}` });
     return;
   }
   cursor.line++;
   if (length > limits.maxLineBytes) {
-    problems.push({ line: cursor.line, message: `a line of ${formatBytes(length)}, longer than the viewer reads (${formatBytes(limits.maxLineBytes)}): not shown` });
+    problems.push({
+      line: cursor.line,
+      message: `a line of ${formatBytes(length)}, longer than the viewer reads (${formatBytes(limits.maxLineBytes)}): not shown`,
+    });
     // In its place, a blank line (which is no entry): the lines after it keep their numbers.
     lines.push(Buffer.alloc(0));
     return;
@@ -139,7 +162,13 @@ async function takeLine(
 }
 
 // The first `length` bytes of the line from `start` to `end`: from the chunk when it holds them.
-function lineBytes(handle: FileHandle, start: number, end: number, chunk: { start: number; bytes: Buffer }, length: number): Promise<Buffer> | Buffer {
+function lineBytes(
+  handle: FileHandle,
+  start: number,
+  end: number,
+  chunk: { start: number; bytes: Buffer },
+  length: number,
+): Promise<Buffer> | Buffer {
   if (start >= chunk.start) return chunk.bytes.subarray(start - chunk.start, start - chunk.start + length);
   return readRange(handle, start, Math.min(end, start + length));
 }

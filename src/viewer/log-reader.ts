@@ -1,5 +1,14 @@
 import { open, stat, type FileHandle } from "node:fs/promises";
-import { defaultReadLimits, excerpt, readLines, readRange, startCursor, type LineCursor, type LogProblem, type ReadLimits } from "./log-lines.ts";
+import {
+  defaultReadLimits,
+  excerpt,
+  readLines,
+  readRange,
+  startCursor,
+  type LineCursor,
+  type LogProblem,
+  type ReadLimits,
+} from "./log-lines.ts";
 
 /** An entry of a session log as read: its 1-based line number and the parsed line (a JSON object with a string `type`). */
 export type LogRecord = { line: number; entry: { type: string; [field: string]: unknown } };
@@ -14,7 +23,13 @@ export type { LogProblem } from "./log-lines.ts";
  * written, or cut off by a crash mid-write. Each update says so while it holds; an update without
  * `partial` means the file no longer ends in one.
  */
-export type LogUpdate = { reset: boolean; records: LogRecord[]; problems: LogProblem[]; missing?: true; partial?: { line: number; bytes: number } };
+export type LogUpdate = {
+  reset: boolean;
+  records: LogRecord[];
+  problems: LogProblem[];
+  missing?: true;
+  partial?: { line: number; bytes: number };
+};
 
 /**
  * A `LogUpdate` with the lines as they are in the file, not parsed: `lines[i]` is line
@@ -24,7 +39,13 @@ export type LogUpdate = { reset: boolean; records: LogRecord[]; problems: LogPro
  * stands after this update, in the file with inode `ino` (none after a failed read). `more`: the read stopped before the end
  * of the file, to hold little at a time; read again for the rest.
  */
-export type RawLogUpdate = Omit<LogUpdate, "records"> & { firstLine: number; lines: Buffer[]; cursor?: LineCursor; ino?: number; more?: true };
+export type RawLogUpdate = Omit<LogUpdate, "records"> & {
+  firstLine: number;
+  lines: Buffer[];
+  cursor?: LineCursor;
+  ino?: number;
+  more?: true;
+};
 
 /**
  * Reads a session log incrementally, leaving the lines unparsed (see `RawLogUpdate`): reading
@@ -47,7 +68,15 @@ export function createRawLogReader(path: string, limits: ReadLimits = defaultRea
       try {
         // Most reads find nothing new: a stat tells, without opening the file.
         const quick = await stat(path);
-        if (state !== undefined && state.suspectMtimeMs === undefined && quick.ino === state.ino && quick.size === state.size && quick.mtimeMs === state.mtimeMs && state.cursor.scanned >= quick.size) return undefined;
+        if (
+          state !== undefined &&
+          state.suspectMtimeMs === undefined &&
+          quick.ino === state.ino &&
+          quick.size === state.size &&
+          quick.mtimeMs === state.mtimeMs &&
+          state.cursor.scanned >= quick.size
+        )
+          return undefined;
         handle = await open(path, "r");
       } catch (error) {
         if ((error as { code?: unknown }).code !== "ENOENT") throw error;
@@ -61,7 +90,16 @@ export function createRawLogReader(path: string, limits: ReadLimits = defaultRea
         const stats = await handle.stat();
         const change = state === undefined ? "rewritten" : await changeOf(handle, state, stats);
         if (change === "none") return undefined;
-        if (change === "rewritten") state = { ino: stats.ino, size: 0, mtimeMs: stats.mtimeMs, cursor: startCursor(), head: Buffer.alloc(0), tail: Buffer.alloc(0), partialBytes: 0 };
+        if (change === "rewritten")
+          state = {
+            ino: stats.ino,
+            size: 0,
+            mtimeMs: stats.mtimeMs,
+            cursor: startCursor(),
+            head: Buffer.alloc(0),
+            tail: Buffer.alloc(0),
+            partialBytes: 0,
+          };
         const current = state!;
         const reset = change === "rewritten";
         const firstLine = current.cursor.line + 1;
@@ -71,7 +109,14 @@ export function createRawLogReader(path: string, limits: ReadLimits = defaultRea
         current.mtimeMs = stats.mtimeMs;
         delete current.suspectMtimeMs;
         await remember(handle, current);
-        const update: RawLogUpdate = { reset, firstLine, lines: read.lines, problems: read.problems, cursor: { ...read.cursor }, ino: stats.ino };
+        const update: RawLogUpdate = {
+          reset,
+          firstLine,
+          lines: read.lines,
+          problems: read.problems,
+          cursor: { ...read.cursor },
+          ino: stats.ino,
+        };
         if (read.more) {
           update.more = true;
           return update;
@@ -112,7 +157,11 @@ const fingerprintBytes = 64;
 // when it did not get shorter. A rewrite of the same length that keeps both ends shows only in the
 // modification time; a write in progress can show its time before its size, so a new time with the
 // same size counts once it is seen twice.
-async function changeOf(handle: FileHandle, state: ReaderState, stats: { ino: number; size: number; mtimeMs: number }): Promise<"none" | "grown" | "rewritten"> {
+async function changeOf(
+  handle: FileHandle,
+  state: ReaderState,
+  stats: { ino: number; size: number; mtimeMs: number },
+): Promise<"none" | "grown" | "rewritten"> {
   if (stats.ino !== state.ino || stats.size < state.cursor.offset) return "rewritten";
   const pending = state.cursor.scanned < stats.size;
   if (stats.size === state.size && stats.mtimeMs === state.mtimeMs) return pending ? "grown" : "none";
@@ -145,10 +194,18 @@ export function parseLogLine(text: string, line: number, records: LogRecord[], p
   try {
     value = JSON.parse(trimmed);
   } catch (error) {
-    problems.push({ line, message: `not valid JSON (${excerpt(error instanceof Error ? error.message : String(error))}): ${excerpt(trimmed)}` });
+    problems.push({
+      line,
+      message: `not valid JSON (${excerpt(error instanceof Error ? error.message : String(error))}): ${excerpt(trimmed)}`,
+    });
     return;
   }
-  if (typeof value !== "object" || value === null || Array.isArray(value) || typeof (value as { type?: unknown }).type !== "string") {
+  if (
+    typeof value !== "object" ||
+    value === null ||
+    Array.isArray(value) ||
+    typeof (value as { type?: unknown }).type !== "string"
+  ) {
     problems.push({ line, message: `not a log entry (a JSON object with a string "type"): ${excerpt(trimmed)}` });
     return;
   }

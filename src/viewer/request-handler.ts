@@ -6,7 +6,12 @@ import { createLogFeeds, type LogFeeds } from "./log-feed.ts";
 import { excerpt, type ReadLimits } from "./log-lines.ts";
 import { sendEntries } from "./entries-response.ts";
 import { assets, pageHtml } from "./page/assets.ts";
-import { createSessionLister, createSessionSummarizer, isSessionFileName, type SessionSummary } from "./session-list.ts";
+import {
+  createSessionLister,
+  createSessionSummarizer,
+  isSessionFileName,
+  type SessionSummary,
+} from "./session-list.ts";
 import { createTokenCheck, type TokenCheck } from "./viewer-token.ts";
 
 /**
@@ -27,7 +32,14 @@ export type SessionsResponse = TargetResponse & { sessions: SessionSummary[] };
  * `stalledMs`: how long a stream may wait so before it is closed. `maxConnections`: connections
  * open at once; requests on one more are answered 503.
  */
-export type RequestHandlerOptions = { pollInterval: number; token: string; limits: ReadLimits; clientBufferBytes: number; stalledMs: number; maxConnections: number };
+export type RequestHandlerOptions = {
+  pollInterval: number;
+  token: string;
+  limits: ReadLimits;
+  clientBufferBytes: number;
+  stalledMs: number;
+  maxConnections: number;
+};
 
 /**
  * The viewer's HTTP routes, all GET (or HEAD):
@@ -50,7 +62,11 @@ export type RequestHandlerOptions = { pollInterval: number; token: string; limit
 export function createRequestHandler(
   target: ViewerTarget,
   options: RequestHandlerOptions,
-): { handle: (request: IncomingMessage, response: ServerResponse) => void; connect: (socket: Socket) => void; closeStreams: () => void } {
+): {
+  handle: (request: IncomingMessage, response: ServerResponse) => void;
+  connect: (socket: Socket) => void;
+  closeStreams: () => void;
+} {
   const connections = new Set<Socket>();
   const server: Server = {
     target,
@@ -58,7 +74,8 @@ export function createRequestHandler(
     streams: new Set(),
     overflow: new WeakSet(),
     listSessions: target.kind === "directory" ? createSessionLister(target.root, options.limits) : undefined,
-    summarizeTarget: target.kind === "file" ? createSessionSummarizer(target.root, target.name, options.limits) : undefined,
+    summarizeTarget:
+      target.kind === "file" ? createSessionSummarizer(target.root, target.name, options.limits) : undefined,
     tokens: createTokenCheck(options.token),
     feeds: createLogFeeds(options),
   };
@@ -100,16 +117,22 @@ async function route(server: Server, request: IncomingMessage, response: ServerR
   const url = admit(server, request, response);
   if (url === undefined) return;
   const { target, options } = server;
-  if (url.pathname === "/") return send(response, 200, "text/html; charset=utf-8", pageHtml, { "content-security-policy": contentSecurityPolicy });
+  if (url.pathname === "/")
+    return send(response, 200, "text/html; charset=utf-8", pageHtml, {
+      "content-security-policy": contentSecurityPolicy,
+    });
   const asset = assets.get(url.pathname);
   if (asset !== undefined) return send(response, 200, asset.type, asset.body);
-  if (url.pathname === "/api/target") return sendJson(response, 200, { mode: target.kind, name: target.name } satisfies TargetResponse);
+  if (url.pathname === "/api/target")
+    return sendJson(response, 200, { mode: target.kind, name: target.name } satisfies TargetResponse);
   if (url.pathname === "/api/sessions") return sendJson(response, 200, await sessions(server));
-  if (url.pathname !== "/api/entries" && url.pathname !== "/api/events") return sendJson(response, 404, { error: `no such page: ${url.pathname}` });
+  if (url.pathname !== "/api/entries" && url.pathname !== "/api/events")
+    return sendJson(response, 404, { error: `no such page: ${url.pathname}` });
 
   const file = await sessionFile(target, url.searchParams.get("file"));
   if (typeof file !== "string") return sendJson(response, file.status, { error: file.error });
-  if (url.pathname === "/api/entries") return sendEntries(response, file, options.limits, commonHeaders, request.method === "HEAD");
+  if (url.pathname === "/api/entries")
+    return sendEntries(response, file, options.limits, commonHeaders, request.method === "HEAD");
   streamLog(server, request, response, file);
 }
 
@@ -121,11 +144,18 @@ async function route(server: Server, request: IncomingMessage, response: ServerR
 function admit(server: Server, request: IncomingMessage, response: ServerResponse): URL | undefined {
   if (server.overflow.has(request.socket)) {
     const error = `the viewer is busy: it serves ${server.options.maxConnections} connections at once`;
-    return void send(response, 503, "application/json; charset=utf-8", JSON.stringify({ error }), { connection: "close", "retry-after": "5" });
+    return void send(response, 503, "application/json; charset=utf-8", JSON.stringify({ error }), {
+      connection: "close",
+      "retry-after": "5",
+    });
   }
-  if (!isLoopbackHostHeader(request.headers.host)) return void sendJson(response, 403, { error: "this viewer answers only requests addressed to a loopback host" });
+  if (!isLoopbackHostHeader(request.headers.host))
+    return void sendJson(response, 403, { error: "this viewer answers only requests addressed to a loopback host" });
   const proof = server.tokens.prove(request);
-  if (proof === "none") return void sendJson(response, 403, { error: "this viewer answers only requests with its token: open the address it printed (with ?token=...)" });
+  if (proof === "none")
+    return void sendJson(response, 403, {
+      error: "this viewer answers only requests with its token: open the address it printed (with ?token=...)",
+    });
   if (proof === "query") response.setHeader("set-cookie", server.tokens.cookieHeader(request));
   if (request.method !== "GET" && request.method !== "HEAD") {
     response.setHeader("allow", "GET, HEAD");
@@ -147,13 +177,24 @@ async function sessions(server: Server): Promise<SessionsResponse> {
 }
 
 // The path of the log `name` names, or why there is none.
-async function sessionFile(target: ViewerTarget, name: string | null): Promise<string | { status: number; error: string }> {
-  if (target.kind === "file") return name === null || name === target.name ? target.root : { status: 404, error: `this viewer shows only ${target.name}` };
+async function sessionFile(
+  target: ViewerTarget,
+  name: string | null,
+): Promise<string | { status: number; error: string }> {
+  if (target.kind === "file")
+    return name === null || name === target.name
+      ? target.root
+      : { status: 404, error: `this viewer shows only ${target.name}` };
   if (name === null) return { status: 400, error: "which session? pass ?file=NAME (a name from /api/sessions)" };
-  if (!isSessionFileName(name)) return { status: 400, error: `not a session file name: ${JSON.stringify(name)} (a *.jsonl file directly in the directory)` };
+  if (!isSessionFileName(name))
+    return {
+      status: 400,
+      error: `not a session file name: ${JSON.stringify(name)} (a *.jsonl file directly in the directory)`,
+    };
   const path = await realpath(join(target.root, name)).catch(() => undefined);
   // A symlink may lead anywhere: serve only what really is in the directory.
-  if (path === undefined || dirname(path) !== target.root || !(await stat(path)).isFile()) return { status: 404, error: `no session ${JSON.stringify(name)} in this directory` };
+  if (path === undefined || dirname(path) !== target.root || !(await stat(path)).isFile())
+    return { status: 404, error: `no session ${JSON.stringify(name)} in this directory` };
   return path;
 }
 
@@ -171,10 +212,14 @@ function streamLog(server: Server, request: IncomingMessage, response: ServerRes
   response.on("drain", drained);
   // A comment now and then keeps proxies and idle timeouts from cutting a quiet stream. A client
   // that has read nothing for long holds a connection for nothing: it is let go.
-  const heartbeat = setInterval(() => {
-    if (response.writableLength > options.clientBufferBytes && Date.now() - lastDrain > options.stalledMs) response.destroy();
-    else response.write(": ping\n\n");
-  }, Math.min(15_000, options.stalledMs / 2));
+  const heartbeat = setInterval(
+    () => {
+      if (response.writableLength > options.clientBufferBytes && Date.now() - lastDrain > options.stalledMs)
+        response.destroy();
+      else response.write(": ping\n\n");
+    },
+    Math.min(15_000, options.stalledMs / 2),
+  );
   heartbeat.unref();
   const close = (): void => {
     stop();
@@ -187,7 +232,11 @@ function streamLog(server: Server, request: IncomingMessage, response: ServerRes
   response.on("close", close);
 }
 
-const commonHeaders = { "cache-control": "no-store", "x-content-type-options": "nosniff", "referrer-policy": "no-referrer" };
+const commonHeaders = {
+  "cache-control": "no-store",
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "no-referrer",
+};
 
 // Only our own script and style: nothing from a session can run even if it slipped into the markup.
 const contentSecurityPolicy =
@@ -203,7 +252,18 @@ function sendJson(response: ServerResponse, status: number, body: unknown): void
   send(response, status, "application/json; charset=utf-8", JSON.stringify(body));
 }
 
-function send(response: ServerResponse, status: number, type: string, body: string, headers: Record<string, string> = {}): void {
-  response.writeHead(status, { ...commonHeaders, ...headers, "content-type": type, "content-length": Buffer.byteLength(body) });
+function send(
+  response: ServerResponse,
+  status: number,
+  type: string,
+  body: string,
+  headers: Record<string, string> = {},
+): void {
+  response.writeHead(status, {
+    ...commonHeaders,
+    ...headers,
+    "content-type": type,
+    "content-length": Buffer.byteLength(body),
+  });
   response.end(body);
 }

@@ -66,13 +66,18 @@ export type Viewer = {
 export async function serveViewer(path: string, options: ViewerOptions = {}): Promise<Viewer> {
   const host = loopbackHost(options.host ?? "127.0.0.1");
   const port = options.port ?? 0;
-  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new AgentError(`serveViewer: port must be an integer from 0 to 65535, not ${String(port)}`);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535)
+    throw new AgentError(`serveViewer: port must be an integer from 0 to 65535, not ${String(port)}`);
   const pollInterval = options.pollInterval ?? 1000;
-  if (!(pollInterval > 0)) throw new AgentError(`serveViewer: pollInterval must be a positive number of milliseconds, not ${String(pollInterval)}`);
+  if (!(pollInterval > 0))
+    throw new AgentError(
+      `serveViewer: pollInterval must be a positive number of milliseconds, not ${String(pollInterval)}`,
+    );
   const maxConnections = positiveInteger("maxConnections", options.maxConnections ?? 32);
   const maxLineBytes = positiveInteger("maxLineBytes", options.maxLineBytes ?? defaultReadLimits.maxLineBytes);
   const token = options.token ?? newViewerToken();
-  if (!isValidViewerToken(token)) throw new AgentError("serveViewer: token must be 16 to 256 characters from A-Z, a-z, 0-9, \"_\" and \"-\"");
+  if (!isValidViewerToken(token))
+    throw new AgentError('serveViewer: token must be 16 to 256 characters from A-Z, a-z, 0-9, "_" and "-"');
   const target = await resolveTarget(path);
 
   const handler = createRequestHandler(target, {
@@ -104,7 +109,8 @@ export async function serveViewer(path: string, options: ViewerOptions = {}): Pr
 }
 
 function positiveInteger(name: string, value: number): number {
-  if (!Number.isSafeInteger(value) || value < 1) throw new AgentError(`serveViewer: ${name} must be a positive integer, not ${String(value)}`);
+  if (!Number.isSafeInteger(value) || value < 1)
+    throw new AgentError(`serveViewer: ${name} must be a positive integer, not ${String(value)}`);
   return value;
 }
 
@@ -122,7 +128,8 @@ async function resolveTarget(path: string): Promise<ViewerTarget> {
   try {
     root = await realpath(given);
   } catch (error) {
-    if ((error as { code?: unknown }).code === "ENOENT") throw new AgentError(`serveViewer: no session log or directory at ${given}`, { cause: error });
+    if ((error as { code?: unknown }).code === "ENOENT")
+      throw new AgentError(`serveViewer: no session log or directory at ${given}`, { cause: error });
     throw error;
   }
   const stats = await stat(root);

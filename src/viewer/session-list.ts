@@ -39,14 +39,18 @@ export type SessionSummary = {
  * read (all of it again after a rewrite), a piece at a time, so a listing holds little memory
  * however large the logs are.
  */
-export function createSessionLister(directory: string, limits: ReadLimits = defaultReadLimits): () => Promise<SessionSummary[]> {
+export function createSessionLister(
+  directory: string,
+  limits: ReadLimits = defaultReadLimits,
+): () => Promise<SessionSummary[]> {
   const summarizers = new Map<string, { path: string; summarize: () => Promise<SessionSummary> }>();
   return serialized(async () => {
     const names = (await readdir(directory)).filter(isSessionFileName);
     const summaries: SessionSummary[] = [];
     for (const name of names) {
       const path = await realpath(join(directory, name)).catch(() => undefined);
-      const stats = path === undefined || dirname(path) !== directory ? undefined : await stat(path).catch(() => undefined);
+      const stats =
+        path === undefined || dirname(path) !== directory ? undefined : await stat(path).catch(() => undefined);
       if (path === undefined || stats === undefined || !stats.isFile()) continue;
       let summarizer = summarizers.get(name);
       if (summarizer?.path !== path) {
@@ -58,7 +62,9 @@ export function createSessionLister(directory: string, limits: ReadLimits = defa
     }
     const present = new Set(names);
     for (const name of summarizers.keys()) if (!present.has(name)) summarizers.delete(name);
-    return summaries.sort((a, b) => Date.parse(b.lastActivity) - Date.parse(a.lastActivity) || a.file.localeCompare(b.file));
+    return summaries.sort(
+      (a, b) => Date.parse(b.lastActivity) - Date.parse(a.lastActivity) || a.file.localeCompare(b.file),
+    );
   });
 }
 
@@ -71,11 +77,19 @@ export function isSessionFileName(name: string): boolean {
  * A function summarizing the session log at `path`, listed as `file`, each call reading only what
  * was appended since the previous one (see `createSessionLister`). Calls may overlap.
  */
-export function createSessionSummarizer(path: string, file: string, limits: ReadLimits = defaultReadLimits): () => Promise<SessionSummary> {
+export function createSessionSummarizer(
+  path: string,
+  file: string,
+  limits: ReadLimits = defaultReadLimits,
+): () => Promise<SessionSummary> {
   const reader: RawLogReader = createRawLogReader(path, limits);
   let tally = emptyTally();
   return serialized(async () => {
-    for (let update = await reader.read(); update !== undefined; update = update.more === true ? await reader.read() : undefined) {
+    for (
+      let update = await reader.read();
+      update !== undefined;
+      update = update.more === true ? await reader.read() : undefined
+    ) {
       if (update.reset) tally = emptyTally();
       tally.problems += update.problems.filter((problem) => problem.line !== undefined).length;
       for (const bytes of update.lines) count(tally, bytes);
@@ -110,7 +124,17 @@ type Tally = {
 };
 
 function emptyTally(): Tally {
-  return { messages: 0, latest: Number.NEGATIVE_INFINITY, title: undefined, workspace: null, outcome: "empty", waiting: new Set(), input: 0, output: 0, problems: 0 };
+  return {
+    messages: 0,
+    latest: Number.NEGATIVE_INFINITY,
+    title: undefined,
+    workspace: null,
+    outcome: "empty",
+    waiting: new Set(),
+    input: 0,
+    output: 0,
+    problems: 0,
+  };
 }
 
 function count(tally: Tally, bytes: Buffer): void {
@@ -129,13 +153,21 @@ function count(tally: Tally, bytes: Buffer): void {
   }
   const message = isObject(entry.message) ? entry.message : undefined;
   tally.latest = Math.max(tally.latest, time(entry.ts), time(message?.ts));
-  if (entry.type === "splice" && Array.isArray(entry.removed) && Array.isArray(entry.inserted)) tally.messages += entry.inserted.length - entry.removed.length;
-  if (entry.type === "custom" && entry.customType === "workspace" && isObject(entry.data) && typeof entry.data.workspace === "string") tally.workspace = entry.data.workspace;
+  if (entry.type === "splice" && Array.isArray(entry.removed) && Array.isArray(entry.inserted))
+    tally.messages += entry.inserted.length - entry.removed.length;
+  if (
+    entry.type === "custom" &&
+    entry.customType === "workspace" &&
+    isObject(entry.data) &&
+    typeof entry.data.workspace === "string"
+  )
+    tally.workspace = entry.data.workspace;
   // A message re-recorded (`update`, `replace`) may change an approval; its tokens were counted when it was appended.
   if ((entry.type === "update" || entry.type === "replace") && message !== undefined) trackApproval(tally, message);
   if (entry.type !== "message" || message === undefined) return;
   tally.messages++;
-  if (tally.title === undefined && message.role === "user" && typeof message.content === "string") tally.title = message.content;
+  if (tally.title === undefined && message.role === "user" && typeof message.content === "string")
+    tally.title = message.content;
   if (isObject(message.usage)) {
     tally.input += finite(message.usage.inputTokens);
     tally.output += finite(message.usage.outputTokens);

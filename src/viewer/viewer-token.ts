@@ -24,7 +24,8 @@ export type TokenCheck = {
 
 export function createTokenCheck(token: string): TokenCheck {
   const expected = digest(token);
-  const matches = (given: string | undefined): boolean => given !== undefined && timingSafeEqual(digest(given), expected);
+  const matches = (given: string | undefined): boolean =>
+    given !== undefined && timingSafeEqual(digest(given), expected);
   return {
     prove: (request) => {
       const query = new URL(request.url ?? "/", "http://viewer.invalid").searchParams.get("token") ?? undefined;

@@ -25,10 +25,18 @@ export function importsOf(file: SourceFile): ImportEdge[] {
   const edges: ImportEdge[] = [];
   const add = (specifier: ts.Node | undefined, kind: { typeOnly: boolean; dynamic: boolean }): void => {
     if (specifier === undefined || !ts.isStringLiteralLike(specifier)) return;
-    edges.push({ from: file.path, line: lineOf(file, specifier.getStart(file.syntax)), specifier: specifier.text, target: resolve(file.path, specifier.text), ...kind });
+    edges.push({
+      from: file.path,
+      line: lineOf(file, specifier.getStart(file.syntax)),
+      specifier: specifier.text,
+      target: resolve(file.path, specifier.text),
+      ...kind,
+    });
   };
   // A page script names its types in JSDoc, which only `getChildren` walks into (`forEachChild` skips comments).
-  const children = file.path.endsWith(".js") ? (node: ts.Node) => node.getChildren(file.syntax) : (node: ts.Node) => nodeChildren(node);
+  const children = file.path.endsWith(".js")
+    ? (node: ts.Node) => node.getChildren(file.syntax)
+    : (node: ts.Node) => nodeChildren(node);
   const visit = (node: ts.Node): void => {
     addEdge(node, add);
     children(node).forEach(visit);
@@ -49,7 +57,10 @@ type AddEdge = (specifier: ts.Node | undefined, kind: { typeOnly: boolean; dynam
 
 function addEdge(node: ts.Node, add: AddEdge): void {
   if (ts.isImportDeclaration(node)) {
-    add(node.moduleSpecifier, { typeOnly: node.importClause?.phaseModifier === ts.SyntaxKind.TypeKeyword, dynamic: false });
+    add(node.moduleSpecifier, {
+      typeOnly: node.importClause?.phaseModifier === ts.SyntaxKind.TypeKeyword,
+      dynamic: false,
+    });
   } else if (ts.isExportDeclaration(node)) {
     add(node.moduleSpecifier, { typeOnly: node.isTypeOnly, dynamic: false });
   } else if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference)) {

@@ -44,7 +44,8 @@ export function providerImportViolations(edges: readonly ImportEdge[]): ImportEd
 /** The model contract depends only on itself, the root files and the types of tools: it is what providers implement. */
 export function modelImportViolations(edges: readonly ImportEdge[]): ImportEdge[] {
   return sourceEdges(edges, (from) => from.startsWith("src/model/")).filter(
-    ({ target, typeOnly }) => !(target.startsWith("src/model/") || rootFiles.includes(target) || (typeOnly && target.startsWith("src/tools/"))),
+    ({ target, typeOnly }) =>
+      !(target.startsWith("src/model/") || rootFiles.includes(target) || (typeOnly && target.startsWith("src/tools/"))),
   );
 }
 
@@ -62,11 +63,16 @@ export function storeImportViolations(edges: readonly ImportEdge[]): ImportEdge[
 
 /** Shipped code never reaches into the tests or the benchmarks (neither is published). */
 export function testImportViolations(edges: readonly ImportEdge[]): ImportEdge[] {
-  return sourceEdges(edges, (from) => from.startsWith("src/")).filter(({ target }) => target.startsWith("test/") || target.startsWith("bench/"));
+  return sourceEdges(edges, (from) => from.startsWith("src/")).filter(
+    ({ target }) => target.startsWith("test/") || target.startsWith("bench/"),
+  );
 }
 
 /** The edges from files `from` selects that name another file of the repository (packages and builtins are not layers). */
-function sourceEdges(edges: readonly ImportEdge[], from: (path: string) => boolean): (ImportEdge & { target: string })[] {
+function sourceEdges(
+  edges: readonly ImportEdge[],
+  from: (path: string) => boolean,
+): (ImportEdge & { target: string })[] {
   return edges.filter((edge): edge is ImportEdge & { target: string } => edge.target !== undefined && from(edge.from));
 }
 

@@ -33,6 +33,7 @@ function nameOf(node: ts.SignatureDeclaration): string {
 }
 
 function namedParent(parent: ts.Node): ts.Node | undefined {
-  if (ts.isVariableDeclaration(parent) || ts.isPropertyAssignment(parent) || ts.isPropertyDeclaration(parent)) return parent.name;
+  if (ts.isVariableDeclaration(parent) || ts.isPropertyAssignment(parent) || ts.isPropertyDeclaration(parent))
+    return parent.name;
   return undefined;
 }

@@ -15,7 +15,26 @@ function usageError(argv: string[]): string {
 
 describe("parseCliArgs", () => {
   it("reads a task and the options", () => {
-    expect(parseCliArgs(["-p", "openai", "--model", "m", "-C", "/w", "--allow", "edit, write", "--allow=bash", "--json", "--max-turns", "7", "--mcp-config", "m.json", "fix", "the bug"])).toStrictEqual({
+    expect(
+      parseCliArgs([
+        "-p",
+        "openai",
+        "--model",
+        "m",
+        "-C",
+        "/w",
+        "--allow",
+        "edit, write",
+        "--allow=bash",
+        "--json",
+        "--max-turns",
+        "7",
+        "--mcp-config",
+        "m.json",
+        "fix",
+        "the bug",
+      ]),
+    ).toStrictEqual({
       command: "run",
       task: "fix the bug",
       provider: "openai",
@@ -34,25 +53,40 @@ describe("parseCliArgs", () => {
   it("takes --resume with or without an id: the next argument is an id only if it looks like one", () => {
     expect(parseCliArgs(["--resume"])).toMatchObject({ resume: {} });
     expect(parseCliArgs(["--resume", "go on"])).toMatchObject({ resume: {}, task: "go on" });
-    expect(parseCliArgs(["-r", "20250102-030405-a1b2c3", "go on"])).toMatchObject({ resume: { id: "20250102-030405-a1b2c3" }, task: "go on" });
-    expect(parseCliArgs(["--resume=my-session", "go on"])).toMatchObject({ resume: { id: "my-session" }, task: "go on" });
+    expect(parseCliArgs(["-r", "20250102-030405-a1b2c3", "go on"])).toMatchObject({
+      resume: { id: "20250102-030405-a1b2c3" },
+      task: "go on",
+    });
+    expect(parseCliArgs(["--resume=my-session", "go on"])).toMatchObject({
+      resume: { id: "my-session" },
+      task: "go on",
+    });
     expect(parseCliArgs(["--", "--resume"])).toMatchObject({ task: "--resume" });
   });
 
   it("reads help, version and view", () => {
     expect(parseCliArgs(["--help", "--bogus"])).toStrictEqual({ command: "help" });
     expect(parseCliArgs(["-v"])).toStrictEqual({ command: "version" });
-    expect(parseCliArgs(["view", "s.jsonl", "--port", "0", "--host", "::1"])).toStrictEqual({ command: "view", path: "s.jsonl", port: 0, host: "::1" });
+    expect(parseCliArgs(["view", "s.jsonl", "--port", "0", "--host", "::1"])).toStrictEqual({
+      command: "view",
+      path: "s.jsonl",
+      port: 0,
+      host: "::1",
+    });
     expect(parseCliArgs(["view"])).toStrictEqual({ command: "view" });
     expect(usage).toContain("Exit codes: 0 done, 1 error, 2 usage, 130 interrupted.");
   });
 
   it("refuses what it cannot make sense of", () => {
     expect(usageError(["--bogus"])).toBe("unknown option --bogus; a task that starts with - goes after --");
-    expect(usageError(["--modle", "m"])).toBe("unknown option --modle (did you mean --model?); a task that starts with - goes after --");
+    expect(usageError(["--modle", "m"])).toBe(
+      "unknown option --modle (did you mean --model?); a task that starts with - goes after --",
+    );
     expect(usageError(["-x"])).toBe("unknown option -x; a task that starts with - goes after --");
     expect(usageError(["--json=yes"])).toBe("--json takes no value");
-    expect(usageError(["--provider", "skynet"])).toBe("unknown provider skynet: use one of anthropic, openai, openai-responses, gemini, bedrock, demo, auto");
+    expect(usageError(["--provider", "skynet"])).toBe(
+      "unknown provider skynet: use one of anthropic, openai, openai-responses, gemini, bedrock, demo, auto",
+    );
     expect(usageError(["--max-turns", "0"])).toBe("--max-turns needs a positive integer, got 0");
     expect(usageError(["--context-window", "lots"])).toBe("--context-window needs a positive integer, got lots");
     expect(usageError(["--model"])).toBe("--model needs a value");

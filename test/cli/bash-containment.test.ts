@@ -46,7 +46,9 @@ const pidsIn = (path: string): number[] => readFileSync(path, "utf8").trim().spl
 describe("the environment of a command", () => {
   it("carries no credentials by default, and everything else", async () => {
     const result = await toolsIn(workspace.path).call("bash", { command: "env" });
-    const names = text(result).split("\n").map((line) => line.slice(0, line.indexOf("=")));
+    const names = text(result)
+      .split("\n")
+      .map((line) => line.slice(0, line.indexOf("=")));
     for (const name of Object.keys(credentials)) expect(names).not.toContain(name);
     for (const name of Object.keys(harmless)) expect(names).toContain(name);
     expect(names).toContain("PATH");
@@ -54,9 +56,15 @@ describe("the environment of a command", () => {
   });
 
   it("passes credentials when asked: all of them, or the ones named", async () => {
-    const all = await bashTool(createWorkspace(workspace.path), { passCredentials: true }).handler({ command: "echo $OPENAI_API_KEY $GH_TOKEN" }, { signal: new AbortController().signal } as never);
+    const all = await bashTool(createWorkspace(workspace.path), { passCredentials: true }).handler(
+      { command: "echo $OPENAI_API_KEY $GH_TOKEN" },
+      { signal: new AbortController().signal } as never,
+    );
     expect(all).toBe("sk-test ghp_test\n");
-    const named = await bashTool(createWorkspace(workspace.path), { passCredentials: ["GH_TOKEN"] }).handler({ command: "echo \"[$OPENAI_API_KEY] $GH_TOKEN\"" }, { signal: new AbortController().signal } as never);
+    const named = await bashTool(createWorkspace(workspace.path), { passCredentials: ["GH_TOKEN"] }).handler(
+      { command: 'echo "[$OPENAI_API_KEY] $GH_TOKEN"' },
+      { signal: new AbortController().signal } as never,
+    );
     expect(named).toBe("[] ghp_test\n");
   });
 });
@@ -78,8 +86,24 @@ describe("processes a command leaves behind", () => {
     const timedOut = await runCommand(command, { cwd: workspace.path, timeoutMs: 2000, killGraceMs: 500 });
     expect(timedOut.timedOut).toBe(true);
     const controller = new AbortController();
-    const aborted = runCommand(command, { cwd: workspace.path, timeoutMs: 60_000, killGraceMs: 500, signal: controller.signal });
-    await expect.poll(() => { try { return pidsIn(pidFile).length; } catch { return 0; } }, { timeout: 15_000 }).toBe(4);
+    const aborted = runCommand(command, {
+      cwd: workspace.path,
+      timeoutMs: 60_000,
+      killGraceMs: 500,
+      signal: controller.signal,
+    });
+    await expect
+      .poll(
+        () => {
+          try {
+            return pidsIn(pidFile).length;
+          } catch {
+            return 0;
+          }
+        },
+        { timeout: 15_000 },
+      )
+      .toBe(4);
     controller.abort();
     expect((await aborted).aborted).toBe(true);
     const pids = pidsIn(pidFile);
@@ -97,7 +121,12 @@ describe("processes a command leaves behind", () => {
       }, 50);
     `;
     await new Promise<void>((resolve, reject) =>
-      execFile(process.execPath, ["--conditions=simple-agent-loop-source", "--input-type=module", "-e", script], { timeout: 30_000 }, (error) => (error === null ? resolve() : reject(error))),
+      execFile(
+        process.execPath,
+        ["--conditions=simple-agent-loop-source", "--input-type=module", "-e", script],
+        { timeout: 30_000 },
+        (error) => (error === null ? resolve() : reject(error)),
+      ),
     );
     const pids = pidsIn(pidFile);
     expect(pids).toHaveLength(2);
@@ -113,8 +142,15 @@ describe("the CLI running bash for a model", () => {
       const pidFile = join(workspace.path, "pids");
       const command = `env; setsid sleep 1000 >/dev/null 2>&1 & echo $! >> ${pidFile}; (sleep 1000 >/dev/null 2>&1 & echo $! >> ${pidFile})`;
       server.enqueue({ toolCalls: [{ name: "bash", arguments: { command } }] }, { text: "Done." });
-      const environment = cliEnvironment(home.path, { OPENAI_BASE_URL: server.baseURL, OPENAI_API_KEY: "sk-cli-own-key", GH_TOKEN: "ghp_cli" });
-      const { code, stderr } = await runCli(["--model", "test-model", "--allow", "bash", "look around"], { cwd: workspace.path, env: environment });
+      const environment = cliEnvironment(home.path, {
+        OPENAI_BASE_URL: server.baseURL,
+        OPENAI_API_KEY: "sk-cli-own-key",
+        GH_TOKEN: "ghp_cli",
+      });
+      const { code, stderr } = await runCli(["--model", "test-model", "--allow", "bash", "look around"], {
+        cwd: workspace.path,
+        env: environment,
+      });
       expect(code, stderr).toBe(0);
       const toolResult = String(server.bodies()[1]!.messages.find((message) => message.role === "tool")?.content);
       expect(toolResult).toContain("PATH=");

@@ -34,20 +34,26 @@ async function runBash(command: string): Promise<string> {
 describe("bash output on the terminal", () => {
   it("shows the last lines of a command that succeeded, with how many came before", { timeout: 60_000 }, async () => {
     const stdout = await runBash("seq 1 20");
-    expect(stdout).toContain("✓ bash seq 1 20 (20 lines of output)\n  │ … 15 earlier lines\n  │ 16\n  │ 17\n  │ 18\n  │ 19\n  │ 20\nRan it.");
+    expect(stdout).toContain(
+      "✓ bash seq 1 20 (20 lines of output)\n  │ … 15 earlier lines\n  │ 16\n  │ 17\n  │ 18\n  │ 19\n  │ 20\nRan it.",
+    );
   });
 
-  it("shows every line of a command that failed, up to a cap, and never the status line twice", { timeout: 60_000 }, async () => {
-    const failed = await runBash("echo first; echo second; echo 'no such thing' >&2; exit 3");
-    expect(failed).toContain("✗ bash echo first; echo second; echo 'no such thing' >&2; exit 3: exit code 3\n  │ ");
-    // stdout and stderr come through two pipes: their order is the order they were read in.
-    expect(failed).toContain("  │ first\n  │ second\n");
-    expect(failed).toMatch(/ {2}│ no such thing\n(?: {2}│ .*\n)*Ran it\./);
-    const long = await runBash("seq 1 100; exit 1");
-    expect(long).toContain(": exit code 1\n  │ … 60 earlier lines\n  │ 61\n");
-    expect(long).toContain("  │ 100\nRan it.");
-    expect(long).not.toContain("  │ 60\n");
-  });
+  it(
+    "shows every line of a command that failed, up to a cap, and never the status line twice",
+    { timeout: 60_000 },
+    async () => {
+      const failed = await runBash("echo first; echo second; echo 'no such thing' >&2; exit 3");
+      expect(failed).toContain("✗ bash echo first; echo second; echo 'no such thing' >&2; exit 3: exit code 3\n  │ ");
+      // stdout and stderr come through two pipes: their order is the order they were read in.
+      expect(failed).toContain("  │ first\n  │ second\n");
+      expect(failed).toMatch(/ {2}│ no such thing\n(?: {2}│ .*\n)*Ran it\./);
+      const long = await runBash("seq 1 100; exit 1");
+      expect(long).toContain(": exit code 1\n  │ … 60 earlier lines\n  │ 61\n");
+      expect(long).toContain("  │ 100\nRan it.");
+      expect(long).not.toContain("  │ 60\n");
+    },
+  );
 
   it("shows control characters of the output as visible escapes", { timeout: 60_000 }, async () => {
     const stdout = await runBash("printf 'bell\\a here\\rover\\n'");
@@ -56,11 +62,28 @@ describe("bash output on the terminal", () => {
   });
 
   it("shows nothing under a call that never ran", () => {
-    const denied = { type: "tool_result", id: "c", output: "Denied: the user denied this call", isError: true } as const;
+    const denied = {
+      type: "tool_result",
+      id: "c",
+      output: "Denied: the user denied this call",
+      isError: true,
+    } as const;
     expect(commandOutputLines(denied, 80)).toStrictEqual([]);
-    expect(commandOutputLines({ ...denied, output: "Error: invalid input for tool \"bash\": command: required\nmore" }, 80)).toStrictEqual([]);
+    expect(
+      commandOutputLines({ ...denied, output: 'Error: invalid input for tool "bash": command: required\nmore' }, 80),
+    ).toStrictEqual([]);
     expect(commandOutputLines({ ...denied, isError: false, output: "(no output)" }, 80)).toStrictEqual([]);
-    expect(commandOutputLines({ ...denied, output: "Error: timed out after 2 s; the command and the processes it started were killed\npartial" }, 80)).toStrictEqual(["partial"]);
-    expect(commandOutputLines({ ...denied, isError: false, output: "x".repeat(100) }, 10)).toStrictEqual([`${"x".repeat(9)}…`]);
+    expect(
+      commandOutputLines(
+        {
+          ...denied,
+          output: "Error: timed out after 2 s; the command and the processes it started were killed\npartial",
+        },
+        80,
+      ),
+    ).toStrictEqual(["partial"]);
+    expect(commandOutputLines({ ...denied, isError: false, output: "x".repeat(100) }, 10)).toStrictEqual([
+      `${"x".repeat(9)}…`,
+    ]);
   });
 });

@@ -19,7 +19,10 @@ describe("describeMcpConfig", () => {
   it("marks where the user's variables go, lists them, flags credentials, and never shows their values", () => {
     const content = JSON.stringify({
       mcpServers: {
-        api: { url: "https://example.com/mcp?k=${env:GH_TOKEN}", headers: { Authorization: "Bearer ${API_SECRET}", "X-User": "${USER_NAME:-anonymous}" } },
+        api: {
+          url: "https://example.com/mcp?k=${env:GH_TOKEN}",
+          headers: { Authorization: "Bearer ${API_SECRET}", "X-User": "${USER_NAME:-anonymous}" },
+        },
         cli: { command: "${HOME}/bin/server", args: ["--port", "${PORT:-80}"], env: { DEBUG: "1" } },
       },
     });
@@ -36,8 +39,19 @@ describe("describeMcpConfig", () => {
   });
 
   it("tells credentials by their names", () => {
-    for (const name of ["OPENAI_API_KEY", "GITHUB_TOKEN", "AWS_SECRET_ACCESS_KEY", "DB_PASSWORD", "DB_PASS", "DB_PWD", "AUTH_HEADER", "SESSION_COOKIE"]) expect(looksLikeCredential(name), name).toBe(true);
-    for (const name of ["HOME", "PATH", "PWD", "OLDPWD", "BUILD_MODE", "PORT"]) expect(looksLikeCredential(name), name).toBe(false);
+    for (const name of [
+      "OPENAI_API_KEY",
+      "GITHUB_TOKEN",
+      "AWS_SECRET_ACCESS_KEY",
+      "DB_PASSWORD",
+      "DB_PASS",
+      "DB_PWD",
+      "AUTH_HEADER",
+      "SESSION_COOKIE",
+    ])
+      expect(looksLikeCredential(name), name).toBe(true);
+    for (const name of ["HOME", "PATH", "PWD", "OLDPWD", "BUILD_MODE", "PORT"])
+      expect(looksLikeCredential(name), name).toBe(false);
   });
 });
 

@@ -1,15 +1,29 @@
 // A fake OpenAI-compatible Chat Completions server for the CLI's tests, scripted per test: each
 // request gets the next scripted turn, streamed as SSE chunks the way OpenAI streams them. Built
 // on the providers' replay server (loopback, port 0), which records every request.
-import { sse, sseHeaders, startReplayServer, type RecordedRequest, type ReplayResponse } from "../providers/replay-server.ts";
+import {
+  sse,
+  sseHeaders,
+  startReplayServer,
+  type RecordedRequest,
+  type ReplayResponse,
+} from "../providers/replay-server.ts";
 
 /** One scripted model turn: text and/or tool calls; or a stream that never ends; or an HTTP error. */
 export type FakeTurn =
-  | { text?: string; toolCalls?: { name: string; arguments: Record<string, unknown>; id?: string }[]; usage?: { prompt_tokens: number; completion_tokens: number } }
+  | {
+      text?: string;
+      toolCalls?: { name: string; arguments: Record<string, unknown>; id?: string }[];
+      usage?: { prompt_tokens: number; completion_tokens: number };
+    }
   | { hangAfter: string }
   | { status: number; message: string };
 
-export type ChatRequestBody = { model: string; messages: { role: string; content?: unknown; tool_calls?: unknown; tool_call_id?: string }[]; tools?: unknown[] };
+export type ChatRequestBody = {
+  model: string;
+  messages: { role: string; content?: unknown; tool_calls?: unknown; tool_call_id?: string }[];
+  tools?: unknown[];
+};
 
 export type FakeOpenAI = {
   /** The `/v1` root: the value for OPENAI_BASE_URL. */
@@ -34,24 +48,36 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
 
 function respond(turn: FakeTurn, call: number): ReplayResponse {
   if ("status" in turn) {
-    return { status: turn.status, headers: { "content-type": "application/json" }, body: JSON.stringify({ error: { message: turn.message, type: "invalid_request_error" } }) };
+    return {
+      status: turn.status,
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ error: { message: turn.message, type: "invalid_request_error" } }),
+    };
   }
   const chunk = (delta: Record<string, unknown>, finish: string | null = null): Record<string, unknown> => ({
     id: `chatcmpl-${call}`,
     object: "chat.completion.chunk",
     choices: [{ index: 0, delta, finish_reason: finish }],
   });
-  if ("hangAfter" in turn) return { headers: sseHeaders, chunks: sse([chunk({ role: "assistant", content: turn.hangAfter })]), hang: true };
+  if ("hangAfter" in turn)
+    return { headers: sseHeaders, chunks: sse([chunk({ role: "assistant", content: turn.hangAfter })]), hang: true };
   const payloads: unknown[] = [chunk({ role: "assistant", content: "" })];
   // Text in a few pieces, as a real stream sends it.
   for (const piece of (turn.text ?? "").match(/.{1,12}/gs) ?? []) payloads.push(chunk({ content: piece }));
   for (const [index, call_] of (turn.toolCalls ?? []).entries()) {
     const id = call_.id ?? `call_${call}_${index}`;
-    payloads.push(chunk({ tool_calls: [{ index, id, type: "function", function: { name: call_.name, arguments: "" } }] }));
+    payloads.push(
+      chunk({ tool_calls: [{ index, id, type: "function", function: { name: call_.name, arguments: "" } }] }),
+    );
     payloads.push(chunk({ tool_calls: [{ index, function: { arguments: JSON.stringify(call_.arguments) } }] }));
   }
   payloads.push(chunk({}, (turn.toolCalls ?? []).length > 0 ? "tool_calls" : "stop"));
   const usage = turn.usage ?? { prompt_tokens: 100, completion_tokens: 20 };
-  payloads.push({ id: `chatcmpl-${call}`, object: "chat.completion.chunk", choices: [], usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens } });
+  payloads.push({
+    id: `chatcmpl-${call}`,
+    object: "chat.completion.chunk",
+    choices: [],
+    usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
+  });
   return { headers: sseHeaders, chunks: sse(payloads, { done: true }) };
 }

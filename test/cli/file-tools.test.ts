@@ -22,20 +22,33 @@ describe("read", () => {
   it("shows numbered lines, a window with offset and limit, and how to read on", async () => {
     writeFileSync(file("a.txt"), Array.from({ length: 12 }, (_, index) => `line ${index + 1}`).join("\n") + "\n");
     const { call } = toolsIn(workspace.path);
-    expect((await call("read", { path: "a.txt", offset: 3, limit: 2 })).output).toBe("     3\tline 3\n     4\tline 4\n\n[lines 3-4 of 12; read on with offset=5]");
+    expect((await call("read", { path: "a.txt", offset: 3, limit: 2 })).output).toBe(
+      "     3\tline 3\n     4\tline 4\n\n[lines 3-4 of 12; read on with offset=5]",
+    );
     const whole = text(await call("read", { path: "a.txt" }));
     expect(whole.split("\n")).toHaveLength(12);
     expect(whole).toMatch(/^ {5}1\tline 1\n/);
-    expect((await call("read", { path: "a.txt", offset: 20 })).output).toBe("Error: offset 20 is past the end of a.txt (12 lines)");
+    expect((await call("read", { path: "a.txt", offset: 20 })).output).toBe(
+      "Error: offset 20 is past the end of a.txt (12 lines)",
+    );
   });
 
   it("refuses binary files, directories and missing files with errors that say what to do", async () => {
     writeFileSync(file("image.png"), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x00, 0x01, 0x02]));
     mkdirSync(file("dir"));
     const { call } = toolsIn(workspace.path);
-    expect(await call("read", { path: "image.png" })).toMatchObject({ isError: true, output: "Error: image.png is a binary file (7 bytes); read shows text files only" });
-    expect(await call("read", { path: "dir" })).toMatchObject({ isError: true, output: "Error: dir is a directory; use list to see what is in it" });
-    expect(await call("read", { path: "nope.txt" })).toMatchObject({ isError: true, output: "Error: nope.txt does not exist" });
+    expect(await call("read", { path: "image.png" })).toMatchObject({
+      isError: true,
+      output: "Error: image.png is a binary file (7 bytes); read shows text files only",
+    });
+    expect(await call("read", { path: "dir" })).toMatchObject({
+      isError: true,
+      output: "Error: dir is a directory; use list to see what is in it",
+    });
+    expect(await call("read", { path: "nope.txt" })).toMatchObject({
+      isError: true,
+      output: "Error: nope.txt does not exist",
+    });
   });
 
   it("cuts very long lines", async () => {
@@ -56,7 +69,9 @@ describe("edit", () => {
     expect(result.isError).toBeUndefined();
     expect(readFileSync(file("a.ts"), "utf8")).toBe("const a = 1;\nconst b = 3;\nconst c = 4;\n");
     // Its own edit keeps the file current: a second edit needs no new read.
-    expect((await call("edit", { path: "a.ts", oldText: "const a = 1;", newText: "const a = 0;" })).isError).toBeUndefined();
+    expect(
+      (await call("edit", { path: "a.ts", oldText: "const a = 1;", newText: "const a = 0;" })).isError,
+    ).toBeUndefined();
   });
 
   it("requires a read first, and a new read after the file changed on disk", async () => {
@@ -81,11 +96,17 @@ describe("edit", () => {
     const { call } = toolsIn(workspace.path);
     await call("read", { path: "a.ts" });
     const missing = await call("edit", { path: "a.ts", oldText: "run();", newText: "walk();" });
-    expect(missing).toMatchObject({ isError: true, output: expect.stringMatching(/^Error: oldText not found in a\.ts; it must match the file exactly/) });
+    expect(missing).toMatchObject({
+      isError: true,
+      output: expect.stringMatching(/^Error: oldText not found in a\.ts; it must match the file exactly/),
+    });
     const indented = await call("edit", { path: "a.ts", oldText: "if (x) {\n  go();", newText: "if (y) {\n  go();" });
     expect(text(indented)).toMatch(/different whitespace or indentation/);
     const several = await call("edit", { path: "a.ts", oldText: "stop();", newText: "halt();" });
-    expect(several).toMatchObject({ isError: true, output: "Error: oldText matches 2 places in a.ts (lines 4, 5); include more surrounding text to make it unique" });
+    expect(several).toMatchObject({
+      isError: true,
+      output: "Error: oldText matches 2 places in a.ts (lines 4, 5); include more surrounding text to make it unique",
+    });
     expect(await call("edit", { path: "a.ts", oldText: "", newText: "x" })).toMatchObject({ isError: true });
     expect(await call("edit", { path: "a.ts", oldText: "go();", newText: "go();" })).toMatchObject({ isError: true });
     expect(readFileSync(file("a.ts"), "utf8")).toBe("if (x) {\n    go();\n}\nstop();\nstop();\n");
@@ -128,11 +149,18 @@ describe("edit", () => {
   it("says before the call whether it would fail (check), changing nothing", async () => {
     writeFileSync(file("a.ts"), "const a = 1;\n");
     const { tools, call } = toolsIn(workspace.path);
-    const check = (name: string, input: Record<string, string>): Promise<string | undefined> => checkToolCall(tools, { name, input });
-    expect(await check("edit", { path: "a.ts", oldText: "const a = 1;", newText: "x" })).toBe("read a.ts before editing it, so the edit matches the file as it is");
+    const check = (name: string, input: Record<string, string>): Promise<string | undefined> =>
+      checkToolCall(tools, { name, input });
+    expect(await check("edit", { path: "a.ts", oldText: "const a = 1;", newText: "x" })).toBe(
+      "read a.ts before editing it, so the edit matches the file as it is",
+    );
     await call("read", { path: "a.ts" });
-    expect(await check("edit", { path: "a.ts", oldText: "const b", newText: "x" })).toMatch(/^oldText not found in a\.ts; it must match the file exactly/);
-    expect(await check("edit", { path: "gone.ts", oldText: "a", newText: "b" })).toBe("gone.ts does not exist; create it with write");
+    expect(await check("edit", { path: "a.ts", oldText: "const b", newText: "x" })).toMatch(
+      /^oldText not found in a\.ts; it must match the file exactly/,
+    );
+    expect(await check("edit", { path: "gone.ts", oldText: "a", newText: "b" })).toBe(
+      "gone.ts does not exist; create it with write",
+    );
     expect(await check("edit", { path: "../out.ts", oldText: "a", newText: "b" })).toMatch(/outside the workspace/);
     expect(await check("edit", { path: "a.ts", oldText: "const a = 1;", newText: "const a = 2;" })).toBeUndefined();
     expect(await check("write", { path: "../x.txt", content: "x" })).toMatch(/outside the workspace/);
@@ -146,17 +174,32 @@ describe("edit", () => {
     writeFileSync(file("many.txt"), Array.from({ length: 8 }, (_, index) => `item ${index}`).join("\n") + "\n");
     const { call, callAll } = toolsIn(workspace.path);
     await call("read", { path: "many.txt" });
-    const results = await callAll(Array.from({ length: 8 }, (_, index) => ["edit", { path: "many.txt", oldText: `item ${index}`, newText: `done ${index}` }] as [string, Record<string, string>]));
+    const results = await callAll(
+      Array.from(
+        { length: 8 },
+        (_, index) =>
+          ["edit", { path: "many.txt", oldText: `item ${index}`, newText: `done ${index}` }] as [
+            string,
+            Record<string, string>,
+          ],
+      ),
+    );
     expect(results.map((result) => result.isError)).toStrictEqual(Array(8).fill(undefined));
-    expect(readFileSync(file("many.txt"), "utf8")).toBe(Array.from({ length: 8 }, (_, index) => `done ${index}`).join("\n") + "\n");
+    expect(readFileSync(file("many.txt"), "utf8")).toBe(
+      Array.from({ length: 8 }, (_, index) => `done ${index}`).join("\n") + "\n",
+    );
   });
 });
 
 describe("write", () => {
   it("creates a file with its missing directories, replaces one, and lets edit follow without a read", async () => {
     const { call } = toolsIn(workspace.path);
-    expect((await call("write", { path: "src/deep/new.ts", content: "a\nb\n" })).output).toBe("Created src/deep/new.ts (2 lines, 4 bytes).");
-    expect((await call("write", { path: "src/deep/new.ts", content: "c\n" })).output).toBe("Replaced src/deep/new.ts (1 line, 2 bytes).");
+    expect((await call("write", { path: "src/deep/new.ts", content: "a\nb\n" })).output).toBe(
+      "Created src/deep/new.ts (2 lines, 4 bytes).",
+    );
+    expect((await call("write", { path: "src/deep/new.ts", content: "c\n" })).output).toBe(
+      "Replaced src/deep/new.ts (1 line, 2 bytes).",
+    );
     expect((await call("edit", { path: "src/deep/new.ts", oldText: "c", newText: "d" })).isError).toBeUndefined();
     expect(readFileSync(file("src/deep/new.ts"), "utf8")).toBe("d\n");
   });
@@ -183,11 +226,19 @@ describe("grep", () => {
 
   it("finds lines by regular expression as path:line: text, skipping .git, node_modules and binary files", async () => {
     const { call } = toolsIn(workspace.path);
-    expect((await call("grep", { pattern: "need+le" })).output).toBe("src/lib/c.md:1: needle in docs\nsrc/a.ts:1: export const needle = 1;");
-    expect((await call("grep", { pattern: "needle", ignoreCase: true, glob: "*.ts" })).output).toBe("src/lib/b.ts:1: // Needle here\nsrc/a.ts:1: export const needle = 1;");
+    expect((await call("grep", { pattern: "need+le" })).output).toBe(
+      "src/lib/c.md:1: needle in docs\nsrc/a.ts:1: export const needle = 1;",
+    );
+    expect((await call("grep", { pattern: "needle", ignoreCase: true, glob: "*.ts" })).output).toBe(
+      "src/lib/b.ts:1: // Needle here\nsrc/a.ts:1: export const needle = 1;",
+    );
     expect((await call("grep", { pattern: "needle", path: "src/lib" })).output).toBe("src/lib/c.md:1: needle in docs");
-    expect((await call("grep", { pattern: "needle", glob: "src/**/*.md" })).output).toBe("src/lib/c.md:1: needle in docs");
-    expect((await call("grep", { pattern: "needle", path: "src/a.ts" })).output).toBe("src/a.ts:1: export const needle = 1;");
+    expect((await call("grep", { pattern: "needle", glob: "src/**/*.md" })).output).toBe(
+      "src/lib/c.md:1: needle in docs",
+    );
+    expect((await call("grep", { pattern: "needle", path: "src/a.ts" })).output).toBe(
+      "src/a.ts:1: export const needle = 1;",
+    );
     expect((await call("grep", { pattern: "absent" })).output).toBe("No matches.");
   });
 
@@ -197,7 +248,10 @@ describe("grep", () => {
     const output = text(await call("grep", { pattern: "hit", maxResults: 5 })).split("\n");
     expect(output).toHaveLength(6);
     expect(output.at(-1)).toBe("[stopped at 5 matches; there are more: narrow the pattern, path or glob]");
-    expect(await call("grep", { pattern: "(" })).toMatchObject({ isError: true, output: expect.stringMatching(/^Error: invalid regular expression/) });
+    expect(await call("grep", { pattern: "(" })).toMatchObject({
+      isError: true,
+      output: expect.stringMatching(/^Error: invalid regular expression/),
+    });
   });
 });
 
@@ -210,8 +264,12 @@ describe("list", () => {
     writeFileSync(file("src/a.ts"), "");
     writeFileSync(file("README.md"), "");
     const { call } = toolsIn(workspace.path);
-    expect((await call("list", {})).output).toBe([".git/ (not listed)", "node_modules/ (not listed)", "src/", "  lib/", "  a.ts", "README.md"].join("\n"));
-    expect((await call("list", { path: "src", depth: 5 })).output).toBe(["lib/", "  deep/", "    x.ts", "a.ts"].join("\n"));
+    expect((await call("list", {})).output).toBe(
+      [".git/ (not listed)", "node_modules/ (not listed)", "src/", "  lib/", "  a.ts", "README.md"].join("\n"),
+    );
+    expect((await call("list", { path: "src", depth: 5 })).output).toBe(
+      ["lib/", "  deep/", "    x.ts", "a.ts"].join("\n"),
+    );
     expect(await call("list", { path: "README.md" })).toMatchObject({ isError: true });
   });
 });

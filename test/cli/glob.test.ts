@@ -15,7 +15,14 @@ describe("globMatcher", () => {
     expect(matches("*.ts", paths)).toStrictEqual(["a.ts", ".ts"]);
     expect(matches("?.ts", paths)).toStrictEqual(["a.ts"]);
     expect(matches("src/**/*.test.ts", paths)).toStrictEqual(["src/a.test.ts", "src/x/y/b.test.ts"]);
-    expect(matches("**.ts", paths)).toStrictEqual(["a.ts", "src/a.ts", "src/a.test.ts", "src/x/y/b.test.ts", "test/a.test.ts", ".ts"]);
+    expect(matches("**.ts", paths)).toStrictEqual([
+      "a.ts",
+      "src/a.ts",
+      "src/a.test.ts",
+      "src/x/y/b.test.ts",
+      "test/a.test.ts",
+      ".ts",
+    ]);
     expect(matches("src/**", paths)).toStrictEqual(["src/a.ts", "src/a.test.ts", "src/x/y/b.test.ts"]);
     expect(matches("**/b*", paths)).toStrictEqual(["b.tsx", "src/x/y/b.test.ts"]);
   });

@@ -18,7 +18,10 @@ export function cliEnvironment(home: string, extra: Record<string, string> = {})
 export type CliRun = { code: number; stdout: string; stderr: string };
 
 /** Runs the CLI as a child process without a terminal (stdin closed), to the end. */
-export function runCli(args: string[], options: { cwd: string; env: Record<string, string>; input?: string; timeoutMs?: number }): Promise<CliRun> {
+export function runCli(
+  args: string[],
+  options: { cwd: string; env: Record<string, string>; input?: string; timeoutMs?: number },
+): Promise<CliRun> {
   return new Promise((resolve, reject) => {
     const child = execFile(
       process.execPath,

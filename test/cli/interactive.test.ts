@@ -30,52 +30,63 @@ afterEach(async () => {
 const spinnerFrame = /[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]/;
 
 function start(args: string[] = []): CliTerminal {
-  cli = startCliTerminal(["--model", "test-model", ...args], { cwd: workspace.path, env: cliEnvironment(home.path, { OPENAI_BASE_URL: server.baseURL }) });
+  cli = startCliTerminal(["--model", "test-model", ...args], {
+    cwd: workspace.path,
+    env: cliEnvironment(home.path, { OPENAI_BASE_URL: server.baseURL }),
+  });
   return cli;
 }
 
 describe("the interactive prompt", () => {
-  it("runs a task that reads and edits a file, asking once with 'always', then a follow-up in the same session", { timeout: 90_000 }, async () => {
-    writeFileSync(join(workspace.path, "notes.txt"), "hello world\n");
-    server.enqueue(
-      { text: "Let me read the notes first.", toolCalls: [{ name: "read", arguments: { path: "notes.txt" } }] },
-      { toolCalls: [{ name: "edit", arguments: { path: "notes.txt", oldText: "hello", newText: "goodbye" } }] },
-      { toolCalls: [{ name: "edit", arguments: { path: "notes.txt", oldText: "world", newText: "moon" } }] },
-      { text: "Done: the notes now say goodbye moon.", usage: { prompt_tokens: 1234, completion_tokens: 56 } },
-      { text: "You asked me to update the notes." },
-    );
-    const terminal = start();
-    await terminal.waitFor(/session \d{8}-\d{6}-[0-9a-f]{6} \(new\)/);
-    await terminal.waitFor("> ");
-    terminal.type("update the notes\r");
-    await terminal.waitFor("Let me read the notes first.");
-    await terminal.waitFor("✓ read notes.txt (1 line)");
-    await terminal.waitFor("Allow edit?");
-    expect(terminal.screen()).toContain("- hello");
-    expect(terminal.screen()).toContain("+ goodbye");
-    terminal.type("a\r");
-    const screen = await terminal.waitFor("Done: the notes now say goodbye moon.");
-    await terminal.waitFor(/tokens [\d,]+ in · [\d,]+ out · \d+\.\ds/);
-    expect(screen).toContain("✓ edit notes.txt (−1 +1 lines)");
-    // The second edit ran without asking.
-    expect(terminal.screen().match(/Allow edit\?/g)).toHaveLength(1);
-    expect(readFileSync(join(workspace.path, "notes.txt"), "utf8")).toBe("goodbye moon\n");
+  it(
+    "runs a task that reads and edits a file, asking once with 'always', then a follow-up in the same session",
+    { timeout: 90_000 },
+    async () => {
+      writeFileSync(join(workspace.path, "notes.txt"), "hello world\n");
+      server.enqueue(
+        { text: "Let me read the notes first.", toolCalls: [{ name: "read", arguments: { path: "notes.txt" } }] },
+        { toolCalls: [{ name: "edit", arguments: { path: "notes.txt", oldText: "hello", newText: "goodbye" } }] },
+        { toolCalls: [{ name: "edit", arguments: { path: "notes.txt", oldText: "world", newText: "moon" } }] },
+        { text: "Done: the notes now say goodbye moon.", usage: { prompt_tokens: 1234, completion_tokens: 56 } },
+        { text: "You asked me to update the notes." },
+      );
+      const terminal = start();
+      await terminal.waitFor(/session \d{8}-\d{6}-[0-9a-f]{6} \(new\)/);
+      await terminal.waitFor("> ");
+      terminal.type("update the notes\r");
+      await terminal.waitFor("Let me read the notes first.");
+      await terminal.waitFor("✓ read notes.txt (1 line)");
+      await terminal.waitFor("Allow edit?");
+      expect(terminal.screen()).toContain("- hello");
+      expect(terminal.screen()).toContain("+ goodbye");
+      terminal.type("a\r");
+      const screen = await terminal.waitFor("Done: the notes now say goodbye moon.");
+      await terminal.waitFor(/tokens [\d,]+ in · [\d,]+ out · \d+\.\ds/);
+      expect(screen).toContain("✓ edit notes.txt (−1 +1 lines)");
+      // The second edit ran without asking.
+      expect(terminal.screen().match(/Allow edit\?/g)).toHaveLength(1);
+      expect(readFileSync(join(workspace.path, "notes.txt"), "utf8")).toBe("goodbye moon\n");
 
-    terminal.type("what did I ask?\r");
-    await terminal.waitFor("You asked me to update the notes.");
-    const followUp = server.bodies()[4]!;
-    const contents = followUp.messages.map((message) => message.content);
-    expect(contents).toContain("update the notes");
-    expect(contents).toContain("Done: the notes now say goodbye moon.");
-    expect(contents.at(-1)).toBe("what did I ask?");
-    expect(followUp.messages.some((message) => message.role === "tool" && String(message.content).includes("Edited notes.txt"))).toBe(true);
+      terminal.type("what did I ask?\r");
+      await terminal.waitFor("You asked me to update the notes.");
+      const followUp = server.bodies()[4]!;
+      const contents = followUp.messages.map((message) => message.content);
+      expect(contents).toContain("update the notes");
+      expect(contents).toContain("Done: the notes now say goodbye moon.");
+      expect(contents.at(-1)).toBe("what did I ask?");
+      expect(
+        followUp.messages.some(
+          (message) => message.role === "tool" && String(message.content).includes("Edited notes.txt"),
+        ),
+      ).toBe(true);
 
-    // Keys typed before the prompt is back are not read by it: wait for it.
-    await terminal.waitFor(/You asked me to update the notes\.[^]*\n> $/);
-    expect(terminal.screen()).not.toMatch(spinnerFrame);
-    terminal.type("\x04");
-    expect(await terminal.exited).toBe(0);
-  });
+      // Keys typed before the prompt is back are not read by it: wait for it.
+      await terminal.waitFor(/You asked me to update the notes\.[^]*\n> $/);
+      expect(terminal.screen()).not.toMatch(spinnerFrame);
+      terminal.type("\x04");
+      expect(await terminal.exited).toBe(0);
+    },
+  );
 
   it("shows a spinner while the model is silent, on its own line, and erases it", { timeout: 90_000 }, async () => {
     server.enqueue({ hangAfter: "" });
@@ -114,69 +125,94 @@ describe("the interactive prompt", () => {
     expect(await terminal.exited).toBe(0);
   });
 
-  it("Ctrl-C during a hanging model stream aborts the turn, the prompt comes back, a second Ctrl-C exits 130", { timeout: 90_000 }, async () => {
-    server.enqueue({ hangAfter: "Thinking about it" });
-    const terminal = start();
-    const header = await terminal.waitFor(/session (\S+) \(new\)/);
-    const id = /session (\S+) \(new\)/.exec(header)![1]!;
-    await terminal.waitFor("> ");
-    terminal.type("a long task\r");
-    await terminal.waitFor("Thinking about it");
-    terminal.type("\x03");
-    await terminal.waitFor("Interrupted");
-    await terminal.waitFor(/Interrupted[^]*\n> $/);
-    // The stream ended before the usage it would have reported.
-    expect(terminal.screen()).toMatch(/\ntokens unknown · \d+\.\ds\n/);
-    const session = await loadSession(join(home.path, "sessions", `${id}.jsonl`));
-    // What the user saw stream stays in the session.
-    expect(session.messages.at(-1)).toMatchObject({ role: "assistant", content: "Thinking about it", stopReason: "aborted" });
-    expect(session.messages.map((message) => ("role" in message ? message.role : message.type))).toStrictEqual(["system", "user", "assistant"]);
-    await expect.poll(() => server.requests[0]?.clientClosed, { timeout: 10_000 }).toBe(true);
-    terminal.type("\x03");
-    expect(await terminal.exited).toBe(130);
-  });
+  it(
+    "Ctrl-C during a hanging model stream aborts the turn, the prompt comes back, a second Ctrl-C exits 130",
+    { timeout: 90_000 },
+    async () => {
+      server.enqueue({ hangAfter: "Thinking about it" });
+      const terminal = start();
+      const header = await terminal.waitFor(/session (\S+) \(new\)/);
+      const id = /session (\S+) \(new\)/.exec(header)![1]!;
+      await terminal.waitFor("> ");
+      terminal.type("a long task\r");
+      await terminal.waitFor("Thinking about it");
+      terminal.type("\x03");
+      await terminal.waitFor("Interrupted");
+      await terminal.waitFor(/Interrupted[^]*\n> $/);
+      // The stream ended before the usage it would have reported.
+      expect(terminal.screen()).toMatch(/\ntokens unknown · \d+\.\ds\n/);
+      const session = await loadSession(join(home.path, "sessions", `${id}.jsonl`));
+      // What the user saw stream stays in the session.
+      expect(session.messages.at(-1)).toMatchObject({
+        role: "assistant",
+        content: "Thinking about it",
+        stopReason: "aborted",
+      });
+      expect(session.messages.map((message) => ("role" in message ? message.role : message.type))).toStrictEqual([
+        "system",
+        "user",
+        "assistant",
+      ]);
+      await expect.poll(() => server.requests[0]?.clientClosed, { timeout: 10_000 }).toBe(true);
+      terminal.type("\x03");
+      expect(await terminal.exited).toBe(130);
+    },
+  );
 
-  it("reports the time the user took to answer a prompt apart from the task's working time", { timeout: 90_000 }, async () => {
-    server.enqueue({ toolCalls: [{ name: "write", arguments: { path: "x.txt", content: "x\n" } }] }, { text: "Written." });
-    const terminal = start();
-    await terminal.waitFor("> ");
-    terminal.type("write x\r");
-    await terminal.waitFor("Allow write?");
-    await new Promise((resolve) => setTimeout(resolve, 3000));
-    terminal.type("y\r");
-    const screen = await terminal.waitFor(/tokens [\d,]+ in · [\d,]+ out · .*\n/);
-    const [, working, waiting] = /tokens [\d,]+ in · [\d,]+ out · (\d+\.\d)s \(\+(\d+\.\d)s waiting for you\)/.exec(screen) ?? [];
-    expect(Number(waiting), screen).toBeGreaterThanOrEqual(2.9);
-    expect(Number(working)).toBeLessThan(Number(waiting));
-    await terminal.waitFor(/waiting for you\)[^]*\n> $/);
-    terminal.type("/exit\r");
-    expect(await terminal.exited).toBe(0);
-  });
+  it(
+    "reports the time the user took to answer a prompt apart from the task's working time",
+    { timeout: 90_000 },
+    async () => {
+      server.enqueue(
+        { toolCalls: [{ name: "write", arguments: { path: "x.txt", content: "x\n" } }] },
+        { text: "Written." },
+      );
+      const terminal = start();
+      await terminal.waitFor("> ");
+      terminal.type("write x\r");
+      await terminal.waitFor("Allow write?");
+      await new Promise((resolve) => setTimeout(resolve, 3000));
+      terminal.type("y\r");
+      const screen = await terminal.waitFor(/tokens [\d,]+ in · [\d,]+ out · .*\n/);
+      const [, working, waiting] =
+        /tokens [\d,]+ in · [\d,]+ out · (\d+\.\d)s \(\+(\d+\.\d)s waiting for you\)/.exec(screen) ?? [];
+      expect(Number(waiting), screen).toBeGreaterThanOrEqual(2.9);
+      expect(Number(working)).toBeLessThan(Number(waiting));
+      await terminal.waitFor(/waiting for you\)[^]*\n> $/);
+      terminal.type("/exit\r");
+      expect(await terminal.exited).toBe(0);
+    },
+  );
 
-  it("writes no session when left without a task; after a task, says on exit how to resume it", { timeout: 90_000 }, async () => {
-    const sessionFiles = (): string[] => (existsSync(join(home.path, "sessions")) ? readdirSync(join(home.path, "sessions")) : []);
-    const idle = start();
-    await idle.waitFor("> ");
-    expect(sessionFiles()).toStrictEqual([]);
-    idle.type("/exit\r");
-    expect(await idle.exited).toBe(0);
-    expect(idle.screen()).not.toContain("--resume");
-    expect(sessionFiles()).toStrictEqual([]);
-    const ctrlD = start();
-    await ctrlD.waitFor("> ");
-    ctrlD.type("\x04");
-    expect(await ctrlD.exited).toBe(0);
-    expect(sessionFiles()).toStrictEqual([]);
-    server.enqueue({ text: "Hello there." });
-    const terminal = start();
-    const id = /session (\S+) \(new\)/.exec(await terminal.waitFor(/session (\S+) \(new\)/))![1]!;
-    await terminal.waitFor("> ");
-    terminal.type("say hello\r");
-    await terminal.waitFor("Hello there.");
-    expect(sessionFiles()).toContain(`${id}.jsonl`);
-    await terminal.waitFor(/Hello there\.[^]*\n> $/);
-    terminal.type("\x04");
-    await terminal.waitFor(`To go on with this session: simple-agent-loop --resume ${id}`);
-    expect(await terminal.exited).toBe(0);
-  });
+  it(
+    "writes no session when left without a task; after a task, says on exit how to resume it",
+    { timeout: 90_000 },
+    async () => {
+      const sessionFiles = (): string[] =>
+        existsSync(join(home.path, "sessions")) ? readdirSync(join(home.path, "sessions")) : [];
+      const idle = start();
+      await idle.waitFor("> ");
+      expect(sessionFiles()).toStrictEqual([]);
+      idle.type("/exit\r");
+      expect(await idle.exited).toBe(0);
+      expect(idle.screen()).not.toContain("--resume");
+      expect(sessionFiles()).toStrictEqual([]);
+      const ctrlD = start();
+      await ctrlD.waitFor("> ");
+      ctrlD.type("\x04");
+      expect(await ctrlD.exited).toBe(0);
+      expect(sessionFiles()).toStrictEqual([]);
+      server.enqueue({ text: "Hello there." });
+      const terminal = start();
+      const id = /session (\S+) \(new\)/.exec(await terminal.waitFor(/session (\S+) \(new\)/))![1]!;
+      await terminal.waitFor("> ");
+      terminal.type("say hello\r");
+      await terminal.waitFor("Hello there.");
+      expect(sessionFiles()).toContain(`${id}.jsonl`);
+      await terminal.waitFor(/Hello there\.[^]*\n> $/);
+      terminal.type("\x04");
+      await terminal.waitFor(`To go on with this session: simple-agent-loop --resume ${id}`);
+      expect(await terminal.exited).toBe(0);
+    },
+  );
 });

@@ -59,7 +59,12 @@ describe("renderMarkdown", () => {
 
 describe("markdownRenderer", () => {
   it("renders a stream the same as the whole text, however it is cut", () => {
-    const texts = [answer, "a *b* c **d e** f `g h` i [j k](l) m\n", "```\ncode **x**\n```\n**after**", "no line break at the end **bold**"];
+    const texts = [
+      answer,
+      "a *b* c **d e** f `g h` i [j k](l) m\n",
+      "```\ncode **x**\n```\n**after**",
+      "no line break at the end **bold**",
+    ];
     for (const text of texts) {
       for (const size of [1, 2, 3, 5, 7, 13]) {
         const renderer = markdownRenderer(tags);
@@ -74,13 +79,39 @@ describe("markdownRenderer", () => {
   it("renders random Markdown-like streams the same as the whole text, cut anywhere", () => {
     let seed = 7;
     const random = (below: number): number => (seed = (seed * 1103515245 + 12345) % 2147483648) % below;
-    const tokens = ["**", "*", "_", "__", "`", "\\", "[", "](x)", "# ", "- ", "1. ", "> ", "```", "~~", "\n", " ", "  ", "word", "snake_case", "x", "é", ".", "[ ] ", "[x] "];
+    const tokens = [
+      "**",
+      "*",
+      "_",
+      "__",
+      "`",
+      "\\",
+      "[",
+      "](x)",
+      "# ",
+      "- ",
+      "1. ",
+      "> ",
+      "```",
+      "~~",
+      "\n",
+      " ",
+      "  ",
+      "word",
+      "snake_case",
+      "x",
+      "é",
+      ".",
+      "[ ] ",
+      "[x] ",
+    ];
     for (let document = 0; document < 5000; document++) {
       let text = "";
       for (let count = random(30) + 1; count > 0; count--) text += tokens[random(tokens.length)];
       const renderer = markdownRenderer(tags);
       let out = "";
-      for (let start = 0, size = random(6) + 1; start < text.length; start += size, size = random(6) + 1) out += renderer.push(text.slice(start, start + size));
+      for (let start = 0, size = random(6) + 1; start < text.length; start += size, size = random(6) + 1)
+        out += renderer.push(text.slice(start, start + size));
       out += renderer.end();
       expect(sameOnScreen(out), JSON.stringify(text)).toBe(sameOnScreen(renderMarkdown(text, tags)));
     }

@@ -19,7 +19,10 @@ beforeEach(async () => {
   workspace = tempDirectory("mcp-ws-");
   home = tempDirectory("mcp-home-");
   // The workspace's path marks the server's command line, to find it among the processes.
-  const echo = { command: process.execPath, args: ["--conditions=simple-agent-loop-source", `${repositoryRoot}test/cli/mcp-echo-server.ts`, workspace.path] };
+  const echo = {
+    command: process.execPath,
+    args: ["--conditions=simple-agent-loop-source", `${repositoryRoot}test/cli/mcp-echo-server.ts`, workspace.path],
+  };
   mkdirSync(join(workspace.path, ".simple-agent-loop"));
   writeFileSync(join(workspace.path, ".simple-agent-loop", "mcp.json"), JSON.stringify({ mcpServers: { echo } }));
 });
@@ -43,13 +46,20 @@ function processesMentioning(text: string): string[] {
 }
 
 const run = (args: string[]) =>
-  runCli(["--model", "test-model", ...args], { cwd: workspace.path, env: cliEnvironment(home.path, { OPENAI_BASE_URL: server.baseURL }) });
+  runCli(["--model", "test-model", ...args], {
+    cwd: workspace.path,
+    env: cliEnvironment(home.path, { OPENAI_BASE_URL: server.baseURL }),
+  });
 const exitOf = async (terminal: CliTerminal): Promise<number> => {
-  const code = await Promise.race([terminal.exited, new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 15_000))]);
+  const code = await Promise.race([
+    terminal.exited,
+    new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 15_000)),
+  ]);
   if (code === undefined) throw new Error(`the CLI did not exit; the screen:\n${terminal.screen()}`);
   return code;
 };
-const offeredTools = (request: number): string[] => (server.bodies()[request]!.tools as { function: { name: string } }[]).map((offer) => offer.function.name);
+const offeredTools = (request: number): string[] =>
+  (server.bodies()[request]!.tools as { function: { name: string } }[]).map((offer) => offer.function.name);
 
 describe("MCP tools", () => {
   it("offers the configured servers' tools to the model and runs them when allowed", async () => {
@@ -99,45 +109,54 @@ describe("MCP tools", () => {
     expect(existsSync(join(home.path, "trusted-mcp.json"))).toBe(false);
   });
 
-  it("on a terminal asks first: 'always' remembers the config until it changes, 'n' starts nothing", { timeout: 90_000 }, async () => {
-    server.enqueue({ text: "First." }, { text: "Second." }, { text: "Third." });
-    const env = cliEnvironment(home.path, { OPENAI_BASE_URL: server.baseURL });
-    const open = (): CliTerminal => (cli = startCliTerminal(["--model", "test-model"], { cwd: workspace.path, env }));
+  it(
+    "on a terminal asks first: 'always' remembers the config until it changes, 'n' starts nothing",
+    { timeout: 90_000 },
+    async () => {
+      server.enqueue({ text: "First." }, { text: "Second." }, { text: "Third." });
+      const env = cliEnvironment(home.path, { OPENAI_BASE_URL: server.baseURL });
+      const open = (): CliTerminal => (cli = startCliTerminal(["--model", "test-model"], { cwd: workspace.path, env }));
 
-    let terminal = open();
-    await terminal.waitFor("Start them?", 20_000);
-    expect(terminal.screen()).toContain(`echo: ${process.execPath} --conditions=simple-agent-loop-source`);
-    terminal.type("a\r");
-    await terminal.waitFor("MCP: echo (1 tool)", 20_000);
-    await terminal.waitFor("> ", 20_000);
-    terminal.type("hi\r");
-    await terminal.waitFor("First.", 20_000);
-    await terminal.waitFor(/\d\.\ds\n+> ?$/, 20_000);
-    terminal.type("\x04");
-    expect(await exitOf(terminal)).toBe(0);
-    expect(offeredTools(0)).toContain("echo__shout");
+      let terminal = open();
+      await terminal.waitFor("Start them?", 20_000);
+      expect(terminal.screen()).toContain(`echo: ${process.execPath} --conditions=simple-agent-loop-source`);
+      terminal.type("a\r");
+      await terminal.waitFor("MCP: echo (1 tool)", 20_000);
+      await terminal.waitFor("> ", 20_000);
+      terminal.type("hi\r");
+      await terminal.waitFor("First.", 20_000);
+      await terminal.waitFor(/\d\.\ds\n+> ?$/, 20_000);
+      terminal.type("\x04");
+      expect(await exitOf(terminal)).toBe(0);
+      expect(offeredTools(0)).toContain("echo__shout");
 
-    // Trusted: no question, the servers start.
-    terminal = open();
-    await terminal.waitFor("MCP: echo (1 tool)", 20_000);
-    await terminal.waitFor("> ", 20_000);
-    expect(terminal.screen()).not.toContain("Start them?");
-    terminal.type("\x04");
-    expect(await exitOf(terminal)).toBe(0);
+      // Trusted: no question, the servers start.
+      terminal = open();
+      await terminal.waitFor("MCP: echo (1 tool)", 20_000);
+      await terminal.waitFor("> ", 20_000);
+      expect(terminal.screen()).not.toContain("Start them?");
+      terminal.type("\x04");
+      expect(await exitOf(terminal)).toBe(0);
 
-    // Changed: asked again; no starts nothing.
-    writeFileSync(config(), readFileSync(config(), "utf8").replace("mcpServers", "mcpServers").replace("}}", "}, \"extra\": { \"url\": \"http://127.0.0.1:9/mcp\" }}"));
-    terminal = open();
-    await terminal.waitFor("Start them?", 20_000);
-    expect(terminal.screen()).toContain("extra: http://127.0.0.1:9/mcp");
-    terminal.type("n\r");
-    await terminal.waitFor("is not trusted, so its servers were not started (echo, extra)", 20_000);
-    await terminal.waitFor("> ", 20_000);
-    terminal.type("hi\r");
-    await terminal.waitFor("Second.", 20_000);
-    await terminal.waitFor(/\d\.\ds\n+> ?$/, 20_000);
-    terminal.type("\x04");
-    expect(await exitOf(terminal)).toBe(0);
-    expect(offeredTools(1)).not.toContain("echo__shout");
-  });
+      // Changed: asked again; no starts nothing.
+      writeFileSync(
+        config(),
+        readFileSync(config(), "utf8")
+          .replace("mcpServers", "mcpServers")
+          .replace("}}", '}, "extra": { "url": "http://127.0.0.1:9/mcp" }}'),
+      );
+      terminal = open();
+      await terminal.waitFor("Start them?", 20_000);
+      expect(terminal.screen()).toContain("extra: http://127.0.0.1:9/mcp");
+      terminal.type("n\r");
+      await terminal.waitFor("is not trusted, so its servers were not started (echo, extra)", 20_000);
+      await terminal.waitFor("> ", 20_000);
+      terminal.type("hi\r");
+      await terminal.waitFor("Second.", 20_000);
+      await terminal.waitFor(/\d\.\ds\n+> ?$/, 20_000);
+      terminal.type("\x04");
+      expect(await exitOf(terminal)).toBe(0);
+      expect(offeredTools(1)).not.toContain("echo__shout");
+    },
+  );
 });

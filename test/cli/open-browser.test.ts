@@ -3,11 +3,16 @@ import { describe, expect, it } from "vitest";
 import { openInBrowser } from "../../src/cli/open-browser.ts";
 
 describe("openInBrowser (the view command on a desktop)", () => {
-  const url = "http://127.0.0.1:4321/?token=s3cr3t&x=\"<y>\"";
+  const url = 'http://127.0.0.1:4321/?token=s3cr3t&x="<y>"';
 
   it("never puts the URL, with its token, on a command line: the browser gets an owner-only file that redirects to it", () => {
     const launched: { command: string; args: string[] }[] = [];
-    const remove = openInBrowser(url, { DISPLAY: ":0" }, "linux", (command, args) => void launched.push({ command, args }));
+    const remove = openInBrowser(
+      url,
+      { DISPLAY: ":0" },
+      "linux",
+      (command, args) => void launched.push({ command, args }),
+    );
     expect(launched).toHaveLength(1);
     expect(launched[0]!.command).toBe("xdg-open");
     expect(JSON.stringify(launched)).not.toContain("s3cr3t");
@@ -27,7 +32,8 @@ describe("openInBrowser (the view command on a desktop)", () => {
 
   it("uses the platform's opener on macOS and Windows", () => {
     const commands: string[] = [];
-    for (const platform of ["darwin", "win32"] as const) openInBrowser(url, {}, platform, (command) => void commands.push(command))?.();
+    for (const platform of ["darwin", "win32"] as const)
+      openInBrowser(url, {}, platform, (command) => void commands.push(command))?.();
     expect(commands).toStrictEqual(["open", "cmd"]);
   });
 });

@@ -8,55 +8,66 @@ import { terminalFixture } from "./terminal-fixture.ts";
 
 const fixture = terminalFixture("cli-prompt");
 
-const numbered = (count: number, line: (index: number) => string): string => Array.from({ length: count }, (_, index) => line(index + 1)).join("\n");
+const numbered = (count: number, line: (index: number) => string): string =>
+  Array.from({ length: count }, (_, index) => line(index + 1)).join("\n");
 
 describe("the permission prompt", () => {
-  it("shows every line of a 30-line command, the dangerous 28th included, and takes 'y' without Enter", { timeout: 90_000 }, async () => {
-    const command = numbered(30, (index) => (index === 28 ? "touch DANGER" : `echo line ${index}`));
-    fixture.server().enqueue({ toolCalls: [{ name: "bash", arguments: { command } }] }, { text: "all done" });
-    const terminal = fixture.start();
-    await terminal.waitFor("> ");
-    terminal.type("run it\r");
-    const screen = await terminal.waitFor("Allow bash?");
-    expect(screen).toContain("$ touch DANGER");
-    expect(screen).toContain("$ echo line 30");
-    expect(screen).toMatch(/\[y\] yes once · \[a\] always for bash · \[n\] no \(press a key\)/);
-    terminal.type("y");
-    await terminal.waitFor("all done");
-    expect(existsSync(join(fixture.workspace(), "DANGER"))).toBe(true);
-  });
+  it(
+    "shows every line of a 30-line command, the dangerous 28th included, and takes 'y' without Enter",
+    { timeout: 90_000 },
+    async () => {
+      const command = numbered(30, (index) => (index === 28 ? "touch DANGER" : `echo line ${index}`));
+      fixture.server().enqueue({ toolCalls: [{ name: "bash", arguments: { command } }] }, { text: "all done" });
+      const terminal = fixture.start();
+      await terminal.waitFor("> ");
+      terminal.type("run it\r");
+      const screen = await terminal.waitFor("Allow bash?");
+      expect(screen).toContain("$ touch DANGER");
+      expect(screen).toContain("$ echo line 30");
+      expect(screen).toMatch(/\[y\] yes once · \[a\] always for bash · \[n\] no \(press a key\)/);
+      terminal.type("y");
+      await terminal.waitFor("all done");
+      expect(existsSync(join(fixture.workspace(), "DANGER"))).toBe(true);
+    },
+  );
 
-  it("a long command shows its start and its end, and 'v' shows all of it before answering", { timeout: 90_000 }, async () => {
-    const command = numbered(200, (index) => (index === 150 ? "touch HIDDEN" : `echo line ${index}`));
-    fixture.server().enqueue({ toolCalls: [{ name: "bash", arguments: { command } }] }, { text: "not run" });
-    const terminal = fixture.start();
-    await terminal.waitFor("> ");
-    terminal.type("run it\r");
-    const screen = await terminal.waitFor("Allow bash?");
-    expect(screen).toContain("$ echo line 1\n");
-    expect(screen).toContain("$ echo line 200");
-    expect(screen).toContain("160 more lines here: press v to view all");
-    expect(screen).not.toContain("touch HIDDEN");
-    expect(screen).toContain("[v] view all");
-    terminal.type("v");
-    await terminal.waitFor("$ touch HIDDEN");
-    await terminal.waitFor(/touch HIDDEN[^]*Allow bash\?/);
-    terminal.type("n");
-    await terminal.waitFor("Why?");
-    terminal.type("too long\r");
-    await terminal.waitFor("not run");
-    expect(existsSync(join(fixture.workspace(), "HIDDEN"))).toBe(false);
-  });
+  it(
+    "a long command shows its start and its end, and 'v' shows all of it before answering",
+    { timeout: 90_000 },
+    async () => {
+      const command = numbered(200, (index) => (index === 150 ? "touch HIDDEN" : `echo line ${index}`));
+      fixture.server().enqueue({ toolCalls: [{ name: "bash", arguments: { command } }] }, { text: "not run" });
+      const terminal = fixture.start();
+      await terminal.waitFor("> ");
+      terminal.type("run it\r");
+      const screen = await terminal.waitFor("Allow bash?");
+      expect(screen).toContain("$ echo line 1\n");
+      expect(screen).toContain("$ echo line 200");
+      expect(screen).toContain("160 more lines here: press v to view all");
+      expect(screen).not.toContain("touch HIDDEN");
+      expect(screen).toContain("[v] view all");
+      terminal.type("v");
+      await terminal.waitFor("$ touch HIDDEN");
+      await terminal.waitFor(/touch HIDDEN[^]*Allow bash\?/);
+      terminal.type("n");
+      await terminal.waitFor("Why?");
+      terminal.type("too long\r");
+      await terminal.waitFor("not run");
+      expect(existsSync(join(fixture.workspace(), "HIDDEN"))).toBe(false);
+    },
+  );
 
   it("shows every line an edit removes and adds", { timeout: 90_000 }, async () => {
     const oldText = numbered(30, (index) => `old ${index}`);
     const newText = numbered(30, (index) => (index === 29 ? "DANGER()" : `new ${index}`));
     writeFileSync(join(fixture.workspace(), "a.txt"), `${oldText}\n`);
-    fixture.server().enqueue(
-      { toolCalls: [{ name: "read", arguments: { path: "a.txt" } }] },
-      { toolCalls: [{ name: "edit", arguments: { path: "a.txt", oldText, newText } }] },
-      { text: "ok" },
-    );
+    fixture
+      .server()
+      .enqueue(
+        { toolCalls: [{ name: "read", arguments: { path: "a.txt" } }] },
+        { toolCalls: [{ name: "edit", arguments: { path: "a.txt", oldText, newText } }] },
+        { text: "ok" },
+      );
     const terminal = fixture.start();
     await terminal.waitFor("> ");
     terminal.type("edit it\r");
@@ -71,7 +82,9 @@ describe("the permission prompt", () => {
   });
 
   it("Enter and other keys do not answer; the prompt says which keys do", { timeout: 90_000 }, async () => {
-    fixture.server().enqueue({ toolCalls: [{ name: "write", arguments: { path: "x.txt", content: "x\n" } }] }, { text: "written" });
+    fixture
+      .server()
+      .enqueue({ toolCalls: [{ name: "write", arguments: { path: "x.txt", content: "x\n" } }] }, { text: "written" });
     const terminal = fixture.start();
     await terminal.waitFor("> ");
     terminal.type("write\r");
@@ -86,55 +99,79 @@ describe("the permission prompt", () => {
     expect(readFileSync(join(fixture.workspace(), "x.txt"), "utf8")).toBe("x\n");
   });
 
-  it("asks every time about a write into .git, even with --allow write, and offers no 'always'", { timeout: 90_000 }, async () => {
-    mkdirSync(join(fixture.workspace(), ".git", "hooks"), { recursive: true });
-    fixture.server().enqueue(
-      { toolCalls: [{ name: "write", arguments: { path: "notes.txt", content: "fine\n" } }] },
-      { toolCalls: [{ name: "write", arguments: { path: "src/../.git/hooks/pre-commit", content: "#!/bin/sh\ntouch PWNED\n" } }] },
-      { text: "hook written" },
-    );
-    const terminal = fixture.start(["--allow", "write"]);
-    await terminal.waitFor("> ");
-    terminal.type("set up\r");
-    const screen = await terminal.waitFor("Allow write?");
-    expect(screen).toContain("✓ write notes.txt");
-    expect(screen).toContain("whose config and hooks run commands: asked every time");
-    expect(screen).toMatch(/\[y\] yes once · \[n\] no \(press a key\)/);
-    terminal.type("a");
-    await terminal.waitFor("Press y or n.");
-    terminal.type("y");
-    await terminal.waitFor("hook written");
-    expect(readFileSync(join(fixture.workspace(), ".git", "hooks", "pre-commit"), "utf8")).toContain("touch PWNED");
-  });
+  it(
+    "asks every time about a write into .git, even with --allow write, and offers no 'always'",
+    { timeout: 90_000 },
+    async () => {
+      mkdirSync(join(fixture.workspace(), ".git", "hooks"), { recursive: true });
+      fixture.server().enqueue(
+        { toolCalls: [{ name: "write", arguments: { path: "notes.txt", content: "fine\n" } }] },
+        {
+          toolCalls: [
+            {
+              name: "write",
+              arguments: { path: "src/../.git/hooks/pre-commit", content: "#!/bin/sh\ntouch PWNED\n" },
+            },
+          ],
+        },
+        { text: "hook written" },
+      );
+      const terminal = fixture.start(["--allow", "write"]);
+      await terminal.waitFor("> ");
+      terminal.type("set up\r");
+      const screen = await terminal.waitFor("Allow write?");
+      expect(screen).toContain("✓ write notes.txt");
+      expect(screen).toContain("whose config and hooks run commands: asked every time");
+      expect(screen).toMatch(/\[y\] yes once · \[n\] no \(press a key\)/);
+      terminal.type("a");
+      await terminal.waitFor("Press y or n.");
+      terminal.type("y");
+      await terminal.waitFor("hook written");
+      expect(readFileSync(join(fixture.workspace(), ".git", "hooks", "pre-commit"), "utf8")).toContain("touch PWNED");
+    },
+  );
 
-  it("Ctrl-C at the prompt interrupts the task without running the call; the prompt comes back", { timeout: 90_000 }, async () => {
-    fixture.server().enqueue({ toolCalls: [{ name: "bash", arguments: { command: "touch RAN" } }] });
-    const terminal = fixture.start();
-    await terminal.waitFor("> ");
-    terminal.type("run\r");
-    await terminal.waitFor("Allow bash?");
-    terminal.type("\x03");
-    await terminal.waitFor(/Interrupted[^]*\n> $/);
-    expect(existsSync(join(fixture.workspace(), "RAN"))).toBe(false);
-    terminal.type("\x04");
-    expect(await terminal.exited).toBe(0);
-  });
+  it(
+    "Ctrl-C at the prompt interrupts the task without running the call; the prompt comes back",
+    { timeout: 90_000 },
+    async () => {
+      fixture.server().enqueue({ toolCalls: [{ name: "bash", arguments: { command: "touch RAN" } }] });
+      const terminal = fixture.start();
+      await terminal.waitFor("> ");
+      terminal.type("run\r");
+      await terminal.waitFor("Allow bash?");
+      terminal.type("\x03");
+      await terminal.waitFor(/Interrupted[^]*\n> $/);
+      expect(existsSync(join(fixture.workspace(), "RAN"))).toBe(false);
+      terminal.type("\x04");
+      expect(await terminal.exited).toBe(0);
+    },
+  );
 
   // The edit tool's own pre-check (`check(input)`) is what says a call would fail.
-  it("does not ask about an edit whose oldText is not in the file: the model gets the error", { timeout: 90_000 }, async () => {
-    writeFileSync(join(fixture.workspace(), "a.txt"), "hello\n");
-    fixture.server().enqueue(
-      { toolCalls: [{ name: "read", arguments: { path: "a.txt" } }] },
-      { toolCalls: [{ name: "edit", arguments: { path: "a.txt", oldText: "absent", newText: "x" } }] },
-      { text: "I will read it again." },
-    );
-    const terminal = fixture.start();
-    await terminal.waitFor("> ");
-    terminal.type("edit\r");
-    const screen = await terminal.waitFor("I will read it again.");
-    expect(screen).not.toContain("Allow edit?");
-    expect(screen).toMatch(/✗ edit a\.txt: .*oldText not found in a\.txt/);
-    const toolMessage = fixture.server().bodies()[2]!.messages.findLast((message) => message.role === "tool");
-    expect(String(toolMessage?.content)).toContain("oldText not found in a.txt");
-  });
+  it(
+    "does not ask about an edit whose oldText is not in the file: the model gets the error",
+    { timeout: 90_000 },
+    async () => {
+      writeFileSync(join(fixture.workspace(), "a.txt"), "hello\n");
+      fixture
+        .server()
+        .enqueue(
+          { toolCalls: [{ name: "read", arguments: { path: "a.txt" } }] },
+          { toolCalls: [{ name: "edit", arguments: { path: "a.txt", oldText: "absent", newText: "x" } }] },
+          { text: "I will read it again." },
+        );
+      const terminal = fixture.start();
+      await terminal.waitFor("> ");
+      terminal.type("edit\r");
+      const screen = await terminal.waitFor("I will read it again.");
+      expect(screen).not.toContain("Allow edit?");
+      expect(screen).toMatch(/✗ edit a\.txt: .*oldText not found in a\.txt/);
+      const toolMessage = fixture
+        .server()
+        .bodies()[2]!
+        .messages.findLast((message) => message.role === "tool");
+      expect(String(toolMessage?.content)).toContain("oldText not found in a.txt");
+    },
+  );
 });

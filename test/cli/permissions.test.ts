@@ -4,13 +4,23 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { executeToolCalls, type JsonObject, type ToolCallMessage } from "simple-agent-loop";
-import { permissionHook, type AskPermission, type PermissionDecision, type PermissionOptions } from "../../src/cli/permissions.ts";
+import {
+  permissionHook,
+  type AskPermission,
+  type PermissionDecision,
+  type PermissionOptions,
+} from "../../src/cli/permissions.ts";
 import { checkToolCall, codingTools, readOnlyTools } from "../../src/cli/tools/index.ts";
 import { tempDirectory } from "./helpers.ts";
 
 const guarded = new Set(["write", "edit", "bash", "server__tool"]);
 let next = 0;
-const call = (name: string, input: JsonObject = {}): ToolCallMessage => ({ type: "tool_call", id: `call_${++next}`, name, input });
+const call = (name: string, input: JsonObject = {}): ToolCallMessage => ({
+  type: "tool_call",
+  id: `call_${++next}`,
+  name,
+  input,
+});
 
 /** A scripted user: answers in order, and records what was asked and how many prompts were open at once. */
 function scriptedUser(answers: PermissionDecision[], answerDelayMs = 0) {
@@ -54,7 +64,12 @@ describe("permissions", () => {
   });
 
   it("turns a deny into the reason the model gets", async () => {
-    const check = hook({ ask: scriptedUser([{ type: "deny", reason: "  use y.txt instead " }, { type: "deny", reason: "" }]).ask });
+    const check = hook({
+      ask: scriptedUser([
+        { type: "deny", reason: "  use y.txt instead " },
+        { type: "deny", reason: "" },
+      ]).ask,
+    });
     expect(await check("write")).toStrictEqual({ deny: "the user denied this call: use y.txt instead" });
     expect(await check("write")).toStrictEqual({ deny: "the user denied this call (no reason given)" });
   });
@@ -81,7 +96,9 @@ describe("permissions", () => {
 
   it("without a terminal, denies guarded calls with the flag that allows them", async () => {
     const check = hook({});
-    expect(await check("write")).toStrictEqual({ deny: "write needs the user's permission and there is no terminal to ask; run with --allow write (or --yes to allow every tool)" });
+    expect(await check("write")).toStrictEqual({
+      deny: "write needs the user's permission and there is no terminal to ask; run with --allow write (or --yes to allow every tool)",
+    });
     expect(await check("read")).toBeUndefined();
   });
 
@@ -105,19 +122,33 @@ describe("permissions", () => {
     expect(await check("write", { path: "a.txt" })).toBeUndefined();
     expect(await check("write", { path: "b.txt" })).toBeUndefined();
     expect(await check("write", { path: ".git/config" })).toBeUndefined();
-    expect(await check("write", { path: ".git/config" })).toStrictEqual({ deny: "the user denied this call (no reason given)" });
+    expect(await check("write", { path: ".git/config" })).toStrictEqual({
+      deny: "the user denied this call (no reason given)",
+    });
     expect(user.asked).toStrictEqual(["write", "write", "write"]);
-    expect(requests[1]).toStrictEqual({ name: "write", input: { path: ".git/config" }, alwaysAsk: "write .git/config changes a git repository's .git" });
+    expect(requests[1]).toStrictEqual({
+      name: "write",
+      input: { path: ".git/config" },
+      alwaysAsk: "write .git/config changes a git repository's .git",
+    });
     const yes = hook({ allowed: "all", alwaysAsk });
     expect(await yes("write", { path: "a.txt" })).toBeUndefined();
-    expect(await yes("write", { path: ".git/config" })).toStrictEqual({ deny: "write .git/config changes a git repository's .git; there is no terminal to ask on, and no flag allows it" });
+    expect(await yes("write", { path: ".git/config" })).toStrictEqual({
+      deny: "write .git/config changes a git repository's .git; there is no terminal to ask on, and no flag allows it",
+    });
   });
 
   it("does not ask about a call its tool's pre-check says would fail: it gets that error", async () => {
     const user = scriptedUser([{ type: "allow-once" }]);
-    const editTool = { ...codingTools("/nonexistent").find((definition) => definition.name === "edit")!, check: async (input: unknown) => ((input as { oldText?: string }).oldText === "missing" ? "oldText not found in a.txt" : undefined) };
+    const editTool = {
+      ...codingTools("/nonexistent").find((definition) => definition.name === "edit")!,
+      check: async (input: unknown) =>
+        (input as { oldText?: string }).oldText === "missing" ? "oldText not found in a.txt" : undefined,
+    };
     const check = hook({ ask: user.ask, check: (request) => checkToolCall([editTool], request) });
-    expect(await check("edit", { path: "a.txt", oldText: "missing", newText: "x" })).toStrictEqual({ deny: "not asked, since the call would fail: oldText not found in a.txt" });
+    expect(await check("edit", { path: "a.txt", oldText: "missing", newText: "x" })).toStrictEqual({
+      deny: "not asked, since the call would fail: oldText not found in a.txt",
+    });
     expect(user.asked).toStrictEqual([]);
     expect(await check("edit", { path: "a.txt", oldText: "there", newText: "x" })).toBeUndefined();
     expect(user.asked).toStrictEqual(["edit"]);
@@ -133,8 +164,17 @@ describe("permissions", () => {
     });
 
     it("a denied write is an error result with the reason, and writes nothing", async () => {
-      const beforeToolCall = permissionHook({ guarded, allowed: new Set(), ask: scriptedUser([{ type: "deny", reason: "not now" }]).ask, signal: () => new AbortController().signal });
-      const [result] = await executeToolCalls([call("write", { path: "x.txt", content: "x" })], {}, { tools: codingTools(workspace.path), hooks: { beforeToolCall } });
+      const beforeToolCall = permissionHook({
+        guarded,
+        allowed: new Set(),
+        ask: scriptedUser([{ type: "deny", reason: "not now" }]).ask,
+        signal: () => new AbortController().signal,
+      });
+      const [result] = await executeToolCalls(
+        [call("write", { path: "x.txt", content: "x" })],
+        {},
+        { tools: codingTools(workspace.path), hooks: { beforeToolCall } },
+      );
       expect(result).toMatchObject({ isError: true, output: "Denied: the user denied this call: not now" });
       expect(existsSync(join(workspace.path, "x.txt"))).toBe(false);
     });

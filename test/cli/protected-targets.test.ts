@@ -19,18 +19,37 @@ describe("protectedTargets", () => {
   it("finds .git however the path reaches it: directly, through .., in another case, through a symbolic link, nested", async () => {
     symlinkSync(join(workspace.path, ".git"), join(workspace.path, "innocent"));
     const check = protectedTargets({ workspace: workspace.path, home: join(workspace.path, "elsewhere-home") });
-    for (const path of [".git/config", ".git/hooks/pre-commit", "src/../.git/config", ".GIT/hooks/post-checkout", "innocent/hooks/pre-push", "vendor/lib/.git/config", ".git", `${workspace.path}/.git/config`]) {
-      expect(await check({ name: "write", input: { path, content: "x" } }), path).toMatch(/\.git, whose config and hooks run commands/);
+    for (const path of [
+      ".git/config",
+      ".git/hooks/pre-commit",
+      "src/../.git/config",
+      ".GIT/hooks/post-checkout",
+      "innocent/hooks/pre-push",
+      "vendor/lib/.git/config",
+      ".git",
+      `${workspace.path}/.git/config`,
+    ]) {
+      expect(await check({ name: "write", input: { path, content: "x" } }), path).toMatch(
+        /\.git, whose config and hooks run commands/,
+      );
       expect(await check({ name: "edit", input: { path, oldText: "a", newText: "b" } }), path).toMatch(/\.git/);
     }
   });
 
   it("finds the workspace's .simple-agent-loop, the CLI's home inside the workspace and the files an MCP config runs", async () => {
-    const check = protectedTargets({ workspace: workspace.path, home: join(workspace.path, "home"), runs: [join(workspace.path, "tools", "server.js")] });
-    expect(await check({ name: "write", input: { path: ".simple-agent-loop/mcp.json" } })).toMatch(/\.simple-agent-loop, whose mcp\.json starts commands/);
+    const check = protectedTargets({
+      workspace: workspace.path,
+      home: join(workspace.path, "home"),
+      runs: [join(workspace.path, "tools", "server.js")],
+    });
+    expect(await check({ name: "write", input: { path: ".simple-agent-loop/mcp.json" } })).toMatch(
+      /\.simple-agent-loop, whose mcp\.json starts commands/,
+    );
     expect(await check({ name: "write", input: { path: "home/trusted-mcp.json" } })).toMatch(/the CLI's own home/);
     expect(await check({ name: "write", input: { path: "./HOME/trusted-mcp.json" } })).toMatch(/the CLI's own home/);
-    expect(await check({ name: "edit", input: { path: "src/../tools/server.js" } })).toMatch(/a file an MCP server in use runs/);
+    expect(await check({ name: "edit", input: { path: "src/../tools/server.js" } })).toMatch(
+      /a file an MCP server in use runs/,
+    );
   });
 
   it("leaves ordinary files, other tools and paths the tools refuse anyway alone", async () => {

@@ -20,9 +20,17 @@ const pick = (args: Parameters<typeof selectModel>[0], environment: NodeJS.Proce
 
 describe("selectModel", () => {
   it("without --provider, takes the environment's: Anthropic first, then OpenAI or a compatible server", () => {
-    expect(pick({}, { ANTHROPIC_API_KEY: "k", OPENAI_API_KEY: "o" })).toStrictEqual({ provider: "anthropic", model: "claude-sonnet-4-5", description: "anthropic claude-sonnet-4-5" });
+    expect(pick({}, { ANTHROPIC_API_KEY: "k", OPENAI_API_KEY: "o" })).toStrictEqual({
+      provider: "anthropic",
+      model: "claude-sonnet-4-5",
+      description: "anthropic claude-sonnet-4-5",
+    });
     expect(pick({}, { ANTHROPIC_API_KEY: "k", ANTHROPIC_MODEL: "claude-x" })).toMatchObject({ model: "claude-x" });
-    expect(pick({}, { OPENAI_API_KEY: "o" })).toStrictEqual({ provider: "openai", model: "gpt-4.1-mini", description: "openai gpt-4.1-mini" });
+    expect(pick({}, { OPENAI_API_KEY: "o" })).toStrictEqual({
+      provider: "openai",
+      model: "gpt-4.1-mini",
+      description: "openai gpt-4.1-mini",
+    });
     expect(pick({ model: "qwen3" }, { OPENAI_BASE_URL: "http://localhost:11434/v1" })).toStrictEqual({
       provider: "openai",
       model: "qwen3",
@@ -32,7 +40,9 @@ describe("selectModel", () => {
 
   it("without --provider and without any configuration, says what to set, and does not fall back to the demo", () => {
     expect(failure(() => selectModel({}, {}))).toBe(noModelMessage);
-    expect(noModelMessage).toMatch(/ANTHROPIC_API_KEY.*OPENAI_API_KEY.*OPENAI_BASE_URL=http:\/\/localhost:11434\/v1.*--provider demo/);
+    expect(noModelMessage).toMatch(
+      /ANTHROPIC_API_KEY.*OPENAI_API_KEY.*OPENAI_BASE_URL=http:\/\/localhost:11434\/v1.*--provider demo/,
+    );
     expect(failure(() => selectModel({}, { ANTHROPIC_API_KEY: "" }))).toBe(noModelMessage);
   });
 
@@ -47,11 +57,23 @@ describe("selectModel", () => {
   });
 
   it("names the variable a chosen provider is missing", () => {
-    expect(failure(() => selectModel({ provider: "anthropic" }, { OPENAI_API_KEY: "o" }))).toBe("--provider anthropic needs ANTHROPIC_API_KEY in the environment");
-    expect(failure(() => selectModel({ provider: "openai-responses" }, {}))).toMatch(/^--provider openai-responses needs OPENAI_API_KEY, or OPENAI_BASE_URL/);
-    expect(failure(() => selectModel({ provider: "gemini" }, {}))).toBe("--provider gemini needs GEMINI_API_KEY (or GOOGLE_API_KEY) in the environment");
+    expect(failure(() => selectModel({ provider: "anthropic" }, { OPENAI_API_KEY: "o" }))).toBe(
+      "--provider anthropic needs ANTHROPIC_API_KEY in the environment",
+    );
+    expect(failure(() => selectModel({ provider: "openai-responses" }, {}))).toMatch(
+      /^--provider openai-responses needs OPENAI_API_KEY, or OPENAI_BASE_URL/,
+    );
+    expect(failure(() => selectModel({ provider: "gemini" }, {}))).toBe(
+      "--provider gemini needs GEMINI_API_KEY (or GOOGLE_API_KEY) in the environment",
+    );
     expect(failure(() => selectModel({ provider: "bedrock" }, {}))).toMatch(/^--provider bedrock needs --model/);
-    expect(pick({ provider: "gemini" }, { GOOGLE_API_KEY: "g" })).toMatchObject({ provider: "gemini", model: "gemini-2.5-flash" });
-    expect(pick({ provider: "bedrock", model: "us.anthropic.claude" }, {})).toMatchObject({ provider: "bedrock", model: "us.anthropic.claude" });
+    expect(pick({ provider: "gemini" }, { GOOGLE_API_KEY: "g" })).toMatchObject({
+      provider: "gemini",
+      model: "gemini-2.5-flash",
+    });
+    expect(pick({ provider: "bedrock", model: "us.anthropic.claude" }, {})).toMatchObject({
+      provider: "bedrock",
+      model: "us.anthropic.claude",
+    });
   });
 });

@@ -26,16 +26,30 @@ afterEach(async () => {
 });
 
 async function task(workspace: string, args: string[]): Promise<{ id: string; stdout: string }> {
-  const { code, stdout, stderr } = await runCli(["--model", "test-model", ...args], { cwd: join(root.path, workspace), env: cliEnvironment(home.path, { OPENAI_BASE_URL: server.baseURL }) });
+  const { code, stdout, stderr } = await runCli(["--model", "test-model", ...args], {
+    cwd: join(root.path, workspace),
+    env: cliEnvironment(home.path, { OPENAI_BASE_URL: server.baseURL }),
+  });
   expect(code, stderr).toBe(0);
   return { id: /session (\S+) \(/.exec(stdout)![1]!, stdout };
 }
 
-const userContents = (request: number): unknown[] => server.bodies()[request]!.messages.filter((message) => message.role === "user").map((message) => message.content);
+const userContents = (request: number): unknown[] =>
+  server
+    .bodies()
+    [request]!.messages.filter((message) => message.role === "user")
+    .map((message) => message.content);
 
 describe("--resume", () => {
   it("continues the latest session of this workspace, or the one named", async () => {
-    server.enqueue({ text: "First answer." }, { text: "Elsewhere." }, { text: "Second answer." }, { text: "Newer answer." }, { text: "Latest again." }, { text: "Third answer." });
+    server.enqueue(
+      { text: "First answer." },
+      { text: "Elsewhere." },
+      { text: "Second answer." },
+      { text: "Newer answer." },
+      { text: "Latest again." },
+      { text: "Third answer." },
+    );
     const first = await task("project", ["first task"]);
     const elsewhere = await task("other", ["another project"]);
     expect(elsewhere.id).not.toBe(first.id);
@@ -56,15 +70,23 @@ describe("--resume", () => {
 
     // It was used from another workspace: that is where it works now.
     const entries = await loadEntries(join(home.path, "sessions", `${first.id}.jsonl`));
-    const workspaces = entries.filter((entry) => entry.type === "custom").map((entry) => (entry as { data?: { workspace?: string } }).data?.workspace);
+    const workspaces = entries
+      .filter((entry) => entry.type === "custom")
+      .map((entry) => (entry as { data?: { workspace?: string } }).data?.workspace);
     expect(workspaces).toStrictEqual([join(root.path, "project"), join(root.path, "other")]);
   });
 
   it("says so when there is nothing to resume", async () => {
-    const none = await runCli(["--model", "m", "--resume", "go on"], { cwd: join(root.path, "project"), env: cliEnvironment(home.path, { OPENAI_BASE_URL: server.baseURL }) });
+    const none = await runCli(["--model", "m", "--resume", "go on"], {
+      cwd: join(root.path, "project"),
+      env: cliEnvironment(home.path, { OPENAI_BASE_URL: server.baseURL }),
+    });
     expect(none.code).toBe(1);
     expect(none.stderr).toMatch(/no session of .*project to resume/);
-    const unknown = await runCli(["--model", "m", "--resume", "20250102-030405-a1b2c3", "go on"], { cwd: join(root.path, "project"), env: cliEnvironment(home.path, { OPENAI_BASE_URL: server.baseURL }) });
+    const unknown = await runCli(["--model", "m", "--resume", "20250102-030405-a1b2c3", "go on"], {
+      cwd: join(root.path, "project"),
+      env: cliEnvironment(home.path, { OPENAI_BASE_URL: server.baseURL }),
+    });
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toMatch(/no session 20250102-030405-a1b2c3 \(there is no .*20250102-030405-a1b2c3\.jsonl\)/);
   });
@@ -72,14 +94,24 @@ describe("--resume", () => {
   it("--resume <id> from another workspace works there, and the model is told so: tools and prompt agree", async () => {
     writeFileSync(join(root.path, "project", "where.txt"), "in project\n");
     writeFileSync(join(root.path, "other", "where.txt"), "in other\n");
-    server.enqueue({ text: "First answer." }, { toolCalls: [{ name: "read", arguments: { path: "where.txt" } }] }, { text: "It says in other." });
+    server.enqueue(
+      { text: "First answer." },
+      { toolCalls: [{ name: "read", arguments: { path: "where.txt" } }] },
+      { text: "It says in other." },
+    );
     const first = await task("project", ["first task"]);
     const moved = await task("other", ["--resume", first.id, "where are we?"]);
-    expect(moved.stdout).toContain(`workspace ${join(root.path, "other")} (the session worked in ${join(root.path, "project")} until now)`);
+    expect(moved.stdout).toContain(
+      `workspace ${join(root.path, "other")} (the session worked in ${join(root.path, "project")} until now)`,
+    );
     const request = server.bodies()[1]!;
-    const system = request.messages.filter((message) => message.role === "system").map((message) => String(message.content));
+    const system = request.messages
+      .filter((message) => message.role === "system")
+      .map((message) => String(message.content));
     // The last word on the workspace is the one the tools work in.
-    expect(system.at(-1)).toContain(`from now on you work in ${join(root.path, "other")}, no longer in ${join(root.path, "project")}`);
+    expect(system.at(-1)).toContain(
+      `from now on you work in ${join(root.path, "other")}, no longer in ${join(root.path, "project")}`,
+    );
     const result = server.bodies()[2]!.messages.find((message) => message.role === "tool");
     expect(String(result?.content)).toContain("in other");
     // Resumed again from there, nothing more is added.
@@ -88,4 +120,3 @@ describe("--resume", () => {
     expect(server.bodies()[3]!.messages.filter((message) => message.role === "system")).toHaveLength(2);
   });
 });
-

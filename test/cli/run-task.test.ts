@@ -18,7 +18,13 @@ function context(turns: ScriptedTurn[], session: Session, contextWindow = 200_00
     hooks: {},
     maxTurns: 10,
     contextWindow,
-    output: { event: (event) => events.push(event), finish: (result) => results.push(result), interrupting: () => undefined, pause: () => undefined, resume: () => undefined },
+    output: {
+      event: (event) => events.push(event),
+      finish: (result) => results.push(result),
+      interrupting: () => undefined,
+      pause: () => undefined,
+      resume: () => undefined,
+    },
     watchInterrupts: (handler) => {
       interrupt = handler;
       return () => (interrupt = undefined);
@@ -35,7 +41,12 @@ describe("runTask", () => {
     const run = context([{ role: "assistant", content: "an answer" }], session);
     const result = await runTask(run.task, "second");
     expect(result).toMatchObject({ outcome: "done", answer: "an answer", metrics: { modelCalls: 1 } });
-    expect(session.messages.map((message) => ("content" in message ? message.content : ""))).toStrictEqual(["system", "first", "second", "an answer"]);
+    expect(session.messages.map((message) => ("content" in message ? message.content : ""))).toStrictEqual([
+      "system",
+      "first",
+      "second",
+      "an answer",
+    ]);
     expect(run.results).toStrictEqual([result]);
   });
 
@@ -45,12 +56,21 @@ describe("runTask", () => {
       send(session, `task ${n}: ${"details ".repeat(50)}`);
       extendSession(session, { role: "assistant", content: `answer ${n}: ${"more ".repeat(50)}` });
     }
-    const summarizer: ScriptedTurn = (summarized) => [{ role: "assistant", content: `SUMMARY of ${summarized.messages.length} messages` }];
+    const summarizer: ScriptedTurn = (summarized) => [
+      { role: "assistant", content: `SUMMARY of ${summarized.messages.length} messages` },
+    ];
     const run = context([summarizer, { role: "assistant", content: "the answer" }], session, 300);
     const result = await runTask(run.task, "next task");
     expect(result).toMatchObject({ outcome: "done", answer: "the answer" });
     expect(run.events.some((event) => event.type === "compaction")).toBe(true);
-    expect(session.messages.some((message) => "role" in message && message.role === "user" && message.content.startsWith("Summary of the earlier conversation:\nSUMMARY of"))).toBe(true);
+    expect(
+      session.messages.some(
+        (message) =>
+          "role" in message &&
+          message.role === "user" &&
+          message.content.startsWith("Summary of the earlier conversation:\nSUMMARY of"),
+      ),
+    ).toBe(true);
     expect(session.messages.length).toBeLessThan(14);
     expect(session.messages.at(-2)).toMatchObject({ role: "user", content: "next task" });
   });
@@ -83,9 +103,19 @@ describe("runTask", () => {
   });
 
   it("reports the time spent waiting for the user apart: the time the loop measured in the permission hook", async () => {
-    const run = context([{ type: "tool_call", id: "c1", name: "touch", input: {} }, { role: "assistant", content: "done" }], { messages: [] });
-    run.task.tools = [tool({ name: "touch", description: "touch", inputSchema: { type: "object" }, handler: () => "ok" })];
-    run.task.hooks = { beforeToolCall: () => new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 300)) };
+    const run = context(
+      [
+        { type: "tool_call", id: "c1", name: "touch", input: {} },
+        { role: "assistant", content: "done" },
+      ],
+      { messages: [] },
+    );
+    run.task.tools = [
+      tool({ name: "touch", description: "touch", inputSchema: { type: "object" }, handler: () => "ok" }),
+    ];
+    run.task.hooks = {
+      beforeToolCall: () => new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 300)),
+    };
     const first = await runTask(run.task, "touch it");
     expect(first.outcome).toBe("done");
     expect(first.waitMs).toBeGreaterThanOrEqual(250);

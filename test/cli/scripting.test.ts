@@ -27,11 +27,18 @@ afterEach(async () => {
 });
 
 const run = (args: string[], input?: string) =>
-  runCli(["--model", "test-model", ...args], { cwd: workspace.path, env: cliEnvironment(home.path, { OPENAI_BASE_URL: server.baseURL }), ...(input === undefined ? {} : { input }) });
+  runCli(["--model", "test-model", ...args], {
+    cwd: workspace.path,
+    env: cliEnvironment(home.path, { OPENAI_BASE_URL: server.baseURL }),
+    ...(input === undefined ? {} : { input }),
+  });
 
 function jsonLines(stdout: string): Record<string, unknown>[] {
   expect(stdout.endsWith("\n")).toBe(true);
-  return stdout.trimEnd().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+  return stdout
+    .trimEnd()
+    .split("\n")
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
 }
 
 describe("--json", () => {
@@ -42,14 +49,29 @@ describe("--json", () => {
     expect(code).toBe(0);
     const lines = jsonLines(stdout);
     const start = lines[0]!;
-    expect(start).toMatchObject({ type: "session-start", resumed: false, workspace: workspace.path, provider: "openai", model: "test-model" });
+    expect(start).toMatchObject({
+      type: "session-start",
+      resumed: false,
+      workspace: workspace.path,
+      provider: "openai",
+      model: "test-model",
+    });
     expect(stderr).toContain(`session ${String(start.sessionId)}`);
     const types = lines.map((line) => line.type);
     expect(types).toContain("run-start");
     expect(types).toContain("text-delta");
-    expect(lines.find((line) => line.type === "tool-execution-end")).toMatchObject({ name: "read", result: { output: "     1\talpha" } });
+    expect(lines.find((line) => line.type === "tool-execution-end")).toMatchObject({
+      name: "read",
+      result: { output: "     1\talpha" },
+    });
     expect(types.at(-2)).toBe("run-end");
-    expect(lines.at(-1)).toMatchObject({ type: "done", outcome: "done", sessionId: start.sessionId, answer: "It says alpha.", usage: { inputTokens: 200, outputTokens: 40 } });
+    expect(lines.at(-1)).toMatchObject({
+      type: "done",
+      outcome: "done",
+      sessionId: start.sessionId,
+      answer: "It says alpha.",
+      usage: { inputTokens: 200, outputTokens: 40 },
+    });
     // Every duration is whole milliseconds.
     const durations = stdout.match(/"\w+Ms":[\d.e+-]+/g) ?? [];
     expect(durations.length).toBeGreaterThan(5);
@@ -61,7 +83,12 @@ describe("--json", () => {
     const { code, stdout } = await run(["--json", "hello"]);
     expect(code).toBe(1);
     const last = jsonLines(stdout).at(-1);
-    expect(last).toMatchObject({ type: "error", outcome: "error", status: 401, message: expect.stringContaining("Incorrect API key provided") });
+    expect(last).toMatchObject({
+      type: "error",
+      outcome: "error",
+      status: 401,
+      message: expect.stringContaining("Incorrect API key provided"),
+    });
   });
 
   it("reads the task from stdin when there is no argument", async () => {
@@ -80,15 +107,29 @@ describe("--json when the run cannot start or nobody reads", () => {
     expect(jsonLines(noModel.stdout)).toStrictEqual([{ type: "error", outcome: "error", message: noModelMessage }]);
     const noSession = await run(["--json", "--resume", "20990101-000000-abcdef", "hello"]);
     expect(noSession.code).toBe(1);
-    expect(jsonLines(noSession.stdout).at(-1)).toMatchObject({ type: "error", message: expect.stringContaining("no session 20990101-000000-abcdef") });
+    expect(jsonLines(noSession.stdout).at(-1)).toMatchObject({
+      type: "error",
+      message: expect.stringContaining("no session 20990101-000000-abcdef"),
+    });
   });
 
   it("ends quietly when the reader of its output goes away (| head -1)", async () => {
-    const child = spawn(process.execPath, ["--conditions=simple-agent-loop-source", `${repositoryRoot}src/cli/main.ts`, "--provider", "demo", "--json", "hello"], {
-      cwd: workspace.path,
-      env: cliEnvironment(home.path),
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        "--conditions=simple-agent-loop-source",
+        `${repositoryRoot}src/cli/main.ts`,
+        "--provider",
+        "demo",
+        "--json",
+        "hello",
+      ],
+      {
+        cwd: workspace.path,
+        env: cliEnvironment(home.path),
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
     let stderr = "";
     child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
     const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
@@ -102,7 +143,10 @@ describe("--json when the run cannot start or nobody reads", () => {
 
 describe("--provider demo", () => {
   it("says an empty workspace is empty", async () => {
-    const { code, stdout } = await runCli(["--provider", "demo", "what is here?"], { cwd: workspace.path, env: cliEnvironment(home.path) });
+    const { code, stdout } = await runCli(["--provider", "demo", "what is here?"], {
+      cwd: workspace.path,
+      env: cliEnvironment(home.path),
+    });
     expect(code).toBe(0);
     expect(stdout).toContain("✓ list . (empty)");
     expect(stdout).toContain("The workspace is empty.");
@@ -111,16 +155,26 @@ describe("--provider demo", () => {
 
 describe("permissions without a terminal", () => {
   it("denies a write, telling the model which flag allows it", async () => {
-    server.enqueue({ toolCalls: [{ name: "write", arguments: { path: "x.txt", content: "x" } }] }, { text: "I could not write." });
+    server.enqueue(
+      { toolCalls: [{ name: "write", arguments: { path: "x.txt", content: "x" } }] },
+      { text: "I could not write." },
+    );
     const { code, stdout } = await run(["create x.txt"]);
     expect(code).toBe(0);
-    expect(stdout).toContain("✗ write x.txt: Denied: write needs the user's permission and there is no terminal to ask; run with --allow write");
-    expect(String(server.bodies()[1]!.messages.find((message) => message.role === "tool")?.content)).toContain("--allow write");
+    expect(stdout).toContain(
+      "✗ write x.txt: Denied: write needs the user's permission and there is no terminal to ask; run with --allow write",
+    );
+    expect(String(server.bodies()[1]!.messages.find((message) => message.role === "tool")?.content)).toContain(
+      "--allow write",
+    );
     expect(existsSync(join(workspace.path, "x.txt"))).toBe(false);
   });
 
   it("runs it with --allow", async () => {
-    server.enqueue({ toolCalls: [{ name: "write", arguments: { path: "x.txt", content: "x\n" } }] }, { text: "Written." });
+    server.enqueue(
+      { toolCalls: [{ name: "write", arguments: { path: "x.txt", content: "x\n" } }] },
+      { text: "Written." },
+    );
     const { code, stdout } = await run(["--allow", "write", "create x.txt"]);
     expect(code).toBe(0);
     expect(stdout).toContain("✓ write x.txt (1 line)");
@@ -142,9 +196,14 @@ describe("exit codes and messages", () => {
     expect(bad.stderr).toMatch(/unknown provider skynet[^]*Run simple-agent-loop --help/);
     const unknown = await run(["--bogus", "hello"]);
     expect(unknown).toMatchObject({ code: 2, stdout: "" });
-    expect(unknown.stderr).toBe("simple-agent-loop: unknown option --bogus; a task that starts with - goes after --\nRun simple-agent-loop --help for the options.\n");
+    expect(unknown.stderr).toBe(
+      "simple-agent-loop: unknown option --bogus; a task that starts with - goes after --\nRun simple-agent-loop --help for the options.\n",
+    );
     const help = await run(["--help"]);
-    expect(help).toMatchObject({ code: 0, stdout: expect.stringContaining("Usage: simple-agent-loop [options] [task]") });
+    expect(help).toMatchObject({
+      code: 0,
+      stdout: expect.stringContaining("Usage: simple-agent-loop [options] [task]"),
+    });
     const version = await run(["--version"]);
     expect(version).toMatchObject({ code: 0, stdout: expect.stringMatching(/^\d+\.\d+\.\d+/) });
   });

@@ -35,7 +35,8 @@ export function terminalFixture(prefix: string): TerminalFixture {
     workspace?.remove();
     home?.remove();
   });
-  const environment = (extra: Record<string, string> = {}): Record<string, string> => cliEnvironment(home!.path, { OPENAI_BASE_URL: server!.baseURL, ...extra });
+  const environment = (extra: Record<string, string> = {}): Record<string, string> =>
+    cliEnvironment(home!.path, { OPENAI_BASE_URL: server!.baseURL, ...extra });
   return {
     server: () => server!,
     workspace: () => workspace!.path,

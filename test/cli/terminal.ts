@@ -23,13 +23,17 @@ export type CliTerminal = {
 export function startCliTerminal(args: string[], options: { cwd: string; env: Record<string, string> }): CliTerminal {
   const columns = 120;
   const terminal = new xterm.Terminal({ cols: columns, rows: 40, scrollback: 5000, allowProposedApi: true });
-  const child: IPty = spawn(process.execPath, ["--conditions=simple-agent-loop-source", `${repositoryRoot}src/cli/main.ts`, ...args], {
-    name: "xterm-256color",
-    cols: columns,
-    rows: 40,
-    cwd: options.cwd,
-    env: { ...options.env, TERM: "xterm-256color" },
-  });
+  const child: IPty = spawn(
+    process.execPath,
+    ["--conditions=simple-agent-loop-source", `${repositoryRoot}src/cli/main.ts`, ...args],
+    {
+      name: "xterm-256color",
+      cols: columns,
+      rows: 40,
+      cwd: options.cwd,
+      env: { ...options.env, TERM: "xterm-256color" },
+    },
+  );
   child.onData((data) => terminal.write(data));
   const exited = new Promise<number>((resolve) => child.onExit(({ exitCode }) => resolve(exitCode)));
   let done = false;
@@ -55,7 +59,10 @@ export function startCliTerminal(args: string[], options: { cwd: string; env: Re
     waitFor: async (expected, timeoutMs = 30_000) => {
       const deadline = Date.now() + timeoutMs;
       while (!matches(expected)) {
-        if (Date.now() > deadline) throw new Error(`timed out waiting for ${String(expected)}${done ? " (the process has exited)" : ""}; the screen:\n${screen()}`);
+        if (Date.now() > deadline)
+          throw new Error(
+            `timed out waiting for ${String(expected)}${done ? " (the process has exited)" : ""}; the screen:\n${screen()}`,
+          );
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
       return screen();

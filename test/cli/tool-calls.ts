@@ -2,7 +2,11 @@ import { executeToolCalls, type JsonObject, type Tool, type ToolResultMessage } 
 import { codingTools } from "../../src/cli/tools/index.ts";
 
 /** The CLI's coding tools in `root`, called the way the loop calls them (input validated, errors as results). */
-export function toolsIn(root: string): { tools: Tool[]; call: (name: string, input: JsonObject, signal?: AbortSignal) => Promise<ToolResultMessage>; callAll: (calls: [string, JsonObject][]) => Promise<ToolResultMessage[]> } {
+export function toolsIn(root: string): {
+  tools: Tool[];
+  call: (name: string, input: JsonObject, signal?: AbortSignal) => Promise<ToolResultMessage>;
+  callAll: (calls: [string, JsonObject][]) => Promise<ToolResultMessage[]>;
+} {
   const tools = codingTools(root, { bash: { defaultTimeoutMs: 20_000, killGraceMs: 500 } });
   let next = 0;
   const callAll = (calls: [string, JsonObject][], signal?: AbortSignal): Promise<ToolResultMessage[]> =>

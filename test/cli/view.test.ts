@@ -17,11 +17,15 @@ afterEach(() => {
 });
 
 function startView(args: string[]) {
-  const child = spawn(process.execPath, ["--conditions=simple-agent-loop-source", `${repositoryRoot}src/cli/main.ts`, "view", ...args], {
-    cwd: home.path,
-    env: cliEnvironment(home.path),
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const child = spawn(
+    process.execPath,
+    ["--conditions=simple-agent-loop-source", `${repositoryRoot}src/cli/main.ts`, "view", ...args],
+    {
+      cwd: home.path,
+      env: cliEnvironment(home.path),
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   let stdout = "";
   let stderr = "";
   child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
@@ -50,7 +54,10 @@ describe("view", () => {
   });
 
   it("says so when there is nothing to show", async () => {
-    const missing = await runCli(["view", join(home.path, "nope.jsonl")], { cwd: home.path, env: cliEnvironment(home.path) });
+    const missing = await runCli(["view", join(home.path, "nope.jsonl")], {
+      cwd: home.path,
+      env: cliEnvironment(home.path),
+    });
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/nope\.jsonl does not exist/);
   });

@@ -11,7 +11,9 @@ describe("visibleText", () => {
 
   it("shows Unicode format characters: bidi overrides, isolates, marks, zero-width characters, separators", () => {
     expect(visibleText("abc\u202Edef\u2066x\u2069\u200Fy")).toBe("abc<U+202E>def<U+2066>x<U+2069><U+200F>y");
-    expect(visibleText("a\u200Bb\u200Cc\u200Dd\u2060e\uFEFFf\u00ADg")).toBe("a<U+200B>b<U+200C>c<U+200D>d<U+2060>e<U+FEFF>f<U+00AD>g");
+    expect(visibleText("a\u200Bb\u200Cc\u200Dd\u2060e\uFEFFf\u00ADg")).toBe(
+      "a<U+200B>b<U+200C>c<U+200D>d<U+2060>e<U+FEFF>f<U+00AD>g",
+    );
     expect(visibleText("one\u2028two\u2029three\u3164")).toBe("one<U+2028>two<U+2029>three<U+3164>");
     expect(visibleText("tag\u{E0041}")).toBe("tag<U+E0041>");
   });
@@ -43,7 +45,9 @@ describe("visibleJson", () => {
   it("writes the same JSON with every character that could act on a terminal as a \\u escape", () => {
     const value = { text: "a\x1b[2J\x9b\u202Eb\u2028\u{E0041}\x7f", plain: "ünïcode ✓", list: [1, "\n"] };
     const line = visibleJson(value);
-    expect(line).toBe('{"text":"a\\u001b[2J\\u009b\\u202eb\\u2028\\udb40\\udc41\\u007f","plain":"ünïcode ✓","list":[1,"\\n"]}');
+    expect(line).toBe(
+      '{"text":"a\\u001b[2J\\u009b\\u202eb\\u2028\\udb40\\udc41\\u007f","plain":"ünïcode ✓","list":[1,"\\n"]}',
+    );
     expect(JSON.parse(line)).toStrictEqual(value);
   });
 });

@@ -44,7 +44,10 @@ describe("workspace confinement", () => {
   it("refuses ~ (never expanded) instead of creating a directory named ~", async () => {
     const { call } = toolsIn(workspace.path);
     const write = await call("write", { path: "~/notes.txt", content: "x" });
-    expect(write).toMatchObject({ isError: true, output: expect.stringContaining("~ is not expanded, paths are relative to the workspace") });
+    expect(write).toMatchObject({
+      isError: true,
+      output: expect.stringContaining("~ is not expanded, paths are relative to the workspace"),
+    });
     expect((await call("read", { path: "~" })).isError).toBe(true);
     expect(existsSync(join(workspace.path, "~"))).toBe(false);
     expect((await call("write", { path: "./~/notes.txt", content: "x" })).isError).toBeUndefined();
@@ -52,8 +55,14 @@ describe("workspace confinement", () => {
 
   it("refuses a trailing slash on a file, and a write to a path ending with /", async () => {
     const { call } = toolsIn(workspace.path);
-    expect(await call("read", { path: "inside.txt/" })).toMatchObject({ isError: true, output: "Error: inside.txt is a file, not a directory (the path ends with /)" });
-    expect(await call("write", { path: "newdir/", content: "x" })).toMatchObject({ isError: true, output: "Error: newdir/ ends with /: give the path of a file" });
+    expect(await call("read", { path: "inside.txt/" })).toMatchObject({
+      isError: true,
+      output: "Error: inside.txt is a file, not a directory (the path ends with /)",
+    });
+    expect(await call("write", { path: "newdir/", content: "x" })).toMatchObject({
+      isError: true,
+      output: "Error: newdir/ ends with /: give the path of a file",
+    });
     expect(existsSync(join(workspace.path, "newdir"))).toBe(false);
     expect((await call("list", { path: "sub/" })).isError).toBeUndefined();
   });
@@ -68,7 +77,10 @@ describe("workspace confinement", () => {
     symlinkSync(join(outside.path, "secret.txt"), join(workspace.path, "link.txt"));
     const { call } = toolsIn(workspace.path);
     const read = await call("read", { path: "link.txt" });
-    expect(read).toMatchObject({ isError: true, output: expect.stringMatching(/through a symbolic link, outside the workspace/) });
+    expect(read).toMatchObject({
+      isError: true,
+      output: expect.stringMatching(/through a symbolic link, outside the workspace/),
+    });
     const write = await call("write", { path: "link.txt", content: "overwritten" });
     expect(write.isError).toBe(true);
     expect(readFileSync(join(outside.path, "secret.txt"), "utf8")).toBe("secret\n");
@@ -89,7 +101,10 @@ describe("workspace confinement", () => {
   it("refuses a dangling symbolic link, which a write would follow to wherever it points", async () => {
     symlinkSync(join(outside.path, "not-yet.txt"), join(workspace.path, "dangling.txt"));
     const result = await toolsIn(workspace.path).call("write", { path: "dangling.txt", content: "x" });
-    expect(result).toMatchObject({ isError: true, output: expect.stringMatching(/symbolic link to a target that does not exist/) });
+    expect(result).toMatchObject({
+      isError: true,
+      output: expect.stringMatching(/symbolic link to a target that does not exist/),
+    });
     expect(existsSync(join(outside.path, "not-yet.txt"))).toBe(false);
   });
 

@@ -104,8 +104,13 @@ describe("hard links", () => {
     const { call } = toolsIn(workspace.path);
     const read = await call("read", { path: "hard.txt" });
     expect(read).toMatchObject({ isError: true, output: expect.stringMatching(/^Error: hard\.txt has 2 hard links/) });
-    expect(text(await call("grep", { pattern: "secret" }))).toMatch(/^No matches\.\n\[skipped 1 file with several hard links: hard\.txt\]$/);
-    expect(await call("write", { path: "hard.txt", content: "overwritten\n" })).toMatchObject({ isError: true, output: expect.stringMatching(/hard links/) });
+    expect(text(await call("grep", { pattern: "secret" }))).toMatch(
+      /^No matches\.\n\[skipped 1 file with several hard links: hard\.txt\]$/,
+    );
+    expect(await call("write", { path: "hard.txt", content: "overwritten\n" })).toMatchObject({
+      isError: true,
+      output: expect.stringMatching(/hard links/),
+    });
     expect(await call("edit", { path: "hard.txt", oldText: "secret", newText: "x" })).toMatchObject({ isError: true });
     outsideUntouched();
     expect(existsSync(join(workspace.path, "hard.txt"))).toBe(true);

@@ -28,7 +28,10 @@ describe("loadMcpConfig", () => {
   }
 
   it("a server named __proto__ or constructor is a server like any other, never the map's prototype", async () => {
-    const path = await file("prototype.json", '{"mcpServers": {"__proto__": {"command": "evil"}, "constructor": {"command": "also"}, "ok": {"command": "fine"}}}');
+    const path = await file(
+      "prototype.json",
+      '{"mcpServers": {"__proto__": {"command": "evil"}, "constructor": {"command": "also"}, "ok": {"command": "fine"}}}',
+    );
     const servers = await loadMcpConfig(path, { env: {} });
     expect(Object.keys(servers).sort()).toStrictEqual(["__proto__", "constructor", "ok"]);
     expect(Object.getPrototypeOf(servers)).toBe(Object.prototype);
@@ -39,23 +42,40 @@ describe("loadMcpConfig", () => {
   });
 
   it("fills ${NAME} only from the environment's own variables, never from inherited properties", async () => {
-    const path = await file("inherited.json", { mcpServers: { s: { command: "run", args: ["${constructor}", "${toString:-fallback}", "${HOME_SET}"] } } });
-    await expect(loadMcpConfig(path, { env: { HOME_SET: "yes" } })).rejects.toMatchObject({ message: expect.stringMatching(/\$\{constructor\}, which is not set/) });
-    const fallback = await file("inherited-fallback.json", { mcpServers: { s: { command: "run", args: ["${toString:-fallback}", "${HOME_SET}"] } } });
-    expect(await loadMcpConfig(fallback, { env: { HOME_SET: "yes" } })).toStrictEqual({ s: { command: "run", args: ["fallback", "yes"] } });
+    const path = await file("inherited.json", {
+      mcpServers: { s: { command: "run", args: ["${constructor}", "${toString:-fallback}", "${HOME_SET}"] } },
+    });
+    await expect(loadMcpConfig(path, { env: { HOME_SET: "yes" } })).rejects.toMatchObject({
+      message: expect.stringMatching(/\$\{constructor\}, which is not set/),
+    });
+    const fallback = await file("inherited-fallback.json", {
+      mcpServers: { s: { command: "run", args: ["${toString:-fallback}", "${HOME_SET}"] } },
+    });
+    expect(await loadMcpConfig(fallback, { env: { HOME_SET: "yes" } })).toStrictEqual({
+      s: { command: "run", args: ["fallback", "yes"] },
+    });
   });
 
   it("reads the Claude Desktop / Claude Code format, keeping only what it uses and expanding ${VAR}", async () => {
     const path = await file("valid.json", {
       mcpServers: {
-        files: { command: "npx", args: ["-y", "@modelcontextprotocol/server-filesystem", "${HOME_DIR}"], env: { DEBUG: "1" }, disabled: false },
+        files: {
+          command: "npx",
+          args: ["-y", "@modelcontextprotocol/server-filesystem", "${HOME_DIR}"],
+          env: { DEBUG: "1" },
+          disabled: false,
+        },
         local: { type: "stdio", command: "./server", cwd: "/srv" },
         remote: { type: "http", url: "https://example.com/mcp", headers: { Authorization: "Bearer ${TOKEN}" } },
         plain: { url: "http://127.0.0.1:8080/mcp?region=${REGION:-eu}" },
       },
     });
     expect(await loadMcpConfig(path, { env: { HOME_DIR: "/home/ada", TOKEN: "t0ken" } })).toStrictEqual({
-      files: { command: "npx", args: ["-y", "@modelcontextprotocol/server-filesystem", "/home/ada"], env: { DEBUG: "1" } },
+      files: {
+        command: "npx",
+        args: ["-y", "@modelcontextprotocol/server-filesystem", "/home/ada"],
+        env: { DEBUG: "1" },
+      },
       local: { command: "./server", cwd: "/srv" },
       remote: { url: "https://example.com/mcp", headers: { Authorization: "Bearer t0ken" } },
       plain: { url: "http://127.0.0.1:8080/mcp?region=eu" },
@@ -78,7 +98,10 @@ describe("loadMcpConfig", () => {
 
   it("gives a configuration connectMcp accepts", async () => {
     const path = await file("fixture.json", { mcpServers: { fixture: { ...stdioServer(), unknownKey: true } } });
-    const output = await withMcp(await loadMcpConfig(path), async (tools) => (await runTool(tools, "echo", { text: "from file" })).output);
+    const output = await withMcp(
+      await loadMcpConfig(path),
+      async (tools) => (await runTool(tools, "echo", { text: "from file" })).output,
+    );
     expect(output).toBe("echo: from file");
   });
 
@@ -94,15 +117,39 @@ describe("loadMcpConfig", () => {
   it("names the file and the server entry when an entry is wrong", async () => {
     const cases: [unknown, string][] = [
       [{ mcp: {} }, 'expected an object with "mcpServers": { "<name>": { … } }'],
-      [{ mcpServers: { files: "npx" } }, 'server "files": expected an object with "command" (stdio) or "url" (Streamable HTTP)'],
-      [{ mcpServers: { files: { args: ["x"] } } }, 'server "files": needs "command" (stdio) or "url" (Streamable HTTP)'],
-      [{ mcpServers: { files: { command: "npx", args: "-y server" } } }, 'server "files": "args" must be an array of strings'],
-      [{ mcpServers: { files: { command: "npx", env: { PORT: 8080 } } } }, 'server "files": "env" must be an object of strings'],
-      [{ mcpServers: { both: { command: "npx", url: "http://x" } } }, 'server "both": has both "command" and "url"; give one'],
-      [{ mcpServers: { web: { type: "sse", url: "http://x/sse" } } }, 'server "web": the HTTP+SSE transport ("type": "sse") is not supported'],
+      [
+        { mcpServers: { files: "npx" } },
+        'server "files": expected an object with "command" (stdio) or "url" (Streamable HTTP)',
+      ],
+      [
+        { mcpServers: { files: { args: ["x"] } } },
+        'server "files": needs "command" (stdio) or "url" (Streamable HTTP)',
+      ],
+      [
+        { mcpServers: { files: { command: "npx", args: "-y server" } } },
+        'server "files": "args" must be an array of strings',
+      ],
+      [
+        { mcpServers: { files: { command: "npx", env: { PORT: 8080 } } } },
+        'server "files": "env" must be an object of strings',
+      ],
+      [
+        { mcpServers: { both: { command: "npx", url: "http://x" } } },
+        'server "both": has both "command" and "url"; give one',
+      ],
+      [
+        { mcpServers: { web: { type: "sse", url: "http://x/sse" } } },
+        'server "web": the HTTP+SSE transport ("type": "sse") is not supported',
+      ],
       [{ mcpServers: { web: { url: "ftp://x" } } }, 'server "web": "url" must be an http(s) URL, got "ftp://x"'],
-      [{ mcpServers: { web: { url: "https://x", headers: { Authorization: "Bearer ${TOKEN}" } } } }, 'server "web": "headers.Authorization" uses ${TOKEN}, which is not set'],
-      [{ mcpServers: { web: { url: "https://x", headers: { Authorization: "Bearer ${env:TOKEN}" } } } }, 'server "web": "headers.Authorization" uses ${env:TOKEN}, which is not set'],
+      [
+        { mcpServers: { web: { url: "https://x", headers: { Authorization: "Bearer ${TOKEN}" } } } },
+        'server "web": "headers.Authorization" uses ${TOKEN}, which is not set',
+      ],
+      [
+        { mcpServers: { web: { url: "https://x", headers: { Authorization: "Bearer ${env:TOKEN}" } } } },
+        'server "web": "headers.Authorization" uses ${env:TOKEN}, which is not set',
+      ],
       [
         { servers: { web: { url: "https://x", headers: { Authorization: "Bearer ${input:token}" } } } },
         'server "web": "headers.Authorization" uses ${input:token}; only ${NAME}, ${NAME:-default} and ${env:NAME} are filled in',

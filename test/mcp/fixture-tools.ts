@@ -36,7 +36,10 @@ export function createFixtureServer(): McpServer {
   server.registerTool("slow", { description: "Runs until cancelled." }, async (extra) => {
     const progressToken = extra._meta?.progressToken;
     if (progressToken !== undefined) {
-      await extra.sendNotification({ method: "notifications/progress", params: { progressToken, progress: 1, message: "started" } });
+      await extra.sendNotification({
+        method: "notifications/progress",
+        params: { progressToken, progress: 1, message: "started" },
+      });
     }
     await new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, 120_000);
@@ -52,13 +55,17 @@ export function createFixtureServer(): McpServer {
   }));
   server.registerTool("crash", { description: "Exits the server process mid-call." }, () => process.exit(1));
   // Over HTTP, http-server.ts answers a call of it with a response stream that ends at once.
-  server.registerTool("hangup", { description: "Hangs up (HTTP only)." }, () => ({ content: [{ type: "text", text: "not over HTTP" }] }));
+  server.registerTool("hangup", { description: "Hangs up (HTTP only)." }, () => ({
+    content: [{ type: "text", text: "not over HTTP" }],
+  }));
   // With a server that can resume streams (an event store), the client gets the answer by resuming.
   server.registerTool("reconnect", { description: "Closes its response stream, then answers." }, async (extra) => {
     extra.closeSSEStream?.();
     await new Promise((resolve) => setTimeout(resolve, 100));
     return { content: [{ type: "text", text: "answered" }] };
   });
-  server.registerTool("dotted.name", { description: "A name providers reject." }, () => ({ content: [{ type: "text", text: "ok" }] }));
+  server.registerTool("dotted.name", { description: "A name providers reject." }, () => ({
+    content: [{ type: "text", text: "ok" }],
+  }));
   return server;
 }

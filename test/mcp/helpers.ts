@@ -24,7 +24,11 @@ export async function processesTagged(tag: string): Promise<number[]> {
 }
 
 /** Runs one call of `name` through the loop's executor, as the loop would. */
-export async function runTool(tools: readonly Tool[], name: string, input: JsonObject = {}): Promise<Omit<ToolResultMessage, "ts">> {
+export async function runTool(
+  tools: readonly Tool[],
+  name: string,
+  input: JsonObject = {},
+): Promise<Omit<ToolResultMessage, "ts">> {
   const [result] = await executeToolCalls([{ type: "tool_call", id: "call", name, input }], {}, { tools });
   const { ts: _ts, ...rest } = result!;
   return rest;

@@ -18,28 +18,32 @@ const linux = process.platform === "linux";
 const dropped = { timeout: 20_000 };
 
 describe.runIf(linux)("an HTTP server that goes away mid-call", () => {
-  it("killed mid-call: the call fails at once naming the server, later calls fail, close() leaves nothing behind", dropped, async () => {
-    const timersBefore = handles("Timeout").length;
-    const tag = randomUUID();
-    const server = await startServerProcess(tag);
-    const connection = await connectMcp({ remote: { url: server.url } }, { timeout: 60_000 });
-    try {
-      const result = await callSlowUntilProgress(connection, () => server.child.kill("SIGKILL"));
-      expect(result.output).toMatch(
-        /^Error: MCP server "remote": MCP error -32000: Connection lost before the server answered: the response stream broke: .+/,
-      );
-      const later = await runTool(connection.tools, "echo", { text: "anyone?" });
-      expect(later).toMatchObject({ isError: true });
-      expect(later.output).toMatch(/^Error: MCP server "remote": .*ECONNREFUSED/);
-    } finally {
-      await connection.close();
-      server.child.kill("SIGKILL");
-    }
-    expect(await processesTagged(tag)).toStrictEqual([]);
-    // Other tests' timers may come and go; none may be added, and no socket may stay open.
-    expect(handles("TCP")).toStrictEqual([]);
-    expect(handles("Timeout").length).toBeLessThanOrEqual(timersBefore);
-  });
+  it(
+    "killed mid-call: the call fails at once naming the server, later calls fail, close() leaves nothing behind",
+    dropped,
+    async () => {
+      const timersBefore = handles("Timeout").length;
+      const tag = randomUUID();
+      const server = await startServerProcess(tag);
+      const connection = await connectMcp({ remote: { url: server.url } }, { timeout: 60_000 });
+      try {
+        const result = await callSlowUntilProgress(connection, () => server.child.kill("SIGKILL"));
+        expect(result.output).toMatch(
+          /^Error: MCP server "remote": MCP error -32000: Connection lost before the server answered: the response stream broke: .+/,
+        );
+        const later = await runTool(connection.tools, "echo", { text: "anyone?" });
+        expect(later).toMatchObject({ isError: true });
+        expect(later.output).toMatch(/^Error: MCP server "remote": .*ECONNREFUSED/);
+      } finally {
+        await connection.close();
+        server.child.kill("SIGKILL");
+      }
+      expect(await processesTagged(tag)).toStrictEqual([]);
+      // Other tests' timers may come and go; none may be added, and no socket may stay open.
+      expect(handles("TCP")).toStrictEqual([]);
+      expect(handles("Timeout").length).toBeLessThanOrEqual(timersBefore);
+    },
+  );
 
   it("killed mid-call with a stream it could resume: the call fails once resuming has failed", dropped, async () => {
     const tag = randomUUID();
@@ -55,27 +59,38 @@ describe.runIf(linux)("an HTTP server that goes away mid-call", () => {
     }
   });
 
-  it("a response stream that ends without the answer: the call fails, the connection still works", dropped, async () => {
-    const server = await startHttpServer();
-    try {
-      await using connection = await connectMcp({ remote: { url: server.url } }, { timeout: 60_000 });
-      expect(await runTool(connection.tools, "hangup")).toStrictEqual({
-        type: "tool_result",
-        id: "call",
-        output: 'Error: MCP server "remote": MCP error -32000: Connection lost before the server answered: the response stream ended',
-        isError: true,
-      });
-      expect(await runTool(connection.tools, "echo", { text: "still there" })).toMatchObject({ output: "echo: still there" });
-    } finally {
-      await server.close();
-    }
-  });
+  it(
+    "a response stream that ends without the answer: the call fails, the connection still works",
+    dropped,
+    async () => {
+      const server = await startHttpServer();
+      try {
+        await using connection = await connectMcp({ remote: { url: server.url } }, { timeout: 60_000 });
+        expect(await runTool(connection.tools, "hangup")).toStrictEqual({
+          type: "tool_result",
+          id: "call",
+          output:
+            'Error: MCP server "remote": MCP error -32000: Connection lost before the server answered: the response stream ended',
+          isError: true,
+        });
+        expect(await runTool(connection.tools, "echo", { text: "still there" })).toMatchObject({
+          output: "echo: still there",
+        });
+      } finally {
+        await server.close();
+      }
+    },
+  );
 
   it("a stream the server closes and can resume is resumed: the call gets its answer", dropped, async () => {
     const server = await startHttpServer({ resumable: true });
     try {
       await using connection = await connectMcp({ remote: { url: server.url } }, { timeout: 60_000 });
-      expect(await runTool(connection.tools, "reconnect")).toStrictEqual({ type: "tool_result", id: "call", output: "answered" });
+      expect(await runTool(connection.tools, "reconnect")).toStrictEqual({
+        type: "tool_result",
+        id: "call",
+        output: "answered",
+      });
       // The answer came over the stream the client opened to resume (a GET with Last-Event-ID).
       expect(server.headers.some((headers) => headers["last-event-id"] !== undefined)).toBe(true);
     } finally {
@@ -86,7 +101,10 @@ describe.runIf(linux)("an HTTP server that goes away mid-call", () => {
 
 /** Calls `slow` through the loop and runs `drop` once the server reports it running. */
 async function callSlowUntilProgress(connection: McpConnection, drop: () => void): Promise<ToolResultMessage> {
-  const model = scriptedModel([[{ type: "tool_call", id: "call-1", name: "slow", input: {} }], [{ role: "assistant", content: "done" }]]);
+  const model = scriptedModel([
+    [{ type: "tool_call", id: "call-1", name: "slow", input: {} }],
+    [{ role: "assistant", content: "done" }],
+  ]);
   // The progress report comes over the call's response stream, so that stream is open when the server goes.
   const onEvent = (event: AgentEvent): void => void (event.type === "tool-execution-update" && drop());
   const session = await agentLoop(model, connection.tools, initSession("system", "go"), { onEvent });

@@ -36,14 +36,17 @@ export async function startHttpServer(options: HttpFixtureOptions = {}): Promise
     void handle(request).then(
       async ({ transport, body }) => {
         // The stream of the answer ends at once, as a proxy that drops it would end it.
-        if (callsTool(body, "hangup")) return void response.writeHead(200, { "content-type": "text/event-stream" }).end();
+        if (callsTool(body, "hangup"))
+          return void response.writeHead(200, { "content-type": "text/event-stream" }).end();
         return transport?.handleRequest(request, response, body) ?? response.writeHead(404).end();
       },
       () => response.writeHead(500).end(),
     );
   });
 
-  async function handle(request: IncomingMessage): Promise<{ transport: StreamableHTTPServerTransport | undefined; body: unknown }> {
+  async function handle(
+    request: IncomingMessage,
+  ): Promise<{ transport: StreamableHTTPServerTransport | undefined; body: unknown }> {
     const body = request.method === "POST" ? await readJson(request) : undefined;
     for (const message of Array.isArray(body) ? body : [body]) {
       if (typeof message === "object" && message !== null && "method" in message) methods.push(String(message.method));
@@ -79,7 +82,10 @@ export async function startHttpServer(options: HttpFixtureOptions = {}): Promise
 }
 
 function callsTool(body: unknown, name: string): boolean {
-  const { method, params } = (typeof body === "object" && body !== null ? body : {}) as { method?: unknown; params?: { name?: unknown } };
+  const { method, params } = (typeof body === "object" && body !== null ? body : {}) as {
+    method?: unknown;
+    params?: { name?: unknown };
+  };
   return method === "tools/call" && params?.name === name;
 }
 

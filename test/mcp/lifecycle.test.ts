@@ -1,7 +1,13 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it, vi } from "vitest";
 import { agentLoop, initSession, isToolResult, response, type AgentEvent } from "simple-agent-loop";
-import { connectMcp, isMcpConnectionError, withMcp, type McpConnectionError, type McpStdioServerConfig } from "simple-agent-loop/mcp";
+import {
+  connectMcp,
+  isMcpConnectionError,
+  withMcp,
+  type McpConnectionError,
+  type McpStdioServerConfig,
+} from "simple-agent-loop/mcp";
 import { scriptedModel } from "simple-agent-loop/testing";
 import { startHttpServer } from "./http-server.ts";
 import { freePort } from "../helpers.ts";
@@ -70,10 +76,18 @@ describe.runIf(linux)("closing MCP connections", () => {
       progress: { progress: 1, message: "started" },
     });
     const { ts: _ts, ...result } = session.messages.find(isToolResult)!;
-    expect(result).toStrictEqual({ type: "tool_result", id: "call-1", output: "Error: aborted before the tool finished", isError: true });
+    expect(result).toStrictEqual({
+      type: "tool_result",
+      id: "call-1",
+      output: "Error: aborted before the tool finished",
+      isError: true,
+    });
     expect(response(session)).toMatchObject({ content: "", stopReason: "aborted" });
     expect(model.callCount).toBe(1);
-    await vi.waitFor(async () => expect(await processesTagged(tag)).toStrictEqual([]), { timeout: 20_000, interval: 100 });
+    await vi.waitFor(async () => expect(await processesTagged(tag)).toStrictEqual([]), {
+      timeout: 20_000,
+      interval: 100,
+    });
     await connection.close();
     expect(await runTool(connection.tools, "echo", { text: "late" })).toMatchObject({ isError: true });
   });
@@ -161,30 +175,42 @@ describe.runIf(linux)("connection failures", () => {
     const tag = randomUUID();
     const error = await rejection(connectMcp({ good: stdioServer(tag), ghost: { command: `no-such-command-${tag}` } }));
     expect(error.server).toBe("ghost");
-    expect(error.message).toBe(`MCP server "ghost" (command "no-such-command-${tag}"): command not found (spawn no-such-command-${tag} ENOENT)`);
+    expect(error.message).toBe(
+      `MCP server "ghost" (command "no-such-command-${tag}"): command not found (spawn no-such-command-${tag} ENOENT)`,
+    );
     expect(await processesTagged(tag)).toStrictEqual([]);
   });
 
   it("a closed port: names the server, closes the servers already connected", async () => {
     const port = await freePort();
     const tag = randomUUID();
-    const error = await rejection(connectMcp({ good: stdioServer(tag), gone: { url: `http://127.0.0.1:${port}/mcp?token=secret` } }));
+    const error = await rejection(
+      connectMcp({ good: stdioServer(tag), gone: { url: `http://127.0.0.1:${port}/mcp?token=secret` } }),
+    );
     expect(error.server).toBe("gone");
-    expect(error.message).toMatch(new RegExp(`^MCP server "gone" \\(http://127\\.0\\.0\\.1:${port}/mcp\\): could not connect: .*ECONNREFUSED`));
+    expect(error.message).toMatch(
+      new RegExp(`^MCP server "gone" \\(http://127\\.0\\.0\\.1:${port}/mcp\\): could not connect: .*ECONNREFUSED`),
+    );
     expect(error.message).not.toContain("secret");
     expect(await processesTagged(tag)).toStrictEqual([]);
   });
 
   it("a server that exits during initialization: names the server", async () => {
-    const error = await rejection(connectMcp({ broken: { command: process.execPath, args: ["-e", "process.exit(3)"] } }));
+    const error = await rejection(
+      connectMcp({ broken: { command: process.execPath, args: ["-e", "process.exit(3)"] } }),
+    );
     expect(error.server).toBe("broken");
     expect(error.message).toMatch(/^MCP server "broken" \(command ".*"\): could not connect: .*Connection closed/);
   });
 
   it("a server that exits during initialization with stderr ignored: its last stderr lines explain it", async () => {
     const script = "console.error('starting'); console.error('GITHUB_TOKEN is not set'); process.exit(1)";
-    const error = await rejection(connectMcp({ github: { command: process.execPath, args: ["-e", script] } }, { stderr: "ignore" }));
-    expect(error.message).toMatch(/^MCP server "github" \(command ".*"\): could not connect: .*Connection closed; its stderr ended with: starting\nGITHUB_TOKEN is not set$/);
+    const error = await rejection(
+      connectMcp({ github: { command: process.execPath, args: ["-e", script] } }, { stderr: "ignore" }),
+    );
+    expect(error.message).toMatch(
+      /^MCP server "github" \(command ".*"\): could not connect: .*Connection closed; its stderr ended with: starting\nGITHUB_TOKEN is not set$/,
+    );
   });
 
   it("a bad URL: names the server", async () => {
@@ -212,7 +238,9 @@ describe.runIf(linux)("connection failures", () => {
 
   it("an already aborted signal rejects before starting anything", async () => {
     const tag = randomUUID();
-    await expect(connectMcp({ local: stdioServer(tag) }, { signal: AbortSignal.abort(new Error("too late")) })).rejects.toThrow("too late");
+    await expect(
+      connectMcp({ local: stdioServer(tag) }, { signal: AbortSignal.abort(new Error("too late")) }),
+    ).rejects.toThrow("too late");
     expect(await processesTagged(tag)).toStrictEqual([]);
   });
 });
@@ -221,4 +249,3 @@ describe.runIf(linux)("connection failures", () => {
 function silentServer(tag: string): McpStdioServerConfig {
   return { command: process.execPath, args: ["-e", "setInterval(() => {}, 1000)", tag] };
 }
-

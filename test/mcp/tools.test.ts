@@ -13,7 +13,18 @@ describe("MCP tools over stdio", () => {
   afterAll(() => connection.close());
 
   it("lists each MCP tool as a loop tool with its name, description and input schema", () => {
-    expect(connection.tools.map((tool) => tool.name)).toStrictEqual(["echo", "add", "fail", "media", "slow", "pid", "crash", "hangup", "reconnect", "dotted_name"]);
+    expect(connection.tools.map((tool) => tool.name)).toStrictEqual([
+      "echo",
+      "add",
+      "fail",
+      "media",
+      "slow",
+      "pid",
+      "crash",
+      "hangup",
+      "reconnect",
+      "dotted_name",
+    ]);
     expect(toolSchemas(connection.tools)[0]).toStrictEqual({
       name: "echo",
       description: "Echo the text back.",
@@ -25,7 +36,18 @@ describe("MCP tools over stdio", () => {
       input_schema: { type: "object", properties: {} },
     });
     // Only a tool the server marks read-only may start while the model is still streaming.
-    expect(connection.tools.map((tool) => tool.eager)).toStrictEqual([undefined, false, false, false, false, false, false, false, false, false]);
+    expect(connection.tools.map((tool) => tool.eager)).toStrictEqual([
+      undefined,
+      false,
+      false,
+      false,
+      false,
+      false,
+      false,
+      false,
+      false,
+      false,
+    ]);
     expect(Object.keys(connection.clients)).toStrictEqual(["local"]);
   });
 
@@ -43,7 +65,11 @@ describe("MCP tools over stdio", () => {
   });
 
   it("gives structuredContent when the server sends it, and other content kinds as JSON parts without binary data", async () => {
-    expect(await runTool(connection.tools, "add", { a: 2, b: 3 })).toStrictEqual({ type: "tool_result", id: "call", output: { sum: 5 } });
+    expect(await runTool(connection.tools, "add", { a: 2, b: 3 })).toStrictEqual({
+      type: "tool_result",
+      id: "call",
+      output: { sum: 5 },
+    });
     expect(await runTool(connection.tools, "media")).toStrictEqual({
       type: "tool_result",
       id: "call",
@@ -63,11 +89,20 @@ describe("MCP tools over stdio", () => {
     ]);
     const session = await agentLoop(model, connection.tools, initSession("system", "try"));
     const { ts: _ts, ...result } = session.messages.find(isToolResult)!;
-    expect(result).toStrictEqual({ type: "tool_result", id: "call-1", output: "Error: the disk is on fire", isError: true });
+    expect(result).toStrictEqual({
+      type: "tool_result",
+      id: "call-1",
+      output: "Error: the disk is on fire",
+      isError: true,
+    });
   });
 
   it("calls a sanitized name by the server's own name", async () => {
-    expect(await runTool(connection.tools, "dotted_name")).toStrictEqual({ type: "tool_result", id: "call", output: "ok" });
+    expect(await runTool(connection.tools, "dotted_name")).toStrictEqual({
+      type: "tool_result",
+      id: "call",
+      output: "ok",
+    });
   });
 });
 
@@ -87,7 +122,11 @@ describe("MCP tools over Streamable HTTP", () => {
     expect(toolSchemas(connection.tools).find((tool) => tool.name === "add")).toStrictEqual({
       name: "add",
       description: "Add two numbers.",
-      input_schema: { type: "object", properties: { a: { type: "number" }, b: { type: "number" } }, required: ["a", "b"] },
+      input_schema: {
+        type: "object",
+        properties: { a: { type: "number" }, b: { type: "number" } },
+        required: ["a", "b"],
+      },
     });
     expect(server.headers.length).toBeGreaterThan(0);
     for (const headers of server.headers) expect(headers.authorization).toBe("Bearer secret");
@@ -130,11 +169,16 @@ describe("tool names across servers", () => {
   it("refuses two servers with the same tool name, suggesting prefix: true", async () => {
     const connecting = connectMcp({ local: stdioServer(), remote: { url: server.url } });
     await expect(connecting).rejects.toSatisfy(isMcpConfigError);
-    await expect(connecting).rejects.toThrow('MCP servers "local" and "remote" both have a tool named "echo"; pass { prefix: true }');
+    await expect(connecting).rejects.toThrow(
+      'MCP servers "local" and "remote" both have a tool named "echo"; pass { prefix: true }',
+    );
   });
 
   it("names tools <server>__<tool> with prefix: true", async () => {
-    await using connection = await connectMcp({ "local files": stdioServer(), remote: { url: server.url } }, { prefix: true });
+    await using connection = await connectMcp(
+      { "local files": stdioServer(), remote: { url: server.url } },
+      { prefix: true },
+    );
     const names = connection.tools.map((tool) => tool.name);
     expect(names.slice(0, 2)).toStrictEqual(["local_files__echo", "local_files__add"]);
     expect(names).toContain("local_files__dotted_name");
@@ -158,7 +202,11 @@ describe("input schemas as servers send them", () => {
       description: "Takes nothing.",
       input_schema: { type: "object", properties: {} },
     });
-    expect(await runTool(connection.tools, "no_parameters")).toStrictEqual({ type: "tool_result", id: "call", output: "{}" });
+    expect(await runTool(connection.tools, "no_parameters")).toStrictEqual({
+      type: "tool_result",
+      id: "call",
+      output: "{}",
+    });
   });
 
   it("keeps $ref and $defs, and validates input through them", async () => {

@@ -25,7 +25,12 @@ export type WireTurn = {
 export type ErrorKind = "rate_limit" | "server" | "invalid_request" | "context_overflow";
 
 /** What every adapter's factory takes, under the same names. */
-export type ConformanceModelOptions = { stream: boolean; apiKey: string; headers?: Record<string, string>; idleTimeoutMs?: number };
+export type ConformanceModelOptions = {
+  stream: boolean;
+  apiKey: string;
+  headers?: Record<string, string>;
+  idleTimeoutMs?: number;
+};
 
 /** The suite's cases by name: an adapter may skip any of them, with the reason it does not apply. */
 export type ConformanceCase =
@@ -90,69 +95,104 @@ export function conformanceSuite(target: ConformanceTarget): void {
       await server.close();
     });
     const fresh = (): void => server.reset();
-    const check = (name: ConformanceCase, title: string, test: () => Promise<void>): void => caseOf(target, name, title, test);
+    const check = (name: ConformanceCase, title: string, test: () => Promise<void>): void =>
+      caseOf(target, name, title, test);
 
     for (const stream of [true, false]) {
       const mode = stream ? "streamed" : "not streamed";
 
       check("text-answer", `answers with text, stop reason and usage (${mode})`, async () => {
         fresh();
-        server.enqueue(target.turnResponse({ text: "Hello there!", stopReason: "end_turn", usage: { input: 12, output: 3 } }, stream));
-        const session = await agentLoop(target.createModel(server.origin, { stream, apiKey }), [], initSession("Be brief.", "Say hello"));
+        server.enqueue(
+          target.turnResponse(
+            { text: "Hello there!", stopReason: "end_turn", usage: { input: 12, output: 3 } },
+            stream,
+          ),
+        );
+        const session = await agentLoop(
+          target.createModel(server.origin, { stream, apiKey }),
+          [],
+          initSession("Be brief.", "Say hello"),
+        );
         expect(withoutTs(session).slice(2)).toStrictEqual([
-          { role: "assistant", content: "Hello there!", stopReason: "end_turn", usage: expect.objectContaining({ inputTokens: 12, outputTokens: 3 }) },
+          {
+            role: "assistant",
+            content: "Hello there!",
+            stopReason: "end_turn",
+            usage: expect.objectContaining({ inputTokens: 12, outputTokens: 3 }),
+          },
         ]);
         expect(server.requests).toHaveLength(1);
       });
 
-      check("parallel-tools", `runs parallel tool calls and sends every result back, paired by id, in call order (${mode})`, async () => {
-        fresh();
-        server.enqueue(
-          target.turnResponse(
+      check(
+        "parallel-tools",
+        `runs parallel tool calls and sends every result back, paired by id, in call order (${mode})`,
+        async () => {
+          fresh();
+          server.enqueue(
+            target.turnResponse(
+              {
+                text: "Looking both up.",
+                toolCalls: [
+                  { id: "call_alpha", name: "lookup", input: { word: "alpha" } },
+                  { id: "call_beta", name: "lookup", input: { word: "beta" } },
+                ],
+                stopReason: "tool_use",
+                usage: { input: 20, output: 10 },
+              },
+              stream,
+            ),
+            target.turnResponse(
+              { text: "Both found.", stopReason: "end_turn", usage: { input: 40, output: 4 } },
+              stream,
+            ),
+          );
+          const looked: string[] = [];
+          const session = await agentLoop(
+            target.createModel(server.origin, { stream, apiKey }),
+            [lookup],
+            initSession("s", "look up alpha and beta"),
             {
-              text: "Looking both up.",
-              toolCalls: [
-                { id: "call_alpha", name: "lookup", input: { word: "alpha" } },
-                { id: "call_beta", name: "lookup", input: { word: "beta" } },
-              ],
-              stopReason: "tool_use",
-              usage: { input: 20, output: 10 },
+              toolHandlers: {
+                lookup: async (input: { word: string }) => {
+                  looked.push(input.word);
+                  await new Promise((resolve) => setTimeout(resolve, input.word === "alpha" ? 20 : 0));
+                  return `definition of ${input.word}`;
+                },
+              },
             },
-            stream,
-          ),
-          target.turnResponse({ text: "Both found.", stopReason: "end_turn", usage: { input: 40, output: 4 } }, stream),
-        );
-        const looked: string[] = [];
-        const session = await agentLoop(target.createModel(server.origin, { stream, apiKey }), [lookup], initSession("s", "look up alpha and beta"), {
-          toolHandlers: {
-            lookup: async (input: { word: string }) => {
-              looked.push(input.word);
-              await new Promise((resolve) => setTimeout(resolve, input.word === "alpha" ? 20 : 0));
-              return `definition of ${input.word}`;
-            },
-          },
-        });
-        expect(looked.sort()).toStrictEqual(["alpha", "beta"]);
-        expect(response(session)?.content).toBe("Both found.");
-        expectEveryCallAnsweredOnce(session);
-        const second = server.requests[1]!.body;
-        const calls = target.toolCallsIn(second);
-        expect(calls.map((call) => call.name)).toStrictEqual(["lookup", "lookup"]);
-        expect(target.toolResultsIn(second)).toStrictEqual([
-          { id: calls[0]!.id, output: "definition of alpha" },
-          { id: calls[1]!.id, output: "definition of beta" },
-        ]);
-      });
+          );
+          expect(looked.sort()).toStrictEqual(["alpha", "beta"]);
+          expect(response(session)?.content).toBe("Both found.");
+          expectEveryCallAnsweredOnce(session);
+          const second = server.requests[1]!.body;
+          const calls = target.toolCallsIn(second);
+          expect(calls.map((call) => call.name)).toStrictEqual(["lookup", "lookup"]);
+          expect(target.toolResultsIn(second)).toStrictEqual([
+            { id: calls[0]!.id, output: "definition of alpha" },
+            { id: calls[1]!.id, output: "definition of beta" },
+          ]);
+        },
+      );
 
       check("rate-limit-retry", `retries a rate limit, honouring retry-after (${mode})`, async () => {
         fresh();
-        server.enqueue(target.errorResponse("rate_limit"), target.turnResponse({ text: "ok", stopReason: "end_turn", usage: { input: 1, output: 1 } }, stream));
+        server.enqueue(
+          target.errorResponse("rate_limit"),
+          target.turnResponse({ text: "ok", stopReason: "end_turn", usage: { input: 1, output: 1 } }, stream),
+        );
         const retries: number[] = [];
-        const session = await agentLoop(target.createModel(server.origin, { stream, apiKey }), [], initSession("s", "u"), {
-          onEvent: (event) => {
-            if (event.type === "retry") retries.push(event.delayMs);
+        const session = await agentLoop(
+          target.createModel(server.origin, { stream, apiKey }),
+          [],
+          initSession("s", "u"),
+          {
+            onEvent: (event) => {
+              if (event.type === "retry") retries.push(event.delayMs);
+            },
           },
-        });
+        );
         expect(response(session)?.content).toBe("ok");
         expect(retries).toStrictEqual([0]);
         expect(server.requests).toHaveLength(2);
@@ -160,53 +200,96 @@ export function conformanceSuite(target: ConformanceTarget): void {
 
       check("server-error-retry", `retries a server error (${mode})`, async () => {
         fresh();
-        server.enqueue(target.errorResponse("server"), target.turnResponse({ text: "ok", stopReason: "end_turn", usage: { input: 1, output: 1 } }, stream));
-        const session = await agentLoop(target.createModel(server.origin, { stream, apiKey }), [], initSession("s", "u"), {
-          retry: { initialDelayMs: 1 },
-        });
+        server.enqueue(
+          target.errorResponse("server"),
+          target.turnResponse({ text: "ok", stopReason: "end_turn", usage: { input: 1, output: 1 } }, stream),
+        );
+        const session = await agentLoop(
+          target.createModel(server.origin, { stream, apiKey }),
+          [],
+          initSession("s", "u"),
+          {
+            retry: { initialDelayMs: 1 },
+          },
+        );
         expect(response(session)?.content).toBe("ok");
       });
     }
 
-    check("invalid-request", "throws a typed, non-retryable error for an invalid request, without the API key, adding nothing", async () => {
-      fresh();
-      server.enqueue(target.errorResponse("invalid_request"));
-      const session = initSession("s", "u");
-      const error = (await agentLoop(target.createModel(server.origin, { stream: true, apiKey }), [], session).catch((thrown: unknown) => thrown)) as ProviderError;
-      expect(isProviderError(error)).toBe(true);
-      expect(error).toMatchObject({ provider: target.name, status: 400, retryable: false });
-      expect(error.message).not.toContain(apiKey);
-      expect(JSON.stringify(error)).not.toContain(apiKey);
-      expect(session.messages).toHaveLength(2);
-      expect(server.requests).toHaveLength(1);
-    });
+    check(
+      "invalid-request",
+      "throws a typed, non-retryable error for an invalid request, without the API key, adding nothing",
+      async () => {
+        fresh();
+        server.enqueue(target.errorResponse("invalid_request"));
+        const session = initSession("s", "u");
+        const error = (await agentLoop(target.createModel(server.origin, { stream: true, apiKey }), [], session).catch(
+          (thrown: unknown) => thrown,
+        )) as ProviderError;
+        expect(isProviderError(error)).toBe(true);
+        expect(error).toMatchObject({ provider: target.name, status: 400, retryable: false });
+        expect(error.message).not.toContain(apiKey);
+        expect(JSON.stringify(error)).not.toContain(apiKey);
+        expect(session.messages).toHaveLength(2);
+        expect(server.requests).toHaveLength(1);
+      },
+    );
 
     check("context-overflow", "recognises a context overflow", async () => {
       fresh();
       server.enqueue(target.errorResponse("context_overflow"));
-      const error = await agentLoop(target.createModel(server.origin, { stream: true, apiKey }), [], initSession("s", "u")).catch((thrown: unknown) => thrown);
+      const error = await agentLoop(
+        target.createModel(server.origin, { stream: true, apiKey }),
+        [],
+        initSession("s", "u"),
+      ).catch((thrown: unknown) => thrown);
       expect(isContextOverflowError(error)).toBe(true);
     });
 
-    check("cut-midway", "discards a stream cut midway and repeats the call: nothing duplicated or half-written", async () => {
-      fresh();
-      const full = target.turnResponse({ text: "A complete answer, streamed in several pieces.", stopReason: "end_turn", usage: { input: 5, output: 9 } }, true);
-      server.enqueue({ ...full, destroyAfterChunks: Math.max(1, Math.floor((full.chunks?.length ?? 2) / 2)) }, full);
-      const session = await agentLoop(target.createModel(server.origin, { stream: true, apiKey }), [], initSession("s", "u"), {
-        retry: { initialDelayMs: 1 },
-      });
-      expect(withoutTs(session).slice(2)).toStrictEqual([
-        expect.objectContaining({ role: "assistant", content: "A complete answer, streamed in several pieces.", stopReason: "end_turn" }),
-      ]);
-      expect(server.requests).toHaveLength(2);
-    });
+    check(
+      "cut-midway",
+      "discards a stream cut midway and repeats the call: nothing duplicated or half-written",
+      async () => {
+        fresh();
+        const full = target.turnResponse(
+          {
+            text: "A complete answer, streamed in several pieces.",
+            stopReason: "end_turn",
+            usage: { input: 5, output: 9 },
+          },
+          true,
+        );
+        server.enqueue({ ...full, destroyAfterChunks: Math.max(1, Math.floor((full.chunks?.length ?? 2) / 2)) }, full);
+        const session = await agentLoop(
+          target.createModel(server.origin, { stream: true, apiKey }),
+          [],
+          initSession("s", "u"),
+          {
+            retry: { initialDelayMs: 1 },
+          },
+        );
+        expect(withoutTs(session).slice(2)).toStrictEqual([
+          expect.objectContaining({
+            role: "assistant",
+            content: "A complete answer, streamed in several pieces.",
+            stopReason: "end_turn",
+          }),
+        ]);
+        expect(server.requests).toHaveLength(2);
+      },
+    );
 
     check("abort", "an abort cancels the HTTP request and ends the run as aborted", async () => {
       fresh();
-      const full = target.turnResponse({ text: "This never finishes", stopReason: "end_turn", usage: { input: 1, output: 1 } }, true);
+      const full = target.turnResponse(
+        { text: "This never finishes", stopReason: "end_turn", usage: { input: 1, output: 1 } },
+        true,
+      );
       server.enqueue({ ...full, chunks: full.chunks?.slice(0, 1) ?? [], hang: true });
       const controller = new AbortController();
-      const run = agentLoop(target.createModel(server.origin, { stream: true, apiKey }), [], initSession("s", "u"), { signal: controller.signal });
+      const run = agentLoop(target.createModel(server.origin, { stream: true, apiKey }), [], initSession("s", "u"), {
+        signal: controller.signal,
+      });
       // Once the server has the request, however slow the machine: then the abort must reach it.
       await expect.poll(() => server.requests.length, { timeout: 10_000 }).toBe(1);
       controller.abort();
@@ -218,18 +301,28 @@ export function conformanceSuite(target: ConformanceTarget): void {
       await expect.poll(() => server.requests[0]?.clientClosed, { timeout: 5000 }).toBe(true);
     });
 
-    check("abort", "an abort with a reason of the caller's own ends the run as aborted, never as a provider failure to repeat", async () => {
-      fresh();
-      const full = target.turnResponse({ text: "This never finishes", stopReason: "end_turn", usage: { input: 1, output: 1 } }, true);
-      server.enqueue({ ...full, chunks: full.chunks?.slice(0, 1) ?? [], hang: true });
-      const controller = new AbortController();
-      const run = agentLoop(target.createModel(server.origin, { stream: true, apiKey }), [], initSession("s", "u"), { signal: controller.signal, retry: { initialDelayMs: 1 } });
-      await expect.poll(() => server.requests.length, { timeout: 10_000 }).toBe(1);
-      controller.abort(new Error("the user closed the tab"));
-      const session = await run;
-      expect(withoutTs(session).at(-1)).toMatchObject({ role: "assistant", stopReason: "aborted" });
-      expect(server.requests).toHaveLength(1);
-    });
+    check(
+      "abort",
+      "an abort with a reason of the caller's own ends the run as aborted, never as a provider failure to repeat",
+      async () => {
+        fresh();
+        const full = target.turnResponse(
+          { text: "This never finishes", stopReason: "end_turn", usage: { input: 1, output: 1 } },
+          true,
+        );
+        server.enqueue({ ...full, chunks: full.chunks?.slice(0, 1) ?? [], hang: true });
+        const controller = new AbortController();
+        const run = agentLoop(target.createModel(server.origin, { stream: true, apiKey }), [], initSession("s", "u"), {
+          signal: controller.signal,
+          retry: { initialDelayMs: 1 },
+        });
+        await expect.poll(() => server.requests.length, { timeout: 10_000 }).toBe(1);
+        controller.abort(new Error("the user closed the tab"));
+        const session = await run;
+        expect(withoutTs(session).at(-1)).toMatchObject({ role: "assistant", stopReason: "aborted" });
+        expect(server.requests).toHaveLength(1);
+      },
+    );
 
     transportCases(target, () => server, fresh);
 
@@ -239,13 +332,25 @@ export function conformanceSuite(target: ConformanceTarget): void {
     check("max-tokens-cut", "does not run tool calls of a response cut by max_tokens (eager starts off)", async () => {
       fresh();
       server.enqueue(
-        target.turnResponse({ toolCalls: [{ id: "call_cut", name: "lookup", input: { word: "x" } }], stopReason: "max_tokens", usage: { input: 1, output: 1 } }, true),
+        target.turnResponse(
+          {
+            toolCalls: [{ id: "call_cut", name: "lookup", input: { word: "x" } }],
+            stopReason: "max_tokens",
+            usage: { input: 1, output: 1 },
+          },
+          true,
+        ),
       );
       let ran = false;
-      const session = await agentLoop(target.createModel(server.origin, { stream: true, apiKey }), [lookup], initSession("s", "u"), {
-        toolHandlers: { lookup: () => (ran = true) },
-        eagerTools: false,
-      });
+      const session = await agentLoop(
+        target.createModel(server.origin, { stream: true, apiKey }),
+        [lookup],
+        initSession("s", "u"),
+        {
+          toolHandlers: { lookup: () => (ran = true) },
+          eagerTools: false,
+        },
+      );
       expect(ran).toBe(false);
       expect(withoutTs(session).at(-1)).toMatchObject({ type: "tool_result", isError: true });
       expectEveryCallAnsweredOnce(session);
@@ -258,10 +363,21 @@ const teamSecret = "team-secret-header-value-0123";
 // Bytes in, typed failures out: redirects, cuts, stalls, refused connections, bodies that are not
 // the stream asked for, oversized or garbled ones. The same for every adapter.
 function transportCases(target: ConformanceTarget, current: () => ReplayServer, fresh: () => void): void {
-  const check = (name: ConformanceCase, title: string, test: () => Promise<void>): void => caseOf(target, name, title, test, 20_000);
-  const answer = (): ReplayResponse => target.turnResponse({ text: "A complete answer, streamed in several pieces.", stopReason: "end_turn", usage: { input: 5, output: 9 } }, true);
+  const check = (name: ConformanceCase, title: string, test: () => Promise<void>): void =>
+    caseOf(target, name, title, test, 20_000);
+  const answer = (): ReplayResponse =>
+    target.turnResponse(
+      {
+        text: "A complete answer, streamed in several pieces.",
+        stopReason: "end_turn",
+        usage: { input: 5, output: 9 },
+      },
+      true,
+    );
   const failure = async (model: InvokeModel): Promise<ProviderError> => {
-    const error = await agentLoop(model, [], initSession("s", "u"), { retry: false }).catch((thrown: unknown) => thrown);
+    const error = await agentLoop(model, [], initSession("s", "u"), { retry: false }).catch(
+      (thrown: unknown) => thrown,
+    );
     expect(isProviderError(error)).toBe(true);
     return error as ProviderError;
   };
@@ -271,30 +387,43 @@ function transportCases(target: ConformanceTarget, current: () => ReplayServer, 
   };
 
   for (const status of [301, 302, 307, 308]) {
-    check("redirect", `refuses a ${status} redirect to another origin: neither the key nor a user header goes there`, async () => {
-      fresh();
-      const elsewhere = await startReplayServer();
-      try {
-        elsewhere.enqueue(answer());
-        current().enqueue({ status, headers: { location: `${elsewhere.origin}/collect` } });
-        const error = await failure(target.createModel(current().origin, { stream: true, apiKey, headers: { "x-team-secret": teamSecret } }));
-        expect(error).toMatchObject({ provider: target.name, status, retryable: false });
-        expect(error.message).toContain(elsewhere.origin);
-        expect(error.message).toContain("redirect");
-        expect(elsewhere.requests).toStrictEqual([]);
-        expect(current().requests).toHaveLength(1);
-      } finally {
-        await elsewhere.close();
-      }
-    });
+    check(
+      "redirect",
+      `refuses a ${status} redirect to another origin: neither the key nor a user header goes there`,
+      async () => {
+        fresh();
+        const elsewhere = await startReplayServer();
+        try {
+          elsewhere.enqueue(answer());
+          current().enqueue({ status, headers: { location: `${elsewhere.origin}/collect` } });
+          const error = await failure(
+            target.createModel(current().origin, { stream: true, apiKey, headers: { "x-team-secret": teamSecret } }),
+          );
+          expect(error).toMatchObject({ provider: target.name, status, retryable: false });
+          expect(error.message).toContain(elsewhere.origin);
+          expect(error.message).toContain("redirect");
+          expect(elsewhere.requests).toStrictEqual([]);
+          expect(current().requests).toHaveLength(1);
+        } finally {
+          await elsewhere.close();
+        }
+      },
+    );
   }
 
   check("redirect", "follows a 307 on the same origin, with the credentials and headers the call had", async () => {
     fresh();
     current().enqueue({ status: 307, headers: { location: `${current().origin}/moved/here` } }, answer());
-    const session = await agentLoop(target.createModel(current().origin, { stream: true, apiKey, headers: { "x-team-secret": teamSecret } }), [], initSession("s", "u"));
+    const session = await agentLoop(
+      target.createModel(current().origin, { stream: true, apiKey, headers: { "x-team-secret": teamSecret } }),
+      [],
+      initSession("s", "u"),
+    );
     expect(response(session)?.content).toBe("A complete answer, streamed in several pieces.");
-    expect(current().requests.map((request) => request.url.split("?")[0])).toStrictEqual([expect.not.stringContaining("/moved"), "/moved/here"]);
+    expect(current().requests.map((request) => request.url.split("?")[0])).toStrictEqual([
+      expect.not.stringContaining("/moved"),
+      "/moved/here",
+    ]);
     expect(current().requests[1]!.headers["x-team-secret"]).toBe(teamSecret);
     expect(current().requests[1]!.body).toStrictEqual(current().requests[0]!.body);
   });
@@ -306,61 +435,91 @@ function transportCases(target: ConformanceTarget, current: () => ReplayServer, 
     expect(chunks.length).toBeGreaterThanOrEqual(3);
     current().enqueue({ ...full, chunkDelayMs: 15, destroyAfterChunks: Math.max(2, chunks.length - 1) }, full);
     const seen: string[] = [];
-    const session = await agentLoop(target.createModel(current().origin, { stream: true, apiKey }), [], initSession("s", "u"), {
-      retry: { initialDelayMs: 1 },
-      onEvent: (event) => {
-        if (event.type === "text-delta") seen.push("delta");
-        if (event.type === "retry") seen.push(`retry: ${event.error}`);
+    const session = await agentLoop(
+      target.createModel(current().origin, { stream: true, apiKey }),
+      [],
+      initSession("s", "u"),
+      {
+        retry: { initialDelayMs: 1 },
+        onEvent: (event) => {
+          if (event.type === "text-delta") seen.push("delta");
+          if (event.type === "retry") seen.push(`retry: ${event.error}`);
+        },
       },
-    });
+    );
     const retry = seen.findIndex((entry) => entry.startsWith("retry"));
     expect(retry).toBeGreaterThan(0);
     expect(seen[retry]).toContain(target.name);
     expect(withoutTs(session).slice(2)).toStrictEqual([
-      expect.objectContaining({ role: "assistant", content: "A complete answer, streamed in several pieces.", stopReason: "end_turn" }),
+      expect.objectContaining({
+        role: "assistant",
+        content: "A complete answer, streamed in several pieces.",
+        stopReason: "end_turn",
+      }),
     ]);
     expect(current().requests).toHaveLength(2);
   });
 
-  check("idle-timeout", "a stream that stalls after its first bytes fails after idleTimeoutMs, retryable, and is repeated", async () => {
-    fresh();
-    const full = answer();
-    current().enqueue({ ...full, chunks: full.chunks?.slice(0, 1) ?? [], hang: true }, full);
-    const retries: string[] = [];
-    const session = await agentLoop(target.createModel(current().origin, { stream: true, apiKey, idleTimeoutMs: 500 }), [], initSession("s", "u"), {
-      retry: { initialDelayMs: 1 },
-      onEvent: (event) => {
-        if (event.type === "retry") retries.push(event.error);
-      },
-    });
-    expect(retries[0]).toContain("idleTimeoutMs");
-    expect(response(session)?.content).toBe("A complete answer, streamed in several pieces.");
-    await expect.poll(() => current().requests[0]?.clientClosed, { timeout: 5000 }).toBe(true);
-  });
+  check(
+    "idle-timeout",
+    "a stream that stalls after its first bytes fails after idleTimeoutMs, retryable, and is repeated",
+    async () => {
+      fresh();
+      const full = answer();
+      current().enqueue({ ...full, chunks: full.chunks?.slice(0, 1) ?? [], hang: true }, full);
+      const retries: string[] = [];
+      const session = await agentLoop(
+        target.createModel(current().origin, { stream: true, apiKey, idleTimeoutMs: 500 }),
+        [],
+        initSession("s", "u"),
+        {
+          retry: { initialDelayMs: 1 },
+          onEvent: (event) => {
+            if (event.type === "retry") retries.push(event.error);
+          },
+        },
+      );
+      expect(retries[0]).toContain("idleTimeoutMs");
+      expect(response(session)?.content).toBe("A complete answer, streamed in several pieces.");
+      await expect.poll(() => current().requests[0]?.clientClosed, { timeout: 5000 }).toBe(true);
+    },
+  );
 
-  check("idle-timeout", "a server that never sends the headers of a stream fails after idleTimeoutMs, retryable", async () => {
-    fresh();
-    current().enqueue({ stallBeforeHeaders: true });
-    const error = await failure(target.createModel(current().origin, { stream: true, apiKey, idleTimeoutMs: 300 }));
-    expect(error).toMatchObject({ provider: target.name, retryable: true });
-    expect(error.message).toContain("idleTimeoutMs");
-    await expect.poll(() => current().requests[0]?.clientClosed, { timeout: 5000 }).toBe(true);
-  });
+  check(
+    "idle-timeout",
+    "a server that never sends the headers of a stream fails after idleTimeoutMs, retryable",
+    async () => {
+      fresh();
+      current().enqueue({ stallBeforeHeaders: true });
+      const error = await failure(target.createModel(current().origin, { stream: true, apiKey, idleTimeoutMs: 300 }));
+      expect(error).toMatchObject({ provider: target.name, retryable: true });
+      expect(error.message).toContain("idleTimeoutMs");
+      await expect.poll(() => current().requests[0]?.clientClosed, { timeout: 5000 }).toBe(true);
+    },
+  );
 
-  check("idle-timeout", "a JSON answer whose body stalls after its headers fails after idleTimeoutMs, retryable (not streamed)", async () => {
-    fresh();
-    current().enqueue({ headers: { "content-type": "application/json" }, chunks: ['{"id": "'], hang: true });
-    const error = await failure(target.createModel(current().origin, { stream: false, apiKey, idleTimeoutMs: 300 }));
-    expect(error).toMatchObject({ provider: target.name, retryable: true });
-    expect(error.message).toContain("idleTimeoutMs");
-    await expect.poll(() => current().requests[0]?.clientClosed, { timeout: 5000 }).toBe(true);
-  });
+  check(
+    "idle-timeout",
+    "a JSON answer whose body stalls after its headers fails after idleTimeoutMs, retryable (not streamed)",
+    async () => {
+      fresh();
+      current().enqueue({ headers: { "content-type": "application/json" }, chunks: ['{"id": "'], hang: true });
+      const error = await failure(target.createModel(current().origin, { stream: false, apiKey, idleTimeoutMs: 300 }));
+      expect(error).toMatchObject({ provider: target.name, retryable: true });
+      expect(error.message).toContain("idleTimeoutMs");
+      await expect.poll(() => current().requests[0]?.clientClosed, { timeout: 5000 }).toBe(true);
+    },
+  );
 
-  check("idle-timeout", "rejects an idleTimeoutMs that is not a positive number when the model is created", async () => {
-    for (const idleTimeoutMs of [0, -1, Number.NaN]) {
-      expect(() => target.createModel(current().origin, { stream: true, apiKey, idleTimeoutMs })).toThrow(RangeError);
-    }
-  });
+  check(
+    "idle-timeout",
+    "rejects an idleTimeoutMs that is not a positive number when the model is created",
+    async () => {
+      for (const idleTimeoutMs of [0, -1, Number.NaN]) {
+        expect(() => target.createModel(current().origin, { stream: true, apiKey, idleTimeoutMs })).toThrow(RangeError);
+      }
+    },
+  );
 
   check("connection-failure", "a refused connection names its cause and its target, and is retryable", async () => {
     const port = await freePort();
@@ -371,100 +530,200 @@ function transportCases(target: ConformanceTarget, current: () => ReplayServer, 
   });
 
   for (const stream of [true, false]) {
-    check("html-body", `a 200 with an HTML page says what came back, in a bounded excerpt (${stream ? "streamed" : "not streamed"})`, async () => {
-      fresh();
-      const page = `<!doctype html><html><head><title>Sign in to Corporate Proxy</title></head><body>${"<p>filler</p>".repeat(20_000)}</body></html>`;
-      current().enqueue({ status: 200, headers: { "content-type": "text/html; charset=utf-8" }, body: page });
-      const error = await failure(target.createModel(current().origin, { stream, apiKey }));
-      expect(error).toMatchObject({ provider: target.name, retryable: false });
-      expect(error.message).toContain("text/html");
-      expect(error.message).toContain("Sign in to Corporate Proxy");
-      expect(error.message.length).toBeLessThan(1500);
-    });
+    check(
+      "html-body",
+      `a 200 with an HTML page says what came back, in a bounded excerpt (${stream ? "streamed" : "not streamed"})`,
+      async () => {
+        fresh();
+        const page = `<!doctype html><html><head><title>Sign in to Corporate Proxy</title></head><body>${"<p>filler</p>".repeat(20_000)}</body></html>`;
+        current().enqueue({ status: 200, headers: { "content-type": "text/html; charset=utf-8" }, body: page });
+        const error = await failure(target.createModel(current().origin, { stream, apiKey }));
+        expect(error).toMatchObject({ provider: target.name, retryable: false });
+        expect(error.message).toContain("text/html");
+        expect(error.message).toContain("Sign in to Corporate Proxy");
+        expect(error.message.length).toBeLessThan(1500);
+      },
+    );
   }
 
-  check("bounded-error-body", "reads only the start of an error body that never ends, and says what it was", async () => {
-    fresh();
-    const start = JSON.stringify({ error: { message: "upstream exploded" } }).slice(0, -2);
-    current().enqueue({ status: 500, headers: { "content-type": "application/json" }, chunks: [start, ..."x".repeat(64).split("").map(() => "x".repeat(64 * 1024))], hang: true });
-    const error = await failure(target.createModel(current().origin, { stream: true, apiKey }));
-    expect(error).toMatchObject({ provider: target.name, status: 500, retryable: true });
-    expect(error.message).toContain("upstream exploded");
-    expect(error.message.length).toBeLessThan(1500);
-    await expect.poll(() => current().requests[0]?.clientClosed, { timeout: 5000 }).toBe(true);
-  });
+  check(
+    "bounded-error-body",
+    "reads only the start of an error body that never ends, and says what it was",
+    async () => {
+      fresh();
+      const start = JSON.stringify({ error: { message: "upstream exploded" } }).slice(0, -2);
+      current().enqueue({
+        status: 500,
+        headers: { "content-type": "application/json" },
+        chunks: [
+          start,
+          ..."x"
+            .repeat(64)
+            .split("")
+            .map(() => "x".repeat(64 * 1024)),
+        ],
+        hang: true,
+      });
+      const error = await failure(target.createModel(current().origin, { stream: true, apiKey }));
+      expect(error).toMatchObject({ provider: target.name, status: 500, retryable: true });
+      expect(error.message).toContain("upstream exploded");
+      expect(error.message.length).toBeLessThan(1500);
+      await expect.poll(() => current().requests[0]?.clientClosed, { timeout: 5000 }).toBe(true);
+    },
+  );
 
-  check("bounded-error-body", "refuses a JSON answer whose content-length is over the cap before reading it", async () => {
-    fresh();
-    current().enqueue({ headers: { "content-type": "application/json", "content-length": String(200 * 1024 * 1024) }, chunks: ['{"id": "'], hang: true });
-    const error = await failure(target.createModel(current().origin, { stream: false, apiKey }));
-    expect(error).toMatchObject({ provider: target.name, status: 200, retryable: false });
-    expect(error.message).toContain(String(200 * 1024 * 1024));
-    await expect.poll(() => current().requests[0]?.clientClosed, { timeout: 5000 }).toBe(true);
-  });
+  check(
+    "bounded-error-body",
+    "refuses a JSON answer whose content-length is over the cap before reading it",
+    async () => {
+      fresh();
+      current().enqueue({
+        headers: { "content-type": "application/json", "content-length": String(200 * 1024 * 1024) },
+        chunks: ['{"id": "'],
+        hang: true,
+      });
+      const error = await failure(target.createModel(current().origin, { stream: false, apiKey }));
+      expect(error).toMatchObject({ provider: target.name, status: 200, retryable: false });
+      expect(error.message).toContain(String(200 * 1024 * 1024));
+      await expect.poll(() => current().requests[0]?.clientClosed, { timeout: 5000 }).toBe(true);
+    },
+  );
 
   // A body that fails once its stream has begun, however it fails, is one typed, retryable error:
   // the loop repeats the call, and a reader of the error learns the same thing from every adapter.
-  check("body-failure", "a body that fails mid-stream (reset, garbled event, stall) is the same typed, retryable error for every adapter", async () => {
-    const full = answer();
-    const started = (full.chunks ?? []).slice(0, 2);
-    const garbled = (target.rawEvents ?? rawSse)(["{not json at all"]);
-    const failures = [
-      { why: "reset", response: { ...full, chunkDelayMs: 15, destroyAfterChunks: 2 }, idleTimeoutMs: undefined, message: "the response broke off: " },
-      { why: "garbled", response: { ...garbled, chunks: [...started, ...(garbled.chunks ?? [])] }, idleTimeoutMs: undefined, message: "unreadable stream event: {not json at all" },
-      { why: "stall", response: { ...full, chunks: started, hang: true }, idleTimeoutMs: 300, message: "no data from the server for 300 ms while waiting for the next part of the body" },
-    ];
-    for (const failure of failures) {
+  check(
+    "body-failure",
+    "a body that fails mid-stream (reset, garbled event, stall) is the same typed, retryable error for every adapter",
+    async () => {
+      const full = answer();
+      const started = (full.chunks ?? []).slice(0, 2);
+      const garbled = (target.rawEvents ?? rawSse)(["{not json at all"]);
+      const failures = [
+        {
+          why: "reset",
+          response: { ...full, chunkDelayMs: 15, destroyAfterChunks: 2 },
+          idleTimeoutMs: undefined,
+          message: "the response broke off: ",
+        },
+        {
+          why: "garbled",
+          response: { ...garbled, chunks: [...started, ...(garbled.chunks ?? [])] },
+          idleTimeoutMs: undefined,
+          message: "unreadable stream event: {not json at all",
+        },
+        {
+          why: "stall",
+          response: { ...full, chunks: started, hang: true },
+          idleTimeoutMs: 300,
+          message: "no data from the server for 300 ms while waiting for the next part of the body",
+        },
+      ];
+      for (const failure of failures) {
+        fresh();
+        current().enqueue(failure.response);
+        const model = target.createModel(current().origin, {
+          stream: true,
+          apiKey,
+          ...(failure.idleTimeoutMs === undefined ? {} : { idleTimeoutMs: failure.idleTimeoutMs }),
+        });
+        const error = await agentLoop(model, [], initSession("s", "u"), { retry: false }).catch(
+          (thrown: unknown) => thrown,
+        );
+        expect({ why: failure.why, ...typedShape(error) }).toStrictEqual({
+          why: failure.why,
+          name: "ProviderError",
+          provider: target.name,
+          retryable: true,
+          status: undefined,
+        });
+        expect(
+          (error as Error).message.startsWith(`${target.name}: ${failure.message}`),
+          `${failure.why}: ${(error as Error).message}`,
+        ).toBe(true);
+      }
+    },
+  );
+
+  check(
+    "body-failure",
+    "the exported stream reader types a failure of its own open and of its body, as the model does",
+    async () => {
+      const reset = Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" });
+      const opens: [string, () => Promise<Response>][] = [
+        ["open rejects", () => Promise.reject(reset)],
+        [
+          "body errors",
+          async () => new Response(new ReadableStream({ pull: (controller) => controller.error(reset) })),
+        ],
+        ["no body", async () => new Response(null)],
+      ];
+      for (const [why, open] of opens) {
+        const error = await drain(target.readStream(open)).catch((thrown: unknown) => thrown);
+        expect({ why, ...typedShape(error) }).toStrictEqual({
+          why,
+          name: "ProviderError",
+          provider: target.name,
+          retryable: true,
+          status: undefined,
+        });
+      }
+    },
+  );
+
+  check(
+    "malformed-answer",
+    "a 200 JSON answer that is not an answer at all (null) is a typed, retryable error, not a TypeError (not streamed)",
+    async () => {
       fresh();
-      current().enqueue(failure.response);
-      const model = target.createModel(current().origin, { stream: true, apiKey, ...(failure.idleTimeoutMs === undefined ? {} : { idleTimeoutMs: failure.idleTimeoutMs }) });
-      const error = await agentLoop(model, [], initSession("s", "u"), { retry: false }).catch((thrown: unknown) => thrown);
-      expect({ why: failure.why, ...typedShape(error) }).toStrictEqual({ why: failure.why, name: "ProviderError", provider: target.name, retryable: true, status: undefined });
-      expect((error as Error).message.startsWith(`${target.name}: ${failure.message}`), `${failure.why}: ${(error as Error).message}`).toBe(true);
-    }
-  });
+      current().enqueue({ body: "null" });
+      const error = await agentLoop(
+        target.createModel(current().origin, { stream: false, apiKey }),
+        [],
+        initSession("s", "u"),
+        { retry: false },
+      ).catch((thrown: unknown) => thrown);
+      expect(typedShape(error)).toStrictEqual({
+        name: "ProviderError",
+        provider: target.name,
+        retryable: true,
+        status: undefined,
+      });
+    },
+  );
 
-  check("body-failure", "the exported stream reader types a failure of its own open and of its body, as the model does", async () => {
-    const reset = Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" });
-    const opens: [string, () => Promise<Response>][] = [
-      ["open rejects", () => Promise.reject(reset)],
-      ["body errors", async () => new Response(new ReadableStream({ pull: (controller) => controller.error(reset) }))],
-      ["no body", async () => new Response(null)],
-    ];
-    for (const [why, open] of opens) {
-      const error = await drain(target.readStream(open)).catch((thrown: unknown) => thrown);
-      expect({ why, ...typedShape(error) }).toStrictEqual({ why, name: "ProviderError", provider: target.name, retryable: true, status: undefined });
-    }
-  });
-
-  check("malformed-answer", "a 200 JSON answer that is not an answer at all (null) is a typed, retryable error, not a TypeError (not streamed)", async () => {
-    fresh();
-    current().enqueue({ body: "null" });
-    const error = await agentLoop(target.createModel(current().origin, { stream: false, apiKey }), [], initSession("s", "u"), { retry: false }).catch((thrown: unknown) => thrown);
-    expect(typedShape(error)).toStrictEqual({ name: "ProviderError", provider: target.name, retryable: true, status: undefined });
-  });
-
-  check("unreadable-event", "an unreadable stream event fails retryably and never echoes the key, whole or in part", async () => {
-    fresh();
-    const garbled = `{"note": ${apiKey} and more}`;
-    current().enqueue((target.rawEvents ?? rawSse)([garbled]));
-    const error = await failure(target.createModel(current().origin, { stream: true, apiKey }));
-    expect(error).toMatchObject({ provider: target.name, retryable: true });
-    expectNoPartOfKey(error.message);
-    expectNoPartOfKey(JSON.stringify(error));
-    expectNoPartOfKey(String((error.cause as Error | undefined)?.message));
-  });
+  check(
+    "unreadable-event",
+    "an unreadable stream event fails retryably and never echoes the key, whole or in part",
+    async () => {
+      fresh();
+      const garbled = `{"note": ${apiKey} and more}`;
+      current().enqueue((target.rawEvents ?? rawSse)([garbled]));
+      const error = await failure(target.createModel(current().origin, { stream: true, apiKey }));
+      expect(error).toMatchObject({ provider: target.name, retryable: true });
+      expectNoPartOfKey(error.message);
+      expectNoPartOfKey(JSON.stringify(error));
+      expectNoPartOfKey(String((error.cause as Error | undefined)?.message));
+    },
+  );
 }
 
 // One case of the suite; when the target skips it, the same case, reported skipped with the reason in its name.
-function caseOf(target: ConformanceTarget, name: ConformanceCase, title: string, test: () => Promise<void>, timeout?: number): void {
+function caseOf(
+  target: ConformanceTarget,
+  name: ConformanceCase,
+  title: string,
+  test: () => Promise<void>,
+  timeout?: number,
+): void {
   const reason = target.skip?.[name];
   if (reason === undefined) it(title, test, timeout);
   else it.skip(`${title} (skipped: ${reason})`, test);
 }
 
 // The fields a caller decides on: which error, whose, whether to repeat the call.
-function typedShape(error: unknown): { name: string; provider: string; retryable: boolean; status: number | undefined } | { notTyped: unknown } {
+function typedShape(
+  error: unknown,
+): { name: string; provider: string; retryable: boolean; status: number | undefined } | { notTyped: unknown } {
   if (!isProviderError(error)) return { notTyped: error };
   return { name: error.name, provider: error.provider, retryable: error.retryable, status: error.status };
 }
@@ -485,17 +744,27 @@ export function liveAgentSuite(name: string, enabled: boolean, createModel: () =
       const add: ToolSchema = {
         name: "add",
         description: "Add two integers.",
-        input_schema: { type: "object", properties: { a: { type: "integer" }, b: { type: "integer" } }, required: ["a", "b"] },
+        input_schema: {
+          type: "object",
+          properties: { a: { type: "integer" }, b: { type: "integer" } },
+          required: ["a", "b"],
+        },
       };
       const session = await agentLoop(
         createModel(),
         [add],
-        initSession("Use the add tool for arithmetic, then answer with the number only.", "What is 98765432101234 + 12345678909876?"),
+        initSession(
+          "Use the add tool for arithmetic, then answer with the number only.",
+          "What is 98765432101234 + 12345678909876?",
+        ),
         { toolHandlers: { add: (input: { a: number; b: number }) => String(input.a + input.b) }, maxIterations: 5 },
       );
       expectEveryCallAnsweredOnce(session);
       expect(session.messages.some((message) => "type" in message && message.type === "tool_call")).toBe(true);
-      expect(session.messages.at(-1)).toMatchObject({ role: "assistant", content: expect.stringContaining("111111111011110") });
+      expect(session.messages.at(-1)).toMatchObject({
+        role: "assistant",
+        content: expect.stringContaining("111111111011110"),
+      });
     }, 60_000);
   });
 }

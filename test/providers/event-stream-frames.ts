@@ -15,7 +15,10 @@ export function frame(headers: Record<string, string>, payload: string | Uint8Ar
       return header;
     }),
   );
-  const body = typeof payload === "string" ? Buffer.from(payload) : Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
+  const body =
+    typeof payload === "string"
+      ? Buffer.from(payload)
+      : Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
   const total = 12 + headerBytes.length + body.length + 4;
   const message = Buffer.alloc(total);
   message.writeUInt32BE(total, 0);
@@ -31,6 +34,9 @@ export function frame(headers: Record<string, string>, payload: string | Uint8Ar
 export function eventFrames(events: readonly Record<string, unknown>[]): Uint8Array[] {
   return events.map((event) => {
     const [type, payload] = Object.entries(event)[0]!;
-    return frame({ ":event-type": type, ":content-type": "application/json", ":message-type": "event" }, JSON.stringify(payload));
+    return frame(
+      { ":event-type": type, ":content-type": "application/json", ":message-type": "event" },
+      JSON.stringify(payload),
+    );
   });
 }

@@ -11,7 +11,8 @@ export type Fixtures = {
 
 /** The one way a provider test reads its recordings. */
 export function recordedFixtures(folder: FixtureFolder): Fixtures {
-  const text = (name: string): string => readFileSync(new URL(`../fixtures/${folder}/${name}`, import.meta.url), "utf8");
+  const text = (name: string): string =>
+    readFileSync(new URL(`../fixtures/${folder}/${name}`, import.meta.url), "utf8");
   const chunks = (name: string): Record<string, unknown>[] =>
     text(name)
       .split("\n")

@@ -15,7 +15,14 @@ import {
   type Session,
   type ToolSchema,
 } from "simple-agent-loop";
-import { fromGeminiResponse, gemini, streamGenerateContent, toGeminiRequest, type GeminiRequest, type GeminiResponse } from "simple-agent-loop/google";
+import {
+  fromGeminiResponse,
+  gemini,
+  streamGenerateContent,
+  toGeminiRequest,
+  type GeminiRequest,
+  type GeminiResponse,
+} from "simple-agent-loop/google";
 import { withoutTs } from "../helpers.ts";
 import { conformanceSuite, liveAgentSuite, type ErrorKind, type WireTurn } from "./conformance.ts";
 import { sse, sseHeaders, startReplayServer, type ReplayResponse, type ReplayServer } from "./replay-server.ts";
@@ -29,25 +36,32 @@ type Interaction = {
   request: { parsed_body?: { contents: Content[] }; body?: string; uri: string };
   response: { parsed_body?: unknown; body?: { string: string } };
 };
-const cassette = (name: string): Interaction[] => (parseYaml(fixture(name)) as { interactions: Interaction[] }).interactions;
+const cassette = (name: string): Interaction[] =>
+  (parseYaml(fixture(name)) as { interactions: Interaction[] }).interactions;
 const recordedRequest = (interaction: Interaction): { contents: Content[]; systemInstruction?: { parts: Part[] } } =>
   interaction.request.parsed_body ?? (JSON.parse(interaction.request.body!) as { contents: Content[] });
 /** A recorded response, replayed as it was sent: a JSON body, or the raw SSE text. */
 const replay = (interaction: Interaction): ReplayResponse =>
-  interaction.response.body === undefined ? { body: JSON.stringify(interaction.response.parsed_body) } : { headers: sseHeaders, body: interaction.response.body.string };
+  interaction.response.body === undefined
+    ? { body: JSON.stringify(interaction.response.parsed_body) }
+    : { headers: sseHeaders, body: interaction.response.body.string };
 
 // The Python SDK that recorded the requests re-encodes signatures as URL-safe base64; the API
 // sent them as standard base64. Same bytes.
-const standardBase64 = (signature: string): string => signature.replace(/-/g, "+").replace(/_/g, "/").replace(/=+$/, "");
+const standardBase64 = (signature: string): string =>
+  signature.replace(/-/g, "+").replace(/_/g, "/").replace(/=+$/, "");
 
 /** What must match between a recorded request and ours: roles, texts, calls with their signatures, results by name and value. */
 function essentials(contents: readonly Content[]): unknown[] {
   return contents.map((content) => ({
     role: content.role,
     parts: content.parts.map((part) => {
-      const signature = typeof part.thoughtSignature === "string" ? { signature: standardBase64(part.thoughtSignature) } : {};
-      if (part.functionCall !== undefined) return { call: part.functionCall.name, args: part.functionCall.args, ...signature };
-      if (part.functionResponse !== undefined) return { result: part.functionResponse.name, value: Object.values(part.functionResponse.response)[0] };
+      const signature =
+        typeof part.thoughtSignature === "string" ? { signature: standardBase64(part.thoughtSignature) } : {};
+      if (part.functionCall !== undefined)
+        return { call: part.functionCall.name, args: part.functionCall.args, ...signature };
+      if (part.functionResponse !== undefined)
+        return { result: part.functionResponse.name, value: Object.values(part.functionResponse.response)[0] };
       return { text: part.text, ...signature };
     }),
   }));
@@ -56,9 +70,14 @@ function essentials(contents: readonly Content[]): unknown[] {
 function turnResponse(turn: WireTurn, stream: boolean): ReplayResponse {
   const parts: Part[] = [];
   if (turn.text !== undefined) parts.push({ text: turn.text });
-  for (const call of turn.toolCalls ?? []) parts.push({ functionCall: { id: call.id, name: call.name, args: call.input } });
+  for (const call of turn.toolCalls ?? [])
+    parts.push({ functionCall: { id: call.id, name: call.name, args: call.input } });
   const finishReason = turn.stopReason === "max_tokens" ? "MAX_TOKENS" : "STOP";
-  const usageMetadata = { promptTokenCount: turn.usage.input, candidatesTokenCount: turn.usage.output, totalTokenCount: turn.usage.input + turn.usage.output };
+  const usageMetadata = {
+    promptTokenCount: turn.usage.input,
+    candidatesTokenCount: turn.usage.output,
+    totalTokenCount: turn.usage.input + turn.usage.output,
+  };
   const chunk = (chunkParts: Part[], end = false): Record<string, unknown> => ({
     candidates: [{ content: { role: "model", parts: chunkParts }, ...(end ? { finishReason } : {}), index: 0 }],
     usageMetadata: end ? usageMetadata : { promptTokenCount: turn.usage.input },
@@ -75,14 +94,25 @@ function turnResponse(turn: WireTurn, stream: boolean): ReplayResponse {
 }
 
 function errorResponse(kind: ErrorKind): ReplayResponse {
-  const error = (code: number, status: string, message: string, headers: Record<string, string> = {}): ReplayResponse => ({
+  const error = (
+    code: number,
+    status: string,
+    message: string,
+    headers: Record<string, string> = {},
+  ): ReplayResponse => ({
     status: code,
     headers: { "content-type": "application/json; charset=UTF-8", ...headers },
     body: JSON.stringify({ error: { code, message, status } }),
   });
-  if (kind === "rate_limit") return error(429, "RESOURCE_EXHAUSTED", "Resource has been exhausted (e.g. check quota).", { "retry-after": "0" });
+  if (kind === "rate_limit")
+    return error(429, "RESOURCE_EXHAUSTED", "Resource has been exhausted (e.g. check quota).", { "retry-after": "0" });
   if (kind === "server") return error(503, "UNAVAILABLE", "The model is overloaded. Please try again later.");
-  if (kind === "context_overflow") return error(400, "INVALID_ARGUMENT", "The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).");
+  if (kind === "context_overflow")
+    return error(
+      400,
+      "INVALID_ARGUMENT",
+      "The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).",
+    );
   return error(400, "INVALID_ARGUMENT", 'Invalid JSON payload received. Unknown name "foo": Cannot find field.');
 }
 
@@ -104,7 +134,8 @@ conformanceSuite({
       .map((part) => ({ id: part.functionCall.id, name: part.functionCall.name })),
 });
 
-const isCall = (message: Message): message is Extract<ModelMessage, { type: "tool_call" }> => "type" in message && message.type === "tool_call";
+const isCall = (message: Message): message is Extract<ModelMessage, { type: "tool_call" }> =>
+  "type" in message && message.type === "tool_call";
 const schema = (name: string, properties: Record<string, unknown> = {}): ToolSchema => ({
   name,
   description: "",
@@ -119,17 +150,27 @@ describe("google: recorded responses", () => {
   afterAll(async () => {
     await server.close();
   });
-  const model = (name: string, stream = true) => gemini({ model: name, baseURL: server.origin, apiKey: "gemini-test-key-123456", stream });
-  const bodiesSince = (start: number): GeminiRequest[] => server.requests.slice(start).map((request) => request.body as GeminiRequest);
+  const model = (name: string, stream = true) =>
+    gemini({ model: name, baseURL: server.origin, apiKey: "gemini-test-key-123456", stream });
+  const bodiesSince = (start: number): GeminiRequest[] =>
+    server.requests.slice(start).map((request) => request.body as GeminiRequest);
 
   it("parses a streamed Gemini 3 function call (vercel-ai chunks): generated id, signature on the call, thoughts in usage", async () => {
     server.enqueue({ headers: sseHeaders, chunks: sse(chunksFile("vercel-ai__google-tool-call-gemini3.chunks.txt")) });
-    const [first] = chunksFile("vercel-ai__google-tool-call-gemini3.chunks.txt") as { candidates: { content: { parts: Part[] } }[]; responseId: string }[];
+    const [first] = chunksFile("vercel-ai__google-tool-call-gemini3.chunks.txt") as {
+      candidates: { content: { parts: Part[] } }[];
+      responseId: string;
+    }[];
     const recordedPart = first!.candidates[0]!.content.parts[0]!;
-    const session = await agentLoop(model("gemini-3-pro-preview"), [schema("weather")], initSession("s", "weather in SF?"), {
-      maxIterations: 1,
-      toolHandlers: { weather: () => "sunny" },
-    }).catch((error: { session: Session }) => error.session);
+    const session = await agentLoop(
+      model("gemini-3-pro-preview"),
+      [schema("weather")],
+      initSession("s", "weather in SF?"),
+      {
+        maxIterations: 1,
+        toolHandlers: { weather: () => "sunny" },
+      },
+    ).catch((error: { session: Session }) => error.session);
     expect(withoutTs(session).slice(2)).toStrictEqual([
       {
         type: "tool_call",
@@ -169,21 +210,40 @@ describe("google: recorded responses", () => {
     const [interaction] = cassette("pydantic-ai__test_google_model_thinking_part_iter.yaml");
     server.enqueue(replay(interaction!));
     const deltas = { thinking: 0, text: 0 };
-    const session = await agentLoop(model("gemini-2.5-pro"), [], initSession("You are a helpful assistant.", "How do I cross the street?"), {
-      onEvent: (event) => {
-        if (event.type === "thinking-delta") deltas.thinking++;
-        if (event.type === "text-delta") deltas.text++;
+    const session = await agentLoop(
+      model("gemini-2.5-pro"),
+      [],
+      initSession("You are a helpful assistant.", "How do I cross the street?"),
+      {
+        onEvent: (event) => {
+          if (event.type === "thinking-delta") deltas.thinking++;
+          if (event.type === "text-delta") deltas.text++;
+        },
       },
-    });
-    const recordedParts = interaction!.response.body!.string.split("\n")
+    );
+    const recordedParts = interaction!.response
+      .body!.string.split("\n")
       .filter((line) => line.startsWith("data: "))
       .flatMap((line) => (JSON.parse(line.slice(6)) as GeminiResponse).candidates![0]!.content!.parts!);
-    const textOf = (thought: boolean): string => recordedParts.filter((part) => (part.thought === true) === thought).map((part) => part.text).join("");
+    const textOf = (thought: boolean): string =>
+      recordedParts
+        .filter((part) => (part.thought === true) === thought)
+        .map((part) => part.text)
+        .join("");
     const signature = recordedParts.find((part) => part.thoughtSignature !== undefined)!.thoughtSignature;
-    const [thinking, answer] = withoutTs(session).slice(2) as unknown as [Record<string, unknown>, Record<string, unknown>];
+    const [thinking, answer] = withoutTs(session).slice(2) as unknown as [
+      Record<string, unknown>,
+      Record<string, unknown>,
+    ];
     expect(session.messages).toHaveLength(4);
     expect(thinking).toStrictEqual({ type: "thinking", content: textOf(true), provider: "google" });
-    expect(answer).toMatchObject({ role: "assistant", content: textOf(false), signature, provider: "google", stopReason: "end_turn" });
+    expect(answer).toMatchObject({
+      role: "assistant",
+      content: textOf(false),
+      signature,
+      provider: "google",
+      stopReason: "end_turn",
+    });
     expect(answer).not.toHaveProperty("rawStopReason");
     expect(textOf(true)).toMatch(/^\*\*Clarifying User Goals\*\*/);
     expect(textOf(false)).toMatch(/^This is a great question!/);
@@ -192,7 +252,10 @@ describe("google: recorded responses", () => {
     expect(deltas.text).toBeGreaterThan(10);
     // Sent back: the unsigned summaries are dropped, the signature stays on the text.
     const next = toGeminiRequest(session, [], { model: "gemini-2.5-pro" });
-    expect(next.contents[1]).toStrictEqual({ role: "model", parts: [{ text: answer.content, thoughtSignature: answer.signature }] });
+    expect(next.contents[1]).toStrictEqual({
+      role: "model",
+      parts: [{ text: answer.content, thoughtSignature: answer.signature }],
+    });
   });
 
   it("replays a streamed two-turn exchange with parallel calls: turn 2 matches the recorded request (mirascope)", async () => {
@@ -208,8 +271,13 @@ describe("google: recorded responses", () => {
     const session = await agentLoop(
       model("gemini-2.5-flash"),
       [tool],
-      initSession("Use parallel tool calling.", "Please retrieve the secrets associated with each of these passwords: mellon,radiance"),
-      { toolHandlers: { secret_retrieval_tool: (input: { password: string }) => secrets[input.password] ?? "unknown" } },
+      initSession(
+        "Use parallel tool calling.",
+        "Please retrieve the secrets associated with each of these passwords: mellon,radiance",
+      ),
+      {
+        toolHandlers: { secret_retrieval_tool: (input: { password: string }) => secrets[input.password] ?? "unknown" },
+      },
     );
     const calls = session.messages.filter(isCall);
     expect(calls.map((call) => [call.id, call.input])).toStrictEqual([
@@ -217,12 +285,28 @@ describe("google: recorded responses", () => {
       ["secret_retrieval_tool_1_G5nyaJuGE-yrqtsPmJHUoAs", { password: "radiance" }],
     ]);
     expect(calls[1]).toMatchObject({ stopReason: "tool_use", rawStopReason: "STOP" });
-    expect(session.messages.at(-1)).toMatchObject({ role: "assistant", content: expect.stringContaining("Life before Death"), stopReason: "end_turn" });
+    expect(session.messages.at(-1)).toMatchObject({
+      role: "assistant",
+      content: expect.stringContaining("Life before Death"),
+      stopReason: "end_turn",
+    });
     const [sentFirst, sentSecond] = bodiesSince(start);
     const recorded = recordedRequest(second!);
     // Byte for byte what the official SDK sent, signatures aside (URL-safe there, as received here).
-    expect(sentSecond!.contents.map((content) => ({ ...content, parts: content.parts.map((part) => ("thoughtSignature" in part ? { ...part, thoughtSignature: standardBase64(part.thoughtSignature) } : part)) }))).toStrictEqual(
-      recorded.contents.map((content) => ({ ...content, parts: content.parts.map((part) => ("thoughtSignature" in part ? { ...part, thoughtSignature: standardBase64(part.thoughtSignature) } : part)) })),
+    expect(
+      sentSecond!.contents.map((content) => ({
+        ...content,
+        parts: content.parts.map((part) =>
+          "thoughtSignature" in part ? { ...part, thoughtSignature: standardBase64(part.thoughtSignature) } : part,
+        ),
+      })),
+    ).toStrictEqual(
+      recorded.contents.map((content) => ({
+        ...content,
+        parts: content.parts.map((part) =>
+          "thoughtSignature" in part ? { ...part, thoughtSignature: standardBase64(part.thoughtSignature) } : part,
+        ),
+      })),
     );
     expect(sentSecond!.systemInstruction?.parts).toStrictEqual(recorded.systemInstruction?.parts);
     expect(sentFirst!.contents).toStrictEqual(recordedRequest(first!).contents);
@@ -232,10 +316,19 @@ describe("google: recorded responses", () => {
     const [first, second] = cassette("pydantic-ai__test_google_streaming_tool_call_thought_signature.yaml");
     server.enqueue(replay(first!), replay(second!));
     const start = server.requests.length;
-    const session = await agentLoop(model("gemini-3-pro-preview"), [schema("get_country")], initSession("s", "What is the capital of the user country? Call the tool"), {
-      toolHandlers: { get_country: () => "Mexico" },
+    const session = await agentLoop(
+      model("gemini-3-pro-preview"),
+      [schema("get_country")],
+      initSession("s", "What is the capital of the user country? Call the tool"),
+      {
+        toolHandlers: { get_country: () => "Mexico" },
+      },
+    );
+    expect(session.messages.at(-1)).toMatchObject({
+      role: "assistant",
+      content: "The capital of Mexico is Mexico City.",
+      stopReason: "end_turn",
     });
-    expect(session.messages.at(-1)).toMatchObject({ role: "assistant", content: "The capital of Mexico is Mexico City.", stopReason: "end_turn" });
     const sent = bodiesSince(start)[1]!;
     expect(essentials(sent.contents)).toStrictEqual(essentials(recordedRequest(second!).contents));
     // Gemini gave the call no id, so none goes back (the recorded client sent its own).
@@ -247,7 +340,10 @@ describe("google: recorded responses", () => {
     server.enqueue(...interactions.map(replay));
     const start = server.requests.length;
     const topics = ["cars", "penguins", "cars", "penguins", "cars", "penguins"];
-    const tools = [schema("generate_topic"), schema("final_result", { response: { type: "array", items: { type: "string" } } })];
+    const tools = [
+      schema("generate_topic"),
+      schema("final_result", { response: { type: "array", items: { type: "string" } } }),
+    ];
     const session = initSession("Tell three jokes. Generate topics with the generate_topic tool.", "");
     const error = await agentLoop(model("gemini-3-flash-preview", false), tools, session, {
       maxIterations: 5,
@@ -257,52 +353,104 @@ describe("google: recorded responses", () => {
     expect(error).toMatchObject({ name: "MaxIterationsError" });
     const sent = bodiesSince(start);
     expect(sent).toHaveLength(5);
-    sent.forEach((body, turn) => expect(essentials(body.contents), `turn ${turn + 1}`).toStrictEqual(essentials(recordedRequest(interactions[turn]!).contents)));
+    sent.forEach((body, turn) =>
+      expect(essentials(body.contents), `turn ${turn + 1}`).toStrictEqual(
+        essentials(recordedRequest(interactions[turn]!).contents),
+      ),
+    );
     const firstTurn = session.messages.slice(2, 5);
-    expect(firstTurn.map((message) => (message as { signature?: string }).signature !== undefined)).toStrictEqual([true, false, false]);
-    expect(session.messages.filter(isCall).at(-1)).toMatchObject({ name: "final_result", input: { response: expect.arrayContaining([expect.stringContaining("Lamborghini")]) } });
+    expect(firstTurn.map((message) => (message as { signature?: string }).signature !== undefined)).toStrictEqual([
+      true,
+      false,
+      false,
+    ]);
+    expect(session.messages.filter(isCall).at(-1)).toMatchObject({
+      name: "final_result",
+      input: { response: expect.arrayContaining([expect.stringContaining("Lamborghini")]) },
+    });
   });
 
   it("turns the recorded 429 into a retryable ProviderError waiting as long as RetryInfo says", async () => {
-    server.enqueue({ status: 429, headers: { "content-type": "application/json; charset=UTF-8" }, body: fixture("vercel-ai__google-429-retry-info.json") });
-    const error = (await agentLoop(model("gemini-2.5-flash"), [], initSession("s", "u"), { retry: false }).catch((thrown: unknown) => thrown)) as ProviderError;
+    server.enqueue({
+      status: 429,
+      headers: { "content-type": "application/json; charset=UTF-8" },
+      body: fixture("vercel-ai__google-429-retry-info.json"),
+    });
+    const error = (await agentLoop(model("gemini-2.5-flash"), [], initSession("s", "u"), { retry: false }).catch(
+      (thrown: unknown) => thrown,
+    )) as ProviderError;
     expect(isProviderError(error)).toBe(true);
-    expect(error).toMatchObject({ provider: "google", status: 429, retryable: true, retryAfterMs: 34_400, code: "RESOURCE_EXHAUSTED" });
+    expect(error).toMatchObject({
+      provider: "google",
+      status: 429,
+      retryable: true,
+      retryAfterMs: 34_400,
+      code: "RESOURCE_EXHAUSTED",
+    });
     expect(error.message).toBe("google: You exceeded your current quota, please check your plan.");
   });
 
   it("maps Gemini's context overflow message to ContextOverflowError", async () => {
     server.enqueue(errorResponse("context_overflow"));
-    const error = await agentLoop(model("gemini-2.5-flash", false), [], initSession("s", "u")).catch((thrown: unknown) => thrown);
+    const error = await agentLoop(model("gemini-2.5-flash", false), [], initSession("s", "u")).catch(
+      (thrown: unknown) => thrown,
+    );
     expect(isContextOverflowError(error)).toBe(true);
     expect(error).toMatchObject({ status: 400, code: "INVALID_ARGUMENT", retryable: false });
   });
 
   it("an error chunk inside the stream is a typed error, retried when the model is unavailable", async () => {
-    const failing = sse([{ candidates: [{ content: { role: "model", parts: [{ text: "Hal" }] }, index: 0 }] }, { error: { code: 503, message: "The model is overloaded.", status: "UNAVAILABLE" } }]);
-    server.enqueue({ headers: sseHeaders, chunks: failing }, turnResponse({ text: "fine", stopReason: "end_turn", usage: { input: 1, output: 1 } }, true));
+    const failing = sse([
+      { candidates: [{ content: { role: "model", parts: [{ text: "Hal" }] }, index: 0 }] },
+      { error: { code: 503, message: "The model is overloaded.", status: "UNAVAILABLE" } },
+    ]);
+    server.enqueue(
+      { headers: sseHeaders, chunks: failing },
+      turnResponse({ text: "fine", stopReason: "end_turn", usage: { input: 1, output: 1 } }, true),
+    );
     const retried: string[] = [];
     const session = await agentLoop(model("gemini-2.5-flash"), [], initSession("s", "u"), {
       onEvent: (event) => event.type === "retry" && retried.push(event.error),
       retry: { initialDelayMs: 1 },
     });
     expect(retried).toStrictEqual(["google: The model is overloaded."]);
-    expect(withoutTs(session).slice(2)).toStrictEqual([expect.objectContaining({ role: "assistant", content: "fine" })]);
+    expect(withoutTs(session).slice(2)).toStrictEqual([
+      expect.objectContaining({ role: "assistant", content: "fine" }),
+    ]);
   });
 
   it("a stream that ends without finishReason is a retryable error, never a turn", async () => {
-    const cut = turnResponse({ text: "Half an answer and then nothing", stopReason: "end_turn", usage: { input: 1, output: 1 } }, true);
+    const cut = turnResponse(
+      { text: "Half an answer and then nothing", stopReason: "end_turn", usage: { input: 1, output: 1 } },
+      true,
+    );
     server.enqueue({ ...cut, chunks: cut.chunks!.slice(0, -1) });
     const session = initSession("s", "u");
-    const error = (await agentLoop(model("gemini-2.5-flash"), [], session, { retry: false }).catch((thrown: unknown) => thrown)) as ProviderError;
-    expect(error).toMatchObject({ name: "ProviderError", retryable: true, message: "google: the stream ended without a finishReason" });
+    const error = (await agentLoop(model("gemini-2.5-flash"), [], session, { retry: false }).catch(
+      (thrown: unknown) => thrown,
+    )) as ProviderError;
+    expect(error).toMatchObject({
+      name: "ProviderError",
+      retryable: true,
+      message: "google: the stream ended without a finishReason",
+    });
     expect(session.messages).toHaveLength(2);
   });
 
   it("a blocked prompt or a safety stop ends the turn as content_filter", async () => {
     server.enqueue(
-      { headers: sseHeaders, chunks: sse([{ promptFeedback: { blockReason: "PROHIBITED_CONTENT" }, usageMetadata: { promptTokenCount: 7 } }]) },
-      { body: JSON.stringify({ candidates: [{ finishReason: "SAFETY", index: 0 }], usageMetadata: { promptTokenCount: 9 } }) },
+      {
+        headers: sseHeaders,
+        chunks: sse([
+          { promptFeedback: { blockReason: "PROHIBITED_CONTENT" }, usageMetadata: { promptTokenCount: 7 } },
+        ]),
+      },
+      {
+        body: JSON.stringify({
+          candidates: [{ finishReason: "SAFETY", index: 0 }],
+          usageMetadata: { promptTokenCount: 9 },
+        }),
+      },
     );
     const blocked = await agentLoop(model("gemini-2.5-flash"), [], initSession("s", "u"));
     expect(withoutTs(blocked).at(-1)).toStrictEqual({
@@ -313,7 +461,12 @@ describe("google: recorded responses", () => {
       usage: { inputTokens: 7, outputTokens: 0 },
     });
     const unsafe = await agentLoop(model("gemini-2.5-flash", false), [], initSession("s", "u"));
-    expect(withoutTs(unsafe).at(-1)).toMatchObject({ role: "assistant", content: "", stopReason: "content_filter", rawStopReason: "SAFETY" });
+    expect(withoutTs(unsafe).at(-1)).toMatchObject({
+      role: "assistant",
+      content: "",
+      stopReason: "content_filter",
+      rawStopReason: "SAFETY",
+    });
   });
 
   it("posts to :streamGenerateContent?alt=sse or :generateContent, with the key in x-goog-api-key and never in the URL", async () => {
@@ -336,13 +489,18 @@ describe("google: recorded responses", () => {
     delete process.env.GEMINI_API_KEY;
     delete process.env.GOOGLE_API_KEY;
     try {
-      await expect(agentLoop(gemini({ model: "m", baseURL: server.origin }), [], initSession("s", "u"))).rejects.toThrow("set GEMINI_API_KEY");
+      await expect(
+        agentLoop(gemini({ model: "m", baseURL: server.origin }), [], initSession("s", "u")),
+      ).rejects.toThrow("set GEMINI_API_KEY");
       process.env.GOOGLE_API_KEY = "google-fallback-key-123";
       server.enqueue(turnResponse({ text: "hi", stopReason: "end_turn", usage: { input: 1, output: 1 } }, true));
       await agentLoop(gemini({ model: "m", baseURL: server.origin }), [], initSession("s", "u"));
       expect(server.requests.at(-1)!.headers["x-goog-api-key"]).toBe("google-fallback-key-123");
     } finally {
-      for (const [name, value] of [["GEMINI_API_KEY", saved.gemini], ["GOOGLE_API_KEY", saved.google]] as const) {
+      for (const [name, value] of [
+        ["GEMINI_API_KEY", saved.gemini],
+        ["GOOGLE_API_KEY", saved.google],
+      ] as const) {
         if (value === undefined) delete process.env[name];
         else process.env[name] = value;
       }
@@ -351,7 +509,8 @@ describe("google: recorded responses", () => {
 });
 
 describe("google: conversion rules", () => {
-  const convert = (session: Session, model = "gemini-2.5-flash"): GeminiRequest => toGeminiRequest(session, [], { model });
+  const convert = (session: Session, model = "gemini-2.5-flash"): GeminiRequest =>
+    toGeminiRequest(session, [], { model });
   const sessionOf = (...messages: Message[]): Session => {
     const session: Session = { messages: [] };
     for (const message of messages) extendSession(session, message);
@@ -359,8 +518,16 @@ describe("google: conversion rules", () => {
   };
 
   it("system messages become systemInstruction, never contents", () => {
-    const request = convert(sessionOf({ role: "system", content: "Be precise." }, { role: "system", content: "Answer in French." }, { role: "user", content: "hi" }));
-    expect(request.systemInstruction).toStrictEqual({ parts: [{ text: "Be precise." }, { text: "Answer in French." }] });
+    const request = convert(
+      sessionOf(
+        { role: "system", content: "Be precise." },
+        { role: "system", content: "Answer in French." },
+        { role: "user", content: "hi" },
+      ),
+    );
+    expect(request.systemInstruction).toStrictEqual({
+      parts: [{ text: "Be precise." }, { text: "Answer in French." }],
+    });
     expect(request.contents).toStrictEqual([{ role: "user", parts: [{ text: "hi" }] }]);
   });
 
@@ -428,7 +595,11 @@ describe("google: conversion rules", () => {
         { type: "tool_result", id: "c", output: "Error: disk full", isError: true },
       ),
     );
-    expect(request.contents[1]!.parts.map((part) => part.functionCall!.args)).toStrictEqual([{}, { deep: { list: [1, 2] } }, {}]);
+    expect(request.contents[1]!.parts.map((part) => part.functionCall!.args)).toStrictEqual([
+      {},
+      { deep: { list: [1, 2] } },
+      {},
+    ]);
     expect(request.contents[2]!.parts.map((part) => part.functionResponse!.response)).toStrictEqual([
       { output: "plain text" },
       { output: { rows: [1, 2], next: null } },
@@ -437,20 +608,45 @@ describe("google: conversion rules", () => {
   });
 
   it("generates stable, per-response ids for calls without one, and sends back only ids Gemini gave", () => {
-    const response = (responseId: string, parts: Part[]): GeminiResponse => ({ candidates: [{ content: { role: "model", parts }, finishReason: "STOP" }], responseId });
-    const twoCalls = [{ functionCall: { name: "look", args: { q: "a" } } }, { functionCall: { name: "look", args: { q: "b" } } }];
+    const response = (responseId: string, parts: Part[]): GeminiResponse => ({
+      candidates: [{ content: { role: "model", parts }, finishReason: "STOP" }],
+      responseId,
+    });
+    const twoCalls = [
+      { functionCall: { name: "look", args: { q: "a" } } },
+      { functionCall: { name: "look", args: { q: "b" } } },
+    ];
     const first = fromGeminiResponse(response("r1", twoCalls));
     expect(first.map((message) => (message as { id: string }).id)).toStrictEqual(["look_0_r1", "look_1_r1"]);
     expect(fromGeminiResponse(response("r1", twoCalls))).toStrictEqual(first);
-    expect(fromGeminiResponse(response("r2", twoCalls)).map((message) => (message as { id: string }).id)).toStrictEqual(["look_0_r2", "look_1_r2"]);
+    expect(fromGeminiResponse(response("r2", twoCalls)).map((message) => (message as { id: string }).id)).toStrictEqual(
+      ["look_0_r2", "look_1_r2"],
+    );
     const [given] = fromGeminiResponse(response("r3", [{ functionCall: { id: "fc_9x", name: "look", args: {} } }]));
     expect(given).toMatchObject({ id: "fc_9x", provider: "google" });
     expect(given).not.toHaveProperty("generatedId");
 
-    const session = sessionOf({ role: "user", content: "go" }, ...first, given!, { type: "tool_call", id: "call_openai_1", name: "look", input: {} });
-    for (const id of ["look_0_r1", "look_1_r1", "fc_9x", "call_openai_1"]) extendSession(session, { type: "tool_result", id, output: "ok" });
-    const parts = convert(session).contents.slice(1).flatMap((content) => content.parts);
-    expect(parts.map((part) => (part.functionCall ?? part.functionResponse)?.id)).toStrictEqual([undefined, undefined, "fc_9x", undefined, undefined, undefined, "fc_9x", undefined]);
+    const session = sessionOf({ role: "user", content: "go" }, ...first, given!, {
+      type: "tool_call",
+      id: "call_openai_1",
+      name: "look",
+      input: {},
+    });
+    for (const id of ["look_0_r1", "look_1_r1", "fc_9x", "call_openai_1"])
+      extendSession(session, { type: "tool_result", id, output: "ok" });
+    const parts = convert(session)
+      .contents.slice(1)
+      .flatMap((content) => content.parts);
+    expect(parts.map((part) => (part.functionCall ?? part.functionResponse)?.id)).toStrictEqual([
+      undefined,
+      undefined,
+      "fc_9x",
+      undefined,
+      undefined,
+      undefined,
+      "fc_9x",
+      undefined,
+    ]);
   });
 
   it("keeps each thoughtSignature on its own part and never sends a foreign, unsigned or compacted one", () => {
@@ -462,8 +658,25 @@ describe("google: conversion rules", () => {
         { type: "thinking", content: "cut...", signature: "old-sig", provider: "google", compacted: true },
         { type: "thinking", content: "", signature: "openai-encrypted", provider: "openai-responses", redacted: true },
         { role: "assistant", content: "Let me look.", signature: "text-sig", provider: "google" },
-        { type: "tool_call", id: "a", name: "look", input: {}, signature: "call-sig", provider: "google", generatedId: true },
-        { type: "tool_call", id: "b", name: "look", input: { q: "cut..." }, signature: "stale-sig", provider: "google", generatedId: true, compacted: true },
+        {
+          type: "tool_call",
+          id: "a",
+          name: "look",
+          input: {},
+          signature: "call-sig",
+          provider: "google",
+          generatedId: true,
+        },
+        {
+          type: "tool_call",
+          id: "b",
+          name: "look",
+          input: { q: "cut..." },
+          signature: "stale-sig",
+          provider: "google",
+          generatedId: true,
+          compacted: true,
+        },
         { type: "tool_call", id: "c", name: "look", input: {}, signature: "foreign-sig", provider: "bedrock" },
         { type: "tool_result", id: "a", output: "1" },
         { type: "tool_result", id: "b", output: "2" },
@@ -488,8 +701,14 @@ describe("google: conversion rules", () => {
       { type: "tool_call", id: "own", name: "look", input: {}, signature: "real-sig", provider: "google" },
       { type: "tool_result", id: "own", output: "3" },
     );
-    const signatures = (model: string) => convert(session, model).contents.filter((content) => content.role === "model").map((content) => content.parts.map((part) => part.thoughtSignature));
-    expect(signatures("gemini-3-pro-preview")).toStrictEqual([["skip_thought_signature_validator", undefined], ["real-sig"]]);
+    const signatures = (model: string) =>
+      convert(session, model)
+        .contents.filter((content) => content.role === "model")
+        .map((content) => content.parts.map((part) => part.thoughtSignature));
+    expect(signatures("gemini-3-pro-preview")).toStrictEqual([
+      ["skip_thought_signature_validator", undefined],
+      ["real-sig"],
+    ]);
     expect(signatures("models/gemini-2.5-flash")).toStrictEqual([[undefined, undefined], ["real-sig"]]);
   });
 
@@ -508,7 +727,10 @@ describe("google: conversion rules", () => {
       { role: "model", parts: [{ functionCall: { name: "t", args: {} } }] },
       {
         role: "user",
-        parts: [{ functionResponse: { name: "t", response: { error: "Error: no result was recorded for this tool call." } } }, { text: "continue" }],
+        parts: [
+          { functionResponse: { name: "t", response: { error: "Error: no result was recorded for this tool call." } } },
+          { text: "continue" },
+        ],
       },
     ]);
   });
@@ -522,25 +744,47 @@ describe("google: conversion rules", () => {
     expect(end("STOP")).toStrictEqual(["end_turn"]);
     expect(end("STOP", [{ functionCall: { name: "f", args: {} } }])).toStrictEqual(["tool_use", "STOP"]);
     expect(end("MAX_TOKENS")).toStrictEqual(["max_tokens"]);
-    for (const reason of ["SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII"]) expect(end(reason)).toStrictEqual(["content_filter", reason]);
+    for (const reason of ["SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII"])
+      expect(end(reason)).toStrictEqual(["content_filter", reason]);
     expect(end("MALFORMED_FUNCTION_CALL")).toStrictEqual(["other", "MALFORMED_FUNCTION_CALL"]);
     const [message] = fromGeminiResponse({
       candidates: [{ content: { parts: [{ text: "x" }] }, finishReason: "STOP" }],
-      usageMetadata: { promptTokenCount: 1000, cachedContentTokenCount: 800, candidatesTokenCount: 20, thoughtsTokenCount: 30, totalTokenCount: 1050 },
+      usageMetadata: {
+        promptTokenCount: 1000,
+        cachedContentTokenCount: 800,
+        candidatesTokenCount: 20,
+        thoughtsTokenCount: 30,
+        totalTokenCount: 1050,
+      },
     });
-    expect(message!.usage).toStrictEqual({ inputTokens: 1000, outputTokens: 50, cacheReadTokens: 800, reasoningTokens: 30 });
+    expect(message!.usage).toStrictEqual({
+      inputTokens: 1000,
+      outputTokens: 50,
+      cacheReadTokens: 800,
+      reasoningTokens: 30,
+    });
   });
 
   it("never returns a call whose arguments are not an object, unless the turn was cut by MAX_TOKENS", async () => {
-    const parts = [{ functionCall: { name: "f", args: "{\"half" } }];
-    expect(() => fromGeminiResponse({ candidates: [{ content: { parts }, finishReason: "STOP" }] })).toThrow(expect.objectContaining({ retryable: true }));
-    expect(fromGeminiResponse({ candidates: [{ content: { parts }, finishReason: "MAX_TOKENS" }], responseId: "r" })).toMatchObject([{ type: "tool_call", input: {}, stopReason: "max_tokens" }]);
+    const parts = [{ functionCall: { name: "f", args: '{"half' } }];
+    expect(() => fromGeminiResponse({ candidates: [{ content: { parts }, finishReason: "STOP" }] })).toThrow(
+      expect.objectContaining({ retryable: true }),
+    );
+    expect(
+      fromGeminiResponse({ candidates: [{ content: { parts }, finishReason: "MAX_TOKENS" }], responseId: "r" }),
+    ).toMatchObject([{ type: "tool_call", input: {}, stopReason: "max_tokens" }]);
     const events: ModelStreamEvent[] = [];
     const streamed = gemini({
       model: "m",
       apiKey: "key-0123456789",
-      fetch: async () => new Response(sse([{ candidates: [{ content: { parts }, finishReason: "STOP" }] }]).join(""), { headers: sseHeaders }),
-    })([], initSession("s", "u"), { signal: new AbortController().signal, iteration: 1 }) as AsyncIterable<ModelStreamEvent>;
+      fetch: async () =>
+        new Response(sse([{ candidates: [{ content: { parts }, finishReason: "STOP" }] }]).join(""), {
+          headers: sseHeaders,
+        }),
+    })([], initSession("s", "u"), {
+      signal: new AbortController().signal,
+      iteration: 1,
+    }) as AsyncIterable<ModelStreamEvent>;
     const error = await (async () => {
       for await (const event of streamed) events.push(event);
     })().catch((thrown: unknown) => thrown);
@@ -570,8 +814,22 @@ describe("google: conversion rules", () => {
       { type: "thinking", content: "Two cities: two calls.", signature: "thought-sig", provider: "google" },
       { type: "thinking", content: "foreign", signature: "sig", provider: "anthropic" },
       { role: "assistant", content: "Checking both.", signature: "text-sig", provider: "google" },
-      { type: "tool_call", id: "fc_paris", name: "weather", input: { city: "Paris" }, signature: "call-sig", provider: "google" },
-      { type: "tool_call", id: "weather_1_resp", name: "weather", input: { city: "Rome" }, provider: "google", generatedId: true },
+      {
+        type: "tool_call",
+        id: "fc_paris",
+        name: "weather",
+        input: { city: "Paris" },
+        signature: "call-sig",
+        provider: "google",
+      },
+      {
+        type: "tool_call",
+        id: "weather_1_resp",
+        name: "weather",
+        input: { city: "Rome" },
+        provider: "google",
+        generatedId: true,
+      },
       { type: "tool_result", id: "fc_paris", output: { temperature: 18 } },
       { type: "tool_result", id: "weather_1_resp", output: "Error: timeout", isError: true },
       { role: "assistant", content: "Paris is 18 °C; Rome timed out.", stopReason: "end_turn" },
@@ -579,13 +837,28 @@ describe("google: conversion rules", () => {
       { type: "tool_call", id: "call_from_openai", name: "weather", input: { city: "Rome" } },
       { type: "tool_result", id: "call_from_openai", output: "21 °C" },
     );
-    const tools: ToolSchema[] = [{ name: "weather", description: "Current weather.", input_schema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } }];
-    expect(toGeminiRequest(session, tools, { model: "gemini-3-pro-preview", maxTokens: 2048, temperature: 0.2, thinking: { budgetTokens: 1024, includeThoughts: true } })).toMatchSnapshot();
+    const tools: ToolSchema[] = [
+      {
+        name: "weather",
+        description: "Current weather.",
+        input_schema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+      },
+    ];
+    expect(
+      toGeminiRequest(session, tools, {
+        model: "gemini-3-pro-preview",
+        maxTokens: 2048,
+        temperature: 0.2,
+        thinking: { budgetTokens: 1024, includeThoughts: true },
+      }),
+    ).toMatchSnapshot();
   });
 });
 
 // Opt-in: runs only with a real key (GEMINI_API_KEY or GOOGLE_API_KEY), never in CI.
-liveAgentSuite("google", (process.env.GEMINI_API_KEY ?? process.env.GOOGLE_API_KEY) !== undefined, () => gemini({ model: process.env.GEMINI_MODEL ?? "gemini-2.5-flash", maxTokens: 2048 }));
+liveAgentSuite("google", (process.env.GEMINI_API_KEY ?? process.env.GOOGLE_API_KEY) !== undefined, () =>
+  gemini({ model: process.env.GEMINI_MODEL ?? "gemini-2.5-flash", maxTokens: 2048 }),
+);
 
 describe("google: native structured output", () => {
   let server: ReplayServer;
@@ -595,10 +868,21 @@ describe("google: native structured output", () => {
   afterAll(async () => {
     await server.close();
   });
-  const forecast: JsonObject = { type: "object", properties: { city: { type: "string" }, celsius: { type: "number" } }, required: ["city", "celsius"] };
+  const forecast: JsonObject = {
+    type: "object",
+    properties: { city: { type: "string" }, celsius: { type: "number" } },
+    required: ["city", "celsius"],
+  };
   const usage = { input: 10, output: 5 };
-  const model = (stream: boolean) => gemini({ model: "gemini-2.5-flash", baseURL: server.origin, apiKey: "gemini-test-key-123456", stream });
-  const answer = { role: "assistant", content: '{"city":"Paris","celsius":21}', output: { city: "Paris", celsius: 21 }, stopReason: "end_turn", usage: { inputTokens: 10, outputTokens: 5 } };
+  const model = (stream: boolean) =>
+    gemini({ model: "gemini-2.5-flash", baseURL: server.origin, apiKey: "gemini-test-key-123456", stream });
+  const answer = {
+    role: "assistant",
+    content: '{"city":"Paris","celsius":21}',
+    output: { city: "Paris", celsius: 21 },
+    stopReason: "end_turn",
+    usage: { inputTokens: 10, outputTokens: 5 },
+  };
 
   for (const stream of [true, false]) {
     it(`a run with output: schema and no tools sends responseMimeType and responseJsonSchema, without the instruction; the answer is parsed into output (${stream ? "streamed" : "not streamed"})`, async () => {
@@ -607,7 +891,10 @@ describe("google: native structured output", () => {
       const before = server.requests.length;
       const session = await agentLoop(model(stream), [], initSession("You forecast.", "Paris?"), { output: forecast });
       const [body] = server.requests.slice(before).map((request) => request.body as GeminiRequest);
-      expect(body!.generationConfig).toStrictEqual({ responseMimeType: "application/json", responseJsonSchema: forecast });
+      expect(body!.generationConfig).toStrictEqual({
+        responseMimeType: "application/json",
+        responseJsonSchema: forecast,
+      });
       expect(body!.systemInstruction).toStrictEqual({ parts: [{ text: "You forecast." }] });
       expect(withoutTs(session).at(-1)).toStrictEqual(answer);
       expect(structuredOutput(session)).toStrictEqual({ city: "Paris", celsius: 21 });
@@ -616,19 +903,29 @@ describe("google: native structured output", () => {
 
   it("with tools (Gemini refuses function calling with a JSON response type) every call gets the instruction first in systemInstruction instead; the answer is still parsed into output", async () => {
     server.enqueue(
-      turnResponse({ toolCalls: [{ id: "call_w", name: "weather", input: { city: "Paris" } }], stopReason: "tool_use", usage }, true),
+      turnResponse(
+        { toolCalls: [{ id: "call_w", name: "weather", input: { city: "Paris" } }], stopReason: "tool_use", usage },
+        true,
+      ),
       turnResponse({ text: '{"city":"Paris","celsius":21}', stopReason: "end_turn", usage }, true),
     );
     const before = server.requests.length;
-    const session = await agentLoop(model(true), [schema("weather", { city: { type: "string" } })], initSession("You forecast.", "Paris?"), {
-      toolHandlers: { weather: () => "21C" },
-      output: forecast,
-    });
+    const session = await agentLoop(
+      model(true),
+      [schema("weather", { city: { type: "string" } })],
+      initSession("You forecast.", "Paris?"),
+      {
+        toolHandlers: { weather: () => "21C" },
+        output: forecast,
+      },
+    );
     const bodies = server.requests.slice(before).map((request) => request.body as GeminiRequest);
     expect(bodies).toHaveLength(2);
     for (const body of bodies) {
       expect(body).not.toHaveProperty("generationConfig");
-      expect(body.systemInstruction).toStrictEqual({ parts: [{ text: expect.stringContaining(JSON.stringify(forecast)) }, { text: "You forecast." }] });
+      expect(body.systemInstruction).toStrictEqual({
+        parts: [{ text: expect.stringContaining(JSON.stringify(forecast)) }, { text: "You forecast." }],
+      });
       expect(body.tools?.[0]?.functionDeclarations.map((declaration) => declaration.name)).toStrictEqual(["weather"]);
     }
     expect(withoutTs(session).at(-1)).toStrictEqual(answer);
@@ -636,11 +933,16 @@ describe("google: native structured output", () => {
 
   it("the converter: other generationConfig settings stay beside the JSON mode; without output there is none", () => {
     const session = initSession("s", "u");
-    expect(toGeminiRequest(session, [], { model: "gemini-2.5-flash", temperature: 0, output: { jsonSchema: forecast } }).generationConfig).toStrictEqual({
+    expect(
+      toGeminiRequest(session, [], { model: "gemini-2.5-flash", temperature: 0, output: { jsonSchema: forecast } })
+        .generationConfig,
+    ).toStrictEqual({
       temperature: 0,
       responseMimeType: "application/json",
       responseJsonSchema: forecast,
     });
-    expect(toGeminiRequest(session, [], { model: "gemini-2.5-flash", temperature: 0 }).generationConfig).toStrictEqual({ temperature: 0 });
+    expect(toGeminiRequest(session, [], { model: "gemini-2.5-flash", temperature: 0 }).generationConfig).toStrictEqual({
+      temperature: 0,
+    });
   });
 });

@@ -1,6 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { agentLoop, initSession, type ModelMessage, type Session } from "simple-agent-loop";
-import { fromOpenAIChatResponse, openaiChat, toOpenAIChatRequest, type OpenAIChatResponse } from "simple-agent-loop/openai";
+import {
+  fromOpenAIChatResponse,
+  openaiChat,
+  toOpenAIChatRequest,
+  type OpenAIChatResponse,
+} from "simple-agent-loop/openai";
 import { withoutTs } from "../helpers.ts";
 import { sse, sseHeaders, startReplayServer, type ReplayServer } from "./replay-server.ts";
 import { recordedFixtures } from "./fixtures.ts";
@@ -12,7 +17,11 @@ const chunks = (name: string): Record<string, unknown>[] =>
     .filter((line) => line.trim() !== "")
     .map((line) => JSON.parse(line) as Record<string, unknown>);
 
-const weather = { name: "weather", description: "The weather at a place.", input_schema: { type: "object", properties: { location: { type: "string" } } } };
+const weather = {
+  name: "weather",
+  description: "The weather at a place.",
+  input_schema: { type: "object", properties: { location: { type: "string" } } },
+};
 
 describe("openai-chat: what compatible servers send", () => {
   let server: ReplayServer;
@@ -22,14 +31,25 @@ describe("openai-chat: what compatible servers send", () => {
   afterAll(async () => {
     await server.close();
   });
-  const model = (stream = true) => openaiChat({ model: "test-model", baseURL: server.origin, apiKey: "sk-test-key-123456", stream });
+  const model = (stream = true) =>
+    openaiChat({ model: "test-model", baseURL: server.origin, apiKey: "sk-test-key-123456", stream });
 
   it("reads Mistral's array content: thinking parts become thinking, text parts the answer (streamed)", async () => {
-    server.enqueue({ headers: sseHeaders, chunks: sse(chunks("vercel-ai__mistral-reasoning.chunks.txt"), { done: true }) });
+    server.enqueue({
+      headers: sseHeaders,
+      chunks: sse(chunks("vercel-ai__mistral-reasoning.chunks.txt"), { done: true }),
+    });
     const deltas: string[] = [];
-    const session = await agentLoop(model(), [], initSession("s", "2+2?"), { onEvent: (event) => void (event.type === "thinking-delta" && deltas.push(event.delta)) });
+    const session = await agentLoop(model(), [], initSession("s", "2+2?"), {
+      onEvent: (event) => void (event.type === "thinking-delta" && deltas.push(event.delta)),
+    });
     expect(withoutTs(session).slice(2)).toStrictEqual([
-      { type: "thinking", content: "The user is asking for 2+2. This is basic arithmetic. 2+2=4.", signature: "content", provider: "openai-chat" },
+      {
+        type: "thinking",
+        content: "The user is asking for 2+2. This is basic arithmetic. 2+2=4.",
+        signature: "content",
+        provider: "openai-chat",
+      },
       { role: "assistant", content: "2 + 2 = 4", stopReason: "end_turn", usage: { inputTokens: 10, outputTokens: 46 } },
     ]);
     expect(deltas.join("")).toBe("The user is asking for 2+2. This is basic arithmetic. 2+2=4.");
@@ -38,7 +58,12 @@ describe("openai-chat: what compatible servers send", () => {
   it("reads Mistral's array content in a non-streamed message", () => {
     const body = JSON.parse(fixture("vercel-ai__mistral-reasoning.json")) as OpenAIChatResponse;
     expect(fromOpenAIChatResponse(body)).toStrictEqual([
-      { type: "thinking", content: "The user is asking for 2+2. This is basic arithmetic. 2+2=4.", signature: "content", provider: "openai-chat" },
+      {
+        type: "thinking",
+        content: "The user is asking for 2+2. This is basic arithmetic. 2+2=4.",
+        signature: "content",
+        provider: "openai-chat",
+      },
       { role: "assistant", content: "2 + 2 = 4", stopReason: "end_turn", usage: { inputTokens: 10, outputTokens: 46 } },
     ]);
   });
@@ -49,15 +74,31 @@ describe("openai-chat: what compatible servers send", () => {
     const last = recorded.at(-1)!;
     const more = [
       { ...recorded[2], choices: [{ index: 0, delta: { content: " (checked)" }, finish_reason: null }] },
-      { ...recorded[1], choices: [{ index: 0, delta: { content: [{ type: "thinking", thinking: [{ type: "text", text: "Double-checked." }] }] }, finish_reason: null }] },
-      { ...recorded[2], choices: [{ index: 0, delta: { content: [{ type: "text", text: "Sure." }] }, finish_reason: null }] },
+      {
+        ...recorded[1],
+        choices: [
+          {
+            index: 0,
+            delta: { content: [{ type: "thinking", thinking: [{ type: "text", text: "Double-checked." }] }] },
+            finish_reason: null,
+          },
+        ],
+      },
+      {
+        ...recorded[2],
+        choices: [{ index: 0, delta: { content: [{ type: "text", text: "Sure." }] }, finish_reason: null }],
+      },
     ];
     server.enqueue(
       { headers: sseHeaders, chunks: sse([...recorded.slice(0, 3), ...more, last], { done: true }) },
       { headers: sseHeaders, chunks: sse(recorded, { done: true }) },
     );
     const session = await agentLoop(model(), [], initSession("s", "2+2?"));
-    expect(withoutTs(session).slice(2).map((message) => ("content" in message ? message.content : undefined))).toStrictEqual([
+    expect(
+      withoutTs(session)
+        .slice(2)
+        .map((message) => ("content" in message ? message.content : undefined)),
+    ).toStrictEqual([
       "The user is asking for 2+2. This is basic arithmetic. 2+2=4.",
       "2 + 2 = 4 (checked)",
       "Double-checked.",
@@ -70,7 +111,12 @@ describe("openai-chat: what compatible servers send", () => {
       {
         role: "assistant",
         content: [
-          { type: "thinking", thinking: [{ type: "text", text: "The user is asking for 2+2. This is basic arithmetic. 2+2=4.\n\nDouble-checked." }] },
+          {
+            type: "thinking",
+            thinking: [
+              { type: "text", text: "The user is asking for 2+2. This is basic arithmetic. 2+2=4.\n\nDouble-checked." },
+            ],
+          },
           { type: "text", text: "2 + 2 = 4 (checked)\n\nSure." },
         ],
       },
@@ -80,18 +126,35 @@ describe("openai-chat: what compatible servers send", () => {
   it("counts xAI's reasoning tokens, which its completion_tokens leaves out, in outputTokens (streamed and not)", async () => {
     const body = JSON.parse(fixture("vercel-ai__xai-tool-call.json")) as OpenAIChatResponse;
     // total_tokens 506 = 291 prompt + 26 completion + 189 reasoning.
-    expect(fromOpenAIChatResponse(body).at(-1)).toMatchObject({ usage: { inputTokens: 291, outputTokens: 215, cacheReadTokens: 244, reasoningTokens: 189 } });
+    expect(fromOpenAIChatResponse(body).at(-1)).toMatchObject({
+      usage: { inputTokens: 291, outputTokens: 215, cacheReadTokens: 244, reasoningTokens: 189 },
+    });
     server.enqueue({ headers: sseHeaders, chunks: sse(chunks("vercel-ai__xai-tool-call.chunks.txt"), { done: true }) });
-    const session = await agentLoop(model(), [weather], initSession("s", "weather in SF?"), { maxIterations: 1, toolHandlers: { weather: () => "sunny" } }).catch(
-      (error: { session: Session }) => error.session,
+    const session = await agentLoop(model(), [weather], initSession("s", "weather in SF?"), {
+      maxIterations: 1,
+      toolHandlers: { weather: () => "sunny" },
+    }).catch((error: { session: Session }) => error.session);
+    const call = session.messages.find(
+      (message): message is Extract<ModelMessage, { type: "tool_call" }> =>
+        "type" in message && message.type === "tool_call",
     );
-    const call = session.messages.find((message): message is Extract<ModelMessage, { type: "tool_call" }> => "type" in message && message.type === "tool_call");
-    expect(call).toMatchObject({ id: "call_55117580", input: { location: "San Francisco" }, usage: { inputTokens: 291, outputTokens: 222, cacheReadTokens: 290, reasoningTokens: 196 } });
+    expect(call).toMatchObject({
+      id: "call_55117580",
+      input: { location: "San Francisco" },
+      usage: { inputTokens: 291, outputTokens: 222, cacheReadTokens: 290, reasoningTokens: 196 },
+    });
   });
 
   it("keeps OpenAI's count as it is: its completion_tokens already includes reasoning", () => {
-    const usage = { prompt_tokens: 100, completion_tokens: 300, total_tokens: 400, completion_tokens_details: { reasoning_tokens: 256 } };
-    expect(fromOpenAIChatResponse({ choices: [{ message: { content: "x" }, finish_reason: "stop" }], usage }).at(-1)).toMatchObject({
+    const usage = {
+      prompt_tokens: 100,
+      completion_tokens: 300,
+      total_tokens: 400,
+      completion_tokens_details: { reasoning_tokens: 256 },
+    };
+    expect(
+      fromOpenAIChatResponse({ choices: [{ message: { content: "x" }, finish_reason: "stop" }], usage }).at(-1),
+    ).toMatchObject({
       usage: { inputTokens: 100, outputTokens: 300, reasoningTokens: 256 },
     });
   });
@@ -99,9 +162,23 @@ describe("openai-chat: what compatible servers send", () => {
   it("reads Groq's usage from x_groq and OpenRouter's reasoning_details", async () => {
     const base = chunks("vercel-ai__xai-tool-call.chunks.txt")[0]!;
     const stream = [
-      { ...base, choices: [{ index: 0, delta: { reasoning_details: [{ type: "reasoning.text", text: "Thinking it over.", format: "unknown", index: 0 }] } }] },
+      {
+        ...base,
+        choices: [
+          {
+            index: 0,
+            delta: {
+              reasoning_details: [{ type: "reasoning.text", text: "Thinking it over.", format: "unknown", index: 0 }],
+            },
+          },
+        ],
+      },
       { ...base, choices: [{ index: 0, delta: { content: "Done." } }] },
-      { ...base, choices: [{ index: 0, delta: {}, finish_reason: "stop" }], x_groq: { id: "req_1", usage: { prompt_tokens: 20, completion_tokens: 7, total_tokens: 27 } } },
+      {
+        ...base,
+        choices: [{ index: 0, delta: {}, finish_reason: "stop" }],
+        x_groq: { id: "req_1", usage: { prompt_tokens: 20, completion_tokens: 7, total_tokens: 27 } },
+      },
     ];
     server.enqueue({ headers: sseHeaders, chunks: sse(stream, { done: true }) });
     const session = await agentLoop(model(), [], initSession("s", "u"));
@@ -113,16 +190,25 @@ describe("openai-chat: what compatible servers send", () => {
 
   it("two calls a server gives the same index, each with its own id, stay two calls", async () => {
     // The recorded parallel calls (index 0 and 1), both at index 0.
-    const body = fixture("openai-python__parse-multiple-pydantic-tools__f82268f2.sse.txt").replaceAll('"tool_calls":[{"index":1,', '"tool_calls":[{"index":0,');
+    const body = fixture("openai-python__parse-multiple-pydantic-tools__f82268f2.sse.txt").replaceAll(
+      '"tool_calls":[{"index":1,',
+      '"tool_calls":[{"index":0,',
+    );
     expect(body).not.toContain('"index":1,');
     server.enqueue({ headers: sseHeaders, body });
     const inputs: unknown[] = [];
     const session = await agentLoop(model(), [], initSession("s", "u"), {
       maxIterations: 1,
-      toolHandlers: { GetWeatherArgs: (input: unknown) => (inputs.push(input), "sunny"), get_stock_price: (input: unknown) => (inputs.push(input), "1") },
+      toolHandlers: {
+        GetWeatherArgs: (input: unknown) => (inputs.push(input), "sunny"),
+        get_stock_price: (input: unknown) => (inputs.push(input), "1"),
+      },
     }).catch((error: { session: Session }) => error.session);
     const calls = session.messages.filter((message) => "type" in message && message.type === "tool_call");
-    expect(calls.map((call) => ("id" in call ? call.id : ""))).toStrictEqual(["call_JMW1whyEaYG438VE1OIflxA2", "call_DNYTawLBoN8fj3KN6qU9N1Ou"]);
+    expect(calls.map((call) => ("id" in call ? call.id : ""))).toStrictEqual([
+      "call_JMW1whyEaYG438VE1OIflxA2",
+      "call_DNYTawLBoN8fj3KN6qU9N1Ou",
+    ]);
     expect(calls.every((call) => "input" in call && Object.keys(call.input).length > 0)).toBe(true);
   });
 
@@ -138,7 +224,13 @@ describe("openai-chat: what compatible servers send", () => {
     };
     expect(toOpenAIChatRequest(session, [], { model: "m" }).messages).toStrictEqual([
       { role: "user", content: "u" },
-      { role: "assistant", content: [{ type: "thinking", thinking: [{ type: "text", text: "hmm" }] }, { type: "text", text: "a" }] },
+      {
+        role: "assistant",
+        content: [
+          { type: "thinking", thinking: [{ type: "text", text: "hmm" }] },
+          { type: "text", text: "a" },
+        ],
+      },
       { role: "assistant", content: "b" },
     ]);
   });

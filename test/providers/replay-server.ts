@@ -57,14 +57,22 @@ export async function startReplayServer(): Promise<ReplayServer> {
     } catch {
       // keep the text
     }
-    const recorded: RecordedRequest = { method: request.method ?? "", url: request.url ?? "", headers: request.headers, body, clientClosed: false };
+    const recorded: RecordedRequest = {
+      method: request.method ?? "",
+      url: request.url ?? "",
+      headers: request.headers,
+      body,
+      clientClosed: false,
+    };
     requests.push(recorded);
     reply.on("close", () => {
       if (!reply.writableFinished) recorded.clientClosed = true;
     });
     const next = queue.shift();
     if (next === undefined) {
-      reply.writeHead(500, { "content-type": "application/json" }).end(JSON.stringify({ error: { message: "replay server: no response queued" } }));
+      reply
+        .writeHead(500, { "content-type": "application/json" })
+        .end(JSON.stringify({ error: { message: "replay server: no response queued" } }));
       return;
     }
     if (next.stallBeforeHeaders === true) return;
@@ -114,7 +122,10 @@ function readBody(request: IncomingMessage): Promise<string> {
 }
 
 /** An SSE body from JSON payloads: `event: <type>` lines when `withEventNames`, then `data:`. */
-export function sse(payloads: readonly unknown[], options: { withEventNames?: boolean; done?: boolean } = {}): string[] {
+export function sse(
+  payloads: readonly unknown[],
+  options: { withEventNames?: boolean; done?: boolean } = {},
+): string[] {
   const events = payloads.map((payload) => {
     const type = (payload as { type?: unknown }).type;
     const name = options.withEventNames === true && typeof type === "string" ? `event: ${type}\n` : "";

@@ -10,21 +10,62 @@ type Ended = { stopReason?: string; rawStopReason?: string };
 // Each adapter's last message for a text answer ended with the provider's `raw` reason.
 const adapters: Record<string, (raw: string, withCall?: boolean) => ModelMessage> = {
   anthropic: (raw, withCall) =>
-    fromAnthropicResponse({ content: [{ type: "text", text: "x" }, ...(withCall === true ? [{ type: "tool_use", id: "t", name: "f", input: {} }] : [])], stop_reason: raw }).at(-1)!,
+    fromAnthropicResponse({
+      content: [
+        { type: "text", text: "x" },
+        ...(withCall === true ? [{ type: "tool_use", id: "t", name: "f", input: {} }] : []),
+      ],
+      stop_reason: raw,
+    }).at(-1)!,
   bedrock: (raw, withCall) =>
-    fromBedrockResponse({ output: { message: { content: [{ text: "x" }, ...(withCall === true ? [{ toolUse: { toolUseId: "t", name: "f", input: {} } }] : [])] } }, stopReason: raw }).at(-1)!,
+    fromBedrockResponse({
+      output: {
+        message: {
+          content: [
+            { text: "x" },
+            ...(withCall === true ? [{ toolUse: { toolUseId: "t", name: "f", input: {} } }] : []),
+          ],
+        },
+      },
+      stopReason: raw,
+    }).at(-1)!,
   google: (raw, withCall) =>
-    fromGeminiResponse({ candidates: [{ content: { parts: [{ text: "x" }, ...(withCall === true ? [{ functionCall: { name: "f", args: {} } }] : [])] }, finishReason: raw }] }).at(-1)!,
+    fromGeminiResponse({
+      candidates: [
+        {
+          content: {
+            parts: [{ text: "x" }, ...(withCall === true ? [{ functionCall: { name: "f", args: {} } }] : [])],
+          },
+          finishReason: raw,
+        },
+      ],
+    }).at(-1)!,
   "openai-chat": (raw, withCall) =>
     fromOpenAIChatResponse({
-      choices: [{ message: { content: "x", ...(withCall === true ? { tool_calls: [{ id: "t", function: { name: "f", arguments: "{}" } }] } : {}) }, finish_reason: raw }],
+      choices: [
+        {
+          message: {
+            content: "x",
+            ...(withCall === true ? { tool_calls: [{ id: "t", function: { name: "f", arguments: "{}" } }] } : {}),
+          },
+          finish_reason: raw,
+        },
+      ],
     }).at(-1)!,
-  "openai-responses": (raw) => fromOpenAIResponsesResponse({ status: "incomplete", incomplete_details: { reason: raw }, output: [{ type: "message", content: [{ type: "output_text", text: "x" }] }] }).at(-1)!,
+  "openai-responses": (raw) =>
+    fromOpenAIResponsesResponse({
+      status: "incomplete",
+      incomplete_details: { reason: raw },
+      output: [{ type: "message", content: [{ type: "output_text", text: "x" }] }],
+    }).at(-1)!,
 };
 
 const ended = (message: ModelMessage): Ended => {
   const { stopReason, rawStopReason } = message as Ended;
-  return { ...(stopReason === undefined ? {} : { stopReason }), ...(rawStopReason === undefined ? {} : { rawStopReason }) };
+  return {
+    ...(stopReason === undefined ? {} : { stopReason }),
+    ...(rawStopReason === undefined ? {} : { rawStopReason }),
+  };
 };
 
 describe("rawStopReason: one rule for every adapter", () => {

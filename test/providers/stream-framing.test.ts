@@ -6,7 +6,11 @@ import { frame } from "./event-stream-frames.ts";
 const encoder = new TextEncoder();
 
 /** A body made of `count` copies of `piece` after `head`, produced as it is read; `pulled` counts the bytes read. */
-function generatedBody(head: Uint8Array, piece: Uint8Array, count: number): { body: ReadableStream<Uint8Array>; pulled: () => number } {
+function generatedBody(
+  head: Uint8Array,
+  piece: Uint8Array,
+  count: number,
+): { body: ReadableStream<Uint8Array>; pulled: () => number } {
   let sent = -1;
   let bytes = 0;
   const body = new ReadableStream<Uint8Array>(
@@ -61,13 +65,15 @@ describe("SSE framing", () => {
 
   it("caps an event made of many data lines too, and honours a smaller cap", async () => {
     const error = await (async () => {
-      for await (const _event of parseSse(bodyOf(["data: 0123456789\n".repeat(200)]), { maxEventLength: 1000 })) expect.unreachable("the event is over its cap");
+      for await (const _event of parseSse(bodyOf(["data: 0123456789\n".repeat(200)]), { maxEventLength: 1000 }))
+        expect.unreachable("the event is over its cap");
     })().catch((thrown: unknown) => thrown);
     expect((error as Error).message).toMatch(/longer than 1000 characters/);
   });
 
   it("reads the same events however the bytes are split: CRLF, CR and LF line ends, multi-byte characters, a last event without its blank line", async () => {
-    const text = 'event: first\r\ndata: {"a":"é😀"}\r\n\r\n: a comment\rdata: line one\rdata: line two\r\rdata:no space\n\nid: 7\nretry: 10\ndata: last';
+    const text =
+      'event: first\r\ndata: {"a":"é😀"}\r\n\r\n: a comment\rdata: line one\rdata: line two\r\rdata:no space\n\nid: 7\nretry: 10\ndata: last';
     const whole = await events([text]);
     expect(whole).toStrictEqual([
       { event: "first", data: '{"a":"é😀"}' },
@@ -114,12 +120,14 @@ describe("AWS event stream framing", () => {
     }
     const read = async (pieces: Uint8Array[]): Promise<string[]> => {
       const texts: string[] = [];
-      for await (const batch of decodeEventStream(bodyOf(pieces))) for (const frame of batch) texts.push(new TextDecoder().decode(frame.payload));
+      for await (const batch of decodeEventStream(bodyOf(pieces)))
+        for (const frame of batch) texts.push(new TextDecoder().decode(frame.payload));
       return texts;
     };
     const expected = ['{"text":"one"}', '{"text":"two"}', '{"text":"three"}'];
     expect(await read([all])).toStrictEqual(expected);
-    for (let cut = 1; cut < all.length; cut++) expect(await read([all.subarray(0, cut), all.subarray(cut)])).toStrictEqual(expected);
+    for (let cut = 1; cut < all.length; cut++)
+      expect(await read([all.subarray(0, cut), all.subarray(cut)])).toStrictEqual(expected);
     expect(await read([...all].map((byte) => new Uint8Array([byte])))).toStrictEqual(expected);
   });
 });

@@ -1,5 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { agentLoop, initSession, type InvokeModel, type Message, type Session, type ToolSchema } from "simple-agent-loop";
+import {
+  agentLoop,
+  initSession,
+  type InvokeModel,
+  type Message,
+  type Session,
+  type ToolSchema,
+} from "simple-agent-loop";
 import { anthropic, toAnthropicRequest } from "simple-agent-loop/anthropic";
 import { bedrock, toBedrockRequest } from "simple-agent-loop/bedrock";
 import { gemini, toGeminiRequest } from "simple-agent-loop/google";
@@ -18,9 +25,15 @@ const deepArguments = `{"location":${"[".repeat(depth)}${"]".repeat(depth)}}`;
 // itself cannot stringify the deep object either).
 const placeholder = "__DEEP_ARGUMENTS__";
 const withDeepObject = (payload: unknown): string => JSON.stringify(payload).replace(`"${placeholder}"`, deepArguments);
-const sseText = (payloads: readonly string[], done = false): string => payloads.map((payload) => `data: ${payload}\n\n`).join("") + (done ? "data: [DONE]\n\n" : "");
+const sseText = (payloads: readonly string[], done = false): string =>
+  payloads.map((payload) => `data: ${payload}\n\n`).join("") + (done ? "data: [DONE]\n\n" : "");
 
-type Case = { name: string; model: (origin: string) => InvokeModel; response: () => ReplayResponse; request: (session: Session, tools: ToolSchema[]) => unknown };
+type Case = {
+  name: string;
+  model: (origin: string) => InvokeModel;
+  response: () => ReplayResponse;
+  request: (session: Session, tools: ToolSchema[]) => unknown;
+};
 
 const key = "sk-test-key-123456";
 const cases: Case[] = [
@@ -32,7 +45,14 @@ const cases: Case[] = [
       const events = fixture("anthropic", "anthropic-sdk-python__tool_use_response.txt")
         .split("\n")
         .filter((line) => line.startsWith("data: "))
-        .map((line) => JSON.parse(line.slice(6)) as { type: string; index?: number; delta?: { type?: string; partial_json?: string } });
+        .map(
+          (line) =>
+            JSON.parse(line.slice(6)) as {
+              type: string;
+              index?: number;
+              delta?: { type?: string; partial_json?: string };
+            },
+        );
       const first = events.findIndex((event) => event.delta?.type === "input_json_delta");
       const kept = events.filter((event, index) => event.delta?.type !== "input_json_delta" || index === first);
       kept[first] = { ...kept[first]!, delta: { type: "input_json_delta", partial_json: deepArguments } };
@@ -57,7 +77,9 @@ const cases: Case[] = [
     name: "openai-chat (not streamed)",
     model: (origin) => openaiChat({ model: "grok-3-mini", baseURL: origin, apiKey: key, stream: false }),
     response: () => {
-      const body = JSON.parse(fixture("openai-chat", "vercel-ai__xai-tool-call.json")) as { choices: { message: { tool_calls: { function: { arguments: string } }[] } }[] };
+      const body = JSON.parse(fixture("openai-chat", "vercel-ai__xai-tool-call.json")) as {
+        choices: { message: { tool_calls: { function: { arguments: string } }[] } }[];
+      };
       body.choices[0]!.message.tool_calls[0]!.function.arguments = deepArguments;
       return { body: JSON.stringify(body) };
     },
@@ -70,11 +92,20 @@ const cases: Case[] = [
       // The second recorded response: one function_call, its arguments deep.
       const all = lines("openai-responses", "vercel-ai__openai-reasoning-encrypted-content.1.chunks.txt");
       const starts = all.flatMap((event, index) => (event.type === "response.created" ? [index] : []));
-      const events = all.slice(starts[1], starts[2]).filter((event, index, list) => event.type !== "response.function_call_arguments.delta" || list.findIndex((other) => other.type === event.type) === index);
+      const events = all
+        .slice(starts[1], starts[2])
+        .filter(
+          (event, index, list) =>
+            event.type !== "response.function_call_arguments.delta" ||
+            list.findIndex((other) => other.type === event.type) === index,
+        );
       const payloads = events.map((event) => {
-        if (event.type === "response.function_call_arguments.delta") return JSON.stringify({ ...event, delta: deepArguments });
-        if (event.type === "response.function_call_arguments.done") return JSON.stringify({ ...event, arguments: deepArguments });
-        if (event.type === "response.output_item.done") return JSON.stringify({ ...event, item: { ...(event.item as object), arguments: deepArguments } });
+        if (event.type === "response.function_call_arguments.delta")
+          return JSON.stringify({ ...event, delta: deepArguments });
+        if (event.type === "response.function_call_arguments.done")
+          return JSON.stringify({ ...event, arguments: deepArguments });
+        if (event.type === "response.output_item.done")
+          return JSON.stringify({ ...event, item: { ...(event.item as object), arguments: deepArguments } });
         return JSON.stringify(event);
       });
       return { headers: sseHeaders, body: sseText(payloads) };
@@ -86,7 +117,10 @@ const cases: Case[] = [
     model: (origin) => gemini({ model: "gemini-3-pro-preview", baseURL: origin, apiKey: key }),
     response: () => {
       // The recorded chunks, the functionCall's args (already parsed JSON in Gemini's format) deep.
-      const [call, end] = lines("google", "vercel-ai__google-tool-call-gemini3.chunks.txt") as [{ candidates: { content: { parts: { functionCall: { args: unknown } }[] } }[] }, unknown];
+      const [call, end] = lines("google", "vercel-ai__google-tool-call-gemini3.chunks.txt") as [
+        { candidates: { content: { parts: { functionCall: { args: unknown } }[] } }[] },
+        unknown,
+      ];
       call.candidates[0]!.content.parts[0]!.functionCall.args = placeholder;
       return { headers: sseHeaders, body: sseText([withDeepObject(call), JSON.stringify(end)]) };
     },
@@ -94,7 +128,8 @@ const cases: Case[] = [
   },
   {
     name: "bedrock",
-    model: (origin) => bedrock({ model: "moonshot.kimi-k2-thinking", region: "us-east-1", baseURL: origin, apiKey: key }),
+    model: (origin) =>
+      bedrock({ model: "moonshot.kimi-k2-thinking", region: "us-east-1", baseURL: origin, apiKey: key }),
     response: () => {
       const events = lines("bedrock", "vercel-ai__issue-11409-kimi-k2-thinking-glob-search.chunks.txt").map((event) => {
         const delta = (event.contentBlockDelta as { delta?: { toolUse?: { input: string } } } | undefined)?.delta;
@@ -108,7 +143,11 @@ const cases: Case[] = [
 ];
 
 const toolNames = ["get_weather", "weather", "calculator", "glob_search"];
-const tools: ToolSchema[] = toolNames.map((name) => ({ name, description: "A tool.", input_schema: { type: "object" } }));
+const tools: ToolSchema[] = toolNames.map((name) => ({
+  name,
+  description: "A tool.",
+  input_schema: { type: "object" },
+}));
 
 describe("tool inputs nested too deep: an invalid-input error result, the session stays usable", () => {
   let server: ReplayServer;
@@ -123,18 +162,28 @@ describe("tool inputs nested too deep: an invalid-input error result, the sessio
     server.enqueue(response());
     const ran: unknown[] = [];
     const handlers = Object.fromEntries(toolNames.map((name) => [name, (input: unknown) => (ran.push(input), "ran")]));
-    const session = await agentLoop(model(server.origin), tools, initSession("s", "u"), { maxIterations: 1, toolHandlers: handlers }).catch(
-      (error: { session?: Session }) => {
-        if (error.session === undefined) throw error;
-        return error.session;
-      },
-    );
+    const session = await agentLoop(model(server.origin), tools, initSession("s", "u"), {
+      maxIterations: 1,
+      toolHandlers: handlers,
+    }).catch((error: { session?: Session }) => {
+      if (error.session === undefined) throw error;
+      return error.session;
+    });
     expect(ran).toStrictEqual([]);
-    const call = session.messages.find((message) => "type" in message && message.type === "tool_call") as Extract<Message, { type: "tool_call" }>;
+    const call = session.messages.find((message) => "type" in message && message.type === "tool_call") as Extract<
+      Message,
+      { type: "tool_call" }
+    >;
     expect(call.input).toStrictEqual({});
     expect(call.inputError).toMatch(/nested more than 100 levels deep/);
     const result = session.messages.find((message) => "type" in message && message.type === "tool_result");
-    expect(result).toMatchObject({ id: call.id, isError: true, output: expect.stringMatching(/^Error: invalid input for tool ".+": the arguments are nested more than 100 levels deep/) });
+    expect(result).toMatchObject({
+      id: call.id,
+      isError: true,
+      output: expect.stringMatching(
+        /^Error: invalid input for tool ".+": the arguments are nested more than 100 levels deep/,
+      ),
+    });
     // The session is plain JSON again, and the next request can be built and serialized.
     expect(JSON.parse(JSON.stringify(session))).toStrictEqual(session);
     expect(() => JSON.stringify(request(session, tools))).not.toThrow();
@@ -142,14 +191,21 @@ describe("tool inputs nested too deep: an invalid-input error result, the sessio
 
   it("arguments over the size limit are refused the same way", async () => {
     const big = `{"location":"${"x".repeat(17 * 1024 * 1024)}"}`;
-    const body = JSON.parse(fixture("openai-chat", "vercel-ai__xai-tool-call.json")) as { choices: { message: { tool_calls: { function: { arguments: string } }[] } }[] };
+    const body = JSON.parse(fixture("openai-chat", "vercel-ai__xai-tool-call.json")) as {
+      choices: { message: { tool_calls: { function: { arguments: string } }[] } }[];
+    };
     body.choices[0]!.message.tool_calls[0]!.function.arguments = big;
     server.enqueue({ body: JSON.stringify(body) });
     const ran: unknown[] = [];
-    const session = await agentLoop(openaiChat({ model: "m", baseURL: server.origin, apiKey: key, stream: false }), tools, initSession("s", "u"), {
-      maxIterations: 1,
-      toolHandlers: { weather: (input: unknown) => (ran.push(input), "ran") },
-    }).catch((error: { session: Session }) => error.session);
+    const session = await agentLoop(
+      openaiChat({ model: "m", baseURL: server.origin, apiKey: key, stream: false }),
+      tools,
+      initSession("s", "u"),
+      {
+        maxIterations: 1,
+        toolHandlers: { weather: (input: unknown) => (ran.push(input), "ran") },
+      },
+    ).catch((error: { session: Session }) => error.session);
     expect(ran).toStrictEqual([]);
     expect(session.messages.find((message) => "type" in message && message.type === "tool_result")).toMatchObject({
       isError: true,

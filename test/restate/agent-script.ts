@@ -18,7 +18,13 @@ import { scriptedModel } from "simple-agent-loop/testing";
  */
 export function script(tag: string, withApproval: boolean): ModelMessage[][] {
   if (tag.includes("timeout")) {
-    return [[{ type: "tool_call", id: `${tag}-t1`, name: "sleepy", input: {} }, { type: "tool_call", id: `${tag}-t2`, name: "lookup", input: { key: "delta" } }], [{ role: "assistant", content: `Done with ${tag}.` }]];
+    return [
+      [
+        { type: "tool_call", id: `${tag}-t1`, name: "sleepy", input: {} },
+        { type: "tool_call", id: `${tag}-t2`, name: "lookup", input: { key: "delta" } },
+      ],
+      [{ role: "assistant", content: `Done with ${tag}.` }],
+    ];
   }
   const turns: ModelMessage[][] = [
     [
@@ -26,7 +32,16 @@ export function script(tag: string, withApproval: boolean): ModelMessage[][] {
       { type: "tool_call", id: `${tag}-a1`, name: "lookup", input: { key: "alpha" } },
       { type: "tool_call", id: `${tag}-a2`, name: "lookup", input: { key: "beta" } },
     ],
-    [{ type: "tool_call", id: `${tag}-b1`, name: "lookup", input: { key: "gamma" }, stopReason: "tool_use", usage: { inputTokens: 10, outputTokens: 3 } }],
+    [
+      {
+        type: "tool_call",
+        id: `${tag}-b1`,
+        name: "lookup",
+        input: { key: "gamma" },
+        stopReason: "tool_use",
+        usage: { inputTokens: 10, outputTokens: 3 },
+      },
+    ],
   ];
   if (withApproval) turns.push([{ type: "tool_call", id: `${tag}-c1`, name: "deploy", input: { target: "prod" } }]);
   turns.push([{ role: "assistant", content: `Done with ${tag}.`, stopReason: "end_turn" }]);

@@ -4,14 +4,19 @@ import { freePort } from "../helpers.ts";
 
 // The client on its own, against a port nobody listens on and a fetch that times out the way
 // Node's does (undici: "fetch failed", the reason in `cause` with its code).
-const timeoutFailure = (code: string): TypeError => new TypeError("fetch failed", { cause: Object.assign(new Error("Headers Timeout Error"), { code }) });
+const timeoutFailure = (code: string): TypeError =>
+  new TypeError("fetch failed", { cause: Object.assign(new Error("Headers Timeout Error"), { code }) });
 
 describe("restateAgentClient", () => {
   it("an unreachable server is a retryable RestateAgentError with status 0 and the reason", async () => {
     const client = restateAgentClient({ url: `http://127.0.0.1:${await freePort()}` });
     const failure = await client.status("s").catch((error: unknown) => error);
     expect(isRestateAgentError(failure)).toBe(true);
-    expect(failure).toMatchObject({ status: 0, retryable: true, message: expect.stringMatching(/^cannot reach Restate at http:\/\/127\.0\.0\.1:\d+: .*ECONNREFUSED/) });
+    expect(failure).toMatchObject({
+      status: 0,
+      retryable: true,
+      message: expect.stringMatching(/^cannot reach Restate at http:\/\/127\.0\.0\.1:\d+: .*ECONNREFUSED/),
+    });
   });
 
   it("run sends, then attaches again when fetch gives up waiting, until the run's result comes", async () => {
@@ -26,7 +31,10 @@ describe("restateAgentClient", () => {
       return Response.json({ outcome: "done", response: "ok" });
     }) as typeof globalThis.fetch;
     const client = restateAgentClient({ url: "http://restate.test/", fetch });
-    expect(await client.run("s 1", { message: "go" }, { idempotencyKey: "k" })).toStrictEqual({ outcome: "done", response: "ok" });
+    expect(await client.run("s 1", { message: "go" }, { idempotencyKey: "k" })).toStrictEqual({
+      outcome: "done",
+      response: "ok",
+    });
     expect(requests).toStrictEqual([
       "POST http://restate.test/agent/s%201/run/send",
       ...Array.from({ length: 3 }, () => "GET http://restate.test/restate/invocation/inv_1/attach"),
@@ -36,18 +44,29 @@ describe("restateAgentClient", () => {
   it("a refused attach and a dropped connection are not waited out", async () => {
     const refusing = restateAgentClient({
       url: "http://restate.test",
-      fetch: (async () => Response.json({ message: "invocation inv_9 not found" }, { status: 404 })),
+      fetch: async () => Response.json({ message: "invocation inv_9 not found" }, { status: 404 }),
     });
-    await expect(refusing.attach("inv_9")).rejects.toMatchObject({ name: "RestateAgentError", status: 404, retryable: false, message: "invocation inv_9 not found" });
+    await expect(refusing.attach("inv_9")).rejects.toMatchObject({
+      name: "RestateAgentError",
+      status: 404,
+      retryable: false,
+      message: "invocation inv_9 not found",
+    });
     let calls = 0;
     const dropping = restateAgentClient({
       url: "http://restate.test",
-      fetch: (async () => {
+      fetch: async () => {
         calls++;
-        throw new TypeError("fetch failed", { cause: Object.assign(new Error("other side closed"), { code: "UND_ERR_SOCKET" }) });
-      }),
+        throw new TypeError("fetch failed", {
+          cause: Object.assign(new Error("other side closed"), { code: "UND_ERR_SOCKET" }),
+        });
+      },
     });
-    await expect(dropping.attach("inv_9")).rejects.toMatchObject({ status: 0, retryable: true, message: "cannot reach Restate at http://restate.test: other side closed" });
+    await expect(dropping.attach("inv_9")).rejects.toMatchObject({
+      status: 0,
+      retryable: true,
+      message: "cannot reach Restate at http://restate.test: other side closed",
+    });
     expect(calls).toBe(1);
   });
 
@@ -55,7 +74,9 @@ describe("restateAgentClient", () => {
     const controller = new AbortController();
     const fetch = ((_url: string, init: RequestInit) =>
       new Promise<Response>((_resolve, reject) => {
-        init.signal?.addEventListener("abort", () => reject(new DOMException("This operation was aborted", "AbortError")));
+        init.signal?.addEventListener("abort", () =>
+          reject(new DOMException("This operation was aborted", "AbortError")),
+        );
       })) as typeof globalThis.fetch;
     const client = restateAgentClient({ url: "http://restate.test", fetch });
     const waiting = client.attach("inv_1", { signal: controller.signal });

@@ -73,7 +73,11 @@ export async function startCluster(options: { workers?: number } = {}): Promise<
     release: (point) => writeFileSync(join(dir, `release-${point}`), ""),
     waitAt: async (point) => {
       const file = join(dir, `at-${point}`);
-      await waitFor(() => existsSync(file) && readFileSync(file, "utf8") !== "", 30_000, () => `nothing held at ${point}`);
+      await waitFor(
+        () => existsSync(file) && readFileSync(file, "utf8") !== "",
+        30_000,
+        () => `nothing held at ${point}`,
+      );
       return Number(readFileSync(file, "utf8"));
     },
     effects: () => effectCounts(readFileSync(join(dir, "effects"), "utf8")),

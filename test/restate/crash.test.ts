@@ -23,9 +23,16 @@ describe("restateAgent: a worker killed in the middle of a run", () => {
     const killed = await cluster.waitAt(`tool-${tag}-a1`);
     // The sibling finished and its step is journaled (stored by the server, not only run by the
     // worker: a step killed before the server has it runs again, as Restate promises) before the kill.
-    await waitFor(() => cluster.effects().get(`tool ${tag}-a2`) === 1, 30_000, () => "a2 did not finish");
     await waitFor(
-      async () => (await cluster.server.query(`SELECT name FROM sys_journal WHERE id = '${invocationId}'`)).some((row) => row.name === `tool ${tag}-a2`),
+      () => cluster.effects().get(`tool ${tag}-a2`) === 1,
+      30_000,
+      () => "a2 did not finish",
+    );
+    await waitFor(
+      async () =>
+        (await cluster.server.query(`SELECT name FROM sys_journal WHERE id = '${invocationId}'`)).some(
+          (row) => row.name === `tool ${tag}-a2`,
+        ),
       30_000,
       () => "a2's step was not journaled",
     );
@@ -38,8 +45,16 @@ describe("restateAgent: a worker killed in the middle of a run", () => {
     expect(withoutTs(session)).toStrictEqual(withoutTs(await inProcessRun(tag)));
     expectEveryCallAnsweredOnce(session);
     const effects = cluster.effects();
-    for (const step of [`model ${tag} 0`, `model ${tag} 1`, `model ${tag} 2`, `tool ${tag}-a1`, `tool ${tag}-a2`, `tool ${tag}-b1`]) expect(effects.get(step), step).toBe(1);
-    }, 180_000); // a worker process started, Restate's retry and a replay: its waits alone allow 30 s each
+    for (const step of [
+      `model ${tag} 0`,
+      `model ${tag} 1`,
+      `model ${tag} 2`,
+      `tool ${tag}-a1`,
+      `tool ${tag}-a2`,
+      `tool ${tag}-b1`,
+    ])
+      expect(effects.get(step), step).toBe(1);
+  }, 180_000); // a worker process started, Restate's retry and a replay: its waits alone allow 30 s each
 
   it("during a model call: the finished turns are not asked again, the interrupted one is, once more", async () => {
     const tag = "crash-model";
@@ -57,6 +72,7 @@ describe("restateAgent: a worker killed in the middle of a run", () => {
     const effects = cluster.effects();
     // The killed call started twice (killed, then again); every other step once.
     expect(effects.get(`model ${tag} 1`)).toBe(2);
-    for (const step of [`model ${tag} 0`, `model ${tag} 2`, `tool ${tag}-a1`, `tool ${tag}-a2`, `tool ${tag}-b1`]) expect(effects.get(step), step).toBe(1);
-    }, 180_000);
+    for (const step of [`model ${tag} 0`, `model ${tag} 2`, `tool ${tag}-a1`, `tool ${tag}-a2`, `tool ${tag}-b1`])
+      expect(effects.get(step), step).toBe(1);
+  }, 180_000);
 });

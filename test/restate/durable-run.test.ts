@@ -29,7 +29,15 @@ describe("restateAgent: runs through a real Restate server", () => {
     expectEveryCallAnsweredOnce(session);
     expectTimestamps(session);
     const effects = cluster.effects();
-    for (const line of ["model plain 0", "model plain 1", "model plain 2", "tool plain-a1", "tool plain-a2", "tool plain-b1"]) expect(effects.get(line), line).toBe(1);
+    for (const line of [
+      "model plain 0",
+      "model plain 1",
+      "model plain 2",
+      "tool plain-a1",
+      "tool plain-a2",
+      "tool plain-b1",
+    ])
+      expect(effects.get(line), line).toBe(1);
     expect(await cluster.client.status("plain")).toStrictEqual({ state: "done" });
 
     const dir = mkdtempSync(join(tmpdir(), "simple-agent-loop-restate-export-"));
@@ -50,7 +58,11 @@ describe("restateAgent: runs through a real Restate server", () => {
     const running = await cluster.client.session("follow");
     expect(running.messages.at(-1)).toMatchObject({ type: "tool_call", id: "again-b1" });
     expect(running.messages.at(-2)).toMatchObject({ type: "tool_result", id: "again-a2" });
-    expect(running.messages.filter((message) => "role" in message && message.role === "user").map((message) => "content" in message && message.content)).toStrictEqual(["follow", "again"]);
+    expect(
+      running.messages
+        .filter((message) => "role" in message && message.role === "user")
+        .map((message) => "content" in message && message.content),
+    ).toStrictEqual(["follow", "again"]);
     expect(await cluster.client.status("follow")).toStrictEqual({ state: "running" });
     cluster.release("tool-again-b1");
     expect(await cluster.client.attach(invocationId)).toStrictEqual({ outcome: "done", response: "Done with again." });
@@ -76,7 +88,11 @@ describe("restateAgent: runs through a real Restate server", () => {
     expect(result).toStrictEqual({ outcome: "done", response: "Done with timeout." });
     const session = await cluster.client.session("timeout");
     expect(withoutTs(session)).toStrictEqual(withoutTs(await inProcessRun("timeout")));
-    expect(session.messages.find((message) => "type" in message && message.type === "tool_result" && message.id === "timeout-t1")).toMatchObject({
+    expect(
+      session.messages.find(
+        (message) => "type" in message && message.type === "tool_result" && message.id === "timeout-t1",
+      ),
+    ).toMatchObject({
       output: 'Error: tool "sleepy" timed out after 100 ms',
       isError: true,
     });
@@ -94,9 +110,21 @@ describe("restateAgent: runs through a real Restate server", () => {
       [() => cluster.client.run("nobody", {}), 404, /no session "nobody" to resume/],
       [() => cluster.client.run("nobody", { system: "You help." }), 400, /a new session needs a message/],
       [() => cluster.client.run("bad", { message: 42 } as never), 400, /message must be a non-empty string/],
-      [() => cluster.client.run("bad", { system: "another prompt", message: "hi" }), 400, /system is accepted only for a new session/],
-      [() => cluster.client.resolveApproval("bad", "bad-a1", { approved: true }), 409, /"bad-a1" is not waiting for approval/],
-      [() => cluster.client.resolveApproval("bad", "no-such-call", { approved: true }), 404, /no tool call "no-such-call"/],
+      [
+        () => cluster.client.run("bad", { system: "another prompt", message: "hi" }),
+        400,
+        /system is accepted only for a new session/,
+      ],
+      [
+        () => cluster.client.resolveApproval("bad", "bad-a1", { approved: true }),
+        409,
+        /"bad-a1" is not waiting for approval/,
+      ],
+      [
+        () => cluster.client.resolveApproval("bad", "no-such-call", { approved: true }),
+        404,
+        /no tool call "no-such-call"/,
+      ],
     ];
     for (const [call, status, message] of refusals) {
       const error = await call().then(
@@ -112,9 +140,15 @@ describe("restateAgent: runs through a real Restate server", () => {
 
   it("sessions run on both workers, concurrently", async () => {
     const tags = Array.from({ length: 12 }, (_, index) => `many-${index}`);
-    const results = await Promise.all(tags.map((tag) => cluster.client.run(tag, { system: systemPrompt, message: tag })));
+    const results = await Promise.all(
+      tags.map((tag) => cluster.client.run(tag, { system: systemPrompt, message: tag })),
+    );
     expect(results.map((result) => result.outcome)).toStrictEqual(tags.map(() => "done"));
-    await waitFor(() => cluster.proxy.connections.size >= 2, 10_000, () => "only one worker was reached");
+    await waitFor(
+      () => cluster.proxy.connections.size >= 2,
+      10_000,
+      () => "only one worker was reached",
+    );
   });
 });
 

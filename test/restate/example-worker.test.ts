@@ -18,8 +18,17 @@ let workerOutput = "";
 
 beforeAll(async () => {
   server = await startRestateServer();
-  const env: Record<string, string> = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", PORT: String(await freePort()), RESTATE_ADMIN_URL: server.adminUrl };
-  worker = spawn(`${root}node_modules/.bin/node`, ["--conditions=simple-agent-loop-source", "examples/restate-worker.ts"], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] });
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? "",
+    HOME: process.env.HOME ?? "",
+    PORT: String(await freePort()),
+    RESTATE_ADMIN_URL: server.adminUrl,
+  };
+  worker = spawn(
+    `${root}node_modules/.bin/node`,
+    ["--conditions=simple-agent-loop-source", "examples/restate-worker.ts"],
+    { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] },
+  );
   worker.stdout!.setEncoding("utf8").on("data", (chunk: string) => (workerOutput += chunk));
   worker.stderr!.setEncoding("utf8").on("data", (chunk: string) => (workerOutput += chunk));
   // The example registers itself: the agent's handlers appear on the server.
@@ -43,7 +52,11 @@ afterAll(async () => {
 }, 60_000);
 
 const ingress = (path: string, body: unknown): Promise<Response> =>
-  fetch(`${server.ingressUrl}/agent/demo/${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  fetch(`${server.ingressUrl}/agent/demo/${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
 
 describe("examples/restate-worker.ts", () => {
   it("runs the header's steps: send, wait for approval, approve, export the session", async () => {
@@ -61,12 +74,17 @@ describe("examples/restate-worker.ts", () => {
       30_000,
       () => `no approval asked for:\n${workerOutput}`,
     );
-    expect(pending).toStrictEqual([{ id: "deploy_1", path: "deploy_1", name: "deploy", input: { env: "staging", version: "1.2" } }]);
+    expect(pending).toStrictEqual([
+      { id: "deploy_1", path: "deploy_1", name: "deploy", input: { env: "staging", version: "1.2" } },
+    ]);
 
     const resolved = await ingress("resolveApproval", { id: "deploy_1", approved: true });
     expect(await resolved.json()).toStrictEqual({ resolved: ["deploy_1"] });
     const result = await fetch(`${server.ingressUrl}/restate/invocation/${invocationId}/attach`);
-    expect(await result.json()).toStrictEqual({ outcome: "done", response: 'Deploy result: "deployed 1.2 to staging"' });
+    expect(await result.json()).toStrictEqual({
+      outcome: "done",
+      response: 'Deploy result: "deployed 1.2 to staging"',
+    });
 
     const exported = await ingress("export", {});
     expect(exported.headers.get("content-type")).toMatch(/^application\/x-ndjson/);

@@ -14,7 +14,13 @@ describe("restateAgent checks its options when it is made, not inside a run", ()
     ["toolTimeout", { invokeModel, options: { toolTimeout: -1 } }],
     ["maxIterations", { invokeModel, options: { maxIterations: Number.NaN } }],
     ["maxRetryAttempts", { invokeModel, modelRetry: { maxRetryAttempts: -1 } }],
-    ["timeout", { invokeModel, tools: [{ name: "t", description: "d", input_schema: {}, handler: () => "", timeout: Number.NaN }] }],
+    [
+      "timeout",
+      {
+        invokeModel,
+        tools: [{ name: "t", description: "d", input_schema: {}, handler: () => "", timeout: Number.NaN }],
+      },
+    ],
   ];
   for (const [name, config] of bad) {
     it(`refuses a bad ${name}`, () => {
@@ -30,7 +36,7 @@ describe("restateAgent checks its options when it is made, not inside a run", ()
   }
 
   it("an error text is cut to what a step may hold, in UTF-8 bytes of its JSON", () => {
-    for (const text of ["x".repeat(10_000), "é\n\"".repeat(5_000), "😀".repeat(3_000)]) {
+    for (const text of ["x".repeat(10_000), 'é\n"'.repeat(5_000), "😀".repeat(3_000)]) {
       const cut = fitText(text, 1000);
       expect(Buffer.byteLength(JSON.stringify(cut))).toBeLessThanOrEqual(1000);
       expect(cut).toMatch(/cut to fit maxStepBytes\)$/);

@@ -24,7 +24,9 @@ export type RestateServer = {
   query: (sql: string) => Promise<Record<string, unknown>[]>;
 };
 
-const binary = createRequire(import.meta.url).resolve(`@restatedev/restate-server-${platform()}-${arch()}/bin/restate-server`);
+const binary = createRequire(import.meta.url).resolve(
+  `@restatedev/restate-server-${platform()}-${arch()}/bin/restate-server`,
+);
 
 export async function startRestateServer(options: { streamsPerConnection?: number } = {}): Promise<RestateServer> {
   const base = mkdtempSync(join(tmpdir(), "simple-agent-loop-restate-"));
@@ -47,7 +49,9 @@ export async function startRestateServer(options: { streamsPerConnection?: numbe
       "max-attempts = 1000",
       "[worker.invoker]",
       'inactivity-timeout = "30s"',
-      ...(options.streamsPerConnection === undefined ? [] : [`http2-streams-per-connection-limit = ${options.streamsPerConnection}`]),
+      ...(options.streamsPerConnection === undefined
+        ? []
+        : [`http2-streams-per-connection-limit = ${options.streamsPerConnection}`]),
       "[admin]",
       `bind-address = "127.0.0.1:${admin}"`,
       "disable-web-ui = true",
@@ -61,13 +65,21 @@ export async function startRestateServer(options: { streamsPerConnection?: numbe
   let child: ChildProcess | undefined;
   let log = "";
   const launch = async (): Promise<void> => {
-    const started = spawn(binary, ["--no-logo", "--listen-mode", "tcp", "--base-dir", join(base, "data"), "--config-file", config], {
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    const started = spawn(
+      binary,
+      ["--no-logo", "--listen-mode", "tcp", "--base-dir", join(base, "data"), "--config-file", config],
+      {
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
     child = started;
     started.stdout.setEncoding("utf8").on("data", (chunk: string) => (log = (log + chunk).slice(-20_000)));
     started.stderr.setEncoding("utf8").on("data", (chunk: string) => (log = (log + chunk).slice(-20_000)));
-    await waitFor(async () => (await ok(`${adminUrl}/health`)) && (await ok(`${ingressUrl}/restate/health`)), 60_000, () => `restate-server did not start:\n${log}`);
+    await waitFor(
+      async () => (await ok(`${adminUrl}/health`)) && (await ok(`${ingressUrl}/restate/health`)),
+      60_000,
+      () => `restate-server did not start:\n${log}`,
+    );
   };
   const kill = async (): Promise<void> => {
     const running = child;
@@ -118,7 +130,11 @@ export async function startRestateServer(options: { streamsPerConnection?: numbe
 }
 
 /** Polls `check` until it is true, or throws `message()` after `timeoutMs`. */
-export async function waitFor(check: () => Promise<boolean> | boolean, timeoutMs: number, message: () => string): Promise<void> {
+export async function waitFor(
+  check: () => Promise<boolean> | boolean,
+  timeoutMs: number,
+  message: () => string,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (await check()) return;

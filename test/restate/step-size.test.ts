@@ -10,7 +10,8 @@ import { startRestateServer, type RestateServer } from "./restate-server.ts";
 // fails the run.
 const maxStepBytes = 64 * 1024;
 let toolRuns = 0;
-const results = (session: Session): number => session.messages.filter((message) => "type" in message && message.type === "tool_result").length;
+const results = (session: Session): number =>
+  session.messages.filter((message) => "type" in message && message.type === "tool_result").length;
 const huge = tool({
   name: "huge",
   description: "Returns too much.",
@@ -20,7 +21,10 @@ const huge = tool({
     return "x".repeat(100 * 1024);
   },
 });
-const toolModel: InvokeModel = (_tools, session) => (results(session) === 0 ? [{ type: "tool_call", id: "h1", name: "huge", input: {} }] : [{ role: "assistant", content: "noted" }]);
+const toolModel: InvokeModel = (_tools, session) =>
+  results(session) === 0
+    ? [{ type: "tool_call", id: "h1", name: "huge", input: {} }]
+    : [{ role: "assistant", content: "noted" }];
 let failingRuns = 0;
 const failing = tool({
   name: "failing",
@@ -31,7 +35,10 @@ const failing = tool({
     throw new Error("z".repeat(100 * 1024));
   },
 });
-const failingModel: InvokeModel = (_tools, session) => (results(session) === 0 ? [{ type: "tool_call", id: "f1", name: "failing", input: {} }] : [{ role: "assistant", content: "noted" }]);
+const failingModel: InvokeModel = (_tools, session) =>
+  results(session) === 0
+    ? [{ type: "tool_call", id: "f1", name: "failing", input: {} }]
+    : [{ role: "assistant", content: "noted" }];
 const chattyModel: InvokeModel = () => [{ role: "assistant", content: "y".repeat(100 * 1024) }];
 
 let server: RestateServer;
@@ -64,7 +71,11 @@ describe("restateAgent: steps too large to journal", () => {
     expect(withoutTs(await client.session("s"))[2]).toStrictEqual({
       type: "tool_result",
       id: "h1",
-      output: expect.stringMatching(new RegExp(`^Error: the tool's output is too large to journal \\(\\d+ bytes, over maxStepBytes ${maxStepBytes}\\)$`)),
+      output: expect.stringMatching(
+        new RegExp(
+          `^Error: the tool's output is too large to journal \\(\\d+ bytes, over maxStepBytes ${maxStepBytes}\\)$`,
+        ),
+      ),
       isError: true,
     });
   });
@@ -74,13 +85,21 @@ describe("restateAgent: steps too large to journal", () => {
     expect(await client.run("s", { message: "go" })).toStrictEqual({ outcome: "done", response: "noted" });
     expect(failingRuns).toBe(1);
     const result = withoutTs(await client.session("s"))[2] as { output: string; isError: boolean };
-    expect(result).toMatchObject({ type: "tool_result", id: "f1", isError: true, output: expect.stringMatching(/^Error: z+… \(cut to fit maxStepBytes\)$/) });
+    expect(result).toMatchObject({
+      type: "tool_result",
+      id: "f1",
+      isError: true,
+      output: expect.stringMatching(/^Error: z+… \(cut to fit maxStepBytes\)$/),
+    });
     expect(Buffer.byteLength(result.output)).toBeLessThan(2048);
   }, 60_000);
 
   it("a model answer over maxStepBytes fails the run with a clear error", async () => {
     const client = restateAgentClient({ url: server.ingressUrl, name: "hugeAnswer" });
-    await expect(client.run("s", { message: "go" })).rejects.toMatchObject({ status: 500, message: expect.stringMatching(/model's answer is too large to journal/) });
+    await expect(client.run("s", { message: "go" })).rejects.toMatchObject({
+      status: 500,
+      message: expect.stringMatching(/model's answer is too large to journal/),
+    });
     expect(await client.status("s")).toMatchObject({ state: "failed" });
   });
 });

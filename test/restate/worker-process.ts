@@ -16,7 +16,10 @@ export type WorkerProcess = {
 };
 
 export async function startWorker(dir: string): Promise<WorkerProcess> {
-  const child = spawn(node, ["--conditions=simple-agent-loop-source", "test/restate/worker.ts", dir], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(node, ["--conditions=simple-agent-loop-source", "test/restate/worker.ts", dir], {
+    cwd: root,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let stdout = "";
   let stderr = "";
   child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr = (stderr + chunk).slice(-20_000)));
@@ -27,7 +30,9 @@ export async function startWorker(dir: string): Promise<WorkerProcess> {
       const match = /\{"port":(\d+)\}/.exec(stdout);
       if (match !== null) resolve(Number(match[1]));
     });
-    child.once("exit", (code, signal) => reject(new Error(`worker exited (${signal ?? code}) before listening:\n${stderr}`)));
+    child.once("exit", (code, signal) =>
+      reject(new Error(`worker exited (${signal ?? code}) before listening:\n${stderr}`)),
+    );
   });
   return {
     pid: child.pid!,

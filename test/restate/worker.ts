@@ -7,7 +7,12 @@ import { scriptModel, scriptTools } from "./agent-script.ts";
 
 const [dir] = process.argv.slice(2);
 if (dir === undefined) throw new Error("usage: worker.ts <control dir>");
-const agent = restateAgent({ name: "agent", invokeModel: scriptModel(dir), tools: scriptTools(dir), options: { parallel: true } });
+const agent = restateAgent({
+  name: "agent",
+  invokeModel: scriptModel(dir),
+  tools: scriptTools(dir),
+  options: { parallel: true },
+});
 const port = await restate
   .endpoint()
   .setLogger((meta, message, ...rest) => {

@@ -2,27 +2,50 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { agentLoop, extendSession, forkSession, initSession, send } from "simple-agent-loop";
-import { appendEntry, bindSession, closeSession, loadEntries, loadSession, openSession, type SessionEntry } from "simple-agent-loop/store";
+import {
+  appendEntry,
+  bindSession,
+  closeSession,
+  loadEntries,
+  loadSession,
+  openSession,
+  type SessionEntry,
+} from "simple-agent-loop/store";
 import { scriptedModel } from "simple-agent-loop/testing";
 import { tempDir } from "./helpers.ts";
 
 describe("a session bound to its file", () => {
   it("a model turn reaches a sink in one appendAll; without appendAll, entry by entry", async () => {
     const turn = () =>
-      scriptedModel([[{ type: "thinking", content: "plan" }, { role: "assistant", content: "answer" }]]);
+      scriptedModel([
+        [
+          { type: "thinking", content: "plan" },
+          { role: "assistant", content: "answer" },
+        ],
+      ]);
     const writes: SessionEntry[][] = [];
     const batched = initSession("s", "u");
-    bindSession(batched, { append: (entry) => writes.push([entry]), appendAll: (entries) => writes.push(entries), close: () => {} });
+    bindSession(batched, {
+      append: (entry) => writes.push([entry]),
+      appendAll: (entries) => writes.push(entries),
+      close: () => {},
+    });
     await agentLoop(turn(), [], batched);
     await closeSession(batched);
-    expect(writes.map((entries) => entries.map((entry) => (entry.type === "message" && "type" in entry.message ? entry.message.type : entry.type)))).toStrictEqual([["thinking", "message"]]);
+    expect(
+      writes.map((entries) =>
+        entries.map((entry) => (entry.type === "message" && "type" in entry.message ? entry.message.type : entry.type)),
+      ),
+    ).toStrictEqual([["thinking", "message"]]);
 
     const single: SessionEntry[] = [];
     const plain = initSession("s", "u");
     bindSession(plain, { append: (entry) => single.push(entry), close: () => {} });
     await agentLoop(turn(), [], plain);
     await closeSession(plain);
-    expect(single.map((entry) => (entry.type === "message" ? entry.message : undefined))).toStrictEqual(plain.messages.slice(2));
+    expect(single.map((entry) => (entry.type === "message" ? entry.message : undefined))).toStrictEqual(
+      plain.messages.slice(2),
+    );
   });
 
   it("appendEntry records an entry of the application's own, after the messages so far; the session is unchanged", async () => {
@@ -40,8 +63,12 @@ describe("a session bound to its file", () => {
       { type: "message", message: { role: "user", content: "bye", ts: expect.any(String) } },
     ]);
     expect(await loadSession(path)).toStrictEqual(session);
-    expect(() => appendEntry(session, "late")).toThrow(expect.objectContaining({ name: "StoreError", code: "not-open" }));
-    expect(() => appendEntry({ messages: [] }, "x")).toThrow("appendEntry: the session is not open in a store (openSession)");
+    expect(() => appendEntry(session, "late")).toThrow(
+      expect.objectContaining({ name: "StoreError", code: "not-open" }),
+    );
+    expect(() => appendEntry({ messages: [] }, "x")).toThrow(
+      "appendEntry: the session is not open in a store (openSession)",
+    );
   });
 
   it("stops recording once closed; a fork is never recorded", async () => {
@@ -52,7 +79,9 @@ describe("a session bound to its file", () => {
     send(fork, "only in the fork");
     await closeSession(session);
     send(session, "after close");
-    expect((await loadSession(path)).messages.map((message) => ("role" in message ? message.content : ""))).toStrictEqual(["recorded"]);
+    expect(
+      (await loadSession(path)).messages.map((message) => ("role" in message ? message.content : "")),
+    ).toStrictEqual(["recorded"]);
   });
 
   it("records messages pushed onto session.messages directly at the next change, or at close", async () => {
@@ -74,7 +103,11 @@ describe("a session bound to its file", () => {
     session.messages.pop();
     session.messages.pop();
     expect(() => extendSession(session, { role: "user", content: "three" })).toThrow(
-      expect.objectContaining({ name: "StoreError", code: "modified", message: expect.stringMatching(/only grow; fork it \(forkSession\) to branch$/) }),
+      expect.objectContaining({
+        name: "StoreError",
+        code: "modified",
+        message: expect.stringMatching(/only grow; fork it \(forkSession\) to branch$/),
+      }),
     );
     await expect(closeSession(session)).rejects.toMatchObject({ code: "modified" });
     expect(readFileSync(path, "utf8").split("\n").filter(Boolean)).toHaveLength(2);
@@ -86,8 +119,15 @@ describe("a session bound to its file", () => {
     send(session, "one");
     send(session, "two");
     session.messages.pop();
-    expect(() => send(session, "other two")).toThrow(expect.objectContaining({ code: "modified", message: expect.stringMatching(/^the session lost messages \(2 recorded, 1 left\)/) }));
-    expect((await loadSession(path)).messages.map((message) => ("role" in message ? message.content : ""))).toStrictEqual(["one", "two"]);
+    expect(() => send(session, "other two")).toThrow(
+      expect.objectContaining({
+        code: "modified",
+        message: expect.stringMatching(/^the session lost messages \(2 recorded, 1 left\)/),
+      }),
+    );
+    expect(
+      (await loadSession(path)).messages.map((message) => ("role" in message ? message.content : "")),
+    ).toStrictEqual(["one", "two"]);
     await closeSession(session);
   });
 });

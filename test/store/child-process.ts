@@ -18,10 +18,14 @@ export type ChildRun = {
 
 /** Runs the crash agent in a child process (see crash-child.ts for `point`). */
 export function startChild(sessionPath: string, effectsPath: string, point = "none"): ChildRun {
-  const child = spawn(process.execPath, ["--conditions=simple-agent-loop-source", "test/store/crash-child.ts", sessionPath, effectsPath, point], {
-    cwd: root,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const child = spawn(
+    process.execPath,
+    ["--conditions=simple-agent-loop-source", "test/store/crash-child.ts", sessionPath, effectsPath, point],
+    {
+      cwd: root,
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   let stdout = "";
   let stderr = "";
   let resolveStopped: (stopped: boolean) => void = () => {};

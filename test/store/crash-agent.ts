@@ -3,7 +3,16 @@
 // picks up where the session is), and a tool whose every execution that gets past its work appends
 // the call id to a side-effect file.
 import { appendFileSync } from "node:fs";
-import { agentLoop, extendSession, initSession, tool, type InvokeModel, type Message, type ModelMessage, type Session } from "simple-agent-loop";
+import {
+  agentLoop,
+  extendSession,
+  initSession,
+  tool,
+  type InvokeModel,
+  type Message,
+  type ModelMessage,
+  type Session,
+} from "simple-agent-loop";
 import { closeSession, openSession } from "simple-agent-loop/store";
 import { scriptedModel } from "simple-agent-loop/testing";
 
@@ -25,7 +34,12 @@ export type Probe = {
 };
 
 const reasoning = (topic: string): string => `${topic}: ${"step by step, ".repeat(30)}`;
-const step = (id: string, n: number, extra: Record<string, string> = {}): ModelMessage => ({ type: "tool_call", id, name: "step", input: { n, ...extra } });
+const step = (id: string, n: number, extra: Record<string, string> = {}): ModelMessage => ({
+  type: "tool_call",
+  id,
+  name: "step",
+  input: { n, ...extra },
+});
 
 /** The model's turns; long thinking and a long input, so compaction rewrites earlier turns as the run goes. */
 export const script: ModelMessage[][] = [
@@ -36,7 +50,9 @@ export const script: ModelMessage[][] = [
   [{ role: "assistant", content: "done" }],
 ];
 
-export const callIds = script.flat().flatMap((message) => ("type" in message && message.type === "tool_call" ? [message.id] : []));
+export const callIds = script
+  .flat()
+  .flatMap((message) => ("type" in message && message.type === "tool_call" ? [message.id] : []));
 
 /**
  * Opens the session file (creating it, or resuming what is there), runs the agent to the end
@@ -53,7 +69,8 @@ export async function runCrashAgent(
   const session = await openSession(sessionPath, onWarning === undefined ? {} : { onWarning });
   probe.opened?.();
   try {
-    for (const message of initSession("You run steps.", "Run all the steps.").messages.slice(session.messages.length)) extendSession(session, message);
+    for (const message of initSession("You run steps.", "Run all the steps.").messages.slice(session.messages.length))
+      extendSession(session, message);
     if (!isFinished(session)) {
       await agentLoop(crashModel(probe), [stepTool(effectsPath, probe)], session, {
         parallel: false,

@@ -9,7 +9,8 @@ import { appendFileSync, writeSync } from "node:fs";
 import { runCrashAgent } from "./crash-agent.ts";
 
 const [sessionPath, effectsPath, point = "none"] = process.argv.slice(2);
-if (sessionPath === undefined || effectsPath === undefined) throw new Error("usage: crash-child.ts <session> <effects> [point]");
+if (sessionPath === undefined || effectsPath === undefined)
+  throw new Error("usage: crash-child.ts <session> <effects> [point]");
 const [kind, argument] = point.split(":");
 
 function stop(): void {
@@ -39,7 +40,11 @@ await runCrashAgent(sessionPath, effectsPath, {
     messages++;
     const isResult = "type" in message && message.type === "tool_result";
     if (isResult) results++;
-    if ((kind === "message" && messages === Number(argument)) || (kind === "result" && isResult && results === Number(argument))) stop();
+    if (
+      (kind === "message" && messages === Number(argument)) ||
+      (kind === "result" && isResult && results === Number(argument))
+    )
+      stop();
   },
 });
 writeSync(1, `${JSON.stringify({ done: true })}\n`);

@@ -37,49 +37,87 @@ describe("crash safety: a child process killed with SIGKILL, then resumed from i
     const plans: { name: string; points: string[]; stops: boolean }[] = [
       { name: "during the first model call", points: ["model:0"], stops: true },
       { name: "during a later model call", points: [`model:${1 + Math.floor(random() * 4)}`], stops: true },
-      { name: "between tool calls (a result just recorded)", points: [`result:${1 + Math.floor(random() * 6)}`], stops: true },
+      {
+        name: "between tool calls (a result just recorded)",
+        points: [`result:${1 + Math.floor(random() * 6)}`],
+        stops: true,
+      },
       // The first call of a turn: see the last test for a later one.
-      { name: "during a tool, before its side effect", points: [`start:${pick(["a1", "b1", "c1", "d1"])}`], stops: true },
-      { name: "during a tool, after its side effect, before its result is recorded", points: [`effect:${pick(callIds)}`], stops: true },
+      {
+        name: "during a tool, before its side effect",
+        points: [`start:${pick(["a1", "b1", "c1", "d1"])}`],
+        stops: true,
+      },
+      {
+        name: "during a tool, after its side effect, before its result is recorded",
+        points: [`effect:${pick(callIds)}`],
+        stops: true,
+      },
       { name: "mid-write: the result line torn", points: [`tear:${pick(callIds)}`], stops: true },
-      { name: "twice: between tools, then mid-write in the resumed child", points: [`result:${1 + Math.floor(random() * 3)}`, `tear:${pick(["c2", "c3", "d1"])}`], stops: true },
+      {
+        name: "twice: between tools, then mid-write in the resumed child",
+        points: [`result:${1 + Math.floor(random() * 3)}`, `tear:${pick(["c2", "c3", "d1"])}`],
+        stops: true,
+      },
       ...Array.from({ length: 4 }, () => ({ name: "at a random time", points: [timer()], stops: false })),
       { name: "at random times, twice", points: [timer(), timer()], stops: false },
     ];
 
-    const reports = await Promise.all(plans.map(async (plan, index) => ({ plan, ...(await crashAndResume(join(directory, `run-${index}`), plan.points)) })));
+    const reports = await Promise.all(
+      plans.map(async (plan, index) => ({
+        plan,
+        ...(await crashAndResume(join(directory, `run-${index}`), plan.points)),
+      })),
+    );
 
     for (const { plan, kills, resumeWarnings, final, loaded, effects } of reports) {
       const context = `${plan.name} (${plan.points.join(", ")})`;
       if (plan.stops) {
-        expect(kills.every((kill) => kill.killed), context).toBe(true);
+        expect(
+          kills.every((kill) => kill.killed),
+          context,
+        ).toBe(true);
         // Only a torn write leaves a partial line: dropped when loading, cut off by the next writer.
-        const torn = kills.map((kill) => (kill.point.startsWith("tear:") ? [expect.stringMatching(/partial last line .*left out/)] : []));
-        expect(kills.map((kill) => kill.warnings), context).toStrictEqual(torn);
+        const torn = kills.map((kill) =>
+          kill.point.startsWith("tear:") ? [expect.stringMatching(/partial last line .*left out/)] : [],
+        );
+        expect(
+          kills.map((kill) => kill.warnings),
+          context,
+        ).toStrictEqual(torn);
         const lastTorn = kills.at(-1)!.point.startsWith("tear:");
-        expect(resumeWarnings, context).toStrictEqual(lastTorn ? [expect.stringMatching(/partial last line .*cut off before the next append/)] : []);
+        expect(resumeWarnings, context).toStrictEqual(
+          lastTorn ? [expect.stringMatching(/partial last line .*cut off before the next append/)] : [],
+        );
       }
       // The file holds exactly the in-memory session, which is the uninterrupted run's, less the
       // calls of a model turn a kill cut short (see the second test): those never ran.
       const lost = new Set(kills.flatMap((kill) => cutCalls(kill.session)));
       if (plan.stops) expect([...lost], context).toStrictEqual([]);
       expect(loaded, context).toStrictEqual(final);
-      expect(withoutTs(final), context).toStrictEqual(withoutTs(baseline).filter((message) => !("id" in message && lost.has(message.id))));
+      expect(withoutTs(final), context).toStrictEqual(
+        withoutTs(baseline).filter((message) => !("id" in message && lost.has(message.id))),
+      );
       expectEveryCallAnsweredOnce(final);
       for (const id of lost) expect(effects.get(id), `${context}: ${id} was cut from its turn`).toBeUndefined();
       // What a kill caught done but unrecorded: only the tool it stopped in, never a finished one
       // (with one tool at a time, a result is in the log before the next tool or model call starts).
       kills.forEach((kill, index) => {
         const previous = kills[index - 1]?.effects ?? new Map<string, number>();
-        const unrecorded = callIds.filter((id) => !kill.answered.has(id) && (kill.effects.get(id) ?? 0) > (previous.get(id) ?? 0));
+        const unrecorded = callIds.filter(
+          (id) => !kill.answered.has(id) && (kill.effects.get(id) ?? 0) > (previous.get(id) ?? 0),
+        );
         const [kind, id] = kill.point.split(":");
-        if (kind === "effect" || kind === "tear") expect(unrecorded, `${context}: after ${kill.point}`).toStrictEqual([id]);
+        if (kind === "effect" || kind === "tear")
+          expect(unrecorded, `${context}: after ${kill.point}`).toStrictEqual([id]);
         else if (kind === "timer") expect(unrecorded.length, `${context}: after ${kill.point}`).toBeLessThanOrEqual(1);
         else expect(unrecorded, `${context}: after ${kill.point}`).toStrictEqual([]);
       });
       for (const id of callIds.filter((id) => !lost.has(id))) {
         // Recorded before a kill: never ran again.
-        for (const kill of kills) if (kill.answered.has(id)) expect(effects.get(id), `${context}: ${id} re-ran after ${kill.point}`).toBe(kill.effects.get(id));
+        for (const kill of kills)
+          if (kill.answered.has(id))
+            expect(effects.get(id), `${context}: ${id} re-ran after ${kill.point}`).toBe(kill.effects.get(id));
         // Done but unrecorded at a kill: ran again, once.
         let unrecorded = 0;
         let before = 0;
@@ -109,7 +147,9 @@ describe("crash safety: a child process killed with SIGKILL, then resumed from i
     const directory = tempDir();
     const baseline = await runCrashAgent(join(directory, "baseline.jsonl"), join(directory, "baseline.effects"));
     const { kills, final, loaded, effects } = await crashAndResume(join(directory, "run"), ["message:1"]);
-    expect(withoutTs(kills[0]!.session).map((message) => ("role" in message ? message.role : message.type))).toStrictEqual(["system", "user", "thinking", "tool_call", "tool_call"]);
+    expect(
+      withoutTs(kills[0]!.session).map((message) => ("role" in message ? message.role : message.type)),
+    ).toStrictEqual(["system", "user", "thinking", "tool_call", "tool_call"]);
     expect(loaded).toStrictEqual(final);
     expectEveryCallAnsweredOnce(final);
     expect(withoutTs(final)).toStrictEqual(withoutTs(baseline));
@@ -131,7 +171,13 @@ describe("crash safety: a child process killed with SIGKILL, then resumed from i
 async function crashAndResume(
   base: string,
   points: readonly string[],
-): Promise<{ kills: (Kill & { session: Session })[]; resumeWarnings: string[]; final: Session; loaded: Session; effects: Map<string, number> }> {
+): Promise<{
+  kills: (Kill & { session: Session })[];
+  resumeWarnings: string[];
+  final: Session;
+  loaded: Session;
+  effects: Map<string, number>;
+}> {
   const sessionPath = `${base}.jsonl`;
   const effectsPath = `${base}.effects`;
   const kills: (Kill & { session: Session })[] = [];
@@ -140,21 +186,37 @@ async function crashAndResume(
     const { warnings, onWarning } = warningsCollector();
     const session = existsSync(sessionPath) ? await loadSession(sessionPath, { onWarning }) : { messages: [] };
     expectValidLog(session);
-    kills.push({ point, killed, warnings, answered: answeredIds(session), effects: countEffects(effectsPath), session });
+    kills.push({
+      point,
+      killed,
+      warnings,
+      answered: answeredIds(session),
+      effects: countEffects(effectsPath),
+      session,
+    });
   }
   const resume = warningsCollector();
   const final = await runCrashAgent(sessionPath, effectsPath, {}, resume.onWarning);
-  return { kills, resumeWarnings: resume.warnings, final, loaded: await loadSession(sessionPath), effects: countEffects(effectsPath) };
+  return {
+    kills,
+    resumeWarnings: resume.warnings,
+    final,
+    loaded: await loadSession(sessionPath),
+    effects: countEffects(effectsPath),
+  };
 }
 
 // The calls of a scripted model turn that had begun in the session but were not recorded: the
 // kill landed between two messages of that turn.
 function cutCalls(session: Session): string[] {
-  const recorded = new Set(session.messages.flatMap((message) => ("type" in message && message.type === "tool_call" ? [message.id] : [])));
+  const recorded = new Set(
+    session.messages.flatMap((message) => ("type" in message && message.type === "tool_call" ? [message.id] : [])),
+  );
   return script.flatMap((turn) => {
     const calls = turn.flatMap((message) => ("type" in message && message.type === "tool_call" ? [message.id] : []));
     const opener = turn[0]!;
-    const begun = calls.some((id) => recorded.has(id)) || session.messages.some((message) => sameStart(message, opener));
+    const begun =
+      calls.some((id) => recorded.has(id)) || session.messages.some((message) => sameStart(message, opener));
     return begun ? calls.filter((id) => !recorded.has(id)) : [];
   });
 }
@@ -162,7 +224,12 @@ function cutCalls(session: Session): string[] {
 // Compaction shortens thinking; its start stays.
 function sameStart(message: Message, opener: Message): boolean {
   if ("role" in opener) return "role" in message && message.role === opener.role && message.content === opener.content;
-  return opener.type === "thinking" && "type" in message && message.type === "thinking" && message.content.slice(0, 40) === opener.content.slice(0, 40);
+  return (
+    opener.type === "thinking" &&
+    "type" in message &&
+    message.type === "thinking" &&
+    message.content.slice(0, 40) === opener.content.slice(0, 40)
+  );
 }
 
 function countEffects(path: string): Map<string, number> {

@@ -1,7 +1,15 @@
 import * as fs from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { agentLoop, extendSession, resolveApproval, send, tool, type ModelMessage, type Session } from "simple-agent-loop";
+import {
+  agentLoop,
+  extendSession,
+  resolveApproval,
+  send,
+  tool,
+  type ModelMessage,
+  type Session,
+} from "simple-agent-loop";
 import { closeSession, loadEntries, loadSession, openSession, type SyncMode } from "simple-agent-loop/store";
 import { scriptedModel } from "simple-agent-loop/testing";
 import { tempDir } from "./helpers.ts";
@@ -25,7 +33,8 @@ async function syncedEntries(sync: SyncMode | undefined): Promise<{ entry: strin
   const path = join(tempDir(), `${sync ?? "default"}.jsonl`);
   const syncedLines: number[] = [];
   vi.mocked(fs.fsyncSync).mockImplementation((fd) => {
-    if (fs.fstatSync(fd).ino === fs.statSync(path).ino) syncedLines.push(fs.readFileSync(path, "utf8").split("\n").length - 1);
+    if (fs.fstatSync(fd).ino === fs.statSync(path).ino)
+      syncedLines.push(fs.readFileSync(path, "utf8").split("\n").length - 1);
     actualFs.fsyncSync(fd);
   });
   const session = await openSession(path, sync === undefined ? {} : { sync });
@@ -38,12 +47,27 @@ async function syncedEntries(sync: SyncMode | undefined): Promise<{ entry: strin
 const think = (text: string): ModelMessage => ({ type: "thinking", content: `${text} ${"hmm ".repeat(50)}` });
 
 async function run(session: Session): Promise<void> {
-  const add = tool({ name: "add", description: "Add.", inputSchema: { type: "object" }, handler: (input) => (input.a as number) + (input.b as number) });
-  const deploy = tool({ name: "deploy", description: "Deploy.", inputSchema: { type: "object" }, requireApproval: true, handler: () => "deployed" });
+  const add = tool({
+    name: "add",
+    description: "Add.",
+    inputSchema: { type: "object" },
+    handler: (input) => (input.a as number) + (input.b as number),
+  });
+  const deploy = tool({
+    name: "deploy",
+    description: "Deploy.",
+    inputSchema: { type: "object" },
+    requireApproval: true,
+    handler: () => "deployed",
+  });
   extendSession(session, { role: "system", content: "s" });
   send(session, "u");
   const model = scriptedModel([
-    [think("one"), { type: "tool_call", id: "a", name: "add", input: { a: 1, b: 2 } }, { type: "tool_call", id: "b", name: "add", input: { a: 3, b: 4 } }],
+    [
+      think("one"),
+      { type: "tool_call", id: "a", name: "add", input: { a: 1, b: 2 } },
+      { type: "tool_call", id: "b", name: "add", input: { a: 3, b: 4 } },
+    ],
     [think("two"), { type: "tool_call", id: "d", name: "deploy", input: {} }],
     [think("three"), { role: "assistant", content: "done" }],
   ]);
@@ -80,7 +104,9 @@ describe("durability", () => {
 
   it('fsyncs after every write with sync: "every-entry" (a model turn is one write), never with sync: "off"', async () => {
     // Only the messages of a model turn before its last are not followed by their own fsync.
-    expect((await syncedEntries("every-entry")).filter(({ synced }) => !synced).map(({ entry }) => entry)).toStrictEqual(["thinking", "tool_call a", "thinking", "thinking"]);
+    expect(
+      (await syncedEntries("every-entry")).filter(({ synced }) => !synced).map(({ entry }) => entry),
+    ).toStrictEqual(["thinking", "tool_call a", "thinking", "thinking"]);
     expect((await syncedEntries("off")).some(({ synced }) => synced)).toBe(false);
   });
 
@@ -124,11 +150,24 @@ describe("durability", () => {
     vi.mocked(fs.writeSync).mockImplementationOnce(() => {
       throw Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" });
     });
-    expect(() => send(session, "second")).toThrow(expect.objectContaining({ name: "StoreError", code: "write-failed", message: `${path}: could not append to the session log: ENOSPC: no space left on device, write` }));
-    expect(() => send(session, "third")).toThrow(expect.objectContaining({ code: "write-failed", message: `${path}: an earlier write failed, so this session is no longer recorded` }));
+    expect(() => send(session, "second")).toThrow(
+      expect.objectContaining({
+        name: "StoreError",
+        code: "write-failed",
+        message: `${path}: could not append to the session log: ENOSPC: no space left on device, write`,
+      }),
+    );
+    expect(() => send(session, "third")).toThrow(
+      expect.objectContaining({
+        code: "write-failed",
+        message: `${path}: an earlier write failed, so this session is no longer recorded`,
+      }),
+    );
     // Closing says so again (the session holds messages the file does not), and still releases the file.
     await expect(closeSession(session)).rejects.toMatchObject({ code: "write-failed" });
-    expect((await loadSession(path)).messages.map((message) => ("role" in message ? message.content : ""))).toStrictEqual(["first"]);
+    expect(
+      (await loadSession(path)).messages.map((message) => ("role" in message ? message.content : "")),
+    ).toStrictEqual(["first"]);
     // The lock was released: the file can be opened again.
     await closeSession(await openSession(path));
   });

@@ -1,8 +1,24 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { agentLoop, compactSession, extendSession, onSessionChange, resolveApproval, send, tool, type ModelMessage } from "simple-agent-loop";
-import { appendEntry, closeSession, isStoreError, loadEntries, loadSession, openSession } from "simple-agent-loop/store";
+import {
+  agentLoop,
+  compactSession,
+  extendSession,
+  onSessionChange,
+  resolveApproval,
+  send,
+  tool,
+  type ModelMessage,
+} from "simple-agent-loop";
+import {
+  appendEntry,
+  closeSession,
+  isStoreError,
+  loadEntries,
+  loadSession,
+  openSession,
+} from "simple-agent-loop/store";
 import { scriptedModel } from "simple-agent-loop/testing";
 import { tempDir, warningsCollector } from "./helpers.ts";
 
@@ -12,8 +28,10 @@ const lines = (path: string): unknown[] =>
     .filter((line) => line !== "")
     .map((line) => JSON.parse(line) as unknown);
 
-const system = (content: string): string => JSON.stringify({ type: "message", message: { role: "system", content, ts: "2025-01-01T00:00:00.000Z" } });
-const user = (content: string): string => JSON.stringify({ type: "message", message: { role: "user", content, ts: "2025-01-01T00:00:01.000Z" } });
+const system = (content: string): string =>
+  JSON.stringify({ type: "message", message: { role: "system", content, ts: "2025-01-01T00:00:00.000Z" } });
+const user = (content: string): string =>
+  JSON.stringify({ type: "message", message: { role: "user", content, ts: "2025-01-01T00:00:01.000Z" } });
 
 describe("the session log on disk", () => {
   it("is one JSON entry per line: messages, replacements, updates, custom entries", async () => {
@@ -42,8 +60,17 @@ describe("the session log on disk", () => {
         message: { type: "thinking", content: `${"x".repeat(120)}...`, compacted: true, ts },
         previous: { type: "thinking", content: "x".repeat(300), ts },
       },
-      { type: "message", message: { type: "tool_call", id: "c1", name: "deploy", input: {}, approval: { status: "pending" }, ts } },
-      { type: "update", index: 4, reason: "approval", ts, message: { type: "tool_call", id: "c1", name: "deploy", input: {}, approval: { status: "approved" }, ts } },
+      {
+        type: "message",
+        message: { type: "tool_call", id: "c1", name: "deploy", input: {}, approval: { status: "pending" }, ts },
+      },
+      {
+        type: "update",
+        index: 4,
+        reason: "approval",
+        ts,
+        message: { type: "tool_call", id: "c1", name: "deploy", input: {}, approval: { status: "approved" }, ts },
+      },
       { type: "custom", customType: "bookmark", ts, data: { label: "before deploy" } },
     ]);
     expect(await loadSession(path)).toStrictEqual(session);
@@ -53,8 +80,15 @@ describe("the session log on disk", () => {
     const path = join(tempDir(), "newer.jsonl");
     const original = [
       JSON.stringify({ type: "session-header", version: 7, cwd: "/somewhere" }),
-      JSON.stringify({ type: "message", message: { role: "system", content: "s", ts: "2025-01-01T00:00:00.000Z", cacheHint: "long" }, origin: "import" }),
-      JSON.stringify({ type: "message", message: { type: "image", mediaType: "image/png", data: "iVBORw0KGgo=", ts: "2025-01-01T00:00:01.000Z" } }),
+      JSON.stringify({
+        type: "message",
+        message: { role: "system", content: "s", ts: "2025-01-01T00:00:00.000Z", cacheHint: "long" },
+        origin: "import",
+      }),
+      JSON.stringify({
+        type: "message",
+        message: { type: "image", mediaType: "image/png", data: "iVBORw0KGgo=", ts: "2025-01-01T00:00:01.000Z" },
+      }),
       JSON.stringify({ type: "model-change", model: "some-model", ts: "2025-01-01T00:00:02.000Z" }),
       JSON.stringify({ type: "custom", customType: "note", data: [1, 2], extra: true }),
       "",
@@ -71,8 +105,16 @@ describe("the session log on disk", () => {
     const now = readFileSync(path, "utf8");
     expect(now.startsWith(original)).toBe(true);
     const entries = await loadEntries(path);
-    expect(entries.slice(0, 5)).toStrictEqual(original.trim().split("\n").map((line) => JSON.parse(line) as unknown));
-    expect(entries[5]).toStrictEqual({ type: "message", message: { role: "user", content: "go on", ts: expect.any(String) } });
+    expect(entries.slice(0, 5)).toStrictEqual(
+      original
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line) as unknown),
+    );
+    expect(entries[5]).toStrictEqual({
+      type: "message",
+      message: { role: "user", content: "go on", ts: expect.any(String) },
+    });
     expect(await loadSession(path)).toStrictEqual(session);
   });
 
@@ -83,19 +125,27 @@ describe("the session log on disk", () => {
     writeFileSync(path, complete + torn);
 
     const read = warningsCollector();
-    expect((await loadSession(path, read)).messages.map((message) => ("role" in message ? message.content : ""))).toStrictEqual(["s", "u"]);
-    expect(read.warnings).toStrictEqual([`${path}:3: partial last line (${torn.length} bytes), the end of a write cut short by a crash: left out.`]);
+    expect(
+      (await loadSession(path, read)).messages.map((message) => ("role" in message ? message.content : "")),
+    ).toStrictEqual(["s", "u"]);
+    expect(read.warnings).toStrictEqual([
+      `${path}:3: partial last line (${torn.length} bytes), the end of a write cut short by a crash: left out.`,
+    ]);
     expect(readFileSync(path, "utf8")).toBe(complete + torn); // reading changes nothing
 
     const open = warningsCollector();
     const session = await openSession(path, open);
-    expect(open.warnings).toStrictEqual([`${path}:3: partial last line (${torn.length} bytes), the end of a write cut short by a crash: cut off before the next append.`]);
+    expect(open.warnings).toStrictEqual([
+      `${path}:3: partial last line (${torn.length} bytes), the end of a write cut short by a crash: cut off before the next append.`,
+    ]);
     expect(readFileSync(path, "utf8")).toBe(complete);
     send(session, "again");
     await closeSession(session);
     const after = readFileSync(path, "utf8");
     expect(after.startsWith(complete)).toBe(true);
-    expect(after.slice(complete.length)).toMatch(/^\{"type":"message","message":\{"role":"user","content":"again","ts":"[^"]+"\}\}\n$/);
+    expect(after.slice(complete.length)).toMatch(
+      /^\{"type":"message","message":\{"role":"user","content":"again","ts":"[^"]+"\}\}\n$/,
+    );
     const clean = warningsCollector();
     expect(await loadSession(path, clean)).toStrictEqual(session);
     expect(clean.warnings).toStrictEqual([]);
@@ -121,10 +171,26 @@ describe("the session log on disk", () => {
       ["not JSON", "{not json}", /:2: not valid JSON/],
       ["not an object", "[1, 2]", /:2: an entry must be a JSON object/],
       ["no type", JSON.stringify({ message: { role: "user", content: "u" } }), /:2: an entry needs a string "type"/],
-      ["a message entry without a message", JSON.stringify({ type: "message", message: "hi" }), /:2: a "message" entry needs a message object/],
-      ["a replacement beyond the session", JSON.stringify({ type: "replace", index: 5, reason: "compaction", message: { role: "user", content: "u" } }), /:2: "replace" of message 5, but the session has 1 messages/],
-      ["an update without an index", JSON.stringify({ type: "update", message: { role: "user", content: "u" } }), /:2: a "update" entry needs a non-negative integer "index"/],
-      ["a custom entry without customType", JSON.stringify({ type: "custom", data: 1 }), /:2: a "custom" entry needs a string "customType"/],
+      [
+        "a message entry without a message",
+        JSON.stringify({ type: "message", message: "hi" }),
+        /:2: a "message" entry needs a message object/,
+      ],
+      [
+        "a replacement beyond the session",
+        JSON.stringify({ type: "replace", index: 5, reason: "compaction", message: { role: "user", content: "u" } }),
+        /:2: "replace" of message 5, but the session has 1 messages/,
+      ],
+      [
+        "an update without an index",
+        JSON.stringify({ type: "update", message: { role: "user", content: "u" } }),
+        /:2: a "update" entry needs a non-negative integer "index"/,
+      ],
+      [
+        "a custom entry without customType",
+        JSON.stringify({ type: "custom", data: 1 }),
+        /:2: a "custom" entry needs a string "customType"/,
+      ],
     ];
     for (const [name, line, expected] of cases) {
       const path = join(directory, `${name.replaceAll(" ", "-")}.jsonl`);
@@ -137,7 +203,9 @@ describe("the session log on disk", () => {
         );
         expect(isStoreError(error), name).toBe(true);
         expect(error, name).toMatchObject({ code: "malformed", path, line: 2 });
-        expect((error as Error).message, name).toMatch(new RegExp(`^${path.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}${expected.source}`));
+        expect((error as Error).message, name).toMatch(
+          new RegExp(`^${path.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}${expected.source}`),
+        );
       }
       expect(readFileSync(path, "utf8"), name).toBe(content);
       // The failed open released its lock.
@@ -170,15 +238,27 @@ describe("the session log on disk", () => {
       previous = now;
       changes++;
     });
-    const deploy = tool({ name: "deploy", description: "Deploy.", inputSchema: { type: "object" }, requireApproval: true, handler: () => "ok" });
+    const deploy = tool({
+      name: "deploy",
+      description: "Deploy.",
+      inputSchema: { type: "object" },
+      requireApproval: true,
+      handler: () => "ok",
+    });
     const think = (text: string): ModelMessage => ({ type: "thinking", content: `${text} ${"hmm ".repeat(50)}` });
     extendSession(session, { role: "system", content: "s" });
     send(session, "u");
-    await agentLoop(scriptedModel([[think("one"), { type: "tool_call", id: "1", name: "deploy", input: { note: "n".repeat(300) } }]]), [deploy], session);
+    await agentLoop(
+      scriptedModel([[think("one"), { type: "tool_call", id: "1", name: "deploy", input: { note: "n".repeat(300) } }]]),
+      [deploy],
+      session,
+    );
     resolveApproval(session, "1", { approved: true });
     await agentLoop(scriptedModel([[think("two"), { role: "assistant", content: "deployed" }]]), [deploy], session);
     send(session, "more");
-    await agentLoop(scriptedModel([[think("three"), { role: "assistant", content: "done" }]]), [deploy], session, { compaction: { keepTurns: 1 } });
+    await agentLoop(scriptedModel([[think("three"), { role: "assistant", content: "done" }]]), [deploy], session, {
+      compaction: { keepTurns: 1 },
+    });
     await closeSession(session);
     const kinds = (await loadEntries(path)).map((entry) => entry.type);
     expect(new Set(kinds)).toStrictEqual(new Set(["message", "update", "replace"]));

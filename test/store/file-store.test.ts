@@ -23,12 +23,28 @@ describe("fileStore", () => {
 
   it("refuses ids that could name a file outside its directory, or a hidden one", async () => {
     const store = fileStore(join(tempDir(), "sessions"));
-    for (const id of ["", ".", "..", "../escape", "a/b", "a\\b", "/etc/passwd", ".hidden", "a\0b", "x".repeat(129), "space d"]) {
-      expect(() => store.path(id), JSON.stringify(id)).toThrow(expect.objectContaining({ name: "StoreError", code: "invalid-argument" }));
+    for (const id of [
+      "",
+      ".",
+      "..",
+      "../escape",
+      "a/b",
+      "a\\b",
+      "/etc/passwd",
+      ".hidden",
+      "a\0b",
+      "x".repeat(129),
+      "space d",
+    ]) {
+      expect(() => store.path(id), JSON.stringify(id)).toThrow(
+        expect.objectContaining({ name: "StoreError", code: "invalid-argument" }),
+      );
       await expect(store.open(id), JSON.stringify(id)).rejects.toMatchObject({ code: "invalid-argument" });
       await expect(store.load(id), JSON.stringify(id)).rejects.toMatchObject({ code: "invalid-argument" });
     }
-    expect(() => store.path("../escape")).toThrow('invalid session id "../escape": use 1 to 128 letters, digits, ".", "_" or "-", not starting with "."');
+    expect(() => store.path("../escape")).toThrow(
+      'invalid session id "../escape": use 1 to 128 letters, digits, ".", "_" or "-", not starting with "."',
+    );
     for (const id of ["a", "run-2025.01.01_3", "A_b-c.d", "x".repeat(128)]) expect(store.path(id)).toMatch(/\.jsonl$/);
   });
 

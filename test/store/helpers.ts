@@ -35,7 +35,9 @@ export function expectValidLog(session: Session): void {
 
 /** The ids of the tool calls that have a result. */
 export function answeredIds(session: Session): Set<string> {
-  return new Set(session.messages.flatMap((message) => ("type" in message && message.type === "tool_result" ? [message.id] : [])));
+  return new Set(
+    session.messages.flatMap((message) => ("type" in message && message.type === "tool_result" ? [message.id] : [])),
+  );
 }
 
 /** A collector for `onWarning`. */

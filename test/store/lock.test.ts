@@ -35,14 +35,21 @@ describe("one writer per session file", () => {
       const error: unknown = await openSession(path).catch((thrown: unknown) => thrown);
       expect(error).toMatchObject({ name: "StoreError", code: "locked" });
       expect((error as Error).message).toMatch(
-        new RegExp(`^${escape(path)} is open for writing by process ${child.pid} since [^:]+:\\d\\d:\\d\\d\\.\\d+Z: a session has one writer at a time\\. Close it there first; if that process is gone, delete ${escape(path)}\\.lock\\.$`),
+        new RegExp(
+          `^${escape(path)} is open for writing by process ${child.pid} since [^:]+:\\d\\d:\\d\\d\\.\\d+Z: a session has one writer at a time\\. Close it there first; if that process is gone, delete ${escape(path)}\\.lock\\.$`,
+        ),
       );
     } finally {
       await child.kill();
     }
     // The lock its killed owner left is stale: taken over.
     const session = await openSession(path);
-    expect(JSON.parse(readFileSync(`${path}.lock`, "utf8"))).toStrictEqual({ pid: process.pid, hostname: hostname(), since: expect.any(String), started: expect.any(String) });
+    expect(JSON.parse(readFileSync(`${path}.lock`, "utf8"))).toStrictEqual({
+      pid: process.pid,
+      hostname: hostname(),
+      since: expect.any(String),
+      started: expect.any(String),
+    });
     send(session, "mine now");
     await closeSession(session);
     expect(existsSync(`${path}.lock`)).toBe(false);
@@ -51,12 +58,22 @@ describe("one writer per session file", () => {
   it("never takes over a lock it cannot check: another host's, or one it cannot read", async () => {
     const directory = tempDir();
     const path = join(directory, "elsewhere.jsonl");
-    writeFileSync(`${path}.lock`, JSON.stringify({ pid: 1, hostname: "build-box-7", since: "2025-01-01T00:00:00.000Z", started: "2025-01-01T00:00:00.000Z" }));
+    writeFileSync(
+      `${path}.lock`,
+      JSON.stringify({
+        pid: 1,
+        hostname: "build-box-7",
+        since: "2025-01-01T00:00:00.000Z",
+        started: "2025-01-01T00:00:00.000Z",
+      }),
+    );
     await expect(openSession(path)).rejects.toThrow(
       `${path} is open for writing by process 1 on host build-box-7 (its liveness cannot be checked from here) since 2025-01-01T00:00:00.000Z: a session has one writer at a time. Close it there first; if that process is gone, delete ${path}.lock.`,
     );
     writeFileSync(`${path}.lock`, "");
-    await expect(openSession(path)).rejects.toThrow(`${path} is locked by ${path}.lock, whose owner cannot be read. If no process has this session open, delete ${path}.lock.`);
+    await expect(openSession(path)).rejects.toThrow(
+      `${path} is locked by ${path}.lock, whose owner cannot be read. If no process has this session open, delete ${path}.lock.`,
+    );
     expect(readFileSync(`${path}.lock`, "utf8")).toBe("");
   });
 
@@ -77,9 +94,15 @@ describe("one writer per session file", () => {
   it("takes over a lock with this pid left by an earlier process (a reused pid, as a container's pid 1 after a restart)", async () => {
     const path = join(tempDir(), "reused-pid.jsonl");
     const earlier = new Date(Date.now() - 3_600_000).toISOString();
-    writeFileSync(`${path}.lock`, JSON.stringify({ pid: process.pid, hostname: hostname(), since: earlier, started: earlier }));
+    writeFileSync(
+      `${path}.lock`,
+      JSON.stringify({ pid: process.pid, hostname: hostname(), since: earlier, started: earlier }),
+    );
     const session = await openSession(path);
-    expect(JSON.parse(readFileSync(`${path}.lock`, "utf8"))).toMatchObject({ pid: process.pid, since: expect.not.stringMatching(earlier) });
+    expect(JSON.parse(readFileSync(`${path}.lock`, "utf8"))).toMatchObject({
+      pid: process.pid,
+      since: expect.not.stringMatching(earlier),
+    });
     await closeSession(session);
   });
 
@@ -91,7 +114,10 @@ describe("one writer per session file", () => {
     const left = readFileSync(`${path}.lock`, "utf8");
     expect(JSON.parse(left)).toMatchObject({ pid: child.pid, hostname: hostname() });
     const session = await openSession(path);
-    expect(session.messages.map((message) => ("role" in message ? message.role : message.type))).toStrictEqual(["system", "user"]);
+    expect(session.messages.map((message) => ("role" in message ? message.role : message.type))).toStrictEqual([
+      "system",
+      "user",
+    ]);
     await closeSession(session);
   });
 });

@@ -31,11 +31,23 @@ function adder(sessionPath: string) {
   const add = tool({
     name: "add",
     description: "Add two integers.",
-    inputSchema: { type: "object", properties: { a: { type: "integer" }, b: { type: "integer" } }, required: ["a", "b"] },
+    inputSchema: {
+      type: "object",
+      properties: { a: { type: "integer" }, b: { type: "integer" } },
+      required: ["a", "b"],
+    },
     handler: (input, { id }) => {
       // The call is in the file before its tool runs.
-      const logged = readFileSync(sessionPath, "utf8").split("\n").filter(Boolean).map((line) => JSON.parse(line) as { message?: Message });
-      if (!logged.some(({ message }) => message !== undefined && "id" in message && message.type === "tool_call" && message.id === id)) {
+      const logged = readFileSync(sessionPath, "utf8")
+        .split("\n")
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as { message?: Message });
+      if (
+        !logged.some(
+          ({ message }) =>
+            message !== undefined && "id" in message && message.type === "tool_call" && message.id === id,
+        )
+      ) {
         throw new Error(`tool_call ${id} is not in the log while its tool runs`);
       }
       ran.push(id);
@@ -61,16 +73,28 @@ describe("a file-backed session round-trips through loadSession", () => {
     const session = start(await openSession(path));
     const { add, ran } = adder(path);
     const model = checkedModel(path, [
-      [{ type: "thinking", content: reasoning("first") }, { type: "tool_call", id: "1", name: "add", input: { a: 1, b: 2 } }, { type: "tool_call", id: "2", name: "add", input: { a: 3, b: 4 } }],
-      [{ type: "thinking", content: reasoning("second") }, { type: "tool_call", id: "3", name: "add", input: { a: 3, b: 7 } }],
-      [{ type: "thinking", content: reasoning("third") }, { type: "tool_call", id: "4", name: "add", input: { a: 10, b: 0 } }],
+      [
+        { type: "thinking", content: reasoning("first") },
+        { type: "tool_call", id: "1", name: "add", input: { a: 1, b: 2 } },
+        { type: "tool_call", id: "2", name: "add", input: { a: 3, b: 4 } },
+      ],
+      [
+        { type: "thinking", content: reasoning("second") },
+        { type: "tool_call", id: "3", name: "add", input: { a: 3, b: 7 } },
+      ],
+      [
+        { type: "thinking", content: reasoning("third") },
+        { type: "tool_call", id: "4", name: "add", input: { a: 10, b: 0 } },
+      ],
       [{ role: "assistant", content: "10", stopReason: "end_turn", usage: { inputTokens: 120, outputTokens: 3 } }],
     ]);
     await agentLoop(model, [add], session, { compaction: { keepTurns: 1 } });
     expect(ran).toStrictEqual(["1", "2", "3", "4"]);
     expect(model.callCount).toBe(4);
     // Compaction cut the older thinking while the run went on.
-    expect(session.messages.filter((message) => "compacted" in message && message.compacted === true).length).toBeGreaterThanOrEqual(2);
+    expect(
+      session.messages.filter((message) => "compacted" in message && message.compacted === true).length,
+    ).toBeGreaterThanOrEqual(2);
     expect(await loadSession(path)).toStrictEqual(session);
     await closeSession(session);
     expect(await loadSession(path)).toStrictEqual(session);
@@ -81,7 +105,14 @@ describe("a file-backed session round-trips through loadSession", () => {
     expect(replacements.length).toBeGreaterThanOrEqual(2);
     const appended = entries.flatMap((entry) => (entry.type === "message" ? [entry.message as Message] : []));
     for (const entry of replacements) {
-      expect(entry).toStrictEqual({ type: "replace", index: expect.any(Number), reason: "compaction", ts: expect.any(String), message: expect.anything(), previous: expect.anything() });
+      expect(entry).toStrictEqual({
+        type: "replace",
+        index: expect.any(Number),
+        reason: "compaction",
+        ts: expect.any(String),
+        message: expect.anything(),
+        previous: expect.anything(),
+      });
       const { index, message, previous } = entry as { index: number; message: Message; previous: Message };
       expect(message).toStrictEqual(session.messages[index]);
       expect(previous).toStrictEqual(appended[index]);
@@ -156,8 +187,19 @@ describe("a file-backed session round-trips through loadSession", () => {
     const path = join(tempDir(), "held.jsonl");
     const statusRuns: string[] = [];
     const tools = [
-      tool({ name: "deploy", description: "Deploy.", inputSchema: { type: "object" }, requireApproval: true, handler: () => "deployed" }),
-      tool({ name: "status", description: "Status.", inputSchema: { type: "object" }, handler: (_input, { id }) => (statusRuns.push(id), "all green") }),
+      tool({
+        name: "deploy",
+        description: "Deploy.",
+        inputSchema: { type: "object" },
+        requireApproval: true,
+        handler: () => "deployed",
+      }),
+      tool({
+        name: "status",
+        description: "Status.",
+        inputSchema: { type: "object" },
+        handler: (_input, { id }) => (statusRuns.push(id), "all green"),
+      }),
     ];
     const first = start(await openSession(path));
     await agentLoop(
@@ -180,7 +222,11 @@ describe("a file-backed session round-trips through loadSession", () => {
     await agentLoop(scriptedModel([[{ role: "assistant", content: "done" }]]), tools, resumed);
     await closeSession(resumed);
     expect(statusRuns).toStrictEqual(["s"]);
-    expect(resumed.messages.slice(-3).map((message) => ("role" in message ? message.role : `${message.type} ${"id" in message ? message.id : ""}`))).toStrictEqual(["tool_result d", "tool_result s", "assistant"]);
+    expect(
+      resumed.messages
+        .slice(-3)
+        .map((message) => ("role" in message ? message.role : `${message.type} ${"id" in message ? message.id : ""}`)),
+    ).toStrictEqual(["tool_result d", "tool_result s", "assistant"]);
     expect(await loadSession(path)).toStrictEqual(resumed);
   });
 
@@ -188,14 +234,24 @@ describe("a file-backed session round-trips through loadSession", () => {
     const path = join(tempDir(), "follow-up.jsonl");
     const { add } = adder(path);
     const first = start(await openSession(path));
-    await agentLoop(scriptedModel([[{ type: "tool_call", id: "1", name: "add", input: { a: 1, b: 1 } }], [{ role: "assistant", content: "2" }]]), [add], first);
+    await agentLoop(
+      scriptedModel([
+        [{ type: "tool_call", id: "1", name: "add", input: { a: 1, b: 1 } }],
+        [{ role: "assistant", content: "2" }],
+      ]),
+      [add],
+      first,
+    );
     await closeSession(first);
     const before = readFileSync(path);
 
     const second = await openSession(path);
     expect(second).toStrictEqual(first);
     send(second, "And plus 3?");
-    const model = checkedModel(path, [[{ type: "tool_call", id: "2", name: "add", input: { a: 2, b: 3 } }], [{ role: "assistant", content: "5" }]]);
+    const model = checkedModel(path, [
+      [{ type: "tool_call", id: "2", name: "add", input: { a: 2, b: 3 } }],
+      [{ role: "assistant", content: "5" }],
+    ]);
     await agentLoop(model, [add], second);
     await closeSession(second);
     const after = readFileSync(path);
@@ -208,15 +264,27 @@ describe("a file-backed session round-trips through loadSession", () => {
   // so the parent's record changes only through reported updates, and the file stays exact.
   it("records a subagent paused for approval and resumed", async () => {
     const path = join(tempDir(), "nested.jsonl");
-    const deploy = tool({ name: "deploy", description: "Deploy.", inputSchema: { type: "object" }, requireApproval: true, handler: () => "deployed" });
+    const deploy = tool({
+      name: "deploy",
+      description: "Deploy.",
+      inputSchema: { type: "object" },
+      requireApproval: true,
+      handler: () => "deployed",
+    });
     const ops = subagentTool({
       name: "ops",
       description: "Runs operations.",
       systemPrompt: "You run operations.",
-      invokeModel: scriptedModel([[{ type: "tool_call", id: "inner", name: "deploy", input: {} }], [{ role: "assistant", content: "deployed it" }]]),
+      invokeModel: scriptedModel([
+        [{ type: "tool_call", id: "inner", name: "deploy", input: {} }],
+        [{ role: "assistant", content: "deployed it" }],
+      ]),
       tools: [deploy],
     });
-    const model = scriptedModel([[{ type: "tool_call", id: "outer", name: "ops", input: { prompt: "deploy" } }], [{ role: "assistant", content: "done" }]]);
+    const model = scriptedModel([
+      [{ type: "tool_call", id: "outer", name: "ops", input: { prompt: "deploy" } }],
+      [{ role: "assistant", content: "done" }],
+    ]);
     const session = start(await openSession(path));
     await agentLoop(model, [ops], session);
     resolveApproval(session, "inner", { approved: true });

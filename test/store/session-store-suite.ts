@@ -11,8 +11,20 @@ export function sessionStoreSuite(name: string, createStore: () => SessionStore)
       const session = await store.open("run-1");
       expect(session).toStrictEqual({ messages: [] });
       for (const message of initSession("s", "add 2 and 3").messages) extendSession(session, message);
-      const add = tool({ name: "add", description: "Add.", inputSchema: { type: "object" }, handler: (input) => (input.a as number) + (input.b as number) });
-      await agentLoop(scriptedModel([[{ type: "tool_call", id: "1", name: "add", input: { a: 2, b: 3 } }], [{ role: "assistant", content: "5" }]]), [add], session);
+      const add = tool({
+        name: "add",
+        description: "Add.",
+        inputSchema: { type: "object" },
+        handler: (input) => (input.a as number) + (input.b as number),
+      });
+      await agentLoop(
+        scriptedModel([
+          [{ type: "tool_call", id: "1", name: "add", input: { a: 2, b: 3 } }],
+          [{ role: "assistant", content: "5" }],
+        ]),
+        [add],
+        session,
+      );
       expect(await store.load("run-1")).toStrictEqual(session);
       await closeSession(session);
       expect(await store.load("run-1")).toStrictEqual(session);
@@ -27,7 +39,9 @@ export function sessionStoreSuite(name: string, createStore: () => SessionStore)
       expect(again).toStrictEqual(first);
       send(again, "two");
       await closeSession(again);
-      expect((await store.load("resume")).messages.map((message) => ("role" in message ? message.content : ""))).toStrictEqual(["one", "two"]);
+      expect(
+        (await store.load("resume")).messages.map((message) => ("role" in message ? message.content : "")),
+      ).toStrictEqual(["one", "two"]);
     });
 
     it("has one writer per id at a time", async () => {

@@ -7,7 +7,8 @@ import { send } from "simple-agent-loop";
 import { closeSession, loadSession, openSession } from "simple-agent-loop/store";
 import { tempDir, warningsCollector } from "./helpers.ts";
 
-const system = (content: string): string => JSON.stringify({ type: "message", message: { role: "system", content, ts: "2025-01-01T00:00:00.000Z" } });
+const system = (content: string): string =>
+  JSON.stringify({ type: "message", message: { role: "system", content, ts: "2025-01-01T00:00:00.000Z" } });
 const message = (value: unknown): string => JSON.stringify({ type: "message", message: value });
 
 describe("a session file from elsewhere: repaired only where provably torn, checked before use", () => {
@@ -29,7 +30,11 @@ describe("a session file from elsewhere: repaired only where provably torn, chec
   });
 
   it("a last line without newline that is wrong before its end is reported, never cut", async () => {
-    for (const tail of ['{"type":"message","message":{"role":"user","content":"u"}}x', '{"type" "message"}', "not json at all"]) {
+    for (const tail of [
+      '{"type":"message","message":{"role":"user","content":"u"}}x',
+      '{"type" "message"}',
+      "not json at all",
+    ]) {
       const path = join(tempDir(), "bad-tail.jsonl");
       const original = `${system("s")}\n${tail}`;
       writeFileSync(path, original);
@@ -58,19 +63,50 @@ describe("a session file from elsewhere: repaired only where provably torn, chec
   it("refuses a line whose message has the wrong shape, naming the line: ids and names are strings, a call is answered once", async () => {
     const call = { type: "tool_call", id: "c1", name: "add", input: {} };
     const cases: [string, unknown[], RegExp][] = [
-      ["a numeric call id", [{ ...call, id: 7 }], /:2: a "tool_call" message needs a non-empty string "id", not a number/],
-      ["an object as a tool name", [{ ...call, name: { toString: 1 } }], /:2: a "tool_call" message needs a non-empty string "name", not a object/],
-      ["an array as input", [{ ...call, input: [] }], /:2: a "tool_call" message needs an object "input", not an array/],
-      ["content that is an object", [{ role: "assistant", content: { id: "turn-3" } }], /:2: a "assistant" message needs a string "content", not a object/],
-      ["a thinking message without content", [{ type: "thinking" }], /:2: a "thinking" message needs a string "content", not nothing/],
-      ["a result without output", [call, { type: "tool_result", id: "c1" }], /:3: a "tool_result" message needs an "output"/],
-      ["a call answered twice", [call, { type: "tool_result", id: "c1", output: 1 }, { type: "tool_result", id: "c1", output: 2 }], /:4: a second result for tool call "c1"/],
+      [
+        "a numeric call id",
+        [{ ...call, id: 7 }],
+        /:2: a "tool_call" message needs a non-empty string "id", not a number/,
+      ],
+      [
+        "an object as a tool name",
+        [{ ...call, name: { toString: 1 } }],
+        /:2: a "tool_call" message needs a non-empty string "name", not a object/,
+      ],
+      [
+        "an array as input",
+        [{ ...call, input: [] }],
+        /:2: a "tool_call" message needs an object "input", not an array/,
+      ],
+      [
+        "content that is an object",
+        [{ role: "assistant", content: { id: "turn-3" } }],
+        /:2: a "assistant" message needs a string "content", not a object/,
+      ],
+      [
+        "a thinking message without content",
+        [{ type: "thinking" }],
+        /:2: a "thinking" message needs a string "content", not nothing/,
+      ],
+      [
+        "a result without output",
+        [call, { type: "tool_result", id: "c1" }],
+        /:3: a "tool_result" message needs an "output"/,
+      ],
+      [
+        "a call answered twice",
+        [call, { type: "tool_result", id: "c1", output: 1 }, { type: "tool_result", id: "c1", output: 2 }],
+        /:4: a second result for tool call "c1"/,
+      ],
     ];
     for (const [name, messages, expected] of cases) {
       const path = join(tempDir(), "shape.jsonl");
       const content = `${[system("s"), ...messages.map(message)].join("\n")}\n`;
       writeFileSync(path, content);
-      const error = await loadSession(path).then(() => undefined, (thrown: unknown) => thrown);
+      const error = await loadSession(path).then(
+        () => undefined,
+        (thrown: unknown) => thrown,
+      );
       expect(error, name).toMatchObject({ name: "StoreError", code: "malformed" });
       expect((error as Error).message, name).toMatch(expected);
       await expect(openSession(path), name).rejects.toMatchObject({ code: "malformed" });
@@ -82,7 +118,10 @@ describe("a session file from elsewhere: repaired only where provably torn, chec
     const path = join(tempDir(), "reused.jsonl");
     const call = { type: "tool_call", id: "call_0", name: "add", input: {} };
     const result = { type: "tool_result", id: "call_0", output: 1 };
-    writeFileSync(path, `${[system("s"), message(call), message(result), message({ role: "assistant", content: "a" }), message(call), message(result)].join("\n")}\n`);
+    writeFileSync(
+      path,
+      `${[system("s"), message(call), message(result), message({ role: "assistant", content: "a" }), message(call), message(result)].join("\n")}\n`,
+    );
     expect((await loadSession(path)).messages).toHaveLength(6);
   });
 });
@@ -94,7 +133,10 @@ describe("the store opens only what it can lock and read safely", () => {
     execFileSync("mkfifo", [fifo]);
     for (const path of [fifo, "/dev/zero"]) {
       for (const read of [() => loadSession(path), () => openSession(path)]) {
-        const error = await read().then(() => undefined, (thrown: unknown) => thrown);
+        const error = await read().then(
+          () => undefined,
+          (thrown: unknown) => thrown,
+        );
         expect(error, path).toMatchObject({ name: "StoreError", code: "invalid-argument" });
         expect((error as Error).message, path).toMatch(/not a regular file/);
       }
@@ -119,7 +161,10 @@ describe("the store opens only what it can lock and read safely", () => {
     await expect(openSession(path)).rejects.toMatchObject({ code: "locked" });
     // A hard link made while it is open: no second writer through it, nor through the first name later.
     linkSync(path, join(directory, "via-hardlink.jsonl"));
-    await expect(openSession(join(directory, "via-hardlink.jsonl"))).rejects.toMatchObject({ code: "invalid-argument", message: expect.stringMatching(/2 hard links/) });
+    await expect(openSession(join(directory, "via-hardlink.jsonl"))).rejects.toMatchObject({
+      code: "invalid-argument",
+      message: expect.stringMatching(/2 hard links/),
+    });
     send(again, "written once");
     await closeSession(again);
     await expect(openSession(path)).rejects.toMatchObject({ code: "invalid-argument" });
@@ -134,13 +179,19 @@ describe("the store opens only what it can lock and read safely", () => {
     try {
       await new Promise((resolve) => unrelated.once("spawn", resolve));
       const longAgo = new Date(Date.now() - 3_600_000).toISOString();
-      writeFileSync(`${path}.lock`, `${JSON.stringify({ pid: unrelated.pid, hostname: hostname(), since: longAgo, started: longAgo })}\n`);
+      writeFileSync(
+        `${path}.lock`,
+        `${JSON.stringify({ pid: unrelated.pid, hostname: hostname(), since: longAgo, started: longAgo })}\n`,
+      );
       const session = await openSession(path);
       expect(session.messages).toHaveLength(1);
       await closeSession(session);
       // The same live process recorded with its real start time holds the lock.
       const started = new Date(Date.now() - 1000).toISOString();
-      writeFileSync(`${path}.lock`, `${JSON.stringify({ pid: unrelated.pid, hostname: hostname(), since: started, started: lockStartOf(unrelated.pid!) ?? started })}\n`);
+      writeFileSync(
+        `${path}.lock`,
+        `${JSON.stringify({ pid: unrelated.pid, hostname: hostname(), since: started, started: lockStartOf(unrelated.pid!) ?? started })}\n`,
+      );
       await expect(openSession(path)).rejects.toMatchObject({ code: "locked" });
     } finally {
       unrelated.kill();

@@ -25,10 +25,21 @@ function describeSkippedLoudly(name: string, body: () => void): void {
  * has no zygote helper outside its Lambda image.
  */
 export async function launchBrowser(): Promise<Browser> {
-  if (browser === undefined) throw new Error("No browser for the viewer's page tests: set CHROME_PATH or install Chromium");
+  if (browser === undefined)
+    throw new Error("No browser for the viewer's page tests: set CHROME_PATH or install Chromium");
   return chromium.launch({
     executablePath: browser.path,
-    args: ["--headless", "--no-sandbox", "--no-zygote", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--no-zygote",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
     timeout: 60_000,
   });
 }
@@ -56,7 +67,10 @@ export function viewerPages(): { open: (path: string, options?: { colorScheme?: 
     open: async (path, options = {}) => {
       const viewer = await serveViewer(path, { pollInterval: 100 });
       viewers.push(viewer);
-      const page = await browser!.newPage({ viewport: { width: 1280, height: 900 }, colorScheme: options.colorScheme ?? "light" });
+      const page = await browser!.newPage({
+        viewport: { width: 1280, height: 900 },
+        colorScheme: options.colorScheme ?? "light",
+      });
       page.on("pageerror", (error) => pageErrors.push(error.message));
       await page.goto(viewer.url);
       await page.locator("body[data-state=ready], table.sessions").first().waitFor({ timeout: 60_000 });

@@ -40,7 +40,9 @@ describe("serveViewer: one reader per log", () => {
     writeFileSync(join(directory, "b.jsonl"), messageLine({ role: "user", content: "other" }));
     const viewer = await serveViewer(directory, { pollInterval: 50 });
     try {
-      const streams = await Promise.all(Array.from({ length: 6 }, () => openEventStream(address(viewer, "api/events?file=a.jsonl"))));
+      const streams = await Promise.all(
+        Array.from({ length: 6 }, () => openEventStream(address(viewer, "api/events?file=a.jsonl"))),
+      );
       for (const stream of streams) expect((await stream.next()).records).toHaveLength(1);
       expect(watches.open).toBe(1);
       const other = await openEventStream(address(viewer, "api/events?file=b.jsonl"));
@@ -74,13 +76,17 @@ describe("serveViewer: pages that go away", () => {
       // Clients that send the request and hang up at once, while the server is still finding the file.
       const { port } = new URL(viewer.url);
       await Promise.all(
-        Array.from({ length: 40 }, () => new Promise<void>((resolve) => {
-          const socket = connect(Number(port), "127.0.0.1", () => {
-            socket.end(`GET /api/events?file=a.jsonl&token=${viewer.token} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
-            socket.destroy();
-            resolve();
-          });
-        })),
+        Array.from(
+          { length: 40 },
+          () =>
+            new Promise<void>((resolve) => {
+              const socket = connect(Number(port), "127.0.0.1", () => {
+                socket.end(`GET /api/events?file=a.jsonl&token=${viewer.token} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
+                socket.destroy();
+                resolve();
+              });
+            }),
+        ),
       );
       await new Promise((resolve) => setTimeout(resolve, 500));
       expect(watches.open).toBe(0);

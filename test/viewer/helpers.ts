@@ -46,7 +46,10 @@ export function messageLine(message: Record<string, unknown>, ts = "2025-01-01T0
  * reads it (a `LogUpdate`). `next()` waits (up to `timeout` ms) for the next one; `close()` ends the
  * stream. `raw` holds every event as sent: its fields, in order.
  */
-export async function openEventStream(url: string, timeout = 20_000): Promise<{ next: () => Promise<LogUpdate>; close: () => void; contentType: string | null; raw: string[][] }> {
+export async function openEventStream(
+  url: string,
+  timeout = 20_000,
+): Promise<{ next: () => Promise<LogUpdate>; close: () => void; contentType: string | null; raw: string[][] }> {
   const controller = new AbortController();
   const response = await fetch(url, { signal: controller.signal });
   if (!response.ok || response.body === null) throw new Error(`${url}: ${response.status} ${await response.text()}`);
@@ -64,7 +67,9 @@ export async function openEventStream(url: string, timeout = 20_000): Promise<{ 
           const fields = buffer.slice(0, end).split("\n");
           buffer = buffer.slice(end + 2);
           raw.push(fields);
-          const data = fields.filter((field) => field.startsWith("data: ")).map((field) => field.slice("data: ".length));
+          const data = fields
+            .filter((field) => field.startsWith("data: "))
+            .map((field) => field.slice("data: ".length));
           if (fields[0] === "event: lines") queued.push(readUpdate(data));
         }
         wake();

@@ -48,9 +48,23 @@ describe("the event stream follows the log live", () => {
   it("sends the whole log first, then only the lines appended, numbered on", async () => {
     const live = await follow(line(entry("one")) + line(entry("two")));
     try {
-      expect(await live.next()).toStrictEqual({ reset: true, records: [{ line: 1, entry: entry("one") }, { line: 2, entry: entry("two") }], problems: [] });
+      expect(await live.next()).toStrictEqual({
+        reset: true,
+        records: [
+          { line: 1, entry: entry("one") },
+          { line: 2, entry: entry("two") },
+        ],
+        problems: [],
+      });
       appendFileSync(live.path, `\n${line(entry("three"))}${line(entry("four"))}`);
-      expect(await live.collect(2)).toStrictEqual({ reset: false, records: [{ line: 4, entry: entry("three") }, { line: 5, entry: entry("four") }], problems: [] });
+      expect(await live.collect(2)).toStrictEqual({
+        reset: false,
+        records: [
+          { line: 4, entry: entry("three") },
+          { line: 5, entry: entry("four") },
+        ],
+        problems: [],
+      });
     } finally {
       await live.close();
     }
@@ -60,11 +74,25 @@ describe("the event stream follows the log live", () => {
     const whole = line(entry("written in two parts"));
     const live = await follow(line(entry("one")) + whole.slice(0, 20));
     try {
-      expect(await live.next()).toStrictEqual({ reset: true, records: [{ line: 1, entry: entry("one") }], problems: [], partial: { line: 2, bytes: 20 } });
+      expect(await live.next()).toStrictEqual({
+        reset: true,
+        records: [{ line: 1, entry: entry("one") }],
+        problems: [],
+        partial: { line: 2, bytes: 20 },
+      });
       appendFileSync(live.path, whole.slice(20, 30));
-      expect(await live.next()).toStrictEqual({ reset: false, records: [], problems: [], partial: { line: 2, bytes: 30 } });
+      expect(await live.next()).toStrictEqual({
+        reset: false,
+        records: [],
+        problems: [],
+        partial: { line: 2, bytes: 30 },
+      });
       appendFileSync(live.path, whole.slice(30));
-      expect(await live.collect(1)).toStrictEqual({ reset: false, records: [{ line: 2, entry: entry("written in two parts") }], problems: [] });
+      expect(await live.collect(1)).toStrictEqual({
+        reset: false,
+        records: [{ line: 2, entry: entry("written in two parts") }],
+        problems: [],
+      });
     } finally {
       await live.close();
     }
@@ -73,10 +101,17 @@ describe("the event stream follows the log live", () => {
   it("sends a last line without its newline once it is a whole entry, and numbers the next line after it", async () => {
     const live = await follow(line(entry("one")) + JSON.stringify(entry("no newline")));
     try {
-      expect((await live.next()).records).toStrictEqual([{ line: 1, entry: entry("one") }, { line: 2, entry: entry("no newline") }]);
+      expect((await live.next()).records).toStrictEqual([
+        { line: 1, entry: entry("one") },
+        { line: 2, entry: entry("no newline") },
+      ]);
       // What openSession writes after such a line: the newline first.
       appendFileSync(live.path, `\n${line(entry("three"))}`);
-      expect(await live.collect(1)).toStrictEqual({ reset: false, records: [{ line: 3, entry: entry("three") }], problems: [] });
+      expect(await live.collect(1)).toStrictEqual({
+        reset: false,
+        records: [{ line: 3, entry: entry("three") }],
+        problems: [],
+      });
     } finally {
       await live.close();
     }
@@ -102,14 +137,29 @@ describe("the event stream follows the log live", () => {
     try {
       await live.next();
       writeFileSync(live.path, line(entry("shorter")));
-      expect(await live.reset(1)).toStrictEqual({ reset: true, records: [{ line: 1, entry: entry("shorter") }], problems: [] });
+      expect(await live.reset(1)).toStrictEqual({
+        reset: true,
+        records: [{ line: 1, entry: entry("shorter") }],
+        problems: [],
+      });
       // Same size, other bytes: a rewrite, not an append.
       writeFileSync(live.path, line(entry("SHORTER")));
-      expect(await live.reset(1)).toStrictEqual({ reset: true, records: [{ line: 1, entry: entry("SHORTER") }], problems: [] });
+      expect(await live.reset(1)).toStrictEqual({
+        reset: true,
+        records: [{ line: 1, entry: entry("SHORTER") }],
+        problems: [],
+      });
       const replacement = `${live.path}.new`;
       writeFileSync(replacement, line(entry("shorter")) + line(entry("replaced by rename")));
       renameSync(replacement, live.path);
-      expect(await live.next()).toStrictEqual({ reset: true, records: [{ line: 1, entry: entry("shorter") }, { line: 2, entry: entry("replaced by rename") }], problems: [] });
+      expect(await live.next()).toStrictEqual({
+        reset: true,
+        records: [
+          { line: 1, entry: entry("shorter") },
+          { line: 2, entry: entry("replaced by rename") },
+        ],
+        problems: [],
+      });
       appendFileSync(live.path, line(entry("appended to the new file")));
       expect((await live.collect(1)).records).toStrictEqual([{ line: 3, entry: entry("appended to the new file") }]);
     } finally {
@@ -128,7 +178,14 @@ describe("the event stream follows the log live", () => {
       const handle = openSync(live.path, "r+");
       writeSync(handle, line(entry("middle: AFTER!")), Buffer.byteLength(lines[0]!));
       closeSync(handle);
-      expect(await live.reset(3)).toStrictEqual({ reset: true, records: [entry(`first ${padding}`), entry("middle: AFTER!"), entry(`last ${padding}`)].map((value, index) => ({ line: index + 1, entry: value })), problems: [] });
+      expect(await live.reset(3)).toStrictEqual({
+        reset: true,
+        records: [entry(`first ${padding}`), entry("middle: AFTER!"), entry(`last ${padding}`)].map((value, index) => ({
+          line: index + 1,
+          entry: value,
+        })),
+        problems: [],
+      });
       // And it goes on following the file.
       appendFileSync(live.path, line(entry("appended")));
       expect((await live.collect(1)).records).toStrictEqual([{ line: 4, entry: entry("appended") }]);
@@ -144,7 +201,11 @@ describe("the event stream follows the log live", () => {
       rmSync(live.path);
       expect(await live.next()).toStrictEqual({ reset: true, records: [], problems: [], missing: true });
       writeFileSync(live.path, line(entry("back")));
-      expect(await live.reset(1)).toStrictEqual({ reset: true, records: [{ line: 1, entry: entry("back") }], problems: [] });
+      expect(await live.reset(1)).toStrictEqual({
+        reset: true,
+        records: [{ line: 1, entry: entry("back") }],
+        problems: [],
+      });
     } finally {
       await live.close();
     }
@@ -176,7 +237,9 @@ describe("a long log is sent in pieces", () => {
         ...Array.from({ length: 40 }, (_, index) => ({ line: index + 1, entry: big(index) })),
         { line: 41, entry: { type: "custom", customType: "after a carriage return" } },
       ]);
-      expect(whole.problems).toStrictEqual([{ line: 42, message: expect.stringMatching(/^not valid JSON \(.+\): \{"not json$/) }]);
+      expect(whole.problems).toStrictEqual([
+        { line: 42, message: expect.stringMatching(/^not valid JSON \(.+\): \{"not json$/) },
+      ]);
     } finally {
       await live.close();
     }

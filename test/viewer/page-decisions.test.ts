@@ -27,16 +27,44 @@ describeInBrowser("the viewer page: what a user decided, and what it cost", () =
       const edit = tool({
         name: "edit",
         description: "Replace text in a file.",
-        inputSchema: { type: "object", properties: { path: { type: "string" }, oldText: { type: "string" }, newText: { type: "string" } } },
+        inputSchema: {
+          type: "object",
+          properties: { path: { type: "string" }, oldText: { type: "string" }, newText: { type: "string" } },
+        },
         handler: () => "Edited notes.txt: replaced 3 line(s) at line 1 with 3 line(s).",
       });
       // The CLI's permission prompt, answered: deny the first edit (with a reason), allow the second.
       const answers = [{ type: "deny", reason: "not in the header" }, { type: "allow-once" }] as const;
-      const beforeToolCall = permissionHook({ guarded: new Set(["edit"]), allowed: new Set(), ask: async () => answers[denials++]!, signal: () => new AbortController().signal });
+      const beforeToolCall = permissionHook({
+        guarded: new Set(["edit"]),
+        allowed: new Set(),
+        ask: async () => answers[denials++]!,
+        signal: () => new AbortController().signal,
+      });
       let denials = 0;
       const model = scriptedModel([
-        [{ type: "tool_call", id: "edit_1", name: "edit", input: { path: "notes.txt", oldText: "# Notes\n", newText: "# My notes\n" }, stopReason: "tool_use" }],
-        [{ type: "tool_call", id: "edit_2", name: "edit", input: { path: "notes.txt", oldText: "intro\nzero\none\ntwo\nthree\nfour\nfive\nsix\nseven\neight", newText: "intro\nzero\none\ntwo\nTHREE\nfour\nfive\nsix\nseven\neight" }, stopReason: "tool_use" }],
+        [
+          {
+            type: "tool_call",
+            id: "edit_1",
+            name: "edit",
+            input: { path: "notes.txt", oldText: "# Notes\n", newText: "# My notes\n" },
+            stopReason: "tool_use",
+          },
+        ],
+        [
+          {
+            type: "tool_call",
+            id: "edit_2",
+            name: "edit",
+            input: {
+              path: "notes.txt",
+              oldText: "intro\nzero\none\ntwo\nthree\nfour\nfive\nsix\nseven\neight",
+              newText: "intro\nzero\none\ntwo\nTHREE\nfour\nfive\nsix\nseven\neight",
+            },
+            stopReason: "tool_use",
+          },
+        ],
         [{ role: "assistant", content: "Renamed it.", stopReason: "end_turn" }],
       ]);
       await agentLoop(model, [edit], session, { hooks: { beforeToolCall } });
@@ -66,9 +94,21 @@ describeInBrowser("the viewer page: what a user decided, and what it cost", () =
       const edited = page.locator('.tool[data-call="edit_2"]');
       expect(await edited.locator(".input .io-label").textContent()).toBe("editnotes.txt");
       expect(await texts(page, '.tool[data-call="edit_2"] .diff .diff-line')).toStrictEqual([
-        "… 1 unchanged line\n", "  zero\n", "  one\n", "  two\n", "- three\n", "+ THREE\n", "  four\n", "  five\n", "  six\n", "… 2 unchanged lines\n",
+        "… 1 unchanged line\n",
+        "  zero\n",
+        "  one\n",
+        "  two\n",
+        "- three\n",
+        "+ THREE\n",
+        "  four\n",
+        "  five\n",
+        "  six\n",
+        "… 2 unchanged lines\n",
       ]);
-      const background = (selector: string): Promise<string> => page.evaluate(`getComputedStyle(document.querySelector('.tool[data-call="edit_2"] ${selector}')).backgroundColor`);
+      const background = (selector: string): Promise<string> =>
+        page.evaluate(
+          `getComputedStyle(document.querySelector('.tool[data-call="edit_2"] ${selector}')).backgroundColor`,
+        );
       expect(await background(".diff .del")).not.toBe(await background(".diff .ins"));
       expect(await edited.locator(".tool-status").textContent()).toBe("✓");
       await page.close();
@@ -83,7 +123,13 @@ describeInBrowser("the viewer page: what a user decided, and what it cost", () =
       const session = await openSession(path);
       try {
         send(session, "Delete the build directory.");
-        const remove = tool({ name: "remove", description: "Remove a path.", inputSchema: { type: "object" }, requireApproval: true, handler: () => "removed" });
+        const remove = tool({
+          name: "remove",
+          description: "Remove a path.",
+          inputSchema: { type: "object" },
+          requireApproval: true,
+          handler: () => "removed",
+        });
         const model = scriptedModel([
           [{ type: "tool_call", id: "rm_1", name: "remove", input: { path: "build/" }, stopReason: "tool_use" }],
           [{ role: "assistant", content: "I left it.", stopReason: "end_turn" }],
@@ -115,8 +161,14 @@ describeInBrowser("the viewer page: what a user decided, and what it cost", () =
       writeFileSync(
         path,
         messageLine({ role: "user", content: "Fix the typo." }, "2025-01-01T10:00:00.000Z") +
-          messageLine({ type: "tool_call", id: "edit_1", name: "edit", input: { path: "a.md", oldText: "teh", newText: "the" } }, "2025-01-01T10:00:01.000Z") +
-          messageLine({ type: "tool_result", id: "edit_1", output: "Edited a.md", waitMs: 15_000 }, "2025-01-01T10:00:16.200Z") +
+          messageLine(
+            { type: "tool_call", id: "edit_1", name: "edit", input: { path: "a.md", oldText: "teh", newText: "the" } },
+            "2025-01-01T10:00:01.000Z",
+          ) +
+          messageLine(
+            { type: "tool_result", id: "edit_1", output: "Edited a.md", waitMs: 15_000 },
+            "2025-01-01T10:00:16.200Z",
+          ) +
           messageLine({ role: "assistant", content: "Fixed.", stopReason: "end_turn" }, "2025-01-01T10:00:17.000Z") +
           // The next task, ten minutes later: the time between turns is no run time either.
           messageLine({ role: "user", content: "Thanks." }, "2025-01-01T10:10:00.000Z") +
@@ -126,7 +178,9 @@ describeInBrowser("the viewer page: what a user decided, and what it cost", () =
       const call = page.locator('.tool[data-call="edit_1"]');
       expect(await call.locator(".tool-duration").textContent()).toBe("200 ms");
       expect(await call.locator(".tool-wait").textContent()).toBe("waited 15 s for approval");
-      expect(await page.locator("#turn-1 .turn-meta").textContent()).toBe("2.0 s · 2 model calls · 1 tool call · waited 15 s for approval");
+      expect(await page.locator("#turn-1 .turn-meta").textContent()).toBe(
+        "2.0 s · 2 model calls · 1 tool call · waited 15 s for approval",
+      );
       expect(await page.locator(".totals .total.time").textContent()).toBe("3.0 srun time");
       expect(await page.locator(".totals .total.waited").textContent()).toBe("15 swaited for approval");
       const bar = await page.locator(".chart g.turn-bars > title").first().textContent();
@@ -142,8 +196,14 @@ describeInBrowser("the viewer page: what a user decided, and what it cost", () =
     "the session list shows each session's workspace, outcome, tokens and last activity, and leaves a cell empty for a field missing or of another kind",
     async () => {
       const directory = tempDir();
-      writeFileSync(join(directory, "a.jsonl"), messageLine({ role: "user", content: "first task" }, new Date(Date.now() - 5 * 60_000).toISOString()));
-      writeFileSync(join(directory, "b.jsonl"), messageLine({ role: "user", content: "second task" }, new Date(Date.now() - 3 * 3600_000).toISOString()));
+      writeFileSync(
+        join(directory, "a.jsonl"),
+        messageLine({ role: "user", content: "first task" }, new Date(Date.now() - 5 * 60_000).toISOString()),
+      );
+      writeFileSync(
+        join(directory, "b.jsonl"),
+        messageLine({ role: "user", content: "second task" }, new Date(Date.now() - 3 * 3600_000).toISOString()),
+      );
       const page = await open(directory);
       // The fields the server adds to each session, as it may send them: given, or of another kind.
       await page.route("**/api/sessions", async (route) => {
@@ -152,16 +212,50 @@ describeInBrowser("the viewer page: what a user decided, and what it cost", () =
           ["a.jsonl", { workspace: "/home/me/project", outcome: "done", tokens: { input: 12_300, output: 456 } }],
           ["b.jsonl", { workspace: { path: "/x" }, outcome: ["failed"], tokens: "many", lastActivity: 42 }],
         ]);
-        await route.fulfill({ json: { ...listing, sessions: listing.sessions.map((session) => ({ ...session, ...extra.get(session.file) })) } });
+        await route.fulfill({
+          json: {
+            ...listing,
+            sessions: listing.sessions.map((session) => ({ ...session, ...extra.get(session.file) })),
+          },
+        });
       });
       await page.reload();
       const rows = page.locator("table.sessions tbody tr");
       await rows.nth(1).waitFor({ timeout });
-      expect(await texts(page, "table.sessions thead th")).toStrictEqual(["Session", "Task", "Workspace", "Outcome", "Messages", "Tokens", "Last activity", "Size"]);
+      expect(await texts(page, "table.sessions thead th")).toStrictEqual([
+        "Session",
+        "Task",
+        "Workspace",
+        "Outcome",
+        "Messages",
+        "Tokens",
+        "Last activity",
+        "Size",
+      ]);
       const cells = (file: string): Promise<string[]> => page.locator(`tr[data-file="${file}"] td`).allTextContents();
-      expect(await cells("a.jsonl")).toStrictEqual(["a.jsonl", "first task", "/home/me/project", "done", "1", "12k in · 456 out", "5 min ago", expect.stringMatching(/ B$/)]);
-      expect(await cells("b.jsonl")).toStrictEqual(["b.jsonl", "second task", "", "", "1", "", "", expect.stringMatching(/ B$/)]);
-      expect(await page.locator('tr[data-file="a.jsonl"] td.tokens').getAttribute("title")).toBe("12,300 input, 456 output tokens");
+      expect(await cells("a.jsonl")).toStrictEqual([
+        "a.jsonl",
+        "first task",
+        "/home/me/project",
+        "done",
+        "1",
+        "12k in · 456 out",
+        "5 min ago",
+        expect.stringMatching(/ B$/),
+      ]);
+      expect(await cells("b.jsonl")).toStrictEqual([
+        "b.jsonl",
+        "second task",
+        "",
+        "",
+        "1",
+        "",
+        "",
+        expect.stringMatching(/ B$/),
+      ]);
+      expect(await page.locator('tr[data-file="a.jsonl"] td.tokens').getAttribute("title")).toBe(
+        "12,300 input, 456 output tokens",
+      );
       await page.close();
     },
     timeout,
@@ -173,13 +267,44 @@ describeInBrowser("the viewer page: what a user decided, and what it cost", () =
       const path = join(tempDir(), "readable.jsonl");
       writeFileSync(
         path,
-        line({ type: "custom", customType: "workspace", data: { workspace: "/home/me/project" }, ts: "2025-01-01T10:00:00.000Z" }) +
+        line({
+          type: "custom",
+          customType: "workspace",
+          data: { workspace: "/home/me/project" },
+          ts: "2025-01-01T10:00:00.000Z",
+        }) +
           messageLine({ role: "user", content: "Fix the typo." }, "2025-01-01T10:00:00.000Z") +
-          messageLine({ type: "tool_call", id: "edit_1", name: "edit", input: { path: "a.md", oldText: "a\nteh\nb", newText: "a\nthe\nb" } }, "2025-01-01T10:00:01.000Z") +
-          messageLine({ type: "tool_result", id: "edit_1", output: "Denied: the user denied this call: wrong file", isError: true, waitMs: 9000 }, "2025-01-01T10:00:10.000Z") +
-          messageLine({ type: "tool_call", id: "edit_2", name: "edit", input: { path: "b.md", oldText: "teh", newText: "the" } }, "2025-01-01T10:00:11.000Z") +
-          messageLine({ type: "tool_result", id: "edit_2", output: "Edited b.md", waitMs: 4000 }, "2025-01-01T10:00:15.500Z") +
-          messageLine({ role: "assistant", content: { not: "text" }, stopReason: "end_turn" }, "2025-01-01T10:00:16.000Z"),
+          messageLine(
+            {
+              type: "tool_call",
+              id: "edit_1",
+              name: "edit",
+              input: { path: "a.md", oldText: "a\nteh\nb", newText: "a\nthe\nb" },
+            },
+            "2025-01-01T10:00:01.000Z",
+          ) +
+          messageLine(
+            {
+              type: "tool_result",
+              id: "edit_1",
+              output: "Denied: the user denied this call: wrong file",
+              isError: true,
+              waitMs: 9000,
+            },
+            "2025-01-01T10:00:10.000Z",
+          ) +
+          messageLine(
+            { type: "tool_call", id: "edit_2", name: "edit", input: { path: "b.md", oldText: "teh", newText: "the" } },
+            "2025-01-01T10:00:11.000Z",
+          ) +
+          messageLine(
+            { type: "tool_result", id: "edit_2", output: "Edited b.md", waitMs: 4000 },
+            "2025-01-01T10:00:15.500Z",
+          ) +
+          messageLine(
+            { role: "assistant", content: { not: "text" }, stopReason: "end_turn" },
+            "2025-01-01T10:00:16.000Z",
+          ),
       );
       for (const scheme of ["light", "dark"] as const) {
         const page = await open(path, { colorScheme: scheme });

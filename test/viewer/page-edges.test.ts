@@ -17,7 +17,9 @@ describeInBrowser("the viewer page: less common sessions", () => {
 
   // Each child node of `selector`: an element's class, or a text node's text.
   const childNodes = (page: Page, selector: string): Promise<string[]> =>
-    page.evaluate(`[...document.querySelector(${JSON.stringify(selector)}).childNodes].map((child) => (child instanceof Element ? child.className : "text: " + child.textContent))`);
+    page.evaluate(
+      `[...document.querySelector(${JSON.stringify(selector)}).childNodes].map((child) => (child instanceof Element ? child.className : "text: " + child.textContent))`,
+    );
 
   it(
     "shows only the totals that apply, and no stray text where one does not",
@@ -27,11 +29,24 @@ describeInBrowser("the viewer page: less common sessions", () => {
         path,
         messageLine({ role: "user", content: "hello" }, "2025-01-01T00:00:00.000Z") +
           "not json\n" +
-          messageLine({ role: "assistant", content: "hi", usage: { inputTokens: 12, outputTokens: 3 }, stopReason: "end_turn" }, "2025-01-01T00:00:01.500Z"),
+          messageLine(
+            { role: "assistant", content: "hi", usage: { inputTokens: 12, outputTokens: 3 }, stopReason: "end_turn" },
+            "2025-01-01T00:00:01.500Z",
+          ),
       );
       const page = await open(path);
-      expect(await childNodes(page, ".totals")).toStrictEqual(["total", "total messages", "total", "total", "total input", "total output", "total time"]);
-      expect(await page.locator(".totals").textContent()).toBe("1turns2messages1model calls0tool calls12input tokens3output tokens1.5 srun time");
+      expect(await childNodes(page, ".totals")).toStrictEqual([
+        "total",
+        "total messages",
+        "total",
+        "total",
+        "total input",
+        "total output",
+        "total time",
+      ]);
+      expect(await page.locator(".totals").textContent()).toBe(
+        "1turns2messages1model calls0tool calls12input tokens3output tokens1.5 srun time",
+      );
       expect(await childNodes(page, ".problems")).toStrictEqual(["problem-title", ""]);
       await page.close();
     },
@@ -47,20 +62,56 @@ describeInBrowser("the viewer page: less common sessions", () => {
         name: "cleaner",
         description: "Cleans up.",
         systemPrompt: "You clean up.",
-        invokeModel: scriptedModel([[{ type: "tool_call", id: "inner_rm", name: "remove", input: { path: "build/", recursive: true }, stopReason: "tool_use" }]]),
-        tools: [tool({ name: "remove", description: "Remove.", inputSchema: { type: "object" }, requireApproval: true, handler: () => "removed" })],
+        invokeModel: scriptedModel([
+          [
+            {
+              type: "tool_call",
+              id: "inner_rm",
+              name: "remove",
+              input: { path: "build/", recursive: true },
+              stopReason: "tool_use",
+            },
+          ],
+        ]),
+        tools: [
+          tool({
+            name: "remove",
+            description: "Remove.",
+            inputSchema: { type: "object" },
+            requireApproval: true,
+            handler: () => "removed",
+          }),
+        ],
       });
       send(session, "Clean the build directory.");
-      await agentLoop(scriptedModel([[{ type: "tool_call", id: "outer_clean", name: "cleaner", input: { prompt: "remove build/" }, stopReason: "tool_use" }]]), [cleaner], session);
+      await agentLoop(
+        scriptedModel([
+          [
+            {
+              type: "tool_call",
+              id: "outer_clean",
+              name: "cleaner",
+              input: { prompt: "remove build/" },
+              stopReason: "tool_use",
+            },
+          ],
+        ]),
+        [cleaner],
+        session,
+      );
       await closeSession(session);
       const waiting = pendingApprovals(session);
       expect(waiting.map((call) => call.id)).toStrictEqual(["inner_rm"]);
 
       const page = await open(path);
       const outer = page.locator('.tool.pending[data-call="outer_clean"]');
-      expect(await outer.locator(".nested > .io-label").textContent()).toBe("subagent paused · 1 call awaiting approval");
+      expect(await outer.locator(".nested > .io-label").textContent()).toBe(
+        "subagent paused · 1 call awaiting approval",
+      );
       const inner = outer.locator(".nested-call");
-      expect(await inner.evaluateAll((nodes) => nodes.map((node) => node.getAttribute("data-call")))).toStrictEqual(["inner_rm"]);
+      expect(await inner.evaluateAll((nodes) => nodes.map((node) => node.getAttribute("data-call")))).toStrictEqual([
+        "inner_rm",
+      ]);
       expect(await inner.locator(".tool-name").textContent()).toBe("remove");
       expect(await inner.locator("pre").textContent()).toBe(JSON.stringify(waiting[0]!.input, null, 2));
       expect(await outer.locator("details.nested-session").getAttribute("open")).toBeNull();
@@ -107,11 +158,16 @@ describeInBrowser("the viewer page: less common sessions", () => {
       const page = await open(path);
       const block = page.locator('.tool[data-call="call_1"] .output pre');
       expect(await block.evaluate((node) => node.scrollHeight > node.clientHeight)).toBe(true);
-      const focused = (): Promise<boolean> => page.evaluate(`document.activeElement === document.querySelector(${JSON.stringify('.tool[data-call="call_1"] .output pre')})`);
+      const focused = (): Promise<boolean> =>
+        page.evaluate(
+          `document.activeElement === document.querySelector(${JSON.stringify('.tool[data-call="call_1"] .output pre')})`,
+        );
       for (let presses = 0; presses < 40 && !(await focused()); presses++) await page.keyboard.press("Tab");
       expect(await focused()).toBe(true);
       await page.keyboard.press("Enter");
-      expect(await block.evaluate((node) => [node.classList.contains("expanded"), node.scrollHeight <= node.clientHeight])).toStrictEqual([true, true]);
+      expect(
+        await block.evaluate((node) => [node.classList.contains("expanded"), node.scrollHeight <= node.clientHeight]),
+      ).toStrictEqual([true, true]);
       expect(await block.textContent()).toBe(output);
       await page.close();
     },
@@ -125,7 +181,12 @@ describeInBrowser("the viewer page: less common sessions", () => {
       const session = await openSession(path);
       send(session, "How many tests pass?");
       const schema = { type: "object", properties: { passed: { type: "number" } }, required: ["passed"] };
-      await agentLoop(scriptedModel([[{ role: "assistant", content: '{"passed": 128}', stopReason: "end_turn" }]]), [], session, { output: schema });
+      await agentLoop(
+        scriptedModel([[{ role: "assistant", content: '{"passed": 128}', stopReason: "end_turn" }]]),
+        [],
+        session,
+        { output: schema },
+      );
       await closeSession(session);
       const page = await open(path);
       const structured = page.locator(".msg.assistant .structured");
@@ -151,10 +212,12 @@ describeInBrowser("the viewer page: less common sessions", () => {
       writeFileSync(path, log);
       const page = await open(path);
       await page.locator("[data-line='160']").waitFor({ timeout });
-      expect(await page.locator("section.turn").evaluateAll((turns) => turns.map((turn) => turn.getAttribute("data-turn")))).toStrictEqual(
-        Array.from({ length: 40 }, (_, index) => String(index + 1)),
+      expect(
+        await page.locator("section.turn").evaluateAll((turns) => turns.map((turn) => turn.getAttribute("data-turn"))),
+      ).toStrictEqual(Array.from({ length: 40 }, (_, index) => String(index + 1)));
+      expect(await page.locator("section.turn .msg.assistant .text").allTextContents()).toStrictEqual(
+        Array.from({ length: 40 }, (_, index) => `answer ${index + 1}`),
       );
-      expect(await page.locator("section.turn .msg.assistant .text").allTextContents()).toStrictEqual(Array.from({ length: 40 }, (_, index) => `answer ${index + 1}`));
       expect(await page.locator("#turn-40 .tool .io.output .io-body").textContent()).toBe(output(40));
       expect(await page.locator(".problems").isVisible()).toBe(false);
       await page.close();
@@ -166,7 +229,8 @@ describeInBrowser("the viewer page: less common sessions", () => {
     "follows a long running session: a reader at the end sees each new turn, as tail -f does",
     async () => {
       const path = join(tempDir(), "long.jsonl");
-      const lines = (count: number, what: string) => Array.from({ length: count }, (_, index) => `${what} ${index + 1}`).join("\n");
+      const lines = (count: number, what: string) =>
+        Array.from({ length: count }, (_, index) => `${what} ${index + 1}`).join("\n");
       let log = "";
       for (let turn = 1; turn <= 60; turn++) {
         log +=
@@ -187,12 +251,19 @@ describeInBrowser("the viewer page: less common sessions", () => {
       expect(await atEnd()).toBe(true);
 
       for (const turn of [61, 62]) {
-        writeFileSync(path, messageLine({ role: "user", content: `question ${turn}` }) + messageLine({ role: "assistant", content: lines(40, `new answer ${turn}, line`) }), { flag: "a" });
+        writeFileSync(
+          path,
+          messageLine({ role: "user", content: `question ${turn}` }) +
+            messageLine({ role: "assistant", content: lines(40, `new answer ${turn}, line`) }),
+          { flag: "a" },
+        );
         const newest = page.locator(`#turn-${turn}`);
         await newest.waitFor({ timeout });
         // Scrolled to the end, with the new turn on screen.
         const box = `document.querySelector("#turn-${turn}").getBoundingClientRect()`;
-        await page.waitForFunction(`${atEndScript} && ${box}.bottom > 0 && ${box}.bottom <= innerHeight`, null, { timeout: 10_000 });
+        await page.waitForFunction(`${atEndScript} && ${box}.bottom > 0 && ${box}.bottom <= innerHeight`, null, {
+          timeout: 10_000,
+        });
         await page.waitForTimeout(300);
         expect(await atEnd()).toBe(true);
       }

@@ -11,7 +11,19 @@ const timeout = 120_000;
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
 // Attributes the page itself writes: anything else on an element came from a session.
-const pageAttributes = new Set(["class", "id", "title", "href", "role", "open", "tabindex", "aria-label", "colspan", "type", "hidden"]);
+const pageAttributes = new Set([
+  "class",
+  "id",
+  "title",
+  "href",
+  "role",
+  "open",
+  "tabindex",
+  "aria-label",
+  "colspan",
+  "type",
+  "hidden",
+]);
 
 // Every element of the timeline: its tag, attribute names (beside data-*) and id, for checks that content never became markup or attributes.
 const elementsOf = (page: Page): Promise<{ tag: string; attributes: string[]; id: string }[]> =>
@@ -27,11 +39,20 @@ async function expectDrawnSafely(page: Page, turns: number): Promise<void> {
   expect(await page.locator(".chart g.turn-bars").count()).toBe(turns);
   expect(await page.locator(".totals .total").first().textContent()).toBe(`${turns}turns`);
   const elements = await elementsOf(page);
-  expect(elements.filter((element) => !["section", "header", "a", "span", "div", "details", "summary", "pre", "code"].includes(element.tag))).toStrictEqual([]);
-  expect(elements.flatMap((element) => element.attributes.filter((name) => !pageAttributes.has(name)))).toStrictEqual([]);
+  expect(
+    elements.filter(
+      (element) =>
+        !["section", "header", "a", "span", "div", "details", "summary", "pre", "code"].includes(element.tag),
+    ),
+  ).toStrictEqual([]);
+  expect(elements.flatMap((element) => element.attributes.filter((name) => !pageAttributes.has(name)))).toStrictEqual(
+    [],
+  );
   const ids = elements.map((element) => element.id).filter((id) => id !== "");
   expect(ids).toStrictEqual(Array.from({ length: turns }, (_, index) => `turn-${index + 1}`));
-  expect(await page.evaluate("[window.pwned, ({}).polluted, Object.prototype.polluted, typeof Object.prototype.toString]")).toStrictEqual([null, null, null, "function"].map((value) => value ?? undefined));
+  expect(
+    await page.evaluate("[window.pwned, ({}).polluted, Object.prototype.polluted, typeof Object.prototype.toString]"),
+  ).toStrictEqual([null, null, null, "function"].map((value) => value ?? undefined));
 }
 
 describeInBrowser("the viewer page: entries of any shape", () => {
@@ -45,15 +66,33 @@ describeInBrowser("the viewer page: entries of any shape", () => {
         path,
         messageLine({ role: "user", content: "first question" }, "2025-01-01T00:00:00.000Z") +
           messageLine({ type: "thinking", redacted: true }, "2025-01-01T00:00:01.000Z") +
-          messageLine({ role: "assistant", content: { id: "turn-3", hidden: "" }, usage: { inputTokens: 10, outputTokens: 5 } }, "2025-01-01T00:00:02.000Z") +
+          messageLine(
+            { role: "assistant", content: { id: "turn-3", hidden: "" }, usage: { inputTokens: 10, outputTokens: 5 } },
+            "2025-01-01T00:00:02.000Z",
+          ) +
           messageLine({ role: "user", content: "second question" }, "2025-01-01T00:00:03.000Z") +
-          messageLine({ role: "assistant", content: "second answer", usage: { inputTokens: 20, outputTokens: 7 }, stopReason: "end_turn" }, "2025-01-01T00:00:04.000Z") +
+          messageLine(
+            {
+              role: "assistant",
+              content: "second answer",
+              usage: { inputTokens: 20, outputTokens: 7 },
+              stopReason: "end_turn",
+            },
+            "2025-01-01T00:00:04.000Z",
+          ) +
           messageLine({ role: "user", content: "third question" }, "2025-01-01T00:00:05.000Z") +
-          messageLine({ role: "assistant", content: "third answer", usage: { inputTokens: 30, outputTokens: 9 } }, "2025-01-01T00:00:06.000Z"),
+          messageLine(
+            { role: "assistant", content: "third answer", usage: { inputTokens: 30, outputTokens: 9 } },
+            "2025-01-01T00:00:06.000Z",
+          ),
       );
       const page = await open(path);
       await expectDrawnSafely(page, 3);
-      expect(await page.locator(".msg.assistant .text").allTextContents()).toStrictEqual([JSON.stringify({ id: "turn-3", hidden: "" }, null, 2), "second answer", "third answer"]);
+      expect(await page.locator(".msg.assistant .text").allTextContents()).toStrictEqual([
+        JSON.stringify({ id: "turn-3", hidden: "" }, null, 2),
+        "second answer",
+        "third answer",
+      ]);
       expect(await page.locator("details.thinking .chars").textContent()).toBe("0 chars");
       expect(await page.locator(".totals .total.input .total-value").textContent()).toBe("60");
       expect(await page.locator(".problems li").allTextContents()).toStrictEqual([
@@ -69,22 +108,98 @@ describeInBrowser("the viewer page: entries of any shape", () => {
     "draws every turn whatever JSON value any field holds (random shapes, prototype keys, huge strings), lists each wrong value by line, never as markup or attributes",
     async () => {
       const hostile: Json[] = [
-        0, -1, 1.5, 1e308, -0.0001, true, false, null, {}, [], [1, "two", { three: 3 }],
-        { __proto__: { polluted: true } }, { constructor: { prototype: { polluted: true } } }, { toString: "x", valueOf: "y", toJSON: "z" },
-        { id: "turn-3", hidden: "" }, { nodeType: 1, tagName: "IMG", onerror: "window.pwned=1" }, [[[[[[[[[["deep"]]]]]]]]]],
-        "<img src=x onerror=window.pwned=1>", "__proto__", "constructor", "x".repeat(300_000),
+        0,
+        -1,
+        1.5,
+        1e308,
+        -0.0001,
+        true,
+        false,
+        null,
+        {},
+        [],
+        [1, "two", { three: 3 }],
+        { __proto__: { polluted: true } },
+        { constructor: { prototype: { polluted: true } } },
+        { toString: "x", valueOf: "y", toJSON: "z" },
+        { id: "turn-3", hidden: "" },
+        { nodeType: 1, tagName: "IMG", onerror: "window.pwned=1" },
+        [[[[[[[[[["deep"]]]]]]]]]],
+        "<img src=x onerror=window.pwned=1>",
+        "__proto__",
+        "constructor",
+        "x".repeat(300_000),
       ];
       // A JSON text with a "__proto__" key kept as data (an object literal's would set the prototype).
       const withProtoKey = (value: Json): string => JSON.stringify(value).replace('"polluted-key"', '"__proto__"');
       const bases: { entry: Json; fields: string[] }[] = [
-        { entry: { type: "message", message: { role: "assistant", content: "an answer", usage: { inputTokens: 3, outputTokens: 2 }, stopReason: "end_turn" } }, fields: ["message", "message.role", "message.content", "message.usage", "message.usage.inputTokens", "message.stopReason", "message.ts"] },
-        { entry: { type: "message", message: { type: "thinking", content: "hmm", redacted: true } }, fields: ["message.type", "message.content", "message.redacted", "message.ts"] },
-        { entry: { type: "message", message: { type: "tool_call", id: "call", name: "edit", input: { path: "a.txt", oldText: "a\nb", newText: "a\nc" }, approval: { status: "denied", reason: "no" } } }, fields: ["message.id", "message.name", "message.input", "message.approval", "message.approval.status", "message.ts"] },
-        { entry: { type: "message", message: { type: "tool_result", id: "call", output: "done", isError: true, waitMs: 1500 } }, fields: ["message.id", "message.isError", "message.waitMs", "message.ts"] },
+        {
+          entry: {
+            type: "message",
+            message: {
+              role: "assistant",
+              content: "an answer",
+              usage: { inputTokens: 3, outputTokens: 2 },
+              stopReason: "end_turn",
+            },
+          },
+          fields: [
+            "message",
+            "message.role",
+            "message.content",
+            "message.usage",
+            "message.usage.inputTokens",
+            "message.stopReason",
+            "message.ts",
+          ],
+        },
+        {
+          entry: { type: "message", message: { type: "thinking", content: "hmm", redacted: true } },
+          fields: ["message.type", "message.content", "message.redacted", "message.ts"],
+        },
+        {
+          entry: {
+            type: "message",
+            message: {
+              type: "tool_call",
+              id: "call",
+              name: "edit",
+              input: { path: "a.txt", oldText: "a\nb", newText: "a\nc" },
+              approval: { status: "denied", reason: "no" },
+            },
+          },
+          fields: [
+            "message.id",
+            "message.name",
+            "message.input",
+            "message.approval",
+            "message.approval.status",
+            "message.ts",
+          ],
+        },
+        {
+          entry: {
+            type: "message",
+            message: { type: "tool_result", id: "call", output: "done", isError: true, waitMs: 1500 },
+          },
+          fields: ["message.id", "message.isError", "message.waitMs", "message.ts"],
+        },
         { entry: { type: "message", message: { role: "system", content: "be brief" } }, fields: ["message.content"] },
         { entry: { type: "custom", customType: "workspace", data: { workspace: "/w" } }, fields: ["customType"] },
-        { entry: { type: "update", index: 0, message: { role: "user", content: "edited" } }, fields: ["index", "message"] },
-        { entry: { type: "splice", index: 0, removed: [], inserted: [], details: { summary: "s", tokensBefore: 10, tokensAfter: 1 } }, fields: ["index", "removed", "inserted", "details", "details.summary", "details.tokensBefore"] },
+        {
+          entry: { type: "update", index: 0, message: { role: "user", content: "edited" } },
+          fields: ["index", "message"],
+        },
+        {
+          entry: {
+            type: "splice",
+            index: 0,
+            removed: [],
+            inserted: [],
+            details: { summary: "s", tokensBefore: 10, tokensAfter: 1 },
+          },
+          fields: ["index", "removed", "inserted", "details", "details.summary", "details.tokensBefore"],
+        },
       ];
       let log = "";
       let lineNumber = 0;
@@ -93,7 +208,12 @@ describeInBrowser("the viewer page: entries of any shape", () => {
       // The same draws on every run (a fixed seed), so a failure can be replayed: which entry, which
       // field, and a value that is not of the field's kind, from the list above or any JSON value.
       const draws = fc.sample(
-        fc.record({ base: fc.nat(), field: fc.nat(), value: fc.oneof(fc.constantFrom(...hostile), fc.jsonValue() as fc.Arbitrary<Json>), protoKey: fc.boolean() }),
+        fc.record({
+          base: fc.nat(),
+          field: fc.nat(),
+          value: fc.oneof(fc.constantFrom(...hostile), fc.jsonValue() as fc.Arbitrary<Json>),
+          protoKey: fc.boolean(),
+        }),
         { seed: 20251124, numRuns: turns * 2 },
       );
       for (let turn = 0; turn < turns; turn++) {
@@ -106,19 +226,29 @@ describeInBrowser("the viewer page: entries of any shape", () => {
           const field = base.fields[draw.field % base.fields.length]!;
           const original = get(entry, field);
           const candidates = hostile.filter((value) => kind(value) !== kind(original));
-          set(entry, field, kind(draw.value) !== kind(original) ? draw.value : candidates[draw.field % candidates.length]!);
-          if (entry.type === "message" && isRecord(entry.message) && entry.message.ts === undefined) entry.message.ts = at(turn, mutation + 1);
+          set(
+            entry,
+            field,
+            kind(draw.value) !== kind(original) ? draw.value : candidates[draw.field % candidates.length]!,
+          );
+          if (entry.type === "message" && isRecord(entry.message) && entry.message.ts === undefined)
+            entry.message.ts = at(turn, mutation + 1);
           // A key named like a prototype, kept as data, on a field that takes any object.
-          if (draw.protoKey && entry.type === "message" && isRecord(entry.message)) entry.message["polluted-key"] = { polluted: true };
+          if (draw.protoKey && entry.type === "message" && isRecord(entry.message))
+            entry.message["polluted-key"] = { polluted: true };
           log += `${withProtoKey(entry)}\n`;
           lineNumber++;
           wrongLines.push(lineNumber);
         }
-        log += messageLine({ role: "assistant", content: `answer ${turn + 1}`, usage: { inputTokens: 10, outputTokens: 1 } }, at(turn, 5));
+        log += messageLine(
+          { role: "assistant", content: `answer ${turn + 1}`, usage: { inputTokens: 10, outputTokens: 1 } },
+          at(turn, 5),
+        );
         lineNumber++;
       }
       // Entries of kinds named after prototype members: kept as entries of unknown kind.
-      for (const type of ["__proto__", "constructor", "toString", "hasOwnProperty"]) log += line({ type, message: { role: "user", content: "not a message entry" } });
+      for (const type of ["__proto__", "constructor", "toString", "hasOwnProperty"])
+        log += line({ type, message: { role: "user", content: "not a message entry" } });
       const path = join(tempDir(), "fuzzed.jsonl");
       writeFileSync(path, log);
 
@@ -130,10 +260,13 @@ describeInBrowser("the viewer page: entries of any shape", () => {
       expect(await page.locator(".msg.assistant .text", { hasText: /^answer \d+$/ }).count()).toBe(turns);
       expect(await page.locator(".totals .total.output .total-value").textContent()).not.toBe("");
       // Each entry with a wrong value is listed by its line (the list shows the first 200 problems).
-      const listed = new Set((await page.locator(".problems li .line").allTextContents()).map((text) => Number(text.replace("line ", ""))));
+      const listed = new Set(
+        (await page.locator(".problems li .line").allTextContents()).map((text) => Number(text.replace("line ", ""))),
+      );
       const count = Number((await page.locator(".problems .problem-title").textContent())!.split(" ")[0]);
       expect(count).toBeGreaterThanOrEqual(wrongLines.length);
-      for (const wrong of wrongLines.filter((number) => number <= Math.max(...listed))) expect(listed, `line ${wrong}`).toContain(wrong);
+      for (const wrong of wrongLines.filter((number) => number <= Math.max(...listed)))
+        expect(listed, `line ${wrong}`).toContain(wrong);
       expect(await page.locator(".problem-entry").count()).toBe(0);
       await page.close();
     },

@@ -38,17 +38,25 @@ describeInBrowser("the viewer page in a real browser", () => {
       expect(await thinking.locator(":scope > .text").textContent()).toBe(`${recorded.thinking.slice(0, 60)}...`);
       await thinking.locator("details.original summary").click();
       expect(await thinking.locator("details.original pre").textContent()).toBe(recorded.thinking);
-      expect(await page.locator(".badge.compacted").count()).toBe(entries.filter((entry) => entry.type === "replace").length);
+      expect(await page.locator(".badge.compacted").count()).toBe(
+        entries.filter((entry) => entry.type === "replace").length,
+      );
 
       // Tool calls, in order, each with its input as indented JSON and its duration from the log's times.
-      const messages = entries.flatMap((entry) => (entry.type === "message" ? [(entry as { message: Message }).message] : []));
+      const messages = entries.flatMap((entry) =>
+        entry.type === "message" ? [(entry as { message: Message }).message] : [],
+      );
       const calls = messages.filter((message) => "type" in message && message.type === "tool_call");
       expect(await texts(page, ".tool .tool-name")).toStrictEqual(calls.map((call) => call.name));
       const ci = page.locator('.tool[data-call="call_ci"]');
-      expect(await ci.locator(".input pre").textContent()).toBe(JSON.stringify({ path: ".github/workflows/ci.yml" }, null, 2));
+      expect(await ci.locator(".input pre").textContent()).toBe(
+        JSON.stringify({ path: ".github/workflows/ci.yml" }, null, 2),
+      );
       expect(await ci.locator(".output pre").textContent()).toContain("node-version: 18");
       const durations = calls.map((call) => {
-        const result = messages.find((message) => "type" in message && message.type === "tool_result" && message.id === call.id);
+        const result = messages.find(
+          (message) => "type" in message && message.type === "tool_result" && message.id === call.id,
+        );
         return result === undefined ? "" : `${Date.parse(result.ts!) - Date.parse(call.ts!)} ms`;
       });
       expect(await texts(page, ".tool .tool-duration")).toStrictEqual(durations);
@@ -59,7 +67,9 @@ describeInBrowser("the viewer page in a real browser", () => {
       const failed = page.locator(`.tool.error[data-call="${recorded.failedCall}"]`);
       expect(await failed.locator(".tool-status").textContent()).toBe("✗ error");
       expect(await failed.locator(".output .io-label").textContent()).toBe("error");
-      expect(await failed.locator(".output pre").textContent()).toBe("Error: ENOENT: no such file or directory, open 'test/output.log'");
+      expect(await failed.locator(".output pre").textContent()).toBe(
+        "Error: ENOENT: no such file or directory, open 'test/output.log'",
+      );
       expect(await texts(page, "#turn-1 .flags .flag")).toStrictEqual(["1 error"]);
 
       // The call waiting for approval.
@@ -74,17 +84,23 @@ describeInBrowser("the viewer page in a real browser", () => {
       const splice = entries.find((entry): entry is SpliceEntry & LogEntry => entry.type === "splice")!;
       const details = splice.details as { tokensBefore: number; tokensAfter: number; summary: string };
       const compaction = page.locator("#turn-3 .compaction");
-      expect(await compaction.locator(".compaction-head").textContent()).toContain(`${splice.removed.length} messages removed, 1 inserted`);
-      expect(await compaction.locator(".compaction-tokens").textContent()).toBe(`~${details.tokensBefore.toLocaleString("en-US")} → ~${details.tokensAfter.toLocaleString("en-US")} tokens`);
+      expect(await compaction.locator(".compaction-head").textContent()).toContain(
+        `${splice.removed.length} messages removed, 1 inserted`,
+      );
+      expect(await compaction.locator(".compaction-tokens").textContent()).toBe(
+        `~${details.tokensBefore.toLocaleString("en-US")} → ~${details.tokensAfter.toLocaleString("en-US")} tokens`,
+      );
       expect(await compaction.locator(".summary").textContent()).toBe(recorded.summary);
       expect(await texts(page, "#turn-2 .flags .flag")).toStrictEqual(["compacted away"]);
 
       // The aborted turn, and every model call's stop reason.
       expect(await texts(page, "#turn-3 .flags .flag")).toStrictEqual(["aborted"]);
       expect(await page.locator("#turn-3 .msg.assistant.aborted").count()).toBe(1);
-      expect(await page.locator(".step-head .stop").evaluateAll((nodes) => nodes.map((node) => node.getAttribute("data-stop")))).toStrictEqual([
-        "tool_use", "end_turn", "tool_use", "tool_use", "end_turn", "aborted", "tool_use",
-      ]);
+      expect(
+        await page
+          .locator(".step-head .stop")
+          .evaluateAll((nodes) => nodes.map((node) => node.getAttribute("data-stop"))),
+      ).toStrictEqual(["tool_use", "end_turn", "tool_use", "tool_use", "end_turn", "aborted", "tool_use"]);
       expect(await texts(page, ".note.custom .note-label")).toStrictEqual(["custom · bookmark"]);
 
       // The chart: one group of bars per turn, tokens from the usage, and the totals.
@@ -92,11 +108,15 @@ describeInBrowser("the viewer page in a real browser", () => {
       expect(await page.locator(".chart g.turn-bars rect.bar").count()).toBe(recorded.turns * 3);
       const titles = await page.locator(".chart g.turn-bars > title").allTextContents();
       recorded.turnUsage.forEach((usage, index) => {
-        expect(titles[index]).toContain(`Turn ${index + 1}\n${usage.inputTokens.toLocaleString("en-US")} input tokens\n${usage.outputTokens.toLocaleString("en-US")} output tokens`);
+        expect(titles[index]).toContain(
+          `Turn ${index + 1}\n${usage.inputTokens.toLocaleString("en-US")} input tokens\n${usage.outputTokens.toLocaleString("en-US")} output tokens`,
+        );
       });
       const inputTotal = recorded.turnUsage.reduce((sum, usage) => sum + usage.inputTokens, 0);
       expect(await page.locator(".total.input .total-value").textContent()).toBe(`${Math.round(inputTotal / 1000)}k`);
-      expect(await page.locator(".total.messages .total-value").textContent()).toBe(String((await loadSession(path)).messages.length));
+      expect(await page.locator(".total.messages .total-value").textContent()).toBe(
+        String((await loadSession(path)).messages.length),
+      );
       await page.close();
     },
     timeout,
@@ -114,14 +134,40 @@ describeInBrowser("the viewer page in a real browser", () => {
         resolveApproval(session, recorded.pendingCall, { approved: true });
         await deploy.locator(".badge.approval.approved").waitFor({ timeout });
 
-        await agentLoop(scriptedModel([[{ role: "assistant", content: "Deployed v1.5.0 to staging.", usage: { inputTokens: 1700, outputTokens: 40 }, stopReason: "end_turn" }]]), releaseTools(), session);
+        await agentLoop(
+          scriptedModel([
+            [
+              {
+                role: "assistant",
+                content: "Deployed v1.5.0 to staging.",
+                usage: { inputTokens: 1700, outputTokens: 40 },
+                stopReason: "end_turn",
+              },
+            ],
+          ]),
+          releaseTools(),
+          session,
+        );
         await page.locator(".msg.assistant .text", { hasText: "Deployed v1.5.0 to staging." }).waitFor({ timeout });
         expect(await deploy.getAttribute("class")).toBe("tool ok");
         expect(await deploy.locator(".output pre").textContent()).toBe("deployed to staging");
         expect(await page.locator(".tool.pending").count()).toBe(0);
 
         send(session, "Thanks. Anything else to do?");
-        await agentLoop(scriptedModel([[{ role: "assistant", content: "No, that is all.", usage: { inputTokens: 1800, outputTokens: 12 }, stopReason: "end_turn" }]]), releaseTools(), session);
+        await agentLoop(
+          scriptedModel([
+            [
+              {
+                role: "assistant",
+                content: "No, that is all.",
+                usage: { inputTokens: 1800, outputTokens: 12 },
+                stopReason: "end_turn",
+              },
+            ],
+          ]),
+          releaseTools(),
+          session,
+        );
         await page.locator("#turn-5 .msg.assistant .text", { hasText: "No, that is all." }).waitFor({ timeout });
         expect(await page.locator("section.turn").count()).toBe(recorded.turns + 1);
         await page.locator(".chart g.turn-bars").nth(recorded.turns).waitFor({ timeout });
@@ -143,16 +189,39 @@ describeInBrowser("the viewer page in a real browser", () => {
         path,
         messageLine({ role: "user", content: '<img src=x onerror="window.pwned=1"><script>window.pwned=2</script>' }) +
           messageLine({ type: "thinking", content: "<style>body { display: none }</style>" }) +
-          messageLine({ type: "tool_call", id: "<b>id</b>", name: "<b>bold</b>", input: { html: "<iframe src=javascript:window.pwned=3></iframe>" } }) +
-          messageLine({ type: "tool_result", id: "<b>id</b>", output: '</pre><svg onload="window.pwned=4"></svg>', isError: true }) +
+          messageLine({
+            type: "tool_call",
+            id: "<b>id</b>",
+            name: "<b>bold</b>",
+            input: { html: "<iframe src=javascript:window.pwned=3></iframe>" },
+          }) +
+          messageLine({
+            type: "tool_result",
+            id: "<b>id</b>",
+            output: '</pre><svg onload="window.pwned=4"></svg>',
+            isError: true,
+          }) +
           line({ type: "custom", customType: "<i>custom</i>", data: "<a href=javascript:window.pwned=5>x</a>" }) +
           messageLine({ role: "assistant", content: "<h1>not a heading</h1>", stopReason: "<em>why</em>" }),
       );
       const page = await open(path);
       expect(await page.evaluate("window.pwned")).toBeUndefined();
-      expect(await page.locator("main.timeline").locator("img, script, style, iframe, svg, b, i, a[href^=javascript], h1, em").count()).toBe(0);
+      expect(
+        await page
+          .locator("main.timeline")
+          .locator("img, script, style, iframe, svg, b, i, a[href^=javascript], h1, em")
+          .count(),
+      ).toBe(0);
       const text = await page.locator("main.timeline").textContent();
-      for (const literal of ['<img src=x onerror="window.pwned=1">', "<b>bold</b>", "<iframe src=javascript:window.pwned=3></iframe>", '</pre><svg onload="window.pwned=4"></svg>', "<i>custom</i>", "<h1>not a heading</h1>", "<em>why</em>"]) {
+      for (const literal of [
+        '<img src=x onerror="window.pwned=1">',
+        "<b>bold</b>",
+        "<iframe src=javascript:window.pwned=3></iframe>",
+        '</pre><svg onload="window.pwned=4"></svg>',
+        "<i>custom</i>",
+        "<h1>not a heading</h1>",
+        "<em>why</em>",
+      ]) {
         expect(text).toContain(literal);
       }
       await page.close();
@@ -196,15 +265,28 @@ describeInBrowser("the viewer page in a real browser", () => {
       const directory = tempDir();
       writeFileSync(
         join(directory, "older.jsonl"),
-        messageLine({ role: "user", content: "an old question" }, "2024-03-01T10:00:00.000Z") + messageLine({ role: "assistant", content: "an old answer" }, "2024-03-01T10:00:02.000Z"),
+        messageLine({ role: "user", content: "an old question" }, "2024-03-01T10:00:00.000Z") +
+          messageLine({ role: "assistant", content: "an old answer" }, "2024-03-01T10:00:02.000Z"),
       );
       const { session } = await recordSession(directory);
       await closeSession(session);
       const page = await open(directory);
       const rows = page.locator("table.sessions tbody tr");
-      expect(await rows.evaluateAll((nodes) => nodes.map((node) => node.getAttribute("data-file")))).toStrictEqual(["release-agent.jsonl", "older.jsonl"]);
+      expect(await rows.evaluateAll((nodes) => nodes.map((node) => node.getAttribute("data-file")))).toStrictEqual([
+        "release-agent.jsonl",
+        "older.jsonl",
+      ]);
       // No workspace record (not a CLI session); no stop reason recorded: unfinished as far as the log tells.
-      expect(await rows.nth(1).locator("td").allTextContents()).toStrictEqual(["older.jsonl", "an old question", "", "unfinished", "2", "0 in · 0 out", expect.stringMatching(/ago$/), expect.stringMatching(/ B$/)]);
+      expect(await rows.nth(1).locator("td").allTextContents()).toStrictEqual([
+        "older.jsonl",
+        "an old question",
+        "",
+        "unfinished",
+        "2",
+        "0 in · 0 out",
+        expect.stringMatching(/ago$/),
+        expect.stringMatching(/ B$/),
+      ]);
 
       await rows.nth(1).locator("a").click();
       await page.locator("body[data-state=ready]").waitFor({ timeout });

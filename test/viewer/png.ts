@@ -8,12 +8,13 @@ export type Image = { width: number; height: number; pixels: Uint8Array };
  * Throws for anything else.
  */
 export function decodePng(file: Buffer): Image {
-  if (!file.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))) throw new Error("not a PNG");
+  if (!file.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])))
+    throw new Error("not a PNG");
   let width = 0;
   let height = 0;
   let channels = 0;
   const data: Buffer[] = [];
-  for (let offset = 8; offset < file.length; ) {
+  for (let offset = 8; offset < file.length;) {
     const length = file.readUInt32BE(offset);
     const type = file.toString("latin1", offset + 4, offset + 8);
     const chunk = file.subarray(offset + 8, offset + 8 + length);
@@ -21,7 +22,8 @@ export function decodePng(file: Buffer): Image {
       width = chunk.readUInt32BE(0);
       height = chunk.readUInt32BE(4);
       const [depth, colorType, , , interlace] = [chunk[8], chunk[9], chunk[10], chunk[11], chunk[12]];
-      if (depth !== 8 || (colorType !== 2 && colorType !== 6) || interlace !== 0) throw new Error(`unsupported PNG: depth ${depth}, color type ${colorType}, interlace ${interlace}`);
+      if (depth !== 8 || (colorType !== 2 && colorType !== 6) || interlace !== 0)
+        throw new Error(`unsupported PNG: depth ${depth}, color type ${colorType}, interlace ${interlace}`);
       channels = colorType === 6 ? 4 : 3;
     } else if (type === "IDAT") data.push(chunk);
     else if (type === "IEND") break;
@@ -62,7 +64,12 @@ function paeth(left: number, up: number, upLeft: number): number {
 }
 
 /** How many pixels in the rectangle are within `tolerance` (per channel) of `hex` ("#2f6fdf"). */
-export function countColor(image: Image, hex: string, area: { x: number; y: number; width: number; height: number }, tolerance = 12): number {
+export function countColor(
+  image: Image,
+  hex: string,
+  area: { x: number; y: number; width: number; height: number },
+  tolerance = 12,
+): number {
   const target = [1, 3, 5].map((start) => Number.parseInt(hex.slice(start, start + 2), 16));
   let count = 0;
   for (let y = Math.max(0, Math.floor(area.y)); y < Math.min(image.height, area.y + area.height); y++) {

@@ -13,7 +13,15 @@ import { recordSession, recorded } from "./record-session.ts";
 const screenshotPath = join(tmpdir(), "simple-agent-loop-viewer-screenshot.png");
 
 // The light theme's colours, from the style sheet.
-const colors = { input: "#2f6fdf", output: "#e8833a", time: "#8a63d2", background: "#f4f5f7", text: "#1f2328", pendingHead: "#fff8c5", errorHead: "#ffebe9" };
+const colors = {
+  input: "#2f6fdf",
+  output: "#e8833a",
+  time: "#8a63d2",
+  background: "#f4f5f7",
+  text: "#1f2328",
+  pendingHead: "#fff8c5",
+  errorHead: "#ffebe9",
+};
 
 describeInBrowser("a screenshot of the page", () => {
   it("shows a recorded session: the chart's bars in their colours, marked tool calls, text; not a blank page", async () => {
@@ -22,12 +30,17 @@ describeInBrowser("a screenshot of the page", () => {
     const viewer = await serveViewer(path);
     const browser = await launchBrowser();
     try {
-      const page = await browser.newPage({ viewport: { width: 1280, height: 900 }, deviceScaleFactor: 1, colorScheme: "light" });
+      const page = await browser.newPage({
+        viewport: { width: 1280, height: 900 },
+        deviceScaleFactor: 1,
+        colorScheme: "light",
+      });
       await page.goto(viewer.url);
       await page.locator("body[data-state=ready]").waitFor({ timeout: 60_000 });
       // Turns are drawn only near the viewport (content-visibility: auto): make the viewport the whole
       // page, until its height settles, so a busy machine cannot capture turns not drawn yet.
-      const lastTurnBottom = "document.querySelector('main.timeline').lastElementChild.getBoundingClientRect().bottom + scrollY";
+      const lastTurnBottom =
+        "document.querySelector('main.timeline').lastElementChild.getBoundingClientRect().bottom + scrollY";
       for (let bottom = 0, tries = 0; tries < 10; tries++) {
         const next = await page.evaluate<number>(lastTurnBottom);
         if (next === bottom) break;
@@ -51,7 +64,9 @@ describeInBrowser("a screenshot of the page", () => {
       }
       // Left to right, a bar per turn that used tokens: runs of blue along the input row's baseline.
       const inputRow = { ...chart, height: 46 };
-      expect(runsOf(image, colors.input, inputRow)).toBe(recorded.turnUsage.filter((usage) => usage.inputTokens > 0).length);
+      expect(runsOf(image, colors.input, inputRow)).toBe(
+        recorded.turnUsage.filter((usage) => usage.inputTokens > 0).length,
+      );
 
       // The pending approval and the failed call stand out. Turns far down the page are laid out
       // only near the viewport (content-visibility: auto), so each is shot where it is in view.
@@ -62,7 +77,10 @@ describeInBrowser("a screenshot of the page", () => {
         const head = page.locator(selector);
         await head.scrollIntoViewIfNeeded();
         const shot = decodePng(await head.screenshot());
-        expect(countColor(shot, color, { x: 0, y: 0, width: shot.width, height: shot.height }), selector).toBeGreaterThan((shot.width * shot.height) / 2);
+        expect(
+          countColor(shot, color, { x: 0, y: 0, width: shot.width, height: shot.height }),
+          selector,
+        ).toBeGreaterThan((shot.width * shot.height) / 2);
       }
 
       // Not blank: much of the page is not background, and a good deal of it is dark text.
@@ -77,7 +95,11 @@ describeInBrowser("a screenshot of the page", () => {
 });
 
 /** How many separate horizontal runs of `hex` cross the rectangle, looking at its lowest row with any. */
-function runsOf(image: ReturnType<typeof decodePng>, hex: string, area: { x: number; y: number; width: number; height: number }): number {
+function runsOf(
+  image: ReturnType<typeof decodePng>,
+  hex: string,
+  area: { x: number; y: number; width: number; height: number },
+): number {
   for (let y = Math.floor(area.y + area.height) - 1; y >= area.y; y--) {
     let runs = 0;
     let inside = false;

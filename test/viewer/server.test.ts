@@ -17,12 +17,15 @@ async function getJson(url: string): Promise<{ status: number; type: string | nu
 function rawGet(viewer: Viewer, path: string, host?: string): Promise<{ status: number; body: string }> {
   const { hostname, port } = new URL(viewer.url);
   return new Promise((resolve, reject) => {
-    const outgoing = request({ hostname, port, path: `${path}?token=${viewer.token}`, headers: host === undefined ? {} : { host } }, (response) => {
-      let body = "";
-      response.setEncoding("utf8");
-      response.on("data", (chunk: string) => (body += chunk));
-      response.on("end", () => resolve({ status: response.statusCode ?? 0, body }));
-    });
+    const outgoing = request(
+      { hostname, port, path: `${path}?token=${viewer.token}`, headers: host === undefined ? {} : { host } },
+      (response) => {
+        let body = "";
+        response.setEncoding("utf8");
+        response.on("data", (chunk: string) => (body += chunk));
+        response.on("end", () => resolve({ status: response.statusCode ?? 0, body }));
+      },
+    );
     outgoing.on("error", reject);
     outgoing.end();
   });
@@ -45,11 +48,19 @@ describe("serveViewer: the JSON endpoints", () => {
     const last = entries.at(-1) as { ts?: string; message?: { ts?: string } };
     // The token counts of every model call appended, those compaction removed later too.
     type Entry = { type: string; message?: { usage?: { inputTokens: number; outputTokens: number } } };
-    const lines = readFileSync(path, "utf8").trim().split("\n").map((text) => JSON.parse(text) as Entry);
-    const usages = lines.flatMap((entry) => (entry.type === "message" && entry.message?.usage !== undefined ? [entry.message.usage] : []));
+    const lines = readFileSync(path, "utf8")
+      .trim()
+      .split("\n")
+      .map((text) => JSON.parse(text) as Entry);
+    const usages = lines.flatMap((entry) =>
+      entry.type === "message" && entry.message?.usage !== undefined ? [entry.message.usage] : [],
+    );
     await withViewer(path, async (viewer) => {
       expect(viewer.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]{43}$/);
-      expect((await getJson(address(viewer, `api/target`))).body).toStrictEqual({ mode: "file", name: "release-agent.jsonl" });
+      expect((await getJson(address(viewer, `api/target`))).body).toStrictEqual({
+        mode: "file",
+        name: "release-agent.jsonl",
+      });
       expect(await getJson(address(viewer, `api/sessions`))).toStrictEqual({
         status: 200,
         type: "application/json; charset=utf-8",
@@ -75,7 +86,11 @@ describe("serveViewer: the JSON endpoints", () => {
           ],
         },
       });
-      const expected = { reset: true, records: entries.map((entry, index) => ({ line: index + 1, entry })), problems: [] };
+      const expected = {
+        reset: true,
+        records: entries.map((entry, index) => ({ line: index + 1, entry })),
+        problems: [],
+      };
       expect((await getJson(address(viewer, `api/entries`))).body).toStrictEqual(expected);
       expect((await getJson(address(viewer, `api/entries?file=release-agent.jsonl`))).body).toStrictEqual(expected);
       expect((await getJson(address(viewer, `api/entries?file=other.jsonl`))).status).toBe(404);
@@ -95,9 +110,22 @@ describe("serveViewer: the JSON endpoints", () => {
       messageLine({ role: "user", content: `a long question ${"x".repeat(200)}` }, "2025-02-01T00:00:00.000Z") +
         messageLine({ role: "assistant", content: "a" }, "2025-02-01T00:00:01.000Z") +
         messageLine({ role: "assistant", content: "b" }, "2025-02-01T00:00:02.000Z") +
-        line({ type: "splice", index: 1, reason: "compaction", ts: "2025-02-01T00:00:03.000Z", removed: [{ role: "assistant", content: "a" }, { role: "assistant", content: "b" }], inserted: [{ role: "user", content: "summary" }] }),
+        line({
+          type: "splice",
+          index: 1,
+          reason: "compaction",
+          ts: "2025-02-01T00:00:03.000Z",
+          removed: [
+            { role: "assistant", content: "a" },
+            { role: "assistant", content: "b" },
+          ],
+          inserted: [{ role: "user", content: "summary" }],
+        }),
     );
-    writeFileSync(join(directory, "broken.jsonl"), `{not json\n${messageLine({ role: "user", content: "still read" }, "2024-06-01T00:00:00.000Z")}`);
+    writeFileSync(
+      join(directory, "broken.jsonl"),
+      `{not json\n${messageLine({ role: "user", content: "still read" }, "2024-06-01T00:00:00.000Z")}`,
+    );
     writeFileSync(join(directory, "notes.txt"), "not a session");
     writeFileSync(join(directory, ".hidden.jsonl"), messageLine({ role: "user", content: "hidden" }));
     mkdirSync(join(directory, "nested"));
@@ -106,14 +134,41 @@ describe("serveViewer: the JSON endpoints", () => {
     // Hand-written logs: no workspace, no token counts, no turn that ended.
     const unfinished = { workspace: null, outcome: "unfinished", tokens: { input: 0, output: 0 } };
     await withViewer(directory, async (viewer) => {
-      expect((await getJson(address(viewer, `api/target`))).body).toStrictEqual({ mode: "directory", name: basename(directory) });
+      expect((await getJson(address(viewer, `api/target`))).body).toStrictEqual({
+        mode: "directory",
+        name: basename(directory),
+      });
       expect((await getJson(address(viewer, `api/sessions`))).body).toStrictEqual({
         mode: "directory",
         name: directory.split("/").at(-1),
         sessions: [
-          { file: "newer.jsonl", size: size("newer.jsonl"), messages: 2, lastActivity: "2025-02-01T00:00:03.000Z", title: `a long question ${"x".repeat(104)}`, ...unfinished, problems: 0 },
-          { file: "older.jsonl", size: size("older.jsonl"), messages: 3, lastActivity: "2025-01-01T00:00:05.000Z", title: "the first question", ...unfinished, problems: 0 },
-          { file: "broken.jsonl", size: size("broken.jsonl"), messages: 1, lastActivity: "2024-06-01T00:00:00.000Z", title: "still read", ...unfinished, problems: 1 },
+          {
+            file: "newer.jsonl",
+            size: size("newer.jsonl"),
+            messages: 2,
+            lastActivity: "2025-02-01T00:00:03.000Z",
+            title: `a long question ${"x".repeat(104)}`,
+            ...unfinished,
+            problems: 0,
+          },
+          {
+            file: "older.jsonl",
+            size: size("older.jsonl"),
+            messages: 3,
+            lastActivity: "2025-01-01T00:00:05.000Z",
+            title: "the first question",
+            ...unfinished,
+            problems: 0,
+          },
+          {
+            file: "broken.jsonl",
+            size: size("broken.jsonl"),
+            messages: 1,
+            lastActivity: "2024-06-01T00:00:00.000Z",
+            title: "still read",
+            ...unfinished,
+            problems: 1,
+          },
         ],
       });
       const older = await getJson(address(viewer, `api/entries?file=older.jsonl`));
@@ -128,7 +183,19 @@ describe("serveViewer: the JSON endpoints", () => {
     const system = { type: "message", message: { role: "system", content: "s" } };
     const user = { type: "message", message: { role: "user", content: "u" } };
     const assistant = { type: "message", message: { role: "assistant", content: "a" } };
-    writeFileSync(path, [JSON.stringify(system), "{not json", JSON.stringify(user), "[1, 2]", '{"no":"type"}', "", JSON.stringify(assistant), '{"type":"message","mess'].join("\n"));
+    writeFileSync(
+      path,
+      [
+        JSON.stringify(system),
+        "{not json",
+        JSON.stringify(user),
+        "[1, 2]",
+        '{"no":"type"}',
+        "",
+        JSON.stringify(assistant),
+        '{"type":"message","mess',
+      ].join("\n"),
+    );
     await withViewer(path, async (viewer) => {
       expect((await getJson(address(viewer, `api/entries`))).body).toStrictEqual({
         reset: true,
@@ -154,7 +221,12 @@ describe("serveViewer: what it says of a bad line is short", () => {
     const huge = "z".repeat(1_000_000);
     writeFileSync(
       path,
-      [`{not json ${huge}`, `[${JSON.stringify(huge)}]`, `${"😀".repeat(100)}`, JSON.stringify({ type: "custom" })].join("\n") + `  trailing text ${huge}\n`,
+      [
+        `{not json ${huge}`,
+        `[${JSON.stringify(huge)}]`,
+        `${"😀".repeat(100)}`,
+        JSON.stringify({ type: "custom" }),
+      ].join("\n") + `  trailing text ${huge}\n`,
     );
     await withViewer(path, async (viewer) => {
       const response = await fetch(address(viewer, "api/entries"));
@@ -165,7 +237,8 @@ describe("serveViewer: what it says of a bad line is short", () => {
       for (const problem of body.problems) expect(problem.message.length).toBeLessThan(300);
       expect(body.problems[2]!.message).toMatch(/^not valid JSON \(.+\): (😀){40}…$/u);
       // No half character (a lone surrogate) anywhere.
-      for (const problem of body.problems) expect(problem.message).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/);
+      for (const problem of body.problems)
+        expect(problem.message).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/);
     });
   });
 });
@@ -176,11 +249,20 @@ describe("serveViewer: /api/entries of a log with very many bad lines", () => {
     const good = (index: number) => messageLine({ role: "user", content: `good ${index}` });
     writeFileSync(path, Array.from({ length: 1500 }, (_, index) => `{bad ${index}\n${good(index)}`).join(""));
     await withViewer(path, async (viewer) => {
-      const body = (await (await fetch(address(viewer, "api/entries"))).json()) as { records: { line: number }[]; problems: { line?: number; message: string }[] };
-      expect(body.records.map((record) => record.line)).toStrictEqual(Array.from({ length: 1500 }, (_, index) => 2 * index + 2));
+      const body = (await (await fetch(address(viewer, "api/entries"))).json()) as {
+        records: { line: number }[];
+        problems: { line?: number; message: string }[];
+      };
+      expect(body.records.map((record) => record.line)).toStrictEqual(
+        Array.from({ length: 1500 }, (_, index) => 2 * index + 2),
+      );
       expect(body.problems).toHaveLength(1001);
-      expect(body.problems.slice(0, 1000).map((problem) => problem.line)).toStrictEqual(Array.from({ length: 1000 }, (_, index) => 2 * index + 1));
-      expect(body.problems[1000]).toStrictEqual({ message: "500 more lines could not be read (only the first 1000 are listed)" });
+      expect(body.problems.slice(0, 1000).map((problem) => problem.line)).toStrictEqual(
+        Array.from({ length: 1000 }, (_, index) => 2 * index + 1),
+      );
+      expect(body.problems[1000]).toStrictEqual({
+        message: "500 more lines could not be read (only the first 1000 are listed)",
+      });
     });
   });
 });
@@ -216,12 +298,20 @@ describe("serveViewer: what it refuses", () => {
         for (const [file, status] of refused) {
           const response = await fetch(address(viewer, `${endpoint}?file=${file}`));
           const body = await response.text();
-          expect({ file, endpoint, status: response.status, type: response.headers.get("content-type") }).toStrictEqual({ file, endpoint, status, type: "application/json; charset=utf-8" });
+          expect({ file, endpoint, status: response.status, type: response.headers.get("content-type") }).toStrictEqual(
+            { file, endpoint, status, type: "application/json; charset=utf-8" },
+          );
           expect(body).not.toContain(secret);
           expect(JSON.parse(body)).toStrictEqual({ error: expect.any(String) });
         }
       }
-      for (const path of ["/assets/../../secret.jsonl", "/../secret.jsonl", "/api/../../served/../secret.jsonl", "/secret.jsonl", "/ok.jsonl"]) {
+      for (const path of [
+        "/assets/../../secret.jsonl",
+        "/../secret.jsonl",
+        "/api/../../served/../secret.jsonl",
+        "/secret.jsonl",
+        "/ok.jsonl",
+      ]) {
         const response = await rawGet(viewer, path);
         expect({ path, status: response.status }).toStrictEqual({ path, status: 404 });
         expect(response.body).not.toContain(secret);
@@ -229,7 +319,9 @@ describe("serveViewer: what it refuses", () => {
       const listing = await fetch(address(viewer, `api/sessions`));
       const listed = await listing.text();
       expect(listed).not.toContain(secret);
-      expect((JSON.parse(listed) as { sessions: { file: string }[] }).sessions.map((session) => session.file)).toStrictEqual(["ok.jsonl"]);
+      expect(
+        (JSON.parse(listed) as { sessions: { file: string }[] }).sessions.map((session) => session.file),
+      ).toStrictEqual(["ok.jsonl"]);
       expect((await getJson(address(viewer, `api/entries?file=ok.jsonl`))).status).toBe(200);
     });
   });
@@ -277,7 +369,9 @@ describe("serveViewer: the page and its assets", () => {
       const page = await fetch(viewer.url);
       const html = await page.text();
       expect(page.headers.get("content-type")).toBe("text/html; charset=utf-8");
-      expect(page.headers.get("content-security-policy")).toContain("default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'");
+      expect(page.headers.get("content-security-policy")).toContain(
+        "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'",
+      );
       expect(page.headers.get("x-content-type-options")).toBe("nosniff");
       const assets = [...html.matchAll(/(?:src|href)="(\/assets\/[^"]+)"/g)].map((match) => match[1]!);
       expect(assets.sort()).toStrictEqual(["/assets/app.js", "/assets/style.css"]);
@@ -286,11 +380,20 @@ describe("serveViewer: the page and its assets", () => {
       // Every module the page imports is served as JavaScript.
       for (const match of (await app.text()).matchAll(/from "\.\/([a-z-]+\.js)"/g)) {
         const module = await fetch(address(viewer, `assets/${match[1]}`));
-        expect([match[1], module.status, module.headers.get("content-type")]).toStrictEqual([match[1], 200, "text/javascript; charset=utf-8"]);
+        expect([match[1], module.status, module.headers.get("content-type")]).toStrictEqual([
+          match[1],
+          200,
+          "text/javascript; charset=utf-8",
+        ]);
       }
-      expect((await fetch(address(viewer, "assets/style.css"))).headers.get("content-type")).toBe("text/css; charset=utf-8");
+      expect((await fetch(address(viewer, "assets/style.css"))).headers.get("content-type")).toBe(
+        "text/css; charset=utf-8",
+      );
       const missing = await fetch(address(viewer, "assets/nothing.js"));
-      expect([missing.status, missing.headers.get("content-type")]).toStrictEqual([404, "application/json; charset=utf-8"]);
+      expect([missing.status, missing.headers.get("content-type")]).toStrictEqual([
+        404,
+        "application/json; charset=utf-8",
+      ]);
     });
   });
 

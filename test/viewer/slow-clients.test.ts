@@ -11,13 +11,25 @@ import { serveViewer } from "simple-agent-loop/viewer";
 import { createRequestHandler } from "../../src/viewer/request-handler.ts";
 import { address, line, openEventStream, readLinesEvent, tempDir } from "./helpers.ts";
 
-const entry = (index: number, size = 0) => ({ type: "message", message: { role: "user", content: `${index}:${"x".repeat(size)}` } });
+const entry = (index: number, size = 0) => ({
+  type: "message",
+  message: { role: "user", content: `${index}:${"x".repeat(size)}` },
+});
 
 /** A viewer in its own process (see viewer-process.ts), to measure its memory and CPU time alone. */
 async function viewerProcess(path: string, options: ViewerOptions) {
-  const child = spawn(process.execPath, ["--conditions=simple-agent-loop-source", fileURLToPath(new URL("viewer-process.ts", import.meta.url)), path, JSON.stringify(options)], {
-    stdio: ["pipe", "pipe", "inherit"],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      "--conditions=simple-agent-loop-source",
+      fileURLToPath(new URL("viewer-process.ts", import.meta.url)),
+      path,
+      JSON.stringify(options),
+    ],
+    {
+      stdio: ["pipe", "pipe", "inherit"],
+    },
+  );
   const lines = createInterface({ input: child.stdout });
   const waiting: ((line: string) => void)[] = [];
   lines.on("line", (text) => waiting.shift()?.(text));
@@ -52,7 +64,9 @@ function neverReading(url: string, token: string | null, path = "/api/events"): 
 }
 
 /** An event stream whose client reads nothing until `read()`, which then reads it to its end and returns its updates. */
-function pausedStream(url: string): Promise<{ response: IncomingMessage; read: (until: (updates: LogUpdate[]) => boolean) => Promise<LogUpdate[]> }> {
+function pausedStream(
+  url: string,
+): Promise<{ response: IncomingMessage; read: (until: (updates: LogUpdate[]) => boolean) => Promise<LogUpdate[]> }> {
   return new Promise((resolve, reject) => {
     const outgoing = request(url, (response) => {
       response.pause();
@@ -68,7 +82,10 @@ function pausedStream(url: string): Promise<{ response: IncomingMessage; read: (
               for (let end = buffer.indexOf("\n\n"); end !== -1; end = buffer.indexOf("\n\n")) {
                 const fields = buffer.slice(0, end).split("\n");
                 buffer = buffer.slice(end + 2);
-                if (fields[0] === "event: lines") updates.push(readLinesEvent(fields.filter((field) => field.startsWith("data: ")).map((field) => field.slice(6))));
+                if (fields[0] === "event: lines")
+                  updates.push(
+                    readLinesEvent(fields.filter((field) => field.startsWith("data: ")).map((field) => field.slice(6))),
+                  );
               }
               if (until(updates)) done(updates);
             });
@@ -101,13 +118,16 @@ describe("serveViewer: slow clients cost bounded memory", () => {
     try {
       // One client reads the whole log first: what serving it costs is not what this test is about.
       const first = await pausedStream(`${new URL(viewer.url).origin}/api/events?token=${viewer.token}`);
-      const whole = await first.read((updates) => updates.reduce((sum, update) => sum + update.records.length, 0) >= 750);
+      const whole = await first.read(
+        (updates) => updates.reduce((sum, update) => sum + update.records.length, 0) >= 750,
+      );
       expect(whole[0]!.reset).toBe(true);
       first.response.destroy();
       const before = await viewer.usage();
 
       for (let index = 0; index < 40; index++) sockets.push(await neverReading(viewer.url, viewer.token));
-      for (let index = 0; index < 10; index++) sockets.push(await neverReading(viewer.url, viewer.token, "/api/entries"));
+      for (let index = 0; index < 10; index++)
+        sockets.push(await neverReading(viewer.url, viewer.token, "/api/entries"));
       // Let the server do all it will for them: its CPU time stops growing.
       let last = await viewer.usage();
       await until(async () => {
@@ -118,7 +138,9 @@ describe("serveViewer: slow clients cost bounded memory", () => {
         return settled;
       }, "the server to settle");
       const after = await viewer.usage();
-      console.log(`viewer RSS: ${megabytes(before.rssBytes)} MB with one client done, ${megabytes(after.rssBytes)} MB with 50 clients that never read a 30 MB log`);
+      console.log(
+        `viewer RSS: ${megabytes(before.rssBytes)} MB with one client done, ${megabytes(after.rssBytes)} MB with 50 clients that never read a 30 MB log`,
+      );
       expect(megabytes(after.rssBytes - before.rssBytes)).toBeLessThan(250);
 
       // Meanwhile another page is served, and follows the log.
@@ -126,8 +148,12 @@ describe("serveViewer: slow clients cost bounded memory", () => {
       expect(target.status).toBe(200);
       const reader = await pausedStream(`${new URL(viewer.url).origin}/api/events?token=${viewer.token}`);
       appendFileSync(path, line(entry(750)));
-      const updates = await reader.read((received) => received.some((update) => update.records.some((record) => record.line === 751)));
-      expect(updates.flatMap((update) => update.records).map((record) => record.line)).toStrictEqual(Array.from({ length: 751 }, (_, index) => index + 1));
+      const updates = await reader.read((received) =>
+        received.some((update) => update.records.some((record) => record.line === 751)),
+      );
+      expect(updates.flatMap((update) => update.records).map((record) => record.line)).toStrictEqual(
+        Array.from({ length: 751 }, (_, index) => index + 1),
+      );
       reader.response.destroy();
     } finally {
       for (const socket of sockets) socket.destroy();
@@ -147,10 +173,14 @@ describe("serveViewer: slow clients cost bounded memory", () => {
       // The client that reads gets it all meanwhile.
       let seen = 1;
       while (seen < 401) seen += (await watcher.next()).records.length;
-      const updates = await paused.read((received) => received.reduce((sum, update) => sum + update.records.length, 0) >= 401);
+      const updates = await paused.read(
+        (received) => received.reduce((sum, update) => sum + update.records.length, 0) >= 401,
+      );
       expect(updates[0]!.reset).toBe(true);
       expect(updates.slice(1).every((update) => !update.reset)).toBe(true);
-      expect(updates.flatMap((update) => update.records)).toStrictEqual(Array.from({ length: 401 }, (_, index) => ({ line: index + 1, entry: entry(index, index === 0 ? 0 : 20_000) })));
+      expect(updates.flatMap((update) => update.records)).toStrictEqual(
+        Array.from({ length: 401 }, (_, index) => ({ line: index + 1, entry: entry(index, index === 0 ? 0 : 20_000) })),
+      );
       expect(updates.flatMap((update) => update.problems)).toStrictEqual([]);
       // And it goes on following the log.
       appendFileSync(path, line(entry(401)));
@@ -170,7 +200,14 @@ describe("the viewer's server: a stream whose client reads nothing for long", ()
     // The handler behind serveViewer, with a short patience so that the test does not wait a minute.
     const handler = createRequestHandler(
       { kind: "file", root: realpathSync(path), name: "big.jsonl" },
-      { pollInterval: 50, token: "a-token-for-this-test", limits: { readBytes: 64 * 1024, maxLineBytes: 1024 * 1024 }, clientBufferBytes: 64 * 1024, stalledMs: 1000, maxConnections: 2 },
+      {
+        pollInterval: 50,
+        token: "a-token-for-this-test",
+        limits: { readBytes: 64 * 1024, maxLineBytes: 1024 * 1024 },
+        clientBufferBytes: 64 * 1024,
+        stalledMs: 1000,
+        maxConnections: 2,
+      },
     );
     const server = createServer(handler.handle);
     server.on("connection", handler.connect);
@@ -207,9 +244,17 @@ describe("serveViewer: a cap on connections", () => {
     try {
       const streams = await Promise.all([1, 2, 3].map(() => openEventStream(address(viewer, "api/events"))));
       const refused = await fetch(address(viewer, "api/target"));
-      expect([refused.status, refused.headers.get("retry-after"), await refused.json()]).toStrictEqual([503, "5", { error: "the viewer is busy: it serves 3 connections at once" }]);
+      expect([refused.status, refused.headers.get("retry-after"), await refused.json()]).toStrictEqual([
+        503,
+        "5",
+        { error: "the viewer is busy: it serves 3 connections at once" },
+      ]);
       streams[0]!.close();
-      await until(async () => (await fetch(address(viewer, "api/target"))).status === 200, "a place to free up", 20_000);
+      await until(
+        async () => (await fetch(address(viewer, "api/target"))).status === 200,
+        "a place to free up",
+        20_000,
+      );
       for (const stream of streams) stream.close();
     } finally {
       await viewer.close();
@@ -225,20 +270,41 @@ describe("serveViewer: long lines", () => {
     writeFileSync(path, line(entry(1)) + line(entry(2, 5000)) + line(entry(3)));
     const viewer = await serveViewer(path, { maxLineBytes: 1000, pollInterval: 50 });
     try {
-      const problem = { line: 2, message: `a line of ${line(entry(2, 5000)).length - 1} bytes, longer than the viewer reads (1000 bytes): not shown` };
+      const problem = {
+        line: 2,
+        message: `a line of ${line(entry(2, 5000)).length - 1} bytes, longer than the viewer reads (1000 bytes): not shown`,
+      };
       const stream = await openEventStream(address(viewer, "api/events"));
-      expect(await stream.next()).toStrictEqual({ reset: true, records: [{ line: 1, entry: entry(1) }, { line: 3, entry: entry(3) }], problems: [problem] });
+      expect(await stream.next()).toStrictEqual({
+        reset: true,
+        records: [
+          { line: 1, entry: entry(1) },
+          { line: 3, entry: entry(3) },
+        ],
+        problems: [problem],
+      });
       // A long line still being written is said to be there, and not read.
       appendFileSync(path, JSON.stringify(entry(4, 3000)).slice(0, 2000));
-      expect(await stream.next()).toStrictEqual({ reset: false, records: [], problems: [], partial: { line: 4, bytes: 2000 } });
+      expect(await stream.next()).toStrictEqual({
+        reset: false,
+        records: [],
+        problems: [],
+        partial: { line: 4, bytes: 2000 },
+      });
       appendFileSync(path, `${JSON.stringify(entry(4, 3000)).slice(2000)}\n${line(entry(5))}`);
       const next = await stream.next();
       expect(next.records).toStrictEqual([{ line: 5, entry: entry(5) }]);
-      expect(next.problems).toStrictEqual([{ line: 4, message: expect.stringMatching(/^a line of \d+ bytes, longer than the viewer reads/) }]);
+      expect(next.problems).toStrictEqual([
+        { line: 4, message: expect.stringMatching(/^a line of \d+ bytes, longer than the viewer reads/) },
+      ]);
       stream.close();
       expect(await (await fetch(address(viewer, "api/entries"))).json()).toStrictEqual({
         reset: true,
-        records: [{ line: 1, entry: entry(1) }, { line: 3, entry: entry(3) }, { line: 5, entry: entry(5) }],
+        records: [
+          { line: 1, entry: entry(1) },
+          { line: 3, entry: entry(3) },
+          { line: 5, entry: entry(5) },
+        ],
         problems: [problem, { line: 4, message: expect.stringMatching(/^a line of/) }],
       });
     } finally {
@@ -253,7 +319,9 @@ describe("serveViewer: long lines", () => {
     writeFileSync(path, line(entry(1)) + torn);
     const viewer = await viewerProcess(path, { pollInterval: 20, maxLineBytes: 64_000_000 });
     try {
-      const reader = await pausedStream(`${new URL(viewer.url).origin}/api/events${viewer.token === null ? "" : `?token=${viewer.token}`}`);
+      const reader = await pausedStream(
+        `${new URL(viewer.url).origin}/api/events${viewer.token === null ? "" : `?token=${viewer.token}`}`,
+      );
       const updates = await reader.read((received) => received.some((update) => update.partial !== undefined));
       expect(updates.at(-1)!.partial).toStrictEqual({ line: 2, bytes: torn.length });
       const before = await viewer.usage();

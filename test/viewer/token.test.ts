@@ -19,10 +19,24 @@ async function withViewer(test: (viewer: Viewer) => Promise<void>, token?: strin
   }
 }
 
-const routes = ["", "?file=a.jsonl", "assets/app.js", "assets/style.css", "api/target", "api/sessions", "api/entries?file=a.jsonl", "api/events?file=a.jsonl", "nothing-here"];
+const routes = [
+  "",
+  "?file=a.jsonl",
+  "assets/app.js",
+  "assets/style.css",
+  "api/target",
+  "api/sessions",
+  "api/entries?file=a.jsonl",
+  "api/events?file=a.jsonl",
+  "nothing-here",
+];
 
 /** Every route, with `suffix` after its query (e.g. a token parameter) and `headers`: their statuses. A refusal must not hold the session. */
-async function statuses(viewer: Viewer, suffix: (path: string) => string, headers: Record<string, string> = {}): Promise<Record<string, number>> {
+async function statuses(
+  viewer: Viewer,
+  suffix: (path: string) => string,
+  headers: Record<string, string> = {},
+): Promise<Record<string, number>> {
   const origin = new URL(viewer.url).origin;
   const result: Record<string, number> = {};
   for (const route of routes) {
@@ -71,13 +85,24 @@ describe("serveViewer: only requests with the viewer's token are answered", () =
     await withViewer(async (viewer) => {
       await withViewer(async (other) => {
         const cookieName = (of: Viewer): string => `simple-agent-loop-viewer-${new URL(of.url).port}`;
-        for (const wrong of ["x", viewer.token.slice(0, -1), `${viewer.token}x`, other.token, viewer.token.toUpperCase() === viewer.token ? "A".repeat(43) : viewer.token.toUpperCase()]) {
-          const param = (route: string): string => `${route.includes("?") ? "&" : "?"}token=${encodeURIComponent(wrong)}`;
+        for (const wrong of [
+          "x",
+          viewer.token.slice(0, -1),
+          `${viewer.token}x`,
+          other.token,
+          viewer.token.toUpperCase() === viewer.token ? "A".repeat(43) : viewer.token.toUpperCase(),
+        ]) {
+          const param = (route: string): string =>
+            `${route.includes("?") ? "&" : "?"}token=${encodeURIComponent(wrong)}`;
           expect(await statuses(viewer, param)).toStrictEqual(allRefused);
-          expect(await statuses(viewer, () => "", { cookie: `${cookieName(viewer)}=${wrong}` })).toStrictEqual(allRefused);
+          expect(await statuses(viewer, () => "", { cookie: `${cookieName(viewer)}=${wrong}` })).toStrictEqual(
+            allRefused,
+          );
         }
         // A cookie holding the right token under another viewer's name does not count either.
-        expect(await statuses(viewer, () => "", { cookie: `${cookieName(other)}=${viewer.token}` })).toStrictEqual(allRefused);
+        expect(await statuses(viewer, () => "", { cookie: `${cookieName(other)}=${viewer.token}` })).toStrictEqual(
+          allRefused,
+        );
       });
     });
   });
@@ -90,11 +115,15 @@ describe("serveViewer: only requests with the viewer's token are answered", () =
       expect(page.status).toBe(200);
       const cookie = page.headers.get("set-cookie")!;
       const name = `simple-agent-loop-viewer-${new URL(viewer.url).port}`;
-      expect(cookie.split("; ").sort()).toStrictEqual(["HttpOnly", "Path=/", "SameSite=Strict", `${name}=${viewer.token}`].sort());
+      expect(cookie.split("; ").sort()).toStrictEqual(
+        ["HttpOnly", "Path=/", "SameSite=Strict", `${name}=${viewer.token}`].sort(),
+      );
       expect(await statuses(viewer, () => "", { cookie: `other=1; ${name}=${viewer.token}` })).toStrictEqual(served);
       // The event stream, on the cookie alone.
       const origin = new URL(viewer.url).origin;
-      const response = await fetch(`${origin}/api/events?file=a.jsonl`, { headers: { cookie: `${name}=${viewer.token}` } });
+      const response = await fetch(`${origin}/api/events?file=a.jsonl`, {
+        headers: { cookie: `${name}=${viewer.token}` },
+      });
       expect(response.status).toBe(200);
       await response.body?.cancel();
       const stream = await openEventStream(address(viewer, "api/events?file=a.jsonl"));

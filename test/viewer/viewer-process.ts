@@ -11,6 +11,8 @@ process.stdout.write(`${viewer.url}\n`);
 const input = createInterface({ input: process.stdin });
 input.on("line", () => {
   const cpu = process.cpuUsage();
-  process.stdout.write(`${JSON.stringify({ rssBytes: process.memoryUsage().rss, cpuMs: (cpu.user + cpu.system) / 1000 })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ rssBytes: process.memoryUsage().rss, cpuMs: (cpu.user + cpu.system) / 1000 })}\n`,
+  );
 });
 input.on("close", () => void viewer.close().then(() => process.exit(0)));

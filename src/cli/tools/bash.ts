@@ -50,7 +50,12 @@ export function bashTool(workspace: Workspace, limits: BashLimits = {}): Tool {
       type: "object",
       properties: {
         command: { type: "string", description: "The command line." },
-        timeout: { type: "integer", minimum: 1, maximum: Math.ceil(maxTimeoutMs / 1000), description: "Seconds before the command is killed." },
+        timeout: {
+          type: "integer",
+          minimum: 1,
+          maximum: Math.ceil(maxTimeoutMs / 1000),
+          description: "Seconds before the command is killed.",
+        },
       },
       required: ["command"],
       additionalProperties: false,
@@ -61,7 +66,10 @@ export function bashTool(workspace: Workspace, limits: BashLimits = {}): Tool {
       const timeoutMs = Math.min(timeout === undefined ? defaultTimeoutMs : timeout * 1000, maxTimeoutMs);
       const run = await runCommand(command, { cwd: workspace.root, timeoutMs, signal, ...limits });
       if (run.aborted) throw new Error(`aborted; the command was killed\n${run.output}`);
-      if (run.timedOut) throw new Error(`timed out after ${timeoutMs / 1000} s; the command and the processes it started were killed\n${run.output}`);
+      if (run.timedOut)
+        throw new Error(
+          `timed out after ${timeoutMs / 1000} s; the command and the processes it started were killed\n${run.output}`,
+        );
       if (run.signal !== null) throw new Error(`terminated by ${run.signal}\n${run.output}`);
       if (run.exitCode !== 0) throw new Error(`exit code ${run.exitCode}\n${run.output}`);
       return run.output === "" ? "(no output)" : run.output;
@@ -69,7 +77,13 @@ export function bashTool(workspace: Workspace, limits: BashLimits = {}): Tool {
   });
 }
 
-export type CommandRun = { output: string; exitCode: number | null; signal: string | null; timedOut: boolean; aborted: boolean };
+export type CommandRun = {
+  output: string;
+  exitCode: number | null;
+  signal: string | null;
+  timedOut: boolean;
+  aborted: boolean;
+};
 
 /** Where and how long a command runs, and how much of its output is kept (see `BashLimits`). */
 type CommandOptions = {
@@ -91,7 +105,12 @@ export async function runCommand(command: string, options: CommandOptions): Prom
     // Its own process group: a kill reaches everything it started, and the terminal's Ctrl-C does not.
     detached: true,
     stdio: ["ignore", "pipe", "pipe"],
-    env: { ...commandEnvironment(process.env, options.passCredentials), PAGER: "cat", GIT_PAGER: "cat", [commandMarkerName]: processes.marker },
+    env: {
+      ...commandEnvironment(process.env, options.passCredentials),
+      PAGER: "cat",
+      GIT_PAGER: "cat",
+      [commandMarkerName]: processes.marker,
+    },
   });
   const output = outputBuffer(options.headBytes ?? 10_000, options.tailBytes ?? 20_000);
   child.stdout.on("data", output.push);
@@ -122,14 +141,24 @@ export async function runCommand(command: string, options: CommandOptions): Prom
     // Whatever it left running, in its group or not, goes with it.
     await processes.end(options.killGraceMs ?? 2000);
   }
-  return { output: plainText(output.text()), exitCode: state.exitCode, signal: state.timedOut || state.aborted ? null : state.signal, timedOut: state.timedOut, aborted: state.aborted };
+  return {
+    output: plainText(output.text()),
+    exitCode: state.exitCode,
+    signal: state.timedOut || state.aborted ? null : state.signal,
+    timedOut: state.timedOut,
+    aborted: state.aborted,
+  };
 }
 
 /** How the command ended, as far as known: its exit, and whether a timeout or an abort stopped it. */
 type RunState = { timedOut: boolean; aborted: boolean; exitCode: number | null; signal: string | null };
 
 /** Resolves when the command's output is closed, or a moment after it exited (then the pipes are destroyed); the timer joins `timers`. */
-function exited(child: ChildProcessByStdio<null, Readable, Readable>, state: RunState, timers: NodeJS.Timeout[]): Promise<void> {
+function exited(
+  child: ChildProcessByStdio<null, Readable, Readable>,
+  state: RunState,
+  timers: NodeJS.Timeout[],
+): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     child.on("error", reject);
     child.on("exit", (code, signal) => {

@@ -3,7 +3,10 @@
  * except those whose name marks a credential (`isCredentialName`), unless passed on purpose.
  * `pass`: `true` passes every credential, a list passes the ones it names.
  */
-export function commandEnvironment(environment: NodeJS.ProcessEnv, pass: boolean | readonly string[] = false): Record<string, string> {
+export function commandEnvironment(
+  environment: NodeJS.ProcessEnv,
+  pass: boolean | readonly string[] = false,
+): Record<string, string> {
   const kept: Record<string, string> = {};
   for (const [name, value] of Object.entries(environment)) {
     if (value === undefined) continue;
@@ -31,4 +34,16 @@ export function isCredentialName(name: string): boolean {
 
 const credentialInfixes = ["SECRET", "PASSWORD", "API_KEY", "APIKEY", "ACCESS_KEY", "PRIVATE_KEY", "CREDENTIAL"];
 
-const credentialParts: ReadonlySet<string> = new Set(["KEY", "APIKEY", "TOKEN", "TOKENS", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL", "CREDENTIALS", "PAT"]);
+const credentialParts: ReadonlySet<string> = new Set([
+  "KEY",
+  "APIKEY",
+  "TOKEN",
+  "TOKENS",
+  "SECRET",
+  "PASSWORD",
+  "PASSWD",
+  "PASSPHRASE",
+  "CREDENTIAL",
+  "CREDENTIALS",
+  "PAT",
+]);

@@ -27,7 +27,10 @@ export type CommandProcesses = {
 };
 
 export function commandProcesses(): CommandProcesses {
-  const run: LiveRun = { marker: `${process.pid}-${++runs}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`, group: undefined };
+  const run: LiveRun = {
+    marker: `${process.pid}-${++runs}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`,
+    group: undefined,
+  };
   live.add(run);
   installExitHook();
   return {
@@ -46,7 +49,7 @@ export function commandProcesses(): CommandProcesses {
         if (!groupAlive(run.group) && marked.length === 0) return;
         killGroup(run.group, "SIGTERM");
         for (const pid of marked) kill(pid, "SIGTERM");
-        for (const deadline = Date.now() + graceMs; Date.now() < deadline; ) {
+        for (const deadline = Date.now() + graceMs; Date.now() < deadline;) {
           await delay(50);
           if (!groupAlive(run.group) && (await markedProcesses(run.marker)).length === 0) return;
         }

@@ -47,9 +47,17 @@ export function editTool(workspace: Workspace, limits: { maxFileBytes?: number }
       const edit = input as EditInput;
       return workspace.writes(async () => {
         // Read, matched and written through one descriptor: the file edited is the file checked.
-        const { file, target, content, index, search, replacement } = await planEdit(workspace, edit, "update", maxFileBytes);
+        const { file, target, content, index, search, replacement } = await planEdit(
+          workspace,
+          edit,
+          "update",
+          maxFileBytes,
+        );
         try {
-          await replaceContent(file.handle, content.slice(0, index) + replacement + content.slice(index + search.length));
+          await replaceContent(
+            file.handle,
+            content.slice(0, index) + replacement + content.slice(index + search.length),
+          );
           workspace.seen.record(target.absolute, await file.handle.stat());
         } finally {
           await file.close();
@@ -64,17 +72,31 @@ export function editTool(workspace: Workspace, limits: { maxFileBytes?: number }
 
 type EditInput = { path: string; oldText: string; newText: string };
 
-type PlannedEdit = { file: OpenedEntry; target: WorkspacePath; content: string; index: number; search: string; replacement: string };
+type PlannedEdit = {
+  file: OpenedEntry;
+  target: WorkspacePath;
+  content: string;
+  index: number;
+  search: string;
+  replacement: string;
+};
 
 function editInput(input: unknown): EditInput | undefined {
   if (typeof input !== "object" || input === null) return undefined;
   const { path, oldText, newText } = input as Record<string, unknown>;
-  return typeof path === "string" && typeof oldText === "string" && typeof newText === "string" ? { path, oldText, newText } : undefined;
+  return typeof path === "string" && typeof oldText === "string" && typeof newText === "string"
+    ? { path, oldText, newText }
+    : undefined;
 }
 
 // Opens the file and finds the one place to change; throws the error the model gets otherwise.
 // The caller closes the returned file.
-async function planEdit(workspace: Workspace, edit: EditInput, access: Access, maxFileBytes: number): Promise<PlannedEdit> {
+async function planEdit(
+  workspace: Workspace,
+  edit: EditInput,
+  access: Access,
+  maxFileBytes: number,
+): Promise<PlannedEdit> {
   const { oldText, newText } = edit;
   const target = await resolveInWorkspace(workspace.root, edit.path);
   if (!target.exists) throw new Error(`${target.display} does not exist; create it with write`);
@@ -83,11 +105,15 @@ async function planEdit(workspace: Workspace, edit: EditInput, access: Access, m
     const { stats } = file;
     if (stats.isDirectory()) throw new Error(`${target.display} is a directory`);
     const seen = workspace.seen.check(target.absolute, stats);
-    if (seen === "unread") throw new Error(`read ${target.display} before editing it, so the edit matches the file as it is`);
-    if (seen === "changed") throw new Error(`${target.display} changed on disk since you last read it; read it again before editing`);
-    if (oldText === "") throw new Error("oldText is empty; give the exact text to replace (to write a whole file, use write)");
+    if (seen === "unread")
+      throw new Error(`read ${target.display} before editing it, so the edit matches the file as it is`);
+    if (seen === "changed")
+      throw new Error(`${target.display} changed on disk since you last read it; read it again before editing`);
+    if (oldText === "")
+      throw new Error("oldText is empty; give the exact text to replace (to write a whole file, use write)");
     if (oldText === newText) throw new Error("oldText and newText are the same; there is nothing to change");
-    if (stats.size > maxFileBytes) throw new Error(`${target.display} is too large to edit (${stats.size} bytes); use bash (sed) to change it`);
+    if (stats.size > maxFileBytes)
+      throw new Error(`${target.display} is too large to edit (${stats.size} bytes); use bash (sed) to change it`);
     const content = (await readAt(file.handle, 0, stats.size)).toString("utf8");
     // The text as given first; in a file with CRLF line endings, then with its newlines made CRLF.
     let search = oldText;
@@ -122,14 +148,24 @@ const maxCounted = 100;
 // Overlapping ones count too: "aa" in "aaa" is ambiguous.
 function occurrences(content: string, search: string): number[] {
   const found: number[] = [];
-  for (let index = content.indexOf(search); index !== -1 && found.length <= maxCounted; index = content.indexOf(search, index + 1)) found.push(index);
+  for (
+    let index = content.indexOf(search);
+    index !== -1 && found.length <= maxCounted;
+    index = content.indexOf(search, index + 1)
+  )
+    found.push(index);
   return found;
 }
 
 /** The 1-based line of a character index. */
 function lineAt(content: string, index: number): number {
   let line = 1;
-  for (let position = content.indexOf("\n"); position !== -1 && position < index; position = content.indexOf("\n", position + 1)) line++;
+  for (
+    let position = content.indexOf("\n");
+    position !== -1 && position < index;
+    position = content.indexOf("\n", position + 1)
+  )
+    line++;
   return line;
 }
 

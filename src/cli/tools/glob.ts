@@ -36,7 +36,10 @@ type Item =
   | { type: "directories" }
   | { type: "either"; choices: Item[][] };
 
-type State = { type: "match" } | { type: "char"; accepts: (char: string) => boolean; out: number } | { type: "split"; outs: number[] };
+type State =
+  | { type: "match" }
+  | { type: "char"; accepts: (char: string) => boolean; out: number }
+  | { type: "split"; outs: number[] };
 
 function parse(glob: string): Item[] {
   const chars = [...glob];
@@ -84,7 +87,11 @@ function compileItem(automaton: State[], item: Item, next: number): number {
     case "star":
     case "globstar": {
       const loop = add({ type: "split", outs: [] });
-      const step = add({ type: "char", accepts: item.type === "star" ? (char) => char !== "/" : () => true, out: loop });
+      const step = add({
+        type: "char",
+        accepts: item.type === "star" ? (char) => char !== "/" : () => true,
+        out: loop,
+      });
       automaton[loop] = { type: "split", outs: [step, next] };
       return loop;
     }

@@ -42,20 +42,34 @@ export function grepTool(workspace: Workspace, limits: GrepLimits = {}): Tool {
       properties: {
         pattern: { type: "string", description: "A regular expression." },
         path: { type: "string", description: 'A file or directory to search, relative to the workspace. Default ".".' },
-        glob: { type: "string", description: "Only files whose path matches this glob; a glob without / matches file names." },
+        glob: {
+          type: "string",
+          description: "Only files whose path matches this glob; a glob without / matches file names.",
+        },
         ignoreCase: { type: "boolean", description: "Match case-insensitively." },
-        maxResults: { type: "integer", minimum: 1, maximum: maxResults, description: `At most this many matches. Default ${Math.min(100, maxResults)}.` },
+        maxResults: {
+          type: "integer",
+          minimum: 1,
+          maximum: maxResults,
+          description: `At most this many matches. Default ${Math.min(100, maxResults)}.`,
+        },
       },
       required: ["pattern"],
       additionalProperties: false,
     },
-    handler: (input, { signal }) => grep(workspace, input as GrepInput, { maxResults, maxFileBytes, timeoutMs }, signal),
+    handler: (input, { signal }) =>
+      grep(workspace, input as GrepInput, { maxResults, maxFileBytes, timeoutMs }, signal),
   });
 }
 
 type GrepInput = { pattern: string; path?: string; glob?: string; ignoreCase?: boolean; maxResults?: number };
 
-async function grep(workspace: Workspace, input: GrepInput, limits: Required<GrepLimits>, signal: AbortSignal): Promise<string> {
+async function grep(
+  workspace: Workspace,
+  input: GrepInput,
+  limits: Required<GrepLimits>,
+  signal: AbortSignal,
+): Promise<string> {
   const { maxResults, maxFileBytes, timeoutMs } = limits;
   let regex: RegExp;
   try {
@@ -67,7 +81,9 @@ async function grep(workspace: Workspace, input: GrepInput, limits: Required<Gre
   const include = globFilter(input.glob);
   const target = await resolveInWorkspace(workspace.root, input.path ?? ".");
   if (!target.exists) throw new Error(`${target.display} does not exist`);
-  const files = (await stat(target.absolute)).isDirectory() ? filesUnder(workspace.root, target.absolute, signal) : single(target.absolute, target.display);
+  const files = (await stat(target.absolute)).isDirectory()
+    ? filesUnder(workspace.root, target.absolute, signal)
+    : single(target.absolute, target.display);
   const matcher = lineMatcher(regex, { timeoutMs, signal });
   let found: Found;
   try {
@@ -88,14 +104,20 @@ type Found = { matches: string[]; skipped: Map<SkipReason, string[]>; more: bool
 /** `cap`: the most matches; `include`: which files to search (default all). */
 type SearchLimits = { cap: number; maxFileBytes: number; include: ((file: Candidate) => boolean) | undefined };
 
-async function search(root: string, files: AsyncIterable<Candidate>, matcher: LineMatcher, limits: SearchLimits): Promise<Found> {
+async function search(
+  root: string,
+  files: AsyncIterable<Candidate>,
+  matcher: LineMatcher,
+  limits: SearchLimits,
+): Promise<Found> {
   const { cap } = limits;
   const found: Found = { matches: [], skipped: new Map(), more: false };
   for await (const file of files) {
     if (limits.include !== undefined && !limits.include(file)) continue;
     const text = await textOf(root, file, limits.maxFileBytes);
     if (typeof text !== "string") {
-      if (text !== undefined) found.skipped.set(text.skip, [...(found.skipped.get(text.skip) ?? []), file.relativePath]);
+      if (text !== undefined)
+        found.skipped.set(text.skip, [...(found.skipped.get(text.skip) ?? []), file.relativePath]);
       continue;
     }
     // One more than still fits says whether there are more.
@@ -125,12 +147,17 @@ type Candidate = { path: string; relativePath: string };
 
 // The text of a file to search: its size and kind are checked on the opened descriptor before
 // anything is read. Binary files and files gone or swapped meanwhile are left out silently.
-async function textOf(root: string, file: Candidate, maxFileBytes: number): Promise<string | { skip: SkipReason } | undefined> {
+async function textOf(
+  root: string,
+  file: Candidate,
+  maxFileBytes: number,
+): Promise<string | { skip: SkipReason } | undefined> {
   let opened;
   try {
     opened = await openInWorkspace(root, { absolute: file.path, display: file.relativePath, exists: true }, "read");
   } catch (error) {
-    if (error instanceof WorkspaceFileError && (error.reason === "not-regular" || error.reason === "hard-links")) return { skip: error.reason };
+    if (error instanceof WorkspaceFileError && (error.reason === "not-regular" || error.reason === "hard-links"))
+      return { skip: error.reason };
     return undefined;
   }
   try {
@@ -148,8 +175,10 @@ async function textOf(root: string, file: Candidate, maxFileBytes: number): Prom
 function skipNote(reason: SkipReason, paths: string[], maxFileBytes: number): string {
   const files = paths.length === 1 ? "1 file" : `${paths.length} files`;
   const listed = paths.slice(0, 5).join(", ") + (paths.length > 5 ? `, and ${paths.length - 5} more` : "");
-  if (reason === "large") return `[skipped ${files} larger than ${maxFileBytes} bytes (search them with bash: grep -n): ${listed}]`;
-  if (reason === "not-regular") return `[skipped ${files} that ${paths.length === 1 ? "is" : "are"} not regular (FIFO, socket or device): ${listed}]`;
+  if (reason === "large")
+    return `[skipped ${files} larger than ${maxFileBytes} bytes (search them with bash: grep -n): ${listed}]`;
+  if (reason === "not-regular")
+    return `[skipped ${files} that ${paths.length === 1 ? "is" : "are"} not regular (FIFO, socket or device): ${listed}]`;
   return `[skipped ${files} with several hard links: ${listed}]`;
 }
 
@@ -162,4 +191,3 @@ async function* filesUnder(root: string, directory: string, signal: AbortSignal)
 async function* single(path: string, relativePath: string): AsyncGenerator<Candidate> {
   yield { path, relativePath };
 }
-

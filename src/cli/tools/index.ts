@@ -15,7 +15,14 @@ import { createWorkspace, type Workspace } from "./workspace.ts";
  */
 export function codingTools(root: string, options: { bash?: BashLimits; workspace?: Workspace } = {}): Tool[] {
   const workspace = options.workspace ?? createWorkspace(root);
-  return [readTool(workspace), grepTool(workspace), listTool(workspace), editTool(workspace), writeTool(workspace), bashTool(workspace, options.bash)];
+  return [
+    readTool(workspace),
+    grepTool(workspace),
+    listTool(workspace),
+    editTool(workspace),
+    writeTool(workspace),
+    bashTool(workspace, options.bash),
+  ];
 }
 
 /** The tools that only look: they never need the user's permission. */

@@ -46,15 +46,23 @@ export function lineMatcher(pattern: RegExp, options: { timeoutMs: number; signa
           void stop();
           reject(error);
         };
-        const timer = setTimeout(() => {
-          fail(new Error(`the pattern took longer than ${options.timeoutMs / 1000} s to match and was stopped (nested quantifiers like (a+)+ can take exponential time); simplify the pattern or narrow path and glob`));
-        }, Math.max(0, options.timeoutMs - spentMs));
+        const timer = setTimeout(
+          () => {
+            fail(
+              new Error(
+                `the pattern took longer than ${options.timeoutMs / 1000} s to match and was stopped (nested quantifiers like (a+)+ can take exponential time); simplify the pattern or narrow path and glob`,
+              ),
+            );
+          },
+          Math.max(0, options.timeoutMs - spentMs),
+        );
         const onAbort = (): void => fail(new Error("aborted; the search was stopped"));
         const onMessage = (found: [number, string][]): void => {
           finish();
           resolve(found.map(([line, matched]) => ({ line, text: matched })));
         };
-        const onError = (error: Error): void => fail(new Error(`the pattern could not be matched: ${error.message}`, { cause: error }));
+        const onError = (error: Error): void =>
+          fail(new Error(`the pattern could not be matched: ${error.message}`, { cause: error }));
         const onExit = (): void => fail(new Error("the pattern could not be matched: the search stopped"));
         options.signal.addEventListener("abort", onAbort, { once: true });
         running.on("message", onMessage);

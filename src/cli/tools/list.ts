@@ -13,7 +13,8 @@ export function listTool(workspace: Workspace, limits: { maxEntries?: number } =
   const maxEntries = limits.maxEntries ?? 500;
   return tool({
     name: "list",
-    description: "List a directory of the workspace as a tree (directories end with /). Does not enter .git or node_modules.",
+    description:
+      "List a directory of the workspace as a tree (directories end with /). Does not enter .git or node_modules.",
     inputSchema: {
       type: "object",
       properties: {
@@ -26,7 +27,8 @@ export function listTool(workspace: Workspace, limits: { maxEntries?: number } =
       const { path = ".", depth = 2 } = input as { path?: string; depth?: number };
       const target = await resolveInWorkspace(workspace.root, path);
       if (!target.exists) throw new Error(`${target.display} does not exist`);
-      if (!(await stat(target.absolute)).isDirectory()) throw new Error(`${target.display} is a file, not a directory; use read to see it`);
+      if (!(await stat(target.absolute)).isDirectory())
+        throw new Error(`${target.display} is a file, not a directory; use read to see it`);
       const lines: string[] = [];
       let more = 0;
       for await (const entry of walk(workspace.root, target.absolute, { maxDepth: depth, signal })) {

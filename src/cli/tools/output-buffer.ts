@@ -3,7 +3,10 @@
  * its end, however much there is. `text()` is all of it when nothing was dropped; otherwise the
  * head and tail cut at line boundaries, with a note in between saying how much was left out.
  */
-export function outputBuffer(headBytes: number, tailBytes: number): { push: (chunk: Buffer) => void; text: () => string } {
+export function outputBuffer(
+  headBytes: number,
+  tailBytes: number,
+): { push: (chunk: Buffer) => void; text: () => string } {
   const head: Buffer[] = [];
   let headSize = 0;
   const tail: Buffer[] = [];
@@ -35,7 +38,8 @@ export function outputBuffer(headBytes: number, tailBytes: number): { push: (chu
       const headCut = start.lastIndexOf(10);
       const shownHead = headCut === -1 ? start.subarray(0, completeEnd(start)) : start.subarray(0, headCut + 1);
       const tailCut = end.indexOf(10);
-      const shownTail = tailCut === -1 ? end.subarray(firstStart(end)) : tailCut === end.length - 1 ? end : end.subarray(tailCut + 1);
+      const shownTail =
+        tailCut === -1 ? end.subarray(firstStart(end)) : tailCut === end.length - 1 ? end : end.subarray(tailCut + 1);
       const omitted = total - shownHead.length - shownTail.length;
       const omittedLines = lines - count(shownHead) - count(shownTail);
       const note = `[… ${omitted} bytes (${omittedLines} lines) of output cut here; ${total} bytes in all. Redirect to a file and read or grep it to see more …]`;

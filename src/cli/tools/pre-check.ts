@@ -18,7 +18,10 @@ export type CheckedTool = Tool & {
  * Runs the pre-check of the tool `call.name` names in `tools`, if it has one: the error text
  * the call would get, or `undefined` (no such tool, no check, or it may go ahead).
  */
-export async function checkToolCall(tools: readonly Tool[], call: { name: string; input: unknown }): Promise<string | undefined> {
+export async function checkToolCall(
+  tools: readonly Tool[],
+  call: { name: string; input: unknown },
+): Promise<string | undefined> {
   const found = tools.find((candidate) => candidate.name === call.name);
   if (found === undefined || !isCheckedTool(found)) return undefined;
   try {

@@ -52,10 +52,20 @@ export function readTool(workspace: Workspace, limits: ReadLimits = {}): Tool {
         const { stats } = file;
         if (stats.isDirectory()) throw new Error(`${target.display} is a directory; use list to see what is in it`);
         if (stats.size > maxFileBytes) {
-          throw new Error(`${target.display} is too large to read (${stats.size} bytes); use grep, or bash with head/sed to see part of it`);
+          throw new Error(
+            `${target.display} is too large to read (${stats.size} bytes); use grep, or bash with head/sed to see part of it`,
+          );
         }
-        if (isBinary(await readAt(file.handle, 0, 8192))) throw new Error(`${target.display} is a binary file (${stats.size} bytes); read shows text files only`);
-        const text = await numberedLines(file.handle, stats.size, { offset, limit, maxLineLength, maxOutput, display: target.display, signal });
+        if (isBinary(await readAt(file.handle, 0, 8192)))
+          throw new Error(`${target.display} is a binary file (${stats.size} bytes); read shows text files only`);
+        const text = await numberedLines(file.handle, stats.size, {
+          offset,
+          limit,
+          maxLineLength,
+          maxOutput,
+          display: target.display,
+          signal,
+        });
         workspace.seen.record(target.absolute, stats);
         return text;
       } finally {
@@ -70,13 +80,21 @@ export function isBinary(bytes: Uint8Array): boolean {
   return bytes.subarray(0, 8192).includes(0);
 }
 
-type Window = { offset: number; limit: number; maxLineLength: number; maxOutput: number; display: string; signal: AbortSignal };
+type Window = {
+  offset: number;
+  limit: number;
+  maxLineLength: number;
+  maxOutput: number;
+  display: string;
+  signal: AbortSignal;
+};
 
 /** The lines of `window` in a file of `size` bytes, numbered, with a note saying where to read on when more follow. */
 async function numberedLines(handle: FileHandle, size: number, window: Window): Promise<string> {
   const { kept, total } = await scanLines(handle, size, window);
   if (total === 0) return `(${window.display} is empty)`;
-  if (window.offset > total) throw new Error(`offset ${window.offset} is past the end of ${window.display} (${total} lines)`);
+  if (window.offset > total)
+    throw new Error(`offset ${window.offset} is past the end of ${window.display} (${total} lines)`);
   return numbered(kept, total, window);
 }
 
@@ -98,7 +116,8 @@ async function scanLines(handle: FileHandle, size: number, window: Window): Prom
     if (collecting && line >= offset && line < offset + limit) {
       let text = Buffer.concat(current).toString("utf8");
       if (ended && currentSize <= keepBytes) text = text.replace(/\r$/, "");
-      if (text.length > maxLineLength) text = `${text.slice(0, maxLineLength)}… [line cut at ${maxLineLength} characters]`;
+      if (text.length > maxLineLength)
+        text = `${text.slice(0, maxLineLength)}… [line cut at ${maxLineLength} characters]`;
       kept.push(text);
       // Each numbered line is at least its text, a number and a tab: past the budget, no more can be shown.
       keptSize += text.length + 8;
@@ -109,7 +128,7 @@ async function scanLines(handle: FileHandle, size: number, window: Window): Prom
     pending = false;
     line++;
   };
-  for (let position = 0; position < size; ) {
+  for (let position = 0; position < size;) {
     window.signal.throwIfAborted();
     const chunk = await readAt(handle, position, Math.min(65_536, size - position));
     if (chunk.length === 0) break;

@@ -24,7 +24,12 @@ export type WalkEntry = {
  * `skippedDirectories` or directories below `maxDepth`. Unreadable directories are left out.
  * Stops early when the consumer stops iterating or `signal` aborts.
  */
-export async function* walk(root: string, directory: string, options: { maxDepth: number; signal?: AbortSignal }, depth = 1): AsyncGenerator<WalkEntry> {
+export async function* walk(
+  root: string,
+  directory: string,
+  options: { maxDepth: number; signal?: AbortSignal },
+  depth = 1,
+): AsyncGenerator<WalkEntry> {
   options.signal?.throwIfAborted();
   let entries;
   try {
@@ -36,7 +41,11 @@ export async function* walk(root: string, directory: string, options: { maxDepth
     entry.isSymbolicLink() ? "symlink" : entry.isDirectory() ? "directory" : entry.isFile() ? "file" : "other";
   const sorted = entries
     .map((entry) => ({ name: entry.name, kind: kindOf(entry) }))
-    .sort((a, b) => Number(b.kind === "directory") - Number(a.kind === "directory") || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    .sort(
+      (a, b) =>
+        Number(b.kind === "directory") - Number(a.kind === "directory") ||
+        (a.name < b.name ? -1 : a.name > b.name ? 1 : 0),
+    );
   for (const { name, kind } of sorted) {
     const path = join(directory, name);
     const entry: WalkEntry = { path, relativePath: relative(root, path).split("\\").join("/"), name, depth, kind };

@@ -45,7 +45,8 @@ export type Access = "read" | "update";
  * Throws an Error the model can act on, the descriptor closed.
  */
 export async function openInWorkspace(root: string, target: WorkspacePath, access: Access): Promise<OpenedEntry> {
-  const flags = (access === "read" ? constants.O_RDONLY : constants.O_RDWR) | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+  const flags =
+    (access === "read" ? constants.O_RDONLY : constants.O_RDWR) | constants.O_NOFOLLOW | constants.O_NONBLOCK;
   const handle = await openOrExplain(target.absolute, flags, target.display);
   return verified(root, handle, target, false);
 }
@@ -68,7 +69,9 @@ export async function createInWorkspace(root: string, target: WorkspacePath): Pr
   }
   let directory = await openOrExplain(root, directoryFlags, ".");
   try {
-    const parts = relative(root, parent).split(sep).filter((part) => part !== "");
+    const parts = relative(root, parent)
+      .split(sep)
+      .filter((part) => part !== "");
     for (const [index, part] of parts.entries()) {
       const shown = parts.slice(0, index + 1).join("/");
       const name = join(descriptorPath(directory), part);
@@ -127,12 +130,20 @@ export async function replaceContent(handle: FileHandle, content: string | Uint8
 
 const directoryFlags = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
 
-async function verified(root: string, handle: FileHandle, target: WorkspacePath, created: boolean): Promise<OpenedEntry> {
+async function verified(
+  root: string,
+  handle: FileHandle,
+  target: WorkspacePath,
+  created: boolean,
+): Promise<OpenedEntry> {
   try {
     const stats = await handle.stat();
     await verifyLocation(root, handle, target.display, target.absolute, stats);
     if (!stats.isFile() && !stats.isDirectory()) {
-      throw new WorkspaceFileError(`${target.display} is ${kindOf(stats)}, not a regular file; the file tools read and write regular files only`, "not-regular");
+      throw new WorkspaceFileError(
+        `${target.display} is ${kindOf(stats)}, not a regular file; the file tools read and write regular files only`,
+        "not-regular",
+      );
     }
     if (stats.isFile() && stats.nlink > 1) {
       throw new WorkspaceFileError(
@@ -148,7 +159,13 @@ async function verified(root: string, handle: FileHandle, target: WorkspacePath,
 }
 
 // Linux names every open descriptor's file in /proc/self/fd; the kernel's answer cannot be raced.
-async function verifyLocation(root: string, handle: FileHandle, display: string, path?: string, stats?: Stats): Promise<void> {
+async function verifyLocation(
+  root: string,
+  handle: FileHandle,
+  display: string,
+  path?: string,
+  stats?: Stats,
+): Promise<void> {
   let actual: string | undefined;
   if (hasDescriptorPaths()) {
     actual = await readlink(descriptorPath(handle));
@@ -161,7 +178,10 @@ async function verifyLocation(root: string, handle: FileHandle, display: string,
     return;
   }
   if (actual === undefined || !isInside(root, actual)) {
-    throw new WorkspaceFileError(`${display} changed while it was being opened and now lies outside the workspace (${root}); it was not used`, "moved");
+    throw new WorkspaceFileError(
+      `${display} changed while it was being opened and now lies outside the workspace (${root}); it was not used`,
+      "moved",
+    );
   }
 }
 
@@ -175,17 +195,29 @@ async function openOrExplain(path: string, flags: number, display: string): Prom
 
 async function createOrOpen(path: string, display: string): Promise<{ handle: FileHandle; created: boolean }> {
   try {
-    return { handle: await open(path, constants.O_RDWR | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW | constants.O_NONBLOCK, 0o666), created: true };
+    return {
+      handle: await open(
+        path,
+        constants.O_RDWR | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW | constants.O_NONBLOCK,
+        0o666,
+      ),
+      created: true,
+    };
   } catch (error) {
     if (codeOf(error) !== "EEXIST") throw explainOpenError(error, display);
   }
-  return { handle: await openOrExplain(path, constants.O_RDWR | constants.O_NOFOLLOW | constants.O_NONBLOCK, display), created: false };
+  return {
+    handle: await openOrExplain(path, constants.O_RDWR | constants.O_NOFOLLOW | constants.O_NONBLOCK, display),
+    created: false,
+  };
 }
 
 function explainOpenError(error: unknown, display: string): Error {
   switch (codeOf(error)) {
     case "ELOOP":
-      return new Error(`${display} is a symbolic link (swapped in while it was being opened?); it is not followed`, { cause: error });
+      return new Error(`${display} is a symbolic link (swapped in while it was being opened?); it is not followed`, {
+        cause: error,
+      });
     case "ENOENT":
       return new Error(`${display} does not exist`, { cause: error });
     case "ENOTDIR":
@@ -199,7 +231,11 @@ function explainOpenError(error: unknown, display: string): Error {
     case "ENXIO":
     case "ENODEV":
     case "EOPNOTSUPP":
-      return new WorkspaceFileError(`${display} is not a regular file (a FIFO, socket or device); the file tools read and write regular files only`, "not-regular", { cause: error });
+      return new WorkspaceFileError(
+        `${display} is not a regular file (a FIFO, socket or device); the file tools read and write regular files only`,
+        "not-regular",
+        { cause: error },
+      );
     default:
       return error instanceof Error ? error : new Error(String(error));
   }

@@ -20,10 +20,13 @@ export async function resolveInWorkspace(root: string, path: unknown): Promise<W
   if (typeof path !== "string" || path.trim() === "") throw new Error("a path is required (relative to the workspace)");
   // A model writing `~/x` means the home directory; taken literally it would create a directory named `~`.
   if (path === "~" || path.startsWith("~/")) {
-    throw new Error(`${path}: ~ is not expanded, paths are relative to the workspace (${root}); for a file really named ~, write ./${path}`);
+    throw new Error(
+      `${path}: ~ is not expanded, paths are relative to the workspace (${root}); for a file really named ~, write ./${path}`,
+    );
   }
   const lexical = resolve(root, path);
-  if (!isInside(root, lexical)) throw new Error(`${path} is outside the workspace (${root}); only paths inside it can be used`);
+  if (!isInside(root, lexical))
+    throw new Error(`${path} is outside the workspace (${root}); only paths inside it can be used`);
   // The deepest part that exists decides where the rest would be created, links resolved.
   let existing = lexical;
   const missing: string[] = [];
@@ -37,15 +40,20 @@ export async function resolveInWorkspace(root: string, path: unknown): Promise<W
   } catch (error) {
     if (codeOf(error) !== "ENOENT") throw error;
     const shown = relative(root, existing) || ".";
-    throw new Error(`${shown} is a symbolic link to a target that does not exist; it cannot be followed`, { cause: error });
+    throw new Error(`${shown} is a symbolic link to a target that does not exist; it cannot be followed`, {
+      cause: error,
+    });
   }
   const absolute = join(real, ...missing);
   if (!isInside(root, absolute)) {
-    throw new Error(`${path} leads to ${absolute} through a symbolic link, outside the workspace (${root}); only paths inside it can be used`);
+    throw new Error(
+      `${path} leads to ${absolute} through a symbolic link, outside the workspace (${root}); only paths inside it can be used`,
+    );
   }
   const display = relative(root, absolute) || ".";
   // `a.txt/` names a directory; the shell and the system refuse it for a file, and so do the tools.
-  if ((path.endsWith("/") || path.endsWith(sep)) && missing.length === 0 && !(await stat(absolute)).isDirectory()) throw new Error(`${display} is a file, not a directory (the path ends with /)`);
+  if ((path.endsWith("/") || path.endsWith(sep)) && missing.length === 0 && !(await stat(absolute)).isDirectory())
+    throw new Error(`${display} is a file, not a directory (the path ends with /)`);
   return { absolute, display, exists: missing.length === 0 };
 }
 

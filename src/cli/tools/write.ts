@@ -25,7 +25,8 @@ export function writeTool(workspace: Workspace): CheckedTool {
   };
   const writer = tool({
     name: "write",
-    description: "Create a file, or replace all of its content. Creates missing parent directories. To change part of a file, use edit.",
+    description:
+      "Create a file, or replace all of its content. Creates missing parent directories. To change part of a file, use edit.",
     inputSchema: {
       type: "object",
       properties: {

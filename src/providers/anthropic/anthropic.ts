@@ -32,15 +32,16 @@ import { providerError, type ErrorShape } from "../provider-error.ts";
 import type { ServerSentEvent } from "../sse.ts";
 import { withUniqueToolIds } from "../session-tool-ids.ts";
 
-export type AnthropicOptions = AnthropicRequestOptions & TransportOptions & {
-  /** Defaults to the `ANTHROPIC_API_KEY` environment variable. */
-  apiKey?: string;
-  /** The API origin without `/v1`, as in the official SDK (default `https://api.anthropic.com`). */
-  baseURL?: string;
-  /** Extra request headers (e.g. `anthropic-beta`). */
-  headers?: Record<string, string>;
-  fetch?: Fetch;
-};
+export type AnthropicOptions = AnthropicRequestOptions &
+  TransportOptions & {
+    /** Defaults to the `ANTHROPIC_API_KEY` environment variable. */
+    apiKey?: string;
+    /** The API origin without `/v1`, as in the official SDK (default `https://api.anthropic.com`). */
+    baseURL?: string;
+    /** Extra request headers (e.g. `anthropic-beta`). */
+    headers?: Record<string, string>;
+    fetch?: Fetch;
+  };
 
 /**
  * An `invokeModel` for the Anthropic Messages API. Streams by default (`stream: false` for one
@@ -64,7 +65,11 @@ export function anthropic(options: AnthropicOptions): InvokeModel {
       expect: options.stream === false ? "json" : "sse",
     };
     if (options.stream === false) {
-      return readJsonAnswer(() => postJson(request), { provider: anthropicProvider, secrets: [apiKey], signal: context.signal }, (body) => fromAnthropicResponse(body as AnthropicResponse));
+      return readJsonAnswer(
+        () => postJson(request),
+        { provider: anthropicProvider, secrets: [apiKey], signal: context.signal },
+        (body) => fromAnthropicResponse(body as AnthropicResponse),
+      );
     }
     return streamMessages(() => postJson(request), [apiKey]);
   }, anthropicProvider);
@@ -73,7 +78,10 @@ export function anthropic(options: AnthropicOptions): InvokeModel {
 export const anthropicErrors: ErrorShape = {
   describe: (body) => {
     const error = (body as { error?: { type?: string; message?: string } }).error;
-    return { ...(error?.message === undefined ? {} : { message: error.message }), ...(error?.type === undefined ? {} : { code: error.type }) };
+    return {
+      ...(error?.message === undefined ? {} : { message: error.message }),
+      ...(error?.type === undefined ? {} : { code: error.type }),
+    };
   },
   retryableCodes: ["overloaded_error", "api_error", "rate_limit_error"],
 };
@@ -101,7 +109,10 @@ type StreamEvent = {
  * content block as a generic message when its `content_block_stop` arrives, the stop reason and
  * usage at the end. A stream that ends without `message_stop` is an error (retryable), never a turn.
  */
-export function streamMessages(open: () => Promise<Response>, secrets: readonly string[] = []): AsyncGenerator<ModelStreamEvent> {
+export function streamMessages(
+  open: () => Promise<Response>,
+  secrets: readonly string[] = [],
+): AsyncGenerator<ModelStreamEvent> {
   const scope: CallScope = { provider: anthropicProvider, secrets };
   return readSseStream(open, scope, (batches) => readMessagesStream(batches, scope));
 }
@@ -120,54 +131,72 @@ type MessagesStream = {
   cutToolCall: AnthropicContentBlock | undefined;
 };
 
-async function* readMessagesStream(batches: AsyncGenerator<ServerSentEvent[]>, scope: CallScope): AsyncGenerator<ModelStreamEvent> {
-  const stream: MessagesStream = { blocks: new Map(), usage: {}, stopReason: undefined, stopDetails: undefined, messageId: undefined, started: false, cutToolCall: undefined };
-  for await (const batch of batches) for (const { data } of batch) {
-    const event = parseStreamEvent(data, scope) as StreamEvent;
-    switch (event.type) {
-      case "message_start":
-        yield* messageStart(stream, event.message ?? {});
-        break;
-      case "content_block_start": {
-        const started = blockStart(stream, event);
-        if (started !== undefined) yield started;
-        break;
+async function* readMessagesStream(
+  batches: AsyncGenerator<ServerSentEvent[]>,
+  scope: CallScope,
+): AsyncGenerator<ModelStreamEvent> {
+  const stream: MessagesStream = {
+    blocks: new Map(),
+    usage: {},
+    stopReason: undefined,
+    stopDetails: undefined,
+    messageId: undefined,
+    started: false,
+    cutToolCall: undefined,
+  };
+  for await (const batch of batches)
+    for (const { data } of batch) {
+      const event = parseStreamEvent(data, scope) as StreamEvent;
+      switch (event.type) {
+        case "message_start":
+          yield* messageStart(stream, event.message ?? {});
+          break;
+        case "content_block_start": {
+          const started = blockStart(stream, event);
+          if (started !== undefined) yield started;
+          break;
+        }
+        case "content_block_delta": {
+          const delta = blockDelta(stream, event);
+          if (delta !== undefined) yield delta;
+          break;
+        }
+        case "content_block_stop": {
+          const done = blockStop(stream, event.index ?? 0);
+          if (done !== undefined) yield done;
+          break;
+        }
+        case "message_delta":
+          stream.stopReason = event.delta?.stop_reason ?? stream.stopReason;
+          stream.stopDetails = event.delta?.stop_details ?? stream.stopDetails;
+          stream.usage = { ...stream.usage, ...definedOnly(event.usage) };
+          break;
+        case "message_stop":
+          yield* messageStop(stream);
+          return;
+        case "error":
+          throw providerError(anthropicProvider, undefined, undefined, data, anthropicErrors, scope.secrets);
+        default:
+          break; // ping, and event types added later
       }
-      case "content_block_delta": {
-        const delta = blockDelta(stream, event);
-        if (delta !== undefined) yield delta;
-        break;
-      }
-      case "content_block_stop": {
-        const done = blockStop(stream, event.index ?? 0);
-        if (done !== undefined) yield done;
-        break;
-      }
-      case "message_delta":
-        stream.stopReason = event.delta?.stop_reason ?? stream.stopReason;
-        stream.stopDetails = event.delta?.stop_details ?? stream.stopDetails;
-        stream.usage = { ...stream.usage, ...definedOnly(event.usage) };
-        break;
-      case "message_stop":
-        yield* messageStop(stream);
-        return;
-      case "error":
-        throw providerError(anthropicProvider, undefined, undefined, data, anthropicErrors, scope.secrets);
-      default:
-        break; // ping, and event types added later
     }
-  }
-  throw new ProviderError("anthropic: the stream ended before message_stop", { provider: anthropicProvider, retryable: true });
+  throw new ProviderError("anthropic: the stream ended before message_stop", {
+    provider: anthropicProvider,
+    retryable: true,
+  });
 }
 
 function* messageStart(stream: MessagesStream, message: AnthropicResponse): Generator<ModelStreamEvent> {
   // Two generations in one stream (a proxy that retried upstream and kept sending) must never
   // become one turn: the whole response is broken, and the loop retries it.
   if (stream.started) {
-    throw new ProviderError(`anthropic: a second message (${message.id ?? "no id"}) began in the stream of ${stream.messageId ?? "another"}`, {
-      provider: anthropicProvider,
-      retryable: true,
-    });
+    throw new ProviderError(
+      `anthropic: a second message (${message.id ?? "no id"}) began in the stream of ${stream.messageId ?? "another"}`,
+      {
+        provider: anthropicProvider,
+        retryable: true,
+      },
+    );
   }
   stream.started = true;
   stream.messageId = message.id;
@@ -182,10 +211,15 @@ function blockStart(stream: MessagesStream, event: StreamEvent): ModelStreamEven
   const block = { ...event.content_block! };
   // A block started again before its stop would silently replace the first one.
   if (stream.blocks.has(event.index ?? 0)) {
-    throw new ProviderError(`anthropic: content block ${event.index ?? 0} started twice in the stream`, { provider: anthropicProvider, retryable: true });
+    throw new ProviderError(`anthropic: content block ${event.index ?? 0} started twice in the stream`, {
+      provider: anthropicProvider,
+      retryable: true,
+    });
   }
   stream.blocks.set(event.index ?? 0, { block, json: "" });
-  return block.type === "tool_use" ? { type: "tool-call-start", id: block.id ?? "", name: block.name ?? "" } : undefined;
+  return block.type === "tool_use"
+    ? { type: "tool-call-start", id: block.id ?? "", name: block.name ?? "" }
+    : undefined;
 }
 
 function blockDelta(stream: MessagesStream, event: StreamEvent): ModelStreamEvent | undefined {
@@ -209,7 +243,8 @@ function blockDelta(stream: MessagesStream, event: StreamEvent): ModelStreamEven
     open.block.signature = (open.block.signature ?? "") + delta.signature;
   } else if (delta.type === "input_json_delta" && delta.partial_json !== undefined) {
     open.json += delta.partial_json;
-    if (delta.partial_json !== "") return { type: "tool-call-delta", id: open.block.id ?? "", delta: delta.partial_json };
+    if (delta.partial_json !== "")
+      return { type: "tool-call-delta", id: open.block.id ?? "", delta: delta.partial_json };
   }
   return undefined;
 }
@@ -237,7 +272,10 @@ function* messageStop(stream: MessagesStream): Generator<ModelStreamEvent> {
   stream.blocks.clear();
   const cut = stream.cutToolCall;
   if (cut !== undefined && stream.stopReason !== "max_tokens") {
-    throw new ProviderError(`anthropic: tool call "${cut.name ?? ""}" arrived with invalid JSON input`, { provider: anthropicProvider, retryable: true });
+    throw new ProviderError(`anthropic: tool call "${cut.name ?? ""}" arrived with invalid JSON input`, {
+      provider: anthropicProvider,
+      retryable: true,
+    });
   }
   yield { type: "response-end", ...stopFieldsOf(stream.stopReason, stream.usage, stream.stopDetails) };
   // After response-end, so the loop never starts it early.
@@ -266,7 +304,8 @@ function* wholeBlockEvents(block: AnthropicContentBlock): Generator<ModelStreamE
 
 function definedOnly(usage: AnthropicUsage | undefined): AnthropicUsage {
   const result: AnthropicUsage = {};
-  for (const [key, value] of Object.entries(usage ?? {})) if (value !== null && value !== undefined) (result as Record<string, unknown>)[key] = value;
+  for (const [key, value] of Object.entries(usage ?? {}))
+    if (value !== null && value !== undefined) (result as Record<string, unknown>)[key] = value;
   return result;
 }
 

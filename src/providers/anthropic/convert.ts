@@ -1,6 +1,16 @@
 import type { Message, ModelMessage, Session, StopDetails, TurnEndFields } from "../../session.ts";
 import type { ToolSchema } from "../../tools/tool.ts";
-import { isOwnSignedThinking, normalizeStopReason, outputText, pairToolMessages, readToolInput, refusedInput, safeToolId, usageWithCache, type StopReasonNames } from "../convert-shared.ts";
+import {
+  isOwnSignedThinking,
+  normalizeStopReason,
+  outputText,
+  pairToolMessages,
+  readToolInput,
+  refusedInput,
+  safeToolId,
+  usageWithCache,
+  type StopReasonNames,
+} from "../convert-shared.ts";
 
 /** Options that shape the request body (the adapter's other options only affect transport). */
 export type AnthropicRequestOptions = {
@@ -34,7 +44,11 @@ export const anthropicProvider = "anthropic";
  * thinking/assistant/tool_call become one assistant message (thinking first); runs of tool results
  * become one user message, results first. Thinking goes back only with its own valid signature.
  */
-export function toAnthropicRequest(session: Session, tools: readonly ToolSchema[], options: AnthropicRequestOptions): AnthropicRequest {
+export function toAnthropicRequest(
+  session: Session,
+  tools: readonly ToolSchema[],
+  options: AnthropicRequestOptions,
+): AnthropicRequest {
   const system: Block[] = [];
   const messages: AnthropicMessage[] = [];
   for (const message of pairToolMessages(session.messages)) {
@@ -72,32 +86,48 @@ function toBlock(message: Message): Converted | undefined {
     if (!isOwnSignedThinking(message, anthropicProvider, true)) return undefined;
     return {
       role: "assistant",
-      block: message.redacted === true ? { type: "redacted_thinking", data: message.signature } : { type: "thinking", thinking: message.content, signature: message.signature },
+      block:
+        message.redacted === true
+          ? { type: "redacted_thinking", data: message.signature }
+          : { type: "thinking", thinking: message.content, signature: message.signature },
     };
   }
   if (message.type === "tool_call") {
-    const input = typeof message.input === "object" && message.input !== null && !Array.isArray(message.input) ? message.input : {};
+    const input =
+      typeof message.input === "object" && message.input !== null && !Array.isArray(message.input) ? message.input : {};
     return { role: "assistant", block: { type: "tool_use", id: safeToolId(message.id), name: message.name, input } };
   }
-  const block: Block = { type: "tool_result", tool_use_id: safeToolId(message.id), content: outputText(message.output) };
+  const block: Block = {
+    type: "tool_result",
+    tool_use_id: safeToolId(message.id),
+    content: outputText(message.output),
+  };
   if (message.isError === true) block.is_error = true;
   return { role: "user", block };
 }
 
-function requestEnvelope(system: Block[], tools: readonly ToolSchema[], options: AnthropicRequestOptions, messages: AnthropicMessage[]): AnthropicRequest {
+function requestEnvelope(
+  system: Block[],
+  tools: readonly ToolSchema[],
+  options: AnthropicRequestOptions,
+  messages: AnthropicMessage[],
+): AnthropicRequest {
   const request: AnthropicRequest = { model: options.model, max_tokens: options.maxTokens ?? 8192, messages };
   if (system.length > 0) request.system = [...system];
   if (tools.length > 0) request.tools = tools.map((schema) => ({ ...schema }));
   if (options.temperature !== undefined) request.temperature = options.temperature;
-  if (options.thinking !== undefined && options.thinking !== false) request.thinking = { type: "enabled", budget_tokens: options.thinking.budgetTokens };
+  if (options.thinking !== undefined && options.thinking !== false)
+    request.thinking = { type: "enabled", budget_tokens: options.thinking.budgetTokens };
   if (options.stream !== false) request.stream = true;
   // Caching reads the longest cached prefix: tools, then system, then messages. A breakpoint after
   // the tools, after the system prompt and on the last message (set by the callers) makes each
   // turn reuse the previous turn's prefix; the API looks back for earlier breakpoints by itself.
   if (options.cache !== false) {
     // Copies: the blocks may be shared (the body cache keeps them across calls).
-    if (request.tools !== undefined) request.tools[request.tools.length - 1] = withCacheControl(request.tools[request.tools.length - 1]!);
-    if (request.system !== undefined) request.system[request.system.length - 1] = withCacheControl(request.system[request.system.length - 1]!);
+    if (request.tools !== undefined)
+      request.tools[request.tools.length - 1] = withCacheControl(request.tools[request.tools.length - 1]!);
+    if (request.system !== undefined)
+      request.system[request.system.length - 1] = withCacheControl(request.system[request.system.length - 1]!);
   }
   return request;
 }
@@ -165,7 +195,8 @@ export type AnthropicResponse = {
  * tool input nested too deep or too large becomes `{}` with `inputError` (see `readToolInput`).
  */
 export function fromContentBlock(block: AnthropicContentBlock): ModelMessage | undefined {
-  if (block.type === "text") return block.text === undefined || block.text === "" ? undefined : { role: "assistant", content: block.text };
+  if (block.type === "text")
+    return block.text === undefined || block.text === "" ? undefined : { role: "assistant", content: block.text };
   if (block.type === "thinking") {
     const message: ModelMessage = { type: "thinking", content: block.thinking ?? "", provider: anthropicProvider };
     if (block.signature !== undefined && block.signature !== "") message.signature = block.signature;
@@ -175,7 +206,12 @@ export function fromContentBlock(block: AnthropicContentBlock): ModelMessage | u
     return { type: "thinking", content: "", signature: block.data ?? "", redacted: true, provider: anthropicProvider };
   }
   if (block.type === "tool_use") {
-    return { type: "tool_call", id: block.id ?? "", name: block.name ?? "", ...refusedInput(readToolInput(block.input)) };
+    return {
+      type: "tool_call",
+      id: block.id ?? "",
+      name: block.name ?? "",
+      ...refusedInput(readToolInput(block.input)),
+    };
   }
   return undefined;
 }
@@ -192,7 +228,12 @@ export function stopFieldsOf(
   // Anthropic's input_tokens excludes cached tokens; the generic count includes them. Its
   // output_tokens includes thinking, as the generic count does.
   if (usage !== undefined) {
-    fields.usage = usageWithCache(usage.input_tokens ?? 0, usage.output_tokens ?? 0, usage.cache_read_input_tokens ?? 0, usage.cache_creation_input_tokens ?? 0);
+    fields.usage = usageWithCache(
+      usage.input_tokens ?? 0,
+      usage.output_tokens ?? 0,
+      usage.cache_read_input_tokens ?? 0,
+      usage.cache_creation_input_tokens ?? 0,
+    );
     const thinking = usage.output_tokens_details?.thinking_tokens ?? 0;
     if (thinking > 0) fields.usage.reasoningTokens = thinking;
   }

@@ -29,27 +29,28 @@ import {
 import { bounded, providerError, type ErrorShape } from "../provider-error.ts";
 import { withUniqueToolIds } from "../session-tool-ids.ts";
 
-export type BedrockOptions = BedrockRequestOptions & TransportOptions & {
-  /** A model id, inference profile id or ARN, e.g. `us.anthropic.claude-sonnet-4-5-20250929-v1:0`. */
-  model: string;
-  /** Defaults to `AWS_REGION`, then `AWS_DEFAULT_REGION`. */
-  region?: string;
-  /**
-   * Keys for SigV4 signing, or a function returning them, called for each request (e.g.
-   * `fromNodeProviderChain()` of `@aws-sdk/credential-providers`, for profiles, SSO and roles).
-   * Defaults to `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY` and `AWS_SESSION_TOKEN`.
-   */
-  credentials?: AwsCredentials | (() => Promise<AwsCredentials>);
-  /** A Bedrock API key, sent as a bearer token instead of signing. Defaults to `AWS_BEARER_TOKEN_BEDROCK`, which wins over access keys from the environment. */
-  apiKey?: string;
-  /** Defaults to `AWS_ENDPOINT_URL_BEDROCK_RUNTIME`, then `https://bedrock-runtime.{region}.amazonaws.com`. */
-  baseURL?: string;
-  /** Extra request headers (signed with the rest). */
-  headers?: Record<string, string>;
-  fetch?: Fetch;
-  /** ConverseStream (default) or Converse. */
-  stream?: boolean;
-};
+export type BedrockOptions = BedrockRequestOptions &
+  TransportOptions & {
+    /** A model id, inference profile id or ARN, e.g. `us.anthropic.claude-sonnet-4-5-20250929-v1:0`. */
+    model: string;
+    /** Defaults to `AWS_REGION`, then `AWS_DEFAULT_REGION`. */
+    region?: string;
+    /**
+     * Keys for SigV4 signing, or a function returning them, called for each request (e.g.
+     * `fromNodeProviderChain()` of `@aws-sdk/credential-providers`, for profiles, SSO and roles).
+     * Defaults to `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY` and `AWS_SESSION_TOKEN`.
+     */
+    credentials?: AwsCredentials | (() => Promise<AwsCredentials>);
+    /** A Bedrock API key, sent as a bearer token instead of signing. Defaults to `AWS_BEARER_TOKEN_BEDROCK`, which wins over access keys from the environment. */
+    apiKey?: string;
+    /** Defaults to `AWS_ENDPOINT_URL_BEDROCK_RUNTIME`, then `https://bedrock-runtime.{region}.amazonaws.com`. */
+    baseURL?: string;
+    /** Extra request headers (signed with the rest). */
+    headers?: Record<string, string>;
+    fetch?: Fetch;
+    /** ConverseStream (default) or Converse. */
+    stream?: boolean;
+  };
 
 /**
  * An `invokeModel` for the Bedrock Converse API, any model it serves. Streams by default (the AWS
@@ -61,13 +62,21 @@ export function bedrock(options: BedrockOptions): InvokeModel {
   return withUniqueToolIds((tools, session, context) => {
     const auth = authFor(options);
     const region = options.region ?? env("AWS_REGION") ?? env("AWS_DEFAULT_REGION");
-    const baseURL = (options.baseURL ?? env("AWS_ENDPOINT_URL_BEDROCK_RUNTIME") ?? defaultEndpoint(region)).replace(/\/+$/, "");
+    const baseURL = (options.baseURL ?? env("AWS_ENDPOINT_URL_BEDROCK_RUNTIME") ?? defaultEndpoint(region)).replace(
+      /\/+$/,
+      "",
+    );
     const stream = options.stream !== false;
     const url = `${baseURL}/model/${encodeURIComponent(options.model)}/${stream ? "converse-stream" : "converse"}`;
     const body = toBedrockRequest(session, tools, options);
     const secrets: string[] = auth.kind === "bearer" ? [auth.token] : [];
     const post = async (): Promise<Response> => {
-      const authorized = await authorizedFetch(auth, region ?? regionOf(baseURL), options.fetch ?? globalThis.fetch, secrets);
+      const authorized = await authorizedFetch(
+        auth,
+        region ?? regionOf(baseURL),
+        options.fetch ?? globalThis.fetch,
+        secrets,
+      );
       return postJson({
         provider: bedrockProvider,
         url,
@@ -83,12 +92,16 @@ export function bedrock(options: BedrockOptions): InvokeModel {
         throw withContextOverflow(error);
       });
     };
-    if (!stream) return readJsonAnswer(post, { provider: bedrockProvider, secrets, signal: context.signal }, (body) => fromBedrockResponse(body as BedrockResponse));
+    if (!stream)
+      return readJsonAnswer(post, { provider: bedrockProvider, secrets, signal: context.signal }, (body) =>
+        fromBedrockResponse(body as BedrockResponse),
+      );
     return streamConverse(post, context.signal, secrets);
   }, bedrockProvider);
 }
 
-type Auth = { kind: "bearer"; token: string } | { kind: "sigv4"; credentials: AwsCredentials | (() => Promise<AwsCredentials>) };
+type Auth =
+  { kind: "bearer"; token: string } | { kind: "sigv4"; credentials: AwsCredentials | (() => Promise<AwsCredentials>) };
 
 // Read at call time, so a key set after the model was created is used.
 function authFor(options: BedrockOptions): Auth {
@@ -100,7 +113,10 @@ function authFor(options: BedrockOptions): Auth {
   const secretAccessKey = env("AWS_SECRET_ACCESS_KEY");
   const sessionToken = env("AWS_SESSION_TOKEN");
   if (accessKeyId !== undefined && secretAccessKey !== undefined) {
-    return { kind: "sigv4", credentials: { accessKeyId, secretAccessKey, ...(sessionToken === undefined ? {} : { sessionToken }) } };
+    return {
+      kind: "sigv4",
+      credentials: { accessKeyId, secretAccessKey, ...(sessionToken === undefined ? {} : { sessionToken }) },
+    };
   }
   throw new ProviderError(
     "bedrock: no credentials: set AWS_BEARER_TOKEN_BEDROCK (a Bedrock API key), or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY " +
@@ -110,7 +126,10 @@ function authFor(options: BedrockOptions): Auth {
 }
 
 function defaultEndpoint(region: string | undefined): string {
-  if (region === undefined) throw new ProviderError("bedrock: no region: set AWS_REGION (or AWS_DEFAULT_REGION), or pass region or baseURL", { provider: bedrockProvider });
+  if (region === undefined)
+    throw new ProviderError("bedrock: no region: set AWS_REGION (or AWS_DEFAULT_REGION), or pass region or baseURL", {
+      provider: bedrockProvider,
+    });
   return `https://bedrock-runtime.${region}.amazonaws.com`;
 }
 
@@ -119,18 +138,36 @@ function regionOf(baseURL: string): string | undefined {
   return /bedrock-runtime(?:-fips)?\.([a-z0-9-]+)\./.exec(new URL(baseURL).hostname)?.[1];
 }
 
-async function authorizedFetch(auth: Auth, region: string | undefined, fetchImpl: Fetch, secrets: string[]): Promise<Fetch> {
+async function authorizedFetch(
+  auth: Auth,
+  region: string | undefined,
+  fetchImpl: Fetch,
+  secrets: string[],
+): Promise<Fetch> {
   if (auth.kind === "bearer") {
-    return (url, init) => fetchImpl(url, { ...init, headers: { ...Object.fromEntries(new Headers(init.headers)), authorization: `Bearer ${auth.token}` } });
+    return (url, init) =>
+      fetchImpl(url, {
+        ...init,
+        headers: { ...Object.fromEntries(new Headers(init.headers)), authorization: `Bearer ${auth.token}` },
+      });
   }
   let credentials: AwsCredentials;
   try {
     credentials = typeof auth.credentials === "function" ? await auth.credentials() : auth.credentials;
   } catch (error) {
-    throw new ProviderError(bounded(`bedrock: could not load credentials: ${errorMessage(error)}`, []), { provider: bedrockProvider, cause: error });
+    throw new ProviderError(bounded(`bedrock: could not load credentials: ${errorMessage(error)}`, []), {
+      provider: bedrockProvider,
+      cause: error,
+    });
   }
-  secrets.push(credentials.secretAccessKey, ...(credentials.sessionToken === undefined ? [] : [credentials.sessionToken]));
-  if (region === undefined) throw new ProviderError("bedrock: no region to sign for: set AWS_REGION or pass region", { provider: bedrockProvider });
+  secrets.push(
+    credentials.secretAccessKey,
+    ...(credentials.sessionToken === undefined ? [] : [credentials.sessionToken]),
+  );
+  if (region === undefined)
+    throw new ProviderError("bedrock: no region to sign for: set AWS_REGION or pass region", {
+      provider: bedrockProvider,
+    });
   // Signed where the body is final: these are the exact bytes postJson sends.
   return async (url, init) => {
     const headers = await signRequest({
@@ -151,7 +188,12 @@ export const bedrockErrors: ErrorShape = {
   // proxies) in the body's `__type`, as AWS's JSON protocols do.
   describe: (body, headers) => {
     const fields = body as { message?: unknown; Message?: unknown; __type?: unknown };
-    const message = typeof fields.message === "string" ? fields.message : typeof fields.Message === "string" ? fields.Message : undefined;
+    const message =
+      typeof fields.message === "string"
+        ? fields.message
+        : typeof fields.Message === "string"
+          ? fields.Message
+          : undefined;
     const type = typeof fields.__type === "string" ? fields.__type : (headers?.get("x-amzn-errortype") ?? undefined);
     const code = type === undefined ? undefined : errorCode(type);
     return { ...(message === undefined ? {} : { message }), ...(code === undefined ? {} : { code }) };
@@ -174,7 +216,11 @@ function errorCode(type: string): string {
 }
 
 // Bedrock's phrasings for a request over the context window that the shared patterns miss.
-const overflowPatterns = [/input length and `?max_tokens`? exceed context limit/i, /too many total text bytes/i, /input tokens exceeds? (?:the )?maximum/i];
+const overflowPatterns = [
+  /input length and `?max_tokens`? exceed context limit/i,
+  /too many total text bytes/i,
+  /input tokens exceeds? (?:the )?maximum/i,
+];
 
 function withContextOverflow(error: unknown): unknown {
   // By name: ContextOverflowError has ProviderError's shape, so its guard would narrow to never.
@@ -211,7 +257,11 @@ const textDecoder = new TextDecoder();
  * (from `messageStop` and `metadata`) at the end. Exception frames become typed errors. A stream
  * that ends without `messageStop` is an error (retryable), never a turn.
  */
-export function streamConverse(open: () => Promise<Response>, signal?: AbortSignal, secrets: readonly string[] = []): AsyncGenerator<ModelStreamEvent> {
+export function streamConverse(
+  open: () => Promise<Response>,
+  signal?: AbortSignal,
+  secrets: readonly string[] = [],
+): AsyncGenerator<ModelStreamEvent> {
   const scope: CallScope = { provider: bedrockProvider, secrets, signal };
   return readAwsEventStream(open, scope, (batches) => readConverseStream(batches, scope));
 }
@@ -228,68 +278,100 @@ type ConverseStream = {
   cutToolCalls: BedrockContentBlock[];
 };
 
-async function* readConverseStream(batches: AsyncGenerator<EventStreamMessage[]>, scope: CallScope): AsyncGenerator<ModelStreamEvent> {
-  const stream: ConverseStream = { blocks: new Map(), stopReason: undefined, stopped: false, started: false, usage: undefined, hasToolCalls: false, cutToolCalls: [] };
-  for await (const batch of batches) for (const frame of batch) {
-    const messageType = frame.headers[":message-type"];
-    if (messageType === "exception" || messageType === "error") throw streamError(frame, scope.secrets);
-    if (messageType !== "event") continue;
-    const event = parseStreamEvent(textDecoder.decode(frame.payload), scope) as StreamEvent;
-    const index = event.contentBlockIndex ?? 0;
-    switch (frame.headers[":event-type"]) {
-      case "contentBlockStart": {
-        const started = blockStart(stream, index, event);
-        if (started !== undefined) yield started;
-        break;
+async function* readConverseStream(
+  batches: AsyncGenerator<EventStreamMessage[]>,
+  scope: CallScope,
+): AsyncGenerator<ModelStreamEvent> {
+  const stream: ConverseStream = {
+    blocks: new Map(),
+    stopReason: undefined,
+    stopped: false,
+    started: false,
+    usage: undefined,
+    hasToolCalls: false,
+    cutToolCalls: [],
+  };
+  for await (const batch of batches)
+    for (const frame of batch) {
+      const messageType = frame.headers[":message-type"];
+      if (messageType === "exception" || messageType === "error") throw streamError(frame, scope.secrets);
+      if (messageType !== "event") continue;
+      const event = parseStreamEvent(textDecoder.decode(frame.payload), scope) as StreamEvent;
+      const index = event.contentBlockIndex ?? 0;
+      switch (frame.headers[":event-type"]) {
+        case "contentBlockStart": {
+          const started = blockStart(stream, index, event);
+          if (started !== undefined) yield started;
+          break;
+        }
+        case "contentBlockDelta": {
+          const delta = blockDelta(stream, index, event.delta ?? {});
+          if (delta !== undefined) yield delta;
+          break;
+        }
+        case "contentBlockStop": {
+          const open = stream.blocks.get(index);
+          const done = open === undefined ? undefined : finishBlock(stream, open);
+          if (done !== undefined) yield done;
+          break;
+        }
+        case "messageStop":
+          yield* messageStop(stream, event.stopReason);
+          break;
+        case "metadata":
+          stream.usage = event.usage;
+          break;
+        case "messageStart":
+          // Two generations in one stream must never become one turn: the response is broken, and retried.
+          if (stream.started)
+            throw new ProviderError("bedrock: a second message began in the stream", {
+              provider: bedrockProvider,
+              retryable: true,
+            });
+          stream.started = true;
+          break;
+        default:
+          break; // event types added later
       }
-      case "contentBlockDelta": {
-        const delta = blockDelta(stream, index, event.delta ?? {});
-        if (delta !== undefined) yield delta;
-        break;
+      if (stream.stopped && stream.usage !== undefined) {
+        yield* turnEndEvents(stream);
+        return;
       }
-      case "contentBlockStop": {
-        const open = stream.blocks.get(index);
-        const done = open === undefined ? undefined : finishBlock(stream, open);
-        if (done !== undefined) yield done;
-        break;
-      }
-      case "messageStop":
-        yield* messageStop(stream, event.stopReason);
-        break;
-      case "metadata":
-        stream.usage = event.usage;
-        break;
-      case "messageStart":
-        // Two generations in one stream must never become one turn: the response is broken, and retried.
-        if (stream.started) throw new ProviderError("bedrock: a second message began in the stream", { provider: bedrockProvider, retryable: true });
-        stream.started = true;
-        break;
-      default:
-        break; // event types added later
     }
-    if (stream.stopped && stream.usage !== undefined) {
-      yield* turnEndEvents(stream);
-      return;
-    }
-  }
   // `metadata` (usage) normally follows `messageStop`; the turn itself is complete without it.
   if (stream.stopped) {
     yield* turnEndEvents(stream);
     return;
   }
-  throw new ProviderError("bedrock: the stream ended before messageStop", { provider: bedrockProvider, retryable: true });
+  throw new ProviderError("bedrock: the stream ended before messageStop", {
+    provider: bedrockProvider,
+    retryable: true,
+  });
 }
 
 function blockStart(stream: ConverseStream, index: number, event: StreamEvent): ModelStreamEvent | undefined {
   const toolUse = event.start?.toolUse;
   if (toolUse === undefined) return undefined;
   // A block started again before its stop would silently replace the first one.
-  if (stream.blocks.has(index)) throw new ProviderError(`bedrock: content block ${index} started twice in the stream`, { provider: bedrockProvider, retryable: true });
-  stream.blocks.set(index, { index, block: { toolUse: { toolUseId: toolUse.toolUseId ?? "", name: toolUse.name ?? "" } }, json: "", redacted: [] });
+  if (stream.blocks.has(index))
+    throw new ProviderError(`bedrock: content block ${index} started twice in the stream`, {
+      provider: bedrockProvider,
+      retryable: true,
+    });
+  stream.blocks.set(index, {
+    index,
+    block: { toolUse: { toolUseId: toolUse.toolUseId ?? "", name: toolUse.name ?? "" } },
+    json: "",
+    redacted: [],
+  });
   return { type: "tool-call-start", id: toolUse.toolUseId ?? "", name: toolUse.name ?? "" };
 }
 
-function blockDelta(stream: ConverseStream, index: number, delta: NonNullable<StreamEvent["delta"]>): ModelStreamEvent | undefined {
+function blockDelta(
+  stream: ConverseStream,
+  index: number,
+  delta: NonNullable<StreamEvent["delta"]>,
+): ModelStreamEvent | undefined {
   // Text and reasoning blocks have no start event: their first delta opens them.
   let open = stream.blocks.get(index);
   if (open === undefined) {
@@ -303,7 +385,9 @@ function blockDelta(stream: ConverseStream, index: number, delta: NonNullable<St
   }
   if (delta.toolUse?.input !== undefined) {
     open.json += delta.toolUse.input;
-    return delta.toolUse.input === "" ? undefined : { type: "tool-call-delta", id: block.toolUse?.toolUseId ?? "", delta: delta.toolUse.input };
+    return delta.toolUse.input === ""
+      ? undefined
+      : { type: "tool-call-delta", id: block.toolUse?.toolUseId ?? "", delta: delta.toolUse.input };
   }
   const reasoning = delta.reasoningContent;
   if (reasoning === undefined) return undefined;
@@ -343,7 +427,10 @@ function* messageStop(stream: ConverseStream, stopReason: string | undefined): G
   stream.stopReason = stopReason;
   stream.stopped = true;
   if (stream.cutToolCalls.length > 0 && stopReason !== "max_tokens") {
-    throw new ProviderError(`bedrock: tool call "${stream.cutToolCalls[0]!.toolUse?.name ?? ""}" arrived with invalid JSON input`, { provider: bedrockProvider, retryable: true });
+    throw new ProviderError(
+      `bedrock: tool call "${stream.cutToolCalls[0]!.toolUse?.name ?? ""}" arrived with invalid JSON input`,
+      { provider: bedrockProvider, retryable: true },
+    );
   }
 }
 
@@ -351,7 +438,8 @@ function* messageStop(stream: ConverseStream, stopReason: string | undefined): G
 // response-end, so the loop never starts them early.
 function* turnEndEvents(stream: ConverseStream): Generator<ModelStreamEvent> {
   yield { type: "response-end", ...stopFieldsOf(stream.stopReason, stream.usage, stream.hasToolCalls) };
-  for (const cut of stream.cutToolCalls) yield { type: "message", message: fromContentBlock({ toolUse: { ...cut.toolUse, input: {} } })! };
+  for (const cut of stream.cutToolCalls)
+    yield { type: "message", message: fromContentBlock({ toolUse: { ...cut.toolUse, input: {} } })! };
 }
 
 function streamError(frame: EventStreamMessage, secrets: CallScope["secrets"]): unknown {
@@ -359,13 +447,18 @@ function streamError(frame: EventStreamMessage, secrets: CallScope["secrets"]): 
   let body: Record<string, unknown> = {};
   try {
     const parsed = JSON.parse(text) as unknown;
-    if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)) body = parsed as Record<string, unknown>;
+    if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed))
+      body = parsed as Record<string, unknown>;
   } catch {
     body = text.trim() === "" ? {} : { message: text };
   }
   const type = frame.headers[":exception-type"] ?? frame.headers[":error-code"];
   const message = body.message ?? frame.headers[":error-message"];
-  const described = JSON.stringify({ ...body, ...(typeof type === "string" ? { __type: type } : {}), ...(typeof message === "string" ? { message } : {}) });
+  const described = JSON.stringify({
+    ...body,
+    ...(typeof type === "string" ? { __type: type } : {}),
+    ...(typeof message === "string" ? { message } : {}),
+  });
   // The status the same exception has as an HTTP response. Without it a throttling message
   // ("Too many tokens, please wait before trying again.") would read as a context overflow.
   const status = typeof type === "string" ? exceptionStatus[errorCode(type)] : undefined;

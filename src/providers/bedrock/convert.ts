@@ -1,6 +1,17 @@
 import type { JsonObject, ModelMessage, Session, StopReason, ToolResultMessage, Usage } from "../../session.ts";
 import type { ToolSchema } from "../../tools/tool.ts";
-import { isOwnSignedThinking, normalizeStopReason, outputText, pairToolMessages, readToolInput, refusedInput, safeToolId, toolUseWhenCalls, usageWithCache, type StopReasonNames } from "../convert-shared.ts";
+import {
+  isOwnSignedThinking,
+  normalizeStopReason,
+  outputText,
+  pairToolMessages,
+  readToolInput,
+  refusedInput,
+  safeToolId,
+  toolUseWhenCalls,
+  usageWithCache,
+  type StopReasonNames,
+} from "../convert-shared.ts";
 
 /** Options that shape the request body (the model goes in the URL; the adapter's other options only affect transport). */
 export type BedrockRequestOptions = {
@@ -40,7 +51,11 @@ export const bedrockProvider = "bedrock";
  * both sides. Blobs (redacted reasoning) are base64 strings, as in the HTTP API; an AWS SDK client
  * takes them as bytes.
  */
-export function toBedrockRequest(session: Session, tools: readonly ToolSchema[], options: BedrockRequestOptions = {}): BedrockRequest {
+export function toBedrockRequest(
+  session: Session,
+  tools: readonly ToolSchema[],
+  options: BedrockRequestOptions = {},
+): BedrockRequest {
   const system: Block[] = [];
   const merged: BedrockMessage[] = [];
   const push = (role: "user" | "assistant", block: Block): void => {
@@ -58,17 +73,24 @@ export function toBedrockRequest(session: Session, tools: readonly ToolSchema[],
     if (message.type === "thinking") {
       if (!isOwnSignedThinking(message, bedrockProvider)) continue;
       push("assistant", {
-        reasoningContent: message.redacted === true ? { redactedContent: message.signature } : { reasoningText: { text: message.content, signature: message.signature } },
+        reasoningContent:
+          message.redacted === true
+            ? { redactedContent: message.signature }
+            : { reasoningText: { text: message.content, signature: message.signature } },
       });
     } else if (message.type === "tool_call") {
-      push("assistant", { toolUse: { toolUseId: safeToolId(message.id, 64), name: message.name, input: jsonObject(message.input) ?? {} } });
+      push("assistant", {
+        toolUse: { toolUseId: safeToolId(message.id, 64), name: message.name, input: jsonObject(message.input) ?? {} },
+      });
     } else {
       push("user", toolResultBlock(message));
     }
   }
   const messages = answerEveryToolUse(merged);
   // Reasoning must open the assistant message it belongs to.
-  for (const message of messages) if (message.role === "assistant") message.content.sort((a, b) => Number("reasoningContent" in b) - Number("reasoningContent" in a));
+  for (const message of messages)
+    if (message.role === "assistant")
+      message.content.sort((a, b) => Number("reasoningContent" in b) - Number("reasoningContent" in a));
 
   const request: BedrockRequest = { messages };
   if (system.length > 0) request.system = system;
@@ -79,7 +101,8 @@ export function toBedrockRequest(session: Session, tools: readonly ToolSchema[],
   const toolSpecs = tools.length > 0 ? tools.map(toolSpec) : historyToolSpecs(messages);
   if (toolSpecs.length > 0) request.toolConfig = { tools: toolSpecs };
   const additional: JsonObject = { ...options.additionalModelRequestFields };
-  if (options.thinking !== undefined && options.thinking !== false) additional.thinking = { type: "enabled", budget_tokens: options.thinking.budgetTokens };
+  if (options.thinking !== undefined && options.thinking !== false)
+    additional.thinking = { type: "enabled", budget_tokens: options.thinking.budgetTokens };
   if (Object.keys(additional).length > 0) request.additionalModelRequestFields = additional;
   if (options.cache === true) addCachePoints(request);
   return request;
@@ -156,11 +179,18 @@ function toolSpec(schema: ToolSchema): Block {
 // used tools, continued without them): declare the tools the history names, so it stays valid.
 function historyToolSpecs(messages: readonly BedrockMessage[]): Block[] {
   const names = new Set<string>();
-  for (const message of messages) for (const block of message.content) {
-    const name = (block.toolUse as { name?: string } | undefined)?.name;
-    if (name !== undefined) names.add(name);
-  }
-  return [...names].map((name) => ({ toolSpec: { name, description: "Used earlier in this conversation; not available now.", inputSchema: { json: { type: "object" } } } }));
+  for (const message of messages)
+    for (const block of message.content) {
+      const name = (block.toolUse as { name?: string } | undefined)?.name;
+      if (name !== undefined) names.add(name);
+    }
+  return [...names].map((name) => ({
+    toolSpec: {
+      name,
+      description: "Used earlier in this conversation; not available now.",
+      inputSchema: { json: { type: "object" } },
+    },
+  }));
 }
 
 // Caching reads the longest cached prefix: tools, then system, then messages. A cache point after
@@ -211,16 +241,27 @@ export function fromBedrockResponse(body: BedrockResponse): ModelMessage[] {
 export function fromContentBlock(block: BedrockContentBlock): ModelMessage | undefined {
   if (block.text !== undefined) return block.text === "" ? undefined : { role: "assistant", content: block.text };
   if (block.toolUse !== undefined) {
-    return { type: "tool_call", id: block.toolUse.toolUseId ?? "", name: block.toolUse.name ?? "", ...refusedInput(readToolInput(block.toolUse.input)) };
+    return {
+      type: "tool_call",
+      id: block.toolUse.toolUseId ?? "",
+      name: block.toolUse.name ?? "",
+      ...refusedInput(readToolInput(block.toolUse.input)),
+    };
   }
   const reasoning = block.reasoningContent;
   if (reasoning?.redactedContent !== undefined) {
-    const data = typeof reasoning.redactedContent === "string" ? reasoning.redactedContent : base64(reasoning.redactedContent);
+    const data =
+      typeof reasoning.redactedContent === "string" ? reasoning.redactedContent : base64(reasoning.redactedContent);
     return { type: "thinking", content: "", signature: data, redacted: true, provider: bedrockProvider };
   }
   if (reasoning?.reasoningText !== undefined) {
-    const message: ModelMessage = { type: "thinking", content: reasoning.reasoningText.text ?? "", provider: bedrockProvider };
-    if (reasoning.reasoningText.signature !== undefined && reasoning.reasoningText.signature !== "") message.signature = reasoning.reasoningText.signature;
+    const message: ModelMessage = {
+      type: "thinking",
+      content: reasoning.reasoningText.text ?? "",
+      provider: bedrockProvider,
+    };
+    if (reasoning.reasoningText.signature !== undefined && reasoning.reasoningText.signature !== "")
+      message.signature = reasoning.reasoningText.signature;
     return message;
   }
   return undefined;
@@ -241,10 +282,19 @@ export function stopFieldsOf(
   usage: BedrockUsage | undefined,
   hasToolCalls: boolean,
 ): { stopReason?: StopReason; rawStopReason?: string; usage?: Usage } {
-  const fields: { stopReason?: StopReason; rawStopReason?: string; usage?: Usage } = normalizeStopReason(rawStopReason, stopReasons, toolUseWhenCalls(hasToolCalls));
+  const fields: { stopReason?: StopReason; rawStopReason?: string; usage?: Usage } = normalizeStopReason(
+    rawStopReason,
+    stopReasons,
+    toolUseWhenCalls(hasToolCalls),
+  );
   // Bedrock's inputTokens excludes cached tokens; the generic count includes them.
   if (usage !== undefined) {
-    fields.usage = usageWithCache(usage.inputTokens ?? 0, usage.outputTokens ?? 0, usage.cacheReadInputTokens ?? 0, usage.cacheWriteInputTokens ?? 0);
+    fields.usage = usageWithCache(
+      usage.inputTokens ?? 0,
+      usage.outputTokens ?? 0,
+      usage.cacheReadInputTokens ?? 0,
+      usage.cacheWriteInputTokens ?? 0,
+    );
   }
   return fields;
 }
@@ -252,6 +302,9 @@ export function stopFieldsOf(
 const stopReasons: StopReasonNames = {
   plain: { end_turn: "end_turn", tool_use: "tool_use", max_tokens: "max_tokens", stop_sequence: "stop_sequence" },
   // Two kinds of filter, and a limit that is not max_tokens: the normalized reason alone loses which.
-  aliases: { guardrail_intervened: "content_filter", content_filtered: "content_filter", model_context_window_exceeded: "max_tokens" },
+  aliases: {
+    guardrail_intervened: "content_filter",
+    content_filtered: "content_filter",
+    model_context_window_exceeded: "max_tokens",
+  },
 };
-

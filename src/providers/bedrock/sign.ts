@@ -25,7 +25,10 @@ export type SignableRequest = {
  */
 export async function signRequest(request: SignableRequest): Promise<Record<string, string>> {
   const url = new URL(request.url);
-  const amzDate = (request.date ?? new Date()).toISOString().replace(/[-:]/g, "").replace(/\.\d{3}/, "");
+  const amzDate = (request.date ?? new Date())
+    .toISOString()
+    .replace(/[-:]/g, "")
+    .replace(/\.\d{3}/, "");
   const day = amzDate.slice(0, 8);
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(request.headers)) headers[name.toLowerCase()] = value;
@@ -64,7 +67,9 @@ function encodeRfc3986(text: string): string {
 
 function canonicalQuery(params: URLSearchParams): string {
   return [...params]
-    .map(([name, value]) => [encodeRfc3986(encodeURIComponent(name)), encodeRfc3986(encodeURIComponent(value))] as const)
+    .map(
+      ([name, value]) => [encodeRfc3986(encodeURIComponent(name)), encodeRfc3986(encodeURIComponent(value))] as const,
+    )
     .sort(([a, aValue], [b, bValue]) => (a < b ? -1 : a > b ? 1 : aValue < bValue ? -1 : aValue > bValue ? 1 : 0))
     .map(([name, value]) => `${name}=${value}`)
     .join("&");

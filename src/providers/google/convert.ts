@@ -1,8 +1,25 @@
 import { ProviderError } from "../../errors.ts";
-import type { AssistantMessage, JsonObject, ModelMessage, Session, ThinkingMessage, ToolCallMessage, TurnEndFields, Usage } from "../../session.ts";
+import type {
+  AssistantMessage,
+  JsonObject,
+  ModelMessage,
+  Session,
+  ThinkingMessage,
+  ToolCallMessage,
+  TurnEndFields,
+  Usage,
+} from "../../session.ts";
 import { outputInstruction } from "../../model/output-instruction.ts";
 import type { ToolSchema } from "../../tools/tool.ts";
-import { isOwnSignedThinking, normalizeStopReason, pairToolMessages, readToolInput, refusedInput, toolUseWhenCalls, type StopReasonNames } from "../convert-shared.ts";
+import {
+  isOwnSignedThinking,
+  normalizeStopReason,
+  pairToolMessages,
+  readToolInput,
+  refusedInput,
+  toolUseWhenCalls,
+  type StopReasonNames,
+} from "../convert-shared.ts";
 
 /** Options that shape the request body (the adapter's other options only affect transport). */
 export type GeminiRequestOptions = {
@@ -79,10 +96,15 @@ export type GeminiResponse = {
  * (user text after them). A tool result goes as `{ output }`, or `{ error }` when `isError`, the
  * keys Gemini documents. Signatures go back only on the part they came with, and only Gemini's own.
  */
-export function toGeminiRequest(session: Session, tools: readonly ToolSchema[], options: GeminiRequestOptions): GeminiRequest {
+export function toGeminiRequest(
+  session: Session,
+  tools: readonly ToolSchema[],
+  options: GeminiRequestOptions,
+): GeminiRequest {
   const output = options.output;
   const native = output !== undefined && tools.length === 0;
-  const system: { text: string }[] = output !== undefined && !native ? [{ text: outputInstruction(output.jsonSchema) }] : [];
+  const system: { text: string }[] =
+    output !== undefined && !native ? [{ text: outputInstruction(output.jsonSchema) }] : [];
   const contents: GeminiContent[] = [];
   // A functionResponse must name its function, and results go in the order of their calls.
   const calls = new Map<string, { name: string; position: number; wireId: string | undefined }>();
@@ -98,23 +120,41 @@ export function toGeminiRequest(session: Session, tools: readonly ToolSchema[], 
       else if (message.role === "user") push("user", { text: message.content });
       else {
         const signature = ownSignature(message);
-        if (message.content !== "" || signature !== undefined) push("model", signed({ text: message.content }, signature));
+        if (message.content !== "" || signature !== undefined)
+          push("model", signed({ text: message.content }, signature));
       }
       continue;
     }
     if (message.type === "thinking") {
       // Gemini reads nothing from unsigned thought text, and a foreign or truncated one would be rejected.
-      if (isOwnSignedThinking(message, googleProvider)) push("model", { text: message.content, thought: true, thoughtSignature: message.signature! });
+      if (isOwnSignedThinking(message, googleProvider))
+        push("model", { text: message.content, thought: true, thoughtSignature: message.signature! });
     } else if (message.type === "tool_call") {
       const own = message;
-      const wireId = own.provider === googleProvider && own.generatedId !== true ? message.wireId ?? message.id : undefined;
+      const wireId =
+        own.provider === googleProvider && own.generatedId !== true ? (message.wireId ?? message.id) : undefined;
       calls.set(message.id, { name: message.name, position: calls.size, wireId });
-      const args = typeof message.input === "object" && message.input !== null && !Array.isArray(message.input) ? message.input : {};
-      push("model", signed({ functionCall: { ...(wireId === undefined ? {} : { id: wireId }), name: message.name, args } }, ownSignature(message)));
+      const args =
+        typeof message.input === "object" && message.input !== null && !Array.isArray(message.input)
+          ? message.input
+          : {};
+      push(
+        "model",
+        signed(
+          { functionCall: { ...(wireId === undefined ? {} : { id: wireId }), name: message.name, args } },
+          ownSignature(message),
+        ),
+      );
     } else {
       const call = calls.get(message.id);
       const response: JsonObject = message.isError === true ? { error: message.output } : { output: message.output };
-      const part: GeminiPart = { functionResponse: { ...(call?.wireId === undefined ? {} : { id: call.wireId }), name: call?.name ?? "", response } };
+      const part: GeminiPart = {
+        functionResponse: {
+          ...(call?.wireId === undefined ? {} : { id: call.wireId }),
+          name: call?.name ?? "",
+          response,
+        },
+      };
       responsePositions.set(part, call?.position ?? calls.size);
       push("user", part);
     }
@@ -126,7 +166,15 @@ export function toGeminiRequest(session: Session, tools: readonly ToolSchema[], 
   const request: GeminiRequest = { contents };
   if (system.length > 0) request.systemInstruction = { parts: system };
   if (tools.length > 0) {
-    request.tools = [{ functionDeclarations: tools.map((schema) => ({ name: schema.name, description: schema.description, parametersJsonSchema: schema.input_schema })) }];
+    request.tools = [
+      {
+        functionDeclarations: tools.map((schema) => ({
+          name: schema.name,
+          description: schema.description,
+          parametersJsonSchema: schema.input_schema,
+        })),
+      },
+    ];
   }
   const generationConfig = generationConfigOf(options, native ? output.jsonSchema : undefined);
   if (generationConfig !== undefined) request.generationConfig = generationConfig;
@@ -147,7 +195,11 @@ function signed(part: GeminiPart, signature: string | undefined): GeminiPart {
 // The loop writes results in call order; a hand-edited session may not, and without ids Gemini
 // pairs calls and responses by position. User text goes after the responses.
 function orderResponses(content: GeminiContent, positions: ReadonlyMap<GeminiPart, number>): void {
-  const ranked = content.parts.map((part, index) => ({ part, index, rank: positions.get(part) ?? Number.POSITIVE_INFINITY }));
+  const ranked = content.parts.map((part, index) => ({
+    part,
+    index,
+    rank: positions.get(part) ?? Number.POSITIVE_INFINITY,
+  }));
   ranked.sort((a, b) => a.rank - b.rank || a.index - b.index);
   content.parts = ranked.map((entry) => entry.part);
 }
@@ -166,7 +218,10 @@ function addValidatorSkip(content: GeminiContent): void {
   if (first !== undefined && first.thoughtSignature === undefined) first.thoughtSignature = validatorSkip;
 }
 
-function generationConfigOf(options: GeminiRequestOptions, outputSchema: JsonObject | undefined): GeminiRequest["generationConfig"] {
+function generationConfigOf(
+  options: GeminiRequestOptions,
+  outputSchema: JsonObject | undefined,
+): GeminiRequest["generationConfig"] {
   const config: NonNullable<GeminiRequest["generationConfig"]> = {};
   if (options.maxTokens !== undefined) config.maxOutputTokens = options.maxTokens;
   if (options.temperature !== undefined) config.temperature = options.temperature;
@@ -198,7 +253,16 @@ export function fromGeminiResponse(body: GeminiResponse): ModelMessage[] {
   messages.push(...reader.finish(candidate?.finishReason), ...reader.cut());
   if (messages.length === 0) messages.push({ role: "assistant", content: "" });
   const explanation = candidate?.finishMessage ?? body.promptFeedback?.blockReasonMessage;
-  Object.assign(messages[messages.length - 1]!, stopFieldsOf(candidate?.finishReason, body.promptFeedback?.blockReason, body.usageMetadata, reader.toolCalls(), explanation));
+  Object.assign(
+    messages[messages.length - 1]!,
+    stopFieldsOf(
+      candidate?.finishReason,
+      body.promptFeedback?.blockReason,
+      body.usageMetadata,
+      reader.toolCalls(),
+      explanation,
+    ),
+  );
   return messages;
 }
 
@@ -238,12 +302,18 @@ export function partReader(idSuffix: () => string): PartReader {
         return done;
       }
       const text = partText(part);
-      const signature = part.thoughtSignature === undefined || part.thoughtSignature === "" ? undefined : part.thoughtSignature;
+      const signature =
+        part.thoughtSignature === undefined || part.thoughtSignature === "" ? undefined : part.thoughtSignature;
       // Inline data, code execution and other parts have no generic message; an empty text part is nothing.
       if ((text === undefined && !isSignatureOnly(part)) || ((text ?? "") === "" && signature === undefined)) return [];
       const thought = part.thought === true;
-      const done = open !== undefined && (("type" in open) !== thought || (signature !== undefined && open.signature !== undefined)) ? close() : [];
-      open ??= thought ? { type: "thinking", content: "", provider: googleProvider } : { role: "assistant", content: "" };
+      const done =
+        open !== undefined && ("type" in open !== thought || (signature !== undefined && open.signature !== undefined))
+          ? close()
+          : [];
+      open ??= thought
+        ? { type: "thinking", content: "", provider: googleProvider }
+        : { role: "assistant", content: "" };
       open.content += text ?? "";
       if (signature !== undefined) {
         open.signature = signature;
@@ -255,7 +325,10 @@ export function partReader(idSuffix: () => string): PartReader {
       const done = close();
       if (malformed !== undefined) {
         if (finishReason !== "MAX_TOKENS") {
-          throw new ProviderError(`google: tool call "${malformed.name}" arrived with arguments that are not a JSON object`, { provider: googleProvider, retryable: true });
+          throw new ProviderError(
+            `google: tool call "${malformed.name}" arrived with arguments that are not a JSON object`,
+            { provider: googleProvider, retryable: true },
+          );
         }
       }
       return done;
@@ -277,7 +350,8 @@ export function partText(part: GeminiPart): string | undefined {
 function codeText(part: GeminiPart): string | undefined {
   const code = part.executableCode as { language?: unknown; code?: unknown } | undefined;
   if (code !== undefined && typeof code.code === "string") {
-    const language = typeof code.language === "string" && code.language !== "LANGUAGE_UNSPECIFIED" ? code.language.toLowerCase() : "";
+    const language =
+      typeof code.language === "string" && code.language !== "LANGUAGE_UNSPECIFIED" ? code.language.toLowerCase() : "";
     return `\n\`\`\`${language}\n${code.code}\n\`\`\`\n`;
   }
   const result = part.codeExecutionResult as { outcome?: unknown; output?: unknown } | undefined;
@@ -294,7 +368,11 @@ function isSignatureOnly(part: GeminiPart): boolean {
 
 // Gemini 3 gives each call an id; earlier models give none, and the loop needs one. Ours is the
 // function name, the call's position and a per-response suffix, so two responses never share one.
-function toolCallOf(part: GeminiPart, index: number, idSuffix: () => string): { message: ToolCallMessage & GeminiMessageFields; valid: boolean } {
+function toolCallOf(
+  part: GeminiPart,
+  index: number,
+  idSuffix: () => string,
+): { message: ToolCallMessage & GeminiMessageFields; valid: boolean } {
   const call = part.functionCall!;
   const name = call.name ?? "";
   const read = readToolInput(call.args);
@@ -335,7 +413,8 @@ export function stopFieldsOf(
     finishReason === undefined && blockReason !== undefined
       ? { stopReason: "content_filter", rawStopReason: blockReason }
       : normalizeStopReason(finishReason, finishReasons, toolUseWhenCalls(toolCalls > 0));
-  const normal = fields.stopReason === undefined || fields.stopReason === "end_turn" || fields.stopReason === "tool_use";
+  const normal =
+    fields.stopReason === undefined || fields.stopReason === "end_turn" || fields.stopReason === "tool_use";
   if (!normal && explanation !== undefined && explanation !== "") fields.stopDetails = { explanation };
   if (usage !== undefined) fields.usage = geminiUsage(usage);
   return fields;

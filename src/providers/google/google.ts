@@ -32,17 +32,18 @@ import type { ServerSentEvent } from "../sse.ts";
 import { withUniqueToolIds } from "../session-tool-ids.ts";
 
 // `output` comes from the run (`context.output`), never from the factory.
-export type GeminiOptions = Omit<GeminiRequestOptions, "output"> & TransportOptions & {
-  /** Defaults to the `GEMINI_API_KEY` environment variable, then `GOOGLE_API_KEY`. */
-  apiKey?: string;
-  /** The API origin without `/v1beta` (default `GOOGLE_GEMINI_BASE_URL`, then `https://generativelanguage.googleapis.com`). */
-  baseURL?: string;
-  /** Extra request headers. */
-  headers?: Record<string, string>;
-  fetch?: Fetch;
-  /** Stream the answer (`streamGenerateContent`, the default) or wait for one JSON response. */
-  stream?: boolean;
-};
+export type GeminiOptions = Omit<GeminiRequestOptions, "output"> &
+  TransportOptions & {
+    /** Defaults to the `GEMINI_API_KEY` environment variable, then `GOOGLE_API_KEY`. */
+    apiKey?: string;
+    /** The API origin without `/v1beta` (default `GOOGLE_GEMINI_BASE_URL`, then `https://generativelanguage.googleapis.com`). */
+    baseURL?: string;
+    /** Extra request headers. */
+    headers?: Record<string, string>;
+    fetch?: Fetch;
+    /** Stream the answer (`streamGenerateContent`, the default) or wait for one JSON response. */
+    stream?: boolean;
+  };
 
 /**
  * An `invokeModel` for the Gemini API (generateContent). Streams by default (`stream: false` for
@@ -72,7 +73,12 @@ export function gemini(options: GeminiOptions): StructuredOutputModel {
       idleTimeoutMs,
       expect: stream ? "sse" : "json",
     };
-    if (!stream) return readJsonAnswer(() => postJson(request), { provider: googleProvider, secrets: [apiKey], signal: context.signal }, (body) => fromGeminiResponse(body as GeminiResponse));
+    if (!stream)
+      return readJsonAnswer(
+        () => postJson(request),
+        { provider: googleProvider, secrets: [apiKey], signal: context.signal },
+        (body) => fromGeminiResponse(body as GeminiResponse),
+      );
     return streamGenerateContent(() => postJson(request), [apiKey]);
   };
   invoke.structuredOutput = "native";
@@ -109,12 +115,18 @@ function retryDelay(details: { "@type"?: string; retryDelay?: string }[] | undef
  * `finishReason` (or a `promptFeedback.blockReason`) ends the turn. A stream that ends without one,
  * or breaks, is a retryable error, never a turn.
  */
-export function streamGenerateContent(open: () => Promise<Response>, secrets: readonly string[] = []): AsyncGenerator<ModelStreamEvent> {
+export function streamGenerateContent(
+  open: () => Promise<Response>,
+  secrets: readonly string[] = [],
+): AsyncGenerator<ModelStreamEvent> {
   const scope: CallScope = { provider: googleProvider, secrets };
   return readSseStream(open, scope, (batches) => readGenerateContentStream(batches, scope));
 }
 
-async function* readGenerateContentStream(batches: AsyncGenerator<ServerSentEvent[]>, scope: CallScope): AsyncGenerator<ModelStreamEvent> {
+async function* readGenerateContentStream(
+  batches: AsyncGenerator<ServerSentEvent[]>,
+  scope: CallScope,
+): AsyncGenerator<ModelStreamEvent> {
   let responseId: string | undefined;
   const randomSuffix = responseIdSuffix(undefined);
   const reader = partReader(() => responseId ?? randomSuffix());
@@ -125,7 +137,8 @@ async function* readGenerateContentStream(batches: AsyncGenerator<ServerSentEven
   for await (const batch of batches) {
     for (const { data } of batch) {
       const chunk = parseStreamEvent(data, scope) as GeminiResponse & { error?: unknown };
-      if (chunk.error !== undefined) throw providerError(googleProvider, undefined, undefined, data, geminiErrors, scope.secrets);
+      if (chunk.error !== undefined)
+        throw providerError(googleProvider, undefined, undefined, data, geminiErrors, scope.secrets);
       responseId ??= chunk.responseId === "" ? undefined : chunk.responseId;
       usage = chunk.usageMetadata ?? usage;
       blockReason = chunk.promptFeedback?.blockReason ?? blockReason;
@@ -134,13 +147,17 @@ async function* readGenerateContentStream(batches: AsyncGenerator<ServerSentEven
       for (const part of candidate?.content?.parts ?? []) {
         for (const message of reader.add(part)) yield* messageEvents(message);
         const text = partText(part);
-        if (text !== undefined && text !== "") yield { type: part.thought === true ? "thinking-delta" : "text-delta", delta: text };
+        if (text !== undefined && text !== "")
+          yield { type: part.thought === true ? "thinking-delta" : "text-delta", delta: text };
       }
       finishReason = candidate?.finishReason ?? finishReason;
     }
   }
   if (finishReason === undefined && blockReason === undefined) {
-    throw new ProviderError("google: the stream ended without a finishReason", { provider: googleProvider, retryable: true });
+    throw new ProviderError("google: the stream ended without a finishReason", {
+      provider: googleProvider,
+      retryable: true,
+    });
   }
   for (const message of reader.finish(finishReason)) yield* messageEvents(message);
   yield { type: "response-end", ...stopFieldsOf(finishReason, blockReason, usage, reader.toolCalls(), explanation) };

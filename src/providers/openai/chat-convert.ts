@@ -1,8 +1,27 @@
 import { ProviderError } from "../../errors.ts";
-import type { JsonObject, Message, ModelMessage, Session, ThinkingMessage, ToolCallMessage, TurnEndFields, Usage } from "../../session.ts";
+import type {
+  JsonObject,
+  Message,
+  ModelMessage,
+  Session,
+  ThinkingMessage,
+  ToolCallMessage,
+  TurnEndFields,
+  Usage,
+} from "../../session.ts";
 import { hasObjectRoot, outputInstruction } from "../../model/output-instruction.ts";
 import type { ToolSchema } from "../../tools/tool.ts";
-import { isOwnSignedThinking, normalizeStopReason, outputText, pairToolMessages, readToolInput, refusedInput, safeToolId, toolUseWhenCalls, type StopReasonNames } from "../convert-shared.ts";
+import {
+  isOwnSignedThinking,
+  normalizeStopReason,
+  outputText,
+  pairToolMessages,
+  readToolInput,
+  refusedInput,
+  safeToolId,
+  toolUseWhenCalls,
+  type StopReasonNames,
+} from "../convert-shared.ts";
 
 /** Options that shape the request body (the adapter's other options only affect transport). */
 export type OpenAIChatRequestOptions = {
@@ -44,7 +63,8 @@ export type OpenAIChatMessage =
   | { role: "tool"; tool_call_id: string; content: string };
 
 /** A part of an array `content`: text, or reasoning as Mistral sends it (`thinking` parts). */
-export type OpenAIChatContentPart = { type: "text"; text: string } | { type: "thinking"; thinking: { type: "text"; text: string }[] };
+export type OpenAIChatContentPart =
+  { type: "text"; text: string } | { type: "thinking"; thinking: { type: "text"; text: string }[] };
 
 /** Where a server put its reasoning: sent back in the same place. */
 export type ReasoningField = "reasoning_content" | "reasoning" | "content";
@@ -73,10 +93,16 @@ const maxToolIdLength = 40;
  * null` when it only calls tools), followed at once by one `role: tool` message per call, in call
  * order. Reasoning goes back only when it is this adapter's own and was not compacted.
  */
-export function toOpenAIChatRequest(session: Session, tools: readonly ToolSchema[], options: OpenAIChatRequestOptions): OpenAIChatRequest {
+export function toOpenAIChatRequest(
+  session: Session,
+  tools: readonly ToolSchema[],
+  options: OpenAIChatRequestOptions,
+): OpenAIChatRequest {
   const output = options.output;
   const instructed = output !== undefined && !hasObjectRoot(output.jsonSchema);
-  const sessionMessages = instructed ? [{ role: "system", content: outputInstruction(output.jsonSchema) } as const, ...session.messages] : session.messages;
+  const sessionMessages = instructed
+    ? [{ role: "system", content: outputInstruction(output.jsonSchema) } as const, ...session.messages]
+    : session.messages;
   const messages: OpenAIChatMessage[] = [];
   for (const item of groupTurns(sessionMessages)) {
     if ("role" in item) messages.push(item);
@@ -84,12 +110,19 @@ export function toOpenAIChatRequest(session: Session, tools: readonly ToolSchema
   }
   const request: OpenAIChatRequest = { model: options.model, messages };
   if (tools.length > 0) {
-    request.tools = tools.map((schema) => ({ type: "function", function: { name: schema.name, description: schema.description, parameters: schema.input_schema } }));
+    request.tools = tools.map((schema) => ({
+      type: "function",
+      function: { name: schema.name, description: schema.description, parameters: schema.input_schema },
+    }));
   }
   if (options.maxTokens !== undefined) request[options.maxTokensField ?? "max_completion_tokens"] = options.maxTokens;
   if (options.temperature !== undefined) request.temperature = options.temperature;
   if (options.reasoningEffort !== undefined) request.reasoning_effort = options.reasoningEffort;
-  if (output !== undefined && !instructed) request.response_format = { type: "json_schema", json_schema: { name: "output", schema: output.jsonSchema, strict: false } };
+  if (output !== undefined && !instructed)
+    request.response_format = {
+      type: "json_schema",
+      json_schema: { name: "output", schema: output.jsonSchema, strict: false },
+    };
   if (options.stream !== false) {
     request.stream = true;
     request.stream_options = { include_usage: true };
@@ -120,7 +153,14 @@ function groupTurns(sessionMessages: readonly Message[]): (OpenAIChatMessage | A
       continue;
     }
     if (open === undefined || open.ended) {
-      open = { text: [], reasoning: [], reasoningField: "reasoning_content", calls: [], results: new Map(), ended: false };
+      open = {
+        text: [],
+        reasoning: [],
+        reasoningField: "reasoning_content",
+        calls: [],
+        results: new Map(),
+        ended: false,
+      };
       items.push(open);
     }
     if ("role" in message) {
@@ -128,7 +168,8 @@ function groupTurns(sessionMessages: readonly Message[]): (OpenAIChatMessage | A
     } else if (message.type === "thinking") {
       if (isOwnSignedThinking(message, openaiChatProvider) && message.redacted !== true) {
         open.reasoning.push(message.content);
-        if (message.signature === "reasoning" || message.signature === "content") open.reasoningField = message.signature;
+        if (message.signature === "reasoning" || message.signature === "content")
+          open.reasoningField = message.signature;
       }
     } else {
       open.calls.push(message);
@@ -158,8 +199,14 @@ function assistantMessages(turn: AssistantTurn): OpenAIChatMessage[] {
     content: turn.text.length > 0 ? turn.text.join("\n\n") : turn.calls.length > 0 ? null : "",
   };
   if (turn.reasoning.length > 0 && turn.reasoningField === "content") {
-    const thinking = { type: "thinking" as const, thinking: [{ type: "text" as const, text: turn.reasoning.join("\n\n") }] };
-    assistant.content = [thinking, ...(turn.text.length > 0 ? [{ type: "text" as const, text: turn.text.join("\n\n") }] : [])];
+    const thinking = {
+      type: "thinking" as const,
+      thinking: [{ type: "text" as const, text: turn.reasoning.join("\n\n") }],
+    };
+    assistant.content = [
+      thinking,
+      ...(turn.text.length > 0 ? [{ type: "text" as const, text: turn.text.join("\n\n") }] : []),
+    ];
   } else if (turn.reasoning.length > 0) assistant[turn.reasoningField] = turn.reasoning.join("\n\n");
   if (turn.calls.length === 0) return [assistant];
   assistant.tool_calls = turn.calls.map((call) => ({
@@ -178,7 +225,9 @@ function assistantMessages(turn: AssistantTurn): OpenAIChatMessage[] {
 // The server's own id for its own call, which it may insist on (Mistral takes only its 9-character
 // ids); any other id made safe for OpenAI.
 function wireToolId(call: ToolCallMessage): string {
-  return call.provider === openaiChatProvider && call.wireId !== undefined ? call.wireId : safeToolId(call.id, maxToolIdLength);
+  return call.provider === openaiChatProvider && call.wireId !== undefined
+    ? call.wireId
+    : safeToolId(call.id, maxToolIdLength);
 }
 
 function isJsonObject(value: unknown): value is JsonObject {
@@ -195,7 +244,10 @@ export type OpenAIChatUsage = {
   prompt_cache_hit_tokens?: number | null;
 };
 
-export type OpenAIChatResponseToolCall = { id?: string | null; function?: { name?: string | null; arguments?: unknown } | null };
+export type OpenAIChatResponseToolCall = {
+  id?: string | null;
+  function?: { name?: string | null; arguments?: unknown } | null;
+};
 
 export type OpenAIChatResponse = {
   choices?: {
@@ -235,11 +287,13 @@ export function fromOpenAIChatResponse(body: OpenAIChatResponse): ModelMessage[]
       if (text !== "") messages.push({ role: "assistant", content: text });
       text = "";
       const last = messages[messages.length - 1];
-      if (last !== undefined && "type" in last && last.type === "thinking" && last.signature === "content") last.content += piece.text;
+      if (last !== undefined && "type" in last && last.type === "thinking" && last.signature === "content")
+        last.content += piece.text;
       else messages.push(thinkingMessage(piece.text, "content"));
     }
   }
-  if (text !== "" || refusal !== undefined) messages.push({ role: "assistant", content: text !== "" ? text : refusal! });
+  if (text !== "" || refusal !== undefined)
+    messages.push({ role: "assistant", content: text !== "" ? text : refusal! });
   const toolCalls = message.tool_calls ?? [];
   for (const call of toolCalls) {
     const wireArguments = call.function?.arguments;
@@ -247,12 +301,15 @@ export function fromOpenAIChatResponse(body: OpenAIChatResponse): ModelMessage[]
       id: uniqueToolId(call.id ?? undefined, ids),
       name: call.function?.name ?? "",
       // A few servers send the arguments already parsed.
-      arguments: typeof wireArguments === "string" ? wireArguments : wireArguments ?? {},
+      arguments: typeof wireArguments === "string" ? wireArguments : (wireArguments ?? {}),
     };
     messages.push(toolCallMessage(toolCall, finishReason));
   }
   if (messages.length === 0) messages.push({ role: "assistant", content: "" });
-  Object.assign(messages[messages.length - 1]!, stopFieldsOf(finishReason, body.usage ?? undefined, toolCalls.length > 0, refusal !== undefined));
+  Object.assign(
+    messages[messages.length - 1]!,
+    stopFieldsOf(finishReason, body.usage ?? undefined, toolCalls.length > 0, refusal !== undefined),
+  );
   return messages;
 }
 
@@ -272,7 +329,8 @@ export function contentPieces(content: unknown): { kind: "text" | "thinking"; te
     }
     if (typeof part !== "object" || part === null) continue;
     const { type, text, thinking } = part as { type?: unknown; text?: unknown; thinking?: unknown };
-    if ((type === "text" || type === "output_text") && typeof text === "string" && text !== "") pieces.push({ kind: "text", text });
+    if ((type === "text" || type === "output_text") && typeof text === "string" && text !== "")
+      pieces.push({ kind: "text", text });
     else if (type === "thinking") {
       const reasoning = partsText(thinking);
       if (reasoning !== "") pieces.push({ kind: "thinking", text: reasoning });
@@ -287,7 +345,8 @@ function partsText(value: unknown): string {
   let text = "";
   for (const part of value as unknown[]) {
     if (typeof part === "string") text += part;
-    else if (typeof part === "object" && part !== null && typeof (part as { text?: unknown }).text === "string") text += (part as { text: string }).text;
+    else if (typeof part === "object" && part !== null && typeof (part as { text?: unknown }).text === "string")
+      text += (part as { text: string }).text;
   }
   return text;
 }
@@ -297,9 +356,15 @@ function partsText(value: unknown): string {
  * (DeepSeek, vLLM, xAI), `reasoning` (OpenRouter, Groq, Ollama), else the readable parts of
  * OpenRouter's `reasoning_details` (its text and summary entries; encrypted ones have none).
  */
-export function readReasoning(source: { reasoning_content?: unknown; reasoning?: unknown; reasoning_details?: unknown }): { text: string; field: "reasoning_content" | "reasoning" } | undefined {
-  if (typeof source.reasoning_content === "string" && source.reasoning_content !== "") return { text: source.reasoning_content, field: "reasoning_content" };
-  if (typeof source.reasoning === "string" && source.reasoning !== "") return { text: source.reasoning, field: "reasoning" };
+export function readReasoning(source: {
+  reasoning_content?: unknown;
+  reasoning?: unknown;
+  reasoning_details?: unknown;
+}): { text: string; field: "reasoning_content" | "reasoning" } | undefined {
+  if (typeof source.reasoning_content === "string" && source.reasoning_content !== "")
+    return { text: source.reasoning_content, field: "reasoning_content" };
+  if (typeof source.reasoning === "string" && source.reasoning !== "")
+    return { text: source.reasoning, field: "reasoning" };
   if (Array.isArray(source.reasoning_details)) {
     let text = "";
     for (const detail of source.reasoning_details as unknown[]) {
@@ -328,10 +393,16 @@ export function thinkingMessage(text: string, field: ReasoningField): ThinkingMe
  * loop will not run the call): then the input is `{}`. Arguments nested too deep or too large
  * become `{}` with `inputError`: the loop answers that call with an error.
  */
-export function toolCallMessage(call: { id: string; name: string; arguments: unknown }, finishReason: string | undefined): ToolCallMessage {
+export function toolCallMessage(
+  call: { id: string; name: string; arguments: unknown },
+  finishReason: string | undefined,
+): ToolCallMessage {
   const read = readToolInput(call.arguments);
   if (read.kind === "invalid" && finishReason !== "length") {
-    throw new ProviderError(`openai-chat: tool call "${call.name}" arrived with invalid JSON arguments`, { provider: openaiChatProvider, retryable: true });
+    throw new ProviderError(`openai-chat: tool call "${call.name}" arrived with invalid JSON arguments`, {
+      provider: openaiChatProvider,
+      retryable: true,
+    });
   }
   return { type: "tool_call", id: call.id, name: call.name, ...refusedInput(read) };
 }
@@ -355,8 +426,15 @@ function freshToolId(): string {
  * Normalized stop reason (see `normalizeStopReason` for when `rawStopReason` is kept: an unknown reason,
  * "stop" with tool calls, a refusal), and usage in the generic shape.
  */
-export function stopFieldsOf(finishReason: string | undefined, usage: OpenAIChatUsage | undefined, hasToolCalls: boolean, refused = false): TurnEndFields {
-  const fields: TurnEndFields = normalizeStopReason(finishReason, finishReasons, (stopReason) => (refused ? "refusal" : toolUseWhenCalls(hasToolCalls)(stopReason)));
+export function stopFieldsOf(
+  finishReason: string | undefined,
+  usage: OpenAIChatUsage | undefined,
+  hasToolCalls: boolean,
+  refused = false,
+): TurnEndFields {
+  const fields: TurnEndFields = normalizeStopReason(finishReason, finishReasons, (stopReason) =>
+    refused ? "refusal" : toolUseWhenCalls(hasToolCalls)(stopReason),
+  );
   if (usage !== undefined) fields.usage = openaiChatUsage(usage);
   return fields;
 }
@@ -384,7 +462,8 @@ function openaiChatUsage(usage: OpenAIChatUsage): Usage {
   const completion = usage.completion_tokens ?? 0;
   const reasoning = usage.completion_tokens_details?.reasoning_tokens ?? 0;
   const total = usage.total_tokens ?? undefined;
-  const reasoningApart = reasoning > completion || (total !== undefined && reasoning > 0 && total === prompt + completion + reasoning);
+  const reasoningApart =
+    reasoning > completion || (total !== undefined && reasoning > 0 && total === prompt + completion + reasoning);
   const result: Usage = { inputTokens: prompt, outputTokens: reasoningApart ? completion + reasoning : completion };
   const cacheRead = usage.prompt_tokens_details?.cached_tokens ?? usage.prompt_cache_hit_tokens ?? 0;
   if (cacheRead > 0) result.cacheReadTokens = cacheRead;

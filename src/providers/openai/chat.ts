@@ -35,24 +35,25 @@ import type { ServerSentEvent } from "../sse.ts";
 import { withUniqueToolIds } from "../session-tool-ids.ts";
 
 // `output` comes from the run (`context.output`), never from the factory.
-export type OpenAIChatOptions = Omit<OpenAIChatRequestOptions, "output"> & TransportOptions & {
-  /**
-   * Defaults to the `OPENAI_API_KEY` environment variable. With a custom `baseURL` (Ollama, vLLM,
-   * llama.cpp, LM Studio…) it may be missing: then no `Authorization` header is sent.
-   */
-  apiKey?: string;
-  /** The API root including `/v1`, as in the official SDK (default `OPENAI_BASE_URL`, else `https://api.openai.com/v1`). */
-  baseURL?: string;
-  /** Extra request headers (e.g. `OpenAI-Organization`). */
-  headers?: Record<string, string>;
-  fetch?: Fetch;
-  /**
-   * `false`: do not send a run's `output` schema as `response_format` (for compatible servers that
-   * reject `json_schema`); the loop then instructs the model and parses its answer instead.
-   * Default `true`.
-   */
-  nativeOutput?: boolean;
-};
+export type OpenAIChatOptions = Omit<OpenAIChatRequestOptions, "output"> &
+  TransportOptions & {
+    /**
+     * Defaults to the `OPENAI_API_KEY` environment variable. With a custom `baseURL` (Ollama, vLLM,
+     * llama.cpp, LM Studio…) it may be missing: then no `Authorization` header is sent.
+     */
+    apiKey?: string;
+    /** The API root including `/v1`, as in the official SDK (default `OPENAI_BASE_URL`, else `https://api.openai.com/v1`). */
+    baseURL?: string;
+    /** Extra request headers (e.g. `OpenAI-Organization`). */
+    headers?: Record<string, string>;
+    fetch?: Fetch;
+    /**
+     * `false`: do not send a run's `output` schema as `response_format` (for compatible servers that
+     * reject `json_schema`); the loop then instructs the model and parses its answer instead.
+     * Default `true`.
+     */
+    nativeOutput?: boolean;
+  };
 
 const defaultBaseURL = "https://api.openai.com/v1";
 
@@ -65,7 +66,8 @@ const defaultBaseURL = "https://api.openai.com/v1";
 export function openaiChat(options: OpenAIChatOptions): StructuredOutputModel {
   const baseURL = baseUrlOf(options.baseURL, "OPENAI_BASE_URL", defaultBaseURL);
   const official = /^https:\/\/api\.openai\.com(?:\/|$)/.test(baseURL);
-  const requestOptions: OpenAIChatRequestOptions = official || options.maxTokensField !== undefined ? options : { ...options, maxTokensField: "max_tokens" };
+  const requestOptions: OpenAIChatRequestOptions =
+    official || options.maxTokensField !== undefined ? options : { ...options, maxTokensField: "max_tokens" };
   const idleTimeoutMs = checkIdleTimeout(options.idleTimeoutMs);
   const invoke: StructuredOutputModel = (tools, session, context) => {
     const apiKey = options.apiKey ?? env("OPENAI_API_KEY");
@@ -76,7 +78,11 @@ export function openaiChat(options: OpenAIChatOptions): StructuredOutputModel {
       provider: openaiChatProvider,
       url: `${baseURL}/chat/completions`,
       headers: { ...(apiKey === undefined ? {} : { authorization: `Bearer ${apiKey}` }), ...options.headers },
-      body: toOpenAIChatRequest(session, tools, options.nativeOutput === false ? requestOptions : { ...requestOptions, output: context.output }),
+      body: toOpenAIChatRequest(
+        session,
+        tools,
+        options.nativeOutput === false ? requestOptions : { ...requestOptions, output: context.output },
+      ),
       fetch: options.fetch,
       signal: context.signal,
       errors: openaiChatErrors,
@@ -85,8 +91,10 @@ export function openaiChat(options: OpenAIChatOptions): StructuredOutputModel {
       expect: options.stream === false ? "json" : "sse",
     };
     if (options.stream === false) {
-      return readJsonAnswer(() => postJson(request), { provider: openaiChatProvider, secrets, signal: context.signal }, (body, response) =>
-        fromOpenAIChatResponse(answerOf(body, response, secrets)),
+      return readJsonAnswer(
+        () => postJson(request),
+        { provider: openaiChatProvider, secrets, signal: context.signal },
+        (body, response) => fromOpenAIChatResponse(answerOf(body, response, secrets)),
       );
     }
     return streamOpenAIChat(() => postJson(request), { secrets, signal: context.signal });
@@ -101,9 +109,17 @@ export const openaiChatErrors: ErrorShape = {
     const error = (body as { error?: unknown }).error;
     if (typeof error === "string") return { message: error };
     // vLLM once put the fields at the top level; llama.cpp's `code` is the HTTP status, its `type` the reason.
-    const details = (typeof error === "object" && error !== null ? error : body) as { message?: unknown; type?: unknown; code?: unknown };
-    const code = typeof details.code === "string" ? details.code : typeof details.type === "string" ? details.type : undefined;
-    return { ...(typeof details.message === "string" ? { message: details.message } : {}), ...(code === undefined ? {} : { code }) };
+    const details = (typeof error === "object" && error !== null ? error : body) as {
+      message?: unknown;
+      type?: unknown;
+      code?: unknown;
+    };
+    const code =
+      typeof details.code === "string" ? details.code : typeof details.type === "string" ? details.type : undefined;
+    return {
+      ...(typeof details.message === "string" ? { message: details.message } : {}),
+      ...(code === undefined ? {} : { code }),
+    };
   },
   retryableCodes: ["server_error", "rate_limit_exceeded"],
   // An exhausted quota comes as HTTP 429; waiting does not refill it.
@@ -113,7 +129,14 @@ export const openaiChatErrors: ErrorShape = {
 function answerOf(body: unknown, response: Response, secrets: readonly string[]): OpenAIChatResponse {
   // Some proxies answer 200 with an error body.
   if (typeof body === "object" && body !== null && "error" in body && !("choices" in body)) {
-    throw providerError(openaiChatProvider, undefined, response.headers, JSON.stringify(body), openaiChatErrors, secrets);
+    throw providerError(
+      openaiChatProvider,
+      undefined,
+      response.headers,
+      JSON.stringify(body),
+      openaiChatErrors,
+      secrets,
+    );
   }
   return body as OpenAIChatResponse;
 }
@@ -132,7 +155,10 @@ export function streamOpenAIChat(
   return readSseStream(open, scope, (batches) => readChatStream(batches, scope));
 }
 
-async function* readChatStream(batches: AsyncGenerator<ServerSentEvent[]>, scope: CallScope): AsyncGenerator<ModelStreamEvent> {
+async function* readChatStream(
+  batches: AsyncGenerator<ServerSentEvent[]>,
+  scope: CallScope,
+): AsyncGenerator<ModelStreamEvent> {
   const turn = createStreamedTurn();
   for await (const batch of batches) {
     for (const { data } of batch) {
@@ -152,7 +178,10 @@ async function* readChatStream(batches: AsyncGenerator<ServerSentEvent[]>, scope
     yield* endTurn(turn);
     return;
   }
-  throw new ProviderError("openai-chat: the stream ended before the reply finished", { provider: openaiChatProvider, retryable: true });
+  throw new ProviderError("openai-chat: the stream ended before the reply finished", {
+    provider: openaiChatProvider,
+    retryable: true,
+  });
 }
 
 type StreamChunk = {
@@ -175,7 +204,11 @@ type StreamChunk = {
   error?: unknown;
 };
 
-type ToolCallPart = { index?: number; id?: string | null; function?: { name?: string | null; arguments?: unknown } | null };
+type ToolCallPart = {
+  index?: number;
+  id?: string | null;
+  function?: { name?: string | null; arguments?: unknown } | null;
+};
 
 type StreamedCall = { wireId: string | undefined; id: string; name: string; arguments: string; parsed: unknown };
 
@@ -259,13 +292,25 @@ function addToolCallPart(turn: StreamedTurn, events: ModelStreamEvent[], part: T
   const wireId = typeof part.id === "string" && part.id !== "" ? part.id : undefined;
   const last = turn.calls[turn.calls.length - 1];
   // Without `index` (a few servers), a new id starts a new call; anything else continues the last one.
-  let call = part.index !== undefined ? turn.byIndex.get(part.index) : wireId === undefined || wireId === last?.wireId ? last : undefined;
+  let call =
+    part.index !== undefined
+      ? turn.byIndex.get(part.index)
+      : wireId === undefined || wireId === last?.wireId
+        ? last
+        : undefined;
   // Another id at an index already taken is another call (some servers give every call index 0).
-  if (call !== undefined && wireId !== undefined && call.wireId !== undefined && wireId !== call.wireId) call = undefined;
+  if (call !== undefined && wireId !== undefined && call.wireId !== undefined && wireId !== call.wireId)
+    call = undefined;
   if (call === undefined) {
     flushText(turn, events);
     completeCalls(turn, events);
-    call = { wireId, id: uniqueToolId(wireId, turn.ids), name: part.function?.name ?? "", arguments: "", parsed: undefined };
+    call = {
+      wireId,
+      id: uniqueToolId(wireId, turn.ids),
+      name: part.function?.name ?? "",
+      arguments: "",
+      parsed: undefined,
+    };
     turn.calls.push(call);
     if (part.index !== undefined) turn.byIndex.set(part.index, call);
     events.push({ type: "tool-call-start", id: call.id, name: call.name });
@@ -284,8 +329,13 @@ function addToolCallPart(turn: StreamedTurn, events: ModelStreamEvent[], part: T
 
 // Reasoning and text are complete once a tool call begins (or the reply ends).
 function flushText(turn: StreamedTurn, events: ModelStreamEvent[]): void {
-  if (turn.reasoning !== "") events.push({ type: "message", message: thinkingMessage(turn.reasoning, turn.reasoningField) });
-  if (turn.text !== "" || turn.refusal !== "") events.push({ type: "message", message: { role: "assistant", content: turn.text !== "" ? turn.text : turn.refusal } });
+  if (turn.reasoning !== "")
+    events.push({ type: "message", message: thinkingMessage(turn.reasoning, turn.reasoningField) });
+  if (turn.text !== "" || turn.refusal !== "")
+    events.push({
+      type: "message",
+      message: { role: "assistant", content: turn.text !== "" ? turn.text : turn.refusal },
+    });
   turn.reasoning = turn.text = turn.refusal = "";
 }
 
@@ -293,7 +343,10 @@ function completeCalls(turn: StreamedTurn, events: ModelStreamEvent[]): void {
   for (; turn.completed < turn.calls.length; turn.completed++) {
     const call = turn.calls[turn.completed]!;
     try {
-      events.push({ type: "message", message: toolCallMessage({ ...call, arguments: call.parsed ?? call.arguments }, undefined) });
+      events.push({
+        type: "message",
+        message: toolCallMessage({ ...call, arguments: call.parsed ?? call.arguments }, undefined),
+      });
     } catch {
       turn.unparsed.push(call);
     }
@@ -304,11 +357,19 @@ function endTurn(turn: StreamedTurn): ModelStreamEvent[] {
   const events: ModelStreamEvent[] = [];
   completeCalls(turn, events);
   flushText(turn, events);
-  events.push({ type: "response-end", ...stopFieldsOf(turn.finishReason, turn.usage, turn.calls.length > 0, turn.refused) });
+  events.push({
+    type: "response-end",
+    ...stopFieldsOf(turn.finishReason, turn.usage, turn.calls.length > 0, turn.refused),
+  });
   // Cut calls after response-end, so the loop never starts them early.
   for (const call of turn.unparsed) events.push({ type: "message", message: toolCallMessage(call, turn.finishReason) });
   return events;
 }
 
 export { toOpenAIChatRequest, fromOpenAIChatResponse, openaiChatProvider } from "./chat-convert.ts";
-export type { OpenAIChatMessage, OpenAIChatRequest, OpenAIChatRequestOptions, OpenAIChatResponse } from "./chat-convert.ts";
+export type {
+  OpenAIChatMessage,
+  OpenAIChatRequest,
+  OpenAIChatRequestOptions,
+  OpenAIChatResponse,
+} from "./chat-convert.ts";

@@ -1,9 +1,21 @@
 // simple-agent-loop/openai: OpenAI's two APIs. `openaiChat` speaks Chat Completions, and so every
 // OpenAI-compatible server (Ollama, vLLM, llama.cpp, LM Studio, Groq…); `openaiResponses` speaks
 // the Responses API, statelessly.
-export { openaiChat, openaiChatErrors, streamOpenAIChat, toOpenAIChatRequest, fromOpenAIChatResponse, openaiChatProvider } from "./chat.ts";
+export {
+  openaiChat,
+  openaiChatErrors,
+  streamOpenAIChat,
+  toOpenAIChatRequest,
+  fromOpenAIChatResponse,
+  openaiChatProvider,
+} from "./chat.ts";
 export type { OpenAIChatOptions } from "./chat.ts";
-export type { OpenAIChatMessage, OpenAIChatRequest, OpenAIChatRequestOptions, OpenAIChatResponse } from "./chat-convert.ts";
+export type {
+  OpenAIChatMessage,
+  OpenAIChatRequest,
+  OpenAIChatRequestOptions,
+  OpenAIChatResponse,
+} from "./chat-convert.ts";
 export {
   openaiResponses,
   streamResponses,

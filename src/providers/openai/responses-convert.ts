@@ -1,8 +1,25 @@
 import { ProviderError } from "../../errors.ts";
-import type { JsonObject, ModelMessage, Session, StopReason, ThinkingMessage, ToolCallMessage, Usage } from "../../session.ts";
+import type {
+  JsonObject,
+  ModelMessage,
+  Session,
+  StopReason,
+  ThinkingMessage,
+  ToolCallMessage,
+  Usage,
+} from "../../session.ts";
 import { hasObjectRoot, outputInstruction } from "../../model/output-instruction.ts";
 import type { ToolSchema } from "../../tools/tool.ts";
-import { isOwnSignedThinking, normalizeStopReason, outputText, pairToolMessages, readToolInput, refusedInput, safeToolId, type StopReasonNames } from "../convert-shared.ts";
+import {
+  isOwnSignedThinking,
+  normalizeStopReason,
+  outputText,
+  pairToolMessages,
+  readToolInput,
+  refusedInput,
+  safeToolId,
+  type StopReasonNames,
+} from "../convert-shared.ts";
 import { providerError, type ErrorShape } from "../provider-error.ts";
 
 /** Options that shape the request body (the adapter's other options only affect transport). */
@@ -35,7 +52,13 @@ export type OpenAIResponsesInputItem =
   | { type: "function_call"; call_id: string; name: string; arguments: string }
   | { type: "function_call_output"; call_id: string; output: string };
 
-export type OpenAIResponsesTool = { type: "function"; name: string; description: string; parameters: JsonObject; strict: false };
+export type OpenAIResponsesTool = {
+  type: "function";
+  name: string;
+  description: string;
+  parameters: JsonObject;
+  strict: false;
+};
 
 export type OpenAIResponsesRequest = {
   model: string;
@@ -84,8 +107,16 @@ export function toOpenAIResponsesRequest(
     if (message.type === "thinking") {
       if (isOwnSignedThinking(message, openaiResponsesProvider)) input.push(reasoningItem(message));
     } else if (message.type === "tool_call") {
-      const arguments_ = typeof message.input === "object" && message.input !== null && !Array.isArray(message.input) ? message.input : {};
-      input.push({ type: "function_call", call_id: safeToolId(message.id), name: message.name, arguments: JSON.stringify(arguments_) });
+      const arguments_ =
+        typeof message.input === "object" && message.input !== null && !Array.isArray(message.input)
+          ? message.input
+          : {};
+      input.push({
+        type: "function_call",
+        call_id: safeToolId(message.id),
+        name: message.name,
+        arguments: JSON.stringify(arguments_),
+      });
     } else {
       input.push({ type: "function_call_output", call_id: safeToolId(message.id), output: outputText(message.output) });
     }
@@ -99,7 +130,13 @@ export function toOpenAIResponsesRequest(
   if (instructions.length > 0) request.instructions = instructions.join("\n\n");
   if (tools.length > 0) {
     // Strict mode would reject the many JSON Schemas that do not list every property as required.
-    request.tools = tools.map((schema) => ({ type: "function", name: schema.name, description: schema.description, parameters: schema.input_schema, strict: false }));
+    request.tools = tools.map((schema) => ({
+      type: "function",
+      name: schema.name,
+      description: schema.description,
+      parameters: schema.input_schema,
+      strict: false,
+    }));
   }
   if (options.maxTokens !== undefined) request.max_output_tokens = options.maxTokens;
   if (options.temperature !== undefined) request.temperature = options.temperature;
@@ -108,7 +145,8 @@ export function toOpenAIResponsesRequest(
     if (options.reasoningEffort !== undefined) request.reasoning.effort = options.reasoningEffort;
     if (options.reasoningSummary !== undefined) request.reasoning.summary = options.reasoningSummary;
   }
-  if (output !== undefined && !instructed) request.text = { format: { type: "json_schema", name: "output", schema: output.jsonSchema, strict: false } };
+  if (output !== undefined && !instructed)
+    request.text = { format: { type: "json_schema", name: "output", schema: output.jsonSchema, strict: false } };
   if (options.stream !== false) request.stream = true;
   return request;
 }
@@ -119,7 +157,9 @@ export function toOpenAIResponsesRequest(
  * `encrypted_content` string, as a hand-written invokeModel might store it) is sent back as is.
  */
 export function reasoningSignature(id: string | undefined, encryptedContent: string): string {
-  return JSON.stringify(id === undefined ? { encrypted_content: encryptedContent } : { id, encrypted_content: encryptedContent });
+  return JSON.stringify(
+    id === undefined ? { encrypted_content: encryptedContent } : { id, encrypted_content: encryptedContent },
+  );
 }
 
 function reasoningItem(message: ThinkingMessage): OpenAIResponsesInputItem {
@@ -127,7 +167,9 @@ function reasoningItem(message: ThinkingMessage): OpenAIResponsesInputItem {
   // The summary is one part: the session keeps the parts joined, and the API reads the reasoning
   // itself from the encrypted content.
   const summary = message.content === "" ? [] : [{ type: "summary_text" as const, text: message.content }];
-  return id === undefined ? { type: "reasoning", summary, encrypted_content: encryptedContent } : { type: "reasoning", id, summary, encrypted_content: encryptedContent };
+  return id === undefined
+    ? { type: "reasoning", summary, encrypted_content: encryptedContent }
+    : { type: "reasoning", id, summary, encrypted_content: encryptedContent };
 }
 
 function readSignature(signature: string): { id?: string; encryptedContent: string } {
@@ -135,7 +177,9 @@ function readSignature(signature: string): { id?: string; encryptedContent: stri
     try {
       const parsed = JSON.parse(signature) as { id?: unknown; encrypted_content?: unknown };
       if (typeof parsed.encrypted_content === "string") {
-        return typeof parsed.id === "string" ? { id: parsed.id, encryptedContent: parsed.encrypted_content } : { encryptedContent: parsed.encrypted_content };
+        return typeof parsed.id === "string"
+          ? { id: parsed.id, encryptedContent: parsed.encrypted_content }
+          : { encryptedContent: parsed.encrypted_content };
       }
     } catch {
       // Not our JSON: the whole string is the encrypted content.
@@ -154,7 +198,10 @@ function withoutDanglingReasoning(input: OpenAIResponsesInputItem[]): OpenAIResp
       let next = index + 1;
       while (next < input.length && isReasoning(input[next]!)) next++;
       const following = input[next];
-      const answered = following !== undefined && (("role" in following && following.role === "assistant") || ("type" in following && following.type === "function_call"));
+      const answered =
+        following !== undefined &&
+        (("role" in following && following.role === "assistant") ||
+          ("type" in following && following.type === "function_call"));
       if (!answered) continue;
     }
     kept.push(item);
@@ -202,7 +249,13 @@ export type OpenAIResponsesResponse = {
  */
 export function fromOpenAIResponsesResponse(body: OpenAIResponsesResponse): ModelMessage[] {
   if (body.status === "failed" || (body.error !== null && body.error !== undefined)) {
-    throw providerError(openaiResponsesProvider, undefined, undefined, JSON.stringify({ error: body.error ?? { message: "the response failed" } }), openaiResponsesErrors);
+    throw providerError(
+      openaiResponsesProvider,
+      undefined,
+      undefined,
+      JSON.stringify({ error: body.error ?? { message: "the response failed" } }),
+      openaiResponsesErrors,
+    );
   }
   const cut = body.status === "incomplete";
   const messages: ModelMessage[] = [];
@@ -261,13 +314,24 @@ function retryAfterInMessage(message: string): number | undefined {
  */
 export function fromOutputItem(item: OpenAIResponsesOutputItem): ModelMessage | undefined {
   if (item.type === "message") {
-    const text = (item.content ?? []).map((part) => (part.type === "refusal" ? part.refusal ?? "" : part.text ?? "")).join("");
+    const text = (item.content ?? [])
+      .map((part) => (part.type === "refusal" ? (part.refusal ?? "") : (part.text ?? "")))
+      .join("");
     return text === "" ? undefined : { role: "assistant", content: text };
   }
   if (item.type === "reasoning") {
     // The readable summary; servers that show the reasoning itself (gpt-oss on vLLM or Ollama) put it in `content`.
-    const summary = (item.summary ?? []).map((part) => part.text ?? "").filter((text) => text !== "").join("\n\n");
-    const content = summary !== "" ? summary : (item.content ?? []).filter((part) => part.type === "reasoning_text").map((part) => part.text ?? "").join("");
+    const summary = (item.summary ?? [])
+      .map((part) => part.text ?? "")
+      .filter((text) => text !== "")
+      .join("\n\n");
+    const content =
+      summary !== ""
+        ? summary
+        : (item.content ?? [])
+            .filter((part) => part.type === "reasoning_text")
+            .map((part) => part.text ?? "")
+            .join("");
     const encrypted = item.encrypted_content ?? "";
     if (content === "" && encrypted === "") return undefined;
     const message: ThinkingMessage = { type: "thinking", content, provider: openaiResponsesProvider };
@@ -289,10 +353,13 @@ export function toolCall(item: OpenAIResponsesOutputItem, input: JsonObject): To
 }
 
 export function invalidArgumentsError(item: OpenAIResponsesOutputItem): ProviderError {
-  return new ProviderError(`${openaiResponsesProvider}: tool call "${item.name ?? ""}" arrived with invalid JSON arguments`, {
-    provider: openaiResponsesProvider,
-    retryable: true,
-  });
+  return new ProviderError(
+    `${openaiResponsesProvider}: tool call "${item.name ?? ""}" arrived with invalid JSON arguments`,
+    {
+      provider: openaiResponsesProvider,
+      retryable: true,
+    },
+  );
 }
 
 /**
@@ -306,16 +373,30 @@ export function stopFieldsOf(
 ): { stopReason?: StopReason; rawStopReason?: string; usage?: Usage } {
   const fields: { stopReason?: StopReason; rawStopReason?: string; usage?: Usage } = {};
   if (response.status === "completed") {
-    const refused = (response.output ?? []).some((item) => item.type === "message" && (item.content ?? []).some((part) => part.type === "refusal"));
-    fields.stopReason = messages.some((message) => "type" in message && message.type === "tool_call") ? "tool_use" : refused ? "refusal" : "end_turn";
+    const refused = (response.output ?? []).some(
+      (item) => item.type === "message" && (item.content ?? []).some((part) => part.type === "refusal"),
+    );
+    fields.stopReason = messages.some((message) => "type" in message && message.type === "tool_call")
+      ? "tool_use"
+      : refused
+        ? "refusal"
+        : "end_turn";
   } else if (response.status !== undefined) {
-    Object.assign(fields, normalizeStopReason(response.status === "incomplete" ? response.incomplete_details?.reason ?? "incomplete" : response.status, incompleteReasons));
+    Object.assign(
+      fields,
+      normalizeStopReason(
+        response.status === "incomplete" ? (response.incomplete_details?.reason ?? "incomplete") : response.status,
+        incompleteReasons,
+      ),
+    );
   }
   if (response.usage !== null && response.usage !== undefined) fields.usage = openaiUsage(response.usage);
   return fields;
 }
 
-const incompleteReasons: StopReasonNames = { plain: { max_output_tokens: "max_tokens", content_filter: "content_filter" } };
+const incompleteReasons: StopReasonNames = {
+  plain: { max_output_tokens: "max_tokens", content_filter: "content_filter" },
+};
 
 // OpenAI already counts cached tokens in input_tokens and reasoning in output_tokens, as the
 // generic usage does; a server whose total is input + output + reasoning (xAI) counts it apart.

@@ -34,15 +34,16 @@ import {
 import { withUniqueToolIds } from "../session-tool-ids.ts";
 
 // `output` comes from the run (`context.output`), never from the factory.
-export type OpenAIResponsesOptions = Omit<OpenAIResponsesRequestOptions, "output"> & TransportOptions & {
-  /** Defaults to the `OPENAI_API_KEY` environment variable, read at each call. */
-  apiKey?: string;
-  /** The API root including `/v1`, as in the official SDK (default `OPENAI_BASE_URL`, then `https://api.openai.com/v1`). */
-  baseURL?: string;
-  /** Extra request headers (e.g. `OpenAI-Organization`, `OpenAI-Project`). */
-  headers?: Record<string, string>;
-  fetch?: Fetch;
-};
+export type OpenAIResponsesOptions = Omit<OpenAIResponsesRequestOptions, "output"> &
+  TransportOptions & {
+    /** Defaults to the `OPENAI_API_KEY` environment variable, read at each call. */
+    apiKey?: string;
+    /** The API root including `/v1`, as in the official SDK (default `OPENAI_BASE_URL`, then `https://api.openai.com/v1`). */
+    baseURL?: string;
+    /** Extra request headers (e.g. `OpenAI-Organization`, `OpenAI-Project`). */
+    headers?: Record<string, string>;
+    fetch?: Fetch;
+  };
 
 /**
  * An `invokeModel` for the OpenAI Responses API (`POST {baseURL}/responses`), stateless: every call
@@ -70,7 +71,11 @@ export function openaiResponses(options: OpenAIResponsesOptions): StructuredOutp
     };
     const open = (): Promise<Response> => postJson(request);
     if (options.stream === false) {
-      return readJsonAnswer(open, { provider: openaiResponsesProvider, secrets: [apiKey], signal: context.signal }, (body) => fromOpenAIResponsesResponse(body as OpenAIResponsesResponse));
+      return readJsonAnswer(
+        open,
+        { provider: openaiResponsesProvider, secrets: [apiKey], signal: context.signal },
+        (body) => fromOpenAIResponsesResponse(body as OpenAIResponsesResponse),
+      );
     }
     return streamResponses(open, [apiKey]);
   };
@@ -105,7 +110,10 @@ type PendingItem = {
  * and usage from `response.completed` (or `response.incomplete`). A stream that ends without one
  * of those is an error (retryable), never a turn; `error` and `response.failed` events throw.
  */
-export function streamResponses(open: () => Promise<Response>, secrets: readonly string[] = []): AsyncGenerator<ModelStreamEvent> {
+export function streamResponses(
+  open: () => Promise<Response>,
+  secrets: readonly string[] = [],
+): AsyncGenerator<ModelStreamEvent> {
   const scope: CallScope = { provider: openaiResponsesProvider, secrets };
   return readSseStream(open, scope, (batches) => readResponsesStream(batches, scope));
 }
@@ -123,69 +131,106 @@ type ResponsesStream = {
   cutToolCalls: OpenAIResponsesOutputItem[];
 };
 
-async function* readResponsesStream(batches: AsyncGenerator<ServerSentEvent[]>, scope: CallScope): AsyncGenerator<ModelStreamEvent> {
-  const stream: ResponsesStream = { items: new Map(), emitted: [], doneIds: new Set(), doneCount: 0, created: false, cutToolCalls: [] };
-  for await (const batch of batches) for (const { data } of batch) {
-    if (data === "[DONE]") continue;
-    const event = parseStreamEvent(data, scope) as StreamEvent;
-    switch (event.type) {
-      case "response.output_item.added": {
-        const started = itemAdded(stream, event.item!, event.output_index);
-        if (started !== undefined) yield started;
-        break;
+async function* readResponsesStream(
+  batches: AsyncGenerator<ServerSentEvent[]>,
+  scope: CallScope,
+): AsyncGenerator<ModelStreamEvent> {
+  const stream: ResponsesStream = {
+    items: new Map(),
+    emitted: [],
+    doneIds: new Set(),
+    doneCount: 0,
+    created: false,
+    cutToolCalls: [],
+  };
+  for await (const batch of batches)
+    for (const { data } of batch) {
+      if (data === "[DONE]") continue;
+      const event = parseStreamEvent(data, scope) as StreamEvent;
+      switch (event.type) {
+        case "response.output_item.added": {
+          const started = itemAdded(stream, event.item!, event.output_index);
+          if (started !== undefined) yield started;
+          break;
+        }
+        case "response.output_text.delta":
+        case "response.refusal.delta":
+        case "response.reasoning_summary_text.delta":
+        case "response.reasoning_text.delta":
+        case "response.function_call_arguments.delta": {
+          const delta = itemDelta(stream, event);
+          if (delta !== undefined) yield delta;
+          break;
+        }
+        case "response.function_call_arguments.done": {
+          const pending = find(stream, event);
+          if (pending !== undefined && event.arguments !== undefined) pending.arguments = event.arguments;
+          break;
+        }
+        case "response.output_item.done": {
+          const done = itemDone(stream, event);
+          if (done !== undefined) yield done;
+          break;
+        }
+        case "response.completed":
+        case "response.incomplete":
+          yield* responseEnd(stream, {
+            ...event.response,
+            status: event.response?.status ?? (event.type === "response.completed" ? "completed" : "incomplete"),
+          });
+          return;
+        case "response.created":
+          // Two responses in one stream must never become one turn: the stream is broken, and retried.
+          if (stream.created)
+            throw new ProviderError("openai-responses: a second response began in the stream", {
+              provider: openaiResponsesProvider,
+              retryable: true,
+            });
+          stream.created = true;
+          break;
+        case "response.failed":
+        case "error":
+          throw providerError(
+            openaiResponsesProvider,
+            undefined,
+            undefined,
+            data,
+            openaiResponsesErrors,
+            scope.secrets,
+          );
+        default:
+          break; // in_progress, part and done-text events, and event types added later
       }
-      case "response.output_text.delta":
-      case "response.refusal.delta":
-      case "response.reasoning_summary_text.delta":
-      case "response.reasoning_text.delta":
-      case "response.function_call_arguments.delta": {
-        const delta = itemDelta(stream, event);
-        if (delta !== undefined) yield delta;
-        break;
-      }
-      case "response.function_call_arguments.done": {
-        const pending = find(stream, event);
-        if (pending !== undefined && event.arguments !== undefined) pending.arguments = event.arguments;
-        break;
-      }
-      case "response.output_item.done": {
-        const done = itemDone(stream, event);
-        if (done !== undefined) yield done;
-        break;
-      }
-      case "response.completed":
-      case "response.incomplete":
-        yield* responseEnd(stream, { ...event.response, status: event.response?.status ?? (event.type === "response.completed" ? "completed" : "incomplete") });
-        return;
-      case "response.created":
-        // Two responses in one stream must never become one turn: the stream is broken, and retried.
-        if (stream.created) throw new ProviderError("openai-responses: a second response began in the stream", { provider: openaiResponsesProvider, retryable: true });
-        stream.created = true;
-        break;
-      case "response.failed":
-      case "error":
-        throw providerError(openaiResponsesProvider, undefined, undefined, data, openaiResponsesErrors, scope.secrets);
-      default:
-        break; // in_progress, part and done-text events, and event types added later
     }
-  }
-  throw new ProviderError("openai-responses: the stream ended before response.completed", { provider: openaiResponsesProvider, retryable: true });
+  throw new ProviderError("openai-responses: the stream ended before response.completed", {
+    provider: openaiResponsesProvider,
+    retryable: true,
+  });
 }
 
 function find(stream: ResponsesStream, event: StreamEvent): PendingItem | undefined {
-  return stream.items.get(event.output_index ?? -1) ?? (event.item_id === undefined ? undefined : stream.items.get(event.item_id));
+  return (
+    stream.items.get(event.output_index ?? -1) ??
+    (event.item_id === undefined ? undefined : stream.items.get(event.item_id))
+  );
 }
 
 function pendingItem(item: OpenAIResponsesOutputItem): PendingItem {
   return { item, text: "", arguments: item.arguments ?? "", summaryIndex: undefined, summary: [], reasoning: "" };
 }
 
-function itemAdded(stream: ResponsesStream, added: OpenAIResponsesOutputItem, outputIndex: number | undefined): ModelStreamEvent | undefined {
+function itemAdded(
+  stream: ResponsesStream,
+  added: OpenAIResponsesOutputItem,
+  outputIndex: number | undefined,
+): ModelStreamEvent | undefined {
   const pending = pendingItem({ ...added });
   const item = pending.item;
   if (outputIndex !== undefined) stream.items.set(outputIndex, pending);
   if (item.id !== undefined) stream.items.set(item.id, pending);
-  return item.type === "function_call" ? { type: "tool-call-start", id: item.call_id ?? item.id ?? "", name: item.name ?? "" } : undefined;
+  return item.type === "function_call"
+    ? { type: "tool-call-start", id: item.call_id ?? item.id ?? "", name: item.name ?? "" }
+    : undefined;
 }
 
 // A piece of text, refusal, reasoning or arguments for the item it names, as the event to show.
@@ -196,7 +241,8 @@ function itemDelta(stream: ResponsesStream, event: StreamEvent): ModelStreamEven
   switch (event.type) {
     case "response.reasoning_summary_text.delta": {
       // Summary parts are joined with a blank line in the thinking message: show them alike.
-      const separator = pending.summaryIndex !== undefined && pending.summaryIndex !== event.summary_index ? "\n\n" : "";
+      const separator =
+        pending.summaryIndex !== undefined && pending.summaryIndex !== event.summary_index ? "\n\n" : "";
       if (separator !== "" || pending.summary.length === 0) pending.summary.push("");
       pending.summary[pending.summary.length - 1] += delta;
       pending.summaryIndex = event.summary_index;
@@ -246,7 +292,8 @@ function* responseEnd(stream: ResponsesStream, final: OpenAIResponsesResponse): 
     } else if (item.type === "function_call") stream.cutToolCalls.push(item);
   }
   // A call still open at the end was cut as surely as one with garbled arguments.
-  for (const pending of new Set(stream.items.values())) if (pending.item.type === "function_call") stream.cutToolCalls.push(completeItem(pending, undefined));
+  for (const pending of new Set(stream.items.values()))
+    if (pending.item.type === "function_call") stream.cutToolCalls.push(completeItem(pending, undefined));
   const cut: ModelMessage[] = [];
   for (const item of stream.cutToolCalls) {
     if (final.status !== "incomplete") throw invalidArgumentsError(item);
@@ -261,10 +308,14 @@ function* responseEnd(stream: ResponsesStream, final: OpenAIResponsesResponse): 
 // compatible server leaves out of it.
 function completeItem(pending: PendingItem, done: OpenAIResponsesOutputItem | undefined): OpenAIResponsesOutputItem {
   const item: OpenAIResponsesOutputItem = { ...pending.item, ...done };
-  if (item.type === "function_call" && (done?.arguments === undefined || done.arguments === "")) item.arguments = pending.arguments;
-  if (item.type === "message" && (item.content ?? []).length === 0 && pending.text !== "") item.content = [{ type: "output_text", text: pending.text }];
-  if (item.type === "reasoning" && (item.summary ?? []).length === 0 && pending.summary.length > 0) item.summary = pending.summary.map((text) => ({ type: "summary_text", text }));
-  if (item.type === "reasoning" && (item.content ?? []).length === 0 && pending.reasoning !== "") item.content = [{ type: "reasoning_text", text: pending.reasoning }];
+  if (item.type === "function_call" && (done?.arguments === undefined || done.arguments === ""))
+    item.arguments = pending.arguments;
+  if (item.type === "message" && (item.content ?? []).length === 0 && pending.text !== "")
+    item.content = [{ type: "output_text", text: pending.text }];
+  if (item.type === "reasoning" && (item.summary ?? []).length === 0 && pending.summary.length > 0)
+    item.summary = pending.summary.map((text) => ({ type: "summary_text", text }));
+  if (item.type === "reasoning" && (item.content ?? []).length === 0 && pending.reasoning !== "")
+    item.content = [{ type: "reasoning_text", text: pending.reasoning }];
   return item;
 }
 

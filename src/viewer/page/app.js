@@ -14,7 +14,9 @@ import { showSession } from "./session-view.js";
 const root = /** @type {HTMLElement} */ (document.getElementById("app"));
 
 start().catch((error) => {
-  root.replaceChildren(h("div.problems", { role: "alert" }, h("strong", null, "The viewer could not start: "), errorText(error)));
+  root.replaceChildren(
+    h("div.problems", { role: "alert" }, h("strong", null, "The viewer could not start: "), errorText(error)),
+  );
 });
 
 async function start() {

@@ -52,7 +52,12 @@ const pageFiles: ReadonlyArray<readonly [file: string, type: string]> = [
 export const assets: ReadonlyMap<string, { type: string; body: string }> = readAssets(pageDirectory());
 
 function readAssets(directory: URL): ReadonlyMap<string, { type: string; body: string }> {
-  return new Map(pageFiles.map(([file, type]) => [`/assets/${file}`, { type, body: readFileSync(new URL(file, directory), "utf8") }]));
+  return new Map(
+    pageFiles.map(([file, type]) => [
+      `/assets/${file}`,
+      { type, body: readFileSync(new URL(file, directory), "utf8") },
+    ]),
+  );
 }
 
 // The page's files sit beside this module in src/; the compiled module in dist/viewer/page/ reads

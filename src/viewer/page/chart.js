@@ -16,9 +16,24 @@ const svgNamespace = "http://www.w3.org/2000/svg";
  * @type {readonly Row[]}
  */
 const rows = [
-  { key: "inputTokens", label: "Input tokens", format: formatTokens, title: (value) => formatCount(value) + " input tokens" },
-  { key: "outputTokens", label: "Output tokens", format: formatTokens, title: (value) => formatCount(value) + " output tokens" },
-  { key: "durationMs", label: "Run time", format: formatDuration, title: (value) => formatDuration(value) + " run time" },
+  {
+    key: "inputTokens",
+    label: "Input tokens",
+    format: formatTokens,
+    title: (value) => formatCount(value) + " input tokens",
+  },
+  {
+    key: "outputTokens",
+    label: "Output tokens",
+    format: formatTokens,
+    title: (value) => formatCount(value) + " output tokens",
+  },
+  {
+    key: "durationMs",
+    label: "Run time",
+    format: formatDuration,
+    title: (value) => formatDuration(value) + " run time",
+  },
 ];
 
 /**
@@ -37,11 +52,22 @@ export function renderChart(container, turns, onSelect) {
   const plotWidth = width - labelWidth - 8;
   const slot = turns.length > 0 ? plotWidth / turns.length : plotWidth;
   const barWidth = Math.max(1, Math.min(28, slot * (slot > 6 ? 0.7 : 1)));
-  const chart = svg("svg", { width, height, viewBox: "0 0 " + width + " " + height, role: "img", "aria-label": "Tokens and time per turn" });
+  const chart = svg("svg", {
+    width,
+    height,
+    viewBox: "0 0 " + width + " " + height,
+    role: "img",
+    "aria-label": "Tokens and time per turn",
+  });
 
   const scales = rows.map((row, index) => {
     const values = turns.map((turn) => turn.stats[row.key] ?? 0);
-    return { row, top: index * (rowHeight + rowGap), max: values.reduce((max, value) => Math.max(max, value), 0), total: values.reduce((sum, value) => sum + value, 0) };
+    return {
+      row,
+      top: index * (rowHeight + rowGap),
+      max: values.reduce((max, value) => Math.max(max, value), 0),
+      total: values.reduce((sum, value) => sum + value, 0),
+    };
   });
   for (const { row, top, max, total } of scales) {
     chart.append(
@@ -49,22 +75,38 @@ export function renderChart(container, turns, onSelect) {
       text(row.label, { class: "row-label", x: 16, y: top + 15 }),
       text("total " + row.format(total), { class: "row-value", x: 16, y: top + 31 }),
       text("max " + row.format(max), { class: "row-value", x: 16, y: top + 45 }),
-      svg("line", { class: "baseline", x1: labelWidth, x2: labelWidth + plotWidth, y1: top + rowHeight + 0.5, y2: top + rowHeight + 0.5 }),
+      svg("line", {
+        class: "baseline",
+        x1: labelWidth,
+        x2: labelWidth + plotWidth,
+        y1: top + rowHeight + 0.5,
+        y2: top + rowHeight + 0.5,
+      }),
     );
   }
 
   turns.forEach((turn, index) => {
     const x = labelWidth + index * slot + (slot - barWidth) / 2;
     const group = svg("g", { class: "turn-bars", "data-turn": turn.number });
-    group.append(svg("rect", { class: "hit", x: labelWidth + index * slot, y: 0, width: slot, height: height - axisHeight }));
+    group.append(
+      svg("rect", { class: "hit", x: labelWidth + index * slot, y: 0, width: slot, height: height - axisHeight }),
+    );
     for (const { row, top, max } of scales) {
       const value = turn.stats[row.key] ?? 0;
       const barHeight = value > 0 && max > 0 ? Math.max(1.5, (value / max) * rowHeight) : 0;
-      group.append(svg("rect", { class: "bar " + row.key, x, y: top + rowHeight - barHeight, width: barWidth, height: barHeight }));
+      group.append(
+        svg("rect", { class: "bar " + row.key, x, y: top + rowHeight - barHeight, width: barWidth, height: barHeight }),
+      );
     }
     const title = svg("title", {});
-    title.textContent = "Turn " + turn.number + "\n" + rows.map((row) => row.title(turn.stats[row.key] ?? 0)).join("\n") +
-      (turn.stats.waitMs > 0 ? "\nwaited " + formatDuration(turn.stats.waitMs) + " for approval (not in run time)" : "");
+    title.textContent =
+      "Turn " +
+      turn.number +
+      "\n" +
+      rows.map((row) => row.title(turn.stats[row.key] ?? 0)).join("\n") +
+      (turn.stats.waitMs > 0
+        ? "\nwaited " + formatDuration(turn.stats.waitMs) + " for approval (not in run time)"
+        : "");
     group.append(title);
     group.addEventListener("click", () => onSelect(turn.number));
     chart.append(group);
@@ -73,9 +115,18 @@ export function renderChart(container, turns, onSelect) {
   // Turn numbers under the bars, as many as fit.
   const every = Math.max(1, Math.ceil(28 / slot));
   turns.forEach((turn, index) => {
-    if (index % every === 0) chart.append(text(String(turn.number), { class: "axis", x: labelWidth + (index + 0.5) * slot, y: height - 4, "text-anchor": "middle" }));
+    if (index % every === 0)
+      chart.append(
+        text(String(turn.number), {
+          class: "axis",
+          x: labelWidth + (index + 0.5) * slot,
+          y: height - 4,
+          "text-anchor": "middle",
+        }),
+      );
   });
-  if (turns.length === 0) chart.append(text("No turns yet", { class: "row-value", x: labelWidth + 8, y: rowHeight / 2 }));
+  if (turns.length === 0)
+    chart.append(text("No turns yet", { class: "row-value", x: labelWidth + 8, y: rowHeight / 2 }));
   container.replaceChildren(chart);
 }
 

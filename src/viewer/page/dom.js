@@ -74,7 +74,12 @@ function appendChildren(node, children) {
 
 // Formatters made once: toLocaleString and friends build a new one on every call, which costs seconds on a long session.
 const countFormat = new Intl.NumberFormat("en-US");
-const clockFormat = new Intl.DateTimeFormat("en-GB", { hour: "2-digit", minute: "2-digit", second: "2-digit", hourCycle: "h23" });
+const clockFormat = new Intl.DateTimeFormat("en-GB", {
+  hour: "2-digit",
+  minute: "2-digit",
+  second: "2-digit",
+  hourCycle: "h23",
+});
 const dateFormat = new Intl.DateTimeFormat("en-CA", { year: "numeric", month: "2-digit", day: "2-digit" });
 
 /** @param {number} value */

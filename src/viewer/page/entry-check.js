@@ -18,7 +18,9 @@ import { timeOf } from "./dom.js";
 export function messageProblem(message) {
   const kind = typeof message.role === "string" ? message.role : typeof message.type === "string" ? message.type : "";
   const wrong = wrongFields(message, messageFields.get(kind) ?? messageFields.get("") ?? []);
-  return wrong.length > 0 ? article(kind) + " " + kind + " message whose " + wrong.join("; ") + " (shown as it is)" : undefined;
+  return wrong.length > 0
+    ? article(kind) + " " + kind + " message whose " + wrong.join("; ") + " (shown as it is)"
+    : undefined;
 }
 
 /**
@@ -30,7 +32,9 @@ export function entryProblem(entry) {
   const type = typeof entry.type === "string" ? entry.type : "";
   const rules = entryFields.get(type);
   const wrong = rules === undefined ? [] : wrongFields(entry, rules);
-  return wrong.length > 0 ? article(type) + ' "' + type + '" entry whose ' + wrong.join("; ") + " (shown as it is)" : undefined;
+  return wrong.length > 0
+    ? article(type) + ' "' + type + '" entry whose ' + wrong.join("; ") + " (shown as it is)"
+    : undefined;
 }
 
 /**
@@ -40,23 +44,70 @@ export function entryProblem(entry) {
  * @typedef {"text" | "time" | "count" | "boolean" | "object" | "text?" | "time?" | "count?" | "boolean?" | "object?"} FieldKind
  * @typedef {{ parents: string[], prefix: string, key: string, kind: string, optional: boolean }} FieldRule
  */
-const messageFields = compileFields(new Map([
-  ["user", [["content", "text"]]],
-  ["system", [["content", "text"]]],
-  ["assistant", [["content", "text"], ["usage", "object?"], ["usage.*", "count?"], ["stopReason", "text?"]]],
-  ["thinking", [["content", "text"], ["redacted", "boolean?"]]],
-  ["tool_call", [["id", "text"], ["name", "text"], ["input", "object"], ["approval", "object?"], ["approval.status", "text"], ["approval.reason", "text?"]]],
-  ["tool_result", [["id", "text"], ["isError", "boolean?"], ["waitMs", "count?"]]],
-  // A message of a kind this page does not know: only its time.
-  ["", []],
-]), [["ts", "time?"]]);
+const messageFields = compileFields(
+  new Map([
+    ["user", [["content", "text"]]],
+    ["system", [["content", "text"]]],
+    [
+      "assistant",
+      [
+        ["content", "text"],
+        ["usage", "object?"],
+        ["usage.*", "count?"],
+        ["stopReason", "text?"],
+      ],
+    ],
+    [
+      "thinking",
+      [
+        ["content", "text"],
+        ["redacted", "boolean?"],
+      ],
+    ],
+    [
+      "tool_call",
+      [
+        ["id", "text"],
+        ["name", "text"],
+        ["input", "object"],
+        ["approval", "object?"],
+        ["approval.status", "text"],
+        ["approval.reason", "text?"],
+      ],
+    ],
+    [
+      "tool_result",
+      [
+        ["id", "text"],
+        ["isError", "boolean?"],
+        ["waitMs", "count?"],
+      ],
+    ],
+    // A message of a kind this page does not know: only its time.
+    ["", []],
+  ]),
+  [["ts", "time?"]],
+);
 
-const entryFields = compileFields(new Map([
-  ["splice", [["reason", "text?"], ["details", "object?"], ["details.summary", "text?"], ["details.strategy", "text?"], ["details.tokensBefore", "count?"], ["details.tokensAfter", "count?"]]],
-  ["replace", [["reason", "text?"]]],
-  ["update", [["reason", "text?"]]],
-  ["custom", []],
-]), [["ts", "time?"]]);
+const entryFields = compileFields(
+  new Map([
+    [
+      "splice",
+      [
+        ["reason", "text?"],
+        ["details", "object?"],
+        ["details.summary", "text?"],
+        ["details.strategy", "text?"],
+        ["details.tokensBefore", "count?"],
+        ["details.tokensAfter", "count?"],
+      ],
+    ],
+    ["replace", [["reason", "text?"]]],
+    ["update", [["reason", "text?"]]],
+    ["custom", []],
+  ]),
+  [["ts", "time?"]],
+);
 
 /**
  * @param {ReadonlyMap<string, ReadonlyArray<readonly [path: string, kind: FieldKind]>>} fieldsByKind
@@ -64,12 +115,23 @@ const entryFields = compileFields(new Map([
  * @returns {ReadonlyMap<string, readonly FieldRule[]>}
  */
 function compileFields(fieldsByKind, common) {
-  return new Map([...fieldsByKind].map(([kind, fields]) => [kind, [...fields, ...common].map(([path, expected]) => {
-    const parents = path.split(".");
-    const key = parents.pop() ?? "";
-    const optional = expected.endsWith("?");
-    return { parents, prefix: parents.length > 0 ? parents.join(".") + "." : "", key, kind: optional ? expected.slice(0, -1) : expected, optional };
-  })]));
+  return new Map(
+    [...fieldsByKind].map(([kind, fields]) => [
+      kind,
+      [...fields, ...common].map(([path, expected]) => {
+        const parents = path.split(".");
+        const key = parents.pop() ?? "";
+        const optional = expected.endsWith("?");
+        return {
+          parents,
+          prefix: parents.length > 0 ? parents.join(".") + "." : "",
+          key,
+          kind: optional ? expected.slice(0, -1) : expected,
+          optional,
+        };
+      }),
+    ]),
+  );
 }
 
 /**
@@ -109,12 +171,19 @@ function wrongFields(value, rules) {
  */
 function checkField(field, rule, key, wrong) {
   if (field === undefined && rule.optional) return;
-  if (!isKind(field, rule.kind)) wrong.push(rule.prefix + key + " is " + describe(field) + ", not " + kindName(rule.kind));
+  if (!isKind(field, rule.kind))
+    wrong.push(rule.prefix + key + " is " + describe(field) + ", not " + kindName(rule.kind));
 }
 
 /** @param {string} kind */
 function kindName(kind) {
-  return kind === "text" ? "text" : kind === "time" ? "a time (ISO 8601)" : kind === "count" ? "a count (a number, not negative)" : article(kind) + " " + kind;
+  return kind === "text"
+    ? "text"
+    : kind === "time"
+      ? "a time (ISO 8601)"
+      : kind === "count"
+        ? "a count (a number, not negative)"
+        : article(kind) + " " + kind;
 }
 
 /** @param {string} word */

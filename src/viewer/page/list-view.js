@@ -22,13 +22,39 @@ export function showList(root, info) {
   const count = h("span.status", null);
   root.replaceChildren(
     h("header.bar", null, h("h1", null, name), count),
-    h("main.list", null, h("table.sessions", null,
-      h("thead", null, h("tr", null, h("th", null, "Session"), h("th", null, "Task"), h("th", null, "Workspace"), h("th", null, "Outcome"),
-        h("th.num", null, "Messages"), h("th.num", null, "Tokens"), h("th", null, "Last activity"), h("th.num", null, "Size"))),
-      body)));
+    h(
+      "main.list",
+      null,
+      h(
+        "table.sessions",
+        null,
+        h(
+          "thead",
+          null,
+          h(
+            "tr",
+            null,
+            h("th", null, "Session"),
+            h("th", null, "Task"),
+            h("th", null, "Workspace"),
+            h("th", null, "Outcome"),
+            h("th.num", null, "Messages"),
+            h("th.num", null, "Tokens"),
+            h("th", null, "Last activity"),
+            h("th.num", null, "Size"),
+          ),
+        ),
+        body,
+      ),
+    ),
+  );
   fillRows(body, count, info.sessions);
   setInterval(() => {
-    if (document.visibilityState === "visible") getJson("/api/sessions").then((next) => fillRows(body, count, next.sessions), () => {});
+    if (document.visibilityState === "visible")
+      getJson("/api/sessions").then(
+        (next) => fillRows(body, count, next.sessions),
+        () => {},
+      );
   }, 5000);
 }
 
@@ -42,7 +68,8 @@ function fillRows(body, count, sessions) {
   const list = Array.isArray(sessions) ? sessions.filter(isObject) : [];
   count.textContent = plural(list.length, "session");
   body.replaceChildren(...list.map((session) => sessionRow(session, now)));
-  if (list.length === 0) body.append(h("tr", null, h("td.empty", { colspan: 8 }, "No *.jsonl session logs in this directory yet.")));
+  if (list.length === 0)
+    body.append(h("tr", null, h("td.empty", { colspan: 8 }, "No *.jsonl session logs in this directory yet.")));
 }
 
 /**
@@ -61,14 +88,32 @@ function sessionRow(session, now) {
   const output = tokens && isCount(tokens.output) ? tokens.output : undefined;
   const hasTokens = input !== undefined || output !== undefined;
   const outcome = typeof session.outcome === "string" ? session.outcome : "";
-  return h("tr", { "data-file": file, onclick: (event) => { if (!(event.target instanceof Element && event.target.closest("a"))) location.href = href; } },
-    h("td", null, h("a.session-link", { href }, file), isCount(session.problems) && session.problems > 0 && h("span.flag.error", { title: "lines that could not be read" }, plural(session.problems, "bad line"))),
+  return h(
+    "tr",
+    {
+      "data-file": file,
+      onclick: (event) => {
+        if (!(event.target instanceof Element && event.target.closest("a"))) location.href = href;
+      },
+    },
+    h(
+      "td",
+      null,
+      h("a.session-link", { href }, file),
+      isCount(session.problems) &&
+        session.problems > 0 &&
+        h("span.flag.error", { title: "lines that could not be read" }, plural(session.problems, "bad line")),
+    ),
     h("td.title", null, textOf(session.title)),
     h("td.workspace", null, typeof session.workspace === "string" ? session.workspace : ""),
     h("td.outcome", { "data-outcome": outcome }, outcome),
     h("td.num", null, isCount(session.messages) ? formatCount(session.messages) : ""),
-    h("td.num.tokens", { title: hasTokens ? formatCount(input ?? 0) + " input, " + formatCount(output ?? 0) + " output tokens" : null },
-      hasTokens ? formatTokens(input ?? 0) + " in · " + formatTokens(output ?? 0) + " out" : ""),
+    h(
+      "td.num.tokens",
+      { title: hasTokens ? formatCount(input ?? 0) + " input, " + formatCount(output ?? 0) + " output tokens" : null },
+      hasTokens ? formatTokens(input ?? 0) + " in · " + formatTokens(output ?? 0) + " out" : "",
+    ),
     h("td.activity", { title: formatDateTime(at) }, at === undefined ? "" : formatAgo(at, now)),
-    h("td.num", null, isCount(session.size) ? formatBytes(session.size) : ""));
+    h("td.num", null, isCount(session.size) ? formatBytes(session.size) : ""),
+  );
 }

@@ -8,7 +8,18 @@
  * class name is chosen among the page's own, and an entry that still fails to draw is shown, and
  * listed, as a problem while the rest of the turn draws.
  */
-import { h, errorText, formatCount, formatTokens, formatDuration, formatClock, formatDateTime, timeOf, pretty, plural } from "./dom.js";
+import {
+  h,
+  errorText,
+  formatCount,
+  formatTokens,
+  formatDuration,
+  formatClock,
+  formatDateTime,
+  timeOf,
+  pretty,
+  plural,
+} from "./dom.js";
 import { describe, isCount, isObject } from "./entry-check.js";
 import { denialOf, isModelMessage, waitOf } from "./turn-stats.js";
 import { renderEditDiff } from "./edit-diff.js";
@@ -35,21 +46,32 @@ export function renderTurn(turn, stats) {
   const body = renderItems(turn.items, stats.removed, problems);
   if (turn.number === 0) return { node: h("section.turn-zero", { "data-turn": 0 }, body), problems };
   const userItem = turn.items[0];
-  const node = h("section.turn" + (stats.removed ? ".removed" : ""), { id: "turn-" + turn.number, "data-turn": turn.number },
-    h("header.turn-head", null,
+  const node = h(
+    "section.turn" + (stats.removed ? ".removed" : ""),
+    { id: "turn-" + turn.number, "data-turn": turn.number },
+    h(
+      "header.turn-head",
+      null,
       h("a.turn-number", { href: "#turn-" + turn.number }, "Turn " + turn.number),
       h("span.turn-time", { title: formatDateTime(stats.start) }, formatClock(stats.start)),
       h("span.turn-meta", null, turnMeta(stats)),
-      h("span.flags", null, turnFlags(stats, userItem))),
-    h("div.turn-body", null, body));
+      h("span.flags", null, turnFlags(stats, userItem)),
+    ),
+    h("div.turn-body", null, body),
+  );
   return { node, problems };
 }
 
 /** @param {TurnStats} stats */
 function turnMeta(stats) {
-  const parts = [formatDuration(stats.durationMs), stats.modelCalls > 0 && plural(stats.modelCalls, "model call"), stats.toolCalls > 0 && plural(stats.toolCalls, "tool call")];
+  const parts = [
+    formatDuration(stats.durationMs),
+    stats.modelCalls > 0 && plural(stats.modelCalls, "model call"),
+    stats.toolCalls > 0 && plural(stats.toolCalls, "tool call"),
+  ];
   if (stats.waitMs > 0) parts.push("waited " + formatDuration(stats.waitMs) + " for approval");
-  if (stats.inputTokens || stats.outputTokens) parts.push(formatTokens(stats.inputTokens) + " in · " + formatTokens(stats.outputTokens) + " out");
+  if (stats.inputTokens || stats.outputTokens)
+    parts.push(formatTokens(stats.inputTokens) + " in · " + formatTokens(stats.outputTokens) + " out");
   return parts.filter(Boolean).join(" · ");
 }
 
@@ -65,7 +87,12 @@ function turnFlags(stats, userItem) {
     stats.pending > 0 && h("span.flag.pending", null, stats.pending + " awaiting approval"),
     stats.aborted && h("span.flag.aborted", null, "aborted"),
     unusualStop(stats.stopReason) && !stats.aborted && h("span.flag.stop", null, stats.stopReason),
-    removedBy && h("span.flag.removed", { title: "a compaction at line " + removedBy.line + " removed this turn from the session" }, "compacted away"),
+    removedBy &&
+      h(
+        "span.flag.removed",
+        { title: "a compaction at line " + removedBy.line + " removed this turn from the session" },
+        "compacted away",
+      ),
   ];
 }
 
@@ -126,7 +153,12 @@ function safely(line, problems, draw) {
   } catch (error) {
     const message = "could not be drawn: " + errorText(error);
     problems.push({ line, message });
-    return h("div.problem-entry", { "data-line": line }, h("span.note-label", null, "Line " + line + " " + message), lineLabel(line));
+    return h(
+      "div.problem-entry",
+      { "data-line": line },
+      h("span.note-label", null, "Line " + line + " " + message),
+      lineLabel(line),
+    );
   }
 }
 
@@ -136,17 +168,48 @@ function renderItem(item) {
   if (item.kind !== "message") return renderEntry(item);
   const message = item.message;
   const removed = item.removedBy ? ".removed" : "";
-  if (message.role === "user") return h("div.msg.user" + removed, { "data-line": item.line }, h("div.msg-label", null, "User", lineLabel(item.line)), h("div.text", null, textOf(message.content)));
+  if (message.role === "user")
+    return h(
+      "div.msg.user" + removed,
+      { "data-line": item.line },
+      h("div.msg-label", null, "User", lineLabel(item.line)),
+      h("div.text", null, textOf(message.content)),
+    );
   if (message.role === "system") {
-    return h("details.msg.system" + removed, { "data-key": "system-" + item.line, "data-line": item.line },
-      h("summary", null, h("span.msg-label", null, "System prompt"), h("span.preview", null, preview(message.content)), lineLabel(item.line)),
-      h("div.text", null, textOf(message.content)));
+    return h(
+      "details.msg.system" + removed,
+      { "data-key": "system-" + item.line, "data-line": item.line },
+      h(
+        "summary",
+        null,
+        h("span.msg-label", null, "System prompt"),
+        h("span.preview", null, preview(message.content)),
+        lineLabel(item.line),
+      ),
+      h("div.text", null, textOf(message.content)),
+    );
   }
   if (message.type === "tool_result") {
-    return h("div.tool.orphan.error", { "data-line": item.line }, h("div.tool-head", null, h("span.tool-status", null, "result without a call"), h("code.tool-id", null, textOf(message.id)), lineLabel(item.line)),
-      h("pre.io-body", null, pretty(message.output)));
+    return h(
+      "div.tool.orphan.error",
+      { "data-line": item.line },
+      h(
+        "div.tool-head",
+        null,
+        h("span.tool-status", null, "result without a call"),
+        h("code.tool-id", null, textOf(message.id)),
+        lineLabel(item.line),
+      ),
+      h("pre.io-body", null, pretty(message.output)),
+    );
   }
-  return h("div.note", { "data-line": item.line }, h("span.note-label", null, "message " + kindOf(message)), lineLabel(item.line), h("pre.clip", null, pretty(message)));
+  return h(
+    "div.note",
+    { "data-line": item.line },
+    h("span.note-label", null, "message " + kindOf(message)),
+    lineLabel(item.line),
+    h("pre.clip", null, pretty(message)),
+  );
 }
 
 /**
@@ -158,10 +221,22 @@ function renderEntry(item) {
   const entry = item.entry;
   const label = item.kind === "custom" ? "custom · " + textOf(entry.customType) : "entry " + kindOf(entry);
   const data = item.kind === "custom" ? entry.data : entry;
-  const workspace = item.kind === "custom" && entry.customType === "workspace" && isObject(data) && typeof data.workspace === "string" ? data.workspace : undefined;
-  return h("details.note.entry" + (item.kind === "custom" ? ".custom" : ""), { "data-key": "entry-" + item.line, "data-line": item.line },
-    h("summary", null, h("span.note-label", null, workspace !== undefined ? "Workspace" : label), workspace !== undefined && h("code.preview", null, workspace), lineLabel(item.line)),
-    h("pre.clip", null, pretty(data ?? null)));
+  const workspace =
+    item.kind === "custom" && entry.customType === "workspace" && isObject(data) && typeof data.workspace === "string"
+      ? data.workspace
+      : undefined;
+  return h(
+    "details.note.entry" + (item.kind === "custom" ? ".custom" : ""),
+    { "data-key": "entry-" + item.line, "data-line": item.line },
+    h(
+      "summary",
+      null,
+      h("span.note-label", null, workspace !== undefined ? "Workspace" : label),
+      workspace !== undefined && h("code.preview", null, workspace),
+      lineLabel(item.line),
+    ),
+    h("pre.clip", null, pretty(data ?? null)),
+  );
 }
 
 /**
@@ -185,20 +260,45 @@ function renderStep(step, turnRemoved, problems) {
   const at = timeOf(first.message.ts);
   const modelMs = at !== undefined && step.startedAfter !== undefined ? at - step.startedAfter : undefined;
   const removedBy = step.items.every((item) => item.removedBy) ? first.removedBy : undefined;
-  const head = h("div.step-head", null,
+  const head = h(
+    "div.step-head",
+    null,
     h("span.step-label", null, "model"),
-    modelMs !== undefined && h("span.step-time", { title: "from the message before to the model's answer" }, formatDuration(modelMs)),
-    usage && h("span.usage", { title: usageTitle(usage) }, formatCount(countOf(usage.inputTokens)) + " in · " + formatCount(countOf(usage.outputTokens)) + " out" +
-      (countOf(usage.cacheReadTokens) ? " · " + formatCount(countOf(usage.cacheReadTokens)) + " cached" : "")),
+    modelMs !== undefined &&
+      h("span.step-time", { title: "from the message before to the model's answer" }, formatDuration(modelMs)),
+    usage &&
+      h(
+        "span.usage",
+        { title: usageTitle(usage) },
+        formatCount(countOf(usage.inputTokens)) +
+          " in · " +
+          formatCount(countOf(usage.outputTokens)) +
+          " out" +
+          (countOf(usage.cacheReadTokens) ? " · " + formatCount(countOf(usage.cacheReadTokens)) + " cached" : ""),
+      ),
     stopReason && h("span.stop" + (unusualStop(stopReason) ? ".unusual" : ""), { "data-stop": stopReason }, stopReason),
-    removedBy && !turnRemoved && h("span.badge.removed", { title: "removed from the session by the compaction at line " + removedBy.line }, "compacted away"),
-    lineLabel(first.line, last.line));
-  return h("div.step" + (removedBy ? ".removed" : ""), null, head, step.items.map((item) => safely(item.line, problems, () => renderModelMessage(item))));
+    removedBy &&
+      !turnRemoved &&
+      h(
+        "span.badge.removed",
+        { title: "removed from the session by the compaction at line " + removedBy.line },
+        "compacted away",
+      ),
+    lineLabel(first.line, last.line),
+  );
+  return h(
+    "div.step" + (removedBy ? ".removed" : ""),
+    null,
+    head,
+    step.items.map((item) => safely(item.line, problems, () => renderModelMessage(item))),
+  );
 }
 
 /** @param {JsonObject} usage */
 function usageTitle(usage) {
-  return Object.keys(usage).map((key) => key + ": " + formatCount(countOf(usage[key]))).join("\n");
+  return Object.keys(usage)
+    .map((key) => key + ": " + formatCount(countOf(usage[key])))
+    .join("\n");
 }
 
 /** @param {MessageItem} item */
@@ -208,25 +308,52 @@ function renderModelMessage(item) {
   if (message.type === "thinking") {
     const label = message.redacted === true ? "Thinking (redacted by the provider)" : "Thinking";
     const content = textOf(message.content);
-    return h("details.thinking" + removed, { "data-key": "thinking-" + item.line, "data-line": item.line },
-      h("summary", null, h("span.msg-label", null, label), h("span.preview", null, preview(message.content)), compactedBadge(message), h("span.chars", null, plural(content.length, "char"))),
+    return h(
+      "details.thinking" + removed,
+      { "data-key": "thinking-" + item.line, "data-line": item.line },
+      h(
+        "summary",
+        null,
+        h("span.msg-label", null, label),
+        h("span.preview", null, preview(message.content)),
+        compactedBadge(message),
+        h("span.chars", null, plural(content.length, "char")),
+      ),
       h("div.text", null, content),
-      original(item, (previous) => textOf(previous.content)));
+      original(item, (previous) => textOf(previous.content)),
+    );
   }
   if (message.type === "tool_call") return renderToolCall(item);
   const aborted = message.stopReason === "aborted";
   const content = message.content;
-  return h("div.msg.assistant" + removed + (aborted ? ".aborted" : ""), { "data-line": item.line },
+  return h(
+    "div.msg.assistant" + removed + (aborted ? ".aborted" : ""),
+    { "data-line": item.line },
     h("div.msg-label", null, "Assistant", aborted && h("span.badge.aborted", null, "aborted")),
-    content !== undefined && content !== "" ? h("div.text", null, textOf(content)) : h("div.text.empty", null, aborted ? "The run was aborted before the model answered." : "(no text)"),
-    message.output !== undefined && h("div.structured", null, h("div.io-label", null, "structured output (validated)"), h("pre.io-body", null, pretty(message.output))));
+    content !== undefined && content !== ""
+      ? h("div.text", null, textOf(content))
+      : h("div.text.empty", null, aborted ? "The run was aborted before the model answered." : "(no text)"),
+    message.output !== undefined &&
+      h(
+        "div.structured",
+        null,
+        h("div.io-label", null, "structured output (validated)"),
+        h("pre.io-body", null, pretty(message.output)),
+      ),
+  );
 }
 
 /**
  * The states a call is drawn in, each with its status text; the state also names the call's class.
  * @type {ReadonlyMap<string, string>}
  */
-const callStatus = new Map([["ok", "✓"], ["error", "✗ error"], ["denied", "✗ denied"], ["pending", "awaiting approval"], ["open", "no result yet"]]);
+const callStatus = new Map([
+  ["ok", "✓"],
+  ["error", "✗ error"],
+  ["denied", "✗ denied"],
+  ["pending", "awaiting approval"],
+  ["open", "no result yet"],
+]);
 
 /** @param {MessageItem} item */
 function renderToolCall(item) {
@@ -234,31 +361,87 @@ function renderToolCall(item) {
   const result = item.result && item.result.message;
   const approval = isObject(call.approval) ? call.approval : undefined;
   const denial = denialOf(call, result);
-  const state = denial ? "denied" : result ? (result.isError === true ? "error" : "ok") : approval && approval.status === "pending" ? "pending" : "open";
+  const state = denial
+    ? "denied"
+    : result
+      ? result.isError === true
+        ? "error"
+        : "ok"
+      : approval && approval.status === "pending"
+        ? "pending"
+        : "open";
   const callAt = timeOf(call.ts);
   const resultAt = result && timeOf(result.ts);
   const waitMs = waitOf(result);
   const runMs = callAt !== undefined && resultAt !== undefined ? Math.max(0, resultAt - callAt - waitMs) : undefined;
-  const decided = approval && (approval.status === "approved" || approval.status === "denied") ? approval.status : undefined;
-  return h("div.tool." + state + (item.removedBy ? ".removed" : ""), { "data-line": item.line, "data-call": textOf(call.id) },
-    h("div.tool-head", null,
+  const decided =
+    approval && (approval.status === "approved" || approval.status === "denied") ? approval.status : undefined;
+  return h(
+    "div.tool." + state + (item.removedBy ? ".removed" : ""),
+    { "data-line": item.line, "data-call": textOf(call.id) },
+    h(
+      "div.tool-head",
+      null,
       h("span.tool-status", null, callStatus.get(state)),
       h("span.tool-name", null, textOf(call.name)),
-      denial ? h("span.badge.approval.denied.reason", null, denial.reason === "" ? "denied (no reason given)" : "denied: " + denial.reason)
-        : decided && h("span.badge.approval." + decided, null, decided + (approval && approval.reason !== undefined ? ": " + textOf(approval.reason) : "")),
+      denial
+        ? h(
+            "span.badge.approval.denied.reason",
+            null,
+            denial.reason === "" ? "denied (no reason given)" : "denied: " + denial.reason,
+          )
+        : decided &&
+            h(
+              "span.badge.approval." + decided,
+              null,
+              decided + (approval && approval.reason !== undefined ? ": " + textOf(approval.reason) : ""),
+            ),
       compactedBadge(call),
-      call.heldResult !== undefined && h("span.badge", { title: "answered while an earlier call waited for approval" }, "held result"),
-      h("span.tool-duration", { title: "from the call to its result, less any wait for approval" }, formatDuration(runMs)),
-      waitMs > 0 && h("span.tool-wait", { title: "the call waited this long for a human's decision; not counted in run time" }, "waited " + formatDuration(waitMs) + " for approval"),
+      call.heldResult !== undefined &&
+        h("span.badge", { title: "answered while an earlier call waited for approval" }, "held result"),
+      h(
+        "span.tool-duration",
+        { title: "from the call to its result, less any wait for approval" },
+        formatDuration(runMs),
+      ),
+      waitMs > 0 &&
+        h(
+          "span.tool-wait",
+          { title: "the call waited this long for a human's decision; not counted in run time" },
+          "waited " + formatDuration(waitMs) + " for approval",
+        ),
       h("code.tool-id", null, textOf(call.id)),
-      lineLabel(item.line, item.result && item.result.line)),
-    h("div.tool-io", null,
+      lineLabel(item.line, item.result && item.result.line),
+    ),
+    h(
+      "div.tool-io",
+      null,
       renderInput(call),
       result
-        ? h("div.io.output", null, h("div.io-label", null, state === "denied" ? "denied" : result.isError === true ? "error" : "result"), h("pre.io-body", null, pretty(result.output)))
-        : h("div.io.output.none", null, h("div.io-label", null, "result"), h("div.io-body", null, state !== "pending" ? "No result in the log yet." : approval && approval.nested ? "A subagent inside this call waits for a human's decision on its calls below (resolveApproval with their ids)." : "Waiting for a human's decision (resolveApproval)."))),
+        ? h(
+            "div.io.output",
+            null,
+            h("div.io-label", null, state === "denied" ? "denied" : result.isError === true ? "error" : "result"),
+            h("pre.io-body", null, pretty(result.output)),
+          )
+        : h(
+            "div.io.output.none",
+            null,
+            h("div.io-label", null, "result"),
+            h(
+              "div.io-body",
+              null,
+              state !== "pending"
+                ? "No result in the log yet."
+                : approval && approval.nested
+                  ? "A subagent inside this call waits for a human's decision on its calls below (resolveApproval with their ids)."
+                  : "Waiting for a human's decision (resolveApproval).",
+            ),
+          ),
+    ),
     !result && approval && renderNested(item, approval.nested),
-    original(item, (previous) => pretty(previous.input)));
+    original(item, (previous) => pretty(previous.input)),
+  );
 }
 
 /**
@@ -267,8 +450,18 @@ function renderToolCall(item) {
  */
 function renderInput(call) {
   const input = call.input;
-  if (call.name === "edit" && isObject(input) && typeof input.oldText === "string" && typeof input.newText === "string") {
-    return h("div.io.input.edit", null, h("div.io-label", null, "edit", typeof input.path === "string" && h("code.edit-path", null, input.path)), renderEditDiff(input.oldText, input.newText));
+  if (
+    call.name === "edit" &&
+    isObject(input) &&
+    typeof input.oldText === "string" &&
+    typeof input.newText === "string"
+  ) {
+    return h(
+      "div.io.input.edit",
+      null,
+      h("div.io-label", null, "edit", typeof input.path === "string" && h("code.edit-path", null, input.path)),
+      renderEditDiff(input.oldText, input.newText),
+    );
   }
   return h("div.io.input", null, h("div.io-label", null, "input"), h("pre.io-body", null, pretty(input)));
 }
@@ -282,14 +475,31 @@ function renderNested(item, nested) {
   if (!isObject(nested) || !Array.isArray(nested.messages)) return null;
   const messages = nested.messages;
   const waiting = pendingNestedCalls(messages, 0);
-  return h("div.nested", null,
+  return h(
+    "div.nested",
+    null,
     h("div.io-label", null, "subagent paused · " + plural(waiting.length, "call") + " awaiting approval"),
-    waiting.map((call) => h("div.nested-call", { "data-call": textOf(call.id) },
-      h("div.tool-head", null, h("span.tool-status", null, "awaiting approval"), h("span.tool-name", null, textOf(call.name)), h("code.tool-id", null, textOf(call.id))),
-      h("pre.io-body", null, pretty(call.input)))),
-    h("details.nested-session", { "data-key": "nested-" + item.line },
+    waiting.map((call) =>
+      h(
+        "div.nested-call",
+        { "data-call": textOf(call.id) },
+        h(
+          "div.tool-head",
+          null,
+          h("span.tool-status", null, "awaiting approval"),
+          h("span.tool-name", null, textOf(call.name)),
+          h("code.tool-id", null, textOf(call.id)),
+        ),
+        h("pre.io-body", null, pretty(call.input)),
+      ),
+    ),
+    h(
+      "details.nested-session",
+      { "data-key": "nested-" + item.line },
       h("summary", null, "Subagent session · " + plural(messages.length, "message")),
-      h("pre.io-body", null, pretty(messages))));
+      h("pre.io-body", null, pretty(messages)),
+    ),
+  );
 }
 
 /**
@@ -304,9 +514,17 @@ function pendingNestedCalls(messages, depth) {
   const answered = new Set(objects.filter((message) => message.type === "tool_result").map((message) => message.id));
   return objects.flatMap((message) => {
     const approval = message.approval;
-    if (message.type !== "tool_call" || answered.has(message.id) || !isObject(approval) || approval.status !== "pending") return [];
+    if (
+      message.type !== "tool_call" ||
+      answered.has(message.id) ||
+      !isObject(approval) ||
+      approval.status !== "pending"
+    )
+      return [];
     const inner = approval.nested;
-    return isObject(inner) && Array.isArray(inner.messages) && depth < 50 ? pendingNestedCalls(inner.messages, depth + 1) : [message];
+    return isObject(inner) && Array.isArray(inner.messages) && depth < 50
+      ? pendingNestedCalls(inner.messages, depth + 1)
+      : [message];
   });
 }
 
@@ -314,22 +532,43 @@ function pendingNestedCalls(messages, depth) {
 function renderCompaction(item) {
   const details = isObject(item.entry.details) ? item.entry.details : {};
   const strategy = typeof details.strategy === "string" ? details.strategy : item.entry.reason;
-  const tokens = typeof details.tokensBefore === "number" && typeof details.tokensAfter === "number"
-    ? "~" + formatCount(details.tokensBefore) + " → ~" + formatCount(details.tokensAfter) + " tokens" : undefined;
+  const tokens =
+    typeof details.tokensBefore === "number" && typeof details.tokensAfter === "number"
+      ? "~" + formatCount(details.tokensBefore) + " → ~" + formatCount(details.tokensAfter) + " tokens"
+      : undefined;
   const summary = typeof details.summary === "string" ? details.summary : undefined;
   // The inserted summary message repeats the summary: show it only when there is no summary field.
   const inserted = summary === undefined ? item.inserted : [];
-  return h("div.compaction", { "data-line": item.line },
-    h("div.compaction-head", null, h("span.compaction-label", null, "⟲ Compaction"), strategy !== undefined && strategy !== null && h("span.badge", null, textOf(strategy)),
-      h("span", null, plural(item.removed.length, "message") + " removed" + (item.inserted.length ? ", " + item.inserted.length + " inserted" : "")),
-      tokens && h("span.compaction-tokens", null, tokens), h("span.turn-time", null, formatClock(timeOf(item.entry.ts))), lineLabel(item.line)),
+  return h(
+    "div.compaction",
+    { "data-line": item.line },
+    h(
+      "div.compaction-head",
+      null,
+      h("span.compaction-label", null, "⟲ Compaction"),
+      strategy !== undefined && strategy !== null && h("span.badge", null, textOf(strategy)),
+      h(
+        "span",
+        null,
+        plural(item.removed.length, "message") +
+          " removed" +
+          (item.inserted.length ? ", " + item.inserted.length + " inserted" : ""),
+      ),
+      tokens && h("span.compaction-tokens", null, tokens),
+      h("span.turn-time", null, formatClock(timeOf(item.entry.ts))),
+      lineLabel(item.line),
+    ),
     summary !== undefined && h("div.text.summary", null, summary),
-    inserted.map((inner) => h("div.text.summary", null, pretty(inner.message.content ?? inner.message))));
+    inserted.map((inner) => h("div.text.summary", null, pretty(inner.message.content ?? inner.message))),
+  );
 }
 
 /** @param {JsonObject} message */
 function compactedBadge(message) {
-  return message.compacted === true && h("span.badge.compacted", { title: "shortened by compaction; the original is in the log" }, "compacted");
+  return (
+    message.compacted === true &&
+    h("span.badge.compacted", { title: "shortened by compaction; the original is in the log" }, "compacted")
+  );
 }
 
 /**
@@ -338,7 +577,12 @@ function compactedBadge(message) {
  */
 function original(item, show) {
   if (item.original === undefined) return null;
-  return h("details.original", { "data-key": "original-" + item.line }, h("summary", null, "Before compaction"), h("pre.io-body", null, show(item.original)));
+  return h(
+    "details.original",
+    { "data-key": "original-" + item.line },
+    h("summary", null, "Before compaction"),
+    h("pre.io-body", null, show(item.original)),
+  );
 }
 
 /**
@@ -368,7 +612,10 @@ function countOf(value) {
 /** @param {unknown} value */
 function preview(value) {
   // Only the start is looked at: the text may be megabytes.
-  const line = textOf(value ?? "").slice(0, 400).replace(/\s+/g, " ").trim();
+  const line = textOf(value ?? "")
+    .slice(0, 400)
+    .replace(/\s+/g, " ")
+    .trim();
   return line.length > 120 ? line.slice(0, 120) + "…" : line;
 }
 
@@ -377,5 +624,9 @@ function preview(value) {
  * @param {number} [last]
  */
 function lineLabel(line, last) {
-  return h("span.line", { title: "line in the log file" }, "L" + line + (last !== undefined && last !== line ? "–" + last : ""));
+  return h(
+    "span.line",
+    { title: "line in the log file" },
+    "L" + line + (last !== undefined && last !== line ? "–" + last : ""),
+  );
 }

@@ -19,11 +19,18 @@ import { isObject } from "./entry-check.js";
 export function renderHeading(nodes, timeline, file) {
   const firstTurn = timeline.turns.find((turn) => turn.number === 1);
   const first = firstTurn?.items[0];
-  const task = first && first.kind === "message" && typeof first.message.content === "string" ? first.message.content.slice(0, 2000).replace(/\s+/g, " ").trim() : "";
+  const task =
+    first && first.kind === "message" && typeof first.message.content === "string"
+      ? first.message.content.slice(0, 2000).replace(/\s+/g, " ").trim()
+      : "";
   const workspace = workspaceOf(timeline.turns[0]);
   nodes.heading.textContent = task === "" ? file : task.length > 200 ? task.slice(0, 200) + "…" : task;
   nodes.heading.title = task === "" ? file : task;
-  fill(nodes.subtitle, task !== "" && h("span.file", null, file), workspace !== undefined && h("span.workspace", { title: "workspace" }, workspace));
+  fill(
+    nodes.subtitle,
+    task !== "" && h("span.file", null, file),
+    workspace !== undefined && h("span.workspace", { title: "workspace" }, workspace),
+  );
   document.title = (task === "" ? file : task.length > 80 ? task.slice(0, 80) + "…" : task) + " · session viewer";
 }
 

@@ -26,12 +26,29 @@ export function renderProblems(container, log, failed) {
   const drawing = log.timeline.turns.flatMap((turn) => turn.problems ?? []);
   const all = [...log.lineProblems, ...log.timeline.problems, ...drawing].sort((a, b) => a.line - b.line);
   container.hidden = all.length === 0 && failed.length === 0 && fileProblem === undefined && partialLine === undefined;
-  fill(container,
+  fill(
+    container,
     fileProblem !== undefined && h("div.problem", null, fileProblem),
     failed.map((text) => h("div.problem", null, text)),
-    partialLine !== undefined && h("div.problem.partial", null, "Line " + partialLine.line + " is incomplete (" + formatBytes(partialLine.bytes) +
-      " without an end of line): it is being written, or the writer stopped mid-line (a crash). It is shown once complete."),
-    all.length > 0 && h("div.problem-title", null, plural(all.length, "problem") + " in the log; everything else is shown:"),
-    h("ul", null, all.slice(0, 200).map((problem) => h("li", null, h("span.line", null, "line " + problem.line), " ", problem.message))),
-    all.length > 200 && h("div", null, "… and " + (all.length - 200) + " more"));
+    partialLine !== undefined &&
+      h(
+        "div.problem.partial",
+        null,
+        "Line " +
+          partialLine.line +
+          " is incomplete (" +
+          formatBytes(partialLine.bytes) +
+          " without an end of line): it is being written, or the writer stopped mid-line (a crash). It is shown once complete.",
+      ),
+    all.length > 0 &&
+      h("div.problem-title", null, plural(all.length, "problem") + " in the log; everything else is shown:"),
+    h(
+      "ul",
+      null,
+      all
+        .slice(0, 200)
+        .map((problem) => h("li", null, h("span.line", null, "line " + problem.line), " ", problem.message)),
+    ),
+    all.length > 200 && h("div", null, "… and " + (all.length - 200) + " more"),
+  );
 }

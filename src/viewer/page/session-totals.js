@@ -14,11 +14,15 @@ import { h, fill, formatCount, formatDuration, formatTokens, plural } from "./do
  */
 export function renderTotals(container, timeline) {
   const sums = sumStats(timeline.turns);
-  fill(container,
+  fill(
+    container,
     total("turns", formatCount(timeline.turns.filter((turn) => turn.number > 0).length)),
     total("messages", formatCount(timeline.live.length), undefined, "messages"),
     total("model calls", formatCount(sums.modelCalls)),
-    total("tool calls", formatCount(sums.toolCalls), [sums.errors > 0 && h("span.flag.error", null, plural(sums.errors, "error")), sums.denied > 0 && h("span.flag.denied", null, sums.denied + " denied")]),
+    total("tool calls", formatCount(sums.toolCalls), [
+      sums.errors > 0 && h("span.flag.error", null, plural(sums.errors, "error")),
+      sums.denied > 0 && h("span.flag.denied", null, sums.denied + " denied"),
+    ]),
     total("input tokens", formatTokens(sums.input), undefined, "input"),
     total("output tokens", formatTokens(sums.output), undefined, "output"),
     sums.cached > 0 && total("cached input", formatTokens(sums.cached)),
@@ -26,7 +30,8 @@ export function renderTotals(container, timeline) {
     // decision (shown apart) nor the time between turns counts.
     total("run time", sums.runTime === undefined ? "–" : formatDuration(sums.runTime), undefined, "time"),
     sums.waited > 0 && total("waited for approval", formatDuration(sums.waited), undefined, "waited"),
-    sums.pending > 0 && total("awaiting approval", formatCount(sums.pending), undefined, "pending"));
+    sums.pending > 0 && total("awaiting approval", formatCount(sums.pending), undefined, "pending"),
+  );
 }
 
 /**
@@ -34,7 +39,18 @@ export function renderTotals(container, timeline) {
  * @param {readonly Turn[]} turns
  */
 function sumStats(turns) {
-  const sums = { input: 0, output: 0, cached: 0, modelCalls: 0, toolCalls: 0, errors: 0, denied: 0, pending: 0, waited: 0, runTime: /** @type {number | undefined} */ (undefined) };
+  const sums = {
+    input: 0,
+    output: 0,
+    cached: 0,
+    modelCalls: 0,
+    toolCalls: 0,
+    errors: 0,
+    denied: 0,
+    pending: 0,
+    waited: 0,
+    runTime: /** @type {number | undefined} */ (undefined),
+  };
   for (const turn of turns) {
     const stats = turn.stats;
     if (stats === undefined) continue;
@@ -59,5 +75,11 @@ function sumStats(turns) {
  * @param {string} [className]
  */
 function total(label, value, extra, className) {
-  return h("div.total" + (className ? "." + className : ""), null, h("span.total-value", null, value), h("span.total-label", null, label), extra);
+  return h(
+    "div.total" + (className ? "." + className : ""),
+    null,
+    h("span.total-value", null, value),
+    h("span.total-label", null, label),
+    extra,
+  );
 }

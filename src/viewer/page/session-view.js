@@ -44,7 +44,16 @@ export function showSession(root, file, directoryName) {
   document.title = file + " · session viewer";
   const nodes = buildPage(root, file, directoryName);
   /** @type {SessionState} */
-  const state = { timeline: createTimeline(), turnNodes: [], lineProblems: [], fileProblem: undefined, partialLine: undefined, drawn: false, scheduled: false, thinkingOpen: false };
+  const state = {
+    timeline: createTimeline(),
+    turnNodes: [],
+    lineProblems: [],
+    fileProblem: undefined,
+    partialLine: undefined,
+    drawn: false,
+    scheduled: false,
+    thinkingOpen: false,
+  };
   enableClippedBlocks(nodes.turns);
   nodes.expand.addEventListener("click", () => {
     state.thinkingOpen = !state.thinkingOpen;
@@ -92,10 +101,18 @@ function buildPage(root, file, directoryName) {
     turns: h("main.timeline", null),
   };
   root.replaceChildren(
-    h("header.bar", null, directoryName !== undefined && h("a.back", { href: location.pathname }, "← " + directoryName), h("div.heading", null, nodes.heading, nodes.subtitle), nodes.status, nodes.expand),
+    h(
+      "header.bar",
+      null,
+      directoryName !== undefined && h("a.back", { href: location.pathname }, "← " + directoryName),
+      h("div.heading", null, nodes.heading, nodes.subtitle),
+      nodes.status,
+      nodes.expand,
+    ),
     h("section.overview", null, nodes.totals, nodes.chart),
     nodes.problems,
-    nodes.turns);
+    nodes.turns,
+  );
   return nodes;
 }
 
@@ -122,7 +139,11 @@ function applyUpdate(state, turnsNode, update) {
     state.lineProblems = [];
     turnsNode.replaceChildren();
   }
-  state.fileProblem = update.missing ? "There is no file at this path (any more). Waiting for it to appear." : update.reset ? undefined : state.fileProblem;
+  state.fileProblem = update.missing
+    ? "There is no file at this path (any more). Waiting for it to appear."
+    : update.reset
+      ? undefined
+      : state.fileProblem;
   state.partialLine = update.partial;
   for (const problem of update.problems) {
     if (problem.line === undefined) state.fileProblem = problem.message;
@@ -173,7 +194,8 @@ function draw(nodes, state, file) {
 function drawChart(chart, timeline) {
   /** @type {{ number: number, stats: TurnStats }[]} */
   const drawnTurns = [];
-  for (const turn of timeline.turns) if (turn.number > 0 && turn.stats !== undefined) drawnTurns.push({ number: turn.number, stats: turn.stats });
+  for (const turn of timeline.turns)
+    if (turn.number > 0 && turn.stats !== undefined) drawnTurns.push({ number: turn.number, stats: turn.stats });
   renderChart(chart, drawnTurns, (number) => {
     const node = document.getElementById("turn-" + number);
     if (node) node.scrollIntoView({ block: "start" });
@@ -203,7 +225,9 @@ function redrawChartOnResize(chart, state) {
 function followToEnd(frames) {
   const height = document.documentElement.scrollHeight;
   window.scrollTo(0, height);
-  if (frames > 0) requestAnimationFrame(() => {
-    if (document.documentElement.scrollHeight !== height || window.innerHeight + window.scrollY < height - 2) followToEnd(frames - 1);
-  });
+  if (frames > 0)
+    requestAnimationFrame(() => {
+      if (document.documentElement.scrollHeight !== height || window.innerHeight + window.scrollY < height - 2)
+        followToEnd(frames - 1);
+    });
 }

@@ -25,7 +25,10 @@ export function followEvents(url, handlers) {
     if (!response.ok || response.body === null) {
       /** @type {unknown} */
       const body = await response.json().catch(() => undefined);
-      const error = typeof body === "object" && body !== null && "error" in body && typeof body.error === "string" ? body.error : "";
+      const error =
+        typeof body === "object" && body !== null && "error" in body && typeof body.error === "string"
+          ? body.error
+          : "";
       return handlers.onRefused(error || response.status + " " + response.statusText);
     }
     handlers.onOpen();
@@ -140,7 +143,10 @@ function readLine(text, line, records, problems) {
   try {
     value = JSON.parse(trimmed);
   } catch (error) {
-    problems.push({ line, message: "not valid JSON (" + (error instanceof Error ? error.message : "unreadable") + "): " + excerpt(trimmed) });
+    problems.push({
+      line,
+      message: "not valid JSON (" + (error instanceof Error ? error.message : "unreadable") + "): " + excerpt(trimmed),
+    });
     return;
   }
   if (!isEntry(value)) {
@@ -155,7 +161,13 @@ function readLine(text, line, records, problems) {
  * @returns {value is import("./timeline.js").JsonObject & { type: string }}
  */
 function isEntry(value) {
-  return typeof value === "object" && value !== null && !Array.isArray(value) && "type" in value && typeof value.type === "string";
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    !Array.isArray(value) &&
+    "type" in value &&
+    typeof value.type === "string"
+  );
 }
 
 /** @param {string} text */

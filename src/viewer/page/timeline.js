@@ -70,7 +70,8 @@ function applyEntry(timeline, line, entry) {
   switch (entry.type) {
     case "message": {
       const message = entry.message;
-      if (!isMessage(message)) return problem(timeline, line, 'a "message" entry needs a message object (with a "role" or a "type")');
+      if (!isMessage(message))
+        return problem(timeline, line, 'a "message" entry needs a message object (with a "role" or a "type")');
       const wrongMessage = messageProblem(message);
       if (wrongMessage !== undefined) problem(timeline, line, wrongMessage);
       return addMessage(timeline, line, message);
@@ -81,11 +82,22 @@ function applyEntry(timeline, line, entry) {
       const message = entry.message;
       const item = isIndex(index) ? timeline.live[index] : undefined;
       if (item === undefined || !isMessage(message)) {
-        return problem(timeline, line, '"' + entry.type + '" of message ' + describe(index) + ", but the session has " + timeline.live.length + " messages here");
+        return problem(
+          timeline,
+          line,
+          '"' +
+            entry.type +
+            '" of message ' +
+            describe(index) +
+            ", but the session has " +
+            timeline.live.length +
+            " messages here",
+        );
       }
       const wrongMessage = messageProblem(message);
       if (wrongMessage !== undefined) problem(timeline, line, wrongMessage);
-      if (entry.type === "replace" && item.original === undefined) item.original = isMessage(entry.previous) ? entry.previous : item.message;
+      if (entry.type === "replace" && item.original === undefined)
+        item.original = isMessage(entry.previous) ? entry.previous : item.message;
       item.message = message;
       return touch(timeline, item);
     }
@@ -93,13 +105,38 @@ function applyEntry(timeline, line, entry) {
       const index = entry.index;
       const removedCount = Array.isArray(entry.removed) ? entry.removed.length : -1;
       const inserted = Array.isArray(entry.inserted) ? entry.inserted : undefined;
-      if (!isIndex(index) || removedCount < 0 || inserted === undefined || !inserted.every(isMessage) || index + removedCount > timeline.live.length) {
-        return problem(timeline, line, '"splice" of ' + removedCount + " messages at " + describe(index) + ", but the session has " + timeline.live.length + " messages here");
+      if (
+        !isIndex(index) ||
+        removedCount < 0 ||
+        inserted === undefined ||
+        !inserted.every(isMessage) ||
+        index + removedCount > timeline.live.length
+      ) {
+        return problem(
+          timeline,
+          line,
+          '"splice" of ' +
+            removedCount +
+            " messages at " +
+            describe(index) +
+            ", but the session has " +
+            timeline.live.length +
+            " messages here",
+        );
       }
       /** @type {CompactionItem} */
       const compaction = { kind: "compaction", line, turn: -1, entry, removed: [], inserted: [] };
       place(timeline, compaction);
-      compaction.inserted = inserted.map((message) => /** @type {MessageItem} */ ({ kind: "message", line, message, turn: compaction.turn, insertedBy: compaction }));
+      compaction.inserted = inserted.map(
+        (message) =>
+          /** @type {MessageItem} */ ({
+            kind: "message",
+            line,
+            message,
+            turn: compaction.turn,
+            insertedBy: compaction,
+          }),
+      );
       compaction.removed = timeline.live.splice(index, removedCount, ...compaction.inserted);
       for (const item of compaction.removed) {
         item.removedBy = compaction;
@@ -108,7 +145,8 @@ function applyEntry(timeline, line, entry) {
       return;
     }
     case "custom":
-      if (typeof entry.customType !== "string") problem(timeline, line, 'a "custom" entry needs a string "customType", not ' + describe(entry.customType));
+      if (typeof entry.customType !== "string")
+        problem(timeline, line, 'a "custom" entry needs a string "customType", not ' + describe(entry.customType));
       return place(timeline, { kind: "custom", line, turn: -1, entry });
     default:
       return place(timeline, { kind: "other", line, turn: -1, entry });
@@ -185,4 +223,3 @@ function isIndex(value) {
 export function isMessage(value) {
   return isObject(value) && (typeof value.role === "string" || typeof value.type === "string");
 }
-

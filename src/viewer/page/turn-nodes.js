@@ -38,7 +38,8 @@ export function drawTurns(turnsNode, state) {
  * @param {boolean} open
  */
 export function showThinking(turnsNode, open) {
-  for (const details of turnsNode.querySelectorAll("details.thinking")) if (details instanceof HTMLDetailsElement) details.open = open;
+  for (const details of turnsNode.querySelectorAll("details.thinking"))
+    if (details instanceof HTMLDetailsElement) details.open = open;
 }
 
 /**
@@ -57,7 +58,11 @@ function drawTurn(turn) {
     const line = turn.items[0]?.line ?? 0;
     const message = "turn " + turn.number + " could not be drawn: " + errorText(error);
     turn.problems = [{ line, message }];
-    return h("section.turn.problem-entry", turn.number > 0 ? { id: "turn-" + turn.number, "data-turn": turn.number } : { "data-turn": 0 }, "Line " + line + ": " + message);
+    return h(
+      "section.turn.problem-entry",
+      turn.number > 0 ? { id: "turn-" + turn.number, "data-turn": turn.number } : { "data-turn": 0 },
+      "Line " + line + ": " + message,
+    );
   }
 }
 
@@ -69,7 +74,9 @@ function drawTurn(turn) {
 function keepOpenState(old, node, thinkingOpen) {
   /** @type {Map<string, boolean>} */
   const states = new Map();
-  if (old) for (const details of old.querySelectorAll("details[data-key]")) if (details instanceof HTMLDetailsElement) states.set(details.dataset.key ?? "", details.open);
+  if (old)
+    for (const details of old.querySelectorAll("details[data-key]"))
+      if (details instanceof HTMLDetailsElement) states.set(details.dataset.key ?? "", details.open);
   for (const details of node.querySelectorAll("details[data-key]")) {
     if (!(details instanceof HTMLDetailsElement)) continue;
     const state = states.get(details.dataset.key ?? "");

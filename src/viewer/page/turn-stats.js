@@ -20,8 +20,23 @@ import { isCount, isObject } from "./entry-check.js";
  */
 export function turnStats(turn) {
   /** @type {TurnStats} */
-  const stats = { start: undefined, end: undefined, durationMs: undefined, waitMs: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0,
-    modelCalls: 0, toolCalls: 0, errors: 0, denied: 0, pending: 0, aborted: false, stopReason: undefined, removed: false };
+  const stats = {
+    start: undefined,
+    end: undefined,
+    durationMs: undefined,
+    waitMs: 0,
+    inputTokens: 0,
+    outputTokens: 0,
+    cacheReadTokens: 0,
+    modelCalls: 0,
+    toolCalls: 0,
+    errors: 0,
+    denied: 0,
+    pending: 0,
+    aborted: false,
+    stopReason: undefined,
+    removed: false,
+  };
   let inModelCall = false;
   for (const item of turn.items) {
     if (item.kind !== "message") {
@@ -58,7 +73,8 @@ export function turnStats(turn) {
       if (!result && isObject(approval) && approval.status === "pending") stats.pending++;
     }
   }
-  if (stats.start !== undefined && stats.end !== undefined) stats.durationMs = Math.max(0, stats.end - stats.start - stats.waitMs);
+  if (stats.start !== undefined && stats.end !== undefined)
+    stats.durationMs = Math.max(0, stats.end - stats.start - stats.waitMs);
   return stats;
 }
 
@@ -87,7 +103,8 @@ export function waitOf(result) {
  */
 export function denialOf(call, result) {
   const approval = call.approval;
-  if (isObject(approval) && approval.status === "denied") return { reason: typeof approval.reason === "string" ? approval.reason : "" };
+  if (isObject(approval) && approval.status === "denied")
+    return { reason: typeof approval.reason === "string" ? approval.reason : "" };
   if (result === undefined || result.isError !== true || typeof result.output !== "string") return undefined;
   // The loop gives a hook's denial as "Denied: " and the hook's words.
   const said = /^(?:Denied: )?the user denied this call(?:: |\s*)/.exec(result.output);
