@@ -34,11 +34,10 @@ async function task(workspace: string, args: string[]): Promise<{ id: string; st
   return { id: /session (\S+) \(/.exec(stdout)![1]!, stdout };
 }
 
-const userContents = (request: number): unknown[] =>
-  server
-    .bodies()
-    [request]!.messages.filter((message) => message.role === "user")
-    .map((message) => message.content);
+const userContents = (request: number): unknown[] => {
+  const body = server.bodies()[request]!;
+  return body.messages.filter((message) => message.role === "user").map((message) => message.content);
+};
 
 describe("--resume", () => {
   it("continues the latest session of this workspace, or the one named", async () => {
