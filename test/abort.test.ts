@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { agentLoop, agentStream, initSession, response, type AgentEvent, type ModelMessage } from "simple-agent-loop";
+import {
+  agentLoop,
+  agentStream,
+  initSession,
+  response,
+  tool,
+  type AgentEvent,
+  type ModelMessage,
+} from "simple-agent-loop";
 import { scriptedModel } from "simple-agent-loop/testing";
 import { expectEveryCallAnsweredOnce, sleep, withoutTs } from "./helpers.ts";
 
@@ -210,5 +218,52 @@ describe("agentStream", () => {
       errorType: "Error",
       metrics: expect.objectContaining({ modelCalls: 1 }),
     });
+  });
+});
+
+describe("AgentStream.abort", () => {
+  it("ends the run as its signal would: running tools stop, every call answered, run-end aborted last, the session valid", async () => {
+    let toolStarted!: () => void;
+    const started = new Promise<void>((resolve) => (toolStarted = resolve));
+    let sawAbort: unknown;
+    const model = scriptedModel([
+      [{ type: "tool_call", id: "c1", name: "wait", input: {} }],
+      [{ role: "assistant", content: "never called" }],
+    ]);
+    const wait = tool({
+      name: "wait",
+      description: "waits for its signal",
+      inputSchema: { type: "object" },
+      handler: (_input, { signal }) =>
+        new Promise((_resolve, reject) => {
+          signal.addEventListener("abort", () => {
+            sawAbort = signal.reason;
+            reject(new Error("stopped"));
+          });
+          toolStarted();
+        }),
+    });
+    const stream = agentStream(model, [wait], initSession("s", "u"));
+    const events: AgentEvent[] = [];
+    const reading = (async () => {
+      for await (const event of stream) events.push(event);
+    })();
+    await started;
+    stream.abort("the user pressed stop");
+    await reading;
+    const session = await stream.result;
+    expect(sawAbort).toBeDefined();
+    expect(events.at(-1)).toMatchObject({ type: "run-end", outcome: "aborted" });
+    expectEveryCallAnsweredOnce(session);
+    expect(withoutTs(session).at(-1)).toStrictEqual({ role: "assistant", content: "", stopReason: "aborted" });
+    expect(model.callCount).toBe(1);
+  });
+
+  it("does nothing once the run has ended", async () => {
+    const stream = agentStream(scriptedModel([[{ role: "assistant", content: "hi" }]]), [], initSession("s", "u"));
+    const session = await stream.result;
+    stream.abort();
+    expect(response(session)).toMatchObject({ content: "hi" });
+    expect(session.messages).toHaveLength(3);
   });
 });

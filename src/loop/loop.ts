@@ -79,6 +79,7 @@ function startRun(
   return Object.assign(stream, {
     steer: (message: string | UserMessage) => void queues.steering.push(userMessage(message)),
     followUp: (message: string | UserMessage) => void queues.followUps.push(userMessage(message)),
+    abort: (reason?: unknown) => controller.abort(reason),
   });
 }
 
@@ -97,6 +98,13 @@ export type AgentStream = RunStream<AgentEvent, Session> & {
   steer: (message: string | UserMessage) => void;
   /** Queues a user message for after the run's task is done: the run goes on with it instead of ending. */
   followUp: (message: string | UserMessage) => void;
+  /**
+   * Aborts the run as its `signal` option would: running tools stop, every call is answered, an
+   * `aborted` message closes the session and `run-end` (outcome `aborted`) is the last event. The
+   * stream goes on to that end for whoever reads it; `result` resolves with the session. Does
+   * nothing once the run has ended.
+   */
+  abort: (reason?: unknown) => void;
 };
 
 // One run, from `run-start` to `run-end`: the steps, then the one `run-end`; an error of a step
