@@ -6,7 +6,7 @@ import type { RunContext } from "./run-context.ts";
 import { checkFinalAnswer, type OutputContract } from "./structured-output.ts";
 import { isContextOverflowError, MaxIterationsError, StructuredOutputError } from "../errors.ts";
 import { formatLogLine } from "../logger.ts";
-import { modelOwnFields } from "../model/read-model-turn.ts";
+import { modelOwnFields } from "../model/model-own-fields.ts";
 import { isToolCall, type Message, type ModelMessage, type ToolCallMessage } from "../session.ts";
 import { sessionTurnsBackward } from "../session-turns.ts";
 

@@ -2,6 +2,7 @@ import { InvalidModelResponseError } from "../errors.ts";
 import type { ModelStreamEvent } from "./model-stream-event.ts";
 import type { JsonObject, ModelMessage, Session, ToolCallMessage, TurnEndFields } from "../session.ts";
 import type { ToolSchema } from "../tools/tool.ts";
+import { modelOwnFields, turnEndFields } from "./model-own-fields.ts";
 import type { InvokeModel, ModelContext } from "./invoke-model.ts";
 
 /** What reading a turn reports as it goes: the stream's deltas, and each tool call once it is complete. */
@@ -61,8 +62,7 @@ async function readStream(
           if (!ended) onToolCall?.(message);
         }
       } else if (event.type === "response-end") {
-        const { type: _type, ...fields } = event;
-        stop = fields;
+        stop = turnEndFields(event);
         ended = true;
       } else emit(event);
     }
@@ -87,23 +87,6 @@ function isWellFormedCall(call: ToolCallMessage): boolean {
   );
 }
 
-/**
- * The message without the fields the loop keeps for its own bookkeeping: a model (or whatever
- * stands in for one) never decides an approval (`approval`), supplies a result held for a call
- * (`heldResult`), or a validated structured output (`output`). Returns the same object when it
- * has none of them, which is nearly always.
- */
-export function modelOwnFields(message: ModelMessage): ModelMessage {
-  if (!("approval" in message) && !("heldResult" in message) && !("output" in message)) return message;
-  const {
-    approval: _approval,
-    heldResult: _held,
-    output: _output,
-    ...own
-  } = message as ModelMessage & Record<"approval" | "heldResult" | "output", unknown>;
-  return own;
-}
-
 function isAsyncIterable(value: unknown): value is AsyncIterable<ModelStreamEvent> {
   return typeof value === "object" && value !== null && Symbol.asyncIterator in value;
 }
@@ -114,8 +97,8 @@ function checkTurn(messages: unknown, stop: TurnEndFields): ModelMessage[] {
   if (!Array.isArray(messages)) {
     throw new InvalidModelResponseError(`invokeModel must return an array of messages, got ${typeof messages}`);
   }
-  // The array is copied only if something must change; the loop never modifies it.
-  let checked = messages as ModelMessage[];
+  // A new array of new messages, each with only the fields a model's message may have.
+  const checked: ModelMessage[] = [];
   // Made at the second call only: most turns have one call or none.
   let firstId: string | undefined;
   let ids: Set<string> | undefined;
@@ -125,13 +108,10 @@ function checkTurn(messages: unknown, stop: TurnEndFields): ModelMessage[] {
       throw new InvalidModelResponseError(`invokeModel returned a non-object at index ${index}`);
     }
     const candidate = message as Partial<Record<string, unknown>>;
-    const own = modelOwnFields(message as ModelMessage);
-    if (own !== message) {
-      if (checked === messages) checked = [...checked];
-      checked[index] = own;
+    if ((candidate.role === "assistant" || candidate.type === "thinking") && typeof candidate.content === "string") {
+      checked.push(modelOwnFields(message as ModelMessage));
+      continue;
     }
-    if (candidate.role === "assistant" && typeof candidate.content === "string") continue;
-    if (candidate.type === "thinking" && typeof candidate.content === "string") continue;
     if (candidate.type !== "tool_call") {
       throw new InvalidModelResponseError(
         `invokeModel may return only assistant, thinking and tool_call messages; got ${JSON.stringify(message).slice(0, 80)} at index ${index}`,
@@ -144,12 +124,15 @@ function checkTurn(messages: unknown, stop: TurnEndFields): ModelMessage[] {
       throw new InvalidModelResponseError(`duplicate tool_call id "${candidate.id}" in one response`);
     if (firstId === undefined) firstId = candidate.id;
     else (ids ??= new Set([firstId])).add(candidate.id);
-    if (candidate.input === undefined) {
-      if (checked === messages) checked = [...checked];
-      checked[index] = { ...checked[index]!, input: {} } as ModelMessage;
-    } else if (typeof candidate.input !== "object" || candidate.input === null || Array.isArray(candidate.input)) {
+    if (
+      candidate.input !== undefined &&
+      (typeof candidate.input !== "object" || candidate.input === null || Array.isArray(candidate.input))
+    ) {
       throw new InvalidModelResponseError(`tool_call "${candidate.name}" input must be a JSON object`);
     }
+    const call = modelOwnFields(message as ModelMessage) as ToolCallMessage;
+    if (candidate.input === undefined) call.input = {};
+    checked.push(call);
   }
   if (checked.length === 0) return [{ role: "assistant", content: "", ...stop }];
   if (
@@ -158,8 +141,7 @@ function checkTurn(messages: unknown, stop: TurnEndFields): ModelMessage[] {
     stop.rawStopReason !== undefined ||
     stop.stopDetails !== undefined
   ) {
-    if (checked === messages) checked = [...checked];
-    checked[checked.length - 1] = { ...checked[checked.length - 1]!, ...stop };
+    Object.assign(checked[checked.length - 1]!, stop);
   }
   return checked;
 }

@@ -3,6 +3,7 @@ import { AgentError, describeValue } from "../errors.ts";
 import { checkNumber, maxTimerDelay } from "../numeric-options.ts";
 import type { ModelStreamEvent } from "../model/model-stream-event.ts";
 import type { InvokeModel, ModelContext } from "../model/invoke-model.ts";
+import { modelOwnFields, turnEndFields } from "../model/model-own-fields.ts";
 import { forkSession, type ModelMessage, type Session } from "../session.ts";
 import type { ToolSchema } from "../tools/tool.ts";
 
@@ -168,15 +169,16 @@ async function* streamTurn(answer: () => Promise<ModelMessage[]>): AsyncGenerato
       for (const delta of chunks(JSON.stringify(message.input)))
         yield { type: "tool-call-delta", id: message.id, delta };
     }
-    const { stopReason: _stopReason, rawStopReason: _raw, usage: _usage, ...rest } = message;
-    yield { type: "message", message: rest as ModelMessage };
+    // The message by the fields a model's message has; its turn-end fields go on response-end.
+    const own = modelOwnFields(message);
+    delete own.stopReason;
+    delete own.rawStopReason;
+    delete own.stopDetails;
+    delete own.usage;
+    yield { type: "message", message: own };
   }
   const last = messages[messages.length - 1];
-  const end: ModelStreamEvent = { type: "response-end" };
-  if (last?.stopReason !== undefined) end.stopReason = last.stopReason;
-  if (last?.rawStopReason !== undefined) end.rawStopReason = last.rawStopReason;
-  if (last?.usage !== undefined) end.usage = last.usage;
-  yield end;
+  yield { type: "response-end", ...(last === undefined ? {} : turnEndFields(last)) };
 }
 
 function chunks(text: string, size = 8): string[] {
