@@ -33,6 +33,10 @@ export type {
   SessionChange,
   SessionChangeListener,
 } from "./session.ts";
+export { imagePart, filePart, contentText } from "./content-parts.ts";
+export type { ContentPart, TextPart, ImagePart, FilePart } from "./content-parts.ts";
+export { toolContent, isToolContent } from "./tools/tool-content.ts";
+export type { ToolContent } from "./tools/tool-content.ts";
 export { agentLoop, agentStream } from "./loop/loop.ts";
 export { defaultMaxIterations } from "./loop/loop-options.ts";
 export { clampDelay, maxTimerDelay } from "./numeric-options.ts";

@@ -1,3 +1,5 @@
+import { contentProblem, type ContentPart } from "./content-parts.ts";
+
 /**
  * The session: an ordered list of generic, provider-neutral messages. It is plain JSON
  * and must survive `JSON.parse(JSON.stringify(session))` unchanged. Provider formats exist only
@@ -67,7 +69,8 @@ export type StopDetails = {
 type Timestamped = { ts?: string };
 
 export type SystemMessage = { role: "system"; content: string } & Timestamped;
-export type UserMessage = { role: "user"; content: string } & Timestamped;
+/** User input: text, or content parts (text, images, files; see `ContentPart`). */
+export type UserMessage = { role: "user"; content: string | ContentPart[] } & Timestamped;
 /**
  * Model text. `output` holds the validated final answer of a run made with an `output` schema.
  * `signature`/`provider`: opaque provider data to send back with this text (Gemini's
@@ -120,7 +123,7 @@ export type ToolCallMessage = {
    * A result this call got while an earlier call of the same turn waits for approval. It enters
    * the session, in call order, once that call is answered; the call never runs again.
    */
-  heldResult?: { output: JsonValue; isError?: boolean };
+  heldResult?: { output: JsonValue; content?: ContentPart[]; isError?: boolean };
   /** Opaque data of the `provider` that made this call, sent back with it only to that provider (Gemini's `thoughtSignature`). */
   signature?: string;
   provider?: string;
@@ -140,11 +143,16 @@ export type ToolCallMessage = {
 } & Timestamped &
   TurnEndFields;
 
-/** The answer to the `tool_call` with the same `id`. Every tool call gets exactly one. */
+/**
+ * The answer to the `tool_call` with the same `id`. Every tool call gets exactly one. With
+ * `content` (a handler returned `toolContent(parts)`), the parts are what the model is shown and
+ * `output` holds their text parts joined, for readers that know only `output`.
+ */
 export type ToolResultMessage = {
   type: "tool_result";
   id: string;
   output: JsonValue;
+  content?: ContentPart[];
   isError?: boolean;
   /**
    * Metadata, never sent to a model: whole milliseconds the call waited in the `beforeToolCall`
@@ -159,8 +167,8 @@ export type Message =
 /** The messages a model turn may produce. */
 export type ModelMessage = AssistantMessage | ThinkingMessage | ToolCallMessage;
 
-/** Creates a session with a system prompt and the user's first message. */
-export function initSession(systemPrompt: string, userPrompt: string): Session {
+/** Creates a session with a system prompt and the user's first message (text, or content parts). */
+export function initSession(systemPrompt: string, userPrompt: string | ContentPart[]): Session {
   const session: Session = { messages: [] };
   extendSession(session, { role: "system", content: systemPrompt });
   extendSession(session, { role: "user", content: userPrompt });
@@ -171,8 +179,10 @@ export function initSession(systemPrompt: string, userPrompt: string): Session {
  * Appends a message to the session in place and returns the session. Every message that enters a
  * session goes through here, so a listener bound with `onSessionExtend` (persistence) sees each one.
  * A message without `ts` is stored as a copy with `ts` set; the caller's object is not modified.
+ * Throws a `TypeError` naming the part when a message's content parts are malformed.
  */
 export function extendSession(session: Session, message: Message): Session {
+  checkContent(message);
   const stored = message.ts === undefined ? { ...message, ts: now() } : message;
   session.messages.push(stored);
   if (changeListeners.has(session))
@@ -186,6 +196,7 @@ export function extendSession(session: Session, message: Message): Session {
  * store can write the turn in one piece: a crash never leaves half of a turn in the log.
  */
 export function extendSessionBatch(session: Session, messages: readonly Message[]): Message[] {
+  for (const message of messages) checkContent(message);
   const first = session.messages.length;
   for (const message of messages) session.messages.push(message.ts === undefined ? { ...message, ts: now() } : message);
   const stored = session.messages.slice(first);
@@ -199,9 +210,31 @@ export function extendSessionBatch(session: Session, messages: readonly Message[
   return stored;
 }
 
-/** Adds a user message to the session (a follow-up question) and returns the session. */
-export function send(session: Session, text: string): Session {
-  return extendSession(session, { role: "user", content: text });
+/** Adds a user message (a follow-up question: text, or content parts) to the session and returns the session. */
+export function send(session: Session, content: string | ContentPart[]): Session {
+  return extendSession(session, { role: "user", content });
+}
+
+/**
+ * What is wrong with the content parts of `message` (a user message's `content`, a tool result's
+ * `content`), or undefined: the one check for parts entering a session, from code or from a file.
+ */
+export function messageContentProblem(message: Message): string | undefined {
+  if ("role" in message) {
+    if (message.role !== "user" || typeof message.content === "string") return undefined;
+    return contentProblem(message.content, "user message content");
+  }
+  if (message.type !== "tool_result" || message.content === undefined) return undefined;
+  const problem = contentProblem(message.content, `tool result ${JSON.stringify(message.id)} content`);
+  if (problem !== undefined) return problem;
+  return Array.isArray(message.content) ? undefined : "tool result content must be an array of content parts";
+}
+
+function checkContent(message: Message): void {
+  // Plain text, the common case, costs one type check.
+  if ("role" in message ? typeof message.content === "string" : message.type !== "tool_result") return;
+  const problem = messageContentProblem(message);
+  if (problem !== undefined) throw new TypeError(problem);
 }
 
 /** A deep copy for branching: the fork shares nothing with the original and is not bound to any listener. */

@@ -2,7 +2,7 @@ import { callModelNext, type NextStep } from "./next-step.ts";
 import type { OpenTurn } from "./open-turn.ts";
 import type { RunContext } from "./run-context.ts";
 import { abortedResult, notExecutedResult } from "../tools/tool-errors.ts";
-import { notifySessionChange, type StopReason } from "../session.ts";
+import { notifySessionChange, type StopReason, type ToolCallMessage } from "../session.ts";
 import type { PendingApproval, ToolOutcome } from "../tools/tool-outcome.ts";
 
 /**
@@ -65,8 +65,10 @@ function pause(run: RunContext, turn: OpenTurn, outcomes: readonly ToolOutcome[]
       call.approval =
         outcome.nested === undefined ? { status: "pending" } : { status: "pending", nested: outcome.nested };
     } else {
-      call.heldResult =
-        outcome.isError === true ? { output: outcome.output, isError: true } : { output: outcome.output };
+      const held: NonNullable<ToolCallMessage["heldResult"]> = { output: outcome.output };
+      if (outcome.content !== undefined) held.content = outcome.content;
+      if (outcome.isError === true) held.isError = true;
+      call.heldResult = held;
     }
     notifySessionChange(session, {
       type: "update",

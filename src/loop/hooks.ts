@@ -8,6 +8,7 @@ import type {
   ToolResultMessage,
 } from "../session.ts";
 import type { ToolSchema } from "../tools/tool.ts";
+import type { ToolContent } from "../tools/tool-content.ts";
 
 /**
  * Plain optional functions called at fixed points of the loop; a returned value overrides the
@@ -41,11 +42,12 @@ export type AgentHooks = {
   }) => Awaitable<void | { deny: string } | { requireApproval: true }>;
   /**
    * After each tool call, before its result enters the session. May replace the output: return
-   * `{ output, isError? }`, or the new output itself (a string or JSON value). Throwing replaces the result with an error (fail closed), reported as `hook-error`.
+   * `{ output, isError? }`, rich content (`toolContent(parts)`), or the new output itself (a string or JSON value). Throwing replaces the result with an error (fail closed), reported as `hook-error`.
    */
   afterToolCall?: (input: { call: ToolCallMessage; result: ToolResultMessage; session: Session }) => Awaitable<
     | void
     | JsonValue
+    | ToolContent
     | {
         output: JsonValue;
         isError?: boolean;

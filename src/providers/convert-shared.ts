@@ -1,3 +1,5 @@
+import { base64Size, contentText, type ContentPart } from "../content-parts.ts";
+import { AgentError } from "../errors.ts";
 import {
   isToolResult,
   type JsonObject,
@@ -5,6 +7,7 @@ import {
   type Message,
   type StopReason,
   type ThinkingMessage,
+  type ToolResultMessage,
   type Usage,
 } from "../session.ts";
 import { sessionTurns, unansweredCalls } from "../session-turns.ts";
@@ -70,6 +73,40 @@ function fnv1a(text: string): string {
     hash = Math.imul(hash, 0x01000193);
   }
   return (hash >>> 0).toString(36);
+}
+
+/**
+ * The text of a message's content for an adapter that takes only text there. Any other part is
+ * refused before a request is sent: an `AgentError` naming the part and the adapter.
+ */
+export function textOnlyContent(content: string | readonly ContentPart[], adapter: string, where: string): string {
+  if (typeof content === "string") return content;
+  const other = content.find((part) => part.type !== "text");
+  if (other !== undefined) throw unsupportedPartError(adapter, other, where);
+  return contentText(content);
+}
+
+/** A tool result's text for an adapter that takes only text in tool results (refusing other parts, as `textOnlyContent`). */
+export function resultText(message: ToolResultMessage, adapter: string): string {
+  if (message.content === undefined) return outputText(message.output);
+  return textOnlyContent(message.content, adapter, `the result of tool call ${JSON.stringify(message.id)}`);
+}
+
+/** The error for a part an adapter cannot send: it names the part, where it was and the adapter; never a silent drop. */
+export function unsupportedPartError(adapter: string, part: ContentPart, where: string, reason?: string): AgentError {
+  const why = reason === undefined ? "" : `: ${reason}`;
+  return new AgentError(`the ${adapter} adapter cannot send ${describePart(part)} in ${where}${why}`);
+}
+
+/** A part in a few words for messages: `an image part (image/png, 48 KB)`, `a file part (report.pdf, https://…)`. */
+export function describePart(part: ContentPart): string {
+  if (part.type === "text") return "a text part";
+  const details: string[] = [];
+  if (part.type === "file" && part.filename !== undefined) details.push(JSON.stringify(part.filename.slice(0, 80)));
+  if (part.mediaType !== undefined) details.push(part.mediaType);
+  if ("data" in part) details.push(`${Math.ceil(base64Size(part.data) / 1024)} KB`);
+  else details.push(JSON.stringify(part.url.slice(0, 120)));
+  return `${part.type === "image" ? "an image" : "a file"} part (${details.join(", ")})`;
 }
 
 /** Tool output as the text providers expect: strings as they are, other JSON serialized. */

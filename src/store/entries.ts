@@ -1,4 +1,12 @@
-import { now, type JsonObject, type JsonValue, type Message, type Session, type SessionChange } from "../session.ts";
+import {
+  messageContentProblem,
+  now,
+  type JsonObject,
+  type JsonValue,
+  type Message,
+  type Session,
+  type SessionChange,
+} from "../session.ts";
 import { StoreError } from "./store-error.ts";
 
 /**
@@ -194,7 +202,9 @@ function messageProblem(value: unknown, entryType = "message"): string | undefin
       : `a ${JSON.stringify(value.type)} message`;
   const wrong = (field: string, expected: string): string =>
     `${kind} needs ${expected} "${field}", not ${describe(value[field])}`;
-  if (value.role === "system" || value.role === "user" || value.role === "assistant" || value.type === "thinking") {
+  if (value.role === "user") {
+    if (typeof value.content !== "string") return messageContentProblem(value as Message);
+  } else if (value.role === "system" || value.role === "assistant" || value.type === "thinking") {
     if (typeof value.content !== "string") return wrong("content", "a string");
   } else if (value.type === "tool_call") {
     if (typeof value.id !== "string" || value.id === "") return wrong("id", "a non-empty string");
@@ -204,6 +214,7 @@ function messageProblem(value: unknown, entryType = "message"): string | undefin
     if (typeof value.id !== "string" || value.id === "") return wrong("id", "a non-empty string");
     if (!("output" in value)) return `${kind} needs an "output"`;
     if (value.isError !== undefined && typeof value.isError !== "boolean") return wrong("isError", "a boolean");
+    if (value.content !== undefined) return messageContentProblem(value as Message);
   }
   return undefined;
 }

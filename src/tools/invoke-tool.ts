@@ -6,6 +6,7 @@ import { isApprovalPause } from "./approval-pause.ts";
 import { pendingApprovals } from "./approval.ts";
 import { findHandler, knownToolNames, type ExecutorSetup } from "./executor-setup.ts";
 import { toJsonOutput } from "./json-output.ts";
+import { contentResult, isToolContent } from "./tool-content.ts";
 import type { ToolContext, ToolDefinition, ToolHandler } from "./tool.ts";
 import type { ToolOutcome } from "./tool-outcome.ts";
 import {
@@ -104,9 +105,11 @@ function callHandler(invocation: Invocation, input: unknown): Eventually<ToolOut
   }
 }
 
-// An output that cannot be made plain JSON fails the call, as a throwing handler does.
+// Rich content (`toolContent`) becomes parts and their text; an output that cannot be made plain
+// JSON fails the call, as a throwing handler does.
 function jsonResult(call: ToolCallMessage, output: unknown, signal: AbortSignal): ToolOutcome {
   try {
+    if (isToolContent(output)) return contentResult(call.id, output);
     return { type: "tool_result", id: call.id, output: toJsonOutput(output) };
   } catch (error) {
     return failedCall(call, error, signal);

@@ -5,6 +5,7 @@ import type { ToolCallMessage, ToolResultMessage } from "../session.ts";
 import type { ExecutorSetup } from "./executor-setup.ts";
 import { invokeTool, type Eventually } from "./invoke-tool.ts";
 import { toJsonOutput } from "./json-output.ts";
+import { contentResult, isToolContent } from "./tool-content.ts";
 import { checkGate, isGated } from "./tool-gate.ts";
 import type { ToolDefinition } from "./tool.ts";
 import type { PendingApproval, ToolOutcome } from "./tool-outcome.ts";
@@ -160,6 +161,7 @@ async function afterToolCall(
   try {
     const replaced = await abortRace.race(Promise.resolve(hook({ call, result, session: setup.session })));
     if (replaced === undefined) return result;
+    if (isToolContent(replaced)) return contentResult(call.id, replaced);
     const shaped =
       typeof replaced === "object" && replaced !== null && !Array.isArray(replaced) && "output" in replaced;
     const next: ToolResultMessage = {

@@ -1,13 +1,13 @@
 import type { ImportEdge } from "./imports.ts";
 
-/** The session and its one walk over turns (a pure view over the messages): every layer may read them. */
-export const sessionFiles = ["src/session.ts", "src/session-turns.ts"];
+/** The session, its content parts and its one walk over turns (a pure view over the messages): every layer may read them. */
+export const sessionFiles = ["src/session.ts", "src/session-turns.ts", "src/content-parts.ts"];
 
 /** The files at the src/ root that are part of the core; `src/index.ts` is only the public surface over them. */
 export const rootFiles = [...sessionFiles, "src/errors.ts", "src/logger.ts", "src/numeric-options.ts"];
 
 /** How many `.ts` files the src/ root may hold: the root files above and the public index. */
-export const maxRootFiles = 6;
+export const maxRootFiles = 7;
 
 /**
  * The core: what every agent runs (the session, errors, the model contract, tools, the loop). It must not

@@ -68,6 +68,7 @@ describe("runTask", () => {
         (message) =>
           "role" in message &&
           message.role === "user" &&
+          typeof message.content === "string" &&
           message.content.startsWith("Summary of the earlier conversation:\nSUMMARY of"),
       ),
     ).toBe(true);

@@ -112,7 +112,7 @@ export function effectCounts(text: string): Map<string, number> {
 
 function tagOf(session: Session): string {
   const last = session.messages.findLast((message) => "role" in message && message.role === "user");
-  return last !== undefined && "content" in last ? last.content : "untagged";
+  return last !== undefined && "content" in last && typeof last.content === "string" ? last.content : "untagged";
 }
 
 function modelTurns(session: Session): number {

@@ -3,13 +3,14 @@ import type { ToolSchema } from "../../tools/tool.ts";
 import {
   isOwnSignedThinking,
   normalizeStopReason,
-  outputText,
   pairToolMessages,
   readToolInput,
   refusedInput,
   safeToolId,
   usageWithCache,
   type StopReasonNames,
+  textOnlyContent,
+  resultText,
 } from "../convert-shared.ts";
 
 /** Options that shape the request body (the adapter's other options only affect transport). */
@@ -80,7 +81,9 @@ type Converted = { role: "user" | "assistant" | "system"; block: Block };
 function toBlock(message: Message): Converted | undefined {
   if ("role" in message) {
     if (message.role === "system") return { role: "system", block: { type: "text", text: message.content } };
-    return message.content === "" ? undefined : { role: message.role, block: { type: "text", text: message.content } };
+    const text =
+      message.role === "user" ? textOnlyContent(message.content, anthropicProvider, "a user message") : message.content;
+    return text === "" ? undefined : { role: message.role, block: { type: "text", text } };
   }
   if (message.type === "thinking") {
     if (!isOwnSignedThinking(message, anthropicProvider, true)) return undefined;
@@ -100,7 +103,7 @@ function toBlock(message: Message): Converted | undefined {
   const block: Block = {
     type: "tool_result",
     tool_use_id: safeToolId(message.id),
-    content: outputText(message.output),
+    content: resultText(message, anthropicProvider),
   };
   if (message.isError === true) block.is_error = true;
   return { role: "user", block };

@@ -3,7 +3,6 @@ import type { ToolSchema } from "../../tools/tool.ts";
 import {
   isOwnSignedThinking,
   normalizeStopReason,
-  outputText,
   pairToolMessages,
   readToolInput,
   refusedInput,
@@ -11,6 +10,8 @@ import {
   toolUseWhenCalls,
   usageWithCache,
   type StopReasonNames,
+  textOnlyContent,
+  resultText,
 } from "../convert-shared.ts";
 
 /** Options that shape the request body (the model goes in the URL; the adapter's other options only affect transport). */
@@ -65,9 +66,11 @@ export function toBedrockRequest(
   };
   for (const message of pairToolMessages(session.messages)) {
     if ("role" in message) {
-      if (message.content.trim() === "") continue;
-      if (message.role === "system") system.push({ text: message.content });
-      else push(message.role, { text: message.content });
+      const text =
+        message.role === "user" ? textOnlyContent(message.content, bedrockProvider, "a user message") : message.content;
+      if (text.trim() === "") continue;
+      if (message.role === "system") system.push({ text });
+      else push(message.role, { text });
       continue;
     }
     if (message.type === "thinking") {
@@ -116,7 +119,7 @@ function jsonObject(value: unknown): JsonObject | undefined {
 // Bedrock refuses a blank text block, and a result with none at all when its status is error.
 function toolResultBlock(message: ToolResultMessage): Block {
   const object = jsonObject(message.output);
-  const text = outputText(message.output);
+  const text = resultText(message, bedrockProvider);
   const content = object !== undefined ? [{ json: object }] : [{ text: text.trim() === "" ? "(no output)" : text }];
   const result: Block = { toolUseId: safeToolId(message.id, 64), content };
   if (message.isError === true) result.status = "error";

@@ -19,6 +19,8 @@ import {
   refusedInput,
   toolUseWhenCalls,
   type StopReasonNames,
+  textOnlyContent,
+  resultText,
 } from "../convert-shared.ts";
 
 /** Options that shape the request body (the adapter's other options only affect transport). */
@@ -117,7 +119,8 @@ export function toGeminiRequest(
   for (const message of pairToolMessages(session.messages)) {
     if ("role" in message) {
       if (message.role === "system") system.push({ text: message.content });
-      else if (message.role === "user") push("user", { text: message.content });
+      else if (message.role === "user")
+        push("user", { text: textOnlyContent(message.content, googleProvider, "a user message") });
       else {
         const signature = ownSignature(message);
         if (message.content !== "" || signature !== undefined)
@@ -147,6 +150,7 @@ export function toGeminiRequest(
       );
     } else {
       const call = calls.get(message.id);
+      if (message.content !== undefined) resultText(message, googleProvider);
       const response: JsonObject = message.isError === true ? { error: message.output } : { output: message.output };
       const part: GeminiPart = {
         functionResponse: {

@@ -14,13 +14,14 @@ import type { ToolSchema } from "../../tools/tool.ts";
 import {
   isOwnSignedThinking,
   normalizeStopReason,
-  outputText,
   pairToolMessages,
   readToolInput,
   refusedInput,
   safeToolId,
   toolUseWhenCalls,
   type StopReasonNames,
+  textOnlyContent,
+  resultText,
 } from "../convert-shared.ts";
 
 /** Options that shape the request body (the adapter's other options only affect transport). */
@@ -141,7 +142,13 @@ function groupTurns(sessionMessages: readonly Message[]): (OpenAIChatMessage | A
   for (const message of pairToolMessages(sessionMessages)) {
     if ("role" in message && message.role !== "assistant") {
       open = undefined;
-      items.push({ role: message.role, content: message.content });
+      items.push({
+        role: message.role,
+        content:
+          message.role === "user"
+            ? textOnlyContent(message.content, openaiChatProvider, "a user message")
+            : message.content,
+      });
       continue;
     }
     if ("type" in message && message.type === "tool_result") {
@@ -149,7 +156,7 @@ function groupTurns(sessionMessages: readonly Message[]): (OpenAIChatMessage | A
       const turn = awaiting.get(message.id);
       if (turn === undefined) continue;
       awaiting.delete(message.id);
-      turn.results.set(message.id, outputText(message.output));
+      turn.results.set(message.id, resultText(message, openaiChatProvider));
       continue;
     }
     if (open === undefined || open.ended) {

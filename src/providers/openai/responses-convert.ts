@@ -13,12 +13,13 @@ import type { ToolSchema } from "../../tools/tool.ts";
 import {
   isOwnSignedThinking,
   normalizeStopReason,
-  outputText,
   pairToolMessages,
   readToolInput,
   refusedInput,
   safeToolId,
   type StopReasonNames,
+  textOnlyContent,
+  resultText,
 } from "../convert-shared.ts";
 import { providerError, type ErrorShape } from "../provider-error.ts";
 
@@ -100,7 +101,11 @@ export function toOpenAIResponsesRequest(
     if ("role" in message) {
       if (message.role === "system") instructions.push(message.content);
       else if (message.content === "") continue;
-      else if (message.role === "user") input.push({ role: "user", content: message.content });
+      else if (message.role === "user")
+        input.push({
+          role: "user",
+          content: textOnlyContent(message.content, openaiResponsesProvider, "a user message"),
+        });
       else input.push({ role: "assistant", content: [{ type: "output_text", text: message.content }] });
       continue;
     }
@@ -118,7 +123,11 @@ export function toOpenAIResponsesRequest(
         arguments: JSON.stringify(arguments_),
       });
     } else {
-      input.push({ type: "function_call_output", call_id: safeToolId(message.id), output: outputText(message.output) });
+      input.push({
+        type: "function_call_output",
+        call_id: safeToolId(message.id),
+        output: resultText(message, openaiResponsesProvider),
+      });
     }
   }
   const request: OpenAIResponsesRequest = {

@@ -1,0 +1,162 @@
+/**
+ * Content parts: what a user message or a tool result holds beyond plain text (images, PDFs and
+ * other files). Plain JSON like the rest of the session: binary data is base64 (no `data:`
+ * prefix), or an https URL the provider (or its adapter) fetches.
+ */
+export type ContentPart = TextPart | ImagePart | FilePart;
+
+export type TextPart = { type: "text"; text: string };
+
+/** An image: base64 `data` with its `mediaType` (`image/png`…), or a `url` the provider fetches. */
+export type ImagePart =
+  { type: "image"; mediaType: string; data: string } | { type: "image"; url: string; mediaType?: string };
+
+/** A document (a PDF, say): base64 `data` with its `mediaType`, or a `url`; `filename` when known. */
+export type FilePart =
+  | { type: "file"; mediaType: string; data: string; filename?: string }
+  | { type: "file"; url: string; mediaType?: string; filename?: string };
+
+/** An image part from bytes or from base64 (with or without a `data:` prefix, which is dropped). */
+export function imagePart(data: Uint8Array | string, mediaType: string): ImagePart {
+  const part: ImagePart = { type: "image", mediaType, data: toBase64(data) };
+  assertContentPart(part, "imagePart");
+  return part;
+}
+
+/** A file part (a PDF, say) from bytes or from base64; `filename` is shown to the model where the provider takes one. */
+export function filePart(data: Uint8Array | string, mediaType: string, filename?: string): FilePart {
+  const part: FilePart = { type: "file", mediaType, data: toBase64(data) };
+  if (filename !== undefined) part.filename = filename;
+  assertContentPart(part, "filePart");
+  return part;
+}
+
+/** The text parts joined by newlines: what a reader that knows only text sees of the content. */
+export function contentText(content: string | readonly ContentPart[]): string {
+  if (typeof content === "string") return content;
+  let text = "";
+  let first = true;
+  for (const part of content) {
+    if (part.type !== "text") continue;
+    text += first ? part.text : `\n${part.text}`;
+    first = false;
+  }
+  return text;
+}
+
+/** Whether a part carries base64 data (as opposed to text or a URL). */
+export function hasData(part: ContentPart): part is Extract<ContentPart, { data: string }> {
+  return part.type !== "text" && "data" in part && typeof part.data === "string";
+}
+
+/** The number of bytes base64 `data` decodes to, computed from its length (no decoding). */
+export function base64Size(data: string): number {
+  let padding = 0;
+  if (data.endsWith("==")) padding = 2;
+  else if (data.endsWith("=")) padding = 1;
+  return Math.max(0, Math.floor((data.length * 3) / 4) - padding);
+}
+
+/** What is wrong with `content` as the content of a message (a string or an array of parts), or undefined when valid. */
+export function contentProblem(content: unknown, where: string): string | undefined {
+  if (typeof content === "string") return undefined;
+  if (!Array.isArray(content)) return `${where} must be a string or an array of content parts`;
+  for (let index = 0; index < content.length; index++) {
+    const problem = contentPartProblem(content[index], `${where}[${index}]`);
+    if (problem !== undefined) return problem;
+  }
+  return undefined;
+}
+
+/** What is wrong with one content part, naming it by `where`, or undefined when it is well formed. */
+export function contentPartProblem(part: unknown, where: string): string | undefined {
+  if (typeof part !== "object" || part === null || Array.isArray(part)) return `${where} must be an object`;
+  const fields = part as Record<string, unknown>;
+  const type = fields["type"];
+  if (type === "text") {
+    return typeof fields["text"] === "string" ? undefined : `${where}: a text part needs a string "text"`;
+  }
+  if (type !== "image" && type !== "file") {
+    return `${where}: unknown content part type ${describeType(type)} (expected "text", "image" or "file")`;
+  }
+  const hasDataField = "data" in fields && fields["data"] !== undefined;
+  const hasUrlField = "url" in fields && fields["url"] !== undefined;
+  if (hasDataField === hasUrlField) return `${where}: an ${type} part needs exactly one of "data" (base64) and "url"`;
+  const mediaType = fields["mediaType"];
+  if (mediaType !== undefined && (typeof mediaType !== "string" || !mediaTypePattern.test(mediaType))) {
+    return `${where}: "mediaType" must be a media type such as "image/png" or "application/pdf"`;
+  }
+  if (type === "file" && fields["filename"] !== undefined && typeof fields["filename"] !== "string") {
+    return `${where}: "filename" must be a string`;
+  }
+  if (hasDataField) {
+    if (mediaType === undefined) return `${where}: an ${type} part with "data" needs its "mediaType"`;
+    return base64Problem(fields["data"], where);
+  }
+  return urlProblem(fields["url"], where);
+}
+
+/** Throws a `TypeError` naming the part when it is malformed. */
+export function assertContentPart(part: unknown, where: string): void {
+  const problem = contentPartProblem(part, where);
+  if (problem !== undefined) throw new TypeError(problem);
+}
+
+/** Base64 of bytes, or the base64 given (its `data:…;base64,` prefix dropped). */
+export function toBase64(data: Uint8Array | string): string {
+  if (typeof data === "string") {
+    const comma = data.startsWith("data:") ? data.indexOf(",") : -1;
+    return comma === -1 ? data : data.slice(comma + 1);
+  }
+  const nodeBuffer = (globalThis as { Buffer?: { from(bytes: Uint8Array): { toString(encoding: "base64"): string } } })
+    .Buffer;
+  if (nodeBuffer !== undefined) return nodeBuffer.from(data).toString("base64");
+  // Edge runtimes: btoa over binary strings, in chunks small enough for `fromCharCode`'s arguments.
+  let binary = "";
+  for (let start = 0; start < data.length; start += 0x8000) {
+    binary += String.fromCharCode(...data.subarray(start, start + 0x8000));
+  }
+  return btoa(binary);
+}
+
+/** The bytes of base64 `data`. */
+export function fromBase64(data: string): Uint8Array {
+  const nodeBuffer = (globalThis as { Buffer?: { from(text: string, encoding: "base64"): Uint8Array } }).Buffer;
+  if (nodeBuffer !== undefined) {
+    const buffer = nodeBuffer.from(data, "base64");
+    return new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength);
+  }
+  const binary = atob(data);
+  const bytes = new Uint8Array(binary.length);
+  for (let index = 0; index < binary.length; index++) bytes[index] = binary.charCodeAt(index);
+  return bytes;
+}
+
+const mediaTypePattern = /^[a-z0-9][a-z0-9!#$&^_.+-]*\/[a-z0-9][a-z0-9!#$&^_.+-]*(?:\s*;.*)?$/i;
+const base64Pattern = /^[A-Za-z0-9+/]*={0,2}$/;
+
+function base64Problem(data: unknown, where: string): string | undefined {
+  if (typeof data !== "string") return `${where}: "data" must be a base64 string`;
+  if (data.startsWith("data:")) return `${where}: "data" must be plain base64, without a "data:" prefix`;
+  if (data.length % 4 !== 0 || !base64Pattern.test(data)) return `${where}: "data" is not valid base64`;
+  return undefined;
+}
+
+function urlProblem(url: unknown, where: string): string | undefined {
+  if (typeof url !== "string") return `${where}: "url" must be a string`;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return `${where}: "url" is not a valid URL`;
+  }
+  if (parsed.protocol === "data:") return `${where}: a data: URL goes in "data" as base64, with its "mediaType"`;
+  if (parsed.protocol !== "https:" && parsed.protocol !== "http:") {
+    return `${where}: "url" must be an https URL, not ${parsed.protocol}`;
+  }
+  return undefined;
+}
+
+function describeType(type: unknown): string {
+  return typeof type === "string" ? JSON.stringify(type.slice(0, 40)) : typeof type;
+}
