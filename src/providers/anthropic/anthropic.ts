@@ -1,3 +1,4 @@
+import { shownAsStored } from "../shown-as-stored.ts";
 import { ProviderError } from "../../errors.ts";
 import type { ModelStreamEvent } from "../../model/model-stream-event.ts";
 import type { InvokeModel } from "../../model/invoke-model.ts";
@@ -114,7 +115,7 @@ export function streamMessages(
   secrets: readonly string[] = [],
 ): AsyncGenerator<ModelStreamEvent> {
   const scope: CallScope = { provider: anthropicProvider, secrets };
-  return readSseStream(open, scope, (batches) => readMessagesStream(batches, scope));
+  return readSseStream(open, scope, (batches) => shownAsStored(readMessagesStream(batches, scope)));
 }
 
 type OpenBlock = { block: AnthropicContentBlock; json: string };
@@ -127,6 +128,8 @@ type MessagesStream = {
   stopDetails: AnthropicStopDetails | null | undefined;
   messageId: string | undefined;
   started: boolean;
+  /** A content block began (or the start carried content): a start after this is a second message. */
+  contentBegan: boolean;
   /** A tool call whose JSON was cut or garbled: acceptable only if the turn was cut (max_tokens). */
   cutToolCall: AnthropicContentBlock | undefined;
 };
@@ -142,6 +145,7 @@ async function* readMessagesStream(
     stopDetails: undefined,
     messageId: undefined,
     started: false,
+    contentBegan: false,
     cutToolCall: undefined,
   };
   for await (const batch of batches)
@@ -152,11 +156,13 @@ async function* readMessagesStream(
           yield* messageStart(stream, event.message ?? {});
           break;
         case "content_block_start": {
+          stream.contentBegan = true;
           const started = blockStart(stream, event);
           if (started !== undefined) yield started;
           break;
         }
         case "content_block_delta": {
+          stream.contentBegan = true;
           const delta = blockDelta(stream, event);
           if (delta !== undefined) yield delta;
           break;
@@ -187,6 +193,8 @@ async function* readMessagesStream(
 }
 
 function* messageStart(stream: MessagesStream, message: AnthropicResponse): Generator<ModelStreamEvent> {
+  // The same start sent again before any content (a proxy does this) is the same message: ignored.
+  if (stream.started && !stream.contentBegan && message.id !== undefined && message.id === stream.messageId) return;
   // Two generations in one stream (a proxy that retried upstream and kept sending) must never
   // become one turn: the whole response is broken, and the loop retries it.
   if (stream.started) {
@@ -204,7 +212,10 @@ function* messageStart(stream: MessagesStream, message: AnthropicResponse): Gene
   stream.stopReason = message.stop_reason ?? stream.stopReason;
   stream.stopDetails = message.stop_details ?? stream.stopDetails;
   // Some servers (caches, proxies) send the whole message here and only message_stop after it.
-  for (const block of message.content ?? []) yield* wholeBlockEvents(block);
+  for (const block of message.content ?? []) {
+    stream.contentBegan = true;
+    yield* wholeBlockEvents(block);
+  }
 }
 
 function blockStart(stream: MessagesStream, event: StreamEvent): ModelStreamEvent | undefined {

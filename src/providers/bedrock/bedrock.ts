@@ -1,3 +1,4 @@
+import { shownAsStored } from "../shown-as-stored.ts";
 import { ContextOverflowError, ProviderError, errorMessage, isProviderError } from "../../errors.ts";
 import type { ModelStreamEvent } from "../../model/model-stream-event.ts";
 import type { InvokeModel } from "../../model/invoke-model.ts";
@@ -263,7 +264,7 @@ export function streamConverse(
   secrets: readonly string[] = [],
 ): AsyncGenerator<ModelStreamEvent> {
   const scope: CallScope = { provider: bedrockProvider, secrets, signal };
-  return readAwsEventStream(open, scope, (batches) => readConverseStream(batches, scope));
+  return readAwsEventStream(open, scope, (batches) => shownAsStored(readConverseStream(batches, scope)));
 }
 
 // What one ConverseStream has said so far.

@@ -1,3 +1,4 @@
+import { shownAsStored } from "../shown-as-stored.ts";
 import { ProviderError } from "../../errors.ts";
 import type { ModelStreamEvent } from "../../model/model-stream-event.ts";
 import type { StructuredOutputModel } from "../../model/invoke-model.ts";
@@ -120,7 +121,7 @@ export function streamGenerateContent(
   secrets: readonly string[] = [],
 ): AsyncGenerator<ModelStreamEvent> {
   const scope: CallScope = { provider: googleProvider, secrets };
-  return readSseStream(open, scope, (batches) => readGenerateContentStream(batches, scope));
+  return readSseStream(open, scope, (batches) => shownAsStored(readGenerateContentStream(batches, scope)));
 }
 
 async function* readGenerateContentStream(

@@ -1,3 +1,4 @@
+import { shownAsStored } from "../shown-as-stored.ts";
 import { ProviderError } from "../../errors.ts";
 import type { ModelStreamEvent } from "../../model/model-stream-event.ts";
 import type { StructuredOutputModel } from "../../model/invoke-model.ts";
@@ -152,7 +153,7 @@ export function streamOpenAIChat(
   transport: { secrets?: readonly string[]; signal?: AbortSignal } = {},
 ): AsyncGenerator<ModelStreamEvent> {
   const scope: CallScope = { provider: openaiChatProvider, secrets: transport.secrets, signal: transport.signal };
-  return readSseStream(open, scope, (batches) => readChatStream(batches, scope));
+  return readSseStream(open, scope, (batches) => shownAsStored(readChatStream(batches, scope)));
 }
 
 async function* readChatStream(

@@ -1,3 +1,4 @@
+import { shownAsStored } from "../shown-as-stored.ts";
 import { ProviderError } from "../../errors.ts";
 import type { ModelStreamEvent } from "../../model/model-stream-event.ts";
 import type { StructuredOutputModel } from "../../model/invoke-model.ts";
@@ -102,6 +103,12 @@ type PendingItem = {
   /** Streamed summary parts and reasoning text, for a done item that leaves them out. */
   summary: string[];
   reasoning: string;
+  /**
+   * Which of a reasoning item's texts the listener is shown: the first kind streamed. A server that
+   * streams both (the raw reasoning, then the same text again as a summary) is shown it once, and
+   * the stored thinking is taken from the same kind.
+   */
+  thinkingSource: "summary" | "reasoning" | undefined;
 };
 
 /**
@@ -115,7 +122,7 @@ export function streamResponses(
   secrets: readonly string[] = [],
 ): AsyncGenerator<ModelStreamEvent> {
   const scope: CallScope = { provider: openaiResponsesProvider, secrets };
-  return readSseStream(open, scope, (batches) => readResponsesStream(batches, scope));
+  return readSseStream(open, scope, (batches) => shownAsStored(readResponsesStream(batches, scope)));
 }
 
 // What one Responses stream has said so far.
@@ -123,7 +130,12 @@ type ResponsesStream = {
   /** Open items, by output index and by id. */
   items: Map<number | string, PendingItem>;
   emitted: ModelMessage[];
-  /** Items already ended by output_item.done; the final response's other items were never streamed whole. */
+  /**
+   * Output indexes (and ids) of items already ended by output_item.done; the final response's other
+   * items were never streamed whole. The index correlates where a server gives every event a fresh
+   * id (GitHub Copilot's Responses endpoint): the final response's item at index N is the one streamed there.
+   */
+  doneIndexes: Set<number>;
   doneIds: Set<string>;
   doneCount: number;
   created: boolean;
@@ -138,6 +150,7 @@ async function* readResponsesStream(
   const stream: ResponsesStream = {
     items: new Map(),
     emitted: [],
+    doneIndexes: new Set(),
     doneIds: new Set(),
     doneCount: 0,
     created: false,
@@ -216,7 +229,15 @@ function find(stream: ResponsesStream, event: StreamEvent): PendingItem | undefi
 }
 
 function pendingItem(item: OpenAIResponsesOutputItem): PendingItem {
-  return { item, text: "", arguments: item.arguments ?? "", summaryIndex: undefined, summary: [], reasoning: "" };
+  return {
+    item,
+    text: "",
+    arguments: item.arguments ?? "",
+    summaryIndex: undefined,
+    summary: [],
+    reasoning: "",
+    thinkingSource: undefined,
+  };
 }
 
 function itemAdded(
@@ -240,6 +261,7 @@ function itemDelta(stream: ResponsesStream, event: StreamEvent): ModelStreamEven
   if (pending === undefined || delta === undefined || delta === "") return undefined;
   switch (event.type) {
     case "response.reasoning_summary_text.delta": {
+      if ((pending.thinkingSource ??= "summary") !== "summary") return undefined;
       // Summary parts are joined with a blank line in the thinking message: show them alike.
       const separator =
         pending.summaryIndex !== undefined && pending.summaryIndex !== event.summary_index ? "\n\n" : "";
@@ -249,7 +271,8 @@ function itemDelta(stream: ResponsesStream, event: StreamEvent): ModelStreamEven
       return { type: "thinking-delta", delta: separator + delta };
     }
     case "response.reasoning_text.delta":
-      // The reasoning itself, from servers that show it (gpt-oss on vLLM, Ollama).
+      // The reasoning itself, from servers that show it (gpt-oss on vLLM, Ollama, OpenRouter).
+      if ((pending.thinkingSource ??= "reasoning") !== "reasoning") return undefined;
       pending.reasoning += delta;
       return { type: "thinking-delta", delta };
     case "response.function_call_arguments.delta":
@@ -267,6 +290,7 @@ function itemDone(stream: ResponsesStream, event: StreamEvent): ModelStreamEvent
   if (pending.item.id !== undefined) stream.items.delete(pending.item.id);
   const item = completeItem(pending, event.item);
   stream.doneCount++;
+  if (event.output_index !== undefined) stream.doneIndexes.add(event.output_index);
   if (item.id !== undefined) stream.doneIds.add(item.id);
   const message = fromOutputItem(item);
   if (message !== undefined) {
@@ -281,9 +305,10 @@ function itemDone(stream: ResponsesStream, event: StreamEvent): ModelStreamEvent
 
 function* responseEnd(stream: ResponsesStream, final: OpenAIResponsesResponse): Generator<ModelStreamEvent> {
   // Some compatible servers end items only in the final response: take what no done event carried.
-  for (const item of final.output ?? []) {
+  for (const [index, item] of (final.output ?? []).entries()) {
+    if (stream.doneIndexes.has(index)) continue;
     if (item.id !== undefined ? stream.doneIds.has(item.id) : stream.doneCount > 0) continue;
-    const open = item.id === undefined ? undefined : stream.items.get(item.id);
+    const open = stream.items.get(index) ?? (item.id === undefined ? undefined : stream.items.get(item.id));
     if (open !== undefined) for (const [key, value] of stream.items) if (value === open) stream.items.delete(key);
     const message = fromOutputItem(open === undefined ? item : completeItem(open, item));
     if (message !== undefined) {
@@ -316,6 +341,8 @@ function completeItem(pending: PendingItem, done: OpenAIResponsesOutputItem | un
     item.summary = pending.summary.map((text) => ({ type: "summary_text", text }));
   if (item.type === "reasoning" && (item.content ?? []).length === 0 && pending.reasoning !== "")
     item.content = [{ type: "reasoning_text", text: pending.reasoning }];
+  // The stored thinking is the kind of text the listener was shown (the summary otherwise).
+  if (item.type === "reasoning" && pending.thinkingSource === "reasoning") item.summary = [];
   return item;
 }
 
