@@ -12,6 +12,9 @@ export {
   isToolCall,
   isToolResult,
   isModelMessage,
+  keepOutput,
+  keptOutput,
+  hasKeptOutputs,
 } from "./session.ts";
 export type {
   Session,
@@ -32,6 +35,7 @@ export type {
   SessionListener,
   SessionChange,
   SessionChangeListener,
+  KeptOutput,
 } from "./session.ts";
 export { imagePart, filePart, contentText } from "./content-parts.ts";
 export type { ContentPart, TextPart, ImagePart, FilePart } from "./content-parts.ts";
@@ -76,6 +80,16 @@ export { compactSession, createCompactor } from "./loop/compaction.ts";
 export { slidingWindow, summarizeOlderTurns, estimateTokens } from "./loop/context-strategies.ts";
 export type { CompactionStrategy, CompactionContext, CompactionFallback } from "./loop/compaction-strategy.ts";
 export type { SummarizeOptions } from "./loop/context-strategies.ts";
+export { clearToolResults } from "./loop/clear-tool-results.ts";
+export type { ClearToolResultsOptions } from "./loop/clear-tool-results.ts";
+export { defaultLargeOutputChars } from "./loop/large-output.ts";
+export type { LargeOutputOption } from "./loop/large-output.ts";
+export { recallOutputName } from "./tools/recall-output.ts";
+export type { RecallOutputInput } from "./tools/recall-output.ts";
+export { searchToolsName, loadedTools } from "./tools/search-tools.ts";
+export type { SearchToolsOutput } from "./tools/search-tools.ts";
+export { contextUsage } from "./loop/context-usage.ts";
+export type { ContextUsage, ContextUsageOptions, ContextPart } from "./loop/context-usage.ts";
 export type { CompactSessionOptions } from "./loop/compaction.ts";
 export {
   AgentError,

@@ -159,6 +159,12 @@ export type ToolResultMessage = {
    * hook (for the user's permission, say) before it ran; set only when at least 1 ms.
    */
   waitMs?: number;
+  /**
+   * The whole output is kept aside and `output` stands in for it: `cleared` (a one-line
+   * placeholder, by `clearToolResults`) or `offloaded` (its head and tail around a marker, by the
+   * `largeOutput` option). The `recall_output` tool reads the original back (`keptOutput`).
+   */
+  kept?: "cleared" | "offloaded";
 } & Timestamped;
 
 export type Message =
@@ -237,9 +243,15 @@ function checkContent(message: Message): void {
   if (problem !== undefined) throw new TypeError(problem);
 }
 
-/** A deep copy for branching: the fork shares nothing with the original and is not bound to any listener. */
+/**
+ * A deep copy for branching: the fork shares nothing with the original and is not bound to any
+ * listener. The outputs kept aside for `recall_output` are kept for the fork too.
+ */
 export function forkSession(session: Session): Session {
-  return structuredClone(session);
+  const fork = structuredClone(session);
+  const kept = keptOutputs.get(session);
+  if (kept !== undefined) keptOutputs.set(fork, new Map(kept));
+  return fork;
 }
 
 /** The last assistant text message, or `undefined` if the model has not answered yet. */
@@ -280,8 +292,21 @@ export type SessionChange =
    * synchronously, the last of them without `more`; persistence may record the batch whole.
    */
   | { type: "append"; index: number; message: Message; more?: true }
-  | { type: "replace"; index: number; message: Message; previous: Message; reason: "compaction" }
+  /** `details` says what made the replacement, for the record (`{ strategy: "clear-tool-results" }`). */
+  | {
+      type: "replace";
+      index: number;
+      message: Message;
+      previous: Message;
+      reason: "compaction";
+      details?: JsonObject;
+    }
   | { type: "update"; index: number; message: Message; reason: "approval" }
+  /**
+   * The whole output of tool call `id` was kept aside (`keepOutput`): the session holds a shortened
+   * version of it (`kept: "offloaded"`). Persistence records it before the shortened result.
+   */
+  | { type: "keep"; id: string; output: JsonValue }
   /**
    * `removed` messages at `index` were replaced by `inserted` (a summary, or nothing: a sliding
    * window). `details` says why, for the record (a summary's tokens before and after…).
@@ -344,6 +369,41 @@ export function notifySessionChange(session: Session, change: SessionChange): vo
   const set = changeListeners.get(session);
   if (set === undefined) return;
   for (const listener of set) listener(change, session);
+}
+
+/** A kept output, or how to read it back (a store reads a blob only when it is asked for). */
+export type KeptOutput = JsonValue | (() => Promise<JsonValue>);
+
+// Kept beside the session, as the listeners are: the session itself stays plain JSON.
+const keptOutputs = new WeakMap<Session, Map<string, KeptOutput>>();
+
+/**
+ * Keeps the whole output of tool call `id` aside, for `recall_output`, while the session holds a
+ * shorter version of it. Listeners hear a `keep` change (a store records the output), unless
+ * `recorded` says the record already holds it: a `replace` change's `previous`, or a log being read.
+ */
+export function keepOutput(
+  session: Session,
+  id: string,
+  output: KeptOutput,
+  options: { recorded?: boolean } = {},
+): void {
+  let kept = keptOutputs.get(session);
+  if (kept === undefined) keptOutputs.set(session, (kept = new Map()));
+  kept.set(id, output);
+  if (options.recorded !== true && typeof output !== "function")
+    notifySessionChange(session, { type: "keep", id, output });
+}
+
+/** Whether any output of the session was kept aside (`keepOutput`): `recall_output` has something to read. */
+export function hasKeptOutputs(session: Session): boolean {
+  return (keptOutputs.get(session)?.size ?? 0) > 0;
+}
+
+/** The whole output of tool call `id` kept aside by `keepOutput`, or `undefined` if none was kept. */
+export async function keptOutput(session: Session, id: string): Promise<JsonValue | undefined> {
+  const kept = keptOutputs.get(session)?.get(id);
+  return typeof kept === "function" ? kept() : kept;
 }
 
 /** A message a model turn produces: assistant text, thinking or a tool call. */

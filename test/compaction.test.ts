@@ -129,8 +129,8 @@ describe("compaction in the loop", () => {
     expect(compacted(fourthCall.messages)).toBe(2); // turn 0's thinking and call: turns 1 and 2 came after
     expect(compacted(session.messages)).toBe(4); // before the final call: turns 0 and 1
     expect(events.filter((event) => event.type === "compaction")).toStrictEqual([
-      { type: "compaction", count: 2 },
-      { type: "compaction", count: 2 },
+      { type: "compaction", count: 2, strategy: "truncation", tokensFreed: 79 },
+      { type: "compaction", count: 2, strategy: "truncation", tokensFreed: 79 },
     ]);
   });
 

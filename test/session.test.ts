@@ -119,7 +119,7 @@ describe("onSessionChange", () => {
       if (change.type === "append") mirror.push(structuredClone(change.message));
       else if (change.type === "splice")
         mirror.splice(change.index, change.removed.length, ...structuredClone(change.inserted));
-      else mirror[change.index] = structuredClone(change.message);
+      else if (change.type !== "keep") mirror[change.index] = structuredClone(change.message);
     });
     const long = "x".repeat(300);
     const model = scriptedModel([

@@ -102,7 +102,10 @@ function showEvent(task: TaskView, event: AgentEvent): void {
       return showRetry(task, event);
     case "compaction":
       endLine(screen);
-      return write(screen, `${screen.style.dim(`(compacted ${event.count} old messages)`)}\n`);
+      return write(
+        screen,
+        `${screen.style.dim(`(compacted ${event.count} old messages by ${event.strategy}, about ${event.tokensFreed} tokens freed)`)}\n`,
+      );
     case "message":
       return showUnstreamedAnswer(task, event.message);
     case "turn-end":

@@ -23,8 +23,13 @@ export type CompactionFallback = {
 
 /**
  * A context-management strategy: a plain function that may shorten the session before a model
- * call (and after a `ContextOverflowError`, once, before the call is retried). It changes the
- * session only through `spliceSession`, cutting at turn boundaries, so persistence follows and a
- * tool call is never separated from its result.
+ * call (and after a `ContextOverflowError`, once, before the call is retried). It may change the
+ * session in two ways only, each through a recorded change so persistence follows: remove whole
+ * turns, or put a summary in their place, through `spliceSession`, cutting at turn boundaries so a
+ * tool call is never separated from its result; or replace a message by a shorter equivalent of
+ * the same kind and id (a tool result's output by a placeholder, as `clearToolResults` does) by
+ * assigning the new object at its index and reporting a `replace` change (`notifySessionChange`),
+ * keeping what it replaced reachable (`keepOutput`, `recorded: true`). Naming itself in the
+ * changes' `details` (`{ strategy: "my-strategy" }`) names it in the `compaction` event.
  */
 export type CompactionStrategy = (session: Session, context: CompactionContext) => void | Promise<void>;

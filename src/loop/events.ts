@@ -77,8 +77,14 @@ export type AgentEvent =
    * already shown for the failed attempt are void: nothing of it entered the session.
    */
   | { type: "retry"; iteration: number; attempt: number; delayMs: number; error: string; errorType?: string }
-  /** Compaction truncated `count` old thinking or tool-call messages. */
-  | { type: "compaction"; count: number }
+  /**
+   * Compaction shortened the session: `count` messages replaced by shorter ones (truncated,
+   * cleared) or removed (summarized, dropped), by `strategy` (`truncation` for the default, else
+   * the strategy's name: `clear-tool-results`, `summary`, `sliding-window`, `custom` for one that
+   * names none); `tokensFreed` estimates how much shorter the request is (a token per 4 characters;
+   * 0 when a strategy removed messages without a recorded change).
+   */
+  | { type: "compaction"; count: number; strategy: string; tokensFreed: number }
   /**
    * A compaction strategy could not do its work (a summarizer that failed, called tools, answered
    * nothing or more than it replaces) and fell back: `sliding-window` dropped the older turns

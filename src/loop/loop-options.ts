@@ -9,6 +9,7 @@ import { checkRetryOptions, type RetryOptions } from "./retry.ts";
 import type { OutputSchema } from "./structured-output.ts";
 import { checkToolTimeout, type ToolDefinition, type ToolHandlers } from "../tools/tool.ts";
 import { checkCompactOptions } from "./compaction.ts";
+import { largeOutputChars, type LargeOutputOption } from "./large-output.ts";
 
 export type AgentLoopOptions = {
   /** Handlers by tool name, for tools given as bare schemas (a `tool()` definition carries its own). */
@@ -42,6 +43,13 @@ export type AgentLoopOptions = {
    * retried once; `false` turns it off.
    */
   compaction?: false | CompactSessionOptions | CompactionStrategy | CompactionStrategy[];
+  /**
+   * A tool output longer than `maxChars` characters (default 40,000) enters the session as its head
+   * and tail, at most `maxChars` in all, around a marker saying how much was left out; the whole
+   * output is kept (in the store when the session is bound to one, else in memory) and the
+   * `recall_output` tool, then offered to the model, reads it back by lines. `false` turns it off.
+   */
+  largeOutput?: LargeOutputOption;
   /** Repeats of a model call that failed with a retryable error (default: 2, with backoff); `false` turns them off. */
   retry?: false | RetryOptions;
   /**
@@ -83,6 +91,7 @@ export function checkLoopOptions(options: AgentLoopOptions, tools: readonly Tool
   checkNumber("toolTimeout", options.toolTimeout, { min: 0, exclusive: true, infinity: true });
   checkNumber("outputAttempts", options.outputAttempts, { min: 0, integer: true, infinity: true });
   if (options.retry !== undefined && options.retry !== false) checkRetryOptions(options.retry);
+  largeOutputChars(options.largeOutput);
   const compaction = options.compaction;
   if (
     compaction !== undefined &&

@@ -1,6 +1,7 @@
 import type { CompactionFallback, CompactionStrategy } from "./compaction-strategy.ts";
 import type { ModelView } from "./model-turn.ts";
 import type { RunContext } from "./run-context.ts";
+import { watchCompaction } from "./compaction-report.ts";
 import { describeError } from "../errors.ts";
 import type { ModelContext } from "../model/invoke-model.ts";
 import type { AgentHooks } from "./hooks.ts";
@@ -21,8 +22,9 @@ export function beforeModelCall(
 ): Promise<ModelCallChanges | typeof aborted> | undefined {
   const hook = run.hooks?.beforeModelCall;
   if (hook === undefined) return undefined;
-  const { session, schemas } = run;
-  return runModelHook(run, "beforeModelCall", () => hook({ session, tools: schemas, iteration }));
+  const { session } = run;
+  const tools = run.offer.offered(session);
+  return runModelHook(run, "beforeModelCall", () => hook({ session, tools, iteration }));
 }
 
 /**
@@ -40,7 +42,7 @@ export function modelView(run: RunContext, iteration: number, changes: ModelCall
       : { signal: run.signal, iteration, agentName: run.agentName };
   if (run.output !== undefined) context.output = run.output;
   if (changes?.settings !== undefined) context.settings = changes.settings;
-  const tools = changes?.tools ?? run.schemas;
+  const tools = changes?.tools ?? run.offer.offered(session);
   const messages = changes?.messages ?? session.messages;
   if (run.instruction !== undefined) return { tools, session: { messages: [run.instruction, ...messages] }, context };
   return { tools, session: messages === session.messages ? session : { messages }, context };
@@ -53,9 +55,12 @@ export function modelView(run: RunContext, iteration: number, changes: ModelCall
  * strategies to wait for: a run without them pays no await per turn.
  */
 export function makeRoom(run: RunContext, reason: "before-call" | "overflow"): Promise<void> | undefined {
-  if (run.compact !== undefined && reason === "before-call") {
-    const count = run.compact(run.session);
-    if (count > 0) run.emit({ type: "compaction", count });
+  const { compact } = run;
+  if (compact !== undefined && reason === "before-call") {
+    const watch = watchCompaction(run.session);
+    compact(run.session);
+    const report = watch.finish("truncation");
+    if (report !== undefined) run.emit({ type: "compaction", ...report });
   }
   return run.strategies === undefined ? undefined : applyStrategies(run, run.strategies, reason);
 }
@@ -66,10 +71,20 @@ async function applyStrategies(
   reason: "before-call" | "overflow",
 ): Promise<void> {
   const { session } = run;
-  const before = session.messages.length;
   const report = (fallback: CompactionFallback): void => run.emit({ type: "compaction-fallback", ...fallback });
-  for (const strategy of strategies) await strategy(session, { reason, signal: run.signal, report });
-  if (session.messages.length < before) run.emit({ type: "compaction", count: before - session.messages.length });
+  for (const strategy of strategies) {
+    const watch = watchCompaction(session);
+    const before = session.messages.length;
+    try {
+      await strategy(session, { reason, signal: run.signal, report });
+    } finally {
+      // A strategy that removed messages without a recorded change is still reported, by count alone.
+      const removed = before - session.messages.length;
+      const done =
+        watch.finish("custom") ?? (removed > 0 ? { count: removed, strategy: "custom", tokensFreed: 0 } : undefined);
+      if (done !== undefined) run.emit({ type: "compaction", ...done });
+    }
+  }
 }
 
 /**

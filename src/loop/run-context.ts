@@ -21,7 +21,9 @@ import {
   type UserMessage,
 } from "../session.ts";
 import { createToolExecutor, type ToolExecutor } from "../tools/execute-tool-calls.ts";
-import { toolSchemas, type ToolDefinition, type ToolSchema } from "../tools/tool.ts";
+import type { ToolDefinition } from "../tools/tool.ts";
+import { defaultLargeOutputChars, largeOutputChars, offload } from "./large-output.ts";
+import { createToolOffer, type ToolOffer } from "./tool-offer.ts";
 
 /** Messages the caller sends a running run: steering (at the next safe point) and follow-ups (after the task). */
 export type Queues = { steering: UserMessage[]; followUps: UserMessage[] };
@@ -33,8 +35,8 @@ export type Queues = { steering: UserMessage[]; followUps: UserMessage[] };
 export type RunContext = {
   readonly invokeModel: InvokeModel;
   readonly session: Session;
-  /** The tools as the model is shown them. */
-  readonly schemas: ToolSchema[];
+  /** The tools as the model is shown them, call by call, and the ones the run executes. */
+  readonly offer: ToolOffer;
   readonly agentName: string | undefined;
   readonly maxIterations: number;
   /** Whether `maxIterations` was given: the limit's error says when it was the default. */
@@ -105,12 +107,15 @@ export function createRunContext(
   };
   const { emit, turnStart, turnEnd, message } = runEvents(report, listening, state);
   const { add, addTurn } = sessionWriter(session, message, resolveLogger(options.logger), agentName);
-  const executor = createToolExecutor(tools, options.toolHandlers ?? {}, {
+  const maxChars = largeOutputChars(options.largeOutput);
+  const offer = createToolOffer(tools, maxChars ?? defaultLargeOutputChars);
+  const executor = createToolExecutor(offer.definitions, options.toolHandlers ?? {}, {
     ...pick(options, ["parallel", "maxParallelTools", "toolTimeout"]),
     ...(agentName === undefined ? {} : { agentName }),
     ...(options.hooks === undefined ? {} : { hooks: options.hooks }),
     session,
-    onResult: add,
+    offer,
+    onResult: maxChars === undefined ? add : (result) => add(offload(session, result, maxChars)),
     // Tool events are built only for a run that can be heard.
     ...(listening === undefined ? {} : { onEvent: emit }),
   });
@@ -118,7 +123,7 @@ export function createRunContext(
   return {
     invokeModel,
     session,
-    schemas: toolSchemas(tools),
+    offer,
     agentName,
     maxIterations: options.maxIterations ?? defaultMaxIterations,
     maxIterationsGiven: options.maxIterations !== undefined,

@@ -1,6 +1,6 @@
 import type { ObjectContext, ObjectSharedContext } from "@restatedev/restate-sdk";
 import { onSessionChange, type Session } from "../session.ts";
-import { entryFor, replayEntries, type SessionEntry } from "../store/entries.ts";
+import { entryFor, replayEntries, restoreKeptOutputs, type SessionEntry } from "../store/entries.ts";
 import type { ReplayClock } from "./replay-clock.ts";
 
 // The session lives in the object's state as the file store's log: one key per entry
@@ -31,10 +31,13 @@ export async function hasSession(ctx: ObjectContext | ObjectSharedContext): Prom
 
 /** The session the entries describe (throws for a log that cannot be applied, naming the entry). */
 export function sessionFromEntries(entries: readonly SessionEntry[], label: string): Session {
-  return replayEntries(
+  const { session, kept } = replayEntries(
     entries.map((value, index) => ({ value, line: index + 1 })),
     label,
-  ).session;
+  );
+  // The outputs cleared or offloaded from the session live in the object's state too, as entries.
+  restoreKeptOutputs(session, kept);
+  return session;
 }
 
 /** The entries as JSON Lines, byte for byte what the file store writes for them. */

@@ -1,4 +1,5 @@
 import {
+  keepOutput,
   messageContentProblem,
   now,
   type JsonObject,
@@ -15,7 +16,14 @@ import { StoreError } from "./store-error.ts";
  * (a 0-based position in the messages read so far). Other entries (custom ones, and entry types
  * this version does not know) leave the session as it is and are kept in the log untouched.
  */
-export type SessionEntry = MessageEntry | ReplaceEntry | UpdateEntry | SpliceEntry | CustomEntry;
+export type SessionEntry = MessageEntry | ReplaceEntry | UpdateEntry | SpliceEntry | KeptEntry | CustomEntry;
+
+/**
+ * The whole output of tool call `id`, kept aside for `recall_output` while the session holds its
+ * head and tail (`kept: "offloaded"`); written before the result that refers to it. It does not
+ * change the session.
+ */
+export type KeptEntry = { type: "kept"; id: string; ts?: string; output: JsonValue };
 
 /**
  * `removed` messages at `index` were replaced by `inserted` (compaction that summarized or
@@ -42,6 +50,8 @@ export type ReplaceEntry = {
   ts?: string;
   message: Message;
   previous: Message;
+  /** What made the replacement (`{ strategy: "clear-tool-results" }`). */
+  details?: JsonObject;
 };
 
 /** Fields were set on the message at `index` in place (`reason: "approval"`: a pause mark or a decision); `message` is its new state. */
@@ -58,8 +68,8 @@ export function entryFor(change: SessionChange): SessionEntry {
   switch (change.type) {
     case "append":
       return { type: "message", message: change.message };
-    case "replace":
-      return {
+    case "replace": {
+      const entry: ReplaceEntry = {
         type: "replace",
         index: change.index,
         reason: change.reason,
@@ -67,6 +77,11 @@ export function entryFor(change: SessionChange): SessionEntry {
         message: change.message,
         previous: change.previous,
       };
+      if (change.details !== undefined) entry.details = change.details;
+      return entry;
+    }
+    case "keep":
+      return { type: "kept", id: change.id, ts: now(), output: change.output };
     case "update":
       return { type: "update", index: change.index, reason: change.reason, ts: now(), message: change.message };
     case "splice": {
@@ -92,8 +107,10 @@ export function entryFor(change: SessionChange): SessionEntry {
 export function replayEntries(
   records: readonly { value: unknown; line: number }[],
   path: string,
-): { session: Session; entries: LogEntry[] } {
+): { session: Session; entries: LogEntry[]; kept: Map<string, JsonValue> } {
   const messages: Message[] = [];
+  // Whole outputs the session holds shortened: offloaded ones, and cleared ones (a replacement's `previous`).
+  const kept = new Map<string, JsonValue>();
   // The line each message came from, kept in step with `messages`, to name it in an error.
   const lines: number[] = [];
   const entries: LogEntry[] = [];
@@ -107,8 +124,15 @@ export function replayEntries(
       lines.push(line);
     } else if (entry.type === "replace" || entry.type === "update") {
       const { index, message } = entry as ReplaceEntry | UpdateEntry;
+      const previous = messages[index]!;
+      if ("type" in message && message.type === "tool_result" && message.kept === "cleared")
+        if ("type" in previous && previous.type === "tool_result" && previous.kept === undefined)
+          kept.set(previous.id, previous.output);
       messages[index] = message;
       lines[index] = line;
+    } else if (entry.type === "kept") {
+      const { id, output } = entry as KeptEntry;
+      kept.set(id, output);
     } else if (entry.type === "splice") {
       const { index, removed, inserted } = entry as SpliceEntry;
       messages.splice(index, removed.length, ...inserted);
@@ -124,7 +148,12 @@ export function replayEntries(
       { code: "malformed", path, line },
     );
   }
-  return { session: { messages }, entries };
+  return { session: { messages }, entries, kept };
+}
+
+/** Keeps the outputs a log kept aside (`replayEntries`' `kept`) for the session read from it, for `recall_output`. */
+export function restoreKeptOutputs(session: Session, kept: ReadonlyMap<string, JsonValue>): void {
+  for (const [id, output] of kept) keepOutput(session, id, output, { recorded: true });
 }
 
 // A predicate over the session's messages in order: true for a tool_result whose call already
@@ -176,6 +205,10 @@ function entryProblem(value: unknown, messageCount: number): string | undefined 
         ? `"splice" of messages ${index}..${index + value.removed.length - 1}, but the session has ${messageCount} messages at this point`
         : undefined;
     }
+    case "kept":
+      return typeof value.id === "string" && "output" in value
+        ? undefined
+        : 'a "kept" entry needs a string "id" and an "output"';
     case "custom":
       return typeof value.customType === "string" ? undefined : 'a "custom" entry needs a string "customType"';
     default:

@@ -12,6 +12,7 @@ export type {
   ReplaceEntry,
   UpdateEntry,
   SpliceEntry,
+  KeptEntry,
   CustomEntry,
   LogEntry,
 } from "./entries.ts";

@@ -13,7 +13,7 @@ import {
 import { basename, dirname, join, resolve } from "node:path";
 import type { Session } from "../session.ts";
 import { bindSession } from "./binding.ts";
-import { replayEntries, type LogEntry } from "./entries.ts";
+import { replayEntries, restoreKeptOutputs, type LogEntry } from "./entries.ts";
 import { parseJsonl, type JsonlContent } from "./jsonl.ts";
 import { acquireLock } from "./lock.ts";
 import { createLogWriter, type SyncMode } from "./log-writer.ts";
@@ -112,7 +112,8 @@ function readLog(
   fate: string,
 ): { session: Session; entries: LogEntry[]; content: JsonlContent } {
   const content = parseJsonl(bytes, path);
-  const { session, entries } = replayEntries(content.records, path);
+  const { session, entries, kept } = replayEntries(content.records, path);
+  restoreKeptOutputs(session, kept);
   const { tail } = content;
   if (tail?.torn === true) {
     const warn = onWarning ?? ((message: string) => console.warn(message));

@@ -5,7 +5,7 @@ import type { AgentEvent } from "../loop/events.ts";
 import type { AgentHooks } from "../loop/hooks.ts";
 import type { Session, ToolCallMessage, ToolResultMessage } from "../session.ts";
 import type { ToolDefinition, ToolHandlers } from "./tool.ts";
-import { createExecutorSetup, type ExecutorSetup } from "./executor-setup.ts";
+import { createExecutorSetup, type ExecutorSetup, type ExecutorSetupOptions } from "./executor-setup.ts";
 import type { Eventually } from "./invoke-tool.ts";
 import { runToolCall } from "./run-tool-call.ts";
 import { acquireSlot, createSlots, releaseSlot, type ToolSlots } from "./tool-slots.ts";
@@ -107,7 +107,7 @@ export type ToolExecutor = {
 export function createToolExecutor(
   tools: readonly ToolDefinition[],
   toolHandlers: ToolHandlers,
-  options: Omit<ExecuteToolCallsOptions, "tools" | "signal">,
+  options: Omit<ExecuteToolCallsOptions, "tools" | "signal"> & Pick<ExecutorSetupOptions, "offer">,
 ): ToolExecutor {
   const { onResult } = options;
   const parts: ExecutorParts = {

@@ -19,6 +19,16 @@ export type ExecutorSetup = {
   readonly toolTimeout: number | undefined;
   readonly hooks: Pick<AgentHooks, "beforeToolCall" | "afterToolCall"> | undefined;
   readonly onEvent: ((event: AgentEvent) => void) | undefined;
+  /** Which tools the model is shown now, and whether a deferred one may be called; absent outside a run. */
+  readonly offer: ExecutorOffer | undefined;
+};
+
+/** What a run tells its executor about the tools it shows the model (see the loop's `ToolOffer`). */
+export type ExecutorOffer = {
+  /** Whether tool `name` may be called in the call `id`: a deferred tool only once loaded. */
+  readonly callable: (session: Session, name: string, id: string) => boolean;
+  /** The names of the tools the model is shown now. */
+  readonly names: (session: Session) => readonly string[];
 };
 
 /** The options `createExecutorSetup` reads. */
@@ -28,6 +38,7 @@ export type ExecutorSetupOptions = {
   agentName?: string;
   onEvent?: (event: AgentEvent) => void;
   hooks?: Pick<AgentHooks, "beforeToolCall" | "afterToolCall">;
+  offer?: ExecutorOffer;
 };
 
 export function createExecutorSetup(
@@ -43,6 +54,7 @@ export function createExecutorSetup(
     toolTimeout: options.toolTimeout,
     hooks: options.hooks,
     onEvent: options.onEvent,
+    offer: options.offer,
   };
 }
 
@@ -59,7 +71,10 @@ export function findHandler(
   return Object.hasOwn(setup.toolHandlers, name) ? setup.toolHandlers[name] : undefined;
 }
 
-/** Every tool name the executor knows, for the unknown-tool error. */
+/** Every tool name the model may call now, for the unknown-tool error: never one it was not shown. */
 export function knownToolNames(setup: ExecutorSetup): string[] {
-  return [...new Set([...setup.definitions.keys(), ...Object.keys(setup.toolHandlers)])];
+  const { offer, definitions } = setup;
+  const shown = offer === undefined ? definitions.keys() : offer.names(setup.session);
+  const bare = Object.keys(setup.toolHandlers).filter((name) => !definitions.has(name));
+  return [...new Set([...shown, ...bare])];
 }

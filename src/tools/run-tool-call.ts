@@ -9,7 +9,8 @@ import { contentResult, isToolContent } from "./tool-content.ts";
 import { checkGate, isGated } from "./tool-gate.ts";
 import type { ToolDefinition } from "./tool.ts";
 import type { PendingApproval, ToolOutcome } from "./tool-outcome.ts";
-import { afterHookFailedResult, thrownResult } from "./tool-errors.ts";
+import { afterHookFailedResult, notLoadedResult, thrownResult } from "./tool-errors.ts";
+import { searchToolsName } from "./search-tools.ts";
 
 /**
  * One call through its phases: the gate (approval, `beforeToolCall`), the handler (`invokeTool`),
@@ -29,6 +30,9 @@ export function runToolCall(
   // throws) becomes the call's error result instead of leaving it unanswered.
   try {
     const definition = setup.definitions.get(call.name);
+    // A deferred tool the model has not loaded is never run, not even asked about.
+    if (definition?.deferred === true && setup.offer?.callable(setup.session, call.name, call.id) === false)
+      return notLoadedResult(call, searchToolsName);
     if (isGated(call, definition, setup)) return gatedCall(call, definition, setup, signal, abortRace);
     return runPastGate(call, definition, setup, signal, abortRace, undefined, 0);
   } catch (error) {

@@ -35,6 +35,14 @@ export function unknownToolResult(call: ToolCallMessage, available: readonly str
   );
 }
 
+/** A deferred tool the session has not loaded yet: the model is told to search for it first. */
+export function notLoadedResult(call: ToolCallMessage, searchTool: string): ToolResultMessage {
+  return errorResult(
+    call.id,
+    `Error: tool ${describeValue(call.name)} is not loaded yet: call ${searchTool} with words describing what you need first; it can be called once the search loaded it.`,
+  );
+}
+
 /** The input failed the tool's schema, or the adapter could not parse it; `problems` is shown as it is. */
 export function invalidInputResult(call: ToolCallMessage, problems: string): ToolResultMessage {
   return errorResult(call.id, `Error: invalid input for tool "${call.name}": ${problems}`);

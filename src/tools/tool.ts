@@ -18,6 +18,11 @@ export type ToolSchema = {
   eager?: boolean;
   /** Loop-only: every call of this tool waits for a human's approval (the run pauses; see `resolveApproval`). */
   requireApproval?: boolean;
+  /**
+   * Loop-only: not sent to the model until a `search_tools` call loads it (the loop adds that tool
+   * while any is deferred); a call before that is answered with an error that says to search first.
+   */
+  deferred?: boolean;
 };
 
 /** What a handler receives besides its input. */
@@ -85,6 +90,8 @@ export type ToolOptions<Schema extends StandardSchemaV1 | JsonObject> = {
   eager?: boolean;
   /** Every call waits for a human's approval: the run pauses (see `resolveApproval`). */
   requireApproval?: boolean;
+  /** Not sent to the model until `search_tools` loads it (see `ToolSchema.deferred`). */
+  deferred?: boolean;
 } & InputSchemaOption<Schema> &
   HandlerOption<Schema>;
 
@@ -137,6 +144,7 @@ export function tool<Schema extends StandardSchemaV1 | JsonObject>(
   if (options.timeout !== undefined) definition.timeout = options.timeout;
   if (options.eager !== undefined) definition.eager = options.eager;
   if (options.requireApproval !== undefined) definition.requireApproval = options.requireApproval;
+  if (options.deferred !== undefined) definition.deferred = options.deferred;
   // A typed JSON Schema (`jsonSchema<T>()`) is checked like any JSON Schema: synchronously, compiled once.
   const kind = schemaKind(inputSchema, options.jsonSchema);
   if (kind.type === "standard") {
@@ -168,4 +176,4 @@ export function toolSchemas(tools: readonly ToolDefinition[]): ToolSchema[] {
 }
 
 // Fields the loop reads from a tool definition; the model never sees them.
-const loopOnlyKeys = ["handler", "validate", "timeout", "eager", "requireApproval"];
+const loopOnlyKeys = ["handler", "validate", "timeout", "eager", "requireApproval", "deferred"];

@@ -1,0 +1,93 @@
+import type { CompactionStrategy } from "./compaction-strategy.ts";
+import { jsonLengthAtMost } from "./compaction.ts";
+import { checkNumber } from "../numeric-options.ts";
+import { keepOutput, notifySessionChange, type Message, type Session, type ToolResultMessage } from "../session.ts";
+import { clearedPlaceholder, outputText } from "../tools/recall-output.ts";
+import { searchToolsName } from "../tools/search-tools.ts";
+
+export type ClearToolResultsOptions = {
+  /** The most recent tool results never cleared: an integer >= 0 (default 3). */
+  keepLast?: number;
+  /** Only outputs longer than this many characters are cleared: an integer >= 0 (default 2,000). */
+  minChars?: number;
+  /** Nothing is cleared until at least this many results are clearable, then all of them at once: an integer >= 1 (default 10). */
+  batch?: number;
+};
+
+/**
+ * Clears old tool output: a tool result is clearable when it is not among the session's last
+ * `keepLast` tool results and its output is longer than `minChars`. Once `batch` results are
+ * clearable (or at once after a context overflow), every clearable output becomes a one-line
+ * placeholder naming the tool, the call and the size, and saying how to read it again
+ * (`recall_output`, which the loop then offers). Until then the session is left as it is, so the
+ * prefix a provider cached survives many turns. Each result is replaced through a recorded
+ * `replace` change (`details: { strategy: "clear-tool-results" }`) whose `previous` keeps the
+ * output in the store's log; in memory it is kept beside the session (`keptOutput`). The results
+ * of `search_tools` are never cleared: the tools they loaded stay loaded.
+ */
+export function clearToolResults(options: ClearToolResultsOptions = {}): CompactionStrategy {
+  checkNumber("clearToolResults: keepLast", options.keepLast, { min: 0, integer: true });
+  checkNumber("clearToolResults: minChars", options.minChars, { min: 0, integer: true });
+  checkNumber("clearToolResults: batch", options.batch, { min: 1, integer: true });
+  const keepLast = options.keepLast ?? 3;
+  const minChars = options.minChars ?? 2000;
+  const batch = options.batch ?? 10;
+  return (session, context) => {
+    const clearable = clearableResults(session.messages, keepLast, minChars);
+    if (clearable.length === 0 || (clearable.length < batch && context.reason !== "overflow")) return;
+    for (const { index, toolName } of clearable) clear(session, index, toolName);
+  };
+}
+
+const details = { strategy: "clear-tool-results" };
+
+// The clearable results, oldest first, with the name of the tool that gave each.
+function clearableResults(
+  messages: readonly Message[],
+  keepLast: number,
+  minChars: number,
+): { index: number; toolName: string }[] {
+  const recentFrom = startOfLastResults(messages, keepLast);
+  const names = new Map<string, string>();
+  const clearable: { index: number; toolName: string }[] = [];
+  for (let index = 0; index < recentFrom; index++) {
+    const message = messages[index]!;
+    if (!("type" in message)) continue;
+    if (message.type === "tool_call") names.set(message.id, message.name);
+    if (message.type !== "tool_result" || message.kept === "cleared") continue;
+    const toolName = names.get(message.id) ?? "a tool";
+    if (toolName === searchToolsName || !longerThan(message, minChars)) continue;
+    clearable.push({ index, toolName });
+  }
+  return clearable;
+}
+
+// The index of the first of the last `keepLast` tool results (the length when `keepLast` is 0).
+function startOfLastResults(messages: readonly Message[], keepLast: number): number {
+  let seen = 0;
+  for (let index = messages.length - 1; index >= 0; index--) {
+    const message = messages[index]!;
+    if ("type" in message && message.type === "tool_result" && ++seen > keepLast) return index + 1;
+  }
+  return 0;
+}
+
+function longerThan(result: ToolResultMessage, minChars: number): boolean {
+  const { output } = result;
+  if (typeof output === "string") return output.length > minChars;
+  return !jsonLengthAtMost(output, minChars) && outputText(output).length > minChars;
+}
+
+function clear(session: Session, index: number, toolName: string): void {
+  const previous = session.messages[index] as ToolResultMessage;
+  // An offloaded result's whole output is kept already; its head and tail are not the original.
+  if (previous.kept === undefined) keepOutput(session, previous.id, previous.output, { recorded: true });
+  const size = outputText(previous.output).length;
+  const cleared: ToolResultMessage = {
+    ...previous,
+    output: clearedPlaceholder(toolName, previous.id, size),
+    kept: "cleared",
+  };
+  session.messages[index] = cleared;
+  notifySessionChange(session, { type: "replace", index, message: cleared, previous, reason: "compaction", details });
+}

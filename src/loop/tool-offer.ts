@@ -1,0 +1,105 @@
+import { hasKeptOutputs, type Message, type Session } from "../session.ts";
+import { recallOutputName, recallOutputTool } from "../tools/recall-output.ts";
+import { readLoaded, searchToolsName, searchToolsTool } from "../tools/search-tools.ts";
+import { toolSchemas, type ToolDefinition, type ToolSchema } from "../tools/tool.ts";
+
+/**
+ * Which tools a run shows the model, call by call, and which it runs. Both are read from the
+ * session alone, so a resumed or forked session, a replay and a durable recovery agree.
+ */
+export type ToolOffer = {
+  /** Every tool the run can execute: its own, `search_tools` while any is deferred, and `recall_output`. */
+  readonly definitions: readonly ToolDefinition[];
+  /**
+   * The tools for the next model call: the run's own that are not deferred, then `search_tools`
+   * (while any is deferred), then the deferred tools the session loaded in the order they were
+   * loaded, then `recall_output` once an output of the session was cleared or offloaded. The same
+   * array as last time when nothing changed.
+   */
+  readonly offered: (session: Session) => ToolSchema[];
+  /**
+   * Whether the model may call tool `name` in the call `id`: every tool but a deferred one that no
+   * `search_tools` result before that call loaded.
+   */
+  readonly callable: (session: Session, name: string, id: string) => boolean;
+  /** The names of `offered(session)`. */
+  readonly names: (session: Session) => readonly string[];
+};
+
+/** Reads a run's tools into its offer; `maxChars` caps what `recall_output` answers. */
+export function createToolOffer(tools: readonly ToolDefinition[], maxChars: number): ToolOffer {
+  const taken = new Set(tools.map((definition) => definition.name));
+  const deferred = tools.filter((definition) => definition.deferred === true);
+  const deferredNames = new Set(deferred.map((definition) => definition.name));
+  // A tool of the user's own with one of these names wins: theirs is the one the model knows.
+  const search = deferred.length > 0 && !taken.has(searchToolsName) ? searchToolsTool(deferred) : undefined;
+  const recall = taken.has(recallOutputName) ? undefined : recallOutputTool(maxChars);
+  const definitions = [...tools, ...(search === undefined ? [] : [search]), ...(recall === undefined ? [] : [recall])];
+  const base = toolSchemas(tools.filter((definition) => definition.deferred !== true));
+  if (search !== undefined) base.push(...toolSchemas([search]));
+  const schemaOf = new Map(toolSchemas(deferred).map((schema) => [schema.name, schema]));
+  const recallSchema = recall === undefined ? undefined : toolSchemas([recall])[0]!;
+  const reader = createLoadedReader(deferredNames);
+  let last: { loaded: number; recall: boolean; tools: ToolSchema[] } | undefined;
+  const offered = (session: Session): ToolSchema[] => {
+    const loaded = deferredNames.size === 0 ? noneLoaded : reader.read(session.messages);
+    const withRecall = recallSchema !== undefined && hasKeptOutputs(session);
+    // Loaded tools only ever grow (or start over after a compaction removed a search): their count says it.
+    if (last !== undefined && last.loaded === loaded.length && last.recall === withRecall && !reader.restarted)
+      return last.tools;
+    const shown = [...base, ...loaded.map((name) => schemaOf.get(name)!)];
+    if (withRecall) shown.push(recallSchema);
+    last = { loaded: loaded.length, recall: withRecall, tools: shown };
+    return shown;
+  };
+  return {
+    definitions,
+    offered,
+    names: (session) => offered(session).map((schema) => schema.name),
+    callable: (session, name, id) => {
+      if (!deferredNames.has(name)) return true;
+      const { messages } = session;
+      let end = messages.length;
+      while (end > 0 && !isCall(messages[end - 1]!, id)) end--;
+      const before = end === 0 ? messages : messages.slice(0, end - 1);
+      const loaded: string[] = [];
+      const searches = new Set<string>();
+      for (const message of before) readLoaded(message, searches, deferredNames, loaded);
+      return loaded.includes(name);
+    },
+  };
+}
+
+const noneLoaded: readonly string[] = [];
+
+function isCall(message: Message, id: string): boolean {
+  return "type" in message && message.type === "tool_call" && message.id === id;
+}
+
+// Reads the loaded tools a message at a time, remembering how far it read: each model call reads
+// only what entered since. It starts over when the messages it read are no longer there as they
+// were (a compaction removed or replaced some).
+function createLoadedReader(deferred: ReadonlySet<string>): {
+  read: (messages: readonly Message[]) => readonly string[];
+  restarted: boolean;
+} {
+  let searches = new Set<string>();
+  let loaded: string[] = [];
+  let read = 0;
+  let lastRead: Message | undefined;
+  const reader = {
+    restarted: false,
+    read: (messages: readonly Message[]): readonly string[] => {
+      reader.restarted = read > messages.length || (read > 0 && messages[read - 1] !== lastRead);
+      if (reader.restarted) {
+        searches = new Set();
+        loaded = [];
+        read = 0;
+      }
+      for (; read < messages.length; read++) readLoaded(messages[read]!, searches, deferred, loaded);
+      lastRead = messages[read - 1];
+      return loaded;
+    },
+  };
+  return reader;
+}

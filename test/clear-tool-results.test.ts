@@ -1,0 +1,178 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import {
+  agentLoop,
+  clearToolResults,
+  initSession,
+  keptOutput,
+  tool,
+  type AgentEvent,
+  type InvokeModel,
+  type ModelMessage,
+  type Session,
+  type ToolResultMessage,
+} from "simple-agent-loop";
+import { closeSession, loadEntries, openSession } from "simple-agent-loop/store";
+import { expectEveryCallAnsweredOnce } from "./helpers.ts";
+
+// `read` answers a file of `size` characters whose content names the file.
+const read = tool({
+  name: "read",
+  description: "Read a file.",
+  inputSchema: { type: "object", properties: { file: { type: "string" }, size: { type: "number" } } },
+  handler: (input) => `${String(input.file)}:`.padEnd(Number(input.size), "x"),
+});
+
+// A model that reads `sizes.length` files, one a turn, then answers; it records the tools and
+// the messages it was sent each call, and after the reads may call more tools (`then`).
+function reader(sizes: readonly number[], then: ModelMessage[][] = []) {
+  const sent: { tools: string[]; messages: Session["messages"] }[] = [];
+  let turn = 0;
+  const invokeModel: InvokeModel = (tools, session) => {
+    sent.push({ tools: tools.map((schema) => schema.name), messages: structuredClone(session.messages) });
+    const index = turn++;
+    if (index < sizes.length)
+      return [
+        { type: "tool_call", id: `call_${index}`, name: "read", input: { file: `f${index}`, size: sizes[index]! } },
+      ];
+    return then[index - sizes.length] ?? [{ role: "assistant", content: "done" }];
+  };
+  return { invokeModel, sent };
+}
+
+const results = (session: Session): ToolResultMessage[] =>
+  session.messages.filter(
+    (message): message is ToolResultMessage => "type" in message && message.type === "tool_result",
+  );
+
+describe("clearToolResults", () => {
+  it("clears nothing until a batch is clearable, then every clearable output at once, into one-line placeholders", async () => {
+    const { invokeModel, sent } = reader(Array.from({ length: 8 }, () => 3000));
+    const events: AgentEvent[] = [];
+    const session = await agentLoop(invokeModel, [read], initSession("s", "read"), {
+      compaction: clearToolResults({ keepLast: 2, minChars: 2000, batch: 4 }),
+      onEvent: (event) => events.push(event),
+    });
+    expectEveryCallAnsweredOnce(session);
+    // Results 0..3 become clearable (keepLast 2) once 6 results are in: before the 7th call.
+    const clearedAt = sent.map((call) => call.messages.filter((message) => "kept" in message).length);
+    expect(clearedAt).toStrictEqual([0, 0, 0, 0, 0, 0, 4, 4, 4]);
+    // The requests before the batch share their prefix: nothing earlier was rewritten.
+    for (let index = 1; index < 6; index++)
+      expect(sent[index]!.messages.slice(0, sent[index - 1]!.messages.length)).toStrictEqual(sent[index - 1]!.messages);
+    const outputs = results(session).map((result) => result.output);
+    expect(outputs.slice(0, 4)).toStrictEqual(
+      [0, 1, 2, 3].map(
+        (index) => `[output of read cleared: 3.0 KB; recall_output with id call_${index} shows it again]`,
+      ),
+    );
+    expect(results(session)[0]!.kept).toBe("cleared");
+    // The last results stay whole until the next batch is clearable.
+    expect((outputs[4] as string).length).toBe(3000);
+    expect(events.filter((event) => event.type === "compaction")).toStrictEqual([
+      { type: "compaction", count: 4, strategy: "clear-tool-results", tokensFreed: expect.any(Number) },
+    ]);
+    const freed = events.find((event) => event.type === "compaction") as { tokensFreed: number };
+    expect(freed.tokensFreed).toBeGreaterThan((4 * (3000 - 100)) / 4);
+    // The originals are kept in memory for recall_output, which the model is now offered, last.
+    expect(await keptOutput(session, "call_0")).toBe("f0:".padEnd(3000, "x"));
+    expect(sent[5]!.tools).toStrictEqual(["read"]);
+    expect(sent[6]!.tools).toStrictEqual(["read", "recall_output"]);
+  });
+
+  it("leaves short outputs and the last keepLast results alone", async () => {
+    const { invokeModel } = reader([100, 3000, 100, 3000, 3000]);
+    const session = await agentLoop(invokeModel, [read], initSession("s", "read"), {
+      compaction: clearToolResults({ keepLast: 2, batch: 1 }),
+    });
+    expect(results(session).map((result) => result.kept)).toStrictEqual([
+      undefined,
+      "cleared",
+      undefined,
+      undefined,
+      undefined,
+    ]);
+  });
+
+  it("recall_output reads a cleared output back, whole or by lines", async () => {
+    const lines = tool({
+      name: "lines",
+      description: "Lines.",
+      inputSchema: { type: "object" },
+      handler: () => Array.from({ length: 500 }, (_, index) => `line ${index + 1}`).join("\n"),
+    });
+    let turn = 0;
+    const answers: unknown[] = [];
+    const invokeModel: InvokeModel = (_tools, session) => {
+      const last = session.messages.at(-1)!;
+      if ("type" in last && last.type === "tool_result" && turn > 2) answers.push(last.output);
+      turn++;
+      if (turn <= 2) return [{ type: "tool_call", id: `l${turn}`, name: "lines", input: {} }];
+      if (turn === 3)
+        return [
+          { type: "tool_call", id: "r1", name: "recall_output", input: { id: "l1", startLine: 10, endLine: 12 } },
+        ];
+      if (turn === 4) return [{ type: "tool_call", id: "r2", name: "recall_output", input: { id: "nope" } }];
+      return [{ role: "assistant", content: "done" }];
+    };
+    const session = await agentLoop(invokeModel, [lines], initSession("s", "go"), {
+      compaction: clearToolResults({ keepLast: 1, batch: 1, minChars: 100 }),
+    });
+    expect(answers[0]).toBe("line 10\nline 11\nline 12");
+    expect(answers[1]).toMatch(/^Error: no output is kept for call id "nope"/);
+    expect(results(session).find((result) => result.id === "r2")!.isError).toBe(true);
+  });
+
+  it("records each clearing as a replace entry whose previous keeps the output; a resumed session recalls it", async () => {
+    const path = join(mkdtempSync(join(tmpdir(), "clear-")), "s.jsonl");
+    const stored = await openSession(path);
+    stored.messages.push(...initSession("s", "read").messages);
+    const { invokeModel } = reader([3000, 3000, 3000]);
+    await agentLoop(invokeModel, [read], stored, { compaction: clearToolResults({ keepLast: 1, batch: 2 }) });
+    await closeSession(stored);
+    const replaced = (await loadEntries(path)).filter((entry) => entry.type === "replace");
+    expect(
+      replaced.map((entry) => [
+        (entry as { details?: unknown }).details,
+        (entry as { previous: { output: string } }).previous.output.length,
+      ]),
+    ).toStrictEqual([
+      [{ strategy: "clear-tool-results" }, 3000],
+      [{ strategy: "clear-tool-results" }, 3000],
+    ]);
+    const resumed = await openSession(path);
+    try {
+      expect(await keptOutput(resumed, "call_1")).toBe("f1:".padEnd(3000, "x"));
+    } finally {
+      await closeSession(resumed);
+    }
+  });
+
+  it("after a context overflow, clears whatever is clearable even below the batch", async () => {
+    const { ContextOverflowError } = await import("simple-agent-loop");
+    let calls = 0;
+    let overflowed = false;
+    const invokeModel: InvokeModel = (_tools, session) => {
+      calls++;
+      if (calls <= 2) return [{ type: "tool_call", id: `c${calls}`, name: "read", input: { file: "f", size: 5000 } }];
+      if (!overflowed && !session.messages.some((message) => "kept" in message)) {
+        overflowed = true;
+        throw new ContextOverflowError("prompt is too long", { provider: "test", status: 400 });
+      }
+      return [{ role: "assistant", content: "done" }];
+    };
+    const session = await agentLoop(invokeModel, [read], initSession("s", "go"), {
+      compaction: clearToolResults({ keepLast: 1, batch: 10 }),
+    });
+    expect(overflowed).toBe(true);
+    expect(results(session).map((result) => result.kept)).toStrictEqual(["cleared", undefined]);
+  });
+
+  it("refuses options that are not counts", () => {
+    expect(() => clearToolResults({ batch: 0 })).toThrow(/batch/);
+    expect(() => clearToolResults({ keepLast: -1 })).toThrow(/keepLast/);
+    expect(() => clearToolResults({ minChars: Number.NaN })).toThrow(/minChars/);
+  });
+});
