@@ -23,7 +23,8 @@ export type ClearToolResultsOptions = {
  * prefix a provider cached survives many turns. Each result is replaced through a recorded
  * `replace` change (`details: { strategy: "clear-tool-results" }`) whose `previous` keeps the
  * output in the store's log; in memory it is kept beside the session (`keptOutput`). The results
- * of `search_tools` are never cleared: the tools they loaded stay loaded.
+ * of `search_tools` are never cleared (the tools they loaded stay loaded), nor results with content
+ * parts (`content`: what the model is shown of them is not their `output`).
  */
 export function clearToolResults(options: ClearToolResultsOptions = {}): CompactionStrategy {
   checkNumber("clearToolResults: keepLast", options.keepLast, { min: 0, integer: true });
@@ -54,7 +55,8 @@ function clearableResults(
     const message = messages[index]!;
     if (!("type" in message)) continue;
     if (message.type === "tool_call") names.set(message.id, message.name);
-    if (message.type !== "tool_result" || message.kept === "cleared") continue;
+    // Content parts (images, files) are what the model is shown of such a result: not plain output to clear.
+    if (message.type !== "tool_result" || message.kept === "cleared" || message.content !== undefined) continue;
     const toolName = names.get(message.id) ?? "a tool";
     if (toolName === searchToolsName || !longerThan(message, minChars)) continue;
     clearable.push({ index, toolName });

@@ -58,6 +58,8 @@ export function clearedPlaceholder(toolName: string, id: string, characters: num
  * it; cut at line ends where one is near. `undefined` when the output is short enough.
  */
 export function offloadedResult(result: ToolResultMessage, maxChars: number): ToolResultMessage | undefined {
+  // The model is shown a result's content parts (images, files), not its output: those stay as they are.
+  if (result.content !== undefined) return undefined;
   const text = outputText(result.output);
   if (text.length <= maxChars) return undefined;
   const totalLines = countLines(text, 0, text.length) + 1;
