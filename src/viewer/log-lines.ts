@@ -1,4 +1,5 @@
-import { open, type FileHandle } from "node:fs/promises";
+import type { FileHandle } from "node:fs/promises";
+import { openLogFile } from "./open-log-file.ts";
 
 /**
  * Something that could not be read. With `line`: that line is not an entry (not JSON, or not an
@@ -45,13 +46,15 @@ export type LinesRead = { lines: Buffer[]; problems: LogProblem[]; cursor: LineC
  * `limits.readBytes` bytes (`more`: call again from the returned cursor). A last piece without its
  * "\n" is a line only when it is a whole JSON object; otherwise it waits, and is not scanned again.
  * A line over `limits.maxLineBytes` is never held in memory: it becomes a problem naming it, and
- * a blank line in `lines`.
+ * a blank line in `lines`. `onScanned` gets every byte scanned, once and in file order: the bytes
+ * from `from.scanned` on (a checksum of what was read).
  */
 export async function readLines(
   handle: FileHandle,
   from: LineCursor,
   end: number,
   limits: ReadLimits,
+  onScanned?: (bytes: Buffer) => void,
 ): Promise<LinesRead> {
   const cursor = { ...from, scanned: Math.max(from.scanned, from.offset) };
   const lines: Buffer[] = [];
@@ -67,6 +70,7 @@ export async function readLines(
     // The file got shorter while read: the next read finds out how.
     shortened = chunk.length < wanted;
     if (chunk.length === 0) break;
+    onScanned?.(chunk);
     for (let newline = chunk.indexOf(10); newline !== -1; newline = chunk.indexOf(10, newline + 1)) {
       await takeLine(handle, cursor, start + newline, { start, bytes: chunk }, limits, lines, problems);
       cursor.offset = start + newline + 1;
@@ -111,7 +115,7 @@ export async function readLineRange(
 ): Promise<LinesRead | undefined> {
   let handle: FileHandle;
   try {
-    handle = await open(path, "r");
+    handle = await openLogFile(path);
   } catch {
     return undefined;
   }

@@ -1,4 +1,5 @@
-import { open, stat, type FileHandle } from "node:fs/promises";
+import { createHash, type Hash } from "node:crypto";
+import { lstat, type FileHandle } from "node:fs/promises";
 import {
   defaultReadLimits,
   excerpt,
@@ -9,6 +10,7 @@ import {
   type LogProblem,
   type ReadLimits,
 } from "./log-lines.ts";
+import { openLogFile } from "./open-log-file.ts";
 
 /** An entry of a session log as read: its 1-based line number and the parsed line (a JSON object with a string `type`). */
 export type LogRecord = { line: number; entry: { type: string; [field: string]: unknown } };
@@ -54,8 +56,12 @@ export type RawLogUpdate = Omit<LogUpdate, "records"> & {
  * most (`more`: there is more to read now). A last line without its "\n" is returned once it is a
  * whole JSON object (a line being written is not one until its last byte is there; a hand-written
  * file's last line is); otherwise it waits, and is not read again until the file grows. A line
- * longer than the limit is a problem, not a line. A rewrite is noticed by size, inode, the bytes at
- * both ends of what was read, and the modification time (a rewrite of the same length).
+ * longer than the limit is a problem, not a line. A rewrite is noticed by inode and size, and by
+ * content: when the modification or change time moves with the size unchanged, a checksum of
+ * everything read so far is compared with the file's bytes, so a rewrite of the same length (a
+ * token redacted in place, `sed -i`, even with the times put back by `touch -r`: the change time
+ * cannot be set) starts over. The file is opened once per read, without following a symbolic link
+ * swapped in at its path (see `openLogFile`), and read only through that descriptor.
  */
 export type RawLogReader = { read: () => Promise<RawLogUpdate | undefined> };
 
@@ -67,17 +73,9 @@ export function createRawLogReader(path: string, limits: ReadLimits = defaultRea
       let handle: FileHandle;
       try {
         // Most reads find nothing new: a stat tells, without opening the file.
-        const quick = await stat(path);
-        if (
-          state !== undefined &&
-          state.suspectMtimeMs === undefined &&
-          quick.ino === state.ino &&
-          quick.size === state.size &&
-          quick.mtimeMs === state.mtimeMs &&
-          state.cursor.scanned >= quick.size
-        )
-          return undefined;
-        handle = await open(path, "r");
+        const quick = await lstat(path);
+        if (state !== undefined && sameStats(quick, state) && state.cursor.scanned >= quick.size) return undefined;
+        handle = await openLogFile(path);
       } catch (error) {
         if ((error as { code?: unknown }).code !== "ENOENT") throw error;
         state = undefined;
@@ -95,7 +93,9 @@ export function createRawLogReader(path: string, limits: ReadLimits = defaultRea
             ino: stats.ino,
             size: 0,
             mtimeMs: stats.mtimeMs,
+            ctimeMs: stats.ctimeMs,
             cursor: startCursor(),
+            checksum: createHash("sha256"),
             head: Buffer.alloc(0),
             tail: Buffer.alloc(0),
             partialBytes: 0,
@@ -103,12 +103,11 @@ export function createRawLogReader(path: string, limits: ReadLimits = defaultRea
         const current = state!;
         const reset = change === "rewritten";
         const firstLine = current.cursor.line + 1;
-        const read = await readLines(handle, current.cursor, stats.size, limits);
+        const read = await readLines(handle, current.cursor, stats.size, limits, (bytes) => scanned(current, bytes));
         current.cursor = read.cursor;
         current.size = stats.size;
         current.mtimeMs = stats.mtimeMs;
-        delete current.suspectMtimeMs;
-        await remember(handle, current);
+        current.ctimeMs = stats.ctimeMs;
         const update: RawLogUpdate = {
           reset,
           firstLine,
@@ -138,52 +137,82 @@ export function createRawLogReader(path: string, limits: ReadLimits = defaultRea
 /** What a reader knows of the file it reads, to notice a change. */
 type ReaderState = {
   ino: number;
-  /** The file's size and modification time when last read. */
+  /** The file's size, modification and change times when last read. */
   size: number;
   mtimeMs: number;
-  /** A modification time seen with the size unchanged, not yet taken for a rewrite (see `changeOf`). */
-  suspectMtimeMs?: number;
+  ctimeMs: number;
   cursor: LineCursor;
-  /** The first and the last bytes consumed (up to `fingerprintBytes` each). */
+  /** A running checksum of the bytes scanned so far (up to `cursor.scanned`). */
+  checksum: Hash;
+  /** The first and the last bytes scanned (up to `fingerprintBytes` each): a cheap check as the log grows. */
   head: Buffer;
   tail: Buffer;
   /** Bytes after the cursor at the last read that do not make a line yet (see `LogUpdate.partial`). */
   partialBytes: number;
 };
 
-const fingerprintBytes = 64;
+type FileTimes = { ino: number; size: number; mtimeMs: number; ctimeMs: number };
 
-// A log only grows. A file whose first or last consumed bytes differ was rewritten in place, even
-// when it did not get shorter. A rewrite of the same length that keeps both ends shows only in the
-// modification time; a write in progress can show its time before its size, so a new time with the
-// same size counts once it is seen twice.
+function sameStats(stats: FileTimes, state: ReaderState): boolean {
+  return (
+    stats.ino === state.ino &&
+    stats.size === state.size &&
+    stats.mtimeMs === state.mtimeMs &&
+    stats.ctimeMs === state.ctimeMs
+  );
+}
+
+// A log only grows: what was read must still be there, byte for byte. A shorter file or another
+// inode was rewritten. A file that grew is checked at both ends of what was read (cheap: a log
+// being written grows all the time). One whose times moved with its size unchanged is compared
+// whole, by checksum: a write in place shows in the change time, which no one can set back.
 async function changeOf(
   handle: FileHandle,
   state: ReaderState,
-  stats: { ino: number; size: number; mtimeMs: number },
+  stats: FileTimes,
 ): Promise<"none" | "grown" | "rewritten"> {
-  if (stats.ino !== state.ino || stats.size < state.cursor.offset) return "rewritten";
+  if (stats.ino !== state.ino || stats.size < state.cursor.scanned) return "rewritten";
   const pending = state.cursor.scanned < stats.size;
-  if (stats.size === state.size && stats.mtimeMs === state.mtimeMs) return pending ? "grown" : "none";
-  if (!(await sameBytes(handle, state))) return "rewritten";
-  if (stats.size !== state.size) return "grown";
-  if (state.suspectMtimeMs === stats.mtimeMs) return "rewritten";
-  state.suspectMtimeMs = stats.mtimeMs;
+  const touched = stats.mtimeMs !== state.mtimeMs || stats.ctimeMs !== state.ctimeMs;
+  if (stats.size !== state.size ? !(await sameEnds(handle, state)) : touched && !(await sameContent(handle, state)))
+    return "rewritten";
+  state.mtimeMs = stats.mtimeMs;
+  state.ctimeMs = stats.ctimeMs;
   return pending ? "grown" : "none";
 }
 
-async function sameBytes(handle: FileHandle, state: ReaderState): Promise<boolean> {
-  if (state.cursor.offset === 0) return true;
-  const head = await readRange(handle, 0, state.head.length);
-  if (!head.equals(state.head)) return false;
-  const tail = await readRange(handle, state.cursor.offset - state.tail.length, state.cursor.offset);
-  return tail.equals(state.tail);
+async function sameContent(handle: FileHandle, state: ReaderState): Promise<boolean> {
+  const checksum = createHash("sha256");
+  const end = state.cursor.scanned;
+  for (let start = 0; start < end; start += checksumChunkBytes) {
+    const bytes = await readRange(handle, start, Math.min(end, start + checksumChunkBytes));
+    if (bytes.length < Math.min(end, start + checksumChunkBytes) - start) return false;
+    checksum.update(bytes);
+  }
+  return checksum.digest().equals(state.checksum.copy().digest());
 }
 
-async function remember(handle: FileHandle, state: ReaderState): Promise<void> {
-  const headLength = Math.min(fingerprintBytes, state.cursor.offset);
-  if (state.head.length < headLength) state.head = await readRange(handle, 0, headLength);
-  state.tail = await readRange(handle, Math.max(0, state.cursor.offset - fingerprintBytes), state.cursor.offset);
+const checksumChunkBytes = 1024 * 1024;
+
+const fingerprintBytes = 64;
+
+async function sameEnds(handle: FileHandle, state: ReaderState): Promise<boolean> {
+  const end = state.cursor.scanned;
+  if (end === 0) return true;
+  const head = await readRange(handle, 0, state.head.length);
+  if (!head.equals(state.head)) return false;
+  return (await readRange(handle, end - state.tail.length, end)).equals(state.tail);
+}
+
+// What was read is remembered as it is read: its checksum and its first and last bytes.
+function scanned(state: ReaderState, bytes: Buffer): void {
+  state.checksum.update(bytes);
+  if (state.head.length < fingerprintBytes)
+    state.head = Buffer.concat([state.head, bytes.subarray(0, fingerprintBytes - state.head.length)]);
+  state.tail =
+    bytes.length >= fingerprintBytes
+      ? Buffer.from(bytes.subarray(bytes.length - fingerprintBytes))
+      : Buffer.concat([state.tail, bytes]).subarray(-fingerprintBytes);
 }
 
 /** Parses line number `line` of a log: an entry goes to `records`; a line that is none, to `problems` (a blank line is neither). */

@@ -1,4 +1,16 @@
-import { appendFileSync, closeSync, openSync, renameSync, rmSync, writeFileSync, writeSync } from "node:fs";
+import {
+  appendFileSync,
+  closeSync,
+  mkdirSync,
+  openSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { LogUpdate } from "simple-agent-loop/viewer";
@@ -191,6 +203,66 @@ describe("the event stream follows the log live", () => {
       expect((await live.collect(1)).records).toStrictEqual([{ line: 4, entry: entry("appended") }]);
     } finally {
       await live.close();
+    }
+  });
+
+  it("sends everything again when a token is redacted in place with the same length and the times put back", async () => {
+    const lines = [line(entry("one")), line(entry("my key is sk-LEAKED-0123456789")), line(entry("three"))];
+    const live = await follow(lines.join(""));
+    try {
+      // Whole seconds, which utimes sets exactly.
+      const times = new Date("2026-01-02T03:04:05Z");
+      utimesSync(live.path, times, times);
+      expect((await live.next()).records).toHaveLength(3);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(statSync(live.path).mtimeMs).toBe(times.getTime());
+      const handle = openSync(live.path, "r+");
+      writeSync(handle, line(entry("my key is [redacted-000000000]")), Buffer.byteLength(lines[0]!));
+      closeSync(handle);
+      // As `touch -r` would: the size and the modification time say nothing changed.
+      utimesSync(live.path, times, times);
+      expect((await live.reset(3)).records.map((record) => record.entry)).toStrictEqual([
+        entry("one"),
+        entry("my key is [redacted-000000000]"),
+        entry("three"),
+      ]);
+    } finally {
+      await live.close();
+    }
+  });
+
+  it("never reads a file a symbolic link swapped in at the log's path leads to", async () => {
+    const directory = tempDir();
+    const outside = tempDir();
+    writeFileSync(join(outside, "secret.jsonl"), line(entry("SECRET outside the sessions folder")));
+    mkdirSync(join(directory, "sessions"));
+    const path = join(directory, "sessions", "a.jsonl");
+    writeFileSync(path, line(entry("one")));
+    const viewer = await serveViewer(join(directory, "sessions"), { pollInterval: 50 });
+    const stream = await openEventStream(address(viewer, "api/events?file=a.jsonl"));
+    try {
+      expect((await stream.next()).records).toHaveLength(1);
+      rmSync(path);
+      symlinkSync(join(outside, "secret.jsonl"), path);
+      // The link is refused (a problem, or the file missing), and nothing of what it leads to is sent.
+      const seen: LogUpdate[] = [];
+      for (;;) {
+        const update = await stream.next();
+        seen.push(update);
+        if (update.reset || update.problems.some((problem) => problem.line === undefined)) break;
+      }
+      // A file put back at the path is followed again.
+      rmSync(path);
+      writeFileSync(path, line(entry("back")));
+      for (;;) {
+        const update = await stream.next();
+        seen.push(update);
+        if (update.records.some((record) => JSON.stringify(record.entry).includes("back"))) break;
+      }
+      expect(JSON.stringify(seen)).not.toContain("SECRET");
+    } finally {
+      stream.close();
+      await viewer.close();
     }
   });
 
