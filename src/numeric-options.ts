@@ -52,3 +52,24 @@ function describeRule(rule: NumberRule): string {
 export function roundMs(ms: number): number {
   return Math.round(ms * 10) / 10;
 }
+
+/**
+ * Checks a switch option at the API boundary: `undefined` passes (the default applies); anything
+ * but `true` or `false` (a `"false"` that would read as true, a `1`) throws an `AgentError` naming
+ * the option and what it got.
+ */
+export function checkBoolean(name: string, value: unknown): void {
+  if (value === undefined || typeof value === "boolean") return;
+  throw new AgentError(`${name} must be true or false; got ${describeValue(value)}`);
+}
+
+/**
+ * Checks an option that takes one of a few strings: `undefined` passes; anything else not in
+ * `choices` throws an `AgentError` naming the option, the choices and what it got.
+ */
+export function checkChoice(name: string, value: unknown, choices: readonly string[]): void {
+  if (value === undefined || (typeof value === "string" && choices.includes(value))) return;
+  throw new AgentError(
+    `${name} must be one of ${choices.map((choice) => JSON.stringify(choice)).join(", ")}; got ${describeValue(value)}`,
+  );
+}

@@ -216,9 +216,10 @@ function allowList(values: string[]): string[] {
     .filter((name) => name !== "");
 }
 
+// Digits only: Number() would also take "", " 5", "0x10" and "1e3".
 function positiveInteger(text: string, option: string, zeroAllowed = false): number {
-  const value = Number(text);
-  if (!Number.isInteger(value) || value < (zeroAllowed ? 0 : 1))
+  const value = /^[0-9]{1,15}$/.test(text) ? Number(text) : Number.NaN;
+  if (!Number.isSafeInteger(value) || value < (zeroAllowed ? 0 : 1))
     throw new CliError(`${option} needs a ${zeroAllowed ? "non-negative" : "positive"} integer, got ${text}`, "usage");
   return value;
 }

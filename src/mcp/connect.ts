@@ -5,7 +5,8 @@ import type { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdi
 import type { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
-import { AgentError, errorMessage } from "../errors.ts";
+import { AgentError, describeValue, errorMessage } from "../errors.ts";
+import { checkBoolean, checkChoice, checkNumber, maxTimerDelay } from "../numeric-options.ts";
 import type { Tool } from "../tools/tool.ts";
 import type { McpServerConfig } from "./config.ts";
 import { dropAwareFetch } from "./drop-aware-fetch.ts";
@@ -73,6 +74,7 @@ export async function connectMcp(
   servers: Record<string, McpServerConfig>,
   options: McpOptions = {},
 ): Promise<McpConnection> {
+  checkMcpOptions(options);
   const entries = Object.entries(servers);
   const sdk = await loadSdk(entries.map(([, config]) => config));
   options.signal?.throwIfAborted();
@@ -125,6 +127,29 @@ export async function connectMcp(
   options.signal?.addEventListener("abort", closeOnAbort, { once: true });
   const clients = Object.fromEntries(serverTools.map(({ server, client }) => [server, client]));
   return { tools, clients, close, [Symbol.asyncDispose]: close };
+}
+
+// Checked as the loop checks its own, before any server starts: a `timeout: "5000"` or a
+// `prefix: "false"` is refused, not coerced.
+function checkMcpOptions(options: McpOptions): void {
+  if (typeof options !== "object" || options === null)
+    throw new AgentError(`connectMcp: options must be an object; got ${describeValue(options)}`);
+  checkBoolean("connectMcp: prefix", options.prefix);
+  checkNumber("connectMcp: timeout", options.timeout, { min: 0, exclusive: true, max: maxTimerDelay });
+  checkChoice("connectMcp: stderr", options.stderr, ["inherit", "ignore"]);
+  const info: unknown = options.clientInfo;
+  if (
+    info !== undefined &&
+    (typeof info !== "object" ||
+      info === null ||
+      typeof (info as { name?: unknown }).name !== "string" ||
+      typeof (info as { version?: unknown }).version !== "string")
+  )
+    throw new AgentError(
+      `connectMcp: clientInfo must be { name: string, version: string }; got ${describeValue(info)}`,
+    );
+  if (options.signal !== undefined && !(options.signal instanceof AbortSignal))
+    throw new AgentError(`connectMcp: signal must be an AbortSignal; got ${describeValue(options.signal)}`);
 }
 
 /**

@@ -4,6 +4,8 @@
 import type { Attributes, Context, ContextAPI, Span, TraceAPI, Tracer } from "@opentelemetry/api";
 import type { AgentEvent } from "../loop/events.ts";
 import { isModelMessage, type JsonValue, type ModelMessage, type Usage } from "../session.ts";
+import { AgentError, describeValue } from "../errors.ts";
+import { checkBoolean } from "../numeric-options.ts";
 import { addUsage, fail, outputMessages, setUsage } from "./span-attributes.ts";
 
 /** The parts of `@opentelemetry/api` the observer uses (the module namespace itself fits). */
@@ -81,6 +83,7 @@ export type OtelObserver = ((event: AgentEvent) => void) & { onEvent: (event: Ag
  * The spans only observe: tool handlers do not run inside the tool span's context.
  */
 export function otelObserver(options: OtelObserverOptions = {}): OtelObserver {
+  checkObserverOptions(options);
   const api = options.api ?? installedApi;
   if (api === undefined) return Object.assign(noop, { onEvent: noop });
   const tracer = options.tracer ?? api.trace.getTracer("simple-agent-loop");
@@ -96,6 +99,21 @@ export function otelObserver(options: OtelObserverOptions = {}): OtelObserver {
 }
 
 function noop(_event: AgentEvent): void {}
+
+// Checked as the loop checks its own: `recordContent: "false"` must not turn content recording on.
+function checkObserverOptions(options: OtelObserverOptions): void {
+  if (typeof options !== "object" || options === null)
+    throw new AgentError(`otelObserver: options must be an object; got ${describeValue(options)}`);
+  checkBoolean("otelObserver: recordContent", options.recordContent);
+  for (const key of ["agentName", "model", "provider", "conversationId"] as const) {
+    const value: unknown = options[key];
+    if (value !== undefined && typeof value !== "string")
+      throw new AgentError(`otelObserver: ${key} must be a string; got ${describeValue(value)}`);
+  }
+  const agents: unknown = options.agents;
+  if (agents !== undefined && (typeof agents !== "object" || agents === null || Array.isArray(agents)))
+    throw new AgentError(`otelObserver: agents must be an object keyed by subagent name; got ${describeValue(agents)}`);
+}
 
 // Numeric values of the API's enums, so that nothing but types is imported from it.
 const SPAN_KIND_INTERNAL = 0;

@@ -2,6 +2,7 @@ import { mkdir, readdir } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { loadSession, openSession, type OpenSessionOptions } from "./session-file.ts";
 import type { SessionStore } from "./session-store.ts";
+import { checkStoreOptions } from "./store-options.ts";
 import { StoreError } from "./store-error.ts";
 
 /** A `SessionStore` whose sessions are JSONL logs in one directory; `path(id)` is where one lives. */
@@ -14,6 +15,7 @@ export type FileStore = SessionStore & { path: (id: string) => string };
  * anything else throws an `invalid-argument` StoreError.
  */
 export function fileStore(directory: string, options: OpenSessionOptions = {}): FileStore {
+  checkStoreOptions("fileStore", options);
   const root = resolve(directory);
   const path = (id: string): string => join(root, `${checkId(id)}.jsonl`);
   return {

@@ -18,6 +18,7 @@ import { parseJsonl, type JsonlContent } from "./jsonl.ts";
 import { acquireLock } from "./lock.ts";
 import { createLogWriter, type SyncMode } from "./log-writer.ts";
 import { StoreError } from "./store-error.ts";
+import { checkStoreOptions } from "./store-options.ts";
 
 export type LoadSessionOptions = {
   /** Told about what reading recovered from (a torn last line). Default: `console.warn`. */
@@ -46,6 +47,7 @@ export type OpenSessionOptions = LoadSessionOptions & {
  * file and line, leaving the file as it is. Entries of unknown types and unknown fields are kept.
  */
 export async function openSession(path: string, options: OpenSessionOptions = {}): Promise<Session> {
+  checkStoreOptions("openSession", options);
   // The lock file goes next to the log, so the directory must exist before the lock is taken.
   mkdirSync(dirname(resolve(path)), { recursive: true, mode: 0o700 });
   const file = realFile(resolve(path));
@@ -92,6 +94,7 @@ export async function openSession(path: string, options: OpenSessionOptions = {}
  * last line is left out and reported to `onWarning`.
  */
 export async function loadSession(path: string, options: LoadSessionOptions = {}): Promise<Session> {
+  checkStoreOptions("loadSession", options);
   const file = resolve(path);
   return readLog(await readExisting(file), file, options.onWarning, "left out").session;
 }
@@ -101,6 +104,7 @@ export async function loadSession(path: string, options: LoadSessionOptions = {}
  * entries (`appendEntry`), and entries of newer versions as they are. Read-only, like `loadSession`.
  */
 export async function loadEntries(path: string, options: LoadSessionOptions = {}): Promise<LogEntry[]> {
+  checkStoreOptions("loadEntries", options);
   const file = resolve(path);
   return readLog(await readExisting(file), file, options.onWarning, "left out").entries;
 }

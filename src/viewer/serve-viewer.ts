@@ -2,7 +2,8 @@ import { realpath, stat } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { basename, resolve } from "node:path";
-import { AgentError } from "../errors.ts";
+import { AgentError, describeValue } from "../errors.ts";
+import { checkNumber, maxTimerDelay } from "../numeric-options.ts";
 import { defaultReadLimits } from "./log-lines.ts";
 import { createRequestHandler, type ViewerTarget } from "./request-handler.ts";
 import { isValidViewerToken, newViewerToken } from "./viewer-token.ts";
@@ -64,19 +65,15 @@ export type Viewer = {
  * loopback address or `token` is not valid; rejects with the server's error when the port is taken.
  */
 export async function serveViewer(path: string, options: ViewerOptions = {}): Promise<Viewer> {
+  if (typeof path !== "string") throw new AgentError(`serveViewer: path must be a string; got ${describeValue(path)}`);
+  checkViewerOptions(options);
   const host = loopbackHost(options.host ?? "127.0.0.1");
   const port = options.port ?? 0;
-  if (!Number.isInteger(port) || port < 0 || port > 65_535)
-    throw new AgentError(`serveViewer: port must be an integer from 0 to 65535, not ${String(port)}`);
   const pollInterval = options.pollInterval ?? 1000;
-  if (!(pollInterval > 0))
-    throw new AgentError(
-      `serveViewer: pollInterval must be a positive number of milliseconds, not ${String(pollInterval)}`,
-    );
-  const maxConnections = positiveInteger("maxConnections", options.maxConnections ?? 32);
-  const maxLineBytes = positiveInteger("maxLineBytes", options.maxLineBytes ?? defaultReadLimits.maxLineBytes);
+  const maxConnections = options.maxConnections ?? 32;
+  const maxLineBytes = options.maxLineBytes ?? defaultReadLimits.maxLineBytes;
   const token = options.token ?? newViewerToken();
-  if (!isValidViewerToken(token))
+  if (typeof token !== "string" || !isValidViewerToken(token))
     throw new AgentError('serveViewer: token must be 16 to 256 characters from A-Z, a-z, 0-9, "_" and "-"');
   const target = await resolveTarget(path);
 
@@ -108,13 +105,18 @@ export async function serveViewer(path: string, options: ViewerOptions = {}): Pr
   };
 }
 
-function positiveInteger(name: string, value: number): number {
-  if (!Number.isSafeInteger(value) || value < 1)
-    throw new AgentError(`serveViewer: ${name} must be a positive integer, not ${String(value)}`);
-  return value;
+// Every option by the rules the loop's own follow: a `true`, a "1" or a [1000] is refused, not coerced.
+function checkViewerOptions(options: ViewerOptions): void {
+  if (typeof options !== "object" || options === null)
+    throw new AgentError(`serveViewer: options must be an object; got ${describeValue(options)}`);
+  checkNumber("serveViewer: port", options.port, { min: 0, max: 65_535, integer: true });
+  checkNumber("serveViewer: pollInterval", options.pollInterval, { min: 0, exclusive: true, max: maxTimerDelay });
+  checkNumber("serveViewer: maxConnections", options.maxConnections, { min: 1, integer: true, max: 65_535 });
+  checkNumber("serveViewer: maxLineBytes", options.maxLineBytes, { min: 1, integer: true, max: 2 ** 31 - 1 });
 }
 
-function loopbackHost(host: string): string {
+function loopbackHost(host: unknown): string {
+  if (typeof host !== "string") throw new AgentError(`serveViewer: host must be a string; got ${describeValue(host)}`);
   if (host === "localhost" || host === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host)) return host;
   throw new AgentError(
     `serveViewer: host ${JSON.stringify(host)} is not a loopback address. Session logs hold prompts, tool output and maybe secrets, ` +
