@@ -5,6 +5,7 @@ import type {
   ThinkingMessage,
   ToolCallMessage,
   TurnEndFields,
+  Usage,
 } from "../session.ts";
 
 /**
@@ -56,17 +57,29 @@ export function turnEndFields(source: Partial<Record<string, unknown>>): TurnEnd
     takeString(given, stopDetails, "explanation");
     fields.stopDetails = stopDetails;
   }
-  const usage = source.usage;
-  if (typeof usage === "object" && usage !== null && !Array.isArray(usage)) {
-    const given = usage as Partial<Record<string, unknown>>;
-    const own = { inputTokens: given.inputTokens, outputTokens: given.outputTokens } as NonNullable<
-      TurnEndFields["usage"]
-    >;
-    for (const name of ["cacheReadTokens", "cacheWriteTokens", "reasoningTokens"] as const)
-      if (given[name] !== undefined) own[name] = given[name] as number;
-    fields.usage = own;
-  }
+  const usage = usageCounts(source.usage);
+  if (usage !== undefined) fields.usage = usage;
   return fields;
+}
+
+/**
+ * Usage as the loop keeps it: every count a non-negative safe integer. A bad optional count is left
+ * out; without valid input and output counts there is no usage at all.
+ */
+function usageCounts(given: unknown): Usage | undefined {
+  if (typeof given !== "object" || given === null || Array.isArray(given)) return undefined;
+  const counts = given as Partial<Record<string, unknown>>;
+  if (!isCount(counts.inputTokens) || !isCount(counts.outputTokens)) return undefined;
+  const usage: Usage = { inputTokens: counts.inputTokens, outputTokens: counts.outputTokens };
+  for (const name of ["cacheReadTokens", "cacheWriteTokens", "reasoningTokens"] as const) {
+    const count = counts[name];
+    if (isCount(count)) usage[name] = count;
+  }
+  return usage;
+}
+
+function isCount(value: unknown): value is number {
+  return typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
 }
 
 function takeString<Target extends object>(

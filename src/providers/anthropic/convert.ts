@@ -1,3 +1,4 @@
+import { tokenCounts } from "../usage.ts";
 import type { Message, ModelMessage, Session, StopDetails, TurnEndFields } from "../../session.ts";
 import type { ToolSchema } from "../../tools/tool.ts";
 import {
@@ -231,6 +232,7 @@ export function stopFieldsOf(
   // Anthropic's input_tokens excludes cached tokens; the generic count includes them. Its
   // output_tokens includes thinking, as the generic count does.
   if (usage !== undefined) {
+    usage = tokenCounts(usage);
     fields.usage = usageWithCache(
       usage.input_tokens ?? 0,
       usage.output_tokens ?? 0,

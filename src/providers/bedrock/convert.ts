@@ -1,3 +1,4 @@
+import { tokenCounts } from "../usage.ts";
 import type { JsonObject, ModelMessage, Session, StopReason, ToolResultMessage, Usage } from "../../session.ts";
 import type { ToolSchema } from "../../tools/tool.ts";
 import {
@@ -292,6 +293,7 @@ export function stopFieldsOf(
   );
   // Bedrock's inputTokens excludes cached tokens; the generic count includes them.
   if (usage !== undefined) {
+    usage = tokenCounts(usage);
     fields.usage = usageWithCache(
       usage.inputTokens ?? 0,
       usage.outputTokens ?? 0,

@@ -1,3 +1,4 @@
+import { tokenCounts } from "../usage.ts";
 import { ProviderError } from "../../errors.ts";
 import type {
   AssistantMessage,
@@ -441,7 +442,8 @@ const finishReasons: StopReasonNames = {
 
 // Gemini counts the answer and the thoughts apart; the generic output includes reasoning. The
 // prompt count already includes cached tokens; tool-use prompt tokens (built-in tools) are input too.
-function geminiUsage(usage: GeminiUsage): Usage {
+function geminiUsage(given: GeminiUsage): Usage {
+  const usage = tokenCounts(given);
   const thoughts = usage.thoughtsTokenCount ?? 0;
   const cached = usage.cachedContentTokenCount ?? 0;
   const result: Usage = {

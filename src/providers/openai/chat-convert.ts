@@ -1,3 +1,4 @@
+import { tokenCounts } from "../usage.ts";
 import { ProviderError } from "../../errors.ts";
 import type {
   JsonObject,
@@ -464,7 +465,8 @@ const finishReasons: StopReasonNames = {
 // prompt_tokens already includes cached tokens, as the generic count does. completion_tokens
 // includes reasoning tokens at OpenAI, not at xAI (there total = prompt + completion + reasoning):
 // the generic output always includes them.
-function openaiChatUsage(usage: OpenAIChatUsage): Usage {
+function openaiChatUsage(given: OpenAIChatUsage): Usage {
+  const usage = tokenCounts(given);
   const prompt = usage.prompt_tokens ?? 0;
   const completion = usage.completion_tokens ?? 0;
   const reasoning = usage.completion_tokens_details?.reasoning_tokens ?? 0;

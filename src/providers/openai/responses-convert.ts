@@ -1,3 +1,4 @@
+import { tokenCounts } from "../usage.ts";
 import { ProviderError } from "../../errors.ts";
 import type {
   JsonObject,
@@ -409,7 +410,8 @@ const incompleteReasons: StopReasonNames = {
 
 // OpenAI already counts cached tokens in input_tokens and reasoning in output_tokens, as the
 // generic usage does; a server whose total is input + output + reasoning (xAI) counts it apart.
-function openaiUsage(usage: OpenAIResponsesUsage): Usage {
+function openaiUsage(given: OpenAIResponsesUsage): Usage {
+  const usage = tokenCounts(given);
   const input = usage.input_tokens ?? 0;
   const output = usage.output_tokens ?? 0;
   const reasoning = usage.output_tokens_details?.reasoning_tokens ?? 0;
