@@ -17,15 +17,19 @@ export type FilePart =
   | { type: "file"; url: string; mediaType?: string; filename?: string };
 
 /** An image part from bytes or from base64 (with or without a `data:` prefix, which is dropped). */
-export function imagePart(data: Uint8Array | string, mediaType: string): ImagePart {
-  const part: ImagePart = { type: "image", mediaType, data: toBase64(data) };
+export function imagePart(data: Uint8Array | string, mediaType: string): Extract<ImagePart, { data: string }> {
+  const part: Extract<ImagePart, { data: string }> = { type: "image", mediaType, data: toBase64(data) };
   assertContentPart(part, "imagePart");
   return part;
 }
 
 /** A file part (a PDF, say) from bytes or from base64; `filename` is shown to the model where the provider takes one. */
-export function filePart(data: Uint8Array | string, mediaType: string, filename?: string): FilePart {
-  const part: FilePart = { type: "file", mediaType, data: toBase64(data) };
+export function filePart(
+  data: Uint8Array | string,
+  mediaType: string,
+  filename?: string,
+): Extract<FilePart, { data: string }> {
+  const part: Extract<FilePart, { data: string }> = { type: "file", mediaType, data: toBase64(data) };
   if (filename !== undefined) part.filename = filename;
   assertContentPart(part, "filePart");
   return part;

@@ -3,6 +3,7 @@ import { errorMessage } from "../errors.ts";
 import type { Message } from "../session.ts";
 import { turnBefore, unansweredCalls } from "../session-turns.ts";
 import type { EntrySink } from "./binding.ts";
+import { entryToBlobs, type BlobStore } from "./blobs.ts";
 import type { SessionEntry } from "./entries.ts";
 import { StoreError } from "./store-error.ts";
 
@@ -38,6 +39,8 @@ export function createLogWriter(
     messages: readonly Message[];
     /** The file does not end with "\n" (a last line written by hand): start the next line first. */
     startWithNewline: boolean;
+    /** Where content parts' data goes before a line refers to it (written, and synced as the line would be, first). */
+    blobs: Pick<BlobStore, "write">;
     /** Called once the file is closed: releases the lock. */
     onClose: () => void;
   },
@@ -58,9 +61,10 @@ export function createLogWriter(
         cause: failure,
       });
     }
-    // Serialized first: a value JSON cannot hold throws here, before anything is written.
+    // Serialized first: a value JSON cannot hold throws here, before anything is written. The
+    // blobs a line refers to are written before it, so no line ever refers to a missing blob.
     let lines = pending;
-    for (const entry of entries) lines += `${JSON.stringify(entry)}\n`;
+    for (const entry of entries) lines += `${JSON.stringify(entryToBlobs(entry, options.blobs))}\n`;
     let boundary = false;
     for (const entry of entries) boundary = isTurnBoundary(entry, openCalls);
     try {

@@ -13,11 +13,12 @@ import {
 import { basename, dirname, join, resolve } from "node:path";
 import type { Session } from "../session.ts";
 import { bindSession } from "./binding.ts";
+import { blobDirectory, entryFromBlobs, fileBlobStore } from "./blobs.ts";
 import { replayEntries, restoreKeptOutputs, type LogEntry } from "./entries.ts";
 import { parseJsonl, type JsonlContent } from "./jsonl.ts";
 import { acquireLock } from "./lock.ts";
 import { createLogWriter, type SyncMode } from "./log-writer.ts";
-import { StoreError } from "./store-error.ts";
+import { isStoreError, StoreError } from "./store-error.ts";
 import { checkStoreOptions } from "./store-options.ts";
 
 export type LoadSessionOptions = {
@@ -71,9 +72,11 @@ export async function openSession(path: string, options: OpenSessionOptions = {}
       ftruncateSync(fd, content.completeBytes);
       fsyncSync(fd);
     }
+    const sync = options.sync ?? "turn";
     const writer = createLogWriter(fd, {
       path: file,
-      sync: options.sync ?? "turn",
+      sync,
+      blobs: fileBlobStore(blobDirectory(file), { sync: sync !== "off" }),
       messages: session.messages,
       startWithNewline: tail !== undefined && !tail.torn,
       onClose: releaseLock,
@@ -116,7 +119,17 @@ function readLog(
   fate: string,
 ): { session: Session; entries: LogEntry[]; content: JsonlContent } {
   const content = parseJsonl(bytes, path);
-  const { session, entries, kept } = replayEntries(content.records, path);
+  // Beside the real file, where the writer put them, whatever name (a symbolic link) it was read by.
+  const blobs = fileBlobStore(blobDirectory(realFile(path)), { sync: false });
+  const records = content.records.map(({ value, line }) => {
+    try {
+      return { value: entryFromBlobs(value, blobs), line };
+    } catch (error) {
+      if (!isStoreError(error)) throw error;
+      throw new StoreError(`${path}:${line}: ${error.message}`, { code: "malformed", path, line, cause: error });
+    }
+  });
+  const { session, entries, kept } = replayEntries(records, path);
   restoreKeptOutputs(session, kept);
   const { tail } = content;
   if (tail?.torn === true) {

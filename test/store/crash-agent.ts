@@ -6,8 +6,10 @@ import { appendFileSync } from "node:fs";
 import {
   agentLoop,
   extendSession,
+  imagePart,
   initSession,
   tool,
+  toolContent,
   type InvokeModel,
   type Message,
   type ModelMessage,
@@ -69,7 +71,8 @@ export async function runCrashAgent(
   const session = await openSession(sessionPath, onWarning === undefined ? {} : { onWarning });
   probe.opened?.();
   try {
-    for (const message of initSession("You run steps.", "Run all the steps.").messages.slice(session.messages.length))
+    const prompt = [{ type: "text" as const, text: "Run all the steps." }, imagePart(screenshot(0), "image/png")];
+    for (const message of initSession("You run steps.", prompt).messages.slice(session.messages.length))
       extendSession(session, message);
     if (!isFinished(session)) {
       await agentLoop(crashModel(probe), [stepTool(effectsPath, probe)], session, {
@@ -111,9 +114,25 @@ function stepTool(effectsPath: string, probe: Probe) {
       appendFileSync(effectsPath, `${id}\n`);
       probe.toolEffect?.(id);
       const n = input.n as number;
-      return { n, squared: n * n };
+      // An image in every result: its blob is written before the line that refers to it, so kills
+      // also land while a blob is being written.
+      return toolContent([
+        { type: "text", text: JSON.stringify({ n, squared: n * n }) },
+        imagePart(screenshot(n), "image/png"),
+      ]);
     },
   });
+}
+
+/** 48 KB of bytes that depend only on `n`: a screenshot, as far as the store can tell. */
+export function screenshot(n: number): Uint8Array {
+  const bytes = new Uint8Array(48 * 1024);
+  let state = n + 1;
+  for (let index = 0; index < bytes.length; index++) {
+    state = (Math.imul(state, 1103515245) + 12345) >>> 0;
+    bytes[index] = state >>> 24;
+  }
+  return bytes;
 }
 
 // How many model turns the session holds. Each scripted turn starts with thinking or assistant

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { Message, Session } from "simple-agent-loop";
@@ -30,6 +30,9 @@ describe("crash safety: a child process killed with SIGKILL, then resumed from i
     const baseline = await runCrashAgent(join(directory, "baseline.jsonl"), join(directory, "baseline.effects"));
     expect(await loadSession(join(directory, "baseline.jsonl"))).toStrictEqual(baseline);
     expect(countEffects(join(directory, "baseline.effects"))).toStrictEqual(new Map(callIds.map((id) => [id, 1])));
+    // The images live in blobs (the prompt's and one per result), not in the log's lines.
+    expect(readdirSync(join(directory, "baseline.blobs")).length).toBe(1 + callIds.length);
+    expect(readFileSync(join(directory, "baseline.jsonl"), "utf8")).not.toMatch(/"data":/);
 
     const random = seededRandom(20_240_611);
     const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
