@@ -58,6 +58,7 @@ export type { RunMetrics } from "./loop/run-metrics.ts";
 export type { AgentStream } from "./loop/loop.ts";
 export type { AgentLoopOptions } from "./loop/loop-options.ts";
 export type { InvokeModel, ModelContext, StructuredOutputModel } from "./model/invoke-model.ts";
+export type { ModelSettings } from "./model/model-settings.ts";
 export type { AgentEvent, RunOutcome } from "./loop/events.ts";
 export type { ModelStreamEvent } from "./model/model-stream-event.ts";
 export { executeToolCalls } from "./tools/execute-tool-calls.ts";

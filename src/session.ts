@@ -53,6 +53,10 @@ export type TurnEndFields = {
   /** Why the provider stopped, in its words, where it says (an Anthropic refusal's category and explanation). */
   stopDetails?: StopDetails;
   usage?: Usage;
+  /** The model that answered, as the provider named it in its response (else the one asked for). */
+  model?: string;
+  /** The provider's id of the response, where it gives one (for its support and for traces). */
+  responseId?: string;
 };
 
 /** A provider's own account of a stop (Anthropic `stop_details`); every field is optional. */

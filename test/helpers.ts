@@ -59,3 +59,16 @@ export async function freePort(): Promise<number> {
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return port;
 }
+
+/**
+ * Messages (or stream events) without who answered (`model`, `responseId`), for tests about
+ * something else; the conformance suite checks those fields for every adapter.
+ */
+export function withoutAnswerer<T>(value: T): T {
+  const strip = (item: unknown): unknown => {
+    if (typeof item !== "object" || item === null || Array.isArray(item)) return item;
+    const { model: _model, responseId: _responseId, ...rest } = item as Record<string, unknown>;
+    return rest;
+  };
+  return (Array.isArray(value) ? value.map(strip) : strip(value)) as T;
+}

@@ -1,3 +1,4 @@
+import type { ModelSettings } from "./model-settings.ts";
 import type { ModelStreamEvent } from "./model-stream-event.ts";
 import type { JsonObject, ModelMessage, Session } from "../session.ts";
 import type { ToolSchema } from "../tools/tool.ts";
@@ -10,8 +11,16 @@ export type ModelContext = {
   iteration: number;
   /** The agent's `name` option, if any. */
   agentName?: string;
-  /** Per-call settings from the `beforeModelCall` hook (e.g. a model or temperature); adapters may honour them. */
-  settings?: JsonObject;
+  /**
+   * How to call the model: the run's `settings` with a `beforeModelCall` hook's for this call merged
+   * over them. Every adapter honours each field, or throws before the request when it cannot.
+   */
+  settings?: ModelSettings;
+  /**
+   * The id of the session when it is bound to a store (the id given to `store.open(id)`, the log
+   * file's base name for `openSession(path)`): a stable key for prompt caches and traces.
+   */
+  sessionId?: string;
   /**
    * Set when the run has an `output` schema. An `invokeModel` flagged `structuredOutput: "native"`
    * (see `StructuredOutputModel`) must convey it to the model itself; any other may ignore it, since

@@ -1,4 +1,4 @@
-import type { ModelMessage, StopDetails, StopReason, Usage } from "../session.ts";
+import type { ModelMessage, TurnEndFields } from "../session.ts";
 
 /**
  * What a streaming `invokeModel` yields. Deltas are for display only; the loop builds the turn from
@@ -21,7 +21,7 @@ export type ModelStreamEvent =
    * the length limit cut off (sent with `{}` input so the turn stays complete) must come after this
    * event: the loop starts calls early only before it, and never runs a cut call.
    */
-  | { type: "response-end"; stopReason?: StopReason; rawStopReason?: string; stopDetails?: StopDetails; usage?: Usage };
+  | ({ type: "response-end" } & TurnEndFields);
 
 /** Events of deltas the loop passes through from the model stream unchanged. */
 export type ModelDeltaEvent = Extract<

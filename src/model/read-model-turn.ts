@@ -139,7 +139,9 @@ function checkTurn(messages: unknown, stop: TurnEndFields): ModelMessage[] {
     stop.stopReason !== undefined ||
     stop.usage !== undefined ||
     stop.rawStopReason !== undefined ||
-    stop.stopDetails !== undefined
+    stop.stopDetails !== undefined ||
+    stop.model !== undefined ||
+    stop.responseId !== undefined
   ) {
     Object.assign(checked[checked.length - 1]!, stop);
   }

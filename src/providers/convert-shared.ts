@@ -273,3 +273,19 @@ export function usageWithCache(input: number, output: number, cacheRead: number,
   if (cacheWrite > 0) usage.cacheWriteTokens = cacheWrite;
   return usage;
 }
+
+/**
+ * Who answered: the response's model id (else the model that was asked, where the response names
+ * none) and the response's id, as the turn-end fields `model` and `responseId`.
+ */
+export function answeredBy(
+  model: unknown,
+  responseId: unknown,
+  asked?: string,
+): { model?: string; responseId?: string } {
+  const fields: { model?: string; responseId?: string } = {};
+  if (typeof model === "string" && model !== "") fields.model = model;
+  else if (asked !== undefined) fields.model = asked;
+  if (typeof responseId === "string" && responseId !== "") fields.responseId = responseId;
+  return fields;
+}

@@ -45,7 +45,14 @@ function turnResponse(turn: WireTurn, stream: boolean): ReplayResponse {
   const events: unknown[] = [
     {
       type: "message_start",
-      message: { id: "msg_1", type: "message", role: "assistant", content: [], usage: { ...usage, output_tokens: 1 } },
+      message: {
+        id: "msg_1",
+        type: "message",
+        role: "assistant",
+        model: "claude-test",
+        content: [],
+        usage: { ...usage, output_tokens: 1 },
+      },
     },
   ];
   content.forEach((block, index) => {
@@ -109,6 +116,7 @@ type Body = {
 
 conformanceSuite({
   name: "anthropic",
+  answeringModel: "claude-test",
   createModel: (origin, options) => anthropic({ model: "claude-test", baseURL: origin, ...options }),
   readStream: (open) => streamMessages(open),
   turnResponse,

@@ -20,7 +20,7 @@ import {
   type BedrockResponse,
 } from "simple-agent-loop/bedrock";
 import { signRequest } from "../../src/providers/bedrock/sign.ts";
-import { withoutTs } from "../helpers.ts";
+import { withoutTs, withoutAnswerer } from "../helpers.ts";
 import { conformanceSuite, liveAgentSuite, type ErrorKind, type WireTurn } from "./conformance.ts";
 import { eventFrames, frame } from "./event-stream-frames.ts";
 import { startReplayServer, type ReplayResponse, type ReplayServer } from "./replay-server.ts";
@@ -119,6 +119,7 @@ const blocks = (body: unknown): Block[] => (body as Body).messages.flatMap((mess
 
 conformanceSuite({
   name: "bedrock",
+  answeringModel: "anthropic.claude-test-v1:0",
   createModel: (origin, options) => bedrock({ model: "anthropic.claude-test-v1:0", baseURL: origin, ...options }),
   readStream: (open) => streamConverse(open),
   rawEvents: (payloads) => ({
@@ -185,7 +186,13 @@ describe("bedrock: recorded responses", () => {
     await server.close();
   });
   const model = (
-    options: { stream?: boolean; model?: string; maxTokens?: number; thinking?: { budgetTokens: number } } = {},
+    options: {
+      stream?: boolean;
+      model?: string;
+      maxTokens?: number;
+      thinking?: { budgetTokens: number };
+      cache?: boolean;
+    } = {},
   ) =>
     bedrock({
       model: "amazon.nova-micro-v1:0",
@@ -217,7 +224,7 @@ describe("bedrock: recorded responses", () => {
       role: "assistant",
       content: expect.stringMatching(/^<thinking> To retrieve the secrets/),
     });
-    expect(turn.slice(1)).toStrictEqual([
+    expect(withoutAnswerer(turn.slice(1))).toStrictEqual([
       {
         type: "tool_call",
         id: "tooluse_jmYwyYtsQxiOee3FyiEBog",
@@ -260,7 +267,7 @@ describe("bedrock: recorded responses", () => {
     expect(server.requests[before]!.url).toBe("/model/amazon.nova-micro-v1%3A0/converse");
     expect(server.requests[before]!.body).toStrictEqual(JSON.parse(first!.request.body));
     expect(server.requests[before + 1]!.body).toStrictEqual(JSON.parse(second!.request.body));
-    expect(withoutTs(session).slice(3, 5)).toStrictEqual([
+    expect(withoutAnswerer(withoutTs(session).slice(3, 5))).toStrictEqual([
       {
         type: "tool_call",
         id: "tooluse_nz0CoSg6TyuVDvWTCaatSw",
@@ -296,7 +303,13 @@ describe("bedrock: recorded responses", () => {
       input_schema: { additionalProperties: false, properties: {}, type: "object" },
     };
     const session = await agentLoop(
-      model({ stream: false, model: "us.anthropic.claude-3-7-sonnet-20250219-v1:0", thinking: { budgetTokens: 1024 } }),
+      // No cache points: the recorded requests had none.
+      model({
+        stream: false,
+        model: "us.anthropic.claude-3-7-sonnet-20250219-v1:0",
+        thinking: { budgetTokens: 1024 },
+        cache: false,
+      }),
       [getCountry],
       initSession("", "What is the largest city in the user country?"),
       { toolHandlers: { get_user_country: () => "Mexico" } },
@@ -346,7 +359,7 @@ describe("bedrock: recorded responses", () => {
       return text === undefined ? [] : [text];
     });
     expect(deltas.join("")).toBe(reasoning.join(""));
-    expect(withoutTs(session).slice(2)).toStrictEqual([
+    expect(withoutAnswerer(withoutTs(session).slice(2))).toStrictEqual([
       {
         type: "thinking",
         content: reasoning.join(""),
@@ -387,7 +400,7 @@ describe("bedrock: recorded responses", () => {
         toolHandlers: { glob_search: () => "FILE1" },
       },
     );
-    expect(withoutTs(session).slice(2, 4)).toStrictEqual([
+    expect(withoutAnswerer(withoutTs(session).slice(2, 4))).toStrictEqual([
       {
         type: "thinking",
         content: expect.stringContaining("Call glob_search with pattern **/*cursor*"),
@@ -584,7 +597,7 @@ describe("bedrock: stream events and errors", () => {
       eagerTools: false,
       toolHandlers: { lookup: () => (ran = true) },
     });
-    expect(withoutTs(session)[2]).toStrictEqual({
+    expect(withoutAnswerer(withoutTs(session)[2])).toStrictEqual({
       type: "tool_call",
       id: "tooluse_cut",
       name: "lookup",
@@ -648,7 +661,7 @@ describe("bedrock: stream events and errors", () => {
       ]),
     });
     const session = await agentLoop(model(), [], initSession("s", "u"));
-    expect(withoutTs(session).slice(2)).toStrictEqual([
+    expect(withoutAnswerer(withoutTs(session).slice(2))).toStrictEqual([
       {
         type: "thinking",
         content: "",

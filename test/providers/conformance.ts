@@ -11,7 +11,7 @@ import {
   type ProviderError,
   type ToolSchema,
 } from "simple-agent-loop";
-import { expectEveryCallAnsweredOnce, freePort, withoutTs } from "../helpers.ts";
+import { expectEveryCallAnsweredOnce, freePort, withoutTs, withoutAnswerer } from "../helpers.ts";
 import { rawSse, startReplayServer, type ReplayResponse, type ReplayServer } from "./replay-server.ts";
 
 /** A model turn, to be encoded in each provider's own wire format. */
@@ -69,6 +69,8 @@ export type ConformanceTarget = {
   rawEvents?: (payloads: readonly string[]) => ReplayResponse;
   /** The adapter's exported stream reader (e.g. `streamMessages`), fed by `open` instead of a request of its own. */
   readStream: (open: () => Promise<Response>) => AsyncIterable<ModelStreamEvent>;
+  /** The model id `turnResponse` names as the one that answered (recorded as `model` on the turn). */
+  answeringModel: string;
   /** Cases that do not apply to this adapter, each with its reason (shown in the skipped test's name). */
   skip?: Partial<Record<ConformanceCase, string>>;
 };
@@ -114,7 +116,7 @@ export function conformanceSuite(target: ConformanceTarget): void {
           [],
           initSession("Be brief.", "Say hello"),
         );
-        expect(withoutTs(session).slice(2)).toStrictEqual([
+        expect(withoutAnswerer(withoutTs(session).slice(2))).toStrictEqual([
           {
             role: "assistant",
             content: "Hello there!",
@@ -122,6 +124,8 @@ export function conformanceSuite(target: ConformanceTarget): void {
             usage: expect.objectContaining({ inputTokens: 12, outputTokens: 3 }),
           },
         ]);
+        // Who answered: the response's model id (the one asked for where the provider names none).
+        expect(session.messages.at(-1)).toHaveProperty("model", target.answeringModel);
         expect(server.requests).toHaveLength(1);
       });
 

@@ -23,7 +23,7 @@ import {
   type GeminiRequest,
   type GeminiResponse,
 } from "simple-agent-loop/google";
-import { withoutTs } from "../helpers.ts";
+import { withoutTs, withoutAnswerer } from "../helpers.ts";
 import { conformanceSuite, liveAgentSuite, type ErrorKind, type WireTurn } from "./conformance.ts";
 import { sse, sseHeaders, startReplayServer, type ReplayResponse, type ReplayServer } from "./replay-server.ts";
 import { recordedFixtures } from "./fixtures.ts";
@@ -120,6 +120,7 @@ const partsOf = (body: unknown): Part[] => (body as GeminiRequest).contents.flat
 
 conformanceSuite({
   name: "google",
+  answeringModel: "gemini-test",
   createModel: (origin, options) => gemini({ model: "gemini-test", baseURL: origin, ...options }),
   readStream: (open) => streamGenerateContent(open),
   turnResponse,
@@ -171,7 +172,7 @@ describe("google: recorded responses", () => {
         toolHandlers: { weather: () => "sunny" },
       },
     ).catch((error: { session: Session }) => error.session);
-    expect(withoutTs(session).slice(2)).toStrictEqual([
+    expect(withoutAnswerer(withoutTs(session).slice(2))).toStrictEqual([
       {
         type: "tool_call",
         id: `weather_0_${first!.responseId}`,
@@ -190,7 +191,7 @@ describe("google: recorded responses", () => {
 
   it("parses a non-streamed Gemini 3 function call (vercel-ai JSON)", () => {
     const body = JSON.parse(fixture("vercel-ai__google-tool-call-gemini3.json")) as GeminiResponse;
-    expect(fromGeminiResponse(body)).toStrictEqual([
+    expect(withoutAnswerer(fromGeminiResponse(body))).toStrictEqual([
       {
         type: "tool_call",
         id: "weather_0_JniLacKqGqH0xs0P0O776As",
@@ -896,7 +897,7 @@ describe("google: native structured output", () => {
         responseJsonSchema: forecast,
       });
       expect(body!.systemInstruction).toStrictEqual({ parts: [{ text: "You forecast." }] });
-      expect(withoutTs(session).at(-1)).toStrictEqual(answer);
+      expect(withoutAnswerer(withoutTs(session).at(-1))).toStrictEqual(answer);
       expect(structuredOutput(session)).toStrictEqual({ city: "Paris", celsius: 21 });
     });
   }
@@ -928,7 +929,7 @@ describe("google: native structured output", () => {
       });
       expect(body.tools?.[0]?.functionDeclarations.map((declaration) => declaration.name)).toStrictEqual(["weather"]);
     }
-    expect(withoutTs(session).at(-1)).toStrictEqual(answer);
+    expect(withoutAnswerer(withoutTs(session).at(-1))).toStrictEqual(answer);
   });
 
   it("the converter: other generationConfig settings stay beside the JSON mode; without output there is none", () => {

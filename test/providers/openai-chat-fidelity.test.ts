@@ -6,7 +6,7 @@ import {
   toOpenAIChatRequest,
   type OpenAIChatResponse,
 } from "simple-agent-loop/openai";
-import { withoutTs } from "../helpers.ts";
+import { withoutTs, withoutAnswerer } from "../helpers.ts";
 import { sse, sseHeaders, startReplayServer, type ReplayServer } from "./replay-server.ts";
 import { recordedFixtures } from "./fixtures.ts";
 
@@ -43,7 +43,7 @@ describe("openai-chat: what compatible servers send", () => {
     const session = await agentLoop(model(), [], initSession("s", "2+2?"), {
       onEvent: (event) => void (event.type === "thinking-delta" && deltas.push(event.delta)),
     });
-    expect(withoutTs(session).slice(2)).toStrictEqual([
+    expect(withoutAnswerer(withoutTs(session).slice(2))).toStrictEqual([
       {
         type: "thinking",
         content: "The user is asking for 2+2. This is basic arithmetic. 2+2=4.",
@@ -57,7 +57,7 @@ describe("openai-chat: what compatible servers send", () => {
 
   it("reads Mistral's array content in a non-streamed message", () => {
     const body = JSON.parse(fixture("vercel-ai__mistral-reasoning.json")) as OpenAIChatResponse;
-    expect(fromOpenAIChatResponse(body)).toStrictEqual([
+    expect(withoutAnswerer(fromOpenAIChatResponse(body))).toStrictEqual([
       {
         type: "thinking",
         content: "The user is asking for 2+2. This is basic arithmetic. 2+2=4.",
@@ -182,7 +182,7 @@ describe("openai-chat: what compatible servers send", () => {
     ];
     server.enqueue({ headers: sseHeaders, chunks: sse(stream, { done: true }) });
     const session = await agentLoop(model(), [], initSession("s", "u"));
-    expect(withoutTs(session).slice(2)).toStrictEqual([
+    expect(withoutAnswerer(withoutTs(session).slice(2))).toStrictEqual([
       { type: "thinking", content: "Thinking it over.", signature: "reasoning", provider: "openai-chat" },
       { role: "assistant", content: "Done.", stopReason: "end_turn", usage: { inputTokens: 20, outputTokens: 7 } },
     ]);

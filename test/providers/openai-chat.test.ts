@@ -19,7 +19,7 @@ import {
 import { scriptedModel } from "simple-agent-loop/testing";
 // The package's ./openai entry re-exports these once it exists; the adapter's own module until then.
 import { fromOpenAIChatResponse, openaiChat, streamOpenAIChat, toOpenAIChatRequest } from "simple-agent-loop/openai";
-import { expectEveryCallAnsweredOnce, withoutTs } from "../helpers.ts";
+import { expectEveryCallAnsweredOnce, withoutTs, withoutAnswerer } from "../helpers.ts";
 import { conformanceSuite, liveAgentSuite, type ErrorKind, type WireTurn } from "./conformance.ts";
 import { sse, sseHeaders, startReplayServer, type ReplayResponse, type ReplayServer } from "./replay-server.ts";
 import { recordedFixtures } from "./fixtures.ts";
@@ -141,6 +141,7 @@ function errorResponse(kind: ErrorKind): ReplayResponse {
 
 conformanceSuite({
   name: "openai-chat",
+  answeringModel: "gpt-test",
   createModel: (origin, options) => openaiChat({ model: "gpt-test", baseURL: `${origin}/v1`, ...options }),
   readStream: (open) => streamOpenAIChat(open),
   turnResponse,
@@ -218,7 +219,7 @@ describe("openai-chat: recorded responses", () => {
         input: { ticker: "AAPL", exchange: "NASDAQ" },
       },
     ]);
-    expect(endOf(events)).toStrictEqual({
+    expect(withoutAnswerer(endOf(events))).toStrictEqual({
       type: "response-end",
       stopReason: "tool_use",
       usage: { inputTokens: 149, outputTokens: 60 },
@@ -246,7 +247,7 @@ describe("openai-chat: recorded responses", () => {
     server.enqueue({ headers: sseHeaders, body: fixture("openai-python__parse-max-tokens-reached__4cc50a61.sse.txt") });
     const { messages, events } = await invokeOnce(model(), initSession("s", "u"));
     expect(messages).toStrictEqual([{ role: "assistant", content: '{"' }]);
-    expect(endOf(events)).toStrictEqual({
+    expect(withoutAnswerer(endOf(events))).toStrictEqual({
       type: "response-end",
       stopReason: "max_tokens",
       usage: { inputTokens: 79, outputTokens: 1 },
@@ -257,7 +258,7 @@ describe("openai-chat: recorded responses", () => {
     const body = JSON.parse(
       fixture("mirascope__test_call_with_tools__openai_gpt_4o_completions__sync.response-1.decompressed.json"),
     ) as Parameters<typeof fromOpenAIChatResponse>[0];
-    expect(fromOpenAIChatResponse(body)).toStrictEqual([
+    expect(withoutAnswerer(fromOpenAIChatResponse(body))).toStrictEqual([
       {
         type: "tool_call",
         id: "call_v6LacIrChvs6ITVpIZqy5tFc",
@@ -280,7 +281,7 @@ describe("openai-chat: recorded responses", () => {
       typeof fromOpenAIChatResponse
     >[0];
     const messages = fromOpenAIChatResponse(body);
-    expect(messages).toStrictEqual([
+    expect(withoutAnswerer(messages)).toStrictEqual([
       {
         type: "thinking",
         content: expect.stringMatching(/^The user is asking for the weather in San Francisco\./),
@@ -337,7 +338,7 @@ describe("openai-chat: recorded responses", () => {
     expect(sentFirst.messages).toStrictEqual(recordedFirst.messages);
     expect(sentSecond.messages).toStrictEqual(recordedSecond.messages);
     expect(sentSecond).toMatchObject({ stream: true, stream_options: { include_usage: true } });
-    expect(withoutTs(session).at(-1)).toStrictEqual({
+    expect(withoutAnswerer(withoutTs(session).at(-1))).toStrictEqual({
       role: "assistant",
       content: "The capital of the UK is London.",
       stopReason: "end_turn",
@@ -445,7 +446,7 @@ describe("openai-chat: recorded responses", () => {
       retry: { initialDelayMs: 1 },
     });
     expect(retried).toStrictEqual(["openai-chat: The server had an error while processing your request."]);
-    expect(withoutTs(session).slice(2)).toStrictEqual([
+    expect(withoutAnswerer(withoutTs(session).slice(2))).toStrictEqual([
       { role: "assistant", content: "fine", stopReason: "end_turn", usage: { inputTokens: 1, outputTokens: 1 } },
     ]);
   });
@@ -867,7 +868,7 @@ describe("openai-chat: native structured output", () => {
         ]);
         expect(body.tools?.map((definition) => definition.function.name)).toStrictEqual(["weather"]);
       }
-      expect(withoutTs(session).at(-1)).toStrictEqual({
+      expect(withoutAnswerer(withoutTs(session).at(-1))).toStrictEqual({
         role: "assistant",
         content: '{"city":"Paris","celsius":21}',
         output: { city: "Paris", celsius: 21 },

@@ -24,7 +24,7 @@ import {
   toOpenAIResponsesRequest,
   type OpenAIResponsesResponse,
 } from "simple-agent-loop/openai";
-import { expectEveryCallAnsweredOnce, withoutTs } from "../helpers.ts";
+import { expectEveryCallAnsweredOnce, withoutTs, withoutAnswerer } from "../helpers.ts";
 import { conformanceSuite, type ErrorKind, type WireTurn } from "./conformance.ts";
 import { sse, sseHeaders, startReplayServer, type ReplayResponse, type ReplayServer } from "./replay-server.ts";
 import { recordedFixtures } from "./fixtures.ts";
@@ -82,6 +82,7 @@ function turnResponse(turn: WireTurn, stream: boolean): ReplayResponse {
   const final = {
     id: "resp_1",
     object: "response",
+    model: "gpt-test",
     status: cut ? "incomplete" : "completed",
     incomplete_details: cut ? { reason: "max_output_tokens" } : null,
     output,
@@ -175,6 +176,7 @@ const callsIn = (body: unknown): { id: string; name: string }[] =>
 
 conformanceSuite({
   name: "openai-responses",
+  answeringModel: "gpt-test",
   createModel: (origin, options) => openaiResponses({ model: "gpt-test", baseURL: `${origin}/v1`, ...options }),
   readStream: (open) => streamResponses(open),
   turnResponse,
@@ -239,7 +241,7 @@ describe("openai-responses: recorded responses", () => {
     );
     const summary =
       "**Calculating step-by-step using calculator**\n\nI'll compute 12 plus 7, then multiply the result by 3, and finally multiply that by 10, reporting the final product.";
-    expect(withoutTs(session).slice(2)).toStrictEqual([
+    expect(withoutAnswerer(withoutTs(session).slice(2))).toStrictEqual([
       {
         type: "thinking",
         content: summary,
@@ -448,7 +450,7 @@ describe("openai-responses: recorded responses", () => {
     const sent = requestsSince(before)[1]!;
     expect(callsIn(sent)).toStrictEqual(callsIn(recorded));
     expect(resultsIn(sent)).toStrictEqual(resultsIn(recorded));
-    expect(withoutTs(session).slice(2, 4)).toStrictEqual([
+    expect(withoutAnswerer(withoutTs(session).slice(2, 4))).toStrictEqual([
       {
         type: "tool_call",
         id: "call_sKC7OABqf2A2PTLCm0CLeRWV",
@@ -484,7 +486,7 @@ describe("openai-responses: recorded responses", () => {
       id: "rs_0050471a34b36ae60068c97bac4dcc819595fd0f80d6b3c405",
       encrypted_content: expect.stringMatching(/^gAAAAA/),
     });
-    expect(call).toStrictEqual({
+    expect(withoutAnswerer(call)).toStrictEqual({
       type: "tool_call",
       id: "call_CWXgs68YprAjp6t0371hiPOI",
       name: "final_result",
@@ -498,7 +500,7 @@ describe("openai-responses: recorded responses", () => {
     const body = JSON.parse(
       fixture("vercel-ai__issue-7082-o3-optional-tool-parameters.json"),
     ) as OpenAIResponsesResponse;
-    expect(fromOpenAIResponsesResponse(body)).toStrictEqual([
+    expect(withoutAnswerer(fromOpenAIResponsesResponse(body))).toStrictEqual([
       {
         type: "thinking",
         content: "",
@@ -610,7 +612,7 @@ describe("openai-responses: recorded responses", () => {
       retry: { initialDelayMs: 1 },
     });
     expect(ran).toBe(false);
-    expect(withoutTs(session).slice(2)).toStrictEqual([
+    expect(withoutAnswerer(withoutTs(session).slice(2))).toStrictEqual([
       { role: "assistant", content: "recovered", stopReason: "end_turn", usage: { inputTokens: 1, outputTokens: 1 } },
     ]);
   });
@@ -1081,7 +1083,7 @@ describe("openai-responses: native structured output", () => {
         expect(body.instructions).toBe("You forecast.");
         expect(body.tools?.map((definition) => definition.name)).toStrictEqual(["calculator"]);
       }
-      expect(withoutTs(session).at(-1)).toStrictEqual({
+      expect(withoutAnswerer(withoutTs(session).at(-1))).toStrictEqual({
         role: "assistant",
         content: '{"city":"Paris","celsius":21}',
         output: { city: "Paris", celsius: 21 },

@@ -15,7 +15,8 @@ import {
   type AnthropicStopDetails,
   type AnthropicUsage,
 } from "./convert.ts";
-import { readToolInput, refusedInput } from "../convert-shared.ts";
+import { answeredBy, readToolInput, refusedInput } from "../convert-shared.ts";
+import { callSettings } from "../request-settings.ts";
 import {
   baseUrlOf,
   checkIdleTimeout,
@@ -57,7 +58,7 @@ export function anthropic(options: AnthropicOptions): InvokeModel {
       provider: anthropicProvider,
       url: `${baseURL}/v1/messages`,
       headers: { "x-api-key": apiKey, "anthropic-version": "2023-06-01", ...options.headers },
-      body: toAnthropicRequest(session, tools, options),
+      body: toAnthropicRequest(session, tools, { ...options, settings: callSettings(context) }),
       fetch: options.fetch,
       signal: context.signal,
       errors: anthropicErrors,
@@ -127,6 +128,7 @@ type MessagesStream = {
   stopReason: string | null | undefined;
   stopDetails: AnthropicStopDetails | null | undefined;
   messageId: string | undefined;
+  model: string | undefined;
   started: boolean;
   /** A content block began (or the start carried content): a start after this is a second message. */
   contentBegan: boolean;
@@ -144,6 +146,7 @@ async function* readMessagesStream(
     stopReason: undefined,
     stopDetails: undefined,
     messageId: undefined,
+    model: undefined,
     started: false,
     contentBegan: false,
     cutToolCall: undefined,
@@ -208,6 +211,7 @@ function* messageStart(stream: MessagesStream, message: AnthropicResponse): Gene
   }
   stream.started = true;
   stream.messageId = message.id;
+  stream.model = message.model;
   stream.usage = { ...message.usage };
   stream.stopReason = message.stop_reason ?? stream.stopReason;
   stream.stopDetails = message.stop_details ?? stream.stopDetails;
@@ -288,7 +292,11 @@ function* messageStop(stream: MessagesStream): Generator<ModelStreamEvent> {
       retryable: true,
     });
   }
-  yield { type: "response-end", ...stopFieldsOf(stream.stopReason, stream.usage, stream.stopDetails) };
+  yield {
+    type: "response-end",
+    ...stopFieldsOf(stream.stopReason, stream.usage, stream.stopDetails),
+    ...answeredBy(stream.model, stream.messageId),
+  };
   // After response-end, so the loop never starts it early.
   if (cut !== undefined) yield { type: "message", message: fromContentBlock({ ...cut, input: {} })! };
 }

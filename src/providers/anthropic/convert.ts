@@ -1,5 +1,6 @@
 import { tokenCounts } from "../usage.ts";
 import type { Message, ModelMessage, Session, StopDetails, TurnEndFields } from "../../session.ts";
+import type { ModelSettings } from "../../model/model-settings.ts";
 import type { ToolSchema } from "../../tools/tool.ts";
 import {
   isOwnSignedThinking,
@@ -9,10 +10,19 @@ import {
   refusedInput,
   safeToolId,
   usageWithCache,
+  answeredBy,
   type StopReasonNames,
   textOnlyContent,
   resultText,
 } from "../convert-shared.ts";
+import {
+  chosenTool,
+  defaultMaxTokens,
+  maxTokensAbove,
+  mergeProviderOptions,
+  thinkingBudget,
+  unsupportedSetting,
+} from "../request-settings.ts";
 
 /** Options that shape the request body (the adapter's other options only affect transport). */
 export type AnthropicRequestOptions = {
@@ -24,6 +34,8 @@ export type AnthropicRequestOptions = {
   /** Prompt caching breakpoints on the tools, the system prompt and the growing conversation (default true). */
   cache?: boolean;
   stream?: boolean;
+  /** The call's settings (`context.settings`), over the options above. */
+  settings?: ModelSettings | undefined;
 };
 
 type Block = Record<string, unknown>;
@@ -35,6 +47,9 @@ export type AnthropicRequest = {
   system?: Block[];
   tools?: Block[];
   temperature?: number;
+  top_p?: number;
+  stop_sequences?: string[];
+  tool_choice?: { type: "auto" | "any" | "none" } | { type: "tool"; name: string };
   thinking?: { type: "enabled"; budget_tokens: number };
   stream?: boolean;
 };
@@ -68,12 +83,27 @@ export function toAnthropicRequest(
     // Tool results must open the user message that follows the tool use; reasoning must open the assistant one.
     message.content.sort((a, b) => rank(b) - rank(a));
   }
-  const request = requestEnvelope(system, tools, options, messages);
-  if (options.cache !== false) {
-    const lastMessage = messages[messages.length - 1];
-    markCacheable(lastMessage?.content[lastMessage.content.length - 1]);
+  const settings = options.settings ?? {};
+  const cache = cacheMarkOf(options, settings);
+  const request = requestEnvelope(system, tools, options, settings, messages, cache);
+  if (cache !== undefined) {
+    // The last message, so the cached prefix advances through a tool loop; and the message that
+    // ended the previous request (two back: an answer and its results came since), so a turn that
+    // added more than the 20 blocks the API looks back still reads what that request wrote.
+    // With the tools and the system prompt: four breakpoints, the API's limit.
+    for (const back of [1, 3]) {
+      const message = messages[messages.length - back];
+      markCacheable(message?.content[message.content.length - 1], cache);
+    }
   }
-  return request;
+  return mergeProviderOptions(request, settings.providerOptions);
+}
+
+type CacheMark = { type: "ephemeral"; ttl?: "1h" };
+
+function cacheMarkOf(options: AnthropicRequestOptions, settings: ModelSettings): CacheMark | undefined {
+  if (options.cache === false || settings.cache?.breakpoints === "off") return undefined;
+  return settings.cache?.retention === "long" ? { type: "ephemeral", ttl: "1h" } : { type: "ephemeral" };
 }
 
 type Converted = { role: "user" | "assistant" | "system"; block: Block };
@@ -114,26 +144,67 @@ function requestEnvelope(
   system: Block[],
   tools: readonly ToolSchema[],
   options: AnthropicRequestOptions,
+  settings: ModelSettings,
   messages: AnthropicMessage[],
+  cache: CacheMark | undefined,
 ): AnthropicRequest {
-  const request: AnthropicRequest = { model: options.model, max_tokens: options.maxTokens ?? 8192, messages };
+  const maxTokens = settings.maxTokens ?? options.maxTokens;
+  const request: AnthropicRequest = {
+    model: settings.model ?? options.model,
+    max_tokens: maxTokens ?? defaultMaxTokens,
+    messages,
+  };
   if (system.length > 0) request.system = [...system];
   if (tools.length > 0) request.tools = tools.map((schema) => ({ ...schema }));
-  if (options.temperature !== undefined) request.temperature = options.temperature;
-  if (options.thinking !== undefined && options.thinking !== false)
-    request.thinking = { type: "enabled", budget_tokens: options.thinking.budgetTokens };
+  const temperature = settings.temperature ?? options.temperature;
+  if (temperature !== undefined) request.temperature = temperature;
+  if (settings.topP !== undefined) request.top_p = settings.topP;
+  if (settings.stopSequences !== undefined) request.stop_sequences = [...settings.stopSequences];
+  const budget = thinkingBudget(anthropicProvider, options.thinking, settings);
+  if (budget !== undefined) {
+    request.thinking = { type: "enabled", budget_tokens: budget };
+    request.max_tokens = maxTokensAbove(anthropicProvider, budget, maxTokens);
+  }
+  const choice = anthropicToolChoice(settings, tools, budget !== undefined);
+  if (choice !== undefined) request.tool_choice = choice;
   if (options.stream !== false) request.stream = true;
   // Caching reads the longest cached prefix: tools, then system, then messages. A breakpoint after
   // the tools, after the system prompt and on the last message (set by the callers) makes each
   // turn reuse the previous turn's prefix; the API looks back for earlier breakpoints by itself.
-  if (options.cache !== false) {
+  if (cache !== undefined) {
     // Copies: the blocks may be shared (the body cache keeps them across calls).
     if (request.tools !== undefined)
-      request.tools[request.tools.length - 1] = withCacheControl(request.tools[request.tools.length - 1]!);
+      request.tools[request.tools.length - 1] = withCacheControl(request.tools[request.tools.length - 1]!, cache);
     if (request.system !== undefined)
-      request.system[request.system.length - 1] = withCacheControl(request.system[request.system.length - 1]!);
+      request.system[request.system.length - 1] = withCacheControl(request.system[request.system.length - 1]!, cache);
   }
   return request;
+}
+
+function anthropicToolChoice(
+  settings: ModelSettings,
+  tools: readonly ToolSchema[],
+  thinking: boolean,
+): AnthropicRequest["tool_choice"] {
+  const choice = settings.toolChoice;
+  if (choice === undefined) return undefined;
+  if (tools.length === 0) {
+    if (choice === "auto" || choice === "none") return undefined;
+    throw unsupportedSetting(anthropicProvider, "toolChoice", "this call offers no tools to call");
+  }
+  if (choice === "auto" || choice === "none") return { type: choice };
+  // The API refuses a forced tool call together with extended thinking.
+  if (thinking)
+    throw unsupportedSetting(anthropicProvider, "toolChoice", "Claude cannot be made to call a tool while it thinks");
+  if (choice === "required") return { type: "any" };
+  return {
+    type: "tool",
+    name: chosenTool(
+      anthropicProvider,
+      choice,
+      tools.map((schema) => schema.name),
+    )!,
+  };
 }
 
 // Reasoning opens an assistant message and tool results open a user message: rank them first.
@@ -145,12 +216,12 @@ function isCacheable(block: Block | undefined): block is Block {
   return block !== undefined && block.type !== "thinking" && block.type !== "redacted_thinking";
 }
 
-function withCacheControl(block: Block): Block {
-  return { ...block, cache_control: { type: "ephemeral" } };
+function withCacheControl(block: Block, cache: CacheMark): Block {
+  return { ...block, cache_control: { ...cache } };
 }
 
-function markCacheable(block: Block | undefined): void {
-  if (isCacheable(block)) block.cache_control = { type: "ephemeral" };
+function markCacheable(block: Block | undefined, cache: CacheMark): void {
+  if (isCacheable(block)) block.cache_control = { ...cache };
 }
 
 /** A non-streaming Messages API response as generic messages, `stopReason`/`usage` on the last. */
@@ -162,7 +233,7 @@ export function fromAnthropicResponse(body: AnthropicResponse): ModelMessage[] {
   }
   if (messages.length === 0) messages.push({ role: "assistant", content: "" });
   const last = messages[messages.length - 1]!;
-  Object.assign(last, stopFieldsOf(body.stop_reason, body.usage, body.stop_details));
+  Object.assign(last, stopFieldsOf(body.stop_reason, body.usage, body.stop_details), answeredBy(body.model, body.id));
   return messages;
 }
 
@@ -188,6 +259,7 @@ export type AnthropicUsage = {
 export type AnthropicStopDetails = { type?: string | null; category?: string | null; explanation?: string | null };
 export type AnthropicResponse = {
   id?: string;
+  model?: string;
   content?: AnthropicContentBlock[];
   stop_reason?: string | null;
   stop_details?: AnthropicStopDetails | null;

@@ -29,6 +29,8 @@ import {
 } from "../http.ts";
 import { bounded, providerError, type ErrorShape } from "../provider-error.ts";
 import { withUniqueToolIds } from "../session-tool-ids.ts";
+import { callSettings } from "../request-settings.ts";
+import { answeredBy } from "../convert-shared.ts";
 
 export type BedrockOptions = BedrockRequestOptions &
   TransportOptions & {
@@ -68,8 +70,10 @@ export function bedrock(options: BedrockOptions): InvokeModel {
       "",
     );
     const stream = options.stream !== false;
-    const url = `${baseURL}/model/${encodeURIComponent(options.model)}/${stream ? "converse-stream" : "converse"}`;
-    const body = toBedrockRequest(session, tools, options);
+    const settings = callSettings(context);
+    const model = settings?.model ?? options.model;
+    const url = `${baseURL}/model/${encodeURIComponent(model)}/${stream ? "converse-stream" : "converse"}`;
+    const body = toBedrockRequest(session, tools, { ...options, model, settings });
     const secrets: string[] = auth.kind === "bearer" ? [auth.token] : [];
     const post = async (): Promise<Response> => {
       const authorized = await authorizedFetch(
@@ -95,9 +99,9 @@ export function bedrock(options: BedrockOptions): InvokeModel {
     };
     if (!stream)
       return readJsonAnswer(post, { provider: bedrockProvider, secrets, signal: context.signal }, (body) =>
-        fromBedrockResponse(body as BedrockResponse),
+        fromBedrockResponse(body as BedrockResponse, model),
       );
-    return streamConverse(post, context.signal, secrets);
+    return streamConverse(post, context.signal, secrets, model);
   }, bedrockProvider);
 }
 
@@ -262,9 +266,10 @@ export function streamConverse(
   open: () => Promise<Response>,
   signal?: AbortSignal,
   secrets: readonly string[] = [],
+  model?: string,
 ): AsyncGenerator<ModelStreamEvent> {
   const scope: CallScope = { provider: bedrockProvider, secrets, signal };
-  return readAwsEventStream(open, scope, (batches) => shownAsStored(readConverseStream(batches, scope)));
+  return readAwsEventStream(open, scope, (batches) => shownAsStored(readConverseStream(batches, scope, model)));
 }
 
 // What one ConverseStream has said so far.
@@ -277,13 +282,17 @@ type ConverseStream = {
   hasToolCalls: boolean;
   /** Calls whose JSON was cut or garbled: acceptable only if the turn was cut (max_tokens). */
   cutToolCalls: BedrockContentBlock[];
+  /** The model asked for: Converse does not name the one that answered. */
+  model: string | undefined;
 };
 
 async function* readConverseStream(
   batches: AsyncGenerator<EventStreamMessage[]>,
   scope: CallScope,
+  model: string | undefined,
 ): AsyncGenerator<ModelStreamEvent> {
   const stream: ConverseStream = {
+    model,
     blocks: new Map(),
     stopReason: undefined,
     stopped: false,
@@ -438,7 +447,11 @@ function* messageStop(stream: ConverseStream, stopReason: string | undefined): G
 // The stop reason and usage, then the calls cut off by the length limit, with `{}` input: after
 // response-end, so the loop never starts them early.
 function* turnEndEvents(stream: ConverseStream): Generator<ModelStreamEvent> {
-  yield { type: "response-end", ...stopFieldsOf(stream.stopReason, stream.usage, stream.hasToolCalls) };
+  yield {
+    type: "response-end",
+    ...stopFieldsOf(stream.stopReason, stream.usage, stream.hasToolCalls),
+    ...answeredBy(undefined, undefined, stream.model),
+  };
   for (const cut of stream.cutToolCalls)
     yield { type: "message", message: fromContentBlock({ toolUse: { ...cut.toolUse, input: {} } })! };
 }

@@ -10,10 +10,19 @@ import {
   safeToolId,
   toolUseWhenCalls,
   usageWithCache,
+  answeredBy,
   type StopReasonNames,
   textOnlyContent,
   resultText,
 } from "../convert-shared.ts";
+import type { ModelSettings } from "../../model/model-settings.ts";
+import {
+  chosenTool,
+  maxTokensAbove,
+  mergeProviderOptions,
+  thinkingBudget,
+  unsupportedSetting,
+} from "../request-settings.ts";
 
 /** Options that shape the request body (the model goes in the URL; the adapter's other options only affect transport). */
 export type BedrockRequestOptions = {
@@ -24,8 +33,15 @@ export type BedrockRequestOptions = {
    * Other models' reasoning switches go in `additionalModelRequestFields`.
    */
   thinking?: false | { budgetTokens: number };
-  /** Cache points after the tools, the system prompt and the last message (default false: not every model accepts them). */
+  /**
+   * Cache points after the tools, the system prompt and the last message. Default: on for Claude
+   * models (a model id naming `anthropic.claude`), off for others (not every model accepts them).
+   */
   cache?: boolean;
+  /** The model id (it goes in the URL): decides whether the request is a Claude request. */
+  model?: string;
+  /** The call's settings (`context.settings`), over the options above. */
+  settings?: ModelSettings | undefined;
   /** Model-specific request fields, sent as they are (`thinking` is added to them). */
   additionalModelRequestFields?: JsonObject;
 };
@@ -37,10 +53,12 @@ type BedrockMessage = { role: "user" | "assistant"; content: Block[] };
 export type BedrockRequest = {
   messages: BedrockMessage[];
   system?: Block[];
-  inferenceConfig?: { maxTokens?: number; temperature?: number };
-  toolConfig?: { tools: Block[] };
+  inferenceConfig?: InferenceConfig;
+  toolConfig?: { tools: Block[]; toolChoice?: JsonObject };
   additionalModelRequestFields?: JsonObject;
 };
+
+type InferenceConfig = { maxTokens?: number; temperature?: number; topP?: number; stopSequences?: string[] };
 
 export const bedrockProvider = "bedrock";
 
@@ -96,20 +114,90 @@ export function toBedrockRequest(
     if (message.role === "assistant")
       message.content.sort((a, b) => Number("reasoningContent" in b) - Number("reasoningContent" in a));
 
+  const settings = options.settings ?? {};
+  const claude = isClaude(settings.model ?? options.model);
   const request: BedrockRequest = { messages };
   if (system.length > 0) request.system = system;
-  const inferenceConfig: { maxTokens?: number; temperature?: number } = {};
-  if (options.maxTokens !== undefined) inferenceConfig.maxTokens = options.maxTokens;
-  if (options.temperature !== undefined) inferenceConfig.temperature = options.temperature;
-  if (Object.keys(inferenceConfig).length > 0) request.inferenceConfig = inferenceConfig;
-  const toolSpecs = tools.length > 0 ? tools.map(toolSpec) : historyToolSpecs(messages);
-  if (toolSpecs.length > 0) request.toolConfig = { tools: toolSpecs };
   const additional: JsonObject = { ...options.additionalModelRequestFields };
-  if (options.thinking !== undefined && options.thinking !== false)
-    additional.thinking = { type: "enabled", budget_tokens: options.thinking.budgetTokens };
+  const inferenceConfig = inferenceConfigOf(options, settings, claude, additional);
+  if (Object.keys(inferenceConfig).length > 0) request.inferenceConfig = inferenceConfig;
+  const toolConfig = toolConfigOf(tools, messages, settings);
+  if (toolConfig !== undefined) request.toolConfig = toolConfig;
   if (Object.keys(additional).length > 0) request.additionalModelRequestFields = additional;
-  if (options.cache === true) addCachePoints(request);
-  return request;
+  const cache = options.cache ?? claude;
+  if (cache && settings.cache?.breakpoints !== "off") addCachePoints(request, settings.cache?.retention === "long");
+  return mergeProviderOptions(request, settings.providerOptions);
+}
+
+// Bedrock serves Claude under ids like `anthropic.claude-sonnet-4-5-…`, with a region prefix.
+function isClaude(model: string | undefined): boolean {
+  return model !== undefined && /anthropic\.claude/.test(model);
+}
+
+// `thinking` goes to Claude in `additionalModelRequestFields`, with maxTokens above its budget.
+function inferenceConfigOf(
+  options: BedrockRequestOptions,
+  settings: ModelSettings,
+  claude: boolean,
+  additional: JsonObject,
+): InferenceConfig {
+  const config: InferenceConfig = {};
+  const maxTokens = settings.maxTokens ?? options.maxTokens;
+  if (maxTokens !== undefined) config.maxTokens = maxTokens;
+  const temperature = settings.temperature ?? options.temperature;
+  if (temperature !== undefined) config.temperature = temperature;
+  if (settings.topP !== undefined) config.topP = settings.topP;
+  if (settings.stopSequences !== undefined) config.stopSequences = [...settings.stopSequences];
+  if (settings.reasoning !== undefined && !claude)
+    throw unsupportedSetting(
+      bedrockProvider,
+      "reasoning",
+      "only Claude's thinking is modelled on Bedrock; send another model's switch in providerOptions.additionalModelRequestFields",
+    );
+  const budget = thinkingBudget(bedrockProvider, options.thinking, settings);
+  if (budget !== undefined) {
+    additional.thinking = { type: "enabled", budget_tokens: budget };
+    config.maxTokens = maxTokensAbove(bedrockProvider, budget, maxTokens);
+  }
+  return config;
+}
+
+// Converse has no "none" choice: a call that may use no tool is sent none, which it accepts only
+// while the history holds no tool blocks.
+function toolConfigOf(
+  tools: readonly ToolSchema[],
+  messages: readonly BedrockMessage[],
+  settings: ModelSettings,
+): BedrockRequest["toolConfig"] {
+  const choice = settings.toolChoice;
+  const history = historyToolSpecs(messages);
+  if (choice === "none") {
+    if (history.length === 0) return undefined;
+    throw unsupportedSetting(
+      bedrockProvider,
+      "toolChoice",
+      'Converse has no "none" choice, and a history with tool calls must be sent with tools',
+    );
+  }
+  const toolSpecs = tools.length > 0 ? tools.map(toolSpec) : history;
+  if (toolSpecs.length === 0) {
+    if (choice === undefined || choice === "auto") return undefined;
+    throw unsupportedSetting(bedrockProvider, "toolChoice", "this call offers no tools to call");
+  }
+  const config: NonNullable<BedrockRequest["toolConfig"]> = { tools: toolSpecs };
+  if (choice === "auto") config.toolChoice = { auto: {} };
+  else if (choice === "required") config.toolChoice = { any: {} };
+  else if (choice !== undefined)
+    config.toolChoice = {
+      tool: {
+        name: chosenTool(
+          bedrockProvider,
+          choice,
+          tools.map((schema) => schema.name),
+        )!,
+      },
+    };
+  return config;
 }
 
 function jsonObject(value: unknown): JsonObject | undefined {
@@ -199,8 +287,8 @@ function historyToolSpecs(messages: readonly BedrockMessage[]): Block[] {
 
 // Caching reads the longest cached prefix: tools, then system, then messages. A cache point after
 // each, and on the last message, lets each turn reuse the previous turn's prefix.
-function addCachePoints(request: BedrockRequest): void {
-  const cachePoint = (): Block => ({ cachePoint: { type: "default" } });
+function addCachePoints(request: BedrockRequest, long: boolean): void {
+  const cachePoint = (): Block => ({ cachePoint: long ? { type: "default", ttl: "1h" } : { type: "default" } });
   request.toolConfig?.tools.push(cachePoint());
   request.system?.push(cachePoint());
   request.messages[request.messages.length - 1]?.content.push(cachePoint());
@@ -226,7 +314,7 @@ export type BedrockResponse = {
 };
 
 /** A Converse response as generic messages, `stopReason`/`usage` on the last. */
-export function fromBedrockResponse(body: BedrockResponse): ModelMessage[] {
+export function fromBedrockResponse(body: BedrockResponse, model?: string): ModelMessage[] {
   const messages: ModelMessage[] = [];
   for (const block of body.output?.message?.content ?? []) {
     const message = fromContentBlock(block);
@@ -234,7 +322,11 @@ export function fromBedrockResponse(body: BedrockResponse): ModelMessage[] {
   }
   const hasToolCalls = messages.some((message) => "type" in message && message.type === "tool_call");
   if (messages.length === 0) messages.push({ role: "assistant", content: "" });
-  Object.assign(messages[messages.length - 1]!, stopFieldsOf(body.stopReason, body.usage, hasToolCalls));
+  Object.assign(
+    messages[messages.length - 1]!,
+    stopFieldsOf(body.stopReason, body.usage, hasToolCalls),
+    answeredBy(undefined, undefined, model),
+  );
   return messages;
 }
 

@@ -19,10 +19,13 @@ import {
   readToolInput,
   refusedInput,
   toolUseWhenCalls,
+  answeredBy,
   type StopReasonNames,
   textOnlyContent,
   resultText,
 } from "../convert-shared.ts";
+import type { ModelSettings } from "../../model/model-settings.ts";
+import { chosenTool, mergeProviderOptions, unsupportedSetting } from "../request-settings.ts";
 
 /** Options that shape the request body (the adapter's other options only affect transport). */
 export type GeminiRequestOptions = {
@@ -44,6 +47,8 @@ export type GeminiRequestOptions = {
    * JSON response MIME type, and a run's tools are sent on every turn, its final one included.
    */
   output?: { jsonSchema: JsonObject } | undefined;
+  /** The call's settings (`context.settings`), over the options above. */
+  settings?: ModelSettings | undefined;
 };
 
 export const googleProvider = "google";
@@ -69,9 +74,12 @@ export type GeminiRequest = {
   contents: GeminiContent[];
   systemInstruction?: { parts: { text: string }[] };
   tools?: { functionDeclarations: { name: string; description: string; parametersJsonSchema: JsonObject }[] }[];
+  toolConfig?: { functionCallingConfig: { mode: "AUTO" | "ANY" | "NONE"; allowedFunctionNames?: string[] } };
   generationConfig?: {
     maxOutputTokens?: number;
     temperature?: number;
+    topP?: number;
+    stopSequences?: string[];
     thinkingConfig?: { thinkingBudget?: number; thinkingLevel?: string; includeThoughts?: boolean };
     responseMimeType?: "application/json";
     responseJsonSchema?: JsonObject;
@@ -90,6 +98,8 @@ export type GeminiResponse = {
   promptFeedback?: { blockReason?: string; blockReasonMessage?: string };
   usageMetadata?: GeminiUsage;
   responseId?: string;
+  /** The model that answered, e.g. `gemini-2.5-flash`. */
+  modelVersion?: string;
 };
 
 /**
@@ -166,7 +176,7 @@ export function toGeminiRequest(
   }
   for (const content of contents) {
     if (content.role === "user") orderResponses(content, responsePositions);
-    else if (needsValidatorSkip(options.model)) addValidatorSkip(content);
+    else if (needsValidatorSkip(options.settings?.model ?? options.model)) addValidatorSkip(content);
   }
   const request: GeminiRequest = { contents };
   if (system.length > 0) request.systemInstruction = { parts: system };
@@ -181,9 +191,29 @@ export function toGeminiRequest(
       },
     ];
   }
-  const generationConfig = generationConfigOf(options, native ? output.jsonSchema : undefined);
+  const settings = options.settings ?? {};
+  if (settings.cache?.retention === "long")
+    throw unsupportedSetting(googleProvider, "cache.retention", "Gemini's implicit cache has no retention to choose");
+  const toolConfig = geminiToolConfig(settings, tools);
+  if (toolConfig !== undefined) request.toolConfig = toolConfig;
+  const generationConfig = generationConfigOf(options, settings, native ? output.jsonSchema : undefined);
   if (generationConfig !== undefined) request.generationConfig = generationConfig;
-  return request;
+  return mergeProviderOptions(request, settings.providerOptions);
+}
+
+function geminiToolConfig(settings: ModelSettings, tools: readonly ToolSchema[]): GeminiRequest["toolConfig"] {
+  const choice = settings.toolChoice;
+  if (choice === undefined || (tools.length === 0 && (choice === "auto" || choice === "none"))) return undefined;
+  if (tools.length === 0) throw unsupportedSetting(googleProvider, "toolChoice", "this call offers no tools to call");
+  if (choice === "auto") return { functionCallingConfig: { mode: "AUTO" } };
+  if (choice === "none") return { functionCallingConfig: { mode: "NONE" } };
+  if (choice === "required") return { functionCallingConfig: { mode: "ANY" } };
+  const name = chosenTool(
+    googleProvider,
+    choice,
+    tools.map((schema) => schema.name),
+  )!;
+  return { functionCallingConfig: { mode: "ANY", allowedFunctionNames: [name] } };
 }
 
 function ownSignature(message: ModelMessage): string | undefined {
@@ -225,12 +255,26 @@ function addValidatorSkip(content: GeminiContent): void {
 
 function generationConfigOf(
   options: GeminiRequestOptions,
+  settings: ModelSettings,
   outputSchema: JsonObject | undefined,
 ): GeminiRequest["generationConfig"] {
   const config: NonNullable<GeminiRequest["generationConfig"]> = {};
-  if (options.maxTokens !== undefined) config.maxOutputTokens = options.maxTokens;
-  if (options.temperature !== undefined) config.temperature = options.temperature;
-  const thinking = options.thinking;
+  const maxTokens = settings.maxTokens ?? options.maxTokens;
+  if (maxTokens !== undefined) config.maxOutputTokens = maxTokens;
+  const temperature = settings.temperature ?? options.temperature;
+  if (temperature !== undefined) config.temperature = temperature;
+  if (settings.topP !== undefined) config.topP = settings.topP;
+  if (settings.stopSequences !== undefined) config.stopSequences = [...settings.stopSequences];
+  // A level (Gemini 3) or a budget (Gemini 2.5) from the settings replaces the option's.
+  const reasoning = settings.reasoning;
+  const thinking =
+    reasoning === undefined
+      ? options.thinking
+      : {
+          ...options.thinking,
+          ...(reasoning.budgetTokens === undefined ? {} : { budgetTokens: reasoning.budgetTokens }),
+          ...(reasoning.effort === undefined ? {} : { level: reasoning.effort }),
+        };
   if (thinking !== undefined) {
     const thinkingConfig: NonNullable<typeof config.thinkingConfig> = {};
     if (thinking.budgetTokens !== undefined) thinkingConfig.thinkingBudget = thinking.budgetTokens;
@@ -267,6 +311,7 @@ export function fromGeminiResponse(body: GeminiResponse): ModelMessage[] {
       reader.toolCalls(),
       explanation,
     ),
+    answeredBy(body.modelVersion, body.responseId),
   );
   return messages;
 }

@@ -31,6 +31,8 @@ import {
 import { providerError, type ErrorShape } from "../provider-error.ts";
 import type { ServerSentEvent } from "../sse.ts";
 import { withUniqueToolIds } from "../session-tool-ids.ts";
+import { callSettings } from "../request-settings.ts";
+import { answeredBy } from "../convert-shared.ts";
 
 // `output` comes from the run (`context.output`), never from the factory.
 export type GeminiOptions = Omit<GeminiRequestOptions, "output"> &
@@ -56,17 +58,19 @@ export type GeminiOptions = Omit<GeminiRequestOptions, "output"> &
  */
 export function gemini(options: GeminiOptions): StructuredOutputModel {
   const baseURL = baseUrlOf(options.baseURL, "GOOGLE_GEMINI_BASE_URL", "https://generativelanguage.googleapis.com");
-  // `gemini-2.5-flash` and `models/gemini-2.5-flash` name the same model; `tunedModels/...` has its own path.
-  const modelPath = options.model.includes("/") ? options.model : `models/${options.model}`;
   const idleTimeoutMs = checkIdleTimeout(options.idleTimeoutMs);
   const invoke: StructuredOutputModel = (tools, session, context) => {
     const apiKey = requireApiKey(options.apiKey, ["GEMINI_API_KEY", "GOOGLE_API_KEY"], googleProvider);
     const stream = options.stream !== false;
+    const settings = callSettings(context);
+    const model = settings?.model ?? options.model;
+    // `gemini-2.5-flash` and `models/gemini-2.5-flash` name the same model; `tunedModels/...` has its own path.
+    const modelPath = model.includes("/") ? model : `models/${model}`;
     const request: PostOptions = {
       provider: googleProvider,
       url: `${baseURL}/v1beta/${modelPath}:${stream ? "streamGenerateContent?alt=sse" : "generateContent"}`,
       headers: { "x-goog-api-key": apiKey, ...options.headers },
-      body: toGeminiRequest(session, tools, { ...options, output: context.output }),
+      body: toGeminiRequest(session, tools, { ...options, output: context.output, settings }),
       fetch: options.fetch,
       signal: context.signal,
       errors: geminiErrors,
@@ -129,6 +133,7 @@ async function* readGenerateContentStream(
   scope: CallScope,
 ): AsyncGenerator<ModelStreamEvent> {
   let responseId: string | undefined;
+  let modelVersion: string | undefined;
   const randomSuffix = responseIdSuffix(undefined);
   const reader = partReader(() => responseId ?? randomSuffix());
   let finishReason: string | undefined;
@@ -141,6 +146,7 @@ async function* readGenerateContentStream(
       if (chunk.error !== undefined)
         throw providerError(googleProvider, undefined, undefined, data, geminiErrors, scope.secrets);
       responseId ??= chunk.responseId === "" ? undefined : chunk.responseId;
+      modelVersion ??= chunk.modelVersion;
       usage = chunk.usageMetadata ?? usage;
       blockReason = chunk.promptFeedback?.blockReason ?? blockReason;
       explanation = chunk.candidates?.[0]?.finishMessage ?? chunk.promptFeedback?.blockReasonMessage ?? explanation;
@@ -161,7 +167,11 @@ async function* readGenerateContentStream(
     });
   }
   for (const message of reader.finish(finishReason)) yield* messageEvents(message);
-  yield { type: "response-end", ...stopFieldsOf(finishReason, blockReason, usage, reader.toolCalls(), explanation) };
+  yield {
+    type: "response-end",
+    ...stopFieldsOf(finishReason, blockReason, usage, reader.toolCalls(), explanation),
+    ...answeredBy(modelVersion, responseId),
+  };
   for (const message of reader.cut()) yield* messageEvents(message);
 }
 

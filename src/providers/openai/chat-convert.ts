@@ -20,10 +20,13 @@ import {
   refusedInput,
   safeToolId,
   toolUseWhenCalls,
+  answeredBy,
   type StopReasonNames,
   textOnlyContent,
   resultText,
 } from "../convert-shared.ts";
+import type { ModelSettings } from "../../model/model-settings.ts";
+import { chosenTool, mergeProviderOptions, unsupportedSetting } from "../request-settings.ts";
 
 /** Options that shape the request body (the adapter's other options only affect transport). */
 export type OpenAIChatRequestOptions = {
@@ -48,6 +51,8 @@ export type OpenAIChatRequestOptions = {
    * loop's instruction in a leading system message instead.
    */
   output?: { jsonSchema: JsonObject } | undefined;
+  /** The call's settings (`context.settings`), over the options above. */
+  settings?: ModelSettings | undefined;
 };
 
 export type OpenAIChatToolCall = { id: string; type: "function"; function: { name: string; arguments: string } };
@@ -79,6 +84,11 @@ export type OpenAIChatRequest = {
   max_tokens?: number;
   temperature?: number;
   reasoning_effort?: string;
+  top_p?: number;
+  stop?: string[];
+  tool_choice?: "auto" | "none" | "required" | { type: "function"; function: { name: string } };
+  prompt_cache_key?: string;
+  prompt_cache_retention?: "24h";
   stream?: true;
   stream_options?: { include_usage: true };
   response_format?: { type: "json_schema"; json_schema: { name: string; schema: JsonObject; strict: false } };
@@ -110,16 +120,27 @@ export function toOpenAIChatRequest(
     if ("role" in item) messages.push(item);
     else messages.push(...assistantMessages(item));
   }
-  const request: OpenAIChatRequest = { model: options.model, messages };
+  const settings = options.settings ?? {};
+  const request: OpenAIChatRequest = { model: settings.model ?? options.model, messages };
   if (tools.length > 0) {
     request.tools = tools.map((schema) => ({
       type: "function",
       function: { name: schema.name, description: schema.description, parameters: schema.input_schema },
     }));
   }
-  if (options.maxTokens !== undefined) request[options.maxTokensField ?? "max_completion_tokens"] = options.maxTokens;
-  if (options.temperature !== undefined) request.temperature = options.temperature;
-  if (options.reasoningEffort !== undefined) request.reasoning_effort = options.reasoningEffort;
+  const maxTokens = settings.maxTokens ?? options.maxTokens;
+  if (maxTokens !== undefined) request[options.maxTokensField ?? "max_completion_tokens"] = maxTokens;
+  const temperature = settings.temperature ?? options.temperature;
+  if (temperature !== undefined) request.temperature = temperature;
+  if (settings.topP !== undefined) request.top_p = settings.topP;
+  if (settings.stopSequences !== undefined) request.stop = [...settings.stopSequences];
+  const effort = reasoningEffortOf(openaiChatProvider, settings) ?? options.reasoningEffort;
+  if (effort !== undefined) request.reasoning_effort = effort;
+  const choice = openaiToolChoice(openaiChatProvider, settings, tools);
+  if (choice !== undefined)
+    request.tool_choice = typeof choice === "string" ? choice : { type: "function", function: choice };
+  if (settings.cache?.key !== undefined) request.prompt_cache_key = settings.cache.key;
+  if (settings.cache?.retention === "long") request.prompt_cache_retention = "24h";
   if (output !== undefined && !instructed)
     request.response_format = {
       type: "json_schema",
@@ -129,7 +150,33 @@ export function toOpenAIChatRequest(
     request.stream = true;
     request.stream_options = { include_usage: true };
   }
-  return request;
+  return mergeProviderOptions(request, settings.providerOptions);
+}
+
+/** OpenAI takes a reasoning level (`reasoning_effort`, `reasoning.effort`), not a budget of tokens. */
+export function reasoningEffortOf(provider: string, settings: ModelSettings): string | undefined {
+  if (settings.reasoning?.budgetTokens !== undefined)
+    throw unsupportedSetting(provider, "reasoning.budgetTokens", "OpenAI takes a level: give reasoning.effort");
+  return settings.reasoning?.effort;
+}
+
+/** A `toolChoice` as OpenAI's two APIs name it: the same words, and a named tool as `{ name }`. */
+export function openaiToolChoice(
+  provider: string,
+  settings: ModelSettings,
+  tools: readonly ToolSchema[],
+): "auto" | "none" | "required" | { name: string } | undefined {
+  const choice = settings.toolChoice;
+  if (choice === undefined || (tools.length === 0 && (choice === "auto" || choice === "none"))) return undefined;
+  if (tools.length === 0) throw unsupportedSetting(provider, "toolChoice", "this call offers no tools to call");
+  if (typeof choice === "string") return choice;
+  return {
+    name: chosenTool(
+      provider,
+      choice,
+      tools.map((schema) => schema.name),
+    )!,
+  };
 }
 
 // Non-assistant messages as they are; each run of model messages as one assistant turn holding
@@ -271,6 +318,8 @@ export type OpenAIChatResponse = {
     finish_reason?: string | null;
   }[];
   usage?: OpenAIChatUsage | null;
+  id?: string;
+  model?: string;
 };
 
 /**
@@ -317,6 +366,7 @@ export function fromOpenAIChatResponse(body: OpenAIChatResponse): ModelMessage[]
   Object.assign(
     messages[messages.length - 1]!,
     stopFieldsOf(finishReason, body.usage ?? undefined, toolCalls.length > 0, refusal !== undefined),
+    answeredBy(body.model, body.id),
   );
   return messages;
 }

@@ -34,6 +34,8 @@ import {
 import { providerError, type ErrorShape } from "../provider-error.ts";
 import type { ServerSentEvent } from "../sse.ts";
 import { withUniqueToolIds } from "../session-tool-ids.ts";
+import { callSettings } from "../request-settings.ts";
+import { answeredBy } from "../convert-shared.ts";
 
 // `output` comes from the run (`context.output`), never from the factory.
 export type OpenAIChatOptions = Omit<OpenAIChatRequestOptions, "output"> &
@@ -82,7 +84,9 @@ export function openaiChat(options: OpenAIChatOptions): StructuredOutputModel {
       body: toOpenAIChatRequest(
         session,
         tools,
-        options.nativeOutput === false ? requestOptions : { ...requestOptions, output: context.output },
+        options.nativeOutput === false
+          ? { ...requestOptions, settings: callSettings(context, official) }
+          : { ...requestOptions, output: context.output, settings: callSettings(context, official) },
       ),
       fetch: options.fetch,
       signal: context.signal,
@@ -203,6 +207,8 @@ type StreamChunk = {
   /** Groq puts the usage of a stream here, in its last chunk. */
   x_groq?: { usage?: OpenAIChatUsage | null } | null;
   error?: unknown;
+  id?: string;
+  model?: string;
 };
 
 type ToolCallPart = {
@@ -224,6 +230,9 @@ type StreamedTurn = {
   refused: boolean;
   finishReason: string | undefined;
   usage: OpenAIChatUsage | undefined;
+  /** The response's model and id, as its chunks name them. */
+  model: string | undefined;
+  id: string | undefined;
   calls: StreamedCall[];
   /** Calls before this position are complete: each is completed once, never walked again. */
   completed: number;
@@ -242,6 +251,8 @@ function createStreamedTurn(): StreamedTurn {
     refused: false,
     finishReason: undefined,
     usage: undefined,
+    model: undefined,
+    id: undefined,
     calls: [],
     completed: 0,
     byIndex: new Map(),
@@ -255,6 +266,8 @@ function addChunk(turn: StreamedTurn, chunk: StreamChunk): ModelStreamEvent[] {
   const events: ModelStreamEvent[] = [];
   const chunkUsage = chunk.usage ?? chunk.x_groq?.usage;
   if (chunkUsage !== undefined && chunkUsage !== null) turn.usage = chunkUsage;
+  if (typeof chunk.model === "string") turn.model ??= chunk.model;
+  if (typeof chunk.id === "string") turn.id ??= chunk.id;
   for (const choice of chunk.choices ?? []) {
     if ((choice.index ?? 0) !== 0) continue;
     const delta = choice.delta ?? {};
@@ -361,6 +374,7 @@ function endTurn(turn: StreamedTurn): ModelStreamEvent[] {
   events.push({
     type: "response-end",
     ...stopFieldsOf(turn.finishReason, turn.usage, turn.calls.length > 0, turn.refused),
+    ...answeredBy(turn.model, turn.id),
   });
   // Cut calls after response-end, so the loop never starts them early.
   for (const call of turn.unparsed) events.push({ type: "message", message: toolCallMessage(call, turn.finishReason) });

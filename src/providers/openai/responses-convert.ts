@@ -4,8 +4,8 @@ import type {
   JsonObject,
   ModelMessage,
   Session,
-  StopReason,
   ThinkingMessage,
+  TurnEndFields,
   ToolCallMessage,
   Usage,
 } from "../../session.ts";
@@ -18,10 +18,14 @@ import {
   readToolInput,
   refusedInput,
   safeToolId,
+  answeredBy,
   type StopReasonNames,
   textOnlyContent,
   resultText,
 } from "../convert-shared.ts";
+import type { ModelSettings } from "../../model/model-settings.ts";
+import { mergeProviderOptions, unsupportedSetting } from "../request-settings.ts";
+import { openaiToolChoice, reasoningEffortOf } from "./chat-convert.ts";
 import { providerError, type ErrorShape } from "../provider-error.ts";
 
 /** Options that shape the request body (the adapter's other options only affect transport). */
@@ -45,6 +49,8 @@ export type OpenAIResponsesRequestOptions = {
    * takes only an object root) is given as the loop's instruction, first in `instructions`, instead.
    */
   output?: { jsonSchema: JsonObject } | undefined;
+  /** The call's settings (`context.settings`), over the options above. */
+  settings?: ModelSettings | undefined;
 };
 
 export type OpenAIResponsesInputItem =
@@ -74,6 +80,10 @@ export type OpenAIResponsesRequest = {
   max_output_tokens?: number;
   temperature?: number;
   reasoning?: { effort?: string; summary?: string };
+  top_p?: number;
+  tool_choice?: "auto" | "none" | "required" | { type: "function"; name: string };
+  prompt_cache_key?: string;
+  prompt_cache_retention?: "24h";
   text?: { format: { type: "json_schema"; name: string; schema: JsonObject; strict: false } };
   stream?: boolean;
 };
@@ -131,8 +141,12 @@ export function toOpenAIResponsesRequest(
       });
     }
   }
+  const settings = options.settings ?? {};
+  // The Responses API has no stop sequences.
+  if (settings.stopSequences !== undefined && settings.stopSequences.length > 0)
+    throw unsupportedSetting(openaiResponsesProvider, "stopSequences", "the Responses API has no stop sequences");
   const request: OpenAIResponsesRequest = {
-    model: options.model,
+    model: settings.model ?? options.model,
     input: withoutDanglingReasoning(input),
     store: false,
     include: ["reasoning.encrypted_content"],
@@ -148,17 +162,25 @@ export function toOpenAIResponsesRequest(
       strict: false,
     }));
   }
-  if (options.maxTokens !== undefined) request.max_output_tokens = options.maxTokens;
-  if (options.temperature !== undefined) request.temperature = options.temperature;
-  if (options.reasoningEffort !== undefined || options.reasoningSummary !== undefined) {
+  const maxTokens = settings.maxTokens ?? options.maxTokens;
+  if (maxTokens !== undefined) request.max_output_tokens = maxTokens;
+  const temperature = settings.temperature ?? options.temperature;
+  if (temperature !== undefined) request.temperature = temperature;
+  if (settings.topP !== undefined) request.top_p = settings.topP;
+  const effort = reasoningEffortOf(openaiResponsesProvider, settings) ?? options.reasoningEffort;
+  if (effort !== undefined || options.reasoningSummary !== undefined) {
     request.reasoning = {};
-    if (options.reasoningEffort !== undefined) request.reasoning.effort = options.reasoningEffort;
+    if (effort !== undefined) request.reasoning.effort = effort;
     if (options.reasoningSummary !== undefined) request.reasoning.summary = options.reasoningSummary;
   }
+  const choice = openaiToolChoice(openaiResponsesProvider, settings, tools);
+  if (choice !== undefined) request.tool_choice = typeof choice === "string" ? choice : { type: "function", ...choice };
+  if (settings.cache?.key !== undefined) request.prompt_cache_key = settings.cache.key;
+  if (settings.cache?.retention === "long") request.prompt_cache_retention = "24h";
   if (output !== undefined && !instructed)
     request.text = { format: { type: "json_schema", name: "output", schema: output.jsonSchema, strict: false } };
   if (options.stream !== false) request.stream = true;
-  return request;
+  return mergeProviderOptions(request, settings.providerOptions);
 }
 
 /**
@@ -245,6 +267,8 @@ export type OpenAIResponsesUsage = {
   total_tokens?: number;
 };
 export type OpenAIResponsesResponse = {
+  id?: string;
+  model?: string;
   status?: string;
   output?: OpenAIResponsesOutputItem[];
   incomplete_details?: { reason?: string } | null;
@@ -378,10 +402,10 @@ export function invalidArgumentsError(item: OpenAIResponsesOutputItem): Provider
  * turn has tool calls, `refusal` when the model refused, `end_turn` otherwise.
  */
 export function stopFieldsOf(
-  response: Pick<OpenAIResponsesResponse, "status" | "incomplete_details" | "usage" | "output">,
+  response: Pick<OpenAIResponsesResponse, "status" | "incomplete_details" | "usage" | "output" | "model" | "id">,
   messages: readonly ModelMessage[],
-): { stopReason?: StopReason; rawStopReason?: string; usage?: Usage } {
-  const fields: { stopReason?: StopReason; rawStopReason?: string; usage?: Usage } = {};
+): TurnEndFields {
+  const fields: TurnEndFields = answeredBy(response.model, response.id);
   if (response.status === "completed") {
     const refused = (response.output ?? []).some(
       (item) => item.type === "message" && (item.content ?? []).some((part) => part.type === "refusal"),

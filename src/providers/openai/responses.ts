@@ -33,6 +33,7 @@ import {
   type OpenAIResponsesResponse,
 } from "./responses-convert.ts";
 import { withUniqueToolIds } from "../session-tool-ids.ts";
+import { callSettings } from "../request-settings.ts";
 
 // `output` comes from the run (`context.output`), never from the factory.
 export type OpenAIResponsesOptions = Omit<OpenAIResponsesRequestOptions, "output"> &
@@ -56,13 +57,19 @@ export type OpenAIResponsesOptions = Omit<OpenAIResponsesRequestOptions, "output
 export function openaiResponses(options: OpenAIResponsesOptions): StructuredOutputModel {
   const baseURL = baseUrlOf(options.baseURL, "OPENAI_BASE_URL", "https://api.openai.com/v1");
   const idleTimeoutMs = checkIdleTimeout(options.idleTimeoutMs);
+  // Only OpenAI's own server is sent the session's id as a cache key unasked.
+  const official = /^https:\/\/api\.openai\.com(?:\/|$)/.test(baseURL);
   const invoke: StructuredOutputModel = (tools, session, context) => {
     const apiKey = requireApiKey(options.apiKey, ["OPENAI_API_KEY"], openaiResponsesProvider);
     const request: PostOptions = {
       provider: openaiResponsesProvider,
       url: `${baseURL}/responses`,
       headers: { authorization: `Bearer ${apiKey}`, ...options.headers },
-      body: toOpenAIResponsesRequest(session, tools, { ...options, output: context.output }),
+      body: toOpenAIResponsesRequest(session, tools, {
+        ...options,
+        output: context.output,
+        settings: callSettings(context, official),
+      }),
       fetch: options.fetch,
       signal: context.signal,
       errors: openaiResponsesErrors,
