@@ -48,6 +48,8 @@ export function turnEndFields(source: Partial<Record<string, unknown>>): TurnEnd
   const fields: TurnEndFields = {};
   if (typeof source.stopReason === "string") fields.stopReason = source.stopReason as StopReason;
   if (typeof source.rawStopReason === "string") fields.rawStopReason = source.rawStopReason;
+  takeString(source, fields, "model");
+  takeString(source, fields, "responseId");
   const details = source.stopDetails;
   if (typeof details === "object" && details !== null && !Array.isArray(details)) {
     const given = details as Partial<Record<string, unknown>>;
