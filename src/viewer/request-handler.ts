@@ -55,9 +55,10 @@ export type RequestHandlerOptions = {
  * `file` is a name listed by `/api/sessions` (optional in `file` mode); a name with a path in it, a
  * hidden or non-`.jsonl` name is refused (400), so is a symlink leading out of the directory (404).
  * Requests naming another host (`Host` header) are refused (403): a web page cannot reach the viewer
- * through a DNS name rebound to 127.0.0.1. So is every request without the viewer's token (403), in
- * its `token` parameter or in the cookie that a request with the token sets (see `TokenCheck`); a
- * browser opening the page with the token in its address is sent to the same address without it.
+ * through a DNS name rebound to 127.0.0.1. So is every `/api/` request without the viewer's token
+ * (403), in the `X-Viewer-Token` header the page sends or the `token` parameter (see `TokenCheck`);
+ * a browser opening the page with the token in its query is sent to the same address with the
+ * token in the fragment.
  */
 export function createRequestHandler(
   target: ViewerTarget,
@@ -138,8 +139,10 @@ async function route(server: Server, request: IncomingMessage, response: ServerR
 
 /**
  * The request's URL when it may be served; otherwise undefined, the request answered: refused (a
- * connection too many, another host, no token, a method other than GET or HEAD), or sent to its
- * address without the token.
+ * connection too many, another host, a method other than GET or HEAD, an API route without the
+ * token), or sent to its address with the token moved into the fragment. The page and its assets
+ * hold nothing of a session and are served to anyone on a loopback host; every route that reads a
+ * log needs the token.
  */
 function admit(server: Server, request: IncomingMessage, response: ServerResponse): URL | undefined {
   if (server.overflow.has(request.socket)) {
@@ -151,23 +154,30 @@ function admit(server: Server, request: IncomingMessage, response: ServerRespons
   }
   if (!isLoopbackHostHeader(request.headers.host))
     return void sendJson(response, 403, { error: "this viewer answers only requests addressed to a loopback host" });
-  const proof = server.tokens.prove(request);
-  if (proof === "none")
-    return void sendJson(response, 403, {
-      error: "this viewer answers only requests with its token: open the address it printed (with ?token=...)",
-    });
-  if (proof === "query") response.setHeader("set-cookie", server.tokens.cookieHeader(request));
   if (request.method !== "GET" && request.method !== "HEAD") {
     response.setHeader("allow", "GET, HEAD");
     return void sendJson(response, 405, { error: "only GET and HEAD" });
   }
   const url = new URL(request.url ?? "/", "http://viewer.invalid");
-  // Out of the address bar, the token cannot leak through history or a shared screen; the cookie carries it on.
-  if (proof === "query" && request.headers["sec-fetch-mode"] === "navigate" && request.method === "GET") {
+  const proof = server.tokens.prove(request);
+  const given = url.searchParams.get("token");
+  if ((given !== null && proof !== "query") || (proof === "none" && !isPublic(url.pathname)))
+    return void sendJson(response, 403, {
+      error: "this viewer answers only requests with its token: open the address it printed (with #token=...)",
+    });
+  // An address with the token in its query (the older form, or typed by hand): the same address
+  // with the token in the fragment, which never leaves the browser (no history, no Referer, no log).
+  if (proof === "query" && url.pathname === "/" && request.headers["sec-fetch-mode"] === "navigate") {
     url.searchParams.delete("token");
-    return void send(response, 303, "text/plain; charset=utf-8", "", { location: `${url.pathname}${url.search}` });
+    return void send(response, 303, "text/plain; charset=utf-8", "", {
+      location: `${url.pathname}${url.search}#token=${given}`,
+    });
   }
   return url;
+}
+
+function isPublic(pathname: string): boolean {
+  return pathname === "/" || assets.has(pathname);
 }
 
 async function sessions(server: Server): Promise<SessionsResponse> {

@@ -25,7 +25,8 @@ export type ViewerOptions = {
   /**
    * The secret every request must carry (16 to 256 characters from A-Z, a-z, 0-9, "_" and "-").
    * Default: a new random one per run. Any local user can connect to a loopback port, and session
-   * logs are private: `url` holds the token, and a browser keeps it in a cookie.
+   * logs are private: `url` holds the token in its fragment, and the page keeps it in its origin's
+   * storage and sends it in a header (never a cookie, which every port of the host would get).
    */
   token?: string;
   /**
@@ -43,9 +44,12 @@ export type ViewerOptions = {
 
 /** A running viewer. */
 export type Viewer = {
-  /** The page's address with the token, e.g. `http://127.0.0.1:41234/?token=...`: open this one. */
+  /**
+   * The page's address with the token in its fragment, e.g. `http://127.0.0.1:41234/#token=...`:
+   * open this one. (Scripts send the token as the `X-Viewer-Token` header or a `token` parameter.)
+   */
   url: string;
-  /** The token requests must carry (the `token` parameter of `url`). */
+  /** The token requests must carry (the `token` of `url`'s fragment). */
   token: string;
   /** Stops the server: ends the pages' live streams, stops watching files, closes every connection. */
   close: () => Promise<void>;
@@ -59,7 +63,7 @@ export type Viewer = {
  * stop reasons) under a chart of tokens and time per turn, and follows the log live while an agent
  * writes it. Only the given file, or `*.jsonl` files directly in the given directory, are served.
  *
- * Every request must carry the viewer's token (see `ViewerOptions.token`); others get 403.
+ * Every request that reads a log must carry the viewer's token (see `ViewerOptions.token`); others get 403.
  *
  * Resolves once listening. Throws an `AgentError` when `path` does not exist, `host` is not a
  * loopback address or `token` is not valid; rejects with the server's error when the port is taken.
@@ -94,7 +98,7 @@ export async function serveViewer(path: string, options: ViewerOptions = {}): Pr
   const { port: bound } = server.address() as AddressInfo;
   let closing: Promise<void> | undefined;
   return {
-    url: `http://${host.includes(":") ? `[${host}]` : host}:${bound}/?token=${token}`,
+    url: `http://${host.includes(":") ? `[${host}]` : host}:${bound}/#token=${token}`,
     token,
     close: () =>
       (closing ??= new Promise<void>((done) => {

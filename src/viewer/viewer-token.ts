@@ -2,25 +2,25 @@ import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 
 /**
- * How a request proved it holds the viewer's token: `query` (the `token` URL parameter: the URL the
- * viewer printed, or a script), `cookie` (the cookie a page got on its first visit), or `none` (refused).
+ * How a request proved it holds the viewer's token: `header` (the `X-Viewer-Token` header the page
+ * sends with each of its requests), `query` (the `token` URL parameter: a script, or an address
+ * of the older form), or `none` (refused).
  */
-export type TokenProof = "query" | "cookie" | "none";
+export type TokenProof = "header" | "query" | "none";
+
+/** The header the page sends the token in. */
+export const tokenHeader = "x-viewer-token";
 
 /**
  * Checks requests for the viewer's per-run secret. Any local user can connect to a loopback port,
- * so the port alone protects nothing: a request must carry the token in its `token` parameter or
- * in the cookie `cookieHeader` sets. Tokens are compared in constant time.
+ * so the port alone protects nothing: a request must carry the token in the `X-Viewer-Token`
+ * header or its `token` parameter. Never in a cookie: a browser sends a host's cookies to every
+ * port of that host, so any local server the owner's browser visits on 127.0.0.1 would receive it.
+ * The page keeps the token in its origin's storage (which is bound to the port) and sends it
+ * itself; another origin cannot send the header without a CORS preflight, which the viewer never
+ * grants. Tokens are compared in constant time.
  */
-export type TokenCheck = {
-  prove: (request: IncomingMessage) => TokenProof;
-  /**
-   * The `Set-Cookie` value that keeps the token for the page's later requests: HttpOnly (no script
-   * reads it), SameSite=Strict (no other site's page sends it). Named after the port the request
-   * came in on: cookies do not tell ports apart, and two viewers must not overwrite each other's.
-   */
-  cookieHeader: (request: IncomingMessage) => string;
-};
+export type TokenCheck = { prove: (request: IncomingMessage) => TokenProof };
 
 export function createTokenCheck(token: string): TokenCheck {
   const expected = digest(token);
@@ -28,11 +28,11 @@ export function createTokenCheck(token: string): TokenCheck {
     given !== undefined && timingSafeEqual(digest(given), expected);
   return {
     prove: (request) => {
+      const header = request.headers[tokenHeader];
+      if (typeof header === "string" && matches(header)) return "header";
       const query = new URL(request.url ?? "/", "http://viewer.invalid").searchParams.get("token") ?? undefined;
-      if (matches(query)) return "query";
-      return matches(cookieValue(request.headers.cookie, cookieName(request))) ? "cookie" : "none";
+      return matches(query) ? "query" : "none";
     },
-    cookieHeader: (request) => `${cookieName(request)}=${token}; Path=/; HttpOnly; SameSite=Strict`,
   };
 }
 
@@ -41,7 +41,7 @@ export function newViewerToken(): string {
   return randomBytes(32).toString("base64url");
 }
 
-/** A token given by the caller must be hard to guess and safe in a URL and a cookie as is. */
+/** A token given by the caller must be hard to guess and safe in a URL and a header as is. */
 export function isValidViewerToken(token: string): boolean {
   return /^[A-Za-z0-9_-]{16,256}$/.test(token);
 }
@@ -49,17 +49,4 @@ export function isValidViewerToken(token: string): boolean {
 // Hashing first makes both sides the same length, which timingSafeEqual needs, and hides the length.
 function digest(text: string): Buffer {
   return createHash("sha256").update(text).digest();
-}
-
-function cookieName(request: IncomingMessage): string {
-  return `simple-agent-loop-viewer-${request.socket.localPort ?? 0}`;
-}
-
-function cookieValue(header: string | undefined, name: string): string | undefined {
-  if (header === undefined) return undefined;
-  for (const pair of header.split(";")) {
-    const equals = pair.indexOf("=");
-    if (equals !== -1 && pair.slice(0, equals).trim() === name) return pair.slice(equals + 1).trim();
-  }
-  return undefined;
 }

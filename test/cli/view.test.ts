@@ -40,12 +40,13 @@ describe("view", () => {
     writeFileSync(file, `${JSON.stringify({ type: "message", message: { role: "user", content: "hi" } })}\n`);
     const view = startView([file, "--port", "0"]);
     try {
-      const printed = /http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]+/;
+      const printed = /http:\/\/127\.0\.0\.1:\d+\/#token=([\w-]+)/;
       await expect.poll(() => view.output().stdout, { timeout: 30_000 }).toMatch(printed);
-      const url = printed.exec(view.output().stdout)![0];
+      const [url, token] = printed.exec(view.output().stdout)!;
       expect((await fetch(url)).status).toBe(200);
-      // The printed address holds the viewer's secret: without it, nothing is served.
+      // The printed address holds the viewer's secret: without it, no session is served.
       expect((await fetch(new URL("/api/sessions", url))).status).toBe(403);
+      expect((await fetch(new URL("/api/sessions", url), { headers: { "x-viewer-token": token! } })).status).toBe(200);
       view.child.kill("SIGINT");
       expect(await view.exited).toBe(0);
     } finally {

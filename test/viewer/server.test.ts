@@ -56,7 +56,7 @@ describe("serveViewer: the JSON endpoints", () => {
       entry.type === "message" && entry.message?.usage !== undefined ? [entry.message.usage] : [],
     );
     await withViewer(path, async (viewer) => {
-      expect(viewer.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]{43}$/);
+      expect(viewer.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/#token=[\w-]{43}$/);
       expect((await getJson(address(viewer, `api/target`))).body).toStrictEqual({
         mode: "file",
         name: "release-agent.jsonl",
@@ -356,7 +356,7 @@ describe("serveViewer: what it refuses", () => {
       await expect(serveViewer(path, { port: Number(new URL(viewer.url).port) })).rejects.toThrow(/EADDRINUSE/);
     });
     const localhost = await serveViewer(path, { host: "localhost" });
-    expect(localhost.url).toMatch(/^http:\/\/localhost:\d+\/\?token=/);
+    expect(localhost.url).toMatch(/^http:\/\/localhost:\d+\/#token=/);
     await localhost.close();
   });
 });

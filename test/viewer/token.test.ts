@@ -62,29 +62,37 @@ function navigate(viewer: Viewer, path: string): Promise<IncomingMessage> {
   });
 }
 
+const apiRoutes = routes.filter((route) => route.startsWith("api/"));
+const publicRoutes = { "": 200, "?file=a.jsonl": 200, "assets/app.js": 200, "assets/style.css": 200 };
+// Without the token: the page and its assets (which hold nothing of a session) are served, every route that reads a log refused.
+const apiRefused = {
+  ...publicRoutes,
+  ...Object.fromEntries(apiRoutes.map((route) => [route, 403])),
+  "nothing-here": 403,
+};
 const allRefused = Object.fromEntries(routes.map((route) => [route, 403]));
 const served = { ...Object.fromEntries(routes.map((route) => [route, 200])), "nothing-here": 404 };
+const tokenFragment = (viewer: Viewer): string => `${new URL(viewer.url).origin}/#token=${viewer.token}`;
 
-describe("serveViewer: only requests with the viewer's token are answered", () => {
-  it("prints a URL holding a fresh random token; without a token every route is refused (403)", async () => {
+describe("serveViewer: only requests with the viewer's token read a session", () => {
+  it("prints a URL holding a fresh random token in its fragment; without a token every API route is refused (403)", async () => {
     let first = "";
     await withViewer(async (viewer) => {
-      expect(viewer.url).toBe(`${new URL(viewer.url).origin}/?token=${viewer.token}`);
+      expect(viewer.url).toBe(tokenFragment(viewer));
       expect(viewer.token).toMatch(/^[\w-]{43}$/);
       first = viewer.token;
-      expect(await statuses(viewer, () => "")).toStrictEqual(allRefused);
+      expect(await statuses(viewer, () => "")).toStrictEqual(apiRefused);
       const refused = await fetch(`${new URL(viewer.url).origin}/api/sessions`);
       expect(await refused.json()).toStrictEqual({ error: expect.stringContaining("token") });
       const posted = await fetch(`${new URL(viewer.url).origin}/api/sessions`, { method: "POST" });
-      expect(posted.status).toBe(403);
+      expect(posted.status).toBe(405);
     });
     await withViewer(async (viewer) => expect(viewer.token).not.toBe(first));
   });
 
-  it("refuses a wrong token, in the query or in the cookie: another length, a prefix, another viewer's", async () => {
+  it("refuses a wrong token, in the query or in the header: another length, a prefix, another viewer's", async () => {
     await withViewer(async (viewer) => {
       await withViewer(async (other) => {
-        const cookieName = (of: Viewer): string => `simple-agent-loop-viewer-${new URL(of.url).port}`;
         for (const wrong of [
           "x",
           viewer.token.slice(0, -1),
@@ -95,50 +103,68 @@ describe("serveViewer: only requests with the viewer's token are answered", () =
           const param = (route: string): string =>
             `${route.includes("?") ? "&" : "?"}token=${encodeURIComponent(wrong)}`;
           expect(await statuses(viewer, param)).toStrictEqual(allRefused);
-          expect(await statuses(viewer, () => "", { cookie: `${cookieName(viewer)}=${wrong}` })).toStrictEqual(
-            allRefused,
-          );
+          expect(await statuses(viewer, () => "", { "x-viewer-token": wrong })).toStrictEqual(apiRefused);
         }
-        // A cookie holding the right token under another viewer's name does not count either.
-        expect(await statuses(viewer, () => "", { cookie: `${cookieName(other)}=${viewer.token}` })).toStrictEqual(
-          allRefused,
-        );
       });
     });
   });
 
-  it("serves every route to the token in the query, which sets an HttpOnly SameSite=Strict cookie that then suffices", async () => {
+  it("takes no cookie, and sets none: a browser sends a host's cookies to every port of it", async () => {
+    await withViewer(async (viewer) => {
+      const param = (route: string): string => `${route.includes("?") ? "&" : "?"}token=${viewer.token}`;
+      const origin = new URL(viewer.url).origin;
+      for (const route of routes) {
+        const response = await fetch(`${origin}/${route}${param(route)}`, { redirect: "manual" });
+        await response.body?.cancel();
+        expect(response.headers.get("set-cookie"), route).toBeNull();
+      }
+      const port = new URL(viewer.url).port;
+      for (const cookie of [
+        `simple-agent-loop-viewer-${port}=${viewer.token}`,
+        `token=${viewer.token}`,
+        `x-viewer-token=${viewer.token}`,
+      ])
+        expect(await statuses(viewer, () => "", { cookie })).toStrictEqual(apiRefused);
+    });
+  });
+
+  it("serves every route to the token in the X-Viewer-Token header (the page's way) or in the query (a script's)", async () => {
     await withViewer(async (viewer) => {
       const param = (route: string): string => `${route.includes("?") ? "&" : "?"}token=${viewer.token}`;
       expect(await statuses(viewer, param)).toStrictEqual(served);
-      const page = await fetch(viewer.url);
-      expect(page.status).toBe(200);
-      const cookie = page.headers.get("set-cookie")!;
-      const name = `simple-agent-loop-viewer-${new URL(viewer.url).port}`;
-      expect(cookie.split("; ").sort()).toStrictEqual(
-        ["HttpOnly", "Path=/", "SameSite=Strict", `${name}=${viewer.token}`].sort(),
-      );
-      expect(await statuses(viewer, () => "", { cookie: `other=1; ${name}=${viewer.token}` })).toStrictEqual(served);
-      // The event stream, on the cookie alone.
-      const origin = new URL(viewer.url).origin;
-      const response = await fetch(`${origin}/api/events?file=a.jsonl`, {
-        headers: { cookie: `${name}=${viewer.token}` },
-      });
-      expect(response.status).toBe(200);
-      await response.body?.cancel();
+      expect(await statuses(viewer, () => "", { "x-viewer-token": viewer.token })).toStrictEqual(served);
       const stream = await openEventStream(address(viewer, "api/events?file=a.jsonl"));
       expect((await stream.next()).records).toHaveLength(1);
       stream.close();
     });
   });
 
-  it("sends a browser that opens the tokenized address to the same address without the token, keeping its cookie", async () => {
+  it("answers no page of another origin: a preflight for the header gets no CORS grant", async () => {
+    await withViewer(async (viewer) => {
+      const response = await fetch(`${new URL(viewer.url).origin}/api/sessions`, {
+        method: "OPTIONS",
+        headers: {
+          origin: `http://127.0.0.1:${Number(new URL(viewer.url).port) === 1 ? 2 : 1}`,
+          "access-control-request-method": "GET",
+          "access-control-request-headers": "x-viewer-token",
+        },
+      });
+      await response.body?.cancel();
+      expect(response.ok).toBe(false);
+      expect([...response.headers.keys()].filter((name) => name.startsWith("access-control-"))).toStrictEqual([]);
+    });
+  });
+
+  it("sends a browser that opens an address with the token in its query to the same address with the token in the fragment", async () => {
     await withViewer(async (viewer) => {
       const opened = await navigate(viewer, `/?token=${viewer.token}`);
-      expect([opened.statusCode, opened.headers.location]).toStrictEqual([303, "/"]);
-      expect(opened.headers["set-cookie"]).toStrictEqual([expect.stringContaining(`=${viewer.token};`)]);
+      expect([opened.statusCode, opened.headers.location]).toStrictEqual([303, `/#token=${viewer.token}`]);
+      expect(opened.headers["set-cookie"]).toBeUndefined();
       const withFile = await navigate(viewer, `/?file=a.jsonl&token=${viewer.token}`);
-      expect([withFile.statusCode, withFile.headers.location]).toStrictEqual([303, "/?file=a.jsonl"]);
+      expect([withFile.statusCode, withFile.headers.location]).toStrictEqual([
+        303,
+        `/?file=a.jsonl#token=${viewer.token}`,
+      ]);
       // A wrong token is not redirected: refused.
       expect((await navigate(viewer, "/?token=wrong-token-wrong-token")).statusCode).toBe(403);
     });
@@ -148,7 +174,7 @@ describe("serveViewer: only requests with the viewer's token are answered", () =
     const token = "my-own-token_0123456789";
     await withViewer(async (viewer) => {
       expect(viewer.token).toBe(token);
-      expect(viewer.url.endsWith(`/?token=${token}`)).toBe(true);
+      expect(viewer.url.endsWith(`/#token=${token}`)).toBe(true);
       expect((await fetch(address(viewer, "api/target"))).status).toBe(200);
     }, token);
     const path = join(tempDir(), "s.jsonl");

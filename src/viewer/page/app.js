@@ -10,6 +10,7 @@ import { getJson } from "./get-json.js";
 import { showList } from "./list-view.js";
 import { textOf } from "./render.js";
 import { showSession } from "./session-view.js";
+import { takeTokenFromAddress } from "./token.js";
 
 const root = /** @type {HTMLElement} */ (document.getElementById("app"));
 
@@ -20,6 +21,7 @@ start().catch((error) => {
 });
 
 async function start() {
+  takeTokenFromAddress();
   const target = await getJson("/api/target");
   const name = textOf(target.name);
   const file = new URLSearchParams(location.search).get("file");

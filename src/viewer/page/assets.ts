@@ -30,6 +30,7 @@ const javascript = "text/javascript; charset=utf-8";
 const pageFiles: ReadonlyArray<readonly [file: string, type: string]> = [
   ["app.js", javascript],
   ["get-json.js", javascript],
+  ["token.js", javascript],
   ["list-view.js", javascript],
   ["session-view.js", javascript],
   ["clipped-blocks.js", javascript],

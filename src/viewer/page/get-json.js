@@ -1,9 +1,9 @@
 // @ts-check
 /**
- * `/assets/get-json.js`: reads one of the viewer's JSON routes. The token travels in the cookie the
- * page was given with it, so a request names no token.
+ * `/assets/get-json.js`: reads one of the viewer's JSON routes, with the viewer's token in a header.
  */
 import { isObject } from "./entry-check.js";
+import { tokenHeaders } from "./token.js";
 
 /**
  * The JSON object at url. Throws the server's `error` on a status that is not ok, and on a body
@@ -12,7 +12,7 @@ import { isObject } from "./entry-check.js";
  * @returns {Promise<import("./timeline.js").JsonObject>}
  */
 export async function getJson(url) {
-  const response = await fetch(url, { headers: { accept: "application/json" } });
+  const response = await fetch(url, { headers: { accept: "application/json", ...tokenHeaders() } });
   /** @type {unknown} */
   const body = await response.json();
   if (!isObject(body)) throw new Error(response.statusText || "not a JSON object");

@@ -5,6 +5,7 @@
  * stream that breaks is opened again after the server's `retry` delay, and starts over with the
  * whole log (a `reset`).
  */
+import { tokenHeaders } from "./token.js";
 /**
  * Follows the event stream at url: onOpen() when it is connected, onUpdate(update) for each
  * `lines` event, as { reset, records, problems, missing, partial } (records: { line, entry } in
@@ -18,7 +19,7 @@ export function followEvents(url, handlers) {
   const connect = async () => {
     let response;
     try {
-      response = await fetch(url, { headers: { accept: "text/event-stream" }, cache: "no-store" });
+      response = await fetch(url, { headers: { accept: "text/event-stream", ...tokenHeaders() }, cache: "no-store" });
     } catch {
       return broken();
     }
