@@ -164,3 +164,11 @@ function urlProblem(url: unknown, where: string): string | undefined {
 function describeType(type: unknown): string {
   return typeof type === "string" ? JSON.stringify(type.slice(0, 40)) : typeof type;
 }
+
+/** One line of text for logs and summaries: the text parts as they are, any other part as `[image: image/png]`. */
+export function describeContent(content: string | readonly ContentPart[]): string {
+  if (typeof content === "string") return content;
+  return content
+    .map((part) => (part.type === "text" ? part.text : `[${part.type}: ${part.mediaType ?? "from a URL"}]`))
+    .join(" ");
+}

@@ -1,3 +1,4 @@
+import { describeContent } from "./content-parts.ts";
 import type { Message } from "./session.ts";
 
 /** Receives one line per message entering the session. */
@@ -15,7 +16,7 @@ export function resolveLogger(option: LoggerOption | undefined): LogLine | undef
 export function formatLogLine(message: Message, agentName = "agent", width = 200): string {
   let text: string;
   if ("role" in message) {
-    text = `${message.role}: ${message.content}`;
+    text = `${message.role}: ${describeContent(message.content)}`;
     if (message.role === "assistant" && message.stopReason === "aborted") text = "assistant: (aborted)";
   } else if (message.type === "thinking") text = `thinking: ${message.content}`;
   else if (message.type === "tool_call") text = `tool_call ${message.name} ${JSON.stringify(message.input)}`;

@@ -6,7 +6,7 @@ import { sleep, withoutTs } from "./helpers.ts";
 const roles = (messages: ReturnType<typeof withoutTs>) =>
   messages.map((message) =>
     "role" in message
-      ? `${message.role}:${message.content}`
+      ? `${message.role}:${typeof message.content === "string" ? message.content : JSON.stringify(message.content)}`
       : "id" in message
         ? `${message.type}:${message.id}`
         : message.type,

@@ -1,3 +1,4 @@
+import { describeContent } from "../content-parts.ts";
 import { errorMessage } from "../errors.ts";
 import type { Message } from "../session.ts";
 import { closeSession } from "../store/index.ts";
@@ -311,7 +312,7 @@ function announce(
     (message): message is Extract<Message, { role: "user" }> => "role" in message && message.role === "user",
   );
   const state = opened.resumed
-    ? `resumed, ${messages.length} messages${lastTask === undefined ? "" : `; last task: ${visibleLine(JSON.stringify(lastTask.content.length > 60 ? `${lastTask.content.slice(0, 59)}…` : lastTask.content))}`}`
+    ? `resumed, ${messages.length} messages${lastTask === undefined ? "" : `; last task: ${visibleLine(JSON.stringify(shortTask(describeContent(lastTask.content))))}`}`
     : "new";
   io.stdout.write(
     `${style.bold("simple-agent-loop")} ${run.version} · ${visibleLine(selected.description)}\n` +
@@ -325,4 +326,9 @@ function announce(
 function resumeCommand(id: string, workspace: string | undefined): string {
   const quoted = (text: string): string => (/^[\w./@%+=:,-]+$/.test(text) ? text : `'${text.replace(/'/g, "'\\''")}'`);
   return `simple-agent-loop --resume ${id}${workspace === undefined ? "" : ` -C ${quoted(workspace)}`}`;
+}
+
+/** A task as one short line for the resumed-session banner. */
+function shortTask(task: string): string {
+  return task.length > 60 ? `${task.slice(0, 59)}…` : task;
 }

@@ -1,3 +1,4 @@
+import { describeContent } from "../content-parts.ts";
 import { describeError, isMaxIterationsError } from "../errors.ts";
 import { agentLoop } from "./loop.ts";
 import { checkNumber } from "../numeric-options.ts";
@@ -162,7 +163,7 @@ function olderTurns(messages: readonly Message[], keepTurns: number): { start: n
 }
 
 function describe(message: Message): string {
-  if ("role" in message) return `${message.role}: ${message.content}`;
+  if ("role" in message) return `${message.role}: ${describeContent(message.content)}`;
   if (message.type === "thinking") return `(thinking) ${message.content}`;
   if (message.type === "tool_call") return `tool call ${message.name} ${JSON.stringify(message.input)}`;
   return `tool result${message.isError === true ? " (error)" : ""}: ${typeof message.output === "string" ? message.output : JSON.stringify(message.output)}`;

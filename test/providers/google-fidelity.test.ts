@@ -64,7 +64,11 @@ describe("google: parts and stops beyond text and calls", () => {
       role: "assistant",
       content: expect.stringContaining("```python\nprint('ok')"),
     });
-    expect(deltas.join("")).toBe(streamed.map((message) => ("content" in message ? message.content : "")).join(""));
+    expect(deltas.join("")).toBe(
+      streamed
+        .map((message) => ("content" in message && typeof message.content === "string" ? message.content : ""))
+        .join(""),
+    );
   });
 
   it("a blocked prompt is content_filter with the block reason", () => {
