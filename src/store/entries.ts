@@ -139,6 +139,15 @@ export function replayEntries(
       lines.splice(index, removed.length, ...inserted.map(() => line));
     }
   }
+  const openTwice = firstReopenedCall(messages);
+  if (openTwice !== -1) {
+    const line = lines[openTwice]!;
+    const id = (messages[openTwice] as { id: string }).id;
+    throw new StoreError(
+      `${path}:${line}: a second unanswered tool call with id ${JSON.stringify(id)}: a resume would run both`,
+      { code: "malformed", path, line },
+    );
+  }
   const answeredTwice = messages.findIndex(answersAnsweredCall());
   if (answeredTwice !== -1) {
     const line = lines[answeredTwice]!;
@@ -174,6 +183,19 @@ function answersAnsweredCall(): (message: Message) => boolean {
     }
     return false;
   };
+}
+
+// The index of a tool_call whose id an earlier call still waits under (no result between them), or -1.
+function firstReopenedCall(messages: readonly unknown[]): number {
+  const open = new Set<string>();
+  for (const [index, message] of messages.entries()) {
+    if (!isObject(message) || typeof message.id !== "string") continue;
+    if (message.type === "tool_call") {
+      if (open.has(message.id)) return index;
+      open.add(message.id);
+    } else if (message.type === "tool_result") open.delete(message.id);
+  }
+  return -1;
 }
 
 function entryProblem(value: unknown, messageCount: number): string | undefined {
@@ -226,7 +248,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
  * a call's input is an object, text is a string). Messages of roles and types this version does
  * not know are kept as they are.
  */
-function messageProblem(value: unknown, entryType = "message"): string | undefined {
+function messageProblem(value: unknown, entryType = "message", depth = 0): string | undefined {
   if (!isObject(value) || (typeof value.role !== "string" && typeof value.type !== "string"))
     return `a "${entryType}" entry needs a message object (with a "role" or a "type")`;
   const kind =
@@ -237,19 +259,96 @@ function messageProblem(value: unknown, entryType = "message"): string | undefin
     `${kind} needs ${expected} "${field}", not ${describe(value[field])}`;
   if (value.role === "user") {
     if (typeof value.content !== "string") return messageContentProblem(value as Message);
-  } else if (value.role === "system" || value.role === "assistant" || value.type === "thinking") {
+  } else if (value.role === "system") {
     if (typeof value.content !== "string") return wrong("content", "a string");
+  } else if (value.role === "assistant" || value.type === "thinking") {
+    if (typeof value.content !== "string") return wrong("content", "a string");
+    return optionalFieldsProblem(value, kind) ?? turnEndProblem(value, kind);
   } else if (value.type === "tool_call") {
     if (typeof value.id !== "string" || value.id === "") return wrong("id", "a non-empty string");
     if (typeof value.name !== "string" || value.name === "") return wrong("name", "a non-empty string");
     if (!isObject(value.input)) return wrong("input", "an object");
+    return (
+      optionalFieldsProblem(value, kind) ??
+      turnEndProblem(value, kind) ??
+      approvalProblem(value.approval, kind, depth) ??
+      heldResultProblem(value.heldResult, kind)
+    );
   } else if (value.type === "tool_result") {
     if (typeof value.id !== "string" || value.id === "") return wrong("id", "a non-empty string");
     if (!("output" in value)) return `${kind} needs an "output"`;
     if (value.isError !== undefined && typeof value.isError !== "boolean") return wrong("isError", "a boolean");
+    if (value.waitMs !== undefined && !isCount(value.waitMs)) return wrong("waitMs", "a non-negative integer");
     if (value.content !== undefined) return messageContentProblem(value as Message);
   }
   return undefined;
+}
+
+// The fields of a model's message the loop and the adapters read: strings where they send them on, flags that are `true`.
+function optionalFieldsProblem(value: Record<string, unknown>, kind: string): string | undefined {
+  for (const field of ["signature", "provider", "wireId", "inputError", "rawStopReason", "stopReason"])
+    if (value[field] !== undefined && typeof value[field] !== "string")
+      return `${kind} needs a string "${field}" or none, not ${describe(value[field])}`;
+  for (const field of ["compacted", "redacted", "generatedId"])
+    if (value[field] !== undefined && value[field] !== true)
+      return `${kind} needs "${field}" to be true or absent, not ${describe(value[field])}`;
+  return undefined;
+}
+
+function turnEndProblem(value: Record<string, unknown>, kind: string): string | undefined {
+  if (value.stopDetails !== undefined && !isObject(value.stopDetails))
+    return `${kind} needs an object "stopDetails" or none, not ${describe(value.stopDetails)}`;
+  const usage = value.usage;
+  if (usage === undefined) return undefined;
+  if (!isObject(usage)) return `${kind} needs an object "usage" or none, not ${describe(usage)}`;
+  for (const [name, count] of Object.entries(usage))
+    if (!isCount(count)) return `${kind} needs "usage.${name}" to be a non-negative integer, not ${describe(count)}`;
+  if (usage.inputTokens === undefined || usage.outputTokens === undefined)
+    return `${kind} needs "usage.inputTokens" and "usage.outputTokens"`;
+  return undefined;
+}
+
+// A nested session is a subagent's, resumed through its parent call: held to the same rules, to a bounded depth.
+const maxNestedDepth = 32;
+
+function approvalProblem(approval: unknown, kind: string, depth: number): string | undefined {
+  if (approval === undefined) return undefined;
+  if (!isObject(approval)) return `${kind} needs an object "approval" or none, not ${describe(approval)}`;
+  if (approval.status !== "pending" && approval.status !== "approved" && approval.status !== "denied")
+    return `${kind} needs "approval.status" to be "pending", "approved" or "denied", not ${JSON.stringify(approval.status) ?? "nothing"}`;
+  if (approval.reason !== undefined && typeof approval.reason !== "string")
+    return `${kind} needs a string "approval.reason" or none, not ${describe(approval.reason)}`;
+  const nested = approval.nested;
+  if (nested === undefined) return undefined;
+  if (!isObject(nested) || !Array.isArray(nested.messages))
+    return `${kind} needs "approval.nested" to be a session ({ messages: [...] }), not ${describe(nested)}`;
+  if (depth >= maxNestedDepth) return `${kind} has sessions nested in "approval.nested" over ${maxNestedDepth} deep`;
+  for (const [index, message] of nested.messages.entries()) {
+    const problem = messageProblem(message, "message", depth + 1);
+    if (problem !== undefined) return `"approval.nested.messages[${index}]": ${problem}`;
+  }
+  const reopened = firstReopenedCall(nested.messages);
+  if (reopened !== -1)
+    return `"approval.nested.messages[${reopened}]": a second unanswered tool call with id ${JSON.stringify((nested.messages[reopened] as { id: string }).id)}`;
+  return undefined;
+}
+
+// A held result becomes its call's result: it has an output and nothing that could name another call.
+function heldResultProblem(held: unknown, kind: string): string | undefined {
+  if (held === undefined) return undefined;
+  if (!isObject(held) || !("output" in held))
+    return `${kind} needs "heldResult" to be an object with an "output", not ${describe(held)}`;
+  const extra = Object.keys(held).find((key) => key !== "output" && key !== "isError" && key !== "content");
+  if (extra !== undefined)
+    return `${kind} has "heldResult.${extra}": a held result holds only output, content and isError`;
+  if (held.isError !== undefined && typeof held.isError !== "boolean")
+    return `${kind} needs a boolean "heldResult.isError" or none, not ${describe(held.isError)}`;
+  if (held.content !== undefined) return messageContentProblem({ type: "tool_result", id: "", ...held } as Message);
+  return undefined;
+}
+
+function isCount(value: unknown): boolean {
+  return typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
 }
 
 function describe(value: unknown): string {
