@@ -1,4 +1,6 @@
 import type { Style } from "./ansi.ts";
+import { contextUsage } from "../loop/context-usage.ts";
+import { formatContextTable } from "./context-table.ts";
 import { runTask, type TaskContext } from "./run-task.ts";
 import type { TerminalInput } from "./terminal-input.ts";
 
@@ -14,7 +16,9 @@ export async function interactive(
   style: Style,
 ): Promise<number> {
   out.write(
-    style.dim("Type a task and press Enter. Ctrl-C interrupts a task; Ctrl-C or Ctrl-D at the prompt exits.\n"),
+    style.dim(
+      "Type a task and press Enter; /context shows where the context goes. Ctrl-C interrupts a task; Ctrl-C or Ctrl-D at the prompt exits.\n",
+    ),
   );
   for (;;) {
     out.write("\n");
@@ -27,6 +31,20 @@ export async function interactive(
     const task = answer.text.trim();
     if (task === "") continue;
     if (task === "/exit" || task === "/quit") return 0;
+    if (task === "/context") {
+      await showContext(context, out, style);
+      continue;
+    }
     await runTask(context, task);
+  }
+}
+
+// The session as the next task would send it: its messages and the tools, by part.
+async function showContext(context: TaskContext, out: NodeJS.WritableStream, style: Style): Promise<void> {
+  try {
+    const session = typeof context.session === "function" ? await context.session() : context.session;
+    out.write(formatContextTable(contextUsage(session, { tools: context.tools }), style, context.contextWindow));
+  } catch (error) {
+    out.write(style.red(`/context: ${(error as Error).message}\n`));
   }
 }

@@ -55,8 +55,10 @@ export async function connectMcpTools(configPath: string | undefined, options: M
       // A server's own log lines would tear through the prompt on a terminal.
       stderr: options.quiet ? "ignore" : "inherit",
     });
+    // Past a few dozen tools the schemas alone fill much of each request: load them on demand instead.
+    const deferAll = connection.tools.length > mcpDeferAbove;
     return {
-      tools: connection.tools.map((mcpTool) => ({ ...mcpTool, eager: false })),
+      tools: connection.tools.map((mcpTool) => ({ ...mcpTool, eager: false, ...(deferAll ? { deferred: true } : {}) })),
       servers: Object.keys(servers),
       runs: [path, ...mcpRuns(servers, options.cwd)],
       close: connection.close,
@@ -65,6 +67,9 @@ export async function connectMcpTools(configPath: string | undefined, options: M
     throw new CliError(`MCP (${path}): ${(error as Error).message}`);
   }
 }
+
+/** Above this many MCP tools, the CLI defers all of them (`search_tools` loads them), whatever each server says. */
+export const mcpDeferAbove = 20;
 
 /** Options of `connectMcpTools`. */
 type McpToolsOptions = {

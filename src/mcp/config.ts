@@ -5,8 +5,17 @@ import { McpConfigError } from "./errors.ts";
 /** How to reach one MCP server: a command to start (stdio) or a URL (Streamable HTTP). */
 export type McpServerConfig = McpStdioServerConfig | McpHttpServerConfig;
 
+/** What every server's entry may say besides how to reach it. */
+type McpServerSettings = {
+  /**
+   * `true`: the server's tools are deferred (`ToolSchema.deferred`): not sent to the model until a
+   * `search_tools` call loads them, so many tools cost a request nothing until needed.
+   */
+  deferred?: boolean;
+};
+
 /** A server started as a child process that speaks MCP on its stdin and stdout. */
-export type McpStdioServerConfig = {
+export type McpStdioServerConfig = McpServerSettings & {
   /** Optional marker, as Claude Code's `.mcp.json` writes it. */
   type?: "stdio";
   /** The executable, looked up on `PATH`. No shell runs it: arguments go in `args`. */
@@ -22,7 +31,7 @@ export type McpStdioServerConfig = {
 };
 
 /** A server reached over Streamable HTTP. The deprecated HTTP+SSE transport is not supported. */
-export type McpHttpServerConfig = {
+export type McpHttpServerConfig = McpServerSettings & {
   /** Optional marker, as Claude Code's `.mcp.json` writes it. */
   type?: "http";
   /** The MCP endpoint, e.g. `https://example.com/mcp`. */
@@ -117,7 +126,7 @@ function parseEntry(entry: unknown, expand: Expand, fail: (problem: string) => n
     const config: McpHttpServerConfig = { url };
     const headers = stringRecordField(entry, "headers", fail);
     if (headers !== undefined) config.headers = expandValues(headers, "headers", expand);
-    return config;
+    return withSettings(config, entry, fail);
   }
   if (!hasCommand) return fail('needs "command" (stdio) or "url" (Streamable HTTP)');
   const command = expand(stringField(entry, "command", fail), "command");
@@ -132,6 +141,18 @@ function parseEntry(entry: unknown, expand: Expand, fail: (problem: string) => n
   const env = stringRecordField(entry, "env", fail);
   if (env !== undefined) config.env = expandValues(env, "env", expand);
   if (entry["cwd"] !== undefined) config.cwd = expand(stringField(entry, "cwd", fail), "cwd");
+  return withSettings(config, entry, fail);
+}
+
+function withSettings<Config extends McpServerConfig>(
+  config: Config,
+  entry: Record<string, unknown>,
+  fail: (problem: string) => never,
+): Config {
+  const deferred = entry["deferred"];
+  if (deferred === undefined) return config;
+  if (typeof deferred !== "boolean") return fail('"deferred" must be true or false');
+  config.deferred = deferred;
   return config;
 }
 

@@ -109,7 +109,8 @@ export async function connectMcp(
   const serverTools = connected.map((outcome) => (outcome as PromiseFulfilledResult<ServerTools>).value);
   let tools: Tool[];
   try {
-    tools = mcpTools(serverTools, { prefix: options.prefix === true, timeout: options.timeout });
+    const deferred = new Set(entries.filter(([, config]) => config.deferred === true).map(([server]) => server));
+    tools = mcpTools(serverTools, { prefix: options.prefix === true, timeout: options.timeout, deferred });
   } catch (error) {
     await closeAll();
     throw error;

@@ -18,6 +18,8 @@ export type McpToolOptions = {
   prefix: boolean;
   /** Milliseconds a `tools/call` may take; restarted by each progress notification. */
   timeout: number | undefined;
+  /** The servers whose tools are deferred: sent to the model only once `search_tools` loads them. */
+  deferred?: ReadonlySet<string>;
 };
 
 /**
@@ -34,7 +36,9 @@ export function mcpTools(servers: readonly ServerTools[], options: McpToolOption
       const owner = owners.get(name);
       if (owner !== undefined) throw nameClash(name, owner, { server, tool: mcpTool.name }, options.prefix);
       owners.set(name, { server, tool: mcpTool.name });
-      tools.push(loopTool(name, server, client, mcpTool, options.timeout));
+      const made = loopTool(name, server, client, mcpTool, options.timeout);
+      if (options.deferred?.has(server) === true) made.deferred = true;
+      tools.push(made);
     }
   }
   return tools;

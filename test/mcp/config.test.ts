@@ -96,6 +96,21 @@ describe("loadMcpConfig", () => {
     });
   });
 
+  it("reads deferred: true per server, and refuses a deferred that is not a boolean", async () => {
+    const path = await file("deferred.json", {
+      mcpServers: {
+        many: { command: "./many", deferred: true },
+        few: { url: "http://localhost/mcp", deferred: false },
+      },
+    });
+    expect(await loadMcpConfig(path, { env: {} })).toStrictEqual({
+      many: { command: "./many", deferred: true },
+      few: { url: "http://localhost/mcp", deferred: false },
+    });
+    const wrong = await file("deferred-wrong.json", { mcpServers: { many: { command: "./many", deferred: "yes" } } });
+    expect((await failure(wrong)).message).toMatch(/server "many": "deferred" must be true or false/);
+  });
+
   it("gives a configuration connectMcp accepts", async () => {
     const path = await file("fixture.json", { mcpServers: { fixture: { ...stdioServer(), unknownKey: true } } });
     const output = await withMcp(

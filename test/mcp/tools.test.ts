@@ -226,3 +226,31 @@ describe("input schemas as servers send them", () => {
     expect(invalid.output).toMatch(/^Error: invalid input for tool "referenced": item\.id: /);
   });
 });
+
+describe("MCP tools deferred per server", () => {
+  it("a server with deferred: true has its tools loaded by search_tools, then called through the loop", async () => {
+    const connection = await connectMcp({ local: { ...stdioServer(), deferred: true } });
+    try {
+      expect(connection.tools.every((tool) => tool.deferred === true)).toBe(true);
+      const sent: string[][] = [];
+      const model = scriptedModel([
+        [{ type: "tool_call", id: "s1", name: "search_tools", input: { query: "echo text back" } }],
+        [{ type: "tool_call", id: "e1", name: "echo", input: { text: "hi" } }],
+        [{ role: "assistant", content: "done" }],
+      ]);
+      const session = await agentLoop(
+        (tools, current, context) => {
+          sent.push(tools.map((tool) => tool.name));
+          return model(tools, current, context);
+        },
+        connection.tools,
+        initSession("system", "echo hi"),
+      );
+      expect(sent[0]).toStrictEqual(["search_tools"]);
+      expect(sent[1]).toStrictEqual(["search_tools", "echo"]);
+      expect(session.messages.filter(isToolResult).at(-1)!.output).toBe("echo: hi");
+    } finally {
+      await connection.close();
+    }
+  });
+});
