@@ -102,8 +102,28 @@ export function describeError(error: unknown): string {
   } catch {
     text = describeValue(error);
   }
-  return boundText(text, maxErrorLength);
+  return boundText(withoutUrlCredentials(text), maxErrorLength);
 }
+
+/**
+ * `text` with the credentials of every URL in it replaced by `***` (`postgres://***@db/x`): Node
+ * quotes a whole URL in its errors, `user:password@` included. Every error text the library
+ * reports (errors, events, spans, log lines) goes through this.
+ */
+export function withoutUrlCredentials(text: string): string {
+  return text.replace(urlCredentials, "$1***@");
+}
+
+/** Whether `text` holds a URL with credentials (`scheme://user:password@…`, `scheme://token@…`). */
+export function hasUrlCredentials(text: string): boolean {
+  urlCredentials.lastIndex = 0;
+  const found = urlCredentials.test(text);
+  urlCredentials.lastIndex = 0;
+  return found;
+}
+
+// A scheme, then userinfo up to the `@` that ends it (no slash, space, `?` or `#` before it).
+const urlCredentials = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@]+@/gi;
 
 /** The longest error text `describeError` gives, in characters. */
 export const maxErrorLength = 4000;

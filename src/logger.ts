@@ -1,4 +1,5 @@
 import { describeContent } from "./content-parts.ts";
+import { withoutUrlCredentials } from "./errors.ts";
 import type { Message } from "./session.ts";
 
 /** Receives one line per message entering the session. */
@@ -24,6 +25,6 @@ export function formatLogLine(message: Message, agentName = "agent", width = 200
     const output = typeof message.output === "string" ? message.output : JSON.stringify(message.output);
     text = `tool_result${message.isError === true ? " (error)" : ""} ${message.id}: ${output}`;
   }
-  const line = `[${agentName}] ${text.replace(/\s+/g, " ")}`;
+  const line = `[${agentName}] ${withoutUrlCredentials(text).replace(/\s+/g, " ")}`;
   return line.length > width ? `${line.slice(0, width - 1)}…` : line;
 }

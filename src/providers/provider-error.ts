@@ -1,4 +1,11 @@
-import { ContextOverflowError, ProviderError, errorMessage, isAbortError, isAgentError } from "../errors.ts";
+import {
+  ContextOverflowError,
+  ProviderError,
+  errorMessage,
+  isAbortError,
+  isAgentError,
+  withoutUrlCredentials,
+} from "../errors.ts";
 
 /** What an adapter knows about its provider's error bodies. */
 export type ErrorShape = {
@@ -104,7 +111,7 @@ export function bounded(
   secrets: readonly (string | undefined)[] | undefined,
   length = messageLength,
 ): string {
-  let clean = text;
+  let clean = withoutUrlCredentials(text);
   const known = (secrets ?? []).filter((secret): secret is string => secret !== undefined && secret.length >= 8);
   for (const secret of known) clean = clean.split(secret).join("***");
   if (clean.length > length) clean = `${clean.slice(0, length)}… (${clean.length - length} more characters)`;

@@ -1,6 +1,9 @@
+import { hasUrlCredentials } from "../../errors.ts";
+
 /**
  * Which variables of the CLI's environment a command started by the `bash` tool receives: all,
- * except those whose name marks a credential (`isCredentialName`), unless passed on purpose.
+ * except those whose name marks a credential (`isCredentialName`) or whose value carries one (a URL
+ * with `user:password@`, as `HTTPS_PROXY` or `DATABASE_URL` often do), unless passed on purpose.
  * `pass`: `true` passes every credential, a list passes the ones it names.
  */
 export function commandEnvironment(
@@ -10,7 +13,8 @@ export function commandEnvironment(
   const kept: Record<string, string> = {};
   for (const [name, value] of Object.entries(environment)) {
     if (value === undefined) continue;
-    if (pass !== true && isCredentialName(name) && !(Array.isArray(pass) && pass.includes(name))) continue;
+    const credential = isCredentialName(name) || hasUrlCredentials(value);
+    if (pass !== true && credential && !(Array.isArray(pass) && pass.includes(name))) continue;
     kept[name] = value;
   }
   return kept;
