@@ -1,5 +1,8 @@
-/** One server-sent event: `event` is the `event:` field (absent for plain `data:` streams). */
-export type ServerSentEvent = { event: string | undefined; data: string };
+/**
+ * One server-sent event: `event` is the `event:` field (absent for plain `data:` streams); `id`
+ * the event's own `id:` field, set only when it had one.
+ */
+export type ServerSentEvent = { event: string | undefined; data: string; id?: string };
 
 export type SseLimits = {
   /** The most characters one event (its lines together) may hold; default 16 MiB. A longer one throws. */
@@ -64,6 +67,7 @@ type SseParser = {
   event: string | undefined;
   data: string[];
   eventLength: number;
+  id: string | undefined;
 };
 
 function createParser(maxEventLength: number): SseParser {
@@ -75,6 +79,7 @@ function createParser(maxEventLength: number): SseParser {
     event: undefined,
     data: [],
     eventLength: 0,
+    id: undefined,
   };
 }
 
@@ -138,12 +143,19 @@ function takeLine(parser: SseParser, text: string, batch: ServerSentEvent[]): vo
     parser.data.push(value);
   } else if (field === "event") {
     parser.event = value;
+  } else if (field === "id" && !value.includes("\0")) {
+    parser.id = value;
   }
 }
 
 function dispatch(parser: SseParser): ServerSentEvent | undefined {
-  const ready = parser.data.length > 0 ? { event: parser.event, data: parser.data.join("\n") } : undefined;
+  let ready: ServerSentEvent | undefined;
+  if (parser.data.length > 0) {
+    ready = { event: parser.event, data: parser.data.join("\n") };
+    if (parser.id !== undefined) ready.id = parser.id;
+  }
   parser.event = undefined;
+  parser.id = undefined;
   parser.data = [];
   parser.eventLength = 0;
   return ready;

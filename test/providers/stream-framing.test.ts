@@ -79,7 +79,7 @@ describe("SSE framing", () => {
       { event: "first", data: '{"a":"é😀"}' },
       { event: undefined, data: "line one\nline two" },
       { event: undefined, data: "no space" },
-      { event: undefined, data: "last" },
+      { event: undefined, data: "last", id: "7" },
     ]);
     const bytes = encoder.encode(text);
     for (let cut = 1; cut < bytes.length; cut++) {

@@ -1,0 +1,12 @@
+export { eventStreamResponse, defaultMaxBufferedBytes } from "./event-stream-response.ts";
+export type { EventStreamOptions } from "./event-stream-response.ts";
+export { readEventStream } from "./read-event-stream.ts";
+export type { ReadEventStreamOptions } from "./read-event-stream.ts";
+export { createRunRegistry, defaultKeepFinishedMs } from "./run-registry.ts";
+export type { RunRegistry, RunRegistryOptions } from "./run-registry.ts";
+export { approvalRequestHandler } from "./approval-request-handler.ts";
+export type { ApprovalRequestHandlerOptions } from "./approval-request-handler.ts";
+export { uiMessageStreamResponse, uiMessageStreamVersion } from "./ui-message-stream-response.ts";
+export type { UiMessageStreamOptions } from "./ui-message-stream-response.ts";
+export type { UiMessageChunk } from "./ui-message-chunks.ts";
+export { fromUIMessages } from "./from-ui-messages.ts";

@@ -1,0 +1,42 @@
+import { errorResponse } from "./error-response.ts";
+import { concatenate } from "./send-buffer.ts";
+
+/** The largest request body the handlers read, unless told otherwise: 1 MiB. */
+export const defaultMaxBodyBytes = 1024 * 1024;
+
+/**
+ * The request's body as JSON, or the 4xx answer to send instead: 413 past `maxBytes` (counted as
+ * the bytes arrive, so a huge body is never held whole, whatever its `content-length` claims),
+ * 400 for a body that is not JSON.
+ */
+export async function readJsonBody(
+  request: Request,
+  maxBytes: number,
+): Promise<{ value: unknown } | { response: Response }> {
+  const declared = Number(request.headers.get("content-length") ?? "0");
+  if (declared > maxBytes) return { response: tooLarge(maxBytes) };
+  if (request.body === null) return { response: errorResponse(400, "the request has no body: send JSON") };
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel().catch(() => undefined);
+      return { response: tooLarge(maxBytes) };
+    }
+    chunks.push(value);
+  }
+  const bytes = concatenate(chunks, size);
+  try {
+    return { value: JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes)) as unknown };
+  } catch {
+    return { response: errorResponse(400, "the request body is not valid JSON") };
+  }
+}
+
+function tooLarge(maxBytes: number): Response {
+  return errorResponse(413, `the request body is larger than ${maxBytes} bytes`);
+}

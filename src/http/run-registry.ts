@@ -1,0 +1,217 @@
+import { defaultHeartbeatMs, encodeEvent, eventStreamHeaders, heartbeat, resumePoint } from "./event-stream-format.ts";
+import { errorResponse } from "./error-response.ts";
+import { concatenate } from "./send-buffer.ts";
+import { AgentError } from "../errors.ts";
+import type { AgentStream } from "../loop/loop.ts";
+import { checkNumber, maxTimerDelay } from "../numeric-options.ts";
+
+export type RunRegistryOptions = {
+  /** How long a finished run stays readable (ms; default 5 minutes), for readers that come late or reconnect. */
+  keepFinishedMs?: number;
+  /** Send a comment line to a reader after this long without an event (ms, default 15 000); 0: never. */
+  heartbeatMs?: number;
+  /**
+   * Whether the request's caller may read this run (a cookie, a token: the application's own
+   * check); `false` answers 403. Synchronous, so `response` stays a plain `Response`: for a check
+   * that must wait (a database), check before calling `response`.
+   */
+  authorize?: (request: Request, runId: string) => boolean;
+};
+
+/**
+ * Runs that outlive the requests that read them, by id. The registry reads each run to its end and
+ * keeps its events; every reader gets them from its own offset, from what was kept.
+ */
+export type RunRegistry = {
+  /**
+   * Takes over `stream` (reads it from now on; nobody else may iterate it) and returns the run's
+   * id: `runId` if given (1 to 128 letters, digits, `.`, `_`, `:` or `-`), otherwise a random
+   * UUID. Throws an `AgentError` for a malformed id or the id of a run still going.
+   */
+  start: (stream: AgentStream, options?: { runId?: string }) => string;
+  /**
+   * The run's events for one reader, as server-sent events (see `eventStreamResponse`): from the
+   * first, or after the id in `?after=` or `Last-Event-ID`, then the live ones, ending after
+   * `run-end`. 404 for a run the registry does not hold (unknown, or finished longer than
+   * `keepFinishedMs` ago), 403 when `authorize` says no, 400 for a malformed or impossible resume
+   * point. A reader that disconnects leaves the run going.
+   */
+  response: (runId: string, request: Request) => Response;
+  /**
+   * Aborts the run (`AgentStream.abort`) and resolves `true` once it has ended (the session valid,
+   * `run-end` sent to every reader, each reader's stream then closed); `false` for a run that is
+   * unknown or already finished.
+   */
+  stop: (runId: string, reason?: unknown) => Promise<boolean>;
+  /** Whether the registry holds the run, and whether it is still going. */
+  status: (runId: string) => "running" | "finished" | undefined;
+};
+
+/** The default of `RunRegistryOptions.keepFinishedMs`: 5 minutes. */
+export const defaultKeepFinishedMs = 5 * 60_000;
+
+/**
+ * A registry of runs in this process, for any number of readers per run. Memory: each run keeps
+ * every event it produced (as the bytes sent), about the size of its session plus its deltas,
+ * until `keepFinishedMs` after it ends; a reader holds no copy, only its offset, and is sent more
+ * only as it reads (backpressure), so a slow reader slows neither the run nor the other readers
+ * and costs no memory that grows.
+ */
+export function createRunRegistry(options: RunRegistryOptions = {}): RunRegistry {
+  checkNumber("keepFinishedMs", options.keepFinishedMs, { min: 0, max: maxTimerDelay });
+  checkNumber("heartbeatMs", options.heartbeatMs, { min: 0, max: maxTimerDelay });
+  const keepFinishedMs = options.keepFinishedMs ?? defaultKeepFinishedMs;
+  const heartbeatMs = options.heartbeatMs ?? defaultHeartbeatMs;
+  const runs = new Map<string, KeptRun>();
+  return {
+    start: (stream, startOptions = {}) => {
+      const runId = startOptions.runId ?? crypto.randomUUID();
+      if (typeof runId !== "string" || !runIdPattern.test(runId))
+        throw new AgentError(
+          `createRunRegistry: runId must be 1 to 128 letters, digits, ".", "_", ":" or "-"; got ${JSON.stringify(runId)}`,
+        );
+      const existing = runs.get(runId);
+      if (existing !== undefined && !existing.finished)
+        throw new AgentError(`createRunRegistry: run "${runId}" is still going; stop it or choose another id`);
+      if (existing !== undefined) clearTimeout(existing.forget);
+      const run = keepRun(stream, () => {
+        run.forget = setTimeout(() => runs.get(runId) === run && runs.delete(runId), keepFinishedMs);
+        (run.forget as { unref?: () => void }).unref?.();
+      });
+      runs.set(runId, run);
+      return runId;
+    },
+    response: (runId, request) => {
+      if (options.authorize !== undefined && options.authorize(request, runId) !== true)
+        return errorResponse(403, "not allowed to read this run");
+      const run = typeof runId === "string" ? runs.get(runId) : undefined;
+      if (run === undefined)
+        return errorResponse(
+          404,
+          `no run ${JSON.stringify(String(runId).slice(0, 140))} here (unknown, or finished too long ago)`,
+        );
+      const resume = resumePoint(request);
+      if ("problem" in resume) return errorResponse(400, resume.problem);
+      if (resume.after > run.events.length)
+        return errorResponse(400, `no event ${resume.after} in this run yet: it has ${run.events.length}`);
+      return new Response(readerBody(run, resume.after, request.signal, heartbeatMs), {
+        headers: eventStreamHeaders,
+      });
+    },
+    stop: async (runId, reason) => {
+      const run = runs.get(runId);
+      if (run === undefined || run.finished) return false;
+      run.stream.abort(reason ?? "stopped");
+      await run.ended;
+      return true;
+    },
+    status: (runId) => {
+      const run = runs.get(runId);
+      return run === undefined ? undefined : run.finished ? "finished" : "running";
+    },
+  };
+}
+
+const runIdPattern = /^[A-Za-z0-9._:-]{1,128}$/;
+
+// One run's kept events: event `i` (0-based) was sent with id `i + 1`.
+type KeptRun = {
+  stream: AgentStream;
+  events: Uint8Array[];
+  finished: boolean;
+  ended: Promise<void>;
+  /** Readers waiting for the next event. */
+  waiting: Set<() => void>;
+  forget: ReturnType<typeof setTimeout> | undefined;
+};
+
+function keepRun(stream: AgentStream, onEnd: () => void): KeptRun {
+  const run: KeptRun = {
+    stream,
+    events: [],
+    finished: false,
+    ended: Promise.resolve(),
+    waiting: new Set(),
+    forget: undefined,
+  };
+  const wakeReaders = (): void => {
+    for (const wake of run.waiting) wake();
+    run.waiting.clear();
+  };
+  run.ended = (async () => {
+    try {
+      for (;;) {
+        const next = await stream.next();
+        if (next.done === true) break;
+        run.events.push(encodeEvent(run.events.length + 1, next.value));
+        wakeReaders();
+      }
+    } catch {
+      // The run's error was kept as its `run-end` event; the stream rethrows it after.
+    } finally {
+      run.finished = true;
+      wakeReaders();
+      onEnd();
+    }
+  })();
+  return run;
+}
+
+/** The most bytes sent to a reader in one chunk: a reader that starts far behind catches up in pieces. */
+const chunkBytes = 64 * 1024;
+
+// A reader pulls from its offset: nothing is queued for it beyond the chunk it asked for.
+function readerBody(run: KeptRun, after: number, signal: AbortSignal, heartbeatMs: number): ReadableStream<Uint8Array> {
+  let offset = after;
+  let closed = false;
+  let wakeThis: (() => void) | undefined;
+  const leave = (): void => {
+    closed = true;
+    if (wakeThis !== undefined) run.waiting.delete(wakeThis);
+    wakeThis?.();
+  };
+  signal.addEventListener("abort", leave, { once: true });
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        while (!closed && offset >= run.events.length && !run.finished) {
+          if ((await nextEvent(run, heartbeatMs, (wake) => (wakeThis = wake))) === "idle" && !closed)
+            return controller.enqueue(heartbeat);
+        }
+        if (closed || offset >= run.events.length) {
+          signal.removeEventListener("abort", leave);
+          return controller.close();
+        }
+        const chunks: Uint8Array[] = [];
+        let size = 0;
+        while (offset < run.events.length && size < chunkBytes) {
+          const event = run.events[offset++]!;
+          chunks.push(event);
+          size += event.byteLength;
+        }
+        controller.enqueue(concatenate(chunks, size));
+      },
+      cancel: leave,
+    },
+    { highWaterMark: 0 },
+  );
+}
+
+// Waits for the run's next event (or its end), or `heartbeatMs` of silence.
+function nextEvent(run: KeptRun, heartbeatMs: number, register: (wake: () => void) => void): Promise<"event" | "idle"> {
+  return new Promise((resolve) => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const wake = (): void => {
+      if (timer !== undefined) clearTimeout(timer);
+      run.waiting.delete(wake);
+      resolve("event");
+    };
+    run.waiting.add(wake);
+    register(wake);
+    if (heartbeatMs > 0)
+      timer = setTimeout(() => {
+        run.waiting.delete(wake);
+        resolve("idle");
+      }, heartbeatMs);
+  });
+}
