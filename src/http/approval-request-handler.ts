@@ -2,7 +2,8 @@ import { errorResponse } from "./error-response.ts";
 import { eventStreamResponse } from "./event-stream-response.ts";
 import { defaultMaxBodyBytes, readJsonBody } from "./read-json-body.ts";
 import type { RunRegistry } from "./run-registry.ts";
-import { isAgentError } from "../errors.ts";
+import { AgentError, isAgentError } from "../errors.ts";
+import { checkNumber } from "../numeric-options.ts";
 import type { AgentStream } from "../loop/loop.ts";
 import type { Session } from "../session.ts";
 import { closeSession } from "../store/binding.ts";
@@ -46,6 +47,11 @@ export type ApprovalRequestHandlerOptions = {
 export function approvalRequestHandler(
   options: ApprovalRequestHandlerOptions,
 ): (request: Request, sessionId: string) => Promise<Response> {
+  checkNumber("maxBodyBytes", options.maxBodyBytes, { min: 0, integer: true });
+  for (const name of ["authorize", "resume"] as const)
+    if (typeof options[name] !== "function") throw new AgentError(`approvalRequestHandler: ${name} must be a function`);
+  if (options.runId !== undefined && typeof options.runId !== "function")
+    throw new AgentError("approvalRequestHandler: runId must be a function of the session id");
   const maxBodyBytes = options.maxBodyBytes ?? defaultMaxBodyBytes;
   return async (request, sessionId) => {
     if (request.method !== "POST") return errorResponse(405, "send the decisions with POST");

@@ -2,7 +2,7 @@ import { defaultHeartbeatMs, encodeEvent, eventStreamHeaders, heartbeat } from "
 import { createSendBuffer, type SendBuffer } from "./send-buffer.ts";
 import type { AgentEvent } from "../loop/events.ts";
 import type { AgentStream } from "../loop/loop.ts";
-import { checkNumber, maxTimerDelay } from "../numeric-options.ts";
+import { checkBoolean, checkNumber, maxTimerDelay } from "../numeric-options.ts";
 
 export type EventStreamOptions = {
   /**
@@ -40,6 +40,7 @@ export const defaultMaxBufferedBytes = 1024 * 1024;
 export function eventStreamResponse(stream: AgentStream, options: EventStreamOptions = {}): Response {
   checkNumber("heartbeatMs", options.heartbeatMs, { min: 0, max: maxTimerDelay });
   checkNumber("maxBufferedBytes", options.maxBufferedBytes, { min: 0, infinity: true });
+  checkBoolean("detach", options.detach);
   const { buffer, body } = clientBody(stream, options, options.maxBufferedBytes ?? defaultMaxBufferedBytes);
   void pump(stream, buffer);
   const headers = new Headers(options.headers);

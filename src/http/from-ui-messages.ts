@@ -1,22 +1,23 @@
+import { contentProblem, type ContentPart } from "../content-parts.ts";
 import { AgentError } from "../errors.ts";
 import type { JsonObject, JsonValue, Message, Session, ToolCallMessage, ToolResultMessage } from "../session.ts";
 
 /**
  * The messages an AI SDK page posts (`useChat`'s `UIMessage`s, `ai` 6 and 7) as a session, so a
  * `useChat` page can drive the loop: a system message's text becomes the system prompt; a user
- * message's text parts its content (joined by a blank line); an assistant message's parts, step
+ * message's text parts its content (joined by a blank line), or, with files, its parts in order (a
+ * `data:` URL as base64 `data`, a link as `url`; `image/*` as images); an assistant message's parts, step
  * by step (`step-start` separates steps), become text, thinking and tool calls, each step's tool
  * results after its calls: an output as the result, an error or a denial as an error result. A
  * call that waits for approval keeps `approval: pending`; one the user decided
  * (`approval-responded`) keeps the decision, so running the loop on the session runs or rejects
- * it. Sources, data and unknown parts are left out.
+ * it. Sources, data, files of the assistant and unknown parts are left out.
  *
  * The messages come from the client: whoever posts them decides the history the model sees and,
  * through an approved or open last call, which tool runs. Where that matters, keep the session on
  * the server (a store) and take only the new user text from the page.
  *
- * Throws an `AgentError` naming the message and part for input that is not UI messages, and for
- * file parts (a file reaches the model only where the session holds content parts).
+ * Throws an `AgentError` naming the message and part for input that is not UI messages.
  */
 export function fromUIMessages(messages: unknown): Session {
   if (!Array.isArray(messages)) throw new AgentError("fromUIMessages: expected an array of UI messages");
@@ -27,7 +28,7 @@ export function fromUIMessages(messages: unknown): Session {
     const { role, parts } = message;
     if (!Array.isArray(parts)) throw new AgentError(`${where} has no parts array`);
     if (role === "system") session.messages.push({ role: "system", content: textOf(parts, where) });
-    else if (role === "user") session.messages.push({ role: "user", content: textOf(parts, where) });
+    else if (role === "user") session.messages.push({ role: "user", content: userContent(parts, where) });
     else if (role === "assistant") session.messages.push(...assistantMessages(parts, where));
     else throw new AgentError(`${where} has role ${JSON.stringify(role)}: expected system, user or assistant`);
   });
@@ -45,10 +46,39 @@ function textOf(parts: unknown[], where: string): string {
   parts.forEach((part, index) => {
     if (!isObject(part)) throw new AgentError(`${where}, part ${index} is not an object`);
     if (part.type === "text") texts.push(stringField(part, "text", `${where}, part ${index}`));
-    if (part.type === "file")
-      throw new AgentError(`${where}, part ${index} is a file: files are not supported by this session format yet`);
   });
   return texts.join("\n\n");
+}
+
+// Text alone stays a string; with files, the parts in order (text, image, file).
+function userContent(parts: unknown[], where: string): string | ContentPart[] {
+  if (!parts.some((part) => isObject(part) && part.type === "file")) return textOf(parts, where);
+  const content: ContentPart[] = [];
+  parts.forEach((part, index) => {
+    const at = `${where}, part ${index}`;
+    if (!isObject(part)) throw new AgentError(`${at} is not an object`);
+    if (part.type === "text") content.push({ type: "text", text: stringField(part, "text", at) });
+    if (part.type === "file") content.push(filePart(part, at));
+  });
+  const problem = contentProblem(content, where);
+  if (problem !== undefined) throw new AgentError(`fromUIMessages: ${problem}`);
+  return content;
+}
+
+/** A UI file part (a `data:` URL or a link) as an image or file content part. */
+function filePart(part: UiPart, at: string): ContentPart {
+  const url = stringField(part, "url", at);
+  const mediaType = stringField(part, "mediaType", at);
+  const inline = /^data:([^;,]*)(;[^,]*)?,(.*)$/s.exec(url);
+  if (inline === null && !/^https?:\/\//i.test(url))
+    throw new AgentError(`${at}: a file's url must be a data: URL or an http(s) link`);
+  if (inline !== null && !(inline[2] ?? "").split(";").includes("base64"))
+    throw new AgentError(`${at}: a data: URL must be base64 (";base64,")`);
+  const source = inline === null ? { url, mediaType } : { mediaType, data: inline[3]! };
+  if (mediaType.startsWith("image/")) return { type: "image", ...source };
+  return typeof part.filename === "string"
+    ? { type: "file", ...source, filename: part.filename }
+    : { type: "file", ...source };
 }
 
 // One step's model messages, then its results in call order.

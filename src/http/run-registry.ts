@@ -60,6 +60,8 @@ export const defaultKeepFinishedMs = 5 * 60_000;
 export function createRunRegistry(options: RunRegistryOptions = {}): RunRegistry {
   checkNumber("keepFinishedMs", options.keepFinishedMs, { min: 0, max: maxTimerDelay });
   checkNumber("heartbeatMs", options.heartbeatMs, { min: 0, max: maxTimerDelay });
+  if (options.authorize !== undefined && typeof options.authorize !== "function")
+    throw new AgentError("createRunRegistry: authorize must be a function (request, runId) => boolean");
   const keepFinishedMs = options.keepFinishedMs ?? defaultKeepFinishedMs;
   const heartbeatMs = options.heartbeatMs ?? defaultHeartbeatMs;
   const runs = new Map<string, KeptRun>();

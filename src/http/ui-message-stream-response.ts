@@ -2,7 +2,8 @@ import { clientBody, defaultMaxBufferedBytes, type EventStreamOptions } from "./
 import type { SendBuffer } from "./send-buffer.ts";
 import { createUiChunkConverter, type UiChunkConverter, type UiMessageChunk } from "./ui-message-chunks.ts";
 import type { AgentStream } from "../loop/loop.ts";
-import { checkNumber, maxTimerDelay } from "../numeric-options.ts";
+import { AgentError, describeValue } from "../errors.ts";
+import { checkBoolean, checkNumber, maxTimerDelay } from "../numeric-options.ts";
 
 export type UiMessageStreamOptions = EventStreamOptions & {
   /** The id of the assistant message the stream builds (the `start` part's `messageId`); the client makes one without it. */
@@ -28,6 +29,9 @@ export const uiMessageStreamVersion = "v1";
 export function uiMessageStreamResponse(stream: AgentStream, options: UiMessageStreamOptions = {}): Response {
   checkNumber("heartbeatMs", options.heartbeatMs, { min: 0, max: maxTimerDelay });
   checkNumber("maxBufferedBytes", options.maxBufferedBytes, { min: 0, infinity: true });
+  checkBoolean("detach", options.detach);
+  if (options.messageId !== undefined && typeof options.messageId !== "string")
+    throw new AgentError(`messageId must be a string; got ${describeValue(options.messageId)}`);
   const maxBytes = options.maxBufferedBytes ?? defaultMaxBufferedBytes;
   // The buffer itself never drops: the converter holds deltas back and completes them.
   const { buffer, body } = clientBody(stream, options, Number.POSITIVE_INFINITY);

@@ -1,6 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { agentStream, initSession, tool, type AgentEvent } from "simple-agent-loop";
-import { createRunRegistry, readEventStream } from "simple-agent-loop/http";
+import {
+  createRunRegistry,
+  eventStreamResponse,
+  readEventStream,
+  uiMessageStreamResponse,
+} from "simple-agent-loop/http";
 import { scriptedModel } from "simple-agent-loop/testing";
 import { expectEveryCallAnsweredOnce } from "../helpers.ts";
 import { collect } from "./helpers.ts";
@@ -150,5 +155,21 @@ describe("createRunRegistry", () => {
     expect(() => registry.start(stream, { runId: "busy" })).toThrow("still going");
     expect(() => createRunRegistry({ keepFinishedMs: -1 })).toThrow("keepFinishedMs");
     await registry.stop("busy");
+  });
+});
+
+describe("the options of simple-agent-loop/http", () => {
+  it("are checked where they enter, naming the option", () => {
+    const stream = () => agentStream(scriptedModel([]), [], initSession("s", "u"));
+    const refusals: [() => unknown, string][] = [
+      [() => createRunRegistry({ keepFinishedMs: "5" as unknown as number }), "keepFinishedMs"],
+      [() => createRunRegistry({ heartbeatMs: -1 }), "heartbeatMs"],
+      [() => createRunRegistry({ authorize: true as unknown as () => boolean }), "authorize"],
+      [() => eventStreamResponse(stream(), { detach: "false" as unknown as boolean }), "detach"],
+      [() => eventStreamResponse(stream(), { maxBufferedBytes: Number.NaN }), "maxBufferedBytes"],
+      [() => uiMessageStreamResponse(stream(), { heartbeatMs: [1] as unknown as number }), "heartbeatMs"],
+      [() => uiMessageStreamResponse(stream(), { messageId: 7 as unknown as string }), "messageId"],
+    ];
+    for (const [make, option] of refusals) expect(make).toThrow(option);
   });
 });
