@@ -11,13 +11,11 @@ import type { PendingApproval, ToolOutcome } from "../tools/tool-outcome.ts";
  * closed without running anything new, and ends the run (`stopped`). Calls waiting for approval
  * pause the run (`paused`), unless it was aborted meanwhile.
  */
-export function answerTools(run: RunContext, turn: OpenTurn): NextStep | Promise<NextStep> {
+export async function answerTools(run: RunContext, turn: OpenTurn): Promise<NextStep> {
   const stopReason = turn.last?.stopReason;
-  if (stopReason !== undefined && stopReason !== "tool_use") return closeStoppedTurn(run, turn, stopReason);
-  // Calls that answered at once (synchronous handlers) close the turn without an await.
-  return run.executor.run(turn.toolCalls, run.signal, run.abortRace, turn.started, (outcomes) =>
-    toolsAnswered(run, turn, outcomes),
-  );
+  if (stopReason !== undefined && stopReason !== "tool_use") return await closeStoppedTurn(run, turn, stopReason);
+  const outcomes = await run.executor.run(turn.toolCalls, run, turn.started);
+  return toolsAnswered(run, turn, outcomes);
 }
 
 // Every call of the turn has its outcome: add the results, or pause for the ones waiting.

@@ -1,4 +1,4 @@
-import { aborted, beforeModelCall, makeRoom, modelView, runModelHook } from "./model-view.ts";
+import { aborted, applyStrategies, compact, modelView, runModelHook } from "./model-view.ts";
 import { modelTurn, type ModelTurn } from "./model-turn.ts";
 import type { NextStep } from "./next-step.ts";
 import type { OpenTurn } from "./open-turn.ts";
@@ -17,44 +17,21 @@ import { sessionTurnsBackward } from "../session-turns.ts";
  * adds the turn whole. Throws `MaxIterationsError` at the limit, `StructuredOutputError` when
  * the corrections are used up.
  */
-export function callModelStep(run: RunContext): NextStep | Promise<NextStep> {
+export async function callModelStep(run: RunContext): Promise<NextStep> {
   const { state, queues } = run;
   if (run.signal.aborted) return endAborted(run, "");
   if (queues.steering.length > 0) for (const message of queues.steering.splice(0)) run.add(message);
   if (state.iteration >= run.maxIterations) throw maxIterationsError(run);
-  const room = makeRoom(run, "before-call");
-  if (room !== undefined) return room.then(() => callModel(run));
-  return callModel(run);
-}
-
-// Each phase below goes on at once when the one before gave a value, and through `then` only when
-// it gave a promise: a turn without hooks, strategies or schema, whose model answers at once, is
-// read and entered without an await.
-function callModel(run: RunContext): NextStep | Promise<NextStep> {
-  const iteration = ++run.state.iteration;
+  compact(run);
+  if (run.strategies !== undefined) await applyStrategies(run, run.strategies, "before-call");
+  const iteration = ++state.iteration;
   run.turnStart(iteration);
-  const answer = askModel(run, iteration);
-  if (!(answer instanceof Promise)) return modelAnswered(run, answer, iteration);
-  return answer.then((settled) => modelAnswered(run, settled, iteration));
-}
-
-function modelAnswered(
-  run: RunContext,
-  answer: ModelTurn | undefined | typeof aborted,
-  iteration: number,
-): NextStep | Promise<NextStep> {
+  const answer = await askModel(run, iteration);
   if (answer === aborted) return endAborted(run, "");
-  if (answer === undefined) return endAborted(run, run.state.streamedText);
-  run.state.abandon = answer.discard;
-  if (run.hooks?.afterModelCall === undefined && run.contract === undefined)
-    return enterTurn(run, answer, answer.messages, undefined);
-  return reviewAnswer(run, answer, iteration);
-}
-
-// The `afterModelCall` hook may replace the model's messages; a final answer is held to the schema.
-async function reviewAnswer(run: RunContext, answer: ModelTurn, iteration: number): Promise<NextStep> {
+  if (answer === undefined) return endAborted(run, state.streamedText);
+  state.abandon = answer.discard;
   let { messages } = answer;
-  let problems: string | undefined;
+  // The `afterModelCall` hook may replace the model's messages.
   const afterModelCall = run.hooks?.afterModelCall;
   if (afterModelCall !== undefined) {
     const replaced = await runModelHook(run, "afterModelCall", () =>
@@ -68,9 +45,10 @@ async function reviewAnswer(run: RunContext, answer: ModelTurn, iteration: numbe
     if (replaced?.messages !== undefined) messages = replaced.messages.map(modelOwnFields);
   }
   // A final answer checked against the `output` schema carries its parsed value from the start.
+  let problems: string | undefined;
   if (run.contract !== undefined && !messages.some(isToolCall))
     ({ messages, problems } = await checkOutput(run, run.contract, messages));
-  return enterTurn(run, answer, messages, problems);
+  return enterTurn(run, answer, { messages, problems });
 }
 
 /** Ends the run as aborted: an `aborted` assistant message (with what streamed, if anything) closes the session. */
@@ -106,21 +84,27 @@ function describeLastAction(messages: readonly Message[]): string {
 
 // The model's answer for this iteration, or `undefined` when the run was aborted during the call.
 // Without a `beforeModelCall` hook there is nothing to wait for before the call, and without
-// strategies no overflow to retry after: the model turn itself is the answer.
+// strategies no overflow to retry after: the model turn itself is the answer (a turn answered at
+// once, without an async frame; see `modelTurn`).
 function askModel(
   run: RunContext,
   iteration: number,
 ): ModelTurn | undefined | Promise<ModelTurn | undefined | typeof aborted> {
   if (run.hooks?.beforeModelCall === undefined && run.strategies === undefined)
     return modelTurn(run, modelView(run, iteration, undefined));
-  return askModelOnce(run, iteration);
+  return askModelHooked(run, iteration);
 }
 
 // Too long for the model: the strategies make room, then the call is tried once more.
-async function askModelOnce(run: RunContext, iteration: number): Promise<ModelTurn | undefined | typeof aborted> {
+async function askModelHooked(run: RunContext, iteration: number): Promise<ModelTurn | undefined | typeof aborted> {
   for (let overflowed = false; ; overflowed = true) {
-    const asked = beforeModelCall(run, iteration);
-    const changes = asked === undefined ? undefined : await asked;
+    const hook = run.hooks?.beforeModelCall;
+    const changes =
+      hook === undefined
+        ? undefined
+        : await runModelHook(run, "beforeModelCall", () =>
+            hook({ session: run.session, tools: run.offer.offered(run.session), iteration }),
+          );
     if (changes === aborted) return aborted;
     try {
       return await modelTurn(run, modelView(run, iteration, changes));
@@ -128,7 +112,7 @@ async function askModelOnce(run: RunContext, iteration: number): Promise<ModelTu
       if (overflowed || !isContextOverflowError(error) || run.strategies === undefined) throw error;
       // What the refused call streamed is void, as after a retry.
       run.state.streamedText = "";
-      await makeRoom(run, "overflow");
+      await applyStrategies(run, run.strategies, "overflow");
     }
   }
 }
@@ -157,8 +141,7 @@ const noCalls: ToolCallMessage[] = [];
 function enterTurn(
   run: RunContext,
   answer: ModelTurn,
-  messages: ModelMessage[],
-  problems: string | undefined,
+  { messages, problems }: { messages: ModelMessage[]; problems: string | undefined },
 ): NextStep {
   // The stored copies (with ts): approval marks must land on the session's own objects.
   const stored = run.addTurn(messages) as ModelMessage[];

@@ -5,7 +5,7 @@ import { runStream, type RunStream } from "./event-iterator.ts";
 import { checkLoopOptions, type AgentLoopOptions } from "./loop-options.ts";
 import { callModelNext, type NextStep, type RunEnd } from "./next-step.ts";
 import { findOpenTurn } from "./open-turn.ts";
-import { createRunContext, type Queues, type RunContext } from "./run-context.ts";
+import { createRunContext, type Queues, type RunArguments, type RunContext } from "./run-context.ts";
 import { outputCorrection } from "./structured-output.ts";
 import { AgentError, describeError, errorType, isMaxIterationsError } from "../errors.ts";
 import type { InvokeModel } from "../model/invoke-model.ts";
@@ -26,7 +26,7 @@ export async function agentLoop(
   session: Session,
   options: AgentLoopOptions = {},
 ): Promise<Session> {
-  return startRun(invokeModel, tools, session, options, options.onEvent !== undefined).result;
+  return startRun({ invokeModel, tools, session, options }, options.onEvent !== undefined).result;
 }
 
 /**
@@ -42,18 +42,13 @@ export function agentStream(
   session: Session,
   options: AgentLoopOptions = {},
 ): AgentStream {
-  return startRun(invokeModel, tools, session, options, true);
+  return startRun({ invokeModel, tools, session, options }, true);
 }
 
 // `audible`: someone may hear the run's events (a listener, or a consumer of the stream). A run
 // nobody can hear (`agentLoop` without `onEvent`) builds no events and keeps no metrics.
-function startRun(
-  invokeModel: InvokeModel,
-  tools: readonly ToolDefinition[],
-  session: Session,
-  options: AgentLoopOptions,
-  audible: boolean,
-): AgentStream {
+function startRun(run: RunArguments, audible: boolean): AgentStream {
+  const { tools, session, options } = run;
   const controller = new AbortController();
   const signal =
     options.signal === undefined ? controller.signal : AbortSignal.any([options.signal, controller.signal]);
@@ -66,7 +61,7 @@ function startRun(
       running.add(session);
       try {
         await runLoop(
-          createRunContext(invokeModel, tools, session, options, signal, emit, audible ? listening : undefined, queues),
+          createRunContext({ ...run, signal, report: emit, listening: audible ? listening : undefined, queues }),
         );
       } finally {
         running.delete(session);
@@ -132,15 +127,12 @@ async function runSteps(run: RunContext, first: NextStep): Promise<RunEnd> {
   let step = first;
   for (;;) {
     switch (step.type) {
-      case "answer-tools": {
-        // Awaited only when it is a promise: a turn whose calls answered at once loses no tick.
-        const next = answerTools(run, step.turn);
-        step = next instanceof Promise ? await next : next;
+      case "answer-tools":
+        step = await answerTools(run, step.turn);
         break;
-      }
       case "call-model":
-        // Awaited even when the model answered at once: one turn of the microtask queue per model
-        // call lets concurrent runs take turns and a consumer's `break` reach the run between turns.
+        // Even a model that answers at once takes a turn of the microtask queue: concurrent runs
+        // take turns and a consumer's `break` reaches the run between model calls.
         step = await callModelStep(run);
         break;
       case "correct-output":

@@ -2,9 +2,10 @@ import { createAbortRace, delay, type AbortRace } from "./abort.ts";
 import { describeError, errorType } from "../errors.ts";
 import type { AgentEvent } from "./events.ts";
 import type { ToolExecutor } from "../tools/execute-tool-calls.ts";
+import type { CallScope } from "../tools/executor-setup.ts";
 import type { ToolOutcome } from "../tools/tool-outcome.ts";
 import type { InvokeModel, ModelContext } from "../model/invoke-model.ts";
-import { readModelTurn } from "../model/read-model-turn.ts";
+import { readModelTurn, type ModelTurnRequest } from "../model/read-model-turn.ts";
 import type { ModelMessage, Session, ToolCallMessage } from "../session.ts";
 import { retryDelay, type RetryOptions } from "./retry.ts";
 import type { ToolSchema } from "../tools/tool.ts";
@@ -41,37 +42,42 @@ export type ModelTurnRun = {
  * One model call with its retries. Returns `undefined` when the run was aborted. A failed attempt
  * is dropped whole, including the tools it started early (they are aborted and their results are
  * never added: the calls they answer never enter the session). A model that answered at once (an
- * array) gives its turn at once, without an await; any other answer gives a promise.
+ * array) gives its turn at once, without an async frame; any other answer gives a promise.
  */
 export function modelTurn(run: ModelTurnRun, view: ModelView): ModelTurn | undefined | Promise<ModelTurn | undefined> {
   let read: ModelMessage[] | Promise<ModelMessage[]>;
   try {
-    read = readAttempt(run, view);
+    read = readModelTurn(turnRequest(run, view));
   } catch (error) {
     return retryTurn(run, view, error);
   }
-  if (!(read instanceof Promise)) return takeTurn(run, read);
-  return read.then(
-    (messages) => takeTurn(run, messages),
-    (error: unknown) => retryTurn(run, view, error),
-  );
+  return Array.isArray(read) ? takeTurn(run, read) : awaitTurn(run, view, read);
 }
 
-function readAttempt(
+function turnRequest(run: ModelTurnRun, view: ModelView): ModelTurnRequest {
+  return {
+    ...view,
+    invokeModel: run.invokeModel,
+    abortRace: run.abortRace,
+    emit: run.emit,
+    onToolCall: run.eager?.onToolCall,
+  };
+}
+
+async function awaitTurn(
   run: ModelTurnRun,
-  { tools, session, context }: ModelView,
-): ModelMessage[] | Promise<ModelMessage[]> {
-  return readModelTurn(run.invokeModel, tools, session, context, run.abortRace, run.emit, run.eager?.onToolCall);
+  view: ModelView,
+  read: Promise<ModelMessage[]>,
+): Promise<ModelTurn | undefined> {
+  try {
+    return takeTurn(run, await read);
+  } catch (error) {
+    return await retryTurn(run, view, error);
+  }
 }
 
-function takeTurn(run: ModelTurnRun, messages: ModelMessage[]): ModelTurn {
-  const early = run.eager?.take();
-  if (early === undefined) return { messages, started: undefined, release: noop, discard: noop };
-  return { messages, started: early.started(), release: early.release, discard: early.discard };
-}
-
-// The first attempt failed with `error`: try again after the retry delay, as often as the retry
-// options allow; rethrows the last error when they say no more.
+// An attempt failed with `error`: try again after the retry delay, as often as the retry options
+// allow; rethrows the last error when they say no more.
 async function retryTurn(run: ModelTurnRun, view: ModelView, error: unknown): Promise<ModelTurn | undefined> {
   const { context } = view;
   for (let attempt = 1; ; attempt++) {
@@ -94,11 +100,17 @@ async function retryTurn(run: ModelTurnRun, view: ModelView, error: unknown): Pr
       return undefined;
     }
     try {
-      return takeTurn(run, await readAttempt(run, view));
+      return takeTurn(run, await readModelTurn(turnRequest(run, view)));
     } catch (next) {
       error = next;
     }
   }
+}
+
+function takeTurn(run: ModelTurnRun, messages: ModelMessage[]): ModelTurn {
+  const early = run.eager?.take();
+  if (early === undefined) return { messages, started: undefined, release: noop, discard: noop };
+  return { messages, started: early.started(), release: early.release, discard: early.discard };
 }
 
 /**
@@ -132,28 +144,28 @@ type EagerStarts = ReturnType<typeof eagerStarts>;
 // Early starts get their own signal, so a failed attempt can stop its tools without stopping the
 // run; it follows the run's signal too. Created on the first early start only.
 function eagerStarts(executor: ToolExecutor, runSignal: AbortSignal) {
-  let scope: { controller: AbortController; race: AbortRace } | undefined;
+  let scope: { controller: AbortController; calls: CallScope } | undefined;
   let started: Map<string, Promise<ToolOutcome>> | undefined;
   let running = 0;
   const settled = (): void => void running--;
   const follow = (): void => scope?.controller.abort(runSignal.reason);
-  const open = (): { controller: AbortController; race: AbortRace } => {
+  const open = (): { controller: AbortController; calls: CallScope } => {
     const controller = new AbortController();
     runSignal.addEventListener("abort", follow, { once: true });
-    return { controller, race: createAbortRace(controller.signal) };
+    return { controller, calls: { signal: controller.signal, abortRace: createAbortRace(controller.signal) } };
   };
   const release = (): void => {
     if (scope === undefined) return;
     if (running > 0) scope.controller.abort();
     runSignal.removeEventListener("abort", follow);
-    scope.race.dispose();
+    scope.calls.abortRace.dispose();
   };
   return {
     onToolCall: (call: ToolCallMessage): void => {
       if (!executor.isEager(call.name) || started?.has(call.id) === true) return;
       scope ??= open();
       started ??= new Map<string, Promise<ToolOutcome>>();
-      const outcome = executor.start(call, scope.controller.signal, scope.race);
+      const outcome = executor.start(call, scope.calls);
       running++;
       void outcome.then(settled);
       started.set(call.id, outcome);

@@ -13,20 +13,6 @@ export const aborted = Symbol("aborted");
 export type ModelCallChanges = Awaited<ReturnType<NonNullable<AgentHooks["beforeModelCall"]>>>;
 
 /**
- * Asks the `beforeModelCall` hook what to change for this call; `undefined` at once (no await)
- * when there is no hook.
- */
-export function beforeModelCall(
-  run: RunContext,
-  iteration: number,
-): Promise<ModelCallChanges | typeof aborted> | undefined {
-  const hook = run.hooks?.beforeModelCall;
-  if (hook === undefined) return undefined;
-  const { session } = run;
-  const tools = run.offer.offered(session);
-  return runModelHook(run, "beforeModelCall", () => hook({ session, tools, iteration }));
-}
-
 /**
  * The model's view of the run for one call, built fresh for every call (the first attempt, and
  * the retry after a context overflow once `makeRoom` shortened the session) from the session and
@@ -48,24 +34,21 @@ export function modelView(run: RunContext, iteration: number, changes: ModelCall
   return { tools, session: messages === session.messages ? session : { messages }, context };
 }
 
-/**
- * Shortens the session before a model call: truncation compaction (the default) before each
- * call, or the context strategies, before each call and once more after an overflow. Emits
- * `compaction` when messages were cut or removed. Returns a promise only when there are
- * strategies to wait for: a run without them pays no await per turn.
- */
-export function makeRoom(run: RunContext, reason: "before-call" | "overflow"): Promise<void> | undefined {
+/** Truncation compaction (the default) before each call; emits `compaction` when messages were cut. */
+export function compact(run: RunContext): void {
   const { compact } = run;
-  if (compact !== undefined && reason === "before-call") {
-    const watch = watchCompaction(run.session);
-    compact(run.session);
-    const report = watch.finish("truncation");
-    if (report !== undefined) run.emit({ type: "compaction", ...report });
-  }
-  return run.strategies === undefined ? undefined : applyStrategies(run, run.strategies, reason);
+  if (compact === undefined) return;
+  const watch = watchCompaction(run.session);
+  compact(run.session);
+  const report = watch.finish("truncation");
+  if (report !== undefined) run.emit({ type: "compaction", ...report });
 }
 
-async function applyStrategies(
+/**
+ * The context strategies: before each call, and once more after an overflow. Emits `compaction`
+ * when messages were removed.
+ */
+export async function applyStrategies(
   run: RunContext,
   strategies: readonly CompactionStrategy[],
   reason: "before-call" | "overflow",

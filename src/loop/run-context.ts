@@ -87,17 +87,27 @@ export type RunState = {
   abandon: (() => void) | undefined;
 };
 
+/** What a run is started with: the arguments of `agentLoop` or `agentStream`. */
+export type RunArguments = {
+  readonly invokeModel: InvokeModel;
+  readonly tools: readonly ToolDefinition[];
+  readonly session: Session;
+  readonly options: AgentLoopOptions;
+};
+
+/** What `createRunContext` reads: the run's arguments, its signal, and where its events and messages go. */
+export type RunSetup = RunArguments & {
+  readonly signal: AbortSignal;
+  /** Receives every event of the run. */
+  readonly report: (event: AgentEvent) => void;
+  /** Whether someone listens now; absent when nobody ever can (no events are built then). */
+  readonly listening: (() => boolean) | undefined;
+  readonly queues: Queues;
+};
+
 /** Reads the options of a run, once: the one place that does. */
-export function createRunContext(
-  invokeModel: InvokeModel,
-  tools: readonly ToolDefinition[],
-  session: Session,
-  options: AgentLoopOptions,
-  signal: AbortSignal,
-  report: (event: AgentEvent) => void,
-  listening: (() => boolean) | undefined,
-  queues: Queues,
-): RunContext {
+export function createRunContext(setup: RunSetup): RunContext {
+  const { invokeModel, tools, session, options, signal, report, listening, queues } = setup;
   const agentName = options.name;
   const state: RunState = {
     iteration: 0,
@@ -106,7 +116,7 @@ export function createRunContext(
     abandon: undefined,
   };
   const { emit, turnStart, turnEnd, message } = runEvents(report, listening, state);
-  const { add, addTurn } = sessionWriter(session, message, resolveLogger(options.logger), agentName);
+  const { add, addTurn } = sessionWriter(session, message, { log: resolveLogger(options.logger), agentName });
   const maxChars = largeOutputChars(options.largeOutput);
   const offer = createToolOffer(tools, maxChars ?? defaultLargeOutputChars);
   const executor = createToolExecutor(offer.definitions, options.toolHandlers ?? {}, {
@@ -185,8 +195,7 @@ function contextManagement(option: AgentLoopOptions["compaction"]): Pick<RunCont
 function sessionWriter(
   session: Session,
   message: (stored: Message) => void,
-  log: ((line: string) => void) | undefined,
-  agentName: string | undefined,
+  { log, agentName }: { log: ((line: string) => void) | undefined; agentName: string | undefined },
 ): Pick<RunContext, "add" | "addTurn"> {
   const announce = (stored: Message): void => {
     if (log !== undefined) log(formatLogLine(stored, agentName));

@@ -52,7 +52,7 @@ export function journaledModel(
       async () => {
         const race = createAbortRace(context.signal);
         try {
-          const messages = await readModelTurn(invokeModel, tools, session, context, race, ignore);
+          const messages = await readModelTurn({ invokeModel, tools, session, context, abortRace: race, emit: ignore });
           const at = Date.now();
           const ts = new Date(at).toISOString();
           const step = { messages: messages.map((message) => ({ ...message, ts })), at };

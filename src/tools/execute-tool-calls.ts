@@ -1,12 +1,17 @@
-import { createAbortRace, type AbortRace } from "../loop/abort.ts";
+import { createAbortRace } from "../loop/abort.ts";
 import { checkNumber } from "../numeric-options.ts";
 import { checkToolTimeout } from "./tool.ts";
 import type { AgentEvent } from "../loop/events.ts";
 import type { AgentHooks } from "../loop/hooks.ts";
 import type { Session, ToolCallMessage, ToolResultMessage } from "../session.ts";
 import type { ToolDefinition, ToolHandlers } from "./tool.ts";
-import { createExecutorSetup, type ExecutorSetup, type ExecutorSetupOptions } from "./executor-setup.ts";
-import type { Eventually } from "./invoke-tool.ts";
+import {
+  createExecutorSetup,
+  type CallScope,
+  type ExecutorSetup,
+  type ExecutorSetupOptions,
+  type ToolCallRun,
+} from "./executor-setup.ts";
 import { runToolCall } from "./run-tool-call.ts";
 import { acquireSlot, createSlots, releaseSlot, type ToolSlots } from "./tool-slots.ts";
 import type { ToolOutcome } from "./tool-outcome.ts";
@@ -54,16 +59,13 @@ export async function executeToolCalls(
   const signal = options.signal ?? new AbortController().signal;
   const abortRace = createAbortRace(signal);
   try {
-    // Pausing needs the loop; here a call that needs approval is simply not run.
-    return await createToolExecutor(options.tools ?? [], toolHandlers, options).run(
-      toolCalls,
+    const outcomes = await createToolExecutor(options.tools ?? [], toolHandlers, options).run(toolCalls, {
       signal,
       abortRace,
-      undefined,
-      (outcomes) =>
-        outcomes.map((outcome) =>
-          outcome.type === "tool_result" ? outcome : needsLoopForApprovalResult(outcome.call),
-        ),
+    });
+    // Pausing needs the loop; here a call that needs approval is simply not run.
+    return outcomes.map((outcome) =>
+      outcome.type === "tool_result" ? outcome : needsLoopForApprovalResult(outcome.call),
     );
   } finally {
     abortRace.dispose();
@@ -76,25 +78,17 @@ export type ToolExecutor = {
    * Starts one call as soon as a slot is free (`maxParallelTools`); resolves with its result and
    * never rejects. Calls started in call order also acquire slots in call order.
    */
-  start: (
-    call: ToolCallMessage,
-    signal: AbortSignal,
-    abortRace: AbortRace,
-    onOutcome?: (outcome: ToolOutcome) => void,
-  ) => Promise<ToolOutcome>;
+  start: (call: ToolCallMessage, scope: CallScope) => Promise<ToolOutcome>;
   /**
-   * Runs a batch; `onResult` hears each result in call order as soon as the ones before it are
-   * in. Calls found in `started` (begun early, while the model was streaming) are awaited, not rerun.
-   * Returns what `then` makes of the outcomes (in call order): at once when every call answered
-   * at once, else one promise of it, so the caller's next step needs no `then` of its own.
+   * Runs a batch and resolves with its outcomes in call order; `onResult` hears each result in
+   * call order as soon as the ones before it are in. Calls found in `started` (begun early, while
+   * the model was streaming) are awaited, not rerun. Never rejects.
    */
-  run: <R>(
+  run: (
     toolCalls: readonly ToolCallMessage[],
-    signal: AbortSignal,
-    abortRace: AbortRace,
-    started: ReadonlyMap<string, Promise<ToolOutcome>> | undefined,
-    then: (outcomes: ToolOutcome[]) => R,
-  ) => Eventually<R>;
+    scope: CallScope,
+    started?: ReadonlyMap<string, Promise<ToolOutcome>>,
+  ) => Promise<ToolOutcome[]>;
   /** Whether a tool may start while the model is still streaming (its definition does not say `eager: false`). */
   isEager: (name: string) => boolean;
 };
@@ -114,19 +108,14 @@ export function createToolExecutor(
     setup: createExecutorSetup(tools, toolHandlers, options),
     slots: createSlots(options),
     onResult,
-    deliverAlone: (outcome) => {
-      if (outcome.type === "tool_result") onResult?.(outcome);
-    },
     deliverOne: (outcome) => {
       if (outcome.type === "tool_result") onResult?.(outcome);
       return [outcome];
     },
   };
   return {
-    start: (call, signal, abortRace, onOutcome) =>
-      Promise.resolve(startToolCall(parts, call, signal, abortRace, onOutcome)),
-    run: (toolCalls, signal, abortRace, started, then) =>
-      runInCallOrder(parts, toolCalls, signal, abortRace, started, then),
+    start: (call, scope) => startToolCall(parts, callRun(parts, scope, call)),
+    run: (toolCalls, scope, started) => runInCallOrder(parts, { toolCalls, scope, started }),
     isEager: (name) => parts.setup.definitions.get(name)?.eager !== false,
   };
 }
@@ -136,51 +125,38 @@ type ExecutorParts = {
   readonly setup: ExecutorSetup;
   readonly slots: ToolSlots;
   readonly onResult: ((result: ToolResultMessage) => void) | undefined;
-  /** `onResult` for a batch of one: a result is heard, a pause is not. */
-  readonly deliverAlone: (outcome: ToolOutcome) => void;
-  /** `deliverAlone`, then the batch's outcomes: made once, so a batch of one adds no closure of its own. */
+  /** `onResult` for a batch of one (a result is heard, a pause is not), then the batch's outcomes. */
   readonly deliverOne: (outcome: ToolOutcome) => ToolOutcome[];
 };
 
-// Without a limit there are no slots to wait for: the call's outcome comes back as the call gives
-// it (itself, or one promise), so a call pays for no async frame of the executor.
-function startToolCall(
-  parts: ExecutorParts,
-  call: ToolCallMessage,
-  signal: AbortSignal,
-  abortRace: AbortRace,
-  onOutcome: ((outcome: ToolOutcome) => void) | undefined,
-): Eventually<ToolOutcome> {
-  if (parts.slots.limit !== Number.POSITIVE_INFINITY) return startInSlot(parts, call, signal, abortRace, onOutcome);
-  const outcome = runToolCall(call, parts.setup, signal, abortRace);
-  if (onOutcome === undefined) return outcome;
-  if (!(outcome instanceof Promise)) {
-    onOutcome(outcome);
-    return outcome;
-  }
-  return outcome.then((settled) => {
-    onOutcome(settled);
-    return settled;
-  });
+// The call with what its phases read: the scope's two fields only (the loop passes its whole run context as the scope).
+function callRun({ setup }: ExecutorParts, { signal, abortRace }: CallScope, call: ToolCallMessage): ToolCallRun {
+  return { signal, abortRace, call, setup };
 }
 
-async function startInSlot(
-  { setup, slots }: ExecutorParts,
-  call: ToolCallMessage,
-  signal: AbortSignal,
-  abortRace: AbortRace,
-  onOutcome: ((outcome: ToolOutcome) => void) | undefined,
+/** A batch of calls to run: the turn's calls, where they run, and the ones that started early. */
+type Batch = {
+  readonly toolCalls: readonly ToolCallMessage[];
+  readonly scope: CallScope;
+  readonly started: ReadonlyMap<string, Promise<ToolOutcome>> | undefined;
+};
+
+// `onOutcome` hears the outcome before the slot passes on: with parallel: false a result is
+// recorded before the next call starts, so a crash between them never loses a finished call.
+async function startToolCall(
+  { slots }: ExecutorParts,
+  run: ToolCallRun,
+  onOutcome?: (outcome: ToolOutcome) => void,
 ): Promise<ToolOutcome> {
-  const waiting = acquireSlot(slots);
-  if (waiting !== undefined) await waiting;
+  // Without a limit there are no slots to take.
+  const limited = slots.limit !== Number.POSITIVE_INFINITY;
+  if (limited) await acquireSlot(slots);
   try {
-    const outcome = await runToolCall(call, setup, signal, abortRace);
-    // Heard before the slot passes on: with parallel: false a result is recorded before the
-    // next call starts, so a crash between them never loses a finished call.
+    const outcome = await runToolCall(run);
     onOutcome?.(outcome);
     return outcome;
   } finally {
-    releaseSlot(slots);
+    if (limited) releaseSlot(slots);
   }
 }
 
@@ -189,33 +165,17 @@ async function startInSlot(
  * before it are in. Once a call waits for approval, later results wait with it (the loop holds
  * them on their calls; see `heldResult`) and `onResult` hears none of them.
  */
-function runInCallOrder<R>(
-  parts: ExecutorParts,
-  toolCalls: readonly ToolCallMessage[],
-  signal: AbortSignal,
-  abortRace: AbortRace,
-  started: ReadonlyMap<string, Promise<ToolOutcome>> | undefined,
-  then: (outcomes: ToolOutcome[]) => R,
-): Eventually<R> {
-  if (toolCalls.length !== 1) return runSeveral(parts, toolCalls, signal, abortRace, started).then(then);
-  // The common case, without the bookkeeping of ordering several results.
+function runInCallOrder(parts: ExecutorParts, batch: Batch): Promise<ToolOutcome[]> {
+  const { toolCalls, scope, started } = batch;
+  if (toolCalls.length !== 1 || parts.slots.limit !== Number.POSITIVE_INFINITY) return runSeveral(parts, batch);
+  // The common case, without the bookkeeping of ordering several results: one promise for the
+  // call, whether it started early, answered at once or not.
   const call = toolCalls[0]!;
-  const early = started?.get(call.id);
-  if (early === undefined && parts.slots.limit !== Number.POSITIVE_INFINITY) {
-    return startInSlot(parts, call, signal, abortRace, parts.deliverAlone).then((outcome) => then([outcome]));
-  }
-  const outcome = early ?? runToolCall(call, parts.setup, signal, abortRace);
-  if (!(outcome instanceof Promise)) return then(parts.deliverOne(outcome));
-  return outcome.then((settled) => then(parts.deliverOne(settled)));
+  const outcome = started?.get(call.id) ?? runToolCall(callRun(parts, scope, call));
+  return Promise.resolve(outcome).then(parts.deliverOne);
 }
 
-function runSeveral(
-  parts: ExecutorParts,
-  toolCalls: readonly ToolCallMessage[],
-  signal: AbortSignal,
-  abortRace: AbortRace,
-  started: ReadonlyMap<string, Promise<ToolOutcome>> | undefined,
-): Promise<ToolOutcome[]> {
+function runSeveral(parts: ExecutorParts, { toolCalls, scope, started }: Batch): Promise<ToolOutcome[]> {
   const { onResult } = parts;
   const outcomes = new Array<ToolOutcome | undefined>(toolCalls.length);
   let delivered = 0;
@@ -228,16 +188,13 @@ function runSeveral(
     }
   };
   return Promise.all(
-    toolCalls.map((call, index) => {
-      const onOutcome = (outcome: ToolOutcome): ToolOutcome => {
-        deliver(index, outcome);
-        return outcome;
-      };
+    toolCalls.map(async (call, index) => {
+      const onOutcome = (outcome: ToolOutcome): void => deliver(index, outcome);
       const early = started?.get(call.id);
-      if (early !== undefined) return early.then(onOutcome);
-      if (parts.slots.limit !== Number.POSITIVE_INFINITY) return startInSlot(parts, call, signal, abortRace, onOutcome);
-      // Results are heard once every call has started, whether a handler answered at once or not.
-      return Promise.resolve(runToolCall(call, parts.setup, signal, abortRace)).then(onOutcome);
+      if (early === undefined) return startToolCall(parts, callRun(parts, scope, call), onOutcome);
+      const outcome = await early;
+      onOutcome(outcome);
+      return outcome;
     }),
   );
 }

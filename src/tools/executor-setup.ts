@@ -1,6 +1,7 @@
+import type { AbortRace } from "../loop/abort.ts";
 import type { AgentEvent } from "../loop/events.ts";
 import type { AgentHooks } from "../loop/hooks.ts";
-import type { Session } from "../session.ts";
+import type { Session, ToolCallMessage } from "../session.ts";
 import type { ToolDefinition, ToolHandler, ToolHandlers } from "./tool.ts";
 
 /**
@@ -30,6 +31,12 @@ export type ExecutorOffer = {
   /** The names of the tools the model is shown now. */
   readonly names: (session: Session) => readonly string[];
 };
+
+/** Where calls run: the signal that aborts them and the race every wait of theirs goes through. */
+export type CallScope = { readonly signal: AbortSignal; readonly abortRace: AbortRace };
+
+/** One call on its way through its phases, with everything they read. */
+export type ToolCallRun = CallScope & { readonly call: ToolCallMessage; readonly setup: ExecutorSetup };
 
 /** The options `createExecutorSetup` reads. */
 export type ExecutorSetupOptions = {

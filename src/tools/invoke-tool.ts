@@ -4,7 +4,7 @@ import { clampDelay } from "../numeric-options.ts";
 import type { Session, ToolCallMessage } from "../session.ts";
 import { isApprovalPause } from "./approval-pause.ts";
 import { pendingApprovals } from "./approval.ts";
-import { findHandler, knownToolNames, type ExecutorSetup } from "./executor-setup.ts";
+import { findHandler, knownToolNames, type ExecutorSetup, type ToolCallRun } from "./executor-setup.ts";
 import { toJsonOutput } from "./json-output.ts";
 import { contentResult, isToolContent } from "./tool-content.ts";
 import type { ToolContext, ToolDefinition, ToolHandler } from "./tool.ts";
@@ -18,7 +18,7 @@ import {
   timedOutText,
   unknownToolResult,
 } from "./tool-errors.ts";
-import { validateToolInput } from "./validate-input.ts";
+import { validateToolInput, type ValidationResult } from "./validate-input.ts";
 
 /**
  * Answers a call the gate let through: finds its handler, validates its input (the handler is not
@@ -26,82 +26,62 @@ import { validateToolInput } from "./validate-input.ts";
  * makes its output plain JSON. Every failure becomes the call's error result; a handler that paused
  * for approval (`ApprovalPause`) gives a pause carrying its session. Never throws, and the promise
  * it returns never rejects. Returns the outcome itself when nothing was awaited (a synchronous
- * handler), else one promise of it: a call pays for no async frame of its own.
+ * handler), else one promise of it: at 2,000 concurrent runs the async frames of a tool call
+ * cost about a third of the CPU (bench/README.md).
  */
 export function invokeTool(
-  call: ToolCallMessage,
+  run: ToolCallRun,
   definition: ToolDefinition | undefined,
-  setup: ExecutorSetup,
-  signal: AbortSignal,
-  abortRace: AbortRace,
-): Eventually<ToolOutcome> {
+): ToolOutcome | Promise<ToolOutcome> {
+  const { call, setup, signal } = run;
   const handler = findHandler(setup, definition, call.name);
   if (handler === undefined) return unknownToolResult(call, knownToolNames(setup));
   if (signal.aborted) return abortedResult(call);
   // The adapter could not accept what the model sent: the call never runs.
   if (typeof call.inputError === "string") return invalidInputResult(call, call.inputError);
-  const invocation: Invocation = { call, definition, handler, setup, signal, abortRace };
   try {
-    if (definition === undefined) return callHandler(invocation, call.input);
+    if (definition === undefined) return callHandler(run, handler, call.input);
     const validation = validateToolInput(definition, call.input);
-    if (!(validation instanceof Promise)) return validated(invocation, validation);
-    return abortRace.race(validation).then(
-      (checked) => validated(invocation, checked),
-      (error: unknown) => failedCall(call, error, signal),
-    );
+    if (validation instanceof Promise) return validateLater(run, handler, validation);
+    if (!validation.ok) return invalidInputResult(call, boundText(validation.message, maxErrorLength));
+    return callHandler(run, handler, validation.value);
   } catch (error) {
     return failedCall(call, error, signal);
   }
 }
 
-/** A value, or a promise of it when something had to be awaited. */
-export type Eventually<T> = T | Promise<T>;
-
-// One call on its way through the handler, passed whole to the steps below.
-type Invocation = {
-  readonly call: ToolCallMessage;
-  readonly definition: ToolDefinition | undefined;
-  readonly handler: ToolHandler;
-  readonly setup: ExecutorSetup;
-  readonly signal: AbortSignal;
-  readonly abortRace: AbortRace;
-};
-
-function validated(
-  invocation: Invocation,
-  validation: Awaited<ReturnType<typeof validateToolInput>>,
-): Eventually<ToolOutcome> {
+// An asynchronous validator (a Standard Schema's) is raced against the abort, as a handler is.
+async function validateLater(
+  run: ToolCallRun,
+  handler: ToolHandler,
+  validation: Promise<ValidationResult>,
+): Promise<ToolOutcome> {
   try {
-    if (!validation.ok) return invalidInputResult(invocation.call, boundText(validation.message, maxErrorLength));
-    return callHandler(invocation, validation.value);
+    const checked = await run.abortRace.race(validation);
+    if (!checked.ok) return invalidInputResult(run.call, boundText(checked.message, maxErrorLength));
+    return await callHandler(run, handler, checked.value);
   } catch (error) {
-    return failedCall(invocation.call, error, invocation.signal);
+    return failedCall(run.call, error, run.signal);
   }
 }
 
-// A synchronous handler's value is used as it is: no extra turn of the event loop.
-function callHandler(invocation: Invocation, input: unknown): Eventually<ToolOutcome> {
-  const { call, definition, handler, setup, signal } = invocation;
+// A synchronous handler's value is used as it is. A handler that ignores its signal cannot hold
+// the run: the race settles on abort and the handler's late result is dropped.
+function callHandler(run: ToolCallRun, handler: ToolHandler, input: unknown): ToolOutcome | Promise<ToolOutcome> {
+  const { call, setup, signal } = run;
+  const toResult = (output: unknown): ToolOutcome => jsonResult(call, output, signal);
+  const toFailure = (error: unknown): ToolOutcome => failedCall(call, error, signal);
   try {
-    const timeout =
-      (definition !== undefined && "timeout" in definition ? definition.timeout : undefined) ?? setup.toolTimeout;
-    if (timeout !== undefined && timeout !== Number.POSITIVE_INFINITY) {
-      return runWithTimeout(handler, input, call, setup, signal, timeout).then(
-        (value) => jsonResult(call, value, signal),
-        (error: unknown) => failedCall(call, error, signal),
-      );
+    const timeout = timeoutOf(setup.definitions.get(call.name), setup);
+    if (timeout !== undefined) {
+      const start = (handlerSignal: AbortSignal): unknown => handler(input, contextFor(call, setup, handlerSignal));
+      return runWithTimeout(run, timeout, start).then(toResult, toFailure);
     }
     const output = handler(input, contextFor(call, setup, signal));
-    if (!isPromiseLike(output)) return jsonResult(call, output, signal);
-    // A handler that ignores its signal cannot hold the run: the race settles on abort and the
-    // handler's late result is dropped.
-    return invocation.abortRace.raceThen(
-      output,
-      (value) => jsonResult(call, value, signal),
-      (error: unknown) => failedCall(call, error, signal),
-    );
+    if (!isPromiseLike(output)) return toResult(output);
+    return run.abortRace.raceThen(output, toResult, toFailure);
   } catch (error) {
-    return failedCall(call, error, signal);
+    return toFailure(error);
   }
 }
 
@@ -114,6 +94,13 @@ function jsonResult(call: ToolCallMessage, output: unknown, signal: AbortSignal)
   } catch (error) {
     return failedCall(call, error, signal);
   }
+}
+
+// The tool's own `timeout`, else the executor's; `undefined` when there is none (or `Infinity`).
+function timeoutOf(definition: ToolDefinition | undefined, setup: ExecutorSetup): number | undefined {
+  const timeout =
+    (definition !== undefined && "timeout" in definition ? definition.timeout : undefined) ?? setup.toolTimeout;
+  return timeout === Number.POSITIVE_INFINITY ? undefined : timeout;
 }
 
 // Total: whatever inspecting the error throws (a hostile thrown value) becomes the call's error
@@ -142,25 +129,22 @@ class ToolTimeoutError extends Error {
 }
 
 // Within a timeout, the call's own signal is raced as well: it aborts on the timeout.
-function runHandler(handler: ToolHandler, input: unknown, context: ToolContext, abortRace: AbortRace): unknown {
-  const output = handler(input, context);
-  if (isPromiseLike(output)) return abortRace.race(output);
-  return output;
+function raceIfPending(output: unknown, abortRace: AbortRace): unknown {
+  return isPromiseLike(output) ? abortRace.race(output) : output;
 }
 
 function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
   return value !== null && typeof value === "object" && "then" in value && typeof value.then === "function";
 }
 
-// The handler's signal aborts when the run aborts or the timeout passes, whichever is first.
+// The handler's signal aborts when the run aborts or the timeout passes, whichever is first;
+// within the timeout the call's own signal is raced as well.
 async function runWithTimeout(
-  handler: ToolHandler,
-  input: unknown,
-  call: ToolCallMessage,
-  setup: ExecutorSetup,
-  runSignal: AbortSignal,
+  run: ToolCallRun,
   timeout: number,
+  start: (handlerSignal: AbortSignal) => unknown,
 ): Promise<unknown> {
+  const { call, signal: runSignal } = run;
   const controller = new AbortController();
   const onRunAbort = (): void => controller.abort(runSignal.reason);
   runSignal.addEventListener("abort", onRunAbort, { once: true });
@@ -170,7 +154,7 @@ async function runWithTimeout(
   );
   const callRace = createAbortRace(controller.signal);
   try {
-    return await runHandler(handler, input, contextFor(call, setup, controller.signal), callRace);
+    return await raceIfPending(start(controller.signal), callRace);
   } catch (error) {
     if (controller.signal.reason instanceof ToolTimeoutError) throw controller.signal.reason;
     throw error;

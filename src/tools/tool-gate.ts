@@ -1,8 +1,7 @@
-import type { AbortRace } from "../loop/abort.ts";
 import { describeError } from "../errors.ts";
 import type { ToolCallMessage, ToolResultMessage } from "../session.ts";
 import { pendingApprovals } from "./approval.ts";
-import type { ExecutorSetup } from "./executor-setup.ts";
+import type { ExecutorSetup, ToolCallRun } from "./executor-setup.ts";
 import type { ToolDefinition } from "./tool.ts";
 import { abortedResult, beforeHookFailedResult, deniedResult, rejectedResult } from "./tool-errors.ts";
 
@@ -32,11 +31,8 @@ export function isGated(call: ToolCallMessage, definition: ToolDefinition | unde
  * approval. A hook that throws denies the call (fail closed) and is reported as `hook-error`.
  */
 export async function checkGate(
-  call: ToolCallMessage,
+  { call, setup, signal, abortRace }: ToolCallRun,
   definition: ToolDefinition | undefined,
-  setup: ExecutorSetup,
-  signal: AbortSignal,
-  abortRace: AbortRace,
 ): Promise<Gate> {
   const decision = call.approval?.status;
   if (decision === "pending") return resumeGate(call);

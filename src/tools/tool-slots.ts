@@ -17,13 +17,13 @@ export function createSlots(options: { parallel?: boolean; maxParallelTools?: nu
 }
 
 /**
- * Takes a slot: `undefined` when one is free (the caller goes on without an await, so a call that
- * need not wait loses no turn of the event loop), else a promise that resolves once one is handed over.
+ * Takes a slot: resolves at once when one is free, else once one is handed over. The slot is
+ * counted before the promise is returned, so calls that ask in call order get slots in call order.
  */
-export function acquireSlot(slots: ToolSlots): Promise<void> | undefined {
+export function acquireSlot(slots: ToolSlots): Promise<void> {
   if (slots.active < slots.limit) {
     slots.active++;
-    return undefined;
+    return Promise.resolve();
   }
   return new Promise<void>((resolve) => slots.waiting.push(resolve));
 }
