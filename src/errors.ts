@@ -83,10 +83,61 @@ export class AbortError extends AgentError {
   }
 }
 
-/** True for any abort: ours, the platform's `AbortError` DOMException, or a `TimeoutError` from `AbortSignal.timeout`. */
+/**
+ * True for any abort: ours, the platform's `AbortError` DOMException, or a `TimeoutError` from
+ * `AbortSignal.timeout`. Our own `TimeoutError` (a time limit of the loop) is not an abort: it is
+ * a retryable failure of the attempt it ended.
+ */
 export function isAbortError(error: unknown): boolean {
   const type = errorType(error);
-  return type === "AbortError" || type === "TimeoutError";
+  return type === "AbortError" || (type === "TimeoutError" && !isAgentError(error));
+}
+
+/**
+ * A time limit of the loop ran out (`timeouts`): `limit` names it (`modelCallMs`, `firstChunkMs`,
+ * `toolMs`, `runMs`) and `waitedMs` is how long was waited. A model call's attempt that ran out is
+ * retryable: nothing of it is kept, and the loop's retries (or `withFallback`) try again.
+ */
+export class TimeoutError extends AgentError {
+  override name = "TimeoutError";
+  readonly limit: "modelCallMs" | "firstChunkMs" | "toolMs" | "runMs";
+  readonly waitedMs: number;
+
+  constructor(limit: TimeoutError["limit"], waitedMs: number, options: { retryable?: boolean } = {}) {
+    super(`timeouts.${limit} ran out: waited ${Math.round(waitedMs)} ms`, { retryable: options.retryable ?? true });
+    this.limit = limit;
+    this.waitedMs = waitedMs;
+  }
+}
+
+export function isTimeoutError(error: unknown): error is TimeoutError {
+  return isAgentError(error) && error.name === "TimeoutError";
+}
+
+/**
+ * A run spent more than its `budget` (`usd` or `tokens`): thrown after the model call that went
+ * over, once every call of that turn is answered. `session` holds all the work, as for
+ * `MaxIterationsError`.
+ */
+export class BudgetExceededError extends AgentError {
+  override name = "BudgetExceededError";
+  readonly budget: { usd?: number; tokens?: number };
+  readonly spent: { usd?: number; tokens: number };
+  readonly session: Session;
+
+  constructor(
+    message: string,
+    details: { budget: { usd?: number; tokens?: number }; spent: { usd?: number; tokens: number }; session: Session },
+  ) {
+    super(message);
+    this.budget = details.budget;
+    this.spent = details.spent;
+    this.session = details.session;
+  }
+}
+
+export function isBudgetExceededError(error: unknown): error is BudgetExceededError {
+  return isAgentError(error) && error.name === "BudgetExceededError";
 }
 
 /**

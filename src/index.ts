@@ -59,6 +59,8 @@ export type { AgentStream } from "./loop/loop.ts";
 export type { AgentLoopOptions } from "./loop/loop-options.ts";
 export type { InvokeModel, ModelContext, StructuredOutputModel } from "./model/invoke-model.ts";
 export type { ModelSettings } from "./model/model-settings.ts";
+export { withFallback } from "./model/with-fallback.ts";
+export type { FallbackOptions } from "./model/with-fallback.ts";
 export type { AgentEvent, RunOutcome } from "./loop/events.ts";
 export type { ModelStreamEvent } from "./model/model-stream-event.ts";
 export { executeToolCalls } from "./tools/execute-tool-calls.ts";
@@ -108,6 +110,10 @@ export {
   isProviderError,
   isContextOverflowError,
   isRetryable,
+  TimeoutError,
+  isTimeoutError,
+  BudgetExceededError,
+  isBudgetExceededError,
   describeError,
   maxErrorLength,
 } from "./errors.ts";

@@ -21,10 +21,15 @@ export type ModelStreamEvent =
    * the length limit cut off (sent with `{}` input so the turn stays complete) must come after this
    * event: the loop starts calls early only before it, and never runs a cut call.
    */
-  | ({ type: "response-end" } & TurnEndFields);
+  | ({ type: "response-end" } & TurnEndFields)
+  /**
+   * `withFallback` moved the call from model `from` to model `to` (indexes into the models it was
+   * given) because `from` failed with `error`. Nothing of the failed model's answer is kept.
+   */
+  | { type: "fallback"; from: number; to: number; error: string; errorType?: string };
 
-/** Events of deltas the loop passes through from the model stream unchanged. */
+/** Events the loop passes through from the model stream unchanged: deltas, and fallbacks. */
 export type ModelDeltaEvent = Extract<
   ModelStreamEvent,
-  { type: "text-delta" | "thinking-delta" | "tool-call-start" | "tool-call-delta" }
+  { type: "text-delta" | "thinking-delta" | "tool-call-start" | "tool-call-delta" | "fallback" }
 >;
