@@ -129,7 +129,7 @@ function* answerEvents(messages: ModelMessage[]): Generator<ModelStreamEvent> {
   if (!Array.isArray(messages))
     throw new InvalidModelResponseError(`invokeModel must return an array of messages, got ${typeof messages}`);
   const last = messages[messages.length - 1];
-  const stop: TurnEndFields = last === undefined ? {} : turnEndFields(last as Partial<Record<string, unknown>>);
+  const stop: TurnEndFields = last === undefined ? {} : turnEndFields(last);
   for (const message of messages) yield { type: "message", message };
   yield { type: "response-end", ...stop };
 }
