@@ -248,12 +248,21 @@ function startChat(state: RunState, startTime?: number): void {
 function endChat(state: RunState, error?: { type: string; message: string }): void {
   const { chat, run } = state;
   if (chat === undefined) return;
-  if (error !== undefined) fail(chat.span, error.type, error.message);
+  if (error !== undefined) fail(chat.span, error.type, errorText(state, error.type, error.message));
   if (state.tracing.recordContent && chat.messages.length > 0)
     chat.span.setAttribute("gen_ai.output.messages", outputMessages(chat.messages));
   if (chat.usage !== undefined && run !== undefined) run.usage = addUsage(run.usage, chat.usage);
   chat.span.end();
   state.chat = undefined;
+}
+
+/**
+ * An error's description for a span's status: its text with `recordContent` on; otherwise its type
+ * and a fixed text, since an error's message can quote the model's answer or a tool's input
+ * (`InvalidModelResponseError`, `MaxIterationsError`'s last action, a provider's error body).
+ */
+function errorText(state: RunState, type: string, message: string): string {
+  return state.tracing.recordContent ? message : `${type} (error text not recorded: recordContent is off)`;
 }
 
 /** The failed attempt is its own model call; the repeat gets a new span once it begins. */
@@ -372,8 +381,9 @@ function endRun(state: RunState, event: EventOf<"run-end">): void {
         event.pending.map((call) => call.id),
       );
     if (run.usage !== undefined) setUsage(span, run.usage);
-    if (event.outcome === "error") fail(span, event.errorType ?? "_OTHER", event.error ?? "error");
-    if (event.outcome === "max-iterations") fail(span, "MaxIterationsError", event.error ?? "max-iterations");
+    const type = event.outcome === "max-iterations" ? "MaxIterationsError" : (event.errorType ?? "_OTHER");
+    if (event.outcome === "error" || event.outcome === "max-iterations")
+      fail(span, type, errorText(state, type, event.error ?? event.outcome));
   }
   endAll(state);
 }
