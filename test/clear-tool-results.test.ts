@@ -1,4 +1,4 @@
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -132,6 +132,8 @@ describe("clearToolResults", () => {
     const { invokeModel } = reader([3000, 3000, 3000]);
     await agentLoop(invokeModel, [read], stored, { compaction: clearToolResults({ keepLast: 1, batch: 2 }) });
     await closeSession(stored);
+    // A cleared output is in the log once, where it entered; the replacement's previous refers to a blob.
+    expect(readFileSync(path, "utf8").split("f1:".padEnd(3000, "x")).length - 1).toBe(1);
     const replaced = (await loadEntries(path)).filter((entry) => entry.type === "replace");
     expect(
       replaced.map((entry) => [

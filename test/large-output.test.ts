@@ -1,4 +1,4 @@
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, readFileSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -114,6 +114,13 @@ describe("largeOutput", () => {
     );
     expect(kept).toBeGreaterThan(-1);
     expect(kept).toBeLessThan(result);
+    // The log line refers to a content-addressed blob beside the log; the log itself stays small.
+    const line = readFileSync(path, "utf8")
+      .split("\n")
+      .find((text) => text.includes('"kept"') && text.includes('"blob"'))!;
+    const hash = (JSON.parse(line) as { blob: string }).blob;
+    expect(readFileSync(join(path.replace(/\.jsonl$/, ".blobs"), hash), "utf8")).toBe(log);
+    expect(statSync(path).size).toBeLessThan(log.length / 4);
     const resumed = await openSession(path);
     try {
       const fork = forkSession(resumed);

@@ -122,14 +122,63 @@ export function partsFromBlobs<M>(message: M, blobs: Pick<BlobStore, "read">): M
   }) as M;
 }
 
-/** The entry as a log line holds it: the content parts of each message in it stored as blobs (see `partsToBlobs`). */
+/**
+ * The entry as a log line holds it: the content parts of each message in it stored as blobs (see
+ * `partsToBlobs`), and so is a tool output kept aside for `recall_output` (a `kept` entry's
+ * `output`, the `previous` output of a result a clearing replaced): `blob` (and `json: true` for an
+ * output that is not a string) in its place.
+ */
 export function entryToBlobs<E>(entry: E, blobs: Pick<BlobStore, "write">): E {
-  return mapEntryMessages(entry, (message) => partsToBlobs(message, blobs));
+  return keptOutputToBlob(
+    mapEntryMessages(entry, (message) => partsToBlobs(message, blobs)),
+    blobs,
+  );
 }
 
 /** An entry as read from a log line, with the blobs it refers to read back (see `partsFromBlobs`). */
 export function entryFromBlobs<E>(entry: E, blobs: Pick<BlobStore, "read">): E {
-  return mapEntryMessages(entry, (message) => partsFromBlobs(message, blobs));
+  return keptOutputFromBlob(
+    mapEntryMessages(entry, (message) => partsFromBlobs(message, blobs)),
+    blobs,
+  );
+}
+
+// Where a kept output is in an entry: a `kept` entry itself, or a cleared result's `previous`.
+function keptOutputHolder(entry: Record<string, unknown>): Record<string, unknown> | undefined {
+  if (entry["type"] === "kept") return entry;
+  const message = entry["message"] as { kept?: unknown } | undefined;
+  const previous = entry["previous"];
+  if (entry["type"] !== "replace" || message?.kept !== "cleared") return undefined;
+  return typeof previous === "object" && previous !== null ? (previous as Record<string, unknown>) : undefined;
+}
+
+function keptOutputToBlob<E>(entry: E, blobs: Pick<BlobStore, "write">): E {
+  if (typeof entry !== "object" || entry === null) return entry;
+  const holder = keptOutputHolder(entry as Record<string, unknown>);
+  if (holder === undefined || !("output" in holder)) return entry;
+  const output = holder["output"];
+  const json = typeof output !== "string";
+  const hash = blobs.write(new TextEncoder().encode(json ? JSON.stringify(output) : output));
+  const stored = renameKey(holder, "output", "blob", hash);
+  if (json) stored["json"] = true;
+  return (holder === entry ? stored : { ...entry, previous: stored }) as E;
+}
+
+function keptOutputFromBlob<E>(entry: E, blobs: Pick<BlobStore, "read">): E {
+  if (typeof entry !== "object" || entry === null) return entry;
+  const holder = keptOutputHolder(entry as Record<string, unknown>);
+  if (holder === undefined || !("blob" in holder)) return entry;
+  const text = new TextDecoder().decode(blobs.read(holder["blob"] as string));
+  const { json, ...rest } = holder;
+  const restored = renameKey(rest, "blob", "output", "");
+  try {
+    restored["output"] = json === true ? (JSON.parse(text) as unknown) : text;
+  } catch (error) {
+    throw new StoreError(`the blob ${String(holder["blob"])} of a kept output is not JSON: ${errorMessage(error)}`, {
+      code: "malformed",
+    });
+  }
+  return (holder === entry ? restored : { ...entry, previous: restored }) as E;
 }
 
 /**
