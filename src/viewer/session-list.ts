@@ -23,6 +23,10 @@ export type SessionSummary = {
   lastActivity: string;
   /** The first user message, cut to 120 characters ("" if none). */
   title: string;
+  /** The last user message (the latest task or follow-up), cut to 120 characters ("" if none). */
+  latestTask: string;
+  /** The user messages recorded: tasks and follow-ups. */
+  tasks: number;
   /** The directory the session worked in (the CLI's last `workspace` entry), or null when the log names none. */
   workspace: string | null;
   outcome: SessionOutcome;
@@ -101,6 +105,8 @@ export function createSessionSummarizer(
       messages: tally.messages,
       lastActivity: new Date(Number.isFinite(tally.latest) ? tally.latest : stats.mtime.getTime()).toISOString(),
       title: (tally.title ?? "").slice(0, 120),
+      latestTask: (tally.latestTask ?? "").slice(0, 120),
+      tasks: tally.tasks,
       workspace: tally.workspace,
       outcome: tally.outcome,
       tokens: { input: tally.input, output: tally.output },
@@ -114,6 +120,8 @@ type Tally = {
   messages: number;
   latest: number;
   title: string | undefined;
+  latestTask: string | undefined;
+  tasks: number;
   workspace: string | null;
   outcome: SessionOutcome;
   /** Tool calls waiting for approval, by id. */
@@ -128,6 +136,8 @@ function emptyTally(): Tally {
     messages: 0,
     latest: Number.NEGATIVE_INFINITY,
     title: undefined,
+    latestTask: undefined,
+    tasks: 0,
     workspace: null,
     outcome: "empty",
     waiting: new Set(),
@@ -166,8 +176,11 @@ function count(tally: Tally, bytes: Buffer): void {
   if ((entry.type === "update" || entry.type === "replace") && message !== undefined) trackApproval(tally, message);
   if (entry.type !== "message" || message === undefined) return;
   tally.messages++;
-  if (tally.title === undefined && message.role === "user" && typeof message.content === "string")
-    tally.title = message.content;
+  if (message.role === "user" && typeof message.content === "string") {
+    tally.title ??= message.content;
+    tally.latestTask = message.content;
+    tally.tasks++;
+  }
   if (isObject(message.usage)) {
     tally.input += finite(message.usage.inputTokens);
     tally.output += finite(message.usage.outputTokens);

@@ -22,6 +22,79 @@ describeInBrowser("the viewer page: less common sessions", () => {
     );
 
   it(
+    "draws the loop's empty aborted message as the abort it is, not as a model call",
+    async () => {
+      const path = join(tempDir(), "aborted.jsonl");
+      writeFileSync(
+        path,
+        messageLine({ role: "user", content: "deploy" }, "2025-01-01T00:00:00.000Z") +
+          messageLine(
+            {
+              type: "tool_call",
+              id: "c1",
+              name: "deploy",
+              input: {},
+              usage: { inputTokens: 10, outputTokens: 4 },
+              stopReason: "tool_use",
+            },
+            "2025-01-01T00:00:01.000Z",
+          ) +
+          messageLine(
+            { type: "tool_result", id: "c1", output: "Error: aborted before the tool finished", isError: true },
+            "2025-01-01T00:00:05.000Z",
+          ) +
+          messageLine({ role: "assistant", content: "", stopReason: "aborted" }, "2025-01-01T00:00:05.001Z"),
+      );
+      const page = await open(path);
+      expect(await page.locator(".totals").textContent()).toContain("1model call");
+      expect(await page.locator(".turn .step").count()).toBe(1);
+      expect(await page.locator(".step-head .stop").allTextContents()).toStrictEqual(["tool_use"]);
+      expect(await page.locator(".msg.abort .msg-label").textContent()).toContain("Aborted");
+      expect(await page.locator(".turn .flags .flag").allTextContents()).toContain("aborted");
+      await page.close();
+    },
+    timeout,
+  );
+
+  it(
+    "renders every turn of an ordinary session for a capture of the whole page, and every turn of a long one in print",
+    async () => {
+      const turnsOf = (count: number, words: number): string =>
+        Array.from(
+          { length: count },
+          (_, index) =>
+            messageLine({ role: "user", content: `task ${index}` }) +
+            messageLine({
+              role: "assistant",
+              content: `answer ${index} ${"word ".repeat(words)}`,
+              stopReason: "end_turn",
+            }),
+        ).join("");
+      // Whether the browser skipped drawing the last turn (content-visibility: auto out of view).
+      const lastTurnSkipped = (page: Page): Promise<boolean> =>
+        page.evaluate(
+          "!document.querySelector('main.timeline').lastElementChild.lastElementChild.checkVisibility({ contentVisibilityAuto: true })",
+        );
+      const ordinary = join(tempDir(), "ordinary.jsonl");
+      writeFileSync(ordinary, turnsOf(30, 200));
+      const page = await open(ordinary);
+      expect(await page.locator(".turn").count()).toBe(30);
+      expect(await lastTurnSkipped(page)).toBe(false);
+      await page.close();
+
+      const long = join(tempDir(), "long.jsonl");
+      writeFileSync(long, turnsOf(1000, 5));
+      const longPage = await open(long);
+      expect(await longPage.locator(".turn").count()).toBe(1000);
+      expect(await lastTurnSkipped(longPage)).toBe(true);
+      await longPage.emulateMedia({ media: "print" });
+      expect(await lastTurnSkipped(longPage)).toBe(false);
+      await longPage.close();
+    },
+    timeout,
+  );
+
+  it(
     "shows only the totals that apply, and no stray text where one does not",
     async () => {
       const path = join(tempDir(), "plain.jsonl");

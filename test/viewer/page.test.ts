@@ -1,5 +1,5 @@
 import { writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { expect, it } from "vitest";
 import type { Page } from "playwright-core";
 import { agentLoop, resolveApproval, send, type Message } from "simple-agent-loop";
@@ -95,12 +95,12 @@ describeInBrowser("the viewer page in a real browser", () => {
 
       // The aborted turn, and every model call's stop reason.
       expect(await texts(page, "#turn-3 .flags .flag")).toStrictEqual(["aborted"]);
-      expect(await page.locator("#turn-3 .msg.assistant.aborted").count()).toBe(1);
+      expect(await page.locator("#turn-3 .msg.abort").count()).toBe(1);
       expect(
         await page
           .locator(".step-head .stop")
           .evaluateAll((nodes) => nodes.map((node) => node.getAttribute("data-stop"))),
-      ).toStrictEqual(["tool_use", "end_turn", "tool_use", "tool_use", "end_turn", "aborted", "tool_use"]);
+      ).toStrictEqual(["tool_use", "end_turn", "tool_use", "tool_use", "end_turn", "tool_use"]);
       expect(await texts(page, ".note.custom .note-label")).toStrictEqual(["custom · bookmark"]);
 
       // The chart: one group of bars per turn, tokens from the usage, and the totals.
@@ -276,6 +276,11 @@ describeInBrowser("the viewer page in a real browser", () => {
         "release-agent.jsonl",
         "older.jsonl",
       ]);
+      expect(await page.title()).toBe(`${basename(directory)} · session viewer`);
+      // A session that went on past its first task shows its latest one too.
+      expect(await rows.nth(0).locator("td.title").textContent()).toBe(
+        `${recorded.userTexts[0]}latest: ${recorded.userTexts.at(-1)!.slice(0, 120)}`,
+      );
       // No workspace record (not a CLI session); no stop reason recorded: unfinished as far as the log tells.
       expect(await rows.nth(1).locator("td").allTextContents()).toStrictEqual([
         "older.jsonl",

@@ -55,6 +55,10 @@ describe("serveViewer: the JSON endpoints", () => {
     const usages = lines.flatMap((entry) =>
       entry.type === "message" && entry.message?.usage !== undefined ? [entry.message.usage] : [],
     );
+    const userTexts = lines.flatMap((entry) => {
+      const { role, content } = (entry.message ?? {}) as { role?: string; content?: unknown };
+      return entry.type === "message" && role === "user" && typeof content === "string" ? [content] : [];
+    });
     await withViewer(path, async (viewer) => {
       expect(viewer.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/#token=[\w-]{43}$/);
       expect((await getJson(address(viewer, `api/target`))).body).toStrictEqual({
@@ -74,6 +78,8 @@ describe("serveViewer: the JSON endpoints", () => {
               messages: (await loadSession(path)).messages.length,
               lastActivity: last.ts ?? last.message?.ts,
               title: "Why is CI failing on main?",
+              latestTask: userTexts.at(-1)!.slice(0, 120),
+              tasks: userTexts.length,
               workspace: null,
               // The recorded run ends waiting for a deploy's approval.
               outcome: "paused",
@@ -148,6 +154,8 @@ describe("serveViewer: the JSON endpoints", () => {
             messages: 2,
             lastActivity: "2025-02-01T00:00:03.000Z",
             title: `a long question ${"x".repeat(104)}`,
+            latestTask: `a long question ${"x".repeat(104)}`,
+            tasks: 1,
             ...unfinished,
             problems: 0,
           },
@@ -157,6 +165,8 @@ describe("serveViewer: the JSON endpoints", () => {
             messages: 3,
             lastActivity: "2025-01-01T00:00:05.000Z",
             title: "the first question",
+            latestTask: "the first question",
+            tasks: 1,
             ...unfinished,
             problems: 0,
           },
@@ -166,6 +176,8 @@ describe("serveViewer: the JSON endpoints", () => {
             messages: 1,
             lastActivity: "2024-06-01T00:00:00.000Z",
             title: "still read",
+            latestTask: "still read",
+            tasks: 1,
             ...unfinished,
             problems: 1,
           },

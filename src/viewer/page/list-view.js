@@ -17,7 +17,8 @@ import { textOf } from "./render.js";
  */
 export function showList(root, info) {
   const name = textOf(info.name);
-  document.title = name + " · sessions";
+  // Titled as a session's page is; the CLI's directory is itself named "sessions": no "sessions · sessions".
+  document.title = (name.toLowerCase() === "sessions" ? "Sessions" : name) + " · session viewer";
   const body = h("tbody", null);
   const count = h("span.status", null);
   root.replaceChildren(
@@ -73,6 +74,25 @@ function fillRows(body, count, sessions) {
 }
 
 /**
+ * The first task, and the latest one when the session went on with others.
+ * @param {JsonObject} session
+ */
+function taskCell(session) {
+  const first = textOf(session.title);
+  const latest = typeof session.latestTask === "string" ? session.latestTask : "";
+  const tasks = isCount(session.tasks) ? session.tasks : 0;
+  return h(
+    "td.title",
+    null,
+    h("div.first-task", null, first),
+    tasks > 1 &&
+      latest !== "" &&
+      latest !== first &&
+      h("div.latest-task", { title: plural(tasks, "task") + " in this session" }, "latest: " + latest),
+  );
+}
+
+/**
  * One session's row. Each field is drawn when present, of the expected kind; a field missing or of
  * another kind is an empty cell.
  * @param {JsonObject} session
@@ -104,7 +124,7 @@ function sessionRow(session, now) {
         session.problems > 0 &&
         h("span.flag.error", { title: "lines that could not be read" }, plural(session.problems, "bad line")),
     ),
-    h("td.title", null, textOf(session.title)),
+    taskCell(session),
     h("td.workspace", null, typeof session.workspace === "string" ? session.workspace : ""),
     h("td.outcome", { "data-outcome": outcome }, outcome),
     h("td.num", null, isCount(session.messages) ? formatCount(session.messages) : ""),

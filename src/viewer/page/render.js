@@ -21,7 +21,7 @@ import {
   plural,
 } from "./dom.js";
 import { describe, isCount, isObject } from "./entry-check.js";
-import { denialOf, isModelMessage, waitOf } from "./turn-stats.js";
+import { denialOf, isAbortMark, isModelMessage, waitOf } from "./turn-stats.js";
 import { renderEditDiff } from "./edit-diff.js";
 
 /** @typedef {import("./timeline.js").Turn} Turn */
@@ -189,6 +189,13 @@ function renderItem(item) {
       h("div.text", null, textOf(message.content)),
     );
   }
+  if (isAbortMark(message))
+    return h(
+      "div.msg.abort" + removed,
+      { "data-line": item.line },
+      h("div.msg-label", null, "Aborted", lineLabel(item.line)),
+      h("div.text", null, "The run was stopped here; nothing more came from the model."),
+    );
   if (message.type === "tool_result") {
     return h(
       "div.tool.orphan.error",

@@ -164,6 +164,7 @@ function draw(nodes, state, file) {
   const atBottom = window.innerHeight + window.scrollY >= document.documentElement.scrollHeight - 120;
   const { timeline } = state;
   drawTurns(nodes.turns, state);
+  nodes.turns.classList.toggle("whole", isOrdinarySize(timeline));
   /** @type {[name: string, drawPart: () => void][]} */
   const parts = [
     ["heading", () => renderHeading(nodes, timeline, file)],
@@ -184,6 +185,23 @@ function draw(nodes, state, file) {
   state.drawn = true;
   document.body.dataset.state = "ready";
 }
+
+/**
+ * A session this page draws whole, every turn rendered even out of view (for a capture of the
+ * whole page): up to `wholeItems` items. Past that, turns out of view are skipped
+ * (content-visibility: auto), except in print.
+ * @param {Timeline} timeline
+ */
+function isOrdinarySize(timeline) {
+  let items = 0;
+  for (const turn of timeline.turns) {
+    items += turn.items.length;
+    if (items > wholeItems) return false;
+  }
+  return true;
+}
+
+const wholeItems = 1500;
 
 /**
  * The chart of the user turns drawn so far: a resize can come between a piece of the log arriving

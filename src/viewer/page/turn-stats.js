@@ -79,11 +79,30 @@ export function turnStats(turn) {
 }
 
 /**
- * Model output: assistant text, thinking, a tool call.
+ * Model output: assistant text, thinking, a tool call. Not the loop's mark of an abort.
  * @param {JsonObject} message
  */
 export function isModelMessage(message) {
-  return message.role === "assistant" || message.type === "thinking" || message.type === "tool_call";
+  return (
+    (message.role === "assistant" && !isAbortMark(message)) ||
+    message.type === "thinking" ||
+    message.type === "tool_call"
+  );
+}
+
+/**
+ * The loop's own mark of an abort: an assistant message with stop reason `aborted` and nothing from
+ * a model in it (no text, no usage, no output). Drawn as the abort it is, not as a model call.
+ * @param {JsonObject} message
+ */
+export function isAbortMark(message) {
+  return (
+    message.role === "assistant" &&
+    message.stopReason === "aborted" &&
+    (message.content === undefined || message.content === "") &&
+    message.usage === undefined &&
+    message.output === undefined
+  );
 }
 
 /**
