@@ -45,9 +45,14 @@ describe("the packed package, installed into a new project", () => {
       join(project, "package.json"),
       JSON.stringify({ name: "new-project", private: true, type: "module" }),
     );
-    const peers = ["@modelcontextprotocol/sdk", "@opentelemetry/api", "@restatedev/restate-sdk", "zod"].map(
-      (name) => `${name}@${rootManifest.devDependencies[name]!}`,
-    );
+    const peers = [
+      "@modelcontextprotocol/sdk",
+      "@opentelemetry/api",
+      "@restatedev/restate-sdk",
+      "pg",
+      "vitest",
+      "zod",
+    ].map((name) => `${name}@${rootManifest.devDependencies[name]!}`);
     const install = await run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", tarball, ...peers], {
       cwd: project,
       env: npmEnvironment(),

@@ -1,6 +1,5 @@
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
-import { stat } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { extendSession, type JsonObject, type Session } from "../session.ts";
@@ -102,28 +101,15 @@ export const workspaceEntry = "workspace";
  * and which has at least one task: a session opened and left without a task is not worth resuming.
  */
 export async function latestSessionOf(store: FileStore, workspace: string): Promise<string | undefined> {
-  const dated = await Promise.all(
-    (await store.list()).map(async (id) => ({
-      id,
-      changed: await stat(store.path(id)).then(
-        (stats) => stats.mtimeMs,
-        () => 0,
-      ),
-    })),
-  );
-  // Newest first; ids sort by creation time, which settles ties.
-  dated.sort((a, b) => b.changed - a.changed || (a.id < b.id ? 1 : -1));
-  for (const { id } of dated) {
-    const entries = await loadEntries(store.path(id), { onWarning: () => undefined }).catch(() => undefined);
-    if (entries === undefined || workspaceOf(entries) !== workspace) continue;
-    if (
-      entries.some(
-        (entry) => entry.type === "message" && (entry as { message?: { role?: unknown } }).message?.role === "user",
-      )
-    )
-      return id;
+  // Newest first (ties by id, which sorts by creation time), a page at a time; a title means a user message.
+  let before: string | undefined;
+  for (;;) {
+    const page = await store.list(before === undefined ? { workspace } : { workspace, before });
+    const found = page.find((summary) => summary.title !== undefined);
+    if (found !== undefined) return found.id;
+    if (page.length === 0) return undefined;
+    before = page[page.length - 1]!.id;
   }
-  return undefined;
 }
 
 /** A new id, sortable by creation time: `20250102-030405-a1b2c3` (UTC). */

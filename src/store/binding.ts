@@ -16,6 +16,12 @@ export type EntrySink = {
   appendAll?: (entries: SessionEntry[]) => void;
   /** Makes what was appended durable and releases what the sink holds (a file, a lock). */
   close: () => void | Promise<void>;
+  /**
+   * For a sink that writes in the background (a database over the network): resolves once
+   * everything appended so far is durable, rejects with the error that stopped the recording.
+   * Without it, `append` records before returning.
+   */
+  flush?: () => Promise<void>;
 };
 
 type Binding = { sink: EntrySink; unbind: () => void; catchUp: (upTo: number) => void };
@@ -90,6 +96,21 @@ export async function closeSession(session: Session): Promise<void> {
   } finally {
     await binding.sink.close();
   }
+}
+
+/**
+ * Waits until every change of a bound session so far is durable in its store, and rejects with
+ * the error that stopped the recording if one did. The file and SQLite stores record before a
+ * change returns, so it resolves at once; `postgresStore` writes in the background, and this is
+ * how to wait for it (in the loop's `beforeToolCall` hook, say, so a tool never runs before its
+ * call is stored). Throws a `not-open` StoreError for a session that is not bound to a store.
+ */
+export async function flushSession(session: Session): Promise<void> {
+  const binding = bindings.get(session);
+  if (binding === undefined)
+    throw new StoreError("flushSession: the session is not open in a store (openSession)", { code: "not-open" });
+  binding.catchUp(session.messages.length);
+  await binding.sink.flush?.();
 }
 
 /**

@@ -1,8 +1,10 @@
-import { mkdir, readdir } from "node:fs/promises";
+import { mkdir, readdir, stat } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import { loadSession, openSession, type OpenSessionOptions } from "./session-file.ts";
+import { lockHolder } from "./lock.ts";
+import { loadEntries, loadSession, openSession, type OpenSessionOptions } from "./session-file.ts";
 import type { SessionStore } from "./session-store.ts";
 import { checkStoreOptions } from "./store-options.ts";
+import { listQuery, newestFirst, summaryTracker, type ListQuery, type SessionSummary } from "./session-summary.ts";
 import { StoreError } from "./store-error.ts";
 
 /** A `SessionStore` whose sessions are JSONL logs in one directory; `path(id)` is where one lives. */
@@ -13,6 +15,10 @@ export type FileStore = SessionStore & { path: (id: string) => string };
  * directory is created on the first `open`, owner-only. Ids are 1 to 128 letters, digits, `.`,
  * `_` and `-`, not starting with `.`, so an id can never name a file outside the directory;
  * anything else throws an `invalid-argument` StoreError.
+ *
+ * `list` orders the files by modification time and reads only the page's files, unless it
+ * filters by `workspace` or `status`: then it reads files newest first until the page is full
+ * (for many thousands of sessions filtered often, a database store answers from an index).
  */
 export function fileStore(directory: string, options: OpenSessionOptions = {}): FileStore {
   checkStoreOptions("fileStore", options);
@@ -26,21 +32,80 @@ export function fileStore(directory: string, options: OpenSessionOptions = {}): 
       return openSession(file, options);
     },
     load: async (id) => loadSession(path(id), options),
-    list: async () => {
-      let names: string[];
-      try {
-        names = await readdir(root);
-      } catch (error) {
-        if ((error as { code?: unknown }).code === "ENOENT") return [];
-        throw error;
-      }
-      return names
-        .filter((name) => name.endsWith(".jsonl"))
-        .map((name) => name.slice(0, -".jsonl".length))
-        .filter((id) => idPattern.test(id))
-        .sort();
-    },
+    loadEntries: async (id) => loadEntries(path(id), options),
+    list: async (listOptions) => listFiles(root, listQuery(listOptions)),
   };
+}
+
+async function listFiles(root: string, query: ListQuery): Promise<SessionSummary[]> {
+  let names: string[];
+  try {
+    names = await readdir(root);
+  } catch (error) {
+    if ((error as { code?: unknown }).code === "ENOENT") return [];
+    throw error;
+  }
+  const ids = names
+    .filter((name) => name.endsWith(".jsonl"))
+    .map((name) => name.slice(0, -".jsonl".length))
+    .filter((id) => idPattern.test(id));
+  const dated = (
+    await Promise.all(
+      ids.map(async (id) => {
+        const stats = await stat(join(root, `${id}.jsonl`)).catch(() => undefined);
+        return stats?.isFile() === true ? [{ id, time: Math.floor(stats.mtimeMs) }] : [];
+      }),
+    )
+  ).flat();
+  dated.sort(newestFirst);
+  let start = 0;
+  if (query.beforeId !== undefined) {
+    start = dated.findIndex((item) => item.id === query.beforeId) + 1;
+    if (start === 0)
+      throw new StoreError(`list: before names no stored session (${JSON.stringify(query.beforeId)})`, {
+        code: "invalid-argument",
+      });
+  } else if (query.beforeTime !== undefined) {
+    const before = query.beforeTime;
+    start = dated.findIndex((item) => item.time < before);
+    if (start === -1) return [];
+  }
+  const page: SessionSummary[] = [];
+  for (const item of dated.slice(start)) {
+    if (page.length === query.limit) break;
+    const summary = await summarize(root, item);
+    if (summary === undefined) continue;
+    if (query.workspace !== undefined && summary.workspace !== query.workspace) continue;
+    if (query.status !== undefined && summary.status !== query.status) continue;
+    page.push(summary);
+  }
+  return page;
+}
+
+// A file that cannot be read (removed meanwhile, malformed) is listed with what is known: `error`.
+async function summarize(root: string, item: { id: string; time: number }): Promise<SessionSummary | undefined> {
+  const file = join(root, `${item.id}.jsonl`);
+  const tracker = summaryTracker();
+  let readable = true;
+  try {
+    for (const entry of await loadEntries(file, { onWarning: () => undefined })) tracker.add(entry);
+  } catch (error) {
+    if ((error as { code?: unknown }).code === "not-found") return undefined;
+    readable = false;
+  }
+  const resting = readable ? tracker.resting() : "error";
+  const holder = resting === "paused" ? undefined : lockHolder(file);
+  const summary: SessionSummary = {
+    id: item.id,
+    lastActivity: new Date(item.time).toISOString(),
+    status: holder === undefined ? resting : "running",
+  };
+  if (holder !== undefined) summary.owner = `${holder.hostname}:${holder.pid}`;
+  const title = tracker.title();
+  if (title !== undefined) summary.title = title;
+  const workspace = tracker.workspace();
+  if (workspace !== undefined) summary.workspace = workspace;
+  return summary;
 }
 
 const idPattern = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$/;

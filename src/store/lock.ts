@@ -1,6 +1,6 @@
 import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
 import { hostname } from "node:os";
-import { StoreError } from "./store-error.ts";
+import { SessionLockedError } from "./store-error.ts";
 
 /** What a lock file holds: who has the session open for writing, since when, and when that process started. */
 export type LockOwner = { pid: number; hostname: string; since: string; started: string };
@@ -40,10 +40,20 @@ export function acquireLock(path: string): () => void {
     if (holder === undefined || !isStale(holder, lockPath)) throw lockedError(path, lockPath, holder);
     takeOver(path, lockPath, text);
   }
-  throw new StoreError(`${path}: could not take the lock ${lockPath}: other processes keep taking it`, {
-    code: "locked",
+  throw new SessionLockedError(`${path}: could not take the lock ${lockPath}: other processes keep taking it`, {
     path,
   });
+}
+
+/**
+ * Who holds the write lock of the session file at `path`, if a live process does (a stale or
+ * unreadable lock file: undefined). For listing; takes nothing.
+ */
+export function lockHolder(path: string): LockOwner | undefined {
+  const lockPath = `${path}.lock`;
+  const text = readText(lockPath);
+  const holder = text === undefined ? undefined : parseOwner(text);
+  return holder === undefined || isStale(holder, lockPath) ? undefined : holder;
 }
 
 function tryCreate(lockPath: string, content: string): boolean {
@@ -91,9 +101,9 @@ function takeOver(path: string, lockPath: string, staleText: string): void {
     guard = openSync(guardPath, "wx", 0o600);
   } catch (error) {
     if (codeOf(error) !== "EEXIST") throw error;
-    throw new StoreError(
+    throw new SessionLockedError(
       `${path}: another process is taking over its stale lock ${lockPath} right now. If no process is, delete ${guardPath}.`,
-      { code: "locked", path },
+      { path },
     );
   }
   try {
@@ -137,7 +147,7 @@ function release(lockPath: string, content: string): void {
   if (readText(lockPath) === content) unlinkSync(lockPath);
 }
 
-function lockedError(path: string, lockPath: string, holder: LockOwner | undefined): StoreError {
+function lockedError(path: string, lockPath: string, holder: LockOwner | undefined): SessionLockedError {
   let message: string;
   if (holder === undefined) {
     message = `${path} is locked by ${lockPath}, whose owner cannot be read. If no process has this session open, delete ${lockPath}.`;
@@ -154,7 +164,10 @@ function lockedError(path: string, lockPath: string, holder: LockOwner | undefin
       `${path} is open for writing by process ${holder.pid}${where} since ${holder.since}: a session has one writer at a time. ` +
       `Close it there first; if that process is gone, delete ${lockPath}.`;
   }
-  return new StoreError(message, { code: "locked", path });
+  return new SessionLockedError(
+    message,
+    holder === undefined ? { path } : { path, owner: `${holder.hostname}:${holder.pid}` },
+  );
 }
 
 function readText(path: string): string | undefined {

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { send } from "simple-agent-loop";
 import { closeSession, fileStore, loadSession } from "simple-agent-loop/store";
 import { tempDir } from "./helpers.ts";
-import { sessionStoreSuite } from "./session-store-suite.ts";
+import { sessionStoreSuite } from "simple-agent-loop/store/testing";
 
 sessionStoreSuite("fileStore", () => fileStore(join(tempDir(), "sessions")));
 
@@ -16,7 +16,7 @@ describe("fileStore", () => {
     const session = await store.open("abc");
     send(session, "hi");
     expect(existsSync(join(directory, "abc.jsonl.lock"))).toBe(true);
-    expect(await store.list()).toStrictEqual(["abc"]); // not the lock
+    expect((await store.list()).map((summary) => summary.id)).toStrictEqual(["abc"]); // not the lock
     await closeSession(session);
     expect(await loadSession(join(directory, "abc.jsonl"))).toStrictEqual(session);
   });
@@ -54,6 +54,6 @@ describe("fileStore", () => {
     await closeSession(await store.open("kept"));
     writeFileSync(join(directory, "notes.txt"), "");
     writeFileSync(join(directory, ".hidden.jsonl"), "");
-    expect(await store.list()).toStrictEqual(["kept"]);
+    expect((await store.list()).map((summary) => summary.id)).toStrictEqual(["kept"]);
   });
 });

@@ -13,7 +13,7 @@ describe("one writer per session file", () => {
     const path = join(tempDir(), "same-process.jsonl");
     const first = await openSession(path);
     await expect(openSession(path)).rejects.toMatchObject({
-      name: "StoreError",
+      name: "SessionLockedError",
       code: "locked",
       message: `${path} is already open for writing in this process; close it (closeSession) before opening it again, or read it with loadSession.`,
     });
@@ -33,7 +33,7 @@ describe("one writer per session file", () => {
     try {
       expect(await child.stopped).toBe(true); // the child holds the file, blocked in its first model call
       const error: unknown = await openSession(path).catch((thrown: unknown) => thrown);
-      expect(error).toMatchObject({ name: "StoreError", code: "locked" });
+      expect(error).toMatchObject({ name: "SessionLockedError", code: "locked" });
       expect((error as Error).message).toMatch(
         new RegExp(
           `^${escape(path)} is open for writing by process ${child.pid} since [^:]+:\\d\\d:\\d\\d\\.\\d+Z: a session has one writer at a time\\. Close it there first; if that process is gone, delete ${escape(path)}\\.lock\\.$`,

@@ -1,0 +1,245 @@
+import { randomBytes } from "node:crypto";
+import { hostname } from "node:os";
+import type { SessionEntry } from "./entries.ts";
+import { blobHash, entryFromBlobs, entryToBlobs } from "./blobs.ts";
+import type { ListQuery, SessionSummary, SummaryTracker } from "./session-summary.ts";
+import { SessionLockedError, StoreError } from "./store-error.ts";
+
+/**
+ * What the database stores share: the tables (the same in SQLite and PostgreSQL, apart from
+ * column types), the list query, the lease rules and how a batch of entries becomes rows.
+ *
+ * Tables:
+ * - `sessions`: one row per session: `id`, `created_at` and `updated_at` (ms since the epoch;
+ *   `updated_at` is the last write, the list's order), `last_seq` (the sequence number of its
+ *   last entry), `status` at rest (`done`, `paused`, `error`), `title` (the first user message),
+ *   `workspace`, and the lease: `lease_owner` and `lease_expires` (ms), null when no writer holds it.
+ * - `entries`: `(session_id, seq)` → `entry`, one JSON entry as text (the file store's line); `seq`
+ *   counts from 1 per session without gaps.
+ * - `blobs`: `hash` (SHA-256, hex) → `data` (bytes): content parts' data, once per store.
+ */
+export type SqlDialect = {
+  /** A placeholder for the n-th parameter (1-based): `?` or `$n`. */
+  parameter: (index: number) => string;
+  integer: string;
+  bytes: string;
+  /** Clause after a table definition that has a primary key (SQLite's `WITHOUT ROWID`). */
+  keyedTable: string;
+};
+
+export function schemaStatements(dialect: SqlDialect): string[] {
+  const { integer, bytes, keyedTable } = dialect;
+  return [
+    `CREATE TABLE IF NOT EXISTS sessions (
+      id TEXT PRIMARY KEY,
+      created_at ${integer} NOT NULL,
+      updated_at ${integer} NOT NULL,
+      last_seq ${integer} NOT NULL DEFAULT 0,
+      status TEXT NOT NULL DEFAULT 'done',
+      title TEXT,
+      workspace TEXT,
+      lease_owner TEXT,
+      lease_expires ${integer}
+    )`,
+    "CREATE INDEX IF NOT EXISTS sessions_by_activity ON sessions (updated_at DESC, id DESC)",
+    "CREATE INDEX IF NOT EXISTS sessions_by_status ON sessions (status, updated_at DESC, id DESC)",
+    "CREATE INDEX IF NOT EXISTS sessions_by_workspace ON sessions (workspace, updated_at DESC, id DESC)",
+    `CREATE TABLE IF NOT EXISTS entries (
+      session_id TEXT NOT NULL,
+      seq ${integer} NOT NULL,
+      entry TEXT NOT NULL,
+      PRIMARY KEY (session_id, seq)
+    )${keyedTable}`,
+    `CREATE TABLE IF NOT EXISTS blobs (hash TEXT PRIMARY KEY, data ${bytes} NOT NULL)${keyedTable}`,
+  ];
+}
+
+/** Session ids: 1 to 128 letters, digits, `.`, `_` and `-` (as the file store's), so a URL or a log line can name one. */
+export function checkSessionId(id: string): string {
+  if (typeof id === "string" && /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$/.test(id)) return id;
+  throw new StoreError(
+    `invalid session id ${JSON.stringify(id)}: use 1 to 128 letters, digits, ".", "_" or "-", not starting with "."`,
+    { code: "invalid-argument" },
+  );
+}
+
+/** Lease options of the database stores. */
+export type LeaseOptions = {
+  /**
+   * How long a writer's lease lasts without renewal, in ms (default 30,000). An open session
+   * renews it every third of that; a writer that stops (killed, hung, cut off) loses the session
+   * to the next `open` once it expires.
+   */
+  leaseMs?: number;
+  /** A name for this writer in leases and errors; default `<host>:<pid>`. A random suffix is added per open. */
+  owner?: string;
+};
+
+export function leaseMsOf(options: LeaseOptions, caller: string): number {
+  const leaseMs = options.leaseMs ?? 30_000;
+  if (!Number.isSafeInteger(leaseMs) || leaseMs < 100)
+    throw new StoreError(`${caller}: leaseMs must be an integer of at least 100, not ${String(leaseMs)}`, {
+      code: "invalid-argument",
+    });
+  return leaseMs;
+}
+
+/** A new lease owner: the writer's name and a random part, so two opens never share a lease. */
+export function newOwner(options: LeaseOptions): string {
+  return `${options.owner ?? `${hostname()}:${process.pid}`}:${randomBytes(4).toString("hex")}`;
+}
+
+export function lockedByOther(where: string, owner: string, expires: number): SessionLockedError {
+  const expiresAt = new Date(expires).toISOString();
+  return new SessionLockedError(
+    `${where} is open for writing by ${owner} (its lease runs to ${expiresAt} unless renewed): a session has one writer at a time. Close it there first; if that writer is gone, open it again once the lease expires.`,
+    { path: where, owner, expiresAt },
+  );
+}
+
+export function leaseLost(where: string, owner: string, holder: string | undefined): SessionLockedError {
+  return new SessionLockedError(
+    `${where}: this writer (${owner}) lost its lease${holder === undefined ? "" : ` to ${holder}`}, so its write was refused; the session is no longer recorded here. Open it again to go on from what is stored.`,
+    holder === undefined ? { path: where } : { path: where, owner: holder },
+  );
+}
+
+/** A batch of entries as the rows that record it, and what the session's row says afterwards. */
+export type PreparedBatch = {
+  entries: string[];
+  blobs: Map<string, Buffer>;
+  status: string;
+  title: string | null;
+  workspace: string | null;
+};
+
+/** Serializes `batch` (a value JSON cannot hold throws here, before anything is written) and feeds it to `tracker`. */
+export function prepareBatch(batch: readonly SessionEntry[], tracker: SummaryTracker): PreparedBatch {
+  const entries: string[] = [];
+  const blobs = new Map<string, Buffer>();
+  // Content parts' data goes to the blobs table, written in the batch's transaction.
+  const collect = {
+    write: (bytes: Uint8Array): string => {
+      const hash = blobHash(bytes);
+      blobs.set(hash, Buffer.from(bytes));
+      return hash;
+    },
+  };
+  for (const entry of batch) entries.push(JSON.stringify(entryToBlobs(entry, collect)));
+  for (const entry of batch) tracker.add(entry);
+  return {
+    entries,
+    blobs,
+    status: tracker.resting(),
+    title: tracker.title() ?? null,
+    workspace: tracker.workspace() ?? null,
+  };
+}
+
+/** A `sessions` row as the list reads it. */
+export type SessionRow = {
+  id: string;
+  updated_at: number | bigint | string;
+  status: string;
+  title: string | null;
+  workspace: string | null;
+  lease_owner: string | null;
+  lease_expires: number | bigint | string | null;
+};
+
+export const sessionColumns = "id, updated_at, status, title, workspace, lease_owner, lease_expires";
+
+/**
+ * The list query for `query`, with its parameters; `now` is an SQL expression or a parameter
+ * value for the current time in ms. `before` an id is resolved by the caller to `cursor`.
+ */
+export function listStatement(
+  dialect: SqlDialect,
+  query: ListQuery,
+  now: number | { sql: string },
+  cursor: { time: number; id: string } | undefined,
+): { sql: string; parameters: (string | number)[] } {
+  const parameters: (string | number)[] = [];
+  const add = (value: string | number): string => {
+    parameters.push(value);
+    return dialect.parameter(parameters.length);
+  };
+  const nowSql = (): string => (typeof now === "number" ? add(now) : now.sql);
+  const conditions: string[] = [];
+  if (query.workspace !== undefined) conditions.push(`workspace = ${add(query.workspace)}`);
+  if (query.status === "paused") conditions.push("status = 'paused'");
+  else if (query.status === "running")
+    conditions.push(`status <> 'paused' AND lease_owner IS NOT NULL AND lease_expires > ${nowSql()}`);
+  else if (query.status !== undefined)
+    conditions.push(
+      `status = ${add(query.status)} AND (lease_owner IS NULL OR lease_expires IS NULL OR lease_expires <= ${nowSql()})`,
+    );
+  if (cursor !== undefined) {
+    const time = add(cursor.time);
+    conditions.push(`(updated_at < ${time} OR (updated_at = ${add(cursor.time)} AND id < ${add(cursor.id)}))`);
+  } else if (query.beforeTime !== undefined) conditions.push(`updated_at < ${add(query.beforeTime)}`);
+  const where = conditions.length === 0 ? "" : ` WHERE ${conditions.join(" AND ")}`;
+  return {
+    sql: `SELECT ${sessionColumns} FROM sessions${where} ORDER BY updated_at DESC, id DESC LIMIT ${add(query.limit)}`,
+    parameters,
+  };
+}
+
+export function summaryOfRow(row: SessionRow, now: number): SessionSummary {
+  const expires = row.lease_expires === null ? undefined : Number(row.lease_expires);
+  const running = row.status !== "paused" && row.lease_owner !== null && expires !== undefined && expires > now;
+  const summary: SessionSummary = {
+    id: row.id,
+    lastActivity: new Date(Number(row.updated_at)).toISOString(),
+    status: running ? "running" : (row.status as SessionSummary["status"]),
+  };
+  if (running) summary.owner = row.lease_owner!;
+  if (row.title !== null) summary.title = row.title;
+  if (row.workspace !== null) summary.workspace = row.workspace;
+  return summary;
+}
+
+export function unknownCursor(id: string): StoreError {
+  return new StoreError(`list: before names no stored session (${JSON.stringify(id)})`, { code: "invalid-argument" });
+}
+
+/** One `entries` row's JSON; a `malformed` StoreError naming the session and sequence number if it is not JSON. */
+export function parseEntryRow(text: string, where: string, seq: number): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new StoreError(`${where}:${seq}: not valid JSON`, {
+      code: "malformed",
+      path: where,
+      line: seq,
+      cause: error,
+    });
+  }
+}
+
+/** The blob hashes `entry` refers to (content parts stored as `blob: <hash>`). */
+export function blobHashesOf(entry: unknown): string[] {
+  const hashes: string[] = [];
+  entryFromBlobs(entry, {
+    read: (hash) => {
+      hashes.push(hash);
+      return new Uint8Array();
+    },
+  });
+  return hashes;
+}
+
+/** A reader of blobs already fetched; a missing one is a `not-found` StoreError naming the session. */
+export function fetchedBlobs(
+  blobs: ReadonlyMap<string, Uint8Array>,
+  where: string,
+): { read: (hash: string) => Uint8Array } {
+  return {
+    read: (hash) => {
+      const bytes = blobs.get(hash);
+      if (bytes === undefined)
+        throw new StoreError(`${where}: no blob ${hash}, which an entry refers to`, { code: "not-found", path: where });
+      return bytes;
+    },
+  };
+}
