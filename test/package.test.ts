@@ -60,9 +60,10 @@ describe("the packed package, installed into a new project", () => {
     installLog = `${install.stdout}\n${install.stderr}`;
   }, 300_000);
 
+  // The project's node_modules is large (the peers, vitest among them): removing it takes a while on a loaded machine.
   afterAll(() => {
     if (work !== "") rmSync(work, { recursive: true, force: true });
-  });
+  }, 120_000);
 
   it("ships no install-time script (a library's users see no warning of ours) and points main, types and bin into dist", () => {
     const scripts = manifest.scripts ?? {};
