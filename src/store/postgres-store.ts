@@ -1,7 +1,7 @@
 import type { Session } from "../session.ts";
 import { bindSession } from "./binding.ts";
 import { entryFromBlobs } from "./blobs.ts";
-import { replayEntries, type LogEntry } from "./entries.ts";
+import { replayEntries, restoreKeptOutputs, type LogEntry } from "./entries.ts";
 import {
   createPool,
   nowMs,
@@ -17,7 +17,7 @@ import { listQuery, summaryTracker, type ListQuery, type SessionSummary } from "
 import {
   blobHashesOf,
   checkSessionId,
-  leaseMsOf,
+  checkDatabaseOptions,
   fetchedBlobs,
   lockedByOther,
   listStatement,
@@ -68,8 +68,15 @@ export type PostgresStore = SessionStore & {
  * refused (fenced by the session's sequence number), never interleaved.
  */
 export function postgresStore(options: PostgresStoreOptions): PostgresStore {
-  const leaseMs = leaseMsOf(options, "postgresStore");
-  const retryMs = options.retryMs ?? 60_000;
+  const { leaseMs, retryMs } = checkDatabaseOptions("postgresStore", options, { retryMs: 60_000 });
+  const given = options as { connectionString?: unknown; pool?: unknown };
+  if ((given.pool === undefined) === (given.connectionString === undefined))
+    throw new StoreError("postgresStore: give either connectionString or pool", { code: "invalid-argument" });
+  if (
+    given.connectionString !== undefined &&
+    (typeof given.connectionString !== "string" || given.connectionString === "")
+  )
+    throw new StoreError("postgresStore: connectionString must be a non-empty string", { code: "invalid-argument" });
   let ownPool: Promise<PostgresPool> | undefined;
   const poolOf = (): Promise<PostgresPool> => {
     if (options.pool !== undefined) return Promise.resolve(options.pool);
@@ -197,5 +204,7 @@ async function readEntries(
     const reader = fetchedBlobs(new Map(found.rows.map((row) => [row.hash as string, row.data as Uint8Array])), where);
     for (const record of records) record.value = entryFromBlobs(record.value, reader);
   }
-  return replayEntries(records, where);
+  const { session, entries, kept } = replayEntries(records, where);
+  restoreKeptOutputs(session, kept);
+  return { session, entries };
 }

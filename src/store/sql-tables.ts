@@ -3,6 +3,7 @@ import { hostname } from "node:os";
 import type { SessionEntry } from "./entries.ts";
 import { blobHash, entryFromBlobs, entryToBlobs } from "./blobs.ts";
 import type { ListQuery, SessionSummary, SummaryTracker } from "./session-summary.ts";
+import { describeValue } from "../errors.ts";
 import { SessionLockedError, StoreError } from "./store-error.ts";
 
 /**
@@ -75,13 +76,32 @@ export type LeaseOptions = {
   owner?: string;
 };
 
-export function leaseMsOf(options: LeaseOptions, caller: string): number {
-  const leaseMs = options.leaseMs ?? 30_000;
-  if (!Number.isSafeInteger(leaseMs) || leaseMs < 100)
-    throw new StoreError(`${caller}: leaseMs must be an integer of at least 100, not ${String(leaseMs)}`, {
-      code: "invalid-argument",
-    });
-  return leaseMs;
+/**
+ * Checks a database store's options where they enter (an object; `owner` a non-empty string;
+ * `leaseMs` an integer of at least 100; each of `durations` a non-negative integer) and returns
+ * the durations with their defaults. Throws an `invalid-argument` StoreError naming the option.
+ */
+export function checkDatabaseOptions<Name extends string>(
+  caller: string,
+  options: unknown,
+  durations: Record<Name, number>,
+): Record<Name | "leaseMs", number> {
+  const invalid = (message: string): StoreError =>
+    new StoreError(`${caller}: ${message}`, { code: "invalid-argument" });
+  if (typeof options !== "object" || options === null || Array.isArray(options))
+    throw invalid(`options must be an object; got ${describeValue(options)}`);
+  const given = options as Record<string, unknown>;
+  if (given.owner !== undefined && (typeof given.owner !== "string" || given.owner === ""))
+    throw invalid(`owner must be a non-empty string; got ${describeValue(given.owner)}`);
+  const resolved = { leaseMs: 30_000, ...durations } as Record<Name | "leaseMs", number>;
+  for (const name of Object.keys(resolved) as (Name | "leaseMs")[]) {
+    const value = given[name] ?? resolved[name];
+    const least = name === "leaseMs" ? 100 : 0;
+    if (typeof value !== "number" || !Number.isSafeInteger(value) || value < least)
+      throw invalid(`${name} must be an integer of at least ${least} (ms); got ${describeValue(value)}`);
+    resolved[name] = value;
+  }
+  return resolved;
 }
 
 /** A new lease owner: the writer's name and a random part, so two opens never share a lease. */

@@ -5,14 +5,14 @@ import type { DatabaseSync, SQLInputValue } from "node:sqlite";
 import type { Session } from "../session.ts";
 import { bindSession, type EntrySink } from "./binding.ts";
 import { entryFromBlobs } from "./blobs.ts";
-import { replayEntries, type LogEntry, type SessionEntry } from "./entries.ts";
+import { replayEntries, restoreKeptOutputs, type LogEntry, type SessionEntry } from "./entries.ts";
 import type { SessionStore } from "./session-store.ts";
 import { listQuery, summaryTracker, type SummaryTracker } from "./session-summary.ts";
 import {
   blobHashesOf,
   checkSessionId,
   leaseLost,
-  leaseMsOf,
+  checkDatabaseOptions,
   fetchedBlobs,
   lockedByOther,
   listStatement,
@@ -48,8 +48,7 @@ export type SqliteStore = SessionStore & { path: string; close: () => void };
  */
 export function sqliteStore(path: string, options: SqliteStoreOptions = {}): SqliteStore {
   const file = resolve(path);
-  const leaseMs = leaseMsOf(options, "sqliteStore");
-  const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
+  const { leaseMs, busyTimeoutMs } = checkDatabaseOptions("sqliteStore", options, { busyTimeoutMs: 5000 });
   let database: DatabaseSync | undefined;
   const connect = (): DatabaseSync => {
     if (database !== undefined) return database;
@@ -57,7 +56,7 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sql
     mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
     const opened = new DatabaseSync(file);
     try {
-      opened.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
+      opened.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
       opened.exec("PRAGMA journal_mode = WAL");
       opened.exec("PRAGMA synchronous = FULL");
       inTransaction(opened, () => {
@@ -185,7 +184,9 @@ function readEntries(db: DatabaseSync, id: string, where: string): { session: Se
     const reader = fetchedBlobs(blobs, where);
     for (const record of records) record.value = entryFromBlobs(record.value, reader);
   }
-  return replayEntries(records, where);
+  const { session, entries, kept } = replayEntries(records, where);
+  restoreKeptOutputs(session, kept);
+  return { session, entries };
 }
 
 function sqliteWriter(

@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { describe, expect, it, vi } from "vitest";
 import { send } from "simple-agent-loop";
-import { closeSession, sqliteStore, type SqliteStore, type SessionStore } from "simple-agent-loop/store";
+import { closeSession, postgresStore, sqliteStore, type SqliteStore, type SessionStore } from "simple-agent-loop/store";
 import { sessionStoreSuite } from "simple-agent-loop/store/testing";
 import { tempDir } from "./helpers.ts";
 
@@ -61,6 +61,18 @@ describe("sqliteStore", () => {
       database.close();
     }
     expect(await sqliteStore(store.path).load("three")).toStrictEqual(session);
+  });
+
+  it("checks its options where they enter, naming the one that is wrong", () => {
+    const path = join(tempDir(), "x.db");
+    expect(() => sqliteStore(path, { leaseMs: 10 })).toThrow(
+      "sqliteStore: leaseMs must be an integer of at least 100 (ms); got 10",
+    );
+    expect(() => sqliteStore(path, { busyTimeoutMs: -1 })).toThrow(
+      expect.objectContaining({ code: "invalid-argument" }),
+    );
+    expect(() => sqliteStore(path, { owner: "" })).toThrow("sqliteStore: owner must be a non-empty string");
+    expect(() => postgresStore({} as never)).toThrow("postgresStore: give either connectionString or pool");
   });
 
   it("says which Node.js it needs where node:sqlite is missing", async () => {
