@@ -1,4 +1,6 @@
-import { aborted, applyStrategies, compact, modelView, runModelHook } from "./model-view.ts";
+import { applyStrategies, compact } from "./make-room.ts";
+import { aborted, runModelHook } from "./model-hooks.ts";
+import { modelView } from "./model-view.ts";
 import { modelTurn, type ModelTurn } from "./model-turn.ts";
 import type { NextStep } from "./next-step.ts";
 import type { OpenTurn } from "./open-turn.ts";

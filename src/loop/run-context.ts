@@ -4,7 +4,7 @@ import type { CompactionStrategy } from "./compaction-strategy.ts";
 import type { AgentEvent } from "./events.ts";
 import type { AgentHooks } from "./hooks.ts";
 import { defaultMaxIterations, type AgentLoopOptions } from "./loop-options.ts";
-import { createEagerStarter, type EagerStarter } from "./model-turn.ts";
+import { createEagerStarter, type EagerStarter } from "./eager-starter.ts";
 import { createRunEvents, unheardRunEvents } from "./run-events.ts";
 import type { RetryOptions } from "./retry.ts";
 import { outputContract, type OutputContract } from "./structured-output.ts";
