@@ -18,9 +18,7 @@ import {
 import { answeredBy, readToolInput, refusedInput } from "../convert-shared.ts";
 import { callSettings } from "../request-settings.ts";
 import {
-  baseUrlOf,
   checkIdleTimeout,
-  requireApiKey,
   parseStreamEvent,
   postJson,
   readJsonAnswer,
@@ -30,6 +28,7 @@ import {
   type CallScope,
   type TransportOptions,
 } from "../http.ts";
+import { baseUrlOf, requireApiKey } from "../environment.ts";
 import { providerError, type ErrorShape } from "../provider-error.ts";
 import type { ServerSentEvent } from "../sse.ts";
 import { withUniqueToolIds } from "../session-tool-ids.ts";

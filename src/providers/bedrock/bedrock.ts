@@ -18,7 +18,6 @@ import { signRequest, type AwsCredentials } from "./sign.ts";
 import { readToolInput } from "../convert-shared.ts";
 import {
   checkIdleTimeout,
-  env,
   parseStreamEvent,
   postJson,
   readAwsEventStream,
@@ -27,6 +26,7 @@ import {
   type CallScope,
   type TransportOptions,
 } from "../http.ts";
+import { env } from "../environment.ts";
 import { bounded, providerError, type ErrorShape } from "../provider-error.ts";
 import { withUniqueToolIds } from "../session-tool-ids.ts";
 import { callSettings } from "../request-settings.ts";

@@ -16,9 +16,7 @@ import {
   type GeminiUsage,
 } from "./convert.ts";
 import {
-  baseUrlOf,
   checkIdleTimeout,
-  requireApiKey,
   parseStreamEvent,
   postJson,
   readJsonAnswer,
@@ -28,6 +26,7 @@ import {
   type CallScope,
   type TransportOptions,
 } from "../http.ts";
+import { baseUrlOf, requireApiKey } from "../environment.ts";
 import { providerError, type ErrorShape } from "../provider-error.ts";
 import type { ServerSentEvent } from "../sse.ts";
 import { withUniqueToolIds } from "../session-tool-ids.ts";

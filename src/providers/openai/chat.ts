@@ -18,10 +18,7 @@ import {
   type ReasoningField,
 } from "./chat-convert.ts";
 import {
-  baseUrlOf,
   checkIdleTimeout,
-  missingApiKey,
-  env,
   parseStreamEvent,
   postJson,
   readJsonAnswer,
@@ -31,6 +28,7 @@ import {
   type CallScope,
   type TransportOptions,
 } from "../http.ts";
+import { baseUrlOf, missingApiKey, env } from "../environment.ts";
 import { providerError, type ErrorShape } from "../provider-error.ts";
 import type { ServerSentEvent } from "../sse.ts";
 import { withUniqueToolIds } from "../session-tool-ids.ts";

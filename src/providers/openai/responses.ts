@@ -5,9 +5,7 @@ import type { StructuredOutputModel } from "../../model/invoke-model.ts";
 import type { ModelMessage } from "../../session.ts";
 import { parseToolInput } from "../convert-shared.ts";
 import {
-  baseUrlOf,
   checkIdleTimeout,
-  requireApiKey,
   parseStreamEvent,
   postJson,
   readJsonAnswer,
@@ -17,6 +15,7 @@ import {
   type CallScope,
   type TransportOptions,
 } from "../http.ts";
+import { baseUrlOf, requireApiKey } from "../environment.ts";
 import { providerError } from "../provider-error.ts";
 import type { ServerSentEvent } from "../sse.ts";
 import {
