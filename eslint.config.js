@@ -9,7 +9,10 @@ export default tseslint.config(
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {
-      parserOptions: { projectService: { allowDefaultProject: ["*.js"] }, tsconfigRootDir: import.meta.dirname },
+      parserOptions: {
+        projectService: { allowDefaultProject: ["*.js", "examples/web-chat/*.js"] },
+        tsconfigRootDir: import.meta.dirname,
+      },
     },
     rules: {
       "@typescript-eslint/no-floating-promises": "error",
@@ -27,7 +30,7 @@ export default tseslint.config(
       "@typescript-eslint/prefer-promise-reject-errors": "off",
     },
   },
-  { files: ["*.js"], ...tseslint.configs.disableTypeChecked },
+  { files: ["*.js", "examples/web-chat/*.js"], ...tseslint.configs.disableTypeChecked },
   // The viewer page's scripts run in the browser; TypeScript (their tsconfig.json has the DOM's types) checks every name.
-  { files: ["src/viewer/page/*.js"], rules: { "no-undef": "off" } },
+  { files: ["src/viewer/page/*.js", "examples/web-chat/*.js"], rules: { "no-undef": "off" } },
 );

@@ -63,14 +63,9 @@ export function approvalRequestHandler(
     if (typeof decisions === "string") return errorResponse(400, decisions);
     const checked = await checkAgainstStored(options.store, sessionId, decisions);
     if (checked !== undefined) return checked;
-    let session: Session;
-    try {
-      session = await options.store.open(sessionId);
-    } catch (error) {
-      if (isStoreError(error) && error.code === "locked")
-        return errorResponse(409, "a run is in progress on this session: wait for it to pause or end");
-      throw error;
-    }
+    const session = await openWhenClosed(options.store, sessionId);
+    if (session === undefined)
+      return errorResponse(409, "a run is in progress on this session: wait for it to pause or end");
     try {
       resolveApproval(session, decisions);
     } catch (error) {
@@ -132,6 +127,27 @@ async function checkAgainstStored(
   }
   return undefined;
 }
+
+/**
+ * Opens the session, waiting up to `closingMs` while another writer holds it: a run that just
+ * paused sends its `run-end` before its session is closed, and a page answers at once.
+ * Undefined when it stays locked.
+ */
+async function openWhenClosed(store: SessionStore, sessionId: string): Promise<Session | undefined> {
+  const deadline = Date.now() + closingMs;
+  for (;;) {
+    try {
+      return await store.open(sessionId);
+    } catch (error) {
+      if (!isStoreError(error) || error.code !== "locked") throw error;
+      if (Date.now() >= deadline) return undefined;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+}
+
+/** How long a request waits for a session still held by the run that just ended (ms). */
+const closingMs = 2_000;
 
 function resumeRun(
   options: ApprovalRequestHandlerOptions,

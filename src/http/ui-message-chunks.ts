@@ -30,7 +30,14 @@ export type UiMessageChunk =
 export type UiChunkConverter = (event: AgentEvent, hold: boolean) => UiMessageChunk[];
 
 export function createUiChunkConverter(options: { messageId?: string } = {}): UiChunkConverter {
-  const state: ConverterState = { parts: 0, text: undefined, reasoning: undefined, calls: new Map() };
+  const state: ConverterState = {
+    parts: 0,
+    text: undefined,
+    reasoning: undefined,
+    calls: new Map(),
+    available: new Set(),
+    waitingApprovals: new Set(),
+  };
   return (event, hold) => {
     switch (event.type) {
       case "run-start":
@@ -49,7 +56,7 @@ export function createUiChunkConverter(options: { messageId?: string } = {}): Ui
       case "message":
         return messageChunks(state, event.message);
       case "tool-approval-request":
-        return [{ type: "tool-approval-request", approvalId: event.id, toolCallId: event.id }];
+        return approvalRequest(state, event.id);
       case "turn-end":
         return [...closeOpenParts(state), { type: "finish-step" }];
       case "run-end":
@@ -68,7 +75,21 @@ type ConverterState = {
   text: OpenPart | undefined;
   reasoning: OpenPart | undefined;
   calls: Map<string, { started: boolean; held: boolean }>;
+  /** Calls whose input is complete on the client (`tool-input-available` sent). */
+  available: Set<string>;
+  /** Approval requests that came before their call's input was complete on the client. */
+  waitingApprovals: Set<string>;
 };
+
+// A streamed turn's calls start (and ask for approval) before the turn's messages arrive; the
+// client must know the call first, so its request waits for the call's `tool-input-available`.
+function approvalRequest(state: ConverterState, id: string): UiMessageChunk[] {
+  if (!state.available.has(id)) {
+    state.waitingApprovals.add(id);
+    return [];
+  }
+  return [{ type: "tool-approval-request", approvalId: id, toolCallId: id }];
+}
 
 function delta(state: ConverterState, kind: "text" | "reasoning", text: string, hold: boolean): UiMessageChunk[] {
   const chunks: UiMessageChunk[] = [];
@@ -108,6 +129,8 @@ function messageChunks(state: ConverterState, message: Message): UiMessageChunk[
         toolName: message.name,
         input: message.input,
       });
+      state.available.add(message.id);
+      if (state.waitingApprovals.delete(message.id)) chunks.push(...approvalRequest(state, message.id));
       return chunks;
     }
     case "tool_result":

@@ -125,11 +125,17 @@ for (const { name, ai, Chat } of majors) {
       ]);
     });
 
-    it("a call that needs approval: the page shows the request, the approval goes back, the call runs", async () => {
-      const model = scriptedModel([
-        [{ type: "tool_call", id: "d1", name: "delete_file", input: { path: "a.txt" } }],
-        [{ role: "assistant", content: "Deleted." }],
-      ]);
+    it("a call that needs approval (asked for while the model still streams): the page shows the request, the approval goes back, the call runs", async () => {
+      const model = scriptedModel(
+        [
+          [
+            { role: "assistant", content: "Deleting." },
+            { type: "tool_call", id: "d1", name: "delete_file", input: { path: "a.txt" } },
+          ],
+          [{ role: "assistant", content: "Deleted." }],
+        ],
+        { stream: true },
+      );
       const seen: Session[] = [];
       const chat = new Chat({
         transport: new ai.DefaultChatTransport({ api: "http://localhost/api/chat", fetch: chatServer(model, seen) }),

@@ -1,0 +1,140 @@
+// The web chat example in a real browser against a scripted model whose turns the test paces:
+// text arrives in pieces, the approval goes through the page's button, a reload mid-run resumes
+// without losing or repeating anything, and a failure shows as an error on the page.
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
+import type { Browser, Page } from "playwright-core";
+import type { InvokeModel, ModelMessage, ModelStreamEvent } from "simple-agent-loop";
+import { startWebChat, type WebChat } from "../../examples/web-chat/server.ts";
+import { describeInBrowser, launchBrowser } from "../viewer/browser.ts";
+
+/** A promise the test resolves when it wants the model to go on. */
+function gate(): { wait: Promise<void>; open: () => void } {
+  let open!: () => void;
+  const wait = new Promise<void>((resolve) => (open = resolve));
+  return { wait, open };
+}
+
+/** A turn: text pieces (a gate between two pieces holds the stream there), then the turn's other messages. */
+type PacedTurn = { pieces: (string | Promise<void>)[]; then?: ModelMessage[] } | { error: string };
+
+function pacedModel(turns: PacedTurn[]): InvokeModel {
+  let call = 0;
+  return (_tools, _session, { signal }) => {
+    const turn = turns[call++];
+    return (async function* (): AsyncGenerator<ModelStreamEvent> {
+      if (turn === undefined) throw new Error(`no turn scripted for call ${call}`);
+      if ("error" in turn) throw new Error(turn.error);
+      let text = "";
+      for (const piece of turn.pieces) {
+        if (typeof piece === "string") {
+          text += piece;
+          yield { type: "text-delta", delta: piece };
+        } else {
+          await Promise.race([piece, new Promise((_resolve, reject) => signal.addEventListener("abort", reject))]);
+        }
+      }
+      yield { type: "message", message: { role: "assistant", content: text } };
+      for (const message of turn.then ?? []) yield { type: "message", message };
+      yield { type: "response-end", stopReason: (turn.then ?? []).length > 0 ? "tool_use" : "end_turn" };
+    })();
+  };
+}
+
+describeInBrowser("the web chat example in a browser", () => {
+  let browser: Browser;
+  const chats: WebChat[] = [];
+  const directories: string[] = [];
+  const pageErrors: string[] = [];
+
+  beforeAll(async () => {
+    browser = await launchBrowser();
+  }, 60_000);
+  afterEach(() => expect(pageErrors.splice(0)).toStrictEqual([]));
+  afterAll(async () => {
+    await Promise.all(chats.map((chat) => chat.close()));
+    await browser?.close();
+    await Promise.all(directories.map((directory) => rm(directory, { recursive: true, force: true })));
+  });
+
+  async function openChat(invokeModel: InvokeModel, viewer = false): Promise<Page> {
+    const directory = await mkdtemp(join(tmpdir(), "web-chat-"));
+    directories.push(directory);
+    const chat = await startWebChat({ invokeModel, directory, viewer });
+    chats.push(chat);
+    const page = await browser.newPage();
+    page.on("pageerror", (error) => pageErrors.push(error.message));
+    await page.goto(chat.url);
+    return page;
+  }
+
+  async function run(page: Page, task: string): Promise<void> {
+    await page.fill("#task", task);
+    await page.click("#send");
+  }
+
+  const assistantTexts = (page: Page) => page.locator(".bubble.assistant").allTextContents();
+
+  it("streams text in pieces, asks for approval with buttons, runs the call once approved, links the viewer", async () => {
+    const held = gate();
+    const page = await openChat(
+      pacedModel([
+        {
+          pieces: ["Checking ", held.wait, "the notes."],
+          then: [{ type: "tool_call", id: "w1", name: "write_note", input: { title: "Task", text: "milk" } }],
+        },
+        { pieces: ["Saved ", "it."] },
+      ]),
+      true,
+    );
+    await run(page, "remember milk");
+    await expect.poll(() => assistantTexts(page)).toStrictEqual(["Checking "]);
+    held.open();
+    await expect.poll(() => assistantTexts(page)).toStrictEqual(["Checking the notes."]);
+    await page.locator(".tool[data-call-id=w1] button.approve").click();
+    await expect.poll(() => page.locator("#status").textContent()).toBe("Done.");
+    expect(await assistantTexts(page)).toStrictEqual(["Checking the notes.", "Saved it."]);
+    expect(await page.locator(".tool[data-call-id=w1] .tool-result").textContent()).toBe('Saved "Task".');
+    expect(await page.locator(".tool button").count()).toBe(0);
+    expect(await page.locator("#viewer-link").getAttribute("href")).toMatch(/\?file=[\w-]+\.jsonl#token=/);
+    expect(await page.locator("#error").isHidden()).toBe(true);
+  });
+
+  it("a reload mid-run shows what was streamed once, then the rest, without loss or duplication", async () => {
+    const held = gate();
+    const page = await openChat(
+      pacedModel([
+        {
+          pieces: ["One ", held.wait, "two."],
+          then: [{ type: "tool_call", id: "l1", name: "list_notes", input: {} }],
+        },
+        { pieces: ["Three."] },
+      ]),
+    );
+    await run(page, "count");
+    await expect.poll(() => assistantTexts(page)).toStrictEqual(["One "]);
+    await page.reload();
+    await expect.poll(() => assistantTexts(page)).toStrictEqual(["One "]);
+    expect(await page.locator(".bubble.user").allTextContents()).toStrictEqual(["count"]);
+    held.open();
+    await expect.poll(() => page.locator("#status").textContent()).toBe("Done.");
+    expect(await assistantTexts(page)).toStrictEqual(["One two.", "Three."]);
+    expect(await page.locator(".tool").count()).toBe(1);
+    expect(await page.locator(".tool[data-call-id=l1] .tool-result").textContent()).toBe("No notes yet.");
+    // A reload after the end shows the same transcript.
+    await page.reload();
+    await expect.poll(() => page.locator("#status").textContent()).toBe("Done.");
+    expect(await assistantTexts(page)).toStrictEqual(["One two.", "Three."]);
+  });
+
+  it("a failed run and a refused request show as errors on the page", async () => {
+    const page = await openChat(pacedModel([{ error: "the model exploded" }]));
+    await run(page, "   ");
+    await expect.poll(() => page.locator("#error").textContent()).toBe("Error: type a task first");
+    await run(page, "go");
+    await expect.poll(() => page.locator("#error").textContent()).toContain("the model exploded");
+    expect(await page.locator("#status").textContent()).toBe("Failed.");
+  });
+});
