@@ -122,6 +122,11 @@ export type ToolCallMessage = {
     reason?: string;
     /** The session of a subagent that paused inside this call (its own calls wait); resumed through this one. */
     nested?: Session;
+    /**
+     * A copy of the input the decision was taken for (set by `resolveApproval`): the decision holds
+     * only while the call's input is still this; a changed input (or a decision without it) asks again.
+     */
+    input?: JsonObject;
   };
   /**
    * A result this call got while an earlier call of the same turn waits for approval. It enters

@@ -318,6 +318,8 @@ function approvalProblem(approval: unknown, kind: string, depth: number): string
     return `${kind} needs "approval.status" to be "pending", "approved" or "denied", not ${JSON.stringify(approval.status) ?? "nothing"}`;
   if (approval.reason !== undefined && typeof approval.reason !== "string")
     return `${kind} needs a string "approval.reason" or none, not ${describe(approval.reason)}`;
+  if (approval.input !== undefined && !isObject(approval.input))
+    return `${kind} needs an object "approval.input" or none, not ${describe(approval.input)}`;
   const nested = approval.nested;
   if (nested === undefined) return undefined;
   if (!isObject(nested) || !Array.isArray(nested.messages))

@@ -1,5 +1,5 @@
 import { AgentError } from "../errors.ts";
-import { isToolCall, notifySessionChange, type Session, type ToolCallMessage } from "../session.ts";
+import { isToolCall, notifySessionChange, type JsonObject, type Session, type ToolCallMessage } from "../session.ts";
 import { turnBefore, unansweredCalls } from "../session-turns.ts";
 
 /** A human's answer to a tool call that waits for approval. */
@@ -131,10 +131,12 @@ function applyDecisions(session: Session, chosen: ReadonlyMap<ToolCallMessage, A
     const status = approved ? "approved" : "denied";
     // A nested call's decision lives inside its parent call's approval (keep `nested` if any).
     const nested = call.approval?.nested;
+    // The decision is for the input the human saw: a copy of it, so a later edit cannot change it too.
     call.approval = {
       status,
       ...(reason === undefined ? {} : { reason }),
       ...(nested === undefined ? {} : { nested }),
+      input: JSON.parse(JSON.stringify(call.input)) as JsonObject,
     };
   }
   // Report the top-level calls that changed (a nested decision changes its parent call's record).
@@ -145,4 +147,27 @@ function applyDecisions(session: Session, chosen: ReadonlyMap<ToolCallMessage, A
     if (isToolCall(message) && message.approval !== undefined)
       notifySessionChange(session, { type: "update", index, message, reason: "approval" });
   }
+}
+
+/**
+ * Whether a recorded decision still applies to its call: it was taken for the input the call has
+ * now (`approval.input`, compared as JSON). A decision without that copy, or for another input, does not.
+ */
+export function decisionHolds(call: ToolCallMessage): boolean {
+  const given = call.approval?.input;
+  return given !== undefined && sameJson(given, call.input);
+}
+
+function sameJson(left: unknown, right: unknown): boolean {
+  if (left === right) return true;
+  if (typeof left !== "object" || typeof right !== "object" || left === null || right === null) return false;
+  if (Array.isArray(left) !== Array.isArray(right)) return false;
+  const leftKeys = Object.keys(left);
+  const rightKeys = Object.keys(right);
+  if (leftKeys.length !== rightKeys.length) return false;
+  return leftKeys.every(
+    (key) =>
+      Object.hasOwn(right, key) &&
+      sameJson((left as Record<string, unknown>)[key], (right as Record<string, unknown>)[key]),
+  );
 }

@@ -1,6 +1,6 @@
 import { describeError } from "../errors.ts";
 import type { ToolCallMessage, ToolResultMessage } from "../session.ts";
-import { pendingApprovals } from "./approval.ts";
+import { decisionHolds, pendingApprovals } from "./approval.ts";
 import type { ExecutorSetup, ToolCallRun } from "./executor-setup.ts";
 import type { ToolDefinition } from "./tool.ts";
 import { abortedResult, beforeHookFailedResult, deniedResult, rejectedResult } from "./tool-errors.ts";
@@ -36,6 +36,10 @@ export async function checkGate(
 ): Promise<Gate> {
   const decision = call.approval?.status;
   if (decision === "pending") return resumeGate(call);
+  // A decision taken for another input (edited since) is none: the call asks again, showing what it
+  // says now. So is an approval that does not say what it was for; a denial without that still denies.
+  const unbound = call.approval?.input === undefined;
+  if ((decision === "approved" || (decision === "denied" && !unbound)) && !decisionHolds(call)) return pendingGate;
   if (decision === "denied") return { type: "answered", result: rejectedResult(call, call.approval?.reason) };
   let needsApproval = decision !== "approved" && definition?.requireApproval === true;
   const hook = setup.hooks?.beforeToolCall;

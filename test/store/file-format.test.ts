@@ -69,7 +69,14 @@ describe("the session log on disk", () => {
         index: 4,
         reason: "approval",
         ts,
-        message: { type: "tool_call", id: "c1", name: "deploy", input: {}, approval: { status: "approved" }, ts },
+        message: {
+          type: "tool_call",
+          id: "c1",
+          name: "deploy",
+          input: {},
+          approval: { status: "approved", input: {} },
+          ts,
+        },
       },
       { type: "custom", customType: "bookmark", ts, data: { label: "before deploy" } },
     ]);

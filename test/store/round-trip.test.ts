@@ -178,8 +178,8 @@ describe("a file-backed session round-trips through loadSession", () => {
     expect(updates.map((entry) => [entry.index, (entry.message as { approval?: unknown }).approval])).toStrictEqual([
       [4, { status: "pending" }],
       [5, { status: "pending" }],
-      [5, { status: "denied", reason: "web is frozen" }],
-      [4, { status: "approved" }],
+      [5, { status: "denied", reason: "web is frozen", input: { service: "web" } }],
+      [4, { status: "approved", input: { service: "api" } }],
     ]);
   });
 
