@@ -33,7 +33,15 @@ export type ToolContext = {
   id: string;
   /** The tool's name. */
   name: string;
-  /** The session the call belongs to (read it; do not modify it). */
+  /**
+   * The session the call belongs to (read it; do not modify it). What it holds depends on when the
+   * call starts: a call started while the model still streams its turn (an eager tool, the default
+   * for streamed answers) sees the session as it was before that turn, without the turn's text,
+   * thinking or calls, its own included; a call started once the turn is complete (a model that
+   * answers with an array or a promise, a tool with `eager: false`, `eagerTools: false`, a resumed
+   * call) sees the turn's messages too, every call of the turn included. Use `id`, `name` and the
+   * input for the call itself, never its position in `session`.
+   */
   session: Session;
   /** The agent's `name` option, if any. */
   agentName?: string;
