@@ -24,13 +24,17 @@ export function markdownRenderer(style: Style): MarkdownRenderer {
   const state: StreamState = { style, fence: undefined, pending: "", continuation: undefined, before: "" };
   return {
     push: (text) => {
-      state.pending += text;
+      // Only the new text is searched for line ends, and a line held back is only appended to (never
+      // read again until its end comes): each piece costs its own length, whatever the line holds.
       let out = "";
-      for (let newline = state.pending.indexOf("\n"); newline !== -1; newline = state.pending.indexOf("\n")) {
-        const line = state.pending.slice(0, newline).replace(/\r$/, "");
-        state.pending = state.pending.slice(newline + 1);
+      let rest = text;
+      for (let newline = rest.indexOf("\n"); newline !== -1; newline = rest.indexOf("\n")) {
+        const line = (state.pending + rest.slice(0, newline)).replace(/\r$/, "");
+        state.pending = "";
+        rest = rest.slice(newline + 1);
         out += `${finishLine(state, line)}\n`;
       }
+      state.pending += rest;
       return out + partial(state);
     },
     end: () => {
@@ -95,6 +99,8 @@ function partial(state: StreamState): string {
     state.pending = "";
     return shown;
   }
+  // Text held back this long waits for the end of its line (see safeCut): nothing to look at again.
+  if (pending.length > maxHeldBack) return "";
   if (continuation === undefined && /^ {0,3}(`|~)/.test(pending)) return "";
   const cut = safeCut(pending, continuation === undefined);
   if (cut === 0) return "";

@@ -141,3 +141,51 @@ describe("markdownRenderer", () => {
 function sameOnScreen(text: string): string {
   return text.replace(/<\/(\w)><\1>/g, "").replace(/<(\w)><\/\1>/g, "");
 }
+
+describe("streaming costs linear work in the input, whatever its shape", () => {
+  // Characters that string searches and regular expressions were handed while `run` ran: a
+  // count of work that does not depend on how loaded the machine is.
+  function scanned(run: () => void): number {
+    // The originals, put back afterwards (called with their `this` through call()).
+    // eslint-disable-next-line @typescript-eslint/unbound-method
+    const indexOf = String.prototype.indexOf;
+    // eslint-disable-next-line @typescript-eslint/unbound-method
+    const exec = RegExp.prototype.exec;
+    let characters = 0;
+    String.prototype.indexOf = function (this: string, search: string, position?: number) {
+      characters += this.length - (position ?? 0);
+      return indexOf.call(this, search, position);
+    };
+    RegExp.prototype.exec = function (this: RegExp, text: string) {
+      characters += text.length - (this.global || this.sticky ? this.lastIndex : 0);
+      return exec.call(this, text);
+    };
+    try {
+      run();
+    } finally {
+      String.prototype.indexOf = indexOf;
+      RegExp.prototype.exec = exec;
+    }
+    return characters;
+  }
+
+  const shapes: Record<string, (index: number) => string> = {
+    "words on one line": () => "word ",
+    "a line held back: JSON starting with {": (index) => (index === 0 ? '{"items": [' : '"x", '),
+    "a line held back: an open code span": (index) => (index === 0 ? "`" : "code "),
+    "a code block": (index) => (index === 0 ? "```\n" : "x = 1 "),
+  };
+  for (const [shape, piece] of Object.entries(shapes))
+    it(`${shape}: twice the pieces, about twice the work`, () => {
+      const work = (count: number): number =>
+        scanned(() => {
+          const renderer = markdownRenderer(tags);
+          for (let index = 0; index < count; index++) renderer.push(piece(index));
+          renderer.end();
+        });
+      const once = work(5_000);
+      const twice = work(10_000);
+      // Linear: a ratio of 2 (a little more for rounding); quadratic: 4.
+      expect(twice / once).toBeLessThan(2.5);
+    });
+});
