@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -12,13 +12,11 @@ const root = fileURLToPath(new URL("..", import.meta.url));
 const run = promisify(execFile);
 
 /** The command of `npm start` (package.json "start"), after `node`. */
-const startCommand = [
-  "--conditions=simple-agent-loop-source",
-  "src/cli/main.ts",
-  "--provider",
-  "auto",
-  "What is in this workspace?",
-];
+const startCommand = (
+  JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { scripts: { start: string } }
+).scripts.start
+  .split(" ")
+  .slice(1);
 
 // The environment of a user's shell, without any provider configured.
 function cleanEnvironment(): Record<string, string> {
@@ -59,8 +57,8 @@ describe("npm start: the CLI with --provider auto in this repository", () => {
     rmSync(home, { recursive: true, force: true });
   });
 
-  const start = (environment: Record<string, string>) =>
-    run(process.execPath, startCommand, {
+  const start = (environment: Record<string, string>, given: string[] = []) =>
+    run(process.execPath, [...startCommand, ...given], {
       cwd: root,
       env: { ...cleanEnvironment(), SIMPLE_AGENT_LOOP_HOME: home, ...environment },
     });
@@ -89,6 +87,17 @@ describe("npm start: the CLI with --provider auto in this repository", () => {
       content: expect.stringContaining("The workspace has"),
       stopReason: "end_turn",
     });
+  });
+
+  it('runs a task given after -- instead of the demo task (npm start -- "list the docs folder")', async () => {
+    const { stdout } = await start({}, ["list the docs folder"]);
+    expect(stdout).toContain("demo (offline, scripted)");
+    const [file] = readdirSync(join(home, "sessions"));
+    const session = await loadSession(join(home, "sessions", file!));
+    const tasks = session.messages.flatMap((message) =>
+      "role" in message && message.role === "user" ? [message.content] : [],
+    );
+    expect(tasks).toStrictEqual(["list the docs folder"]);
   });
 
   it("with ANTHROPIC_API_KEY set, talks to the Messages API (here a local server) and runs the tool", async () => {

@@ -192,12 +192,18 @@ function withResumeValue(argv: readonly string[]): string[] {
       continue;
     }
     const next = argv[index + 1];
-    if (next !== undefined && isSessionId(next)) {
+    if (next !== undefined && (isSessionId(next) || looksLikeSessionId(next))) {
       args.push(`--resume=${next}`);
       index++;
     } else args.push("--resume=");
   }
   return args;
+}
+
+// A mistyped id (digits first, then digits, letters and dashes, no space) is taken as the id it
+// meant to be, so that it is refused by name instead of being sent to the model as a task.
+function looksLikeSessionId(text: string): boolean {
+  return /^\d{6}[\w-]*$/.test(text) && /\d{6}.*-/.test(text);
 }
 
 function viewArgs(rest: string[], values: { port?: string | undefined; host?: string | undefined }): ViewArgs {

@@ -84,10 +84,13 @@ async function runAgent(args: RunArgs, io: CliIo): Promise<number> {
       ? jsonOutput(io.stdout, { sessionId: opened.id })
       : terminalOutput(io.stdout, io.stderr, style);
     const context = taskContext({ args, io, setup, opened, style, shutdown, interrupts, mcp, tools, output });
-    if (setup.task !== undefined) return exitCodeOf(await runTask(context, setup.task));
     // No task means stdin is a terminal (otherwise the task came from stdin), so there is input.
-    const code = await interactive(context, input!, io.stdout, style);
-    if (opened.stored() !== undefined)
+    const code =
+      setup.task !== undefined
+        ? exitCodeOf(await runTask(context, setup.task))
+        : await interactive(context, input!, io.stdout, style);
+    // However the session ended (done, failed, Ctrl-C, /exit), say how to go on with it.
+    if (opened.stored() !== undefined && !args.json)
       io.stdout.write(
         style.dim(
           `To go on with this session: ${resumeCommand(opened.id, args.cwd === undefined ? undefined : workspace)}\n`,
@@ -322,10 +325,11 @@ function announce(
   );
 }
 
-// The command that resumes this session, with the workspace when it was not the current directory.
+// The command that resumes this session, with the workspace when it was not the current directory;
+// the workspace's name is untrusted (a cloned directory's), so it is shown escaped like any path.
 function resumeCommand(id: string, workspace: string | undefined): string {
   const quoted = (text: string): string => (/^[\w./@%+=:,-]+$/.test(text) ? text : `'${text.replace(/'/g, "'\\''")}'`);
-  return `simple-agent-loop --resume ${id}${workspace === undefined ? "" : ` -C ${quoted(workspace)}`}`;
+  return visibleLine(`simple-agent-loop --resume ${id}${workspace === undefined ? "" : ` -C ${quoted(workspace)}`}`);
 }
 
 /** A task as one short line for the resumed-session banner. */

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import { homedir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { extendSession, type JsonObject, type Session } from "../session.ts";
 import { appendEntry, fileStore, isStoreError, loadEntries, type FileStore, type LogEntry } from "../store/index.ts";
 import { CliError } from "./cli-error.ts";
@@ -75,7 +75,11 @@ export async function openCliSession(
   }
   const id = resume.id ?? (await latestSessionOf(store, workspace));
   if (id === undefined) throw new CliError(`no session of ${workspace} to resume; start one without --resume`);
-  if (!existsSync(store.path(id))) throw new CliError(`no session ${id} (there is no ${store.path(id)})`);
+  // A mistyped id is an error, never the latest session with the typo sent to the model as a task.
+  const listThem = `list the sessions with: simple-agent-loop view (or ls ${dirname(store.path("session"))})`;
+  if (!isSessionId(id))
+    throw new CliError(`no session ${id}: a session id looks like 20250102-030405-a1b2c3; ${listThem}`);
+  if (!existsSync(store.path(id))) throw new CliError(`no session ${id} (there is no ${store.path(id)}); ${listThem}`);
   const session = await open(store, id);
   const entries = await loadEntries(store.path(id), { onWarning: () => undefined });
   const previous = workspaceOf(entries);

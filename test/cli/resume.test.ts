@@ -75,6 +75,24 @@ describe("--resume", () => {
     expect(workspaces).toStrictEqual([join(root.path, "project"), join(root.path, "other")]);
   });
 
+  it("a one-task run ends by saying how to go on with its session; a workspace's name in it is escaped", async () => {
+    server.enqueue({ text: "First answer." }, { text: "Second answer." });
+    const first = await task("project", ["first task"]);
+    expect(first.stdout).toContain(`To go on with this session: simple-agent-loop --resume ${first.id}\n`);
+    // A directory named to retitle the terminal and hide text: shown, never obeyed.
+    const hostile = join(root.path, "evil\u001b]0;pwned\u0007\u001b[8m");
+    mkdirSync(hostile);
+    const run = await runCli(["--model", "test-model", "-C", hostile, "second task"], {
+      cwd: join(root.path, "project"),
+      env: cliEnvironment(home.path, { OPENAI_BASE_URL: server.baseURL }),
+    });
+    expect(run.code, run.stderr).toBe(0);
+    const hint = run.stdout.split("\n").find((text) => text.includes("To go on with this session"))!;
+    expect(hint).toContain("-C '");
+    expect(hint).toContain("evil^[]0;pwned^G^[[8m");
+    for (const raw of ["\u001b]", "\u0007", "\u001b[8m"]) expect(run.stdout).not.toContain(raw);
+  });
+
   it("says so when there is nothing to resume", async () => {
     const none = await runCli(["--model", "m", "--resume", "go on"], {
       cwd: join(root.path, "project"),
@@ -88,6 +106,23 @@ describe("--resume", () => {
     });
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toMatch(/no session 20250102-030405-a1b2c3 \(there is no .*20250102-030405-a1b2c3\.jsonl\)/);
+    expect(unknown.stderr).toContain("list the sessions with: simple-agent-loop view");
+  });
+
+  it("refuses a mistyped id by name (exit 1), instead of resuming the latest session with the typo as the task", async () => {
+    server.enqueue({ text: "First answer." });
+    const first = await task("project", ["first task"]);
+    for (const typo of [first.id.slice(0, -1), `${first.id}x`, first.id.replace(/-/, "")]) {
+      const run = await runCli(["--model", "m", "--resume", typo, "go on"], {
+        cwd: join(root.path, "project"),
+        env: cliEnvironment(home.path, { OPENAI_BASE_URL: server.baseURL }),
+      });
+      expect(run.code, typo).toBe(1);
+      expect(run.stderr).toContain(`no session ${typo}`);
+      expect(run.stderr).toContain("list the sessions with: simple-agent-loop view");
+    }
+    // Nothing reached the model but the first task.
+    expect(server.bodies()).toHaveLength(1);
   });
 
   it("--resume <id> from another workspace works there, and the model is told so: tools and prompt agree", async () => {
