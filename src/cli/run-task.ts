@@ -2,6 +2,7 @@ import type { AgentEvent } from "../loop/events.ts";
 import type { AgentHooks } from "../loop/hooks.ts";
 import type { InvokeModel } from "../model/invoke-model.ts";
 import { summarizeOlderTurns } from "../loop/context-strategies.ts";
+import { clearToolResults } from "../loop/clear-tool-results.ts";
 import { agentStream } from "../loop/loop.ts";
 import { response, send, type Session } from "../session.ts";
 import type { Tool } from "../tools/tool.ts";
@@ -66,7 +67,11 @@ export async function runTask(context: TaskContext, task: string): Promise<TaskR
       maxIterations: context.maxTurns,
       // A coding session keeps every detail until the window fills (file contents matter), then
       // summarizes older turns rather than cutting tool results.
-      compaction: summarizeOlderTurns({ invokeModel: context.invokeModel, contextWindow: context.contextWindow }),
+      // Old tool output is cleared first (recall_output reads it back); a summary only near the window.
+      compaction: [
+        clearToolResults(),
+        summarizeOlderTurns({ invokeModel: context.invokeModel, contextWindow: context.contextWindow }),
+      ],
     });
     for await (const event of run) {
       if (event.type === "run-end") end = event;

@@ -27,16 +27,30 @@ export type ClearToolResultsOptions = {
  * parts (`content`: what the model is shown of them is not their `output`).
  */
 export function clearToolResults(options: ClearToolResultsOptions = {}): CompactionStrategy {
+  const clearer = createClearer(options);
+  return (session, context) => {
+    clearer(session, context.reason);
+  };
+}
+
+/**
+ * `clearToolResults` as the loop runs it by default, synchronously before each call: clears the
+ * batch once it is due (at once when `reason` is `overflow`). Returns how many results it cleared.
+ */
+export function createClearer(
+  options: ClearToolResultsOptions = {},
+): (session: Session, reason: "before-call" | "overflow") => number {
   checkNumber("clearToolResults: keepLast", options.keepLast, { min: 0, integer: true });
   checkNumber("clearToolResults: minChars", options.minChars, { min: 0, integer: true });
   checkNumber("clearToolResults: batch", options.batch, { min: 1, integer: true });
   const keepLast = options.keepLast ?? 3;
   const minChars = options.minChars ?? 2000;
   const batch = options.batch ?? 10;
-  return (session, context) => {
+  return (session, reason) => {
     const clearable = clearableResults(session.messages, keepLast, minChars);
-    if (clearable.length === 0 || (clearable.length < batch && context.reason !== "overflow")) return;
+    if (clearable.length === 0 || (clearable.length < batch && reason !== "overflow")) return 0;
     for (const { index, toolName } of clearable) clear(session, index, toolName);
+    return clearable.length;
   };
 }
 

@@ -37,10 +37,11 @@ export type AgentLoopOptions = {
   /** One line per message entering the session: `true` for stderr, or a function. Silent by default. */
   logger?: LoggerOption;
   /**
-   * Context management before each model call: truncation compaction with these
-   * options (the default), or strategies (`summarizeOlderTurns`, `slidingWindow`, your own),
-   * which also get one chance to make room after a `ContextOverflowError` before the call is
-   * retried once; `false` turns it off.
+   * Context management before each model call. By default: truncation compaction, and old tool
+   * output cleared in batches as `clearToolResults()` does (read back through `recall_output`).
+   * Truncation options: truncation with these options alone. Strategies (`clearToolResults`,
+   * `summarizeOlderTurns`, `slidingWindow`, your own) also get one chance to make room after a
+   * `ContextOverflowError` before the call is retried once. `false` turns it off.
    */
   compaction?: false | CompactSessionOptions | CompactionStrategy | CompactionStrategy[];
   /**

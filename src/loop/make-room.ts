@@ -2,14 +2,24 @@ import type { CompactionFallback, CompactionStrategy } from "./compaction-strate
 import { watchCompaction } from "./compaction-report.ts";
 import type { RunContext } from "./run-context.ts";
 
-/** Truncation compaction (the default) before each call; emits `compaction` when messages were cut. */
+/**
+ * The default compaction before each call: truncation, then clearing of old tool output; emits
+ * `compaction` for each that changed something.
+ */
 export function compact(run: RunContext): void {
-  const { compact } = run;
-  if (compact === undefined) return;
-  const watch = watchCompaction(run.session);
-  compact(run.session);
-  const report = watch.finish("truncation");
-  if (report !== undefined) run.emit({ type: "compaction", ...report });
+  const { compact, clearing, session } = run;
+  if (compact !== undefined) {
+    const watch = watchCompaction(session);
+    compact(session);
+    const report = watch.finish("truncation");
+    if (report !== undefined) run.emit({ type: "compaction", ...report });
+  }
+  if (clearing !== undefined) {
+    const watch = watchCompaction(session);
+    clearing(session, "before-call");
+    const report = watch.finish("clear-tool-results");
+    if (report !== undefined) run.emit({ type: "compaction", ...report });
+  }
 }
 
 /**

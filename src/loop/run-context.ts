@@ -1,5 +1,6 @@
 import { createAbortRace, type AbortRace } from "./abort.ts";
 import { createCompactor } from "./compaction.ts";
+import { createClearer } from "./clear-tool-results.ts";
 import type { CompactionStrategy } from "./compaction-strategy.ts";
 import type { AgentEvent } from "./events.ts";
 import type { AgentHooks } from "./hooks.ts";
@@ -52,6 +53,8 @@ export type RunContext = {
   readonly eager: EagerStarter | undefined;
   /** Truncation compaction before each call (the default); absent with strategies or `compaction: false`. */
   readonly compact: ((session: Session) => number) | undefined;
+  /** Clearing of old tool output before each call (by default, beside truncation); absent with strategies or `compaction: false`. */
+  readonly clearing: ((session: Session, reason: "before-call" | "overflow") => number) | undefined;
   /** Context strategies, before each call and once after an overflow. */
   readonly strategies: readonly CompactionStrategy[] | undefined;
   readonly contract: OutputContract | undefined;
@@ -185,11 +188,16 @@ function runEvents(
   };
 }
 
-function contextManagement(option: AgentLoopOptions["compaction"]): Pick<RunContext, "compact" | "strategies"> {
-  if (option === false) return { compact: undefined, strategies: undefined };
-  if (typeof option === "function") return { compact: undefined, strategies: [option] };
-  if (Array.isArray(option)) return { compact: undefined, strategies: option };
-  return { compact: createCompactor(option), strategies: undefined };
+function contextManagement(
+  option: AgentLoopOptions["compaction"],
+): Pick<RunContext, "compact" | "clearing" | "strategies"> {
+  if (option === false) return { compact: undefined, clearing: undefined, strategies: undefined };
+  if (typeof option === "function") return { compact: undefined, clearing: undefined, strategies: [option] };
+  if (Array.isArray(option)) return { compact: undefined, clearing: undefined, strategies: option };
+  // Truncation options alone ask for truncation alone. The default is the cheapest that keeps every
+  // fact reachable (bench/context.ts): truncation, and old tool output cleared in batches.
+  if (option !== undefined) return { compact: createCompactor(option), clearing: undefined, strategies: undefined };
+  return { compact: createCompactor(), clearing: createClearer(), strategies: undefined };
 }
 
 function sessionWriter(
