@@ -172,6 +172,35 @@ describe("clearToolResults", () => {
     expect(results(session).map((result) => result.kept)).toStrictEqual(["cleared", undefined]);
   });
 
+  it("is part of the default compaction (keepLast 3, minChars 2,000, batch 10); truncation options alone do not clear", async () => {
+    const events: AgentEvent[] = [];
+    const byDefault = await agentLoop(
+      reader(Array.from({ length: 14 }, () => 2500)).invokeModel,
+      [read],
+      initSession("s", "read"),
+      {
+        onEvent: (event) => events.push(event),
+      },
+    );
+    // Ten results are clearable once thirteen are in: cleared before the 14th call, all at once.
+    expect(results(byDefault).map((result) => result.kept === "cleared")).toStrictEqual([
+      ...Array.from({ length: 10 }, () => true),
+      ...Array.from({ length: 4 }, () => false),
+    ]);
+    expect(
+      events.filter((event) => event.type === "compaction").map((event) => (event as { strategy: string }).strategy),
+    ).toStrictEqual(["clear-tool-results"]);
+    const truncationOnly = await agentLoop(
+      reader(Array.from({ length: 14 }, () => 2500)).invokeModel,
+      [read],
+      initSession("s", "read"),
+      {
+        compaction: { keepTurns: 2 },
+      },
+    );
+    expect(results(truncationOnly).some((result) => result.kept !== undefined)).toBe(false);
+  });
+
   it("refuses options that are not counts", () => {
     expect(() => clearToolResults({ batch: 0 })).toThrow(/batch/);
     expect(() => clearToolResults({ keepLast: -1 })).toThrow(/keepLast/);
