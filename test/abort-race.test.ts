@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createAbortRace } from "../src/loop/abort.ts";
+import { createAbortRace } from "../src/shared/abort.ts";
 
 describe("createAbortRace", () => {
   it("settles like the promise, and rejects the races still in flight when the signal aborts", async () => {

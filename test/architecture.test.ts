@@ -5,14 +5,16 @@
  * because its checker sees nothing.
  *
  * 1. No import cycles among src/ files: static `import` and `export ... from`, `import type` included
- *    (a lazy `import("x")` is how a load-time dependency is deferred, so it is not an edge here).
- * 2. Layers. The core is the src/ root files, src/model/ (the provider contract), src/tools/ and
- *    src/loop/; the subsystems are src/providers/, store, viewer, cli, otel, mcp, restate, testing.
+ *    (a lazy `import("x")` is how a load-time dependency is deferred, so it is not an edge here); and
+ *    none among src/ folders either (the root files count as one folder, the public index apart):
+ *    what two folders share lives in a folder below both.
+ * 2. Layers. The core is the src/ root files, src/shared/ (the abort race, the tool schema type),
+ *    src/model/ (the provider contract), src/tools/ and src/loop/; the subsystems are src/providers/,
+ *    store, viewer, cli, otel, mcp, restate, testing, http.
  *    - src/providers/** imports only src/model/**, session.ts, errors.ts, numeric-options.ts, the
  *      shared files of src/providers/, its own provider's folder (never another provider), and
- *      src/tools/tool.ts with `import type` (tool schemas).
- *    - src/model/** imports only src/model/**, the root files (not the public index) and, with
- *      `import type`, src/tools/**.
+ *      src/shared/tool-schema.ts with `import type` (tool schemas).
+ *    - src/model/** imports only src/model/**, the root files (not the public index) and src/shared/**.
  *    - The core never imports a subsystem: subsystems import the core, never the reverse.
  *    - src/store/** imports only src/store/**, session.ts and errors.ts.
  *    - No src/ file imports from test/ or bench/.
@@ -27,6 +29,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { commentCitations } from "./architecture/comment-citations.ts";
 import { findCycles } from "./architecture/cycles.ts";
+import { folderGraph, folderOf } from "./architecture/folders.ts";
 import type { ImportGraph } from "./architecture/cycles.ts";
 import { importsOf } from "./architecture/imports.ts";
 import type { ImportEdge } from "./architecture/imports.ts";
@@ -56,6 +59,14 @@ describe("the architecture of src/", () => {
     ).toStrictEqual([]);
   });
 
+  it("has no import cycles between folders", () => {
+    const cycles = findCycles(folderGraph(edges, new Set(sources.map((file) => file.path))));
+    expect(
+      cycles.map((cycle) => cycle.join(" -> ")),
+      "folders importing each other (type-only imports included: move what both use to a folder below both)",
+    ).toStrictEqual([]);
+  });
+
   it("keeps providers on the model contract, the session, errors, numeric options and tool schema types", () => {
     expect(
       providerImportViolations(edges).map(describeEdge),
@@ -63,14 +74,14 @@ describe("the architecture of src/", () => {
     ).toStrictEqual([]);
   });
 
-  it("keeps the model contract on itself, the root files and tool types", () => {
+  it("keeps the model contract on itself, the root files and src/shared/", () => {
     expect(
       modelImportViolations(edges).map(describeEdge),
-      "imports from src/model/ outside the model contract, the root files and tool types",
+      "imports from src/model/ outside the model contract, the root files and src/shared/",
     ).toStrictEqual([]);
   });
 
-  it("never has the core (root files, model, tools, loop) import a subsystem", () => {
+  it("never has the core (root files, shared, model, tools, loop) import a subsystem", () => {
     expect(
       coreImportViolations(edges).map(describeEdge),
       "core files importing a subsystem (the subsystem should import the core instead)",
@@ -132,6 +143,32 @@ describe("the architecture checks themselves", () => {
     ).toStrictEqual([]);
   });
 
+  it("find a cycle between folders made of type-only imports, and none within one folder", () => {
+    const file = (path: string, text: string) => importsOf(parseSource(path, text));
+    const edges = [
+      ...file("src/model/m.ts", 'import type { T } from "../tools/t.ts";\nimport { n } from "./n.ts";'),
+      ...file("src/tools/t.ts", 'import type { E } from "../loop/e.ts";'),
+      ...file("src/loop/e.ts", 'import { m } from "../model/m.ts";\nconst l = () => import("../cli/c.ts");'),
+      ...file("src/cli/c.ts", 'import { l } from "../loop/e.ts";'),
+      ...file("src/index.ts", 'export { m } from "./model/m.ts";'),
+    ];
+    const files = new Set([
+      "src/model/m.ts",
+      "src/model/n.ts",
+      "src/tools/t.ts",
+      "src/loop/e.ts",
+      "src/cli/c.ts",
+      "src/index.ts",
+    ]);
+    expect(findCycles(folderGraph(edges, files))).toStrictEqual([["src/loop", "src/model", "src/tools", "src/loop"]]);
+    expect(findCycles(folderGraph(edges.slice(1), files))).toStrictEqual([]);
+    expect(["src/session.ts", "src/index.ts", "src/providers/openai/chat.ts"].map(folderOf)).toStrictEqual([
+      "src",
+      "src/index.ts",
+      "src/providers",
+    ]);
+  });
+
   it("read every kind of import, type-only and lazy ones marked, and resolve relative specifiers", () => {
     const file = parseSource(
       "src/loop/x.ts",
@@ -174,7 +211,7 @@ describe("the architecture checks themselves", () => {
     const provider = synthetic(
       "src/providers/acme/acme.ts",
       [
-        'import type { ToolSchema } from "../../tools/tool.ts";',
+        'import type { ToolSchema } from "../../shared/tool-schema.ts";',
         'import { tool } from "../../tools/tool.ts";',
         'import { runLoop } from "../../loop/loop.ts";',
         'import { sse } from "../sse.ts";',
@@ -194,9 +231,10 @@ describe("the architecture checks themselves", () => {
         'import type { Tool } from "../tools/tool.ts";',
         'import { x } from "../loop/events.ts";',
         'import { y } from "../index.ts";',
+        'import type { AbortRace } from "../shared/abort.ts";',
       ].join("\n"),
     );
-    expect(modelImportViolations(model).map((edge) => edge.line)).toStrictEqual([2, 3]);
+    expect(modelImportViolations(model).map((edge) => edge.line)).toStrictEqual([1, 2, 3]);
     const core = synthetic(
       "src/loop/l.ts",
       [

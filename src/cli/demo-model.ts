@@ -1,4 +1,4 @@
-import { delay } from "../loop/abort.ts";
+import { delay } from "../shared/abort.ts";
 import type { ModelStreamEvent } from "../model/model-stream-event.ts";
 import type { InvokeModel } from "../model/invoke-model.ts";
 import type { JsonValue, Message, ModelMessage, Session, ToolCallMessage, ToolResultMessage } from "../session.ts";

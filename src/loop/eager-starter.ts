@@ -1,4 +1,4 @@
-import { createAbortRace } from "./abort.ts";
+import { createAbortRace } from "../shared/abort.ts";
 import type { ToolExecutor } from "../tools/execute-tool-calls.ts";
 import type { CallScope } from "../tools/executor-setup.ts";
 import type { ToolOutcome } from "../tools/tool-outcome.ts";

@@ -1,6 +1,7 @@
 import type { ModelDeltaEvent } from "../model/model-stream-event.ts";
 import type { RunMetrics } from "./run-metrics.ts";
-import type { JsonObject, JsonValue, Message, StopReason, ToolResultMessage, Usage } from "../session.ts";
+import type { JsonObject, Message, StopReason, Usage } from "../session.ts";
+import type { ToolExecutionEvent } from "../tools/tool-events.ts";
 
 /** How a run ended. */
 export type RunOutcome =
@@ -46,31 +47,14 @@ export type AgentEvent =
   | { type: "tool-call-end"; id: string; name: string; input: JsonObject }
   /** A message entered the session. */
   | { type: "message"; message: Message }
-  /** A tool call's execution began (input validation, then the handler); every answered call has one. */
-  | { type: "tool-execution-start"; id: string; name: string; input: JsonObject }
-  /** A tool call needs a human's approval: the run will pause (outcome `paused`) once the turn's other calls are done. */
-  | { type: "tool-approval-request"; id: string; name: string; input: JsonObject }
+  /** A tool call's execution: start, approval request, update, end (see `ToolExecutionEvent`). */
+  | ToolExecutionEvent
   /** A hook threw. A tool hook's failure denies the call (fail closed); a model hook's ends the run. */
   | {
       type: "hook-error";
       hook: "beforeModelCall" | "afterModelCall" | "beforeToolCall" | "afterToolCall";
       id?: string;
       error: string;
-    }
-  /** A running tool reported progress through `context.update`. */
-  | { type: "tool-execution-update"; id: string; name: string; progress: JsonValue }
-  /**
-   * A tool call is answered; `result` is what enters the session, in call order. `waitMs`: time
-   * in the `beforeToolCall` hook (waiting for the user's permission, say); `durationMs`: the
-   * rest, validation and handler. Both in milliseconds to 0.1 ms.
-   */
-  | {
-      type: "tool-execution-end";
-      id: string;
-      name: string;
-      result: ToolResultMessage;
-      durationMs: number;
-      waitMs: number;
     }
   /**
    * A model call failed with a retryable error and will be repeated after `delayMs`. Deltas

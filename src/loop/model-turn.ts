@@ -1,4 +1,4 @@
-import { delay, type AbortRace } from "./abort.ts";
+import { delay, type AbortRace } from "../shared/abort.ts";
 import { describeError, errorType } from "../errors.ts";
 import type { AgentEvent } from "./events.ts";
 import type { EagerStarter } from "./eager-starter.ts";

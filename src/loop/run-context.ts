@@ -1,4 +1,4 @@
-import { createAbortRace, type AbortRace } from "./abort.ts";
+import { createAbortRace, type AbortRace } from "../shared/abort.ts";
 import { createCompactor } from "./compaction.ts";
 import { createClearer } from "./clear-tool-results.ts";
 import type { CompactionStrategy } from "./compaction-strategy.ts";

@@ -1,11 +1,11 @@
-import { ApprovalPause } from "./approval-pause.ts";
-import { pendingApprovals } from "./approval.ts";
+import { ApprovalPause } from "../tools/approval-pause.ts";
+import { pendingApprovals } from "../tools/approval.ts";
 import type { InvokeModel } from "../model/invoke-model.ts";
-import { agentLoop } from "../loop/loop.ts";
-import { checkLoopOptions, type AgentLoopOptions } from "../loop/loop-options.ts";
+import { agentLoop } from "./loop.ts";
+import { checkLoopOptions, type AgentLoopOptions } from "./loop-options.ts";
 import { forkSession, initSession, response, type JsonObject } from "../session.ts";
-import { structuredOutput, type OutputSchema } from "../loop/structured-output.ts";
-import type { Tool, ToolDefinition, ToolHandlers } from "./tool.ts";
+import { structuredOutput, type OutputSchema } from "./structured-output.ts";
+import type { Tool, ToolDefinition, ToolHandlers } from "../tools/tool.ts";
 
 export type SubagentToolOptions = {
   name: string;

@@ -1,7 +1,7 @@
 import type { ModelSettings } from "./model-settings.ts";
 import type { ModelStreamEvent } from "./model-stream-event.ts";
 import type { JsonObject, ModelMessage, Session } from "../session.ts";
-import type { ToolSchema } from "../tools/tool.ts";
+import type { ToolSchema } from "../shared/tool-schema.ts";
 
 /** What `invokeModel` receives besides the tools and the session. */
 export type ModelContext = {

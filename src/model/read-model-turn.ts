@@ -1,7 +1,8 @@
 import { InvalidModelResponseError } from "../errors.ts";
+import type { AbortRace } from "../shared/abort.ts";
 import type { ModelStreamEvent } from "./model-stream-event.ts";
 import type { JsonObject, ModelMessage, Session, ToolCallMessage, TurnEndFields } from "../session.ts";
-import type { ToolSchema } from "../tools/tool.ts";
+import type { ToolSchema } from "../shared/tool-schema.ts";
 import { modelOwnFields, turnEndFields } from "./model-own-fields.ts";
 import type { InvokeModel, ModelContext } from "./invoke-model.ts";
 
@@ -10,16 +11,13 @@ export type ModelTurnProgress =
   | Exclude<ModelStreamEvent, { type: "message" | "response-end" }>
   | { type: "tool-call-end"; id: string; name: string; input: JsonObject };
 
-/** Races a wait against the run's abort (what the reader needs of the loop's `AbortRace`): rejects with the abort reason once the run is aborted. */
-export type AbortRacer = { race<T>(promise: PromiseLike<T>): Promise<T> };
-
 /** What reading one model turn needs: the call's arguments, and where what streams goes. */
 export type ModelTurnRequest = {
   readonly invokeModel: InvokeModel;
   readonly tools: ToolSchema[];
   readonly session: Session;
   readonly context: ModelContext;
-  readonly abortRace: AbortRacer;
+  readonly abortRace: AbortRace;
   /** Hears the stream's deltas as they arrive. */
   readonly emit: (event: ModelTurnProgress) => void;
   /** Hears each tool call of the stream once it is complete (before `response-end`). */

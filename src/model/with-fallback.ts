@@ -8,7 +8,7 @@ import {
 } from "../errors.ts";
 import { checkNumber } from "../numeric-options.ts";
 import type { ModelMessage, TurnEndFields } from "../session.ts";
-import type { ToolSchema } from "../tools/tool.ts";
+import type { ToolSchema } from "../shared/tool-schema.ts";
 import type { InvokeModel, ModelContext, StructuredOutputModel } from "./invoke-model.ts";
 import { hasNativeStructuredOutput } from "./invoke-model.ts";
 import type { ModelStreamEvent } from "./model-stream-event.ts";

@@ -1,5 +1,5 @@
 import { RetryableError, type ObjectContext, type RunOptions } from "@restatedev/restate-sdk";
-import { createAbortRace } from "../loop/abort.ts";
+import { createAbortRace } from "../shared/abort.ts";
 import {
   AgentError,
   ContextOverflowError,

@@ -1,4 +1,4 @@
-import { delay } from "../loop/abort.ts";
+import { delay } from "../shared/abort.ts";
 import { AgentError, describeValue } from "../errors.ts";
 import { checkNumber, maxTimerDelay } from "../numeric-options.ts";
 import type { ModelStreamEvent } from "../model/model-stream-event.ts";

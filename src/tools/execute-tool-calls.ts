@@ -1,8 +1,8 @@
-import { createAbortRace } from "../loop/abort.ts";
+import { createAbortRace } from "../shared/abort.ts";
 import { checkNumber } from "../numeric-options.ts";
 import { checkToolTimeout } from "./tool.ts";
-import type { AgentEvent } from "../loop/events.ts";
-import type { AgentHooks } from "../loop/hooks.ts";
+import type { ToolEvent } from "./tool-events.ts";
+import type { ToolHooks } from "./tool-hooks.ts";
 import type { Session, ToolCallMessage, ToolResultMessage } from "../session.ts";
 import type { ToolDefinition, ToolHandlers } from "./tool.ts";
 import {
@@ -37,9 +37,9 @@ export type ExecuteToolCallsOptions = {
   /** Called with each result in call order, as soon as it and every result before it are ready. */
   onResult?: (result: ToolResultMessage) => void;
   /** Receives `tool-execution-start` and `tool-execution-end` for every call. */
-  onEvent?: (event: AgentEvent) => void;
-  /** `beforeToolCall` and `afterToolCall`; see `AgentHooks`. */
-  hooks?: Pick<AgentHooks, "beforeToolCall" | "afterToolCall">;
+  onEvent?: (event: ToolEvent) => void;
+  /** `beforeToolCall` and `afterToolCall`; see `ToolHooks`. */
+  hooks?: ToolHooks;
 };
 
 /**

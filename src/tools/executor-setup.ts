@@ -1,6 +1,6 @@
-import type { AbortRace } from "../loop/abort.ts";
-import type { AgentEvent } from "../loop/events.ts";
-import type { AgentHooks } from "../loop/hooks.ts";
+import type { AbortRace } from "../shared/abort.ts";
+import type { ToolEvent } from "./tool-events.ts";
+import type { ToolHooks } from "./tool-hooks.ts";
 import type { Session, ToolCallMessage } from "../session.ts";
 import type { ToolDefinition, ToolHandler, ToolHandlers } from "./tool.ts";
 
@@ -18,8 +18,8 @@ export type ExecutorSetup = {
   readonly agentName: string | undefined;
   /** Milliseconds before a handler is abandoned, unless its tool sets its own `timeout`. */
   readonly toolTimeout: number | undefined;
-  readonly hooks: Pick<AgentHooks, "beforeToolCall" | "afterToolCall"> | undefined;
-  readonly onEvent: ((event: AgentEvent) => void) | undefined;
+  readonly hooks: ToolHooks | undefined;
+  readonly onEvent: ((event: ToolEvent) => void) | undefined;
   /** Which tools the model is shown now, and whether a deferred one may be called; absent outside a run. */
   readonly offer: ExecutorOffer | undefined;
 };
@@ -43,8 +43,8 @@ export type ExecutorSetupOptions = {
   toolTimeout?: number;
   session?: Session;
   agentName?: string;
-  onEvent?: (event: AgentEvent) => void;
-  hooks?: Pick<AgentHooks, "beforeToolCall" | "afterToolCall">;
+  onEvent?: (event: ToolEvent) => void;
+  hooks?: ToolHooks;
   offer?: ExecutorOffer;
 };
 

@@ -1,4 +1,4 @@
-import { createAbortRace, type AbortRace } from "../loop/abort.ts";
+import { createAbortRace, type AbortRace } from "../shared/abort.ts";
 import { boundText, isAbortError, isInstance, maxErrorLength } from "../errors.ts";
 import { clampDelay } from "../numeric-options.ts";
 import type { Session, ToolCallMessage } from "../session.ts";

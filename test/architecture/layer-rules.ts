@@ -14,7 +14,10 @@ export const maxRootFiles = 7;
  * depend on anything built around it, so a subsystem can be dropped without touching the core.
  */
 export function isCore(path: string): boolean {
-  return isRootFile(path) || ["src/model/", "src/tools/", "src/loop/"].some((folder) => path.startsWith(folder));
+  return (
+    isRootFile(path) ||
+    ["src/shared/", "src/model/", "src/tools/", "src/loop/"].some((folder) => path.startsWith(folder))
+  );
 }
 
 /** A `.ts` file directly in src/ (not in a folder). */
@@ -23,9 +26,9 @@ export function isRootFile(path: string): boolean {
 }
 
 /**
- * Providers depend only on the model contract, the session, errors, numeric options, tool schemas (as
- * types: a provider converts them and never runs a tool), the shared files of src/providers/ and their
- * own folder; never on another provider. So an adapter can be read, tested and replaced without the loop.
+ * Providers depend only on the model contract, the session, errors, numeric options, the tool schema
+ * type (`src/shared/tool-schema.ts`: a provider converts schemas and never runs a tool), the shared
+ * files of src/providers/ and their own folder; never on another provider. So an adapter can be read, tested and replaced without the loop.
  */
 export function providerImportViolations(edges: readonly ImportEdge[]): ImportEdge[] {
   const allowedFiles = [...sessionFiles, "src/errors.ts", "src/numeric-options.ts"];
@@ -34,18 +37,21 @@ export function providerImportViolations(edges: readonly ImportEdge[]): ImportEd
       !(
         target.startsWith("src/model/") ||
         allowedFiles.includes(target) ||
-        (typeOnly && target === "src/tools/tool.ts") ||
+        (typeOnly && target === "src/shared/tool-schema.ts") ||
         /^src\/providers\/[^/]+$/.test(target) ||
         (providerFolder(target) !== undefined && providerFolder(target) === providerFolder(from))
       ),
   );
 }
 
-/** The model contract depends only on itself, the root files and the types of tools: it is what providers implement. */
+/**
+ * The model contract depends only on itself, the root files and src/shared/ (the tool schema type, the
+ * abort race): it is what providers implement, below the tools and the loop.
+ */
 export function modelImportViolations(edges: readonly ImportEdge[]): ImportEdge[] {
   return sourceEdges(edges, (from) => from.startsWith("src/model/")).filter(
-    ({ target, typeOnly }) =>
-      !(target.startsWith("src/model/") || rootFiles.includes(target) || (typeOnly && target.startsWith("src/tools/"))),
+    ({ target }) =>
+      !(target.startsWith("src/model/") || rootFiles.includes(target) || target.startsWith("src/shared/")),
   );
 }
 

@@ -1,7 +1,7 @@
 import { tokenCounts } from "../usage.ts";
 import type { Message, ModelMessage, Session, StopDetails, TurnEndFields } from "../../session.ts";
 import type { ModelSettings } from "../../model/model-settings.ts";
-import type { ToolSchema } from "../../tools/tool.ts";
+import type { ToolSchema } from "../../shared/tool-schema.ts";
 import {
   isOwnSignedThinking,
   normalizeStopReason,

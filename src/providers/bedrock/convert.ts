@@ -1,6 +1,6 @@
 import { tokenCounts } from "../usage.ts";
 import type { JsonObject, ModelMessage, Session, StopReason, ToolResultMessage, Usage } from "../../session.ts";
-import type { ToolSchema } from "../../tools/tool.ts";
+import type { ToolSchema } from "../../shared/tool-schema.ts";
 import {
   isOwnSignedThinking,
   normalizeStopReason,

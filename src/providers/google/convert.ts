@@ -11,7 +11,7 @@ import type {
   Usage,
 } from "../../session.ts";
 import { outputInstruction } from "../../model/output-instruction.ts";
-import type { ToolSchema } from "../../tools/tool.ts";
+import type { ToolSchema } from "../../shared/tool-schema.ts";
 import {
   isOwnSignedThinking,
   normalizeStopReason,

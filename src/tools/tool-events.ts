@@ -1,0 +1,27 @@
+import type { JsonObject, JsonValue, ToolResultMessage } from "../session.ts";
+
+/** The events of one tool call's execution, in the order a call has them (each a part of the loop's `AgentEvent`). */
+export type ToolExecutionEvent =
+  /** A tool call's execution began (input validation, then the handler); every answered call has one. */
+  | { type: "tool-execution-start"; id: string; name: string; input: JsonObject }
+  /** A tool call needs a human's approval: the run will pause (outcome `paused`) once the turn's other calls are done. */
+  | { type: "tool-approval-request"; id: string; name: string; input: JsonObject }
+  /** A running tool reported progress through `context.update`. */
+  | { type: "tool-execution-update"; id: string; name: string; progress: JsonValue }
+  /**
+   * A tool call is answered; `result` is what enters the session, in call order. `waitMs`: time
+   * in the `beforeToolCall` hook (waiting for the user's permission, say); `durationMs`: the
+   * rest, validation and handler. Both in milliseconds to 0.1 ms.
+   */
+  | {
+      type: "tool-execution-end";
+      id: string;
+      name: string;
+      result: ToolResultMessage;
+      durationMs: number;
+      waitMs: number;
+    };
+
+/** What the executor reports: its calls' events, and a tool hook that threw (the call is denied: fail closed). */
+export type ToolEvent =
+  ToolExecutionEvent | { type: "hook-error"; hook: "beforeToolCall" | "afterToolCall"; id: string; error: string };
