@@ -67,6 +67,11 @@ function nameClash(
 }
 
 function loopTool(name: string, server: string, client: Client, mcpTool: McpTool, timeout: number | undefined): Tool {
+  const problem = schemaProblem(mcpTool.inputSchema);
+  if (problem !== undefined)
+    throw new McpConfigError(`MCP server "${server}": tool "${mcpTool.name}" refused: its input schema ${problem}`, {
+      server,
+    });
   const { $schema: _dialect, ...inputSchema } = mcpTool.inputSchema;
   // MCP allows `{ "type": "object" }` for a tool without parameters (the Go SDK and FastMCP send
   // it); OpenAI rejects the whole request for it: "object schema missing properties".
@@ -110,8 +115,34 @@ async function callTool(
   if (!Array.isArray(answer["content"])) return (answer["toolResult"] ?? "") as JsonValue;
   const result = answer as CallToolResult;
   // A thrown error is how a handler gives an error result; its message is what the model reads.
-  if (result.isError === true) throw new Error(errorText(result, server, name));
-  return toolOutput(result);
+  if (result.isError === true) throw new Error(bounded(errorText(result, server, name)) as string);
+  return bounded(toolOutput(result));
+}
+
+/** The longest MCP result (or error text) a call gives, in characters of its JSON; more is cut where it enters. */
+export const maxMcpResultLength = 100_000;
+/** The deepest nesting and the largest JSON size of a tool's input schema a server may list. */
+export const maxSchemaDepth = 64;
+export const maxSchemaLength = 100_000;
+
+// A result over the limit becomes its text form, cut, saying how much was left out.
+function bounded(output: JsonValue): JsonValue {
+  const text = typeof output === "string" ? output : JSON.stringify(output);
+  if (text.length <= maxMcpResultLength) return output;
+  return `${text.slice(0, maxMcpResultLength)}\n… [MCP result cut: ${text.length - maxMcpResultLength} more characters of ${text.length}]`;
+}
+
+// Walked without recursion, so a schema nested 100,000 levels deep is measured, not a stack overflow.
+function schemaProblem(schema: unknown): string | undefined {
+  const pending: [unknown, number][] = [[schema, 1]];
+  while (pending.length > 0) {
+    const [value, depth] = pending.pop()!;
+    if (typeof value !== "object" || value === null) continue;
+    if (depth > maxSchemaDepth) return `is nested more than ${maxSchemaDepth} levels deep`;
+    for (const child of Object.values(value)) pending.push([child, depth + 1]);
+  }
+  const length = JSON.stringify(schema).length;
+  return length > maxSchemaLength ? `is ${length} characters of JSON, more than ${maxSchemaLength}` : undefined;
 }
 
 function progressValue({ progress, total, message }: Progress): JsonObject {

@@ -1,4 +1,4 @@
-import { ProviderError, isAgentError } from "../errors.ts";
+import { AgentError, ProviderError, isAgentError } from "../errors.ts";
 import { maxTimerDelay } from "../numeric-options.ts";
 import { decodeEventStream, type EventStreamMessage } from "./aws-event-stream.ts";
 import {
@@ -249,12 +249,24 @@ function linkedAbort(outer: AbortSignal): Link {
   };
 }
 
+// A body that cannot be written (nested too deep for JSON.stringify, a cycle) is a local failure:
+// never the provider's, never retried.
+function requestBody(options: PostOptions): string {
+  try {
+    return JSON.stringify(options.body);
+  } catch (error) {
+    throw new AgentError(`${options.provider}: the request could not be written as JSON: ${describeCauses(error)}`, {
+      cause: error,
+    });
+  }
+}
+
 async function send(url: string, options: PostOptions, link: Link, idleTimeoutMs: number): Promise<Response> {
   const fetchImpl = options.fetch ?? globalThis.fetch;
   const request = fetchImpl(url, {
     method: "POST",
     headers: { "content-type": "application/json", ...options.headers },
-    body: JSON.stringify(options.body),
+    body: requestBody(options),
     signal: link.signal,
     redirect: "manual",
   });
