@@ -15,7 +15,15 @@ import {
   type ModelMessage,
   type Session,
 } from "simple-agent-loop";
-import { closeSession, openSession } from "simple-agent-loop/store";
+import {
+  closeSession,
+  flushSession,
+  openSession,
+  postgresStore,
+  sqliteStore,
+  type PostgresStore,
+  type SqliteStore,
+} from "simple-agent-loop/store";
 import { scriptedModel } from "simple-agent-loop/testing";
 
 export const modelDelayMs = 25;
@@ -68,7 +76,11 @@ export async function runCrashAgent(
   probe: Probe = {},
   onWarning?: (message: string) => void,
 ): Promise<Session> {
-  const session = await openSession(sessionPath, onWarning === undefined ? {} : { onWarning });
+  const store = databaseStore(sessionPath);
+  const session =
+    store === undefined
+      ? await openSession(sessionPath, onWarning === undefined ? {} : { onWarning })
+      : await store.store.open(store.id);
   probe.opened?.();
   try {
     const prompt = [{ type: "text" as const, text: "Run all the steps." }, imagePart(screenshot(0), "image/png")];
@@ -77,15 +89,40 @@ export async function runCrashAgent(
     if (!isFinished(session)) {
       await agentLoop(crashModel(probe), [stepTool(effectsPath, probe)], session, {
         parallel: false,
+        // A database store writes in the background: a model is called and a tool runs only once
+        // everything before is stored, as with the file store.
+        ...(store === undefined
+          ? {}
+          : { hooks: { beforeModelCall: () => flushSession(session), beforeToolCall: () => flushSession(session) } }),
         onEvent: (event) => {
           if (event.type === "message") probe.message?.(event.message);
         },
       });
     }
   } finally {
-    await closeSession(session);
+    try {
+      await closeSession(session);
+    } finally {
+      await store?.store.close();
+    }
   }
   return session;
+}
+
+/**
+ * The database store a location names, with the session id after `#`:
+ * `sqlite:<file>#<id>` or `postgres://…#<id>`; undefined for a session file's path. Leases of a
+ * second, so a killed writer's session is free again soon.
+ */
+export function databaseStore(location: string): { store: SqliteStore | PostgresStore; id: string } | undefined {
+  const hash = location.lastIndexOf("#");
+  if (hash === -1) return undefined;
+  const where = location.slice(0, hash);
+  const id = location.slice(hash + 1);
+  if (where.startsWith("sqlite:")) return { store: sqliteStore(where.slice("sqlite:".length), { leaseMs: 1000 }), id };
+  if (/^postgres(ql)?:\/\//.test(where))
+    return { store: postgresStore({ connectionString: where, leaseMs: 1000 }), id };
+  return undefined;
 }
 
 export function isFinished(session: Session): boolean {
