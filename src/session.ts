@@ -200,6 +200,8 @@ export function extendSession(session: Session, message: Message): Session {
   checkContent(message);
   const stored = message.ts === undefined ? { ...message, ts: now() } : message;
   session.messages.push(stored);
+  // This is where a store hears the session grow: the listener a store's `bindSession`
+  // (store/binding.ts) registered turns the change into a log entry, synchronously, here.
   if (changeListeners.has(session))
     notifySessionChange(session, { type: "append", index: session.messages.length - 1, message: stored });
   return session;
