@@ -141,9 +141,11 @@ function toolMessages(part: UiPart, name: string, at: string): { call: ToolCallM
     case "approval-responded":
       if (typeof approval?.approved !== "boolean")
         throw new AgentError(`${at} is approval-responded without approval.approved (true or false)`);
+      // The decision was taken for the input the page showed: bound to it, as `resolveApproval` binds one.
       call.approval = {
         status: approval.approved ? "approved" : "denied",
         ...(reason === undefined ? {} : { reason }),
+        input: structuredClone(input),
       };
       return { call };
     default:

@@ -79,7 +79,13 @@ describe("fromUIMessages", () => {
       { type: "tool_result", id: "g1", output: "bad", isError: true },
       { type: "tool_result", id: "d1", output: "Rejected: no", isError: true },
       { role: "assistant", content: "Done." },
-      { type: "tool_call", id: "d2", name: "rm", input: { path: "b" }, approval: { status: "approved" } },
+      {
+        type: "tool_call",
+        id: "d2",
+        name: "rm",
+        input: { path: "b" },
+        approval: { status: "approved", input: { path: "b" } },
+      },
       { type: "tool_call", id: "d3", name: "rm", input: { path: "c" }, approval: { status: "pending" } },
     ]);
   });

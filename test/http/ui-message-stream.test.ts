@@ -147,7 +147,11 @@ for (const { name, ai, Chat } of majors) {
       await chat.addToolApprovalResponse({ id: "d1", approved: true });
       await chat.sendMessage();
       expect(chat.error).toBeUndefined();
-      expect(seen[1]!.messages.at(-1)).toMatchObject({ type: "tool_call", id: "d1", approval: { status: "approved" } });
+      expect(seen[1]!.messages.at(-1)).toMatchObject({
+        type: "tool_call",
+        id: "d1",
+        approval: { status: "approved", input: { path: "a.txt" } },
+      });
       const parts = partsOf(chat.messages.at(-1));
       expect(parts.find((part) => part.type === "tool-delete_file")).toMatchObject({
         state: "output-available",
