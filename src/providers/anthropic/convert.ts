@@ -12,8 +12,8 @@ import {
   usageWithCache,
   answeredBy,
   type StopReasonNames,
-  textOnlyContent,
-  resultText,
+  outputText,
+  unsupportedPartError,
 } from "../convert-shared.ts";
 import {
   chosenTool,
@@ -23,6 +23,8 @@ import {
   thinkingBudget,
   unsupportedSetting,
 } from "../request-settings.ts";
+import { bareMediaType, checkImageType, isDataPart } from "../content-convert.ts";
+import { fromBase64, type ContentPart } from "../../content-parts.ts";
 
 /** Options that shape the request body (the adapter's other options only affect transport). */
 export type AnthropicRequestOptions = {
@@ -69,15 +71,15 @@ export function toAnthropicRequest(
   const system: Block[] = [];
   const messages: AnthropicMessage[] = [];
   for (const message of pairToolMessages(session.messages)) {
-    const converted = toBlock(message);
+    const converted = toBlocks(message);
     if (converted === undefined) continue;
     if (converted.role === "system") {
-      system.push(converted.block);
+      system.push(...converted.blocks);
       continue;
     }
     const last = messages[messages.length - 1];
-    if (last?.role === converted.role) last.content.push(converted.block);
-    else messages.push({ role: converted.role, content: [converted.block] });
+    if (last?.role === converted.role) last.content.push(...converted.blocks);
+    else messages.push({ role: converted.role, content: [...converted.blocks] });
   }
   for (const message of messages) {
     // Tool results must open the user message that follows the tool use; reasoning must open the assistant one.
@@ -106,38 +108,95 @@ function cacheMarkOf(options: AnthropicRequestOptions, settings: ModelSettings):
   return settings.cache?.retention === "long" ? { type: "ephemeral", ttl: "1h" } : { type: "ephemeral" };
 }
 
-type Converted = { role: "user" | "assistant" | "system"; block: Block };
+type Converted = { role: "user" | "assistant" | "system"; blocks: Block[] };
 
-// One session message as one Messages API block (undefined: nothing to send).
-function toBlock(message: Message): Converted | undefined {
+// One session message as Messages API blocks (undefined: nothing to send).
+function toBlocks(message: Message): Converted | undefined {
   if ("role" in message) {
-    if (message.role === "system") return { role: "system", block: { type: "text", text: message.content } };
-    const text =
-      message.role === "user" ? textOnlyContent(message.content, anthropicProvider, "a user message") : message.content;
-    return text === "" ? undefined : { role: message.role, block: { type: "text", text } };
+    if (message.role === "system") return { role: "system", blocks: [{ type: "text", text: message.content }] };
+    if (message.role === "user" && typeof message.content !== "string") {
+      const blocks = partBlocks(message.content, "a user message");
+      return blocks.length === 0 ? undefined : { role: "user", blocks };
+    }
+    const text = message.content as string;
+    return text === "" ? undefined : { role: message.role, blocks: [{ type: "text", text }] };
   }
   if (message.type === "thinking") {
     if (!isOwnSignedThinking(message, anthropicProvider, true)) return undefined;
     return {
       role: "assistant",
-      block:
+      blocks: [
         message.redacted === true
           ? { type: "redacted_thinking", data: message.signature }
           : { type: "thinking", thinking: message.content, signature: message.signature },
+      ],
     };
   }
   if (message.type === "tool_call") {
     const input =
       typeof message.input === "object" && message.input !== null && !Array.isArray(message.input) ? message.input : {};
-    return { role: "assistant", block: { type: "tool_use", id: safeToolId(message.id), name: message.name, input } };
+    return {
+      role: "assistant",
+      blocks: [{ type: "tool_use", id: safeToolId(message.id), name: message.name, input }],
+    };
   }
   const block: Block = {
     type: "tool_result",
     tool_use_id: safeToolId(message.id),
-    content: resultText(message, anthropicProvider),
+    // Images and documents go inside the result itself.
+    content:
+      message.content === undefined
+        ? outputText(message.output)
+        : partBlocks(message.content, `the result of tool call ${JSON.stringify(message.id)}`),
   };
   if (message.isError === true) block.is_error = true;
-  return { role: "user", block };
+  return { role: "user", blocks: [block] };
+}
+
+// Content parts as text, image and document blocks; an empty text part is left out (the API refuses it).
+function partBlocks(parts: readonly ContentPart[], where: string): Block[] {
+  const blocks: Block[] = [];
+  for (const part of parts) {
+    if (part.type === "text") {
+      if (part.text !== "") blocks.push({ type: "text", text: part.text });
+      continue;
+    }
+    if (part.type === "image") {
+      checkImageType(part, anthropicProvider, where);
+      blocks.push({
+        type: "image",
+        source: isDataPart(part)
+          ? { type: "base64", media_type: bareMediaType(part.mediaType), data: part.data }
+          : { type: "url", url: part.url },
+      });
+      continue;
+    }
+    blocks.push(documentBlock(part, where));
+  }
+  return blocks;
+}
+
+// PDFs by data or URL, plain text as text; other documents are refused, naming the part.
+function documentBlock(part: Extract<ContentPart, { type: "file" }>, where: string): Block {
+  const mediaType = bareMediaType(part.mediaType);
+  let source: Block;
+  if (!isDataPart(part) && (mediaType === undefined || mediaType === "application/pdf")) {
+    source = { type: "url", url: part.url };
+  } else if (isDataPart(part) && mediaType === "application/pdf") {
+    source = { type: "base64", media_type: "application/pdf", data: part.data };
+  } else if (isDataPart(part) && mediaType === "text/plain") {
+    source = { type: "text", media_type: "text/plain", data: new TextDecoder().decode(fromBase64(part.data)) };
+  } else {
+    throw unsupportedPartError(
+      anthropicProvider,
+      part,
+      where,
+      "the Messages API takes documents as PDF (data or URL) or plain text",
+    );
+  }
+  const block: Block = { type: "document", source };
+  if (part.filename !== undefined) block.title = part.filename;
+  return block;
 }
 
 function requestEnvelope(

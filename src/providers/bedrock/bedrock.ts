@@ -31,9 +31,11 @@ import { bounded, providerError, type ErrorShape } from "../provider-error.ts";
 import { withUniqueToolIds } from "../session-tool-ids.ts";
 import { callSettings } from "../request-settings.ts";
 import { answeredBy } from "../convert-shared.ts";
+import { withUrlDownloads, type DownloadOptions } from "../download-parts.ts";
 
 export type BedrockOptions = BedrockRequestOptions &
-  TransportOptions & {
+  TransportOptions &
+  DownloadOptions & {
     /** A model id, inference profile id or ARN, e.g. `us.anthropic.claude-sonnet-4-5-20250929-v1:0`. */
     model: string;
     /** Defaults to `AWS_REGION`, then `AWS_DEFAULT_REGION`. */
@@ -62,47 +64,58 @@ export type BedrockOptions = BedrockRequestOptions &
  */
 export function bedrock(options: BedrockOptions): InvokeModel {
   const idleTimeoutMs = checkIdleTimeout(options.idleTimeoutMs);
-  return withUniqueToolIds((tools, session, context) => {
-    const auth = authFor(options);
-    const region = options.region ?? env("AWS_REGION") ?? env("AWS_DEFAULT_REGION");
-    const baseURL = (options.baseURL ?? env("AWS_ENDPOINT_URL_BEDROCK_RUNTIME") ?? defaultEndpoint(region)).replace(
-      /\/+$/,
-      "",
-    );
-    const stream = options.stream !== false;
-    const settings = callSettings(context);
-    const model = settings?.model ?? options.model;
-    const url = `${baseURL}/model/${encodeURIComponent(model)}/${stream ? "converse-stream" : "converse"}`;
-    const body = toBedrockRequest(session, tools, { ...options, model, settings });
-    const secrets: string[] = auth.kind === "bearer" ? [auth.token] : [];
-    const post = async (): Promise<Response> => {
-      const authorized = await authorizedFetch(
-        auth,
-        region ?? regionOf(baseURL),
-        options.fetch ?? globalThis.fetch,
-        secrets,
+  // Converse takes bytes (or S3), never an https URL: URL parts are downloaded first.
+  const download = <T extends InvokeModel>(invoke: T): T =>
+    withUrlDownloads(invoke, {
+      ...options,
+      adapter: bedrockProvider,
+      stream: options.stream !== false,
+      needsDownload: () => true,
+    });
+  return withUniqueToolIds(
+    download((tools, session, context) => {
+      const auth = authFor(options);
+      const region = options.region ?? env("AWS_REGION") ?? env("AWS_DEFAULT_REGION");
+      const baseURL = (options.baseURL ?? env("AWS_ENDPOINT_URL_BEDROCK_RUNTIME") ?? defaultEndpoint(region)).replace(
+        /\/+$/,
+        "",
       );
-      return postJson({
-        provider: bedrockProvider,
-        url,
-        headers: options.headers ?? {},
-        body,
-        fetch: authorized,
-        signal: context.signal,
-        errors: bedrockErrors,
-        secrets,
-        idleTimeoutMs,
-        expect: stream ? "aws-event-stream" : "json",
-      }).catch((error: unknown) => {
-        throw withContextOverflow(error);
-      });
-    };
-    if (!stream)
-      return readJsonAnswer(post, { provider: bedrockProvider, secrets, signal: context.signal }, (body) =>
-        fromBedrockResponse(body as BedrockResponse, model),
-      );
-    return streamConverse(post, context.signal, secrets, model);
-  }, bedrockProvider);
+      const stream = options.stream !== false;
+      const settings = callSettings(context);
+      const model = settings?.model ?? options.model;
+      const url = `${baseURL}/model/${encodeURIComponent(model)}/${stream ? "converse-stream" : "converse"}`;
+      const body = toBedrockRequest(session, tools, { ...options, model, settings });
+      const secrets: string[] = auth.kind === "bearer" ? [auth.token] : [];
+      const post = async (): Promise<Response> => {
+        const authorized = await authorizedFetch(
+          auth,
+          region ?? regionOf(baseURL),
+          options.fetch ?? globalThis.fetch,
+          secrets,
+        );
+        return postJson({
+          provider: bedrockProvider,
+          url,
+          headers: options.headers ?? {},
+          body,
+          fetch: authorized,
+          signal: context.signal,
+          errors: bedrockErrors,
+          secrets,
+          idleTimeoutMs,
+          expect: stream ? "aws-event-stream" : "json",
+        }).catch((error: unknown) => {
+          throw withContextOverflow(error);
+        });
+      };
+      if (!stream)
+        return readJsonAnswer(post, { provider: bedrockProvider, secrets, signal: context.signal }, (body) =>
+          fromBedrockResponse(body as BedrockResponse, model),
+        );
+      return streamConverse(post, context.signal, secrets, model);
+    }),
+    bedrockProvider,
+  );
 }
 
 type Auth =

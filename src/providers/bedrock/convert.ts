@@ -12,8 +12,8 @@ import {
   usageWithCache,
   answeredBy,
   type StopReasonNames,
-  textOnlyContent,
-  resultText,
+  outputText,
+  unsupportedPartError,
 } from "../convert-shared.ts";
 import type { ModelSettings } from "../../model/model-settings.ts";
 import {
@@ -23,6 +23,8 @@ import {
   thinkingBudget,
   unsupportedSetting,
 } from "../request-settings.ts";
+import { bareMediaType, checkImageType, isDataPart, urlNotDownloadedError } from "../content-convert.ts";
+import type { ContentPart } from "../../content-parts.ts";
 
 /** Options that shape the request body (the model goes in the URL; the adapter's other options only affect transport). */
 export type BedrockRequestOptions = {
@@ -83,10 +85,15 @@ export function toBedrockRequest(
     if (last?.role === role) last.content.push(block);
     else merged.push({ role, content: [block] });
   };
+  // Document names must be unique within a request.
+  const documentNames = new Set<string>();
   for (const message of pairToolMessages(session.messages)) {
+    if ("role" in message && message.role === "user" && typeof message.content !== "string") {
+      for (const block of converseBlocks(message.content, "a user message", documentNames)) push("user", block);
+      continue;
+    }
     if ("role" in message) {
-      const text =
-        message.role === "user" ? textOnlyContent(message.content, bedrockProvider, "a user message") : message.content;
+      const text = message.content as string;
       if (text.trim() === "") continue;
       if (message.role === "system") system.push({ text });
       else push(message.role, { text });
@@ -105,7 +112,7 @@ export function toBedrockRequest(
         toolUse: { toolUseId: safeToolId(message.id, 64), name: message.name, input: jsonObject(message.input) ?? {} },
       });
     } else {
-      push("user", toolResultBlock(message));
+      push("user", toolResultBlock(message, documentNames));
     }
   }
   const messages = answerEveryToolUse(merged);
@@ -206,13 +213,84 @@ function jsonObject(value: unknown): JsonObject | undefined {
 
 // An object goes as a `json` block, which models read as structured data; anything else as text.
 // Bedrock refuses a blank text block, and a result with none at all when its status is error.
-function toolResultBlock(message: ToolResultMessage): Block {
+// Content parts go as text, image and document blocks.
+function toolResultBlock(message: ToolResultMessage, documentNames: Set<string>): Block {
   const object = jsonObject(message.output);
-  const text = resultText(message, bedrockProvider);
-  const content = object !== undefined ? [{ json: object }] : [{ text: text.trim() === "" ? "(no output)" : text }];
+  const text = outputText(message.output);
+  const content =
+    message.content !== undefined
+      ? converseBlocks(message.content, `the result of tool call ${JSON.stringify(message.id)}`, documentNames)
+      : object !== undefined
+        ? [{ json: object }]
+        : [{ text: text.trim() === "" ? "(no output)" : text }];
+  if (content.length === 0) content.push({ text: "(no output)" });
   const result: Block = { toolUseId: safeToolId(message.id, 64), content };
   if (message.isError === true) result.status = "error";
   return { toolResult: result };
+}
+
+// Content parts as Converse blocks: bytes as base64 (the HTTP API's form of a blob), blank text left out.
+function converseBlocks(parts: readonly ContentPart[], where: string, documentNames: Set<string>): Block[] {
+  const blocks: Block[] = [];
+  for (const part of parts) {
+    if (part.type === "text") {
+      if (part.text.trim() !== "") blocks.push({ text: part.text });
+      continue;
+    }
+    // Converse takes bytes or an S3 location, never an https URL.
+    if (!isDataPart(part)) throw urlNotDownloadedError(bedrockProvider, part, where);
+    const mediaType = bareMediaType(part.mediaType) ?? "";
+    if (part.type === "image") {
+      checkImageType(part, bedrockProvider, where);
+      blocks.push({ image: { format: mediaType.slice("image/".length), source: { bytes: part.data } } });
+      continue;
+    }
+    const format = documentFormats[mediaType];
+    if (format === undefined) {
+      throw unsupportedPartError(
+        bedrockProvider,
+        part,
+        where,
+        `Converse takes documents as ${Object.keys(documentFormats).join(", ")}`,
+      );
+    }
+    const name = documentName(part.filename, documentNames);
+    blocks.push({ document: { format, name, source: { bytes: part.data } } });
+  }
+  return blocks;
+}
+
+// The document formats Converse reads, by media type.
+const documentFormats: Record<string, string> = {
+  "application/pdf": "pdf",
+  "text/csv": "csv",
+  "application/msword": "doc",
+  "application/vnd.openxmlformats-officedocument.wordprocessingml.document": "docx",
+  "application/vnd.ms-excel": "xls",
+  "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": "xlsx",
+  "text/html": "html",
+  "text/plain": "txt",
+  "text/markdown": "md",
+};
+
+/**
+ * A document name Converse accepts, unique in the request: only alphanumerics, single spaces,
+ * hyphens, parentheses and square brackets (`report.pdf` is refused for its dot), so the extension
+ * goes and every other character becomes a space; a name already taken gets ` (2)`, ` (3)`….
+ */
+export function documentName(filename: string | undefined, taken: Set<string>): string {
+  const stem = (filename ?? "").replace(/\.[A-Za-z0-9]{1,5}$/, "");
+  const cleaned = stem
+    .replace(/[^A-Za-z0-9 \-()[\]]/g, " ")
+    .replace(/\s+/g, " ")
+    .trim()
+    .slice(0, 100)
+    .trim();
+  const base = cleaned === "" ? "document" : cleaned;
+  let name = base;
+  for (let suffix = 2; taken.has(name); suffix++) name = `${base} (${suffix})`;
+  taken.add(name);
+  return name;
 }
 
 const missingResult = "Error: no result was recorded for this tool call.";

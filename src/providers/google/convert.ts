@@ -21,11 +21,11 @@ import {
   toolUseWhenCalls,
   answeredBy,
   type StopReasonNames,
-  textOnlyContent,
-  resultText,
 } from "../convert-shared.ts";
 import type { ModelSettings } from "../../model/model-settings.ts";
 import { chosenTool, mergeProviderOptions, unsupportedSetting } from "../request-settings.ts";
+import { bareMediaType, isDataPart, toolAttachmentsText, urlNotDownloadedError } from "../content-convert.ts";
+import type { ContentPart } from "../../content-parts.ts";
 
 /** Options that shape the request body (the adapter's other options only affect transport). */
 export type GeminiRequestOptions = {
@@ -66,7 +66,9 @@ export type GeminiPart = {
   thought?: boolean;
   thoughtSignature?: string;
   functionCall?: { id?: string; name?: string; args?: unknown };
-  functionResponse?: { id?: string; name: string; response: JsonObject };
+  functionResponse?: { id?: string; name: string; response: JsonObject; parts?: GeminiPart[] };
+  inlineData?: { mimeType: string; data: string };
+  fileData?: { mimeType?: string; fileUri: string };
   [other: string]: unknown;
 };
 export type GeminiContent = { role: "user" | "model"; parts: GeminiPart[] };
@@ -127,12 +129,22 @@ export function toGeminiRequest(
     if (last?.role === role) last.parts.push(part);
     else contents.push({ role, parts: [part] });
   };
+  // Gemini before 3 takes a result's images and files in a user content right after the turn's
+  // function responses; Gemini 3 takes them inside each functionResponse.
+  const nestsParts = needsValidatorSkip(options.model);
+  let attachments: GeminiPart[] = [];
+  const flushAttachments = (): void => {
+    if (attachments.length > 0) contents.push({ role: "user", parts: attachments });
+    attachments = [];
+  };
   for (const message of pairToolMessages(session.messages)) {
+    if (!("type" in message && message.type === "tool_result")) flushAttachments();
     if ("role" in message) {
       if (message.role === "system") system.push({ text: message.content });
-      else if (message.role === "user")
-        push("user", { text: textOnlyContent(message.content, googleProvider, "a user message") });
-      else {
+      else if (message.role === "user") {
+        if (typeof message.content === "string") push("user", { text: message.content });
+        else for (const part of geminiParts(message.content, "a user message")) push("user", part);
+      } else {
         const signature = ownSignature(message);
         if (message.content !== "" || signature !== undefined)
           push("model", signed({ text: message.content }, signature));
@@ -161,7 +173,6 @@ export function toGeminiRequest(
       );
     } else {
       const call = calls.get(message.id);
-      if (message.content !== undefined) resultText(message, googleProvider);
       const response: JsonObject = message.isError === true ? { error: message.output } : { output: message.output };
       const part: GeminiPart = {
         functionResponse: {
@@ -170,10 +181,18 @@ export function toGeminiRequest(
           response,
         },
       };
+      const media = geminiParts(
+        (message.content ?? []).filter((content) => content.type !== "text"),
+        `the result of tool call ${JSON.stringify(message.id)}`,
+      );
+      if (media.length > 0 && nestsParts) part.functionResponse!.parts = media;
+      else if (media.length > 0)
+        attachments.push({ text: toolAttachmentsText(call?.wireId ?? message.id, call?.name) }, ...media);
       responsePositions.set(part, call?.position ?? calls.size);
       push("user", part);
     }
   }
+  flushAttachments();
   for (const content of contents) {
     if (content.role === "user") orderResponses(content, responsePositions);
     else if (needsValidatorSkip(options.settings?.model ?? options.model)) addValidatorSkip(content);
@@ -214,6 +233,25 @@ function geminiToolConfig(settings: ModelSettings, tools: readonly ToolSchema[])
     tools.map((schema) => schema.name),
   )!;
   return { functionCallingConfig: { mode: "ANY", allowedFunctionNames: [name] } };
+}
+
+/**
+ * Whether Gemini fetches a URL itself (`fileData`): only its own uploaded files (the Files API's
+ * URIs) and YouTube videos. Any other URL part is downloaded by the adapter, or refused.
+ */
+export function geminiFetchesUrl(url: string): boolean {
+  return /^https:\/\/(?:generativelanguage\.googleapis\.com\/|(?:www\.)?youtube\.com\/|youtu\.be\/)/.test(url);
+}
+
+// Content parts as Gemini parts: text, inline data, or a file URI Gemini can read.
+function geminiParts(parts: readonly ContentPart[], where: string): GeminiPart[] {
+  return parts.map((part): GeminiPart => {
+    if (part.type === "text") return { text: part.text };
+    if (isDataPart(part)) return { inlineData: { mimeType: bareMediaType(part.mediaType)!, data: part.data } };
+    if (!geminiFetchesUrl(part.url)) throw urlNotDownloadedError(googleProvider, part, where);
+    const mediaType = bareMediaType(part.mediaType);
+    return { fileData: mediaType === undefined ? { fileUri: part.url } : { mimeType: mediaType, fileUri: part.url } };
+  });
 }
 
 function ownSignature(message: ModelMessage): string | undefined {

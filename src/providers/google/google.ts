@@ -5,6 +5,7 @@ import type { StructuredOutputModel } from "../../model/invoke-model.ts";
 import type { ModelMessage } from "../../session.ts";
 import {
   fromGeminiResponse,
+  geminiFetchesUrl,
   googleProvider,
   partReader,
   partText,
@@ -32,10 +33,12 @@ import type { ServerSentEvent } from "../sse.ts";
 import { withUniqueToolIds } from "../session-tool-ids.ts";
 import { callSettings } from "../request-settings.ts";
 import { answeredBy } from "../convert-shared.ts";
+import { withUrlDownloads, type DownloadOptions } from "../download-parts.ts";
 
 // `output` comes from the run (`context.output`), never from the factory.
 export type GeminiOptions = Omit<GeminiRequestOptions, "output"> &
-  TransportOptions & {
+  TransportOptions &
+  DownloadOptions & {
     /** Defaults to the `GEMINI_API_KEY` environment variable, then `GOOGLE_API_KEY`. */
     apiKey?: string;
     /** The API origin without `/v1beta` (default `GOOGLE_GEMINI_BASE_URL`, then `https://generativelanguage.googleapis.com`). */
@@ -86,7 +89,14 @@ export function gemini(options: GeminiOptions): StructuredOutputModel {
     return streamGenerateContent(() => postJson(request), [apiKey]);
   };
   invoke.structuredOutput = "native";
-  return withUniqueToolIds(invoke, googleProvider);
+  // `fileData` takes only Gemini's own file URIs: other URL parts are downloaded here.
+  const downloading = withUrlDownloads(invoke, {
+    ...options,
+    adapter: googleProvider,
+    stream: options.stream !== false,
+    needsDownload: (part) => !geminiFetchesUrl(part.url),
+  });
+  return withUniqueToolIds(downloading, googleProvider);
 }
 
 /** Gemini's error body: `{ error: { code, message, status, details } }` (in an array from some endpoints). */

@@ -7,6 +7,7 @@ import type {
   Session,
   ThinkingMessage,
   ToolCallMessage,
+  ToolResultMessage,
   TurnEndFields,
   Usage,
 } from "../../session.ts";
@@ -22,11 +23,19 @@ import {
   toolUseWhenCalls,
   answeredBy,
   type StopReasonNames,
-  textOnlyContent,
-  resultText,
+  outputText,
 } from "../convert-shared.ts";
 import type { ModelSettings } from "../../model/model-settings.ts";
 import { chosenTool, mergeProviderOptions, unsupportedSetting } from "../request-settings.ts";
+import {
+  bareMediaType,
+  checkImageType,
+  dataUrl,
+  isDataPart,
+  toolAttachmentsText,
+  urlNotDownloadedError,
+} from "../content-convert.ts";
+import { contentText, type ContentPart } from "../../content-parts.ts";
 
 /** Options that shape the request body (the adapter's other options only affect transport). */
 export type OpenAIChatRequestOptions = {
@@ -56,8 +65,16 @@ export type OpenAIChatRequestOptions = {
 };
 
 export type OpenAIChatToolCall = { id: string; type: "function"; function: { name: string; arguments: string } };
+/** A part of a user message: text, an image (a data: URL or an https URL), a file (a data: URL). */
+export type OpenAIChatUserPart =
+  | { type: "text"; text: string }
+  | { type: "image_url"; image_url: { url: string } }
+  | { type: "file"; file: { file_data: string; filename?: string } };
+
 export type OpenAIChatMessage =
-  | { role: "system" | "user"; content: string }
+  | { role: "system"; content: string }
+  /** Parts where the message has images or files (`image_url`, `file`). */
+  | { role: "user"; content: string | OpenAIChatUserPart[] }
   | {
       role: "assistant";
       /** Parts only for reasoning that came as `thinking` parts of the content (Mistral), sent back the same way. */
@@ -190,13 +207,11 @@ function groupTurns(sessionMessages: readonly Message[]): (OpenAIChatMessage | A
   for (const message of pairToolMessages(sessionMessages)) {
     if ("role" in message && message.role !== "assistant") {
       open = undefined;
-      items.push({
-        role: message.role,
-        content:
-          message.role === "user"
-            ? textOnlyContent(message.content, openaiChatProvider, "a user message")
-            : message.content,
-      });
+      items.push(
+        message.role === "user"
+          ? { role: "user", content: userContent(message.content, "a user message") }
+          : { role: message.role, content: message.content },
+      );
       continue;
     }
     if ("type" in message && message.type === "tool_result") {
@@ -204,7 +219,7 @@ function groupTurns(sessionMessages: readonly Message[]): (OpenAIChatMessage | A
       const turn = awaiting.get(message.id);
       if (turn === undefined) continue;
       awaiting.delete(message.id);
-      turn.results.set(message.id, resultText(message, openaiChatProvider));
+      turn.results.set(message.id, toolResultContent(message));
       continue;
     }
     if (open === undefined || open.ended) {
@@ -241,8 +256,8 @@ type AssistantTurn = {
   reasoning: string[];
   reasoningField: ReasoningField;
   calls: ToolCallMessage[];
-  /** Tool output by call id. */
-  results: Map<string, string>;
+  /** Tool output by call id: its text, and the images and files that follow the turn's results in a user message. */
+  results: Map<string, { text: string; attachments: OpenAIChatUserPart[] }>;
   ended: boolean;
 };
 
@@ -272,9 +287,50 @@ function assistantMessages(turn: AssistantTurn): OpenAIChatMessage[] {
   const results: OpenAIChatMessage[] = turn.calls.map((call) => ({
     role: "tool",
     tool_call_id: wireToolId(call),
-    content: turn.results.get(call.id) ?? "Error: no result was recorded for this tool call.",
+    content: turn.results.get(call.id)?.text ?? "Error: no result was recorded for this tool call.",
   }));
+  // A tool message takes only text: images and files follow all of the turn's results, in a
+  // user message that names the call each came from.
+  const attachments: OpenAIChatUserPart[] = [];
+  for (const call of turn.calls) {
+    const parts = turn.results.get(call.id)?.attachments ?? [];
+    if (parts.length > 0)
+      attachments.push({ type: "text", text: toolAttachmentsText(wireToolId(call), call.name) }, ...parts);
+  }
+  if (attachments.length > 0) results.push({ role: "user", content: attachments });
   return [assistant, ...results];
+}
+
+// A user message's content: text as it is, parts as Chat Completions parts.
+function userContent(content: string | readonly ContentPart[], where: string): string | OpenAIChatUserPart[] {
+  if (typeof content === "string") return content;
+  return content.map((part) => userPart(part, where));
+}
+
+function userPart(part: ContentPart, where: string): OpenAIChatUserPart {
+  if (part.type === "text") return { type: "text", text: part.text };
+  if (part.type === "image") {
+    checkImageType(part, openaiChatProvider, where);
+    return { type: "image_url", image_url: { url: isDataPart(part) ? dataUrl(part) : part.url } };
+  }
+  // Chat Completions takes a file's bytes (or an uploaded file's id), never a URL.
+  if (!isDataPart(part)) throw urlNotDownloadedError(openaiChatProvider, part, where);
+  const file: { file_data: string; filename?: string } = { file_data: dataUrl(part) };
+  file.filename = part.filename ?? defaultFilename(part.mediaType);
+  return { type: "file", file };
+}
+
+// A tool result's text for its tool message, and its other parts for the user message after the turn's results.
+function toolResultContent(message: ToolResultMessage): { text: string; attachments: OpenAIChatUserPart[] } {
+  if (message.content === undefined) return { text: outputText(message.output), attachments: [] };
+  const where = `the result of tool call ${JSON.stringify(message.id)}`;
+  const attachments = message.content.filter((part) => part.type !== "text").map((part) => userPart(part, where));
+  return { text: contentText(message.content), attachments };
+}
+
+// OpenAI requires a file name with file data.
+function defaultFilename(mediaType: string): string {
+  return bareMediaType(mediaType) === "application/pdf" ? "document.pdf" : "document";
 }
 
 // The server's own id for its own call, which it may insist on (Mistral takes only its 9-character

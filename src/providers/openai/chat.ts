@@ -34,10 +34,12 @@ import type { ServerSentEvent } from "../sse.ts";
 import { withUniqueToolIds } from "../session-tool-ids.ts";
 import { callSettings } from "../request-settings.ts";
 import { answeredBy } from "../convert-shared.ts";
+import { withUrlDownloads, type DownloadOptions } from "../download-parts.ts";
 
 // `output` comes from the run (`context.output`), never from the factory.
 export type OpenAIChatOptions = Omit<OpenAIChatRequestOptions, "output"> &
-  TransportOptions & {
+  TransportOptions &
+  DownloadOptions & {
     /**
      * Defaults to the `OPENAI_API_KEY` environment variable. With a custom `baseURL` (Ollama, vLLM,
      * llama.cpp, LM Studio…) it may be missing: then no `Authorization` header is sent.
@@ -103,7 +105,14 @@ export function openaiChat(options: OpenAIChatOptions): StructuredOutputModel {
     return streamOpenAIChat(() => postJson(request), { secrets, signal: context.signal });
   };
   if (options.nativeOutput !== false) invoke.structuredOutput = "native";
-  return withUniqueToolIds(invoke, openaiChatProvider);
+  // Chat Completions fetches image URLs itself, but takes a file's bytes only: file URLs are downloaded here.
+  const downloading = withUrlDownloads(invoke, {
+    ...options,
+    adapter: openaiChatProvider,
+    stream: options.stream !== false,
+    needsDownload: (part) => part.type === "file",
+  });
+  return withUniqueToolIds(downloading, openaiChatProvider);
 }
 
 /** OpenAI's error bodies (`{error: {message, type, code}}`) and the shapes of compatible servers. */

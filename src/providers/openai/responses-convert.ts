@@ -20,12 +20,13 @@ import {
   safeToolId,
   answeredBy,
   type StopReasonNames,
-  textOnlyContent,
-  resultText,
+  outputText,
 } from "../convert-shared.ts";
 import type { ModelSettings } from "../../model/model-settings.ts";
 import { mergeProviderOptions, unsupportedSetting } from "../request-settings.ts";
 import { openaiToolChoice, reasoningEffortOf } from "./chat-convert.ts";
+import { bareMediaType, checkImageType, dataUrl, isDataPart } from "../content-convert.ts";
+import type { ContentPart } from "../../content-parts.ts";
 import { providerError, type ErrorShape } from "../provider-error.ts";
 
 /** Options that shape the request body (the adapter's other options only affect transport). */
@@ -53,12 +54,19 @@ export type OpenAIResponsesRequestOptions = {
   settings?: ModelSettings | undefined;
 };
 
+/** A part of user input or of a function's output: text, an image (a data: or https URL), a file (data or URL). */
+export type OpenAIResponsesInputPart =
+  | { type: "input_text"; text: string }
+  | { type: "input_image"; image_url: string; detail: "auto" }
+  | { type: "input_file"; file_data: string; filename: string }
+  | { type: "input_file"; file_url: string; filename?: string };
+
 export type OpenAIResponsesInputItem =
-  | { role: "user"; content: string }
+  | { role: "user"; content: string | OpenAIResponsesInputPart[] }
   | { role: "assistant"; content: { type: "output_text"; text: string }[] }
   | { type: "reasoning"; id?: string; summary: { type: "summary_text"; text: string }[]; encrypted_content: string }
   | { type: "function_call"; call_id: string; name: string; arguments: string }
-  | { type: "function_call_output"; call_id: string; output: string };
+  | { type: "function_call_output"; call_id: string; output: string | OpenAIResponsesInputPart[] };
 
 export type OpenAIResponsesTool = {
   type: "function";
@@ -90,6 +98,25 @@ export type OpenAIResponsesRequest = {
 
 export const openaiResponsesProvider = "openai-responses";
 
+// Content parts as Responses input parts: images by data: or https URL, files by data or URL.
+function inputParts(parts: readonly ContentPart[], where: string): OpenAIResponsesInputPart[] {
+  return parts.map((part): OpenAIResponsesInputPart => {
+    if (part.type === "text") return { type: "input_text", text: part.text };
+    if (part.type === "image") {
+      checkImageType(part, openaiResponsesProvider, where);
+      return { type: "input_image", image_url: isDataPart(part) ? dataUrl(part) : part.url, detail: "auto" };
+    }
+    if (!isDataPart(part)) {
+      return part.filename === undefined
+        ? { type: "input_file", file_url: part.url }
+        : { type: "input_file", file_url: part.url, filename: part.filename };
+    }
+    const filename =
+      part.filename ?? (bareMediaType(part.mediaType) === "application/pdf" ? "document.pdf" : "document");
+    return { type: "input_file", file_data: dataUrl(part), filename };
+  });
+}
+
 /**
  * The Responses API request for a session, stateless (`store: false`, never `previous_response_id`).
  * System messages become `instructions` (joined, in order), the stable prefix the API caches; user
@@ -115,7 +142,8 @@ export function toOpenAIResponsesRequest(
       else if (message.role === "user")
         input.push({
           role: "user",
-          content: textOnlyContent(message.content, openaiResponsesProvider, "a user message"),
+          content:
+            typeof message.content === "string" ? message.content : inputParts(message.content, "a user message"),
         });
       else input.push({ role: "assistant", content: [{ type: "output_text", text: message.content }] });
       continue;
@@ -137,7 +165,10 @@ export function toOpenAIResponsesRequest(
       input.push({
         type: "function_call_output",
         call_id: safeToolId(message.id),
-        output: resultText(message, openaiResponsesProvider),
+        output:
+          message.content === undefined
+            ? outputText(message.output)
+            : inputParts(message.content, `the result of tool call ${JSON.stringify(message.id)}`),
       });
     }
   }
