@@ -15,6 +15,7 @@ import { withoutTs } from "../helpers.ts";
 import { conformanceSuite, liveAgentSuite, type ErrorKind, type WireTurn } from "./conformance.ts";
 import { sse, sseHeaders, startReplayServer, type ReplayResponse, type ReplayServer } from "./replay-server.ts";
 import { recordedFixtures } from "./fixtures.ts";
+import { anthropicParts } from "./wire-parts.ts";
 
 const { text: fixture, chunks: chunksFile } = recordedFixtures("anthropic");
 
@@ -116,6 +117,8 @@ type Body = {
 
 conformanceSuite({
   name: "anthropic",
+  contentIn: anthropicParts,
+  fetchesImageUrls: true,
   answeringModel: "claude-test",
   createModel: (origin, options) => anthropic({ model: "claude-test", baseURL: origin, ...options }),
   readStream: (open) => streamMessages(open),
@@ -133,6 +136,9 @@ conformanceSuite({
         .filter((block) => block.type === "tool_use")
         .map((block) => ({ id: block.id!, name: block.name! })),
     ),
+  skip: {
+    "url-download-off": "the Messages API fetches image and PDF URLs itself: nothing to download",
+  },
 });
 
 describe("anthropic: recorded responses", () => {

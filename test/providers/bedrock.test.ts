@@ -25,6 +25,7 @@ import { conformanceSuite, liveAgentSuite, type ErrorKind, type WireTurn } from 
 import { eventFrames, frame } from "./event-stream-frames.ts";
 import { startReplayServer, type ReplayResponse, type ReplayServer } from "./replay-server.ts";
 import { recordedFixtures } from "./fixtures.ts";
+import { bedrockParts } from "./wire-parts.ts";
 
 const { text: fixture, chunks: chunksFile } = recordedFixtures("bedrock");
 
@@ -119,6 +120,8 @@ const blocks = (body: unknown): Block[] => (body as Body).messages.flatMap((mess
 
 conformanceSuite({
   name: "bedrock",
+  contentIn: bedrockParts,
+  fetchesImageUrls: false,
   answeringModel: "anthropic.claude-test-v1:0",
   createModel: (origin, options) => bedrock({ model: "anthropic.claude-test-v1:0", baseURL: origin, ...options }),
   readStream: (open) => streamConverse(open),

@@ -1,10 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   agentLoop,
+  filePart,
+  imagePart,
   initSession,
+  isAgentError,
   isContextOverflowError,
   isProviderError,
   response,
+  toolContent,
   type InvokeModel,
   type JsonObject,
   type ModelStreamEvent,
@@ -30,6 +34,7 @@ export type ConformanceModelOptions = {
   apiKey: string;
   headers?: Record<string, string>;
   idleTimeoutMs?: number;
+  downloadUrls?: boolean;
 };
 
 /** The suite's cases by name: an adapter may skip any of them, with the reason it does not apply. */
@@ -51,7 +56,28 @@ export type ConformanceCase =
   | "bounded-error-body"
   | "unreadable-event"
   | "body-failure"
-  | "malformed-answer";
+  | "malformed-answer"
+  | "user-image"
+  | "user-pdf"
+  | "tool-result-image"
+  | "url-image"
+  | "url-download-off"
+  | "unsupported-part";
+
+/**
+ * A content part as a request body carries it, read back from the provider's format: where it is
+ * (`user` input, or the result of a tool call: inside it or, where the provider takes images only
+ * from the user, in the user message that follows and names the call), and what it holds.
+ */
+export type WirePart = {
+  in: "user" | "tool";
+  kind: "text" | "image" | "file";
+  text?: string;
+  mediaType?: string;
+  /** Base64, as the session holds it. */
+  data?: string;
+  url?: string;
+};
 
 /** What the shared suite needs to know about one adapter. */
 export type ConformanceTarget = {
@@ -73,6 +99,10 @@ export type ConformanceTarget = {
   answeringModel: string;
   /** Cases that do not apply to this adapter, each with its reason (shown in the skipped test's name). */
   skip?: Partial<Record<ConformanceCase, string>>;
+  /** The content parts of a request body, in order (system and assistant content left out). */
+  contentIn: (body: unknown) => WirePart[];
+  /** Whether the provider fetches an https image URL itself; if not, the adapter downloads it. */
+  fetchesImageUrls: boolean;
 };
 
 const apiKey = "sk-test-conformance-0123456789";
@@ -329,6 +359,7 @@ export function conformanceSuite(target: ConformanceTarget): void {
     );
 
     transportCases(target, () => server, fresh);
+    contentCases(target, () => server, fresh);
 
     // With eager starts off, nothing of a response that stopped at max_tokens runs. (With them on,
     // a call complete in the stream may already have started: the loop documents that. A call
@@ -360,6 +391,141 @@ export function conformanceSuite(target: ConformanceTarget): void {
       expectEveryCallAnsweredOnce(session);
     });
   });
+}
+
+// A 1x1 PNG and a one-line PDF: real bytes, small enough to read in a failure.
+const pngData = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+const pdfData = "JVBERi0xLjQKJcOkw7zDtsOfCjEgMCBvYmoKPDwvVHlwZS9DYXRhbG9nPj4KZW5kb2JqCnRyYWlsZXIKPDw+PgolJUVPRgo=";
+
+// Images and files, in user messages and tool results, by data and by URL: each adapter sends
+// them as its provider takes them, downloads what its provider cannot fetch, and refuses, before
+// any request, what its provider cannot take.
+function contentCases(target: ConformanceTarget, current: () => ReplayServer, fresh: () => void): void {
+  const check = (name: ConformanceCase, title: string, test: () => Promise<void>): void =>
+    caseOf(target, name, title, test, 20_000);
+  const answer = (): ReplayResponse =>
+    target.turnResponse({ text: "I see it.", stopReason: "end_turn", usage: { input: 5, output: 3 } }, true);
+  const sentParts = (index: number): WirePart[] => target.contentIn(current().requests[index]!.body);
+
+  check("user-image", "sends a user message's text and image", async () => {
+    fresh();
+    current().enqueue(answer());
+    await agentLoop(
+      target.createModel(current().origin, { stream: true, apiKey }),
+      [],
+      initSession("s", [{ type: "text", text: "What is this?" }, imagePart(pngData, "image/png")]),
+    );
+    expect(sentParts(0)).toStrictEqual([
+      { in: "user", kind: "text", text: "What is this?" },
+      { in: "user", kind: "image", mediaType: "image/png", data: pngData },
+    ]);
+  });
+
+  check("user-pdf", "sends a user message's PDF", async () => {
+    fresh();
+    current().enqueue(answer());
+    await agentLoop(
+      target.createModel(current().origin, { stream: true, apiKey }),
+      [],
+      initSession("s", [{ type: "text", text: "Summarize." }, filePart(pdfData, "application/pdf", "report.pdf")]),
+    );
+    expect(sentParts(0)).toStrictEqual([
+      { in: "user", kind: "text", text: "Summarize." },
+      { in: "user", kind: "file", mediaType: "application/pdf", data: pdfData },
+    ]);
+  });
+
+  check("tool-result-image", "sends a tool result's text and image as the result of its call", async () => {
+    fresh();
+    current().enqueue(
+      target.turnResponse(
+        {
+          toolCalls: [{ id: "call_shot", name: "lookup", input: { word: "screen" } }],
+          stopReason: "tool_use",
+          usage: { input: 5, output: 3 },
+        },
+        true,
+      ),
+      answer(),
+    );
+    await agentLoop(
+      target.createModel(current().origin, { stream: true, apiKey }),
+      [lookup],
+      initSession("s", "Look."),
+      {
+        toolHandlers: {
+          lookup: () => toolContent([{ type: "text", text: "screenshot of /" }, imagePart(pngData, "image/png")]),
+        },
+      },
+    );
+    expect(sentParts(1)).toStrictEqual([
+      { in: "user", kind: "text", text: "Look." },
+      { in: "tool", kind: "text", text: "screenshot of /" },
+      { in: "tool", kind: "image", mediaType: "image/png", data: pngData },
+    ]);
+  });
+
+  check(
+    "url-image",
+    "sends an image URL the provider fetches, or downloads it through the adapter's fetch",
+    async () => {
+      fresh();
+      const url = `${current().origin}/cat.png`;
+      if (!target.fetchesImageUrls)
+        current().enqueue({ headers: { "content-type": "image/png" }, body: Buffer.from(pngData, "base64") });
+      current().enqueue(answer());
+      await agentLoop(
+        target.createModel(current().origin, { stream: true, apiKey }),
+        [],
+        initSession("s", [{ type: "image", url }]),
+      );
+      if (target.fetchesImageUrls) {
+        expect(current().requests).toHaveLength(1);
+        expect(sentParts(0)).toStrictEqual([{ in: "user", kind: "image", url }]);
+      } else {
+        expect(current().requests.map((request) => request.method)).toStrictEqual(["GET", "POST"]);
+        expect(current().requests[0]!.url).toBe("/cat.png");
+        expect(sentParts(1)).toStrictEqual([{ in: "user", kind: "image", mediaType: "image/png", data: pngData }]);
+      }
+    },
+  );
+
+  check(
+    "url-download-off",
+    "with downloadUrls: false, refuses a URL its provider cannot fetch, before any request",
+    async () => {
+      fresh();
+      const session = initSession("s", [{ type: "image", url: "https://example.com/cat.png" }]);
+      const model = target.createModel(current().origin, { stream: true, apiKey, downloadUrls: false });
+      const error: unknown = await agentLoop(model, [], session).catch((thrown: unknown) => thrown);
+      expect(isAgentError(error)).toBe(true);
+      expect((error as Error).message).toMatch(
+        new RegExp(
+          `the ${target.name}[a-z-]* adapter cannot send an image part \\("https://example.com/cat.png"\\) in a user message: .*downloadUrls: false`,
+        ),
+      );
+      expect(current().requests).toHaveLength(0);
+    },
+  );
+
+  check(
+    "unsupported-part",
+    "refuses an image type its provider cannot take, naming part and adapter, before any request",
+    async () => {
+      fresh();
+      const session = initSession("s", [imagePart(pngData, "image/tiff")]);
+      const error: unknown = await agentLoop(
+        target.createModel(current().origin, { stream: true, apiKey }),
+        [],
+        session,
+      ).catch((thrown: unknown) => thrown);
+      expect(isAgentError(error)).toBe(true);
+      expect((error as Error).message).toMatch(
+        /adapter cannot send an image part \(image\/tiff, 1 KB\) in a user message/,
+      );
+      expect(current().requests).toHaveLength(0);
+    },
+  );
 }
 
 const teamSecret = "team-secret-header-value-0123";

@@ -27,6 +27,7 @@ import { withoutTs, withoutAnswerer } from "../helpers.ts";
 import { conformanceSuite, liveAgentSuite, type ErrorKind, type WireTurn } from "./conformance.ts";
 import { sse, sseHeaders, startReplayServer, type ReplayResponse, type ReplayServer } from "./replay-server.ts";
 import { recordedFixtures } from "./fixtures.ts";
+import { geminiParts } from "./wire-parts.ts";
 
 const { text: fixture, chunks: chunksFile } = recordedFixtures("google");
 
@@ -120,6 +121,8 @@ const partsOf = (body: unknown): Part[] => (body as GeminiRequest).contents.flat
 
 conformanceSuite({
   name: "google",
+  contentIn: geminiParts,
+  fetchesImageUrls: false,
   answeringModel: "gemini-test",
   createModel: (origin, options) => gemini({ model: "gemini-test", baseURL: origin, ...options }),
   readStream: (open) => streamGenerateContent(open),

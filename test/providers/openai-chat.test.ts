@@ -23,6 +23,7 @@ import { expectEveryCallAnsweredOnce, withoutTs, withoutAnswerer } from "../help
 import { conformanceSuite, liveAgentSuite, type ErrorKind, type WireTurn } from "./conformance.ts";
 import { sse, sseHeaders, startReplayServer, type ReplayResponse, type ReplayServer } from "./replay-server.ts";
 import { recordedFixtures } from "./fixtures.ts";
+import { openaiChatParts } from "./wire-parts.ts";
 
 const { text: fixture } = recordedFixtures("openai-chat");
 
@@ -141,6 +142,8 @@ function errorResponse(kind: ErrorKind): ReplayResponse {
 
 conformanceSuite({
   name: "openai-chat",
+  contentIn: openaiChatParts,
+  fetchesImageUrls: true,
   answeringModel: "gpt-test",
   createModel: (origin, options) => openaiChat({ model: "gpt-test", baseURL: `${origin}/v1`, ...options }),
   readStream: (open) => streamOpenAIChat(open),
@@ -154,6 +157,9 @@ conformanceSuite({
     (body as Body).messages.flatMap((message) =>
       (message.tool_calls ?? []).map((call) => ({ id: call.id, name: call.function.name })),
     ),
+  skip: {
+    "url-download-off": "Chat Completions fetches image URLs itself (file URLs are downloaded: see its own test)",
+  },
 });
 
 /** One call of an adapter, outside the loop: its messages, and for a stream its events. */

@@ -28,6 +28,7 @@ import { expectEveryCallAnsweredOnce, withoutTs, withoutAnswerer } from "../help
 import { conformanceSuite, type ErrorKind, type WireTurn } from "./conformance.ts";
 import { sse, sseHeaders, startReplayServer, type ReplayResponse, type ReplayServer } from "./replay-server.ts";
 import { recordedFixtures } from "./fixtures.ts";
+import { openaiResponsesParts } from "./wire-parts.ts";
 
 const { text: fixture, chunks: chunksFile } = recordedFixtures("openai-responses");
 
@@ -176,6 +177,8 @@ const callsIn = (body: unknown): { id: string; name: string }[] =>
 
 conformanceSuite({
   name: "openai-responses",
+  contentIn: openaiResponsesParts,
+  fetchesImageUrls: true,
   answeringModel: "gpt-test",
   createModel: (origin, options) => openaiResponses({ model: "gpt-test", baseURL: `${origin}/v1`, ...options }),
   readStream: (open) => streamResponses(open),
@@ -183,6 +186,9 @@ conformanceSuite({
   errorResponse,
   toolResultsIn: resultsIn,
   toolCallsIn: callsIn,
+  skip: {
+    "url-download-off": "the Responses API fetches image and file URLs itself: nothing to download",
+  },
 });
 
 const calculator: ToolSchema = {

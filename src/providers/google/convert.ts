@@ -7,6 +7,7 @@ import type {
   Session,
   ThinkingMessage,
   ToolCallMessage,
+  ToolResultMessage,
   TurnEndFields,
   Usage,
 } from "../../session.ts";
@@ -24,7 +25,13 @@ import {
 } from "../convert-shared.ts";
 import type { ModelSettings } from "../../model/model-settings.ts";
 import { chosenTool, mergeProviderOptions, unsupportedSetting } from "../request-settings.ts";
-import { bareMediaType, isDataPart, toolAttachmentsText, urlNotDownloadedError } from "../content-convert.ts";
+import {
+  bareMediaType,
+  checkImageType,
+  isDataPart,
+  toolAttachmentsText,
+  urlNotDownloadedError,
+} from "../content-convert.ts";
 import type { ContentPart } from "../../content-parts.ts";
 
 /** Options that shape the request body (the adapter's other options only affect transport). */
@@ -131,7 +138,7 @@ export function toGeminiRequest(
   };
   // Gemini before 3 takes a result's images and files in a user content right after the turn's
   // function responses; Gemini 3 takes them inside each functionResponse.
-  const nestsParts = needsValidatorSkip(options.model);
+  const nestsParts = needsValidatorSkip(options.settings?.model ?? options.model);
   let attachments: GeminiPart[] = [];
   const flushAttachments = (): void => {
     if (attachments.length > 0) contents.push({ role: "user", parts: attachments });
@@ -173,21 +180,7 @@ export function toGeminiRequest(
       );
     } else {
       const call = calls.get(message.id);
-      const response: JsonObject = message.isError === true ? { error: message.output } : { output: message.output };
-      const part: GeminiPart = {
-        functionResponse: {
-          ...(call?.wireId === undefined ? {} : { id: call.wireId }),
-          name: call?.name ?? "",
-          response,
-        },
-      };
-      const media = geminiParts(
-        (message.content ?? []).filter((content) => content.type !== "text"),
-        `the result of tool call ${JSON.stringify(message.id)}`,
-      );
-      if (media.length > 0 && nestsParts) part.functionResponse!.parts = media;
-      else if (media.length > 0)
-        attachments.push({ text: toolAttachmentsText(call?.wireId ?? message.id, call?.name) }, ...media);
+      const part = functionResponsePart(message, call, nestsParts, attachments);
       responsePositions.set(part, call?.position ?? calls.size);
       push("user", part);
     }
@@ -243,10 +236,38 @@ export function geminiFetchesUrl(url: string): boolean {
   return /^https:\/\/(?:generativelanguage\.googleapis\.com\/|(?:www\.)?youtube\.com\/|youtu\.be\/)/.test(url);
 }
 
+// A tool result as a functionResponse part; its images and files nested in it (Gemini 3), or
+// added to `attachments` for the user content after the turn's responses (earlier models).
+function functionResponsePart(
+  message: ToolResultMessage,
+  call: { name: string; wireId: string | undefined } | undefined,
+  nestsParts: boolean,
+  attachments: GeminiPart[],
+): GeminiPart {
+  const response: JsonObject = message.isError === true ? { error: message.output } : { output: message.output };
+  const functionResponse: NonNullable<GeminiPart["functionResponse"]> = {
+    ...(call?.wireId === undefined ? {} : { id: call.wireId }),
+    name: call?.name ?? "",
+    response,
+  };
+  const media = geminiParts(
+    (message.content ?? []).filter((content) => content.type !== "text"),
+    `the result of tool call ${JSON.stringify(message.id)}`,
+  );
+  if (media.length > 0 && nestsParts) functionResponse.parts = media;
+  else if (media.length > 0)
+    attachments.push({ text: toolAttachmentsText(call?.wireId ?? message.id, call?.name) }, ...media);
+  return { functionResponse };
+}
+
+// The image types Gemini documents.
+const geminiImageTypes = ["image/png", "image/jpeg", "image/webp", "image/heic", "image/heif"];
+
 // Content parts as Gemini parts: text, inline data, or a file URI Gemini can read.
 function geminiParts(parts: readonly ContentPart[], where: string): GeminiPart[] {
   return parts.map((part): GeminiPart => {
     if (part.type === "text") return { text: part.text };
+    checkImageType(part, googleProvider, where, geminiImageTypes);
     if (isDataPart(part)) return { inlineData: { mimeType: bareMediaType(part.mediaType)!, data: part.data } };
     if (!geminiFetchesUrl(part.url)) throw urlNotDownloadedError(googleProvider, part, where);
     const mediaType = bareMediaType(part.mediaType);
