@@ -10,7 +10,7 @@ export type ProviderName = (typeof providerNames)[number];
 /** What the command line asks for. */
 export type CliArgs = { command: "help" } | { command: "version" } | ViewArgs | RunArgs;
 
-/** `path`: a session file, a directory of them, or a session id; absent: the CLI's sessions directory. */
+/** `path`: a session file, a directory of them, a session id, or a database store's session (`postgres://…/<database>/<id>`, `sqlite:<file>/<id>`); absent: the CLI's sessions directory. */
 export type ViewArgs = { command: "view"; path?: string; port?: number; host?: string };
 
 export type RunArgs = {
