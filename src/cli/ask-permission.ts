@@ -38,7 +38,9 @@ export function terminalAsker(options: {
     const name = visibleLine(request.name);
     const lines = previewLines(request.name, request.input, style);
     const shown = condense(lines, style);
-    out.write(`${style.bold(`● ${name}${describeTarget(request.name, request.input)}`)}\n${shown.text}`);
+    // A command is shown once, whole, in the lines below: the heading names the tool only.
+    const target = request.name === "bash" ? "" : describeTarget(request.name, request.input);
+    out.write(`${style.bold(`● ${name}${target}`)}\n${shown.text}`);
     if (request.alwaysAsk !== undefined) out.write(`${style.yellow(`  ⚠ ${visibleLine(request.alwaysAsk)}`)}\n`);
     const interrupted = (): PermissionDecision => {
       if (!signal.aborted) options.onInterrupt();

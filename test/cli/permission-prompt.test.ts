@@ -25,6 +25,9 @@ describe("the permission prompt", () => {
       expect(screen).toContain("$ touch DANGER");
       expect(screen).toContain("$ echo line 30");
       expect(screen).toMatch(/\[y\] yes once · \[a\] always for bash · \[n\] no \(press a key\)/);
+      // The command once: under a heading that names the tool only.
+      expect(screen.split("touch DANGER")).toHaveLength(2);
+      expect(screen).toMatch(/● bash\n/);
       terminal.type("y");
       await terminal.waitFor("all done");
       expect(existsSync(join(fixture.workspace(), "DANGER"))).toBe(true);
