@@ -1,4 +1,5 @@
 import { onSessionChange, type Message, type Session, type SessionChange } from "../session.ts";
+import { messageCharacters } from "./content-size.ts";
 
 /** What one compaction changed: the `compaction` event's fields. */
 export type CompactionReport = {
@@ -52,6 +53,6 @@ function reportOf(tally: Tally, fallbackName: string): CompactionReport | undefi
 
 function characters(messages: readonly Message[]): number {
   let total = 0;
-  for (const message of messages) total += JSON.stringify(message).length;
+  for (const message of messages) total += messageCharacters(message);
   return total;
 }

@@ -1,6 +1,7 @@
 import { checkNumber } from "../numeric-options.ts";
 import { turnStartBefore } from "../session-turns.ts";
 import { isModelMessage, notifySessionChange, type JsonValue, type Message, type Session } from "../session.ts";
+import { withoutMedia } from "./content-size.ts";
 
 export type CompactSessionOptions = {
   /** How many assistant replies or model turns must follow a message before it is cut: an integer >= 0 (default 2). */
@@ -17,7 +18,9 @@ export type CompactSessionOptions = {
  * once `keepTurns` assistant replies (or model turns) have come after a thinking or tool_call
  * message, thinking text longer than `maxLength` is cut to a prefix, a tool-call input whose
  * JSON is longer becomes `{ _compacted: <prefix of that JSON> }`, and the message is marked
- * `compacted: true`. User messages, assistant text and tool results are never touched. A
+ * `compacted: true`. Images and files older than the window (in user messages and tool results)
+ * become a short text part each (`[image: image/png, 48 KB, omitted]`); otherwise user messages,
+ * assistant text and tool results are never touched. A
  * compacted thinking block keeps its signature for the record; converters do not send it back
  * as signed reasoning. Idempotent. Replaces the cut messages in the session's array with new
  * objects (the originals are not modified) and returns the session.
@@ -100,6 +103,9 @@ function lastIndexBeforeRecentTurns(
 }
 
 function truncate(message: Message, maxLength: number): Message | undefined {
+  // Old images and files: a line saying what was there (the store keeps the bytes).
+  const withoutImages = withoutMedia(message);
+  if (withoutImages !== undefined) return withoutImages;
   if (!("type" in message) || message.type === "tool_result" || message.compacted === true) return undefined;
   if (message.type === "thinking") {
     if (message.content.length <= maxLength) return undefined;

@@ -14,6 +14,7 @@ import {
 } from "../session.ts";
 import type { CompactionStrategy } from "./compaction-strategy.ts";
 import { sessionTurnsBackward } from "../session-turns.ts";
+import { messageCharacters } from "./content-size.ts";
 
 /** Keeps the system messages, the first user message and the last `keepTurns` turns; drops the rest. */
 export function slidingWindow(options: { keepTurns: number }): CompactionStrategy {
@@ -136,14 +137,14 @@ export function estimateTokens(messages: readonly Message[], usageFrom = 0): num
     const message = messages[index]!;
     const usage: Usage | undefined = "usage" in message && index >= usageFrom ? message.usage : undefined;
     if (usage !== undefined) return usage.inputTokens + usage.outputTokens + Math.ceil(characters / 4);
-    characters += JSON.stringify(message).length;
+    characters += messageCharacters(message);
   }
   return Math.ceil(characters / 4);
 }
 
 function characterTokens(messages: readonly Message[]): number {
   let characters = 0;
-  for (const message of messages) characters += JSON.stringify(message).length;
+  for (const message of messages) characters += messageCharacters(message);
   return Math.ceil(characters / 4);
 }
 

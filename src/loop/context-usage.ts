@@ -1,5 +1,6 @@
 import type { Message, Session } from "../session.ts";
 import { toolSchemas, type ToolDefinition } from "../tools/tool.ts";
+import { messageCharacters } from "./content-size.ts";
 
 /** One part of the context and its estimated tokens; `items` splits it (by tool) where that helps. */
 export type ContextPart = { name: string; tokens: number; items?: { name: string; tokens: number }[] };
@@ -47,7 +48,7 @@ export function contextUsage(session: Session, options: ContextUsageOptions = {}
   let lastInputTokens: number | undefined;
   for (const message of messages) {
     if ("usage" in message && message.usage !== undefined) lastInputTokens = message.usage.inputTokens;
-    const characters = JSON.stringify(message).length;
+    const characters = messageCharacters(message);
     if ("role" in message) {
       add(message.role, characters);
     } else if (message.type === "thinking") {
