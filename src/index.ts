@@ -15,6 +15,8 @@ export {
   keepOutput,
   keptOutput,
   hasKeptOutputs,
+  setSessionId,
+  sessionIdOf,
 } from "./session.ts";
 export type {
   Session,
@@ -60,6 +62,10 @@ export type { AgentLoopOptions } from "./loop/loop-options.ts";
 export type { InvokeModel, ModelContext, StructuredOutputModel } from "./model/invoke-model.ts";
 export type { ModelSettings } from "./model/model-settings.ts";
 export { withFallback } from "./model/with-fallback.ts";
+export { costOf, priceOf } from "./model/cost.ts";
+export type { ModelPrice } from "./model/cost.ts";
+export { hasToolCall, stepCountIs, repeatedToolCalls } from "./loop/stop-conditions.ts";
+export type { StopCondition, StopConditionState } from "./loop/stop-conditions.ts";
 export type { FallbackOptions } from "./model/with-fallback.ts";
 export type { AgentEvent, RunOutcome } from "./loop/events.ts";
 export type { ModelStreamEvent } from "./model/model-stream-event.ts";

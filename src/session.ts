@@ -417,6 +417,21 @@ export async function keptOutput(session: Session, id: string): Promise<JsonValu
   return typeof kept === "function" ? kept() : kept;
 }
 
+const sessionIds = new WeakMap<Session, string>();
+
+/**
+ * Names a session by the id it has in a store (`store.open(id)`, a log file's base name), kept
+ * beside the session like its listeners; the loop passes it to models as `context.sessionId`.
+ */
+export function setSessionId(session: Session, id: string): void {
+  sessionIds.set(session, id);
+}
+
+/** The id a store gave the session (`setSessionId`), if it is bound to one. */
+export function sessionIdOf(session: Session): string | undefined {
+  return sessionIds.get(session);
+}
+
 /** A message a model turn produces: assistant text, thinking or a tool call. */
 export function isModelMessage(message: Message): message is ModelMessage {
   return "role" in message ? message.role === "assistant" : message.type !== "tool_result";

@@ -140,7 +140,7 @@ describe("numeric options are checked where they enter", () => {
 describe("maxIterations has a default", () => {
   it(`a model that never stops is stopped after ${defaultMaxIterations} calls, with MaxIterationsError`, async () => {
     let calls = 0;
-    const model = () => [{ type: "tool_call" as const, id: `c${++calls}`, name: "work", input: {} }];
+    const model = () => [{ type: "tool_call" as const, id: `c${++calls}`, name: "work", input: { step: calls } }];
     const error = await rejection(() =>
       agentLoop(model, [], initSession("s", "u"), { toolHandlers: { work: () => "again" } }),
     );
@@ -154,7 +154,7 @@ describe("maxIterations has a default", () => {
     const model = () =>
       ++calls > defaultMaxIterations + 5
         ? answer
-        : [{ type: "tool_call" as const, id: `c${calls}`, name: "work", input: {} }];
+        : [{ type: "tool_call" as const, id: `c${calls}`, name: "work", input: { step: calls } }];
     await agentLoop(model, [], initSession("s", "u"), {
       toolHandlers: { work: () => "again" },
       maxIterations: Number.POSITIVE_INFINITY,

@@ -2,7 +2,15 @@ import { callModelNext, type NextStep } from "./next-step.ts";
 import type { OpenTurn } from "./open-turn.ts";
 import type { RunContext } from "./run-context.ts";
 import { abortedResult, notExecutedResult } from "../tools/tool-errors.ts";
-import { notifySessionChange, type StopReason, type ToolCallMessage } from "../session.ts";
+import {
+  isModelMessage,
+  isToolResult,
+  notifySessionChange,
+  type ModelMessage,
+  type Session,
+  type StopReason,
+  type ToolCallMessage,
+} from "../session.ts";
 import type { PendingApproval, ToolOutcome } from "../tools/tool-outcome.ts";
 
 /**
@@ -15,7 +23,37 @@ export async function answerTools(run: RunContext, turn: OpenTurn): Promise<Next
   const stopReason = turn.last?.stopReason;
   if (stopReason !== undefined && stopReason !== "tool_use") return await closeStoppedTurn(run, turn, stopReason);
   const outcomes = await run.executor.run(turn.toolCalls, run, turn.started);
-  return toolsAnswered(run, turn, outcomes);
+  const next = toolsAnswered(run, turn, outcomes);
+  return next === callModelNext ? await afterTurn(run) : next;
+}
+
+// Every call of the turn is answered: the loop guard or the stop condition may end the run here.
+async function afterTurn(run: RunContext): Promise<NextStep> {
+  const { state } = run;
+  const looping = state.loopGuard.detected;
+  if (looping !== undefined) {
+    run.emit({ type: "loop-detected", tool: looping.name, count: state.loopGuard.count });
+    return { type: "end", end: { outcome: "loop-detected" } };
+  }
+  if (run.stopWhen !== undefined && !run.signal.aborted) {
+    const stop = await run.stopWhen({
+      session: run.session,
+      iteration: state.iteration,
+      turn: lastModelTurn(run.session),
+    });
+    if (stop) return { type: "end", end: { outcome: "stop-condition" } };
+  }
+  return callModelNext;
+}
+
+// The messages of the session's last model turn (its tool results after it left out).
+function lastModelTurn(session: Session): ModelMessage[] {
+  const { messages } = session;
+  let end = messages.length;
+  while (end > 0 && isToolResult(messages[end - 1]!)) end--;
+  let start = end;
+  while (start > 0 && isModelMessage(messages[start - 1]!)) start--;
+  return messages.slice(start, end) as ModelMessage[];
 }
 
 // Every call of the turn has its outcome: add the results, or pause for the ones waiting.

@@ -6,7 +6,8 @@ import type { NextStep } from "./next-step.ts";
 import type { OpenTurn } from "./open-turn.ts";
 import type { RunContext } from "./run-context.ts";
 import { checkFinalAnswer, type OutputContract } from "./structured-output.ts";
-import { isContextOverflowError, MaxIterationsError, StructuredOutputError } from "../errors.ts";
+import { BudgetExceededError, isContextOverflowError, MaxIterationsError, StructuredOutputError } from "../errors.ts";
+import { costOf, priceOf } from "../model/cost.ts";
 import { formatLogLine } from "../logger.ts";
 import { modelOwnFields } from "../model/model-own-fields.ts";
 import { isToolCall, type Message, type ModelMessage, type ToolCallMessage } from "../session.ts";
@@ -24,6 +25,8 @@ export async function callModelStep(run: RunContext): Promise<NextStep> {
   if (run.signal.aborted) return endAborted(run, "");
   if (queues.steering.length > 0) for (const message of queues.steering.splice(0)) run.add(message);
   if (state.iteration >= run.maxIterations) throw maxIterationsError(run);
+  const overBudget = budgetExceeded(run);
+  if (overBudget !== undefined) throw overBudget;
   compact(run);
   if (run.strategies !== undefined) await applyStrategies(run, run.strategies, "before-call");
   const iteration = ++state.iteration;
@@ -33,6 +36,7 @@ export async function callModelStep(run: RunContext): Promise<NextStep> {
   if (answer === undefined) return endAborted(run, state.streamedText);
   state.abandon = answer.discard;
   let { messages } = answer;
+  spend(run, iteration, messages[messages.length - 1]);
   // The `afterModelCall` hook may replace the model's messages.
   const afterModelCall = run.hooks?.afterModelCall;
   if (afterModelCall !== undefined) {
@@ -51,6 +55,61 @@ export async function callModelStep(run: RunContext): Promise<NextStep> {
   if (run.contract !== undefined && !messages.some(isToolCall))
     ({ messages, problems } = await checkOutput(run, run.contract, messages));
   return enterTurn(run, answer, { messages, problems });
+}
+
+// What the call cost is counted against the budget, and its cache use reported.
+function spend(run: RunContext, iteration: number, last: ModelMessage | undefined): void {
+  const { state } = run;
+  const usage = last?.usage;
+  const sent = state.sending;
+  const change = sent === undefined ? undefined : firstChange(state.lastSent, sent);
+  state.lastSent = sent;
+  const changedBy = state.changedBy ?? "unknown";
+  state.changedBy = undefined;
+  if (usage === undefined) return;
+  state.spent.tokens += usage.inputTokens + usage.outputTokens;
+  const price = run.prices === undefined ? undefined : priceOf(run.prices, last?.model);
+  if (price !== undefined) state.spent.usd += costOf(usage, price);
+  const cacheReadTokens = usage.cacheReadTokens ?? 0;
+  run.emit({
+    type: "cache",
+    iteration,
+    inputTokens: usage.inputTokens,
+    cacheReadTokens,
+    cacheWriteTokens: usage.cacheWriteTokens ?? 0,
+    hitRatio: usage.inputTokens > 0 ? cacheReadTokens / usage.inputTokens : 0,
+    ...(change === undefined ? {} : { changedAt: change, changedBy }),
+  });
+}
+
+// The index of the first message of `previous` that `sent` does not repeat; undefined when
+// `sent` begins with all of `previous` (the cached prefix holds).
+function firstChange(previous: readonly Message[] | undefined, sent: readonly Message[]): number | undefined {
+  if (previous === undefined) return undefined;
+  for (let index = 0; index < previous.length; index++) {
+    const before = previous[index]!;
+    const now = sent[index];
+    if (now === before) continue;
+    if (now === undefined || JSON.stringify(now) !== JSON.stringify(before)) return index;
+  }
+  return undefined;
+}
+
+function budgetExceeded(run: RunContext): BudgetExceededError | undefined {
+  const { budget } = run;
+  if (budget === undefined) return undefined;
+  const { tokens, usd } = run.state.spent;
+  const overTokens = budget.tokens !== undefined && tokens > budget.tokens;
+  const overUsd = budget.usd !== undefined && usd > budget.usd;
+  if (!overTokens && !overUsd) return undefined;
+  const what = overUsd
+    ? `budget.usd (${budget.usd}): spent $${usd.toFixed(4)}`
+    : `budget.tokens (${budget.tokens}): spent ${tokens} tokens`;
+  return new BudgetExceededError(`Agent "${run.agentName ?? "agent"}" went over ${what}.`, {
+    budget: { ...budget },
+    spent: run.prices === undefined ? { tokens } : { tokens, usd },
+    session: run.session,
+  });
 }
 
 /** Ends the run as aborted: an `aborted` assistant message (with what streamed, if anything) closes the session. */

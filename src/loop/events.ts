@@ -16,7 +16,13 @@ export type RunOutcome =
   /** `invokeModel` (or a hook) threw; the loop rethrows it. */
   | "error"
   /** Tool calls wait for a human's approval; see `resolveApproval`. Run the loop again to resume. */
-  | "paused";
+  | "paused"
+  /** `stopWhen` returned true after a turn's tool results were in. */
+  | "stop-condition"
+  /** The loop guard refused a repeated call and the model repeated it again (`loop-detected` event). */
+  | "loop-detected"
+  /** `timeouts.runMs` ran out: the run ended as an abort does; `error` describes the `TimeoutError`. */
+  | "timeout";
 
 /**
  * Every event of a run, in order. Plain objects, named noun-verb with start/delta/end.
@@ -61,6 +67,24 @@ export type AgentEvent =
    * already shown for the failed attempt are void: nothing of it entered the session.
    */
   | { type: "retry"; iteration: number; attempt: number; delayMs: number; error: string; errorType?: string }
+  /** The loop guard ended the run: `tool` was called `count` times in a row with the same input (refused calls included). */
+  | { type: "loop-detected"; tool: string; count: number }
+  /**
+   * After each model call: its prompt tokens and how many were read from and written to the
+   * provider's cache (`hitRatio` = read / input). `changedAt`: when this request did not begin with
+   * the previous request's messages, the index (in the messages the model was sent) of the first
+   * that differs, and `changedBy` what changed it.
+   */
+  | {
+      type: "cache";
+      iteration: number;
+      inputTokens: number;
+      cacheReadTokens: number;
+      cacheWriteTokens: number;
+      hitRatio: number;
+      changedAt?: number;
+      changedBy?: "compaction" | "steering" | "approval" | "hook" | "unknown";
+    }
   /**
    * Compaction shortened the session: `count` messages replaced by shorter ones (truncated,
    * cleared) or removed (summarized, dropped), by `strategy` (`truncation` for the default, else

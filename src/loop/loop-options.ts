@@ -9,6 +9,9 @@ import { checkRetryOptions, type RetryOptions } from "./retry.ts";
 import type { OutputSchema } from "./structured-output.ts";
 import { checkToolTimeout, type ToolDefinition, type ToolHandlers } from "../tools/tool.ts";
 import { checkCompactOptions } from "./compaction.ts";
+import { checkModelSettings, type ModelSettings } from "../model/model-settings.ts";
+import type { ModelPrice } from "../model/cost.ts";
+import { loopGuardLimit, type StopCondition } from "./stop-conditions.ts";
 import { largeOutputChars, type LargeOutputOption } from "./large-output.ts";
 
 export type AgentLoopOptions = {
@@ -70,6 +73,31 @@ export type AgentLoopOptions = {
   output?: OutputSchema;
   /** How many invalid final answers are sent back for correction before `StructuredOutputError`: an integer >= 0 (default 2). */
   outputAttempts?: number;
+  /** How to call the model on every call of the run (`context.settings`); `beforeModelCall` may return settings merged over these for one call. */
+  settings?: ModelSettings;
+  /**
+   * Time limits in ms. `modelCallMs`: each attempt of a model call; `firstChunkMs`: the wait for an
+   * attempt's first streamed event (its whole answer for a model that does not stream); an
+   * attempt past either fails with a retryable `TimeoutError` and goes through the retries.
+   * `toolMs`: each tool handler (the same as `toolTimeout`). `runMs`: the whole run, which then
+   * ends as an abort does, with outcome `timeout`.
+   */
+  timeouts?: { modelCallMs?: number; firstChunkMs?: number; toolMs?: number; runMs?: number };
+  /** Checked after each turn's tool results are in: true ends the run with outcome `stop-condition`. */
+  stopWhen?: StopCondition;
+  /**
+   * Refuses a tool call repeated more than `limit` times in a row (same tool, same input; default
+   * `{ limit: 5 }`) with an error result telling the model to change course, and ends the run
+   * (outcome `loop-detected`) when the model repeats it once more. `false` turns it off.
+   */
+  loopGuard?: false | { limit?: number };
+  /** Prices by model id (the `model` recorded on each turn): `run-end` metrics then carry `costUsd`, and `budget.usd` uses them. */
+  prices?: Record<string, ModelPrice>;
+  /**
+   * Ends the run with `BudgetExceededError` (work kept in `.session`, every call answered) once it
+   * spent more than `usd` (needs `prices`) or `tokens` (input + output), checked before each model call.
+   */
+  budget?: { usd?: number; tokens?: number };
 };
 
 /**
@@ -90,6 +118,21 @@ export function checkLoopOptions(options: AgentLoopOptions, tools: readonly Tool
   checkNumber("maxIterations", options.maxIterations, { min: 0, integer: true, infinity: true });
   checkNumber("maxParallelTools", options.maxParallelTools, { min: 1, integer: true, infinity: true });
   checkNumber("toolTimeout", options.toolTimeout, { min: 0, exclusive: true, infinity: true });
+  for (const name of ["modelCallMs", "firstChunkMs", "toolMs", "runMs"] as const)
+    checkNumber(`timeouts.${name}`, options.timeouts?.[name], { min: 0, exclusive: true, infinity: true });
+  const toolMs = options.timeouts?.toolMs;
+  if (toolMs !== undefined && options.toolTimeout !== undefined && toolMs !== options.toolTimeout)
+    throw new AgentError(
+      `toolTimeout (${options.toolTimeout}) and timeouts.toolMs (${toolMs}) are the same limit: give one, or the same value`,
+    );
+  checkNumber("budget.usd", options.budget?.usd, { min: 0, infinity: true });
+  checkNumber("budget.tokens", options.budget?.tokens, { min: 0, infinity: true });
+  if (options.budget?.usd !== undefined && options.prices === undefined)
+    throw new AgentError("budget.usd needs prices: give the prices option (see simple-agent-loop/prices)");
+  if (options.settings !== undefined) checkModelSettings(options.settings);
+  if (options.stopWhen !== undefined && typeof options.stopWhen !== "function")
+    throw new AgentError("stopWhen must be a function");
+  loopGuardLimit(options.loopGuard);
   checkNumber("outputAttempts", options.outputAttempts, { min: 0, integer: true, infinity: true });
   if (options.retry !== undefined && options.retry !== false) checkRetryOptions(options.retry);
   largeOutputChars(options.largeOutput);

@@ -7,8 +7,17 @@ import { callModelNext, type NextStep, type RunEnd } from "./next-step.ts";
 import { findOpenTurn } from "./open-turn.ts";
 import { createRunContext, type Queues, type RunArguments, type RunContext } from "./run-context.ts";
 import { outputCorrection } from "./structured-output.ts";
-import { AgentError, describeError, errorType, isMaxIterationsError } from "../errors.ts";
+import {
+  AgentError,
+  TimeoutError,
+  describeError,
+  errorType,
+  isBudgetExceededError,
+  isMaxIterationsError,
+  isTimeoutError,
+} from "../errors.ts";
 import type { InvokeModel } from "../model/invoke-model.ts";
+import { clampDelay } from "../numeric-options.ts";
 import type { ModelMessage, Session, UserMessage } from "../session.ts";
 import type { ToolDefinition } from "../tools/tool.ts";
 
@@ -59,11 +68,21 @@ function startRun(run: RunArguments, audible: boolean): AgentStream {
       if (running.has(session)) throw new AgentError("a run is already in progress on this session");
       checkLoopOptions(options, tools);
       running.add(session);
+      const runMs = options.timeouts?.runMs;
+      const started = performance.now();
+      const timer =
+        runMs === undefined || runMs === Number.POSITIVE_INFINITY
+          ? undefined
+          : setTimeout(
+              () => controller.abort(new TimeoutError("runMs", performance.now() - started, { retryable: false })),
+              clampDelay(runMs),
+            );
       try {
         await runLoop(
           createRunContext({ ...run, signal, report: emit, listening: audible ? listening : undefined, queues }),
         );
       } finally {
+        clearTimeout(timer);
         running.delete(session);
       }
       return session;
@@ -109,6 +128,9 @@ async function runLoop(run: RunContext): Promise<void> {
   let end: RunEnd;
   try {
     end = await runSteps(run, firstStep(run.session));
+    // The run's time limit is an abort with a reason of its own.
+    if (end.outcome === "aborted" && isTimeoutError(run.signal.reason))
+      end = { outcome: "timeout", error: run.signal.reason };
   } catch (error) {
     // Tools started early for a turn the run will not finish must not go on running.
     run.state.abandon?.();
@@ -183,9 +205,11 @@ function runEndEvent(end: RunEnd): AgentEvent {
       outcome: "paused",
       pending: end.pending.map(({ call: { id, name, input } }) => ({ id, name, input })),
     };
+  if (end.outcome === "timeout")
+    return { type: "run-end", outcome: "timeout", error: describeError(end.error), errorType: "TimeoutError" };
   if (end.outcome !== "error") return { type: "run-end", outcome: end.outcome };
   const type = errorType(end.error);
-  const outcome = isMaxIterationsError(end.error) ? "max-iterations" : "error";
+  const outcome = isMaxIterationsError(end.error) || isBudgetExceededError(end.error) ? "max-iterations" : "error";
   return {
     type: "run-end",
     outcome,

@@ -3,6 +3,8 @@ import type { ModelContext } from "../model/invoke-model.ts";
 import type { Session } from "../session.ts";
 import type { ToolSchema } from "../tools/tool.ts";
 import type { AgentHooks } from "./hooks.ts";
+import { mergeSettings } from "../model/model-settings.ts";
+import { sessionIdOf } from "../session.ts";
 
 /** What `invokeModel` is given for one call: the model's view of the run (see `modelView`). */
 export type ModelView = { tools: ToolSchema[]; session: Session; context: ModelContext };
@@ -25,9 +27,18 @@ export function modelView(run: RunContext, iteration: number, changes: ModelCall
       ? { signal: run.signal, iteration }
       : { signal: run.signal, iteration, agentName: run.agentName };
   if (run.output !== undefined) context.output = run.output;
-  if (changes?.settings !== undefined) context.settings = changes.settings;
+  if (run.settings !== undefined || changes?.settings !== undefined)
+    context.settings = mergeSettings(run.settings, changes?.settings);
+  const sessionId = sessionIdOf(session);
+  if (sessionId !== undefined) context.sessionId = sessionId;
   const tools = changes?.tools ?? run.offer.offered(session);
   const messages = changes?.messages ?? session.messages;
-  if (run.instruction !== undefined) return { tools, session: { messages: [run.instruction, ...messages] }, context };
-  return { tools, session: messages === session.messages ? session : { messages }, context };
+  if (changes?.messages !== undefined) run.state.changedBy = "hook";
+  const view: ModelView =
+    run.instruction !== undefined
+      ? { tools, session: { messages: [run.instruction, ...messages] }, context }
+      : { tools, session: messages === session.messages ? session : { messages }, context };
+  // A copy of the list (not of the messages): the session grows in place.
+  run.state.sending = view.session.messages.slice();
+  return view;
 }

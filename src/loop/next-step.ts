@@ -24,7 +24,9 @@ export type NextStep =
 /** How a run ends, with what its `run-end` event reports. */
 export type RunEnd =
   /** `done`: the model answered; `stopped`: it stopped for another reason than tool use; `aborted`: the signal. */
-  | { outcome: "done" | "stopped" | "aborted" }
+  | { outcome: "done" | "stopped" | "aborted" | "stop-condition" | "loop-detected" }
+  /** `timeouts.runMs` ran out: ended as an abort, reported with the `TimeoutError`, not thrown. */
+  | { outcome: "timeout"; error: unknown }
   /** Tool calls wait for a human's approval; the session holds the paused state. */
   | { outcome: "paused"; pending: readonly PendingApproval[] }
   /** A phase threw (a `MaxIterationsError` included): the loop rethrows it after `run-end`. */

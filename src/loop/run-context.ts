@@ -25,6 +25,15 @@ import { createToolExecutor, type ToolExecutor } from "../tools/execute-tool-cal
 import type { ToolDefinition } from "../tools/tool.ts";
 import { defaultLargeOutputChars, largeOutputChars, offload } from "./large-output.ts";
 import { createToolOffer, type ToolOffer } from "./tool-offer.ts";
+import type { ModelSettings } from "../model/model-settings.ts";
+import type { ModelPrice } from "../model/cost.ts";
+import {
+  guardedHooks,
+  loopGuardLimit,
+  newLoopGuardState,
+  type LoopGuardState,
+  type StopCondition,
+} from "./stop-conditions.ts";
 
 /** Messages the caller sends a running run: steering (at the next safe point) and follow-ups (after the task). */
 export type Queues = { steering: UserMessage[]; followUps: UserMessage[] };
@@ -73,6 +82,14 @@ export type RunContext = {
   /** Adds a model turn whole, then announces its messages; returns the stored copies. */
   readonly addTurn: (messages: readonly Message[]) => Message[];
   readonly state: RunState;
+  /** The run's `settings`, for every call. */
+  readonly settings: ModelSettings | undefined;
+  readonly stopWhen: StopCondition | undefined;
+  readonly budget: { usd?: number; tokens?: number } | undefined;
+  readonly prices: Readonly<Record<string, ModelPrice>> | undefined;
+  /** Each attempt of a model call: at most this long, and this long to its first event. */
+  readonly modelCallMs: number | undefined;
+  readonly firstChunkMs: number | undefined;
 };
 
 /** What changes as a run goes. */
@@ -88,6 +105,13 @@ export type RunState = {
   streamedText: string;
   /** Stops the tools a turn started early, if the run fails before that turn's tools are done. */
   abandon: (() => void) | undefined;
+  /** What the run spent so far: tokens (input + output) and, with prices, USD. */
+  spent: { tokens: number; usd: number };
+  loopGuard: LoopGuardState;
+  /** The messages the last model call was sent, and what changed the session since (for the `cache` event). */
+  lastSent: readonly Message[] | undefined;
+  sending: readonly Message[] | undefined;
+  changedBy: "compaction" | "steering" | "approval" | "hook" | undefined;
 };
 
 /** What a run is started with: the arguments of `agentLoop` or `agentStream`. */
@@ -117,15 +141,23 @@ export function createRunContext(setup: RunSetup): RunContext {
     outputAttemptsLeft: options.outputAttempts ?? 2,
     streamedText: "",
     abandon: undefined,
+    spent: { tokens: 0, usd: 0 },
+    loopGuard: newLoopGuardState(),
+    lastSent: undefined,
+    sending: undefined,
+    changedBy: undefined,
   };
+  const hooks = guardedHooks(options.hooks, loopGuardLimit(options.loopGuard), state.loopGuard);
+  const toolTimeout = options.timeouts?.toolMs ?? options.toolTimeout;
   const { emit, turnStart, turnEnd, message } = runEvents(report, listening, state);
   const { add, addTurn } = sessionWriter(session, message, { log: resolveLogger(options.logger), agentName });
   const maxChars = largeOutputChars(options.largeOutput);
   const offer = createToolOffer(tools, maxChars ?? defaultLargeOutputChars);
   const executor = createToolExecutor(offer.definitions, options.toolHandlers ?? {}, {
-    ...pick(options, ["parallel", "maxParallelTools", "toolTimeout"]),
+    ...pick(options, ["parallel", "maxParallelTools"]),
+    ...(toolTimeout === undefined ? {} : { toolTimeout }),
     ...(agentName === undefined ? {} : { agentName }),
-    ...(options.hooks === undefined ? {} : { hooks: options.hooks }),
+    ...(hooks === undefined ? {} : { hooks }),
     session,
     offer,
     onResult: maxChars === undefined ? add : (result) => add(offload(session, result, maxChars)),
@@ -161,6 +193,12 @@ export function createRunContext(setup: RunSetup): RunContext {
     add,
     addTurn,
     state,
+    settings: options.settings,
+    stopWhen: options.stopWhen,
+    budget: options.budget,
+    prices: options.prices,
+    modelCallMs: options.timeouts?.modelCallMs,
+    firstChunkMs: options.timeouts?.firstChunkMs,
   };
 }
 
@@ -177,6 +215,8 @@ function runEvents(
     emit: (event) => {
       if (event.type === "text-delta") state.streamedText += event.delta;
       else if (event.type === "retry") state.streamedText = "";
+      // What the next request's cache event blames when its prefix changed.
+      else if (event.type === "compaction") state.changedBy = "compaction";
       events.emit(event);
     },
     turnStart: (iteration) => {

@@ -11,7 +11,7 @@ import {
   statSync,
 } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
-import type { Session } from "../session.ts";
+import { setSessionId, type Session } from "../session.ts";
 import { bindSession } from "./binding.ts";
 import { blobDirectory, entryFromBlobs, fileBlobStore } from "./blobs.ts";
 import { replayEntries, restoreKeptOutputs, type LogEntry } from "./entries.ts";
@@ -82,6 +82,8 @@ export async function openSession(path: string, options: OpenSessionOptions = {}
       onClose: releaseLock,
     });
     bindSession(session, writer);
+    // The file's base name is the session's id (`fileStore`'s `open(id)` names the file after it).
+    setSessionId(session, basename(file).replace(/\.jsonl$/, ""));
     return session;
   } catch (error) {
     if (fd !== undefined) closeSync(fd);

@@ -1,0 +1,249 @@
+import { describe, expect, it } from "vitest";
+import {
+  agentLoop,
+  costOf,
+  hasToolCall,
+  initSession,
+  isBudgetExceededError,
+  repeatedToolCalls,
+  send,
+  setSessionId,
+  stepCountIs,
+  type AgentEvent,
+  type ModelContext,
+  type ModelMessage,
+  type Session,
+} from "simple-agent-loop";
+import { closeSession, openSession } from "simple-agent-loop/store";
+import { scriptedModel } from "simple-agent-loop/testing";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { expectEveryCallAnsweredOnce } from "./helpers.ts";
+
+const call = (id: string, input: Record<string, number> = {}): ModelMessage => ({
+  type: "tool_call",
+  id,
+  name: "work",
+  input,
+});
+const tools = { toolHandlers: { work: () => "done" } };
+
+describe("settings", () => {
+  it("the run's settings reach every call; a beforeModelCall hook's are merged over them for its call; a bound session's id is passed", async () => {
+    const seen: ModelContext[] = [];
+    const model = (_tools: unknown, _session: Session, context: ModelContext): ModelMessage[] => {
+      seen.push(context);
+      return seen.length === 1 ? [call("a")] : [{ role: "assistant", content: "ok" }];
+    };
+    const session = initSession("s", "u");
+    setSessionId(session, "task-42");
+    await agentLoop(model, [], session, {
+      ...tools,
+      settings: { temperature: 0.1, maxTokens: 100, cache: { retention: "long" } },
+      hooks: {
+        beforeModelCall: ({ iteration }) =>
+          iteration === 2 ? { settings: { temperature: 0.9, cache: { key: "k" } } } : undefined,
+      },
+    });
+    expect(seen.map((context) => context.settings)).toStrictEqual([
+      { temperature: 0.1, maxTokens: 100, cache: { retention: "long" } },
+      { temperature: 0.9, maxTokens: 100, cache: { retention: "long", key: "k" } },
+    ]);
+    expect(seen.map((context) => context.sessionId)).toStrictEqual(["task-42", "task-42"]);
+  });
+
+  it("refuses settings that are not values they can mean", async () => {
+    await expect(agentLoop(scriptedModel([]), [], initSession("s", "u"), { settings: { topP: 2 } })).rejects.toThrow(
+      /settings\.topP/,
+    );
+  });
+});
+
+describe("stop conditions", () => {
+  it("hasToolCall ends the run once the turn's results are in, outcome stop-condition, no throw", async () => {
+    const events: AgentEvent[] = [];
+    const session = await agentLoop(
+      scriptedModel([
+        [call("a", { n: 1 })],
+        [{ type: "tool_call", id: "b", name: "finish", input: {} }],
+        [{ role: "assistant", content: "x" }],
+      ]),
+      [],
+      initSession("s", "u"),
+      {
+        toolHandlers: { work: () => "done", finish: () => "finished" },
+        stopWhen: hasToolCall("finish"),
+        onEvent: (event) => events.push(event),
+      },
+    );
+    expectEveryCallAnsweredOnce(session);
+    expect(session.messages.at(-1)).toMatchObject({ type: "tool_result", id: "b" });
+    expect(events.at(-1)).toMatchObject({ type: "run-end", outcome: "stop-condition" });
+  });
+
+  it("stepCountIs(n) stops after n model calls; repeatedToolCalls(limit) after limit identical calls", async () => {
+    const endless = (): ModelMessage[] => [call(`c${Math.random()}`, { n: Math.random() })];
+    const counted = await agentLoop(endless, [], initSession("s", "u"), { ...tools, stopWhen: stepCountIs(3) });
+    expect(counted.messages.filter((message) => "type" in message && message.type === "tool_call")).toHaveLength(3);
+    let id = 0;
+    const same = (): ModelMessage[] => [call(`c${++id}`, { n: 1 })];
+    const repeated = await agentLoop(same, [], initSession("s", "u"), {
+      ...tools,
+      loopGuard: false,
+      stopWhen: repeatedToolCalls(3),
+    });
+    expect(id).toBe(3);
+    expectEveryCallAnsweredOnce(repeated);
+  });
+});
+
+describe("the loop guard", () => {
+  it("refuses the call after `limit` identical ones with an error result, then ends the run when the model repeats it again", async () => {
+    let id = 0;
+    let ran = 0;
+    const events: AgentEvent[] = [];
+    const session = await agentLoop(() => [call(`c${++id}`, { n: 1 })], [], initSession("s", "u"), {
+      toolHandlers: { work: () => `ran ${++ran}` },
+      loopGuard: { limit: 2 },
+      onEvent: (event) => events.push(event),
+    });
+    expect(ran).toBe(2);
+    expect(id).toBe(4);
+    expectEveryCallAnsweredOnce(session);
+    const results = session.messages.filter((message) => "type" in message && message.type === "tool_result");
+    expect(results.slice(2)).toMatchObject([
+      { isError: true, output: expect.stringMatching(/repeating yourself/) },
+      { isError: true, output: expect.stringMatching(/repeating yourself/) },
+    ]);
+    expect(events.filter((event) => event.type === "loop-detected")).toStrictEqual([
+      { type: "loop-detected", tool: "work", count: 4 },
+    ]);
+    expect(events.at(-1)).toMatchObject({ type: "run-end", outcome: "loop-detected" });
+  });
+
+  it("is on by default (limit 5), counts parallel calls of one turn, and a call that differs resets the count", async () => {
+    let turn = 0;
+    let ran = 0;
+    const model = (): ModelMessage[] => {
+      turn++;
+      if (turn === 1) return [call("a1", { n: 1 }), call("a2", { n: 1 }), call("a3", { n: 1 })];
+      if (turn === 2) return [call("b1", { n: 1 }), call("b2", { n: 2 }), call("b3", { n: 2 })];
+      return [{ role: "assistant", content: "done" }];
+    };
+    await agentLoop(model, [], initSession("s", "u"), { toolHandlers: { work: () => `ran ${++ran}` } });
+    expect(ran).toBe(6);
+  });
+});
+
+describe("time limits and budgets", () => {
+  it("runMs ends the run as an abort does, with outcome timeout and the TimeoutError described", async () => {
+    const events: AgentEvent[] = [];
+    const session = await agentLoop(
+      scriptedModel([{ delay: 60_000, messages: [{ role: "assistant", content: "late" }] }]),
+      [],
+      initSession("s", "u"),
+      { timeouts: { runMs: 50 }, onEvent: (event) => events.push(event) },
+    );
+    expect(session.messages.at(-1)).toMatchObject({ role: "assistant", stopReason: "aborted" });
+    expect(events.at(-1)).toMatchObject({
+      type: "run-end",
+      outcome: "timeout",
+      errorType: "TimeoutError",
+      error: expect.stringMatching(/runMs ran out: waited \d+ ms/),
+    });
+  });
+
+  it("toolTimeout is an alias of timeouts.toolMs: both given and different is an error", async () => {
+    await expect(
+      agentLoop(scriptedModel([]), [], initSession("s", "u"), { toolTimeout: 10, timeouts: { toolMs: 20 } }),
+    ).rejects.toThrow(/toolTimeout .* timeouts\.toolMs/);
+  });
+
+  it("budget.tokens: the run ends with BudgetExceededError once it spent more, every call answered, the work in .session", async () => {
+    let id = 0;
+    const model = (): ModelMessage[] => [
+      { ...call(`c${++id}`, { n: id }), usage: { inputTokens: 100, outputTokens: 10 } },
+    ];
+    const error = await agentLoop(model, [], initSession("s", "u"), { ...tools, budget: { tokens: 250 } }).catch(
+      (thrown: unknown) => thrown,
+    );
+    expect(isBudgetExceededError(error)).toBe(true);
+    if (!isBudgetExceededError(error)) return;
+    expect(id).toBe(3);
+    expect(error.message).toMatch(/budget\.tokens \(250\): spent 330 tokens/);
+    expectEveryCallAnsweredOnce(error.session);
+  });
+
+  it("budget.usd uses the prices of the model recorded on each turn; costOf prices cache reads and writes at their rates", async () => {
+    const price = { inputPerMTok: 3, outputPerMTok: 15, cacheReadPerMTok: 0.3, cacheWritePerMTok: 3.75 };
+    expect(
+      costOf({ inputTokens: 1_000_000, outputTokens: 0, cacheReadTokens: 500_000, cacheWriteTokens: 100_000 }, price),
+    ).toBeCloseTo(0.4 * 3 + 0.5 * 0.3 + 0.1 * 3.75, 10);
+    let id = 0;
+    const model = (): ModelMessage[] => [
+      { ...call(`c${++id}`, { n: id }), model: "claude-x-2025", usage: { inputTokens: 1_000_000, outputTokens: 0 } },
+    ];
+    const error = await agentLoop(model, [], initSession("s", "u"), {
+      ...tools,
+      prices: { "claude-x": price },
+      budget: { usd: 5 },
+    }).catch((thrown: unknown) => thrown);
+    expect(isBudgetExceededError(error) && error.spent).toStrictEqual({ tokens: 2_000_000, usd: 6 });
+  });
+});
+
+describe("the cache event", () => {
+  it("after each call: tokens and hit ratio; changedAt and changedBy when the request does not begin with the previous one", async () => {
+    const events: AgentEvent[] = [];
+    let id = 0;
+    const usage = { inputTokens: 1000, outputTokens: 10, cacheReadTokens: 800, cacheWriteTokens: 100 };
+    const model = (): ModelMessage[] =>
+      ++id < 3 ? [{ ...call(`c${id}`, { n: id }), usage }] : [{ role: "assistant", content: "ok", usage }];
+    await agentLoop(model, [], initSession("s", "u"), {
+      ...tools,
+      hooks: {
+        beforeModelCall: ({ session, iteration }) =>
+          iteration === 3 ? { messages: session.messages.slice(1) } : undefined,
+      },
+      onEvent: (event) => events.push(event),
+    });
+    expect(events.filter((event) => event.type === "cache")).toStrictEqual([
+      { type: "cache", iteration: 1, inputTokens: 1000, cacheReadTokens: 800, cacheWriteTokens: 100, hitRatio: 0.8 },
+      { type: "cache", iteration: 2, inputTokens: 1000, cacheReadTokens: 800, cacheWriteTokens: 100, hitRatio: 0.8 },
+      {
+        type: "cache",
+        iteration: 3,
+        inputTokens: 1000,
+        cacheReadTokens: 800,
+        cacheWriteTokens: 100,
+        hitRatio: 0.8,
+        changedAt: 0,
+        changedBy: "hook",
+      },
+    ]);
+  });
+});
+
+describe("context.sessionId", () => {
+  it("is the log file's base name for a session opened from a file", async () => {
+    const directory = await mkdtemp(join(tmpdir(), "session-id-"));
+    try {
+      const session = await openSession(join(directory, "task-7.jsonl"));
+      send(session, "hi");
+      const ids: (string | undefined)[] = [];
+      await agentLoop(
+        (_tools, _session, context) => {
+          ids.push(context.sessionId);
+          return [{ role: "assistant", content: "ok" }];
+        },
+        [],
+        session,
+      );
+      await closeSession(session);
+      expect(ids).toStrictEqual(["task-7"]);
+    } finally {
+      await rm(directory, { recursive: true, force: true });
+    }
+  });
+});
