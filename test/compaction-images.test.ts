@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { compactSession, estimateTokens, imagePart, initSession, send, type Session } from "simple-agent-loop";
+import { compactSession, estimateTokens, imagePart, initSession, type Session } from "simple-agent-loop";
 
 // 48 KB of bytes: the placeholder says so.
 const screenshot = imagePart(new Uint8Array(48 * 1024), "image/png");
