@@ -29,6 +29,11 @@ export type RunArgs = {
   mcpConfig?: string;
   /** At most this many model calls per task. */
   maxTurns: number;
+  /**
+   * `--record <path>`: the model's answers and the tools' results are written to a cassette;
+   * `--replay <path>`: the run answers from it, offline, without running the tools again.
+   */
+  cassette?: { mode: "record" | "replay"; path: string };
   /** The model's context window in tokens (`--context-window`); default: the provider's usual one. */
   contextWindow?: number;
 };
@@ -54,6 +59,8 @@ Options:
       --json             JSONL events on stdout, for scripts; never asks (use --allow/--yes)
       --mcp-config <file>  MCP servers to use (default: <workspace>/.simple-agent-loop/mcp.json)
       --max-turns <n>    at most n model calls per task (default 100)
+      --record <file>    record the model's answers and the tools' results to a cassette
+      --replay <file>    rerun a recorded session offline from its cassette (no model, no tools)
       --context-window <tokens>  the model's context window; past 80% of it, older turns
                          are summarized (default: the provider's usual window)
   -h, --help             this help
@@ -107,6 +114,11 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
   if (values.cwd !== undefined) args.cwd = values.cwd;
   if (values.resume !== undefined) args.resume = values.resume === "" ? {} : { id: values.resume };
   if (values["mcp-config"] !== undefined) args.mcpConfig = values["mcp-config"];
+  if (values.record !== undefined && values.replay !== undefined) {
+    throw new CliError("--record and --replay cannot go together", "usage");
+  }
+  if (values.record !== undefined) args.cassette = { mode: "record", path: values.record };
+  if (values.replay !== undefined) args.cassette = { mode: "replay", path: values.replay };
   if (values["max-turns"] !== undefined) args.maxTurns = positiveInteger(values["max-turns"], "--max-turns");
   if (values["context-window"] !== undefined)
     args.contextWindow = positiveInteger(values["context-window"], "--context-window");
@@ -124,6 +136,8 @@ const optionSpecs = {
   "mcp-config": { type: "string" },
   "max-turns": { type: "string" },
   "context-window": { type: "string" },
+  record: { type: "string" },
+  replay: { type: "string" },
   port: { type: "string" },
   host: { type: "string" },
   help: { type: "boolean", short: "h" },

@@ -6,6 +6,9 @@ import type { Tool } from "../tools/tool.ts";
 import { createStyle, useColor, type Style } from "./ansi.ts";
 import { cliVersion, parseCliArgs, usage, type RunArgs } from "./args.ts";
 import { askMcpTrust } from "./ask-mcp-trust.ts";
+import { runCassetteCommand } from "./cassette-command.ts";
+import { cassette } from "../testing/cassette.ts";
+import { existsSync } from "node:fs";
 import { terminalAsker } from "./ask-permission.ts";
 import { CliError, isCliError } from "./cli-error.ts";
 import { interactive } from "./interactive.ts";
@@ -44,6 +47,7 @@ export type CliIo = {
 export async function runCli(io: CliIo): Promise<number> {
   let json = false;
   try {
+    if (io.argv[0] === "cassette") return await runCassetteCommand(io.argv.slice(1), io);
     const args = parseCliArgs(io.argv);
     json = args.command === "run" && args.json;
     if (args.command === "help") {
@@ -121,7 +125,7 @@ async function agentSetup(args: RunArgs, io: CliIo): Promise<AgentSetup> {
   const workspace = await workspaceRoot(args.cwd ?? io.cwd).catch((error: unknown) => {
     throw new CliError(errorMessage(error));
   });
-  const selected = selectModel(args, io.env);
+  const selected = withCassette(selectModel(args, io.env), args);
   if (selected.note !== undefined) io.stderr.write(`${visibleText(selected.note)}\n`);
   const task = args.task ?? (io.stdin.isTTY === true ? undefined : await readTask(io.stdin));
   if (task === undefined && args.json) throw new CliError("--json needs a task, as an argument or on stdin", "usage");
@@ -335,4 +339,17 @@ function resumeCommand(id: string, workspace: string | undefined): string {
 /** A task as one short line for the resumed-session banner. */
 function shortTask(task: string): string {
   return task.length > 60 ? `${task.slice(0, 59)}…` : task;
+}
+
+// --record and --replay wrap the chosen model; tool results go in the cassette too, so a replay runs no command.
+function withCassette(selected: SelectedModel, args: RunArgs): SelectedModel {
+  if (args.cassette === undefined) return selected;
+  const { mode, path } = args.cassette;
+  if (mode === "replay" && !existsSync(path)) throw new CliError(`--replay: no cassette at ${path}`);
+  const invokeModel = cassette(selected.invokeModel, { path, mode, tools: "record" });
+  return {
+    ...selected,
+    invokeModel,
+    description: `${selected.description}, ${mode === "record" ? "recording to" : "replaying"} ${path}`,
+  };
 }

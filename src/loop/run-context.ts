@@ -22,6 +22,7 @@ import {
   type UserMessage,
 } from "../session.ts";
 import { createToolExecutor, type ToolExecutor } from "../tools/execute-tool-calls.ts";
+import { toolCallRecorderOf, type ToolCallRecorder } from "../tools/tool-call-recorder.ts";
 import type { ToolDefinition } from "../tools/tool.ts";
 import { defaultLargeOutputChars, largeOutputChars, offload } from "./large-output.ts";
 import { createToolOffer, type ToolOffer } from "./tool-offer.ts";
@@ -160,6 +161,7 @@ export function createRunContext(setup: RunSetup): RunContext {
     ...(hooks === undefined ? {} : { hooks }),
     session,
     offer,
+    ...withRecorder(invokeModel),
     onResult: maxChars === undefined ? add : (result) => add(offload(session, result, maxChars)),
     // Tool events are built only for a run that can be heard.
     ...(listening === undefined ? {} : { onEvent: emit }),
@@ -267,4 +269,10 @@ function pick<T extends object, K extends keyof T>(source: T, keys: readonly K[]
   const picked = {} as Pick<T, K>;
   for (const key of keys) if (source[key] !== undefined) picked[key] = source[key];
   return picked;
+}
+
+// A model that records tool calls (a cassette) sees every handler run.
+function withRecorder(invokeModel: InvokeModel): { recorder?: ToolCallRecorder } {
+  const recorder = toolCallRecorderOf(invokeModel);
+  return recorder === undefined ? {} : { recorder };
 }

@@ -101,7 +101,7 @@ export type ToolExecutor = {
 export function createToolExecutor(
   tools: readonly ToolDefinition[],
   toolHandlers: ToolHandlers,
-  options: Omit<ExecuteToolCallsOptions, "tools" | "signal"> & Pick<ExecutorSetupOptions, "offer">,
+  options: Omit<ExecuteToolCallsOptions, "tools" | "signal"> & Pick<ExecutorSetupOptions, "offer" | "recorder">,
 ): ToolExecutor {
   const { onResult } = options;
   const parts: ExecutorParts = {

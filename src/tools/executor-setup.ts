@@ -3,6 +3,7 @@ import type { ToolEvent } from "./tool-events.ts";
 import type { ToolHooks } from "./tool-hooks.ts";
 import type { Session, ToolCallMessage } from "../session.ts";
 import type { ToolDefinition, ToolHandler, ToolHandlers } from "./tool.ts";
+import type { ToolCallRecorder } from "./tool-call-recorder.ts";
 
 /**
  * What every phase of a tool call reads, built once per executor (`createExecutorSetup`) so a
@@ -22,6 +23,8 @@ export type ExecutorSetup = {
   readonly onEvent: ((event: ToolEvent) => void) | undefined;
   /** Which tools the model is shown now, and whether a deferred one may be called; absent outside a run. */
   readonly offer: ExecutorOffer | undefined;
+  /** Set when the model records tool calls (a cassette): every handler runs through it. */
+  readonly recorder: ToolCallRecorder | undefined;
 };
 
 /** What a run tells its executor about the tools it shows the model (see the loop's `ToolOffer`). */
@@ -46,6 +49,7 @@ export type ExecutorSetupOptions = {
   onEvent?: (event: ToolEvent) => void;
   hooks?: ToolHooks;
   offer?: ExecutorOffer;
+  recorder?: ToolCallRecorder;
 };
 
 export function createExecutorSetup(
@@ -62,6 +66,7 @@ export function createExecutorSetup(
     hooks: options.hooks,
     onEvent: options.onEvent,
     offer: options.offer,
+    recorder: options.recorder,
   };
 }
 
@@ -74,8 +79,18 @@ export function findHandler(
   definition: ToolDefinition | undefined,
   name: string,
 ): ToolHandler | undefined {
-  if (definition !== undefined && "handler" in definition) return definition.handler;
-  return Object.hasOwn(setup.toolHandlers, name) ? setup.toolHandlers[name] : undefined;
+  const handler =
+    definition !== undefined && "handler" in definition
+      ? definition.handler
+      : Object.hasOwn(setup.toolHandlers, name)
+        ? setup.toolHandlers[name]
+        : undefined;
+  const recorder = setup.recorder;
+  if (handler === undefined || recorder === undefined) return handler;
+  return (input, context) => {
+    const call = { id: context.id, name, input, ...(setup.agentName === undefined ? {} : { agent: setup.agentName }) };
+    return recorder(call, async () => await handler(input, context));
+  };
 }
 
 /** Every tool name the model may call now, for the unknown-tool error: never one it was not shown. */

@@ -17,6 +17,10 @@ import {
 } from "simple-agent-loop";
 import { expectEveryCallAnsweredOnce, freePort, withoutTs, withoutAnswerer } from "../helpers.ts";
 import { rawSse, startReplayServer, type ReplayResponse, type ReplayServer } from "./replay-server.ts";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { assertCassetteUsed, cassette } from "simple-agent-loop/testing";
 
 /** A model turn, to be encoded in each provider's own wire format. */
 export type WireTurn = {
@@ -62,7 +66,8 @@ export type ConformanceCase =
   | "tool-result-image"
   | "url-image"
   | "url-download-off"
-  | "unsupported-part";
+  | "unsupported-part"
+  | "cassette";
 
 /**
  * A content part as a request body carries it, read back from the provider's format: where it is
@@ -132,6 +137,39 @@ export function conformanceSuite(target: ConformanceTarget): void {
 
     for (const stream of [true, false]) {
       const mode = stream ? "streamed" : "not streamed";
+
+      check(
+        "cassette",
+        `a cassette records a tool round trip over HTTP and replays it with no request sent (${mode})`,
+        async () => {
+          fresh();
+          server.enqueue(
+            target.turnResponse(
+              {
+                toolCalls: [{ id: "call_rec", name: "lookup", input: { word: "tape" } }],
+                stopReason: "tool_use",
+                usage: { input: 20, output: 10 },
+              },
+              stream,
+            ),
+            target.turnResponse({ text: "Recorded.", stopReason: "end_turn", usage: { input: 30, output: 2 } }, stream),
+          );
+          const path = join(mkdtempSync(join(tmpdir(), "sal-cassette-")), "run.jsonl");
+          const options = { toolHandlers: { lookup: (input: { word: string }) => `definition of ${input.word}` } };
+          const live = cassette(target.createModel(server.origin, { stream, apiKey }), { path, mode: "record" });
+          const recorded = await agentLoop(live, [lookup], initSession("s", "look up tape"), options);
+          expect(server.requests).toHaveLength(2);
+          const file = readFileSync(path, "utf8");
+          expect(file.trim().split("\n")).toHaveLength(2);
+          expect(file).not.toContain(apiKey);
+          fresh(); // nothing queued: a request sent now would fail the run
+          const offline = cassette(target.createModel(server.origin, { stream, apiKey }), { path, mode: "replay" });
+          const replayed = await agentLoop(offline, [lookup], initSession("s", "look up tape"), options);
+          expect(server.requests).toHaveLength(0);
+          expect(withoutTs(replayed)).toStrictEqual(withoutTs(recorded));
+          assertCassetteUsed(offline);
+        },
+      );
 
       check("text-answer", `answers with text, stop reason and usage (${mode})`, async () => {
         fresh();
