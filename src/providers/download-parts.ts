@@ -3,7 +3,7 @@ import { AgentError, errorMessage } from "../errors.ts";
 import type { InvokeModel, ModelContext } from "../model/invoke-model.ts";
 import type { ModelStreamEvent } from "../model/model-stream-event.ts";
 import type { Message, Session } from "../session.ts";
-import type { ToolSchema } from "../tools/tool.ts";
+import type { ToolSchema } from "../shared/tool-schema.ts";
 import type { Fetch } from "./http.ts";
 import { bareMediaType, isUrlPart, type UrlPart } from "./content-convert.ts";
 

@@ -2,7 +2,7 @@ import type { ContentPart } from "../content-parts.ts";
 import type { ModelStreamEvent } from "../model/model-stream-event.ts";
 import type { ModelContext } from "../model/invoke-model.ts";
 import type { JsonObject, Message, ModelMessage, Session } from "../session.ts";
-import type { ToolSchema } from "../tools/tool.ts";
+import type { ToolSchema } from "../shared/tool-schema.ts";
 
 /**
  * One line of a cassette file. A model call (`kind: "model"`) holds the request the loop gave the

@@ -1,11 +1,11 @@
 import { existsSync, readFileSync, renameSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
 import { dirname } from "node:path";
-import { delay } from "../loop/abort.ts";
+import { delay } from "../shared/abort.ts";
 import { AgentError, ContextOverflowError, ProviderError } from "../errors.ts";
 import type { InvokeModel, ModelContext } from "../model/invoke-model.ts";
 import type { ModelStreamEvent } from "../model/model-stream-event.ts";
 import type { ModelMessage, Session } from "../session.ts";
-import type { ToolSchema } from "../tools/tool.ts";
+import type { ToolSchema } from "../shared/tool-schema.ts";
 import type { RecordedToolCall, ToolCallRecorder } from "../tools/tool-call-recorder.ts";
 import { isToolContent, toolContent } from "../tools/tool-content.ts";
 import { firstDifference, showValue } from "./cassette-compare.ts";
