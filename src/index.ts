@@ -54,6 +54,7 @@ export type { SubagentToolOptions } from "./loop/subagent.ts";
 export type { ApprovalDecision, PendingApprovalEntry } from "./tools/approval.ts";
 export type { AgentHooks } from "./loop/hooks.ts";
 export { sessionMetrics, createMetricsCollector } from "./loop/metrics.ts";
+export type { SessionMetricsOptions } from "./loop/metrics.ts";
 export { structuredOutput } from "./loop/structured-output.ts";
 export type { OutputSchema } from "./loop/structured-output.ts";
 export type { RunMetrics } from "./loop/run-metrics.ts";

@@ -43,6 +43,8 @@ export type AgentEvent =
       errorType?: string;
       pending?: { id: string; name: string; input: JsonObject }[];
       metrics?: RunMetrics;
+      /** With the run's `prices`: what its model calls cost, in USD (also in `metrics.costUsd`). */
+      costUsd?: number;
     }
   /** A model call is about to start. `iteration` counts model calls from 1. */
   | { type: "turn-start"; iteration: number }

@@ -137,7 +137,7 @@ async function runLoop(run: RunContext): Promise<void> {
     end = { outcome: "error", error };
   }
   try {
-    run.emit(runEndEvent(end));
+    run.emit(withCost(runEndEvent(end), run));
   } finally {
     run.abortRace.dispose();
   }
@@ -216,4 +216,10 @@ function runEndEvent(end: RunEnd): AgentEvent {
     error: describeError(end.error),
     ...(type === undefined ? {} : { errorType: type }),
   };
+}
+
+// With prices, `run-end`'s metrics say what the run cost (the same sum `budget.usd` is checked against).
+function withCost(event: AgentEvent, run: RunContext): AgentEvent {
+  if (run.prices === undefined || event.type !== "run-end") return event;
+  return { ...event, costUsd: run.state.spent.usd };
 }

@@ -5,6 +5,7 @@ import { sessionTurns } from "../session-turns.ts";
 import type { RunMetrics } from "./run-metrics.ts";
 
 export type { RunMetrics } from "./run-metrics.ts";
+import { costOf, priceOf, type ModelPrice } from "../model/cost.ts";
 
 /**
  * Sums up a run: `finish()` gives the metrics the `run-end` event carries. Fed either by
@@ -196,7 +197,7 @@ function finish(state: CollectorState): RunMetrics {
  * The same metrics from a saved session: model turns, token usage and tool counts are exact; times
  * come from the messages' `ts` (millisecond resolution, results timed when they entered the session).
  */
-export function sessionMetrics(session: Session): RunMetrics {
+export function sessionMetrics(session: Session, options: SessionMetricsOptions = {}): RunMetrics {
   const metrics = emptyMetrics();
   const names = new Map<string, { name: string; at: number | undefined }>();
   const time = (message: Message | undefined): number | undefined =>
@@ -243,6 +244,8 @@ export function sessionMetrics(session: Session): RunMetrics {
     metrics.toolMs += toolMs;
     metrics.waitMs += turnWait;
     if (usage !== undefined) addUsage(metrics.usage, usage);
+    const model = turnModel(messages, turn.start, turn.results);
+    const costUsd = turnCost(options.prices, model, usage);
     metrics.turns.push({
       iteration: metrics.modelCalls,
       modelMs,
@@ -250,12 +253,54 @@ export function sessionMetrics(session: Session): RunMetrics {
       waitMs: turnWait,
       toolCalls,
       ...(usage === undefined ? {} : { usage }),
+      ...(model === undefined ? {} : { model }),
+      ...(costUsd === undefined ? {} : { costUsd }),
     });
+    if (options.prices !== undefined) addCost(metrics, model, costUsd);
   }
   const first = time(messages[0]);
   const lastAt = time(messages[messages.length - 1]);
   metrics.durationMs = first !== undefined && lastAt !== undefined ? lastAt - first : 0;
   return rounded(metrics);
+}
+
+/** What `sessionMetrics` may price: USD per million tokens by model id (see `ModelPrice`, `priceOf`). */
+export type SessionMetricsOptions = { prices?: Readonly<Record<string, ModelPrice>> };
+
+// The model that answered a turn: recorded on its last model message (or any of them, for an older log).
+function turnModel(messages: readonly Message[], start: number, end: number): string | undefined {
+  for (let index = end - 1; index >= start; index--) {
+    const model = (messages[index] as { model?: unknown }).model;
+    if (typeof model === "string") return model;
+  }
+  return undefined;
+}
+
+function turnCost(
+  prices: SessionMetricsOptions["prices"],
+  model: string | undefined,
+  usage: Usage | undefined,
+): number | undefined {
+  if (prices === undefined || usage === undefined) return undefined;
+  const price = priceOf(prices, model);
+  return price === undefined ? undefined : costOf(usage, price);
+}
+
+function addCost(metrics: RunMetrics, model: string | undefined, costUsd: number | undefined): void {
+  metrics.costUsd = (metrics.costUsd ?? 0) + (costUsd ?? 0);
+  if (model === undefined) return;
+  metrics.costByModel ??= {};
+  if (!Object.hasOwn(metrics.costByModel, model)) {
+    Object.defineProperty(metrics.costByModel, model, {
+      value: { costUsd: 0, calls: 0 },
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  }
+  const entry = metrics.costByModel[model]!;
+  entry.calls++;
+  entry.costUsd += costUsd ?? 0;
 }
 
 function emptyMetrics(): RunMetrics {

@@ -26,7 +26,11 @@ export function createRunEvents(report: (event: AgentEvent) => void, listening: 
   const metrics = createMetricsCollector();
   return {
     emit(event) {
-      if (event.type === "run-end") return report({ ...event, metrics: metrics.finish() });
+      if (event.type === "run-end") {
+        const summed = metrics.finish();
+        if (event.costUsd !== undefined) summed.costUsd = event.costUsd;
+        return report({ ...event, metrics: summed });
+      }
       metrics.observe(event);
       if (listening()) report(event);
     },

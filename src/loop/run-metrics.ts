@@ -20,5 +20,22 @@ export type RunMetrics = {
    * `__proto__` or `constructor` is an entry like any other). `totalMs` excludes waits.
    */
   tools: Record<string, { calls: number; errors: number; totalMs: number }>;
-  turns: { iteration: number; modelMs: number; toolMs: number; waitMs: number; toolCalls: number; usage?: Usage }[];
+  turns: {
+    iteration: number;
+    modelMs: number;
+    toolMs: number;
+    waitMs: number;
+    toolCalls: number;
+    usage?: Usage;
+    /** The model that answered (`sessionMetrics`), and what the turn cost where its price is known. */
+    model?: string;
+    costUsd?: number;
+  }[];
+  /**
+   * USD, with the run's `prices` (on `run-end`) or `sessionMetrics(session, { prices })`: the calls
+   * whose model has a price, each at its own rates (`costOf`). Absent without prices.
+   */
+  costUsd?: number;
+  /** By the model that answered (the `model` recorded on each turn): its calls and, where priced, their cost. */
+  costByModel?: Record<string, { costUsd: number; calls: number }>;
 };
