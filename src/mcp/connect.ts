@@ -1,7 +1,6 @@
 // The MCP SDK is an optional peer dependency: only types are imported statically; `connectMcp`
 // loads the SDK when first called, and only the transports the configuration uses.
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import type { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
@@ -12,6 +11,7 @@ import type { McpServerConfig } from "./config.ts";
 import { dropAwareFetch } from "./drop-aware-fetch.ts";
 import { McpConnectionError, messageWithCause } from "./errors.ts";
 import { mcpTools, type ServerTools } from "./mcp-tools.ts";
+import type { stdioTransport } from "./stdio-transport.ts";
 
 /** Options of `connectMcp` and `withMcp`. */
 export type McpOptions = {
@@ -52,7 +52,7 @@ export type McpConnection = {
   clients: Record<string, Client>;
   /**
    * Closes every connection; stdio servers are asked to exit (stdin closed, then SIGTERM, then
-   * SIGKILL) and awaited; HTTP sessions are ended with a DELETE, after the messages still being
+   * SIGKILL, sent to the server's own process group so what it started ends too) and awaited; HTTP sessions are ended with a DELETE, after the messages still being
    * sent (a cancellation) have gone out (waiting at most 2 s for both). Idempotent: later calls, and calls while an abort is closing, return
    * the same promise. Tool calls after closing become error results.
    */
@@ -172,7 +172,7 @@ export async function withMcp<T>(
 
 type Sdk = {
   Client: typeof Client;
-  StdioClientTransport?: typeof StdioClientTransport;
+  stdioTransport?: typeof stdioTransport;
   StreamableHTTPClientTransport?: typeof StreamableHTTPClientTransport;
 };
 
@@ -183,11 +183,11 @@ async function loadSdk(configs: readonly McpServerConfig[]): Promise<Sdk> {
   try {
     const [client, stdioModule, httpModule] = await Promise.all([
       import("@modelcontextprotocol/sdk/client/index.js"),
-      stdio ? import("@modelcontextprotocol/sdk/client/stdio.js") : undefined,
+      stdio ? import("./stdio-transport.ts") : undefined,
       http ? import("@modelcontextprotocol/sdk/client/streamableHttp.js") : undefined,
     ]);
     const sdk: Sdk = { Client: client.Client };
-    if (stdioModule !== undefined) sdk.StdioClientTransport = stdioModule.StdioClientTransport;
+    if (stdioModule !== undefined) sdk.stdioTransport = stdioModule.stdioTransport;
     if (httpModule !== undefined) sdk.StreamableHTTPClientTransport = httpModule.StreamableHTTPClientTransport;
     return sdk;
   } catch (error) {
@@ -236,7 +236,7 @@ function createTransport(sdk: Sdk, config: McpServerConfig, options: McpOptions,
     if (typeof config.command !== "string" || config.command === "")
       throw new TypeError('"command" must be a non-empty string');
     const { command, args, env, cwd } = config;
-    transport = new sdk.StdioClientTransport!({
+    const stdio = sdk.stdioTransport!({
       command,
       ...(args === undefined ? {} : { args }),
       ...(env === undefined ? {} : { env }),
@@ -244,9 +244,10 @@ function createTransport(sdk: Sdk, config: McpServerConfig, options: McpOptions,
       stderr: options.stderr === "ignore" ? "pipe" : "inherit",
     });
     // Read all along, or a chatty server would block once the pipe is full.
-    (transport as StdioClientTransport).stderr?.on("data", (chunk: Buffer) => {
+    stdio.stderr?.on("data", (chunk: Buffer) => {
       stderr.tail = (stderr.tail + chunk.toString("utf8")).slice(-stderrTailLength);
     });
+    transport = stdio;
   } else {
     if (typeof config.url !== "string" || !URL.canParse(config.url))
       throw new TypeError(`"url" is not a valid URL: ${JSON.stringify(config.url)}`);
