@@ -69,8 +69,11 @@ export type StopDetails = {
   explanation?: string;
 };
 
-/** `ts`: ISO-8601 UTC time the message entered the session; set by the library when missing. */
-type Timestamped = { ts?: string };
+/**
+ * `ts`: ISO-8601 UTC time the message entered the session; set by the library when missing.
+ * `agent`: the agent whose model produced the message, in a run of `runAgent` (metadata, never sent).
+ */
+type Timestamped = { ts?: string; agent?: string };
 
 export type SystemMessage = { role: "system"; content: string } & Timestamped;
 /** User input: text, or content parts (text, images, files; see `ContentPart`). */

@@ -9,7 +9,8 @@
  *    none among src/ folders either (the root files count as one folder, the public index apart):
  *    what two folders share lives in a folder below both.
  * 2. Layers. The core is the src/ root files, src/shared/ (the abort race, the tool schema type),
- *    src/model/ (the provider contract), src/tools/ and src/loop/; the subsystems are src/providers/,
+ *    src/model/ (the provider contract), src/tools/, src/loop/ and src/agents/ (handoffs, which run the
+ *    loop); the subsystems are src/providers/,
  *    store, viewer, cli, otel, mcp, restate, testing, http.
  *    - src/providers/** imports only src/model/**, session.ts, errors.ts, numeric-options.ts, the
  *      shared files of src/providers/, its own provider's folder (never another provider), and
@@ -81,7 +82,7 @@ describe("the architecture of src/", () => {
     ).toStrictEqual([]);
   });
 
-  it("never has the core (root files, shared, model, tools, loop) import a subsystem", () => {
+  it("never has the core (root files, shared, model, tools, loop, agents) import a subsystem", () => {
     expect(
       coreImportViolations(edges).map(describeEdge),
       "core files importing a subsystem (the subsystem should import the core instead)",

@@ -20,6 +20,7 @@ import { helloWorld } from "../examples/hello-world.ts";
 import { weatherAgent, type Fetch } from "../examples/weather.ts";
 import { compressor, DIMINISHING_RATIO } from "../examples/compressor.ts";
 import { deriveTransform, PASSING_SCORE, scoreOf } from "../examples/derive-transform.ts";
+import { triageExample } from "../examples/triage.ts";
 import { expectEveryCallAnsweredOnce } from "./helpers.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -413,5 +414,34 @@ describe("examples/derive-transform.ts", () => {
     expect(scoreOf('{"score": 91, "differences": ""}')).toBe(91);
     expect(scoreOf('Sure. {"score": 42}')).toBe(42);
     expect(scoreOf("no json")).toBeUndefined();
+  });
+});
+
+// --- triage ----------------------------------------------------------------------------------
+
+describe("examples/triage.ts", () => {
+  it("triage hands a billing question to billing, which answers from its tool with its own system prompt", async () => {
+    const prompts: string[] = [];
+    const names: (string | undefined)[] = [];
+    const turn =
+      (reply: (session: Session) => ModelMessage[]) =>
+      (session: Session, context: { agentName?: string }): ModelMessage[] => {
+        prompts.push((session.messages[0] as { content: string }).content);
+        names.push(context.agentName);
+        return reply(session);
+      };
+    const model = scriptedModel([
+      turn(() => [call("transfer_to_billing", {})]),
+      turn(() => [call("latest_invoice", {})]),
+      turn((session) => say(`Invoice ${JSON.parse(resultOf(session, `call_${ids}`)).number as string} is paid.`)),
+    ]);
+    const { answer, session } = await triageExample(model, "Was my last invoice paid?");
+    expect(answer).toBe("Invoice INV-1042 is paid.");
+    expect(names).toStrictEqual(["triage", "billing", "billing"]);
+    expect(prompts[0]).toContain("front desk");
+    expect(prompts[1]).toContain("billing specialist");
+    expect(model.toolsSeen[0]?.map((tool) => tool.name)).toStrictEqual(["transfer_to_billing", "transfer_to_refunds"]);
+    expect(model.toolsSeen[1]?.map((tool) => tool.name)).toStrictEqual(["latest_invoice"]);
+    expectEveryCallAnsweredOnce(session);
   });
 });

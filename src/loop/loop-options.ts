@@ -98,6 +98,8 @@ export type AgentLoopOptions = {
    * spent more than `usd` (needs `prices`) or `tokens` (input + output), checked before each model call.
    */
   budget?: { usd?: number; tokens?: number };
+  /** Set as `agent` on every message this run adds to the session (`runAgent` names the active agent). */
+  agent?: string;
 };
 
 /**

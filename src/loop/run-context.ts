@@ -151,7 +151,11 @@ export function createRunContext(setup: RunSetup): RunContext {
   const hooks = guardedHooks(options.hooks, loopGuardLimit(options.loopGuard), state.loopGuard);
   const toolTimeout = options.timeouts?.toolMs ?? options.toolTimeout;
   const { emit, turnStart, turnEnd, message } = runEvents(report, listening, state);
-  const { add, addTurn } = sessionWriter(session, message, { log: resolveLogger(options.logger), agentName });
+  const { add, addTurn } = sessionWriter(session, message, {
+    log: resolveLogger(options.logger),
+    agentName,
+    agent: options.agent,
+  });
   const maxChars = largeOutputChars(options.largeOutput);
   const offer = createToolOffer(tools, maxChars ?? defaultLargeOutputChars);
   const executor = createToolExecutor(offer.definitions, options.toolHandlers ?? {}, {
@@ -245,20 +249,25 @@ function contextManagement(
 function sessionWriter(
   session: Session,
   message: (stored: Message) => void,
-  { log, agentName }: { log: ((line: string) => void) | undefined; agentName: string | undefined },
+  {
+    log,
+    agentName,
+    agent,
+  }: { log: ((line: string) => void) | undefined; agentName: string | undefined; agent: string | undefined },
 ): Pick<RunContext, "add" | "addTurn"> {
+  const stamp = <M extends Message>(message: M): M => (agent === undefined ? message : { ...message, agent });
   const announce = (stored: Message): void => {
     if (log !== undefined) log(formatLogLine(stored, agentName));
     message(stored);
   };
   return {
     add: (message) => {
-      extendSession(session, message);
+      extendSession(session, stamp(message));
       announce(session.messages[session.messages.length - 1]!);
     },
     // A model turn enters whole before anyone hears of it: a store writes it in one piece.
     addTurn: (messages) => {
-      const stored = extendSessionBatch(session, messages);
+      const stored = extendSessionBatch(session, agent === undefined ? messages : messages.map(stamp));
       for (const message of stored) announce(message);
       return stored;
     },

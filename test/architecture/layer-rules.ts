@@ -10,13 +10,13 @@ export const rootFiles = [...sessionFiles, "src/errors.ts", "src/logger.ts", "sr
 export const maxRootFiles = 7;
 
 /**
- * The core: what every agent runs (the session, errors, the model contract, tools, the loop). It must not
+ * The core: what every agent runs (the session, errors, the model contract, tools, the loop, and the agents above it). It must not
  * depend on anything built around it, so a subsystem can be dropped without touching the core.
  */
 export function isCore(path: string): boolean {
   return (
     isRootFile(path) ||
-    ["src/shared/", "src/model/", "src/tools/", "src/loop/"].some((folder) => path.startsWith(folder))
+    ["src/shared/", "src/model/", "src/tools/", "src/loop/", "src/agents/"].some((folder) => path.startsWith(folder))
   );
 }
 

@@ -1,0 +1,70 @@
+import { AgentError } from "../errors.ts";
+import type { Message, Session } from "../session.ts";
+import type { AgentDefinition, Handoff } from "./agent-types.ts";
+import { handoff } from "./handoff.ts";
+
+/** One agent of a run and the handoffs it may take, by tool name (`returnTo` ones included). */
+export type AgentNode = {
+  agent: AgentDefinition;
+  handoffs: Map<string, Handoff>;
+};
+
+/** Every agent reachable from `root` by handoffs, by name. Two different agents with one name are an error. */
+export function agentGraph(root: AgentDefinition): Map<string, AgentNode> {
+  const nodes = new Map<string, AgentNode>();
+  const visit = (agent: AgentDefinition): AgentNode => {
+    const known = nodes.get(agent.name);
+    if (known !== undefined) {
+      if (known.agent !== agent) throw new AgentError(`two different agents are named ${agent.name}`);
+      return known;
+    }
+    const node: AgentNode = { agent, handoffs: new Map() };
+    nodes.set(agent.name, node);
+    for (const entry of agent.handoffs) {
+      node.handoffs.set(entry.toolName, entry);
+      const target = visit(entry.agent);
+      if (entry.returnTo) {
+        const back = handoff(agent, { toolName: `transfer_back_to_${agent.name}` });
+        target.handoffs.set(back.toolName, back);
+      }
+    }
+    return node;
+  };
+  visit(root);
+  return nodes;
+}
+
+/** The active agent of a session and the handoff that made it active (absent for the root). */
+export type ActiveAgent = { node: AgentNode; since?: { resultId: string; handoff: Handoff } };
+
+/**
+ * Reads the active agent from the session itself: the root, then each answered (non-error) handoff
+ * call in order. The caller keeps nothing; a session loaded from a store resumes where it was.
+ */
+export function activeAgent(graph: Map<string, AgentNode>, root: AgentDefinition, session: Session): ActiveAgent {
+  let active: ActiveAgent = { node: graph.get(root.name)! };
+  const calls = new Map<string, string>();
+  for (const message of session.messages) {
+    if (!("type" in message)) continue;
+    if (message.type === "tool_call") calls.set(message.id, message.name);
+    else if (message.type === "tool_result" && message.isError !== true) {
+      const taken = active.node.handoffs.get(calls.get(message.id) ?? "");
+      if (taken !== undefined)
+        active = { node: graph.get(taken.agent.name)!, since: { resultId: message.id, handoff: taken } };
+    }
+  }
+  return active;
+}
+
+/** An earlier handoff call of the same response as call `id`, if any (only the first handoff of a response is taken). */
+export function earlierHandoff(messages: readonly Message[], id: string, node: AgentNode): string | undefined {
+  const index = messages.findIndex((message) => "type" in message && message.type === "tool_call" && message.id === id);
+  let earlier: string | undefined;
+  // A response's messages are contiguous model messages; a user message or a result ends the look back.
+  for (let before = index - 1; before >= 0; before--) {
+    const message = messages[before]!;
+    if (!("type" in message) ? message.role !== "assistant" : message.type === "tool_result") break;
+    if ("type" in message && message.type === "tool_call" && node.handoffs.has(message.name)) earlier = message.name;
+  }
+  return earlier;
+}

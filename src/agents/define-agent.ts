@@ -1,0 +1,37 @@
+import type { AgentLoopOptions } from "../loop/loop-options.ts";
+import type { InvokeModel } from "../model/invoke-model.ts";
+import type { ToolDefinition } from "../tools/tool.ts";
+import type { AgentDefinition, Handoff } from "./agent-types.ts";
+import { handoff } from "./handoff.ts";
+
+export type { AgentDefinition } from "./agent-types.ts";
+
+/** What `defineAgent` takes: an agent's name, prompt, model and tools, and the agents it may hand off to. */
+export type AgentSpec = {
+  name: string;
+  description?: string;
+  systemPrompt: string;
+  invokeModel: InvokeModel;
+  tools?: readonly ToolDefinition[];
+  /** Agents this one may hand the conversation to: an agent (default handoff) or `handoff(agent, {...})`. */
+  handoffs?: readonly (AgentDefinition | Handoff)[];
+  /** Run options of this agent's turns (compaction, hooks, retries…), as `agentLoop` takes them. */
+  options?: AgentLoopOptions;
+};
+
+/** Defines an agent. Its name names its handoff tool (`transfer_to_<name>`), so it must be a tool-name-safe word. */
+export function defineAgent(spec: AgentSpec): AgentDefinition {
+  // The name becomes part of a tool name, which providers restrict to these characters.
+  if (!/^[A-Za-z0-9_-]{1,50}$/.test(spec.name))
+    throw new TypeError(`agent name ${JSON.stringify(spec.name)}: use 1-50 letters, digits, _ or -`);
+  return {
+    kind: "agent",
+    name: spec.name,
+    description: spec.description,
+    systemPrompt: spec.systemPrompt,
+    invokeModel: spec.invokeModel,
+    tools: spec.tools ?? [],
+    handoffs: (spec.handoffs ?? []).map((entry) => (entry.kind === "agent" ? handoff(entry) : entry)),
+    options: spec.options ?? {},
+  };
+}

@@ -1,0 +1,171 @@
+import { AgentError } from "../errors.ts";
+import type { AgentEvent } from "../loop/events.ts";
+import { runStream, type RunStream } from "../loop/event-iterator.ts";
+import { agentLoop } from "../loop/loop.ts";
+import type { AgentLoopOptions } from "../loop/loop-options.ts";
+import type { AgentHooks } from "../loop/hooks.ts";
+import type { Message, Session } from "../session.ts";
+import type { Tool } from "../tools/tool.ts";
+import { activeAgent, agentGraph, earlierHandoff, type ActiveAgent, type AgentNode } from "./agent-graph.ts";
+import type { AgentDefinition } from "./agent-types.ts";
+import { historyName, historyView } from "./handoff.ts";
+
+/** Run options of `runAgent`: today's run options, plus how many handoffs one call may follow. */
+export type RunAgentOptions = Omit<AgentLoopOptions, "onEvent" | "agent"> & {
+  /** At most this many handoffs in one call (default 10); one more throws `HandoffLimitError`. */
+  maxHandoffs?: number;
+  onEvent?: (event: AgentRunEvent) => void;
+};
+
+/** The events of `streamAgent`: the loop's, and one `handoff` per handoff taken. */
+export type AgentRunEvent =
+  AgentEvent | { type: "handoff"; from: string; to: string; history: ReturnType<typeof historyName> };
+
+/** `maxHandoffs` was reached; `session` is valid (every call answered) and can be run again. */
+export class HandoffLimitError extends AgentError {
+  override name = "HandoffLimitError";
+  readonly session: Session;
+  constructor(limit: number, session: Session) {
+    super(`more than ${String(limit)} handoffs in one run (maxHandoffs)`);
+    this.session = session;
+  }
+}
+
+/**
+ * Runs the session's active agent (read from the session: `agent` or the last handoff it took) and
+ * follows its handoffs until an agent answers. Mutates and returns `session`.
+ */
+export async function runAgent(
+  agent: AgentDefinition,
+  session: Session,
+  options: RunAgentOptions = {},
+): Promise<Session> {
+  return streamAgent(agent, session, options).result;
+}
+
+/** `runAgent` as a stream of events: one `run-start`, the agents' events and `handoff`s, one `run-end`. */
+export function streamAgent(
+  agent: AgentDefinition,
+  session: Session,
+  options: RunAgentOptions = {},
+): RunStream<AgentRunEvent, Session> {
+  const controller = new AbortController();
+  const signal =
+    options.signal === undefined ? controller.signal : AbortSignal.any([options.signal, controller.signal]);
+  return runStream<AgentRunEvent, Session>(
+    (emit) => followHandoffs(agent, session, { ...options, signal }, emit),
+    () => controller.abort(),
+    options.onEvent,
+  );
+}
+
+async function followHandoffs(
+  root: AgentDefinition,
+  session: Session,
+  options: RunAgentOptions,
+  emit: (event: AgentRunEvent) => void,
+): Promise<Session> {
+  const maxHandoffs = options.maxHandoffs ?? 10;
+  if (!(Number.isInteger(maxHandoffs) && maxHandoffs >= 0))
+    throw new AgentError(`maxHandoffs: expected an integer >= 0, got ${String(maxHandoffs)}`);
+  const graph = agentGraph(root);
+  let active = activeAgent(graph, root, session);
+  emit({ type: "run-start", agentName: active.node.agent.name });
+  let taken = 0;
+  for (;;) {
+    let end: AgentEvent = { type: "run-end", outcome: "done" };
+    const name = active.node.agent.name;
+    const { maxHandoffs: _limit, onEvent: _listener, ...runOptions } = options;
+    try {
+      await agentLoop(
+        active.node.agent.invokeModel,
+        [...active.node.agent.tools, ...handoffTools(active.node)],
+        session,
+        {
+          ...active.node.agent.options,
+          ...runOptions,
+          name,
+          agent: name,
+          hooks: agentHooks(active, { ...active.node.agent.options.hooks, ...options.hooks }),
+          // A handoff ends this agent's loop once every call of its response is answered.
+          stopWhen: async (state) =>
+            activeAgent(graph, root, state.session).node !== active.node || (await options.stopWhen?.(state)) === true,
+          onEvent: (event) => {
+            if (event.type === "run-end") end = event;
+            else if (event.type !== "run-start") emit(event);
+          },
+        },
+      );
+    } catch (error) {
+      emit(end);
+      throw error;
+    }
+    const next = activeAgent(graph, root, session);
+    if (next.node === active.node) {
+      emit(end);
+      return session;
+    }
+    taken++;
+    if (taken > maxHandoffs) {
+      const error = new HandoffLimitError(maxHandoffs, session);
+      emit({ type: "run-end", outcome: "error", error: error.message, errorType: error.name });
+      throw error;
+    }
+    const handoff = next.since!.handoff;
+    emit({ type: "handoff", from: name, to: next.node.agent.name, history: historyName(handoff.history) });
+    try {
+      await handoff.onHandoff?.({ session, from: name, to: next.node.agent.name });
+    } catch (error) {
+      emit({ type: "run-end", outcome: "error", error: String(error) });
+      throw error;
+    }
+    active = next;
+  }
+}
+
+// One tool per handoff: its result records the handoff in the session. It never starts before the
+// response is complete, so it sees every call of its response and can refuse a second handoff.
+function handoffTools(node: AgentNode): Tool[] {
+  return [...node.handoffs.values()].map((entry) => ({
+    name: entry.toolName,
+    description: entry.description,
+    input_schema: { type: "object", properties: {} },
+    eager: false,
+    handler: (_input, context) => {
+      const earlier = earlierHandoff(context.session.messages, context.id, node);
+      if (earlier !== undefined)
+        throw new Error(
+          `not transferred: ${earlier} was called first in this response, and one handoff is taken per response`,
+        );
+      return `Transferred to ${entry.agent.name}.`;
+    },
+  }));
+}
+
+// The active agent's model sees its own system prompt, and of what came before its handoff what the
+// handoff's history mode keeps.
+function agentHooks(active: ActiveAgent, hooks: AgentHooks): AgentHooks {
+  const { agent } = active.node;
+  return {
+    ...hooks,
+    beforeModelCall: async (input) => {
+      const override = await hooks.beforeModelCall?.(input);
+      const messages = override?.messages ?? input.session.messages;
+      return { ...override, messages: agentView(messages, agent.systemPrompt, active) };
+    },
+  };
+}
+
+function agentView(messages: Message[], systemPrompt: string, active: ActiveAgent): Message[] {
+  const rest =
+    messages[0] !== undefined && "role" in messages[0] && messages[0].role === "system" ? messages.slice(1) : messages;
+  const system: Message = { role: "system", content: systemPrompt };
+  if (active.since === undefined) return [system, ...rest];
+  const { resultId, handoff } = active.since;
+  const split = rest.findIndex(
+    (message) => "type" in message && message.type === "tool_result" && message.id === resultId,
+  );
+  if (split === -1) return [system, ...rest];
+  // The handoff's own call and result stay when history keeps tools; `no-tools` drops them with the rest.
+  return [system, ...historyView(rest.slice(0, split + 1), handoff.history), ...rest.slice(split + 1)];
+}
