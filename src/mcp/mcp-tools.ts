@@ -1,6 +1,8 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { CallToolResult, ContentBlock, Progress, Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
+import type { ContentPart } from "../content-parts.ts";
 import type { JsonObject, JsonValue } from "../session.ts";
+import { toolContent, type ToolContent } from "../tools/tool-content.ts";
 import type { Tool, ToolContext } from "../tools/tool.ts";
 import { McpConfigError, messageWithCause } from "./errors.ts";
 
@@ -116,7 +118,65 @@ async function callTool(
   const result = answer as CallToolResult;
   // A thrown error is how a handler gives an error result; its message is what the model reads.
   if (result.isError === true) throw new Error(bounded(errorText(result, server, name)) as string);
+  if (result.structuredContent === undefined && result.content.some(isBinary)) return richOutput(result.content);
   return bounded(toolOutput(result));
+}
+
+/** The most base64 one binary part of an MCP result may bring (20 MiB of data); a larger one becomes a note. */
+export const maxMcpPartBytes = 20 * 1024 * 1024;
+
+function isBinary(part: ContentBlock): boolean {
+  if (part.type === "image" || part.type === "audio") return true;
+  return part.type === "resource" && "blob" in part.resource && typeof part.resource.blob === "string";
+}
+
+/**
+ * A result with images, audio or binary resources reaches the model as content parts: an image as
+ * an image, audio and binary resources as files, text as text. The text parts are bounded as a
+ * text result is; a binary part over `maxMcpPartBytes` is replaced by a note saying what it was.
+ */
+function richOutput(parts: readonly ContentBlock[]): ToolContent {
+  const content: ContentPart[] = [];
+  let textLeft = maxMcpResultLength;
+  for (const part of parts) {
+    const converted = contentPartOf(part);
+    if (converted.type === "text") {
+      const text =
+        converted.text.length <= textLeft ? converted.text : `${converted.text.slice(0, textLeft)}\n… [MCP text cut]`;
+      textLeft = Math.max(0, textLeft - converted.text.length);
+      content.push({ type: "text", text });
+    } else if ("data" in converted && base64Bytes(converted.data) > maxMcpPartBytes) {
+      const size = base64Bytes(converted.data);
+      content.push({
+        type: "text",
+        text: `[${converted.type}: ${converted.mediaType}, ${size} bytes, over the ${maxMcpPartBytes}-byte limit: omitted]`,
+      });
+    } else content.push(converted);
+  }
+  return toolContent(content);
+}
+
+function contentPartOf(part: ContentBlock): ContentPart {
+  switch (part.type) {
+    case "text":
+      return { type: "text", text: part.text };
+    case "image":
+      return { type: "image", mediaType: part.mimeType, data: part.data };
+    case "audio":
+      return { type: "file", mediaType: part.mimeType, data: part.data };
+    case "resource": {
+      const { resource } = part;
+      if ("blob" in resource && typeof resource.blob === "string") {
+        const mediaType = resource.mimeType ?? "application/octet-stream";
+        if (mediaType.startsWith("image/")) return { type: "image", mediaType, data: resource.blob };
+        const filename = resource.uri.split("/").pop();
+        return { type: "file", mediaType, data: resource.blob, ...(filename ? { filename } : {}) };
+      }
+      return { type: "text", text: JSON.stringify(contentValue(part)) };
+    }
+    default:
+      return { type: "text", text: JSON.stringify(contentValue(part)) };
+  }
 }
 
 /** The longest MCP result (or error text) a call gives, in characters of its JSON; more is cut where it enters. */

@@ -64,20 +64,33 @@ describe("MCP tools over stdio", () => {
     expect(model.calls[1]?.messages.at(-1)).toMatchObject({ type: "tool_result", output: "echo: hello" });
   });
 
-  it("gives structuredContent when the server sends it, and other content kinds as JSON parts without binary data", async () => {
+  it("gives structuredContent when the server sends it, and a result with an image as content parts the model is shown", async () => {
     expect(await runTool(connection.tools, "add", { a: 2, b: 3 })).toStrictEqual({
       type: "tool_result",
       id: "call",
       output: { sum: 5 },
     });
+    const resource = JSON.stringify({
+      type: "resource",
+      uri: "file:///notes.txt",
+      mimeType: "text/plain",
+      text: "remember",
+    });
+    const link = JSON.stringify({
+      type: "resource_link",
+      uri: "file:///report.pdf",
+      name: "report",
+      mimeType: "application/pdf",
+    });
     expect(await runTool(connection.tools, "media")).toStrictEqual({
       type: "tool_result",
       id: "call",
-      output: [
+      output: ["a chart", resource, link].join("\n"),
+      content: [
         { type: "text", text: "a chart" },
-        { type: "image", mimeType: "image/png", bytes: 16 },
-        { type: "resource", uri: "file:///notes.txt", mimeType: "text/plain", text: "remember" },
-        { type: "resource_link", uri: "file:///report.pdf", name: "report", mimeType: "application/pdf" },
+        { type: "image", mediaType: "image/png", data: Buffer.from("not really a png").toString("base64") },
+        { type: "text", text: resource },
+        { type: "text", text: link },
       ],
     });
   });
