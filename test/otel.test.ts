@@ -591,3 +591,28 @@ describe("otelObserver: subagents, retries and failures", () => {
     }
   });
 });
+
+describe("otelObserver: who answered", () => {
+  it("sets gen_ai.response.model and gen_ai.response.id from the model and responseId the adapter recorded", async () => {
+    const { exporter, tracer } = setup();
+    const observer = otelObserver({ tracer, model: "asked-model", provider: "scripted" });
+    const model = scriptedModel([
+      [
+        {
+          role: "assistant",
+          content: "hi",
+          model: "answered-model-2025",
+          responseId: "resp_123",
+          stopReason: "end_turn",
+        },
+      ],
+    ]);
+    await agentLoop(model, [], initSession("system", "go"), { onEvent: observer });
+    const chat = exporter.getFinishedSpans().find((span) => span.attributes["gen_ai.operation.name"] === "chat")!;
+    expect(chat.attributes).toMatchObject({
+      "gen_ai.request.model": "asked-model",
+      "gen_ai.response.model": "answered-model-2025",
+      "gen_ai.response.id": "resp_123",
+    });
+  });
+});

@@ -282,7 +282,10 @@ function recordModelMessage(state: RunState, event: EventOf<"message">): void {
   const { chat } = state;
   if (chat === undefined || !isModelMessage(event.message)) return;
   chat.messages.push(event.message);
-  const { usage, stopReason } = event.message;
+  const { usage, stopReason, model, responseId } = event.message;
+  // Who answered, as the adapter recorded it on the turn's last message.
+  if (typeof model === "string") chat.span.setAttribute("gen_ai.response.model", model);
+  if (typeof responseId === "string") chat.span.setAttribute("gen_ai.response.id", responseId);
   recordTurnEnd(state, usage, stopReason);
   // The loop records usage and stop reason on the turn's last message.
   if (usage !== undefined || stopReason !== undefined) endChat(state);
