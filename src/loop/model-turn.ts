@@ -8,6 +8,7 @@ import type { ModelView } from "./model-view.ts";
 import { readModelTurn, type ModelTurnRequest } from "../model/read-model-turn.ts";
 import type { ModelMessage } from "../session.ts";
 import { retryDelay, type RetryOptions } from "./retry.ts";
+import { timedAttempt, type AttemptLimits } from "./timed-attempt.ts";
 
 /** A complete model turn, and the tool calls that already started while it streamed. */
 export type ModelTurn = {
@@ -24,8 +25,8 @@ export type ModelTurn = {
   discard: () => void;
 };
 
-/** What a model turn needs of its run. */
-export type ModelTurnRun = {
+/** What a model turn needs of its run (its `timeouts.modelCallMs` and `firstChunkMs` limit each attempt). */
+export type ModelTurnRun = AttemptLimits & {
   readonly invokeModel: InvokeModel;
   readonly abortRace: AbortRace;
   readonly emit: (event: AgentEvent) => void;
@@ -43,11 +44,35 @@ export type ModelTurnRun = {
 export function modelTurn(run: ModelTurnRun, view: ModelView): ModelTurn | undefined | Promise<ModelTurn | undefined> {
   let read: ModelMessage[] | Promise<ModelMessage[]>;
   try {
-    read = readModelTurn(turnRequest(run, view));
+    read = readAttempt(run, view);
   } catch (error) {
     return retryTurn(run, view, error);
   }
   return Array.isArray(read) ? takeTurn(run, read) : awaitTurn(run, view, read);
+}
+
+// One attempt of the call. Under a time limit it runs with its own signal, which the limit aborts
+// with a retryable `TimeoutError`: the attempt then fails whole and goes the retry path.
+function readAttempt(run: ModelTurnRun, view: ModelView): ModelMessage[] | Promise<ModelMessage[]> {
+  if (run.modelCallMs === undefined && run.firstChunkMs === undefined) return readModelTurn(turnRequest(run, view));
+  const attempt = timedAttempt(run, view.context, run.invokeModel);
+  let read: ModelMessage[] | Promise<ModelMessage[]>;
+  try {
+    read = readModelTurn({
+      ...turnRequest(run, view),
+      context: attempt.context,
+      abortRace: attempt.abortRace,
+      invokeModel: attempt.invokeModel,
+    });
+  } catch (error) {
+    attempt.end();
+    throw error;
+  }
+  if (Array.isArray(read)) {
+    attempt.end();
+    return read;
+  }
+  return read.finally(attempt.end);
 }
 
 function turnRequest(run: ModelTurnRun, view: ModelView): ModelTurnRequest {
@@ -96,7 +121,7 @@ async function retryTurn(run: ModelTurnRun, view: ModelView, error: unknown): Pr
       return undefined;
     }
     try {
-      return takeTurn(run, await readModelTurn(turnRequest(run, view)));
+      return takeTurn(run, await readAttempt(run, view));
     } catch (next) {
       error = next;
     }

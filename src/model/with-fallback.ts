@@ -5,6 +5,7 @@ import {
   errorType,
   isContextOverflowError,
   isRetryable,
+  isTimeoutError,
 } from "../errors.ts";
 import { checkNumber } from "../numeric-options.ts";
 import type { ModelMessage, TurnEndFields } from "../session.ts";
@@ -76,6 +77,16 @@ async function* fallbackAnswer(
   for (let position = 0; ; position++) {
     const index = order[position]!;
     let started = false;
+    // The loop's time limit for the attempt (`timeouts.modelCallMs`, `firstChunkMs`) aborts its
+    // signal with a TimeoutError: a failure of this model, whether or not the model honours the
+    // signal. The loop retries, and that call skips this model and announces the fallback.
+    const onTimeout = (): void => {
+      const reason: unknown = context.signal.reason;
+      if (!isAttemptTimeout(reason) || !state.shouldFallBack(reason)) return;
+      coolDown(state, index, reason);
+      if (order.length > 1) state.notice = { from: index, error: reason };
+    };
+    context.signal.addEventListener("abort", onTimeout, { once: true });
     try {
       const answer = state.models[index]!(tools, session, context);
       if (isAsyncIterable(answer)) {
@@ -92,8 +103,14 @@ async function* fallbackAnswer(
       if (started) state.notice = { from: index, error };
       if (started || next === undefined) throw error;
       yield fallbackEvent(index, next, error);
+    } finally {
+      context.signal.removeEventListener("abort", onTimeout);
     }
   }
+}
+
+function isAttemptTimeout(reason: unknown): boolean {
+  return isTimeoutError(reason) && (reason.limit === "modelCallMs" || reason.limit === "firstChunkMs");
 }
 
 // The models not cooling down, in the order given; then the rest, the one free soonest first.
