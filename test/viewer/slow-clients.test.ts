@@ -37,7 +37,8 @@ async function viewerProcess(path: string, options: ViewerOptions) {
   const url = await next();
   return {
     url,
-    token: new URL(url).searchParams.get("token"),
+    // The viewer gives its token in the address's fragment; scripts send it as ?token=.
+    token: new URL(url).searchParams.get("token") ?? new URLSearchParams(new URL(url).hash.slice(1)).get("token"),
     usage: async (): Promise<{ rssBytes: number; cpuMs: number }> => {
       const answer = next();
       child.stdin.write("\n");
@@ -259,8 +260,10 @@ describe("serveViewer: a cap on connections", () => {
     } finally {
       await viewer.close();
     }
-    await expect(serveViewer(path, { maxConnections: 0 })).rejects.toThrow("maxConnections must be a positive integer");
-    await expect(serveViewer(path, { maxLineBytes: 1.5 })).rejects.toThrow("maxLineBytes must be a positive integer");
+    await expect(serveViewer(path, { maxConnections: 0 })).rejects.toThrow(
+      /maxConnections must be an integer from 1 to/,
+    );
+    await expect(serveViewer(path, { maxLineBytes: 1.5 })).rejects.toThrow(/maxLineBytes must be/);
   });
 });
 
