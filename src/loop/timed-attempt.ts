@@ -1,6 +1,6 @@
 import { TimeoutError } from "../errors.ts";
 import type { InvokeModel, ModelContext } from "../model/invoke-model.ts";
-import type { ModelStreamEvent } from "../model/model-stream-event.ts";
+import { isModelStream, type ModelStreamEvent } from "../model/model-stream-event.ts";
 import { clampDelay } from "../numeric-options.ts";
 import { createAbortRace, type AbortRace } from "../shared/abort.ts";
 
@@ -48,7 +48,7 @@ export function timedAttempt(limits: AttemptLimits, context: ModelContext, invok
   const invoke: InvokeModel = (tools, session, attemptContext) => {
     const answer = invokeModel(tools, session, attemptContext);
     if (Array.isArray(answer)) firstChunk();
-    else if (isAsyncIterable(answer)) return noteFirstEvent(answer, firstChunk);
+    else if (isModelStream(answer)) return noteFirstEvent(answer, firstChunk);
     else void answer.then(firstChunk, firstChunk);
     return answer;
   };
@@ -89,8 +89,4 @@ function noteFirstEvent(stream: AsyncIterable<ModelStreamEvent>, onFirst: () => 
       };
     },
   };
-}
-
-function isAsyncIterable(value: unknown): value is AsyncIterable<ModelStreamEvent> {
-  return typeof value === "object" && value !== null && Symbol.asyncIterator in value;
 }

@@ -1,6 +1,6 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { CallToolResult, ContentBlock, Progress, Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
-import type { ContentPart } from "../content-parts.ts";
+import { base64Size, type ContentPart } from "../content-parts.ts";
 import type { JsonObject, JsonValue } from "../session.ts";
 import { toolContent, type ToolContent } from "../tools/tool-content.ts";
 import type { Tool, ToolContext } from "../tools/tool.ts";
@@ -145,8 +145,8 @@ function richOutput(parts: readonly ContentBlock[]): ToolContent {
         converted.text.length <= textLeft ? converted.text : `${converted.text.slice(0, textLeft)}\n… [MCP text cut]`;
       textLeft = Math.max(0, textLeft - converted.text.length);
       content.push({ type: "text", text });
-    } else if ("data" in converted && base64Bytes(converted.data) > maxMcpPartBytes) {
-      const size = base64Bytes(converted.data);
+    } else if ("data" in converted && base64Size(converted.data) > maxMcpPartBytes) {
+      const size = base64Size(converted.data);
       content.push({
         type: "text",
         text: `[${converted.type}: ${converted.mediaType}, ${size} bytes, over the ${maxMcpPartBytes}-byte limit: omitted]`,
@@ -241,13 +241,13 @@ function contentValue(part: ContentBlock): JsonValue {
       return { type: "text", text: part.text };
     case "image":
     case "audio":
-      return { type: part.type, mimeType: part.mimeType, bytes: base64Bytes(part.data) };
+      return { type: part.type, mimeType: part.mimeType, bytes: base64Size(part.data) };
     case "resource": {
       const { resource } = part;
       const value: JsonObject = { type: "resource", uri: resource.uri };
       if (resource.mimeType !== undefined) value["mimeType"] = resource.mimeType;
       if ("text" in resource && typeof resource.text === "string") value["text"] = resource.text;
-      else if ("blob" in resource && typeof resource.blob === "string") value["bytes"] = base64Bytes(resource.blob);
+      else if ("blob" in resource && typeof resource.blob === "string") value["bytes"] = base64Size(resource.blob);
       return value;
     }
     case "resource_link": {
@@ -259,9 +259,4 @@ function contentValue(part: ContentBlock): JsonValue {
     default:
       return JSON.parse(JSON.stringify(part)) as JsonValue;
   }
-}
-
-function base64Bytes(data: string): number {
-  const padding = data.endsWith("==") ? 2 : data.endsWith("=") ? 1 : 0;
-  return Math.max(0, Math.floor((data.length * 3) / 4) - padding);
 }

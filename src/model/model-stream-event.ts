@@ -33,3 +33,8 @@ export type ModelDeltaEvent = Extract<
   ModelStreamEvent,
   { type: "text-delta" | "thinking-delta" | "tool-call-start" | "tool-call-delta" | "fallback" }
 >;
+
+/** Whether an `invokeModel` answered with a stream of events (rather than messages or a promise of them). */
+export function isModelStream(value: unknown): value is AsyncIterable<ModelStreamEvent> {
+  return typeof value === "object" && value !== null && Symbol.asyncIterator in value;
+}

@@ -1,6 +1,6 @@
 import { InvalidModelResponseError } from "../errors.ts";
 import type { AbortRace } from "../shared/abort.ts";
-import type { ModelStreamEvent } from "./model-stream-event.ts";
+import { isModelStream, type ModelStreamEvent } from "./model-stream-event.ts";
 import type { JsonObject, ModelMessage, Session, ToolCallMessage, TurnEndFields } from "../session.ts";
 import type { ToolSchema } from "../shared/tool-schema.ts";
 import { modelOwnFields, turnEndFields } from "./model-own-fields.ts";
@@ -43,7 +43,7 @@ async function readLater(
   result: AsyncIterable<ModelStreamEvent> | Promise<ModelMessage[]>,
   request: ModelTurnRequest,
 ): Promise<ModelMessage[]> {
-  if (isAsyncIterable(result)) {
+  if (isModelStream(result)) {
     const { messages, stop } = await readStream(result, request);
     return checkTurn(messages, stop);
   }
@@ -98,10 +98,6 @@ function isWellFormedCall(call: ToolCallMessage): boolean {
     input !== null &&
     !Array.isArray(input)
   );
-}
-
-function isAsyncIterable(value: unknown): value is AsyncIterable<ModelStreamEvent> {
-  return typeof value === "object" && value !== null && Symbol.asyncIterator in value;
 }
 
 // The loop relies on these; a message that breaks them would corrupt the session later, so the

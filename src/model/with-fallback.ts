@@ -12,7 +12,7 @@ import type { ModelMessage, TurnEndFields } from "../session.ts";
 import type { ToolSchema } from "../shared/tool-schema.ts";
 import type { InvokeModel, ModelContext, StructuredOutputModel } from "./invoke-model.ts";
 import { hasNativeStructuredOutput } from "./invoke-model.ts";
-import type { ModelStreamEvent } from "./model-stream-event.ts";
+import { isModelStream, type ModelStreamEvent } from "./model-stream-event.ts";
 import { turnEndFields } from "./model-own-fields.ts";
 
 export type FallbackOptions = {
@@ -89,7 +89,7 @@ async function* fallbackAnswer(
     context.signal.addEventListener("abort", onTimeout, { once: true });
     try {
       const answer = state.models[index]!(tools, session, context);
-      if (isAsyncIterable(answer)) {
+      if (isModelStream(answer)) {
         for await (const event of answer) {
           started = true;
           yield event;
@@ -149,8 +149,4 @@ function* answerEvents(messages: ModelMessage[]): Generator<ModelStreamEvent> {
   const stop: TurnEndFields = last === undefined ? {} : turnEndFields(last);
   for (const message of messages) yield { type: "message", message };
   yield { type: "response-end", ...stop };
-}
-
-function isAsyncIterable(value: unknown): value is AsyncIterable<ModelStreamEvent> {
-  return typeof value === "object" && value !== null && Symbol.asyncIterator in value;
 }

@@ -3,7 +3,7 @@ import { dirname } from "node:path";
 import { delay } from "../shared/abort.ts";
 import { AgentError, ContextOverflowError, ProviderError } from "../errors.ts";
 import type { InvokeModel, ModelContext } from "../model/invoke-model.ts";
-import type { ModelStreamEvent } from "../model/model-stream-event.ts";
+import { isModelStream, type ModelStreamEvent } from "../model/model-stream-event.ts";
 import type { ModelMessage, Session } from "../session.ts";
 import type { ToolSchema } from "../shared/tool-schema.ts";
 import type { RecordedToolCall, ToolCallRecorder } from "../tools/tool-call-recorder.ts";
@@ -252,7 +252,7 @@ function recordCall(
   } catch (error) {
     return failed(error);
   }
-  if (isAsyncIterable(answer)) return recordStream(answer, context, elapsed, keep);
+  if (isModelStream(answer)) return recordStream(answer, context, elapsed, keep);
   return Promise.resolve(answer).then((messages) => {
     keep({ type: "messages", messages: plain(messages) as ModelMessage[], ms: elapsed() });
     return messages;
@@ -493,8 +493,4 @@ function effectiveMode(options: CassetteOptions): Exclude<CassetteMode, "auto"> 
 function isCi(): boolean {
   const value = process.env.CI;
   return value !== undefined && value !== "" && value !== "0" && value.toLowerCase() !== "false";
-}
-
-function isAsyncIterable(value: unknown): value is AsyncIterable<ModelStreamEvent> {
-  return typeof value === "object" && value !== null && Symbol.asyncIterator in value;
 }
