@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { contextUsage, estimateTokens, tool, type Session } from "simple-agent-loop";
+import { contextUsage, estimateTokens, filePart, imagePart, tool, type Session } from "simple-agent-loop";
 
 const tokens = (value: unknown): number => Math.ceil(JSON.stringify(value).length / 4);
 
@@ -86,5 +86,39 @@ describe("contextUsage", () => {
     expect(cleared.tokens).toBeGreaterThan(20);
     expect(cleared.tokens).toBeLessThan(60);
     expect(usage.parts.find((entry) => entry.name === "tool_results")!.items![0]!.name).toBe("big");
+  });
+
+  it("counts images and files by their token estimate, not by their base64, wherever they are", () => {
+    const screenshot = imagePart(new Uint8Array(1024 * 1024), "image/png");
+    const report = filePart(new Uint8Array(200 * 1024), "application/pdf", "report.pdf");
+    const messages: Session["messages"] = [
+      { role: "user", content: [{ type: "text", text: "What is on it?" }, screenshot, report] },
+      { type: "tool_call", id: "c1", name: "screenshot", input: {} },
+      {
+        type: "tool_call",
+        id: "c2",
+        name: "screenshot",
+        input: {},
+        heldResult: { output: "held", content: [{ type: "text", text: "held" }, screenshot] },
+      },
+      {
+        type: "tool_result",
+        id: "c1",
+        output: "p".repeat(400),
+        content: [{ type: "text", text: "p".repeat(400) }, screenshot],
+      },
+    ];
+    const usage = contextUsage({ messages });
+    const part = (name: string) => usage.parts.find((entry) => entry.name === name)!.tokens;
+    // A megabyte of base64 is about 350,000 tokens as characters; an image is counted as 1,600, a
+    // 200 KB file as one token per 20 bytes, and the text around them as it is.
+    expect(part("user")).toBeGreaterThanOrEqual(1600 + 10_240);
+    expect(part("user")).toBeLessThan(1600 + 10_240 + 100);
+    expect(part("tool_calls")).toBeGreaterThanOrEqual(1600);
+    expect(part("tool_calls")).toBeLessThan(1600 + 100);
+    // The result's 400 characters of text (100 tokens) are in its output and its text part: counted once.
+    expect(part("tool_results")).toBeGreaterThanOrEqual(1600 + 100);
+    expect(part("tool_results")).toBeLessThan(1600 + 100 + 40);
+    expect(estimateTokens(messages)).toBeLessThan(4 * 1600 + 10_240 + 300);
   });
 });

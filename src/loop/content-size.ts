@@ -15,7 +15,8 @@ export function fileTokens(bytes: number): number {
 
 /**
  * The length of a message as token estimates count it (about 4 characters a token): its JSON,
- * except that each image or file part counts as its tokens, not as its base64.
+ * except that each image or file part counts as its tokens, not as its base64, and a result's
+ * `output` beside its `content` (the same text again, which the model is not sent) not at all.
  */
 export function messageCharacters(message: Message): number {
   const parts = contentParts(message);
@@ -28,6 +29,7 @@ export function messageCharacters(message: Message): number {
       characters += 4 * partTokens(part);
       return { type: "text", text: "" };
     }),
+    "",
   );
   return characters + JSON.stringify(light).length;
 }
@@ -71,11 +73,23 @@ function isMedia(part: ContentPart): part is Exclude<ContentPart, { type: "text"
   return part.type !== "text";
 }
 
+// A call's held result (it got one while an earlier call waits for approval) is counted as the
+// result it becomes.
 function contentParts(message: Message): readonly ContentPart[] | undefined {
   if ("role" in message) return message.role === "user" && Array.isArray(message.content) ? message.content : undefined;
+  if (message.type === "tool_call") return message.heldResult?.content;
   return message.type === "tool_result" ? message.content : undefined;
 }
 
-function withParts(message: Message, parts: ContentPart[]): Message {
-  return { ...message, content: parts } as Message;
+// `output`, when given, replaces the result's text output (the text its parts already hold).
+function withParts(message: Message, parts: ContentPart[], output?: string): Message {
+  if ("role" in message) return { ...message, content: parts } as Message;
+  if (message.type === "tool_call" && message.heldResult !== undefined) {
+    const heldResult = { ...message.heldResult, content: parts };
+    if (output !== undefined) heldResult.output = output;
+    return { ...message, heldResult };
+  }
+  if (message.type === "tool_result")
+    return output === undefined ? { ...message, content: parts } : { ...message, content: parts, output };
+  return message;
 }
