@@ -4,7 +4,8 @@ import { visibleText } from "./visible-text.ts";
 /**
  * Markdown as it streams, rendered for the terminal: headings in bold, `**strong**`, `*emphasis*`,
  * `` `code` `` and fenced code blocks styled (their markers dropped), list bullets as `•`, quotes
- * behind a bar, links as their text and address. Text goes out as soon as nothing that follows
+ * behind a bar, links as their text and address, tables with their columns aligned (a table is
+ * held back until its last row, since any row can widen a column). Text goes out as soon as nothing that follows
  * can change how it looks: a complete line, or the part of one before which no inline marker is
  * left open (so a stream that stalls shows what it has); lines that could be a code fence wait
  * until they are complete. Control characters of the text are made visible before any styling
@@ -21,7 +22,14 @@ export type MarkdownRenderer = {
 
 /** A renderer writing with `style` (plain text for styles that are off). */
 export function markdownRenderer(style: Style): MarkdownRenderer {
-  const state: StreamState = { style, fence: undefined, pending: "", continuation: undefined, before: "" };
+  const state: StreamState = {
+    style,
+    fence: undefined,
+    table: undefined,
+    pending: "",
+    continuation: undefined,
+    before: "",
+  };
   return {
     push: (text) => {
       // Only the new text is searched for line ends, and a line held back is only appended to (never
@@ -32,7 +40,8 @@ export function markdownRenderer(style: Style): MarkdownRenderer {
         const line = (state.pending + rest.slice(0, newline)).replace(/\r$/, "");
         state.pending = "";
         rest = rest.slice(newline + 1);
-        out += `${finishLine(state, line)}\n`;
+        const shown = finishLine(state, line);
+        if (shown !== undefined) out += `${shown}\n`;
       }
       state.pending += rest;
       return out + partial(state);
@@ -40,7 +49,10 @@ export function markdownRenderer(style: Style): MarkdownRenderer {
     end: () => {
       const line = state.pending;
       state.pending = "";
-      const out = line === "" && state.continuation === undefined ? "" : finishLine(state, line);
+      const last = line === "" && state.continuation === undefined ? undefined : finishLine(state, line);
+      const table = state.table === undefined ? undefined : renderTable(state.table, style);
+      state.table = undefined;
+      const out = [table, last].filter((text) => text !== undefined).join("\n");
       state.fence = undefined;
       state.continuation = undefined;
       return out;
@@ -48,6 +60,7 @@ export function markdownRenderer(style: Style): MarkdownRenderer {
     reset: () => {
       state.pending = "";
       state.fence = undefined;
+      state.table = undefined;
       state.continuation = undefined;
     },
   };
@@ -58,6 +71,8 @@ type StreamState = {
   readonly style: Style;
   /** The code block the stream is in, by its opening marker (closed by a like marker at least as long). */
   fence: { marker: string } | undefined;
+  /** The lines of a table (or of what may still turn out to be one) not shown yet. */
+  table: string[] | undefined;
   /** The text of the current line not shown yet. */
   pending: string;
   /** How the rest of a line that was partly shown is rendered (its block is known by then). */
@@ -66,9 +81,23 @@ type StreamState = {
   before: string;
 };
 
-/** A complete line (or the rest of a partly shown one), rendered in its block. */
-function finishLine(state: StreamState, line: string): string {
+/**
+ * A complete line (or the rest of a partly shown one), rendered in its block; `undefined` while
+ * it is held back as a table row. A line that ends a table comes after the table, rendered.
+ */
+function finishLine(state: StreamState, line: string): string | undefined {
   const { style } = state;
+  if (state.table !== undefined && state.continuation === undefined) {
+    // A table is its header row, a delimiter row, then rows; the first line alone is no table yet.
+    if (isTableRow(line) && (state.table.length > 1 || isDelimiterRow(line))) {
+      state.table.push(line);
+      return undefined;
+    }
+    const table = renderTable(state.table, style);
+    state.table = undefined;
+    const after = finishLine(state, line);
+    return after === undefined ? table : `${table}\n${after}`;
+  }
   if (state.continuation !== undefined) {
     const rest = line === "" ? "" : state.continuation(line, state.before);
     state.continuation = undefined;
@@ -86,6 +115,10 @@ function finishLine(state: StreamState, line: string): string {
     state.fence = { marker: opening[1]! };
     return style.dim(visibleText(line.trim()));
   }
+  if (isTableRow(line)) {
+    state.table = [line];
+    return undefined;
+  }
   return renderLine(line, style, true).text;
 }
 
@@ -101,6 +134,8 @@ function partial(state: StreamState): string {
   }
   // Text held back this long waits for the end of its line (see safeCut): nothing to look at again.
   if (pending.length > maxHeldBack) return "";
+  // A table (or a line that may start or end one) is shown whole, once its block is known.
+  if (state.table !== undefined || (continuation === undefined && /^ {0,3}\|/.test(pending))) return "";
   if (continuation === undefined && /^ {0,3}(`|~)/.test(pending)) return "";
   const cut = safeCut(pending, continuation === undefined);
   if (cut === 0) return "";
@@ -115,9 +150,106 @@ function partial(state: StreamState): string {
 
 /** `text` (whole Markdown) rendered for the terminal, as `markdownRenderer` renders it. */
 export function renderMarkdown(text: string, style: Style): string {
-  // Every line complete, so each is rendered whole.
-  return markdownRenderer(style).push(`${text}\n`).slice(0, -1);
+  // Every line complete, so each is rendered whole; a table at the end is shown by `end`.
+  const renderer = markdownRenderer(style);
+  const shown = renderer.push(`${text}\n`);
+  const rest = renderer.end();
+  return rest === "" ? shown.slice(0, -1) : shown + rest;
 }
+
+/** A row of a table: a line starting with a pipe (the form models write). */
+function isTableRow(line: string): boolean {
+  return /^ {0,3}\|.*\|\s*$/.test(line) || /^ {0,3}\|(.*[^\\])?\|/.test(line);
+}
+
+function isDelimiterRow(line: string): boolean {
+  return /^ {0,3}\|?(\s*:?-+:?\s*\|)+\s*(:?-+:?\s*)?$/.test(line);
+}
+
+// The cells of a row: split at pipes that are not escaped or inside a code span, outer pipes dropped.
+function tableCells(line: string): string[] {
+  const cells: string[] = [];
+  let cell = "";
+  let code = "";
+  const text = line.trim().replace(/^\|/, "");
+  for (let index = 0; index < text.length; index++) {
+    const character = text[index]!;
+    if (character === "\\" && text[index + 1] === "|") {
+      cell += "|";
+      index++;
+    } else if (character === "`") {
+      let run = "`";
+      while (text[index + 1] === "`") run += text[++index];
+      code = code === "" ? run : code === run ? "" : code;
+      cell += run;
+    } else if (character === "|" && code === "") {
+      cells.push(cell.trim());
+      cell = "";
+    } else cell += character;
+  }
+  if (cell.trim() !== "") cells.push(cell.trim());
+  return cells;
+}
+
+const plain: Style = {
+  bold: (text) => text,
+  dim: (text) => text,
+  italic: (text) => text,
+  red: (text) => text,
+  green: (text) => text,
+  yellow: (text) => text,
+  cyan: (text) => text,
+};
+
+// Lines held as a table, rendered with aligned columns (header bold, a rule under it, the
+// delimiter row's alignment kept); lines that never became a table render as plain lines.
+function renderTable(lines: readonly string[], style: Style): string {
+  if (lines.length < 2 || !isDelimiterRow(lines[1]!))
+    return lines.map((line) => renderLine(line, style, true).text).join("\n");
+  const alignments = tableCells(lines[1]!).map((cell) =>
+    cell.endsWith(":") ? (cell.startsWith(":") ? "center" : "right") : "left",
+  );
+  const rows = [lines[0]!, ...lines.slice(2)].map(tableCells);
+  const columns = Math.max(alignments.length, ...rows.map((row) => row.length));
+  const cell = (row: readonly string[], column: number, styled: Style): string => {
+    const text = row[column] ?? "";
+    return text.length > maxStyledLine ? visibleText(text) : renderInline(visibleText(text), styled);
+  };
+  const widths = Array.from({ length: columns }, (_, column) =>
+    Math.max(1, ...rows.map((row) => displayWidth(cell(row, column, plain)))),
+  );
+  const pad = (text: string, column: number, shown: string): string => {
+    const space = widths[column]! - displayWidth(shown);
+    const alignment = alignments[column] ?? "left";
+    const before = alignment === "right" ? space : alignment === "center" ? Math.floor(space / 2) : 0;
+    return `${" ".repeat(before)}${text}${" ".repeat(space - before)}`;
+  };
+  const renderRow = (row: readonly string[], header: boolean): string =>
+    widths
+      .map((_, column) => {
+        const text = cell(row, column, style);
+        return pad(header ? style.bold(text) : text, column, cell(row, column, plain));
+      })
+      .join(style.dim(" │ "))
+      .trimEnd();
+  const rule = style.dim(widths.map((width) => "─".repeat(width)).join("─┼─"));
+  return [renderRow(rows[0]!, true), rule, ...rows.slice(1).map((row) => renderRow(row, false))].join("\n");
+}
+
+// Columns a text takes in a terminal: wide East Asian characters and emoji take two.
+function displayWidth(text: string): number {
+  let width = 0;
+  for (const { segment } of graphemes.segment(text))
+    width +=
+      /^[\u1100-\u115F\u2E80-\uA4CF\uAC00-\uD7A3\uF900-\uFAFF\uFE30-\uFE4F\uFF00-\uFF60\uFFE0-\uFFE6]|^\p{Extended_Pictographic}/u.test(
+        segment,
+      )
+        ? 2
+        : 1;
+  return width;
+}
+
+const graphemes = new Intl.Segmenter();
 
 function closesFence(line: string, marker: string): boolean {
   const match = /^ {0,3}(`{3,}|~{3,})\s*$/.exec(line);

@@ -64,6 +64,8 @@ describe("markdownRenderer", () => {
       "a *b* c **d e** f `g h` i [j k](l) m\n",
       "```\ncode **x**\n```\n**after**",
       "no line break at the end **bold**",
+      "Sizes:\n| file | size |\n|:--|--:|\n| `a.ts` | 12 |\n| b\\|c.ts | 3 |\nafter",
+      "| a | b |\n|---|---|\n| 1 | 2 |",
     ];
     for (const text of texts) {
       for (const size of [1, 2, 3, 5, 7, 13]) {
@@ -104,6 +106,10 @@ describe("markdownRenderer", () => {
       ".",
       "[ ] ",
       "[x] ",
+      "| ",
+      " |",
+      "|---|",
+      ":-:|",
     ];
     for (let document = 0; document < 5000; document++) {
       let text = "";
@@ -115,6 +121,31 @@ describe("markdownRenderer", () => {
       out += renderer.end();
       expect(sameOnScreen(out), JSON.stringify(text)).toBe(sameOnScreen(renderMarkdown(text, tags)));
     }
+  });
+
+  it("renders a table with its columns aligned, held back until its last row", () => {
+    const text = [
+      "| file | lines | note |",
+      "|:-----|------:|:----:|",
+      "| `src/a.ts` | 12 | **new** |",
+      "| b\\|c | 1234 | 日本 |",
+      "",
+      "Done.",
+    ].join("\n");
+    expect(renderMarkdown(text, tags).split("\n")).toStrictEqual([
+      "<b>file</b>    <d> │ </d><b>lines</b><d> │ </d><b>note</b>",
+      "<d>─────────┼───────┼─────</d>",
+      "<c>src/a.ts</c><d> │ </d>   12<d> │ </d><b>new</b>",
+      "b|c     <d> │ </d> 1234<d> │ </d>日本",
+      "",
+      "Done.",
+    ]);
+    const renderer = markdownRenderer(tags);
+    expect(renderer.push("| a | b |\n|---|---|\n| 1 ")).toBe("");
+    expect(renderer.push("| 2 |\nnext line")).toBe("");
+    expect(renderer.push("\n")).toBe("<b>a</b><d> │ </d><b>b</b>\n<d>──┼──</d>\n1<d> │ </d>2\nnext line\n");
+    // A line of pipes that no delimiter row follows is text after all.
+    expect(renderMarkdown("| not | a table |\nplain", tags)).toBe("| not | a table |\nplain");
   });
 
   it("shows a line's words before the line ends, but holds back what is still open", () => {
