@@ -1,3 +1,4 @@
+import { homedir } from "node:os";
 import { describeContent } from "../content-parts.ts";
 import { errorMessage } from "../errors.ts";
 import type { Message } from "../session.ts";
@@ -255,7 +256,12 @@ function taskContext(parts: TaskParts): TaskContext {
         allowed: args.allow === "all" ? "all" : new Set(args.allow),
         ...(ask === undefined ? {} : { ask }),
         signal: () => taskSignal,
-        alwaysAsk: protectedTargets({ workspace, home: cliHome(io.env), runs: mcp.runs }),
+        alwaysAsk: protectedTargets({
+          workspace,
+          home: cliHome(io.env),
+          runs: mcp.runs,
+          user: { home: io.env.HOME ?? homedir(), xdgConfigHome: io.env.XDG_CONFIG_HOME },
+        }),
         check: (call) => checkToolCall(tools, call),
       }),
     },

@@ -52,6 +52,60 @@ describe("protectedTargets", () => {
     );
   });
 
+  it("finds where git reads hooks and config beyond .git: core.hooksPath, a .git file's gitdir, a worktree's commondir, core.fsmonitor, the user's config and its includes", async () => {
+    const at = (...parts: string[]): string => join(workspace.path, ...parts);
+    const user = { home: at("user-home") };
+    mkdirSync(at("user-home"));
+    // The repository's own config names a hooks directory (relative to the work tree) and a program.
+    writeFileSync(
+      at(".git", "config"),
+      '[core]\n\trepositoryformatversion = 0\n\thooksPath = ".githooks" ; where the team keeps hooks\n[core]\n\tfsmonitor = tools/watch.sh\n',
+    );
+    // A nested work tree whose .git is a file naming its git directory elsewhere in the workspace,
+    // a linked worktree whose commondir holds the hooks, and the user's config through an include.
+    mkdirSync(at("nested"));
+    writeFileSync(at("nested", ".git"), "gitdir: ../gitstore\n");
+    for (const directory of ["hooks", "objects", "refs"]) mkdirSync(at("gitstore", directory), { recursive: true });
+    writeFileSync(at("gitstore", "HEAD"), "ref: refs/heads/main\n");
+    writeFileSync(at("gitstore", "config"), "[core]\n\thooksPath = .my-hooks\n");
+    mkdirSync(at("linked"));
+    writeFileSync(at("linked", ".git"), `gitdir: ${at("bare-repo", "worktrees", "linked")}\n`);
+    mkdirSync(at("bare-repo", "worktrees", "linked"), { recursive: true });
+    writeFileSync(at("bare-repo", "worktrees", "linked", "commondir"), "../..\n");
+    writeFileSync(at("bare-repo", "worktrees", "linked", "HEAD"), "ref: refs/heads/linked\n");
+    for (const directory of ["objects", "refs"]) mkdirSync(at("bare-repo", directory));
+    writeFileSync(at("bare-repo", "HEAD"), "ref: refs/heads/main\n");
+    writeFileSync(at("bare-repo", "config"), "[core]\n\tbare = true\n\thooksPath = team-hooks\n");
+    writeFileSync(at("user-home", ".gitconfig"), "[include]\n\tpath = more.cfg\n");
+    writeFileSync(at("user-home", "more.cfg"), `[core]\n\thooksPath = ${at("shared-hooks")}\n`);
+    const check = protectedTargets({ workspace: workspace.path, home: at("cli-home"), user });
+    const cases: [string, RegExp][] = [
+      [".githooks/pre-commit", /core\.hooksPath in .*\.git\/config/],
+      [".GitHooks/pre-push", /core\.hooksPath/],
+      ["tools/watch.sh", /core\.fsmonitor/],
+      ["gitstore/hooks/post-checkout", /a git directory/],
+      ["gitstore/config", /a git directory/],
+      ["bare-repo/config", /a git directory/],
+      ["bare-repo/hooks/pre-commit", /a git directory/],
+      ["linked/team-hooks/pre-commit", /core\.hooksPath in .*bare-repo\/config/],
+      ["shared-hooks/pre-commit", /core\.hooksPath in .*more\.cfg/],
+      ["nested/.my-hooks/pre-commit", /core\.hooksPath in .*gitstore\/config/],
+    ];
+    for (const [path, why] of cases) {
+      const reason = await check({ name: "write", input: { path, content: "#!/bin/sh" } });
+      expect(`${path}: ${reason}`).toMatch(/changes where git reads hooks, config or programs/);
+      expect(reason, path).toMatch(why);
+    }
+    for (const path of [
+      "src/index.ts",
+      "githooks/readme.md",
+      "tools/other.sh",
+      "nested/src/a.ts",
+      "nested/.githooks/x",
+    ])
+      expect(await check({ name: "write", input: { path, content: "x" } }), path).toBeUndefined();
+  });
+
   it("leaves ordinary files, other tools and paths the tools refuse anyway alone", async () => {
     const check = protectedTargets({ workspace: workspace.path, home: join(workspace.path, "home") });
     expect(await check({ name: "write", input: { path: "src/.gitignore" } })).toBeUndefined();
