@@ -1,18 +1,25 @@
 import { describe, expect, it } from "vitest";
 import {
   agentLoop,
+  agentStream,
   costOf,
   hasToolCall,
   initSession,
   isBudgetExceededError,
+  notifySessionChange,
+  pendingApprovals,
   repeatedToolCalls,
+  resolveApproval,
   send,
+  spliceSession,
   setSessionId,
   stepCountIs,
+  tool,
   type AgentEvent,
   type ModelContext,
   type ModelMessage,
   type Session,
+  type ToolCallMessage,
 } from "simple-agent-loop";
 import { closeSession, openSession } from "simple-agent-loop/store";
 import { scriptedModel } from "simple-agent-loop/testing";
@@ -221,6 +228,86 @@ describe("the cache event", () => {
         changedAt: 0,
         changedBy: "hook",
       },
+    ]);
+  });
+});
+
+describe("the cache event across runs, steering and approvals", () => {
+  const usage = { inputTokens: 100, outputTokens: 1 };
+  const cacheEvents = (events: AgentEvent[]) =>
+    events.filter((event) => event.type === "cache").map((event) => ("changedAt" in event ? event : "held"));
+
+  it("steering, a follow-up, a pause for approval and its resume in a new run all keep the prefix: no changedAt", async () => {
+    const deploy = tool({
+      name: "deploy",
+      description: "Deploy.",
+      inputSchema: { type: "object" },
+      requireApproval: true,
+      handler: () => "deployed",
+    });
+    const model = scriptedModel([
+      [{ ...call("c1"), usage }],
+      [{ type: "tool_call", id: "d1", name: "deploy", input: {}, usage }],
+      [{ role: "assistant", content: "deployed it", usage }],
+      [{ role: "assistant", content: "and the follow-up", usage }],
+    ]);
+    const events: AgentEvent[] = [];
+    const session = initSession("s", "u");
+    const first = agentStream(model, [deploy], session, {
+      toolHandlers: {
+        work: () => {
+          first.steer("also deploy");
+          return "done";
+        },
+      },
+      onEvent: (event) => events.push(event),
+    });
+    await first.result;
+    expect(pendingApprovals(session).map((pending) => pending.id)).toStrictEqual(["d1"]);
+    resolveApproval(session, "d1", { approved: true });
+    const second = agentStream(model, [deploy], session, { onEvent: (event) => events.push(event) });
+    second.followUp("one more thing");
+    await second.result;
+    expect(model.callCount).toBe(4);
+    expect(cacheEvents(events)).toStrictEqual(["held", "held", "held", "held"]);
+  });
+
+  // One run with a tool call and an answer; `again` sends another message and runs once more.
+  async function runTwice() {
+    const events: AgentEvent[] = [];
+    const session = initSession("s", "u");
+    const model = scriptedModel([
+      [{ ...call("c1"), usage }],
+      [{ role: "assistant", content: "one", usage }],
+      [{ role: "assistant", content: "two", usage }],
+    ]);
+    await agentLoop(model, [], session, { ...tools, onEvent: (event) => events.push(event) });
+    const again = async (): Promise<void> => {
+      send(session, "next");
+      await agentLoop(model, [], session, { ...tools, onEvent: (event) => events.push(event) });
+    };
+    return { events, session, again };
+  }
+
+  it("the next run's first request is compared with the last run's: a compaction between runs is named", async () => {
+    const { events, session, again } = await runTwice();
+    // Older turns summarized away between runs, the way a compaction strategy records it.
+    spliceSession(session, 2, 2, [{ role: "user", content: "[summary: work was done]" }]);
+    await again();
+    expect(cacheEvents(events).at(-1)).toMatchObject({ changedAt: 2, changedBy: "compaction" });
+  });
+
+  it("an approval update in place to a message an earlier request held is named approval", async () => {
+    const { events, session, again } = await runTwice();
+    // The object stays the same: only the session's change notice shows it was changed.
+    const sent = session.messages[2] as ToolCallMessage;
+    sent.approval = { status: "approved", input: {} };
+    notifySessionChange(session, { type: "update", index: 2, message: sent, reason: "approval" });
+    await again();
+    expect(cacheEvents(events)).toStrictEqual([
+      "held",
+      "held",
+      expect.objectContaining({ changedAt: 2, changedBy: "approval" }),
     ]);
   });
 });

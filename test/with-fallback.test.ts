@@ -5,6 +5,7 @@ import {
   initSession,
   isProviderError,
   ProviderError,
+  sessionMetrics,
   withFallback,
   type AgentEvent,
   type InvokeModel,
@@ -119,5 +120,50 @@ describe("withFallback", () => {
   it("refuses an empty list and a cooldown that is not a number", () => {
     expect(() => withFallback([])).toThrow(/non-empty array/);
     expect(() => withFallback([scriptedModel([])], { cooldownMs: -1 })).toThrow(/cooldownMs/);
+  });
+});
+
+describe("metrics when withFallback switches models", () => {
+  it("run-end metrics and sessionMetrics count the calls per model that answered, and price each at its own rates", async () => {
+    const answer = (model: string, content: string): ModelStreamEvent[] => [
+      {
+        type: "message",
+        message: { role: "assistant", content, model, usage: { inputTokens: 1_000_000, outputTokens: 0 } },
+      },
+    ];
+    // The first model answers the tool call, then fails (overloaded) while the second takes the final answer.
+    let firstCalls = 0;
+    const first: InvokeModel = () => {
+      firstCalls++;
+      if (firstCalls > 1) throw overloaded();
+      return [
+        { type: "tool_call", id: "c1", name: "work", input: {} },
+        { role: "assistant", content: "", model: "big", usage: { inputTokens: 1_000_000, outputTokens: 0 } },
+      ];
+    };
+    const second: InvokeModel = async function* () {
+      yield* answer("small", "done by the small one");
+    };
+    const prices = { big: { inputPerMTok: 3, outputPerMTok: 15 }, small: { inputPerMTok: 1, outputPerMTok: 5 } };
+    const events: AgentEvent[] = [];
+    const session = await agentLoop(withFallback([first, second], { cooldownMs: 60_000 }), [], initSession("s", "u"), {
+      toolHandlers: { work: () => "ok" },
+      prices,
+      onEvent: (event) => events.push(event),
+    });
+    const end = events.at(-1) as Extract<AgentEvent, { type: "run-end" }>;
+    expect(events.filter((event) => event.type === "fallback")).toHaveLength(1);
+    expect(end.metrics?.modelCalls).toBe(2);
+    expect(end.metrics?.costByModel).toStrictEqual({ big: { calls: 1, costUsd: 3 }, small: { calls: 1, costUsd: 1 } });
+    expect(end.metrics?.turns.map((turn) => [turn.model, turn.costUsd])).toStrictEqual([
+      ["big", 3],
+      ["small", 1],
+    ]);
+    expect(end.metrics?.costUsd).toBe(4);
+    expect(sessionMetrics(session, { prices }).costByModel).toStrictEqual(end.metrics?.costByModel);
+    // Without prices the calls per model are still counted (no cost is claimed).
+    const unpriced = sessionMetrics(session);
+    expect(unpriced.costByModel).toStrictEqual({ big: { calls: 1, costUsd: 0 }, small: { calls: 1, costUsd: 0 } });
+    expect(unpriced.costUsd).toBeUndefined();
   });
 });

@@ -12,6 +12,7 @@ import { formatLogLine } from "../logger.ts";
 import { modelOwnFields } from "../model/model-own-fields.ts";
 import { isToolCall, type Message, type ModelMessage, type ToolCallMessage } from "../session.ts";
 import { sessionTurnsBackward } from "../session-turns.ts";
+import { noteSessionChange } from "./sent-prefix.ts";
 
 /**
  * The `call-model` step: unless the run was aborted, adds queued steering, checks the iteration
@@ -23,7 +24,7 @@ import { sessionTurnsBackward } from "../session-turns.ts";
 export async function callModelStep(run: RunContext): Promise<NextStep> {
   const { state, queues } = run;
   if (run.signal.aborted) return endAborted(run, "");
-  if (queues.steering.length > 0) for (const message of queues.steering.splice(0)) run.add(message);
+  if (queues.steering.length > 0) addSteering(run);
   if (state.iteration >= run.maxIterations) throw maxIterationsError(run);
   const overBudget = budgetExceeded(run);
   if (overBudget !== undefined) throw overBudget;
@@ -61,11 +62,8 @@ export async function callModelStep(run: RunContext): Promise<NextStep> {
 function spend(run: RunContext, iteration: number, last: ModelMessage | undefined): void {
   const { state } = run;
   const usage = last?.usage;
-  const sent = state.sending;
-  const change = sent === undefined ? undefined : firstChange(state.lastSent, sent);
-  state.lastSent = sent;
-  const changedBy = state.changedBy ?? "unknown";
-  state.changedBy = undefined;
+  const change = state.prefixChange;
+  state.prefixChange = undefined;
   if (usage === undefined) return;
   state.spent.tokens += usage.inputTokens + usage.outputTokens;
   const price = run.prices === undefined ? undefined : priceOf(run.prices, last?.model);
@@ -78,21 +76,17 @@ function spend(run: RunContext, iteration: number, last: ModelMessage | undefine
     cacheReadTokens,
     cacheWriteTokens: usage.cacheWriteTokens ?? 0,
     hitRatio: usage.inputTokens > 0 ? cacheReadTokens / usage.inputTokens : 0,
-    ...(change === undefined ? {} : { changedAt: change, changedBy }),
+    ...change,
   });
 }
 
-// The index of the first message of `previous` that `sent` does not repeat; undefined when
-// `sent` begins with all of `previous` (the cached prefix holds).
-function firstChange(previous: readonly Message[] | undefined, sent: readonly Message[]): number | undefined {
-  if (previous === undefined) return undefined;
-  for (let index = 0; index < previous.length; index++) {
-    const before = previous[index]!;
-    const now = sent[index];
-    if (now === before) continue;
-    if (now === undefined || JSON.stringify(now) !== JSON.stringify(before)) return index;
+// Steering enters where the session ends; the next request's cache event names it should that
+// have changed what an earlier request was sent.
+function addSteering(run: RunContext): void {
+  for (const message of run.queues.steering.splice(0)) {
+    noteSessionChange(run.session, run.session.messages.length, "steering");
+    run.add(message);
   }
-  return undefined;
 }
 
 function budgetExceeded(run: RunContext): BudgetExceededError | undefined {

@@ -27,8 +27,15 @@ export type MetricsCollector = {
   turnEnd: (iteration: number, usage: Usage | undefined) => void;
 };
 
-export function createMetricsCollector(now: () => number = performanceNow): MetricsCollector {
-  const state = newState(now);
+/**
+ * `prices` (as the run's): each turn's cost, and `costByModel`'s, by the model recorded on its
+ * last message; the calls per model are counted with or without prices.
+ */
+export function createMetricsCollector(
+  now: () => number = performanceNow,
+  options: SessionMetricsOptions = {},
+): MetricsCollector {
+  const state = newState(now, options.prices);
   return {
     observe: (event) => observe(state, event),
     finish: () => finish(state),
@@ -65,13 +72,21 @@ type CollectorState = {
   executedIds: string[];
   executedNames: string[];
   executedMs: number[];
+  prices: SessionMetricsOptions["prices"];
+  /** The model recorded on the current turn's messages (the last one wins). */
+  turnModel: string | undefined;
+  /** By turn index, only once some turn recorded a model. */
+  turnModels: (string | undefined)[] | undefined;
 };
 
 const turnFields = 5;
 
-function newState(now: () => number): CollectorState {
+function newState(now: () => number, prices: SessionMetricsOptions["prices"]): CollectorState {
   return {
     now,
+    prices,
+    turnModel: undefined,
+    turnModels: undefined,
     started: now(),
     modelCalls: 0,
     usage: emptyUsage(),
@@ -111,11 +126,15 @@ function turnStart(state: CollectorState): void {
   state.modelEnd = undefined;
   state.toolCalls = 0;
   state.turnWait = 0;
+  state.turnModel = undefined;
   state.modelCalls++;
 }
 
 function messageEntered(state: CollectorState, message: Message): void {
-  if (state.modelEnd === undefined && state.turnStart !== 0 && isModelMessage(message)) state.modelEnd = state.now();
+  if (state.turnStart !== 0 && isModelMessage(message)) {
+    if (state.modelEnd === undefined) state.modelEnd = state.now();
+    if (typeof message.model === "string") state.turnModel = message.model;
+  }
   if (!("type" in message) || message.type !== "tool_result") return;
   // A call counts once its result is in the session: calls of a discarded (retried) attempt ran
   // but never answered anything.
@@ -162,6 +181,7 @@ function turnEnd(state: CollectorState, iteration: number, usage: Usage | undefi
     addUsage(state.usage, usage);
     (state.turnUsage ??= [])[state.turns.length / turnFields] = usage;
   }
+  if (state.turnModel !== undefined) (state.turnModels ??= [])[state.turns.length / turnFields] = state.turnModel;
   state.turns.push(iteration, roundMs(modelMs), roundMs(toolMs), roundMs(waitMs), state.toolCalls);
   state.turnStart = 0;
 }
@@ -181,6 +201,8 @@ function finish(state: CollectorState): RunMetrics {
   const { turns } = state;
   for (let index = 0; index < turns.length; index += turnFields) {
     const usage = state.turnUsage?.[index / turnFields];
+    const model = state.turnModels?.[index / turnFields];
+    const costUsd = turnCost(state.prices, model, usage);
     metrics.turns.push({
       iteration: turns[index]!,
       modelMs: turns[index + 1]!,
@@ -188,7 +210,10 @@ function finish(state: CollectorState): RunMetrics {
       waitMs: turns[index + 3]!,
       toolCalls: turns[index + 4]!,
       ...(usage === undefined ? {} : { usage }),
+      ...(model === undefined ? {} : { model }),
+      ...(costUsd === undefined ? {} : { costUsd }),
     });
+    addCost(metrics, state.prices, model, costUsd);
   }
   return rounded(metrics);
 }
@@ -256,7 +281,7 @@ export function sessionMetrics(session: Session, options: SessionMetricsOptions 
       ...(model === undefined ? {} : { model }),
       ...(costUsd === undefined ? {} : { costUsd }),
     });
-    if (options.prices !== undefined) addCost(metrics, model, costUsd);
+    addCost(metrics, options.prices, model, costUsd);
   }
   const first = time(messages[0]);
   const lastAt = time(messages[messages.length - 1]);
@@ -286,8 +311,14 @@ function turnCost(
   return price === undefined ? undefined : costOf(usage, price);
 }
 
-function addCost(metrics: RunMetrics, model: string | undefined, costUsd: number | undefined): void {
-  metrics.costUsd = (metrics.costUsd ?? 0) + (costUsd ?? 0);
+// With prices the total grows; by model the calls count whether or not they are priced.
+function addCost(
+  metrics: RunMetrics,
+  prices: SessionMetricsOptions["prices"],
+  model: string | undefined,
+  costUsd: number | undefined,
+): void {
+  if (prices !== undefined) metrics.costUsd = (metrics.costUsd ?? 0) + (costUsd ?? 0);
   if (model === undefined) return;
   metrics.costByModel ??= {};
   if (!Object.hasOwn(metrics.costByModel, model)) {

@@ -5,6 +5,7 @@ import type { ToolSchema } from "../tools/tool.ts";
 import type { AgentHooks } from "./hooks.ts";
 import { mergeSettings } from "../model/model-settings.ts";
 import { sessionIdOf } from "../session.ts";
+import { requestPrefixChange } from "./sent-prefix.ts";
 
 /** What `invokeModel` is given for one call: the model's view of the run (see `modelView`). */
 export type ModelView = { tools: ToolSchema[]; session: Session; context: ModelContext };
@@ -33,12 +34,15 @@ export function modelView(run: RunContext, iteration: number, changes: ModelCall
   if (sessionId !== undefined) context.sessionId = sessionId;
   const tools = changes?.tools ?? run.offer.offered(session);
   const messages = changes?.messages ?? session.messages;
-  if (changes?.messages !== undefined) run.state.changedBy = "hook";
   const view: ModelView =
     run.instruction !== undefined
       ? { tools, session: { messages: [run.instruction, ...messages] }, context }
       : { tools, session: messages === session.messages ? session : { messages }, context };
-  // A copy of the list (not of the messages): the session grows in place.
-  run.state.sending = view.session.messages.slice();
+  const { state } = run;
+  state.prefixChange = requestPrefixChange(session, view.session.messages, {
+    viaHook: changes?.messages !== undefined,
+    fallback: state.changedBy,
+  });
+  state.changedBy = undefined;
   return view;
 }

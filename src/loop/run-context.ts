@@ -28,6 +28,7 @@ import { defaultLargeOutputChars, largeOutputChars, offload } from "./large-outp
 import { createToolOffer, type ToolOffer } from "./tool-offer.ts";
 import type { ModelSettings } from "../model/model-settings.ts";
 import type { ModelPrice } from "../model/cost.ts";
+import type { PrefixCause, PrefixChange } from "./sent-prefix.ts";
 import {
   guardedHooks,
   loopGuardLimit,
@@ -109,10 +110,12 @@ export type RunState = {
   /** What the run spent so far: tokens (input + output) and, with prices, USD. */
   spent: { tokens: number; usd: number };
   loopGuard: LoopGuardState;
-  /** The messages the last model call was sent, and what changed the session since (for the `cache` event). */
-  lastSent: readonly Message[] | undefined;
-  sending: readonly Message[] | undefined;
-  changedBy: "compaction" | "steering" | "approval" | "hook" | undefined;
+  /**
+   * For the `cache` event: a change the loop saw since the last model call that the session did not
+   * report (a `compaction` event), and where this call's request stopped beginning with the last one.
+   */
+  changedBy: PrefixCause | undefined;
+  prefixChange: PrefixChange | undefined;
 };
 
 /** What a run is started with: the arguments of `agentLoop` or `agentStream`. */
@@ -144,13 +147,12 @@ export function createRunContext(setup: RunSetup): RunContext {
     abandon: undefined,
     spent: { tokens: 0, usd: 0 },
     loopGuard: newLoopGuardState(),
-    lastSent: undefined,
-    sending: undefined,
     changedBy: undefined,
+    prefixChange: undefined,
   };
   const hooks = guardedHooks(options.hooks, loopGuardLimit(options.loopGuard), state.loopGuard);
   const toolTimeout = options.timeouts?.toolMs ?? options.toolTimeout;
-  const { emit, turnStart, turnEnd, message } = runEvents(report, listening, state);
+  const { emit, turnStart, turnEnd, message } = runEvents(report, listening, state, options.prices);
   const { add, addTurn } = sessionWriter(session, message, {
     log: resolveLogger(options.logger),
     agentName,
@@ -215,8 +217,9 @@ function runEvents(
   report: (event: AgentEvent) => void,
   listening: (() => boolean) | undefined,
   state: RunState,
+  prices: AgentLoopOptions["prices"],
 ): Pick<RunContext, "emit" | "turnStart" | "turnEnd"> & { message: (stored: Message) => void } {
-  const events = listening === undefined ? unheardRunEvents : createRunEvents(report, listening);
+  const events = listening === undefined ? unheardRunEvents : createRunEvents(report, listening, prices);
   return {
     emit: (event) => {
       if (event.type === "text-delta") state.streamedText += event.delta;

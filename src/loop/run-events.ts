@@ -1,6 +1,7 @@
 import type { AgentEvent } from "./events.ts";
 import { createMetricsCollector } from "./metrics.ts";
 import type { Message, ModelMessage } from "../session.ts";
+import type { ModelPrice } from "../model/cost.ts";
 
 /**
  * The loop's side of a run's events. Every event counts in the run's metrics; it reaches the
@@ -21,9 +22,16 @@ export type RunEvents = {
   turnEnd: (iteration: number, last: ModelMessage | undefined) => void;
 };
 
-/** `report` hands an event to the listeners; `listening` says whether there are any (see `runStream`). */
-export function createRunEvents(report: (event: AgentEvent) => void, listening: () => boolean): RunEvents {
-  const metrics = createMetricsCollector();
+/**
+ * `report` hands an event to the listeners; `listening` says whether there are any (see
+ * `runStream`); `prices` (the run's) price the metrics' turns and models.
+ */
+export function createRunEvents(
+  report: (event: AgentEvent) => void,
+  listening: () => boolean,
+  prices?: Readonly<Record<string, ModelPrice>>,
+): RunEvents {
+  const metrics = createMetricsCollector(undefined, prices === undefined ? {} : { prices });
   return {
     emit(event) {
       if (event.type === "run-end") {

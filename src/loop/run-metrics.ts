@@ -27,7 +27,7 @@ export type RunMetrics = {
     waitMs: number;
     toolCalls: number;
     usage?: Usage;
-    /** The model that answered (`sessionMetrics`), and what the turn cost where its price is known. */
+    /** The model that answered (recorded on the turn's last message), and what the turn cost where its price is known. */
     model?: string;
     costUsd?: number;
   }[];
@@ -36,6 +36,10 @@ export type RunMetrics = {
    * whose model has a price, each at its own rates (`costOf`). Absent without prices.
    */
   costUsd?: number;
-  /** By the model that answered (the `model` recorded on each turn): its calls and, where priced, their cost. */
+  /**
+   * By the model that answered (the `model` recorded on each turn, so calls a `withFallback` moved
+   * to another model count for the one that answered): its calls, and their cost in USD (0 where
+   * no price is known, or without prices). Absent when no turn recorded a model.
+   */
   costByModel?: Record<string, { costUsd: number; calls: number }>;
 };
