@@ -48,3 +48,44 @@ describe("a tool's context.session, by how its call started", () => {
     });
   }
 });
+
+describe("a tool's context.turn: the same view however its call started", () => {
+  const twoCalls: ModelMessage[] = [
+    { role: "assistant", content: "Looking twice." },
+    { type: "tool_call", id: "c1", name: "first", input: { n: 1 } },
+    { type: "tool_call", id: "c2", name: "second", input: { n: 2 } },
+  ];
+  for (const [name, stream, eager] of [
+    ["started early from a streamed answer", true, undefined],
+    ["started once an array answer is complete", false, undefined],
+    ["a streamed answer to tools with eager: false", true, false],
+  ] as const) {
+    it(`${name}: each call sees the turn's calls up to and including its own`, async () => {
+      const seen = new Map<string, string[]>();
+      const recording = (toolName: string) =>
+        tool({
+          name: toolName,
+          description: toolName,
+          inputSchema: { type: "object" },
+          ...(eager === undefined ? {} : { eager }),
+          handler: (_input, context) => {
+            expect(context.turn.at(-1)?.id).toBe(context.id);
+            seen.set(
+              context.id,
+              context.turn.map((call) => `${call.id}:${call.name}:${JSON.stringify(call.input)}`),
+            );
+            return "ok";
+          },
+        });
+      await agentLoop(
+        scriptedModel([twoCalls, [{ role: "assistant", content: "done" }]], { stream }),
+        [recording("first"), recording("second")],
+        initSession("s", "u"),
+      );
+      expect(Object.fromEntries(seen)).toStrictEqual({
+        c1: ['c1:first:{"n":1}'],
+        c2: ['c1:first:{"n":1}', 'c2:second:{"n":2}'],
+      });
+    });
+  }
+});

@@ -36,6 +36,8 @@ function eagerStarts(executor: ToolExecutor, runSignal: AbortSignal) {
   let scope: { controller: AbortController; calls: CallScope } | undefined;
   let started: Map<string, Promise<ToolOutcome>> | undefined;
   let running = 0;
+  // Every call heard in this attempt, eager or not: a call started now sees those before it.
+  const heard: ToolCallMessage[] = [];
   const settled = (): void => void running--;
   const follow = (): void => scope?.controller.abort(runSignal.reason);
   const open = (): { controller: AbortController; calls: CallScope } => {
@@ -51,10 +53,12 @@ function eagerStarts(executor: ToolExecutor, runSignal: AbortSignal) {
   };
   return {
     onToolCall: (call: ToolCallMessage): void => {
-      if (!executor.isEager(call.name) || started?.has(call.id) === true) return;
+      if (started?.has(call.id) === true) return;
+      heard.push(call);
+      if (!executor.isEager(call.name)) return;
       scope ??= open();
       started ??= new Map<string, Promise<ToolOutcome>>();
-      const outcome = executor.start(call, scope.calls);
+      const outcome = executor.start(call, scope.calls, heard.slice());
       running++;
       void outcome.then(settled);
       started.set(call.id, outcome);

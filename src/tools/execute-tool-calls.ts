@@ -78,7 +78,7 @@ export type ToolExecutor = {
    * Starts one call as soon as a slot is free (`maxParallelTools`); resolves with its result and
    * never rejects. Calls started in call order also acquire slots in call order.
    */
-  start: (call: ToolCallMessage, scope: CallScope) => Promise<ToolOutcome>;
+  start: (call: ToolCallMessage, scope: CallScope, turn: readonly ToolCallMessage[]) => Promise<ToolOutcome>;
   /**
    * Runs a batch and resolves with its outcomes in call order; `onResult` hears each result in
    * call order as soon as the ones before it are in. Calls found in `started` (begun early, while
@@ -114,7 +114,7 @@ export function createToolExecutor(
     },
   };
   return {
-    start: (call, scope) => startToolCall(parts, callRun(parts, scope, call)),
+    start: (call, scope, turn) => startToolCall(parts, callRun(parts, scope, call, turn)),
     run: (toolCalls, scope, started) => runInCallOrder(parts, { toolCalls, scope, started }),
     isEager: (name) => parts.setup.definitions.get(name)?.eager !== false,
   };
@@ -130,8 +130,13 @@ type ExecutorParts = {
 };
 
 // The call with what its phases read: the scope's two fields only (the loop passes its whole run context as the scope).
-function callRun({ setup }: ExecutorParts, { signal, abortRace }: CallScope, call: ToolCallMessage): ToolCallRun {
-  return { signal, abortRace, call, setup };
+function callRun(
+  { setup }: ExecutorParts,
+  { signal, abortRace }: CallScope,
+  call: ToolCallMessage,
+  turn: readonly ToolCallMessage[],
+): ToolCallRun {
+  return { signal, abortRace, call, setup, turn };
 }
 
 /** A batch of calls to run: the turn's calls, where they run, and the ones that started early. */
@@ -171,7 +176,7 @@ function runInCallOrder(parts: ExecutorParts, batch: Batch): Promise<ToolOutcome
   // The common case, without the bookkeeping of ordering several results: one promise for the
   // call, whether it started early, answered at once or not.
   const call = toolCalls[0]!;
-  const outcome = started?.get(call.id) ?? runToolCall(callRun(parts, scope, call));
+  const outcome = started?.get(call.id) ?? runToolCall(callRun(parts, scope, call, toolCalls));
   return Promise.resolve(outcome).then(parts.deliverOne);
 }
 
@@ -191,7 +196,8 @@ function runSeveral(parts: ExecutorParts, { toolCalls, scope, started }: Batch):
     toolCalls.map(async (call, index) => {
       const onOutcome = (outcome: ToolOutcome): void => deliver(index, outcome);
       const early = started?.get(call.id);
-      if (early === undefined) return startToolCall(parts, callRun(parts, scope, call), onOutcome);
+      if (early === undefined)
+        return startToolCall(parts, callRun(parts, scope, call, toolCalls.slice(0, index + 1)), onOutcome);
       const outcome = await early;
       onOutcome(outcome);
       return outcome;

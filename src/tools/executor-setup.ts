@@ -39,7 +39,12 @@ export type ExecutorOffer = {
 export type CallScope = { readonly signal: AbortSignal; readonly abortRace: AbortRace };
 
 /** One call on its way through its phases, with everything they read. */
-export type ToolCallRun = CallScope & { readonly call: ToolCallMessage; readonly setup: ExecutorSetup };
+export type ToolCallRun = CallScope & {
+  readonly call: ToolCallMessage;
+  readonly setup: ExecutorSetup;
+  /** The calls of the model turn up to and including this one, in call order (`ToolContext.turn`). */
+  readonly turn: readonly ToolCallMessage[];
+};
 
 /** The options `createExecutorSetup` reads. */
 export type ExecutorSetupOptions = {

@@ -74,10 +74,10 @@ function callHandler(run: ToolCallRun, handler: ToolHandler, input: unknown): To
   try {
     const timeout = timeoutOf(setup.definitions.get(call.name), setup);
     if (timeout !== undefined) {
-      const start = (handlerSignal: AbortSignal): unknown => handler(input, contextFor(call, setup, handlerSignal));
+      const start = (handlerSignal: AbortSignal): unknown => handler(input, contextFor(run, handlerSignal));
       return runWithTimeout(run, timeout, start).then(toResult, toFailure);
     }
-    const output = handler(input, contextFor(call, setup, signal));
+    const output = handler(input, contextFor(run, signal));
     if (!isPromiseLike(output)) return toResult(output);
     return run.abortRace.raceThen(output, toResult, toFailure);
   } catch (error) {
@@ -165,13 +165,14 @@ async function runWithTimeout(
   }
 }
 
-function contextFor(call: ToolCallMessage, setup: ExecutorSetup, signal: AbortSignal): ToolContext {
+function contextFor({ call, setup, turn }: ToolCallRun, signal: AbortSignal): ToolContext {
   const { onEvent } = setup;
   const context: ToolContext = {
     signal,
     id: call.id,
     name: call.name,
     session: setup.session,
+    turn,
     // Nobody listens: one shared no-op instead of a closure per call.
     update:
       onEvent === undefined

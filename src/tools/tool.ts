@@ -1,5 +1,5 @@
 import { checkNumber } from "../numeric-options.ts";
-import type { JsonObject, JsonValue, Session } from "../session.ts";
+import type { JsonObject, JsonValue, Session, ToolCallMessage } from "../session.ts";
 import { schemaKind } from "./schema-kind.ts";
 import { validateStandard, type StandardSchemaV1 } from "./standard-schema.ts";
 import type { ValidationResult } from "./validate-input.ts";
@@ -23,9 +23,15 @@ export type ToolContext = {
    * thinking or calls, its own included; a call started once the turn is complete (a model that
    * answers with an array or a promise, a tool with `eager: false`, `eagerTools: false`, a resumed
    * call) sees the turn's messages too, every call of the turn included. Use `id`, `name` and the
-   * input for the call itself, never its position in `session`.
+   * input for the call itself, never its position in `session`; `turn` for the turn's calls.
    */
   session: Session;
+  /**
+   * The tool calls of the model turn this call belongs to, in call order, up to and including
+   * this one (the last): the same whenever the call starts (while the model streams or after the
+   * turn is complete), so a handler can see what the model asked for beside it.
+   */
+  turn: readonly ToolCallMessage[];
   /** The agent's `name` option, if any. */
   agentName?: string;
   /** Reports progress (any JSON value) as a `tool-execution-update` event; it does not enter the session. */

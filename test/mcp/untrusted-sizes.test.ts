@@ -20,6 +20,7 @@ const context = {
   signal: new AbortController().signal,
   id: "c1",
   name: "t",
+  turn: [],
   session: { messages: [] },
   update: () => undefined,
 };
