@@ -36,6 +36,8 @@ export type RunArgs = {
   cassette?: { mode: "record" | "replay"; path: string };
   /** The model's context window in tokens (`--context-window`); default: the provider's usual one. */
   contextWindow?: number;
+  /** Workspace files attached to the (first) task (`--attach`, repeatable). */
+  attach?: string[];
 };
 
 export const usage = `Usage: simple-agent-loop [options] [task]
@@ -63,6 +65,9 @@ Options:
       --replay <file>    rerun a recorded session offline from its cassette (no model, no tools)
       --context-window <tokens>  the model's context window; past 80% of it, older turns
                          are summarized (default: the provider's usual window)
+      --attach <file>    attach a workspace file to the (first) task: images (png, jpeg,
+                         gif, webp) and PDFs as they are, other files as text; repeatable.
+                         @path in a task attaches that file too
   -h, --help             this help
   -v, --version          the version
 
@@ -119,6 +124,7 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
   }
   if (values.record !== undefined) args.cassette = { mode: "record", path: values.record };
   if (values.replay !== undefined) args.cassette = { mode: "replay", path: values.replay };
+  if (values.attach !== undefined) args.attach = values.attach;
   if (values["max-turns"] !== undefined) args.maxTurns = positiveInteger(values["max-turns"], "--max-turns");
   if (values["context-window"] !== undefined)
     args.contextWindow = positiveInteger(values["context-window"], "--context-window");
@@ -136,6 +142,7 @@ const optionSpecs = {
   "mcp-config": { type: "string" },
   "max-turns": { type: "string" },
   "context-window": { type: "string" },
+  attach: { type: "string", multiple: true },
   record: { type: "string" },
   replay: { type: "string" },
   port: { type: "string" },

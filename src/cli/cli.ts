@@ -1,5 +1,5 @@
 import { homedir } from "node:os";
-import { describeContent } from "../content-parts.ts";
+import { describeContent, type ContentPart } from "../content-parts.ts";
 import { errorMessage } from "../errors.ts";
 import type { Message } from "../session.ts";
 import { closeSession } from "../store/index.ts";
@@ -25,7 +25,16 @@ import { systemPrompt, workspaceMovedPrompt } from "./system-prompt.ts";
 import { exitCodeOf, type TaskOutput } from "./task-output.ts";
 import { terminalInput, type TerminalInput } from "./terminal-input.ts";
 import { terminalOutput } from "./terminal-output.ts";
-import { checkToolCall, codingTools, killRunningCommands, readOnlyTools, workspaceRoot } from "./tools/index.ts";
+import { taskContent } from "./attachments.ts";
+import {
+  checkToolCall,
+  codingTools,
+  createWorkspace,
+  killRunningCommands,
+  readOnlyTools,
+  workspaceRoot,
+  type Workspace,
+} from "./tools/index.ts";
 import { codeOf } from "./tools/workspace-path.ts";
 import { runView } from "./view.ts";
 import { visibleJson, visibleLine, visibleText } from "./visible-text.ts";
@@ -83,12 +92,13 @@ async function runAgent(args: RunArgs, io: CliIo): Promise<number> {
     const style = createStyle(!args.json && useColor(io.stdout, io.env));
     announce(io, args.json, style, { version: setup.version, workspace, selected: setup.selected, opened });
     const mcp = await connectMcp(args, io, setup, style, shutdown);
-    const tools = [...codingTools(workspace), ...mcp.tools];
+    const files = createWorkspace(workspace);
+    const tools = [...codingTools(workspace, { workspace: files }), ...mcp.tools];
     warnUnknownAllowed(args, io, tools);
     const output = args.json
       ? jsonOutput(io.stdout, { sessionId: opened.id })
       : terminalOutput(io.stdout, io.stderr, style);
-    const context = taskContext({ args, io, setup, opened, style, shutdown, interrupts, mcp, tools, output });
+    const context = taskContext({ args, io, setup, opened, style, shutdown, interrupts, mcp, tools, output, files });
     // No task means stdin is a terminal (otherwise the task came from stdin), so there is input.
     const code =
       setup.task !== undefined
@@ -223,11 +233,13 @@ type TaskParts = {
   mcp: CliMcp;
   tools: Tool[];
   output: TaskOutput;
+  /** What the file tools share; attachments use it too. */
+  files: Workspace;
 };
 
 /** What every task of this process runs with: the model, the tools behind the permission hook, the output, interrupts. */
 function taskContext(parts: TaskParts): TaskContext {
-  const { args, io, setup, opened, style, shutdown, interrupts, mcp, tools, output } = parts;
+  const { args, io, setup, opened, style, shutdown, interrupts, mcp, tools, output, files } = parts;
   const { input, workspace } = setup;
   let taskSignal = AbortSignal.abort();
   const interrupt = (): void => interrupts.handler?.();
@@ -268,6 +280,22 @@ function taskContext(parts: TaskParts): TaskContext {
     watchInterrupts: (handler) => watchInterrupts(handler, input, (next) => (interrupts.handler = next)),
     onTaskStart: (signal) => (taskSignal = signal),
     exitNow: shutdown.exitNow,
+    userContent: userContent(files, args.attach ?? [], cliHome(io.env)),
+  };
+}
+
+// `--attach` goes with the first task (the one on the command line, or the first one typed);
+// `@path` works in every task.
+function userContent(
+  files: Workspace,
+  attach: readonly string[],
+  home: string,
+): (task: string) => Promise<string | ContentPart[]> {
+  let pending = attach;
+  return async (task) => {
+    const content = await taskContent(files, task, pending, { home });
+    pending = [];
+    return content;
   };
 }
 

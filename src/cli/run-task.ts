@@ -4,6 +4,7 @@ import type { InvokeModel } from "../model/invoke-model.ts";
 import { summarizeOlderTurns } from "../loop/context-strategies.ts";
 import { clearToolResults } from "../loop/clear-tool-results.ts";
 import { agentStream } from "../loop/loop.ts";
+import type { ContentPart } from "../content-parts.ts";
 import { response, send, type Session } from "../session.ts";
 import type { Tool } from "../tools/tool.ts";
 import type { TaskOutput, TaskResult } from "./task-output.ts";
@@ -32,6 +33,11 @@ export type TaskContext = {
   onTaskStart: (signal: AbortSignal) => void;
   /** Ends the process at once, with this exit code (a second Ctrl-C). */
   exitNow: (code: number) => void;
+  /**
+   * The user message of a task as typed: its attachments added (`--attach`, `@path`). Throws, with
+   * a message for the user, when one cannot be attached; the task then fails before anything is sent.
+   */
+  userContent?: (task: string) => Promise<string | ContentPart[]>;
 };
 
 /**
@@ -43,14 +49,16 @@ export type TaskContext = {
 export async function runTask(context: TaskContext, task: string): Promise<TaskResult> {
   const { output } = context;
   let session: Session;
+  let content: string | ContentPart[];
   try {
+    content = context.userContent === undefined ? task : await context.userContent(task);
     session = typeof context.session === "function" ? await context.session() : context.session;
   } catch (error) {
     const failed: TaskResult = { outcome: "error", error };
     output.finish(failed);
     return failed;
   }
-  send(session, task);
+  send(session, content);
   const controller = new AbortController();
   context.onTaskStart(controller.signal);
   const stopWatching = context.watchInterrupts(() => {

@@ -64,6 +64,9 @@ function detail(name: string, input: JsonObject, output: string): string {
     case "read": {
       const shown = lines.filter((line) => /^\s*\d+\t/.test(line)).length;
       const total = /of (\d+); read on/.exec(output)?.[1];
+      // An image or a PDF: its one line names the media type and size.
+      const media = /: ((?:image\/[\w.+-]+|application\/pdf), [\d.]+ [KM]?B)$/.exec(output)?.[1];
+      if (shown === 0 && media !== undefined) return ` (${media})`;
       return shown === 0
         ? " (empty)"
         : ` (${total === undefined ? plural(shown, "line") : `${shown} of ${total} lines`})`;

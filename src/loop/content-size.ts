@@ -58,7 +58,8 @@ export function placeholder(part: Exclude<ContentPart, { type: "text" }>): strin
   return `[${part.type}: ${details.join(", ")}, omitted]`;
 }
 
-function describeBytes(bytes: number): string {
+/** Bytes as people read them: `812 B`, `48 KB`, `2.0 MB`. */
+export function describeBytes(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;
   if (bytes < 1024 * 1024) return `${Math.round(bytes / 1024)} KB`;
   return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;

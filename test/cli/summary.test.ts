@@ -18,6 +18,21 @@ describe("summarizeToolCall", () => {
   });
 });
 
+describe("summarizeToolCall of read", () => {
+  it("names an image's or a PDF's media type and size, and counts a text file's lines", () => {
+    const result = (output: string) => ({ type: "tool_result", id: "call_1", output }) as const;
+    expect(summarizeToolCall("read", { path: "shot.png" }, result("shot.png: image/png, 48 KB")).text).toBe(
+      "✓ read shot.png (image/png, 48 KB)",
+    );
+    expect(summarizeToolCall("read", { path: "a.pdf" }, result("a.pdf: application/pdf, 1.2 MB")).text).toBe(
+      "✓ read a.pdf (application/pdf, 1.2 MB)",
+    );
+    expect(summarizeToolCall("read", { path: "a.txt" }, result("     1\tx: image/png, 4 B")).text).toBe(
+      "✓ read a.txt (1 line)",
+    );
+  });
+});
+
 describe("describeTarget", () => {
   it("shows every line of a command, so a second command never hides behind the first", () => {
     expect(describeTarget("bash", { command: "echo hi\ntouch PWNED\n" })).toBe(" echo hi ↵ touch PWNED (2 lines)");

@@ -1,5 +1,9 @@
 import type { FileHandle } from "node:fs/promises";
+import { filePart, imagePart } from "../../content-parts.ts";
+import { describeBytes } from "../../loop/content-size.ts";
+import { toolContent, type ToolContent } from "../../tools/tool-content.ts";
 import { tool, type Tool } from "../../tools/tool.ts";
+import { sniffBytes, sniffMedia, type SniffedMedia } from "./media-type.ts";
 import { openInWorkspace, readAt } from "./workspace-file.ts";
 import { resolveInWorkspace } from "./workspace-path.ts";
 import type { Workspace } from "./workspace.ts";
@@ -14,24 +18,38 @@ export type ReadLimits = {
   maxOutput?: number;
   /** Files larger than this many bytes are refused (default 20 MB). */
   maxFileBytes?: number;
+  /** Images (png, jpeg, gif, webp) larger than this are refused (default 5 MB, what Anthropic takes). */
+  maxImageBytes?: number;
+  /** PDFs larger than this are refused (default 10 MB: as base64 within every provider's request limit). */
+  maxPdfBytes?: number;
 };
+
+/** The defaults of `ReadLimits`' media sizes; attachments use the same. */
+export const mediaLimits = { maxImageBytes: 5 * 1024 * 1024, maxPdfBytes: 10 * 1024 * 1024 } as const;
 
 /**
  * `read`: a text file of the workspace with line numbers (`     12\t<line>`), from `offset` (a
  * 1-based line) for `limit` lines; a note at the end says how to read on when more is left.
- * Refuses directories, binary files and huge files with an error the model can act on. Marks the
- * file as seen, which `edit` requires.
+ * An image (png, jpeg, gif, webp) comes back as an image part and a PDF as a file part, with a
+ * line naming it; which one a file is, its first bytes say, not its name. Refuses directories,
+ * other binary files and files over their size limit with an error the model can act on. Marks a
+ * text file as seen, which `edit` requires.
  */
 export function readTool(workspace: Workspace, limits: ReadLimits = {}): Tool {
   const defaultLines = limits.defaultLines ?? 2000;
   const maxLineLength = limits.maxLineLength ?? 2000;
   const maxOutput = limits.maxOutput ?? 60_000;
   const maxFileBytes = limits.maxFileBytes ?? 20_000_000;
+  const mediaMax = {
+    maxImageBytes: limits.maxImageBytes ?? mediaLimits.maxImageBytes,
+    maxPdfBytes: limits.maxPdfBytes ?? mediaLimits.maxPdfBytes,
+  };
   return tool({
     name: "read",
     description:
       `Read a text file of the workspace. Lines come numbered ("<number>\\t<text>"; the number and tab are not part of the file). ` +
-      `Shows ${defaultLines} lines unless you give limit; use offset (1-based line) and limit for big files. Read a file before you edit it.`,
+      `Shows ${defaultLines} lines unless you give limit; use offset (1-based line) and limit for big files. Read a file before you edit it. ` +
+      `Images (png, jpeg, gif, webp) and PDFs are shown to you as they are (offset and limit do not apply).`,
     inputSchema: {
       type: "object",
       properties: {
@@ -51,6 +69,8 @@ export function readTool(workspace: Workspace, limits: ReadLimits = {}): Tool {
       try {
         const { stats } = file;
         if (stats.isDirectory()) throw new Error(`${target.display} is a directory; use list to see what is in it`);
+        const media = sniffMedia(await readAt(file.handle, 0, sniffBytes));
+        if (media !== undefined) return await mediaContent(file.handle, stats.size, media, target.display, mediaMax);
         if (stats.size > maxFileBytes) {
           throw new Error(
             `${target.display} is too large to read (${stats.size} bytes); use grep, or bash with head/sed to see part of it`,
@@ -73,6 +93,33 @@ export function readTool(workspace: Workspace, limits: ReadLimits = {}): Tool {
       }
     },
   });
+}
+
+/**
+ * An image or a PDF of `size` bytes as the model is shown it: a line naming it, then the part.
+ * Throws an Error saying the limit when it is larger.
+ */
+export async function mediaContent(
+  handle: FileHandle,
+  size: number,
+  media: SniffedMedia,
+  display: string,
+  limits: { maxImageBytes: number; maxPdfBytes: number },
+): Promise<ToolContent> {
+  const isPdf = media === "application/pdf";
+  const limit = isPdf ? limits.maxPdfBytes : limits.maxImageBytes;
+  if (size > limit) {
+    throw new Error(
+      `${display} is ${isPdf ? "a PDF" : `an image (${media})`} of ${describeBytes(size)}, over the ${describeBytes(limit)} ` +
+        `that can be shown; ${isPdf ? "use bash (pdftotext, say) to read its text" : "use bash to make a smaller copy and read that"}`,
+    );
+  }
+  const bytes = await readAt(handle, 0, size);
+  const name = display.split("/").at(-1) ?? display;
+  return toolContent([
+    { type: "text", text: `${display}: ${media}, ${describeBytes(bytes.length)}` },
+    isPdf ? filePart(bytes, media, name) : imagePart(bytes, media),
+  ]);
 }
 
 /** A NUL byte in the first 8 KB, as git decides: text files practically never have one. */
