@@ -1,5 +1,5 @@
 import type { AgentEvent } from "../loop/events.ts";
-import type { JsonValue, Message } from "../session.ts";
+import type { JsonValue, Message, Session } from "../session.ts";
 
 /**
  * The parts of the AI SDK's UI message stream protocol (`x-vercel-ai-ui-message-stream: v1`, as
@@ -17,6 +17,7 @@ export type UiMessageChunk =
   | { type: "tool-approval-request"; approvalId: string; toolCallId: string }
   | { type: "tool-output-available"; toolCallId: string; output: JsonValue }
   | { type: "tool-output-error"; toolCallId: string; errorText: string }
+  | { type: "tool-output-denied"; toolCallId: string }
   | { type: "finish"; finishReason: "stop" | "tool-calls" | "other" }
   | { type: "abort"; reason?: string }
   | { type: "error"; errorText: string };
@@ -29,7 +30,7 @@ export type UiMessageChunk =
  */
 export type UiChunkConverter = (event: AgentEvent, hold: boolean) => UiMessageChunk[];
 
-export function createUiChunkConverter(options: { messageId?: string } = {}): UiChunkConverter {
+export function createUiChunkConverter(options: { messageId?: string; session?: Session } = {}): UiChunkConverter {
   const state: ConverterState = {
     parts: 0,
     text: undefined,
@@ -54,7 +55,7 @@ export function createUiChunkConverter(options: { messageId?: string } = {}): Ui
       case "tool-call-delta":
         return toolInputDelta(state, event.id, event.delta, hold);
       case "message":
-        return messageChunks(state, event.message);
+        return messageChunks(state, event.message, options.session);
       case "tool-approval-request":
         return approvalRequest(state, event.id);
       case "turn-end":
@@ -113,7 +114,7 @@ function toolInputDelta(state: ConverterState, id: string, text: string, hold: b
   return call.held ? [] : [{ type: "tool-input-delta", toolCallId: id, inputTextDelta: text }];
 }
 
-function messageChunks(state: ConverterState, message: Message): UiMessageChunk[] {
+function messageChunks(state: ConverterState, message: Message, session: Session | undefined): UiMessageChunk[] {
   if ("role" in message) return message.role === "assistant" ? completePart(state, "text", message.content) : [];
   switch (message.type) {
     case "thinking":
@@ -134,11 +135,23 @@ function messageChunks(state: ConverterState, message: Message): UiMessageChunk[
       return chunks;
     }
     case "tool_result":
+      if (session !== undefined && deniedByHuman(session, message.id))
+        return [{ type: "tool-output-denied", toolCallId: message.id }];
       return [resultChunk(message.id, message.output, message.isError === true)];
   }
 }
 
-// A denied call's result is an error result ("Rejected: <reason>"), as the model reads it.
+// A call a human denied (`resolveApproval`) carries the decision; its result is the model's
+// "Rejected: …" text, but a page shows the denial itself, as the AI SDK does.
+function deniedByHuman(session: Session, id: string): boolean {
+  for (let index = session.messages.length - 1; index >= 0; index--) {
+    const message = session.messages[index]!;
+    if (!("role" in message) && message.type === "tool_call" && message.id === id)
+      return message.approval?.status === "denied";
+  }
+  return false;
+}
+
 function resultChunk(id: string, output: JsonValue, isError: boolean): UiMessageChunk {
   if (!isError) return { type: "tool-output-available", toolCallId: id, output };
   return {

@@ -20,7 +20,8 @@ export const uiMessageStreamVersion = "v1";
  * A Web `Response` that streams the run in the AI SDK's UI message stream protocol, so a page built
  * on the AI SDK's `useChat` (through its default chat transport) reads a simple-agent-loop run
  * unchanged: `start`, a `start-step`/`finish-step` per model turn, text and reasoning as
- * start/delta/end, tool calls as input start/delta/available then output available or error, a
+ * start/delta/end, tool calls as input start/delta/available then output available, error or
+ * denied (a call a human denied through `resolveApproval`), a
  * tool waiting for approval as `tool-approval-request` (its `approvalId` is the call's id), then
  * `finish` (`stop`; `tool-calls` when paused for approval), `abort`, or `error`, and `[DONE]`.
  * Disconnects and slow clients as in `eventStreamResponse`: a slow client's deltas are held back
@@ -35,7 +36,10 @@ export function uiMessageStreamResponse(stream: AgentStream, options: UiMessageS
   const maxBytes = options.maxBufferedBytes ?? defaultMaxBufferedBytes;
   // The buffer itself never drops: the converter holds deltas back and completes them.
   const { buffer, body } = clientBody(stream, options, Number.POSITIVE_INFINITY);
-  const converter = createUiChunkConverter(options.messageId === undefined ? {} : { messageId: options.messageId });
+  const converter = createUiChunkConverter({
+    session: stream.session,
+    ...(options.messageId === undefined ? {} : { messageId: options.messageId }),
+  });
   void pumpChunks(stream, buffer, converter, maxBytes);
   const headers = new Headers(options.headers);
   headers.set("content-type", "text/event-stream; charset=utf-8");

@@ -94,6 +94,7 @@ function startRun(run: RunArguments, audible: boolean): AgentStream {
     steer: (message: string | UserMessage) => void queues.steering.push(userMessage(message)),
     followUp: (message: string | UserMessage) => void queues.followUps.push(userMessage(message)),
     abort: (reason?: unknown) => controller.abort(reason),
+    session,
   });
 }
 
@@ -119,6 +120,12 @@ export type AgentStream = RunStream<AgentEvent, Session> & {
    * nothing once the run has ended.
    */
   abort: (reason?: unknown) => void;
+  /**
+   * The session the run works on (the one given to `agentStream`), changing as the run goes: what
+   * a consumer of the events needs to know beyond them (a call's approval decision, the store it
+   * is bound to).
+   */
+  readonly session: Session;
 };
 
 // One run, from `run-start` to `run-end`: the steps, then the one `run-end`; an error of a step

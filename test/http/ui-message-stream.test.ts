@@ -160,6 +160,33 @@ for (const { name, ai, Chat } of majors) {
       expect(parts.at(-1)).toMatchObject({ type: "text", text: "Deleted." });
     });
 
+    it("a call the page denies shows as denied (tool-output-denied), not as a failed tool, and never runs", async () => {
+      const model = scriptedModel(
+        [
+          [{ type: "tool_call", id: "d2", name: "delete_file", input: { path: "b.txt" } }],
+          [{ role: "assistant", content: "Left it." }],
+        ],
+        { stream: true },
+      );
+      const seen: Session[] = [];
+      const chat = new Chat({
+        transport: new ai.DefaultChatTransport({ api: "http://localhost/api/chat", fetch: chatServer(model, seen) }),
+      });
+      await chat.sendMessage({ text: "Delete b.txt" });
+      await chat.addToolApprovalResponse({ id: "d2", approved: false, reason: "keep it" });
+      await chat.sendMessage();
+      expect(chat.error).toBeUndefined();
+      expect(seen[1]!.messages.at(-1)).toMatchObject({ type: "tool_call", id: "d2", approval: { status: "denied" } });
+      const parts = partsOf(chat.messages.at(-1));
+      expect(parts.find((part) => part.type === "tool-delete_file")).toMatchObject({
+        state: "output-denied",
+        toolCallId: "d2",
+      });
+      expect(parts.at(-1)).toMatchObject({ type: "text", text: "Left it." });
+      // The model read the denial as the call's result.
+      expect(model.calls[1]!.messages.at(-1)).toMatchObject({ type: "tool_result", id: "d2", isError: true });
+    });
+
     it("a failed run shows as the chat's error", async () => {
       const model = scriptedModel([{ error: new Error("the provider is down") }]);
       const chat = new Chat({
