@@ -4,7 +4,15 @@ import { lockHolder } from "./lock.ts";
 import { loadEntries, loadSession, openSession, type OpenSessionOptions } from "./session-file.ts";
 import type { SessionStore } from "./session-store.ts";
 import { checkStoreOptions } from "./store-options.ts";
-import { listQuery, newestFirst, summaryTracker, type ListQuery, type SessionSummary } from "./session-summary.ts";
+import { restingStatusFromTail } from "./resting-status.ts";
+import {
+  listQuery,
+  newestFirst,
+  summaryTracker,
+  type ListQuery,
+  type SessionStatus,
+  type SessionSummary,
+} from "./session-summary.ts";
 import { StoreError } from "./store-error.ts";
 
 /** A `SessionStore` whose sessions are JSONL logs in one directory; `path(id)` is where one lives. */
@@ -16,9 +24,11 @@ export type FileStore = SessionStore & { path: (id: string) => string };
  * `_` and `-`, not starting with `.`, so an id can never name a file outside the directory;
  * anything else throws an `invalid-argument` StoreError.
  *
- * `list` orders the files by modification time and reads only the page's files, unless it
- * filters by `workspace` or `status`: then it reads files newest first until the page is full
- * (for many thousands of sessions filtered often, a database store answers from an index).
+ * `list` orders the files by modification time and reads only the page's files. With `status`, it
+ * reads the end of each file newest first (the last turn: what waits for approval, how it ended)
+ * until the page is full, and only the files that match whole. With `workspace`, it reads files
+ * whole newest first until the page is full (for many thousands of sessions filtered often, a
+ * database store answers from an index).
  */
 export function fileStore(directory: string, options: OpenSessionOptions = {}): FileStore {
   checkStoreOptions("fileStore", options);
@@ -73,6 +83,11 @@ async function listFiles(root: string, query: ListQuery): Promise<SessionSummary
   const page: SessionSummary[] = [];
   for (const item of dated.slice(start)) {
     if (page.length === query.limit) break;
+    // A status filter looks at each log's end only; the sessions that pass are read whole.
+    if (query.status !== undefined) {
+      const status = await statusFromTail(join(root, `${item.id}.jsonl`));
+      if (status !== undefined && status !== query.status) continue;
+    }
     const summary = await summarize(root, item);
     if (summary === undefined) continue;
     if (query.workspace !== undefined && summary.workspace !== query.workspace) continue;
@@ -80,6 +95,18 @@ async function listFiles(root: string, query: ListQuery): Promise<SessionSummary
     page.push(summary);
   }
   return page;
+}
+
+// The status from the log's end and the lock; `undefined` (so the whole log decides) where the end does not tell.
+async function statusFromTail(file: string): Promise<SessionStatus | undefined> {
+  let resting: Exclude<SessionStatus, "running"> | undefined;
+  try {
+    resting = await restingStatusFromTail(file);
+  } catch {
+    return undefined;
+  }
+  if (resting === undefined || resting === "paused") return resting;
+  return lockHolder(file) === undefined ? resting : "running";
 }
 
 // A file that cannot be read (removed meanwhile, malformed) is listed with what is known: `error`.
