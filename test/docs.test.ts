@@ -1,7 +1,7 @@
 // The docs stay true to the code: every relative link in the Markdown pages resolves (the file, and
 // the heading an anchor names), and every TypeScript block type-checks against the sources as they
-// are. Each block is checked as its own module, in memory; the names the prose takes as given
-// (`invokeModel`, `tools`, `session`…) are declared once for all of them.
+// are. Each block is checked as its own module, in memory; the names the deeper docs' prose takes as
+// given (`invokeModel`, `tools`, `session`…) are declared once for them; the README's blocks get none.
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import ts from "typescript";
@@ -35,32 +35,52 @@ describe("docs", () => {
     expect(broken).toStrictEqual([]);
   });
 
-  it("every TypeScript block type-checks against today's sources", () => {
-    const snippets = new Map<string, string>();
-    for (const page of pages) {
-      const text = readFileSync(join(root, page), "utf8");
-      for (const match of text.matchAll(/```ts\n([\s\S]*?)```/g)) {
-        const line = text.slice(0, match.index).split("\n").length;
-        snippets.set(
-          join(root, ".doc-snippets", `${page.replace(/[/.]/g, "_")}_${line}.ts`),
-          `${match[1]}\nexport {};\n`,
-        );
-      }
-    }
+  it("every TypeScript block of the deeper docs type-checks against today's sources", () => {
+    const snippets = snippetsOf(pages.filter((page) => page !== "README.md"));
     snippets.set(join(root, ".doc-snippets", "given.d.ts"), given);
     expect(snippets.size).toBeGreaterThan(10);
-    const diagnostics = typeCheck(snippets).map((diagnostic) => {
-      const where =
-        diagnostic.file === undefined
-          ? ""
-          : `${diagnostic.file.fileName.slice(root.length + 1)}:${diagnostic.file.getLineAndCharacterOfPosition(diagnostic.start ?? 0).line + 1}: `;
-      return where + ts.flattenDiagnosticMessageText(diagnostic.messageText, "\n");
-    });
-    expect(diagnostics).toStrictEqual([]);
+    expect(diagnosticsOf(snippets)).toStrictEqual([]);
+  }, 120_000);
+
+  // The README's snippets are copied by new users: each is a whole module, nothing given.
+  // (test/package.test.ts also type-checks and runs them in a new project with the packed package.)
+  it("every TypeScript block of the README type-checks as written, with nothing declared for it", () => {
+    const snippets = snippetsOf(["README.md"]);
+    expect(snippets.size).toBeGreaterThan(10);
+    const diagnostics = diagnosticsOf(snippets);
+    expect(
+      diagnostics,
+      "a README snippet is a complete program: import and define every name it uses (no prelude declares invokeModel, tools, session…)",
+    ).toStrictEqual([]);
   }, 120_000);
 });
 
-// The names the docs' snippets use without defining them, each standing for what the prose says.
+function snippetsOf(from: readonly string[]): Map<string, string> {
+  const snippets = new Map<string, string>();
+  for (const page of from) {
+    const text = readFileSync(join(root, page), "utf8");
+    for (const match of text.matchAll(/```ts\n([\s\S]*?)```/g)) {
+      const line = text.slice(0, match.index).split("\n").length;
+      snippets.set(
+        join(root, ".doc-snippets", `${page.replace(/[/.]/g, "_")}_${line}.ts`),
+        `${match[1]}\nexport {};\n`,
+      );
+    }
+  }
+  return snippets;
+}
+
+function diagnosticsOf(snippets: ReadonlyMap<string, string>): string[] {
+  return typeCheck(snippets).map((diagnostic) => {
+    const where =
+      diagnostic.file === undefined
+        ? ""
+        : `${diagnostic.file.fileName.slice(root.length + 1)}:${diagnostic.file.getLineAndCharacterOfPosition(diagnostic.start ?? 0).line + 1}: `;
+    return where + ts.flattenDiagnosticMessageText(diagnostic.messageText, "\n");
+  });
+}
+
+// The names the deeper docs' snippets use without defining them, each standing for what the prose says.
 const given = `
 import type { InvokeModel, Session, Tool, ToolDefinition } from "simple-agent-loop";
 import type * as zod from "zod";

@@ -1,10 +1,13 @@
 import { execFile } from "node:child_process";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sse, sseHeaders } from "./providers/replay-server.ts";
 
 const run = promisify(execFile);
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -49,6 +52,7 @@ describe("the packed package, installed into a new project", () => {
       JSON.stringify({ name: "new-project", private: true, type: "module" }),
     );
     const peers = [
+      "@types/node",
       "@modelcontextprotocol/sdk",
       "@opentelemetry/api",
       "@restatedev/restate-sdk",
@@ -124,7 +128,100 @@ describe("the packed package, installed into a new project", () => {
     );
     expect(checked.stdout).toBe("");
   });
+
+  // Node strips a .ts file's types itself from 22.18 / 23.6 on; older Node cannot run them as written.
+  it("type-checks every README snippet as written in a project set up as the README says, and runs each against a stand-in provider", async () => {
+    const [major = 0, minor = 0] = process.versions.node.split(".").map(Number);
+    const runsTypeScript = major > 23 || (major === 23 && minor >= 6) || (major === 22 && minor >= 18);
+    const folder = join(project, "readme");
+    mkdirSync(folder);
+    const provider = await standInAnthropic();
+    try {
+      const snippets = [...readFileSync(join(root, "README.md"), "utf8").matchAll(/```ts\n([\s\S]*?)```/g)].map(
+        (match) => match[1]!,
+      );
+      expect(snippets.length).toBeGreaterThan(10);
+      // The tsconfig tsc --init writes, with the one change the README asks for.
+      const tsc = join(root, "node_modules", "typescript", "bin", "tsc");
+      await run(process.execPath, [tsc, "--init"], { cwd: folder });
+      const config = readFileSync(join(folder, "tsconfig.json"), "utf8");
+      expect(config).toContain('"types": []');
+      writeFileSync(join(folder, "tsconfig.json"), config.replace('"types": []', '"types": ["node"]'));
+      snippets.forEach((snippet, index) => writeFileSync(join(folder, `snippet-${index + 1}.ts`), snippet));
+      const checked = await run(process.execPath, [tsc, "--noEmit", "-p", "."], { cwd: folder }).catch(
+        (error: { stdout: string }) => error,
+      );
+      expect(checked.stdout).toBe("");
+      if (!runsTypeScript) {
+        console.warn(`Node ${process.versions.node} cannot run .ts files: the README snippets were only type-checked`);
+        return;
+      }
+      // What the snippets read: a screenshot (a 1x1 PNG).
+      writeFileSync(
+        join(folder, "screenshot.png"),
+        Buffer.from(
+          "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGD4DwABBAEAwS2OUAAAAABJRU5ErkJggg==",
+          "base64",
+        ),
+      );
+      const environment = Object.fromEntries(
+        Object.entries(process.env).filter(([name]) => !/^(ANTHROPIC_|OPENAI_|GEMINI_|GOOGLE_|SAL_|CI$)/.test(name)),
+      );
+      const failures: string[] = [];
+      for (const [index, snippet] of snippets.entries()) {
+        const file = `snippet-${index + 1}.ts`;
+        await run(process.execPath, [file], {
+          cwd: folder,
+          timeout: 60_000,
+          env: { ...environment, ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: provider.url },
+        }).catch((error: { stderr?: string; message: string }) =>
+          failures.push(`${file}: ${error.stderr ?? error.message}\n${snippet}`),
+        );
+      }
+      expect(failures).toStrictEqual([]);
+      expect(provider.requests()).toBeGreaterThan(5);
+    } finally {
+      await provider.close();
+    }
+  }, 300_000);
 });
+
+// An Anthropic Messages endpoint that answers every request with one short text (valid JSON, so
+// the structured-output snippet gets what it asks for).
+async function standInAnthropic(): Promise<{ url: string; requests: () => number; close: () => Promise<void> }> {
+  let count = 0;
+  const server = createServer((request, reply) => {
+    request.resume();
+    request.on("end", () => {
+      count++;
+      reply.writeHead(200, sseHeaders);
+      const text = JSON.stringify({ score: 1, reason: "the sky is blue" });
+      for (const chunk of sse(
+        [
+          {
+            type: "message_start",
+            message: { id: `msg_${count}`, model: "claude-sonnet-4-5", usage: { input_tokens: 10, output_tokens: 1 } },
+          },
+          { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } },
+          { type: "content_block_delta", index: 0, delta: { type: "text_delta", text } },
+          { type: "content_block_stop", index: 0 },
+          { type: "message_delta", delta: { stop_reason: "end_turn" }, usage: { output_tokens: 12 } },
+          { type: "message_stop" },
+        ],
+        { withEventNames: true },
+      ))
+        reply.write(chunk);
+      reply.end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests: () => count,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
 
 /** npm without the repository's own PATH tweaks: quiet, and never asking. */
 function npmEnvironment(): NodeJS.ProcessEnv {
