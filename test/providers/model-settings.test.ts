@@ -204,10 +204,16 @@ describe("prompt caching: breakpoints and keys", () => {
     expect(long.system?.at(-1)).toHaveProperty("cache_control", { type: "ephemeral", ttl: "1h" });
   });
 
-  it("bedrock: cache points for Claude by default (none for other models unless asked), one hour when long", () => {
+  it("bedrock: cache points for Claude by default on tools, system, the last message and the one that ended the previous request (none for other models unless asked), one hour when long", () => {
     const points = (request: unknown): string[] =>
       [...JSON.stringify(request).matchAll(/"cachePoint":(\{[^}]*\})/g)].map((match) => match[1]!);
-    expect(points(toBedrockRequest(session, [lookup], { model: "us.anthropic.claude-x" }))).toHaveLength(3);
+    const claude = toBedrockRequest(session, [lookup], { model: "us.anthropic.claude-x" });
+    expect(points(claude)).toHaveLength(4);
+    expect(claude.messages.map((message) => message.content.some((block) => "cachePoint" in block))).toStrictEqual([
+      true,
+      false,
+      true,
+    ]);
     expect(points(toBedrockRequest(session, [lookup], { model: "amazon.nova-pro" }))).toHaveLength(0);
     expect(
       points(
@@ -217,6 +223,7 @@ describe("prompt caching: breakpoints and keys", () => {
         }),
       ),
     ).toStrictEqual([
+      '{"type":"default","ttl":"1h"}',
       '{"type":"default","ttl":"1h"}',
       '{"type":"default","ttl":"1h"}',
       '{"type":"default","ttl":"1h"}',

@@ -364,12 +364,16 @@ function historyToolSpecs(messages: readonly BedrockMessage[]): Block[] {
 }
 
 // Caching reads the longest cached prefix: tools, then system, then messages. A cache point after
-// each, and on the last message, lets each turn reuse the previous turn's prefix.
+// each, and on the last message, lets each turn reuse the previous turn's prefix; one more on the
+// message that ended the previous request (two back: an answer and its results came since), so a
+// turn that added more blocks than the cache looks back still reads what that request wrote. Four
+// in all, the limit.
 function addCachePoints(request: BedrockRequest, long: boolean): void {
   const cachePoint = (): Block => ({ cachePoint: long ? { type: "default", ttl: "1h" } : { type: "default" } });
   request.toolConfig?.tools.push(cachePoint());
   request.system?.push(cachePoint());
-  request.messages[request.messages.length - 1]?.content.push(cachePoint());
+  const { messages } = request;
+  for (const back of [3, 1]) messages[messages.length - back]?.content.push(cachePoint());
 }
 
 /** A content block of a Converse response (the fields this adapter reads). */
