@@ -6,7 +6,7 @@ import type { AgentEvent } from "../loop/events.ts";
 import { isModelMessage, type JsonValue, type ModelMessage, type Usage } from "../session.ts";
 import { AgentError, describeValue } from "../errors.ts";
 import { checkBoolean } from "../numeric-options.ts";
-import { addUsage, fail, outputMessages, setUsage } from "./span-attributes.ts";
+import { addUsage, fail, outputMessages, setUsage, toolCallResult } from "./span-attributes.ts";
 
 /** The parts of `@opentelemetry/api` the observer uses (the module namespace itself fits). */
 export type OtelApi = { trace: Pick<TraceAPI, "getTracer" | "setSpan">; context: Pick<ContextAPI, "active"> };
@@ -46,9 +46,16 @@ export type OtelObserverOptions = {
   /**
    * Record content (opt-in in the conventions: it may hold sensitive data): tool inputs and
    * outputs as `gen_ai.tool.call.arguments` / `gen_ai.tool.call.result`, and each model call's
-   * response as `gen_ai.output.messages`. Default `false`.
+   * response as `gen_ai.output.messages`. A result with images or files is recorded as the
+   * conventions' message parts (`text`, `blob`, `uri`), a blob without its bytes (`content: ""`,
+   * `size` in bytes) unless `recordMediaData` is on. Default `false`.
    */
   recordContent?: boolean;
+  /**
+   * With `recordContent`, keep the base64 of images and files in the recorded parts too (a 1 MB
+   * screenshot adds 1.4 MB to the span; most backends cap attributes well below that). Default `false`.
+   */
+  recordMediaData?: boolean;
 };
 
 /** An event listener: pass `onEvent` (or the observer itself, which is the same function) as the loop's `onEvent`. */
@@ -87,7 +94,16 @@ export function otelObserver(options: OtelObserverOptions = {}): OtelObserver {
   const api = options.api ?? installedApi;
   if (api === undefined) return Object.assign(noop, { onEvent: noop });
   const tracer = options.tracer ?? api.trace.getTracer("simple-agent-loop");
-  const state = runState({ api, tracer, options, recordContent: options.recordContent === true }, options);
+  const state = runState(
+    {
+      api,
+      tracer,
+      options,
+      recordContent: options.recordContent === true,
+      mediaData: options.recordMediaData === true,
+    },
+    options,
+  );
   const onEvent = (event: AgentEvent): void => {
     try {
       onRunEvent(state, event);
@@ -105,6 +121,7 @@ function checkObserverOptions(options: OtelObserverOptions): void {
   if (typeof options !== "object" || options === null)
     throw new AgentError(`otelObserver: options must be an object; got ${describeValue(options)}`);
   checkBoolean("otelObserver: recordContent", options.recordContent);
+  checkBoolean("otelObserver: recordMediaData", options.recordMediaData);
   for (const key of ["agentName", "model", "provider", "conversationId"] as const) {
     const value: unknown = options[key];
     if (value !== undefined && typeof value !== "string")
@@ -122,7 +139,14 @@ const SPAN_KIND_CLIENT = 2;
 type EventOf<Type extends AgentEvent["type"]> = Extract<AgentEvent, { type: Type }>;
 
 /** What every run of one observer shares: the API, the tracer and the options it was made with. */
-type Tracing = { api: OtelApi; tracer: Tracer; options: OtelObserverOptions; recordContent: boolean };
+type Tracing = {
+  api: OtelApi;
+  tracer: Tracer;
+  options: OtelObserverOptions;
+  recordContent: boolean;
+  /** Base64 of images and files kept in recorded parts (`recordMediaData`). */
+  mediaData: boolean;
+};
 
 /** The settings of one run's spans: the options' for the top-level run, the `agents` entry's for a subagent. */
 type RunSettings = Pick<OtelObserverOptions, "agentName" | "model" | "provider" | "conversationId" | "parentContext">;
@@ -349,9 +373,9 @@ function endPausedTool(state: RunState, event: EventOf<"tool-approval-request">)
 function endTool(state: RunState, event: EventOf<"tool-execution-end">): void {
   const tool = removeTool(state, event.id);
   if (tool === undefined) return;
-  const { recordContent } = state.tracing;
-  const { output, isError } = event.result;
-  const text = typeof output === "string" ? output : JSON.stringify(output);
+  const { recordContent, mediaData } = state.tracing;
+  const { isError } = event.result;
+  const text = toolCallResult(event.result, mediaData);
   if (recordContent) tool.span.setAttribute("gen_ai.tool.call.result", text);
   // A tool's error text is content (it can echo a file, a command's output, the input).
   if (isError === true)

@@ -1,7 +1,8 @@
 // How the loop's data maps onto GenAI semantic-convention attributes. Types only from
 // `@opentelemetry/api`, like the observer: it is an optional peer dependency.
 import type { Span } from "@opentelemetry/api";
-import type { ModelMessage, StopReason, Usage } from "../session.ts";
+import { base64Size, type ContentPart } from "../content-parts.ts";
+import type { ModelMessage, StopReason, ToolResultMessage, Usage } from "../session.ts";
 
 const STATUS_ERROR = 2;
 
@@ -80,4 +81,40 @@ function finishReason(stopReason: StopReason | undefined, hasToolCalls: boolean)
     default:
       return stopReason;
   }
+}
+
+/**
+ * `gen_ai.tool.call.result` of a tool call: its output as text, or, for a result with content
+ * parts, the parts as the conventions' message parts (`genAiParts`).
+ */
+export function toolCallResult(result: ToolResultMessage, mediaData: boolean): string {
+  if (result.content !== undefined) return JSON.stringify(genAiParts(result.content, mediaData));
+  return typeof result.output === "string" ? result.output : JSON.stringify(result.output);
+}
+
+/** A part as the GenAI conventions' input/output message schemas shape it. */
+export type GenAiPart =
+  | { type: "text"; content: string }
+  | { type: "blob"; modality: string; mime_type: string; content: string; size?: number }
+  | { type: "uri"; modality: string; mime_type?: string; uri: string };
+
+/**
+ * Content parts as the conventions' message parts: text as `text`, inline data as `blob`
+ * (`modality` `image`, or `document` for files, which the conventions' list leaves open) and a URL
+ * as `uri`. A blob's base64 is kept only with `mediaData`: otherwise `content` is empty and `size`
+ * says how many bytes were left out, so a trace never carries megabytes of screenshots.
+ */
+export function genAiParts(parts: readonly ContentPart[], mediaData: boolean): GenAiPart[] {
+  return parts.map((part): GenAiPart => {
+    if (part.type === "text") return { type: "text", content: part.text };
+    const modality = part.type === "image" ? "image" : "document";
+    if ("url" in part) {
+      const uri: GenAiPart = { type: "uri", modality, uri: part.url };
+      if (part.mediaType !== undefined) uri.mime_type = part.mediaType;
+      return uri;
+    }
+    return mediaData
+      ? { type: "blob", modality, mime_type: part.mediaType, content: part.data }
+      : { type: "blob", modality, mime_type: part.mediaType, content: "", size: base64Size(part.data) };
+  });
 }
