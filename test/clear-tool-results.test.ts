@@ -10,6 +10,7 @@ import {
   tool,
   type AgentEvent,
   type InvokeModel,
+  type Message,
   type ModelMessage,
   type Session,
   type ToolResultMessage,
@@ -205,5 +206,107 @@ describe("clearToolResults", () => {
     expect(() => clearToolResults({ batch: 0 })).toThrow(/batch/);
     expect(() => clearToolResults({ keepLast: -1 })).toThrow(/keepLast/);
     expect(() => clearToolResults({ minChars: Number.NaN })).toThrow(/minChars/);
+  });
+});
+
+describe("the loop's clearer reads only what is new, and clears exactly what a fresh read would", () => {
+  it("reads the session again when messages it read were removed or replaced behind it", async () => {
+    const { createClearer } = await import("../src/loop/clear-tool-results.ts");
+    const turn = (id: string, size: number): Message[] => [
+      { type: "tool_call", id, name: "read", input: {} },
+      { type: "tool_result", id, output: `${id}:`.padEnd(size, "x") },
+    ];
+    const ids = (session: Session): string[] =>
+      session.messages.flatMap((message) =>
+        "type" in message && message.type === "tool_result" && message.kept === "cleared" ? [message.id] : [],
+      );
+    const options = { keepLast: 1, minChars: 50, batch: 4 };
+    // Removed: the first turn leaves; what the clearer had read shifts to lower places.
+    const clearer = createClearer(options);
+    const session: Session = {
+      messages: [{ role: "system", content: "s" }, ...turn("r1", 100), ...turn("r2", 100), ...turn("r3", 100)],
+    };
+    expect(clearer(session, "before-call")).toBe(0);
+    session.messages.splice(1, 2);
+    session.messages.push(...turn("r4", 100), ...turn("r5", 100), ...turn("r6", 10), ...turn("r7", 100));
+    expect(clearer(session, "before-call")).toBe(4);
+    expect(ids(session)).toStrictEqual(["r2", "r3", "r4", "r5"]);
+    // Replaced: a result read as clearable is replaced by a short one before the batch is due.
+    const again = createClearer(options);
+    const other: Session = {
+      messages: [{ role: "system", content: "s" }, ...turn("q1", 100), ...turn("q2", 100), ...turn("q3", 100)],
+    };
+    expect(again(other, "before-call")).toBe(0);
+    other.messages[2] = { type: "tool_result", id: "q1", output: "short" };
+    other.messages.push(...turn("q4", 100), ...turn("q5", 100));
+    expect(again(other, "before-call")).toBe(0);
+    other.messages.push(...turn("q6", 100));
+    expect(again(other, "before-call")).toBe(4);
+    expect(ids(other)).toStrictEqual(["q2", "q3", "q4", "q5"]);
+  });
+
+  it("over random sessions grown, cut and rewritten between calls, it matches a clearer made anew each call", async () => {
+    const { createClearer } = await import("../src/loop/clear-tool-results.ts");
+    let seed = 11;
+    const random = (below: number): number => (seed = (seed * 1103515245 + 12345) % 2147483648) % below;
+    for (let trial = 0; trial < 200; trial++) {
+      const options = { keepLast: random(4), minChars: 50, batch: 1 + random(4) };
+      const incremental = createClearer(options);
+      const kept: Session = { messages: [{ role: "system", content: "s" }] };
+      const fresh: Session = structuredClone(kept);
+      let id = 0;
+      for (let step = 0; step < 40; step++) {
+        const change = random(10);
+        const both = (apply: (session: Session) => void): void => {
+          apply(kept);
+          apply(fresh);
+        };
+        if (change < 6) {
+          // A turn: one or two calls and their results, short or long, sometimes search_tools or content.
+          const calls = 1 + random(2);
+          const made: { id: string; name: string; size: number; parts: boolean }[] = [];
+          for (let call = 0; call < calls; call++)
+            made.push({
+              id: `c${++id}`,
+              name: random(8) === 0 ? "search_tools" : "read",
+              size: random(2) === 0 ? 10 : 100,
+              parts: random(10) === 0,
+            });
+          both((session) => {
+            for (const call of made)
+              session.messages.push({ type: "tool_call", id: call.id, name: call.name, input: {} });
+            for (const call of made)
+              session.messages.push({
+                type: "tool_result",
+                id: call.id,
+                output: "x".repeat(call.size),
+                ...(call.parts ? { content: [{ type: "text" as const, text: "x".repeat(call.size) }] } : {}),
+              });
+          });
+        } else if (change < 7) both((session) => session.messages.push({ role: "user", content: "more" }));
+        else if (change < 8 && kept.messages.length > 3) {
+          // A strategy removed some early messages (a sliding window: whole turns, no result without its call).
+          let count = 1 + random(Math.min(4, kept.messages.length - 2));
+          while (
+            1 + count < kept.messages.length &&
+            "type" in kept.messages[1 + count]! &&
+            (kept.messages[1 + count] as { type: string }).type === "tool_result"
+          )
+            count++;
+          both((session) => session.messages.splice(1, count));
+        } else if (change < 9 && kept.messages.length > 2) {
+          // A strategy replaced a message by another object: a user message by a summary, a result by a copy.
+          const index = 1 + random(kept.messages.length - 1);
+          const message = kept.messages[index]!;
+          if ("role" in message)
+            both((session) => (session.messages[index] = { role: "user", content: `summary ${index}` }));
+          else if (message.type === "tool_result") both((session) => (session.messages[index] = { ...message }));
+        }
+        const reason = random(12) === 0 ? "overflow" : "before-call";
+        const counts = [incremental(kept, reason), createClearer(options)(fresh, reason)];
+        expect(counts[0], `trial ${trial} step ${step}`).toBe(counts[1]);
+        expect(kept.messages).toStrictEqual(fresh.messages);
+      }
+    }
   });
 });

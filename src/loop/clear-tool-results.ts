@@ -36,6 +36,10 @@ export function clearToolResults(options: ClearToolResultsOptions = {}): Compact
 /**
  * `clearToolResults` as the loop runs it by default, synchronously before each call: clears the
  * batch once it is due (at once when `reason` is `overflow`). Returns how many results it cleared.
+ * Incremental: it remembers how far it has looked and which results it found clearable, so each
+ * call reads only the messages that left the last `keepLast` results since the one before
+ * (the session is read again from its start only when it changed behind it: messages removed or
+ * replaced). Use one per session.
  */
 export function createClearer(
   options: ClearToolResultsOptions = {},
@@ -46,46 +50,80 @@ export function createClearer(
   const keepLast = options.keepLast ?? 3;
   const minChars = options.minChars ?? 2000;
   const batch = options.batch ?? 10;
+  let scan = emptyScan();
   return (session, reason) => {
-    const clearable = clearableResults(session.messages, keepLast, minChars);
+    const { messages } = session;
+    if (!scan.holds(messages)) scan = emptyScan();
+    scan.advance(messages, startOfLastResults(messages, keepLast, scan.scanned), minChars);
+    const clearable = scan.clearable;
     if (clearable.length === 0 || (clearable.length < batch && reason !== "overflow")) return 0;
     for (const { index, toolName } of clearable) clear(session, index, toolName);
+    scan.cleared(messages);
     return clearable.length;
   };
 }
 
 const details = { strategy: "clear-tool-results" };
 
-// The clearable results, oldest first, with the name of the tool that gave each.
-function clearableResults(
-  messages: readonly Message[],
-  keepLast: number,
-  minChars: number,
-): { index: number; toolName: string }[] {
-  const recentFrom = startOfLastResults(messages, keepLast);
+type Clearable = { index: number; toolName: string; message: Message };
+
+// What a clearer has read of a session: messages before `scanned` are classified, the clearable
+// ones listed (oldest first, each with the object it saw, to notice a replacement), and the tool
+// names of calls whose results are not read yet.
+function emptyScan() {
+  let scanned = 0;
+  let last: Message | undefined;
+  let clearable: Clearable[] = [];
   const names = new Map<string, string>();
-  const clearable: { index: number; toolName: string }[] = [];
-  for (let index = 0; index < recentFrom; index++) {
-    const message = messages[index]!;
-    if (!("type" in message)) continue;
-    if (message.type === "tool_call") names.set(message.id, message.name);
-    // Content parts (images, files) are what the model is shown of such a result: not plain output to clear.
-    if (message.type !== "tool_result" || message.kept === "cleared" || message.content !== undefined) continue;
-    const toolName = names.get(message.id) ?? "a tool";
-    if (toolName === searchToolsName || !longerThan(message, minChars)) continue;
-    clearable.push({ index, toolName });
-  }
-  return clearable;
+  return {
+    get scanned() {
+      return scanned;
+    },
+    get clearable(): readonly Clearable[] {
+      return clearable;
+    },
+    /** Whether what was read is still the session's: nothing removed or replaced behind the scan. */
+    holds(messages: readonly Message[]): boolean {
+      if (scanned === 0) return true;
+      if (messages.length < scanned || messages[scanned - 1] !== last) return false;
+      return clearable.every((entry) => messages[entry.index] === entry.message);
+    },
+    /** Reads the messages from where it stopped up to `end`. */
+    advance(messages: readonly Message[], end: number, minChars: number): void {
+      for (let index = scanned; index < end; index++) {
+        const message = messages[index]!;
+        if (!("type" in message)) continue;
+        if (message.type === "tool_call") names.set(message.id, message.name);
+        if (message.type !== "tool_result") continue;
+        const toolName = names.get(message.id) ?? "a tool";
+        names.delete(message.id);
+        // Content parts (images, files) are what the model is shown of such a result: not plain output to clear.
+        if (message.kept === "cleared" || message.content !== undefined) continue;
+        if (toolName === searchToolsName || !longerThan(message, minChars)) continue;
+        clearable.push({ index, toolName, message });
+      }
+      if (end > scanned) {
+        scanned = end;
+        last = messages[end - 1];
+      }
+    },
+    /** The listed results were cleared (replaced by placeholders): nothing is clearable now. */
+    cleared(messages: readonly Message[]): void {
+      clearable = [];
+      last = messages[scanned - 1];
+    },
+  };
 }
 
-// The index of the first of the last `keepLast` tool results (the length when `keepLast` is 0).
-function startOfLastResults(messages: readonly Message[], keepLast: number): number {
+// The index of the first of the last `keepLast` tool results (the length when `keepLast` is 0),
+// looking back no further than `stop`: everything before it was read already.
+function startOfLastResults(messages: readonly Message[], keepLast: number, stop: number): number {
   let seen = 0;
-  for (let index = messages.length - 1; index >= 0; index--) {
+  for (let index = messages.length - 1; index >= stop; index--) {
     const message = messages[index]!;
     if ("type" in message && message.type === "tool_result" && ++seen > keepLast) return index + 1;
   }
-  return 0;
+  return stop;
 }
 
 function longerThan(result: ToolResultMessage, minChars: number): boolean {
