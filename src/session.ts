@@ -298,7 +298,7 @@ export type SessionListener = (message: Message, session: Session) => void;
  * A change to a session, as listeners see it. Sessions grow by `append`; the library changes a
  * stored message only by `replace` (compaction puts a shortened copy in its place) or `update`
  * (fields set on it in place: approval marks and decisions), and removes messages only by
- * `splice` (a compaction strategy summarizing or dropping older turns).
+ * `splice` (a compaction strategy summarizing or dropping older turns, or a rewind).
  */
 export type SessionChange =
   /**
@@ -323,14 +323,16 @@ export type SessionChange =
   | { type: "keep"; id: string; output: JsonValue }
   /**
    * `removed` messages at `index` were replaced by `inserted` (a summary, or nothing: a sliding
-   * window). `details` says why, for the record (a summary's tokens before and after…).
+   * window), or, with `reason: "rewind"`, the conversation went back to before a user message
+   * (`removed` is everything from it on). `details` says why, for the record (a summary's tokens
+   * before and after…).
    */
   | {
       type: "splice";
       index: number;
       removed: Message[];
       inserted: Message[];
-      reason: "compaction";
+      reason: "compaction" | "rewind";
       details?: JsonObject;
     };
 

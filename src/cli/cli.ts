@@ -2,11 +2,13 @@ import { homedir } from "node:os";
 import { describeContent, type ContentPart } from "../content-parts.ts";
 import { errorMessage } from "../errors.ts";
 import type { Message } from "../session.ts";
+import { blobDirectory, fileBlobStore } from "../store/blobs.ts";
 import { closeSession } from "../store/index.ts";
 import type { Tool } from "../tools/tool.ts";
 import { createStyle, useColor, type Style } from "./ansi.ts";
 import { cliVersion, parseCliArgs, usage, type RunArgs } from "./args.ts";
 import { askMcpTrust } from "./ask-mcp-trust.ts";
+import { checkpointRecorder } from "./checkpoints.ts";
 import { runCassetteCommand } from "./cassette-command.ts";
 import { cassette } from "../testing/cassette.ts";
 import { existsSync } from "node:fs";
@@ -92,13 +94,28 @@ async function runAgent(args: RunArgs, io: CliIo): Promise<number> {
     const style = createStyle(!args.json && useColor(io.stdout, io.env));
     announce(io, args.json, style, { version: setup.version, workspace, selected: setup.selected, opened });
     const mcp = await connectMcp(args, io, setup, style, shutdown);
-    const files = createWorkspace(workspace);
+    // Every write and edit keeps what it replaced in the session's blobs, for a rewind.
+    const checkpoints = checkpointRecorder(fileBlobStore(blobDirectory(opened.path), { sync: true }));
+    const files = createWorkspace(workspace, { onFileChange: checkpoints.onFileChange });
     const tools = [...codingTools(workspace, { workspace: files }), ...mcp.tools];
     warnUnknownAllowed(args, io, tools);
     const output = args.json
       ? jsonOutput(io.stdout, { sessionId: opened.id })
       : terminalOutput(io.stdout, io.stderr, style);
-    const context = taskContext({ args, io, setup, opened, style, shutdown, interrupts, mcp, tools, output, files });
+    const context = taskContext({
+      args,
+      io,
+      setup,
+      opened,
+      style,
+      shutdown,
+      interrupts,
+      mcp,
+      tools,
+      output,
+      files,
+      checkpoints,
+    });
     // No task means stdin is a terminal (otherwise the task came from stdin), so there is input.
     const code =
       setup.task !== undefined
@@ -235,11 +252,12 @@ type TaskParts = {
   output: TaskOutput;
   /** What the file tools share; attachments use it too. */
   files: Workspace;
+  checkpoints: ReturnType<typeof checkpointRecorder>;
 };
 
 /** What every task of this process runs with: the model, the tools behind the permission hook, the output, interrupts. */
 function taskContext(parts: TaskParts): TaskContext {
-  const { args, io, setup, opened, style, shutdown, interrupts, mcp, tools, output, files } = parts;
+  const { args, io, setup, opened, style, shutdown, interrupts, mcp, tools, output, files, checkpoints } = parts;
   const { input, workspace } = setup;
   let taskSignal = AbortSignal.abort();
   const interrupt = (): void => interrupts.handler?.();
@@ -276,6 +294,7 @@ function taskContext(parts: TaskParts): TaskContext {
         }),
         check: (call) => checkToolCall(tools, call),
       }),
+      afterToolCall: ({ result }) => checkpoints.attach(result),
     },
     watchInterrupts: (handler) => watchInterrupts(handler, input, (next) => (interrupts.handler = next)),
     onTaskStart: (signal) => (taskSignal = signal),

@@ -43,21 +43,25 @@ export function editTool(workspace: Workspace, limits: { maxFileBytes?: number }
       additionalProperties: false,
     },
     eager: false,
-    handler: async (input) => {
+    handler: async (input, context) => {
       const edit = input as EditInput;
       return workspace.writes(async () => {
         // Read, matched and written through one descriptor: the file edited is the file checked.
-        const { file, target, content, index, search, replacement } = await planEdit(
+        const { file, target, bytes, content, index, search, replacement } = await planEdit(
           workspace,
           edit,
           "update",
           maxFileBytes,
         );
         try {
-          await replaceContent(
-            file.handle,
-            content.slice(0, index) + replacement + content.slice(index + search.length),
-          );
+          const edited = Buffer.from(content.slice(0, index) + replacement + content.slice(index + search.length));
+          workspace.onFileChange?.({
+            callId: context.id,
+            path: target.display,
+            previous: { type: "content", bytes },
+            content: edited,
+          });
+          await replaceContent(file.handle, edited);
           workspace.seen.record(target.absolute, await file.handle.stat());
         } finally {
           await file.close();
@@ -75,6 +79,8 @@ type EditInput = { path: string; oldText: string; newText: string };
 type PlannedEdit = {
   file: OpenedEntry;
   target: WorkspacePath;
+  /** The file as read, byte for byte (`content` is its text). */
+  bytes: Uint8Array;
   content: string;
   index: number;
   search: string;
@@ -114,7 +120,8 @@ async function planEdit(
     if (oldText === newText) throw new Error("oldText and newText are the same; there is nothing to change");
     if (stats.size > maxFileBytes)
       throw new Error(`${target.display} is too large to edit (${stats.size} bytes); use bash (sed) to change it`);
-    const content = (await readAt(file.handle, 0, stats.size)).toString("utf8");
+    const bytes = await readAt(file.handle, 0, stats.size);
+    const content = bytes.toString("utf8");
     // The text as given first; in a file with CRLF line endings, then with its newlines made CRLF.
     let search = oldText;
     let replacement = newText;
@@ -135,7 +142,7 @@ async function planEdit(
         `oldText matches ${count} places in ${target.display} (lines ${lines.join(", ")}${matches.length > 10 ? ", …" : ""}); include more surrounding text to make it unique`,
       );
     }
-    return { file, target, content, index: matches[0]!, search, replacement };
+    return { file, target, bytes, content, index: matches[0]!, search, replacement };
   } catch (error) {
     await file.close();
     throw error;

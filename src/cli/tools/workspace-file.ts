@@ -1,5 +1,17 @@
 import { constants, existsSync, type Dirent, type Stats } from "node:fs";
-import { mkdir, open, readdir, readlink, realpath, stat, type FileHandle } from "node:fs/promises";
+import { randomBytes } from "node:crypto";
+import {
+  lstat,
+  mkdir,
+  open,
+  readdir,
+  readlink,
+  realpath,
+  rename,
+  stat,
+  unlink,
+  type FileHandle,
+} from "node:fs/promises";
 import { basename, dirname, join, relative, sep } from "node:path";
 import { codeOf, isInside, type WorkspacePath } from "./workspace-path.ts";
 
@@ -67,26 +79,107 @@ export async function createInWorkspace(root: string, target: WorkspacePath): Pr
     const handle = await createOrOpen(target.absolute, target.display);
     return verified(root, handle.handle, target, handle.created);
   }
-  let directory = await openOrExplain(root, directoryFlags, ".");
+  const directory = await openDirectoryChain(root, parent);
   try {
-    const parts = relative(root, parent)
-      .split(sep)
-      .filter((part) => part !== "");
-    for (const [index, part] of parts.entries()) {
-      const shown = parts.slice(0, index + 1).join("/");
-      const name = join(descriptorPath(directory), part);
-      await mkdir(name).catch((error: unknown) => {
-        if (codeOf(error) !== "EEXIST") throw error;
-      });
-      const next = await openOrExplain(name, directoryFlags, shown);
-      await directory.close();
-      directory = next;
-    }
-    await verifyLocation(root, directory, relative(root, parent) || ".");
     const opened = await createOrOpen(join(descriptorPath(directory), basename(target.absolute)), target.display);
     return await verified(root, opened.handle, target, opened.created);
   } finally {
     await directory.close();
+  }
+}
+
+/**
+ * Replaces the file at `target` with `bytes` atomically: they are written to a new temporary file
+ * beside it, forced to the disk, and renamed over the name, so a crash leaves the old file or the
+ * new one, never a mix. Missing parent directories are created, inside verified directories as
+ * `createInWorkspace` does; a symbolic link at the name is replaced, never followed; the mode of
+ * the file replaced is kept. For a rewind putting back what a file held.
+ */
+export async function replaceInWorkspace(root: string, target: WorkspacePath, bytes: Uint8Array): Promise<void> {
+  await inParentDirectory(root, target, async (directory, name) => {
+    const mode = await lstat(join(directory, name)).then(
+      (stats) => (stats.isFile() ? stats.mode & 0o7777 : undefined),
+      () => undefined,
+    );
+    const temporary = join(directory, `.${name}.${randomBytes(6).toString("hex")}.tmp`);
+    const handle = await open(
+      temporary,
+      constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+      0o666,
+    );
+    try {
+      try {
+        if (mode !== undefined) await handle.chmod(mode);
+        for (let written = 0; written < bytes.length;)
+          written += (await handle.write(bytes, written, bytes.length - written, written)).bytesWritten;
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      await rename(temporary, join(directory, name));
+    } catch (error) {
+      await unlink(temporary).catch(() => undefined);
+      throw explainOpenError(error, target.display);
+    }
+  });
+}
+
+/** Removes the file (or the symbolic link: never its target) at `target`, through its verified directory. */
+export async function removeInWorkspace(root: string, target: WorkspacePath): Promise<void> {
+  await inParentDirectory(root, target, async (directory, name) => {
+    await unlink(join(directory, name)).catch((error: unknown) => {
+      if (codeOf(error) !== "ENOENT") throw explainOpenError(error, target.display);
+    });
+  });
+}
+
+// Runs `change` with the verified parent directory of `target` (a path to reach it by) and the
+// file's name in it, then forces the directory's entries to the disk.
+async function inParentDirectory(
+  root: string,
+  target: WorkspacePath,
+  change: (directory: string, name: string) => Promise<void>,
+): Promise<void> {
+  const parent = dirname(target.absolute);
+  const name = basename(target.absolute);
+  if (!hasDescriptorPaths()) {
+    await mkdir(parent, { recursive: true });
+    await change(parent, name);
+    return;
+  }
+  const directory = await openDirectoryChain(root, parent);
+  try {
+    await change(descriptorPath(directory), name);
+    await directory.sync().catch(() => undefined);
+  } finally {
+    await directory.close();
+  }
+}
+
+// Opens `directory` (inside `root`) one component at a time from `root`, each by name relative to
+// the one before (O_DIRECTORY|O_NOFOLLOW through /proc/self/fd), creating the missing ones, and
+// verifies where it ended. Linux only; the caller closes the descriptor.
+async function openDirectoryChain(root: string, directory: string): Promise<FileHandle> {
+  let opened = await openOrExplain(root, directoryFlags, ".");
+  try {
+    const parts = relative(root, directory)
+      .split(sep)
+      .filter((part) => part !== "");
+    for (const [index, part] of parts.entries()) {
+      const shown = parts.slice(0, index + 1).join("/");
+      const name = join(descriptorPath(opened), part);
+      await mkdir(name).catch((error: unknown) => {
+        if (codeOf(error) !== "EEXIST") throw error;
+      });
+      const next = await openOrExplain(name, directoryFlags, shown);
+      await opened.close();
+      opened = next;
+    }
+    await verifyLocation(root, opened, relative(root, directory) || ".");
+    return opened;
+  } catch (error) {
+    await opened.close();
+    throw error;
   }
 }
 

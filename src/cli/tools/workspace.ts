@@ -12,6 +12,23 @@ export type Workspace = {
   seen: FileVersions;
   /** `write` and `edit` run through it one at a time, even when the model calls several at once. */
   writes: SerialQueue;
+  /**
+   * Told of each change `write` and `edit` are about to make, before the file is touched (a
+   * checkpoint to rewind to must be kept before what it undoes happens). Throwing stops the change.
+   */
+  onFileChange?: (change: FileChange) => void;
+};
+
+/**
+ * A change a file tool makes: call `callId` sets `path` (relative to the workspace) to `content`;
+ * `previous` is what the file held: nothing (`absent`: the tool creates it), its bytes, or only its
+ * size when it is larger than the tools keep (`too-large`).
+ */
+export type FileChange = {
+  callId: string;
+  path: string;
+  previous: { type: "absent" } | { type: "content"; bytes: Uint8Array } | { type: "too-large"; size: number };
+  content: Uint8Array;
 };
 
 /** The version of each file the model has seen (read, or written itself), by absolute real path. */
@@ -21,8 +38,13 @@ export type FileVersions = {
   check: (path: string, stats: Stats) => "unread" | "changed" | "current";
 };
 
-export function createWorkspace(root: string): Workspace {
-  return { root, seen: fileVersions(), writes: serialQueue() };
+export function createWorkspace(
+  root: string,
+  options: { onFileChange?: (change: FileChange) => void } = {},
+): Workspace {
+  const workspace: Workspace = { root, seen: fileVersions(), writes: serialQueue() };
+  if (options.onFileChange !== undefined) workspace.onFileChange = options.onFileChange;
+  return workspace;
 }
 
 function fileVersions(): FileVersions {

@@ -2,9 +2,9 @@ import { stat } from "node:fs/promises";
 import { sep } from "node:path";
 import { tool } from "../../tools/tool.ts";
 import type { CheckedTool } from "./pre-check.ts";
-import { createInWorkspace, replaceContent } from "./workspace-file.ts";
+import { createInWorkspace, readAt, replaceContent, type OpenedEntry } from "./workspace-file.ts";
 import { resolveInWorkspace } from "./workspace-path.ts";
-import type { Workspace } from "./workspace.ts";
+import type { FileChange, Workspace } from "./workspace.ts";
 
 /**
  * `write`: creates a file (and its missing parent directories) or replaces all of it, inside the
@@ -37,14 +37,21 @@ export function writeTool(workspace: Workspace): CheckedTool {
       additionalProperties: false,
     },
     eager: false,
-    handler: async (input) => {
+    handler: async (input, context) => {
       const { path, content } = input as { path: string; content: string };
       return workspace.writes(async () => {
         const target = await targetOf(workspace, path);
         const file = await createInWorkspace(workspace.root, target);
         try {
           if (file.stats.isDirectory()) throw new Error(`${target.display} is a directory`);
-          await replaceContent(file.handle, content);
+          const bytes = Buffer.from(content);
+          workspace.onFileChange?.({
+            callId: context.id,
+            path: target.display,
+            previous: await previousContent(file),
+            content: bytes,
+          });
+          await replaceContent(file.handle, bytes);
           workspace.seen.record(target.absolute, await file.handle.stat());
         } finally {
           await file.close();
@@ -56,6 +63,17 @@ export function writeTool(workspace: Workspace): CheckedTool {
   });
   return { ...writer, check };
 }
+
+// What the file held before this write: a file it created was not there.
+async function previousContent(file: OpenedEntry): Promise<FileChange["previous"]> {
+  if (file.created) return { type: "absent" };
+  const { size } = file.stats;
+  if (size > maxKeptBytes) return { type: "too-large", size };
+  return { type: "content", bytes: await readAt(file.handle, 0, size) };
+}
+
+// The previous content kept for a rewind, at most: as much as `edit` changes.
+const maxKeptBytes = 20_000_000;
 
 async function targetOf(workspace: Workspace, path: string): ReturnType<typeof resolveInWorkspace> {
   if (path.endsWith("/") || path.endsWith(sep)) throw new Error(`${path} ends with /: give the path of a file`);

@@ -1,0 +1,69 @@
+import type { Message, ToolResultMessage } from "../session.ts";
+import { blobHash, isBlobHash, type BlobStore } from "../store/blobs.ts";
+import type { FileChange } from "./tools/workspace.ts";
+
+/**
+ * What a `write` or `edit` changed, recorded on its `tool_result` as `checkpoint` (metadata, never
+ * sent to a model): `path` relative to the workspace; `before`, what the file held: its content
+ * as a blob of the session's blob store (`blob`: its SHA-256), nothing (`absent`: the call
+ * created it), or only its size when it was too large to keep (`too-large`); `after`, the SHA-256
+ * of the content the call left, to tell later whether someone else changed the file since.
+ */
+export type FileCheckpoint = {
+  path: string;
+  before: { type: "blob"; blob: string } | { type: "absent" } | { type: "too-large"; size: number };
+  after: string;
+};
+
+/** A tool result that carries a checkpoint. */
+export type CheckpointedResult = ToolResultMessage & { checkpoint: FileCheckpoint };
+
+/**
+ * Keeps checkpoints for the file tools of one CLI run: `onFileChange` (the workspace's hook, see
+ * `createWorkspace`) writes the previous content to `blobs` before the file is touched and holds
+ * the checkpoint by call id; `attach` (in the loop's `afterToolCall` hook) sets it on that call's
+ * result, so it enters the session and its log with the result. The blob goes to the blob store,
+ * not into the message: the session in memory and the log stay small, and token estimates,
+ * which count a message's JSON, never count a file's content.
+ */
+export function checkpointRecorder(blobs: Pick<BlobStore, "write">): {
+  onFileChange: (change: FileChange) => void;
+  attach: (result: ToolResultMessage) => void;
+} {
+  const waiting = new Map<string, FileCheckpoint>();
+  return {
+    onFileChange: ({ callId, path, previous, content }) => {
+      const before: FileCheckpoint["before"] =
+        previous.type === "content" ? { type: "blob", blob: blobs.write(previous.bytes) } : previous;
+      waiting.set(callId, { path, before, after: blobHash(content) });
+    },
+    attach: (result) => {
+      const checkpoint = waiting.get(result.id);
+      if (checkpoint === undefined) return;
+      waiting.delete(result.id);
+      // Set on the result before it enters the session (the hook runs before): a field of its own,
+      // so the model's view, built from a result's output and content, never shows it.
+      (result as CheckpointedResult).checkpoint = checkpoint;
+    },
+  };
+}
+
+/**
+ * The checkpoint a message carries, or undefined. A session file is untrusted: a checkpoint is
+ * taken only whole and well-formed (a string path, blob hashes that can name nothing but a blob).
+ */
+export function checkpointOf(message: Message): FileCheckpoint | undefined {
+  if (!("type" in message) || message.type !== "tool_result") return undefined;
+  const checkpoint = (message as { checkpoint?: unknown }).checkpoint;
+  if (typeof checkpoint !== "object" || checkpoint === null) return undefined;
+  const { path, before, after } = checkpoint as Record<string, unknown>;
+  if (typeof path !== "string" || path === "" || !isBlobHash(after)) return undefined;
+  if (typeof before !== "object" || before === null) return undefined;
+  const state = before as Record<string, unknown>;
+  if (state.type === "blob" && isBlobHash(state.blob))
+    return { path, before: { type: "blob", blob: state.blob }, after };
+  if (state.type === "absent") return { path, before: { type: "absent" }, after };
+  if (state.type === "too-large" && typeof state.size === "number" && Number.isSafeInteger(state.size))
+    return { path, before: { type: "too-large", size: state.size }, after };
+  return undefined;
+}

@@ -1,0 +1,118 @@
+// A rewind killed with SIGKILL between its files, then finished on the next start: every file is
+// restored, the conversation cut once, the end recorded, and the session valid and resumable.
+import { spawn } from "node:child_process";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { closeSession, loadEntries, loadSession } from "simple-agent-loop/store";
+import { userTurns } from "../../src/cli/rewind-plan.ts";
+import { finishRewind } from "../../src/cli/rewind.ts";
+import { repositoryRoot } from "./terminal.ts";
+import { agentWorkspace, call, sessionId, type AgentWorkspace } from "./rewind-fixture.ts";
+
+let agent: AgentWorkspace;
+
+beforeEach(async () => {
+  agent = await agentWorkspace();
+});
+
+afterEach(async () => {
+  await agent.remove();
+});
+
+const read = (name: string): string => readFileSync(join(agent.root, name), "utf8");
+
+// Runs the child until it stops after its `stop`-th file, then kills it there.
+async function rewindKilledAfter(turn: number, stop: number): Promise<void> {
+  const child = spawn(
+    process.execPath,
+    [
+      "--conditions=simple-agent-loop-source",
+      "test/cli/rewind-crash-child.ts",
+      dirname(agent.logPath),
+      sessionId,
+      agent.root,
+      String(turn),
+      String(stop),
+    ],
+    { cwd: repositoryRoot, stdio: ["ignore", "pipe", "pipe"] },
+  );
+  let stdout = "";
+  let stderr = "";
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+  const exited = new Promise<NodeJS.Signals | number | null>((resolve) =>
+    child.on("exit", (code, signal) => resolve(signal ?? code)),
+  );
+  const stopped = await new Promise<boolean>((resolve) => {
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+      stdout += chunk;
+      if (stdout.includes('"stopped"')) resolve(true);
+    });
+    void exited.then(() => resolve(false));
+  });
+  if (!stopped) throw new Error(`the child exited before its stop:\n${stdout}\n${stderr}`);
+  child.kill("SIGKILL");
+  expect(await exited).toBe("SIGKILL");
+}
+
+describe("a rewind killed midway", () => {
+  for (const stop of [1, 2, 3])
+    it(`is finished on the next start (killed after file ${stop} of 3)`, { timeout: 60_000 }, async () => {
+      writeFileSync(join(agent.root, "a.txt"), "one\n");
+      writeFileSync(join(agent.root, "b.txt"), "bee\n");
+      await agent.task("first", call("read", { path: "a.txt" }));
+      await agent.task(
+        "second",
+        call("edit", { path: "a.txt", oldText: "one", newText: "two" }),
+        call("write", { path: "b.txt", content: "replaced\n" }),
+        call("write", { path: "c.txt", content: "created\n" }),
+      );
+      const before = agent.session.messages.length;
+      const cut = userTurns(agent.session.messages)[1]!.index;
+      await closeSession(agent.session);
+
+      await rewindKilledAfter(2, stop);
+      const files = [read("a.txt"), read("b.txt"), existsSync(join(agent.root, "c.txt"))];
+      // Killed after `stop` files: those are back, the rest not yet; the log holds the intent, no end.
+      expect(files).toStrictEqual([stop >= 1 ? "one\n" : "two\n", stop >= 2 ? "bee\n" : "replaced\n", stop < 3]);
+      const types = (await loadEntries(agent.logPath)).map((entry) =>
+        entry.type === "custom" ? entry.customType : entry.type,
+      );
+      expect(types.at(-1)).toBe("rewind-start");
+      // The session is valid as the crash left it: the conversation is still whole.
+      expect((await loadSession(agent.logPath)).messages).toHaveLength(before);
+
+      // The next start finishes it.
+      const session = await agent.store.open(sessionId);
+      try {
+        const report = await finishRewind(session, await loadEntries(agent.logPath), {
+          root: agent.root,
+          blobs: agent.blobs,
+        });
+        expect(report).toStrictEqual({
+          turn: 2,
+          restored: ["a.txt", "b.txt"],
+          deleted: ["c.txt"],
+          skipped: [],
+          recovered: true,
+        });
+        expect(session.messages).toHaveLength(cut);
+        expect(
+          await finishRewind(session, await loadEntries(agent.logPath), { root: agent.root, blobs: agent.blobs }),
+        ).toBe(undefined);
+      } finally {
+        await closeSession(session);
+      }
+      expect([read("a.txt"), read("b.txt"), existsSync(join(agent.root, "c.txt"))]).toStrictEqual([
+        "one\n",
+        "bee\n",
+        false,
+      ]);
+      const reloaded = await loadSession(agent.logPath);
+      expect(reloaded.messages).toHaveLength(cut);
+      const ends = (await loadEntries(agent.logPath)).filter(
+        (entry) => entry.type === "custom" && entry.customType === "rewind-end",
+      );
+      expect(ends).toHaveLength(1);
+    });
+});
