@@ -17,6 +17,7 @@ export async function askMcpTrust(
   config: McpConfigDescription,
   onInterrupt: () => void,
 ): Promise<McpTrustAnswer> {
+  // terminal-safe: describeMcpConfig makes every name, command and argument in `config.text` visible.
   out.write(
     `${style.bold("● This workspace configures MCP servers, which run as commands or reach URLs:")}\n${config.text}`,
   );

@@ -40,6 +40,7 @@ export function terminalAsker(options: {
     const shown = condense(lines, style);
     // A command is shown once, whole, in the lines below: the heading names the tool only.
     const target = request.name === "bash" ? "" : describeTarget(request.name, request.input);
+    // terminal-safe: previewLines makes every line of the preview visible before `condense` cuts it.
     out.write(`${style.bold(`● ${name}${target}`)}\n${shown.text}`);
     if (request.alwaysAsk !== undefined) out.write(`${style.yellow(`  ⚠ ${visibleLine(request.alwaysAsk)}`)}\n`);
     const interrupted = (): PermissionDecision => {
@@ -63,6 +64,7 @@ export function terminalAsker(options: {
       if (key === "y") return { type: "allow-once" };
       if (key === "a" && request.alwaysAsk === undefined) return { type: "allow-always" };
       if (key === "v" && shown.condensed) {
+        // terminal-safe: `lines` are previewLines', each made visible.
         out.write(render(lines));
         continue;
       }

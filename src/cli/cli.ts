@@ -364,7 +364,7 @@ function announce(
       version: run.version,
     };
     io.stdout.write(`${visibleJson(start)}\n`);
-    io.stderr.write(`session ${opened.id} (${visibleLine(opened.path)})\n`);
+    io.stderr.write(`session ${visibleLine(opened.id)} (${visibleLine(opened.path)})\n`);
     return;
   }
   const messages = opened.stored()?.messages ?? [];
@@ -375,9 +375,9 @@ function announce(
     ? `resumed, ${messages.length} messages${lastTask === undefined ? "" : `; last task: ${visibleLine(JSON.stringify(shortTask(describeContent(lastTask.content))))}`}`
     : "new";
   io.stdout.write(
-    `${style.bold("simple-agent-loop")} ${run.version} · ${visibleLine(selected.description)}\n` +
+    `${style.bold("simple-agent-loop")} ${visibleLine(run.version)} · ${visibleLine(selected.description)}\n` +
       style.dim(
-        `workspace ${visibleLine(workspace)}${opened.movedFrom === undefined ? "" : ` (the session worked in ${visibleLine(opened.movedFrom)} until now)`}\nsession ${opened.id} (${state})\n`,
+        `workspace ${visibleLine(workspace)}${opened.movedFrom === undefined ? "" : ` (the session worked in ${visibleLine(opened.movedFrom)} until now)`}\nsession ${visibleLine(opened.id)} (${state})\n`,
       ),
   );
 }

@@ -1,6 +1,8 @@
 import type { Style } from "./ansi.ts";
 import { contextUsage } from "../loop/context-usage.ts";
+import { errorMessage } from "../errors.ts";
 import { formatContextTable } from "./context-table.ts";
+import { visibleText } from "./visible-text.ts";
 import { runTask, type TaskContext } from "./run-task.ts";
 import type { TerminalInput } from "./terminal-input.ts";
 
@@ -45,6 +47,6 @@ async function showContext(context: TaskContext, out: NodeJS.WritableStream, sty
     const session = typeof context.session === "function" ? await context.session() : context.session;
     out.write(formatContextTable(contextUsage(session, { tools: context.tools }), style, context.contextWindow));
   } catch (error) {
-    out.write(style.red(`/context: ${(error as Error).message}\n`));
+    out.write(style.red(`/context: ${visibleText(errorMessage(error))}\n`));
   }
 }

@@ -1,4 +1,5 @@
 import { clearLine, type Style } from "./ansi.ts";
+import { visibleLine } from "./visible-text.ts";
 
 /** A spinner on the current (empty) line: `start` shows or relabels it, `stop` erases it. */
 export type Spinner = { start: (label: string) => void; stop: () => void; readonly active: boolean };
@@ -21,8 +22,9 @@ export function createSpinner(
   let since = 0;
   const draw = (): void => {
     const seconds = Math.floor((Date.now() - since) / 1000);
-    const text = `${label}${seconds > 0 ? ` ${seconds}s` : ""}`;
+    const text = `${visibleLine(label)}${seconds > 0 ? ` ${seconds}s` : ""}`;
     const room = Math.max(10, (out.columns ?? 80) - 3);
+    // terminal-safe: the frames are the spinner's own characters; the label is made visible above.
     out.write(
       `${clearLine}${style.cyan(frames[frame++ % frames.length]!)} ${style.dim(text.length > room ? `${text.slice(0, room - 1)}…` : text)}`,
     );

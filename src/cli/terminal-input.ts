@@ -126,6 +126,7 @@ function askKey(keyboard: Keyboard, prompt: string, options: { signal?: AbortSig
       input.off("data", onKey);
       input.off("end", onEnd);
       options.signal?.removeEventListener("abort", onAbort);
+      // terminal-safe: keyAnswer echoes a key only when it is a plain character.
       output.write(echo);
       if (keyboard.watcher !== undefined) {
         input.on("data", onData);
@@ -143,6 +144,7 @@ function askKey(keyboard: Keyboard, prompt: string, options: { signal?: AbortSig
     const onAbort = (): void => settle({ type: "interrupt" }, "\n");
     // Whatever was typed before the question is not an answer to it.
     while (input.read() !== null);
+    // terminal-safe: a prompt is the CLI's own question, its names made visible by whoever asks.
     output.write(prompt);
     input.setRawMode(true);
     input.on("data", onKey);

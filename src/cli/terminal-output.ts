@@ -190,6 +190,7 @@ function write(screen: Screen, text: string): void {
     return;
   }
   screen.spinner.stop();
+  // terminal-safe: the task's output, rendered by the Markdown renderer or made visible where it is made.
   screen.out.write(text);
 }
 

@@ -45,7 +45,7 @@ async function serve(
     ...(args.host === undefined ? {} : { host: args.host }),
   });
   const shown = mirrored === undefined ? path : args.path!.replace(/\/\/[^@/]*@/, "//…@");
-  io.stdout.write(`Session viewer for ${visibleLine(shown)}\n${viewer.url}\nPress Ctrl-C to stop.\n`);
+  io.stdout.write(`Session viewer for ${visibleLine(shown)}\n${visibleLine(viewer.url)}\nPress Ctrl-C to stop.\n`);
   const removeOpener = io.stdout.isTTY === true ? openInBrowser(viewer.url, io.env) : undefined;
   await new Promise<void>((stop) => {
     process.once("SIGINT", () => stop());
