@@ -89,6 +89,12 @@ export type AssistantMessage = {
   output?: JsonValue;
   signature?: string;
   provider?: string;
+  /**
+   * No model wrote this answer: it is the result of the tool call with this id, given verbatim as
+   * the run's answer (a tool with `answer: "verbatim"`, such as `subagentTool(agent, { answer: "verbatim" })`).
+   * Metadata, never sent; `sessionMetrics` counts no model call for it.
+   */
+  answerFrom?: string;
 } & Timestamped &
   TurnEndFields;
 

@@ -18,9 +18,12 @@ export type AgentDefinition = {
 /**
  * What the target of a handoff sees of the conversation before it: `full` (default), `no-tools`
  * (text only: tool calls, results and thinking dropped, for a provider that rejects another's
- * items), `{ lastTurns: n }` (from the n-th last user message on), or a function over the messages.
+ * items), `{ lastTurns: n }` (from the n-th last user message on), `summary` (a summary written
+ * once, at the handoff, by the summarizer `summarizeOlderTurns` uses; kept in the handoff's result),
+ * or a function over the messages.
  */
-export type HandoffHistory = "full" | "no-tools" | { lastTurns: number } | ((messages: Message[]) => Message[]);
+export type HandoffHistory =
+  "full" | "no-tools" | "summary" | { lastTurns: number } | ((messages: Message[]) => Message[]);
 
 /** A handoff from the agent that lists it to `agent`, as the model sees it: one tool. */
 export type Handoff = {
@@ -31,4 +34,6 @@ export type Handoff = {
   readonly history: HandoffHistory;
   readonly onHandoff: ((input: { session: Session; from: string; to: string }) => void | Promise<void>) | undefined;
   readonly returnTo: boolean;
+  /** Writes the summary of a `summary` handoff (default: the calling agent's model). */
+  readonly summarizer: InvokeModel | undefined;
 };

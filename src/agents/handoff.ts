@@ -1,3 +1,4 @@
+import type { InvokeModel } from "../model/invoke-model.ts";
 import type { Message, Session } from "../session.ts";
 import type { AgentDefinition, Handoff, HandoffHistory } from "./agent-types.ts";
 
@@ -14,6 +15,8 @@ export type HandoffOptions = {
   onHandoff?: (input: { session: Session; from: string; to: string }) => void | Promise<void>;
   /** The target also gets `transfer_back_to_<caller>`, to give the conversation back. */
   returnTo?: boolean;
+  /** The model that writes a `summary` history (one call, no tools; default: the calling agent's model). */
+  summarizer?: InvokeModel;
 };
 
 /** A handoff to `agent`: the model sees a tool `transfer_to_<name>` that hands it the conversation. */
@@ -31,13 +34,24 @@ export function handoff(agent: AgentDefinition, options: HandoffOptions = {}): H
     history,
     onHandoff: options.onHandoff,
     returnTo: options.returnTo ?? false,
+    summarizer: options.summarizer,
   };
 }
 
-/** The messages the target of a handoff is shown of what came before it. */
+/**
+ * The messages the target of a handoff is shown of what came before it; `messages` end with the
+ * handoff's result (which holds the summary of a `summary` handoff).
+ */
 export function historyView(messages: Message[], history: HandoffHistory): Message[] {
   if (history === "full") return messages;
-  if (history === "no-tools") return messages.filter((message) => !("type" in message));
+  if (history === "no-tools") return textOnly(messages);
+  if (history === "summary") {
+    const summary = handoffSummary(messages[messages.length - 1]);
+    // No summary could be written: the text of the conversation, which any provider reads.
+    return summary === undefined
+      ? textOnly(messages)
+      : [{ role: "user", content: `Summary of the conversation before this handoff:\n${summary}` }];
+  }
   if (typeof history === "function") return history(messages);
   let seen = 0;
   for (let index = messages.length - 1; index >= 0; index--) {
@@ -48,6 +62,22 @@ export function historyView(messages: Message[], history: HandoffHistory): Messa
 }
 
 /** How a handoff's history is named in its event: a function is `custom`. */
-export function historyName(history: HandoffHistory): "full" | "no-tools" | "custom" | { lastTurns: number } {
+export function historyName(
+  history: HandoffHistory,
+): "full" | "no-tools" | "summary" | "custom" | { lastTurns: number } {
   return typeof history === "function" ? "custom" : history;
+}
+
+/** The result of a `summary` handoff: where the summary is kept, so it is written once and a resumed session has it. */
+export type SummaryHandoffOutput = { message: string; summary?: string; problem?: string };
+
+function handoffSummary(result: Message | undefined): string | undefined {
+  if (result === undefined || !("type" in result) || result.type !== "tool_result") return undefined;
+  const { output } = result;
+  if (typeof output !== "object" || output === null || Array.isArray(output)) return undefined;
+  return typeof output.summary === "string" ? output.summary : undefined;
+}
+
+function textOnly(messages: Message[]): Message[] {
+  return messages.filter((message) => !("type" in message));
 }

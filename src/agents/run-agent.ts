@@ -4,11 +4,12 @@ import { runStream, type RunStream } from "../loop/event-iterator.ts";
 import { agentLoop } from "../loop/loop.ts";
 import type { AgentLoopOptions } from "../loop/loop-options.ts";
 import type { AgentHooks } from "../loop/hooks.ts";
-import type { Message, Session } from "../session.ts";
+import { isModelMessage, type Message, type Session } from "../session.ts";
 import type { Tool } from "../tools/tool.ts";
 import { activeAgent, agentGraph, earlierHandoff, type ActiveAgent, type AgentNode } from "./agent-graph.ts";
 import type { AgentDefinition } from "./agent-types.ts";
-import { historyName, historyView } from "./handoff.ts";
+import { historyName, historyView, type SummaryHandoffOutput } from "./handoff.ts";
+import { summarizeMessages } from "../loop/context-strategies.ts";
 
 /** Run options of `runAgent`: today's run options, plus how many handoffs one call may follow. */
 export type RunAgentOptions = Omit<AgentLoopOptions, "onEvent" | "agent"> & {
@@ -131,15 +132,30 @@ function handoffTools(node: AgentNode): Tool[] {
     description: entry.description,
     input_schema: { type: "object", properties: {} },
     eager: false,
-    handler: (_input, context) => {
+    handler: async (_input, context) => {
       const earlier = earlierHandoff(context.session.messages, context.id, node);
       if (earlier !== undefined)
         throw new Error(
           `not transferred: ${earlier} was called first in this response, and one handoff is taken per response`,
         );
-      return `Transferred to ${entry.agent.name}.`;
+      const message = `Transferred to ${entry.agent.name}.`;
+      if (entry.history !== "summary") return message;
+      // Written once, here: the result keeps it for every later call and for a resumed session.
+      const before = messagesBeforeResponse(context.session.messages, context.id).filter(
+        (item) => !("role" in item && item.role === "system"),
+      );
+      const written = await summarizeMessages(entry.summarizer ?? node.agent.invokeModel, before, context.signal);
+      const output: SummaryHandoffOutput = { message, ...written };
+      return output;
     },
   }));
+}
+
+// The messages before the model response that holds call `id`.
+function messagesBeforeResponse(messages: readonly Message[], id: string): Message[] {
+  let start = messages.findIndex((message) => "type" in message && message.type === "tool_call" && message.id === id);
+  while (start > 0 && isModelMessage(messages[start - 1]!)) start--;
+  return messages.slice(0, Math.max(start, 0));
 }
 
 // The active agent's model sees its own system prompt, and of what came before its handoff what the

@@ -6,12 +6,14 @@ import {
   isModelMessage,
   isToolResult,
   notifySessionChange,
+  type AssistantMessage,
   type ModelMessage,
   type Session,
   type StopReason,
   type ToolCallMessage,
 } from "../session.ts";
 import type { PendingApproval, ToolOutcome } from "../tools/tool-outcome.ts";
+import { verbatimAnswer } from "./verbatim-answer.ts";
 
 /**
  * The `answer-tools` step: runs the open turn's tool calls and adds their results in call order,
@@ -27,9 +29,11 @@ export async function answerTools(run: RunContext, turn: OpenTurn): Promise<Next
   return next === callModelNext ? await afterTurn(run) : next;
 }
 
-// Every call of the turn is answered: the loop guard or the stop condition may end the run here.
+// Every call of the turn is answered: a verbatim answer, the loop guard or the stop condition may end the run here.
 async function afterTurn(run: RunContext): Promise<NextStep> {
   const { state } = run;
+  const answer = verbatimAnswer(run.session.messages, run.offer.definitions);
+  if (answer !== undefined) return giveAnswer(run, answer);
   const looping = state.loopGuard.detected;
   if (looping !== undefined) {
     run.emit({ type: "loop-detected", tool: looping.name, count: state.loopGuard.count });
@@ -45,6 +49,27 @@ async function afterTurn(run: RunContext): Promise<NextStep> {
   }
   return callModelNext;
 }
+
+/**
+ * Adds a tool's result as the run's answer (no model call writes it), then goes on as after any
+ * answer: the run ends unless steering or a follow-up is queued.
+ */
+export function giveAnswer(run: RunContext, answer: AssistantMessage): NextStep {
+  run.add(answer);
+  return nextAfterAnswer(run);
+}
+
+/** After the model's (or a tool's verbatim) answer: the run ends unless steering arrived or a follow-up is queued. */
+export function nextAfterAnswer(run: RunContext): NextStep {
+  const { queues } = run;
+  if (queues.steering.length > 0) return callModelNext;
+  const next = queues.followUps.shift();
+  if (next === undefined) return done;
+  run.add(next);
+  return callModelNext;
+}
+
+const done: NextStep = { type: "end", end: { outcome: "done" } };
 
 // The messages of the session's last model turn (its tool results after it left out).
 function lastModelTurn(session: Session): ModelMessage[] {

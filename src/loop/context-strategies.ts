@@ -60,9 +60,7 @@ export function summarizeOlderTurns(options: SummarizeOptions): CompactionStrate
   checkNumber("summarizeOlderTurns: threshold", options.threshold, { min: 0, exclusive: true });
   checkNumber("summarizeOlderTurns: keepTurns", options.keepTurns, { min: 1, integer: true });
   const threshold = options.threshold ?? 0.8;
-  const prompt =
-    options.prompt ??
-    "Summarize this conversation between a user and an AI agent for the agent itself: the task, what was done, what was found (keep names, paths, numbers, decisions), and what is left. Output only the summary.";
+  const prompt = options.prompt ?? defaultSummaryPrompt;
   // Usage reported before a compaction measured the longer prompt: ignore it until a new turn reports.
   const freshFrom = new WeakMap<Session, number>();
   return async (session, context) => {
@@ -101,6 +99,23 @@ export function summarizeOlderTurns(options: SummarizeOptions): CompactionStrate
     freshFrom.set(session, session.messages.length);
   };
 }
+
+/**
+ * A summary of `messages` written by `invokeModel` (one call, no tools), as `summarizeOlderTurns`
+ * writes one: `{ summary }`, or `{ problem }` saying why there is none (the model failed, called
+ * tools, or answered nothing). Never throws.
+ */
+export async function summarizeMessages(
+  invokeModel: InvokeModel,
+  messages: readonly Message[],
+  signal: AbortSignal,
+  prompt: string = defaultSummaryPrompt,
+): Promise<{ summary?: string; problem?: string }> {
+  return summarize(invokeModel, prompt, messages.map(describe).join("\n"), signal);
+}
+
+const defaultSummaryPrompt =
+  "Summarize this conversation between a user and an AI agent for the agent itself: the task, what was done, what was found (keep names, paths, numbers, decisions), and what is left. Output only the summary.";
 
 // The summarizer is a model like any other: it may fail, call tools it does not have, or say nothing.
 async function summarize(

@@ -1,4 +1,4 @@
-import { answerTools } from "./answer-tools.ts";
+import { answerTools, giveAnswer, nextAfterAnswer } from "./answer-tools.ts";
 import { callModelStep } from "./call-model.ts";
 import type { AgentEvent } from "./events.ts";
 import { runStream, type RunStream } from "./event-iterator.ts";
@@ -7,6 +7,7 @@ import { callModelNext, type NextStep, type RunEnd } from "./next-step.ts";
 import { findOpenTurn } from "./open-turn.ts";
 import { createRunContext, type Queues, type RunArguments, type RunContext } from "./run-context.ts";
 import { outputCorrection } from "./structured-output.ts";
+import { verbatimAnswer } from "./verbatim-answer.ts";
 import {
   AgentError,
   TimeoutError,
@@ -134,7 +135,7 @@ async function runLoop(run: RunContext): Promise<void> {
   run.emit(run.agentName === undefined ? { type: "run-start" } : { type: "run-start", agentName: run.agentName });
   let end: RunEnd;
   try {
-    end = await runSteps(run, firstStep(run.session));
+    end = await runSteps(run, firstStep(run));
     // The run's time limit is an abort with a reason of its own.
     if (end.outcome === "aborted" && isTimeoutError(run.signal.reason))
       end = { outcome: "timeout", error: run.signal.reason };
@@ -176,13 +177,14 @@ async function runSteps(run: RunContext, first: NextStep): Promise<RunEnd> {
   }
 }
 
-// A session whose last turn has unanswered tool calls (a crash, a resume) continues with them.
-function firstStep(session: Session): NextStep {
-  const turn = findOpenTurn(session.messages);
-  return turn.toolCalls.length > 0 ? { type: "answer-tools", turn } : callModelNext;
+// A session whose last turn has unanswered tool calls (a crash, a resume) continues with them;
+// one whose last turn's results hold a verbatim answer not yet given ends with it.
+function firstStep(run: RunContext): NextStep {
+  const turn = findOpenTurn(run.session.messages);
+  if (turn.toolCalls.length > 0) return { type: "answer-tools", turn };
+  const answer = verbatimAnswer(run.session.messages, run.offer.definitions);
+  return answer === undefined ? callModelNext : giveAnswer(run, answer);
 }
-
-const done: NextStep = { type: "end", end: { outcome: "done" } };
 
 /** The `correct-output` step: closes the turn and sends the problems back as a user message. */
 function correctOutput(run: RunContext, last: ModelMessage | undefined, problems: string): NextStep {
@@ -197,12 +199,7 @@ function correctOutput(run: RunContext, last: ModelMessage | undefined, problems
  */
 function answered(run: RunContext, last: ModelMessage | undefined): NextStep {
   run.turnEnd(run.state.iteration, last);
-  const { queues } = run;
-  if (queues.steering.length > 0) return callModelNext;
-  const next = queues.followUps.shift();
-  if (next === undefined) return done;
-  run.add(next);
-  return callModelNext;
+  return nextAfterAnswer(run);
 }
 
 function runEndEvent(end: RunEnd): AgentEvent {

@@ -231,6 +231,8 @@ export function sessionMetrics(session: Session, options: SessionMetricsOptions 
   for (const turn of sessionTurns(messages)) {
     if (turn.type !== "model") continue;
     const message = messages[turn.start]!;
+    // A tool's result given as the answer: no model call made it.
+    if ("answerFrom" in message && message.answerFrom !== undefined) continue;
     const before = time(messages[turn.start - 1]);
     const last = messages[turn.results - 1]!;
     let toolCalls = 0;

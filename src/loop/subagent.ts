@@ -3,7 +3,9 @@ import { pendingApprovals } from "../tools/approval.ts";
 import type { InvokeModel } from "../model/invoke-model.ts";
 import { agentLoop } from "./loop.ts";
 import { checkLoopOptions, type AgentLoopOptions } from "./loop-options.ts";
-import { forkSession, initSession, response, type JsonObject } from "../session.ts";
+import type { ContentPart } from "../content-parts.ts";
+import { forkSession, initSession, isToolResult, response, type JsonObject, type Session } from "../session.ts";
+import { toolContent, type ToolContent } from "../tools/tool-content.ts";
 import { structuredOutput, type OutputSchema } from "./structured-output.ts";
 import type { Tool, ToolDefinition, ToolHandlers } from "../tools/tool.ts";
 
@@ -28,7 +30,8 @@ export type SubagentToolOptions = {
 
 /**
  * An agent as a tool: each call runs a fresh session with its own system prompt,
- * tools and model, and returns the final text (or structured output). The inner run's events
+ * tools and model, and returns the final text (or structured output); images and files its
+ * tools returned come with the text as the result's content parts (`subagentAnswer`). The inner run's events
  * reach the parent as `tool-execution-update` events of the parent's call; an abort of the
  * parent stops it. If the inner run pauses for approval, the parent's call pauses too: its
  * session travels in the parent's session, decisions are taken through the parent
@@ -43,16 +46,11 @@ export function subagentTool(options: SubagentToolOptions): Tool<Record<string, 
     },
     options.tools ?? [],
   );
-  const prompt =
-    options.prompt ?? ((input) => (typeof input.prompt === "string" ? input.prompt : JSON.stringify(input)));
+  const prompt = options.prompt ?? promptOf;
   return {
     name: options.name,
     description: options.description,
-    input_schema: options.inputSchema ?? {
-      type: "object",
-      properties: { prompt: { type: "string", description: "The task for the subagent." } },
-      required: ["prompt"],
-    },
+    input_schema: options.inputSchema ?? promptInputSchema,
     handler: async (input, context) => {
       // A copy of a paused session: the parent's stored record changes only through its own updates.
       const session =
@@ -71,7 +69,33 @@ export function subagentTool(options: SubagentToolOptions): Tool<Record<string, 
       });
       if (pendingApprovals(session).length > 0) throw new ApprovalPause(session);
       if (options.output !== undefined) return structuredOutput(session) ?? null;
-      return response(session)?.content ?? "";
+      return subagentAnswer(session);
     },
   };
+}
+
+/** The input a subagent takes by default: the task, as `prompt`. */
+export const promptInputSchema: JsonObject = {
+  type: "object",
+  properties: { prompt: { type: "string", description: "The task for the subagent." } },
+  required: ["prompt"],
+};
+
+/** The first user message of a subagent's run by default: `input.prompt`, else the input as JSON. */
+export function promptOf(input: Record<string, unknown>): string {
+  return typeof input.prompt === "string" ? input.prompt : JSON.stringify(input);
+}
+
+/**
+ * What a subagent's run gives its caller: the text of its final answer, followed by the images
+ * and files its tools returned during the run (in order) as rich content (`toolContent`), so the
+ * parent's model sees what the answer speaks of; the text alone when there are none.
+ */
+export function subagentAnswer(session: Session): string | ToolContent {
+  const text = response(session)?.content ?? "";
+  const media: ContentPart[] = [];
+  for (const message of session.messages)
+    if (isToolResult(message) && message.content !== undefined)
+      for (const part of message.content) if (part.type !== "text") media.push(part);
+  return media.length === 0 ? text : toolContent([{ type: "text", text }, ...media]);
 }

@@ -61,6 +61,13 @@ export type Tool<Input = any> = ToolSchema & {
    * side effects: an eager call whose response is then cut off or fails has already run.
    */
   eager?: boolean;
+  /**
+   * `"verbatim"`: this tool's result is the run's answer. Once every call of its response is
+   * answered, the run ends with an assistant message holding the result's text (`answerFrom`: the
+   * call's id), without another model call that would paraphrase it. An error result does not
+   * end the run; of two such calls in one response, the first in call order gives the answer.
+   */
+  answer?: "verbatim";
 };
 
 /** Anything accepted in a tool list: a bare schema (handler in `toolHandlers`) or a `Tool`. */
@@ -89,6 +96,8 @@ export type ToolOptions<Schema extends StandardSchemaV1 | JsonObject> = {
   requireApproval?: boolean;
   /** Not sent to the model until `search_tools` loads it (see `ToolSchema.deferred`). */
   deferred?: boolean;
+  /** `"verbatim"`: the tool's result is the run's answer (see `Tool.answer`). */
+  answer?: "verbatim";
 } & InputSchemaOption<Schema> &
   HandlerOption<Schema>;
 
@@ -142,6 +151,7 @@ export function tool<Schema extends StandardSchemaV1 | JsonObject>(
   if (options.eager !== undefined) definition.eager = options.eager;
   if (options.requireApproval !== undefined) definition.requireApproval = options.requireApproval;
   if (options.deferred !== undefined) definition.deferred = options.deferred;
+  if (options.answer !== undefined) definition.answer = options.answer;
   // A typed JSON Schema (`jsonSchema<T>()`) is checked like any JSON Schema: synchronously, compiled once.
   const kind = schemaKind(inputSchema, options.jsonSchema);
   if (kind.type === "standard") {
@@ -173,4 +183,4 @@ export function toolSchemas(tools: readonly ToolDefinition[]): ToolSchema[] {
 }
 
 // Fields the loop reads from a tool definition; the model never sees them.
-const loopOnlyKeys = ["handler", "validate", "timeout", "eager", "requireApproval", "deferred"];
+const loopOnlyKeys = ["handler", "validate", "timeout", "eager", "requireApproval", "deferred", "answer"];

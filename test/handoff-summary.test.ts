@@ -1,0 +1,122 @@
+import { describe, expect, it } from "vitest";
+import {
+  defineAgent,
+  extendSession,
+  handoff,
+  initSession,
+  runAgent,
+  type AgentRunEvent,
+  type Message,
+  type Session,
+} from "simple-agent-loop";
+import { scriptedModel } from "simple-agent-loop/testing";
+import { expectEveryCallAnsweredOnce } from "./helpers.ts";
+
+const call = (id: string, name: string) => ({ type: "tool_call" as const, id, name, input: {} });
+const answer = (content: string) => ({ role: "assistant" as const, content });
+const view = (messages: Message[]) =>
+  messages.map((message) =>
+    "role" in message
+      ? `${message.role}:${typeof message.content === "string" ? message.content : "parts"}`
+      : `${message.type}:${"id" in message ? message.id : ""}`,
+  );
+
+describe('handoff history "summary"', () => {
+  it("writes one summary at the handoff, keeps it in the handoff's result, and shows the target only it", async () => {
+    const summarizerSaw: Message[][] = [];
+    const summarizer = scriptedModel([
+      (session: Session) => {
+        summarizerSaw.push(structuredClone(session.messages));
+        return [answer("User 42 asked twice about invoice INV-7; lookup found it unpaid.")];
+      },
+    ]);
+    const targetSaw: Message[][] = [];
+    const record = (reply: string) => (session: Session) => {
+      targetSaw.push(structuredClone(session.messages));
+      return [answer(reply)];
+    };
+    const billing = defineAgent({
+      name: "billing",
+      systemPrompt: "You are billing.",
+      invokeModel: scriptedModel([record("I will send a payment link."), record("Done.")]),
+    });
+    const triage = defineAgent({
+      name: "triage",
+      systemPrompt: "t",
+      invokeModel: scriptedModel([[call("h1", "transfer_to_billing")]]),
+      handoffs: [handoff(billing, { history: "summary", summarizer })],
+    });
+    const session = initSession("s", "is INV-7 paid?");
+    extendSession(session, call("p1", "lookup"));
+    extendSession(session, { type: "tool_result", id: "p1", output: "INV-7 unpaid" });
+    extendSession(session, answer("It is unpaid."));
+    extendSession(session, { role: "user", content: "then let me pay" });
+    const events: AgentRunEvent[] = [];
+    await runAgent(triage, session, { onEvent: (event) => events.push(event) });
+    expectEveryCallAnsweredOnce(session);
+    // The summarizer read the conversation before the handoff's response, tool traffic included.
+    const transcript = JSON.stringify(summarizerSaw[0]);
+    expect(transcript).toContain("INV-7 unpaid");
+    expect(transcript).toContain("then let me pay");
+    expect(transcript).not.toContain("transfer_to_billing");
+    expect(view(targetSaw[0]!)).toStrictEqual([
+      "system:You are billing.",
+      "user:Summary of the conversation before this handoff:\nUser 42 asked twice about invoice INV-7; lookup found it unpaid.",
+    ]);
+    const result = session.messages.find(
+      (message) => "type" in message && message.type === "tool_result" && message.id === "h1",
+    );
+    expect(result).toMatchObject({
+      output: {
+        message: "Transferred to billing.",
+        summary: "User 42 asked twice about invoice INV-7; lookup found it unpaid.",
+      },
+    });
+    expect(events.filter((event) => event.type === "handoff")).toStrictEqual([
+      { type: "handoff", from: "triage", to: "billing", history: "summary" },
+    ]);
+    // Later calls (and a resumed session) read the kept summary: the summarizer is not asked again.
+    const loaded = JSON.parse(JSON.stringify(session)) as Session;
+    extendSession(loaded, { role: "user", content: "thanks" });
+    await runAgent(triage, loaded);
+    expect(summarizerSaw).toHaveLength(1);
+    expect(view(targetSaw[1]!)).toStrictEqual([
+      "system:You are billing.",
+      "user:Summary of the conversation before this handoff:\nUser 42 asked twice about invoice INV-7; lookup found it unpaid.",
+      "assistant:I will send a payment link.",
+      "user:thanks",
+    ]);
+  });
+
+  it("falls back to the text of the conversation when the summarizer fails, and says why in the result", async () => {
+    const targetSaw: Message[][] = [];
+    const billing = defineAgent({
+      name: "billing",
+      systemPrompt: "b",
+      invokeModel: scriptedModel([
+        (session: Session) => {
+          targetSaw.push(structuredClone(session.messages));
+          return [answer("ok")];
+        },
+      ]),
+    });
+    const triage = defineAgent({
+      name: "triage",
+      systemPrompt: "t",
+      invokeModel: scriptedModel([[call("h1", "transfer_to_billing")]]),
+      handoffs: [
+        handoff(billing, {
+          history: "summary",
+          summarizer: () => {
+            throw new Error("summarizer down");
+          },
+        }),
+      ],
+    });
+    const session = await runAgent(triage, initSession("s", "pay INV-7"), { retry: false });
+    expect(view(targetSaw[0]!)).toStrictEqual(["system:b", "user:pay INV-7"]);
+    const result = session.messages.find((message) => "type" in message && message.type === "tool_result");
+    expect(result).toMatchObject({ output: { message: "Transferred to billing." } });
+    expect(JSON.stringify(result)).toContain("summarizer down");
+  });
+});
