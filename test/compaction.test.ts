@@ -117,11 +117,12 @@ describe("compaction in the loop", () => {
     [{ role: "assistant", content: "done" }],
   ];
 
-  it("compacts before each model call, so the model never sees old long thinking, and reports it", async () => {
+  it("with batch: 1, compacts before each model call, so the model never sees old long thinking, and reports it", async () => {
     const model = scriptedModel(turns(4));
     const events: AgentEvent[] = [];
     const session = await agentLoop(model, [], initSession("s", "u"), {
       toolHandlers: { noop: () => "ok" },
+      compaction: { batch: 1 },
       onEvent: (event) => events.push(event),
     });
     const fourthCall = model.calls[3]!;
@@ -132,6 +133,33 @@ describe("compaction in the loop", () => {
       { type: "compaction", count: 2, strategy: "truncation", tokensFreed: 79 },
       { type: "compaction", count: 2, strategy: "truncation", tokensFreed: 79 },
     ]);
+  });
+
+  it("by default cuts in batches of 10: nothing until ten messages are due, then all at once, so the requests in between keep their prefix", async () => {
+    // Each turn leaves two messages to cut (thinking and a long input): the fifth due turn makes ten.
+    const usage = { inputTokens: 100, outputTokens: 1 };
+    const model = scriptedModel(turns(9).map((turn) => turn.map((message) => ({ ...message, usage }))));
+    const events: AgentEvent[] = [];
+    const session = await agentLoop(model, [], initSession("s", "u"), {
+      toolHandlers: { noop: () => "ok" },
+      loopGuard: false,
+      onEvent: (event) => events.push(event),
+    });
+    const compacted = (messages: Message[]) => messages.filter((message) => "compacted" in message).length;
+    expect(model.calls.map((call) => compacted(call.messages))).toStrictEqual([0, 0, 0, 0, 0, 0, 0, 10, 10, 10]);
+    expect(compacted(session.messages)).toBe(10);
+    expect(
+      events.filter((event) => event.type === "compaction").map((event) => "count" in event && event.count),
+    ).toStrictEqual([10]);
+    // Only the call after the cut finds its prefix changed, at the first message cut.
+    expect(
+      events.flatMap((event) =>
+        event.type === "cache" && event.changedAt !== undefined
+          ? [[event.iteration, event.changedAt, event.changedBy]]
+          : [],
+      ),
+    ).toStrictEqual([[8, 2, "compaction"]]);
+    expect(() => createCompactor({ batch: 0 })).toThrow(/compaction.batch/);
   });
 
   it("can be turned off", async () => {

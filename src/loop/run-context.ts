@@ -1,5 +1,5 @@
 import { createAbortRace, type AbortRace } from "../shared/abort.ts";
-import { createCompactor } from "./compaction.ts";
+import { createCompactor, defaultTruncationBatch } from "./compaction.ts";
 import { createClearer } from "./clear-tool-results.ts";
 import type { CompactionStrategy } from "./compaction-strategy.ts";
 import type { AgentEvent } from "./events.ts";
@@ -244,9 +244,11 @@ function contextManagement(
   if (typeof option === "function") return { compact: undefined, clearing: undefined, strategies: [option] };
   if (Array.isArray(option)) return { compact: undefined, clearing: undefined, strategies: option };
   // Truncation options alone ask for truncation alone. The default is the cheapest that keeps every
-  // fact reachable (bench/context.ts): truncation, and old tool output cleared in batches.
-  if (option !== undefined) return { compact: createCompactor(option), clearing: undefined, strategies: undefined };
-  return { compact: createCompactor(), clearing: createClearer(), strategies: undefined };
+  // fact reachable (bench/context.ts, bench/cost.ts): truncation and clearing of old tool output,
+  // each in batches, so the prompt prefix a provider cached holds for many turns.
+  const truncation = { batch: defaultTruncationBatch, ...option };
+  if (option !== undefined) return { compact: createCompactor(truncation), clearing: undefined, strategies: undefined };
+  return { compact: createCompactor(truncation), clearing: createClearer(), strategies: undefined };
 }
 
 function sessionWriter(

@@ -71,9 +71,9 @@ async function run(session: Session): Promise<void> {
     [think("two"), { type: "tool_call", id: "d", name: "deploy", input: {} }],
     [think("three"), { role: "assistant", content: "done" }],
   ]);
-  await agentLoop(model, [add, deploy], session, { compaction: { keepTurns: 1 } });
+  await agentLoop(model, [add, deploy], session, { compaction: { keepTurns: 1, batch: 1 } });
   resolveApproval(session, "d", { approved: true });
-  await agentLoop(model, [add, deploy], session, { compaction: { keepTurns: 1 } });
+  await agentLoop(model, [add, deploy], session, { compaction: { keepTurns: 1, batch: 1 } });
 }
 
 function label(entry: { type: string; message?: unknown; index?: unknown }): string {

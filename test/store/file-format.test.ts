@@ -264,7 +264,7 @@ describe("the session log on disk", () => {
     await agentLoop(scriptedModel([[think("two"), { role: "assistant", content: "deployed" }]]), [deploy], session);
     send(session, "more");
     await agentLoop(scriptedModel([[think("three"), { role: "assistant", content: "done" }]]), [deploy], session, {
-      compaction: { keepTurns: 1 },
+      compaction: { keepTurns: 1, batch: 1 },
     });
     await closeSession(session);
     const kinds = (await loadEntries(path)).map((entry) => entry.type);

@@ -88,7 +88,7 @@ describe("a file-backed session round-trips through loadSession", () => {
       ],
       [{ role: "assistant", content: "10", stopReason: "end_turn", usage: { inputTokens: 120, outputTokens: 3 } }],
     ]);
-    await agentLoop(model, [add], session, { compaction: { keepTurns: 1 } });
+    await agentLoop(model, [add], session, { compaction: { keepTurns: 1, batch: 1 } });
     expect(ran).toStrictEqual(["1", "2", "3", "4"]);
     expect(model.callCount).toBe(4);
     // Compaction cut the older thinking while the run went on.
