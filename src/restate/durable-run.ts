@@ -8,6 +8,7 @@ import type { ToolDefinition } from "../tools/tool.ts";
 import { waitForDecisions } from "./approvals.ts";
 import { journaledModel, type StepRetryOptions } from "./journaled-model.ts";
 import { journaledTools } from "./journaled-tools.ts";
+import { toolCallRecorderOf } from "../tools/tool-call-recorder.ts";
 import { createReplayClock } from "./replay-clock.ts";
 import { readEntries, recordSession, sessionFromEntries } from "./session-state.ts";
 import { createStepScheduler } from "./step-scheduler.ts";
@@ -94,7 +95,13 @@ export async function durableRun(ctx: ObjectContext, setup: AgentSetup, input: u
       setup.modelRetry ?? {},
       setup.maxStepBytes,
     );
-    const tools = journaledTools(ctx, setup.tools, toolHandlers, toolTimeout, scheduler, clock, setup.maxStepBytes);
+    const tools = journaledTools(ctx, setup.tools, toolHandlers, {
+      toolTimeout,
+      scheduler,
+      clock,
+      maxStepBytes: setup.maxStepBytes,
+      recorder: toolCallRecorderOf(setup.invokeModel),
+    });
     let outcome: RunOutcome | undefined;
     for (;;) {
       try {

@@ -7,6 +7,7 @@ import type { ReplayClock } from "./replay-clock.ts";
 import { fitText } from "./step-size.ts";
 import { clampDelay } from "../numeric-options.ts";
 import type { StepScheduler } from "./step-scheduler.ts";
+import type { ToolCallRecorder } from "../tools/tool-call-recorder.ts";
 
 /**
  * The tools with each handler run as one journaled step (`ctx.run`, named `tool <call id>`): its
@@ -15,18 +16,25 @@ import type { StepScheduler } from "./step-scheduler.ts";
  * `timeout`, else `toolTimeout`) are kept inside the step, where they are decided once; the
  * returned definitions carry none, so the loop sets no timer of its own. A handler that throws
  * Restate's `RetryableError` has its step retried by Restate instead of answering the model.
+ * A model that records tool calls (a cassette with `tools: "record"`, `recorder`) gets each call
+ * inside its step, so a call is recorded (or answered from the recording) once, however often
+ * Restate replays the run.
  */
 export function journaledTools(
   ctx: ObjectContext,
   tools: readonly ToolDefinition[],
   toolHandlers: ToolHandlers,
-  toolTimeout: number | undefined,
-  scheduler: StepScheduler,
-  clock: ReplayClock,
-  maxStepBytes: number,
+  steps: {
+    toolTimeout: number | undefined;
+    scheduler: StepScheduler;
+    clock: ReplayClock;
+    maxStepBytes: number;
+    recorder: ToolCallRecorder | undefined;
+  },
 ): { tools: ToolDefinition[]; toolHandlers: ToolHandlers } {
+  const { toolTimeout, scheduler, clock, maxStepBytes, recorder } = steps;
   const wrap = (name: string, handler: ToolHandler, timeout: number | undefined): ToolHandler =>
-    journaledHandler(ctx, name, handler, timeout, scheduler, clock, maxStepBytes);
+    journaledHandler(ctx, name, recorded(name, handler, recorder), timeout, scheduler, clock, maxStepBytes);
   const wrappedTools = tools.map((definition): ToolDefinition => {
     if (!("handler" in definition)) return definition;
     const { timeout, ...rest } = definition;
@@ -43,6 +51,17 @@ export function journaledTools(
     });
   }
   return { tools: wrappedTools, toolHandlers: wrappedHandlers };
+}
+
+// The handler as the recorder runs it: recording calls it and keeps its output, replaying answers
+// from the recording without calling it.
+function recorded(name: string, handler: ToolHandler, recorder: ToolCallRecorder | undefined): ToolHandler {
+  if (recorder === undefined) return handler;
+  return (input, context) =>
+    recorder(
+      { id: context.id, name, input, ...(context.agentName === undefined ? {} : { agent: context.agentName }) },
+      async () => handler(input, context),
+    );
 }
 
 /** What a tool step stores in the journal (plain JSON). */
