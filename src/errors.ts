@@ -141,6 +141,29 @@ export function isBudgetExceededError(error: unknown): error is BudgetExceededEr
 }
 
 /**
+ * A guardrail blocked an input or an answer and the run was made with `throwOnBlock`. `session`
+ * is valid (every call answered, the blocked message replaced by its `[blocked by <name>]` marker)
+ * and can be run again; `guardrail` names the guardrail, `kind` what it checked.
+ */
+export class GuardrailTrippedError extends AgentError {
+  override name = "GuardrailTrippedError";
+  readonly guardrail: string;
+  readonly kind: "input" | "output";
+  readonly session: Session;
+
+  constructor(message: string, details: { guardrail: string; kind: "input" | "output"; session: Session }) {
+    super(message);
+    this.guardrail = details.guardrail;
+    this.kind = details.kind;
+    this.session = details.session;
+  }
+}
+
+export function isGuardrailTrippedError(error: unknown): error is GuardrailTrippedError {
+  return isAgentError(error) && error.name === "GuardrailTrippedError";
+}
+
+/**
  * The text of anything thrown, for a message, an event or a span: an `Error`'s message (no `Error:`
  * prefix, no stack), a string as it is, anything else as JSON (BigInts as digits) or its string
  * conversion. Never throws, whatever was thrown (an object without prototype, a throwing getter, a

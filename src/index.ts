@@ -122,6 +122,8 @@ export {
   isTimeoutError,
   BudgetExceededError,
   isBudgetExceededError,
+  GuardrailTrippedError,
+  isGuardrailTrippedError,
   describeError,
   maxErrorLength,
 } from "./errors.ts";
@@ -135,3 +137,12 @@ export { handoff } from "./agents/handoff.ts";
 export type { Handoff, HandoffHistory, HandoffOptions } from "./agents/handoff.ts";
 export { runAgent, streamAgent, HandoffLimitError } from "./agents/run-agent.ts";
 export type { AgentRunEvent, RunAgentOptions } from "./agents/run-agent.ts";
+export type {
+  Guardrail,
+  GuardrailEvent,
+  GuardrailInput,
+  GuardrailKind,
+  GuardrailVerdict,
+  Guardrails,
+} from "./guardrails/guardrail.ts";
+export { blockedMarker } from "./guardrails/guarded-messages.ts";

@@ -75,9 +75,25 @@ export type StopDetails = {
  */
 type Timestamped = { ts?: string; agent?: string };
 
+/**
+ * What a guardrail answered about a text: let it through, block it (`message` says why), put
+ * `replacement` in its place, or send `feedback` to the model and let it try again.
+ */
+export type GuardrailVerdict =
+  | { action: "allow" }
+  | { action: "block"; message: string }
+  | { action: "redact"; replacement: string }
+  | { action: "retry"; feedback: string };
+
+/**
+ * Set by the loop (never by a model) on a message a guardrail changed: a blocked message's marker
+ * (`[blocked by <name>]`), a redacted text, the feedback of a retry. `name` is the guardrail's.
+ */
+export type GuardrailMark = { guardrail?: GuardrailVerdict & { name: string } };
+
 export type SystemMessage = { role: "system"; content: string } & Timestamped;
 /** User input: text, or content parts (text, images, files; see `ContentPart`). */
-export type UserMessage = { role: "user"; content: string | ContentPart[] } & Timestamped;
+export type UserMessage = { role: "user"; content: string | ContentPart[] } & Timestamped & GuardrailMark;
 /**
  * Model text. `output` holds the validated final answer of a run made with an `output` schema.
  * `signature`/`provider`: opaque provider data to send back with this text (Gemini's
@@ -96,6 +112,7 @@ export type AssistantMessage = {
    */
   answerFrom?: string;
 } & Timestamped &
+  GuardrailMark &
   TurnEndFields;
 
 /**
@@ -183,7 +200,8 @@ export type ToolResultMessage = {
    * `largeOutput` option). The `recall_output` tool reads the original back (`keptOutput`).
    */
   kept?: "cleared" | "offloaded";
-} & Timestamped;
+} & Timestamped &
+  GuardrailMark;
 
 export type Message =
   SystemMessage | UserMessage | AssistantMessage | ThinkingMessage | ToolCallMessage | ToolResultMessage;
@@ -313,15 +331,26 @@ export type SessionChange =
    */
   | { type: "append"; index: number; message: Message; more?: true }
   /** `details` says what made the replacement, for the record (`{ strategy: "clear-tool-results" }`). */
+  /**
+   * `reason: "guardrail"`: a guardrail blocked or redacted the message; `previous` (the original)
+   * then stays only in the log's entry for this change: the audit trail.
+   */
   | {
       type: "replace";
       index: number;
       message: Message;
       previous: Message;
-      reason: "compaction";
+      reason: "compaction" | "guardrail";
       details?: JsonObject;
     }
-  | { type: "update"; index: number; message: Message; reason: "approval" }
+  /** `reason: "guardrail"`: a `toolInput` guardrail redacted the call's input before it ran. */
+  | { type: "update"; index: number; message: Message; reason: "approval" | "guardrail" }
+  /**
+   * A guardrail answered (`allow`, `block`, `redact`, `retry`): a store records it as a `guardrail`
+   * entry; the session does not change. `original`: a blocked text that never entered the session
+   * (an answer, a steering message), kept for the audit trail only here.
+   */
+  | { type: "guardrail"; verdict: GuardrailRecord }
   /**
    * The whole output of tool call `id` was kept aside (`keepOutput`): the session holds a shortened
    * version of it (`kept: "offloaded"`). Persistence records it before the shortened result.
@@ -341,6 +370,18 @@ export type SessionChange =
       reason: "compaction" | "rewind";
       details?: JsonObject;
     };
+
+/** One guardrail's answer, as the log records it. */
+export type GuardrailRecord = {
+  name: string;
+  kind: "input" | "output" | "toolInput" | "toolOutput";
+  action: GuardrailVerdict["action"];
+  message?: string;
+  agent?: string;
+  /** The tool call checked (`toolInput`, `toolOutput`). */
+  callId?: string;
+  original?: string;
+};
 
 export type SessionChangeListener = (change: SessionChange, session: Session) => void;
 

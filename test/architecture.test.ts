@@ -9,13 +9,15 @@
  *    none among src/ folders either (the root files count as one folder, the public index apart):
  *    what two folders share lives in a folder below both.
  * 2. Layers. The core is the src/ root files, src/shared/ (the abort race, the tool schema type),
- *    src/model/ (the provider contract), src/tools/, src/loop/ and src/agents/ (handoffs, which run the
- *    loop); the subsystems are src/providers/,
+ *    src/model/ (the provider contract), src/tools/, src/guardrails/, src/loop/ and src/agents/
+ *    (handoffs, which run the loop); the subsystems are src/providers/,
  *    store, viewer, cli, otel, mcp, restate, testing, http.
  *    - src/providers/** imports only src/model/**, session.ts, errors.ts, numeric-options.ts, the
  *      shared files of src/providers/, its own provider's folder (never another provider), and
  *      src/shared/tool-schema.ts with `import type` (tool schemas).
  *    - src/model/** imports only src/model/**, the root files (not the public index) and src/shared/**.
+ *    - src/guardrails/** imports only itself, the root files, src/shared/, src/model/ and src/tools/
+ *      (never the loop or the agents, which run it).
  *    - The core never imports a subsystem: subsystems import the core, never the reverse.
  *    - src/store/** imports only src/store/**, session.ts and errors.ts.
  *    - No src/ file imports from test/ or bench/.
@@ -36,6 +38,7 @@ import { importsOf } from "./architecture/imports.ts";
 import type { ImportEdge } from "./architecture/imports.ts";
 import {
   coreImportViolations,
+  guardrailImportViolations,
   isRootFile,
   maxRootFiles,
   modelImportViolations,
@@ -82,7 +85,14 @@ describe("the architecture of src/", () => {
     ).toStrictEqual([]);
   });
 
-  it("never has the core (root files, shared, model, tools, loop, agents) import a subsystem", () => {
+  it("keeps the guardrails below the loop: on the root files, shared, model and tools", () => {
+    expect(
+      guardrailImportViolations(edges).map(describeEdge),
+      "imports from src/guardrails/ of the loop, the agents or a subsystem",
+    ).toStrictEqual([]);
+  });
+
+  it("never has the core (root files, shared, model, tools, guardrails, loop, agents) import a subsystem", () => {
     expect(
       coreImportViolations(edges).map(describeEdge),
       "core files importing a subsystem (the subsystem should import the core instead)",
@@ -245,6 +255,16 @@ describe("the architecture checks themselves", () => {
       ].join("\n"),
     );
     expect(coreImportViolations(core).map((edge) => edge.line)).toStrictEqual([1, 2]);
+    const guardrails = synthetic(
+      "src/guardrails/g.ts",
+      [
+        'import type { ToolHooks } from "../tools/tool-hooks.ts";',
+        'import type { AgentEvent } from "../loop/events.ts";',
+        'import { notifySessionChange } from "../session.ts";',
+        'import { runAgent } from "../agents/run-agent.ts";',
+      ].join("\n"),
+    );
+    expect(guardrailImportViolations(guardrails).map((edge) => edge.line)).toStrictEqual([2, 4]);
     const store = synthetic(
       "src/store/s.ts",
       [

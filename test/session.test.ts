@@ -119,7 +119,8 @@ describe("onSessionChange", () => {
       if (change.type === "append") mirror.push(structuredClone(change.message));
       else if (change.type === "splice")
         mirror.splice(change.index, change.removed.length, ...structuredClone(change.inserted));
-      else if (change.type !== "keep") mirror[change.index] = structuredClone(change.message);
+      else if (change.type === "replace" || change.type === "update")
+        mirror[change.index] = structuredClone(change.message);
     });
     const long = "x".repeat(300);
     const model = scriptedModel([

@@ -1,3 +1,4 @@
+import type { Guardrails } from "../guardrails/guardrail.ts";
 import type { AgentLoopOptions } from "../loop/loop-options.ts";
 import type { InvokeModel } from "../model/invoke-model.ts";
 import type { Message, Session } from "../session.ts";
@@ -12,6 +13,8 @@ export type AgentDefinition = {
   readonly invokeModel: InvokeModel;
   readonly tools: readonly ToolDefinition[];
   readonly handoffs: readonly Handoff[];
+  /** This agent's guardrails: its input ones check the input it receives (a handoff's too), its output ones its answers. */
+  readonly guardrails: Guardrails | undefined;
   readonly options: AgentLoopOptions;
 };
 

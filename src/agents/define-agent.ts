@@ -1,6 +1,7 @@
 import type { AgentLoopOptions } from "../loop/loop-options.ts";
 import type { InvokeModel } from "../model/invoke-model.ts";
 import type { ToolDefinition } from "../tools/tool.ts";
+import { checkGuardrails, type Guardrails } from "../guardrails/guardrail.ts";
 import type { AgentDefinition, Handoff } from "./agent-types.ts";
 import { handoff } from "./handoff.ts";
 
@@ -15,6 +16,12 @@ export type AgentSpec = {
   tools?: readonly ToolDefinition[];
   /** Agents this one may hand the conversation to: an agent (default handoff) or `handoff(agent, {...})`. */
   handoffs?: readonly (AgentDefinition | Handoff)[];
+  /**
+   * This agent's guardrails (see `Guardrail`), applied after the run-level ones of `runAgent`: its
+   * `input` ones check every new user message it receives, a handoff's included; its `output` ones
+   * every final answer it gives; its tool ones its own tool calls.
+   */
+  guardrails?: Guardrails;
   /** Run options of this agent's turns (compaction, hooks, retries…), as `agentLoop` takes them. */
   options?: AgentLoopOptions;
 };
@@ -32,6 +39,12 @@ export function defineAgent(spec: AgentSpec): AgentDefinition {
     invokeModel: spec.invokeModel,
     tools: spec.tools ?? [],
     handoffs: (spec.handoffs ?? []).map((entry) => (entry.kind === "agent" ? handoff(entry) : entry)),
+    guardrails: checkedGuardrails(spec.guardrails, spec.name),
     options: spec.options ?? {},
   };
+}
+
+function checkedGuardrails(guardrails: Guardrails | undefined, name: string): Guardrails | undefined {
+  checkGuardrails(guardrails, `agent "${name}": guardrails`);
+  return guardrails;
 }

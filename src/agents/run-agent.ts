@@ -10,6 +10,7 @@ import { activeAgent, agentGraph, earlierHandoff, type ActiveAgent, type AgentNo
 import type { AgentDefinition } from "./agent-types.ts";
 import { historyName, historyView, type SummaryHandoffOutput } from "./handoff.ts";
 import { summarizeMessages } from "../loop/context-strategies.ts";
+import { mergeGuardrails, type Guardrails } from "../guardrails/guardrail.ts";
 
 /** Run options of `runAgent`: today's run options, plus how many handoffs one call may follow. */
 export type RunAgentOptions = Omit<AgentLoopOptions, "onEvent" | "agent"> & {
@@ -87,6 +88,8 @@ async function followHandoffs(
           ...runOptions,
           name,
           agent: name,
+          // Run-level guardrails apply to every agent, before the agent's own.
+          ...guardrailsOf(options.guardrails, active.node.agent, taken > 0),
           hooks: agentHooks(active, { ...active.node.agent.options.hooks, ...options.hooks }),
           // A handoff ends this agent's loop once every call of its response is answered.
           stopWhen: async (state) =>
@@ -122,6 +125,18 @@ async function followHandoffs(
     }
     active = next;
   }
+}
+
+// A handoff's target checks the input it receives with its own input guardrails: the run-level
+// ones already checked it, in this call's first agent.
+function guardrailsOf(
+  runLevel: Guardrails | undefined,
+  agent: AgentDefinition,
+  afterHandoff: boolean,
+): { guardrails?: Guardrails } {
+  const shared = afterHandoff && runLevel?.input !== undefined ? { ...runLevel, input: [] } : runLevel;
+  const guardrails = mergeGuardrails(shared, agent.options.guardrails, agent.guardrails);
+  return guardrails === undefined ? {} : { guardrails };
 }
 
 // One tool per handoff: its result records the handoff in the session. It never starts before the

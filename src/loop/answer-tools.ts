@@ -14,6 +14,7 @@ import {
 } from "../session.ts";
 import type { PendingApproval, ToolOutcome } from "../tools/tool-outcome.ts";
 import { verbatimAnswer } from "./verbatim-answer.ts";
+import { addInput } from "./guarded-turn.ts";
 
 /**
  * The `answer-tools` step: runs the open turn's tool calls and adds their results in call order,
@@ -65,7 +66,7 @@ export function nextAfterAnswer(run: RunContext): NextStep {
   if (queues.steering.length > 0) return callModelNext;
   const next = queues.followUps.shift();
   if (next === undefined) return done;
-  run.add(next);
+  addInput(run, next);
   return callModelNext;
 }
 

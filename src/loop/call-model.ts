@@ -1,6 +1,7 @@
 import { applyStrategies, compact } from "./make-room.ts";
 import { aborted, runModelHook } from "./model-hooks.ts";
-import { modelView } from "./model-view.ts";
+import { modelView, type ModelView } from "./model-view.ts";
+import { addInput, checkInputBefore, guardTurn, type GuardedTurn, type TurnControl } from "./guarded-turn.ts";
 import { modelTurn, type ModelTurn } from "./model-turn.ts";
 import type { NextStep } from "./next-step.ts";
 import type { OpenTurn } from "./open-turn.ts";
@@ -28,11 +29,51 @@ export async function callModelStep(run: RunContext): Promise<NextStep> {
   if (state.iteration >= run.maxIterations) throw maxIterationsError(run);
   const overBudget = budgetExceeded(run);
   if (overBudget !== undefined) throw overBudget;
+  if (run.guardrails !== undefined && state.newInput.length > 0) {
+    const blocked = await guardedStep(run, () => checkInputBefore(run));
+    if (blocked !== undefined) return blocked;
+  }
   compact(run);
   if (run.strategies !== undefined) await applyStrategies(run, run.strategies, "before-call");
   const iteration = ++state.iteration;
   run.turnStart(iteration);
-  const answer = await askModel(run, iteration);
+  if (run.guardrails !== undefined) return await guardedCall(run, iteration, guardTurn(run, iteration));
+  return takeAnswer(run, iteration, await askModel(run, iteration, undefined), undefined);
+}
+
+// A model call with the guardrails around it: parallel input checks, hold-back, the output check.
+async function guardedCall(run: RunContext, iteration: number, guarded: GuardedTurn): Promise<NextStep> {
+  try {
+    const answer = await askModel(run, iteration, guarded.control);
+    const next = await guardedStep(run, guarded.afterCall);
+    if (next !== undefined) {
+      if (answer !== aborted) answer?.discard();
+      return next;
+    }
+    return await takeAnswer(run, iteration, answer, guarded);
+  } finally {
+    guarded.dispose();
+  }
+}
+
+// A guardrail step, or the end of an aborted run when the run was aborted while it waited.
+async function guardedStep<T>(run: RunContext, step: () => Promise<T | undefined>): Promise<T | NextStep | undefined> {
+  try {
+    return await step();
+  } catch (error) {
+    if (run.signal.aborted) return endAborted(run, run.state.streamedText);
+    throw error;
+  }
+}
+
+// What the model answered, into the session: after the `afterModelCall` hook, the output schema and the output guardrails.
+async function takeAnswer(
+  run: RunContext,
+  iteration: number,
+  answer: ModelTurn | undefined | typeof aborted,
+  guarded: GuardedTurn | undefined,
+): Promise<NextStep> {
+  const { state } = run;
   if (answer === aborted) return endAborted(run, "");
   if (answer === undefined) return endAborted(run, state.streamedText);
   state.abandon = answer.discard;
@@ -55,6 +96,17 @@ export async function callModelStep(run: RunContext): Promise<NextStep> {
   let problems: string | undefined;
   if (run.contract !== undefined && !messages.some(isToolCall))
     ({ messages, problems } = await checkOutput(run, run.contract, messages));
+  if (guarded !== undefined) {
+    if (problems !== undefined || messages.some(isToolCall)) guarded.release();
+    else {
+      const checked = await guardedStep(run, () => guarded.checkAnswer(messages));
+      if (checked !== undefined && !Array.isArray(checked)) {
+        answer.discard();
+        return checked;
+      }
+      if (checked !== undefined) messages = checked;
+    }
+  }
   return enterTurn(run, answer, { messages, problems });
 }
 
@@ -85,7 +137,7 @@ function spend(run: RunContext, iteration: number, last: ModelMessage | undefine
 function addSteering(run: RunContext): void {
   for (const message of run.queues.steering.splice(0)) {
     noteSessionChange(run.session, run.session.messages.length, "steering");
-    run.add(message);
+    addInput(run, message);
   }
 }
 
@@ -144,14 +196,30 @@ function describeLastAction(messages: readonly Message[]): string {
 function askModel(
   run: RunContext,
   iteration: number,
+  control: TurnControl | undefined,
 ): ModelTurn | undefined | Promise<ModelTurn | undefined | typeof aborted> {
   if (run.hooks?.beforeModelCall === undefined && run.strategies === undefined)
-    return modelTurn(run, modelView(run, iteration, undefined));
-  return askModelHooked(run, iteration);
+    return callTurn(run, modelView(run, iteration, undefined), control);
+  return askModelHooked(run, iteration, control);
+}
+
+// The call, under the guardrails' control when it has one (its own signal, the hold-back, no early starts).
+function callTurn(
+  run: RunContext,
+  view: ModelView,
+  control: TurnControl | undefined,
+): ModelTurn | undefined | Promise<ModelTurn | undefined> {
+  if (control === undefined) return modelTurn(run, view);
+  view.context.signal = control.signal;
+  return modelTurn({ ...run, abortRace: control.abortRace, emit: control.emit, eager: control.eager }, view);
 }
 
 // Too long for the model: the strategies make room, then the call is tried once more.
-async function askModelHooked(run: RunContext, iteration: number): Promise<ModelTurn | undefined | typeof aborted> {
+async function askModelHooked(
+  run: RunContext,
+  iteration: number,
+  control: TurnControl | undefined,
+): Promise<ModelTurn | undefined | typeof aborted> {
   for (let overflowed = false; ; overflowed = true) {
     const hook = run.hooks?.beforeModelCall;
     const changes =
@@ -162,7 +230,7 @@ async function askModelHooked(run: RunContext, iteration: number): Promise<Model
           );
     if (changes === aborted) return aborted;
     try {
-      return await modelTurn(run, modelView(run, iteration, changes));
+      return await callTurn(run, modelView(run, iteration, changes), control);
     } catch (error) {
       if (overflowed || !isContextOverflowError(error) || run.strategies === undefined) throw error;
       // What the refused call streamed is void, as after a retry.

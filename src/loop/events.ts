@@ -2,6 +2,7 @@ import type { ModelDeltaEvent } from "../model/model-stream-event.ts";
 import type { RunMetrics } from "./run-metrics.ts";
 import type { JsonObject, Message, StopReason, Usage } from "../session.ts";
 import type { ToolExecutionEvent } from "../tools/tool-events.ts";
+import type { GuardrailEvent } from "../guardrails/guardrail.ts";
 
 /** How a run ended. */
 export type RunOutcome =
@@ -22,7 +23,12 @@ export type RunOutcome =
   /** The loop guard refused a repeated call and the model repeated it again (`loop-detected` event). */
   | "loop-detected"
   /** `timeouts.runMs` ran out: the run ended as an abort does; `error` describes the `TimeoutError`. */
-  | "timeout";
+  | "timeout"
+  /**
+   * A guardrail blocked the input or the answer: the blocked message is replaced by its
+   * `[blocked by <name>]` marker (every call answered); `error` says which and why.
+   */
+  | "blocked";
 
 /**
  * Every event of a run, in order. Plain objects, named noun-verb with start/delta/end.
@@ -69,6 +75,14 @@ export type AgentEvent =
    * already shown for the failed attempt are void: nothing of it entered the session.
    */
   | { type: "retry"; iteration: number; attempt: number; delayMs: number; error: string; errorType?: string }
+  /** A guardrail answered (every verdict, `allow` included). */
+  | GuardrailEvent
+  /**
+   * Text already streamed (`text-delta`) of an answer that will not stand: a guardrail blocked,
+   * redacted or sent it back. `text` is all of it: a display removes it (a redaction's text follows
+   * as a new `text-delta`).
+   */
+  | { type: "text-retract"; text: string }
   /** The loop guard ended the run: `tool` was called `count` times in a row with the same input (refused calls included). */
   | { type: "loop-detected"; tool: string; count: number }
   /**
@@ -85,7 +99,7 @@ export type AgentEvent =
       cacheWriteTokens: number;
       hitRatio: number;
       changedAt?: number;
-      changedBy?: "compaction" | "steering" | "approval" | "hook" | "unknown";
+      changedBy?: "compaction" | "steering" | "approval" | "hook" | "guardrail" | "unknown";
     }
   /**
    * Compaction shortened the session: `count` messages replaced by shorter ones (truncated,

@@ -4,7 +4,7 @@ import { AgentError } from "../errors.ts";
 import type { AgentEvent } from "./events.ts";
 import type { AgentHooks } from "./hooks.ts";
 import type { LoggerOption } from "../logger.ts";
-import { checkNumber } from "../numeric-options.ts";
+import { checkBoolean, checkNumber } from "../numeric-options.ts";
 import { checkRetryOptions, type RetryOptions } from "./retry.ts";
 import type { OutputSchema } from "./structured-output.ts";
 import { checkToolTimeout, type ToolDefinition, type ToolHandlers } from "../tools/tool.ts";
@@ -13,6 +13,7 @@ import { checkModelSettings, type ModelSettings } from "../model/model-settings.
 import type { ModelPrice } from "../model/cost.ts";
 import { loopGuardLimit, type StopCondition } from "./stop-conditions.ts";
 import { largeOutputChars, type LargeOutputOption } from "./large-output.ts";
+import { checkGuardrails, type Guardrails } from "../guardrails/guardrail.ts";
 
 export type AgentLoopOptions = {
   /** Handlers by tool name, for tools given as bare schemas (a `tool()` definition carries its own). */
@@ -100,6 +101,14 @@ export type AgentLoopOptions = {
   budget?: { usd?: number; tokens?: number };
   /** Set as `agent` on every message this run adds to the session (`runAgent` names the active agent). */
   agent?: string;
+  /**
+   * Checks of what goes in and out (see `Guardrail`): `input` on every new user message, `output`
+   * on every final answer, `toolInput` on each tool call before it runs, `toolOutput` on each
+   * result before it enters the session.
+   */
+  guardrails?: Guardrails;
+  /** A blocked input or answer throws `GuardrailTrippedError` (with `.session`) instead of ending the run `blocked`. */
+  throwOnBlock?: boolean;
 };
 
 /**
@@ -138,6 +147,8 @@ export function checkLoopOptions(options: AgentLoopOptions, tools: readonly Tool
   checkNumber("outputAttempts", options.outputAttempts, { min: 0, integer: true, infinity: true });
   if (options.retry !== undefined && options.retry !== false) checkRetryOptions(options.retry);
   largeOutputChars(options.largeOutput);
+  checkGuardrails(options.guardrails);
+  checkBoolean("throwOnBlock", options.throwOnBlock);
   const compaction = options.compaction;
   if (
     compaction !== undefined &&

@@ -10,6 +10,7 @@ import { outputCorrection } from "./structured-output.ts";
 import { verbatimAnswer } from "./verbatim-answer.ts";
 import {
   AgentError,
+  GuardrailTrippedError,
   TimeoutError,
   describeError,
   errorType,
@@ -150,6 +151,16 @@ async function runLoop(run: RunContext): Promise<void> {
     run.abortRace.dispose();
   }
   if (end.outcome === "error") throw end.error;
+  if (end.outcome === "blocked" && run.throwOnBlock)
+    throw new GuardrailTrippedError(blockedText(end), {
+      guardrail: end.guardrail,
+      kind: end.kind,
+      session: run.session,
+    });
+}
+
+function blockedText(end: RunEnd & { outcome: "blocked" }): string {
+  return `${end.kind === "input" ? "the input" : "the answer"} was blocked by ${end.guardrail}: ${end.message}`;
 }
 
 /** Takes one step after the other until the run ends. */
@@ -211,6 +222,7 @@ function runEndEvent(end: RunEnd): AgentEvent {
     };
   if (end.outcome === "timeout")
     return { type: "run-end", outcome: "timeout", error: describeError(end.error), errorType: "TimeoutError" };
+  if (end.outcome === "blocked") return { type: "run-end", outcome: "blocked", error: blockedText(end) };
   if (end.outcome !== "error") return { type: "run-end", outcome: end.outcome };
   const type = errorType(end.error);
   const outcome = isMaxIterationsError(end.error) || isBudgetExceededError(end.error) ? "max-iterations" : "error";

@@ -27,6 +27,11 @@ export type RunEnd =
   | { outcome: "done" | "stopped" | "aborted" | "stop-condition" | "loop-detected" }
   /** `timeouts.runMs` ran out: ended as an abort, reported with the `TimeoutError`, not thrown. */
   | { outcome: "timeout"; error: unknown }
+  /**
+   * A guardrail blocked the input or the answer: the blocked message's marker is in the session.
+   * With `throwOnBlock` the loop throws `GuardrailTrippedError` after `run-end`.
+   */
+  | { outcome: "blocked"; kind: "input" | "output"; guardrail: string; message: string }
   /** Tool calls wait for a human's approval; the session holds the paused state. */
   | { outcome: "paused"; pending: readonly PendingApproval[] }
   /** A phase threw (a `MaxIterationsError` included): the loop rethrows it after `run-end`. */

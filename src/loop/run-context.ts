@@ -19,8 +19,11 @@ import {
   type Message,
   type ModelMessage,
   type Session,
+  type ToolResultMessage,
   type UserMessage,
 } from "../session.ts";
+import { newInput } from "../guardrails/new-input.ts";
+import { readGuardrails, type RunGuardrails } from "./run-guardrails.ts";
 import { createToolExecutor, type ToolExecutor } from "../tools/execute-tool-calls.ts";
 import { toolCallRecorderOf, type ToolCallRecorder } from "../tools/tool-call-recorder.ts";
 import type { ToolDefinition } from "../tools/tool.ts";
@@ -92,6 +95,10 @@ export type RunContext = {
   /** Each attempt of a model call: at most this long, and this long to its first event. */
   readonly modelCallMs: number | undefined;
   readonly firstChunkMs: number | undefined;
+  /** The input and output guardrails (the tool guardrails are in the executor's hooks); absent without any. */
+  readonly guardrails: RunGuardrails | undefined;
+  /** A blocked input or answer throws `GuardrailTrippedError` instead of ending the run `blocked`. */
+  readonly throwOnBlock: boolean;
 };
 
 /** What changes as a run goes. */
@@ -116,6 +123,10 @@ export type RunState = {
    */
   changedBy: PrefixCause | undefined;
   prefixChange: PrefixChange | undefined;
+  /** User messages the input guardrails have yet to check: new at the start, then steering and follow-ups. */
+  newInput: UserMessage[];
+  /** `retry` verdicts in a row, by output guardrail, since an answer last passed. */
+  guardrailRetries: Map<string, number>;
 };
 
 /** What a run is started with: the arguments of `agentLoop` or `agentStream`. */
@@ -149,10 +160,24 @@ export function createRunContext(setup: RunSetup): RunContext {
     loopGuard: newLoopGuardState(),
     changedBy: undefined,
     prefixChange: undefined,
+    newInput: options.guardrails?.input === undefined ? [] : newInput(session.messages, options.agent),
+    guardrailRetries: new Map(),
   };
-  const hooks = guardedHooks(options.hooks, loopGuardLimit(options.loopGuard), state.loopGuard);
   const toolTimeout = options.timeouts?.toolMs ?? options.toolTimeout;
   const { emit, turnStart, turnEnd, message } = runEvents(report, listening, state, options.prices);
+  const abortRace = createAbortRace(signal);
+  const guarded = readGuardrails(options.guardrails, options.hooks, {
+    emit,
+    abortRace,
+    signal,
+    agent: options.agent ?? agentName,
+  });
+  const hooks = guardedHooks(
+    guarded.tools === undefined ? options.hooks : { ...options.hooks, ...guarded.tools.hooks },
+    loopGuardLimit(options.loopGuard),
+    state.loopGuard,
+  );
+  const marked = guarded.tools?.marked;
   const { add, addTurn } = sessionWriter(session, message, {
     log: resolveLogger(options.logger),
     agentName,
@@ -168,7 +193,7 @@ export function createRunContext(setup: RunSetup): RunContext {
     session,
     offer,
     ...withRecorder(invokeModel),
-    onResult: maxChars === undefined ? add : (result) => add(offload(session, result, maxChars)),
+    onResult: resultWriter(session, add, maxChars, marked),
     // Tool events are built only for a run that can be heard.
     ...(listening === undefined ? {} : { onEvent: emit }),
   });
@@ -181,7 +206,7 @@ export function createRunContext(setup: RunSetup): RunContext {
     maxIterations: options.maxIterations ?? defaultMaxIterations,
     maxIterationsGiven: options.maxIterations !== undefined,
     signal,
-    abortRace: createAbortRace(signal),
+    abortRace,
     queues,
     hooks: options.hooks,
     retry: options.retry,
@@ -207,7 +232,22 @@ export function createRunContext(setup: RunSetup): RunContext {
     prices: options.prices,
     modelCallMs: options.timeouts?.modelCallMs,
     firstChunkMs: options.timeouts?.firstChunkMs,
+    guardrails: guarded.guardrails,
+    throwOnBlock: options.throwOnBlock === true,
   };
+}
+
+// Each result enters the session as a tool guardrail left it, then shortened if it is too long.
+function resultWriter(
+  session: Session,
+  add: (message: Message) => void,
+  maxChars: number | undefined,
+  marked: ((result: ToolResultMessage) => ToolResultMessage) | undefined,
+): (result: ToolResultMessage) => void {
+  if (marked === undefined) return maxChars === undefined ? add : (result) => add(offload(session, result, maxChars));
+  return maxChars === undefined
+    ? (result) => add(marked(result))
+    : (result) => add(offload(session, marked(result), maxChars));
 }
 
 // Every event counts in the run's metrics; `run-end` carries them. The loop's own events go
@@ -223,7 +263,7 @@ function runEvents(
   return {
     emit: (event) => {
       if (event.type === "text-delta") state.streamedText += event.delta;
-      else if (event.type === "retry") state.streamedText = "";
+      else if (event.type === "retry" || event.type === "text-retract") state.streamedText = "";
       // What the next request's cache event blames when its prefix changed.
       else if (event.type === "compaction") state.changedBy = "compaction";
       events.emit(event);

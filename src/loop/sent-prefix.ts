@@ -1,7 +1,7 @@
-import { onSessionChange, type Message, type Session } from "../session.ts";
+import { onSessionChange, type Message, type Session, type SessionChange } from "../session.ts";
 
 /** What may change messages a model was already sent (the `cache` event's `changedBy`). */
-export type PrefixCause = "compaction" | "steering" | "approval" | "hook";
+export type PrefixCause = "compaction" | "steering" | "approval" | "hook" | "guardrail";
 
 /** Where a request stopped beginning with the one before it, and what the loop knows changed it. */
 export type PrefixChange = { changedAt: number; changedBy: PrefixCause | "unknown" };
@@ -69,11 +69,16 @@ function trackerOf(session: Session): Tracker {
   const created: Tracker = { sent: undefined, viaHook: false, touched: [] };
   trackers.set(session, created);
   onSessionChange(session, (change) => {
-    if (change.type === "append" || change.type === "keep") return;
-    noteSessionChange(session, change.index, change.type === "update" ? "approval" : "compaction");
+    if (change.type === "append" || change.type === "keep" || change.type === "guardrail") return;
+    noteSessionChange(session, change.index, causeOf(change));
   });
   tracker = created;
   return tracker;
+}
+
+function causeOf(change: SessionChange & { type: "replace" | "update" | "splice" }): PrefixCause {
+  if (change.reason === "guardrail") return "guardrail";
+  return change.type === "update" ? "approval" : "compaction";
 }
 
 // The index of the first message of `previous` that `sent` does not repeat; undefined when

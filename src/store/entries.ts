@@ -2,6 +2,7 @@ import {
   keepOutput,
   messageContentProblem,
   now,
+  type GuardrailRecord,
   type JsonObject,
   type JsonValue,
   type Message,
@@ -16,7 +17,14 @@ import { StoreError } from "./store-error.ts";
  * (a 0-based position in the messages read so far). Other entries (custom ones, and entry types
  * this version does not know) leave the session as it is and are kept in the log untouched.
  */
-export type SessionEntry = MessageEntry | ReplaceEntry | UpdateEntry | SpliceEntry | KeptEntry | CustomEntry;
+export type SessionEntry =
+  MessageEntry | ReplaceEntry | UpdateEntry | SpliceEntry | KeptEntry | GuardrailEntry | CustomEntry;
+
+/**
+ * A guardrail answered (see `GuardrailRecord`). It does not change the session; with `original`
+ * it holds a blocked text that never entered the session (the audit trail).
+ */
+export type GuardrailEntry = { type: "guardrail"; ts?: string } & GuardrailRecord;
 
 /**
  * The whole output of tool call `id`, kept aside for `recall_output` while the session holds its
@@ -82,6 +90,8 @@ export function entryFor(change: SessionChange): SessionEntry {
     }
     case "keep":
       return { type: "kept", id: change.id, ts: now(), output: change.output };
+    case "guardrail":
+      return { type: "guardrail", ts: now(), ...change.verdict };
     case "update":
       return { type: "update", index: change.index, reason: change.reason, ts: now(), message: change.message };
     case "splice": {
@@ -233,6 +243,10 @@ function entryProblem(value: unknown, messageCount: number): string | undefined 
         : 'a "kept" entry needs a string "id" and an "output"';
     case "custom":
       return typeof value.customType === "string" ? undefined : 'a "custom" entry needs a string "customType"';
+    case "guardrail":
+      return typeof value.name === "string" && typeof value.kind === "string" && typeof value.action === "string"
+        ? undefined
+        : 'a "guardrail" entry needs string "name", "kind" and "action"';
     default:
       return undefined;
   }
@@ -257,6 +271,8 @@ function messageProblem(value: unknown, entryType = "message", depth = 0): strin
       : `a ${JSON.stringify(value.type)} message`;
   const wrong = (field: string, expected: string): string =>
     `${kind} needs ${expected} "${field}", not ${describe(value[field])}`;
+  const mark = guardrailMarkProblem(value.guardrail, kind);
+  if (mark !== undefined) return mark;
   if (value.role === "user") {
     if (typeof value.content !== "string") return messageContentProblem(value as Message);
   } else if (value.role === "system") {
@@ -281,6 +297,28 @@ function messageProblem(value: unknown, entryType = "message", depth = 0): strin
     if (value.waitMs !== undefined && !isCount(value.waitMs)) return wrong("waitMs", "a non-negative integer");
     if (value.content !== undefined) return messageContentProblem(value as Message);
   }
+  return undefined;
+}
+
+// The text field each guardrail action carries.
+const verdictFields: Readonly<Record<string, string | undefined>> = {
+  allow: undefined,
+  block: "message",
+  redact: "replacement",
+  retry: "feedback",
+};
+
+// A guardrail's mark on a message (blocked, redacted, a retry's feedback): the verdict and the guardrail's name.
+function guardrailMarkProblem(mark: unknown, kind: string): string | undefined {
+  if (mark === undefined) return undefined;
+  if (!isObject(mark) || typeof mark.name !== "string")
+    return `${kind} needs "guardrail" to be an object with a string "name", or none, not ${describe(mark)}`;
+  const action = String(mark.action);
+  if (!Object.hasOwn(verdictFields, action))
+    return `${kind} needs "guardrail.action" to be "allow", "block", "redact" or "retry", not ${JSON.stringify(mark.action) ?? "nothing"}`;
+  const field = verdictFields[action];
+  if (field !== undefined && typeof mark[field] !== "string")
+    return `${kind} needs a string "guardrail.${field}", not ${describe(mark[field])}`;
   return undefined;
 }
 

@@ -19,6 +19,7 @@ export type {
   UpdateEntry,
   SpliceEntry,
   KeptEntry,
+  GuardrailEntry,
   CustomEntry,
   LogEntry,
 } from "./entries.ts";

@@ -16,7 +16,9 @@ export const maxRootFiles = 7;
 export function isCore(path: string): boolean {
   return (
     isRootFile(path) ||
-    ["src/shared/", "src/model/", "src/tools/", "src/loop/", "src/agents/"].some((folder) => path.startsWith(folder))
+    ["src/shared/", "src/model/", "src/tools/", "src/guardrails/", "src/loop/", "src/agents/"].some((folder) =>
+      path.startsWith(folder),
+    )
   );
 }
 
@@ -52,6 +54,20 @@ export function modelImportViolations(edges: readonly ImportEdge[]): ImportEdge[
   return sourceEdges(edges, (from) => from.startsWith("src/model/")).filter(
     ({ target }) =>
       !(target.startsWith("src/model/") || rootFiles.includes(target) || target.startsWith("src/shared/")),
+  );
+}
+
+/**
+ * Guardrails sit between the tools and the loop: they check texts and tool calls (the session, the
+ * tool hooks they wrap, the shared abort race) and know nothing of the loop or the agents that run them.
+ */
+export function guardrailImportViolations(edges: readonly ImportEdge[]): ImportEdge[] {
+  return sourceEdges(edges, (from) => from.startsWith("src/guardrails/")).filter(
+    ({ target }) =>
+      !(
+        rootFiles.includes(target) ||
+        ["src/guardrails/", "src/shared/", "src/model/", "src/tools/"].some((folder) => target.startsWith(folder))
+      ),
   );
 }
 
