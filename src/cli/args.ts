@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { CliError } from "./cli-error.ts";
+import { checkModelName } from "./model-name.ts";
 import { isSessionId } from "./sessions.ts";
 
 /** The providers `--provider` accepts. `auto`: the environment's, else the offline demo. */
@@ -38,6 +39,8 @@ export type RunArgs = {
   contextWindow?: number;
   /** Workspace files attached to the (first) task (`--attach`, repeatable). */
   attach?: string[];
+  /** `--max-cost <usd>`: the most this run may spend on the model, across its tasks, at the CLI's list prices. */
+  maxCostUsd?: number;
 };
 
 export const usage = `Usage: simple-agent-loop [options] [task]
@@ -68,6 +71,8 @@ Options:
       --attach <file>    attach a workspace file to the (first) task: images (png, jpeg,
                          gif, webp) and PDFs as they are, other files as text; repeatable.
                          @path in a task attaches that file too
+      --max-cost <usd>   stop once this run's model calls cost more than this (list prices
+                         of simple-agent-loop/prices; the model must have one); /cost shows it
   -h, --help             this help
   -v, --version          the version
 
@@ -115,7 +120,7 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
       throw new CliError(`unknown provider ${values.provider}: use one of ${providerNames.join(", ")}`, "usage");
     args.provider = provider;
   }
-  if (values.model !== undefined) args.model = values.model;
+  if (values.model !== undefined) args.model = checkModelName(values.model, "--model");
   if (values.cwd !== undefined) args.cwd = values.cwd;
   if (values.resume !== undefined) args.resume = values.resume === "" ? {} : { id: values.resume };
   if (values["mcp-config"] !== undefined) args.mcpConfig = values["mcp-config"];
@@ -128,6 +133,7 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
   if (values["max-turns"] !== undefined) args.maxTurns = positiveInteger(values["max-turns"], "--max-turns");
   if (values["context-window"] !== undefined)
     args.contextWindow = positiveInteger(values["context-window"], "--context-window");
+  if (values["max-cost"] !== undefined) args.maxCostUsd = dollars(values["max-cost"], "--max-cost");
   return args;
 }
 
@@ -143,6 +149,7 @@ const optionSpecs = {
   "max-turns": { type: "string" },
   "context-window": { type: "string" },
   attach: { type: "string", multiple: true },
+  "max-cost": { type: "string" },
   record: { type: "string" },
   replay: { type: "string" },
   port: { type: "string" },
@@ -248,5 +255,12 @@ function positiveInteger(text: string, option: string, zeroAllowed = false): num
   const value = /^[0-9]{1,15}$/.test(text) ? Number(text) : Number.NaN;
   if (!Number.isSafeInteger(value) || value < (zeroAllowed ? 0 : 1))
     throw new CliError(`${option} needs a ${zeroAllowed ? "non-negative" : "positive"} integer, got ${text}`, "usage");
+  return value;
+}
+
+// An amount in USD: digits with an optional fraction ("0.50", "2"), above zero; no sign, exponent or "$".
+function dollars(text: string, option: string): number {
+  const value = /^[0-9]{1,9}(\.[0-9]{1,6})?$/.test(text) ? Number(text) : Number.NaN;
+  if (!(value > 0)) throw new CliError(`${option} needs an amount in USD above 0 (e.g. 0.50), got ${text}`, "usage");
   return value;
 }

@@ -3,7 +3,8 @@ import { describeContent, type ContentPart } from "../content-parts.ts";
 import { errorMessage } from "../errors.ts";
 import type { Message } from "../session.ts";
 import { blobDirectory, fileBlobStore } from "../store/blobs.ts";
-import { closeSession } from "../store/index.ts";
+import { priceOf } from "../model/cost.ts";
+import { modelPrices, modelPricesDate } from "../prices/index.ts";
 import type { Tool } from "../tools/tool.ts";
 import { createStyle, useColor, type Style } from "./ansi.ts";
 import { cliVersion, parseCliArgs, usage, type RunArgs } from "./args.ts";
@@ -16,12 +17,14 @@ import { terminalAsker } from "./ask-permission.ts";
 import { CliError, isCliError } from "./cli-error.ts";
 import { interactive } from "./interactive.ts";
 import { jsonOutput } from "./json-output.ts";
+import { modelControl } from "./model-control.ts";
 import { connectMcpTools, type CliMcp } from "./mcp-tools.ts";
 import { permissionHook } from "./permissions.ts";
 import { protectedTargets } from "./protected-targets.ts";
 import { selectModel, type SelectedModel } from "./provider.ts";
 import { runTask, type TaskContext } from "./run-task.ts";
 import { cliHome, cliStore, openCliSession, type CliSession } from "./sessions.ts";
+import { sessionControl, type SessionControl } from "./session-control.ts";
 import { createShutdown, type Shutdown } from "./shutdown.ts";
 import { systemPrompt, workspaceMovedPrompt } from "./system-prompt.ts";
 import { exitCodeOf, type TaskOutput } from "./task-output.ts";
@@ -90,12 +93,16 @@ async function runAgent(args: RunArgs, io: CliIo): Promise<number> {
   const interrupts: InterruptRoute = { handler: undefined };
   attachToProcess(io, shutdown, interrupts);
   try {
-    const opened = await openSession(args, io, setup, shutdown);
+    const sessions = await openSessions(args, io, setup, shutdown);
+    const opened = sessions.current();
     const style = createStyle(!args.json && useColor(io.stdout, io.env));
     announce(io, args.json, style, { version: setup.version, workspace, selected: setup.selected, opened });
     const mcp = await connectMcp(args, io, setup, style, shutdown);
     // Every write and edit keeps what it replaced in the session's blobs, for a rewind.
-    const checkpoints = checkpointRecorder(fileBlobStore(blobDirectory(opened.path), { sync: true }));
+    // The blobs go beside the session in use, which /clear and /resume change.
+    const checkpoints = checkpointRecorder({
+      write: (bytes) => fileBlobStore(blobDirectory(sessions.current().path), { sync: true }).write(bytes),
+    });
     const files = createWorkspace(workspace, { onFileChange: checkpoints.onFileChange });
     const tools = [...codingTools(workspace, { workspace: files }), ...mcp.tools];
     warnUnknownAllowed(args, io, tools);
@@ -106,7 +113,7 @@ async function runAgent(args: RunArgs, io: CliIo): Promise<number> {
       args,
       io,
       setup,
-      opened,
+      sessions,
       style,
       shutdown,
       interrupts,
@@ -116,16 +123,28 @@ async function runAgent(args: RunArgs, io: CliIo): Promise<number> {
       files,
       checkpoints,
     });
+    const models = modelControl({
+      first: setup.selected,
+      choose: (model) => {
+        checkPriced(model, args, "/model");
+        return selectModel({ ...args, provider: setup.selected.provider, model }, io.env);
+      },
+      ...(args.cassette === undefined
+        ? {}
+        : { refusal: "/model: a cassette answers in the order it was recorded; the model cannot change" }),
+      onChange: (selected) => (context.invokeModel = selected.invokeModel),
+    });
     // No task means stdin is a terminal (otherwise the task came from stdin), so there is input.
     const code =
       setup.task !== undefined
         ? exitCodeOf(await runTask(context, setup.task))
-        : await interactive(context, input!, io.stdout, style);
+        : await interactive({ task: context, input: input!, out: io.stdout, style, sessions, models });
     // However the session ended (done, failed, Ctrl-C, /exit), say how to go on with it.
-    if (opened.stored() !== undefined && !args.json)
+    const last = sessions.current();
+    if (last.stored() !== undefined && !args.json)
       io.stdout.write(
         style.dim(
-          `To go on with this session: ${resumeCommand(opened.id, args.cwd === undefined ? undefined : workspace)}\n`,
+          `To go on with this session: ${resumeCommand(last.id, args.cwd === undefined ? undefined : workspace)}\n`,
         ),
       );
     return code;
@@ -154,6 +173,7 @@ async function agentSetup(args: RunArgs, io: CliIo): Promise<AgentSetup> {
     throw new CliError(errorMessage(error));
   });
   const selected = withCassette(selectModel(args, io.env), args);
+  checkPriced(selected.model, args, "--model");
   if (selected.note !== undefined) io.stderr.write(`${visibleText(selected.note)}\n`);
   const task = args.task ?? (io.stdin.isTTY === true ? undefined : await readTask(io.stdin));
   if (task === undefined && args.json) throw new CliError("--json needs a task, as an argument or on stdin", "usage");
@@ -179,21 +199,21 @@ function attachToProcess(io: CliIo, shutdown: Shutdown, interrupts: InterruptRou
   io.stderr.on("error", () => undefined);
 }
 
-/** Opens (or resumes) the workspace's session; shutdown closes it. */
-async function openSession(args: RunArgs, io: CliIo, setup: AgentSetup, shutdown: Shutdown): Promise<CliSession> {
+/** Opens (or resumes) the workspace's session, which `/clear` and `/resume` may replace; shutdown closes the last one. */
+async function openSessions(args: RunArgs, io: CliIo, setup: AgentSetup, shutdown: Shutdown): Promise<SessionControl> {
   const { workspace, selected, version } = setup;
-  const opened = await openCliSession(cliStore(io.env), {
-    workspace,
-    ...(args.resume === undefined ? {} : { resume: args.resume }),
-    systemPrompt: systemPrompt(workspace),
-    movedPrompt: (previous) => workspaceMovedPrompt(previous, workspace),
-    details: { provider: selected.provider, model: selected.model, version },
-  });
-  shutdown.add(() => {
-    const session = opened.stored();
-    return session === undefined ? undefined : closeSession(session);
-  });
-  return opened;
+  const store = cliStore(io.env);
+  const open = (resume?: { id?: string }): Promise<CliSession> =>
+    openCliSession(store, {
+      workspace,
+      ...(resume === undefined ? {} : { resume }),
+      systemPrompt: systemPrompt(workspace),
+      movedPrompt: (previous) => workspaceMovedPrompt(previous, workspace),
+      details: { provider: selected.provider, model: selected.model, version },
+    });
+  const sessions = sessionControl({ store, workspace, first: await open(args.resume), open });
+  shutdown.add(() => sessions.close());
+  return sessions;
 }
 
 /** Starts the MCP servers of `--mcp-config` (asking trust where it can); shutdown stops them. */
@@ -243,7 +263,7 @@ type TaskParts = {
   args: RunArgs;
   io: CliIo;
   setup: AgentSetup;
-  opened: CliSession;
+  sessions: SessionControl;
   style: Style;
   shutdown: Shutdown;
   interrupts: InterruptRoute;
@@ -257,7 +277,7 @@ type TaskParts = {
 
 /** What every task of this process runs with: the model, the tools behind the permission hook, the output, interrupts. */
 function taskContext(parts: TaskParts): TaskContext {
-  const { args, io, setup, opened, style, shutdown, interrupts, mcp, tools, output, files, checkpoints } = parts;
+  const { args, io, setup, sessions, style, shutdown, interrupts, mcp, tools, output, files, checkpoints } = parts;
   const { input, workspace } = setup;
   let taskSignal = AbortSignal.abort();
   const interrupt = (): void => interrupts.handler?.();
@@ -276,10 +296,12 @@ function taskContext(parts: TaskParts): TaskContext {
   return {
     invokeModel: setup.selected.invokeModel,
     tools,
-    session: opened.store,
+    session: () => sessions.current().store(),
     maxTurns: args.maxTurns,
     contextWindow: args.contextWindow ?? setup.selected.contextWindow,
     output,
+    prices: { ...modelPrices },
+    spending: { spentUsd: 0, ...(args.maxCostUsd === undefined ? {} : { limitUsd: args.maxCostUsd }) },
     hooks: {
       beforeToolCall: permissionHook({
         guarded: new Set(names.filter((name) => !readOnlyTools.has(name))),
@@ -405,4 +427,12 @@ function withCassette(selected: SelectedModel, args: RunArgs): SelectedModel {
     invokeModel,
     description: `${selected.description}, ${mode === "record" ? "recording to" : "replaying"} ${path}`,
   };
+}
+
+// --max-cost counts what the model calls cost: a model without a known price would never reach it.
+function checkPriced(model: string, args: RunArgs, option: string): void {
+  if (args.maxCostUsd === undefined || priceOf(modelPrices, model) !== undefined) return;
+  throw new CliError(
+    `${option} ${model}: --max-cost needs the model's price, and the list of ${modelPricesDate} has none for it (it has ${Object.keys(modelPrices).join(", ")})`,
+  );
 }

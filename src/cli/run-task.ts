@@ -1,5 +1,6 @@
 import type { AgentEvent } from "../loop/events.ts";
 import type { AgentHooks } from "../loop/hooks.ts";
+import type { ModelPrice } from "../model/cost.ts";
 import type { InvokeModel } from "../model/invoke-model.ts";
 import { summarizeOlderTurns } from "../loop/context-strategies.ts";
 import { clearToolResults } from "../loop/clear-tool-results.ts";
@@ -27,6 +28,13 @@ export type TaskContext = {
    */
   contextWindow: number;
   output: TaskOutput;
+  /** Prices by model id: each task's metrics carry its cost where the answering model's price is known. */
+  prices?: Record<string, ModelPrice>;
+  /**
+   * What this CLI process spent in USD (summed from each task's metrics) and, with `--max-cost`,
+   * the most it may: each task runs with what is left as its budget, and none starts once it is spent.
+   */
+  spending?: { spentUsd: number; limitUsd?: number };
   /** Routes Ctrl-C to `onInterrupt` while a task runs; returns the function that stops it. */
   watchInterrupts: (onInterrupt: () => void) => () => void;
   /** Told the signal of each task as it starts (the permission prompt goes away when it aborts). */
@@ -58,6 +66,17 @@ export async function runTask(context: TaskContext, task: string): Promise<TaskR
     output.finish(failed);
     return failed;
   }
+  const left = budgetLeft(context);
+  if (left !== undefined && left <= 0) {
+    const refused: TaskResult = {
+      outcome: "error",
+      error: new Error(
+        `--max-cost $${context.spending?.limitUsd}: this run has spent $${context.spending?.spentUsd.toFixed(4)}; start the CLI again (--resume) with a higher --max-cost to go on`,
+      ),
+    };
+    output.finish(refused);
+    return refused;
+  }
   send(session, content);
   const controller = new AbortController();
   context.onTaskStart(controller.signal);
@@ -73,6 +92,8 @@ export async function runTask(context: TaskContext, task: string): Promise<TaskR
       signal: controller.signal,
       hooks: context.hooks,
       maxIterations: context.maxTurns,
+      ...(context.prices === undefined ? {} : { prices: context.prices }),
+      ...(left === undefined ? {} : { budget: { usd: left } }),
       // A coding session keeps every detail until the window fills (file contents matter), then
       // summarizes older turns rather than cutting tool results.
       // Old tool output is cleared first (recall_output reads it back); a summary only near the window.
@@ -93,9 +114,16 @@ export async function runTask(context: TaskContext, task: string): Promise<TaskR
     stopWatching();
   }
   if (end?.metrics !== undefined) result.metrics = end.metrics;
+  if (context.spending !== undefined) context.spending.spentUsd += end?.metrics?.costUsd ?? 0;
   // The loop times its `beforeToolCall` hooks apart; the CLI's only one is the permission prompt.
   const waitMs = end?.metrics?.waitMs ?? 0;
   if (waitMs >= 1) result.waitMs = waitMs;
   output.finish(result);
   return result;
+}
+
+// What --max-cost leaves for the next task; undefined without a limit.
+function budgetLeft(context: TaskContext): number | undefined {
+  const limitUsd = context.spending?.limitUsd;
+  return limitUsd === undefined ? undefined : limitUsd - context.spending!.spentUsd;
 }

@@ -15,6 +15,8 @@ export type FakeTurn =
       text?: string;
       toolCalls?: { name: string; arguments: Record<string, unknown>; id?: string }[];
       usage?: { prompt_tokens: number; completion_tokens: number };
+      /** The model the chunks name as the one that answered (none by default, as some local servers). */
+      model?: string;
     }
   | { hangAfter: string }
   | { status: number; message: string };
@@ -54,9 +56,11 @@ function respond(turn: FakeTurn, call: number): ReplayResponse {
       body: JSON.stringify({ error: { message: turn.message, type: "invalid_request_error" } }),
     };
   }
+  const model = "model" in turn && turn.model !== undefined ? { model: turn.model } : {};
   const chunk = (delta: Record<string, unknown>, finish: string | null = null): Record<string, unknown> => ({
     id: `chatcmpl-${call}`,
     object: "chat.completion.chunk",
+    ...model,
     choices: [{ index: 0, delta, finish_reason: finish }],
   });
   if ("hangAfter" in turn)
