@@ -1,5 +1,5 @@
 import { errorMessage } from "../../errors.ts";
-import { visibleText } from "../visible-text.ts";
+import { visibleLine, visibleText } from "../visible-text.ts";
 import { goOn, type SlashCommand } from "./slash-command.ts";
 
 /** `/clear`: a new session from the next task on; the one before stays stored and resumable. */
@@ -10,8 +10,9 @@ export const clearCommand: SlashCommand = {
     const previous = sessions.current();
     try {
       const next = await sessions.startNew();
-      const kept = previous.stored() === undefined ? "" : ` (${previous.id} is kept: /resume ${previous.id})`;
-      out.write(`New session ${next.id}${style.dim(kept)}\n`);
+      const old = visibleLine(previous.id);
+      const kept = previous.stored() === undefined ? "" : ` (${old} is kept: /resume ${old})`;
+      out.write(`New session ${visibleLine(next.id)}${style.dim(kept)}\n`);
     } catch (error) {
       out.write(style.red(`/clear: ${visibleText(errorMessage(error))}\n`));
     }

@@ -1,7 +1,7 @@
 import { errorMessage } from "../../errors.ts";
 import type { CompactionFallback } from "../../loop/compaction-strategy.ts";
 import { estimateTokens, summarizeOlderTurns } from "../../loop/context-strategies.ts";
-import { visibleText } from "../visible-text.ts";
+import { visibleLine, visibleText } from "../visible-text.ts";
 import { goOn, type SlashCommand } from "./slash-command.ts";
 
 /**
@@ -45,10 +45,12 @@ export const compactCommand: SlashCommand = {
       out.write(style.red(`Not compacted: ${visibleText(problems.map((problem) => problem.reason).join("; "))}\n`));
     else if (session.messages.length === before.messages)
       out.write(style.dim("Nothing to compact: the session has only its recent turns.\n"));
-    else
+    else {
+      const tokens = `about ${before.tokens.toLocaleString("en-US")} → ${estimateTokens(session.messages).toLocaleString("en-US")} tokens`;
       out.write(
-        `Compacted ${before.messages - session.messages.length + 1} messages into a summary: about ${before.tokens.toLocaleString("en-US")} → ${estimateTokens(session.messages).toLocaleString("en-US")} tokens.\n`,
+        `Compacted ${before.messages - session.messages.length + 1} messages into a summary: ${visibleLine(tokens)}.\n`,
       );
+    }
     return goOn;
   },
 };

@@ -46,6 +46,7 @@ export const costCommand: SlashCommand = {
     if (noPrice.length > 0) lines.push(style.dim(`no price known for: ${noPrice.join(", ")}`));
     const { limitUsd, spentUsd } = task.spending ?? { spentUsd: 0 };
     if (limitUsd !== undefined) lines.push(`this run: ${dollars(spentUsd)} of --max-cost ${dollars(limitUsd)}`);
+    // terminal-safe: numbers, literals and model names made visible above.
     out.write(`${lines.join("\n")}\n`);
     return goOn;
   },

@@ -9,6 +9,7 @@ export const helpCommand: SlashCommand = {
       `/${command.name}${command.argument === undefined ? "" : ` ${command.argument}`}`;
     const width = Math.max(...commands.map((command) => usage(command).length)) + 2;
     const lines = commands.map((command) => `  ${style.bold(usage(command).padEnd(width))}${command.summary}`);
+    // terminal-safe: the registry's own literals.
     out.write(
       `Commands:\n${lines.join("\n")}\n${style.dim(
         [

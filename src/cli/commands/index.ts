@@ -48,7 +48,7 @@ export async function runCommandLine(line: string, context: CommandContext): Pro
   const near = context.commands.find((command) => command.name.startsWith(parsed.name.slice(0, 2)));
   context.out.write(
     context.style.red(
-      `Unknown command /${visibleLine(parsed.name)}${near === undefined ? "" : ` (did you mean /${near.name}?)`}: /help lists the commands.\n`,
+      `Unknown command /${visibleLine(parsed.name)}${near === undefined ? "" : ` (did you mean /${visibleLine(near.name)}?)`}: /help lists the commands.\n`,
     ),
   );
   return { type: "continue" };

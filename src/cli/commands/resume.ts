@@ -34,7 +34,7 @@ export const resumeCommand: SlashCommand = {
         (message): message is Extract<Message, { role: "user" }> => "role" in message && message.role === "user",
       );
       out.write(
-        `Resumed session ${opened.id} (${messages.length} messages${last === undefined ? "" : `; last task: ${visibleLine(JSON.stringify(short(describeContent(last.content))))}`})\n`,
+        `Resumed session ${visibleLine(opened.id)} (${messages.length} messages${last === undefined ? "" : `; last task: ${visibleLine(JSON.stringify(short(describeContent(last.content))))}`})\n`,
       );
     } catch (error) {
       out.write(style.red(`/resume: ${visibleText(errorMessage(error))}\n`));
@@ -52,6 +52,7 @@ async function pick(context: CommandContext): Promise<string | undefined> {
     out.write(style.dim("No earlier session of this workspace to resume.\n"));
     return undefined;
   }
+  // terminal-safe: numbers, and each session's id, time and title made visible in describe.
   out.write(found.map((summary, index) => `  ${String(index + 1).padStart(2)}. ${describe(summary)}\n`).join(""));
   for (;;) {
     const answer = await input.question(`${style.dim(`Resume which? (1-${found.length}, Enter to cancel)`)} `);
@@ -64,7 +65,7 @@ async function pick(context: CommandContext): Promise<string | undefined> {
 
 function describe(summary: SessionSummary): string {
   const when = summary.lastActivity.slice(0, 16).replace("T", " ");
-  return `${summary.id}  ${when}  ${visibleLine(short(summary.title ?? ""))}`;
+  return `${visibleLine(summary.id)}  ${visibleLine(when)}  ${visibleLine(short(summary.title ?? ""))}`;
 }
 
 function short(text: string): string {
