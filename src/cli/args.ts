@@ -1,7 +1,10 @@
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
+import { errorMessage } from "../errors.ts";
+import { checkChoice } from "../numeric-options.ts";
 import { CliError } from "./cli-error.ts";
 import { checkModelName } from "./model-name.ts";
+import { sandboxModes, type SandboxMode } from "./sandbox/command-sandbox.ts";
 import { isSessionId } from "./sessions.ts";
 
 /** The providers `--provider` accepts. `auto`: the environment's, else the offline demo. */
@@ -41,6 +44,10 @@ export type RunArgs = {
   attach?: string[];
   /** `--max-cost <usd>`: the most this run may spend on the model, across its tasks, at the CLI's list prices. */
   maxCostUsd?: number;
+  /** `--sandbox`: where `bash` commands run (default: `workspace-write` where bwrap works). */
+  sandbox?: SandboxMode;
+  /** `--allow-network`: sandboxed commands keep the network (absent: they have none). */
+  allowNetwork?: boolean;
 };
 
 export const usage = `Usage: simple-agent-loop [options] [task]
@@ -73,6 +80,10 @@ Options:
                          @path in a task attaches that file too
       --max-cost <usd>   stop once this run's model calls cost more than this (list prices
                          of simple-agent-loop/prices; the model must have one); /cost shows it
+      --sandbox <mode>   where bash commands run: workspace-write (default: only the
+                         workspace is writable, no network, home secrets hidden),
+                         read-only, or off (unconfined); needs bwrap (bubblewrap) on Linux
+      --allow-network    sandboxed bash commands may use the network
   -h, --help             this help
   -v, --version          the version
 
@@ -82,7 +93,8 @@ Environment:
   serve --provider gemini and bedrock. SIMPLE_AGENT_LOOP_HOME (default ~/.simple-agent-loop)
   holds the sessions.
 
-bash is not a sandbox: a command can do anything you can, which is why it asks first.
+bash runs in a bubblewrap sandbox where it can (see --sandbox); without one, a command can do
+anything you can, and each one is asked about.
 Ctrl-C interrupts a task; a second Ctrl-C, or one at the prompt, exits.
 Exit codes: 0 done, 1 error, 2 usage, 130 interrupted.`;
 
@@ -134,6 +146,8 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
   if (values["context-window"] !== undefined)
     args.contextWindow = positiveInteger(values["context-window"], "--context-window");
   if (values["max-cost"] !== undefined) args.maxCostUsd = dollars(values["max-cost"], "--max-cost");
+  if (values.sandbox !== undefined) args.sandbox = sandboxMode(values.sandbox);
+  if (values["allow-network"] === true) args.allowNetwork = true;
   return args;
 }
 
@@ -152,6 +166,8 @@ const optionSpecs = {
   "max-cost": { type: "string" },
   record: { type: "string" },
   replay: { type: "string" },
+  sandbox: { type: "string" },
+  "allow-network": { type: "boolean" },
   port: { type: "string" },
   host: { type: "string" },
   help: { type: "boolean", short: "h" },
@@ -248,6 +264,15 @@ function allowList(values: string[]): string[] {
     .flatMap((value) => value.split(","))
     .map((name) => name.trim())
     .filter((name) => name !== "");
+}
+
+function sandboxMode(value: string): SandboxMode {
+  try {
+    checkChoice("--sandbox", value, sandboxModes);
+  } catch (error) {
+    throw new CliError(errorMessage(error), "usage");
+  }
+  return value as SandboxMode;
 }
 
 // Digits only: Number() would also take "", " 5", "0x10" and "1e3".

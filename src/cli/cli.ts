@@ -19,7 +19,7 @@ import { interactive } from "./interactive.ts";
 import { jsonOutput } from "./json-output.ts";
 import { modelControl } from "./model-control.ts";
 import { connectMcpTools, type CliMcp } from "./mcp-tools.ts";
-import { permissionHook } from "./permissions.ts";
+import { permissionHook, type PermissionOptions } from "./permissions.ts";
 import { protectedTargets } from "./protected-targets.ts";
 import { selectModel, type SelectedModel } from "./provider.ts";
 import { runTask, type TaskContext } from "./run-task.ts";
@@ -42,6 +42,8 @@ import {
 } from "./tools/index.ts";
 import { codeOf } from "./tools/workspace-path.ts";
 import { runView } from "./view.ts";
+import { cliSandbox, type CliSandbox } from "./sandbox/cli-sandbox.ts";
+import { detectSandbox } from "./sandbox/detect-sandbox.ts";
 import { visibleJson, visibleLine, visibleText } from "./visible-text.ts";
 
 /** The process around the CLI, passed in so the CLI itself holds no globals. */
@@ -97,6 +99,7 @@ async function runAgent(args: RunArgs, io: CliIo): Promise<number> {
     const opened = sessions.current();
     const style = createStyle(!args.json && useColor(io.stdout, io.env));
     announce(io, args.json, style, { version: setup.version, workspace, selected: setup.selected, opened });
+    if (setup.sandbox.warning !== undefined) io.stderr.write(`${visibleText(setup.sandbox.warning)}\n`);
     const mcp = await connectMcp(args, io, setup, style, shutdown);
     // Every write and edit keeps what it replaced in the session's blobs, for a rewind.
     // The blobs go beside the session in use, which /clear and /resume change.
@@ -104,7 +107,11 @@ async function runAgent(args: RunArgs, io: CliIo): Promise<number> {
       write: (bytes) => fileBlobStore(blobDirectory(sessions.current().path), { sync: true }).write(bytes),
     });
     const files = createWorkspace(workspace, { onFileChange: checkpoints.onFileChange });
-    const tools = [...codingTools(workspace, { workspace: files }), ...mcp.tools];
+    const sandbox = setup.sandbox.sandbox;
+    const tools = [
+      ...codingTools(workspace, { workspace: files, ...(sandbox === undefined ? {} : { bash: { sandbox } }) }),
+      ...mcp.tools,
+    ];
     warnUnknownAllowed(args, io, tools);
     const output = args.json
       ? jsonOutput(io.stdout, { sessionId: opened.id })
@@ -163,12 +170,15 @@ type AgentSetup = {
   task: string | undefined;
   version: string;
   input: TerminalInput | undefined;
+  sandbox: CliSandbox;
 };
 
 /** Where SIGINT goes: the running task's handler while a task watches for interrupts; otherwise the process exits. */
 type InterruptRoute = { handler: (() => void) | undefined };
 
 async function agentSetup(args: RunArgs, io: CliIo): Promise<AgentSetup> {
+  // Probed while the rest starts; cached for `cliSandbox` below.
+  if (args.sandbox !== "off") void detectSandbox(io.env);
   const workspace = await workspaceRoot(args.cwd ?? io.cwd).catch((error: unknown) => {
     throw new CliError(errorMessage(error));
   });
@@ -180,7 +190,13 @@ async function agentSetup(args: RunArgs, io: CliIo): Promise<AgentSetup> {
   const version = cliVersion();
   // Asking needs a terminal, and --json promises scripts that nothing waits for a human.
   const input = !args.json && io.stdin.isTTY === true ? terminalInput(io.stdin, io.stdout) : undefined;
-  return { workspace, selected, task, version, input };
+  const sandbox = await cliSandbox({
+    mode: args.sandbox,
+    allowNetwork: args.allowNetwork === true,
+    environment: io.env,
+    cliHome: cliHome(io.env),
+  });
+  return { workspace, selected, task, version, input, sandbox };
 }
 
 /** Signals and broken output streams end the process through `shutdown`; the listeners go with it. */
@@ -308,12 +324,15 @@ function taskContext(parts: TaskParts): TaskContext {
         allowed: args.allow === "all" ? "all" : new Set(args.allow),
         ...(ask === undefined ? {} : { ask }),
         signal: () => taskSignal,
-        alwaysAsk: protectedTargets({
-          workspace,
-          home: cliHome(io.env),
-          runs: mcp.runs,
-          user: { home: io.env.HOME ?? homedir(), xdgConfigHome: io.env.XDG_CONFIG_HOME },
-        }),
+        alwaysAsk: withUnsandboxedBash(
+          protectedTargets({
+            workspace,
+            home: cliHome(io.env),
+            runs: mcp.runs,
+            user: { home: io.env.HOME ?? homedir(), xdgConfigHome: io.env.XDG_CONFIG_HOME },
+          }),
+          setup.sandbox.askEveryCommand && args.allow !== "all" && !args.allow.includes("bash"),
+        ),
         check: (call) => checkToolCall(tools, call),
       }),
       afterToolCall: ({ result }) => checkpoints.attach(result),
@@ -338,6 +357,16 @@ function userContent(
     pending = [];
     return content;
   };
+}
+
+// Without the sandbox it wanted, bash is asked about every time, unless a flag allows it.
+function withUnsandboxedBash(
+  alwaysAsk: NonNullable<PermissionOptions["alwaysAsk"]>,
+  askBash: boolean,
+): NonNullable<PermissionOptions["alwaysAsk"]> {
+  if (!askBash) return alwaysAsk;
+  return async (call) =>
+    call.name === "bash" ? "bash runs without a sandbox here, with your rights: asked every time" : alwaysAsk(call);
 }
 
 // Ctrl-C reaches a running task as a signal (cooked terminal, `kill -INT`) or as a key (raw mode).

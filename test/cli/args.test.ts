@@ -50,6 +50,16 @@ describe("parseCliArgs", () => {
     expect(parseCliArgs(["--context-window", "8192", "task"])).toMatchObject({ contextWindow: 8192, task: "task" });
   });
 
+  it("takes --sandbox with one of its modes, and --allow-network", () => {
+    expect(parseCliArgs(["--sandbox", "read-only", "task"])).toMatchObject({ sandbox: "read-only", task: "task" });
+    expect(parseCliArgs(["--sandbox=off", "--allow-network"])).toMatchObject({ sandbox: "off", allowNetwork: true });
+    expect(parseCliArgs(["--sandbox", "workspace-write"])).toMatchObject({ sandbox: "workspace-write" });
+    expect(() => parseCliArgs(["--sandbox", "none"])).toThrow(
+      '--sandbox must be one of "workspace-write", "read-only", "off"; got "none"',
+    );
+    expect(() => parseCliArgs(["--sandbox"])).toThrow("--sandbox needs a value");
+  });
+
   it("takes --resume with or without an id: the next argument is an id only if it looks like one", () => {
     expect(parseCliArgs(["--resume"])).toMatchObject({ resume: {} });
     expect(parseCliArgs(["--resume", "go on"])).toMatchObject({ resume: {}, task: "go on" });

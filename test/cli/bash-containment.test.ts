@@ -147,10 +147,15 @@ describe("the CLI running bash for a model", () => {
         OPENAI_API_KEY: "sk-cli-own-key",
         GH_TOKEN: "ghp_cli",
       });
-      const { code, stderr } = await runCli(["--model", "test-model", "--allow", "bash", "look around"], {
-        cwd: workspace.path,
-        env: environment,
-      });
+      // Unconfined: the pids the command reports are the machine's (a sandbox's pid namespace has
+      // its own; sandbox.test.ts covers what a sandboxed command leaves).
+      const { code, stderr } = await runCli(
+        ["--model", "test-model", "--allow", "bash", "--sandbox", "off", "look around"],
+        {
+          cwd: workspace.path,
+          env: environment,
+        },
+      );
       expect(code, stderr).toBe(0);
       const toolResult = String(server.bodies()[1]!.messages.find((message) => message.role === "tool")?.content);
       expect(toolResult).toContain("PATH=");

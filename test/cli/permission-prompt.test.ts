@@ -18,7 +18,8 @@ describe("the permission prompt", () => {
     async () => {
       const command = numbered(30, (index) => (index === 28 ? "touch DANGER" : `echo line ${index}`));
       fixture.server().enqueue({ toolCalls: [{ name: "bash", arguments: { command } }] }, { text: "all done" });
-      const terminal = fixture.start();
+      // "always" is offered for a sandboxed bash, or an unconfined one by choice, also where bwrap is missing.
+      const terminal = fixture.start(["--sandbox", "off"]);
       await terminal.waitFor("> ");
       terminal.type("run it\r");
       const screen = await terminal.waitFor("Allow bash?");

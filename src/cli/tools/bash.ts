@@ -1,6 +1,8 @@
 import { spawn, type ChildProcessByStdio } from "node:child_process";
 import type { Readable } from "node:stream";
 import { tool, type Tool } from "../../tools/tool.ts";
+import type { CommandSandbox } from "../sandbox/command-sandbox.ts";
+import { sandboxedLaunch } from "../sandbox/sandboxed-launch.ts";
 import { commandEnvironment } from "./command-environment.ts";
 import { commandMarkerName, commandProcesses } from "./command-processes.ts";
 import { outputBuffer } from "./output-buffer.ts";
@@ -22,6 +24,13 @@ export type BashLimits = {
    * default, `true` for all of them, or the names listed (e.g. `["GH_TOKEN"]`).
    */
   passCredentials?: boolean | readonly string[];
+  /**
+   * Output past this many bytes (stdout and stderr together; default 64 MiB) stops the command,
+   * as a timeout does: runaway output costs neither memory nor minutes.
+   */
+  maxOutputBytes?: number;
+  /** Runs every command in this sandbox (see `CommandSandbox`); absent: as the user, unconfined. */
+  sandbox?: CommandSandbox;
 };
 
 /**
@@ -31,11 +40,13 @@ export type BashLimits = {
  * process group, and on Linux every process carrying its marker, those that left the group
  * (`setsid`, a double fork) included (`commandProcesses`); a timeout or an abort kills them too
  * (SIGTERM, then SIGKILL), and so does the CLI's exit. Long output keeps its head and tail, with
- * a note of what was cut. A non-zero exit, a signal or a timeout is an error result carrying the
- * output.
+ * a note of what was cut; output past `maxOutputBytes` stops the command. A non-zero exit, a
+ * signal, a timeout or too much output is an error result carrying the output.
  *
- * Not a sandbox: the command runs with the user's rights and can read or change anything the
- * user can, inside the workspace or not. That is why the CLI asks before each call.
+ * With `sandbox`, the command runs in it (`CommandSandbox`: the workspace alone writable or
+ * nothing, no secrets, no network unless allowed, a bounded number of processes). Without, it is
+ * not a sandbox: the command runs with the user's rights and can read or change anything the
+ * user can, inside the workspace or not. Either way the CLI asks before each call unless allowed.
  */
 export function bashTool(workspace: Workspace, limits: BashLimits = {}): Tool {
   const defaultTimeoutMs = limits.defaultTimeoutMs ?? 120_000;
@@ -45,7 +56,8 @@ export function bashTool(workspace: Workspace, limits: BashLimits = {}): Tool {
     description:
       "Run a shell command with bash -c in the workspace directory; stdout and stderr come back together (long output is cut in the middle). " +
       `Default timeout ${defaultTimeoutMs / 1000} s. No input can be given to the command: do not start interactive programs or servers that never exit; ` +
-      "processes left running in the background are stopped when the command ends.",
+      "processes left running in the background are stopped when the command ends." +
+      sandboxDescription(limits.sandbox),
     inputSchema: {
       type: "object",
       properties: {
@@ -70,6 +82,10 @@ export function bashTool(workspace: Workspace, limits: BashLimits = {}): Tool {
         throw new Error(
           `timed out after ${timeoutMs / 1000} s; the command and the processes it started were killed\n${run.output}`,
         );
+      if (run.outputLimited)
+        throw new Error(
+          `stopped: more than ${limits.maxOutputBytes ?? defaultMaxOutputBytes} bytes of output; the command and the processes it started were killed\n${run.output}`,
+        );
       if (run.signal !== null) throw new Error(`terminated by ${run.signal}\n${run.output}`);
       if (run.exitCode !== 0) throw new Error(`exit code ${run.exitCode}\n${run.output}`);
       return run.output === "" ? "(no output)" : run.output;
@@ -83,7 +99,11 @@ export type CommandRun = {
   signal: string | null;
   timedOut: boolean;
   aborted: boolean;
+  /** Stopped for passing `maxOutputBytes`. */
+  outputLimited: boolean;
 };
+
+const defaultMaxOutputBytes = 64 * 1024 * 1024;
 
 /** Where and how long a command runs, and how much of its output is kept (see `BashLimits`). */
 type CommandOptions = {
@@ -94,13 +114,27 @@ type CommandOptions = {
   tailBytes?: number;
   killGraceMs?: number;
   passCredentials?: boolean | readonly string[];
+  maxOutputBytes?: number;
+  sandbox?: CommandSandbox;
 };
 
 /** Runs one command as described on `bashTool`; resolves once it and its output are done, or it was killed, and everything it started is gone. */
 export async function runCommand(command: string, options: CommandOptions): Promise<CommandRun> {
   options.signal?.throwIfAborted();
+  const launch =
+    options.sandbox === undefined
+      ? { file: "bash", args: ["-c", command], cleanup: async () => undefined }
+      : await sandboxedLaunch(options.sandbox, options.cwd, command);
+  try {
+    return await runLaunched(launch, options);
+  } finally {
+    await launch.cleanup();
+  }
+}
+
+async function runLaunched(launch: { file: string; args: string[] }, options: CommandOptions): Promise<CommandRun> {
   const processes = commandProcesses();
-  const child = spawn("bash", ["-c", command], {
+  const child = spawn(launch.file, launch.args, {
     cwd: options.cwd,
     // Its own process group: a kill reaches everything it started, and the terminal's Ctrl-C does not.
     detached: true,
@@ -113,15 +147,28 @@ export async function runCommand(command: string, options: CommandOptions): Prom
     },
   });
   const output = outputBuffer(options.headBytes ?? 10_000, options.tailBytes ?? 20_000);
-  child.stdout.on("data", output.push);
-  child.stderr.on("data", output.push);
-  const state: RunState = { timedOut: false, aborted: false, exitCode: null, signal: null };
+  const state: RunState = { timedOut: false, aborted: false, outputLimited: false, exitCode: null, signal: null };
   const timers: NodeJS.Timeout[] = [];
   if (child.pid !== undefined) processes.started(child.pid);
+  let stopped = false;
   const stop = (): void => {
+    if (stopped) return;
+    stopped = true;
     void processes.signal("SIGTERM");
     timers.push(setTimeout(() => void processes.signal("SIGKILL"), options.killGraceMs ?? 2000));
   };
+  const maxOutputBytes = options.maxOutputBytes ?? defaultMaxOutputBytes;
+  let outputBytes = 0;
+  const collect = (chunk: Buffer): void => {
+    outputBytes += chunk.length;
+    if (outputBytes > maxOutputBytes && !state.outputLimited) {
+      state.outputLimited = true;
+      stop();
+    }
+    output.push(chunk);
+  };
+  child.stdout.on("data", collect);
+  child.stderr.on("data", collect);
   timers.push(
     setTimeout(() => {
       state.timedOut = true;
@@ -144,14 +191,21 @@ export async function runCommand(command: string, options: CommandOptions): Prom
   return {
     output: plainText(output.text()),
     exitCode: state.exitCode,
-    signal: state.timedOut || state.aborted ? null : state.signal,
+    signal: state.timedOut || state.aborted || state.outputLimited ? null : state.signal,
     timedOut: state.timedOut,
     aborted: state.aborted,
+    outputLimited: state.outputLimited,
   };
 }
 
 /** How the command ended, as far as known: its exit, and whether a timeout or an abort stopped it. */
-type RunState = { timedOut: boolean; aborted: boolean; exitCode: number | null; signal: string | null };
+type RunState = {
+  timedOut: boolean;
+  aborted: boolean;
+  outputLimited: boolean;
+  exitCode: number | null;
+  signal: string | null;
+};
 
 /** Resolves when the command's output is closed, or a moment after it exited (then the pipes are destroyed); the timer joins `timers`. */
 function exited(
@@ -182,4 +236,14 @@ function exited(
 function plainText(output: string): string {
   // eslint-disable-next-line no-control-regex -- ANSI escape sequences begin with ESC.
   return output.replace(/\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)/g, "");
+}
+
+// The model should know what will fail before it tries: writes outside the workspace, the network.
+function sandboxDescription(sandbox: CommandSandbox | undefined): string {
+  if (sandbox === undefined) return "";
+  const writable =
+    sandbox.mode === "workspace-write"
+      ? "only the workspace and a private /tmp (emptied after each command) are writable"
+      : "the workspace is read-only, only a private /tmp (emptied after each command) is writable";
+  return ` Commands run in a sandbox: ${writable}; credentials and settings in the home directory are hidden${sandbox.allowNetwork ? "" : "; there is no network"}.`;
 }

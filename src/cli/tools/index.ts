@@ -10,8 +10,9 @@ import { createWorkspace, type Workspace } from "./workspace.ts";
 /**
  * The coding tools of the CLI, working in the workspace `root` (a real path; see
  * `workspaceRoot`): `read`, `grep`, `list` (read-only), `edit`, `write` (file changes, confined
- * to the workspace, one at a time) and `bash` (a command in the workspace directory, not confined,
- * without the CLI's credentials unless `bash.passCredentials` passes them).
+ * to the workspace, one at a time) and `bash` (a command in the workspace directory, without the
+ * CLI's credentials unless `bash.passCredentials` passes them; confined only in `bash.sandbox`,
+ * which the CLI sets where bubblewrap runs).
  */
 export function codingTools(root: string, options: { bash?: BashLimits; workspace?: Workspace } = {}): Tool[] {
   const workspace = options.workspace ?? createWorkspace(root);

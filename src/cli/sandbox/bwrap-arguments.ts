@@ -1,0 +1,84 @@
+import { isAbsolute, relative, sep } from "node:path";
+import type { CommandSandbox } from "./command-sandbox.ts";
+
+/** A path to cover, and whether it is a directory (covered by an empty one) or a file (by an empty file). */
+export type HiddenPath = { path: string; directory: boolean };
+
+/** What one command's bwrap call is built from: the sandbox, the workspace, and the hidden paths that exist now. */
+export type BwrapCall = {
+  sandbox: Pick<CommandSandbox, "mode" | "allowNetwork" | "processLimit" | "maxProcesses" | "maxFileBytes">;
+  /** The workspace's real path: the command's directory, and with `workspace-write` the only place it can write to. */
+  workspace: string;
+  hidden: readonly HiddenPath[];
+  command: string;
+};
+
+/**
+ * The arguments of `bwrap` that run `command` with `bash -c` as `CommandSandbox` describes. Pure.
+ * Mounts come in order, each over the ones before: the root read-only, a fresh `/dev` and
+ * `/proc`, a private `/tmp`; hidden paths that hold the workspace and those apart from it, then
+ * the workspace (writable or not), then hidden paths inside it, so neither hides the other. The command starts in the
+ * workspace, in a new session, without capabilities, in new namespaces (the network's only
+ * without `allowNetwork`); `--die-with-parent` and the pid namespace end every process it left
+ * when it ends or the CLI dies. Limits are set by a first `bash` before the command's own
+ * (file size always; process count where the user namespace makes `ulimit -u` count the
+ * sandbox alone).
+ */
+export function bwrapArguments(call: BwrapCall): string[] {
+  const { sandbox, workspace } = call;
+  const holding = outermost(call.hidden.filter((entry) => isWithin(entry.path, workspace)));
+  const inside = outermost(call.hidden.filter((entry) => entry.path !== workspace && isWithin(workspace, entry.path)));
+  const elsewhere = outermost(
+    call.hidden.filter((entry) => !isWithin(entry.path, workspace) && !isWithin(workspace, entry.path)),
+  ).filter((entry) => !holding.some((outer) => isWithin(outer.path, entry.path)));
+  return [
+    ...["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"],
+    ...holding.flatMap(cover),
+    ...elsewhere.flatMap(cover),
+    ...[sandbox.mode === "workspace-write" ? "--bind" : "--ro-bind", workspace, workspace],
+    ...inside.flatMap(cover),
+    "--unshare-all",
+    ...(sandbox.allowNetwork ? ["--share-net"] : []),
+    ...(sandbox.processLimit.kind === "rlimit" ? ["--unshare-user"] : []),
+    ...["--die-with-parent", "--new-session", "--cap-drop", "ALL"],
+    ...["--chdir", workspace, "--setenv", "TMPDIR", "/tmp"],
+    "--",
+    ...["bash", "-c", limitsScript(call.sandbox), "bash", call.command],
+  ];
+}
+
+/** The default most processes a sandboxed command may have at once. */
+export const defaultMaxProcesses = 1024;
+
+/** The default largest file a sandboxed command may write (4 GiB). */
+export const defaultMaxFileBytes = 4 * 1024 ** 3;
+
+// `ulimit -f` counts blocks of 1024 bytes; set as hard limits too, so the command cannot raise them.
+function limitsScript(sandbox: BwrapCall["sandbox"]): string {
+  const blocks = Math.max(1, Math.floor((sandbox.maxFileBytes ?? defaultMaxFileBytes) / 1024));
+  const processes = sandbox.maxProcesses ?? defaultMaxProcesses;
+  const processLimit = sandbox.processLimit.kind === "rlimit" ? `ulimit -S -H -u ${processes} || exit 125; ` : "";
+  return `${processLimit}ulimit -S -H -f ${blocks} || exit 125; exec bash -c "$1"`;
+}
+
+function cover(entry: HiddenPath): string[] {
+  return entry.directory ? ["--tmpfs", entry.path, "--remount-ro", entry.path] : ["--ro-bind", "/dev/null", entry.path];
+}
+
+// A path inside another hidden one of the same group is covered with it (and could not be
+// mounted on the read-only cover anyway); one inside the workspace is not, when the workspace
+// lies inside a cover, since the workspace's bind shows it again.
+function outermost(hidden: readonly HiddenPath[]): HiddenPath[] {
+  const sorted = [...hidden].sort((a, b) => a.path.length - b.path.length);
+  const kept: HiddenPath[] = [];
+  for (const entry of sorted) {
+    if (!kept.some((outer) => outer.path === entry.path || isWithin(outer.path, entry.path))) kept.push(entry);
+  }
+  return kept;
+}
+
+/** Whether `path` is `directory` or lies inside it (both absolute and normalized). */
+export function isWithin(directory: string, path: string): boolean {
+  const rest = relative(directory, path);
+  return rest === "" || (rest !== ".." && !rest.startsWith(`..${sep}`) && !isAbsolute(rest));
+}

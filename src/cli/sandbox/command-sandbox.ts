@@ -1,0 +1,31 @@
+/** The `--sandbox` choices: `workspace-write` (the default where bwrap works), `read-only`, `off`. */
+export const sandboxModes = ["workspace-write", "read-only", "off"] as const;
+export type SandboxMode = (typeof sandboxModes)[number];
+
+/**
+ * How the sandbox keeps a command's processes in number: a pids cgroup made for each command
+ * under `parent` (the kernel refuses the fork past the limit, for root too); `rlimit`: the
+ * sandbox's own user namespace with `ulimit -u`, which counts only the sandbox's processes and
+ * binds a user other than root; `none`: nothing but the timeout (root without a writable pids cgroup).
+ */
+export type ProcessLimit = { kind: "cgroup"; parent: string } | { kind: "rlimit" } | { kind: "none" };
+
+/**
+ * What the `bash` tool runs a command in: bubblewrap (`bwrap`, at `bwrap`) with the whole file
+ * system read-only but the workspace (`workspace-write`) and a private `/tmp`, `hidden` paths
+ * (the user's secrets, the CLI's home) covered by empty ones, no network unless `allowNetwork`,
+ * a pid namespace that dies with the command and with the CLI, and limits on processes and file
+ * sizes. Plain data: built once at start (see `cliSandbox`), used by every command.
+ */
+export type CommandSandbox = {
+  mode: Exclude<SandboxMode, "off">;
+  bwrap: string;
+  allowNetwork: boolean;
+  /** Absolute paths the command must not see; those that exist are covered when a command starts. */
+  hidden: readonly string[];
+  processLimit: ProcessLimit;
+  /** The most processes a command may have at once (default 1024). */
+  maxProcesses?: number;
+  /** The largest file a command may write, in bytes (default 4 GiB): runaway output into a file stops there. */
+  maxFileBytes?: number;
+};

@@ -1,0 +1,91 @@
+// The bwrap command line of a sandboxed bash call, built without running anything: mount order
+// (covers around the workspace before it, covers inside it after it), modes, network, limits.
+import { describe, expect, it } from "vitest";
+import { bwrapArguments, isWithin, type BwrapCall } from "../../src/cli/sandbox/bwrap-arguments.ts";
+
+const call = (overrides: Partial<BwrapCall> = {}): BwrapCall => ({
+  sandbox: { mode: "workspace-write", allowNetwork: false, processLimit: { kind: "none" } },
+  workspace: "/home/u/project",
+  hidden: [],
+  command: "make test",
+  ...overrides,
+});
+
+describe("bwrapArguments", () => {
+  it("mounts the root read-only, a private /tmp, the workspace writable, and runs the command there without network", () => {
+    expect(bwrapArguments(call())).toStrictEqual([
+      ...["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"],
+      ...["--bind", "/home/u/project", "/home/u/project"],
+      "--unshare-all",
+      ...["--die-with-parent", "--new-session", "--cap-drop", "ALL"],
+      ...["--chdir", "/home/u/project", "--setenv", "TMPDIR", "/tmp"],
+      "--",
+      "bash",
+      "-c",
+      `ulimit -S -H -f ${4 * 1024 * 1024} || exit 125; exec bash -c "$1"`,
+      "bash",
+      "make test",
+    ]);
+  });
+
+  it("binds the workspace read-only in read-only mode, and keeps the network when allowed", () => {
+    const args = bwrapArguments(
+      call({ sandbox: { mode: "read-only", allowNetwork: true, processLimit: { kind: "none" } } }),
+    );
+    expect(args.join(" ")).toContain("--ro-bind /home/u/project /home/u/project");
+    expect(args).not.toContain("--bind");
+    expect(args.join(" ")).toContain("--unshare-all --share-net");
+  });
+
+  it("covers hidden paths around the workspace before binding it, and those inside it after", () => {
+    const args = bwrapArguments(
+      call({
+        workspace: "/home/u/.config/tool/work",
+        hidden: [
+          { path: "/home/u/.ssh", directory: true },
+          { path: "/home/u/.config", directory: true },
+          { path: "/home/u/.config/tool/work/.netrc", directory: false },
+          { path: "/home/u/.config/gcloud", directory: true },
+        ],
+      }),
+    ).join(" ");
+    const workspaceBind = args.indexOf("--bind /home/u/.config/tool/work /home/u/.config/tool/work");
+    expect(args.indexOf("--tmpfs /home/u/.config --remount-ro /home/u/.config")).toBeLessThan(workspaceBind);
+    expect(args.indexOf("--ro-bind /dev/null /home/u/.config/tool/work/.netrc")).toBeGreaterThan(workspaceBind);
+    expect(args).toContain("--tmpfs /home/u/.ssh --remount-ro /home/u/.ssh");
+    // Inside a covered directory: covered with it, never mounted on the read-only cover.
+    expect(args).not.toContain("gcloud");
+  });
+
+  it("limits processes with ulimit only in a user namespace of the sandbox's own", () => {
+    const rlimit = bwrapArguments(
+      call({
+        sandbox: { mode: "workspace-write", allowNetwork: false, processLimit: { kind: "rlimit" }, maxProcesses: 50 },
+      }),
+    );
+    expect(rlimit).toContain("--unshare-user");
+    expect(rlimit.at(-3)).toMatch(/^ulimit -S -H -u 50 \|\| exit 125; /);
+    const cgroup = bwrapArguments(
+      call({
+        sandbox: {
+          mode: "workspace-write",
+          allowNetwork: false,
+          processLimit: { kind: "cgroup", parent: "/sys/fs/cgroup/pids" },
+          maxFileBytes: 1024 * 1024,
+        },
+      }),
+    );
+    expect(cgroup).not.toContain("--unshare-user");
+    expect(cgroup.at(-3)).toBe('ulimit -S -H -f 1024 || exit 125; exec bash -c "$1"');
+  });
+});
+
+describe("isWithin", () => {
+  it("takes the directory itself and what lies below it, not a sibling sharing its prefix", () => {
+    expect(isWithin("/a/b", "/a/b")).toBe(true);
+    expect(isWithin("/a/b", "/a/b/c")).toBe(true);
+    expect(isWithin("/a/b", "/a/bc")).toBe(false);
+    expect(isWithin("/a/b", "/a")).toBe(false);
+    expect(isWithin("/a/b", "/a/b/..c")).toBe(true);
+  });
+});

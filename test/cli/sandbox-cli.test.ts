@@ -1,0 +1,111 @@
+// The sandbox as the CLI uses it: a model's bash call cannot read the user's secrets, write
+// outside the workspace or reach the network (unless --allow-network); --sandbox off says so at
+// start; and where bwrap cannot run, the CLI says so once and asks about every bash call,
+// without offering "always".
+import { existsSync, mkdirSync, readFileSync, symlinkSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { startFakeOpenAI, type FakeOpenAI } from "./fake-openai.ts";
+import { cliEnvironment, runCli, tempDirectory } from "./helpers.ts";
+import { fakeHome, support } from "./sandbox-support.ts";
+import { terminalFixture } from "./terminal-fixture.ts";
+
+let workspace: ReturnType<typeof tempDirectory>;
+let home: ReturnType<typeof fakeHome>;
+let server: FakeOpenAI;
+
+const toolOutput = (): string =>
+  String(server.bodies()[1]!.messages.find((message) => message.role === "tool")?.content);
+
+describe.skipIf(!support.available)("the CLI's bash in the sandbox", () => {
+  beforeEach(async () => {
+    workspace = tempDirectory("sandbox-cli-ws-");
+    home = fakeHome();
+    server = await startFakeOpenAI();
+  });
+  afterEach(async () => {
+    await server.close();
+    workspace.remove();
+    home.remove();
+  });
+
+  const runWith = async (args: string[], command: string) => {
+    server.enqueue({ toolCalls: [{ name: "bash", arguments: { command } }] }, { text: "Done." });
+    return runCli(["--model", "test-model", "--allow", "bash", ...args, "look around"], {
+      cwd: workspace.path,
+      env: cliEnvironment(home.path, { OPENAI_BASE_URL: server.baseURL, SIMPLE_AGENT_LOOP_HOME: home.cliHome }),
+    });
+  };
+  const port = (): string => new URL(server.baseURL).port;
+
+  it("by default: no secrets, no writes outside the workspace, no network; the workspace written", async () => {
+    const { code, stderr } = await runWith(
+      [],
+      `cat ~/.ssh/id_ed25519; echo x > ~/outside.txt; echo made > inside.txt; cat ~/notes.txt; exec 3<>/dev/tcp/127.0.0.1/${port()} && echo connected`,
+    );
+    expect(code, stderr).toBe(0);
+    expect(stderr).not.toContain("warning");
+    const output = toolOutput();
+    expect(output).toContain(".ssh/id_ed25519: No such file or directory");
+    expect(output).not.toContain("SSH-SECRET-KEY");
+    expect(output).toContain("outside.txt: Read-only file system");
+    expect(output).toContain("plain notes");
+    expect(output).not.toContain("connected");
+    expect(readFileSync(join(workspace.path, "inside.txt"), "utf8")).toBe("made\n");
+    expect(existsSync(join(home.path, "outside.txt"))).toBe(false);
+  }, 60_000);
+
+  it("with --allow-network the command reaches a server; with --sandbox read-only it cannot write the workspace", async () => {
+    const network = await runWith(["--allow-network"], `exec 3<>/dev/tcp/127.0.0.1/${port()} && echo connected`);
+    expect(network.code, network.stderr).toBe(0);
+    expect(toolOutput()).toContain("connected");
+    server.requests.length = 0;
+    const readOnly = await runWith(["--sandbox", "read-only"], "echo made > inside.txt");
+    expect(readOnly.code, readOnly.stderr).toBe(0);
+    expect(toolOutput()).toContain("inside.txt: Read-only file system");
+    expect(existsSync(join(workspace.path, "inside.txt"))).toBe(false);
+  }, 90_000);
+
+  it("with --sandbox off runs the command unconfined and warns at start", async () => {
+    const { code, stderr } = await runWith(["--sandbox", "off"], "cat ~/.ssh/id_ed25519");
+    expect(code, stderr).toBe(0);
+    expect(stderr).toContain("warning: --sandbox off: bash commands run unconfined");
+    expect(toolOutput()).toContain("SSH-SECRET-KEY");
+  }, 60_000);
+});
+
+describe("the CLI where bwrap cannot run", () => {
+  const fixture = terminalFixture("sandbox-missing");
+  let bin: ReturnType<typeof tempDirectory>;
+  beforeEach(() => {
+    // A PATH with the shells the CLI runs and no bwrap.
+    bin = tempDirectory("sandbox-missing-bin-");
+    mkdirSync(join(bin.path, "bin"));
+    for (const name of ["bash", "sh", "touch"]) symlinkSync(`/bin/${name}`, join(bin.path, "bin", name));
+  });
+  afterEach(() => bin.remove());
+
+  it("says so once at start, and asks about each bash call without offering always", { timeout: 90_000 }, async () => {
+    fixture
+      .server()
+      .enqueue(
+        { toolCalls: [{ name: "bash", arguments: { command: "touch FIRST" } }] },
+        { toolCalls: [{ name: "bash", arguments: { command: "touch SECOND" } }] },
+        { text: "all done" },
+      );
+    const terminal = fixture.start([], { PATH: join(bin.path, "bin") });
+    const start = await terminal.waitFor("> ");
+    expect(start).toContain("warning: no sandbox for bash: bwrap is not installed");
+    terminal.type("run\r");
+    const first = await terminal.waitFor("Allow bash?");
+    expect(first).toContain("bash runs without a sandbox here");
+    expect(first).not.toContain("always for bash");
+    terminal.type("y");
+    await terminal.waitFor(/touch SECOND[^]*Allow bash\?/);
+    terminal.type("y");
+    const end = await terminal.waitFor("all done");
+    expect(end.split("no sandbox for bash")).toHaveLength(2);
+    expect(existsSync(join(fixture.workspace(), "FIRST"))).toBe(true);
+    expect(existsSync(join(fixture.workspace(), "SECOND"))).toBe(true);
+  });
+});
