@@ -1,6 +1,7 @@
-import { mkdir, readdir, stat } from "node:fs/promises";
+import { mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import { lockHolder } from "./lock.ts";
+import { lockHolder, type LockOwner } from "./lock.ts";
+import { stopReason } from "./sql-tables.ts";
 import { loadEntries, loadSession, openSession, type OpenSessionOptions } from "./session-file.ts";
 import type { SessionStore } from "./session-store.ts";
 import { checkStoreOptions } from "./store-options.ts";
@@ -44,7 +45,41 @@ export function fileStore(directory: string, options: OpenSessionOptions = {}): 
     load: async (id) => loadSession(path(id), options),
     loadEntries: async (id) => loadEntries(path(id), options),
     list: async (listOptions) => listFiles(root, listQuery(listOptions)),
+    summary: async (id) => {
+      const file = path(id);
+      const stats = await stat(file).catch(() => undefined);
+      const summary =
+        stats?.isFile() === true ? await summarize(root, { id, time: Math.floor(stats.mtimeMs) }) : undefined;
+      if (summary === undefined) throw new StoreError(`${file}: no session there`, { code: "not-found", path: file });
+      return summary;
+    },
+    // The request names the lock it is for (its holder and when it was taken): a later writer's lock never matches.
+    requestStop: async (id, reason) => {
+      const file = path(id);
+      const holder = lockHolder(file);
+      if (holder === undefined) return false;
+      const request = { holder: lockToken(holder), reason: stopReason(reason) };
+      await writeFile(`${file}.stop`, `${JSON.stringify(request)}\n`, { mode: 0o600 });
+      return true;
+    },
+    stopRequested: async (id) => {
+      const file = path(id);
+      const holder = lockHolder(file);
+      if (holder === undefined) return undefined;
+      let request: unknown;
+      try {
+        request = JSON.parse(await readFile(`${file}.stop`, "utf8"));
+      } catch {
+        return undefined;
+      }
+      const { holder: token, reason } = (request ?? {}) as { holder?: unknown; reason?: unknown };
+      return token === lockToken(holder) && typeof reason === "string" ? reason : undefined;
+    },
   };
+}
+
+function lockToken(holder: LockOwner): string {
+  return `${holder.hostname}:${holder.pid}:${holder.since}`;
 }
 
 async function listFiles(root: string, query: ListQuery): Promise<SessionSummary[]> {

@@ -23,7 +23,11 @@ import {
   listStatement,
   newOwner,
   parseEntryRow,
+  requestStopStatement,
   schemaStatements,
+  sessionColumns,
+  stopReason,
+  stopRequestedStatement,
   summaryOfRow,
   unknownCursor,
   type LeaseOptions,
@@ -114,6 +118,26 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
     list: async (listOptions) => {
       const query = listQuery(listOptions);
       return listSessions(await ready(), query);
+    },
+    summary: async (id) => {
+      const pool = await ready();
+      checkSessionId(id);
+      const { rows } = await pool.query(`SELECT ${sessionColumns}, ${nowMs} AS now FROM sessions WHERE id = $1`, [id]);
+      const row = rows[0] as (SessionRow & { now: string }) | undefined;
+      if (row === undefined)
+        throw new StoreError(`${where(id)}: no session there`, { code: "not-found", path: where(id) });
+      return summaryOfRow(row, Number(row.now));
+    },
+    requestStop: async (id, reason) => {
+      const pool = await ready();
+      const statement = requestStopStatement(postgresDialect, checkSessionId(id), stopReason(reason), { sql: nowMs });
+      const result = await pool.query(statement.sql, statement.parameters);
+      return (result.rowCount ?? 0) > 0;
+    },
+    stopRequested: async (id) => {
+      const pool = await ready();
+      const { rows } = await pool.query(stopRequestedStatement(postgresDialect), [checkSessionId(id)]);
+      return (rows[0] as { reason: string } | undefined)?.reason;
     },
     close: async () => {
       const pool = ownPool;

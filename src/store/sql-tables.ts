@@ -18,6 +18,8 @@ import { SessionLockedError, StoreError } from "./store-error.ts";
  * - `entries`: `(session_id, seq)` → `entry`, one JSON entry as text (the file store's line); `seq`
  *   counts from 1 per session without gaps.
  * - `blobs`: `hash` (SHA-256, hex) → `data` (bytes): content parts' data, once per store.
+ * - `stop_requests`: `session_id` → `owner` (the lease owner asked to stop), `reason`,
+ *   `requested_at` (ms): `requestStop`'s record, read by the writer it names (`stopRequested`).
  */
 export type SqlDialect = {
   /** A placeholder for the n-th parameter (1-based): `?` or `$n`. */
@@ -52,7 +54,58 @@ export function schemaStatements(dialect: SqlDialect): string[] {
       PRIMARY KEY (session_id, seq)
     )${keyedTable}`,
     `CREATE TABLE IF NOT EXISTS blobs (hash TEXT PRIMARY KEY, data ${bytes} NOT NULL)${keyedTable}`,
+    `CREATE TABLE IF NOT EXISTS stop_requests (
+      session_id TEXT PRIMARY KEY,
+      owner TEXT NOT NULL,
+      reason TEXT NOT NULL,
+      requested_at ${integer} NOT NULL
+    )${keyedTable}`,
   ];
+}
+
+/**
+ * Records a stop request for the writer that holds session `id` now (its live lease); `now` as in
+ * `listStatement`. Inserts no row (0 changes) when no writer holds the session.
+ */
+export function requestStopStatement(
+  dialect: SqlDialect,
+  id: string,
+  reason: string,
+  now: number | { sql: string },
+): { sql: string; parameters: (string | number)[] } {
+  const parameters: (string | number)[] = [];
+  const add = (value: string | number): string => {
+    parameters.push(value);
+    return dialect.parameter(parameters.length);
+  };
+  const nowSql = (): string => (typeof now === "number" ? add(now) : now.sql);
+  const sql = `INSERT INTO stop_requests (session_id, owner, reason, requested_at)
+    SELECT id, lease_owner, ${add(reason)}, ${nowSql()} FROM sessions
+    WHERE id = ${add(id)} AND lease_owner IS NOT NULL AND lease_expires > ${nowSql()}
+    ON CONFLICT (session_id) DO UPDATE SET owner = excluded.owner, reason = excluded.reason, requested_at = excluded.requested_at`;
+  return { sql, parameters };
+}
+
+/** The reason of a stop request addressed to the writer holding session `$1` now, if any. */
+export function stopRequestedStatement(dialect: SqlDialect): string {
+  return `SELECT r.reason FROM stop_requests r JOIN sessions s ON s.id = r.session_id
+    WHERE r.session_id = ${dialect.parameter(1)} AND r.owner = s.lease_owner`;
+}
+
+/** The default reason of `requestStop`. */
+export const defaultStopReason = "stopped";
+
+/** Checks `requestStop`'s reason (a string of at most 1,000 characters), with the default filled in. */
+export function stopReason(reason: unknown): string {
+  if (reason === undefined) return defaultStopReason;
+  if (typeof reason !== "string" || reason.length > 1000)
+    throw new StoreError(
+      `requestStop: reason must be a string of at most 1000 characters; got ${describeValue(reason)}`,
+      {
+        code: "invalid-argument",
+      },
+    );
+  return reason;
 }
 
 /** Session ids: 1 to 128 letters, digits, `.`, `_` and `-` (as the file store's), so a URL or a log line can name one. */

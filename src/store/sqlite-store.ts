@@ -19,7 +19,11 @@ import {
   newOwner,
   parseEntryRow,
   prepareBatch,
+  requestStopStatement,
   schemaStatements,
+  sessionColumns,
+  stopReason,
+  stopRequestedStatement,
   summaryOfRow,
   unknownCursor,
   type LeaseOptions,
@@ -116,6 +120,29 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sql
       }
       const { sql, parameters } = listStatement(sqliteDialect, query, now, cursor);
       return (db.prepare(sql).all(...parameters) as SessionRow[]).map((row) => summaryOfRow(row, now));
+    },
+    summary: async (id) => {
+      const db = connect();
+      const row = db.prepare(`SELECT ${sessionColumns} FROM sessions WHERE id = ?`).get(checkSessionId(id)) as
+        SessionRow | undefined;
+      if (row === undefined)
+        throw new StoreError(`${where(id)}: no session there`, { code: "not-found", path: where(id) });
+      return summaryOfRow(row, Date.now());
+    },
+    requestStop: async (id, reason) => {
+      const db = connect();
+      const { sql, parameters } = requestStopStatement(
+        sqliteDialect,
+        checkSessionId(id),
+        stopReason(reason),
+        Date.now(),
+      );
+      return Number(db.prepare(sql).run(...parameters).changes) > 0;
+    },
+    stopRequested: async (id) => {
+      const row = connect().prepare(stopRequestedStatement(sqliteDialect)).get(checkSessionId(id)) as
+        { reason: string } | undefined;
+      return row?.reason;
     },
     close: () => {
       database?.close();

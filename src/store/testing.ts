@@ -50,6 +50,7 @@ export function sessionStoreSuite(
     entryCases(withStore);
     listCases(withStore);
     filterCases(withStore);
+    stopCases(withStore);
   });
 }
 
@@ -338,6 +339,43 @@ function filterCases(withStore: WithStore): void {
       ]);
       expect((await store.list({ status: "error" })).map((summary) => summary.id)).toStrictEqual(["w2-failed"]);
       expect((await store.list({ limit: 1 }))[0]).toMatchObject({ id: "moved", workspace: "/w2" });
+    }),
+  );
+}
+
+function stopCases(withStore: WithStore): void {
+  it(
+    "summary tells one session's status; requestStop reaches only the writer holding it now (stopRequested), never the next one",
+    withStore(async (store) => {
+      const { summary, requestStop, stopRequested } = store;
+      if (summary === undefined || requestStop === undefined || stopRequested === undefined) {
+        console.warn("sessionStoreSuite: this store has no summary/requestStop/stopRequested; stop cases skipped");
+        return;
+      }
+      await expect(summary("nobody")).rejects.toMatchObject({ code: "not-found" });
+      expect(await requestStop("nobody")).toBe(false);
+      const first = await store.open("s");
+      send(first, "task s");
+      await flushSession(first);
+      expect(await summary("s")).toMatchObject({
+        id: "s",
+        status: "running",
+        owner: expect.any(String),
+        title: "task s",
+      });
+      expect(await stopRequested("s")).toBeUndefined();
+      expect(await requestStop("s", "the user pressed stop")).toBe(true);
+      expect(await stopRequested("s")).toBe("the user pressed stop");
+      await closeSession(first);
+      expect(await summary("s")).toMatchObject({ id: "s", status: "done" });
+      // No writer: nothing to ask, and the next writer starts clean.
+      expect(await requestStop("s")).toBe(false);
+      const second = await store.open("s");
+      expect(await stopRequested("s")).toBeUndefined();
+      expect(await requestStop("s")).toBe(true);
+      expect(await stopRequested("s")).toBe("stopped");
+      await closeSession(second);
+      expect(await stopRequested("s")).toBeUndefined();
     }),
   );
 }

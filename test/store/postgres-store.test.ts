@@ -48,7 +48,7 @@ if ("unavailable" in server) {
         const { rows } = await pool.query(
           "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() ORDER BY table_name",
         );
-        expect(rows.map((row) => row.table_name)).toStrictEqual(["blobs", "entries", "sessions"]);
+        expect(rows.map((row) => row.table_name)).toStrictEqual(["blobs", "entries", "sessions", "stop_requests"]);
         const session = await store.open("pooled");
         send(session, "hello");
         await closeSession(session);

@@ -45,7 +45,7 @@ describe("sqliteStore", () => {
     try {
       expect({ ...database.prepare("PRAGMA journal_mode").get() }).toStrictEqual({ journal_mode: "wal" });
       const tables = database.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all();
-      expect(tables.map((row) => row.name)).toStrictEqual(["blobs", "entries", "sessions"]);
+      expect(tables.map((row) => row.name)).toStrictEqual(["blobs", "entries", "sessions", "stop_requests"]);
       expect({ ...database.prepare("SELECT count(*) AS n FROM blobs").get() }).toStrictEqual({ n: 1 });
       const stored = database.prepare("SELECT entry FROM entries WHERE session_id = 'three' AND seq = 3").get();
       expect(String(stored?.entry)).not.toContain(data);
