@@ -10,10 +10,11 @@ export const eventStreamHeaders: Readonly<Record<string, string>> = {
 const encoder = new TextEncoder();
 
 /**
- * One event as server-sent-event bytes: `id:` its sequence number in the run (from 1), `data:` its
- * JSON on one line (JSON escapes every line break, so one `data:` line always holds it).
+ * One event as server-sent-event bytes: `id:` its id (its sequence number in the run, from 1, or
+ * another token without line breaks), `data:` its JSON on one line (JSON escapes every line
+ * break, so one `data:` line always holds it).
  */
-export function encodeEvent(id: number, event: AgentEvent): Uint8Array {
+export function encodeEvent(id: number | string, event: AgentEvent): Uint8Array {
   return encoder.encode(`id: ${id}\ndata: ${JSON.stringify(event)}\n\n`);
 }
 
@@ -29,12 +30,18 @@ export const defaultHeartbeatMs = 15_000;
  * either. A value that is not a whole number from 0 is a problem, described for a 400.
  */
 export function resumePoint(request: Request): { after: number } | { problem: string } {
-  const fromQuery = new URL(request.url).searchParams.get("after");
-  const given = fromQuery ?? request.headers.get("last-event-id");
-  if (given === null || given === "") return { after: 0 };
+  const given = resumeId(request);
+  if (given === undefined) return { after: 0 };
+  const fromQuery = new URL(request.url).searchParams.has("after");
   if (!/^\d{1,15}$/.test(given.trim()))
     return {
-      problem: `${fromQuery === null ? "Last-Event-ID" : "after"} must be the id of an event (a whole number from 0), not ${JSON.stringify(given.slice(0, 40))}`,
+      problem: `${fromQuery ? "after" : "Last-Event-ID"} must be the id of an event (a whole number from 0), not ${JSON.stringify(given.slice(0, 40))}`,
     };
   return { after: Number(given.trim()) };
+}
+
+/** The id a reader resumes after, as given (`?after=`, else `Last-Event-ID`); `undefined` for none. */
+export function resumeId(request: Request): string | undefined {
+  const given = new URL(request.url).searchParams.get("after") ?? request.headers.get("last-event-id");
+  return given === null || given.trim() === "" ? undefined : given.trim();
 }

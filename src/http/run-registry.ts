@@ -1,8 +1,12 @@
 import { defaultHeartbeatMs, encodeEvent, eventStreamHeaders, heartbeat, resumePoint } from "./event-stream-format.ts";
 import { errorResponse } from "./error-response.ts";
+import { recordedResumePoint, recordRun, pollStopRequests, stopElsewhere, type RecordedRun } from "./recorded-run.ts";
+import { sessionOfRun, storedRunResponse } from "./stored-run.ts";
 import { concatenate } from "./send-buffer.ts";
 import { AgentError } from "../errors.ts";
 import type { AgentStream } from "../loop/loop.ts";
+import { sessionIdOf } from "../session.ts";
+import type { SessionStore } from "../store/session-store.ts";
 import { checkNumber, maxTimerDelay } from "../numeric-options.ts";
 
 export type RunRegistryOptions = {
@@ -16,6 +20,18 @@ export type RunRegistryOptions = {
    * that must wait (a database), check before calling `response`.
    */
   authorize?: (request: Request, runId: string) => boolean;
+  /**
+   * The store the runs' sessions are recorded in (any `SessionStore`: file, SQLite, PostgreSQL).
+   * A run whose session was opened in a store is then recorded: the registry marks where it
+   * begins in the session's log, its event ids say how many messages came before them, and its
+   * id names its session (`<sessionId>:<random>` unless given; give ids of that form). So a
+   * reader that reconnects after the registry forgot the run (or after a restart, or on another
+   * instance) reads on from the log, and `stop` reaches a run another process holds through the
+   * store's `requestStop`, which the holding registry polls.
+   */
+  store?: SessionStore;
+  /** How often a recorded run's stop requests, and a log read for a run held elsewhere, are checked (ms, default 500). */
+  pollMs?: number;
 };
 
 /**
@@ -62,12 +78,17 @@ export function createRunRegistry(options: RunRegistryOptions = {}): RunRegistry
   checkNumber("heartbeatMs", options.heartbeatMs, { min: 0, max: maxTimerDelay });
   if (options.authorize !== undefined && typeof options.authorize !== "function")
     throw new AgentError("createRunRegistry: authorize must be a function (request, runId) => boolean");
+  checkNumber("pollMs", options.pollMs, { min: 1, max: maxTimerDelay });
   const keepFinishedMs = options.keepFinishedMs ?? defaultKeepFinishedMs;
   const heartbeatMs = options.heartbeatMs ?? defaultHeartbeatMs;
+  const pollMs = options.pollMs ?? defaultPollMs;
+  const { store } = options;
   const runs = new Map<string, KeptRun>();
   return {
     start: (stream, startOptions = {}) => {
-      const runId = startOptions.runId ?? crypto.randomUUID();
+      const sessionId = store === undefined ? undefined : sessionIdOf(stream.session);
+      const runId =
+        startOptions.runId ?? (sessionId === undefined ? crypto.randomUUID() : `${sessionId}:${crypto.randomUUID()}`);
       if (typeof runId !== "string" || !runIdPattern.test(runId))
         throw new AgentError(
           `createRunRegistry: runId must be 1 to 128 letters, digits, ".", "_", ":" or "-"; got ${JSON.stringify(runId)}`,
@@ -76,23 +97,29 @@ export function createRunRegistry(options: RunRegistryOptions = {}): RunRegistry
       if (existing !== undefined && !existing.finished)
         throw new AgentError(`createRunRegistry: run "${runId}" is still going; stop it or choose another id`);
       if (existing !== undefined) clearTimeout(existing.forget);
-      const run = keepRun(stream, () => {
+      const recorded = sessionId === undefined ? undefined : recordRun(stream, runId, sessionId);
+      const run = keepRun(stream, recorded, () => {
         run.forget = setTimeout(() => runs.get(runId) === run && runs.delete(runId), keepFinishedMs);
         (run.forget as { unref?: () => void }).unref?.();
       });
       runs.set(runId, run);
+      if (recorded !== undefined && store?.stopRequested !== undefined)
+        pollStopRequests(run, recorded.sessionId, store.stopRequested, pollMs);
       return runId;
     },
     response: (runId, request) => {
       if (options.authorize !== undefined && options.authorize(request, runId) !== true)
         return errorResponse(403, "not allowed to read this run");
       const run = typeof runId === "string" ? runs.get(runId) : undefined;
+      const stored = run === undefined && store !== undefined ? sessionOfRun(String(runId)) : undefined;
+      if (run === undefined && store !== undefined && stored !== undefined)
+        return storedRunResponse({ store, sessionId: stored, runId, request, pollMs });
       if (run === undefined)
         return errorResponse(
           404,
           `no run ${JSON.stringify(String(runId).slice(0, 140))} here (unknown, or finished too long ago)`,
         );
-      const resume = resumePoint(request);
+      const resume = run.recorded === undefined ? resumePoint(request) : recordedResumePoint(run, request);
       if ("problem" in resume) return errorResponse(400, resume.problem);
       if (resume.after > run.events.length)
         return errorResponse(400, `no event ${resume.after} in this run yet: it has ${run.events.length}`);
@@ -102,6 +129,7 @@ export function createRunRegistry(options: RunRegistryOptions = {}): RunRegistry
     },
     stop: async (runId, reason) => {
       const run = runs.get(runId);
+      if (run === undefined && store !== undefined) return stopElsewhere(store, runId, reason, pollMs);
       if (run === undefined || run.finished) return false;
       run.stream.abort(reason ?? "stopped");
       await run.ended;
@@ -116,9 +144,14 @@ export function createRunRegistry(options: RunRegistryOptions = {}): RunRegistry
 
 const runIdPattern = /^[A-Za-z0-9._:-]{1,128}$/;
 
-// One run's kept events: event `i` (0-based) was sent with id `i + 1`.
+/** The default of `RunRegistryOptions.pollMs`. */
+export const defaultPollMs = 500;
+
+// One run's kept events: event `i` (0-based) was sent with id `i + 1` (a recorded run's:
+// `<i + 1>.<messages so far>`).
 type KeptRun = {
   stream: AgentStream;
+  recorded: RecordedRun | undefined;
   events: Uint8Array[];
   finished: boolean;
   ended: Promise<void>;
@@ -127,9 +160,10 @@ type KeptRun = {
   forget: ReturnType<typeof setTimeout> | undefined;
 };
 
-function keepRun(stream: AgentStream, onEnd: () => void): KeptRun {
+function keepRun(stream: AgentStream, recorded: RecordedRun | undefined, onEnd: () => void): KeptRun {
   const run: KeptRun = {
     stream,
+    recorded,
     events: [],
     finished: false,
     ended: Promise.resolve(),
@@ -145,7 +179,12 @@ function keepRun(stream: AgentStream, onEnd: () => void): KeptRun {
       for (;;) {
         const next = await stream.next();
         if (next.done === true) break;
-        run.events.push(encodeEvent(run.events.length + 1, next.value));
+        const seq = run.events.length + 1;
+        if (recorded === undefined) run.events.push(encodeEvent(seq, next.value));
+        else {
+          if (next.value.type === "message") recorded.messageEnds.push(seq);
+          run.events.push(encodeEvent(`${seq}.${recorded.messageEnds.length}`, next.value));
+        }
         wakeReaders();
       }
     } catch {

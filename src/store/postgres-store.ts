@@ -1,4 +1,4 @@
-import type { Session } from "../session.ts";
+import { setSessionId, type Session } from "../session.ts";
 import { bindSession } from "./binding.ts";
 import { entryFromBlobs } from "./blobs.ts";
 import { replayEntries, restoreKeptOutputs, type LogEntry } from "./entries.ts";
@@ -110,6 +110,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
       const tracker = summaryTracker();
       for (const entry of opened.entries) tracker.add(entry);
       const state = { id, where: where(id), owner, leaseMs, retryMs, tracker, lastSeq: opened.lastSeq };
+      setSessionId(opened.session, id);
       bindSession(opened.session, postgresWriter(pool, state));
       return opened.session;
     },

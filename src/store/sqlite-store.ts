@@ -2,7 +2,7 @@ import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import type * as NodeSqlite from "node:sqlite";
 import type { DatabaseSync, SQLInputValue } from "node:sqlite";
-import type { Session } from "../session.ts";
+import { setSessionId, type Session } from "../session.ts";
 import { bindSession, type EntrySink } from "./binding.ts";
 import { entryFromBlobs } from "./blobs.ts";
 import { replayEntries, restoreKeptOutputs, type LogEntry, type SessionEntry } from "./entries.ts";
@@ -102,6 +102,7 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sql
         for (const entry of entries.entries) tracker.add(entry);
         return { session: entries.session, tracker, lastSeq: row?.last_seq ?? 0 };
       });
+      setSessionId(session, id);
       bindSession(session, sqliteWriter(db, { id, where: where(id), owner, leaseMs, lastSeq, tracker }));
       return session;
     },
@@ -121,6 +122,20 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sql
       const { sql, parameters } = listStatement(sqliteDialect, query, now, cursor);
       return (db.prepare(sql).all(...parameters) as SessionRow[]).map((row) => summaryOfRow(row, now));
     },
+    ...stopMethods(connect, where),
+    close: () => {
+      database?.close();
+      database = undefined;
+    },
+  };
+}
+
+// One session's summary and the stop requests of its writer (see `SessionStore`).
+function stopMethods(
+  connect: () => DatabaseSync,
+  where: (id: string) => string,
+): Required<Pick<SessionStore, "summary" | "requestStop" | "stopRequested">> {
+  return {
     summary: async (id) => {
       const db = connect();
       const row = db.prepare(`SELECT ${sessionColumns} FROM sessions WHERE id = ?`).get(checkSessionId(id)) as
@@ -143,10 +158,6 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sql
       const row = connect().prepare(stopRequestedStatement(sqliteDialect)).get(checkSessionId(id)) as
         { reason: string } | undefined;
       return row?.reason;
-    },
-    close: () => {
-      database?.close();
-      database = undefined;
     },
   };
 }

@@ -8,6 +8,7 @@ import {
   initSession,
   notifySessionChange,
   send,
+  sessionIdOf,
   spliceSession,
   type Message,
   type Session,
@@ -62,6 +63,8 @@ function recordingCases(withStore: WithStore): void {
     withStore(async (store) => {
       const session = await store.open("run-1");
       expect(session).toStrictEqual({ messages: [] });
+      // The loop tells models which stored session they work on (ModelContext.sessionId).
+      expect(sessionIdOf(session)).toBe("run-1");
       for (const message of initSession("s", "add 2 and 3").messages) extendSession(session, message);
       extendSessionBatch(session, [
         { type: "thinking", content: "adding" },

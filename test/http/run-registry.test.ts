@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { agentStream, initSession, tool, type AgentEvent } from "simple-agent-loop";
+import { agentStream, initSession, type AgentEvent } from "simple-agent-loop";
 import {
   createRunRegistry,
   eventStreamResponse,
@@ -8,29 +8,7 @@ import {
 } from "simple-agent-loop/http";
 import { scriptedModel } from "simple-agent-loop/testing";
 import { expectEveryCallAnsweredOnce } from "../helpers.ts";
-import { collect } from "./helpers.ts";
-
-/** A tool the test releases: the run waits in it until then. */
-function gate() {
-  let open!: () => void;
-  const opened = new Promise<void>((resolve) => (open = resolve));
-  let entered!: () => void;
-  const inside = new Promise<void>((resolve) => (entered = resolve));
-  const wait = tool({
-    name: "wait",
-    description: "waits for the test",
-    inputSchema: { type: "object" },
-    handler: async (_input, { signal }) => {
-      entered();
-      await Promise.race([
-        opened,
-        new Promise((_resolve, reject) => signal.addEventListener("abort", () => reject(new Error("stopped")))),
-      ]);
-      return "released";
-    },
-  });
-  return { wait, open, inside };
-}
+import { collect, gate } from "./helpers.ts";
 
 function gatedModel() {
   return scriptedModel(

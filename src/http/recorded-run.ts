@@ -1,0 +1,114 @@
+import type { AgentStream } from "../loop/loop.ts";
+import { appendEntry } from "../store/binding.ts";
+import type { LogEntry } from "../store/entries.ts";
+import type { SessionStore } from "../store/session-store.ts";
+import { resumeId } from "./event-stream-format.ts";
+import { messagesSeen, runEntryType, runInLog, sessionOfRun } from "./stored-run.ts";
+
+/** A run of a registry with a store, whose session is recorded there. */
+export type RecordedRun = {
+  sessionId: string;
+  /** After the k-th message event (1-based), the run had `messageEnds[k - 1]` events. */
+  messageEnds: number[];
+};
+
+/**
+ * Marks where the run begins in its session's log (a `run` custom entry with its id, written
+ * before the run records anything), so a reader that comes back after the registry forgot the
+ * run finds its messages there.
+ */
+export function recordRun(stream: AgentStream, runId: string, sessionId: string): RecordedRun {
+  appendEntry(stream.session, runEntryType, { runId });
+  return { sessionId, messageEnds: [] };
+}
+
+/**
+ * Where a reader of a recorded run the registry holds resumes: after `<seq>` or `<seq>.<messages>`
+ * (an id the registry sent), or after the event of the `<messages>`-th message (`log.<messages>`,
+ * an id sent from the log).
+ */
+export function recordedResumePoint(
+  run: { recorded: RecordedRun | undefined; events: readonly unknown[] },
+  request: Request,
+): { after: number } | { problem: string } {
+  const given = resumeId(request);
+  if (given === undefined) return { after: 0 };
+  const sequence = /^(\d{1,15})(?:\.\d{1,15})?$/.exec(given);
+  if (sequence !== null) return { after: Number(sequence[1]) };
+  const messages = given.startsWith("log.") ? messagesSeen(given) : undefined;
+  if (messages === undefined)
+    return { problem: `resume after an id this run sent, not ${JSON.stringify(given.slice(0, 40))}` };
+  if (messages === 0) return { after: 0 };
+  const after = run.recorded?.messageEnds[messages - 1];
+  return after === undefined ? { problem: `this run has no message ${messages} yet` } : { after };
+}
+
+/**
+ * Polls the store for a stop request addressed to this run's writer (another process's
+ * `registry.stop`, through `store.requestStop`) and aborts the run with its reason.
+ */
+export function pollStopRequests(
+  run: { stream: AgentStream; finished: boolean; ended: Promise<void> },
+  sessionId: string,
+  stopRequested: NonNullable<SessionStore["stopRequested"]>,
+  pollMs: number,
+): void {
+  let checking = false;
+  const timer = setInterval(() => {
+    if (checking || run.finished) return;
+    checking = true;
+    stopRequested(sessionId)
+      .then((reason) => {
+        if (reason !== undefined && !run.finished) run.stream.abort(reason);
+      })
+      // The store unreachable for a moment: the next round asks again.
+      .catch(() => undefined)
+      .finally(() => (checking = false));
+  }, pollMs);
+  (timer as { unref?: () => void }).unref?.();
+  void run.ended.finally(() => clearInterval(timer));
+}
+
+/**
+ * Stops a recorded run this registry does not hold: when the session's latest run is `runId` and
+ * a writer holds the session, asks that writer to stop (`store.requestStop`) and resolves `true`
+ * once it has let go of the session (the run ended); `false` otherwise.
+ */
+export async function stopElsewhere(
+  store: SessionStore,
+  runId: string,
+  reason: unknown,
+  pollMs: number,
+): Promise<boolean> {
+  const sessionId = sessionOfRun(runId);
+  const { requestStop, summary } = store;
+  if (sessionId === undefined || requestStop === undefined || summary === undefined) return false;
+  try {
+    if ((await summary(sessionId)).status !== "running") return false;
+    if (latestRun(await store.loadEntries(sessionId)) !== runId) return false;
+    if (!(await requestStop(sessionId, typeof reason === "string" ? reason : undefined))) return false;
+    // Ended: the writer let go, a later run began, or the run's closing `aborted` message is in.
+    for (;;) {
+      await new Promise((resolve) => setTimeout(resolve, pollMs));
+      if ((await summary(sessionId)).status !== "running") return true;
+      const entries = await store.loadEntries(sessionId);
+      if (latestRun(entries) !== runId) return true;
+      const last = runInLog(entries, runId)?.messages.at(-1);
+      if (last !== undefined && "role" in last && last.role === "assistant" && last.stopReason === "aborted")
+        return true;
+    }
+  } catch {
+    return false;
+  }
+}
+
+function latestRun(entries: readonly LogEntry[]): string | undefined {
+  for (let index = entries.length - 1; index >= 0; index--) {
+    const entry = entries[index]! as { type: string; customType?: unknown; data?: unknown };
+    if (entry.type === "custom" && entry.customType === runEntryType) {
+      const runId = (entry.data as { runId?: unknown } | undefined)?.runId;
+      return typeof runId === "string" ? runId : undefined;
+    }
+  }
+  return undefined;
+}

@@ -1,0 +1,207 @@
+import type { AgentEvent } from "../loop/events.ts";
+import type { Message } from "../session.ts";
+import type { LogEntry } from "../store/entries.ts";
+import type { SessionStore } from "../store/session-store.ts";
+import { errorResponse } from "./error-response.ts";
+import { encodeEvent, eventStreamHeaders, heartbeat, resumeId } from "./event-stream-format.ts";
+
+/**
+ * The custom entry a run registry writes to a recorded run's session when it starts the run
+ * (`appendEntry(session, runEntryType, { runId })`): where the run's messages begin in the log.
+ */
+export const runEntryType = "run";
+
+/**
+ * A run's id names its session as `<sessionId>:<anything>` (session ids never hold a `:`), so a
+ * registry that never held the run, or forgot it, finds its log. `undefined` for another id.
+ */
+export function sessionOfRun(runId: string): string | undefined {
+  const colon = runId.indexOf(":");
+  const sessionId = runId.slice(0, colon);
+  return colon > 0 && /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$/.test(sessionId) ? sessionId : undefined;
+}
+
+/** Where a client resumes a recorded run: after its `messages`-th message (an id `<seq>.<messages>` or `log.<messages>`). */
+export function messagesSeen(id: string): number | undefined {
+  const match = /^(?:\d{1,15}|log)\.(\d{1,15})(?:\.end)?$/.exec(id);
+  return match === null ? undefined : Number(match[1]);
+}
+
+/**
+ * The response for a reader of a recorded run the registry does not hold: the run read from its
+ * session's log (see `storedRunBody`), after the id the reader resumes from; 400 for an id no
+ * recorded run sends.
+ */
+export function storedRunResponse(options: {
+  store: SessionStore;
+  sessionId: string;
+  runId: string;
+  request: Request;
+  pollMs: number;
+}): Response {
+  const { request } = options;
+  const given = resumeId(request);
+  const after = given === undefined ? undefined : messagesSeen(given);
+  if (given !== undefined && after === undefined)
+    return errorResponse(
+      400,
+      `this run is read from its session's log: resume after an id it sent (<n>.<messages> or log.<messages>), not ${JSON.stringify(given.slice(0, 40))}`,
+    );
+  const body = storedRunBody({ ...options, after, signal: request.signal });
+  return new Response(body, { headers: eventStreamHeaders });
+}
+
+export type StoredRunOptions = {
+  store: SessionStore;
+  sessionId: string;
+  runId: string;
+  /** Messages the client has read already; `undefined`: from the start (a `run-start` first). */
+  after: number | undefined;
+  signal: AbortSignal;
+  pollMs: number;
+};
+
+/**
+ * A run read from its session's log, for a client of a run the registry does not hold (forgotten,
+ * or run by another process or before a restart): the run's messages after `after` as `message`
+ * events (ids `log.<n>`: the n-th message of the run), then, while a writer still holds the
+ * session and no later run began in it, the messages as they are recorded (polled every
+ * `pollMs`, a comment line sent each time), then a `run-end` told from the log. Deltas are not in the log: a client reading
+ * from it sees each message whole.
+ */
+export function storedRunBody(options: StoredRunOptions): ReadableStream<Uint8Array> {
+  const events = storedRunEvents(options);
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        const next = await events.next();
+        if (next.done === true) controller.close();
+        else controller.enqueue(next.value);
+      },
+      async cancel() {
+        await events.return(undefined);
+      },
+    },
+    { highWaterMark: 0 },
+  );
+}
+
+async function* storedRunEvents(options: StoredRunOptions): AsyncGenerator<Uint8Array, void, undefined> {
+  const { store, sessionId, runId, signal } = options;
+  let sent = options.after ?? 0;
+  if (options.after === undefined) yield encodeEvent("log.0", { type: "run-start" });
+  for (;;) {
+    let running: boolean;
+    let run: RunInLog | undefined;
+    try {
+      // The writer's state first: once it has let go, the entries read next are all there will be.
+      running = store.summary === undefined ? false : (await store.summary(sessionId)).status === "running";
+      run = runInLog(await store.loadEntries(sessionId), runId);
+    } catch (error) {
+      yield encodeEvent(`log.${sent}.end`, failedEnd(`cannot read session "${sessionId}": ${describe(error)}`));
+      return;
+    }
+    // A store that writes in the background (PostgreSQL) may not have committed yet what a live
+    // reader saw: while a writer holds the session, wait for it.
+    if (run === undefined || sent > run.messages.length) {
+      if (!running) {
+        const problem =
+          run === undefined
+            ? `no run "${runId}" in session "${sessionId}"`
+            : `run "${runId}" has ${run.messages.length} messages, not ${sent}`;
+        yield encodeEvent(`log.${sent}.end`, failedEnd(problem));
+        return;
+      }
+      if ((await pause(options.pollMs, signal)) === "aborted") return;
+      yield heartbeat;
+      continue;
+    }
+    for (; sent < run.messages.length; sent++)
+      yield encodeEvent(`log.${sent + 1}`, { type: "message", message: run.messages[sent]! });
+    if (!running || run.ended) {
+      yield encodeEvent(`log.${sent}.end`, runEndFromLog(run));
+      return;
+    }
+    if ((await pause(options.pollMs, signal)) === "aborted") return;
+    yield heartbeat;
+  }
+}
+
+/** A run's messages as recorded, the approval state of its calls as last recorded, and whether a later run began. */
+export type RunInLog = { messages: Message[]; approvals: Map<string, string>; ended: boolean };
+
+/** The run's messages recorded after its own entry, up to the next run's (which ends it); `undefined` if it has none. */
+export function runInLog(entries: readonly LogEntry[], runId: string): RunInLog | undefined {
+  let start = -1;
+  for (let index = entries.length - 1; index >= 0; index--) {
+    if (isRunEntry(entries[index]!, runId)) {
+      start = index;
+      break;
+    }
+  }
+  if (start === -1) return undefined;
+  const run: RunInLog = { messages: [], approvals: new Map(), ended: false };
+  for (const entry of entries.slice(start + 1)) {
+    if (isRunEntry(entry, undefined)) return { ...run, ended: true };
+    const message = (entry as { message?: Message }).message;
+    if (entry.type === "message" && message !== undefined) run.messages.push(message);
+    if (message !== undefined && "type" in message && message.type === "tool_call" && message.approval !== undefined)
+      run.approvals.set(message.id, message.approval.status);
+  }
+  return run;
+}
+
+function isRunEntry(entry: LogEntry, runId: string | undefined): boolean {
+  if (entry.type !== "custom" || (entry as { customType?: unknown }).customType !== runEntryType) return false;
+  const data = (entry as { data?: unknown }).data;
+  return (
+    runId === undefined || (typeof data === "object" && data !== null && (data as { runId?: unknown }).runId === runId)
+  );
+}
+
+/**
+ * How a run ended, told from its log: calls left unanswered that a human was asked about: paused
+ * (waiting for them, or decided since); an `aborted` or `error` last message: that; a call left
+ * unanswered otherwise, or no answer last: the run stopped before its end (its process went
+ * away), an error.
+ */
+export function runEndFromLog(run: RunInLog): AgentEvent {
+  const answered = new Set(
+    run.messages.flatMap((message) => ("type" in message && message.type === "tool_result" ? [message.id] : [])),
+  );
+  const unanswered = run.messages.flatMap((message) =>
+    "type" in message && message.type === "tool_call" && !answered.has(message.id) ? [message] : [],
+  );
+  const asked = unanswered.filter((call) => run.approvals.has(call.id));
+  if (asked.length > 0)
+    return { type: "run-end", outcome: "paused", pending: asked.map(({ id, name, input }) => ({ id, name, input })) };
+  const last = run.messages.at(-1);
+  const stopReason = last !== undefined && "role" in last && last.role === "assistant" ? last.stopReason : undefined;
+  if (stopReason === "aborted") return { type: "run-end", outcome: "aborted" };
+  if (stopReason === "error") return failedEnd("the model call failed (see the session's last message)");
+  if (unanswered.length > 0 || last === undefined || !("role" in last) || last.role !== "assistant")
+    return failedEnd("the run stopped before its end (its process went away); its session holds what it recorded");
+  return { type: "run-end", outcome: "done" };
+}
+
+function failedEnd(error: string): AgentEvent {
+  return { type: "run-end", outcome: "error", error };
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+// Waits `pollMs`, or less when the client leaves.
+function pause(pollMs: number, signal: AbortSignal): Promise<"waited" | "aborted"> {
+  if (signal.aborted) return Promise.resolve("aborted");
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve(signal.aborted ? "aborted" : "waited");
+    };
+    const timer = setTimeout(done, pollMs);
+    signal.addEventListener("abort", done, { once: true });
+  });
+}
