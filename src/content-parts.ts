@@ -172,3 +172,29 @@ export function describeContent(content: string | readonly ContentPart[]): strin
     .map((part) => (part.type === "text" ? part.text : `[${part.type}: ${part.mediaType ?? "from a URL"}]`))
     .join(" ");
 }
+
+/** The media `sniffMediaType` recognizes: what the CLI sends as parts and the viewer shows as images. */
+export type SniffedMedia = "image/png" | "image/jpeg" | "image/gif" | "image/webp" | "application/pdf";
+
+/** How many leading bytes `sniffMediaType` looks at. */
+export const sniffBytes = 16;
+
+/**
+ * The media type of bytes from the first of them (at least `sniffBytes` where the file has them):
+ * PNG, JPEG, GIF, WebP or PDF by their signatures, else undefined. The name's extension is not
+ * asked: a `.png` that holds text is text, and a screenshot saved without an extension is an image.
+ */
+export function sniffMediaType(head: Uint8Array): SniffedMedia | undefined {
+  const starts = (signature: readonly number[], at = 0): boolean =>
+    head.length >= at + signature.length && signature.every((byte, index) => head[at + index] === byte);
+  if (starts([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) return "image/png";
+  if (starts([0xff, 0xd8, 0xff])) return "image/jpeg";
+  if (starts(ascii("GIF87a")) || starts(ascii("GIF89a"))) return "image/gif";
+  if (starts(ascii("RIFF")) && starts(ascii("WEBP"), 8)) return "image/webp";
+  if (starts(ascii("%PDF-"))) return "application/pdf";
+  return undefined;
+}
+
+function ascii(text: string): number[] {
+  return [...text].map((character) => character.charCodeAt(0));
+}

@@ -1,9 +1,9 @@
 import { realpath, stat } from "node:fs/promises";
 import { resolve } from "node:path";
 import { describeBytes } from "../loop/content-size.ts";
-import type { ContentPart } from "../content-parts.ts";
+import { sniffBytes, sniffMediaType, type ContentPart } from "../content-parts.ts";
 import { mediaContent, mediaLimits, isBinary } from "./tools/read.ts";
-import { sniffBytes, sniffMedia } from "./tools/media-type.ts";
+
 import { openInWorkspace, readAt } from "./tools/workspace-file.ts";
 import { isInside, resolveInWorkspace, type WorkspacePath } from "./tools/workspace-path.ts";
 import type { Workspace } from "./tools/workspace.ts";
@@ -100,7 +100,7 @@ async function attachedFile(
   try {
     const { stats } = file;
     if (stats.isDirectory()) throw new Error(`${shown} is a directory; attach files, or name it without @`);
-    const media = sniffMedia(await readAt(file.handle, 0, sniffBytes));
+    const media = sniffMediaType(await readAt(file.handle, 0, sniffBytes));
     if (media !== undefined) {
       const limits = {
         maxImageBytes: options.maxImageBytes ?? mediaLimits.maxImageBytes,

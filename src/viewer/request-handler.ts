@@ -4,6 +4,7 @@ import type { Socket } from "node:net";
 import { dirname, join } from "node:path";
 import { createLogFeeds, type LogFeeds } from "./log-feed.ts";
 import { excerpt, type ReadLimits } from "./log-lines.ts";
+import { sendBlob } from "./blob-response.ts";
 import { sendEntries } from "./entries-response.ts";
 import { assets, pageHtml } from "./page/assets.ts";
 import {
@@ -48,6 +49,8 @@ export type RequestHandlerOptions = {
  * - `/api/sessions`: a `SessionsResponse` (reads what each log got since the last call, to summarize it).
  * - `/api/entries?file=NAME`: the log read once, as a `LogUpdate` (records with line numbers, problems),
  *   sent as it is read (see `sendEntries`).
+ * - `/api/blob?file=NAME&hash=HASH`: an image or file of a content part the log refers to (`blob`),
+ *   from the log's blob directory (see `sendBlob`).
  * - `/api/events?file=NAME`: Server-Sent Events, `lines` events (see `LogEventHead`) with the lines
  *   of the log unparsed: the whole log first, then each change (see `followLog`). A reconnecting
  *   page gets the whole log again.
@@ -127,13 +130,23 @@ async function route(server: Server, request: IncomingMessage, response: ServerR
   if (url.pathname === "/api/target")
     return sendJson(response, 200, { mode: target.kind, name: target.name } satisfies TargetResponse);
   if (url.pathname === "/api/sessions") return sendJson(response, 200, await sessions(server));
-  if (url.pathname !== "/api/entries" && url.pathname !== "/api/events")
+  if (url.pathname !== "/api/entries" && url.pathname !== "/api/events" && url.pathname !== "/api/blob")
     return sendJson(response, 404, { error: `no such page: ${url.pathname}` });
 
   const file = await sessionFile(target, url.searchParams.get("file"));
   if (typeof file !== "string") return sendJson(response, file.status, { error: file.error });
   if (url.pathname === "/api/entries")
     return sendEntries(response, file, options.limits, commonHeaders, request.method === "HEAD");
+  if (url.pathname === "/api/blob") {
+    const refused = await sendBlob(
+      response,
+      file,
+      url.searchParams.get("hash"),
+      commonHeaders,
+      request.method === "HEAD",
+    );
+    return refused === undefined ? undefined : sendJson(response, refused.status, { error: refused.error });
+  }
   streamLog(server, request, response, file);
 }
 
@@ -250,7 +263,7 @@ const commonHeaders = {
 
 // Only our own script and style: nothing from a session can run even if it slipped into the markup.
 const contentSecurityPolicy =
-  "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+  "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data: blob:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 function isLoopbackHostHeader(header: string | undefined): boolean {
   if (header === undefined) return false;

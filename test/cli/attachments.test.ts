@@ -4,7 +4,7 @@ import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { mentions } from "../../src/cli/attachments.ts";
-import { sniffMedia } from "../../src/cli/tools/media-type.ts";
+import { sniffMediaType } from "../../src/content-parts.ts";
 import { startFakeOpenAI, type FakeOpenAI } from "./fake-openai.ts";
 import { cliEnvironment, runCli, tempDirectory } from "./helpers.ts";
 import { text, toolsIn } from "./tool-calls.ts";
@@ -94,14 +94,14 @@ describe("read of images and PDFs", () => {
 
   it("knows png, jpeg, gif, webp and PDF by their first bytes", () => {
     const bytes = (text: string, ...prefix: number[]): Uint8Array => Uint8Array.from([...prefix, ...Buffer.from(text)]);
-    expect(sniffMedia(png)).toBe("image/png");
-    expect(sniffMedia(bytes("", 0xff, 0xd8, 0xff, 0xe0))).toBe("image/jpeg");
-    expect(sniffMedia(bytes("GIF89a…"))).toBe("image/gif");
-    expect(sniffMedia(bytes("RIFF\x10\x00\x00\x00WEBPVP8 "))).toBe("image/webp");
-    expect(sniffMedia(bytes("RIFF\x10\x00\x00\x00WAVEfmt "))).toBeUndefined();
-    expect(sniffMedia(pdf)).toBe("application/pdf");
-    expect(sniffMedia(bytes("<svg xmlns='http://www.w3.org/2000/svg'/>"))).toBeUndefined();
-    expect(sniffMedia(bytes("\x89PN"))).toBeUndefined();
+    expect(sniffMediaType(png)).toBe("image/png");
+    expect(sniffMediaType(bytes("", 0xff, 0xd8, 0xff, 0xe0))).toBe("image/jpeg");
+    expect(sniffMediaType(bytes("GIF89a…"))).toBe("image/gif");
+    expect(sniffMediaType(bytes("RIFF\x10\x00\x00\x00WEBPVP8 "))).toBe("image/webp");
+    expect(sniffMediaType(bytes("RIFF\x10\x00\x00\x00WAVEfmt "))).toBeUndefined();
+    expect(sniffMediaType(pdf)).toBe("application/pdf");
+    expect(sniffMediaType(bytes("<svg xmlns='http://www.w3.org/2000/svg'/>"))).toBeUndefined();
+    expect(sniffMediaType(bytes("\x89PN"))).toBeUndefined();
   });
 });
 

@@ -1,5 +1,5 @@
 import { mkdtempSync, rmSync } from "node:fs";
-import type { Viewer } from "simple-agent-loop/viewer";
+import { serveViewer, type Viewer } from "simple-agent-loop/viewer";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll } from "vitest";
@@ -98,4 +98,14 @@ export async function openEventStream(
 /** The entries of an update, without line numbers. */
 export function entriesOf(update: LogUpdate): unknown[] {
   return update.records.map((record) => record.entry);
+}
+
+/** Serves `path` for `test`, closed after it whatever happens. */
+export async function withViewer(path: string, test: (viewer: Viewer) => Promise<void>): Promise<void> {
+  const viewer = await serveViewer(path);
+  try {
+    await test(viewer);
+  } finally {
+    await viewer.close();
+  }
 }

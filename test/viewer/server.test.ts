@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { isAgentError } from "simple-agent-loop";
 import { closeSession, loadEntries, loadSession } from "simple-agent-loop/store";
 import { serveViewer, type Viewer } from "simple-agent-loop/viewer";
-import { address, line, messageLine, openEventStream, tempDir } from "./helpers.ts";
+import { address, withViewer, line, messageLine, openEventStream, tempDir } from "./helpers.ts";
 import { recordSession } from "./record-session.ts";
 
 async function getJson(url: string): Promise<{ status: number; type: string | null; body: unknown }> {
@@ -29,15 +29,6 @@ function rawGet(viewer: Viewer, path: string, host?: string): Promise<{ status: 
     outgoing.on("error", reject);
     outgoing.end();
   });
-}
-
-async function withViewer(path: string, test: (viewer: Viewer) => Promise<void>): Promise<void> {
-  const viewer = await serveViewer(path);
-  try {
-    await test(viewer);
-  } finally {
-    await viewer.close();
-  }
 }
 
 describe("serveViewer: the JSON endpoints", () => {

@@ -1,9 +1,9 @@
 import type { FileHandle } from "node:fs/promises";
-import { filePart, imagePart } from "../../content-parts.ts";
+import { filePart, imagePart, sniffBytes, sniffMediaType, type SniffedMedia } from "../../content-parts.ts";
 import { describeBytes } from "../../loop/content-size.ts";
 import { toolContent, type ToolContent } from "../../tools/tool-content.ts";
 import { tool, type Tool } from "../../tools/tool.ts";
-import { sniffBytes, sniffMedia, type SniffedMedia } from "./media-type.ts";
+
 import { openInWorkspace, readAt } from "./workspace-file.ts";
 import { resolveInWorkspace } from "./workspace-path.ts";
 import type { Workspace } from "./workspace.ts";
@@ -69,7 +69,7 @@ export function readTool(workspace: Workspace, limits: ReadLimits = {}): Tool {
       try {
         const { stats } = file;
         if (stats.isDirectory()) throw new Error(`${target.display} is a directory; use list to see what is in it`);
-        const media = sniffMedia(await readAt(file.handle, 0, sniffBytes));
+        const media = sniffMediaType(await readAt(file.handle, 0, sniffBytes));
         if (media !== undefined) return await mediaContent(file.handle, stats.size, media, target.display, mediaMax);
         if (stats.size > maxFileBytes) {
           throw new Error(

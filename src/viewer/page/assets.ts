@@ -42,6 +42,7 @@ const pageFiles: ReadonlyArray<readonly [file: string, type: string]> = [
   ["entry-check.js", javascript],
   ["turn-stats.js", javascript],
   ["render.js", javascript],
+  ["content-view.js", javascript],
   ["edit-diff.js", javascript],
   ["chart.js", javascript],
   ["dom.js", javascript],

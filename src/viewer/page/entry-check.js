@@ -41,12 +41,13 @@ export function entryProblem(entry) {
  * The kind of value a field has in the session format ("?": it may be absent), as `[path, kind]`
  * with a path of keys ("usage.*": every key of usage). Maps: a kind read from the log never reaches
  * a prototype. Compiled once: they are checked for every entry of logs of hundreds of megabytes.
- * @typedef {"text" | "time" | "count" | "boolean" | "object" | "text?" | "time?" | "count?" | "boolean?" | "object?"} FieldKind
+ * `parts`: text, or an array of content parts (drawn part by part, each checked as it is drawn).
+ * @typedef {"text" | "time" | "count" | "boolean" | "object" | "parts" | "text?" | "time?" | "count?" | "boolean?" | "object?" | "parts?"} FieldKind
  * @typedef {{ parents: string[], prefix: string, key: string, kind: string, optional: boolean }} FieldRule
  */
 const messageFields = compileFields(
   new Map([
-    ["user", [["content", "text"]]],
+    ["user", [["content", "parts"]]],
     ["system", [["content", "text"]]],
     [
       "assistant",
@@ -81,6 +82,7 @@ const messageFields = compileFields(
         ["id", "text"],
         ["isError", "boolean?"],
         ["waitMs", "count?"],
+        ["content", "parts?"],
       ],
     ],
     // A message of a kind this page does not know: only its time.
@@ -179,11 +181,13 @@ function checkField(field, rule, key, wrong) {
 function kindName(kind) {
   return kind === "text"
     ? "text"
-    : kind === "time"
-      ? "a time (ISO 8601)"
-      : kind === "count"
-        ? "a count (a number, not negative)"
-        : article(kind) + " " + kind;
+    : kind === "parts"
+      ? "text or a list of content parts"
+      : kind === "time"
+        ? "a time (ISO 8601)"
+        : kind === "count"
+          ? "a count (a number, not negative)"
+          : article(kind) + " " + kind;
 }
 
 /** @param {string} word */
@@ -197,6 +201,7 @@ function article(word) {
  */
 function isKind(value, kind) {
   if (kind === "text") return typeof value === "string";
+  if (kind === "parts") return typeof value === "string" || Array.isArray(value);
   if (kind === "time") return timeOf(value) !== undefined;
   if (kind === "count") return isCount(value);
   if (kind === "boolean") return typeof value === "boolean";

@@ -23,6 +23,7 @@ import {
 import { describe, isCount, isObject } from "./entry-check.js";
 import { denialOf, isAbortMark, isModelMessage, waitOf } from "./turn-stats.js";
 import { renderEditDiff } from "./edit-diff.js";
+import { renderContent } from "./content-view.js";
 
 /** @typedef {import("./timeline.js").Turn} Turn */
 /** @typedef {import("./turn-stats.js").TurnStats} TurnStats */
@@ -173,7 +174,7 @@ function renderItem(item) {
       "div.msg.user" + removed,
       { "data-line": item.line },
       h("div.msg-label", null, "User", lineLabel(item.line)),
-      h("div.text", null, textOf(message.content)),
+      Array.isArray(message.content) ? renderContent(message.content) : h("div.text", null, textOf(message.content)),
     );
   if (message.role === "system") {
     return h(
@@ -207,7 +208,7 @@ function renderItem(item) {
         h("code.tool-id", null, textOf(message.id)),
         lineLabel(item.line),
       ),
-      h("pre.io-body", null, pretty(message.output)),
+      resultBody(message),
     );
   }
   return h(
@@ -429,7 +430,7 @@ function renderToolCall(item) {
             "div.io.output",
             null,
             h("div.io-label", null, state === "denied" ? "denied" : result.isError === true ? "error" : "result"),
-            h("pre.io-body", null, pretty(result.output)),
+            resultBody(result),
           )
         : h(
             "div.io.output.none",
@@ -600,6 +601,16 @@ function original(item, show) {
  */
 export function textOf(value) {
   return typeof value === "string" ? value : value === undefined ? "" : pretty(value);
+}
+
+/**
+ * A tool result's body: its content parts where it has them (images, files), else its output.
+ * @param {JsonObject} result
+ */
+function resultBody(result) {
+  return Array.isArray(result.content)
+    ? h("div.parts-body", null, renderContent(result.content))
+    : h("pre.io-body", null, pretty(result.output));
 }
 
 /**

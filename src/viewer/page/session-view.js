@@ -5,6 +5,7 @@
  * to the timeline when it comes and drawn at the next frame, one draw for all the updates of a
  * frame; only the turns an update touched are drawn again.
  */
+import { showBlobsOf } from "./content-view.js";
 import { h, errorText } from "./dom.js";
 import { renderChart } from "./chart.js";
 import { enableClippedBlocks } from "./clipped-blocks.js";
@@ -42,6 +43,7 @@ import { drawTurns, showThinking } from "./turn-nodes.js";
  */
 export function showSession(root, file, directoryName) {
   document.title = file + " · session viewer";
+  showBlobsOf(file);
   const nodes = buildPage(root, file, directoryName);
   /** @type {SessionState} */
   const state = {
