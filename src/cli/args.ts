@@ -56,6 +56,8 @@ export const usage = `Usage: simple-agent-loop [options] [task]
 A coding agent in your terminal. With a task, it runs that task and exits; without one, it
 starts an interactive prompt (one session, many tasks; /exit or Ctrl-D to leave). It works in
 the workspace directory: read, grep and list run freely; write, edit and bash ask first.
+AGENTS.md and CLAUDE.md, from the workspace up to the repository's root, go into the
+system prompt.
 view serves a web page of a session (default: every session of the CLI).
 
 Options:

@@ -27,6 +27,7 @@ import { cliHome, cliStore, openCliSession, type CliSession } from "./sessions.t
 import { sessionControl, type SessionControl } from "./session-control.ts";
 import { createShutdown, type Shutdown } from "./shutdown.ts";
 import { systemPrompt, workspaceMovedPrompt } from "./system-prompt.ts";
+import { maxInstructionBytes, readProjectInstructions, type InstructionFile } from "./project-instructions.ts";
 import { exitCodeOf, type TaskOutput } from "./task-output.ts";
 import { terminalInput, type TerminalInput } from "./terminal-input.ts";
 import { terminalOutput } from "./terminal-output.ts";
@@ -223,7 +224,8 @@ async function openSessions(args: RunArgs, io: CliIo, setup: AgentSetup, shutdow
     openCliSession(store, {
       workspace,
       ...(resume === undefined ? {} : { resume }),
-      systemPrompt: systemPrompt(workspace),
+      // Read again for each new session (/clear): an edited AGENTS.md counts from the next one.
+      systemPrompt: systemPrompt(workspace, new Date(), readProjectInstructions(workspace)),
       movedPrompt: (previous) => workspaceMovedPrompt(previous, workspace),
       details: { provider: selected.provider, model: selected.model, version },
     });
@@ -402,6 +404,8 @@ function announce(
   run: { version: string; workspace: string; selected: SelectedModel; opened: CliSession },
 ): void {
   const { opened, selected, workspace } = run;
+  // A new session's system prompt takes them now; a resumed one keeps the prompt it started with.
+  const instructions = opened.resumed ? [] : readProjectInstructions(workspace);
   if (json) {
     const start = {
       type: "session-start",
@@ -413,6 +417,7 @@ function announce(
       provider: selected.provider,
       model: selected.model,
       version: run.version,
+      ...(instructions.length === 0 ? {} : { instructions: instructions.map((file) => file.shown) }),
     };
     io.stdout.write(`${visibleJson(start)}\n`);
     io.stderr.write(`session ${visibleLine(opened.id)} (${visibleLine(opened.path)})\n`);
@@ -429,8 +434,22 @@ function announce(
     `${style.bold("simple-agent-loop")} ${visibleLine(run.version)} · ${visibleLine(selected.description)}\n` +
       style.dim(
         `workspace ${visibleLine(workspace)}${opened.movedFrom === undefined ? "" : ` (the session worked in ${visibleLine(opened.movedFrom)} until now)`}\nsession ${visibleLine(opened.id)} (${state})\n`,
-      ),
+      ) +
+      describeInstructions(instructions, style),
   );
+}
+
+// The instruction files a new session's system prompt takes, and a notice for any that was cut.
+function describeInstructions(files: readonly InstructionFile[], style: Style): string {
+  if (files.length === 0) return "";
+  const cut = files
+    .filter((file) => file.cutFrom !== undefined)
+    .map((file) =>
+      style.yellow(
+        `⚠ ${visibleLine(file.shown)} is cut: ${visibleLine(file.cutFrom!.toLocaleString("en-US"))} bytes, and the instructions are limited to ${visibleLine(maxInstructionBytes.toLocaleString("en-US"))} bytes in all\n`,
+      ),
+    );
+  return `${style.dim(`instructions ${visibleLine(files.map((file) => file.shown).join(", "))}`)}\n${cut.join("")}`;
 }
 
 // The command that resumes this session, with the workspace when it was not the current directory;
