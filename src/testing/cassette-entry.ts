@@ -59,8 +59,13 @@ export type RecordedError = {
   code?: string;
 };
 
-/** Fields a message gets from the clock of the run, not from the model: left out of what is compared. */
-const volatileFields = new Set(["ts", "waitMs", "durationMs"]);
+/**
+ * Fields a message gets from the run, not from the model, and no adapter sends: the clock's
+ * (`ts`, `waitMs`, `durationMs`) and the record of a tool's side effects (`checkpoint`: a file's
+ * content before a write, which a replay that does not run the tool cannot have). Left out of what
+ * is recorded and compared.
+ */
+const volatileFields = new Set(["ts", "waitMs", "durationMs", "checkpoint"]);
 
 /** The request as a cassette stores and compares it: plain JSON, clock readings left out. */
 export function cassetteRequest(tools: ToolSchema[], session: Session, context: ModelContext): CassetteRequest {
