@@ -478,11 +478,15 @@ describe("otelObserver: subagents, retries and failures", () => {
     expect(toMs(repeat!.endTime)).toBeLessThanOrEqual(toMs(agent!.endTime) + 1);
 
     exporter.reset();
+    // Aborted during the backoff (when the retry is announced, not after a guessed time).
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 10);
+    const observer = otelObserver({ tracer });
     await agentLoop(scriptedModel([{ error: overloaded() }]), [], initSession("system", "go"), {
       signal: controller.signal,
-      onEvent: otelObserver({ tracer }),
+      onEvent: (event) => {
+        observer(event);
+        if (event.type === "retry") controller.abort();
+      },
     });
     const spans = exporter.getFinishedSpans();
     expect(ofOperation(spans, "chat")).toHaveLength(1);

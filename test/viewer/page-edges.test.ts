@@ -88,7 +88,8 @@ describeInBrowser("the viewer page: less common sessions", () => {
       expect(await longPage.locator(".turn").count()).toBe(1000);
       expect(await lastTurnSkipped(longPage)).toBe(true);
       await longPage.emulateMedia({ media: "print" });
-      expect(await lastTurnSkipped(longPage)).toBe(false);
+      // The print styles apply at the next style pass: on a loaded machine, wait for it.
+      await expect.poll(() => lastTurnSkipped(longPage), { timeout: 10_000 }).toBe(false);
       await longPage.close();
     },
     timeout,
