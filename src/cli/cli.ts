@@ -44,7 +44,6 @@ import {
 import { codeOf } from "./tools/workspace-path.ts";
 import { runView } from "./view.ts";
 import { cliSandbox, type CliSandbox } from "./sandbox/cli-sandbox.ts";
-import { detectSandbox } from "./sandbox/detect-sandbox.ts";
 import { visibleJson, visibleLine, visibleText } from "./visible-text.ts";
 
 /** The process around the CLI, passed in so the CLI itself holds no globals. */
@@ -100,7 +99,8 @@ async function runAgent(args: RunArgs, io: CliIo): Promise<number> {
     const opened = sessions.current();
     const style = createStyle(!args.json && useColor(io.stdout, io.env));
     announce(io, args.json, style, { version: setup.version, workspace, selected: setup.selected, opened });
-    if (setup.sandbox.warning !== undefined) io.stderr.write(`${visibleText(setup.sandbox.warning)}\n`);
+    const sandboxChoice = await setup.sandbox;
+    if (sandboxChoice.warning !== undefined) io.stderr.write(`${visibleText(sandboxChoice.warning)}\n`);
     const mcp = await connectMcp(args, io, setup, style, shutdown);
     // Every write and edit keeps what it replaced in the session's blobs, for a rewind.
     // The blobs go beside the session in use, which /clear and /resume change.
@@ -108,7 +108,7 @@ async function runAgent(args: RunArgs, io: CliIo): Promise<number> {
       write: (bytes) => fileBlobStore(blobDirectory(sessions.current().path), { sync: true }).write(bytes),
     });
     const files = createWorkspace(workspace, { onFileChange: checkpoints.onFileChange });
-    const sandbox = setup.sandbox.sandbox;
+    const sandbox = sandboxChoice.sandbox;
     const tools = [
       ...codingTools(workspace, { workspace: files, ...(sandbox === undefined ? {} : { bash: { sandbox } }) }),
       ...mcp.tools,
@@ -130,6 +130,7 @@ async function runAgent(args: RunArgs, io: CliIo): Promise<number> {
       output,
       files,
       checkpoints,
+      sandbox: sandboxChoice,
     });
     const models = modelControl({
       first: setup.selected,
@@ -171,15 +172,21 @@ type AgentSetup = {
   task: string | undefined;
   version: string;
   input: TerminalInput | undefined;
-  sandbox: CliSandbox;
+  /** Settled while the session opens (bwrap is probed meanwhile); awaited before the tools are made. */
+  sandbox: Promise<CliSandbox>;
 };
 
 /** Where SIGINT goes: the running task's handler while a task watches for interrupts; otherwise the process exits. */
 type InterruptRoute = { handler: (() => void) | undefined };
 
 async function agentSetup(args: RunArgs, io: CliIo): Promise<AgentSetup> {
-  // Probed while the rest starts; cached for `cliSandbox` below.
-  if (args.sandbox !== "off") void detectSandbox(io.env);
+  // Never rejects; probing bwrap takes a process start, so it runs while the rest starts.
+  const sandbox = cliSandbox({
+    mode: args.sandbox,
+    allowNetwork: args.allowNetwork === true,
+    environment: io.env,
+    cliHome: cliHome(io.env),
+  });
   const workspace = await workspaceRoot(args.cwd ?? io.cwd).catch((error: unknown) => {
     throw new CliError(errorMessage(error));
   });
@@ -191,12 +198,6 @@ async function agentSetup(args: RunArgs, io: CliIo): Promise<AgentSetup> {
   const version = cliVersion();
   // Asking needs a terminal, and --json promises scripts that nothing waits for a human.
   const input = !args.json && io.stdin.isTTY === true ? terminalInput(io.stdin, io.stdout) : undefined;
-  const sandbox = await cliSandbox({
-    mode: args.sandbox,
-    allowNetwork: args.allowNetwork === true,
-    environment: io.env,
-    cliHome: cliHome(io.env),
-  });
   return { workspace, selected, task, version, input, sandbox };
 }
 
@@ -291,11 +292,13 @@ type TaskParts = {
   /** What the file tools share; attachments use it too. */
   files: Workspace;
   checkpoints: ReturnType<typeof checkpointRecorder>;
+  sandbox: CliSandbox;
 };
 
 /** What every task of this process runs with: the model, the tools behind the permission hook, the output, interrupts. */
 function taskContext(parts: TaskParts): TaskContext {
-  const { args, io, setup, sessions, style, shutdown, interrupts, mcp, tools, output, files, checkpoints } = parts;
+  const { args, io, setup, sessions, style, shutdown, interrupts, mcp, tools, output, files, checkpoints, sandbox } =
+    parts;
   const { input, workspace } = setup;
   let taskSignal = AbortSignal.abort();
   const interrupt = (): void => interrupts.handler?.();
@@ -333,7 +336,7 @@ function taskContext(parts: TaskParts): TaskContext {
             runs: mcp.runs,
             user: { home: io.env.HOME ?? homedir(), xdgConfigHome: io.env.XDG_CONFIG_HOME },
           }),
-          setup.sandbox.askEveryCommand && args.allow !== "all" && !args.allow.includes("bash"),
+          sandbox.askEveryCommand && args.allow !== "all" && !args.allow.includes("bash"),
         ),
         check: (call) => checkToolCall(tools, call),
       }),

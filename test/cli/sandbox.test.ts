@@ -115,6 +115,15 @@ describe.skipIf(!support.available)("a sandboxed command", () => {
     expect(processesWith(tag)).toStrictEqual([]);
   }, 60_000);
 
+  it("stops a fork bomb by watching where no kernel limit holds it (root without a pids cgroup)", async () => {
+    const tag = uniqueTag();
+    const bomb = `export SAL_TAG=${tag}; bomb() { echo x >> born; if [ "$1" -gt 0 ]; then bomb $(($1 - 1)) & bomb $(($1 - 1)) & fi; sleep 600; }; bomb 8`;
+    const result = await run(bomb, { maxProcesses: 64, processLimit: { kind: "none" } }, 120_000);
+    expect(result.processLimited).toBe(true);
+    expect(result.timedOut).toBe(false);
+    expect(processesWith(tag)).toStrictEqual([]);
+  }, 180_000);
+
   it("stops runaway output: the command is killed past the output limit, and a file cannot grow past its limit", async () => {
     const flood = await runCommand("yes", {
       cwd: workspace.path,

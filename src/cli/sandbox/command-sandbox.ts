@@ -6,7 +6,8 @@ export type SandboxMode = (typeof sandboxModes)[number];
  * How the sandbox keeps a command's processes in number: a pids cgroup made for each command
  * under `parent` (the kernel refuses the fork past the limit, for root too); `rlimit`: the
  * sandbox's own user namespace with `ulimit -u`, which counts only the sandbox's processes and
- * binds a user other than root; `none`: nothing but the timeout (root without a writable pids cgroup).
+ * binds a user other than root; `none` (root without a writable pids cgroup): no kernel limit, so
+ * the runner counts the sandbox's processes and kills it past the limit (`watchProcessCount`).
  */
 export type ProcessLimit = { kind: "cgroup"; parent: string } | { kind: "rlimit" } | { kind: "none" };
 

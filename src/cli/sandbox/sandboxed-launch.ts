@@ -3,8 +3,17 @@ import type { CommandSandbox } from "./command-sandbox.ts";
 import { existingHiddenPaths } from "./hidden-paths.ts";
 import { createPidsCgroup } from "./pids-cgroup.ts";
 
-/** How to start one sandboxed command (`spawn(file, args)`), and what to undo once everything it started is gone. */
-export type SandboxedLaunch = { file: string; args: string[]; cleanup: () => Promise<void> };
+/**
+ * How to start one sandboxed command (`spawn(file, args)`), and what to undo once everything it
+ * started is gone. `watchProcesses`: no kernel limit holds the number of its processes, so the
+ * runner watches it (`watchProcessCount`) and stops the command past this many.
+ */
+export type SandboxedLaunch = {
+  file: string;
+  args: string[];
+  cleanup: () => Promise<void>;
+  watchProcesses?: number;
+};
 
 /**
  * The process that runs `command` in `sandbox` with `workspace` as its workspace: `bwrap` with
@@ -20,8 +29,11 @@ export async function sandboxedLaunch(
   const hidden = await existingHiddenPaths(sandbox.hidden);
   const args = bwrapArguments({ sandbox, workspace, hidden, command });
   const limit = sandbox.processLimit;
-  if (limit.kind !== "cgroup") return { file: sandbox.bwrap, args, cleanup: async () => undefined };
-  const cgroup = await createPidsCgroup(limit.parent, sandbox.maxProcesses ?? defaultMaxProcesses);
+  const maxProcesses = sandbox.maxProcesses ?? defaultMaxProcesses;
+  if (limit.kind === "rlimit") return { file: sandbox.bwrap, args, cleanup: async () => undefined };
+  if (limit.kind === "none")
+    return { file: sandbox.bwrap, args, cleanup: async () => undefined, watchProcesses: maxProcesses };
+  const cgroup = await createPidsCgroup(limit.parent, maxProcesses);
   return {
     file: "sh",
     args: ["-c", 'echo $$ > "$0" && exec "$@"', cgroup.procs, sandbox.bwrap, ...args],

@@ -1,8 +1,10 @@
 import { spawn, type ChildProcessByStdio } from "node:child_process";
 import type { Readable } from "node:stream";
 import { tool, type Tool } from "../../tools/tool.ts";
+import { defaultMaxProcesses } from "../sandbox/bwrap-arguments.ts";
 import type { CommandSandbox } from "../sandbox/command-sandbox.ts";
-import { sandboxedLaunch } from "../sandbox/sandboxed-launch.ts";
+import { watchProcessCount } from "../sandbox/process-watchdog.ts";
+import { sandboxedLaunch, type SandboxedLaunch } from "../sandbox/sandboxed-launch.ts";
 import { commandEnvironment } from "./command-environment.ts";
 import { commandMarkerName, commandProcesses } from "./command-processes.ts";
 import { outputBuffer } from "./output-buffer.ts";
@@ -86,6 +88,10 @@ export function bashTool(workspace: Workspace, limits: BashLimits = {}): Tool {
         throw new Error(
           `stopped: more than ${limits.maxOutputBytes ?? defaultMaxOutputBytes} bytes of output; the command and the processes it started were killed\n${run.output}`,
         );
+      if (run.processLimited)
+        throw new Error(
+          `stopped: more than ${limits.sandbox?.maxProcesses ?? defaultMaxProcesses} processes at once; the command and everything it started were killed\n${run.output}`,
+        );
       if (run.signal !== null) throw new Error(`terminated by ${run.signal}\n${run.output}`);
       if (run.exitCode !== 0) throw new Error(`exit code ${run.exitCode}\n${run.output}`);
       return run.output === "" ? "(no output)" : run.output;
@@ -101,6 +107,8 @@ export type CommandRun = {
   aborted: boolean;
   /** Stopped for passing `maxOutputBytes`. */
   outputLimited: boolean;
+  /** Stopped for having more processes at once than its sandbox's `maxProcesses` (where no kernel limit holds them). */
+  processLimited: boolean;
 };
 
 const defaultMaxOutputBytes = 64 * 1024 * 1024;
@@ -132,7 +140,7 @@ export async function runCommand(command: string, options: CommandOptions): Prom
   }
 }
 
-async function runLaunched(launch: { file: string; args: string[] }, options: CommandOptions): Promise<CommandRun> {
+async function runLaunched(launch: Omit<SandboxedLaunch, "cleanup">, options: CommandOptions): Promise<CommandRun> {
   const processes = commandProcesses();
   const child = spawn(launch.file, launch.args, {
     cwd: options.cwd,
@@ -147,7 +155,14 @@ async function runLaunched(launch: { file: string; args: string[] }, options: Co
     },
   });
   const output = outputBuffer(options.headBytes ?? 10_000, options.tailBytes ?? 20_000);
-  const state: RunState = { timedOut: false, aborted: false, outputLimited: false, exitCode: null, signal: null };
+  const state: RunState = {
+    timedOut: false,
+    aborted: false,
+    outputLimited: false,
+    processLimited: false,
+    exitCode: null,
+    signal: null,
+  };
   const timers: NodeJS.Timeout[] = [];
   if (child.pid !== undefined) processes.started(child.pid);
   let stopped = false;
@@ -169,6 +184,19 @@ async function runLaunched(launch: { file: string; args: string[] }, options: Co
   };
   child.stdout.on("data", collect);
   child.stderr.on("data", collect);
+  // Without a kernel limit, past the limit the whole sandbox goes at once: no grace for a fork bomb.
+  const stopWatching =
+    launch.watchProcesses === undefined || child.pid === undefined
+      ? () => undefined
+      : watchProcessCount({
+          pid: child.pid,
+          maxProcesses: launch.watchProcesses,
+          onExceeded: () => {
+            state.processLimited = true;
+            stopped = true;
+            void processes.signal("SIGKILL");
+          },
+        });
   timers.push(
     setTimeout(() => {
       state.timedOut = true;
@@ -184,6 +212,7 @@ async function runLaunched(launch: { file: string; args: string[] }, options: Co
     await exited(child, state, timers);
   } finally {
     for (const timer of timers) clearTimeout(timer);
+    stopWatching();
     options.signal?.removeEventListener("abort", onAbort);
     // Whatever it left running, in its group or not, goes with it.
     await processes.end(options.killGraceMs ?? 2000);
@@ -191,10 +220,11 @@ async function runLaunched(launch: { file: string; args: string[] }, options: Co
   return {
     output: plainText(output.text()),
     exitCode: state.exitCode,
-    signal: state.timedOut || state.aborted || state.outputLimited ? null : state.signal,
+    signal: state.timedOut || state.aborted || state.outputLimited || state.processLimited ? null : state.signal,
     timedOut: state.timedOut,
     aborted: state.aborted,
     outputLimited: state.outputLimited,
+    processLimited: state.processLimited,
   };
 }
 
@@ -203,6 +233,7 @@ type RunState = {
   timedOut: boolean;
   aborted: boolean;
   outputLimited: boolean;
+  processLimited: boolean;
   exitCode: number | null;
   signal: string | null;
 };
