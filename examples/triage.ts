@@ -1,6 +1,7 @@
 // Several agents, one conversation: a triage agent hands the customer to billing or refunds;
 // refunds can hand back. The session records each handoff, so a saved session resumes with the
-// agent that was active.
+// agent that was active. An input guardrail takes card numbers out of every customer message
+// before any agent's model sees it.
 //   node_modules/.bin/node --conditions=simple-agent-loop-source examples/triage.ts
 import {
   defineAgent,
@@ -9,6 +10,7 @@ import {
   runAgent,
   initSession,
   tool,
+  type Guardrail,
   type InvokeModel,
   type Session,
 } from "simple-agent-loop";
@@ -44,12 +46,24 @@ export function supportAgents(invokeModel: InvokeModel) {
   return { triage, billing, refunds };
 }
 
+/** Card numbers (13 to 19 digits, spaces or dashes between groups) become `[card]`, before the model sees them. */
+export const noCardNumbers: Guardrail = {
+  name: "card-numbers",
+  check: ({ text = "" }) => {
+    const redacted = text.replace(/\b\d(?:[ -]?\d){12,18}\b/g, "[card]");
+    return redacted === text ? { action: "allow" } : { action: "redact", replacement: redacted };
+  },
+};
+
 export async function triageExample(
   invokeModel: InvokeModel,
   question: string,
 ): Promise<{ answer: string; session: Session }> {
   const { triage } = supportAgents(invokeModel);
-  const session = await runAgent(triage, initSession("Customer support.", question));
+  // Run-level guardrails apply to every agent the run reaches.
+  const session = await runAgent(triage, initSession("Customer support.", question), {
+    guardrails: { input: [noCardNumbers] },
+  });
   return { answer: response(session)?.content ?? "", session };
 }
 

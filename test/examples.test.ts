@@ -444,4 +444,19 @@ describe("examples/triage.ts", () => {
     expect(model.toolsSeen[1]?.map((tool) => tool.name)).toStrictEqual(["latest_invoice"]);
     expectEveryCallAnsweredOnce(session);
   });
+
+  it("its input guardrail takes a card number out of the question before any model sees it", async () => {
+    const model = scriptedModel([[call("transfer_to_refunds", {})], say("Your refund is on its way.")]);
+    const { answer, session } = await triageExample(model, "Refund the charge on 4111 1111 1111 1111 please");
+    expect(answer).toBe("Your refund is on its way.");
+    const asked = model.calls.map((sent) =>
+      sent.messages.find((message) => "role" in message && message.role === "user"),
+    );
+    expect(asked.map((message) => message !== undefined && "content" in message && message.content)).toStrictEqual([
+      "Refund the charge on [card] please",
+      "Refund the charge on [card] please",
+    ]);
+    expect(JSON.stringify(session)).not.toContain("4111");
+    expect(session.messages[1]).toMatchObject({ guardrail: { name: "card-numbers", action: "redact" } });
+  });
 });

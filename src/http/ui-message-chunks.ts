@@ -18,7 +18,12 @@ export type UiMessageChunk =
   | { type: "tool-output-available"; toolCallId: string; output: JsonValue }
   | { type: "tool-output-error"; toolCallId: string; errorText: string }
   | { type: "tool-output-denied"; toolCallId: string }
-  | { type: "finish"; finishReason: "stop" | "tool-calls" | "other" }
+  | { type: "finish"; finishReason: "stop" | "tool-calls" | "content-filter" | "other" }
+  /**
+   * A guardrail voided text already sent (`text-retract`): `id` is the text part that holds it.
+   * The protocol has no retraction; a client that knows this data part removes that text.
+   */
+  | { type: "data-text-retract"; data: { id: string; text: string } }
   | { type: "abort"; reason?: string }
   | { type: "error"; errorText: string };
 
@@ -58,6 +63,8 @@ export function createUiChunkConverter(options: { messageId?: string; session?: 
         return messageChunks(state, event.message, options.session);
       case "tool-approval-request":
         return approvalRequest(state, event.id);
+      case "text-retract":
+        return retract(state, event.text);
       case "turn-end":
         return [...closeOpenParts(state), { type: "finish-step" }];
       case "run-end":
@@ -181,6 +188,18 @@ function completePart(state: ConverterState, kind: "text" | "reasoning", content
   return chunks;
 }
 
+// The text part is closed where it stands, and named in a data part a client can act on; what
+// follows (a redaction, a blocked answer's marker) opens a new one.
+function retract(state: ConverterState, text: string): UiMessageChunk[] {
+  const part = state.text;
+  if (part === undefined) return [];
+  state.text = undefined;
+  return [
+    { type: "text-end", id: part.id },
+    { type: "data-text-retract", data: { id: part.id, text } },
+  ];
+}
+
 // A part still open when the turn or run ends (an abort mid-stream) is ended as it is.
 function closeOpenParts(state: ConverterState): UiMessageChunk[] {
   const chunks: UiMessageChunk[] = [];
@@ -203,6 +222,8 @@ function runEndChunks(event: Extract<AgentEvent, { type: "run-end" }>): UiMessag
       return [{ type: "finish", finishReason: "tool-calls" }];
     case "aborted":
       return [{ type: "abort", reason: "the run was aborted" }];
+    case "blocked":
+      return [{ type: "finish", finishReason: "content-filter" }];
     default:
       return [{ type: "error", errorText: event.error ?? `the run ended with ${event.outcome}` }];
   }

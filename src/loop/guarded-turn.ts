@@ -116,6 +116,8 @@ export function guardTurn(run: RunContext, iteration: number): GuardedTurn {
       }
       const sentenceBlock = (await holdBack?.settled()) ?? outputBlock;
       if (sentenceBlock === undefined || sentenceBlock.action !== "block") return undefined;
+      // The sentences shown passed; the answer they belong to does not stand.
+      retract(run);
       return blockAnswer(run, iteration, [], sentenceBlock.name, sentenceBlock.message);
     },
     checkAnswer: (messages) => checkAnswer(run, iteration, messages, holdBack),

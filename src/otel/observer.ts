@@ -66,7 +66,9 @@ export type OtelObserver = ((event: AgentEvent) => void) & { onEvent: (event: Ag
  * events: `invoke_agent <name>` (INTERNAL, from `run-start` to `run-end`), a `chat <model>` (or
  * `chat`) span per model call (CLIENT, from `turn-start`, or the end of a retry's backoff, to the
  * end of the model's response) and an `execute_tool <tool name>` span per tool call (INTERNAL,
- * from `tool-execution-start` to `tool-execution-end`). Model-call and tool spans are children of
+ * from `tool-execution-start` to `tool-execution-end`), and a `guardrail <name>` span per
+ * guardrail verdict (INTERNAL, with `simple_agent_loop.guardrail.name`, `.kind`, `.action` and
+ * `.message`; a blocked run's outcome is `blocked`). Model-call, tool and guardrail spans are children of
  * the run span (set explicitly through the context, so no context manager is needed). A
  * subagent's run (`subagentTool`: its events arrive as the call's `tool-execution-update`s) gets
  * its own `invoke_agent` span tree under the tool span of the call that started it.
@@ -209,6 +211,8 @@ function onRunEvent(state: RunState, event: AgentEvent): void {
       return endPausedTool(state, event);
     case "tool-execution-end":
       return endTool(state, event);
+    case "guardrail":
+      return recordGuardrail(state, event);
     case "run-end":
       return endRun(state, event);
     default:
@@ -342,6 +346,23 @@ function startTool(state: RunState, event: EventOf<"tool-execution-start">): voi
       state.run.context,
     ),
   });
+}
+
+/**
+ * A guardrail's verdict: a span `guardrail <name>` under the run span, ended where the verdict
+ * arrived (the event marks the answer, not the start of the check).
+ */
+function recordGuardrail(state: RunState, event: EventOf<"guardrail">): void {
+  if (state.run === undefined) return;
+  const attributes: Attributes = {
+    "simple_agent_loop.guardrail.name": event.name,
+    "simple_agent_loop.guardrail.kind": event.kind,
+    "simple_agent_loop.guardrail.action": event.action,
+  };
+  if (event.message !== undefined) attributes["simple_agent_loop.guardrail.message"] = event.message;
+  state.tracing.tracer
+    .startSpan(`guardrail ${event.name}`, { kind: SPAN_KIND_INTERNAL, attributes }, state.run.context)
+    .end();
 }
 
 /** A subagent's events arrive as its call's progress: its run gets a state of its own under the call's span. */

@@ -8,6 +8,8 @@ import type { ToolDefinition } from "../tools/tool.ts";
 import { waitForDecisions } from "./approvals.ts";
 import { journaledModel, type StepRetryOptions } from "./journaled-model.ts";
 import { journaledTools } from "./journaled-tools.ts";
+import { journaledGuardrails } from "./journaled-guardrails.ts";
+import type { Guardrails } from "../guardrails/guardrail.ts";
 import { toolCallRecorderOf } from "../tools/tool-call-recorder.ts";
 import { createReplayClock } from "./replay-clock.ts";
 import { readEntries, recordSession, sessionFromEntries } from "./session-state.ts";
@@ -22,13 +24,21 @@ export type AgentRunInput = { message?: string; system?: string };
 
 /**
  * What `run` answers once the loop has ended: `done` (the model answered without tools),
- * `stopped` (the model stopped for another reason) or `aborted` (the invocation was cancelled),
+ * `stopped` (the model stopped for another reason), `aborted` (the invocation was cancelled) or
+ * `blocked` (a guardrail blocked the input, or the answer: then `response` is its marker),
  * with the last assistant text (`response`) and, for a run with an `output` schema, its value.
  */
-export type AgentRunResult = { outcome: "done" | "stopped" | "aborted"; response?: string; output?: JsonValue };
+export type AgentRunResult = {
+  outcome: "done" | "stopped" | "aborted" | "blocked";
+  response?: string;
+  output?: JsonValue;
+};
 
 /** The run's state as the `status` handler reports it. `error`: why the last run failed. */
-export type AgentStatus = { state: "running" | "paused" | "done" | "stopped" | "aborted" | "failed"; error?: string };
+export type AgentStatus = {
+  state: "running" | "paused" | "done" | "stopped" | "aborted" | "blocked" | "failed";
+  error?: string;
+};
 
 /** The loop options a durable run takes: the others belong to Restate (abort, retries) or to streaming. */
 export type DurableLoopOptions = Omit<AgentLoopOptions, "signal" | "retry" | "eagerTools">;
@@ -107,6 +117,8 @@ export async function durableRun(ctx: ObjectContext, setup: AgentSetup, input: u
       try {
         await agentLoop(invokeModel, tools.tools, session, {
           ...loopOptions,
+          // A replay answers each guardrail from the journal: none is asked twice.
+          ...guardrailsOption(journaledGuardrails(ctx, loopOptions.guardrails, scheduler)),
           toolHandlers: tools.toolHandlers,
           signal: controller.signal,
           // Restate retries a failed model step; the loop's own backoff would not replay the same.
@@ -127,16 +139,26 @@ export async function durableRun(ctx: ObjectContext, setup: AgentSetup, input: u
       if (!(await waitForDecisions(ctx, session, clock))) controller.abort();
       setStatus({ state: "running" });
     }
-    const state = outcome === "aborted" || outcome === "stopped" ? outcome : "done";
+    const state = outcome === "aborted" || outcome === "stopped" || outcome === "blocked" ? outcome : "done";
     setStatus({ state });
     const last = response(session);
     const result: AgentRunResult = { outcome: state };
-    if (last !== undefined && last.stopReason !== "aborted") result.response = last.content;
+    // A blocked input has no answer of this run; a blocked answer's is its marker.
+    if (
+      last !== undefined &&
+      last.stopReason !== "aborted" &&
+      (state !== "blocked" || session.messages.at(-1) === last)
+    )
+      result.response = last.content;
     if (last?.output !== undefined) result.output = last.output;
     return result;
   } finally {
     recorder.stop();
   }
+}
+
+function guardrailsOption(guardrails: Guardrails | undefined): { guardrails?: Guardrails } {
+  return guardrails === undefined ? {} : { guardrails };
 }
 
 function parseRunInput(input: unknown): AgentRunInput {

@@ -8,7 +8,7 @@
 // `tool <call id>` when a tool's work is done (after any hold).
 import { appendFileSync, existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { tool, type InvokeModel, type ModelMessage, type Session, type Tool } from "simple-agent-loop";
+import { tool, type Guardrails, type InvokeModel, type ModelMessage, type Session, type Tool } from "simple-agent-loop";
 import { scriptedModel } from "simple-agent-loop/testing";
 
 /**
@@ -104,6 +104,37 @@ export function scriptTools(dir: string): Tool[] {
 }
 
 /** Counts of each effect line. */
+/**
+ * The script agent's guardrails: `screen` checks each new user message (blocks one that says
+ * "forbidden"), `review` each final answer; each records `guardrail <name> <text>` as its effect.
+ */
+export function scriptGuardrails(dir: string): Guardrails {
+  const asked = (name: string, text: string | undefined): void =>
+    appendFileSync(join(dir, "effects"), `guardrail ${name} ${text ?? ""}\n`);
+  return {
+    input: [
+      {
+        name: "screen",
+        check: ({ text }) => {
+          asked("screen", text);
+          return text?.includes("forbidden") === true
+            ? { action: "block", message: "not allowed here" }
+            : { action: "allow" };
+        },
+      },
+    ],
+    output: [
+      {
+        name: "review",
+        check: ({ text }) => {
+          asked("review", text);
+          return { action: "allow" };
+        },
+      },
+    ],
+  };
+}
+
 export function effectCounts(text: string): Map<string, number> {
   const counts = new Map<string, number>();
   for (const line of text.split("\n")) if (line !== "") counts.set(line, (counts.get(line) ?? 0) + 1);

@@ -3,7 +3,7 @@
 //   node --conditions=simple-agent-loop-source test/restate/worker.ts <control dir>
 import * as restate from "@restatedev/restate-sdk";
 import { restateAgent } from "simple-agent-loop/restate";
-import { scriptModel, scriptTools } from "./agent-script.ts";
+import { scriptGuardrails, scriptModel, scriptTools } from "./agent-script.ts";
 
 const [dir] = process.argv.slice(2);
 if (dir === undefined) throw new Error("usage: worker.ts <control dir>");
@@ -11,7 +11,7 @@ const agent = restateAgent({
   name: "agent",
   invokeModel: scriptModel(dir),
   tools: scriptTools(dir),
-  options: { parallel: true },
+  options: { parallel: true, guardrails: scriptGuardrails(dir) },
 });
 const port = await restate
   .endpoint()
