@@ -25,6 +25,25 @@ document.getElementById("task-form").addEventListener("submit", async (event) =>
 
 stopButton.addEventListener("click", () => currentRun && post(`/api/runs/${currentRun}/stop`, {}));
 
+// The sessions of this browser that wait for a decision (the store lists them by status).
+async function showWaiting() {
+  const reply = await fetch("/api/sessions?status=paused");
+  if (!reply.ok) return;
+  const { sessions } = await reply.json();
+  const list = document.getElementById("waiting-list");
+  list.replaceChildren(
+    ...sessions.map(({ sessionId: id, title }) => {
+      const item = document.createElement("li");
+      const link = document.createElement("a");
+      link.href = `?session=${encodeURIComponent(id)}`;
+      link.textContent = title ?? id;
+      item.append(link);
+      return item;
+    }),
+  );
+  document.getElementById("waiting").hidden = sessions.length === 0;
+}
+
 async function showSession(fromStart) {
   const reply = await fetch(`/api/sessions/${encodeURIComponent(sessionId)}`);
   const state = await reply.json();
@@ -144,6 +163,9 @@ function approvalButtons(callId, name, input) {
 }
 
 function renderEnd(event) {
+  // A run read from the stored log (after a restart) has no approval events: its end lists the calls that wait.
+  if (event.outcome === "paused")
+    for (const call of event.pending ?? []) approvalButtons(call.id, call.name, call.input);
   const texts = {
     done: "Done.",
     paused: "Waiting for your approval.",
@@ -185,3 +207,4 @@ async function post(path, body) {
 }
 
 if (sessionId !== null) void showSession(true);
+void showWaiting();

@@ -26,6 +26,8 @@ export type WebChatOptions = {
   port?: number;
   /** Serve the session viewer beside the chat, for the page's "open in the viewer" link. Default true. */
   viewer?: boolean;
+  /** How long a finished run is read from memory (default 30 minutes); after it, from the session's log. */
+  keepFinishedMs?: number;
 };
 
 export type WebChat = { url: string; close: () => Promise<void> };
@@ -35,7 +37,8 @@ const systemPrompt = "You are a helpful assistant with a notes tool. Keep answer
 export async function startWebChat(options: WebChatOptions): Promise<WebChat> {
   const store = fileStore(options.directory);
   const tools = options.tools ?? notesTools();
-  const registry = createRunRegistry({ keepFinishedMs: 30 * 60_000 });
+  // With the store, a run the registry forgot (or lost in a restart) is read on from its session's log.
+  const registry = createRunRegistry({ keepFinishedMs: options.keepFinishedMs ?? 30 * 60_000, store });
   const sessions = new Map<string, { owner: string; task: string; runs: string[] }>();
   await mkdir(options.directory, { recursive: true, mode: 0o700 });
   const viewer: Viewer | undefined = options.viewer === false ? undefined : await serveViewer(options.directory);
@@ -48,7 +51,7 @@ export async function startWebChat(options: WebChatOptions): Promise<WebChat> {
   };
   const nextRunId = (sessionId: string): string => {
     const runs = sessions.get(sessionId)!.runs;
-    const runId = `${sessionId}.${runs.length + 1}`;
+    const runId = `${sessionId}:${runs.length + 1}`;
     runs.push(runId);
     return runId;
   };
@@ -64,6 +67,7 @@ export async function startWebChat(options: WebChatOptions): Promise<WebChat> {
     const { pathname } = new URL(request.url);
     if (request.method === "GET" && (pathname === "/" || pathname === "/page.js")) return page(pathname, request);
     if (request.method === "POST" && pathname === "/api/sessions") return createSession(request);
+    if (request.method === "GET" && pathname === "/api/sessions") return waitingSessions(request);
     const sessionRoute = /^\/api\/sessions\/([A-Za-z0-9_-]{1,64})(\/approve)?$/.exec(pathname);
     if (sessionRoute !== null) {
       const sessionId = sessionRoute[1]!;
@@ -73,14 +77,26 @@ export async function startWebChat(options: WebChatOptions): Promise<WebChat> {
       const viewerUrl = viewer === undefined ? undefined : viewerLink(viewer, sessionId);
       return json(200, { sessionId, task, runs, viewerUrl });
     }
-    const runRoute = /^\/api\/runs\/(([A-Za-z0-9_-]{1,64})\.\d{1,6})\/(events|stop)$/.exec(pathname);
+    const runRoute = /^\/api\/runs\/(([A-Za-z0-9_-]{1,64})(?::|%3A)\d{1,6})\/(events|stop)$/.exec(pathname);
     if (runRoute !== null) {
-      const [, runId, sessionId, action] = runRoute as unknown as [string, string, string, string];
+      const [, given, sessionId, action] = runRoute as unknown as [string, string, string, string];
+      const runId = decodeURIComponent(given);
       if (!authorize(request, sessionId)) return json(404, { error: "no such run" });
       if (action === "events" && request.method === "GET") return registry.response(runId, request);
       if (action === "stop" && request.method === "POST") return json(200, { stopped: await registry.stop(runId) });
     }
     return json(404, { error: "not found" });
+  };
+
+  // The sessions of this browser that wait for its approval, from the store (its index for a
+  // database store), so the page finds them after a reload or on another instance.
+  const waitingSessions = async (request: Request): Promise<Response> => {
+    const user = userOf(request);
+    const paused = await store.list({ status: "paused", limit: 100 });
+    const mine = paused.filter((summary) => user !== undefined && sessions.get(summary.id)?.owner === user);
+    return json(200, {
+      sessions: mine.map(({ id, title, lastActivity }) => ({ sessionId: id, title, lastActivity })),
+    });
   };
 
   const createSession = async (request: Request): Promise<Response> => {

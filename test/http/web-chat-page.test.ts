@@ -1,14 +1,21 @@
 // The web chat example in a real browser against a scripted model whose turns the test paces:
 // text arrives in pieces, the approval goes through the page's button, a reload mid-run resumes
 // without losing or repeating anything, and a failure shows as an error on the page.
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { stripTypeScriptTypes } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import type { Browser, Page } from "playwright-core";
 import type { InvokeModel, ModelMessage, ModelStreamEvent } from "simple-agent-loop";
 import { startWebChat, type WebChat } from "../../examples/web-chat/server.ts";
 import { describeInBrowser, launchBrowser } from "../viewer/browser.ts";
+
+const root = fileURLToPath(new URL("../..", import.meta.url));
+
+// What the page shows, waited for as long as a loaded machine needs (expect.poll's own default is 1 s).
+const poll: typeof expect.poll = (check, options) => expect.poll(check, { timeout: 30_000, ...options });
 
 /** A promise the test resolves when it wants the model to go on. */
 function gate(): { wait: Promise<void>; open: () => void } {
@@ -59,10 +66,15 @@ describeInBrowser("the web chat example in a browser", () => {
     await Promise.all(directories.map((directory) => rm(directory, { recursive: true, force: true })));
   });
 
-  async function openChat(invokeModel: InvokeModel, viewer = false): Promise<Page> {
+  async function openChat(invokeModel: InvokeModel, viewer = false, keepFinishedMs?: number): Promise<Page> {
     const directory = await mkdtemp(join(tmpdir(), "web-chat-"));
     directories.push(directory);
-    const chat = await startWebChat({ invokeModel, directory, viewer });
+    const chat = await startWebChat({
+      invokeModel,
+      directory,
+      viewer,
+      ...(keepFinishedMs === undefined ? {} : { keepFinishedMs }),
+    });
     chats.push(chat);
     const page = await browser.newPage();
     page.on("pageerror", (error) => pageErrors.push(error.message));
@@ -90,11 +102,11 @@ describeInBrowser("the web chat example in a browser", () => {
       true,
     );
     await run(page, "remember milk");
-    await expect.poll(() => assistantTexts(page)).toStrictEqual(["Checking "]);
+    await poll(() => assistantTexts(page)).toStrictEqual(["Checking "]);
     held.open();
-    await expect.poll(() => assistantTexts(page)).toStrictEqual(["Checking the notes."]);
+    await poll(() => assistantTexts(page)).toStrictEqual(["Checking the notes."]);
     await page.locator(".tool[data-call-id=w1] button.approve").click();
-    await expect.poll(() => page.locator("#status").textContent()).toBe("Done.");
+    await poll(() => page.locator("#status").textContent()).toBe("Done.");
     expect(await assistantTexts(page)).toStrictEqual(["Checking the notes.", "Saved it."]);
     expect(await page.locator(".tool[data-call-id=w1] .tool-result").textContent()).toBe('Saved "Task".');
     expect(await page.locator(".tool button").count()).toBe(0);
@@ -114,27 +126,92 @@ describeInBrowser("the web chat example in a browser", () => {
       ]),
     );
     await run(page, "count");
-    await expect.poll(() => assistantTexts(page)).toStrictEqual(["One "]);
+    await poll(() => assistantTexts(page)).toStrictEqual(["One "]);
     await page.reload();
-    await expect.poll(() => assistantTexts(page)).toStrictEqual(["One "]);
+    await poll(() => assistantTexts(page)).toStrictEqual(["One "]);
     expect(await page.locator(".bubble.user").allTextContents()).toStrictEqual(["count"]);
     held.open();
-    await expect.poll(() => page.locator("#status").textContent()).toBe("Done.");
+    await poll(() => page.locator("#status").textContent()).toBe("Done.");
     expect(await assistantTexts(page)).toStrictEqual(["One two.", "Three."]);
     expect(await page.locator(".tool").count()).toBe(1);
     expect(await page.locator(".tool[data-call-id=l1] .tool-result").textContent()).toBe("No notes yet.");
     // A reload after the end shows the same transcript.
     await page.reload();
-    await expect.poll(() => page.locator("#status").textContent()).toBe("Done.");
+    await poll(() => page.locator("#status").textContent()).toBe("Done.");
     expect(await assistantTexts(page)).toStrictEqual(["One two.", "Three."]);
+  });
+
+  it("a session waiting for approval is listed on a fresh page (the store's paused sessions); opened after the registry forgot its run, it is read from the log with its buttons", async () => {
+    const page = await openChat(
+      pacedModel([
+        {
+          pieces: ["Writing."],
+          then: [{ type: "tool_call", id: "p1", name: "write_note", input: { title: "A", text: "b" } }],
+        },
+        { pieces: ["Saved."] },
+      ]),
+      false,
+      0,
+    );
+    await run(page, "note it");
+    await poll(() => page.locator("#status").textContent()).toBe("Waiting for your approval.");
+    await page.goto(new URL("/", page.url()).toString());
+    await poll(() => page.locator("#waiting-list a").allTextContents()).toStrictEqual(["note it"]);
+    await page.locator("#waiting-list a").click();
+    await poll(() => page.locator("#status").textContent()).toBe("Waiting for your approval.");
+    expect(await assistantTexts(page)).toStrictEqual(["Writing."]);
+    await page.locator(".tool[data-call-id=p1] button.approve").click();
+    await poll(() => page.locator("#status").textContent()).toBe("Done.");
+    expect(await assistantTexts(page)).toStrictEqual(["Writing.", "Saved."]);
+    await page.goto(new URL("/", page.url()).toString());
+    await poll(() => page.locator("#waiting").isHidden()).toBe(true);
+  });
+
+  it("readEventStream runs in the browser: a run's events read with the page's fetch, and a refusal thrown with the server's message", async () => {
+    const page = await openChat(pacedModel([{ pieces: ["Hel", "lo."] }]));
+    await run(page, "greet");
+    await poll(() => page.locator("#status").textContent()).toBe("Done.");
+    // The module as it is, its types stripped, served beside the page (its one import too).
+    await page.route("**/__src/**", async (route) => {
+      const path = new URL(route.request().url()).pathname.replace("/__src/", "");
+      const source = await readFile(join(root, "src", path), "utf8");
+      await route.fulfill({ contentType: "text/javascript", body: stripTypeScriptTypes(source) });
+    });
+    const runId = new URL(page.url()).searchParams.get("session") + ":1";
+    // A string, so the test runner leaves its dynamic import to the browser.
+    const result = await page.evaluate<{
+      events: { type: string; delta?: string }[];
+      ids: string[];
+      refusal: string;
+    }>(`(async () => {
+      const { readEventStream } = await import("/__src/http/read-event-stream.ts");
+      const ids = [];
+      const events = [];
+      const response = await fetch("/api/runs/" + encodeURIComponent(${JSON.stringify(runId)}) + "/events");
+      for await (const event of readEventStream(response, { onId: (id) => ids.push(id) })) events.push(event);
+      let refusal = "";
+      try {
+        for await (const event of readEventStream(await fetch("/api/runs/nobody%3A1/events"))) refusal = event.type;
+      } catch (error) {
+        refusal = error.message;
+      }
+      return { events, ids, refusal };
+    })()`);
+    expect(result.events.filter((event) => event.type === "text-delta").map((event) => event.delta)).toStrictEqual([
+      "Hel",
+      "lo.",
+    ]);
+    expect(result.events.at(-1)).toMatchObject({ type: "run-end", outcome: "done" });
+    expect(result.ids).toHaveLength(result.events.length);
+    expect(result.refusal).toBe("readEventStream: the server answered 404: no such run");
   });
 
   it("a failed run and a refused request show as errors on the page", async () => {
     const page = await openChat(pacedModel([{ error: "the model exploded" }]));
     await run(page, "   ");
-    await expect.poll(() => page.locator("#error").textContent()).toBe("Error: type a task first");
+    await poll(() => page.locator("#error").textContent()).toBe("Error: type a task first");
     await run(page, "go");
-    await expect.poll(() => page.locator("#error").textContent()).toContain("the model exploded");
+    await poll(() => page.locator("#error").textContent()).toContain("the model exploded");
     expect(await page.locator("#status").textContent()).toBe("Failed.");
   });
 });
