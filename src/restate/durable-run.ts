@@ -82,7 +82,7 @@ export async function durableRun(ctx: ObjectContext, setup: AgentSetup, input: u
     }
   }
   const clock = createReplayClock(await ctx.date.now());
-  const recorder = recordSession(ctx, session, clock, entries?.length ?? 0);
+  const recorder = recordSession(ctx, session, clock, entries?.length ?? 0, setup.maxStepBytes);
   const controller = new AbortController();
   const scheduler = createStepScheduler(async () => {
     clock.advance(await ctx.date.now());

@@ -1,7 +1,9 @@
 import { CancelledError, RetryableError, type ObjectContext } from "@restatedev/restate-sdk";
 import { AbortError, describeError, isInstance } from "../errors.ts";
 import { ApprovalPause } from "../tools/approval-pause.ts";
+import type { ContentPart } from "../content-parts.ts";
 import type { JsonValue, Session } from "../session.ts";
+import { isToolContent, toolContent } from "../tools/tool-content.ts";
 import type { ToolContext, ToolDefinition, ToolHandler, ToolHandlers } from "../tools/tool.ts";
 import type { ReplayClock } from "./replay-clock.ts";
 import { fitText } from "./step-size.ts";
@@ -64,9 +66,13 @@ function recorded(name: string, handler: ToolHandler, recorder: ToolCallRecorder
     );
 }
 
-/** What a tool step stores in the journal (plain JSON). */
+/**
+ * What a tool step stores in the journal (plain JSON). `content`: the parts of a result with images
+ * or files (`toolContent`); a part whose base64 would not fit the step has `chunks` in place of its
+ * `data`, journaled after it in that many steps of its own.
+ */
 type ToolStep =
-  | { output: JsonValue; at: number }
+  | { output: JsonValue; content?: StepPart[]; at: number }
   | { error: string; at: number }
   | { timeout: number; at: number }
   | { pause: Session; at: number }
@@ -83,17 +89,21 @@ function journaledHandler(
 ): ToolHandler {
   return async (input: unknown, context: ToolContext) => {
     const step = ctx.run<ToolStep>(`tool ${context.id}`, async () =>
-      fitStep(await runHandler(handler, input, context, timeout), maxStepBytes),
+      fitStep(chunked(await runHandler(handler, input, context, timeout), context.id, maxStepBytes), maxStepBytes),
     );
     let result: ToolStep;
+    let content: ContentPart[] | undefined;
     try {
       result = await scheduler.await(step);
+      if ("content" in result && result.content !== undefined)
+        content = await joinedParts(ctx, scheduler, context.id, result.content);
     } catch (error) {
       // The run was cancelled: the loop answers this call as aborted.
       if (isInstance(error, CancelledError)) throw new AbortError();
       throw error;
     }
     clock.toolEnded(context.id, result.at);
+    if (content !== undefined) return toolContent(content);
     if ("output" in result) return result.output;
     if ("error" in result) throw new Error(result.error);
     if ("timeout" in result) throw new Error(`tool "${name}" timed out after ${result.timeout} ms`);
@@ -131,6 +141,8 @@ async function runHandler(
       Promise.resolve(handler(input, { ...context, signal: controller.signal })),
       stopped,
     ]);
+    // Rich content loses its brand in JSON: the parts are journaled as they are.
+    if (isToolContent(output)) return { output: "", content: output.content, at: Date.now() };
     return { output: toJson(output), at: Date.now() };
   } catch (error) {
     if (isInstance(error, RetryableError)) throw error;
@@ -171,4 +183,75 @@ function toJson(output: unknown): JsonValue {
   if (output === undefined) return "";
   const text = JSON.stringify(output);
   return text === undefined ? "" : (JSON.parse(text) as JsonValue);
+}
+
+/** A content part in a tool step: as it is, or with its base64 moved to `chunks` steps of its own. */
+type StepPart = ContentPart | { chunks: number; part: Omit<ContentPart, "data"> };
+
+// The base64 of parts that did not fit their tool's step, by call id, from the step until the
+// steps of its chunks have journaled it. Lost if the worker stops in between (see `joinedParts`).
+const pendingData = new Map<string, string[]>();
+
+// A result whose parts' base64 makes the step too large: each part with data (largest first, until
+// the rest fits) gets `chunks` in place of its data, the data kept for the chunk steps.
+function chunked(step: ToolStep, id: string, maxStepBytes: number): ToolStep {
+  if (!("content" in step) || step.content === undefined) return step;
+  if (Buffer.byteLength(JSON.stringify(step)) <= maxStepBytes) return step;
+  const chunkSize = chunkChars(maxStepBytes);
+  const datas: string[] = [];
+  const content = step.content.map((part): StepPart => {
+    if (!("data" in part) || typeof part.data !== "string") return part;
+    const { data, ...rest } = part as ContentPart & { data: string };
+    datas.push(data);
+    return { chunks: Math.max(1, Math.ceil(data.length / chunkSize)), part: rest };
+  });
+  pendingData.set(id, datas);
+  return { ...step, content };
+}
+
+// Room for base64 in a chunk step: its JSON is the string in quotes (base64 needs no escapes).
+function chunkChars(maxStepBytes: number): number {
+  return Math.max(1, maxStepBytes - 64);
+}
+
+/**
+ * The parts of a journaled tool step with the data of chunked parts read back from their chunk
+ * steps (`tool <id> part <n> chunk <i>`, replayed from the journal once written). A worker that
+ * stopped after the tool's step and before its chunks' has lost the data the tool returned (the tool
+ * is not run again): the part then becomes a text saying so.
+ */
+async function joinedParts(
+  ctx: ObjectContext,
+  scheduler: StepScheduler,
+  id: string,
+  parts: readonly StepPart[],
+): Promise<ContentPart[]> {
+  if (!parts.some((part) => "chunks" in part)) return parts as ContentPart[];
+  const kept = pendingData.get(id);
+  pendingData.delete(id);
+  const joined: ContentPart[] = [];
+  let dataIndex = 0;
+  for (const part of parts) {
+    if (!("chunks" in part)) {
+      joined.push(part);
+      continue;
+    }
+    const data = kept?.[dataIndex];
+    const size = data === undefined ? 0 : Math.ceil(data.length / part.chunks);
+    const pieces: (string | null)[] = [];
+    for (let index = 0; index < part.chunks; index++) {
+      const piece = data === undefined ? null : data.slice(index * size, (index + 1) * size);
+      pieces.push(await scheduler.await(ctx.run(`tool ${id} part ${dataIndex} chunk ${index}`, () => piece)));
+    }
+    dataIndex++;
+    if (pieces.some((piece) => piece === null)) {
+      joined.push({
+        type: "text",
+        text: `[a ${part.part.type} of this result was lost: the worker stopped before it was journaled; call the tool again to see it]`,
+      });
+    } else {
+      joined.push({ ...part.part, data: pieces.join("") } as ContentPart);
+    }
+  }
+  return joined;
 }

@@ -1,6 +1,6 @@
 import * as restate from "@restatedev/restate-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { tool, type InvokeModel, type Session } from "simple-agent-loop";
+import { imagePart, tool, toolContent, type InvokeModel, type Session } from "simple-agent-loop";
 import { restateAgent, restateAgentClient } from "simple-agent-loop/restate";
 import { withoutTs } from "../helpers.ts";
 import { startRestateServer, type RestateServer } from "./restate-server.ts";
@@ -40,6 +40,28 @@ const failingModel: InvokeModel = (_tools, session) =>
     ? [{ type: "tool_call", id: "f1", name: "failing", input: {} }]
     : [{ role: "assistant", content: "noted" }];
 const chattyModel: InvokeModel = () => [{ role: "assistant", content: "y".repeat(100 * 1024) }];
+// A 2 MB screenshot (2.7 MB of base64) under a 1 MB step limit: journaled in chunks, kept as a blob.
+const screenshotBytes = Uint8Array.from({ length: 2 * 1024 * 1024 }, (_, index) => (index * 7919) % 251);
+const screenshot = imagePart(screenshotBytes, "image/png");
+let screenshotRuns = 0;
+const shoot = tool({
+  name: "shoot",
+  description: "Screenshots the page.",
+  inputSchema: { type: "object", properties: {} },
+  handler: () => {
+    screenshotRuns++;
+    return toolContent([{ type: "text", text: "screenshot of /" }, screenshot]);
+  },
+});
+// What the model was shown of the image, each call.
+const shownImages: (string | undefined)[] = [];
+const lookingModel: InvokeModel = (_tools, session) => {
+  const result = session.messages.find((message) => "type" in message && message.type === "tool_result");
+  if (result === undefined) return [{ type: "tool_call", id: "s1", name: "shoot", input: {} }];
+  const image = "content" in result ? result.content?.find((part) => part.type === "image") : undefined;
+  shownImages.push(image !== undefined && "data" in image ? image.data : undefined);
+  return [{ role: "assistant", content: "a page" }];
+};
 
 let server: RestateServer;
 let endpoint: { close: () => Promise<void> } | undefined;
@@ -52,6 +74,7 @@ beforeAll(async () => {
     .bind(restateAgent({ name: "hugeTool", invokeModel: toolModel, tools: [huge], maxStepBytes }))
     .bind(restateAgent({ name: "hugeAnswer", invokeModel: chattyModel, maxStepBytes }))
     .bind(restateAgent({ name: "hugeError", invokeModel: failingModel, tools: [failing], maxStepBytes: 2048 }))
+    .bind(restateAgent({ name: "screenshot", invokeModel: lookingModel, tools: [shoot], maxStepBytes: 1024 * 1024 }))
     .http2Handler();
   const listener = http2.createServer(handler);
   await new Promise<void>((resolve) => listener.listen(0, "127.0.0.1", resolve));
@@ -102,4 +125,26 @@ describe("restateAgent: steps too large to journal", () => {
     });
     expect(await client.status("s")).toMatchObject({ state: "failed" });
   });
+
+  it("a tool result with a 2 MB image works under a 1 MB maxStepBytes: chunked in the journal, a blob in the state", async () => {
+    const client = restateAgentClient({ url: server.ingressUrl, name: "screenshot" });
+    expect(await client.run("s", { message: "what is on the page?" })).toStrictEqual({
+      outcome: "done",
+      response: "a page",
+    });
+    expect(screenshotRuns).toBe(1);
+    // The model was shown the whole image, byte for byte.
+    expect(shownImages).toHaveLength(1);
+    expect(shownImages[0] === screenshot.data).toBe(true);
+    // The session read back from the object's state has it too, as the tool returned it.
+    const session = withoutTs(await client.session("s"));
+    expect(session[2]).toMatchObject({ type: "tool_result", id: "s1", output: "screenshot of /" });
+    const parts = (session[2] as { content?: { type: string; data?: string }[] }).content;
+    expect(parts?.map((part) => part.type)).toStrictEqual(["text", "image"]);
+    expect(parts?.[1]?.data === screenshot.data).toBe(true);
+    // A second run in the same session reads the image back from the state's blob.
+    expect(await client.run("s", { message: "and now?" })).toStrictEqual({ outcome: "done", response: "a page" });
+    expect(screenshotRuns).toBe(1);
+    expect(shownImages[1] === screenshot.data).toBe(true);
+  }, 120_000);
 });
