@@ -2,11 +2,12 @@
 // else, secrets hidden, no network unless allowed, read-only mode, limits on processes, output
 // and file size, and no process left once the command ends or the CLI dies (SIGKILL included).
 // Skipped, loudly, where bwrap cannot run (see sandbox-support.ts).
-import { spawn } from "node:child_process";
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { execFile, spawn } from "node:child_process";
+import { chmodSync, existsSync, readFileSync, statSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { bwrapArguments } from "../../src/cli/sandbox/bwrap-arguments.ts";
 import { runCommand } from "../../src/cli/tools/bash.ts";
 import { tempDirectory } from "./helpers.ts";
 import { fakeHome, processesWith, sandboxFor, support, uniqueTag } from "./sandbox-support.ts";
@@ -123,6 +124,45 @@ describe.skipIf(!support.available)("a sandboxed command", () => {
     expect(result.timedOut).toBe(false);
     expect(processesWith(tag)).toStrictEqual([]);
   }, 180_000);
+
+  // CI runs as a user other than root, where no pids cgroup is writable: ulimit -u in the
+  // sandbox's own user namespace must hold the bomb. Root can try it as nobody.
+  it.skipIf(process.getuid?.() !== 0 || !existsSync("/usr/bin/setpriv"))(
+    "contains a fork bomb with ulimit -u for a user other than root, in the sandbox's own user namespace",
+    async () => {
+      const tag = uniqueTag();
+      chmodSync(workspace.path, 0o777);
+      const bomb = `export SAL_TAG=${tag}; bomb() { echo x >> born; if [ "$1" -gt 0 ]; then bomb $(($1 - 1)) & bomb $(($1 - 1)) & fi; sleep 600; }; bomb 8`;
+      const args = bwrapArguments({
+        sandbox: { mode: "workspace-write", allowNetwork: false, processLimit: { kind: "rlimit" }, maxProcesses: 64 },
+        workspace: workspace.path,
+        hidden: [],
+        command: bomb,
+      });
+      const output = await new Promise<string>((resolve) =>
+        execFile(
+          "/usr/bin/setpriv",
+          [
+            "--reuid",
+            "65534",
+            "--regid",
+            "65534",
+            "--clear-groups",
+            support.available ? support.bwrap : "bwrap",
+            ...args,
+          ],
+          { timeout: 15_000, cwd: workspace.path },
+          (_error, stdout, stderr) => resolve(`${stdout}${stderr}`),
+        ),
+      );
+      expect(output).toMatch(/fork: (retry: )?Resource temporarily unavailable/);
+      const born = readFileSync(join(workspace.path, "born"), "utf8").split("\n").length - 1;
+      expect(born).toBeGreaterThan(1);
+      expect(born).toBeLessThanOrEqual(64);
+      await expect.poll(() => processesWith(tag), { timeout: 15_000 }).toStrictEqual([]);
+    },
+    60_000,
+  );
 
   it("stops runaway output: the command is killed past the output limit, and a file cannot grow past its limit", async () => {
     const flood = await runCommand("yes", {
