@@ -4,6 +4,7 @@ import { errorMessage } from "../errors.ts";
 import { checkChoice } from "../numeric-options.ts";
 import { CliError } from "./cli-error.ts";
 import { checkModelName } from "./model-name.ts";
+import { parsePermissionMode, type PermissionMode } from "./permission-mode.ts";
 import { sandboxModes, type SandboxMode } from "./sandbox/command-sandbox.ts";
 import { isSessionId } from "./sessions.ts";
 
@@ -44,6 +45,8 @@ export type RunArgs = {
   attach?: string[];
   /** `--max-cost <usd>`: the most this run may spend on the model, across its tasks, at the CLI's list prices. */
   maxCostUsd?: number;
+  /** `--mode`: how tool calls are allowed (default `default`); Shift-Tab changes it at the prompt. */
+  mode?: PermissionMode;
   /** `--sandbox`: where `bash` commands run (default: `workspace-write` where bwrap works). */
   sandbox?: SandboxMode;
   /** `--allow-network`: sandboxed commands keep the network (absent: they have none). */
@@ -70,6 +73,11 @@ Options:
   -r, --resume [id]      continue the latest session of this workspace, or session <id>
       --allow <tools>    run these tools without asking, comma-separated (e.g. edit,write)
   -y, --yes              run every tool without asking
+      --mode <mode>      default (write, edit, bash and MCP tools ask), accept-edits (write
+                         and edit run, the rest asks), plan (read-only tools; the model
+                         proposes a plan you accept first) or yolo (nothing asks: use it with
+                         the sandbox); Shift-Tab switches at the prompt. Writes where code
+                         runs from (.git, hooks, the CLI's config) ask in every mode
       --json             JSONL events on stdout, for scripts; never asks (use --allow/--yes)
       --mcp-config <file>  MCP servers to use (default: <workspace>/.simple-agent-loop/mcp.json)
       --max-turns <n>    at most n model calls per task (default 100)
@@ -147,6 +155,7 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
   if (values["max-turns"] !== undefined) args.maxTurns = positiveInteger(values["max-turns"], "--max-turns");
   if (values["context-window"] !== undefined)
     args.contextWindow = positiveInteger(values["context-window"], "--context-window");
+  if (values.mode !== undefined) args.mode = parsePermissionMode(values.mode);
   if (values["max-cost"] !== undefined) args.maxCostUsd = dollars(values["max-cost"], "--max-cost");
   if (values.sandbox !== undefined) args.sandbox = sandboxMode(values.sandbox);
   if (values["allow-network"] === true) args.allowNetwork = true;
@@ -166,6 +175,7 @@ const optionSpecs = {
   "context-window": { type: "string" },
   attach: { type: "string", multiple: true },
   "max-cost": { type: "string" },
+  mode: { type: "string" },
   record: { type: "string" },
   replay: { type: "string" },
   sandbox: { type: "string" },

@@ -5,15 +5,8 @@ import { describeTarget } from "./summary.ts";
 import type { TerminalInput } from "./terminal-input.ts";
 import { visibleLine } from "./visible-text.ts";
 
-/**
- * Asks on the terminal whether a tool call may run: shows what it would do (the whole command,
- * the text an edit replaces and its replacement, the file a write creates; control characters
- * made visible), then reads one key, no Enter needed: `y` (once), `a` (always, for this tool in
- * this run; not offered for a call that is asked every time), `n` (deny; then a line with a
- * reason for the model). A text too long for the screen shows its first and last lines, and
- * `v` shows all of it. Ctrl-C at the prompt interrupts the task; Ctrl-D denies.
- */
-export function terminalAsker(options: {
+/** What a question asked on the terminal during a task needs (the permission prompt, the plan's). */
+export type TerminalAskerOptions = {
   input: TerminalInput;
   out: NodeJS.WritableStream;
   style: Style;
@@ -23,7 +16,17 @@ export function terminalAsker(options: {
   afterAsk: () => void;
   /** Ctrl-C was pressed at the prompt. */
   onInterrupt: () => void;
-}): AskPermission {
+};
+
+/**
+ * Asks on the terminal whether a tool call may run: shows what it would do (the whole command,
+ * the text an edit replaces and its replacement, the file a write creates; control characters
+ * made visible), then reads one key, no Enter needed: `y` (once), `a` (always, for this tool in
+ * this run; not offered for a call that is asked every time), `n` (deny; then a line with a
+ * reason for the model). A text too long for the screen shows its first and last lines, and
+ * `v` shows all of it. Ctrl-C at the prompt interrupts the task; Ctrl-D denies.
+ */
+export function terminalAsker(options: TerminalAskerOptions): AskPermission {
   const { input, out, style } = options;
   return async (request, signal) => {
     options.beforeAsk();

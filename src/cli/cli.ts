@@ -16,6 +16,10 @@ import { existsSync } from "node:fs";
 import { terminalAsker } from "./ask-permission.ts";
 import { CliError, isCliError } from "./cli-error.ts";
 import { interactive } from "./interactive.ts";
+import { terminalPlanAsker } from "./ask-plan.ts";
+import { modeToolOffer } from "./mode-tools.ts";
+import { modeControl, type ModeControl, type PermissionMode } from "./permission-mode.ts";
+import { planTool, planToolName } from "./plan-tool.ts";
 import { jsonOutput } from "./json-output.ts";
 import { modelControl } from "./model-control.ts";
 import { connectMcpTools, type CliMcp } from "./mcp-tools.ts";
@@ -109,14 +113,30 @@ async function runAgent(args: RunArgs, io: CliIo): Promise<number> {
     });
     const files = createWorkspace(workspace, { onFileChange: checkpoints.onFileChange });
     const sandbox = sandboxChoice.sandbox;
-    const tools = [
-      ...codingTools(workspace, { workspace: files, ...(sandbox === undefined ? {} : { bash: { sandbox } }) }),
-      ...mcp.tools,
-    ];
-    warnUnknownAllowed(args, io, tools);
     const output = args.json
       ? jsonOutput(io.stdout, { sessionId: opened.id })
       : terminalOutput(io.stdout, io.stderr, style);
+    const modes = permissionModes(args, io, sandboxChoice);
+    const tools = [
+      ...codingTools(workspace, { workspace: files, ...(sandbox === undefined ? {} : { bash: { sandbox } }) }),
+      ...mcp.tools,
+      planTool({
+        modes,
+        ...(input === undefined
+          ? {}
+          : {
+              ask: terminalPlanAsker({
+                input,
+                out: io.stdout,
+                style,
+                beforeAsk: output.pause,
+                afterAsk: output.resume,
+                onInterrupt: () => interrupts.handler?.(),
+              }),
+            }),
+      }),
+    ];
+    warnUnknownAllowed(args, io, tools);
     const context = taskContext({
       args,
       io,
@@ -131,6 +151,7 @@ async function runAgent(args: RunArgs, io: CliIo): Promise<number> {
       files,
       checkpoints,
       sandbox: sandboxChoice,
+      modes,
     });
     const models = modelControl({
       first: setup.selected,
@@ -147,7 +168,7 @@ async function runAgent(args: RunArgs, io: CliIo): Promise<number> {
     const code =
       setup.task !== undefined
         ? exitCodeOf(await runTask(context, setup.task))
-        : await interactive({ task: context, input: input!, out: io.stdout, style, sessions, models });
+        : await interactive({ task: context, input: input!, out: io.stdout, style, sessions, models, modes });
     // However the session ended (done, failed, Ctrl-C, /exit), say how to go on with it.
     const last = sessions.current();
     if (last.stored() !== undefined && !args.json)
@@ -293,12 +314,27 @@ type TaskParts = {
   files: Workspace;
   checkpoints: ReturnType<typeof checkpointRecorder>;
   sandbox: CliSandbox;
+  modes: ModeControl;
 };
 
 /** What every task of this process runs with: the model, the tools behind the permission hook, the output, interrupts. */
 function taskContext(parts: TaskParts): TaskContext {
-  const { args, io, setup, sessions, style, shutdown, interrupts, mcp, tools, output, files, checkpoints, sandbox } =
-    parts;
+  const {
+    args,
+    io,
+    setup,
+    sessions,
+    style,
+    shutdown,
+    interrupts,
+    mcp,
+    tools,
+    output,
+    files,
+    checkpoints,
+    sandbox,
+    modes,
+  } = parts;
   const { input, workspace } = setup;
   let taskSignal = AbortSignal.abort();
   const interrupt = (): void => interrupts.handler?.();
@@ -314,6 +350,7 @@ function taskContext(parts: TaskParts): TaskContext {
           onInterrupt: interrupt,
         });
   const names = tools.map((definition) => definition.name);
+  const guarded = new Set(names.filter((name) => !readOnlyTools.has(name) && name !== planToolName));
   return {
     invokeModel: setup.selected.invokeModel,
     tools,
@@ -325,7 +362,8 @@ function taskContext(parts: TaskParts): TaskContext {
     spending: { spentUsd: 0, ...(args.maxCostUsd === undefined ? {} : { limitUsd: args.maxCostUsd }) },
     hooks: {
       beforeToolCall: permissionHook({
-        guarded: new Set(names.filter((name) => !readOnlyTools.has(name))),
+        guarded,
+        mode: modes.current,
         allowed: args.allow === "all" ? "all" : new Set(args.allow),
         ...(ask === undefined ? {} : { ask }),
         signal: () => taskSignal,
@@ -336,11 +374,16 @@ function taskContext(parts: TaskParts): TaskContext {
             runs: mcp.runs,
             user: { home: io.env.HOME ?? homedir(), xdgConfigHome: io.env.XDG_CONFIG_HOME },
           }),
-          sandbox.askEveryCommand && args.allow !== "all" && !args.allow.includes("bash"),
+          () =>
+            sandbox.askEveryCommand &&
+            args.allow !== "all" &&
+            !args.allow.includes("bash") &&
+            modes.current() !== "yolo",
         ),
         check: (call) => checkToolCall(tools, call),
       }),
       afterToolCall: ({ result }) => checkpoints.attach(result),
+      beforeModelCall: modeToolOffer(modes, (name) => guarded.has(name)),
     },
     watchInterrupts: (handler) => watchInterrupts(handler, input, (next) => (interrupts.handler = next)),
     onTaskStart: (signal) => (taskSignal = signal),
@@ -364,14 +407,28 @@ function userContent(
   };
 }
 
-// Without the sandbox it wanted, bash is asked about every time, unless a flag allows it.
+// Without the sandbox it wanted, bash is asked about every time, unless a flag or yolo mode allows it.
 function withUnsandboxedBash(
   alwaysAsk: NonNullable<PermissionOptions["alwaysAsk"]>,
-  askBash: boolean,
+  askBash: () => boolean,
 ): NonNullable<PermissionOptions["alwaysAsk"]> {
-  if (!askBash) return alwaysAsk;
   return async (call) =>
-    call.name === "bash" ? "bash runs without a sandbox here, with your rights: asked every time" : alwaysAsk(call);
+    call.name === "bash" && askBash()
+      ? "bash runs without a sandbox here, with your rights: asked every time"
+      : alwaysAsk(call);
+}
+
+// The permission mode of --mode; yolo without a sandbox for bash is said at start and whenever it is chosen.
+function permissionModes(args: RunArgs, io: CliIo, sandbox: CliSandbox): ModeControl {
+  const warn = (mode: PermissionMode): void => {
+    if (mode !== "yolo" || sandbox.sandbox !== undefined) return;
+    io.stderr.write(
+      "warning: yolo mode: every tool call runs without asking, and bash has no sandbox here (see --sandbox): commands run with your rights. Writes where code runs from still ask.\n",
+    );
+  };
+  const first = args.mode ?? "default";
+  warn(first);
+  return modeControl(first, warn);
 }
 
 // Ctrl-C reaches a running task as a signal (cooked terminal, `kill -INT`) or as a key (raw mode).

@@ -1,5 +1,6 @@
 import type { AgentHooks } from "../loop/hooks.ts";
 import type { JsonObject } from "../session.ts";
+import type { PermissionMode } from "./permission-mode.ts";
 import { serialQueue } from "./serial-queue.ts";
 
 /** The user's answer to a permission prompt. */
@@ -36,7 +37,18 @@ export type PermissionOptions = {
    * and never shown to the user. Must not throw.
    */
   check?: (call: { name: string; input: JsonObject }) => Promise<string | undefined>;
+  /**
+   * The permission mode, read at each call (Shift-Tab and an accepted plan change it): `yolo`
+   * allows every guarded tool as `--yes` does, `accept-edits` the tools in `edits`, `plan` none
+   * (they are denied, telling the model to propose its plan). Default: `default`.
+   */
+  mode?: () => PermissionMode;
+  /** The tools `accept-edits` allows: default `write` and `edit`. */
+  edits?: ReadonlySet<string>;
 };
+
+/** The tools `accept-edits` runs without asking. */
+export const editTools: ReadonlySet<string> = new Set(["write", "edit"]);
 
 /**
  * The `beforeToolCall` hook that enforces the CLI's permissions. A guarded tool runs when the
@@ -51,9 +63,24 @@ export type PermissionOptions = {
 export function permissionHook(options: PermissionOptions): NonNullable<AgentHooks["beforeToolCall"]> {
   const always = new Set<string>();
   const prompts = serialQueue();
+  const edits = options.edits ?? editTools;
+  const mode = (): PermissionMode => options.mode?.() ?? "default";
   const isAllowed = (name: string): boolean =>
-    !options.guarded.has(name) || options.allowed === "all" || options.allowed.has(name) || always.has(name);
+    !options.guarded.has(name) ||
+    options.allowed === "all" ||
+    options.allowed.has(name) ||
+    always.has(name) ||
+    mode() === "yolo" ||
+    (mode() === "accept-edits" && edits.has(name));
+  const planned = (name: string): { deny: string } | undefined =>
+    mode() === "plan" && options.guarded.has(name)
+      ? {
+          deny: `plan mode: only the read-only tools run until the user accepts a plan. Do not change anything yet: look with the read-only tools, then call propose_plan with your plan and wait for the user's answer (${name} was not run)`,
+        }
+      : undefined;
   return async ({ call }) => {
+    const inPlan = planned(call.name);
+    if (inPlan !== undefined) return inPlan;
     const request = { name: call.name, input: call.input };
     const alwaysAsk = options.guarded.has(call.name) ? await options.alwaysAsk?.(request) : undefined;
     if (alwaysAsk === undefined && isAllowed(call.name)) return undefined;
@@ -66,6 +93,9 @@ export function permissionHook(options: PermissionOptions): NonNullable<AgentHoo
       };
     }
     return prompts(async () => {
+      // The mode may have changed while this call waited behind a prompt.
+      const nowInPlan = planned(call.name);
+      if (nowInPlan !== undefined) return nowInPlan;
       if (alwaysAsk === undefined && isAllowed(call.name)) return undefined;
       const signal = options.signal();
       if (signal.aborted) return { deny: "the task was interrupted" };

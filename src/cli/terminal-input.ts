@@ -15,8 +15,10 @@ export type TerminalInput = {
   /**
    * Reads one line with line editing. `history`: share the history of earlier `history`
    * questions (the task prompt). `signal` cancels the question (it resolves `interrupt`).
+   * `onShiftTab`: Shift-Tab (the terminal sends ESC [ Z) calls it and shows the prompt it returns,
+   * keeping what was typed.
    */
-  question: (prompt: string, options?: { history?: boolean; signal?: AbortSignal }) => Promise<LineResult>;
+  question: (prompt: string, options?: QuestionOptions) => Promise<LineResult>;
   /**
    * Shows `prompt` and reads one key in raw mode, no Enter needed; the key is echoed after the
    * prompt. Keys typed before the prompt appeared never answer it, and the rest of what arrives
@@ -69,18 +71,35 @@ type Keyboard = {
   readonly onData: (chunk: Buffer | string) => void;
 };
 
-type QuestionOptions = { history?: boolean; signal?: AbortSignal };
+/** How a line is read: see `TerminalInput.question`. */
+export type QuestionOptions = { history?: boolean; signal?: AbortSignal; onShiftTab?: () => string };
 
 function askLine(keyboard: Keyboard, prompt: string, options: QuestionOptions): Promise<LineResult> {
   const { output, watcher, onData } = keyboard;
   // readline reads the keys itself meanwhile, Ctrl-C included.
   if (watcher !== undefined) keyboard.input.off("data", onData);
-  const reader = lineReader(keyboard, options.history === true);
+  const shiftTab = { pressed: false };
+  const reader = lineReader(keyboard, options.history === true, shiftTab);
+  const onKey = (_text: string | undefined, key: { name?: string; shift?: boolean } | undefined): void => {
+    if (key?.name !== "tab" || key.shift !== true || options.onShiftTab === undefined) return;
+    // Readline offers it to the completer as a Tab: the completer is told to complete nothing.
+    shiftTab.pressed = true;
+    const next = options.onShiftTab;
+    // After readline's own handling of the key: clear the line, let the change write what it
+    // says, then draw the new prompt with what was typed.
+    setImmediate(() => {
+      output.write("\r\x1b[2K");
+      reader.setPrompt(next());
+      reader.prompt(true);
+    });
+  };
+  keyboard.input.prependListener("keypress", onKey);
   return new Promise<LineResult>((resolve) => {
     let settled = false;
     const settle = (result: LineResult): void => {
       if (settled) return;
       settled = true;
+      keyboard.input.off("keypress", onKey);
       options.signal?.removeEventListener("abort", onAbort);
       reader.close();
       if (keyboard.watcher !== undefined) startWatching(keyboard);
@@ -101,14 +120,21 @@ function askLine(keyboard: Keyboard, prompt: string, options: QuestionOptions): 
   });
 }
 
-/** A readline interface with line editing; with `history`, it shares (and updates) the keyboard's history. */
-function lineReader(keyboard: Keyboard, history: boolean): Interface {
+/**
+ * A readline interface with line editing; with `history`, it shares (and updates) the keyboard's
+ * history. Its completer completes nothing for a Tab that was a Shift-Tab (`shiftTab.pressed`).
+ */
+function lineReader(keyboard: Keyboard, history: boolean, shiftTab: { pressed: boolean }): Interface {
   const reader = createInterface({
     input: keyboard.input,
     output: keyboard.output,
     terminal: true,
     historySize: history ? 500 : 0,
     ...(history ? { history: keyboard.history, removeHistoryDuplicates: true } : {}),
+    completer: (line: string): [string[], string] => {
+      shiftTab.pressed = false;
+      return [[], line];
+    },
   });
   if (history) reader.on("history", (updated: string[]) => (keyboard.history = updated));
   return reader;

@@ -1,5 +1,6 @@
 import type { Style } from "../ansi.ts";
 import type { ModelControl } from "../model-control.ts";
+import type { ModeControl } from "../permission-mode.ts";
 import type { TaskContext } from "../run-task.ts";
 import type { SessionControl } from "../session-control.ts";
 import type { TerminalInput } from "../terminal-input.ts";
@@ -35,6 +36,8 @@ export type CommandContext = {
   commands: readonly SlashCommand[];
   sessions: SessionControl;
   models: ModelControl;
+  /** The permission mode (Shift-Tab cycles it at the prompt). */
+  modes: ModeControl;
 };
 
 /** The outcome of a command that lets the prompt go on. */
