@@ -40,7 +40,10 @@ async function serve(
     throw new CliError(args.path === undefined ? `no sessions yet in ${path}` : `${path} does not exist`);
   // Loaded only for this command: the agent itself never needs the viewer.
   const { serveViewer } = await import("../viewer/index.ts");
+  // The dated list prices (simple-agent-loop/prices): each call's cost where its model is listed.
+  const { modelPrices } = await import("../prices/index.ts");
   const viewer = await serveViewer(path, {
+    prices: modelPrices,
     ...(args.port === undefined ? {} : { port: args.port }),
     ...(args.host === undefined ? {} : { host: args.host }),
   });

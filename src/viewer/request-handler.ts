@@ -14,6 +14,7 @@ import {
   type SessionSummary,
 } from "./session-list.ts";
 import { createTokenCheck, type TokenCheck } from "./viewer-token.ts";
+import type { ModelPrice } from "../model/cost.ts";
 
 /**
  * What a viewer serves. `root`: the real path (symlinks resolved) of the log, or of the directory
@@ -21,8 +22,12 @@ import { createTokenCheck, type TokenCheck } from "./viewer-token.ts";
  */
 export type ViewerTarget = { kind: "file" | "directory"; root: string; name: string };
 
-/** `GET /api/target`: what the page opens with. */
-export type TargetResponse = { mode: "file" | "directory"; name: string };
+/** `GET /api/target`: what the page opens with; `prices` when the viewer was given them. */
+export type TargetResponse = {
+  mode: "file" | "directory";
+  name: string;
+  prices?: Readonly<Record<string, ModelPrice>>;
+};
 
 /** `GET /api/sessions`: the logs served. In `file` mode, `sessions` is that one log. */
 export type SessionsResponse = TargetResponse & { sessions: SessionSummary[] };
@@ -40,6 +45,8 @@ export type RequestHandlerOptions = {
   clientBufferBytes: number;
   stalledMs: number;
   maxConnections: number;
+  /** USD per million tokens by model id, for the page to price model calls (see `ViewerOptions.prices`). */
+  prices?: Readonly<Record<string, ModelPrice>>;
 };
 
 /**
@@ -128,7 +135,11 @@ async function route(server: Server, request: IncomingMessage, response: ServerR
   const asset = assets.get(url.pathname);
   if (asset !== undefined) return send(response, 200, asset.type, asset.body);
   if (url.pathname === "/api/target")
-    return sendJson(response, 200, { mode: target.kind, name: target.name } satisfies TargetResponse);
+    return sendJson(response, 200, {
+      mode: target.kind,
+      name: target.name,
+      ...(options.prices === undefined ? {} : { prices: options.prices }),
+    } satisfies TargetResponse);
   if (url.pathname === "/api/sessions") return sendJson(response, 200, await sessions(server));
   if (url.pathname !== "/api/entries" && url.pathname !== "/api/events" && url.pathname !== "/api/blob")
     return sendJson(response, 404, { error: `no such page: ${url.pathname}` });

@@ -3,6 +3,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { basename, resolve } from "node:path";
 import { AgentError, describeValue } from "../errors.ts";
+import type { ModelPrice } from "../model/cost.ts";
 import { checkNumber, maxTimerDelay } from "../numeric-options.ts";
 import { defaultReadLimits } from "./log-lines.ts";
 import { createRequestHandler, type ViewerTarget } from "./request-handler.ts";
@@ -40,6 +41,12 @@ export type ViewerOptions = {
    * names it as a problem, and the rest of the log shows.
    */
   maxLineBytes?: number;
+  /**
+   * Prices in USD per million tokens by model id (as the loop's `prices` option takes them, e.g.
+   * `modelPrices` of `simple-agent-loop/prices`): the page then shows what each model call, turn
+   * and the session cost, by the model recorded on each turn. Without them it shows tokens only.
+   */
+  prices?: Readonly<Record<string, ModelPrice>>;
 };
 
 /** A running viewer. */
@@ -88,6 +95,7 @@ export async function serveViewer(path: string, options: ViewerOptions = {}): Pr
     limits: { ...defaultReadLimits, maxLineBytes },
     clientBufferBytes: 1024 * 1024,
     stalledMs: 60_000,
+    ...(options.prices === undefined ? {} : { prices: options.prices }),
   });
   const server = createServer(handler.handle);
   server.on("connection", handler.connect);
@@ -117,6 +125,16 @@ function checkViewerOptions(options: ViewerOptions): void {
   checkNumber("serveViewer: pollInterval", options.pollInterval, { min: 0, exclusive: true, max: maxTimerDelay });
   checkNumber("serveViewer: maxConnections", options.maxConnections, { min: 1, integer: true, max: 65_535 });
   checkNumber("serveViewer: maxLineBytes", options.maxLineBytes, { min: 1, integer: true, max: 2 ** 31 - 1 });
+  const { prices } = options;
+  if (prices === undefined) return;
+  if (typeof prices !== "object" || prices === null || Array.isArray(prices))
+    throw new AgentError(`serveViewer: prices must be an object of prices by model id; got ${describeValue(prices)}`);
+  for (const [model, price] of Object.entries(prices)) {
+    checkNumber(`serveViewer: prices["${model}"].inputPerMTok`, price?.inputPerMTok, { min: 0 });
+    checkNumber(`serveViewer: prices["${model}"].outputPerMTok`, price?.outputPerMTok, { min: 0 });
+    if (price.inputPerMTok === undefined || price.outputPerMTok === undefined)
+      throw new AgentError(`serveViewer: prices["${model}"] needs inputPerMTok and outputPerMTok`);
+  }
 }
 
 function loopbackHost(host: unknown): string {

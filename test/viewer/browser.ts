@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, inject } from "vitest";
 import { chromium, type Browser, type Page } from "playwright-core";
-import { serveViewer, type Viewer } from "simple-agent-loop/viewer";
+import { serveViewer, type Viewer, type ViewerOptions } from "simple-agent-loop/viewer";
 import type { BrowserSource } from "../find-browser.ts";
 
 /**
@@ -49,7 +49,9 @@ export async function launchBrowser(): Promise<Browser> {
  * log (or directory) at `path` and opens it in a new page once drawn. Each test must end with no
  * script error on any page; the viewers and the browser close after the block.
  */
-export function viewerPages(): { open: (path: string, options?: { colorScheme?: "light" | "dark" }) => Promise<Page> } {
+export function viewerPages(): {
+  open: (path: string, options?: { colorScheme?: "light" | "dark"; viewer?: ViewerOptions }) => Promise<Page>;
+} {
   let browser: Browser | undefined;
   const viewers: Viewer[] = [];
   const pageErrors: string[] = [];
@@ -65,7 +67,7 @@ export function viewerPages(): { open: (path: string, options?: { colorScheme?: 
   });
   return {
     open: async (path, options = {}) => {
-      const viewer = await serveViewer(path, { pollInterval: 100 });
+      const viewer = await serveViewer(path, { pollInterval: 100, ...options.viewer });
       viewers.push(viewer);
       const page = await browser!.newPage({
         viewport: { width: 1280, height: 900 },

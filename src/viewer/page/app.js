@@ -9,6 +9,7 @@ import { h, errorText } from "./dom.js";
 import { getJson } from "./get-json.js";
 import { showList } from "./list-view.js";
 import { textOf } from "./render.js";
+import { setPrices } from "./model-cost.js";
 import { showSession } from "./session-view.js";
 import { takeTokenFromAddress } from "./token.js";
 
@@ -23,6 +24,7 @@ start().catch((error) => {
 async function start() {
   takeTokenFromAddress();
   const target = await getJson("/api/target");
+  setPrices(target.prices);
   const name = textOf(target.name);
   const file = new URLSearchParams(location.search).get("file");
   if (target.mode === "file") return showSession(root, name, undefined);

@@ -41,6 +41,8 @@ const pageFiles: ReadonlyArray<readonly [file: string, type: string]> = [
   ["timeline.js", javascript],
   ["entry-check.js", javascript],
   ["turn-stats.js", javascript],
+  ["context-usage.js", javascript],
+  ["model-cost.js", javascript],
   ["render.js", javascript],
   ["content-view.js", javascript],
   ["edit-diff.js", javascript],

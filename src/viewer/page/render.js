@@ -20,7 +20,9 @@ import {
   pretty,
   plural,
 } from "./dom.js";
+import { contextOf } from "./context-usage.js";
 import { describe, isCount, isObject } from "./entry-check.js";
+import { callCost, formatUsd } from "./model-cost.js";
 import { denialOf, isAbortMark, isModelMessage, waitOf } from "./turn-stats.js";
 import { renderEditDiff } from "./edit-diff.js";
 import { renderContent } from "./content-view.js";
@@ -56,6 +58,7 @@ export function renderTurn(turn, stats) {
       h("a.turn-number", { href: "#turn-" + turn.number }, "Turn " + turn.number),
       h("span.turn-time", { title: formatDateTime(stats.start) }, formatClock(stats.start)),
       h("span.turn-meta", null, turnMeta(stats)),
+      turnContext(turn.context),
       h("span.flags", null, turnFlags(stats, userItem)),
     ),
     h("div.turn-body", null, body),
@@ -73,7 +76,21 @@ function turnMeta(stats) {
   if (stats.waitMs > 0) parts.push("waited " + formatDuration(stats.waitMs) + " for approval");
   if (stats.inputTokens || stats.outputTokens)
     parts.push(formatTokens(stats.inputTokens) + " in · " + formatTokens(stats.outputTokens) + " out");
+  if (stats.costUsd !== undefined) parts.push(formatUsd(stats.costUsd));
   return parts.filter(Boolean).join(" · ");
+}
+
+/**
+ * The session's estimated context once the turn was done, its parts in the title.
+ * @param {readonly number[] | undefined} counts
+ */
+function turnContext(counts) {
+  if (counts === undefined) return undefined;
+  const { total, parts } = contextOf(counts);
+  const title =
+    "estimated context after this turn\n" +
+    parts.map((part) => part.name + ": ~" + formatCount(part.tokens) + " tokens").join("\n");
+  return h("span.turn-context", { title, "data-tokens": String(total) }, "context ~" + formatTokens(total));
 }
 
 /**
@@ -261,10 +278,14 @@ function renderStep(step, turnRemoved, problems) {
   let usage;
   /** @type {string | undefined} */
   let stopReason;
+  /** @type {string | undefined} */
+  let model;
   for (const item of step.items) {
     if (isObject(item.message.usage)) usage = item.message.usage;
     if (typeof item.message.stopReason === "string") stopReason = item.message.stopReason;
+    if (typeof item.message.model === "string") model = item.message.model;
   }
+  const cost = callCost(model, usage);
   const at = timeOf(first.message.ts);
   const modelMs = at !== undefined && step.startedAfter !== undefined ? at - step.startedAfter : undefined;
   const removedBy = step.items.every((item) => item.removedBy) ? first.removedBy : undefined;
@@ -272,6 +293,7 @@ function renderStep(step, turnRemoved, problems) {
     "div.step-head",
     null,
     h("span.step-label", null, "model"),
+    model !== undefined && h("span.step-model", { title: "the model that answered" }, model),
     modelMs !== undefined &&
       h("span.step-time", { title: "from the message before to the model's answer" }, formatDuration(modelMs)),
     usage &&
@@ -284,6 +306,7 @@ function renderStep(step, turnRemoved, problems) {
           " out" +
           (countOf(usage.cacheReadTokens) ? " · " + formatCount(countOf(usage.cacheReadTokens)) + " cached" : ""),
       ),
+    cost !== undefined && h("span.step-cost", { title: "at the prices the viewer was given" }, formatUsd(cost)),
     stopReason && h("span.stop" + (unusualStop(stopReason) ? ".unusual" : ""), { "data-stop": stopReason }, stopReason),
     removedBy &&
       !turnRemoved &&

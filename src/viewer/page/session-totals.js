@@ -3,7 +3,9 @@
  * `/assets/session-totals.js`: the session's totals above the chart, summed from the turns' stats
  * (a turn not drawn yet has none, and counts for nothing until it is).
  */
+import { contextOf } from "./context-usage.js";
 import { h, fill, formatCount, formatDuration, formatTokens, plural } from "./dom.js";
+import { formatUsd, hasPrices } from "./model-cost.js";
 
 /** @typedef {import("./timeline.js").Timeline} Timeline */
 /** @typedef {import("./timeline.js").Turn} Turn */
@@ -31,6 +33,43 @@ export function renderTotals(container, timeline) {
     total("run time", sums.runTime === undefined ? "–" : formatDuration(sums.runTime), undefined, "time"),
     sums.waited > 0 && total("waited for approval", formatDuration(sums.waited), undefined, "waited"),
     sums.pending > 0 && total("awaiting approval", formatCount(sums.pending), undefined, "pending"),
+    hasPrices() && total("cost", sums.costUsd === undefined ? "–" : formatUsd(sums.costUsd), undefined, "cost"),
+  );
+}
+
+/**
+ * The session's estimated context as it is now, with a bar per part.
+ * @param {HTMLElement} container
+ * @param {Timeline} timeline
+ */
+export function renderContext(container, timeline) {
+  const { total: tokens, parts } = contextOf(timeline.context);
+  const bars = parts
+    .filter((part) => part.tokens > 0)
+    .map((part) => {
+      const bar = h("span.context-bar", null);
+      // Through the CSSOM: the page's policy refuses style attributes.
+      bar.style.width = Math.max(1, Math.round((100 * part.tokens) / tokens)) + "%";
+      return h(
+        "div.context-part",
+        { "data-part": part.name, "data-tokens": String(part.tokens) },
+        h("span.context-name", null, part.name),
+        h("span.context-track", null, bar),
+        h("span.context-tokens", null, "~" + formatTokens(part.tokens)),
+      );
+    });
+  fill(
+    container,
+    h(
+      "div.context-total",
+      {
+        title: "estimated as the library's contextUsage does (the tools sent are not in the log)",
+        "data-tokens": String(tokens),
+      },
+      h("span.total-value", null, "~" + formatTokens(tokens)),
+      h("span.total-label", null, "tokens of context now"),
+    ),
+    h("div.context-parts", null, bars),
   );
 }
 
@@ -50,6 +89,7 @@ function sumStats(turns) {
     pending: 0,
     waited: 0,
     runTime: /** @type {number | undefined} */ (undefined),
+    costUsd: /** @type {number | undefined} */ (undefined),
   };
   for (const turn of turns) {
     const stats = turn.stats;
@@ -63,6 +103,7 @@ function sumStats(turns) {
     sums.denied += stats.denied;
     sums.pending += stats.pending;
     sums.waited += stats.waitMs;
+    if (stats.costUsd !== undefined) sums.costUsd = (sums.costUsd ?? 0) + stats.costUsd;
     if (turn.number > 0 && stats.durationMs !== undefined) sums.runTime = (sums.runTime ?? 0) + stats.durationMs;
   }
   return sums;

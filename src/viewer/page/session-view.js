@@ -11,7 +11,7 @@ import { renderChart } from "./chart.js";
 import { enableClippedBlocks } from "./clipped-blocks.js";
 import { renderHeading } from "./session-heading.js";
 import { renderProblems } from "./session-problems.js";
-import { renderTotals } from "./session-totals.js";
+import { renderContext, renderTotals } from "./session-totals.js";
 import { followEvents } from "./stream.js";
 import { applyRecords, createTimeline } from "./timeline.js";
 import { drawTurns, showThinking } from "./turn-nodes.js";
@@ -23,7 +23,7 @@ import { drawTurns, showThinking } from "./turn-nodes.js";
 
 /**
  * The elements a draw fills.
- * @typedef {{ status: HTMLElement, expand: HTMLElement, heading: HTMLElement, subtitle: HTMLElement, totals: HTMLElement, chart: HTMLElement, problems: HTMLElement, turns: HTMLElement }} SessionNodes
+ * @typedef {{ status: HTMLElement, expand: HTMLElement, heading: HTMLElement, subtitle: HTMLElement, totals: HTMLElement, context: HTMLElement, chart: HTMLElement, problems: HTMLElement, turns: HTMLElement }} SessionNodes
  */
 /**
  * What the page knows of the log. `turnNodes[i]`: turn i as drawn; `lineProblems`: lines that are
@@ -98,6 +98,7 @@ function buildPage(root, file, directoryName) {
     heading: h("h1", { title: file }, file),
     subtitle: h("span.subtitle", null, file),
     totals: h("div.totals", null),
+    context: h("div.context-usage", null),
     chart: h("div.chart", null),
     problems: h("div.problems", { role: "alert", hidden: true }),
     turns: h("main.timeline", null),
@@ -111,7 +112,7 @@ function buildPage(root, file, directoryName) {
       nodes.status,
       nodes.expand,
     ),
-    h("section.overview", null, nodes.totals, nodes.chart),
+    h("section.overview", null, nodes.totals, nodes.context, nodes.chart),
     nodes.problems,
     nodes.turns,
   );
@@ -171,6 +172,7 @@ function draw(nodes, state, file) {
   const parts = [
     ["heading", () => renderHeading(nodes, timeline, file)],
     ["totals", () => renderTotals(nodes.totals, timeline)],
+    ["context", () => renderContext(nodes.context, timeline)],
     ["chart", () => drawChart(nodes.chart, timeline)],
   ];
   const failed = parts.flatMap(([name, drawPart]) => {

@@ -9,6 +9,7 @@
  * line; nothing here throws on a value, and names from the log never key a plain object.
  */
 import { errorText } from "./dom.js";
+import { addMessage as countMessage, emptyParts } from "./context-usage.js";
 import { describe, entryProblem, isObject, messageProblem } from "./entry-check.js";
 
 /** @typedef {import("./entry-check.js").JsonObject} JsonObject */
@@ -23,25 +24,28 @@ import { describe, entryProblem, isObject, messageProblem } from "./entry-check.
 /** @typedef {MessageItem | CompactionItem | EntryItem} Item */
 /**
  * The history cut at each user message (a first turn without one, `number` 0, holds what came
- * before: the system prompt). `stats` and `problems` are set when the page draws it.
- * @typedef {{ index: number, number: number, items: Item[], stats?: TurnStats, problems?: Problem[] }} Turn
+ * before: the system prompt). `stats` and `problems` are set when the page draws it. `context`:
+ * the session's estimated tokens by part (see context-usage.js) once the turn's last entry applied.
+ * @typedef {{ index: number, number: number, items: Item[], stats?: TurnStats, problems?: Problem[], context?: number[] }} Turn
  */
 /**
  * What a turn cost and how it ended. `durationMs`: its run time, from its first message to its
- * last less `waitMs`, the time its calls waited for a human's decision.
+ * last less `waitMs`, the time its calls waited for a human's decision. `costUsd`: its model calls'
+ * cost where their model's price is known (undefined when none is).
  * @typedef {{ start: number | undefined, end: number | undefined, durationMs: number | undefined, waitMs: number, inputTokens: number, outputTokens: number,
  *   cacheReadTokens: number, modelCalls: number, toolCalls: number, errors: number, denied: number, pending: number, aborted: boolean,
- *   stopReason: string | undefined, removed: boolean }} TurnStats
+ *   stopReason: string | undefined, removed: boolean, costUsd: number | undefined }} TurnStats
  */
 /**
  * `live`: the session's messages as they are now (what `replace`/`update`/`splice` entries point
- * at, by index); `calls`: tool calls by id; `dirty`: indexes of turns changed since the page drew them.
- * @typedef {{ turns: Turn[], live: MessageItem[], calls: Map<unknown, MessageItem>, problems: Problem[], dirty: Set<number>, userTurns: number }} Timeline
+ * at, by index); `calls`: tool calls by id; `dirty`: indexes of turns changed since the page drew
+ * them; `context`: the live messages' estimated tokens by part.
+ * @typedef {{ turns: Turn[], live: MessageItem[], calls: Map<unknown, MessageItem>, problems: Problem[], dirty: Set<number>, userTurns: number, context: number[] }} Timeline
  */
 
 /** @returns {Timeline} */
 export function createTimeline() {
-  return { turns: [], live: [], calls: new Map(), problems: [], dirty: new Set(), userTurns: 0 };
+  return { turns: [], live: [], calls: new Map(), problems: [], dirty: new Set(), userTurns: 0, context: emptyParts() };
 }
 
 /**
@@ -56,6 +60,9 @@ export function applyRecords(timeline, records) {
     } catch (error) {
       problem(timeline, record.line, "could not be read: " + errorText(error));
     }
+    // The context as the session stood after this entry: the latest turn's, until another entry.
+    const turn = timeline.turns[timeline.turns.length - 1];
+    if (turn !== undefined) turn.context = timeline.context.slice();
   }
 }
 
@@ -98,6 +105,8 @@ function applyEntry(timeline, line, entry) {
       if (wrongMessage !== undefined) problem(timeline, line, wrongMessage);
       if (entry.type === "replace" && item.original === undefined)
         item.original = isMessage(entry.previous) ? entry.previous : item.message;
+      countMessage(timeline.context, item.message, -1);
+      countMessage(timeline.context, message, 1);
       item.message = message;
       return touch(timeline, item);
     }
@@ -138,7 +147,9 @@ function applyEntry(timeline, line, entry) {
           }),
       );
       compaction.removed = timeline.live.splice(index, removedCount, ...compaction.inserted);
+      for (const item of compaction.inserted) countMessage(timeline.context, item.message, 1);
       for (const item of compaction.removed) {
+        countMessage(timeline.context, item.message, -1);
         item.removedBy = compaction;
         touch(timeline, item);
       }
@@ -162,6 +173,7 @@ function addMessage(timeline, line, message) {
   /** @type {MessageItem} */
   const item = { kind: "message", line, turn: -1, message };
   timeline.live.push(item);
+  countMessage(timeline.context, message, 1);
   if (message.type === "tool_call") timeline.calls.set(message.id, item);
   if (message.type === "tool_result") {
     const call = timeline.calls.get(message.id);

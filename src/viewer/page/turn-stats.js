@@ -5,6 +5,7 @@
  */
 import { timeOf } from "./dom.js";
 import { isCount, isObject } from "./entry-check.js";
+import { callCost } from "./model-cost.js";
 
 /** @typedef {import("./timeline.js").JsonObject} JsonObject */
 /** @typedef {import("./timeline.js").Turn} Turn */
@@ -36,6 +37,7 @@ export function turnStats(turn) {
     aborted: false,
     stopReason: undefined,
     removed: false,
+    costUsd: undefined,
   };
   let inModelCall = false;
   for (const item of turn.items) {
@@ -59,6 +61,8 @@ export function turnStats(turn) {
       stats.inputTokens += isCount(usage.inputTokens) ? usage.inputTokens : 0;
       stats.outputTokens += isCount(usage.outputTokens) ? usage.outputTokens : 0;
       stats.cacheReadTokens += isCount(usage.cacheReadTokens) ? usage.cacheReadTokens : 0;
+      const cost = callCost(message.model, usage);
+      if (cost !== undefined) stats.costUsd = (stats.costUsd ?? 0) + cost;
     }
     if (typeof message.stopReason === "string") {
       stats.stopReason = message.stopReason;
