@@ -7,6 +7,8 @@ import {
   forkSession,
   initSession,
   loadedTools,
+  pendingApprovals,
+  resolveApproval,
   send,
   tool,
   type InvokeModel,
@@ -144,5 +146,59 @@ describe("deferred tools and search_tools", () => {
     const { invokeModel, sent } = scripted([]);
     await agentLoop(invokeModel, [make("read", "Read.", false)], initSession("s", "go"));
     expect(sent).toStrictEqual([["read"]]);
+  });
+});
+
+describe("deferred tools with approvals", () => {
+  it("a loaded deferred tool that needs approval pauses the run; the resumed run runs it and still offers it; before it is loaded it is refused without asking", async () => {
+    const deployed: string[] = [];
+    const deploy = tool({
+      name: "deploy_service",
+      description: "Deploy a service to production.",
+      inputSchema: { type: "object", properties: { service: { type: "string" } } },
+      deferred: true,
+      requireApproval: true,
+      handler: (input) => {
+        deployed.push(String(input.service));
+        return `deployed ${String(input.service)}`;
+      },
+    });
+    const call = (id: string, name: string, input: Record<string, string>): ModelMessage => ({
+      type: "tool_call",
+      id,
+      name,
+      input,
+    });
+    const { invokeModel, sent } = scripted([
+      // Called before any search: refused as not loaded, with no approval asked.
+      () => [call("early", "deploy_service", { service: "api" })],
+      () => [call("search", "search_tools", { query: "deploy a service" })],
+      () => [call("deploy", "deploy_service", { service: "api" })],
+      () => [{ role: "assistant", content: "api deployed" }],
+    ]);
+    const approvalsAsked: string[] = [];
+    const session = await agentLoop(invokeModel, [...tools, deploy], initSession("s", "deploy the api"), {
+      onEvent: (event) => {
+        if (event.type === "tool-approval-request") approvalsAsked.push(event.id);
+      },
+    });
+    const early = session.messages.find(
+      (message): message is ToolResultMessage =>
+        "type" in message && message.type === "tool_result" && message.id === "early",
+    );
+    expect(early?.isError).toBe(true);
+    expect(JSON.stringify(early?.output)).toMatch(/search_tools/);
+    // Paused at the loaded tool's call, the only approval asked.
+    expect(approvalsAsked).toStrictEqual(["deploy"]);
+    expect(pendingApprovals(session).map((pending) => pending.id)).toStrictEqual(["deploy"]);
+    expect(deployed).toStrictEqual([]);
+    resolveApproval(session, "deploy", { approved: true });
+    // A new run (as after a restart): the tool set comes from the session, so the tool is still there.
+    await agentLoop(invokeModel, [...tools, deploy], session);
+    expect(deployed).toStrictEqual(["api"]);
+    expect(sent.at(-1)).toContain("deploy_service");
+    expect(sent.at(-1)).toStrictEqual(sent.at(-2));
+    expect(sent[0]).not.toContain("deploy_service");
+    expectEveryCallAnsweredOnce(session);
   });
 });

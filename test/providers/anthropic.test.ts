@@ -130,6 +130,7 @@ conformanceSuite({
         .filter((block) => block.type === "tool_result")
         .map((block) => ({ id: block.tool_use_id!, output: block.content! })),
     ),
+  toolNamesIn: (body) => ((body as { tools?: { name: string }[] }).tools ?? []).map((schema) => schema.name),
   toolCallsIn: (body) =>
     (body as Body).messages.flatMap((message) =>
       message.content

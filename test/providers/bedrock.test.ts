@@ -142,6 +142,10 @@ conformanceSuite({
         ? []
         : [{ id: block.toolResult.toolUseId, output: block.toolResult.content[0]!.text! }],
     ),
+  toolNamesIn: (body) =>
+    ((body as { toolConfig?: { tools: { toolSpec?: { name: string } }[] } }).toolConfig?.tools ?? []).flatMap(
+      (entry) => (entry.toolSpec === undefined ? [] : [entry.toolSpec.name]),
+    ),
   toolCallsIn: (body) =>
     blocks(body).flatMap((block) =>
       block.toolUse === undefined ? [] : [{ id: block.toolUse.toolUseId, name: block.toolUse.name }],

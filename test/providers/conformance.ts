@@ -8,6 +8,7 @@ import {
   isContextOverflowError,
   isProviderError,
   response,
+  tool,
   toolContent,
   type InvokeModel,
   type JsonObject,
@@ -67,7 +68,8 @@ export type ConformanceCase =
   | "url-image"
   | "url-download-off"
   | "unsupported-part"
-  | "cassette";
+  | "cassette"
+  | "deferred-tools";
 
 /**
  * A content part as a request body carries it, read back from the provider's format: where it is
@@ -96,6 +98,8 @@ export type ConformanceTarget = {
   toolResultsIn: (body: unknown) => { id: string; output: string }[];
   /** The tool calls a recorded request body replays, in order. */
   toolCallsIn: (body: unknown) => { id: string; name: string }[];
+  /** The names of the tools a request body offers, in the order sent. */
+  toolNamesIn: (body: unknown) => string[];
   /** Raw event payloads (not necessarily JSON) in the provider's stream framing; default SSE `data:` lines. */
   rawEvents?: (payloads: readonly string[]) => ReplayResponse;
   /** The adapter's exported stream reader (e.g. `streamMessages`), fed by `open` instead of a request of its own. */
@@ -168,6 +172,61 @@ export function conformanceSuite(target: ConformanceTarget): void {
           expect(server.requests).toHaveLength(0);
           expect(withoutTs(replayed)).toStrictEqual(withoutTs(recorded));
           assertCassetteUsed(offline);
+        },
+      );
+
+      check(
+        "deferred-tools",
+        `a tool loaded mid-run (deferred, found by search_tools) is offered after the others from the next call on, and called (${mode})`,
+        async () => {
+          fresh();
+          server.enqueue(
+            target.turnResponse(
+              {
+                toolCalls: [{ id: "call_search", name: "search_tools", input: { query: "weather forecast" } }],
+                stopReason: "tool_use",
+                usage: { input: 20, output: 10 },
+              },
+              stream,
+            ),
+            target.turnResponse(
+              {
+                toolCalls: [{ id: "call_weather", name: "weather", input: { city: "Oslo" } }],
+                stopReason: "tool_use",
+                usage: { input: 30, output: 10 },
+              },
+              stream,
+            ),
+            target.turnResponse(
+              { text: "Rain in Oslo.", stopReason: "end_turn", usage: { input: 40, output: 4 } },
+              stream,
+            ),
+          );
+          const weather = tool({
+            name: "weather",
+            description: "The weather forecast for a city.",
+            inputSchema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+            deferred: true,
+            handler: (input) => `rain in ${String(input.city)}`,
+          });
+          const session = await agentLoop(
+            target.createModel(server.origin, { stream, apiKey }),
+            [lookup, weather],
+            initSession("s", "weather in Oslo?"),
+            { toolHandlers: { lookup: () => "unused" } },
+          );
+          expect(response(session)?.content).toBe("Rain in Oslo.");
+          expectEveryCallAnsweredOnce(session);
+          const offered = server.requests.map((request) => target.toolNamesIn(request.body));
+          // The tool list only grows at its end: the part of the request before it stays the same.
+          expect(offered).toStrictEqual([
+            ["lookup", "search_tools"],
+            ["lookup", "search_tools", "weather"],
+            ["lookup", "search_tools", "weather"],
+          ]);
+          const last = server.requests[2]!.body;
+          expect(target.toolCallsIn(last).map((call) => call.name)).toStrictEqual(["search_tools", "weather"]);
+          expect(target.toolResultsIn(last).at(-1)?.output).toBe("rain in Oslo");
         },
       );
 

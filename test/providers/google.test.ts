@@ -132,6 +132,10 @@ conformanceSuite({
     partsOf(body)
       .filter((part) => part.functionResponse !== undefined)
       .map((part) => ({ id: part.functionResponse.id, output: part.functionResponse.response.output })),
+  toolNamesIn: (body) =>
+    ((body as { tools?: { functionDeclarations?: { name: string }[] }[] }).tools ?? []).flatMap((group) =>
+      (group.functionDeclarations ?? []).map((declaration) => declaration.name),
+    ),
   toolCallsIn: (body) =>
     partsOf(body)
       .filter((part) => part.functionCall !== undefined)

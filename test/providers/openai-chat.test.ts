@@ -153,6 +153,8 @@ conformanceSuite({
     (body as Body).messages
       .filter((message) => message.role === "tool")
       .map((message) => ({ id: message.tool_call_id!, output: message.content! })),
+  toolNamesIn: (body) =>
+    ((body as { tools?: { function: { name: string } }[] }).tools ?? []).map((schema) => schema.function.name),
   toolCallsIn: (body) =>
     (body as Body).messages.flatMap((message) =>
       (message.tool_calls ?? []).map((call) => ({ id: call.id, name: call.function.name })),

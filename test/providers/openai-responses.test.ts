@@ -185,6 +185,7 @@ conformanceSuite({
   turnResponse,
   errorResponse,
   toolResultsIn: resultsIn,
+  toolNamesIn: (body) => ((body as { tools?: { name: string }[] }).tools ?? []).map((schema) => schema.name),
   toolCallsIn: callsIn,
   skip: {
     "url-download-off": "the Responses API fetches image and file URLs itself: nothing to download",
