@@ -150,7 +150,7 @@ describe("ModelSettings: every adapter maps every field to its provider's own", 
   it("bedrock: inferenceConfig, toolChoice, Claude's thinking in additionalModelRequestFields; no 'none' with tool history", () => {
     const request = toBedrockRequest(session, [lookup], {
       model: "anthropic.claude-x",
-      settings: { ...every, model: "anthropic.claude-y", toolChoice: "required", reasoning: { budgetTokens: 2000 } },
+      settings: { ...every, model: "anthropic.claude-y", toolChoice: "auto", reasoning: { budgetTokens: 2000 } },
     });
     expect(request.inferenceConfig).toStrictEqual({
       maxTokens: 4000,
@@ -158,8 +158,22 @@ describe("ModelSettings: every adapter maps every field to its provider's own", 
       topP: 0.9,
       stopSequences: ["END"],
     });
-    expect(request.toolConfig?.toolChoice).toStrictEqual({ any: {} });
+    expect(request.toolConfig?.toolChoice).toStrictEqual({ auto: {} });
     expect(request.additionalModelRequestFields).toStrictEqual({ thinking: { type: "enabled", budget_tokens: 2000 } });
+    expect(
+      toBedrockRequest(session, [lookup], { model: "anthropic.claude-x", settings: { toolChoice: "required" } })
+        .toolConfig?.toolChoice,
+    ).toStrictEqual({ any: {} });
+    // As on Anthropic's own API: no forced tool call while Claude thinks.
+    for (const toolChoice of ["required", { name: "lookup" }] as const)
+      expect(
+        refusal(() =>
+          toBedrockRequest(session, [lookup], {
+            model: "anthropic.claude-x",
+            settings: { toolChoice, reasoning: { budgetTokens: 2000 } },
+          }),
+        ),
+      ).toMatch(/toolChoice.*while it thinks/);
     expect(request).toMatchObject({ metadata: { user_id: "u1" } });
     // "none": no tools at all while the history has no tool blocks.
     const none = toBedrockRequest(session, [lookup], { model: "anthropic.claude-x", settings: { toolChoice: "none" } });

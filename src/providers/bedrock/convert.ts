@@ -129,6 +129,10 @@ export function toBedrockRequest(
   const inferenceConfig = inferenceConfigOf(options, settings, claude, additional);
   if (Object.keys(inferenceConfig).length > 0) request.inferenceConfig = inferenceConfig;
   const toolConfig = toolConfigOf(tools, messages, settings);
+  // Claude refuses a forced tool call together with extended thinking, on Bedrock as on its own API.
+  const forced = toolConfig?.toolChoice !== undefined && !("auto" in toolConfig.toolChoice);
+  if (forced && additional.thinking !== undefined)
+    throw unsupportedSetting(bedrockProvider, "toolChoice", "Claude cannot be made to call a tool while it thinks");
   if (toolConfig !== undefined) request.toolConfig = toolConfig;
   if (Object.keys(additional).length > 0) request.additionalModelRequestFields = additional;
   const cache = options.cache ?? claude;
