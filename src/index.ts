@@ -38,6 +38,7 @@ export type {
   SessionChange,
   SessionChangeListener,
   KeptOutput,
+  SubagentUsage,
 } from "./session.ts";
 export { imagePart, filePart, contentText } from "./content-parts.ts";
 export type { ContentPart, TextPart, ImagePart, FilePart } from "./content-parts.ts";

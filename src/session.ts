@@ -200,8 +200,17 @@ export type ToolResultMessage = {
    * `largeOutput` option). The `recall_output` tool reads the original back (`keptOutput`).
    */
   kept?: "cleared" | "offloaded";
+  /**
+   * Metadata, never sent to a model: the model calls made for this call (a subagent's, at any
+   * depth, reported through `ToolContext.spend`), by the model that answered. They counted against
+   * the run's `budget`; `sessionMetrics` counts them under `subagents` and in `costUsd`/`costByModel`.
+   */
+  subagentUsage?: SubagentUsage[];
 } & Timestamped &
   GuardrailMark;
+
+/** Model calls made for a tool call: how many, by which model (as recorded on their turns), their usage summed. */
+export type SubagentUsage = { model?: string; calls: number; usage: Usage };
 
 export type Message =
   SystemMessage | UserMessage | AssistantMessage | ThinkingMessage | ToolCallMessage | ToolResultMessage;

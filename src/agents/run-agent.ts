@@ -8,6 +8,7 @@ import { isModelMessage, type Message, type Session } from "../session.ts";
 import type { Tool } from "../tools/tool.ts";
 import { activeAgent, agentGraph, earlierHandoff, type ActiveAgent, type AgentNode } from "./agent-graph.ts";
 import type { AgentDefinition } from "./agent-types.ts";
+import { createRunLedger } from "./run-ledger.ts";
 import { historyName, historyView, type SummaryHandoffOutput } from "./handoff.ts";
 import { summarizeMessages } from "../loop/context-strategies.ts";
 import { mergeGuardrails, type Guardrails } from "../guardrails/guardrail.ts";
@@ -18,6 +19,8 @@ export type RunAgentOptions = Omit<AgentLoopOptions, "onEvent" | "agent"> & {
   maxHandoffs?: number;
   onEvent?: (event: AgentRunEvent) => void;
 };
+
+type RunEnd = Extract<AgentEvent, { type: "run-end" }>;
 
 /** The events of `streamAgent`: the loop's, and one `handoff` per handoff taken. */
 export type AgentRunEvent =
@@ -73,9 +76,11 @@ async function followHandoffs(
   const graph = agentGraph(root);
   let active = activeAgent(graph, root, session);
   emit({ type: "run-start", agentName: active.node.agent.name });
+  // One budget and one run-end for the whole call, whichever agents ran in it.
+  const ledger = createRunLedger(options.budget);
   let taken = 0;
   for (;;) {
-    let end: AgentEvent = { type: "run-end", outcome: "done" };
+    let end: RunEnd = { type: "run-end", outcome: "done" };
     const name = active.node.agent.name;
     const { maxHandoffs: _limit, onEvent: _listener, ...runOptions } = options;
     try {
@@ -86,6 +91,7 @@ async function followHandoffs(
         {
           ...active.node.agent.options,
           ...runOptions,
+          ...ledger.budgetLeft(),
           name,
           agent: name,
           // Run-level guardrails apply to every agent, before the agent's own.
@@ -95,24 +101,26 @@ async function followHandoffs(
           stopWhen: async (state) =>
             activeAgent(graph, root, state.session).node !== active.node || (await options.stopWhen?.(state)) === true,
           onEvent: (event) => {
-            if (event.type === "run-end") end = event;
-            else if (event.type !== "run-start") emit(event);
+            if (event.type === "run-end") {
+              end = event;
+              ledger.add(event);
+            } else if (event.type !== "run-start") emit(event);
           },
         },
       );
     } catch (error) {
-      emit(end);
+      emit(ledger.close(end));
       throw error;
     }
     const next = activeAgent(graph, root, session);
     if (next.node === active.node) {
-      emit(end);
+      emit(ledger.close(end));
       return session;
     }
     taken++;
     if (taken > maxHandoffs) {
       const error = new HandoffLimitError(maxHandoffs, session);
-      emit({ type: "run-end", outcome: "error", error: error.message, errorType: error.name });
+      emit(ledger.close({ type: "run-end", outcome: "error", error: error.message, errorType: error.name }));
       throw error;
     }
     const handoff = next.since!.handoff;
@@ -120,7 +128,7 @@ async function followHandoffs(
     try {
       await handoff.onHandoff?.({ session, from: name, to: next.node.agent.name });
     } catch (error) {
-      emit({ type: "run-end", outcome: "error", error: String(error) });
+      emit(ledger.close({ type: "run-end", outcome: "error", error: String(error) }));
       throw error;
     }
     active = next;

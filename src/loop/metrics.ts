@@ -1,6 +1,14 @@
 import type { AgentEvent } from "./events.ts";
 import { roundMs } from "../numeric-options.ts";
-import { isModelMessage, isToolCall, isToolResult, type Message, type Session, type Usage } from "../session.ts";
+import {
+  isModelMessage,
+  isToolCall,
+  isToolResult,
+  type Message,
+  type Session,
+  type SubagentUsage,
+  type Usage,
+} from "../session.ts";
 import { sessionTurns } from "../session-turns.ts";
 import type { RunMetrics } from "./run-metrics.ts";
 
@@ -77,6 +85,8 @@ type CollectorState = {
   turnModel: string | undefined;
   /** By turn index, only once some turn recorded a model. */
   turnModels: (string | undefined)[] | undefined;
+  /** What tool calls spent on models (subagents), as recorded on their results. */
+  subagentUsage: SubagentUsage[];
 };
 
 const turnFields = 5;
@@ -87,6 +97,7 @@ function newState(now: () => number, prices: SessionMetricsOptions["prices"]): C
     prices,
     turnModel: undefined,
     turnModels: undefined,
+    subagentUsage: [],
     started: now(),
     modelCalls: 0,
     usage: emptyUsage(),
@@ -136,6 +147,7 @@ function messageEntered(state: CollectorState, message: Message): void {
     if (typeof message.model === "string") state.turnModel = message.model;
   }
   if (!("type" in message) || message.type !== "tool_result") return;
+  if (message.subagentUsage !== undefined) state.subagentUsage.push(...message.subagentUsage);
   // A call counts once its result is in the session: calls of a discarded (retried) attempt ran
   // but never answered anything.
   const index = state.executedIds.indexOf(message.id);
@@ -215,6 +227,7 @@ function finish(state: CollectorState): RunMetrics {
     });
     addCost(metrics, state.prices, model, costUsd);
   }
+  addSubagentUsage(metrics, state.prices, state.subagentUsage);
   return rounded(metrics);
 }
 
@@ -228,6 +241,7 @@ export function sessionMetrics(session: Session, options: SessionMetricsOptions 
   const time = (message: Message | undefined): number | undefined =>
     message?.ts === undefined ? undefined : Date.parse(message.ts);
   const { messages } = session;
+  const subagentUsage: SubagentUsage[] = [];
   for (const turn of sessionTurns(messages)) {
     if (turn.type !== "model") continue;
     const message = messages[turn.start]!;
@@ -250,6 +264,7 @@ export function sessionMetrics(session: Session, options: SessionMetricsOptions 
       const result = messages[index]!;
       if (!isToolResult(result)) continue;
       const call = names.get(result.id);
+      if (result.subagentUsage !== undefined) subagentUsage.push(...result.subagentUsage);
       const resultAt = time(result);
       const waited = typeof result.waitMs === "number" && result.waitMs > 0 ? result.waitMs : 0;
       waitMs += waited;
@@ -285,6 +300,7 @@ export function sessionMetrics(session: Session, options: SessionMetricsOptions 
     });
     addCost(metrics, options.prices, model, costUsd);
   }
+  addSubagentUsage(metrics, options.prices, subagentUsage);
   const first = time(messages[0]);
   const lastAt = time(messages[messages.length - 1]);
   metrics.durationMs = first !== undefined && lastAt !== undefined ? lastAt - first : 0;
@@ -319,6 +335,7 @@ function addCost(
   prices: SessionMetricsOptions["prices"],
   model: string | undefined,
   costUsd: number | undefined,
+  calls = 1,
 ): void {
   if (prices !== undefined) metrics.costUsd = (metrics.costUsd ?? 0) + (costUsd ?? 0);
   if (model === undefined) return;
@@ -332,8 +349,26 @@ function addCost(
     });
   }
   const entry = metrics.costByModel[model]!;
-  entry.calls++;
+  entry.calls += calls;
   entry.costUsd += costUsd ?? 0;
+}
+
+// Subagents' calls: summed apart from the run's own, priced into the total and by model.
+function addSubagentUsage(
+  metrics: RunMetrics,
+  prices: SessionMetricsOptions["prices"],
+  entries: readonly SubagentUsage[],
+): void {
+  if (entries.length === 0) return;
+  const subagents: NonNullable<RunMetrics["subagents"]> = { modelCalls: 0, usage: emptyUsage() };
+  for (const entry of entries) {
+    subagents.modelCalls += entry.calls;
+    addUsage(subagents.usage, entry.usage);
+    const costUsd = turnCost(prices, entry.model, entry.usage);
+    if (prices !== undefined) subagents.costUsd = (subagents.costUsd ?? 0) + (costUsd ?? 0);
+    addCost(metrics, prices, entry.model, costUsd, entry.calls);
+  }
+  metrics.subagents = subagents;
 }
 
 function emptyMetrics(): RunMetrics {

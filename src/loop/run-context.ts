@@ -20,6 +20,8 @@ import {
   type ModelMessage,
   type Session,
   type ToolResultMessage,
+  type SubagentUsage,
+  type Usage,
   type UserMessage,
 } from "../session.ts";
 import { newInput } from "../guardrails/new-input.ts";
@@ -30,7 +32,8 @@ import type { ToolDefinition } from "../tools/tool.ts";
 import { defaultLargeOutputChars, largeOutputChars, offload } from "./large-output.ts";
 import { createToolOffer, type ToolOffer } from "./tool-offer.ts";
 import type { ModelSettings } from "../model/model-settings.ts";
-import type { ModelPrice } from "../model/cost.ts";
+import { costOf, priceOf, type ModelPrice } from "../model/cost.ts";
+import type { ToolSpending } from "../tools/executor-setup.ts";
 import type { PrefixCause, PrefixChange } from "./sent-prefix.ts";
 import {
   guardedHooks,
@@ -184,6 +187,7 @@ export function createRunContext(setup: RunSetup): RunContext {
     agent: options.agent,
   });
   const maxChars = largeOutputChars(options.largeOutput);
+  const spentByCall = new Map<string, SubagentUsage[]>();
   const offer = createToolOffer(tools, maxChars ?? defaultLargeOutputChars);
   const executor = createToolExecutor(offer.definitions, options.toolHandlers ?? {}, {
     ...pick(options, ["parallel", "maxParallelTools"]),
@@ -193,7 +197,8 @@ export function createRunContext(setup: RunSetup): RunContext {
     session,
     offer,
     ...withRecorder(invokeModel),
-    onResult: resultWriter(session, add, maxChars, marked),
+    onResult: resultWriter(session, (message) => add(withSubagentUsage(message, spentByCall)), maxChars, marked),
+    spending: toolSpending(state, spentByCall, options),
     // Tool events are built only for a run that can be heard.
     ...(listening === undefined ? {} : { onEvent: emit }),
   });
@@ -317,6 +322,56 @@ function sessionWriter(
       return stored;
     },
   };
+}
+
+// What tools spend on models (subagents) counts against the budget at once, and enters the
+// session on the call's result (by model), where the metrics read it.
+function toolSpending(
+  state: RunState,
+  spentByCall: Map<string, SubagentUsage[]>,
+  { budget, prices }: Pick<AgentLoopOptions, "budget" | "prices">,
+): ToolSpending {
+  return {
+    spend: (id, { usage, model, calls = 1 }) => {
+      state.spent.tokens += usage.inputTokens + usage.outputTokens;
+      const price = prices === undefined ? undefined : priceOf(prices, model);
+      if (price !== undefined) state.spent.usd += costOf(usage, price);
+      const entries = spentByCall.get(id) ?? [];
+      spentByCall.set(id, entries);
+      const entry = entries.find((known) => known.model === model);
+      if (entry === undefined) entries.push({ ...(model === undefined ? {} : { model }), calls, usage: { ...usage } });
+      else {
+        entry.calls += calls;
+        entry.usage = sumUsage(entry.usage, usage);
+      }
+    },
+    left:
+      budget === undefined
+        ? undefined
+        : () => ({
+            ...(budget.tokens === undefined ? {} : { tokens: budget.tokens - state.spent.tokens }),
+            ...(budget.usd === undefined ? {} : { usd: budget.usd - state.spent.usd }),
+          }),
+    prices,
+  };
+}
+
+function withSubagentUsage<M extends Message>(result: M, spentByCall: Map<string, SubagentUsage[]>): M {
+  if (!("type" in result) || result.type !== "tool_result") return result;
+  const spent = spentByCall.get(result.id);
+  if (spent === undefined) return result;
+  spentByCall.delete(result.id);
+  return { ...result, subagentUsage: spent };
+}
+
+function sumUsage(total: Usage, usage: Usage): Usage {
+  const sum: Usage = {
+    inputTokens: total.inputTokens + usage.inputTokens,
+    outputTokens: total.outputTokens + usage.outputTokens,
+  };
+  for (const key of ["cacheReadTokens", "cacheWriteTokens", "reasoningTokens"] as const)
+    if (total[key] !== undefined || usage[key] !== undefined) sum[key] = (total[key] ?? 0) + (usage[key] ?? 0);
+  return sum;
 }
 
 function pick<T extends object, K extends keyof T>(source: T, keys: readonly K[]): Pick<T, K> {

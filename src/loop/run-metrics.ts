@@ -33,13 +33,20 @@ export type RunMetrics = {
   }[];
   /**
    * USD, with the run's `prices` (on `run-end`) or `sessionMetrics(session, { prices })`: the calls
-   * whose model has a price, each at its own rates (`costOf`). Absent without prices.
+   * whose model has a price, each at its own rates (`costOf`), the subagents' included. Absent
+   * without prices.
    */
   costUsd?: number;
   /**
+   * Model calls made inside tool calls (subagents, at any depth, each counted once, as recorded on
+   * the results: `ToolResultMessage.subagentUsage`). Not in `modelCalls`, `usage` or `turns`, which
+   * are this run's own calls; in `costUsd` and `costByModel`. Absent when there were none.
+   */
+  subagents?: { modelCalls: number; usage: Required<Usage>; costUsd?: number };
+  /**
    * By the model that answered (the `model` recorded on each turn, so calls a `withFallback` moved
-   * to another model count for the one that answered): its calls, and their cost in USD (0 where
-   * no price is known, or without prices). Absent when no turn recorded a model.
+   * to another model count for the one that answered), subagents' calls included: its calls, and
+   * their cost in USD (0 where no price is known, or without prices). Absent when no turn recorded a model.
    */
   costByModel?: Record<string, { costUsd: number; calls: number }>;
 };

@@ -4,10 +4,19 @@ import type { InvokeModel } from "../model/invoke-model.ts";
 import { agentLoop } from "./loop.ts";
 import { checkLoopOptions, type AgentLoopOptions } from "./loop-options.ts";
 import type { ContentPart } from "../content-parts.ts";
-import { forkSession, initSession, isToolResult, response, type JsonObject, type Session } from "../session.ts";
+import {
+  forkSession,
+  initSession,
+  isModelMessage,
+  isToolResult,
+  response,
+  type JsonObject,
+  type Session,
+} from "../session.ts";
+import type { AgentEvent } from "./events.ts";
 import { toolContent, type ToolContent } from "../tools/tool-content.ts";
 import { structuredOutput, type OutputSchema } from "./structured-output.ts";
-import type { Tool, ToolDefinition, ToolHandlers } from "../tools/tool.ts";
+import type { Tool, ToolContext, ToolDefinition, ToolHandlers } from "../tools/tool.ts";
 
 export type SubagentToolOptions = {
   name: string;
@@ -55,14 +64,17 @@ export function subagentTool(options: SubagentToolOptions): Tool<Record<string, 
       // A copy of a paused session: the parent's stored record changes only through its own updates.
       const session =
         context.resume === undefined ? initSession(options.systemPrompt, prompt(input)) : forkSession(context.resume);
+      const parent = parentSpending(context, options.loopOptions ?? {});
       await agentLoop(options.invokeModel, options.tools ?? [], session, {
         ...options.loopOptions,
+        ...parent.options,
         name: options.name,
         signal: context.signal,
         ...(options.toolHandlers === undefined ? {} : { toolHandlers: options.toolHandlers }),
         ...(options.maxIterations === undefined ? {} : { maxIterations: options.maxIterations }),
         ...(options.output === undefined ? {} : { output: options.output }),
         onEvent: (event) => {
+          parent.report(event);
           options.loopOptions?.onEvent?.(event);
           context.update(event);
         },
@@ -70,6 +82,39 @@ export function subagentTool(options: SubagentToolOptions): Tool<Record<string, 
       if (pendingApprovals(session).length > 0) throw new ApprovalPause(session);
       if (options.output !== undefined) return structuredOutput(session) ?? null;
       return subagentAnswer(session);
+    },
+  };
+}
+
+/**
+ * What a subagent's run takes from its parent's call, so that its spending counts against the
+ * parent's budget once: the parent's `prices` unless it has its own, a `budget` of what is left of
+ * the parent's (or its own, where stricter), and `report`, to be given each event of its run: it
+ * passes each of its model calls, and what its own tools' subagents spent, to `context.spend`.
+ */
+export function parentSpending(
+  context: ToolContext,
+  own: Pick<AgentLoopOptions, "budget" | "prices">,
+): { options: Pick<AgentLoopOptions, "budget" | "prices">; report: (event: AgentEvent) => void } {
+  const prices = own.prices ?? context.prices;
+  const left = context.budgetLeft?.();
+  const budget: { usd?: number; tokens?: number } = { ...own.budget };
+  for (const key of ["usd", "tokens"] as const) {
+    const parentLeft = left?.[key];
+    if (parentLeft !== undefined) budget[key] = Math.min(budget[key] ?? Infinity, Math.max(0, parentLeft));
+  }
+  const spend = context.spend;
+  return {
+    options: {
+      ...(prices === undefined ? {} : { prices }),
+      ...(Object.keys(budget).length === 0 ? {} : { budget }),
+    },
+    report: (event) => {
+      if (spend === undefined || event.type !== "message") return;
+      const { message } = event;
+      if (isModelMessage(message) && message.usage !== undefined)
+        spend({ usage: message.usage, ...(message.model === undefined ? {} : { model: message.model }) });
+      else if (isToolResult(message)) for (const entry of message.subagentUsage ?? []) spend(entry);
     },
   };
 }

@@ -101,7 +101,8 @@ export type ToolExecutor = {
 export function createToolExecutor(
   tools: readonly ToolDefinition[],
   toolHandlers: ToolHandlers,
-  options: Omit<ExecuteToolCallsOptions, "tools" | "signal"> & Pick<ExecutorSetupOptions, "offer" | "recorder">,
+  options: Omit<ExecuteToolCallsOptions, "tools" | "signal"> &
+    Pick<ExecutorSetupOptions, "offer" | "recorder" | "spending">,
 ): ToolExecutor {
   const { onResult } = options;
   const parts: ExecutorParts = {

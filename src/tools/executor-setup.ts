@@ -1,7 +1,8 @@
 import type { AbortRace } from "../shared/abort.ts";
 import type { ToolEvent } from "./tool-events.ts";
 import type { ToolHooks } from "./tool-hooks.ts";
-import type { Session, ToolCallMessage } from "../session.ts";
+import type { ModelPrice } from "../model/cost.ts";
+import type { Session, ToolCallMessage, Usage } from "../session.ts";
 import type { ToolDefinition, ToolHandler, ToolHandlers } from "./tool.ts";
 import type { ToolCallRecorder } from "./tool-call-recorder.ts";
 
@@ -25,6 +26,17 @@ export type ExecutorSetup = {
   readonly offer: ExecutorOffer | undefined;
   /** Set when the model records tool calls (a cassette): every handler runs through it. */
   readonly recorder: ToolCallRecorder | undefined;
+  /** How the run counts what its tools spend on models; absent outside a run. */
+  readonly spending: ToolSpending | undefined;
+};
+
+/** How a run counts model calls made for its tool calls (subagents') against its budget. */
+export type ToolSpending = {
+  /** Counts `spent` for the call `id` (see `ToolContext.spend`). */
+  readonly spend: (id: string, spent: { usage: Usage; model?: string; calls?: number }) => void;
+  /** What is left of the run's budget; absent when it has none. */
+  readonly left: (() => { usd?: number; tokens?: number }) | undefined;
+  readonly prices: Readonly<Record<string, ModelPrice>> | undefined;
 };
 
 /** What a run tells its executor about the tools it shows the model (see the loop's `ToolOffer`). */
@@ -55,6 +67,7 @@ export type ExecutorSetupOptions = {
   hooks?: ToolHooks;
   offer?: ExecutorOffer;
   recorder?: ToolCallRecorder;
+  spending?: ToolSpending;
 };
 
 export function createExecutorSetup(
@@ -72,6 +85,7 @@ export function createExecutorSetup(
     onEvent: options.onEvent,
     offer: options.offer,
     recorder: options.recorder,
+    spending: options.spending,
   };
 }
 

@@ -180,6 +180,12 @@ function contextFor({ call, setup, turn }: ToolCallRun, signal: AbortSignal): To
         : (progress) => onEvent({ type: "tool-execution-update", id: call.id, name: call.name, progress }),
   };
   if (setup.agentName !== undefined) context.agentName = setup.agentName;
+  const { spending } = setup;
+  if (spending !== undefined) {
+    context.spend = (spent) => spending.spend(call.id, spent);
+    if (spending.left !== undefined) context.budgetLeft = spending.left;
+    if (spending.prices !== undefined) context.prices = spending.prices;
+  }
   // A subagent paused inside this call earlier: the handler resumes it.
   const nested: Session | undefined = call.approval?.nested;
   if (nested !== undefined) context.resume = nested;

@@ -1,5 +1,6 @@
 import { checkNumber } from "../numeric-options.ts";
-import type { JsonObject, JsonValue, Session, ToolCallMessage } from "../session.ts";
+import type { ModelPrice } from "../model/cost.ts";
+import type { JsonObject, JsonValue, Session, ToolCallMessage, Usage } from "../session.ts";
 import { schemaKind } from "./schema-kind.ts";
 import { validateStandard, type StandardSchemaV1 } from "./standard-schema.ts";
 import type { ValidationResult } from "./validate-input.ts";
@@ -38,6 +39,16 @@ export type ToolContext = {
   update: (progress: JsonValue) => void;
   /** The session this handler paused with (by throwing `ApprovalPause`), when the call resumes. */
   resume?: Session;
+  /**
+   * Counts model calls made for this call (a subagent's) against the run's `budget` (tokens, and
+   * with the run's `prices` USD) at once, and records them on the call's result
+   * (`ToolResultMessage.subagentUsage`) for the metrics. `calls` defaults to 1. Absent outside a run.
+   */
+  spend?: (spent: { usage: Usage; model?: string; calls?: number }) => void;
+  /** What is left of the run's `budget` now (`usd` with prices); absent when the run has none. */
+  budgetLeft?: () => { usd?: number; tokens?: number };
+  /** The run's `prices`, for a subagent to price its own calls with; absent without. */
+  prices?: Readonly<Record<string, ModelPrice>>;
 };
 
 /**
