@@ -28,6 +28,11 @@ export type RunArgs = {
   cwd?: string;
   /** Continue a session: `{}` for the latest of this workspace, `{ id }` for that one. */
   resume?: { id?: string };
+  /**
+   * `--rewind [n]`: rewind the resumed session (`--resume`'s, else the latest of this workspace)
+   * to before its user turn `n` (else the turns are listed and one is asked for), files included.
+   */
+  rewind?: { turn?: number };
   /** Tools that run without asking: `all` (`--yes`), or names from `--allow`. */
   allow: "all" | string[];
   json: boolean;
@@ -71,6 +76,10 @@ Options:
   -C, --cwd <dir>        the workspace (default: the current directory); the file tools
                          cannot reach outside it
   -r, --resume [id]      continue the latest session of this workspace, or session <id>
+      --rewind [n]       rewind that session (--resume's, else the latest) to before its
+                         turn n, files the agent wrote or edited included: lists the turns
+                         (without n), shows what changes and asks first; with a task, runs
+                         it after. Without a terminal: --rewind <n> --yes
       --allow <tools>    run these tools without asking, comma-separated (e.g. edit,write)
   -y, --yes              run every tool without asking
       --mode <mode>      default (write, edit, bash and MCP tools ask), accept-edits (write
@@ -145,6 +154,11 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
   if (values.model !== undefined) args.model = checkModelName(values.model, "--model");
   if (values.cwd !== undefined) args.cwd = values.cwd;
   if (values.resume !== undefined) args.resume = values.resume === "" ? {} : { id: values.resume };
+  if (values.rewind !== undefined) {
+    if (args.json) throw new CliError("--rewind asks before it changes files; it does not go with --json", "usage");
+    args.rewind = values.rewind === "" ? {} : { turn: positiveInteger(values.rewind, "--rewind") };
+    args.resume ??= {};
+  }
   if (values["mcp-config"] !== undefined) args.mcpConfig = values["mcp-config"];
   if (values.record !== undefined && values.replay !== undefined) {
     throw new CliError("--record and --replay cannot go together", "usage");
@@ -167,6 +181,7 @@ const optionSpecs = {
   model: { type: "string", short: "m" },
   cwd: { type: "string", short: "C" },
   resume: { type: "string" },
+  rewind: { type: "string" },
   allow: { type: "string", multiple: true },
   yes: { type: "boolean", short: "y" },
   json: { type: "boolean" },
@@ -234,7 +249,8 @@ export function cliVersion(): string {
 }
 
 // `--resume` takes an optional id, which parseArgs cannot express: the next argument is the id
-// only when it has the form of one (a task never does), otherwise `--resume` stands alone.
+// only when it has the form of one (a task never does), otherwise `--resume` stands alone. So
+// does `--rewind`, with a turn number.
 function withResumeValue(argv: readonly string[]): string[] {
   const args: string[] = [];
   for (let index = 0; index < argv.length; index++) {
@@ -242,6 +258,15 @@ function withResumeValue(argv: readonly string[]): string[] {
     if (arg === "--") {
       args.push(...argv.slice(index));
       break;
+    }
+    if (arg === "--rewind") {
+      // Its turn number, when the next argument is one (a task is never only digits).
+      const next = argv[index + 1];
+      if (next !== undefined && /^\d{1,9}$/.test(next)) {
+        args.push(`--rewind=${next}`);
+        index++;
+      } else args.push("--rewind=");
+      continue;
     }
     if (arg !== "--resume" && arg !== "-r") {
       args.push(arg);

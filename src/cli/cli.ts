@@ -2,7 +2,8 @@ import { homedir } from "node:os";
 import { describeContent, type ContentPart } from "../content-parts.ts";
 import { errorMessage } from "../errors.ts";
 import type { Message } from "../session.ts";
-import { blobDirectory, fileBlobStore } from "../store/blobs.ts";
+import { blobDirectory, fileBlobStore, type BlobStore } from "../store/blobs.ts";
+import { loadEntries } from "../store/index.ts";
 import { priceOf } from "../model/cost.ts";
 import { modelPrices, modelPricesDate } from "../prices/index.ts";
 import type { Tool } from "../tools/tool.ts";
@@ -10,6 +11,8 @@ import { createStyle, useColor, type Style } from "./ansi.ts";
 import { cliVersion, parseCliArgs, usage, type RunArgs } from "./args.ts";
 import { askMcpTrust } from "./ask-mcp-trust.ts";
 import { checkpointRecorder } from "./checkpoints.ts";
+import { describeReport, rewindDialog, type RewindDialog } from "./rewind-command.ts";
+import { finishRewind } from "./rewind.ts";
 import { runCassetteCommand } from "./cassette-command.ts";
 import { cassette } from "../testing/cassette.ts";
 import { existsSync } from "node:fs";
@@ -164,11 +167,29 @@ async function runAgent(args: RunArgs, io: CliIo): Promise<number> {
         : { refusal: "/model: a cassette answers in the order it was recorded; the model cannot change" }),
       onChange: (selected) => (context.invokeModel = selected.invokeModel),
     });
-    // No task means stdin is a terminal (otherwise the task came from stdin), so there is input.
+    // The blobs of the session in use, where its checkpoints keep what files held.
+    const blobs = (): BlobStore => fileBlobStore(blobDirectory(sessions.current().path), { sync: true });
+    const rewind = (turn?: number): Promise<void> =>
+      rewindIn(sessions.current(), {
+        root: workspace,
+        blobs: blobs(),
+        out: io.stdout,
+        style,
+        ...(input === undefined ? {} : { input }),
+        ...(turn === undefined ? {} : { turn }),
+        yes: args.allow === "all",
+        alwaysAsk: cliProtectedTargets(io, workspace, mcp),
+      });
+    if (opened.resumed)
+      await finishInterruptedRewind(opened, { root: workspace, blobs: blobs(), style, json: args.json, io });
+    if (args.rewind !== undefined) await rewind(args.rewind.turn);
+    // No task means stdin is a terminal (otherwise the task came from stdin, or --rewind was the job).
     const code =
       setup.task !== undefined
         ? exitCodeOf(await runTask(context, setup.task))
-        : await interactive({ task: context, input: input!, out: io.stdout, style, sessions, models, modes });
+        : input !== undefined
+          ? await interactive({ task: context, input, out: io.stdout, style, sessions, models, modes, rewind })
+          : 0;
     // However the session ended (done, failed, Ctrl-C, /exit), say how to go on with it.
     const last = sessions.current();
     if (last.stored() !== undefined && !args.json)
@@ -214,11 +235,17 @@ async function agentSetup(args: RunArgs, io: CliIo): Promise<AgentSetup> {
   const selected = withCassette(selectModel(args, io.env), args);
   checkPriced(selected.model, args, "--model");
   if (selected.note !== undefined) io.stderr.write(`${visibleText(selected.note)}\n`);
-  const task = args.task ?? (io.stdin.isTTY === true ? undefined : await readTask(io.stdin));
+  const task =
+    args.task ?? (io.stdin.isTTY === true || args.rewind !== undefined ? undefined : await readTask(io.stdin));
   if (task === undefined && args.json) throw new CliError("--json needs a task, as an argument or on stdin", "usage");
   const version = cliVersion();
   // Asking needs a terminal, and --json promises scripts that nothing waits for a human.
   const input = !args.json && io.stdin.isTTY === true ? terminalInput(io.stdin, io.stdout) : undefined;
+  if (input === undefined && args.rewind !== undefined && (args.rewind.turn === undefined || args.allow !== "all"))
+    throw new CliError(
+      "--rewind without a terminal cannot ask: give the turn and confirm with --yes (--rewind 2 --yes)",
+      "usage",
+    );
   return { workspace, selected, task, version, input, sandbox };
 }
 
@@ -368,12 +395,7 @@ function taskContext(parts: TaskParts): TaskContext {
         ...(ask === undefined ? {} : { ask }),
         signal: () => taskSignal,
         alwaysAsk: withUnsandboxedBash(
-          protectedTargets({
-            workspace,
-            home: cliHome(io.env),
-            runs: mcp.runs,
-            user: { home: io.env.HOME ?? homedir(), xdgConfigHome: io.env.XDG_CONFIG_HOME },
-          }),
+          cliProtectedTargets(io, workspace, mcp),
           () =>
             sandbox.askEveryCommand &&
             args.allow !== "all" &&
@@ -429,6 +451,37 @@ function permissionModes(args: RunArgs, io: CliIo, sandbox: CliSandbox): ModeCon
   const first = args.mode ?? "default";
   warn(first);
   return modeControl(first, warn);
+}
+
+// The places where writing is asked about every time (a rewind restoring a file there too).
+function cliProtectedTargets(io: CliIo, workspace: string, mcp: CliMcp): ReturnType<typeof protectedTargets> {
+  return protectedTargets({
+    workspace,
+    home: cliHome(io.env),
+    runs: mcp.runs,
+    user: { home: io.env.HOME ?? homedir(), xdgConfigHome: io.env.XDG_CONFIG_HOME },
+  });
+}
+
+// The rewind dialog on the session, once it is stored (a new one without a task has nothing to rewind).
+async function rewindIn(opened: CliSession, dialog: Omit<RewindDialog, "session">): Promise<void> {
+  const session = opened.stored();
+  if (session === undefined) dialog.out.write("Nothing to rewind: this session has no turns yet.\n");
+  else await rewindDialog({ ...dialog, session });
+}
+
+// A rewind a crash cut short is finished before anything else uses the session, and said so.
+async function finishInterruptedRewind(
+  opened: CliSession,
+  options: { root: string; blobs: BlobStore; style: Style; json: boolean; io: CliIo },
+): Promise<void> {
+  const session = opened.stored();
+  if (session === undefined) return;
+  const report = await finishRewind(session, await loadEntries(opened.path, { onWarning: () => undefined }), options);
+  if (report === undefined) return;
+  const out = options.json ? options.io.stderr : options.io.stdout;
+  // terminal-safe: describeReport makes every path and reason visible.
+  out.write(describeReport(report, options.style));
 }
 
 // Ctrl-C reaches a running task as a signal (cooked terminal, `kill -INT`) or as a key (raw mode).

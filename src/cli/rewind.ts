@@ -40,7 +40,7 @@ type RewindIntent = {
  * Rewinds `session` (bound to its store) as `plan` says: files the agent changed get back what
  * they held before `plan.turn`, and the conversation loses that turn and everything after it.
  * `overwrite`: the files the user said to put back although someone else changed them since (the
- * others are left as they are). Reliable across a crash: the intent is recorded first (a
+ * others are left as they are); `keep`: files left as they are in any case. Reliable across a crash: the intent is recorded first (a
  * `rewind-start` entry), each file is replaced atomically, then the messages are removed (a
  * `splice` with reason `rewind`, which every store records and replays) and the end recorded (a
  * `rewind-end` entry); `finishRewind` completes a rewind a crash cut short. `onStep` hears each
@@ -53,6 +53,8 @@ export async function rewindSession(
     root: string;
     blobs: Pick<BlobStore, "read">;
     overwrite?: ReadonlySet<string>;
+    /** Files left as they are whatever they hold, with why (a protected place no one was asked about). */
+    keep?: ReadonlyMap<string, string>;
     onStep?: (path: string) => void | Promise<void>;
   },
 ): Promise<RewindReport> {
@@ -60,8 +62,10 @@ export async function rewindSession(
   const skipped: { path: string; reason: string }[] = [];
   for (const file of plan.files) {
     const expected = stateKey(file.now);
+    const kept = options.keep?.get(file.path);
     if (file.status === "done") continue;
-    if (file.status === "unreadable" || expected === undefined)
+    if (kept !== undefined) skipped.push({ path: file.path, reason: kept });
+    else if (file.status === "unreadable" || expected === undefined)
       skipped.push({ path: file.path, reason: file.now.type === "unreadable" ? file.now.reason : "unreadable" });
     else if (file.status === "changed" && options.overwrite?.has(file.path) !== true)
       skipped.push({ path: file.path, reason: "changed since the agent left it; kept as it is" });

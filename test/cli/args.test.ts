@@ -74,6 +74,24 @@ describe("parseCliArgs", () => {
     expect(parseCliArgs(["--", "--resume"])).toMatchObject({ task: "--resume" });
   });
 
+  it("takes --rewind with or without a turn, on --resume's session or the latest", () => {
+    expect(parseCliArgs(["--rewind"])).toMatchObject({ rewind: {}, resume: {} });
+    expect(parseCliArgs(["--rewind", "2", "--yes", "do it the other way"])).toMatchObject({
+      rewind: { turn: 2 },
+      resume: {},
+      allow: "all",
+      task: "do it the other way",
+    });
+    expect(parseCliArgs(["--resume", "20250102-030405-a1b2c3", "--rewind", "go on"])).toMatchObject({
+      rewind: {},
+      resume: { id: "20250102-030405-a1b2c3" },
+      task: "go on",
+    });
+    expect(parseCliArgs(["--rewind=3"])).toMatchObject({ rewind: { turn: 3 } });
+    expect(usageError(["--rewind=0"])).toContain("--rewind needs a positive integer");
+    expect(usageError(["--rewind", "--json", "task"])).toContain("does not go with --json");
+  });
+
   it("reads help, version and view", () => {
     expect(parseCliArgs(["--help", "--bogus"])).toStrictEqual({ command: "help" });
     expect(parseCliArgs(["-v"])).toStrictEqual({ command: "version" });

@@ -7,6 +7,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { closeSession, loadEntries, loadSession } from "simple-agent-loop/store";
 import { userTurns } from "../../src/cli/rewind-plan.ts";
 import { finishRewind } from "../../src/cli/rewind.ts";
+import { startFakeOpenAI } from "./fake-openai.ts";
+import { cliEnvironment, runCli } from "./helpers.ts";
 import { repositoryRoot } from "./terminal.ts";
 import { agentWorkspace, call, sessionId, type AgentWorkspace } from "./rewind-fixture.ts";
 
@@ -55,21 +57,27 @@ async function rewindKilledAfter(turn: number, stop: number): Promise<void> {
   expect(await exited).toBe("SIGKILL");
 }
 
+// The turns the tests rewind: a.txt edited, b.txt replaced, c.txt created in the second.
+async function twoTurns(): Promise<{ before: number; cut: number }> {
+  writeFileSync(join(agent.root, "a.txt"), "one\n");
+  writeFileSync(join(agent.root, "b.txt"), "bee\n");
+  await agent.task("first", call("read", { path: "a.txt" }));
+  await agent.task(
+    "second",
+    call("edit", { path: "a.txt", oldText: "one", newText: "two" }),
+    call("write", { path: "b.txt", content: "replaced\n" }),
+    call("write", { path: "c.txt", content: "created\n" }),
+  );
+  const before = agent.session.messages.length;
+  const cut = userTurns(agent.session.messages)[1]!.index;
+  await closeSession(agent.session);
+  return { before, cut };
+}
+
 describe("a rewind killed midway", () => {
   for (const stop of [1, 2, 3])
     it(`is finished on the next start (killed after file ${stop} of 3)`, { timeout: 60_000 }, async () => {
-      writeFileSync(join(agent.root, "a.txt"), "one\n");
-      writeFileSync(join(agent.root, "b.txt"), "bee\n");
-      await agent.task("first", call("read", { path: "a.txt" }));
-      await agent.task(
-        "second",
-        call("edit", { path: "a.txt", oldText: "one", newText: "two" }),
-        call("write", { path: "b.txt", content: "replaced\n" }),
-        call("write", { path: "c.txt", content: "created\n" }),
-      );
-      const before = agent.session.messages.length;
-      const cut = userTurns(agent.session.messages)[1]!.index;
-      await closeSession(agent.session);
+      const { before, cut } = await twoTurns();
 
       await rewindKilledAfter(2, stop);
       const files = [read("a.txt"), read("b.txt"), existsSync(join(agent.root, "c.txt"))];
@@ -115,4 +123,38 @@ describe("a rewind killed midway", () => {
       );
       expect(ends).toHaveLength(1);
     });
+
+  it("is finished by the CLI when the session is resumed, before the task", { timeout: 90_000 }, async () => {
+    const { cut } = await twoTurns();
+    await rewindKilledAfter(2, 1);
+    const server = await startFakeOpenAI();
+    try {
+      server.enqueue({ text: "Going on." });
+      const run = await runCli(["--model", "test-model", "--resume", sessionId, "--yes", "go on"], {
+        cwd: agent.root,
+        env: cliEnvironment(agent.home, { OPENAI_BASE_URL: server.baseURL }),
+      });
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout).toMatch(
+        /An interrupted rewind was finished: the conversation is back to before turn 2\.\n {2}restored a\.txt\n {2}restored b\.txt\n {2}deleted {2}c\.txt\n/,
+      );
+      expect(run.stdout.indexOf("An interrupted rewind")).toBeLessThan(run.stdout.indexOf("Going on."));
+      // The model was sent the rewound conversation and the new task.
+      const contents = server.bodies()[0]!.messages.map((message) => message.content);
+      expect(contents).toContain("first");
+      expect(contents).not.toContain("second");
+      expect(contents.at(-1)).toBe("go on");
+    } finally {
+      await server.close();
+    }
+    expect([read("a.txt"), read("b.txt"), existsSync(join(agent.root, "c.txt"))]).toStrictEqual([
+      "one\n",
+      "bee\n",
+      false,
+    ]);
+    const session = await loadSession(agent.logPath);
+    expect(
+      session.messages.slice(cut).map((message) => ("role" in message ? message.content : message.type)),
+    ).toContain("go on");
+  });
 });

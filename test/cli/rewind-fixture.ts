@@ -1,5 +1,6 @@
 // A workspace and a stored session worked in by the CLI's file tools, with checkpoints recorded
 // as the CLI records them, driven by a scripted model: for the rewind tests (and their crash child).
+import { join } from "node:path";
 import { agentLoop, send, type JsonObject, type ModelMessage, type Session } from "simple-agent-loop";
 import { closeSession, fileStore, type FileStore } from "simple-agent-loop/store";
 import { scriptedModel } from "simple-agent-loop/testing";
@@ -12,6 +13,8 @@ export const sessionId = "20260101-000000-abcdef";
 
 export type AgentWorkspace = {
   root: string;
+  /** The CLI's home (`SIMPLE_AGENT_LOOP_HOME`): the session is in its `sessions`. */
+  home: string;
   store: FileStore;
   session: Session;
   blobs: BlobStore;
@@ -24,7 +27,7 @@ export type AgentWorkspace = {
 export async function agentWorkspace(): Promise<AgentWorkspace> {
   const root = tempDirectory("rewind-workspace-");
   const home = tempDirectory("rewind-sessions-");
-  const store = fileStore(home.path);
+  const store = fileStore(join(home.path, "sessions"));
   const session = await store.open(sessionId);
   const logPath = store.path(sessionId);
   const blobs = fileBlobStore(blobDirectory(logPath), { sync: true });
@@ -35,6 +38,7 @@ export async function agentWorkspace(): Promise<AgentWorkspace> {
   });
   return {
     root: root.path,
+    home: home.path,
     store,
     session,
     blobs,

@@ -6,6 +6,7 @@ import { exitCommand } from "./exit.ts";
 import { helpCommand } from "./help.ts";
 import { modelCommand } from "./model.ts";
 import { resumeCommand } from "./resume.ts";
+import { rewindCommand } from "./rewind.ts";
 import type { CommandContext, CommandOutcome, SlashCommand } from "./slash-command.ts";
 import { visibleLine } from "../visible-text.ts";
 
@@ -16,6 +17,7 @@ export const slashCommands: readonly SlashCommand[] = [
   compactCommand,
   costCommand,
   contextCommand,
+  rewindCommand,
   resumeCommand,
   clearCommand,
   exitCommand,

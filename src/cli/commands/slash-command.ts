@@ -38,6 +38,8 @@ export type CommandContext = {
   models: ModelControl;
   /** The permission mode (Shift-Tab cycles it at the prompt). */
   modes: ModeControl;
+  /** Runs the rewind dialog on the current session: to before user turn `turn`, else one asked for. */
+  rewind: (turn?: number) => Promise<void>;
 };
 
 /** The outcome of a command that lets the prompt go on. */
