@@ -4,6 +4,7 @@ import {
   initSession,
   send,
   tool,
+  type AgentEvent,
   type AgentLoopOptions,
   type InvokeModel,
   type ModelMessage,
@@ -152,7 +153,11 @@ function script(provider: string): ModelMessage[][] {
  * Runs the script through `adapter`: each call builds and sends the adapter's real request (the
  * body is captured; the transport then fails) and answers with the script's next turn.
  */
-async function capturedRequests(adapter: Adapter, options: AgentLoopOptions = {}): Promise<Body[]> {
+async function capturedRequests(
+  adapter: Adapter,
+  options: AgentLoopOptions = {},
+  answers: ModelMessage[][] = script(adapter.provider),
+): Promise<Body[]> {
   const bodies: Body[] = [];
   const fetch: typeof globalThis.fetch = async (_url, init) => {
     const body = init?.body;
@@ -160,7 +165,6 @@ async function capturedRequests(adapter: Adapter, options: AgentLoopOptions = {}
     return new Response(JSON.stringify({ error: { message: "captured" } }), { status: 400 });
   };
   const provider = adapter.create(fetch);
-  const answers = script(adapter.provider);
   let next = 0;
   const invoke: InvokeModel = async (tools, session, context) => {
     try {
@@ -173,9 +177,16 @@ async function capturedRequests(adapter: Adapter, options: AgentLoopOptions = {}
     return answers[next++]!;
   };
   const session: Session = initSession("You are a careful coding agent.", "Fix the failing test.");
-  await agentLoop(invoke, [readTool, grepTool], session, { compaction: false, ...options });
+  const onEvent = options.onEvent;
+  // Compactions are told by the number of requests sent before them.
+  const run = {
+    ...options,
+    onEvent: (event: AgentEvent) => onEvent?.({ ...event, iteration: bodies.length } as AgentEvent),
+    loopGuard: false as const,
+  };
+  await agentLoop(invoke, [readTool, grepTool], session, run);
   send(session, "Now add a test for it.");
-  await agentLoop(invoke, [readTool, grepTool], session, { compaction: false, ...options });
+  await agentLoop(invoke, [readTool, grepTool], session, run);
   expect(next).toBe(answers.length);
   return bodies;
 }
@@ -183,7 +194,7 @@ async function capturedRequests(adapter: Adapter, options: AgentLoopOptions = {}
 describe("every adapter keeps the prompt prefix: request N+1 begins with request N's messages, byte for byte", () => {
   for (const adapter of adapters) {
     it(`${adapter.name}`, async () => {
-      const bodies = await capturedRequests(adapter);
+      const bodies = await capturedRequests(adapter, { compaction: false });
       expect(bodies).toHaveLength(script(adapter.provider).length);
       const unmarked = (message: unknown) => adapter.unmarked?.(message) ?? { message, marked: false };
       for (let index = 1; index < bodies.length; index++) {
@@ -206,6 +217,52 @@ describe("every adapter keeps the prompt prefix: request N+1 begins with request
       // Signed thinking of the provider's own goes back (and so is part of the prefix compared).
       const signed = adapter.provider === "openai-responses" ? "encrypted-1" : "signature-1";
       if (adapter.provider !== "openai-chat") expect(JSON.stringify(bodies.at(-1)).includes(signed)).toBe(true);
+    });
+  }
+});
+
+describe("with the default compaction, request N+1 changes request N's messages only where a compaction was announced", () => {
+  // Long thinking (truncation cuts it) and long outputs (clearing replaces them), 24 calls.
+  const longScript = (provider: string): ModelMessage[][] =>
+    Array.from({ length: 24 }, (_, step) =>
+      step === 11 || step === 23
+        ? [{ role: "assistant", content: `Done with part ${step}.` }]
+        : turn(provider, step + 1, [{ name: "read", input: { path: "x".repeat(1 + (step % 3)) } }]).map((message) =>
+            "type" in message && message.type === "thinking"
+              ? { ...message, content: `${message.content} `.repeat(20) }
+              : message,
+          ),
+    );
+
+  for (const adapter of adapters) {
+    it(`${adapter.name}`, async () => {
+      const compactedBefore = new Set<number>();
+      const bodies = await capturedRequests(
+        adapter,
+        {
+          onEvent: (event) => {
+            if (event.type === "compaction")
+              compactedBefore.add((event as unknown as { iteration: number }).iteration + 1);
+          },
+        },
+        longScript(adapter.provider),
+      );
+      expect(compactedBefore.size, "the script makes the default compaction cut something").toBeGreaterThan(0);
+      const unmarked = (message: unknown) => JSON.stringify(adapter.unmarked?.(message).message ?? message);
+      let held = 0;
+      for (let index = 1; index < bodies.length; index++) {
+        const before = adapter.messagesOf(bodies[index - 1]!);
+        const after = adapter.messagesOf(bodies[index]!);
+        const same = before.every((message, position) => unmarked(message) === unmarked(after[position]));
+        if (same) held++;
+        else
+          expect(
+            compactedBefore.has(index + 1),
+            `${adapter.name}: request ${index + 1} changed without a compaction`,
+          ).toBe(true);
+      }
+      // Cuts come in batches: most requests keep the prefix.
+      expect(held).toBeGreaterThanOrEqual(bodies.length - 1 - compactedBefore.size);
     });
   }
 });
