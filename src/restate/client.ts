@@ -1,8 +1,10 @@
 import type { ApprovalDecision } from "../tools/approval.ts";
 import type { Session } from "../session.ts";
+import type { SessionStore } from "../store/session-store.ts";
 import type { ApprovalResolved, PendingApprovalView } from "./approvals.ts";
 import type { AgentRunInput, AgentRunResult, AgentStatus } from "./durable-run.ts";
 import { isRestateAgentError, RestateAgentError } from "./restate-agent-error.ts";
+import { writeExportToStore } from "./session-to-store.ts";
 
 export type RestateAgentClientOptions = {
   /** The Restate ingress, e.g. `http://localhost:8080`. */
@@ -50,6 +52,13 @@ export type RestateAgentClient = {
   session: (sessionId: string) => Promise<Session>;
   /** The session's JSONL log, as the file store writes it. */
   export: (sessionId: string) => Promise<string>;
+  /**
+   * Copies the session into any `SessionStore` (file, SQLite, PostgreSQL) under `options.id`
+   * (default: the same id), as a new session there, and returns it; see `writeExportToStore`.
+   * From there `store.load`, the viewer, a web page (`approvalRequestHandler`, a run registry with
+   * the store) or an in-process run reads it.
+   */
+  exportTo: (sessionId: string, store: SessionStore, options?: { id?: string }) => Promise<Session>;
   status: (sessionId: string) => Promise<AgentStatus>;
   pendingApprovals: (sessionId: string) => Promise<PendingApprovalView[]>;
   /** Like the in-process `resolveApproval`: one id and a decision, a list of ids sharing it, or a list of `{ id, approved, reason? }`. */
@@ -135,6 +144,10 @@ export function restateAgentClient(options: RestateAgentClientOptions): RestateA
     attach: (invocationId, attachOptions) => attach(invocationId, attachOptions?.signal),
     session: (sessionId) => call(sessionId, "session"),
     export: async (sessionId) => (await request(handler(sessionId, "export"), { method: "POST", body: null })).text(),
+    exportTo: async (sessionId, store, exportOptions) => {
+      const jsonl = await (await request(handler(sessionId, "export"), { method: "POST", body: null })).text();
+      return writeExportToStore(jsonl, store, exportOptions?.id ?? sessionId);
+    },
     status: (sessionId) => call(sessionId, "status"),
     pendingApprovals: (sessionId) => call(sessionId, "pendingApprovals"),
     resolveApproval: (sessionId, callId, decision) => {

@@ -6,3 +6,4 @@ export type { StepRetryOptions } from "./journaled-model.ts";
 export { restateAgentClient } from "./client.ts";
 export type { RestateAgentClient, RestateAgentClientOptions, RunCallOptions } from "./client.ts";
 export { RestateAgentError, isRestateAgentError } from "./restate-agent-error.ts";
+export { writeExportToStore } from "./session-to-store.ts";
