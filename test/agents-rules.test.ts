@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import {
   defineAgent,
   handoff,
+  HandoffLimitError,
   initSession,
   runAgent,
   send,
@@ -92,6 +93,30 @@ describe("agents and handoffs: each rule", () => {
     await runAgent(triage, initSession("s", "hi"));
     expect(order).toStrictEqual(["onHandoff triage->billing after 4 messages", "billing model call"]);
     expect(billingTools).toStrictEqual([["transfer_back_to_triage"]]);
+  });
+});
+
+describe("maxHandoffs", () => {
+  it("defaults to 10: the 11th handoff of one call throws HandoffLimitError with a valid session", async () => {
+    const back = Array.from({ length: 8 }, (_, index) => [call(`b${String(index)}`, "transfer_back_to_triage")]);
+    const forth = Array.from({ length: 8 }, (_, index) => [call(`t${String(index)}`, "transfer_to_billing")]);
+    const billing = defineAgent({ name: "billing", systemPrompt: "b", invokeModel: scriptedModel(back) });
+    const triage = defineAgent({
+      name: "triage",
+      systemPrompt: "t",
+      invokeModel: scriptedModel(forth),
+      handoffs: [handoff(billing, { returnTo: true })],
+    });
+    let handoffs = 0;
+    const error = await runAgent(triage, initSession("s", "loop"), {
+      onEvent: (event) => {
+        if (event.type === "handoff") handoffs++;
+      },
+    }).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(HandoffLimitError);
+    expect((error as HandoffLimitError).message).toContain("10");
+    expect(handoffs).toBe(10);
+    expectEveryCallAnsweredOnce((error as HandoffLimitError).session);
   });
 });
 
