@@ -5,8 +5,8 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { closeSession, loadEntries, loadSession } from "simple-agent-loop/store";
-import { userTurns } from "../../src/cli/rewind-plan.ts";
-import { finishRewind } from "../../src/cli/rewind.ts";
+import { planRewind, userTurns } from "../../src/cli/rewind-plan.ts";
+import { finishRewind, rewindSession } from "../../src/cli/rewind.ts";
 import { startFakeOpenAI } from "./fake-openai.ts";
 import { cliEnvironment, runCli } from "./helpers.ts";
 import { repositoryRoot } from "./terminal.ts";
@@ -156,5 +156,35 @@ describe("a rewind killed midway", () => {
     expect(
       session.messages.slice(cut).map((message) => ("role" in message ? message.content : message.type)),
     ).toContain("go on");
+  });
+
+  it("is finished without cutting the conversation twice when the crash came after the cut", async () => {
+    const { cut } = await twoTurns();
+    const session = await agent.store.open(sessionId);
+    const plan = await planRewind(session.messages, userTurns(session.messages)[1]!, agent.root);
+    await rewindSession(session, plan, { root: agent.root, blobs: agent.blobs });
+    await closeSession(session);
+    // As if killed between the splice and the end: the log loses its last line, the end.
+    const lines = readFileSync(agent.logPath, "utf8").trimEnd().split("\n");
+    expect(JSON.parse(lines.at(-1)!)).toMatchObject({ type: "custom", customType: "rewind-end" });
+    writeFileSync(agent.logPath, `${lines.slice(0, -1).join("\n")}\n`);
+    const reopened = await agent.store.open(sessionId);
+    try {
+      expect(reopened.messages).toHaveLength(cut);
+      const report = await finishRewind(reopened, await loadEntries(agent.logPath), {
+        root: agent.root,
+        blobs: agent.blobs,
+      });
+      expect(report).toMatchObject({ restored: ["a.txt", "b.txt"], deleted: ["c.txt"], recovered: true });
+      expect(reopened.messages).toHaveLength(cut);
+    } finally {
+      await closeSession(reopened);
+    }
+    const types = (await loadEntries(agent.logPath)).map((entry) =>
+      entry.type === "custom" ? entry.customType : entry.type,
+    );
+    expect(types.filter((type) => type === "splice")).toHaveLength(1);
+    expect(types.at(-1)).toBe("rewind-end");
+    expect((await loadSession(agent.logPath)).messages).toHaveLength(cut);
   });
 });
