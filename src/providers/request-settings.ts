@@ -105,3 +105,24 @@ export function maxTokensAbove(provider: string, budget: number, maxTokens: numb
     );
   return maxTokens;
 }
+
+/**
+ * Claude with extended thinking takes no sampling changes (temperature only 1, top_p from 0.95):
+ * the API refuses the request, so the adapter says so first (Anthropic, Bedrock-Claude).
+ */
+export function checkThinkingSampling(
+  provider: string,
+  budget: number | undefined,
+  temperature: number | undefined,
+  topP: number | undefined,
+): void {
+  if (budget === undefined) return;
+  if (temperature !== undefined && temperature !== 1)
+    throw unsupportedSetting(
+      provider,
+      "temperature",
+      `Claude takes only temperature 1 while it thinks (got ${temperature})`,
+    );
+  if (topP !== undefined && topP < 0.95)
+    throw unsupportedSetting(provider, "topP", `Claude takes topP from 0.95 to 1 while it thinks (got ${topP})`);
+}

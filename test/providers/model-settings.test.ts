@@ -148,23 +148,39 @@ describe("ModelSettings: every adapter maps every field to its provider's own", 
   });
 
   it("bedrock: inferenceConfig, toolChoice, Claude's thinking in additionalModelRequestFields; no 'none' with tool history", () => {
+    const { temperature: _temperature, topP: _topP, ...unsampled } = every;
     const request = toBedrockRequest(session, [lookup], {
       model: "anthropic.claude-x",
-      settings: { ...every, model: "anthropic.claude-y", toolChoice: "auto", reasoning: { budgetTokens: 2000 } },
+      settings: { ...unsampled, model: "anthropic.claude-y", toolChoice: "auto", reasoning: { budgetTokens: 2000 } },
     });
-    expect(request.inferenceConfig).toStrictEqual({
-      maxTokens: 4000,
-      temperature: 0.2,
-      topP: 0.9,
-      stopSequences: ["END"],
-    });
+    expect(request.inferenceConfig).toStrictEqual({ maxTokens: 4000, stopSequences: ["END"] });
     expect(request.toolConfig?.toolChoice).toStrictEqual({ auto: {} });
     expect(request.additionalModelRequestFields).toStrictEqual({ thinking: { type: "enabled", budget_tokens: 2000 } });
     expect(
       toBedrockRequest(session, [lookup], { model: "anthropic.claude-x", settings: { toolChoice: "required" } })
         .toolConfig?.toolChoice,
     ).toStrictEqual({ any: {} });
-    // As on Anthropic's own API: no forced tool call while Claude thinks.
+    // As on Anthropic's own API: no forced tool call and no sampling changes while Claude thinks.
+    for (const sampling of [{ temperature: 0.2 }, { topP: 0.9 }])
+      for (const refuse of [
+        () =>
+          toBedrockRequest(session, [lookup], {
+            model: "anthropic.claude-x",
+            settings: { ...sampling, reasoning: { budgetTokens: 2000 } },
+          }),
+        () =>
+          toAnthropicRequest(session, [lookup], {
+            model: "m",
+            settings: { ...sampling, reasoning: { budgetTokens: 2000 } },
+          }),
+      ])
+        expect(refusal(refuse)).toMatch(/while it thinks/);
+    expect(
+      toAnthropicRequest(session, [], {
+        model: "m",
+        settings: { temperature: 1, topP: 0.95, reasoning: { budgetTokens: 2000 } },
+      }).temperature,
+    ).toBe(1);
     for (const toolChoice of ["required", { name: "lookup" }] as const)
       expect(
         refusal(() =>

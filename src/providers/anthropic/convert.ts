@@ -22,6 +22,7 @@ import {
   mergeProviderOptions,
   thinkingBudget,
   unsupportedSetting,
+  checkThinkingSampling,
 } from "../request-settings.ts";
 import { bareMediaType, checkImageType, isDataPart } from "../content-convert.ts";
 import { fromBase64, type ContentPart } from "../../content-parts.ts";
@@ -220,6 +221,7 @@ function requestEnvelope(
   if (settings.topP !== undefined) request.top_p = settings.topP;
   if (settings.stopSequences !== undefined) request.stop_sequences = [...settings.stopSequences];
   const budget = thinkingBudget(anthropicProvider, options.thinking, settings);
+  checkThinkingSampling(anthropicProvider, budget, temperature, settings.topP);
   if (budget !== undefined) {
     request.thinking = { type: "enabled", budget_tokens: budget };
     request.max_tokens = maxTokensAbove(anthropicProvider, budget, maxTokens);

@@ -22,6 +22,7 @@ import {
   mergeProviderOptions,
   thinkingBudget,
   unsupportedSetting,
+  checkThinkingSampling,
 } from "../request-settings.ts";
 import { bareMediaType, checkImageType, isDataPart, urlNotDownloadedError } from "../content-convert.ts";
 import type { ContentPart } from "../../content-parts.ts";
@@ -166,6 +167,7 @@ function inferenceConfigOf(
       "only Claude's thinking is modelled on Bedrock; send another model's switch in providerOptions.additionalModelRequestFields",
     );
   const budget = thinkingBudget(bedrockProvider, options.thinking, settings);
+  checkThinkingSampling(bedrockProvider, budget, temperature, settings.topP);
   if (budget !== undefined) {
     additional.thinking = { type: "enabled", budget_tokens: budget };
     config.maxTokens = maxTokensAbove(bedrockProvider, budget, maxTokens);
