@@ -37,6 +37,7 @@ import { systemPrompt, workspaceMovedPrompt } from "./system-prompt.ts";
 import { maxInstructionBytes, readProjectInstructions, type InstructionFile } from "./project-instructions.ts";
 import { exitCodeOf, type TaskOutput } from "./task-output.ts";
 import { terminalInput, type TerminalInput } from "./terminal-input.ts";
+import { promptHistory } from "./prompt-history.ts";
 import { terminalOutput } from "./terminal-output.ts";
 import { taskContent } from "./attachments.ts";
 import {
@@ -188,7 +189,10 @@ async function runAgent(args: RunArgs, io: CliIo): Promise<number> {
       setup.task !== undefined
         ? exitCodeOf(await runTask(context, setup.task))
         : input !== undefined
-          ? await interactive({ task: context, input, out: io.stdout, style, sessions, models, modes, rewind })
+          ? await interactive(
+              { task: context, input, out: io.stdout, style, sessions, models, modes, rewind },
+              workspace,
+            )
           : 0;
     // However the session ended (done, failed, Ctrl-C, /exit), say how to go on with it.
     const last = sessions.current();
@@ -240,7 +244,10 @@ async function agentSetup(args: RunArgs, io: CliIo): Promise<AgentSetup> {
   if (task === undefined && args.json) throw new CliError("--json needs a task, as an argument or on stdin", "usage");
   const version = cliVersion();
   // Asking needs a terminal, and --json promises scripts that nothing waits for a human.
-  const input = !args.json && io.stdin.isTTY === true ? terminalInput(io.stdin, io.stdout) : undefined;
+  const input =
+    !args.json && io.stdin.isTTY === true
+      ? terminalInput(io.stdin, io.stdout, { history: promptHistory(cliHome(io.env), workspace) })
+      : undefined;
   if (input === undefined && args.rewind !== undefined && (args.rewind.turn === undefined || args.allow !== "all"))
     throw new CliError(
       "--rewind without a terminal cannot ask: give the turn and confirm with --yes (--rewind 2 --yes)",

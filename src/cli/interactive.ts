@@ -1,7 +1,9 @@
 import type { Style } from "./ansi.ts";
 import { runCommandLine, slashCommands, type CommandContext } from "./commands/index.ts";
 import type { PermissionMode } from "./permission-mode.ts";
+import { completeLine } from "./line-completion.ts";
 import { runTask } from "./run-task.ts";
+import type { QuestionOptions, TerminalInput } from "./terminal-input.ts";
 
 /**
  * The interactive prompt: reads a task, runs it in the session, and again, so every task sees
@@ -10,7 +12,7 @@ import { runTask } from "./run-task.ts";
  * Ends with 0 on Ctrl-D or `/exit`, 130 on Ctrl-C at the prompt; a task that fails or is
  * interrupted just brings the prompt back.
  */
-export async function interactive(context: Omit<CommandContext, "commands">): Promise<number> {
+export async function interactive(context: Omit<CommandContext, "commands">, workspace: string): Promise<number> {
   const { input, out, style, modes } = context;
   const commands: CommandContext = { ...context, commands: slashCommands };
   out.write(
@@ -18,10 +20,13 @@ export async function interactive(context: Omit<CommandContext, "commands">): Pr
       "Type a task and press Enter; /help lists the commands, Shift-Tab switches the permission mode. Ctrl-C interrupts a task; Ctrl-C or Ctrl-D at the prompt exits.\n",
     ),
   );
+  const complete = (line: string): [string[], string] =>
+    completeLine(line, { commands: slashCommands.map((command) => command.name), workspace });
   for (;;) {
     out.write("\n");
-    const answer = await input.question(modePrompt(modes.current(), style), {
-      history: true,
+    const answer = await readInput(input, style, {
+      prompt: modePrompt(modes.current(), style),
+      complete,
       onShiftTab: () => modePrompt(modes.cycle(), style),
     });
     if (answer.type === "end") {
@@ -29,11 +34,39 @@ export async function interactive(context: Omit<CommandContext, "commands">): Pr
       return 0;
     }
     if (answer.type === "interrupt") return 130;
+    if (answer.type === "cancel") continue;
     const task = answer.text.trim();
     if (task === "") continue;
     const outcome = await runCommandLine(task, commands);
     if (outcome?.type === "exit") return outcome.code;
     if (outcome === undefined) await runTask(context.task, task);
+  }
+}
+
+/**
+ * One input, over several lines: a line ending in a backslash, or ended with Shift-Enter where the
+ * terminal reports it apart from Enter (ESC [ 13;2u: the kitty keyboard protocol, xterm's
+ * modifyOtherKeys; other terminals send Enter for it, so use the backslash there), goes on on the next
+ * line (prompt `… `); the lines are joined with line feeds. Ctrl-C on a continuation line drops
+ * the input (`cancel`); on the first line it is `interrupt`.
+ */
+async function readInput(
+  input: TerminalInput,
+  style: Style,
+  options: { prompt: string; complete: QuestionOptions["complete"] & {}; onShiftTab: () => string },
+): Promise<{ type: "text"; text: string } | { type: "interrupt" } | { type: "end" } | { type: "cancel" }> {
+  const lines: string[] = [];
+  for (;;) {
+    const answer = await input.question(lines.length === 0 ? options.prompt : `${style.dim("…")} `, {
+      history: true,
+      complete: options.complete,
+      ...(lines.length === 0 ? { onShiftTab: options.onShiftTab } : {}),
+    });
+    if (answer.type === "end") return lines.length === 0 ? answer : { type: "text", text: lines.join("\n") };
+    if (answer.type === "interrupt") return lines.length === 0 ? answer : { type: "cancel" };
+    const backslash = answer.text.endsWith("\\");
+    lines.push(backslash ? answer.text.slice(0, -1) : answer.text);
+    if (!backslash && answer.continued !== true) return { type: "text", text: lines.join("\n") };
   }
 }
 

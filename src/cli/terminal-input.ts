@@ -1,7 +1,9 @@
 import { createInterface, type Interface } from "node:readline";
+import type { PromptHistory } from "./prompt-history.ts";
 
 /** What a question got: a line, Ctrl-C, or the end of input (Ctrl-D). */
-export type LineResult = { type: "line"; text: string } | { type: "interrupt" } | { type: "end" };
+/** `continued`: the line was ended with Shift-Enter (ESC [ 13;2u), so the input goes on on the next line. */
+export type LineResult = { type: "line"; text: string; continued?: boolean } | { type: "interrupt" } | { type: "end" };
 
 /** What a one-key question got: the key pressed (one character), Ctrl-C, or the end of input (Ctrl-D). */
 export type KeyResult = { type: "key"; key: string } | { type: "interrupt" } | { type: "end" };
@@ -30,12 +32,17 @@ export type TerminalInput = {
   watchInterrupts: (onInterrupt: () => void) => () => void;
 };
 
-/** A `TerminalInput` on a TTY `input`, echoing to `output`. */
-export function terminalInput(input: NodeJS.ReadStream, output: NodeJS.WritableStream): TerminalInput {
+/** A `TerminalInput` on a TTY `input`, echoing to `output`; `history` keeps the `history` questions' lines across runs. */
+export function terminalInput(
+  input: NodeJS.ReadStream,
+  output: NodeJS.WritableStream,
+  options: { history?: PromptHistory } = {},
+): TerminalInput {
   const keyboard: Keyboard = {
     input,
     output,
-    history: [],
+    history: options.history?.load() ?? [],
+    saved: options.history,
     watcher: undefined,
     onData: (chunk) => {
       if ((typeof chunk === "string" ? chunk.includes("\x03") : chunk.includes(3)) && keyboard.watcher !== undefined)
@@ -66,21 +73,43 @@ type Keyboard = {
   readonly output: NodeJS.WritableStream;
   /** The lines of earlier `history` questions, newest first (as readline keeps them). */
   history: string[];
+  /** Where the history is kept across runs, if anywhere. */
+  readonly saved: PromptHistory | undefined;
   /** Called on Ctrl-C between questions; undefined when nobody watches. */
   watcher: (() => void) | undefined;
   readonly onData: (chunk: Buffer | string) => void;
 };
 
 /** How a line is read: see `TerminalInput.question`. */
-export type QuestionOptions = { history?: boolean; signal?: AbortSignal; onShiftTab?: () => string };
+export type QuestionOptions = {
+  history?: boolean;
+  signal?: AbortSignal;
+  onShiftTab?: () => string;
+  /** What Tab completes (readline's completer: the candidates and the text they replace). */
+  complete?: (line: string) => [string[], string];
+};
 
 function askLine(keyboard: Keyboard, prompt: string, options: QuestionOptions): Promise<LineResult> {
   const { output, watcher, onData } = keyboard;
   // readline reads the keys itself meanwhile, Ctrl-C included.
   if (watcher !== undefined) keyboard.input.off("data", onData);
   const shiftTab = { pressed: false };
-  const reader = lineReader(keyboard, options.history === true, shiftTab);
-  const onKey = (_text: string | undefined, key: { name?: string; shift?: boolean } | undefined): void => {
+  const reader = lineReader(keyboard, options, shiftTab);
+  let continued = false;
+  let closed = false;
+  const onKey = (
+    _text: string | undefined,
+    key: { name?: string; shift?: boolean; meta?: boolean; sequence?: string } | undefined,
+  ): void => {
+    // Shift-Enter, where the terminal tells it from Enter (the kitty keyboard protocol's and
+    // xterm's modifyOtherKeys' ESC [ 13;2u): readline ignores the sequence.
+    if (key?.sequence === "\x1b[13;2u") {
+      continued = true;
+      setImmediate(() => {
+        if (!closed) reader.write(null, { name: "return" });
+      });
+      return;
+    }
     if (key?.name !== "tab" || key.shift !== true || options.onShiftTab === undefined) return;
     // Readline offers it to the completer as a Tab: the completer is told to complete nothing.
     shiftTab.pressed = true;
@@ -99,6 +128,7 @@ function askLine(keyboard: Keyboard, prompt: string, options: QuestionOptions): 
     const settle = (result: LineResult): void => {
       if (settled) return;
       settled = true;
+      closed = true;
       keyboard.input.off("keypress", onKey);
       options.signal?.removeEventListener("abort", onAbort);
       reader.close();
@@ -116,7 +146,7 @@ function askLine(keyboard: Keyboard, prompt: string, options: QuestionOptions): 
     reader.on("close", () => settle({ type: "end" }));
     if (options.signal?.aborted === true) return onAbort();
     options.signal?.addEventListener("abort", onAbort, { once: true });
-    reader.question(prompt, (text) => settle({ type: "line", text }));
+    reader.question(prompt, (text) => settle(continued ? { type: "line", text, continued } : { type: "line", text }));
   });
 }
 
@@ -124,7 +154,8 @@ function askLine(keyboard: Keyboard, prompt: string, options: QuestionOptions): 
  * A readline interface with line editing; with `history`, it shares (and updates) the keyboard's
  * history. Its completer completes nothing for a Tab that was a Shift-Tab (`shiftTab.pressed`).
  */
-function lineReader(keyboard: Keyboard, history: boolean, shiftTab: { pressed: boolean }): Interface {
+function lineReader(keyboard: Keyboard, options: QuestionOptions, shiftTab: { pressed: boolean }): Interface {
+  const history = options.history === true;
   const reader = createInterface({
     input: keyboard.input,
     output: keyboard.output,
@@ -132,11 +163,18 @@ function lineReader(keyboard: Keyboard, history: boolean, shiftTab: { pressed: b
     historySize: history ? 500 : 0,
     ...(history ? { history: keyboard.history, removeHistoryDuplicates: true } : {}),
     completer: (line: string): [string[], string] => {
-      shiftTab.pressed = false;
-      return [[], line];
+      if (shiftTab.pressed || options.complete === undefined) {
+        shiftTab.pressed = false;
+        return [[], line];
+      }
+      return options.complete(line);
     },
   });
-  if (history) reader.on("history", (updated: string[]) => (keyboard.history = updated));
+  if (history)
+    reader.on("history", (updated: string[]) => {
+      keyboard.history = updated;
+      keyboard.saved?.save(updated);
+    });
   return reader;
 }
 
