@@ -14,7 +14,7 @@ import {
 } from "../session.ts";
 import type { PendingApproval, ToolOutcome } from "../tools/tool-outcome.ts";
 import { verbatimAnswer } from "./verbatim-answer.ts";
-import { addInput } from "./guarded-turn.ts";
+import { addInput, guardGivenAnswer } from "./guarded-turn.ts";
 
 /**
  * The `answer-tools` step: runs the open turn's tool calls and adds their results in call order,
@@ -34,7 +34,10 @@ export async function answerTools(run: RunContext, turn: OpenTurn): Promise<Next
 async function afterTurn(run: RunContext): Promise<NextStep> {
   const { state } = run;
   const answer = verbatimAnswer(run.session.messages, run.offer.definitions);
-  if (answer !== undefined) return giveAnswer(run, answer);
+  if (answer !== undefined) {
+    const checked = await guardGivenAnswer(run, answer);
+    return "role" in checked ? giveAnswer(run, checked) : checked;
+  }
   const looping = state.loopGuard.detected;
   if (looping !== undefined) {
     run.emit({ type: "loop-detected", tool: looping.name, count: state.loopGuard.count });

@@ -3,7 +3,7 @@ import { guardedAnswer, guardedUserMessage, replaceGuarded, textOf } from "../gu
 import type { Guardrail, GuardrailKind } from "../guardrails/guardrail.ts";
 import { createHoldBack, type HoldBack } from "../guardrails/hold-back.ts";
 import { createAbortRace, type AbortRace } from "../shared/abort.ts";
-import type { GuardrailMark, ModelMessage, UserMessage } from "../session.ts";
+import type { AssistantMessage, GuardrailMark, ModelMessage, UserMessage } from "../session.ts";
 import type { AgentEvent } from "./events.ts";
 import { callModelNext, type NextStep } from "./next-step.ts";
 import type { RunContext } from "./run-context.ts";
@@ -221,6 +221,40 @@ async function checkAnswer(
     guardrail: { name: decision.name, action: "retry", feedback: decision.feedback },
   });
   return callModelNext;
+}
+
+/**
+ * A tool's result given as the run's answer (`answer: "verbatim"`): the output guardrails check it
+ * as any answer. A redact gives it redacted; a block (or a retry, which no model call can take
+ * here) puts its marker in its place and ends the run. The answer to add, or the run's end.
+ */
+export async function guardGivenAnswer(
+  run: RunContext,
+  answer: AssistantMessage,
+): Promise<AssistantMessage | NextStep> {
+  const guardrails = run.guardrails;
+  if (guardrails === undefined || guardrails.output.length === 0) return answer;
+  let decision: GuardrailDecision;
+  try {
+    decision = await askGuardrails(
+      guardrails.output,
+      { kind: "output", text: answer.content, ...common(run) },
+      report(run),
+      { unsaved: true },
+    );
+  } catch (error) {
+    if (!run.signal.aborted) throw error;
+    run.add({ role: "assistant", content: "", stopReason: "aborted" });
+    return { type: "end", end: { outcome: "aborted" } };
+  }
+  if (decision.action === "allow") {
+    if (decision.redacted === undefined) return answer;
+    const { name, replacement } = decision.redacted;
+    return { ...answer, content: replacement, guardrail: { name, action: "redact", replacement } };
+  }
+  const message = decision.action === "block" ? decision.message : decision.feedback;
+  run.add({ ...guardedAnswer([answer], { name: decision.name, action: "block", message }) });
+  return blocked("output", decision.name, message);
 }
 
 // The answer's marker enters in its place, and the run ends `blocked`.

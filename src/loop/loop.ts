@@ -1,4 +1,5 @@
 import { answerTools, giveAnswer, nextAfterAnswer } from "./answer-tools.ts";
+import { guardGivenAnswer } from "./guarded-turn.ts";
 import { callModelStep } from "./call-model.ts";
 import type { AgentEvent } from "./events.ts";
 import { runStream, type RunStream } from "./event-iterator.ts";
@@ -136,7 +137,7 @@ async function runLoop(run: RunContext): Promise<void> {
   run.emit(run.agentName === undefined ? { type: "run-start" } : { type: "run-start", agentName: run.agentName });
   let end: RunEnd;
   try {
-    end = await runSteps(run, firstStep(run));
+    end = await runSteps(run, await firstStep(run));
     // The run's time limit is an abort with a reason of its own.
     if (end.outcome === "aborted" && isTimeoutError(run.signal.reason))
       end = { outcome: "timeout", error: run.signal.reason };
@@ -190,11 +191,13 @@ async function runSteps(run: RunContext, first: NextStep): Promise<RunEnd> {
 
 // A session whose last turn has unanswered tool calls (a crash, a resume) continues with them;
 // one whose last turn's results hold a verbatim answer not yet given ends with it.
-function firstStep(run: RunContext): NextStep {
+function firstStep(run: RunContext): NextStep | Promise<NextStep> {
   const turn = findOpenTurn(run.session.messages);
   if (turn.toolCalls.length > 0) return { type: "answer-tools", turn };
   const answer = verbatimAnswer(run.session.messages, run.offer.definitions);
-  return answer === undefined ? callModelNext : giveAnswer(run, answer);
+  if (answer === undefined) return callModelNext;
+  // The output guardrails check a given answer as any other.
+  return guardGivenAnswer(run, answer).then((checked) => ("role" in checked ? giveAnswer(run, checked) : checked));
 }
 
 /** The `correct-output` step: closes the turn and sends the problems back as a user message. */

@@ -5,6 +5,7 @@ import {
   extendSession,
   initSession,
   runAgent,
+  subagentTool,
   tool,
   type AgentRunEvent,
   type Guardrail,
@@ -30,10 +31,13 @@ function echoTool(ran: unknown[]) {
 
 const echoCall = (id: string, text: string) => ({ type: "tool_call" as const, id, name: "echo", input: { text } });
 
+// The results without their clock readings (`ts`, and `waitMs`: a guardrail's check is time the call waited).
 function results(messages: readonly Message[]): Message[] {
-  return messages
-    .filter((message) => "type" in message && message.type === "tool_result")
-    .map(({ ts: _ts, ...message }) => message as Message);
+  return messages.flatMap((message) => {
+    if (!("type" in message) || message.type !== "tool_result") return [];
+    const { ts: _ts, waitMs: _waitMs, ...rest } = message;
+    return [rest];
+  });
 }
 
 describe("tool guardrails", () => {
@@ -214,6 +218,46 @@ describe("guardrails of agents", () => {
     extendSession(session, { role: "user", content: "and invoice 8?" });
     await runAgent(billing, session);
     expect(session.messages.at(-1)).toMatchObject({ role: "assistant", content: "[blocked by no-invoice-8]" });
+  });
+
+  it("a verbatim answer (subagentTool) is checked by the caller's output guardrails like any answer", async () => {
+    const researcher = defineAgent({
+      name: "researcher",
+      systemPrompt: "You research.",
+      invokeModel: scriptedModel([answer("The secret formula is X.")]),
+    });
+    const parent = scriptedModel([
+      [{ type: "tool_call", id: "c1", name: "researcher", input: { prompt: "formula?" } }],
+    ]);
+    const asked: GuardrailInput[] = [];
+    const session = await agentLoop(
+      parent,
+      [subagentTool(researcher, { answer: "verbatim" })],
+      initSession("s", "hi"),
+      {
+        guardrails: {
+          output: [
+            {
+              name: "leaks",
+              check: (input) => {
+                asked.push(input);
+                return input.text?.includes("secret") === true
+                  ? { action: "block", message: "a secret" }
+                  : { action: "allow" };
+              },
+            },
+          ],
+        },
+      },
+    );
+    expect(asked.map((input) => [input.kind, input.text])).toStrictEqual([["output", "The secret formula is X."]]);
+    expectEveryCallAnsweredOnce(session);
+    expect(withoutTs(session).at(-1)).toStrictEqual({
+      role: "assistant",
+      content: "[blocked by leaks]",
+      guardrail: { name: "leaks", action: "block", message: "a secret" },
+      stopReason: "end_turn",
+    });
   });
 
   it("defineAgent and the loop refuse malformed guardrails", async () => {
