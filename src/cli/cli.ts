@@ -113,7 +113,7 @@ async function runAgent(args: RunArgs, io: CliIo): Promise<number> {
     // Every write and edit keeps what it replaced in the session's blobs, for a rewind.
     // The blobs go beside the session in use, which /clear and /resume change.
     const checkpoints = checkpointRecorder({
-      write: (bytes) => fileBlobStore(blobDirectory(sessions.current().path), { sync: true }).write(bytes),
+      write: (bytes) => sessionBlobs(sessions).write(bytes),
     });
     const files = createWorkspace(workspace, { onFileChange: checkpoints.onFileChange });
     const sandbox = sandboxChoice.sandbox;
@@ -124,21 +124,7 @@ async function runAgent(args: RunArgs, io: CliIo): Promise<number> {
     const tools = [
       ...codingTools(workspace, { workspace: files, ...(sandbox === undefined ? {} : { bash: { sandbox } }) }),
       ...mcp.tools,
-      planTool({
-        modes,
-        ...(input === undefined
-          ? {}
-          : {
-              ask: terminalPlanAsker({
-                input,
-                out: io.stdout,
-                style,
-                beforeAsk: output.pause,
-                afterAsk: output.resume,
-                onInterrupt: () => interrupts.handler?.(),
-              }),
-            }),
-      }),
+      planTool({ modes, ...(input === undefined ? {} : { ask: planAsker(input, io, style, output, interrupts) }) }),
     ];
     warnUnknownAllowed(args, io, tools);
     const context = taskContext({
@@ -168,21 +154,15 @@ async function runAgent(args: RunArgs, io: CliIo): Promise<number> {
         : { refusal: "/model: a cassette answers in the order it was recorded; the model cannot change" }),
       onChange: (selected) => (context.invokeModel = selected.invokeModel),
     });
-    // The blobs of the session in use, where its checkpoints keep what files held.
-    const blobs = (): BlobStore => fileBlobStore(blobDirectory(sessions.current().path), { sync: true });
-    const rewind = (turn?: number): Promise<void> =>
-      rewindIn(sessions.current(), {
-        root: workspace,
-        blobs: blobs(),
-        out: io.stdout,
-        style,
-        ...(input === undefined ? {} : { input }),
-        ...(turn === undefined ? {} : { turn }),
-        yes: args.allow === "all",
-        alwaysAsk: cliProtectedTargets(io, workspace, mcp),
-      });
+    const rewind = rewinder({ args, io, setup, sessions, style, mcp });
     if (opened.resumed)
-      await finishInterruptedRewind(opened, { root: workspace, blobs: blobs(), style, json: args.json, io });
+      await finishInterruptedRewind(opened, {
+        root: workspace,
+        blobs: sessionBlobs(sessions),
+        style,
+        json: args.json,
+        io,
+      });
     if (args.rewind !== undefined) await rewind(args.rewind.turn);
     // No task means stdin is a terminal (otherwise the task came from stdin, or --rewind was the job).
     const code =
@@ -206,6 +186,52 @@ async function runAgent(args: RunArgs, io: CliIo): Promise<number> {
   } finally {
     await shutdown.run();
   }
+}
+
+// In plan mode, the plan is shown on the terminal and the human accepts it (or not) there.
+function planAsker(
+  input: TerminalInput,
+  io: CliIo,
+  style: Style,
+  output: { pause: () => void; resume: () => void },
+  interrupts: InterruptRoute,
+): ReturnType<typeof terminalPlanAsker> {
+  return terminalPlanAsker({
+    input,
+    out: io.stdout,
+    style,
+    beforeAsk: output.pause,
+    afterAsk: output.resume,
+    onInterrupt: () => interrupts.handler?.(),
+  });
+}
+
+// The blobs of the session in use, where its checkpoints keep what files held.
+function sessionBlobs(sessions: { current: () => { path: string } }): BlobStore {
+  return fileBlobStore(blobDirectory(sessions.current().path), { sync: true });
+}
+
+// `/rewind` and `--rewind`: the session in use rewound to before a user turn, files included.
+function rewinder(parts: {
+  args: RunArgs;
+  io: CliIo;
+  setup: AgentSetup;
+  sessions: { current: () => Parameters<typeof rewindIn>[0] & { path: string } };
+  style: Style;
+  mcp: Parameters<typeof cliProtectedTargets>[2];
+}): (turn?: number) => Promise<void> {
+  const { args, io, setup, sessions, style, mcp } = parts;
+  return (turn) =>
+    rewindIn(sessions.current(), {
+      root: setup.workspace,
+      blobs: sessionBlobs(sessions),
+      out: io.stdout,
+      style,
+      ...(setup.input === undefined ? {} : { input: setup.input }),
+      ...(turn === undefined ? {} : { turn }),
+      yes: args.allow === "all",
+      alwaysAsk: cliProtectedTargets(io, setup.workspace, mcp),
+    });
 }
 
 /**
