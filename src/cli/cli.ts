@@ -80,7 +80,7 @@ export async function runCli(io: CliIo): Promise<number> {
       return 0;
     }
     if (args.command === "version") {
-      io.stdout.write(`${cliVersion()}\n`);
+      io.stdout.write(`${visibleLine(cliVersion())}\n`);
       return 0;
     }
     if (args.command === "view") return await runView(args, io);

@@ -12,15 +12,7 @@ const root = join(import.meta.dirname, "..", "..");
 const cli = join(root, "src", "cli");
 
 /** Functions whose result is terminal-safe whatever their arguments: they escape what they are given. */
-const escaping = new Set([
-  "visibleText",
-  "visibleLine",
-  "visibleJson",
-  "renderMarkdown",
-  "formatContextTable",
-  "errorLine",
-  "cliVersion",
-]);
+const escaping = new Set(["visibleText", "visibleLine", "visibleJson", "renderMarkdown", "formatContextTable"]);
 /** The stream objects the CLI writes the terminal through. */
 const terminalStream = /(^|\.)(out|stdout|stderr|output|errors|screen\.out)$/;
 
