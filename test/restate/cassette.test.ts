@@ -1,4 +1,3 @@
-import * as restate from "@restatedev/restate-sdk";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -7,7 +6,7 @@ import { tool, type InvokeModel, type Session } from "simple-agent-loop";
 import { restateAgent, restateAgentClient } from "simple-agent-loop/restate";
 import { assertCassetteUsed, cassette } from "simple-agent-loop/testing";
 import { withoutTs } from "../helpers.ts";
-import { startRestateServer, type RestateServer } from "./restate-server.ts";
+import { serveInProcess, startRestateServer, type RestateServer } from "./restate-server.ts";
 
 // A cassette recorded by one durable run replays another through a real Restate server: the
 // model is never called (it throws), the tool's handler never runs (`tools: "record"`), and the
@@ -51,18 +50,8 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 }, 60_000);
 
-// A worker endpoint in this process serving `agent`, registered with the server.
 async function serve(agent: ReturnType<typeof restateAgent>): Promise<void> {
-  const http2 = await import("node:http2");
-  const handler = restate
-    .endpoint()
-    .setLogger(() => undefined)
-    .bind(agent)
-    .http2Handler();
-  const listener = http2.createServer(handler);
-  await new Promise<void>((resolve) => listener.listen(0, "127.0.0.1", resolve));
-  endpoints.push(() => new Promise<void>((resolve) => listener.close(() => resolve())));
-  await server.register(`http://127.0.0.1:${(listener.address() as { port: number }).port}`);
+  endpoints.push(await serveInProcess(server, [agent]));
 }
 
 describe("cassettes through a Restate durable run", () => {

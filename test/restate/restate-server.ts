@@ -1,5 +1,6 @@
 // A real restate-server (the devDependency's binary) on loopback ports, with its own temporary
 // base directory, tuned for tests: fast retries, few partitions, little memory.
+import * as restate from "@restatedev/restate-sdk";
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -157,4 +158,21 @@ function residentBytes(pid: number | undefined): number {
   } catch {
     return 0;
   }
+}
+
+/**
+ * A worker endpoint in this process serving `services` (e.g. `restateAgent(...)` definitions),
+ * registered with `server`; resolves with its `close`.
+ */
+export async function serveInProcess(
+  server: RestateServer,
+  services: readonly Parameters<ReturnType<typeof restate.endpoint>["bind"]>[0][],
+): Promise<() => Promise<void>> {
+  const http2 = await import("node:http2");
+  const endpoint = restate.endpoint().setLogger(() => undefined);
+  for (const service of services) endpoint.bind(service);
+  const listener = http2.createServer(endpoint.http2Handler());
+  await new Promise<void>((resolve) => listener.listen(0, "127.0.0.1", resolve));
+  await server.register(`http://127.0.0.1:${(listener.address() as { port: number }).port}`);
+  return () => new Promise<void>((resolve) => listener.close(() => resolve()));
 }

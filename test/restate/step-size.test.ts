@@ -1,9 +1,8 @@
-import * as restate from "@restatedev/restate-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { imagePart, tool, toolContent, type InvokeModel, type Session } from "simple-agent-loop";
 import { restateAgent, restateAgentClient } from "simple-agent-loop/restate";
 import { withoutTs } from "../helpers.ts";
-import { startRestateServer, type RestateServer } from "./restate-server.ts";
+import { serveInProcess, startRestateServer, type RestateServer } from "./restate-server.ts";
 
 // A step larger than the server accepts would be refused and run again, forever: over
 // `maxStepBytes` a tool's output becomes an error result (the tool ran once) and a model's answer
@@ -67,19 +66,13 @@ let server: RestateServer;
 let endpoint: { close: () => Promise<void> } | undefined;
 beforeAll(async () => {
   server = await startRestateServer();
-  const http2 = await import("node:http2");
-  const handler = restate
-    .endpoint()
-    .setLogger(() => undefined)
-    .bind(restateAgent({ name: "hugeTool", invokeModel: toolModel, tools: [huge], maxStepBytes }))
-    .bind(restateAgent({ name: "hugeAnswer", invokeModel: chattyModel, maxStepBytes }))
-    .bind(restateAgent({ name: "hugeError", invokeModel: failingModel, tools: [failing], maxStepBytes: 2048 }))
-    .bind(restateAgent({ name: "screenshot", invokeModel: lookingModel, tools: [shoot], maxStepBytes: 1024 * 1024 }))
-    .http2Handler();
-  const listener = http2.createServer(handler);
-  await new Promise<void>((resolve) => listener.listen(0, "127.0.0.1", resolve));
-  endpoint = { close: () => new Promise<void>((resolve) => listener.close(() => resolve())) };
-  await server.register(`http://127.0.0.1:${(listener.address() as { port: number }).port}`);
+  const close = await serveInProcess(server, [
+    restateAgent({ name: "hugeTool", invokeModel: toolModel, tools: [huge], maxStepBytes }),
+    restateAgent({ name: "hugeAnswer", invokeModel: chattyModel, maxStepBytes }),
+    restateAgent({ name: "hugeError", invokeModel: failingModel, tools: [failing], maxStepBytes: 2048 }),
+    restateAgent({ name: "screenshot", invokeModel: lookingModel, tools: [shoot], maxStepBytes: 1024 * 1024 }),
+  ]);
+  endpoint = { close };
 }, 120_000);
 afterAll(async () => {
   await endpoint?.close();
