@@ -9,43 +9,37 @@
 //    200k window, a scripted summarizer that keeps file names but no contents), clearing
 //    (clearToolResults), clearing + offloading (with largeOutput). Per strategy: the peak prompt,
 //    the total input tokens, the billed input-token equivalents under Anthropic prompt caching
-//    (reads 0.1x, writes 1.25x; breakpoints where the Anthropic adapter places them: after the
-//    tools, after the system prompt, on the last message and on the one three back; a request reads
-//    the longest prefix any earlier breakpoint cached, writes up to its last breakpoint), the calls
-//    over a 200k window, and how many of the facts are still reachable at the end (in the session,
-//    or through recall_output).
+//    (each request built by the Anthropic adapter's converter and billed as cost.ts bills it:
+//    reads 0.1x, writes 1.25x, see scripted-coding.ts), the calls over a 200k window, and how
+//    many of the facts are still reachable at the end (in the session, or through recall_output).
 // 2. 200 MCP-style tools (realistic schemas: 4-12 parameters with descriptions): request size per
 //    call with all tools sent against deferred + search_tools (five loaded).
 //
 // Tokens are estimated as compaction estimates them: a token per 4 characters of JSON.
-import { createHash } from "node:crypto";
 import {
   agentLoop,
   clearToolResults,
   initSession,
-  keptOutput,
   summarizeOlderTurns,
   tool,
   type AgentLoopOptions,
   type InvokeModel,
-  type Message,
   type ModelMessage,
-  type Session,
   type ToolSchema,
 } from "../src/index.ts";
+import {
+  anthropicCacheBilling,
+  emptyBilling,
+  format,
+  outputWithFact,
+  random,
+  reachableFacts,
+  scriptedSummarizer,
+  tokensOf,
+} from "./scripted-coding.ts";
 
 const turns = 100;
 const contextWindow = 200_000;
-const tokensOf = (characters: number): number => Math.ceil(characters / 4);
-
-// A deterministic pseudo-random sequence, so every strategy sees the same script.
-function random(seed: number): () => number {
-  let state = seed;
-  return () => {
-    state = (state * 1_103_515_245 + 12_345) % 2 ** 31;
-    return state / 2 ** 31;
-  };
-}
 
 type Step = { tool: "read" | "grep" | "test"; input: { path?: string; pattern?: string }; size: number; fact: string };
 
@@ -67,14 +61,7 @@ function output(step: Step, turn: number): string {
     step.tool === "test"
       ? `  ✓ test ${turn} passes in 3 ms`
       : `  const value${turn} = compute(input, ${turn}); // code`;
-  const lines: string[] = [];
-  let length = 0;
-  for (let index = 0; length < step.size; index++) {
-    const text = index === Math.floor(step.size / line.length / 2) ? `  // ${step.fact}` : `${line} ${index}`;
-    lines.push(text);
-    length += text.length + 1;
-  }
-  return lines.join("\n");
+  return outputWithFact(step.size, line, step.fact);
 }
 
 const steps = script();
@@ -90,59 +77,14 @@ const tools = (["read", "grep", "test"] as const).map((name) =>
   }),
 );
 
-type Measure = { peak: number; input: number; billed: number; over: number; calls: number };
-
-// The Anthropic adapter's breakpoints, and what the API bills for them.
-function createBilling(): (request: { tools: readonly ToolSchema[]; session: Session }) => void {
-  const cached = new Set<string>();
-  const measure = billingTotals;
-  return ({ tools: sent, session }) => {
-    const blocks = [
-      ...sent.map((schema) => JSON.stringify(schema)),
-      ...session.messages.map((message) => JSON.stringify(stripped(message))),
-    ];
-    const systemEnd =
-      sent.length +
-      (session.messages[0] !== undefined && "role" in session.messages[0] && session.messages[0].role === "system"
-        ? 1
-        : 0);
-    const breakpoints = new Set(
-      [sent.length, systemEnd, blocks.length, blocks.length - 2].filter((point) => point > 0),
-    );
-    let key = "";
-    let tokens = 0;
-    let read = 0;
-    const keys: string[] = [];
-    for (const [index, block] of blocks.entries()) {
-      key = createHash("sha1").update(key).update(block).digest("hex");
-      tokens += tokensOf(block.length);
-      keys.push(key);
-      if (cached.has(key)) read = tokens;
-    }
-    for (const [index, key] of keys.entries()) if (breakpoints.has(index + 1)) cached.add(key);
-    measure.calls++;
-    measure.input += tokens;
-    measure.peak = Math.max(measure.peak, tokens);
-    measure.billed += read * 0.1 + (tokens - read) * 1.25;
-    if (tokens > contextWindow) measure.over++;
-  };
-}
-
-let billingTotals: Measure = { peak: 0, input: 0, billed: 0, over: 0, calls: 0 };
-
-// What a converter sends of a message: no timestamps, no bookkeeping.
-function stripped(message: Message): unknown {
-  const { ts: _ts, kept: _kept, usage: _usage, ...rest } = message as Message & { kept?: unknown; usage?: unknown };
-  return rest;
-}
+let billingTotals = emptyBilling();
 
 // The agent: one tool call a turn as the script says, with a line of reasoning, then the answer.
-function agent(bill: ReturnType<typeof createBilling>): InvokeModel {
+function agent(bill: ReturnType<typeof anthropicCacheBilling>): InvokeModel {
   let turn = -1;
   return (sent, session) => {
-    bill({ tools: sent, session });
+    const usage = { inputTokens: bill(sent, session), outputTokens: 60 };
     turn++;
-    const usage = { inputTokens: tokensOf(JSON.stringify(session.messages).length), outputTokens: 60 };
     if (turn >= turns)
       return [{ role: "assistant", content: "All done: the parser is refactored and the tests pass.", usage }];
     const step = steps[turn]!;
@@ -157,29 +99,8 @@ function agent(bill: ReturnType<typeof createBilling>): InvokeModel {
   };
 }
 
-// The summarizer keeps what a summary keeps: the files and steps, not their contents.
-const summarizer: InvokeModel = (_tools, session) => {
-  const transcript = session.messages.map((message) => ("content" in message ? message.content : "")).join("\n");
-  const files = [...new Set(transcript.match(/src\/module-\d+\.ts/g) ?? [])];
-  billingTotals.input += tokensOf(transcript.length);
-  billingTotals.billed += tokensOf(transcript.length);
-  return [
-    {
-      role: "assistant",
-      content: `The agent is refactoring the parser. Files read: ${files.join(", ")}. Tests were run every ten steps and passed.`,
-    },
-  ];
-};
-
-async function reachableFacts(session: Session): Promise<number> {
-  const text = JSON.stringify(session.messages);
-  let reachable = 0;
-  for (const [turn, step] of steps.entries()) {
-    const kept = await keptOutput(session, `call_${turn}`);
-    if (text.includes(step.fact) || (typeof kept === "string" && kept.includes(step.fact))) reachable++;
-  }
-  return reachable;
-}
+const summarizer = scriptedSummarizer(() => billingTotals);
+const facts = steps.map((step) => step.fact);
 
 const strategies: [string, AgentLoopOptions][] = [
   ["none", { compaction: false, largeOutput: false }],
@@ -196,9 +117,9 @@ console.log(
 console.log("| strategy | peak prompt | total input | billed (cached) | calls over 200k | facts reachable |");
 console.log("|---|---:|---:|---:|---:|---:|");
 for (const [name, options] of strategies) {
-  billingTotals = { peak: 0, input: 0, billed: 0, over: 0, calls: 0 };
+  billingTotals = emptyBilling();
   const session = await agentLoop(
-    agent(createBilling()),
+    agent(anthropicCacheBilling(billingTotals, contextWindow)),
     tools,
     initSession(
       "You are a careful coding agent working in a TypeScript repository.",
@@ -206,11 +127,9 @@ for (const [name, options] of strategies) {
     ),
     { ...options, maxIterations: turns + 5 },
   );
-  const facts = await reachableFacts(session);
+  const reached = await reachableFacts(session, facts);
   const { peak, input, billed, over } = billingTotals;
-  console.log(
-    `| ${name} | ${format(peak)} | ${format(input)} | ${format(Math.round(billed))} | ${over} | ${facts} / ${turns} |`,
-  );
+  console.log(`| ${name} | ${format(peak)} | ${format(input)} | ${format(billed)} | ${over} | ${reached} / ${turns} |`);
 }
 
 // 2. Many tools: what each request carries with every schema, and with deferred tools.
@@ -289,7 +208,3 @@ console.log("|---|---:|");
 console.log(`| all ${mcpTools.length} tools sent | ${format(all)} |`);
 console.log(`| deferred: search_tools only (before a search) | ${format(sentTools[0]!)} |`);
 console.log(`| deferred: search_tools + 5 loaded | ${format(sentTools[1]!)} |`);
-
-function format(count: number): string {
-  return count.toLocaleString("en-US");
-}

@@ -14,36 +14,31 @@
 // of each block's JSON. Per strategy: the input tokens billed with and without caching, the
 // share read from the cache, the peak prompt, and how many facts the model can still reach at
 // the end (in the session, or through recall_output).
-import { createHash } from "node:crypto";
 import {
   agentLoop,
   clearToolResults,
   createCompactor,
   initSession,
-  keptOutput,
   slidingWindow,
   summarizeOlderTurns,
   tool,
   type AgentLoopOptions,
+  type CompactionStrategy,
   type InvokeModel,
   type ModelMessage,
-  type Session,
-  type ToolSchema,
 } from "../src/index.ts";
-import { toAnthropicRequest } from "../src/providers/anthropic/anthropic.ts";
+import {
+  anthropicCacheBilling,
+  emptyBilling,
+  format,
+  outputWithFact,
+  random,
+  reachableFacts,
+  scriptedSummarizer,
+} from "./scripted-coding.ts";
 
 const turns = 60;
 const contextWindow = 200_000;
-const tokensOf = (characters: number): number => Math.ceil(characters / 4);
-
-// A deterministic pseudo-random sequence, so every strategy sees the same script.
-function random(seed: number): () => number {
-  let state = seed;
-  return () => {
-    state = (state * 1_103_515_245 + 12_345) % 2 ** 31;
-    return state / 2 ** 31;
-  };
-}
 
 type Step = { tool: "read" | "grep" | "edit" | "bash"; input: Record<string, string>; size: number; fact: string };
 
@@ -75,14 +70,7 @@ function output(step: Step, turn: number): string {
   if (step.tool === "edit") return `Applied the edit to ${step.input.path} (${step.fact}).`;
   const line =
     step.tool === "bash" ? `  ✓ test ${turn} passes in 3 ms` : `  const value${turn} = compute(input); // code`;
-  const lines: string[] = [];
-  let length = 0;
-  for (let index = 0; length < step.size; index++) {
-    const text = index === Math.floor(step.size / line.length / 2) ? `  // ${step.fact}` : `${line} ${index}`;
-    lines.push(text);
-    length += text.length + 1;
-  }
-  return lines.join("\n");
+  return outputWithFact(step.size, line, step.fact);
 }
 
 const tools = (["read", "grep", "edit", "bash"] as const).map((name) =>
@@ -104,60 +92,10 @@ const tools = (["read", "grep", "edit", "bash"] as const).map((name) =>
   }),
 );
 
-type Totals = { input: number; billed: number; read: number; peak: number; calls: number };
-let totals: Totals = { input: 0, billed: 0, read: 0, peak: 0, calls: 0 };
-
-// Anthropic's prompt cache, fed the adapter's own request bodies.
-function createCache(): (tools: readonly ToolSchema[], session: Session) => number {
-  const cached = new Set<string>();
-  return (sent, session) => {
-    const request = toAnthropicRequest(session, sent, { model: "claude-sonnet-4-5", maxTokens: 8_192 });
-    const blocks: { text: string; breakpoint: boolean }[] = [];
-    const add = (block: Record<string, unknown>, prefix = ""): void => {
-      const { cache_control: mark, ...rest } = block;
-      blocks.push({ text: prefix + JSON.stringify(rest), breakpoint: mark !== undefined });
-    };
-    for (const schema of request.tools ?? []) add(schema as Record<string, unknown>);
-    for (const block of request.system ?? []) add(block as Record<string, unknown>);
-    for (const message of request.messages)
-      message.content.forEach((block, index) =>
-        add(block as Record<string, unknown>, index === 0 ? `${message.role}:` : ""),
-      );
-    let key = "";
-    let tokens = 0;
-    const keys: string[] = [];
-    const ends: number[] = [];
-    for (const block of blocks) {
-      key = createHash("sha1").update(key).update(block.text).digest("hex");
-      tokens += tokensOf(block.text.length);
-      keys.push(key);
-      ends.push(tokens);
-    }
-    // The longest prefix cached at a boundary no more than 20 blocks before a breakpoint.
-    let read = 0;
-    let lastBreakpoint = -1;
-    blocks.forEach((block, index) => {
-      if (!block.breakpoint) return;
-      lastBreakpoint = index;
-      for (let back = index; back >= 0 && back >= index - 20; back--)
-        if (cached.has(keys[back]!)) {
-          read = Math.max(read, ends[back]!);
-          break;
-        }
-    });
-    for (const [index, block] of blocks.entries()) if (block.breakpoint) cached.add(keys[index]!);
-    const written = lastBreakpoint < 0 ? 0 : Math.max(0, ends[lastBreakpoint]! - read);
-    totals.calls++;
-    totals.input += tokens;
-    totals.read += read;
-    totals.peak = Math.max(totals.peak, tokens);
-    totals.billed += read * 0.1 + written * 1.25 + (tokens - read - written);
-    return tokens;
-  };
-}
+let totals = emptyBilling();
 
 // The agent: a signed thought and one tool call a turn as the script says, then the answer.
-function agent(bill: ReturnType<typeof createCache>): InvokeModel {
+function agent(bill: ReturnType<typeof anthropicCacheBilling>): InvokeModel {
   let turn = -1;
   return (sent, session) => {
     const usage = { inputTokens: bill(sent, session), outputTokens: 60 };
@@ -172,28 +110,11 @@ function agent(bill: ReturnType<typeof createCache>): InvokeModel {
   };
 }
 
-// The summarizer keeps what a summary keeps: the files and steps, not their contents. Its own
-// call is billed too, uncached.
-const summarizer: InvokeModel = (_tools, session) => {
-  const transcript = session.messages.map((message) => ("content" in message ? message.content : "")).join("\n");
-  const files = [...new Set(transcript.match(/src\/module-\d+\.ts/g) ?? [])];
-  totals.input += tokensOf(transcript.length);
-  totals.billed += tokensOf(transcript.length);
-  return [{ role: "assistant", content: `Fixing the parser. Files read: ${files.join(", ")}. Tests were run.` }];
-};
-
-async function reachableFacts(session: Session): Promise<number> {
-  const text = JSON.stringify(session.messages);
-  let reachable = 0;
-  for (const [turn, step] of steps.entries()) {
-    const kept = await keptOutput(session, `call_${turn}`);
-    if (text.includes(step.fact) || (typeof kept === "string" && kept.includes(step.fact))) reachable++;
-  }
-  return reachable;
-}
+const summarizer = scriptedSummarizer(() => totals);
+const facts = steps.map((step) => step.fact);
 
 // Truncation (and clearing) as strategies, so that their batch can be chosen here.
-const truncation = (batch: number): AgentLoopOptions["compaction"] => {
+const truncation = (batch: number): CompactionStrategy => {
   const compactor = createCompactor({ keepTurns: 2, batch });
   return (session) => {
     compactor(session);
@@ -222,20 +143,16 @@ console.log(
 );
 console.log("|---|---:|---:|---:|---:|---:|");
 for (const [name, options] of strategies) {
-  totals = { input: 0, billed: 0, read: 0, peak: 0, calls: 0 };
+  totals = emptyBilling();
   const session = await agentLoop(
-    agent(createCache()),
+    agent(anthropicCacheBilling(totals, contextWindow)),
     tools,
     initSession("You are a careful coding agent working in a TypeScript repository.", "Fix the parser bug."),
     { ...options, maxIterations: turns + 5, loopGuard: false },
   );
-  const facts = await reachableFacts(session);
+  const reached = await reachableFacts(session, facts);
   const { input, billed, read, peak } = totals;
   console.log(
-    `| ${name} | ${format(Math.round(billed))} | ${format(input)} | ${Math.round((100 * read) / input)}% | ${format(peak)} | ${facts} / ${turns} |`,
+    `| ${name} | ${format(billed)} | ${format(input)} | ${Math.round((100 * read) / input)}% | ${format(peak)} | ${reached} / ${turns} |`,
   );
-}
-
-function format(count: number): string {
-  return count.toLocaleString("en-US");
 }
