@@ -45,8 +45,7 @@ export async function interactive(context: Omit<CommandContext, "commands">, wor
 
 /**
  * One input, over several lines: a line ending in a backslash, or ended with Shift-Enter where the
- * terminal reports it apart from Enter (ESC [ 13;2u: the kitty keyboard protocol, xterm's
- * modifyOtherKeys; other terminals send Enter for it, so use the backslash there), goes on on the next
+ * terminal reports it apart from Enter, or with Alt-Enter (`lineBreakKeys`), goes on on the next
  * line (prompt `… `); the lines are joined with line feeds. Ctrl-C on a continuation line drops
  * the input (`cancel`); on the first line it is `interrupt`.
  */

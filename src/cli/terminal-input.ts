@@ -1,8 +1,9 @@
 import { createInterface, type Interface } from "node:readline";
+import { lineBreakKeys, type KeypressKey } from "./line-break-keys.ts";
 import type { PromptHistory } from "./prompt-history.ts";
 
 /** What a question got: a line, Ctrl-C, or the end of input (Ctrl-D). */
-/** `continued`: the line was ended with Shift-Enter (ESC [ 13;2u), so the input goes on on the next line. */
+/** `continued`: the line was ended with Shift-Enter or Alt-Enter (`lineBreakKeys`), so the input goes on on the next line. */
 export type LineResult = { type: "line"; text: string; continued?: boolean } | { type: "interrupt" } | { type: "end" };
 
 /** What a one-key question got: the key pressed (one character), Ctrl-C, or the end of input (Ctrl-D). */
@@ -95,18 +96,19 @@ function askLine(keyboard: Keyboard, prompt: string, options: QuestionOptions): 
   if (watcher !== undefined) keyboard.input.off("data", onData);
   const shiftTab = { pressed: false };
   const reader = lineReader(keyboard, options, shiftTab);
+  const isLineBreak = lineBreakKeys();
   let continued = false;
   let closed = false;
-  const onKey = (
-    _text: string | undefined,
-    key: { name?: string; shift?: boolean; meta?: boolean; sequence?: string } | undefined,
-  ): void => {
-    // Shift-Enter, where the terminal tells it from Enter (the kitty keyboard protocol's and
-    // xterm's modifyOtherKeys' ESC [ 13;2u): readline ignores the sequence.
-    if (key?.sequence === "\x1b[13;2u") {
+  const onKey = (_text: string | undefined, key: KeypressKey | undefined): void => {
+    // Shift-Enter or Alt-Enter, where the terminal tells it from Enter: the line ends there, and
+    // the input goes on (readline would ignore the key, or insert part of it as text).
+    const lineBreak = isLineBreak(key);
+    if (lineBreak !== undefined) {
       continued = true;
       setImmediate(() => {
-        if (!closed) reader.write(null, { name: "return" });
+        if (closed) return;
+        for (let count = 0; count < lineBreak.erase; count++) reader.write(null, { name: "backspace" });
+        reader.write(null, { name: "return" });
       });
       return;
     }

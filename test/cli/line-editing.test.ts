@@ -1,6 +1,6 @@
 // Line editing at the prompt, in a pseudo-terminal: Tab completes commands and @paths inside the
 // workspace, Up recalls what was typed in an earlier run (kept in a 0600 file), and an input goes
-// on over several lines after a trailing backslash or Shift-Enter.
+// on over several lines after a trailing backslash, Shift-Enter (each encoding) or Alt-Enter.
 import { mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -57,24 +57,50 @@ describe("line editing", () => {
     },
   );
 
-  it("goes on over several lines after a trailing backslash and after Shift-Enter", { timeout: 90_000 }, async () => {
-    fixture.server().enqueue({ text: "got two lines" }, { text: "got three lines" });
-    const terminal = fixture.start();
-    await terminal.waitFor(/\n> $/);
-    terminal.type("line one\\\r");
-    await terminal.waitFor(/\n… $/);
-    terminal.type("line two\r");
-    await terminal.waitFor(/got two lines[^]*\n> $/);
-    terminal.type("alpha\x1b[13;2u");
-    await terminal.waitFor(/\n… $/);
-    terminal.type("beta\\\r");
-    await terminal.waitFor(/beta\\\n… $/);
-    terminal.type("gamma\r");
-    await terminal.waitFor(/got three lines[^]*\n> $/);
-    const tasks = fixture
-      .server()
-      .bodies()
-      .map((body) => body.messages.at(-1)!.content);
-    expect(tasks).toStrictEqual(["line one\nline two", "alpha\nbeta\ngamma"]);
-  });
+  it(
+    "goes on over several lines after a trailing backslash, Shift-Enter (kitty, modifyOtherKeys) and Alt-Enter",
+    { timeout: 120_000 },
+    async () => {
+      fixture
+        .server()
+        .enqueue(
+          { text: "got two lines" },
+          { text: "got three lines" },
+          { text: "got the xterm lines" },
+          { text: "got the alt lines" },
+        );
+      const terminal = fixture.start();
+      await terminal.waitFor(/\n> $/);
+      terminal.type("line one\\\r");
+      await terminal.waitFor(/\n… $/);
+      terminal.type("line two\r");
+      await terminal.waitFor(/got two lines[^]*\n> $/);
+      // The kitty keyboard protocol's Shift-Enter.
+      terminal.type("alpha\x1b[13;2u");
+      await terminal.waitFor(/\n… $/);
+      terminal.type("beta\\\r");
+      await terminal.waitFor(/beta\\\n… $/);
+      terminal.type("gamma\r");
+      await terminal.waitFor(/got three lines[^]*\n> $/);
+      // xterm's modifyOtherKeys Shift-Enter, which readline alone would half insert as "13~".
+      terminal.type("one\x1b[27;2;13~");
+      await terminal.waitFor(/\n… $/);
+      terminal.type("two\r");
+      await terminal.waitFor(/got the xterm lines[^]*\n> $/);
+      // Alt/Option-Enter as most terminals send it (ESC CR).
+      terminal.type("first\x1b\r");
+      await terminal.waitFor(/\n… $/);
+      terminal.type("second\x1b\r");
+      await terminal.waitFor(/second\n… $/);
+      terminal.type("third\r");
+      await terminal.waitFor(/got the alt lines[^]*\n> $/);
+      const tasks = fixture
+        .server()
+        .bodies()
+        .map((body) => body.messages.at(-1)!.content);
+      expect(tasks).toStrictEqual(["line one\nline two", "alpha\nbeta\ngamma", "one\ntwo", "first\nsecond\nthird"]);
+      terminal.type("/exit\r");
+      expect(await terminal.exited).toBe(0);
+    },
+  );
 });

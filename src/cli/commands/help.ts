@@ -14,7 +14,7 @@ export const helpCommand: SlashCommand = {
       `Commands:\n${lines.join("\n")}\n${style.dim(
         [
           "Keys: Tab completes a command or an @path (a file in the workspace) · Up/Down recall earlier input",
-          "      Shift-Tab switches the permission mode · a line ending in \\ (or Shift-Enter) goes on on the next line",
+          "      Shift-Tab switches the permission mode · a line ending in \\ (or Shift-Enter, Alt-Enter) goes on on the next line",
           "      Ctrl-C interrupts a task, or at the prompt exits · Ctrl-D exits",
         ].join("\n"),
       )}\n`,
