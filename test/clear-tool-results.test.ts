@@ -7,6 +7,8 @@ import {
   clearToolResults,
   initSession,
   keptOutput,
+  notifySessionChange,
+  spliceSession,
   tool,
   type AgentEvent,
   type InvokeModel,
@@ -293,14 +295,31 @@ describe("the loop's clearer reads only what is new, and clears exactly what a f
             (kept.messages[1 + count] as { type: string }).type === "tool_result"
           )
             count++;
-          both((session) => session.messages.splice(1, count));
+          // Half the time as a strategy records it (`spliceSession`), put back as as many summaries:
+          // the length and the last message read may stay; only the notice says what moved.
+          const summaries = random(2) === 0;
+          both((session) => {
+            if (!summaries) session.messages.splice(1, count);
+            else {
+              const inserted = Array.from({ length: count }, (_, at): Message => ({ role: "user", content: `s${at}` }));
+              spliceSession(session, 1, count, inserted);
+            }
+          });
         } else if (change < 9 && kept.messages.length > 2) {
-          // A strategy replaced a message by another object: a user message by a summary, a result by a copy.
+          // A strategy replaced a message by another object, with a notice as strategies give: a
+          // user message by a summary, a result by a copy, a shorter one (no longer clearable) or a
+          // longer one (clearable now).
           const index = 1 + random(kept.messages.length - 1);
-          const message = kept.messages[index]!;
-          if ("role" in message)
-            both((session) => (session.messages[index] = { role: "user", content: `summary ${index}` }));
-          else if (message.type === "tool_result") both((session) => (session.messages[index] = { ...message }));
+          const previous = kept.messages[index]!;
+          const size = [undefined, 10, 100][random(3)];
+          const replace = (message: Message): void =>
+            both((session) => {
+              session.messages[index] = structuredClone(message);
+              notifySessionChange(session, { type: "replace", index, message, previous, reason: "compaction" });
+            });
+          if ("role" in previous) replace({ role: "user", content: `summary ${index}` });
+          else if (previous.type === "tool_result")
+            replace({ ...previous, ...(size === undefined ? {} : { output: "y".repeat(size) }) });
         }
         const reason = random(12) === 0 ? "overflow" : "before-call";
         const counts = [incremental(kept, reason), createClearer(options)(fresh, reason)];
