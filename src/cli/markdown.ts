@@ -239,7 +239,7 @@ function renderTable(lines: readonly string[], style: Style): string {
 // Columns a text takes in a terminal: wide East Asian characters and emoji take two.
 function displayWidth(text: string): number {
   let width = 0;
-  for (const { segment } of graphemes.segment(text))
+  for (const { segment } of graphemes().segment(text))
     width +=
       /^[\u1100-\u115F\u2E80-\uA4CF\uAC00-\uD7A3\uF900-\uFAFF\uFE30-\uFE4F\uFF00-\uFF60\uFFE0-\uFFE6]|^\p{Extended_Pictographic}/u.test(
         segment,
@@ -249,7 +249,10 @@ function displayWidth(text: string): number {
   return width;
 }
 
-const graphemes = new Intl.Segmenter();
+// Made at the first table, not at start: creating a segmenter loads ICU's break rules, tens of
+// milliseconds of a start that shows no table yet (bench/cli-start.ts).
+let segmenter: Intl.Segmenter | undefined;
+const graphemes = (): Intl.Segmenter => (segmenter ??= new Intl.Segmenter());
 
 function closesFence(line: string, marker: string): boolean {
   const match = /^ {0,3}(`{3,}|~{3,})\s*$/.exec(line);

@@ -1,10 +1,10 @@
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
-import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { extendSession, type JsonObject, type Session } from "../session.ts";
 import { appendEntry, fileStore, isStoreError, loadEntries, type FileStore, type LogEntry } from "../store/index.ts";
 import { CliError } from "./cli-error.ts";
+import { cliHome } from "./cli-home.ts";
 
 /**
  * The session the CLI works in, bound to its file in the store once stored, so everything is
@@ -34,11 +34,6 @@ export function cliStore(environment: NodeJS.ProcessEnv): FileStore {
 /** Where the CLI keeps its sessions. */
 export function sessionsDirectory(environment: NodeJS.ProcessEnv): string {
   return join(cliHome(environment), "sessions");
-}
-
-/** The CLI's own directory: `$SIMPLE_AGENT_LOOP_HOME`, default `~/.simple-agent-loop`. */
-export function cliHome(environment: NodeJS.ProcessEnv): string {
-  return environment.SIMPLE_AGENT_LOOP_HOME || join(homedir(), ".simple-agent-loop");
 }
 
 /**
