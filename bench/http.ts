@@ -44,7 +44,7 @@ async function concurrentRuns(): Promise<void> {
   const server = createServer((incoming, outgoing) => {
     const request = toWebRequest(incoming, outgoing, "http://localhost");
     const runId = new URL(request.url).pathname.slice(1);
-    void sendWebResponse(registry.response(runId, request), outgoing);
+    void Promise.resolve(registry.response(runId, request)).then((response) => sendWebResponse(response, outgoing));
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;

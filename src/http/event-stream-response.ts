@@ -1,5 +1,6 @@
 import { defaultHeartbeatMs, encodeEvent, eventStreamHeaders, heartbeat } from "./event-stream-format.ts";
 import { createSendBuffer, type SendBuffer } from "./send-buffer.ts";
+import { checkFreshStream } from "./fresh-stream.ts";
 import type { AgentEvent } from "../loop/events.ts";
 import type { AgentStream } from "../loop/loop.ts";
 import { checkBoolean, checkNumber, maxTimerDelay } from "../numeric-options.ts";
@@ -41,6 +42,7 @@ export function eventStreamResponse(stream: AgentStream, options: EventStreamOpt
   checkNumber("heartbeatMs", options.heartbeatMs, { min: 0, max: maxTimerDelay });
   checkNumber("maxBufferedBytes", options.maxBufferedBytes, { min: 0, infinity: true });
   checkBoolean("detach", options.detach);
+  checkFreshStream(stream, "eventStreamResponse");
   const { buffer, body } = clientBody(stream, options, options.maxBufferedBytes ?? defaultMaxBufferedBytes);
   void pump(stream, buffer);
   const headers = new Headers(options.headers);

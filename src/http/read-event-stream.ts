@@ -9,15 +9,16 @@ export type ReadEventStreamOptions = {
 /**
  * The `AgentEvent`s of an event stream (`eventStreamResponse`, `createRunRegistry().response`),
  * on the client side, with the Web platform's own types only (a browser, Node, Deno, Bun). Takes
- * the `Response` of a `fetch` or its body. Throws for an answer that is not a 2xx (with the
+ * the `Response` of a `fetch` (or the promise of one: `readEventStream(fetch(url))`) or its body. Throws for an answer that is not a 2xx (with the
  * server's `error` message), for a `data:` line that is not JSON, and when the stream ends before
  * `run-end` (the connection was cut: reconnect after the last id to read on).
  */
 export async function* readEventStream(
-  source: Response | ReadableStream<Uint8Array>,
+  source: Response | Promise<Response> | ReadableStream<Uint8Array>,
   options: ReadEventStreamOptions = {},
 ): AsyncGenerator<AgentEvent, void, undefined> {
-  const body = source instanceof ReadableStream ? source : await checkedBody(source);
+  const given = await source;
+  const body = given instanceof ReadableStream ? given : await checkedBody(given);
   for await (const { data, id } of parseSse(body)) {
     if (id !== undefined) options.onId?.(id);
     if (data === "") continue;

@@ -1,8 +1,9 @@
 import { defaultHeartbeatMs, encodeEvent, eventStreamHeaders, heartbeat, resumePoint } from "./event-stream-format.ts";
 import { errorResponse } from "./error-response.ts";
 import { recordedResumePoint, recordRun, pollStopRequests, stopElsewhere, type RecordedRun } from "./recorded-run.ts";
-import { sessionOfRun, storedRunResponse } from "./stored-run.ts";
+import { sessionOfRun, storedRunResponse, unknownRun } from "./stored-run.ts";
 import { concatenate } from "./send-buffer.ts";
+import { checkFreshStream } from "./fresh-stream.ts";
 import { AgentError } from "../errors.ts";
 import type { AgentStream } from "../loop/loop.ts";
 import { sessionIdOf } from "../session.ts";
@@ -16,10 +17,11 @@ export type RunRegistryOptions = {
   heartbeatMs?: number;
   /**
    * Whether the request's caller may read this run (a cookie, a token: the application's own
-   * check); `false` answers 403. Synchronous, so `response` stays a plain `Response`: for a check
-   * that must wait (a database), check before calling `response`.
+   * check); `false` answers 403 before anything is read. `sessionId`: the session the run works
+   * on, when the registry knows it (a run whose session is in a store, or a recorded run's id).
+   * A check that must wait (a database) returns a promise; `response` then answers with one.
    */
-  authorize?: (request: Request, runId: string) => boolean;
+  authorize?: (request: Request, runId: string, sessionId: string | undefined) => boolean | Promise<boolean>;
   /**
    * The store the runs' sessions are recorded in (any `SessionStore`: file, SQLite, PostgreSQL).
    * A run whose session was opened in a store is then recorded: the registry marks where it
@@ -42,17 +44,23 @@ export type RunRegistry = {
   /**
    * Takes over `stream` (reads it from now on; nobody else may iterate it) and returns the run's
    * id: `runId` if given (1 to 128 letters, digits, `.`, `_`, `:` or `-`), otherwise a random
-   * UUID. Throws an `AgentError` for a malformed id or the id of a run still going.
+   * UUID. Throws an `AgentError` for a malformed id, the id of a run still going, or a stream
+   * whose first events are gone (its run began before `start`: hand the stream over in the same
+   * synchronous step as `agentStream(...)`; reading `result` first is fine): the registry keeps
+   * every event from `run-start` on, so a response made right after `start` begins with it.
    */
   start: (stream: AgentStream, options?: { runId?: string }) => string;
   /**
    * The run's events for one reader, as server-sent events (see `eventStreamResponse`): from the
    * first, or after the id in `?after=` or `Last-Event-ID`, then the live ones, ending after
-   * `run-end`. 404 for a run the registry does not hold (unknown, or finished longer than
-   * `keepFinishedMs` ago), 403 when `authorize` says no, 400 for a malformed or impossible resume
-   * point. A reader that disconnects leaves the run going.
+   * `run-end`. 404 for a run nobody knows (not held here, or finished longer than
+   * `keepFinishedMs` ago, and, with a store, not in its session's log), 403 when `authorize`
+   * says no, 400 for a malformed run id or a malformed or impossible resume point, 405 for a
+   * method other than GET or HEAD. A reader that disconnects leaves the run going. A plain
+   * `Response` for a run the registry holds; a promise of one when it must ask the store (a run
+   * it does not hold, with `store`) or `authorize` answers with a promise: `await` it.
    */
-  response: (runId: string, request: Request) => Response;
+  response: (runId: string, request: Request) => Response | Promise<Response>;
   /**
    * Aborts the run (`AgentStream.abort`) and resolves `true` once it has ended (the session valid,
    * `run-end` sent to every reader, each reader's stream then closed); `false` for a run that is
@@ -96,6 +104,7 @@ export function createRunRegistry(options: RunRegistryOptions = {}): RunRegistry
       const existing = runs.get(runId);
       if (existing !== undefined && !existing.finished)
         throw new AgentError(`createRunRegistry: run "${runId}" is still going; stop it or choose another id`);
+      checkFreshStream(stream, "createRunRegistry().start");
       if (existing !== undefined) clearTimeout(existing.forget);
       const recorded = sessionId === undefined ? undefined : recordRun(stream, runId, sessionId);
       const run = keepRun(stream, recorded, () => {
@@ -108,24 +117,29 @@ export function createRunRegistry(options: RunRegistryOptions = {}): RunRegistry
       return runId;
     },
     response: (runId, request) => {
-      if (options.authorize !== undefined && options.authorize(request, runId) !== true)
-        return errorResponse(403, "not allowed to read this run");
-      const run = typeof runId === "string" ? runs.get(runId) : undefined;
-      const stored = run === undefined && store !== undefined ? sessionOfRun(String(runId)) : undefined;
-      if (run === undefined && store !== undefined && stored !== undefined)
-        return storedRunResponse({ store, sessionId: stored, runId, request, pollMs });
-      if (run === undefined)
-        return errorResponse(
-          404,
-          `no run ${JSON.stringify(String(runId).slice(0, 140))} here (unknown, or finished too long ago)`,
-        );
-      const resume = run.recorded === undefined ? resumePoint(request) : recordedResumePoint(run, request);
-      if ("problem" in resume) return errorResponse(400, resume.problem);
-      if (resume.after > run.events.length)
-        return errorResponse(400, `no event ${resume.after} in this run yet: it has ${run.events.length}`);
-      return new Response(readerBody(run, resume.after, request.signal, heartbeatMs), {
-        headers: eventStreamHeaders,
-      });
+      if (request.method !== "GET" && request.method !== "HEAD")
+        return errorResponse(405, `read a run's events with GET, not ${request.method.slice(0, 20)}`);
+      if (typeof runId !== "string" || !runIdPattern.test(runId))
+        return errorResponse(400, `a run id is 1 to 128 letters, digits, ".", "_", ":" or "-"`);
+      const run = runs.get(runId);
+      const sessionId = run === undefined ? (store === undefined ? undefined : sessionOfRun(runId)) : run.sessionId;
+      const serve = (): Response | Promise<Response> => {
+        if (run === undefined && store !== undefined && sessionId !== undefined)
+          return storedRunResponse({ store, sessionId, runId, request, pollMs });
+        if (run === undefined) return unknownRun(runId);
+        const resume = run.recorded === undefined ? resumePoint(request) : recordedResumePoint(run, request);
+        if ("problem" in resume) return errorResponse(400, resume.problem);
+        if (resume.after > run.events.length)
+          return errorResponse(400, `no event ${resume.after} in this run yet: it has ${run.events.length}`);
+        return new Response(readerBody(run, resume.after, request.signal, heartbeatMs), {
+          headers: eventStreamHeaders,
+        });
+      };
+      if (options.authorize === undefined) return serve();
+      const allowed = options.authorize(request, runId, sessionId);
+      const refused = (): Response => errorResponse(403, "not allowed to read this run");
+      if (typeof allowed === "boolean") return allowed ? serve() : refused();
+      return Promise.resolve(allowed).then((answer) => (answer === true ? serve() : refused()));
     },
     stop: async (runId, reason) => {
       const run = runs.get(runId);
@@ -151,6 +165,8 @@ export const defaultPollMs = 500;
 // `<i + 1>.<messages so far>`).
 type KeptRun = {
   stream: AgentStream;
+  /** The session the run works on, when the registry's store holds it. */
+  sessionId: string | undefined;
   recorded: RecordedRun | undefined;
   events: Uint8Array[];
   finished: boolean;
@@ -163,6 +179,7 @@ type KeptRun = {
 function keepRun(stream: AgentStream, recorded: RecordedRun | undefined, onEnd: () => void): KeptRun {
   const run: KeptRun = {
     stream,
+    sessionId: recorded?.sessionId ?? sessionIdOf(stream.session),
     recorded,
     events: [],
     finished: false,

@@ -2,6 +2,7 @@ import type { AgentEvent } from "../loop/events.ts";
 import type { Message } from "../session.ts";
 import type { LogEntry } from "../store/entries.ts";
 import type { SessionStore } from "../store/session-store.ts";
+import { isStoreError } from "../store/store-error.ts";
 import { errorResponse } from "./error-response.ts";
 import { encodeEvent, eventStreamHeaders, heartbeat, resumeId } from "./event-stream-format.ts";
 
@@ -30,16 +31,18 @@ export function messagesSeen(id: string): number | undefined {
 /**
  * The response for a reader of a recorded run the registry does not hold: the run read from its
  * session's log (see `storedRunBody`), after the id the reader resumes from; 400 for an id no
- * recorded run sends.
+ * recorded run sends, 404 when the session's log holds no such run (after waiting up to
+ * `findMs` while a writer holds the session: a run just started elsewhere may not be committed
+ * yet).
  */
-export function storedRunResponse(options: {
+export async function storedRunResponse(options: {
   store: SessionStore;
   sessionId: string;
   runId: string;
   request: Request;
   pollMs: number;
-}): Response {
-  const { request } = options;
+}): Promise<Response> {
+  const { request, store, sessionId, runId } = options;
   const given = resumeId(request);
   const after = given === undefined ? undefined : messagesSeen(given);
   if (given !== undefined && after === undefined)
@@ -47,8 +50,31 @@ export function storedRunResponse(options: {
       400,
       `this run is read from its session's log: resume after an id it sent (<n>.<messages> or log.<messages>), not ${JSON.stringify(given.slice(0, 40))}`,
     );
+  const deadline = Date.now() + findMs;
+  for (;;) {
+    let entries: LogEntry[];
+    try {
+      entries = await store.loadEntries(sessionId);
+    } catch (error) {
+      if (isStoreError(error) && error.code === "not-found") return unknownRun(runId);
+      if (isStoreError(error) && error.code === "invalid-argument") return errorResponse(400, error.message);
+      throw error;
+    }
+    if (runInLog(entries, runId) !== undefined) break;
+    const running = store.summary !== undefined && (await store.summary(sessionId)).status === "running";
+    if (!running || Date.now() >= deadline) return unknownRun(runId);
+    if ((await pause(options.pollMs, request.signal)) === "aborted") return unknownRun(runId);
+  }
   const body = storedRunBody({ ...options, after, signal: request.signal });
   return new Response(body, { headers: eventStreamHeaders });
+}
+
+/** How long a reader waits for a run that is not in its session's log yet, while a writer holds the session (ms). */
+const findMs = 5_000;
+
+/** The 404 for a run id nobody knows: not held here, and not in its session's log. */
+export function unknownRun(runId: string): Response {
+  return errorResponse(404, `no run ${JSON.stringify(runId.slice(0, 140))} here (unknown, or finished too long ago)`);
 }
 
 export type StoredRunOptions = {

@@ -1,5 +1,6 @@
 import { clientBody, defaultMaxBufferedBytes, type EventStreamOptions } from "./event-stream-response.ts";
 import type { SendBuffer } from "./send-buffer.ts";
+import { checkFreshStream } from "./fresh-stream.ts";
 import { createUiChunkConverter, type UiChunkConverter, type UiMessageChunk } from "./ui-message-chunks.ts";
 import type { AgentStream } from "../loop/loop.ts";
 import { AgentError, describeValue } from "../errors.ts";
@@ -33,6 +34,7 @@ export function uiMessageStreamResponse(stream: AgentStream, options: UiMessageS
   checkBoolean("detach", options.detach);
   if (options.messageId !== undefined && typeof options.messageId !== "string")
     throw new AgentError(`messageId must be a string; got ${describeValue(options.messageId)}`);
+  checkFreshStream(stream, "uiMessageStreamResponse");
   const maxBytes = options.maxBufferedBytes ?? defaultMaxBufferedBytes;
   // The buffer itself never drops: the converter holds deltas back and completes them.
   const { buffer, body } = clientBody(stream, options, Number.POSITIVE_INFINITY);

@@ -1,8 +1,11 @@
 /**
  * A run that pushes events, exposed two ways: as an async iterator of its events, and as `result`,
  * a promise of the run's end that needs no iteration. The run starts on the first `next()` or the
- * first read of `result`; events are queued only while someone iterates, so awaiting `result`
- * alone (what `agentLoop` does) costs no promise per event and holds no events in memory.
+ * first read of `result`, one microtask later: code that reads `result` and hands the stream to a
+ * consumer in the same synchronous step (`void stream.result.finally(...)`, then
+ * `registry.start(stream)`) loses no event. Events are queued only while someone iterates, so
+ * awaiting `result` alone (what `agentLoop` does) costs no promise per event and holds no events
+ * in memory; `consumerMissesEvents` tells a consumer that comes later that it would miss some.
  *
  * - `listener` sees every event; if it throws, the run is aborted and awaited, and the error
  *   rejects that `next()` (or `result`).
@@ -35,8 +38,9 @@ export function runStream<T, R>(
     listenerError: undefined,
     failure: undefined,
     started: undefined,
+    unheardStart: false,
   };
-  return {
+  const stream: RunStream<T, R> = {
     get result() {
       return start(state);
     },
@@ -46,6 +50,21 @@ export function runStream<T, R>(
       return this;
     },
   };
+  states.set(stream, state);
+  return stream;
+}
+
+const states = new WeakMap<object, { unheardStart: boolean; iterating: boolean }>();
+
+/**
+ * Whether a consumer that starts iterating `stream` now would miss events: its run began while
+ * nobody iterated (`result` was read, then something was awaited before iteration began), or
+ * another consumer iterates it already. A consumer that must see every event (a run registry)
+ * refuses such a stream. False for an object that is not a run stream.
+ */
+export function consumerMissesEvents(stream: object): boolean {
+  const state = states.get(stream);
+  return state !== undefined && (state.unheardStart || state.iterating);
 }
 
 // One stream's state, shared by the functions below.
@@ -66,17 +85,23 @@ type StreamState<T, R> = {
   /** The run's error, until the consumer has been told of it. */
   failure: { error: unknown } | undefined;
   started: Promise<R> | undefined;
+  /** The run began while nobody iterated: its first events went by unheard. */
+  unheardStart: boolean;
 };
 
 const done = <T>(): IteratorResult<T> => ({ done: true, value: undefined });
 
 function start<T, R>(state: StreamState<T, R>): Promise<R> {
   if (state.started !== undefined) return state.started;
-  const started = state
-    .run(
-      (event) => emit(state, event),
-      () => state.listener !== undefined || (state.iterating && !state.closed),
-    )
+  // One microtask later: a consumer that begins iterating in the same synchronous step hears the first event.
+  const started = Promise.resolve()
+    .then(() => {
+      state.unheardStart = !state.iterating;
+      return state.run(
+        (event) => emit(state, event),
+        () => state.listener !== undefined || (state.iterating && !state.closed),
+      );
+    })
     .then(
       (value) => ranTo(state, value),
       (error: unknown) => failed(state, error),

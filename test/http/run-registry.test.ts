@@ -75,7 +75,7 @@ describe("createRunRegistry", () => {
     const runId = registry.start(
       agentStream(scriptedModel([[{ role: "assistant", content: long }]], { stream: true }), [], initSession("s", "u")),
     );
-    const stalled = registry.response(runId, request());
+    const stalled = await registry.response(runId, request());
     const stalledReader = stalled.body!.getReader();
     await stalledReader.read();
     const events = await collect(readEventStream(registry.response(runId, request())));
@@ -109,14 +109,14 @@ describe("createRunRegistry", () => {
     });
     const ok = { authorization: "Bearer yes" };
     const runId = registry.start(agentStream(gatedModel(), [gate().wait], initSession("s", "u")));
-    const unknown = registry.response("nobody", request(undefined, ok));
+    const unknown = await registry.response("nobody", request(undefined, ok));
     expect(unknown.status).toBe(404);
     expect(await unknown.json()).toStrictEqual({ error: expect.stringContaining("no run") });
-    expect(registry.response(runId, request(undefined, { ...ok, "last-event-id": "x1" })).status).toBe(400);
-    expect(registry.response(runId, request("http://localhost/?after=-1", ok)).status).toBe(400);
-    expect(registry.response(runId, request("http://localhost/?after=999999", ok)).status).toBe(400);
-    expect(registry.response(runId, request()).status).toBe(403);
-    expect(registry.response("nobody", request()).status).toBe(403);
+    expect((await registry.response(runId, request(undefined, { ...ok, "last-event-id": "x1" }))).status).toBe(400);
+    expect((await registry.response(runId, request("http://localhost/?after=-1", ok))).status).toBe(400);
+    expect((await registry.response(runId, request("http://localhost/?after=999999", ok))).status).toBe(400);
+    expect((await registry.response(runId, request())).status).toBe(403);
+    expect((await registry.response("nobody", request())).status).toBe(403);
     await registry.stop(runId);
   });
 
@@ -125,7 +125,7 @@ describe("createRunRegistry", () => {
     const stream = agentStream(scriptedModel([[{ role: "assistant", content: "hi" }]]), [], initSession("s", "u"));
     const runId = registry.start(stream, { runId: "short" });
     await stream.result;
-    await expect.poll(() => registry.response(runId, request()).status).toBe(404);
+    await expect.poll(async () => (await registry.response(runId, request())).status).toBe(404);
     expect(() => registry.start(stream, { runId: "a b" })).toThrow("runId must be");
     const { wait, inside } = gate();
     registry.start(agentStream(gatedModel(), [wait], initSession("s", "u")), { runId: "busy" });
@@ -133,6 +133,64 @@ describe("createRunRegistry", () => {
     expect(() => registry.start(stream, { runId: "busy" })).toThrow("still going");
     expect(() => createRunRegistry({ keepFinishedMs: -1 })).toThrow("keepFinishedMs");
     await registry.stop("busy");
+  });
+});
+
+describe("a run handed over right after agentStream", () => {
+  const quick = () =>
+    agentStream(
+      scriptedModel([[{ role: "assistant", content: "Hello there" }]], { stream: true }),
+      [],
+      initSession("s", "u"),
+    );
+
+  it("keeps every event from run-start, even when result was read first (the web-chat example's order)", async () => {
+    const registry = createRunRegistry();
+    const stream = quick();
+    void stream.result.catch(() => undefined);
+    const runId = registry.start(stream);
+    const events = await collect(readEventStream(registry.response(runId, request())));
+    expect(events[0]).toStrictEqual({ type: "run-start" });
+    expect(events.filter((event) => event.type === "text-delta").length).toBeGreaterThan(0);
+    expect(events.at(-1)).toMatchObject({ type: "run-end", outcome: "done" });
+    const direct = quick();
+    void direct.result.catch(() => undefined);
+    const streamed = await collect(readEventStream(eventStreamResponse(direct)));
+    expect(streamed.map((event) => event.type)).toStrictEqual(events.map((event) => event.type));
+  });
+
+  it("refuses a stream whose run began before it was handed over, or that someone else iterates, naming why", async () => {
+    const registry = createRunRegistry();
+    const late = quick();
+    const result = late.result;
+    await Promise.resolve();
+    await Promise.resolve();
+    expect(() => registry.start(late)).toThrow("the run already began");
+    expect(() => eventStreamResponse(late)).toThrow("the run already began");
+    expect(() => uiMessageStreamResponse(late)).toThrow("the run already began");
+    await result;
+    const iterated = quick();
+    const first = await iterated.next();
+    expect(first.value).toStrictEqual({ type: "run-start" });
+    expect(() => registry.start(iterated)).toThrow("iterated elsewhere");
+    await iterated.return?.();
+  });
+
+  it("answers 405 for a method other than GET, 400 for a malformed run id, and calls authorize (a promise of a check too) before reading", async () => {
+    const seen: [string, string | undefined][] = [];
+    const registry = createRunRegistry({
+      authorize: async (_request, runId, sessionId) => {
+        seen.push([runId, sessionId]);
+        return Promise.resolve(true);
+      },
+    });
+    const runId = registry.start(quick(), { runId: "r1" });
+    expect((await registry.response(runId, new Request("http://localhost/", { method: "POST" }))).status).toBe(405);
+    expect((await registry.response("bad id", request())).status).toBe(400);
+    expect(seen).toStrictEqual([]);
+    const events = await collect(readEventStream(registry.response(runId, request())));
+    expect(events.at(-1)).toMatchObject({ type: "run-end", outcome: "done" });
+    expect(seen).toStrictEqual([["r1", undefined]]);
   });
 });
 

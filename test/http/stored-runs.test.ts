@@ -158,20 +158,27 @@ for (const [name, createStore] of stores) {
       await store.close?.();
     });
 
-    it("an id that is no run of the session ends at once with an error run-end; a malformed resume id is a 400", async () => {
+    it("every unknown run id is a 404 with a clear message (no such run in the session, no such session, no session in the id); malformed ids and resume ids are 400s", async () => {
       const store = await createStore();
       const registry = createRunRegistry({ store });
       const session = await openTask(store, "s4", "nothing");
       await closeSession(session);
-      const events = await collect(readEventStream(registry.response("s4:nope", request())));
-      expect(events.at(-1)).toMatchObject({
-        type: "run-end",
-        outcome: "error",
-        error: expect.stringContaining("no run"),
-      });
-      expect(registry.response("s4:nope", request({ "last-event-id": "bogus" })).status).toBe(400);
-      expect(registry.response("no-session-in-this-id", request()).status).toBe(404);
+      for (const runId of ["s4:nope", "nosuchsession:1", "no-session-in-this-id"]) {
+        const response = await registry.response(runId, request());
+        expect(response.status).toBe(404);
+        expect(await response.json()).toStrictEqual({ error: expect.stringContaining(`no run "${runId}"`) });
+      }
+      expect((await registry.response("s4:nope", request({ "last-event-id": "bogus" }))).status).toBe(400);
+      for (const malformed of ["", "a b", "x".repeat(129), "s4:<script>"])
+        expect((await registry.response(malformed, request())).status).toBe(400);
       expect(await registry.stop("s4:nope")).toBe(false);
+      const asked: (string | undefined)[] = [];
+      const guarded = createRunRegistry({
+        store,
+        authorize: (_request, _runId, sessionId) => (asked.push(sessionId), false),
+      });
+      expect((await guarded.response("s4:nope", request())).status).toBe(403);
+      expect(asked).toStrictEqual(["s4"]);
       await store.close?.();
     });
   });
