@@ -7,6 +7,7 @@ import { loadEntries } from "../store/index.ts";
 import { priceOf } from "../model/cost.ts";
 import { modelPrices, modelPricesDate } from "../prices/index.ts";
 import type { Tool } from "../tools/tool.ts";
+import type { AgentHooks } from "../loop/hooks.ts";
 import { createStyle, useColor, type Style } from "./ansi.ts";
 import { cliVersion, parseCliArgs, usage, type RunArgs } from "./args.ts";
 import { askMcpTrust } from "./ask-mcp-trust.ts";
@@ -422,22 +423,18 @@ function taskContext(parts: TaskParts): TaskContext {
     prices: { ...modelPrices },
     spending: { spentUsd: 0, ...(args.maxCostUsd === undefined ? {} : { limitUsd: args.maxCostUsd }) },
     hooks: {
-      beforeToolCall: permissionHook({
-        guarded,
-        mode: modes.current,
-        allowed: args.allow === "all" ? "all" : new Set(args.allow),
-        ...(ask === undefined ? {} : { ask }),
-        signal: () => taskSignal,
-        alwaysAsk: withUnsandboxedBash(
-          cliProtectedTargets(io, workspace, mcp),
-          () =>
-            sandbox.askEveryCommand &&
-            args.allow !== "all" &&
-            !args.allow.includes("bash") &&
-            modes.current() !== "yolo",
-        ),
-        check: (call) => checkToolCall(tools, call),
-      }),
+      beforeToolCall: withUnsandboxedBash(
+        permissionHook({
+          guarded,
+          mode: modes.current,
+          allowed: args.allow === "all" ? "all" : new Set(args.allow),
+          ...(ask === undefined ? {} : { ask }),
+          signal: () => taskSignal,
+          alwaysAsk: askingUnsandboxedBash(cliProtectedTargets(io, workspace, mcp), sandbox),
+          check: (call) => checkToolCall(tools, call),
+        }),
+        { sandbox, terminal: ask !== undefined, mode: modes.current },
+      ),
       afterToolCall: ({ result }) => checkpoints.attach(result),
       beforeModelCall: modeToolOffer(modes, (name) => guarded.has(name)),
     },
@@ -463,23 +460,44 @@ function userContent(
   };
 }
 
-// Without the sandbox it wanted, bash is asked about every time, unless a flag or yolo mode allows it.
-function withUnsandboxedBash(
+// Without the sandbox it wanted, every bash call is asked about, whatever --allow, --yes or the
+// mode say: only --sandbox off runs commands unconfined unasked.
+function askingUnsandboxedBash(
   alwaysAsk: NonNullable<PermissionOptions["alwaysAsk"]>,
-  askBash: () => boolean,
+  sandbox: CliSandbox,
 ): NonNullable<PermissionOptions["alwaysAsk"]> {
+  if (!sandbox.askEveryCommand) return alwaysAsk;
   return async (call) =>
-    call.name === "bash" && askBash()
-      ? "bash runs without a sandbox here, with your rights: asked every time"
+    call.name === "bash"
+      ? `bash has no sandbox here: ${sandbox.unavailable ?? "bwrap cannot run"}. Every command is asked about and runs with your rights; --sandbox off runs them unasked`
       : alwaysAsk(call);
 }
+
+// Without a terminal, such a bash call is refused with the way out (plan mode keeps its own answer).
+function withUnsandboxedBash(
+  hook: BeforeToolCall,
+  context: { sandbox: CliSandbox; terminal: boolean; mode: () => PermissionMode },
+): BeforeToolCall {
+  const { sandbox, terminal, mode } = context;
+  if (!sandbox.askEveryCommand || terminal) return hook;
+  return async (details) =>
+    details.call.name !== "bash" || mode() === "plan"
+      ? hook(details)
+      : {
+          deny: `bash cannot run: there is no sandbox for it here: ${sandbox.unavailable ?? "bwrap cannot run"}. So each command must be asked about, and there is no terminal to ask on. Run the CLI with --sandbox off to let bash commands run unconfined, with the user's rights (or install bubblewrap)`,
+        };
+}
+
+type BeforeToolCall = NonNullable<AgentHooks["beforeToolCall"]>;
 
 // The permission mode of --mode; yolo without a sandbox for bash is said at start and whenever it is chosen.
 function permissionModes(args: RunArgs, io: CliIo, sandbox: CliSandbox): ModeControl {
   const warn = (mode: PermissionMode): void => {
     if (mode !== "yolo" || sandbox.sandbox !== undefined) return;
     io.stderr.write(
-      "warning: yolo mode: every tool call runs without asking, and bash has no sandbox here (see --sandbox): commands run with your rights. Writes where code runs from still ask.\n",
+      sandbox.askEveryCommand
+        ? "warning: yolo mode: bash has no sandbox here, so each of its commands is still asked about (--sandbox off runs them unasked, with your rights). Writes where code runs from still ask.\n"
+        : "warning: yolo mode: every tool call runs without asking, and bash has no sandbox here (see --sandbox): commands run with your rights. Writes where code runs from still ask.\n",
     );
   };
   const first = args.mode ?? "default";

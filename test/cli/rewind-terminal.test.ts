@@ -29,7 +29,8 @@ afterEach(async () => {
 });
 
 const environment = (): Record<string, string> => cliEnvironment(home.path, { OPENAI_BASE_URL: server.baseURL });
-const allowed = ["--model", "test-model", "--allow", "read,edit,write,bash"];
+// bash runs unasked only with --sandbox off where bwrap cannot run; the rewind is the point here.
+const allowed = ["--model", "test-model", "--allow", "read,edit,write,bash", "--sandbox", "off"];
 
 function start(args: string[] = []): CliTerminal {
   cli = startCliTerminal([...allowed, ...args], { cwd: workspace.path, env: environment() });

@@ -14,8 +14,7 @@ let workspace: ReturnType<typeof tempDirectory>;
 let home: ReturnType<typeof fakeHome>;
 let server: FakeOpenAI;
 
-const toolOutput = (): string =>
-  String(server.bodies()[1]!.messages.find((message) => message.role === "tool")?.content);
+const toolOutput = (): string => toolOutputOf(server);
 
 describe.skipIf(!support.available)("the CLI's bash in the sandbox", () => {
   beforeEach(async () => {
@@ -98,7 +97,7 @@ describe("the CLI where bwrap cannot run", () => {
     expect(start).toContain("warning: no sandbox for bash: bwrap is not installed");
     terminal.type("run\r");
     const first = await terminal.waitFor("Allow bash?");
-    expect(first).toContain("bash runs without a sandbox here");
+    expect(first).toContain("bash has no sandbox here");
     expect(first).not.toContain("always for bash");
     terminal.type("y");
     await terminal.waitFor(/touch SECOND[^]*Allow bash\?/);
@@ -108,4 +107,57 @@ describe("the CLI where bwrap cannot run", () => {
     expect(existsSync(join(fixture.workspace(), "FIRST"))).toBe(true);
     expect(existsSync(join(fixture.workspace(), "SECOND"))).toBe(true);
   });
+
+  for (const flags of [["--allow", "bash"], ["--yes"], ["--mode", "yolo"]])
+    it(`asks about each bash call with ${flags.join(" ")} too`, { timeout: 90_000 }, async () => {
+      fixture
+        .server()
+        .enqueue({ toolCalls: [{ name: "bash", arguments: { command: "touch ASKED" } }] }, { text: "all done" });
+      const terminal = fixture.start(flags, { PATH: join(bin.path, "bin") });
+      await terminal.waitFor(/> $/);
+      terminal.type("run\r");
+      const asked = await terminal.waitFor("Allow bash?");
+      expect(asked).toContain("--sandbox off runs them unasked");
+      expect(existsSync(join(fixture.workspace(), "ASKED"))).toBe(false);
+      terminal.type("n");
+      await terminal.waitFor("Why?");
+      terminal.type("\r");
+      await terminal.waitFor("all done");
+      expect(existsSync(join(fixture.workspace(), "ASKED"))).toBe(false);
+    });
+
+  it("without a terminal, refuses bash whatever --yes says and names --sandbox off; --sandbox off runs it", async () => {
+    const server = await startFakeOpenAI();
+    const workspace = tempDirectory("sandbox-missing-ws-");
+    try {
+      const run = async (args: string[]) => {
+        server.requests.length = 0;
+        server.enqueue({ toolCalls: [{ name: "bash", arguments: { command: "touch RAN" } }] }, { text: "Done." });
+        const result = await runCli(["--model", "test-model", ...args, "run it"], {
+          cwd: workspace.path,
+          env: cliEnvironment(workspace.path, { OPENAI_BASE_URL: server.baseURL, PATH: join(bin.path, "bin") }),
+        });
+        return { ...result, toolOutput: toolOutputOf(server) };
+      };
+      for (const flags of [["--yes"], ["--allow", "bash"], ["--mode", "yolo"], ["--json", "--yes"]]) {
+        const refused = await run(flags);
+        expect(refused.code, refused.stderr).toBe(0);
+        expect(refused.stderr).toContain("warning: no sandbox for bash: bwrap is not installed");
+        expect(refused.toolOutput).toContain("bash cannot run: there is no sandbox for it here");
+        expect(refused.toolOutput).toContain("Run the CLI with --sandbox off");
+        expect(existsSync(join(workspace.path, "RAN"))).toBe(false);
+      }
+      const unconfined = await run(["--yes", "--sandbox", "off"]);
+      expect(unconfined.code, unconfined.stderr).toBe(0);
+      expect(unconfined.stderr).toContain("warning: --sandbox off: bash commands run unconfined");
+      expect(existsSync(join(workspace.path, "RAN"))).toBe(true);
+    } finally {
+      await server.close();
+      workspace.remove();
+    }
+  }, 120_000);
 });
+
+function toolOutputOf(fake: FakeOpenAI): string {
+  return String(fake.bodies()[1]?.messages.find((message) => message.role === "tool")?.content);
+}

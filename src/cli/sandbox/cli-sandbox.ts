@@ -6,15 +6,22 @@ import { secretPaths } from "./hidden-paths.ts";
 /**
  * The CLI's decision about the `bash` tool's sandbox: the sandbox its commands run in
  * (`undefined`: unconfined), a warning to say once at start, and whether every `bash` call must
- * be asked about (the sandbox was wanted but cannot run here: no "always" at the prompt).
+ * be asked about (the sandbox was wanted but cannot run here: no "always" at the prompt, no flag
+ * or mode skips the question, and without a terminal the call is refused); `unavailable` says why
+ * then.
  */
-export type CliSandbox = { sandbox: CommandSandbox | undefined; warning: string | undefined; askEveryCommand: boolean };
+export type CliSandbox = {
+  sandbox: CommandSandbox | undefined;
+  warning: string | undefined;
+  askEveryCommand: boolean;
+  unavailable?: string;
+};
 
 /**
  * Chooses the sandbox from `--sandbox` (`mode`; default `workspace-write`) and
  * `--allow-network`: `off` runs commands unconfined with a warning; otherwise bwrap is probed
- * (`detectSandbox`) and, where it cannot run, commands run unconfined, the warning says why and
- * each is asked about. The hidden paths are the user's secrets under `HOME` and the CLI's home
+ * (`detectSandbox`) and, where it cannot run, the warning says why and each command is asked
+ * about (then runs unconfined): `--sandbox off` is the only way to run them unasked. The hidden paths are the user's secrets under `HOME` and the CLI's home
  * (`cliHome`), see `secretPaths`.
  */
 export async function cliSandbox(options: {
@@ -35,8 +42,9 @@ export async function cliSandbox(options: {
   if (!support.available)
     return {
       sandbox: undefined,
-      warning: `warning: no sandbox for bash: ${support.reason}. Commands run unconfined, with your rights; each one is asked about (no "always")`,
+      warning: `warning: no sandbox for bash: ${support.reason}. Each command is asked about (no "always", whatever --allow, --yes or --mode say) and runs unconfined, with your rights; without a terminal, bash is refused. --sandbox off runs commands unconfined without asking`,
       askEveryCommand: true,
+      unavailable: support.reason,
     };
   const home = options.environment.HOME || homedir();
   return {
