@@ -102,11 +102,13 @@ export async function startWebChat(options: WebChatOptions): Promise<WebChat> {
   const createSession = async (request: Request): Promise<Response> => {
     const user = userOf(request);
     if (user === undefined) return json(403, { error: "reload the page: this browser has no chat id yet" });
-    if (Number(request.headers.get("content-length") ?? "0") > 64 * 1024)
-      return json(413, { error: "the task is longer than 64 KB" });
+    if (!/^application\/json\b/i.test(request.headers.get("content-type") ?? ""))
+      return json(415, { error: "send the task as JSON (content-type application/json)" });
+    const body = await readSmallBody(request, 64 * 1024);
+    if (body === undefined) return json(413, { error: "the task is longer than 64 KB" });
     let task: unknown;
     try {
-      task = ((await request.json()) as { task?: unknown }).task;
+      task = (JSON.parse(body) as { task?: unknown } | null)?.task;
     } catch {
       return json(400, { error: "send JSON: { task }" });
     }
@@ -152,6 +154,19 @@ async function page(pathname: string, request: Request): Promise<Response> {
   if (!/(?:^|;\s*)chat-user=/.test(request.headers.get("cookie") ?? ""))
     headers.set("set-cookie", `chat-user=${randomBytes(18).toString("base64url")}; Path=/; HttpOnly; SameSite=Strict`);
   return new Response(body, { headers });
+}
+
+// The body as text, read no further than `maxBytes` (whatever content-length claims); undefined past it.
+async function readSmallBody(request: Request, maxBytes: number): Promise<string | undefined> {
+  if (Number(request.headers.get("content-length") ?? "0") > maxBytes) return undefined;
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of request.body ?? []) {
+    size += chunk.byteLength;
+    if (size > maxBytes) return undefined;
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString("utf8");
 }
 
 function viewerLink(viewer: Viewer, sessionId: string): string {

@@ -40,7 +40,8 @@ export type ApprovalRequestHandlerOptions = {
  * reason? }] }` (or one `{ id, approved, reason? }`), `id` a call's id or path as in
  * `pendingApprovalEntries`. It loads the stored session (so it works on any instance, after any
  * reload), records the decisions with `resolveApproval` and resumes the run. Every refusal changes
- * nothing: 403 (authorize said no), 413 (body too large), 400 (not JSON, not decisions), 404 (no
+ * nothing: 403 (authorize said no), 415 (not sent as JSON), 413 (body too large), 400 (not JSON,
+ * not decisions, a malformed session id), 404 (no
  * such session), 409 (nothing waits, a call not waiting or decided already, a run in progress on
  * the session).
  */

@@ -5,14 +5,24 @@ import { concatenate } from "./send-buffer.ts";
 export const defaultMaxBodyBytes = 1024 * 1024;
 
 /**
- * The request's body as JSON, or the 4xx answer to send instead: 413 past `maxBytes` (counted as
- * the bytes arrive, so a huge body is never held whole, whatever its `content-length` claims),
- * 400 for a body that is not JSON.
+ * The request's body as JSON, or the 4xx answer to send instead: 415 unless its content type is
+ * JSON (`application/json` or `…+json`: a type a cross-site form or a "simple" cross-origin
+ * request cannot send without the browser asking the server first), 413 past `maxBytes` (counted
+ * as the bytes arrive, so a huge body is never held whole, whatever its `content-length`
+ * claims), 400 for a body that is not JSON.
  */
 export async function readJsonBody(
   request: Request,
   maxBytes: number,
 ): Promise<{ value: unknown } | { response: Response }> {
+  const type = (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
+  if (!/^application\/(?:[\w.-]+\+)?json$/.test(type))
+    return {
+      response: errorResponse(
+        415,
+        `send the body as JSON with content-type application/json, not ${JSON.stringify(type.slice(0, 60) || "none")}`,
+      ),
+    };
   const declared = Number(request.headers.get("content-length") ?? "0");
   if (declared > maxBytes) return { response: tooLarge(maxBytes) };
   if (request.body === null) return { response: errorResponse(400, "the request has no body: send JSON") };

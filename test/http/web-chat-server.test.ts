@@ -1,0 +1,135 @@
+// The web chat example's server over real HTTP (no browser): a run's readers get every event from
+// run-start, and every bad request is a 4xx with a clear message that changes nothing.
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import type { AgentEvent } from "simple-agent-loop";
+import { readEventStream } from "simple-agent-loop/http";
+import { scriptedModel } from "simple-agent-loop/testing";
+import { startWebChat, type WebChat } from "../../examples/web-chat/server.ts";
+import { collect } from "./helpers.ts";
+
+const chats: WebChat[] = [];
+const directories: string[] = [];
+afterAll(async () => {
+  await Promise.all(chats.map((chat) => chat.close()));
+  await Promise.all(directories.map((directory) => rm(directory, { recursive: true, force: true })));
+});
+
+async function chat(): Promise<{ url: string; directory: string }> {
+  const directory = await mkdtemp(join(tmpdir(), "web-chat-server-"));
+  directories.push(directory);
+  const started = await startWebChat({
+    invokeModel: scriptedModel(
+      [
+        [
+          { role: "assistant", content: "Writing it down." },
+          { type: "tool_call", id: "w1", name: "write_note", input: { title: "Task", text: "milk" } },
+        ],
+        [{ role: "assistant", content: "Saved it." }],
+      ],
+      { stream: true },
+    ),
+    directory,
+    viewer: false,
+  });
+  chats.push(started);
+  return { url: started.url, directory };
+}
+
+const owner = { cookie: "chat-user=owner-owner-owner-owner-1" };
+const stranger = { cookie: "chat-user=stranger-stranger-stranger-2" };
+const jsonHeaders = { "content-type": "application/json" };
+
+async function post(url: string, body: string, headers: Record<string, string>): Promise<Response> {
+  return fetch(url, { method: "POST", body, headers });
+}
+
+async function errorOf(response: Response): Promise<{ status: number; error: unknown }> {
+  const text = await response.text();
+  return { status: response.status, error: (JSON.parse(text) as { error?: unknown }).error };
+}
+
+describe("the web chat example's server", () => {
+  it("a reader that asks right after the session is created gets run-start first, then the run paused for approval", async () => {
+    const { url } = await chat();
+    const created = await post(`${url}api/sessions`, JSON.stringify({ task: "remember milk" }), {
+      ...owner,
+      ...jsonHeaders,
+    });
+    expect(created.status).toBe(201);
+    const { runId, sessionId } = (await created.json()) as { runId: string; sessionId: string };
+    expect(runId).toBe(`${sessionId}:1`);
+    const events: AgentEvent[] = await collect(
+      readEventStream(fetch(`${url}api/runs/${encodeURIComponent(runId)}/events`, { headers: owner })),
+    );
+    expect(events[0]).toStrictEqual({ type: "run-start" });
+    expect(events.filter((event) => event.type === "run-start")).toHaveLength(1);
+    expect(events.at(-1)).toMatchObject({ type: "run-end", outcome: "paused" });
+  });
+
+  it("answers bad input with a 4xx and a clear message, and changes nothing", async () => {
+    const { url, directory } = await chat();
+    const created = await post(`${url}api/sessions`, JSON.stringify({ task: "remember milk" }), {
+      ...owner,
+      ...jsonHeaders,
+    });
+    const { runId, sessionId } = (await created.json()) as { runId: string; sessionId: string };
+    await collect(readEventStream(fetch(`${url}api/runs/${encodeURIComponent(runId)}/events`, { headers: owner })));
+    const logFile = join(directory, `${sessionId}.jsonl`);
+    const before = await readFile(logFile, "utf8");
+    const filesBefore = (await readdir(directory)).sort();
+    const approve = `${url}api/sessions/${sessionId}/approve`;
+    const decision = JSON.stringify({ decisions: [{ id: "w1", approved: true }] });
+    const refusals: [Promise<Response>, number, string][] = [
+      [post(`${url}api/sessions`, "{not json", { ...owner, ...jsonHeaders }), 400, "JSON"],
+      [
+        post(`${url}api/sessions`, JSON.stringify({ task: "x" }), { ...owner, "content-type": "text/plain" }),
+        415,
+        "JSON",
+      ],
+      [
+        post(`${url}api/sessions`, JSON.stringify({ task: "x".repeat(70_000) }), { ...owner, ...jsonHeaders }),
+        413,
+        "64 KB",
+      ],
+      [post(`${url}api/sessions`, JSON.stringify({ task: "x" }), jsonHeaders), 403, "chat id"],
+      [post(approve, "{not json", { ...owner, ...jsonHeaders }), 400, "not valid JSON"],
+      [post(approve, decision, { ...owner, "content-type": "text/plain" }), 415, "application/json"],
+      [
+        post(approve, JSON.stringify({ decisions: [{ id: "w1", approved: "yes" }] }), { ...owner, ...jsonHeaders }),
+        400,
+        "approved",
+      ],
+      [
+        post(approve, JSON.stringify({ decisions: [{ id: "nope", approved: true }] }), { ...owner, ...jsonHeaders }),
+        409,
+        "",
+      ],
+      [post(approve, " ".repeat(2 * 1024 * 1024), { ...owner, ...jsonHeaders }), 413, "larger than"],
+      [post(approve, decision, { ...stranger, ...jsonHeaders }), 403, "not allowed"],
+      [post(`${url}api/sessions/unknownsession/approve`, decision, { ...owner, ...jsonHeaders }), 403, "not allowed"],
+      [fetch(approve, { headers: owner }), 405, "POST"],
+      [fetch(`${url}api/sessions/${sessionId}`, { headers: stranger }), 404, "no such session"],
+      [fetch(`${url}api/runs/${encodeURIComponent(runId)}/events`, { headers: stranger }), 404, "no such run"],
+      [fetch(`${url}api/runs/${encodeURIComponent(`${sessionId}:9`)}/events`, { headers: owner }), 404, "no run"],
+      [post(`${url}api/runs/${encodeURIComponent(runId)}/stop`, "", stranger), 404, "no such run"],
+    ];
+    for (const [answer, status, message] of refusals) {
+      const { status: got, error } = await errorOf(await answer);
+      expect({ got, error }).toStrictEqual({ got: status, error: expect.stringContaining(message) });
+    }
+    expect(await readFile(logFile, "utf8")).toBe(before);
+    expect((await readdir(directory)).sort()).toStrictEqual(filesBefore);
+    // Deciding once goes through; the same decision again changes nothing.
+    expect((await post(approve, decision, { ...owner, ...jsonHeaders })).status).toBe(202);
+    await collect(
+      readEventStream(fetch(`${url}api/runs/${encodeURIComponent(`${sessionId}:2`)}/events`, { headers: owner })),
+    );
+    const decided = await readFile(logFile, "utf8");
+    const again = await errorOf(await post(approve, decision, { ...owner, ...jsonHeaders }));
+    expect(again.status).toBe(409);
+    expect(await readFile(logFile, "utf8")).toBe(decided);
+  });
+});
