@@ -2,18 +2,21 @@ import { TerminalError, type ObjectContext } from "@restatedev/restate-sdk";
 import { describeError, isInstance } from "../errors.ts";
 import type { InvokeModel } from "../model/invoke-model.ts";
 import { agentLoop, type AgentLoopOptions } from "../loop/loop.ts";
+import type { AgentDefinition } from "../agents/agent-types.ts";
+import { runAgent, type AgentRunEvent, type RunAgentOptions } from "../agents/run-agent.ts";
+import { journaledAgent, type AgentJournal } from "./journaled-agents.ts";
 import type { RunOutcome } from "../loop/events.ts";
 import { extendSession, response, type JsonValue, type Session } from "../session.ts";
-import type { ToolDefinition } from "../tools/tool.ts";
+import type { ToolDefinition, ToolHandlers } from "../tools/tool.ts";
 import { waitForDecisions } from "./approvals.ts";
 import { journaledModel, type StepRetryOptions } from "./journaled-model.ts";
 import { journaledTools } from "./journaled-tools.ts";
 import { journaledGuardrails } from "./journaled-guardrails.ts";
 import type { Guardrails } from "../guardrails/guardrail.ts";
 import { toolCallRecorderOf } from "../tools/tool-call-recorder.ts";
-import { createReplayClock } from "./replay-clock.ts";
-import { readEntries, recordSession, sessionFromEntries } from "./session-state.ts";
-import { createStepScheduler } from "./step-scheduler.ts";
+import { createReplayClock, type ReplayClock } from "./replay-clock.ts";
+import { readEntries, recordSession, sessionFromEntries, type SessionRecorder } from "./session-state.ts";
+import { createStepScheduler, type StepScheduler } from "./step-scheduler.ts";
 
 /**
  * The input of `run`. `message`: the user's message to add before the loop runs; without it the
@@ -32,6 +35,8 @@ export type AgentRunResult = {
   outcome: "done" | "stopped" | "aborted" | "blocked";
   response?: string;
   output?: JsonValue;
+  /** A run of agents (`restateAgent({ agent })`): the agent that gave `response`. */
+  agent?: string;
 };
 
 /** The run's state as the `status` handler reports it. `error`: why the last run failed. */
@@ -43,11 +48,17 @@ export type AgentStatus = {
 /** The loop options a durable run takes: the others belong to Restate (abort, retries) or to streaming. */
 export type DurableLoopOptions = Omit<AgentLoopOptions, "signal" | "retry" | "eagerTools">;
 
+/**
+ * The run options a durable run of agents takes (`restateAgent({ agent })`): `runAgent`'s
+ * (`maxHandoffs` included), less those that belong to Restate or to streaming.
+ */
+export type DurableAgentOptions = Omit<RunAgentOptions, "signal" | "retry" | "eagerTools">;
+
 /** What the object was built with (see `RestateAgentOptions`). */
 export type AgentSetup = {
-  invokeModel: InvokeModel;
-  tools: readonly ToolDefinition[];
-  options: DurableLoopOptions;
+  /** What a run runs: the loop with one model and its tools, or an agent that follows its handoffs. */
+  runs: { invokeModel: InvokeModel; tools: readonly ToolDefinition[] } | { agent: AgentDefinition };
+  options: DurableLoopOptions | DurableAgentOptions;
   modelRetry: StepRetryOptions | undefined;
   maxStepBytes: number;
 };
@@ -90,42 +101,31 @@ export async function durableRun(ctx: ObjectContext, setup: AgentSetup, input: u
   });
   const setStatus = (status: AgentStatus): void => ctx.set(statusKey, status);
   try {
-    if (entries === undefined && system !== undefined) extendSession(session, { role: "system", content: system });
+    // A new session of agents starts with its first agent's prompt (each agent's model is sent its own).
+    const firstSystem = system ?? ("agent" in setup.runs ? setup.runs.agent.systemPrompt : undefined);
+    if (entries === undefined && firstSystem !== undefined)
+      extendSession(session, { role: "system", content: firstSystem });
     if (message !== undefined) extendSession(session, { role: "user", content: message });
     setStatus({ state: "running" });
     recorder.flush();
-    const { toolTimeout, toolHandlers = {}, onEvent, ...loopOptions } = setup.options;
-    const invokeModel = journaledModel(
-      ctx,
-      setup.invokeModel,
-      scheduler,
-      clock,
-      recorder.flush,
-      recorder.flushAfterNextAppend,
-      setup.modelRetry ?? {},
-      setup.maxStepBytes,
-    );
-    const tools = journaledTools(ctx, setup.tools, toolHandlers, {
-      toolTimeout,
-      scheduler,
-      clock,
-      maxStepBytes: setup.maxStepBytes,
-      recorder: toolCallRecorderOf(setup.invokeModel),
-    });
+    const { toolTimeout, toolHandlers, onEvent, ...loopOptions } = setup.options;
+    // A loop run never emits a handoff: one listener type serves both kinds of run.
+    const listener = onEvent as ((event: AgentRunEvent) => void) | undefined;
+    const journal = runJournal(ctx, setup, { scheduler, clock, recorder, toolTimeout });
+    const run = durableLoop(setup.runs, journal, session, toolHandlers);
     let outcome: RunOutcome | undefined;
     for (;;) {
       try {
-        await agentLoop(invokeModel, tools.tools, session, {
+        await run({
           ...loopOptions,
           // A replay answers each guardrail from the journal: none is asked twice.
-          ...guardrailsOption(journaledGuardrails(ctx, loopOptions.guardrails, scheduler)),
-          toolHandlers: tools.toolHandlers,
+          ...guardrailsOption(journal.guardrails(loopOptions.guardrails)),
           signal: controller.signal,
           // Restate retries a failed model step; the loop's own backoff would not replay the same.
           retry: false,
           onEvent: (event) => {
             if (event.type === "run-end") outcome = event.outcome;
-            onEvent?.(event);
+            listener?.(event);
           },
         });
       } catch (error) {
@@ -151,10 +151,80 @@ export async function durableRun(ctx: ObjectContext, setup: AgentSetup, input: u
     )
       result.response = last.content;
     if (last?.output !== undefined) result.output = last.output;
+    if ("agent" in setup.runs && last?.agent !== undefined) result.agent = last.agent;
     return result;
   } finally {
     recorder.stop();
   }
+}
+
+// How this invocation journals models, tools and guardrails; the models of every agent share the step count.
+function runJournal(
+  ctx: ObjectContext,
+  setup: AgentSetup,
+  run: {
+    scheduler: StepScheduler;
+    clock: ReplayClock;
+    recorder: SessionRecorder;
+    toolTimeout: number | undefined;
+  },
+): AgentJournal {
+  const { scheduler, clock, recorder, toolTimeout } = run;
+  const steps = { count: 0 };
+  return {
+    ctx,
+    scheduler,
+    model: (invokeModel) =>
+      journaledModel(
+        ctx,
+        invokeModel,
+        scheduler,
+        clock,
+        recorder.flush,
+        recorder.flushAfterNextAppend,
+        setup.modelRetry ?? {},
+        setup.maxStepBytes,
+        steps,
+      ),
+    // The run's `toolTimeout` wins over an agent's own, as in `runAgent`.
+    tools: (invokeModel, tools, handlers, timeout) =>
+      journaledTools(ctx, tools, handlers, {
+        toolTimeout: toolTimeout ?? timeout,
+        scheduler,
+        clock,
+        maxStepBytes: setup.maxStepBytes,
+        recorder: toolCallRecorderOf(invokeModel),
+      }),
+    guardrails: (guardrails) => journaledGuardrails(ctx, guardrails, scheduler),
+  };
+}
+
+type RunOnce = (options: Omit<RunAgentOptions, "toolHandlers" | "toolTimeout">) => Promise<unknown>;
+
+// One run of the loop, or of the agents (following handoffs), with the tools' steps journaled.
+function durableLoop(
+  runs: AgentSetup["runs"],
+  journal: AgentJournal,
+  session: Session,
+  toolHandlers: ToolHandlers | undefined,
+): RunOnce {
+  // Run-level handlers are every agent's; without them each agent keeps its own.
+  const handlers = (invokeModel: InvokeModel): { toolHandlers?: ToolHandlers } =>
+    toolHandlers === undefined
+      ? {}
+      : { toolHandlers: journal.tools(invokeModel, [], toolHandlers, undefined).toolHandlers };
+  if ("agent" in runs) {
+    const root = journaledAgent(runs.agent, journal);
+    return (options) => runAgent(root, session, { ...options, ...handlers(runs.agent.invokeModel) });
+  }
+  const invokeModel = journal.model(runs.invokeModel);
+  const tools = journal.tools(runs.invokeModel, runs.tools, toolHandlers ?? {}, undefined);
+  return ({ onEvent, maxHandoffs: _none, ...options }) =>
+    agentLoop(invokeModel, tools.tools, session, {
+      ...options,
+      toolHandlers: tools.toolHandlers,
+      ...(onEvent === undefined ? {} : { onEvent }),
+    });
 }
 
 function guardrailsOption(guardrails: Guardrails | undefined): { guardrails?: Guardrails } {

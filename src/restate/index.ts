@@ -1,6 +1,19 @@
 export { restateAgent } from "./restate-agent.ts";
-export type { RestateAgent, RestateAgentHandlers, RestateAgentOptions } from "./restate-agent.ts";
-export type { AgentRunInput, AgentRunResult, AgentStatus, DurableLoopOptions } from "./durable-run.ts";
+export type {
+  RestateAgent,
+  RestateAgentHandlers,
+  RestateAgentOptions,
+  RestateAgentSetup,
+  RestateAgentsRun,
+  RestateLoopRun,
+} from "./restate-agent.ts";
+export type {
+  AgentRunInput,
+  AgentRunResult,
+  AgentStatus,
+  DurableAgentOptions,
+  DurableLoopOptions,
+} from "./durable-run.ts";
 export type { ApprovalResolution, ApprovalResolved, PendingApprovalView } from "./approvals.ts";
 export type { StepRetryOptions } from "./journaled-model.ts";
 export { restateAgentClient } from "./client.ts";

@@ -32,7 +32,7 @@ export type StepRetryOptions = Pick<
  * Restate retries it (honouring `retryAfterMs`), under `retry`; any other failure is journaled as a
  * value and thrown again, the same error, on every replay. `beforeStep` runs before each step
  * starts and `afterStep` once it answered (the run writes its state there). The loop's own retries
- * must be off.
+ * must be off. `steps` counts the calls for the names; models of one run share it (several agents).
  */
 export function journaledModel(
   ctx: ObjectContext,
@@ -43,12 +43,12 @@ export function journaledModel(
   afterStep: () => void,
   retry: StepRetryOptions,
   maxStepBytes: number,
+  steps: { count: number } = { count: 0 },
 ): InvokeModel {
-  let calls = 0;
   const journaled: StructuredOutputModel = async (tools, session, context) => {
     beforeStep();
     const step = ctx.run<ModelStep>(
-      `model ${++calls}`,
+      `model ${++steps.count}`,
       async () => {
         const race = createAbortRace(context.signal);
         try {

@@ -23,17 +23,22 @@ import {
   type AgentRunInput,
   type AgentRunResult,
   type AgentStatus,
+  type AgentSetup,
+  type DurableAgentOptions,
   type DurableLoopOptions,
 } from "./durable-run.ts";
+import type { AgentDefinition } from "../agents/agent-types.ts";
+import { checkNumber } from "../numeric-options.ts";
 import type { StepRetryOptions } from "./journaled-model.ts";
 import { checkMaxStepBytes } from "./step-size.ts";
 import { checkLoopOptions } from "../loop/loop-options.ts";
 import { checkStepRetry } from "./journaled-model.ts";
 import { entriesToJsonl, hasSession, readEntries, sessionFromEntries } from "./session-state.ts";
 
-export type RestateAgentOptions = {
-  /** The virtual object's name, the first segment of its ingress paths (default `"agent"`). */
-  name?: string;
+export type RestateAgentOptions = RestateAgentSetup & (RestateLoopRun | RestateAgentsRun);
+
+/** A run of the loop: one model, its tools and the loop's options. */
+export type RestateLoopRun = {
   /** The model. Each call runs as one journaled step (a streamed answer is collected inside it). */
   invokeModel: InvokeModel;
   /**
@@ -47,6 +52,29 @@ export type RestateAgentOptions = {
    * strategy calling a model is not). `onEvent` and `logger` hear a replayed run again.
    */
   options?: DurableLoopOptions;
+  agent?: undefined;
+};
+
+/**
+ * A run of agents (`defineAgent`), as `runAgent` runs them: the session's active agent answers
+ * and its handoffs are followed. Every agent's model calls, tools and guardrails are journaled
+ * steps as the loop's are, and so is each handoff's summarizer (`history: "summary"`) and each
+ * `onHandoff` (step `handoff <from> to <to>`): a replay asks none of them again. The active agent
+ * is read from the session, so a run resumed on another worker goes on with it.
+ */
+export type RestateAgentsRun = {
+  /** The agent a new session starts with (its `systemPrompt` is the session's system message unless `run` gives `system`). */
+  agent: AgentDefinition;
+  /** `runAgent`'s run options (`maxHandoffs` included), deterministic outside the steps as the loop's must be. */
+  options?: DurableAgentOptions;
+  invokeModel?: undefined;
+  tools?: undefined;
+};
+
+/** What every `restateAgent` takes beside what it runs. */
+export type RestateAgentSetup = {
+  /** The virtual object's name, the first segment of its ingress paths (default `"agent"`). */
+  name?: string;
   /** How Restate retries a model call that failed with a retryable error (default: the server's policy). */
   modelRetry?: StepRetryOptions;
   /**
@@ -99,12 +127,14 @@ export type RestateAgent = VirtualObjectDefinition<string, RestateAgentHandlers>
 export function restateAgent(config: RestateAgentOptions): RestateAgent {
   // Checked once, here: a bad option found inside a run would fail it on every replay.
   checkMaxStepBytes(config.maxStepBytes);
-  checkLoopOptions(config.options ?? {}, config.tools ?? []);
+  checkRunOptions(config);
   checkStepRetry(config.modelRetry ?? {});
   const name = config.name ?? "agent";
-  const setup = {
-    invokeModel: config.invokeModel,
-    tools: config.tools ?? [],
+  const setup: AgentSetup = {
+    runs:
+      config.agent === undefined
+        ? { invokeModel: config.invokeModel, tools: config.tools ?? [] }
+        : { agent: config.agent },
     options: config.options ?? {},
     modelRetry: config.modelRetry,
     maxStepBytes: config.maxStepBytes ?? 8 * 1024 * 1024,
@@ -145,6 +175,13 @@ export function restateAgent(config: RestateAgentOptions): RestateAgent {
     }),
   };
   return restate.object({ name, handlers, ...(config.restate === undefined ? {} : { options: config.restate }) });
+}
+
+function checkRunOptions(config: RestateAgentOptions): void {
+  if (config.agent === undefined) return checkLoopOptions(config.options ?? {}, config.tools ?? []);
+  const { maxHandoffs, ...options } = config.options ?? {};
+  checkNumber("maxHandoffs", maxHandoffs, { min: 0, integer: true });
+  checkLoopOptions(options, config.agent.tools);
 }
 
 async function existingEntries(

@@ -1,9 +1,11 @@
-// A worker process for the Restate tests: serves the script agent (agent-script.ts) on a free
+// A worker process for the Restate tests: serves the script agent (agent-script.ts), and the
+// script agents (agents-script.ts) as the object `agents`, on a free
 // loopback port and prints `{"port":N}` once it listens.
 //   node --conditions=simple-agent-loop-source test/restate/worker.ts <control dir>
 import * as restate from "@restatedev/restate-sdk";
 import { restateAgent } from "simple-agent-loop/restate";
 import { scriptGuardrails, scriptModel, scriptTools } from "./agent-script.ts";
+import { scriptTriage } from "./agents-script.ts";
 
 const [dir] = process.argv.slice(2);
 if (dir === undefined) throw new Error("usage: worker.ts <control dir>");
@@ -19,5 +21,7 @@ const port = await restate
     if (String(meta.level) === "error") console.error(message, ...rest);
   })
   .bind(agent)
+  // The same worker serves agents that hand off to each other (agents-script.ts).
+  .bind(restateAgent({ name: "agents", agent: scriptTriage(dir) }))
   .listen(0);
 process.stdout.write(`${JSON.stringify({ port })}\n`);
