@@ -11,6 +11,7 @@ import type { AgentDefinition } from "./agent-types.ts";
 import { createRunLedger } from "./run-ledger.ts";
 import { historyName, historyView, type SummaryHandoffOutput } from "./handoff.ts";
 import { summarizeMessages } from "../loop/context-strategies.ts";
+import { parentSpending } from "../loop/subagent.ts";
 import { mergeGuardrails, type Guardrails } from "../guardrails/guardrail.ts";
 
 /** Run options of `runAgent`: today's run options, plus how many handoffs one call may follow. */
@@ -83,6 +84,18 @@ async function followHandoffs(
     let end: RunEnd = { type: "run-end", outcome: "done" };
     const name = active.node.agent.name;
     const { maxHandoffs: _limit, onEvent: _listener, ...runOptions } = options;
+    const overdrawn = ledger.overdrawn(session);
+    if (overdrawn !== undefined) {
+      emit(
+        ledger.close({
+          type: "run-end",
+          outcome: "max-iterations",
+          error: overdrawn.message,
+          errorType: overdrawn.name,
+        }),
+      );
+      throw overdrawn;
+    }
     try {
       await agentLoop(
         active.node.agent.invokeModel,
@@ -167,7 +180,17 @@ function handoffTools(node: AgentNode): Tool[] {
       const before = messagesBeforeResponse(context.session.messages, context.id).filter(
         (item) => !("role" in item && item.role === "system"),
       );
-      const written = await summarizeMessages(entry.summarizer ?? node.agent.invokeModel, before, context.signal);
+      // The summarizer's call is the run's: it counts against the budget and in the metrics (on
+      // this result's `subagentUsage`), and its events reach listeners as this call's updates.
+      const spending = parentSpending(context, {});
+      const written = await summarizeMessages(entry.summarizer ?? node.agent.invokeModel, before, {
+        ...spending.options,
+        signal: context.signal,
+        onEvent: (event) => {
+          spending.report(event);
+          context.update(event);
+        },
+      });
       const output: SummaryHandoffOutput = { message, ...written };
       return output;
     },

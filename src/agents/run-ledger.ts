@@ -1,7 +1,8 @@
 import type { AgentEvent } from "../loop/events.ts";
 import type { AgentLoopOptions } from "../loop/loop-options.ts";
 import type { RunMetrics } from "../loop/run-metrics.ts";
-import type { Usage } from "../session.ts";
+import type { Session, Usage } from "../session.ts";
+import { BudgetExceededError } from "../errors.ts";
 
 type RunEnd = Extract<AgentEvent, { type: "run-end" }>;
 
@@ -13,6 +14,11 @@ type RunEnd = Extract<AgentEvent, { type: "run-end" }>;
 export type RunLedger = {
   /** The `budget` option of the next agent's run: the call's, less what the runs before it spent. */
   budgetLeft: () => Pick<AgentLoopOptions, "budget">;
+  /**
+   * The call's budget is spent past its limit (a handoff's summary can overdraw it): the next
+   * agent must not start. Each agent's run checks only what it spends itself.
+   */
+  overdrawn: (session: Session) => BudgetExceededError | undefined;
   /** One agent's run ended with `end`. */
   add: (end: RunEnd) => void;
   /** The call's `run-end`: `end` (the last agent's, or the call's own error) with the summed metrics and cost. */
@@ -30,6 +36,19 @@ export function createRunLedger(budget: AgentLoopOptions["budget"]): RunLedger {
       if (budget.tokens !== undefined) left.tokens = Math.max(0, budget.tokens - tokens);
       if (budget.usd !== undefined) left.usd = Math.max(0, budget.usd - (costUsd ?? 0));
       return { budget: left };
+    },
+    overdrawn: (session) => {
+      if (budget === undefined) return undefined;
+      const overUsd = budget.usd !== undefined && (costUsd ?? 0) > budget.usd;
+      if (!overUsd && !(budget.tokens !== undefined && tokens > budget.tokens)) return undefined;
+      const what = overUsd
+        ? `budget.usd (${budget.usd}): spent $${(costUsd ?? 0).toFixed(4)}`
+        : `budget.tokens (${budget.tokens}): spent ${tokens} tokens`;
+      return new BudgetExceededError(`The run went over ${what} before its next agent's first call.`, {
+        budget: { ...budget },
+        spent: costUsd === undefined ? { tokens } : { tokens, usd: costUsd },
+        session,
+      });
     },
     add: (end) => {
       if (end.costUsd !== undefined) costUsd = (costUsd ?? 0) + end.costUsd;

@@ -1,6 +1,7 @@
 import { describeContent } from "../content-parts.ts";
 import { describeError, isMaxIterationsError } from "../errors.ts";
 import { agentLoop } from "./loop.ts";
+import type { AgentLoopOptions } from "./loop-options.ts";
 import { checkNumber } from "../numeric-options.ts";
 import type { InvokeModel } from "../model/invoke-model.ts";
 import {
@@ -69,7 +70,9 @@ export function summarizeOlderTurns(options: SummarizeOptions): CompactionStrate
     const span = olderTurns(session.messages, options.keepTurns ?? 2);
     if (span === undefined) return;
     const older = session.messages.slice(span.start, span.end);
-    const written = await summarize(options.invokeModel, prompt, older.map(describe).join("\n"), context.signal);
+    const written = await summarize(options.invokeModel, prompt, older.map(describe).join("\n"), {
+      signal: context.signal,
+    });
     // Aborted: the run ends; nothing to compact for it.
     if (context.signal.aborted) return;
     const inserted: Message[] =
@@ -103,16 +106,20 @@ export function summarizeOlderTurns(options: SummarizeOptions): CompactionStrate
 /**
  * A summary of `messages` written by `invokeModel` (one call, no tools), as `summarizeOlderTurns`
  * writes one: `{ summary }`, or `{ problem }` saying why there is none (the model failed, called
- * tools, or answered nothing). Never throws.
+ * tools, or answered nothing). Never throws. `run`: options of the summarizer's one-call run
+ * (`signal`; `onEvent` hears its events, its model call's usage included; `budget`/`prices` bound it).
  */
 export async function summarizeMessages(
   invokeModel: InvokeModel,
   messages: readonly Message[],
-  signal: AbortSignal,
+  run: SummarizerRun,
   prompt: string = defaultSummaryPrompt,
 ): Promise<{ summary?: string; problem?: string }> {
-  return summarize(invokeModel, prompt, messages.map(describe).join("\n"), signal);
+  return summarize(invokeModel, prompt, messages.map(describe).join("\n"), run);
 }
+
+/** What the summarizer's run takes from the run it writes for. */
+export type SummarizerRun = Pick<AgentLoopOptions, "onEvent" | "budget" | "prices"> & { signal: AbortSignal };
 
 const defaultSummaryPrompt =
   "Summarize this conversation between a user and an AI agent for the agent itself: the task, what was done, what was found (keep names, paths, numbers, decisions), and what is left. Output only the summary.";
@@ -122,14 +129,14 @@ async function summarize(
   invokeModel: InvokeModel,
   prompt: string,
   transcript: string,
-  signal: AbortSignal,
+  options: SummarizerRun,
 ): Promise<{ summary?: string; problem?: string }> {
   try {
     const run = await agentLoop(invokeModel, [], initSession(prompt, transcript), {
+      ...options,
       name: "summarizer",
       maxIterations: 1,
       compaction: false,
-      signal,
     });
     if (run.messages.some((message) => "type" in message && message.type === "tool_call"))
       return { problem: "the summarizer called tools" };
