@@ -147,7 +147,8 @@ function messageEntered(state: CollectorState, message: Message): void {
     if (typeof message.model === "string") state.turnModel = message.model;
   }
   if (!("type" in message) || message.type !== "tool_result") return;
-  if (message.subagentUsage !== undefined) state.subagentUsage.push(...message.subagentUsage);
+  // One by one: a spread of a long array would overflow the stack.
+  if (message.subagentUsage !== undefined) for (const entry of message.subagentUsage) state.subagentUsage.push(entry);
   // A call counts once its result is in the session: calls of a discarded (retried) attempt ran
   // but never answered anything.
   const index = state.executedIds.indexOf(message.id);

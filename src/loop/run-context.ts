@@ -1,3 +1,5 @@
+import { AgentError } from "../errors.ts";
+import { checkNumber } from "../numeric-options.ts";
 import { createAbortRace, type AbortRace } from "../shared/abort.ts";
 import { createCompactor, defaultTruncationBatch } from "./compaction.ts";
 import { createClearer } from "./clear-tool-results.ts";
@@ -332,7 +334,18 @@ function toolSpending(
   { budget, prices }: Pick<AgentLoopOptions, "budget" | "prices">,
 ): ToolSpending {
   return {
-    spend: (id, { usage, model, calls = 1 }) => {
+    spend: (id, spent) => {
+      // From a tool's own code: counts as a model's usage is held to, before anything is added.
+      const { usage, model, calls = 1 } = spent as Partial<typeof spent>;
+      if (typeof usage !== "object" || usage === null)
+        throw new AgentError("ToolContext.spend: usage must be an object");
+      for (const name of ["inputTokens", "outputTokens"] as const)
+        if (usage[name] === undefined) throw new AgentError(`ToolContext.spend: usage.${name} is required`);
+      for (const [name, count] of Object.entries(usage))
+        checkNumber(`ToolContext.spend: usage.${name}`, count, { min: 0, integer: true });
+      checkNumber("ToolContext.spend: calls", calls, { min: 0, integer: true });
+      if (model !== undefined && typeof model !== "string")
+        throw new AgentError("ToolContext.spend: model must be a string");
       state.spent.tokens += usage.inputTokens + usage.outputTokens;
       const price = prices === undefined ? undefined : priceOf(prices, model);
       if (price !== undefined) state.spent.usd += costOf(usage, price);

@@ -271,7 +271,7 @@ function messageProblem(value: unknown, entryType = "message", depth = 0): strin
       : `a ${JSON.stringify(value.type)} message`;
   const wrong = (field: string, expected: string): string =>
     `${kind} needs ${expected} "${field}", not ${describe(value[field])}`;
-  const mark = guardrailMarkProblem(value.guardrail, kind);
+  const mark = guardrailMarkProblem(value.guardrail, kind) ?? metadataProblem(value, kind);
   if (mark !== undefined) return mark;
   if (value.role === "user") {
     if (typeof value.content !== "string") return messageContentProblem(value as Message);
@@ -295,6 +295,10 @@ function messageProblem(value: unknown, entryType = "message", depth = 0): strin
     if (!("output" in value)) return `${kind} needs an "output"`;
     if (value.isError !== undefined && typeof value.isError !== "boolean") return wrong("isError", "a boolean");
     if (value.waitMs !== undefined && !isCount(value.waitMs)) return wrong("waitMs", "a non-negative integer");
+    if (value.kept !== undefined && value.kept !== "cleared" && value.kept !== "offloaded")
+      return `${kind} needs "kept" to be "cleared", "offloaded" or absent, not ${JSON.stringify(value.kept)}`;
+    const spent = subagentUsageProblem(value.subagentUsage, kind);
+    if (spent !== undefined) return spent;
     if (value.content !== undefined) return messageContentProblem(value as Message);
   }
   return undefined;
@@ -322,9 +326,19 @@ function guardrailMarkProblem(mark: unknown, kind: string): string | undefined {
   return undefined;
 }
 
-// The fields of a model's message the loop and the adapters read: strings where they send them on, flags that are `true`.
+// What any message may carry beside its content: when it entered, which agent's model wrote it.
+function metadataProblem(value: Record<string, unknown>, kind: string): string | undefined {
+  for (const field of ["ts", "agent"])
+    if (value[field] !== undefined && typeof value[field] !== "string")
+      return `${kind} needs a string "${field}" or none, not ${describe(value[field])}`;
+  return undefined;
+}
+
+// The fields of a model's message the loop and the adapters read: strings where they send them on
+// (or price and report by), flags that are `true`.
 function optionalFieldsProblem(value: Record<string, unknown>, kind: string): string | undefined {
-  for (const field of ["signature", "provider", "wireId", "inputError", "rawStopReason", "stopReason"])
+  const strings = ["signature", "provider", "wireId", "inputError", "rawStopReason", "stopReason"];
+  for (const field of [...strings, "model", "responseId", "answerFrom"])
     if (value[field] !== undefined && typeof value[field] !== "string")
       return `${kind} needs a string "${field}" or none, not ${describe(value[field])}`;
   for (const field of ["compacted", "redacted", "generatedId"])
@@ -336,13 +350,33 @@ function optionalFieldsProblem(value: Record<string, unknown>, kind: string): st
 function turnEndProblem(value: Record<string, unknown>, kind: string): string | undefined {
   if (value.stopDetails !== undefined && !isObject(value.stopDetails))
     return `${kind} needs an object "stopDetails" or none, not ${describe(value.stopDetails)}`;
-  const usage = value.usage;
-  if (usage === undefined) return undefined;
-  if (!isObject(usage)) return `${kind} needs an object "usage" or none, not ${describe(usage)}`;
+  return value.usage === undefined ? undefined : usageProblem(value.usage, kind, "usage");
+}
+
+// Token counts: non-negative integers, input and output always there.
+function usageProblem(usage: unknown, kind: string, field: string): string | undefined {
+  if (!isObject(usage)) return `${kind} needs an object "${field}" or none, not ${describe(usage)}`;
   for (const [name, count] of Object.entries(usage))
-    if (!isCount(count)) return `${kind} needs "usage.${name}" to be a non-negative integer, not ${describe(count)}`;
+    if (!isCount(count)) return `${kind} needs "${field}.${name}" to be a non-negative integer, not ${describe(count)}`;
   if (usage.inputTokens === undefined || usage.outputTokens === undefined)
-    return `${kind} needs "usage.inputTokens" and "usage.outputTokens"`;
+    return `${kind} needs "${field}.inputTokens" and "${field}.outputTokens"`;
+  return undefined;
+}
+
+// A subagent's model calls, summed into the run's metrics and cost: counts and a model name.
+function subagentUsageProblem(spent: unknown, kind: string): string | undefined {
+  if (spent === undefined) return undefined;
+  if (!Array.isArray(spent)) return `${kind} needs an array "subagentUsage" or none, not ${describe(spent)}`;
+  for (const [index, entry] of spent.entries()) {
+    const field = `subagentUsage[${index}]`;
+    if (!isObject(entry)) return `${kind} needs an object "${field}", not ${describe(entry)}`;
+    if (entry.model !== undefined && typeof entry.model !== "string")
+      return `${kind} needs a string "${field}.model" or none, not ${describe(entry.model)}`;
+    if (!isCount(entry.calls))
+      return `${kind} needs "${field}.calls" to be a non-negative integer, not ${describe(entry.calls)}`;
+    const problem = usageProblem(entry.usage, kind, `${field}.usage`);
+    if (problem !== undefined) return problem;
+  }
   return undefined;
 }
 
@@ -394,5 +428,5 @@ function isCount(value: unknown): boolean {
 function describe(value: unknown): string {
   if (value === undefined) return "nothing";
   if (value === null) return "null";
-  return Array.isArray(value) ? "an array" : `a ${typeof value}`;
+  return Array.isArray(value) ? "an array" : typeof value === "object" ? "an object" : `a ${typeof value}`;
 }

@@ -1,6 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { agentLoop, initSession, sessionMetrics, tool, type ToolResultMessage } from "simple-agent-loop";
 import { loadSession } from "simple-agent-loop/store";
 import { tempDir } from "./helpers.ts";
 
@@ -54,6 +55,31 @@ describe("loadSession checks every field the loop later trusts, naming the line 
       /usage/,
     ],
     ["a stopReason not a string", [{ role: "assistant", content: "a", stopReason: 5 }], /stopReason/],
+    [
+      "a turn's model not a string (prices are looked up by it)",
+      [{ role: "assistant", content: "a", model: 5 }],
+      /model/,
+    ],
+    ["a responseId not a string", [{ role: "assistant", content: "a", responseId: {} }], /responseId/],
+    ["an answerFrom not a string", [{ role: "assistant", content: "a", answerFrom: ["c1"] }], /answerFrom/],
+    ["an agent not a string", [{ role: "user", content: "u", agent: ["triage"] }], /agent/],
+    ["a ts not a string", [{ role: "user", content: "u", ts: { at: 1 } }], /ts/],
+    ["kept neither cleared nor offloaded", [call(), { type: "tool_result", id: "c1", output: "x", kept: 42 }], /kept/],
+    ...(
+      [
+        ["a string", "abc"],
+        ["an object", {}],
+        ["calls as text", [{ calls: "5", usage: { inputTokens: 1, outputTokens: 1 } }]],
+        ["usage counts as text", [{ calls: 1, usage: { inputTokens: "012", outputTokens: 1 } }]],
+        ["negative usage", [{ calls: 1, usage: { inputTokens: -5, outputTokens: 1 } }]],
+        ["no usage", [{ calls: 1 }]],
+        ["a model not a string", [{ model: 5, calls: 1, usage: { inputTokens: 1, outputTokens: 1 } }]],
+      ] as const
+    ).map(([what, spent]): [string, unknown[], RegExp] => [
+      `subagentUsage as ${what} (summed into the metrics and cost)`,
+      [call(), { type: "tool_result", id: "c1", output: "x", subagentUsage: spent }],
+      /subagentUsage/,
+    ]),
   ];
   for (const [name, messages, mentions] of refused) {
     it(`refuses ${name}`, async () => {
@@ -82,4 +108,64 @@ describe("loadSession checks every field the loop later trusts, naming the line 
     ]);
     await expect(load()).resolves.toMatchObject({ messages: expect.any(Array) as unknown[] });
   });
+
+  it("accepts the metadata the loop writes, and the metrics read it back as numbers", async () => {
+    const { load } = await loadLines([
+      call({ agent: "triage", model: "claude-sonnet-4-5" }),
+      {
+        type: "tool_result",
+        id: "c1",
+        output: "x",
+        kept: "cleared",
+        agent: "triage",
+        subagentUsage: [{ model: "claude-haiku-4-5", calls: 2, usage: { inputTokens: 10, outputTokens: 4 } }],
+      },
+      { role: "assistant", content: "a", model: "claude-sonnet-4-5", responseId: "msg_1", agent: "billing" },
+    ]);
+    const session = await load();
+    expect(sessionMetrics(session).subagents).toStrictEqual({
+      modelCalls: 2,
+      usage: { inputTokens: 10, outputTokens: 4, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 },
+    });
+  });
+});
+
+describe("ToolContext.spend holds a tool's counts to a model's usage rules", () => {
+  const spends: [string, unknown, RegExp][] = [
+    ["counts as text", { usage: { inputTokens: "012", outputTokens: 1 } }, /usage\.inputTokens/],
+    ["a negative count", { usage: { inputTokens: 1, outputTokens: -1 } }, /usage\.outputTokens/],
+    ["no output count", { usage: { inputTokens: 1 } }, /outputTokens/],
+    ["calls not a count", { usage: { inputTokens: 1, outputTokens: 1 }, calls: 1.5 }, /calls/],
+    ["a model not a string", { usage: { inputTokens: 1, outputTokens: 1 }, model: 5 }, /model/],
+  ];
+  for (const [name, spent, mentions] of spends)
+    it(`refuses ${name}: the call's result is the error, nothing is counted`, async () => {
+      let turn = 0;
+      const session = await agentLoop(
+        () =>
+          turn++ === 0
+            ? [{ type: "tool_call", id: "c1", name: "ask", input: {} }]
+            : [{ role: "assistant", content: "done" }],
+        [
+          tool({
+            name: "ask",
+            description: "asks another model",
+            inputSchema: { type: "object" },
+            handler: (_input, context) => {
+              context.spend?.(spent as never);
+              return "answered";
+            },
+          }),
+        ],
+        initSession("s", "u"),
+        { budget: { tokens: 1_000 } },
+      );
+      const result = session.messages.find(
+        (message): message is ToolResultMessage => "type" in message && message.type === "tool_result",
+      )!;
+      expect(result.isError).toBe(true);
+      expect(JSON.stringify(result.output)).toMatch(mentions);
+      expect(result.subagentUsage).toBeUndefined();
+      expect(sessionMetrics(session).subagents).toBeUndefined();
+    });
 });

@@ -71,7 +71,7 @@ describe("a session file from elsewhere: repaired only where provably torn, chec
       [
         "an object as a tool name",
         [{ ...call, name: { toString: 1 } }],
-        /:2: a "tool_call" message needs a non-empty string "name", not a object/,
+        /:2: a "tool_call" message needs a non-empty string "name", not an object/,
       ],
       [
         "an array as input",
@@ -81,7 +81,7 @@ describe("a session file from elsewhere: repaired only where provably torn, chec
       [
         "content that is an object",
         [{ role: "assistant", content: { id: "turn-3" } }],
-        /:2: a "assistant" message needs a string "content", not a object/,
+        /:2: a "assistant" message needs a string "content", not an object/,
       ],
       [
         "a thinking message without content",
