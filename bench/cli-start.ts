@@ -2,7 +2,7 @@
 // pseudo-terminal, timed until the prompt's "> " is drawn, then Ctrl-D. Target: < 150 ms.
 //
 // Run: npm run cli-start (Node 24). Settings, from the environment:
-// - ENTRY=dist: the built bin (`npm run build` first), as the installed package runs it; ENTRY=src (the
+// - ENTRY=dist: the built bin, dist/cli/bin.js (`npm run build` first), as the installed package runs it; ENTRY=src (the
 //   default): the sources under Node's type stripping, as `npm start` runs them; ENTRY=<path>: that file.
 // - RUNS=10: runs per case. ARGS="--sandbox off": more CLI arguments.
 // - CASES=cold,warm,floor: which cases. cold: a fresh CLI home each run (so no compile cache and no
@@ -21,7 +21,7 @@ const root = fileURLToPath(new URL("..", import.meta.url));
 const entryName = process.env.ENTRY ?? "src";
 const entry =
   entryName === "dist"
-    ? [join(root, "dist/cli/main.js")]
+    ? [join(root, "dist/cli/bin.js")]
     : entryName === "src"
       ? ["--conditions=simple-agent-loop-source", join(root, "src/cli/main.ts")]
       : [entryName];

@@ -33,7 +33,15 @@ describe("the packed package, installed into a new project", () => {
   beforeAll(async () => {
     work = mkdtempSync(join(tmpdir(), "sal-pack-"));
     const copy = join(work, "repository");
-    for (const entry of ["package.json", "tsconfig.json", "tsconfig.build.json", "README.md", "LICENSE", "src"]) {
+    for (const entry of [
+      "package.json",
+      "tsconfig.json",
+      "tsconfig.build.json",
+      "bundle-cli.ts",
+      "README.md",
+      "LICENSE",
+      "src",
+    ]) {
       cpSync(join(root, entry), join(copy, entry), { recursive: true });
     }
     symlinkSync(join(root, "node_modules"), join(copy, "node_modules"));
