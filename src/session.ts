@@ -92,8 +92,14 @@ export type GuardrailVerdict =
 export type GuardrailMark = { guardrail?: GuardrailVerdict & { name: string } };
 
 export type SystemMessage = { role: "system"; content: string } & Timestamped;
-/** User input: text, or content parts (text, images, files; see `ContentPart`). */
-export type UserMessage = { role: "user"; content: string | ContentPart[] } & Timestamped & GuardrailMark;
+/**
+ * User input: text, or content parts (text, images, files; see `ContentPart`).
+ * `compactionSummary: true`: a compaction wrote this message (`summarizeOlderTurns`' summary of
+ * the turns it replaced): it is sent as user text, but it is no input of the user's, so it is no
+ * user turn for a list of them (the CLI's `/rewind`). Metadata, never sent as such.
+ */
+export type UserMessage = { role: "user"; content: string | ContentPart[]; compactionSummary?: true } & Timestamped &
+  GuardrailMark;
 /**
  * Model text. `output` holds the validated final answer of a run made with an `output` schema.
  * `signature`/`provider`: opaque provider data to send back with this text (Gemini's

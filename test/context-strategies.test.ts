@@ -77,6 +77,7 @@ describe("context strategies", () => {
     expect(summary).toMatchObject({
       role: "user",
       content: expect.stringMatching(/^Summary of the earlier conversation:\nSUMMARY\(/),
+      compactionSummary: true,
     });
     expectEveryCallAnsweredOnce(session);
     expect(events.some((event) => event.type === "compaction")).toBe(true);

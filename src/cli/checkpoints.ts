@@ -7,12 +7,15 @@ import type { FileChange } from "./tools/workspace.ts";
  * sent to a model): `path` relative to the workspace; `before`, what the file held: its content
  * as a blob of the session's blob store (`blob`: its SHA-256), nothing (`absent`: the call
  * created it), or only its size when it was too large to keep (`too-large`); `after`, the SHA-256
- * of the content the call left, to tell later whether someone else changed the file since.
+ * of the content the call left, to tell later whether someone else changed the file since;
+ * `directories`, the parent directories the call created for the file (outermost first), which a
+ * rewind removes again when they are empty.
  */
 export type FileCheckpoint = {
   path: string;
   before: { type: "blob"; blob: string } | { type: "absent" } | { type: "too-large"; size: number };
   after: string;
+  directories?: string[];
 };
 
 /** A tool result that carries a checkpoint. */
@@ -32,10 +35,15 @@ export function checkpointRecorder(blobs: Pick<BlobStore, "write">): {
 } {
   const waiting = new Map<string, FileCheckpoint>();
   return {
-    onFileChange: ({ callId, path, previous, content }) => {
+    onFileChange: ({ callId, path, previous, content, directories }) => {
       const before: FileCheckpoint["before"] =
         previous.type === "content" ? { type: "blob", blob: blobs.write(previous.bytes) } : previous;
-      waiting.set(callId, { path, before, after: blobHash(content) });
+      waiting.set(callId, {
+        path,
+        before,
+        after: blobHash(content),
+        ...(directories === undefined || directories.length === 0 ? {} : { directories: [...directories] }),
+      });
     },
     attach: (result) => {
       const checkpoint = waiting.get(result.id);
@@ -56,14 +64,21 @@ export function checkpointOf(message: Message): FileCheckpoint | undefined {
   if (!("type" in message) || message.type !== "tool_result") return undefined;
   const checkpoint = (message as { checkpoint?: unknown }).checkpoint;
   if (typeof checkpoint !== "object" || checkpoint === null) return undefined;
-  const { path, before, after } = checkpoint as Record<string, unknown>;
+  const { path, before, after, directories } = checkpoint as Record<string, unknown>;
   if (typeof path !== "string" || path === "" || !isBlobHash(after)) return undefined;
   if (typeof before !== "object" || before === null) return undefined;
+  // Directories to remove are taken only as a list of paths; anything else is no list at all.
+  const created =
+    Array.isArray(directories) &&
+    directories.length > 0 &&
+    directories.every((directory) => typeof directory === "string" && directory !== "")
+      ? { directories: directories as string[] }
+      : {};
   const state = before as Record<string, unknown>;
   if (state.type === "blob" && isBlobHash(state.blob))
-    return { path, before: { type: "blob", blob: state.blob }, after };
-  if (state.type === "absent") return { path, before: { type: "absent" }, after };
+    return { path, before: { type: "blob", blob: state.blob }, after, ...created };
+  if (state.type === "absent") return { path, before: { type: "absent" }, after, ...created };
   if (state.type === "too-large" && typeof state.size === "number" && Number.isSafeInteger(state.size))
-    return { path, before: { type: "too-large", size: state.size }, after };
+    return { path, before: { type: "too-large", size: state.size }, after, ...created };
   return undefined;
 }

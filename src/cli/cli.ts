@@ -3,7 +3,6 @@ import { describeContent, type ContentPart } from "../content-parts.ts";
 import { errorMessage } from "../errors.ts";
 import type { Message } from "../session.ts";
 import { blobDirectory, fileBlobStore, type BlobStore } from "../store/blobs.ts";
-import { loadEntries } from "../store/index.ts";
 import { priceOf } from "../model/cost.ts";
 import { modelPrices, modelPricesDate } from "../prices/index.ts";
 import type { Tool } from "../tools/tool.ts";
@@ -12,8 +11,9 @@ import { createStyle, useColor, type Style } from "./ansi.ts";
 import { cliVersion, parseCliArgs, usage, type RunArgs } from "./args.ts";
 import { askMcpTrust } from "./ask-mcp-trust.ts";
 import { checkpointRecorder } from "./checkpoints.ts";
-import { describeReport, rewindDialog, type RewindDialog } from "./rewind-command.ts";
-import { finishRewind } from "./rewind.ts";
+import { rewindDialog, type RewindDialog } from "./rewind-command.ts";
+import { rewindMarker } from "./rewind-marker.ts";
+import { rewindRecovery, withRewindRecovery } from "./rewind-recovery.ts";
 import { runCassetteCommand } from "./cassette-command.ts";
 import { cassette } from "../testing/cassette.ts";
 import { existsSync } from "node:fs";
@@ -105,10 +105,19 @@ async function runAgent(args: RunArgs, io: CliIo): Promise<number> {
   const interrupts: InterruptRoute = { handler: undefined };
   attachToProcess(io, shutdown, interrupts);
   try {
-    const sessions = await openSessions(args, io, setup, shutdown);
-    const opened = sessions.current();
     const style = createStyle(!args.json && useColor(io.stdout, io.env));
+    const recover = rewindRecovery({
+      root: workspace,
+      home: cliHome(io.env),
+      store: cliStore(io.env),
+      style,
+      out: args.json ? io.stderr : io.stdout,
+    });
+    const sessions = withRewindRecovery(await openSessions(args, io, setup, shutdown), recover.session);
+    const opened = sessions.current();
     announce(io, args.json, style, { version: setup.version, workspace, selected: setup.selected, opened });
+    // A rewind a crash cut short is finished before anything else uses the session, and said so.
+    await (opened.resumed ? recover.session(opened) : recover.marked(opened.id));
     const sandboxChoice = await setup.sandbox;
     if (sandboxChoice.warning !== undefined) io.stderr.write(`${visibleText(sandboxChoice.warning)}\n`);
     const mcp = await connectMcp(args, io, setup, style, shutdown);
@@ -157,14 +166,6 @@ async function runAgent(args: RunArgs, io: CliIo): Promise<number> {
       onChange: (selected) => (context.invokeModel = selected.invokeModel),
     });
     const rewind = rewinder({ args, io, setup, sessions, style, mcp });
-    if (opened.resumed)
-      await finishInterruptedRewind(opened, {
-        root: workspace,
-        blobs: sessionBlobs(sessions),
-        style,
-        json: args.json,
-        io,
-      });
     if (args.rewind !== undefined) await rewind(args.rewind.turn);
     // No task means stdin is a terminal (otherwise the task came from stdin, or --rewind was the job).
     const code =
@@ -218,7 +219,7 @@ function rewinder(parts: {
   args: RunArgs;
   io: CliIo;
   setup: AgentSetup;
-  sessions: { current: () => Parameters<typeof rewindIn>[0] & { path: string } };
+  sessions: { current: () => Parameters<typeof rewindIn>[0] & { path: string; id: string } };
   style: Style;
   mcp: Parameters<typeof cliProtectedTargets>[2];
 }): (turn?: number) => Promise<void> {
@@ -233,6 +234,7 @@ function rewinder(parts: {
       ...(turn === undefined ? {} : { turn }),
       yes: args.allow === "all",
       alwaysAsk: cliProtectedTargets(io, setup.workspace, mcp),
+      marker: rewindMarker(cliHome(io.env), setup.workspace, sessions.current().id),
     });
 }
 
@@ -520,20 +522,6 @@ async function rewindIn(opened: CliSession, dialog: Omit<RewindDialog, "session"
   const session = opened.stored();
   if (session === undefined) dialog.out.write("Nothing to rewind: this session has no turns yet.\n");
   else await rewindDialog({ ...dialog, session });
-}
-
-// A rewind a crash cut short is finished before anything else uses the session, and said so.
-async function finishInterruptedRewind(
-  opened: CliSession,
-  options: { root: string; blobs: BlobStore; style: Style; json: boolean; io: CliIo },
-): Promise<void> {
-  const session = opened.stored();
-  if (session === undefined) return;
-  const report = await finishRewind(session, await loadEntries(opened.path, { onWarning: () => undefined }), options);
-  if (report === undefined) return;
-  const out = options.json ? options.io.stderr : options.io.stdout;
-  // terminal-safe: describeReport makes every path and reason visible.
-  out.write(describeReport(report, options.style));
 }
 
 // Ctrl-C reaches a running task as a signal (cooked terminal, `kill -INT`) or as a key (raw mode).

@@ -1,6 +1,7 @@
 import type { JsonObject, Session } from "../session.ts";
 import type { BlobStore } from "../store/blobs.ts";
 import type { Style } from "./ansi.ts";
+import type { RewindMarker } from "./rewind-marker.ts";
 import { planRewind, userTurns, type RewindPlan, type UserTurn } from "./rewind-plan.ts";
 import { rewindSession, type RewindReport } from "./rewind.ts";
 import type { TerminalInput } from "./terminal-input.ts";
@@ -24,6 +25,8 @@ export type RewindDialog = {
   yes?: boolean;
   /** Why writing a file is asked about every time (`protectedTargets`), or undefined. */
   alwaysAsk?: (call: { name: string; input: JsonObject }) => Promise<string | undefined>;
+  /** Marks the rewind as running, for a later start to find it if a crash cuts it short. */
+  marker?: RewindMarker;
 };
 
 /**
@@ -68,21 +71,32 @@ export async function rewindDialog(dialog: RewindDialog): Promise<RewindReport |
     const question = `${visibleLine(file.path)} was changed since the agent left it. Overwrite it with the version from before turn ${turn.number}?`;
     if (await askYes(input, style, question)) overwrite.add(file.path);
   }
-  const report = await rewindSession(session, plan, { root: dialog.root, blobs: dialog.blobs, overwrite, keep });
+  const report = await rewindSession(session, plan, {
+    root: dialog.root,
+    blobs: dialog.blobs,
+    overwrite,
+    keep,
+    ...(dialog.marker === undefined ? {} : { marker: dialog.marker }),
+  });
   // terminal-safe: describeReport makes every path and reason visible.
   out.write(describeReport(report, style));
   return report;
 }
 
-/** What a rewind did, as lines for the terminal (also for one a crash cut short and a later start finished). */
-export function describeReport(report: RewindReport, style: Style): string {
+/**
+ * What a rewind did, as lines for the terminal (also for one a crash cut short and a later start
+ * finished: `session` names its session when it is not the one in use).
+ */
+export function describeReport(report: RewindReport, style: Style, session?: string): string {
+  const interrupted = `An interrupted rewind${session === undefined ? "" : ` of session ${visibleLine(session)}`} was finished`;
   const lines = [
     style.green(
-      `${report.recovered === true ? "An interrupted rewind was finished" : "Rewound"}: the conversation is back to before turn ${report.turn}.`,
+      `${report.recovered === true ? interrupted : "Rewound"}: the conversation is back to before turn ${report.turn}.`,
     ),
   ];
   for (const path of report.restored) lines.push(`  restored ${visibleLine(path)}`);
   for (const path of report.deleted) lines.push(`  deleted  ${visibleLine(path)}`);
+  for (const path of report.removedDirectories) lines.push(`  removed  ${visibleLine(path)}/ (empty)`);
   for (const { path, reason } of report.skipped)
     lines.push(style.yellow(`  kept     ${visibleLine(path)}: ${visibleLine(reason)}`));
   return `${lines.join("\n")}\n`;
@@ -141,6 +155,8 @@ function describePlan(plan: RewindPlan, protectedFiles: ReadonlyMap<string, stri
     else if (file.target.type === "absent") files.push(`  delete   ${path} (the agent created it)${note}`);
     else files.push(`  restore  ${path}${note}`);
   }
+  for (const directory of plan.directories)
+    files.push(`  remove   ${visibleLine(directory)}/ if it is empty then (the agent created it)`);
   for (const { path, reason } of plan.notRestorable)
     files.push(style.yellow(`  cannot restore ${visibleLine(path)}: ${visibleLine(reason)}`));
   lines.push(files.length === 0 ? "No file the agent wrote or edited changes." : "Files:", ...files);

@@ -1,6 +1,12 @@
 import { normalize } from "node:path";
 import { blobHash, type BlobStore } from "../store/blobs.ts";
-import { openInWorkspace, readAt, removeInWorkspace, replaceInWorkspace } from "./tools/workspace-file.ts";
+import {
+  openInWorkspace,
+  readAt,
+  removeEmptyDirectoryInWorkspace,
+  removeInWorkspace,
+  replaceInWorkspace,
+} from "./tools/workspace-file.ts";
 import { resolveInWorkspace } from "./tools/workspace-path.ts";
 
 /** What a file of the workspace holds: nothing, content (by its SHA-256), or something a rewind cannot read. */
@@ -60,6 +66,17 @@ export async function restoreFile(
   if (blobHash(bytes) !== target.blob)
     throw new Error(`the content kept for ${resolved.display} is damaged (its blob does not match its hash)`);
   await replaceInWorkspace(root, resolved, bytes);
+}
+
+/**
+ * Removes the directory at `path` (relative to `root`) if it is there and empty: true when it was
+ * removed. One that holds anything, or is not a directory, stays. Inside the workspace only, and
+ * never through a symbolic link (as `restoreFile`). Throws an Error saying why it could not look.
+ */
+export async function removeEmptyDirectory(root: string, path: string): Promise<boolean> {
+  const resolved = await resolvedAsRecorded(root, path);
+  if (!resolved.exists) return false;
+  return removeEmptyDirectoryInWorkspace(root, resolved);
 }
 
 // A checkpoint records the path the tool resolved (links followed); a path that resolves elsewhere

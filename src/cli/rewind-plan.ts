@@ -1,5 +1,6 @@
+import { normalize, sep } from "node:path";
 import { describeContent } from "../content-parts.ts";
-import type { Message } from "../session.ts";
+import type { Message, UserMessage } from "../session.ts";
 import { checkpointOf } from "./checkpoints.ts";
 import { fileState, holdsTarget, type FileState, type FileTarget } from "./rewind-files.ts";
 import { readOnlyTools } from "./tools/index.ts";
@@ -19,6 +20,11 @@ export type RewindPlan = {
   /** Messages the conversation loses (from `turn.index` to the end). */
   removedMessages: number;
   files: FilePlan[];
+  /**
+   * The directories the agent's writes since created for their files, deepest first: removed
+   * after the files when they are empty (one holding anything else stays).
+   */
+  directories: string[];
   notRestorable: { path: string; reason: string }[];
   commands: string[];
   otherCalls: string[];
@@ -38,13 +44,21 @@ export type FilePlan = {
   status: "restore" | "done" | "changed" | "unreadable";
 };
 
-/** The user messages of the session, in order: the turns a rewind can go back to. */
+/**
+ * The user's messages of the session, in order: the turns a rewind can go back to. A user message
+ * the user did not write is none: a compaction's summary (`compactionSummary`), a guardrail's
+ * feedback for the model's next try.
+ */
 export function userTurns(messages: readonly Message[]): UserTurn[] {
   const turns: UserTurn[] = [];
   for (const [index, message] of messages.entries())
-    if ("role" in message && message.role === "user")
+    if ("role" in message && message.role === "user" && isUsersOwn(message))
       turns.push({ number: turns.length + 1, index, text: describeContent(message.content) });
   return turns;
+}
+
+function isUsersOwn(message: UserMessage): boolean {
+  return message.compactionSummary !== true && message.guardrail?.action !== "retry";
 }
 
 /**
@@ -60,6 +74,7 @@ export async function planRewind(messages: readonly Message[], turn: UserTurn, r
   const calls = new Map<string, { name: string; input: Record<string, unknown> }>();
   const commands: string[] = [];
   const otherCalls: string[] = [];
+  const directories = new Set<string>();
   for (const message of later) {
     if ("type" in message && message.type === "tool_call") {
       calls.set(message.id, message);
@@ -71,6 +86,7 @@ export async function planRewind(messages: readonly Message[], turn: UserTurn, r
     if (checkpoint === undefined) continue;
     checkpointed.add((message as { id: string }).id);
     const { path, before, after } = checkpoint;
+    for (const directory of checkpoint.directories ?? []) directories.add(normalize(directory));
     // The first change since the turn holds what to put back; the last, what the agent left.
     const first = changes.get(path);
     if (first !== undefined) first.agentLeft = after;
@@ -96,6 +112,8 @@ export async function planRewind(messages: readonly Message[], turn: UserTurn, r
     turn,
     removedMessages: messages.length - turn.index,
     files,
+    // Deepest first: a directory is empty only once the ones inside it are gone.
+    directories: [...directories].sort((a, b) => depthOf(b) - depthOf(a) || b.localeCompare(a)),
     notRestorable: [...notRestorable].map(([path, reason]) => ({ path, reason })),
     commands,
     otherCalls,
@@ -103,6 +121,10 @@ export async function planRewind(messages: readonly Message[], turn: UserTurn, r
 }
 
 const fileTools: ReadonlySet<string> = new Set(["write", "edit"]);
+
+function depthOf(path: string): number {
+  return path.split(sep).length;
+}
 
 function statusOf(now: FileState, target: FileTarget, agentLeft: string): FilePlan["status"] {
   if (now.type === "unreadable") return "unreadable";

@@ -2,7 +2,15 @@ import { randomBytes } from "node:crypto";
 import { notifySessionChange, type Session } from "../session.ts";
 import type { BlobStore } from "../store/blobs.ts";
 import { appendEntry, type LogEntry } from "../store/index.ts";
-import { fileState, holdsTarget, restoreFile, stateKey, type FileTarget } from "./rewind-files.ts";
+import {
+  fileState,
+  holdsTarget,
+  removeEmptyDirectory,
+  restoreFile,
+  stateKey,
+  type FileTarget,
+} from "./rewind-files.ts";
+import type { RewindMarker } from "./rewind-marker.ts";
 import type { RewindPlan } from "./rewind-plan.ts";
 
 /**
@@ -14,11 +22,15 @@ export const rewindStartEntry = "rewind-start";
 /** The `customType` of the entry a rewind writes last: what it did. Its absence marks a rewind a crash cut short. */
 export const rewindEndEntry = "rewind-end";
 
-/** What a rewind did: the files it put back and removed, and the ones it left as they are, with why. */
+/**
+ * What a rewind did: the files it put back and removed, the directories the agent had created
+ * that it removed (empty once those files were gone), and the files it left as they are, with why.
+ */
 export type RewindReport = {
   turn: number;
   restored: string[];
   deleted: string[];
+  removedDirectories: string[];
   skipped: { path: string; reason: string }[];
   /** Finished on a later start, after a crash had cut it short. */
   recovered?: true;
@@ -33,6 +45,8 @@ type RewindIntent = {
   index: number;
   turn: number;
   files: IntendedFile[];
+  /** Directories the agent created, deepest first: removed after the files if empty. */
+  directories: string[];
   skipped: { path: string; reason: string }[];
 };
 
@@ -44,7 +58,7 @@ type RewindIntent = {
  * `rewind-start` entry), each file is replaced atomically, then the messages are removed (a
  * `splice` with reason `rewind`, which every store records and replays) and the end recorded (a
  * `rewind-end` entry); `finishRewind` completes a rewind a crash cut short. `onStep` hears each
- * file done, in order.
+ * file done, in order. `marker`: set before the intent is recorded, cleared after the end.
  */
 export async function rewindSession(
   session: Session,
@@ -56,6 +70,7 @@ export async function rewindSession(
     /** Files left as they are whatever they hold, with why (a protected place no one was asked about). */
     keep?: ReadonlyMap<string, string>;
     onStep?: (path: string) => void | Promise<void>;
+    marker?: RewindMarker;
   },
 ): Promise<RewindReport> {
   const files: IntendedFile[] = [];
@@ -76,8 +91,10 @@ export async function rewindSession(
     index: plan.turn.index,
     turn: plan.turn.number,
     files,
+    directories: plan.directories,
     skipped,
   };
+  options.marker?.set();
   appendEntry(session, rewindStartEntry, intent);
   return complete(session, intent, { ...options, spliced: false });
 }
@@ -92,7 +109,7 @@ export async function rewindSession(
 export async function finishRewind(
   session: Session,
   entries: readonly LogEntry[],
-  options: { root: string; blobs: Pick<BlobStore, "read"> },
+  options: { root: string; blobs: Pick<BlobStore, "read">; marker?: RewindMarker },
 ): Promise<RewindReport | undefined> {
   const started = new Map<string, RewindIntent>();
   const spliced = new Set<string>();
@@ -121,9 +138,16 @@ async function complete(
     blobs: Pick<BlobStore, "read">;
     spliced: boolean;
     onStep?: (path: string) => void | Promise<void>;
+    marker?: RewindMarker;
   },
 ): Promise<RewindReport> {
-  const report: RewindReport = { turn: intent.turn, restored: [], deleted: [], skipped: [...intent.skipped] };
+  const report: RewindReport = {
+    turn: intent.turn,
+    restored: [],
+    deleted: [],
+    removedDirectories: [],
+    skipped: [...intent.skipped],
+  };
   for (const { path, target, expected } of intent.files) {
     const now = await fileState(options.root, path);
     if (holdsTarget(now, target)) {
@@ -143,6 +167,11 @@ async function complete(
     }
     await options.onStep?.(path);
   }
+  // A directory that holds anything (a file kept, one someone else put there) stays, unreported.
+  for (const directory of intent.directories) {
+    const removed = await removeEmptyDirectory(options.root, directory).catch(() => false);
+    if (removed) report.removedDirectories.push(directory);
+  }
   const first = session.messages[intent.index];
   if (!options.spliced && first !== undefined && "role" in first && first.role === "user") {
     const removed = session.messages.splice(intent.index);
@@ -156,13 +185,14 @@ async function complete(
     });
   }
   appendEntry(session, rewindEndEntry, { id: intent.id, ...report });
+  options.marker?.clear();
   return report;
 }
 
 // A rewind-start entry's data, read from an untrusted log: taken only whole and well-formed.
 function intentOf(data: unknown): RewindIntent | undefined {
   if (typeof data !== "object" || data === null) return undefined;
-  const { id, index, turn, files, skipped } = data as Record<string, unknown>;
+  const { id, index, turn, files, skipped, directories } = data as Record<string, unknown>;
   if (typeof id !== "string" || !isIndex(index) || !isIndex(turn)) return undefined;
   if (!Array.isArray(files) || !Array.isArray(skipped)) return undefined;
   const intended: IntendedFile[] = [];
@@ -181,7 +211,10 @@ function intentOf(data: unknown): RewindIntent | undefined {
       typeof (entry as { path?: unknown }).path === "string" &&
       typeof (entry as { reason?: unknown }).reason === "string",
   );
-  return { id, index, turn, files: intended, skipped: reasons };
+  const created = Array.isArray(directories)
+    ? directories.filter((directory): directory is string => typeof directory === "string" && directory !== "")
+    : [];
+  return { id, index, turn, files: intended, directories: created, skipped: reasons };
 }
 
 function isIndex(value: unknown): value is number {

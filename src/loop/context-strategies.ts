@@ -78,7 +78,13 @@ export function summarizeOlderTurns(options: SummarizeOptions): CompactionStrate
     const inserted: Message[] =
       written.summary === undefined
         ? []
-        : [{ role: "user", content: `Summary of the earlier conversation:\n${written.summary}` }];
+        : [
+            {
+              role: "user",
+              content: `Summary of the earlier conversation:\n${written.summary}`,
+              compactionSummary: true,
+            },
+          ];
     const removedTokens = characterTokens(older);
     let problem = written.problem;
     if (problem === undefined && characterTokens(inserted) >= removedTokens)

@@ -189,6 +189,14 @@ describe("the prompt's commands", () => {
       expect(contents).not.toContain("task two");
       expect(contents).toContain("task one");
       expect(contents).toContain("task three");
+      // The summary is sent as user text, but it is no turn of the user's to rewind to.
+      terminal.type("/rewind\r");
+      await terminal.waitFor("Rewind to before which turn?");
+      expect(terminal.screen()).toMatch(
+        /Turns of this session:\n +1 {2}task one\n +2 {2}task three\n +3 {2}task four\nRewind to before which turn\? \(1-3;/,
+      );
+      terminal.type("\r");
+      await promptAfter(terminal, "Rewind cancelled; nothing changed.");
       terminal.type("\x04");
       expect(await terminal.exited).toBe(0);
       const stored = await loadSession(join(fixture.home(), "sessions", `${id}.jsonl`));

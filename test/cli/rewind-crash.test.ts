@@ -1,7 +1,7 @@
 // A rewind killed with SIGKILL between its files, then finished on the next start: every file is
 // restored, the conversation cut once, the end recorded, and the session valid and resumable.
 import { spawn } from "node:child_process";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { closeSession, loadEntries, loadSession } from "simple-agent-loop/store";
@@ -9,7 +9,7 @@ import { planRewind, userTurns } from "../../src/cli/rewind-plan.ts";
 import { finishRewind, rewindSession } from "../../src/cli/rewind.ts";
 import { startFakeOpenAI } from "./fake-openai.ts";
 import { cliEnvironment, runCli } from "./helpers.ts";
-import { repositoryRoot } from "./terminal.ts";
+import { repositoryRoot, startCliTerminal } from "./terminal.ts";
 import { agentWorkspace, call, sessionId, type AgentWorkspace } from "./rewind-fixture.ts";
 
 let agent: AgentWorkspace;
@@ -23,6 +23,15 @@ afterEach(async () => {
 });
 
 const read = (name: string): string => readFileSync(join(agent.root, name), "utf8");
+
+// The files as before turn 2: a.txt and b.txt put back, c.txt (created in it) gone.
+function expectRewound(): void {
+  expect([read("a.txt"), read("b.txt"), existsSync(join(agent.root, "c.txt"))]).toStrictEqual([
+    "one\n",
+    "bee\n",
+    false,
+  ]);
+}
 
 // Runs the child until it stops after its `stop`-th file, then kills it there.
 async function rewindKilledAfter(turn: number, stop: number): Promise<void> {
@@ -101,6 +110,7 @@ describe("a rewind killed midway", () => {
           turn: 2,
           restored: ["a.txt", "b.txt"],
           deleted: ["c.txt"],
+          removedDirectories: [],
           skipped: [],
           recovered: true,
         });
@@ -111,11 +121,7 @@ describe("a rewind killed midway", () => {
       } finally {
         await closeSession(session);
       }
-      expect([read("a.txt"), read("b.txt"), existsSync(join(agent.root, "c.txt"))]).toStrictEqual([
-        "one\n",
-        "bee\n",
-        false,
-      ]);
+      expectRewound();
       const reloaded = await loadSession(agent.logPath);
       expect(reloaded.messages).toHaveLength(cut);
       const ends = (await loadEntries(agent.logPath)).filter(
@@ -147,15 +153,78 @@ describe("a rewind killed midway", () => {
     } finally {
       await server.close();
     }
-    expect([read("a.txt"), read("b.txt"), existsSync(join(agent.root, "c.txt"))]).toStrictEqual([
-      "one\n",
-      "bee\n",
-      false,
-    ]);
+    expectRewound();
     const session = await loadSession(agent.logPath);
     expect(
       session.messages.slice(cut).map((message) => ("role" in message ? message.content : message.type)),
     ).toContain("go on");
+  });
+
+  it(
+    "is finished by a new start of the CLI in the workspace, without --resume, before its task",
+    {
+      timeout: 90_000,
+    },
+    async () => {
+      const { cut } = await twoTurns();
+      await rewindKilledAfter(2, 2);
+      expect(readdirSync(join(agent.home, "rewinds"))).toHaveLength(1);
+      const server = await startFakeOpenAI();
+      try {
+        server.enqueue({ text: "A new session." });
+        const run = await runCli(["--model", "test-model", "--yes", "something new"], {
+          cwd: agent.root,
+          env: cliEnvironment(agent.home, { OPENAI_BASE_URL: server.baseURL }),
+        });
+        expect(run.code, run.stderr).toBe(0);
+        expect(run.stdout).toMatch(
+          new RegExp(
+            `An interrupted rewind of session ${sessionId} was finished: the conversation is back to before turn 2\\.\\n {2}restored a\\.txt\\n {2}restored b\\.txt\\n {2}deleted {2}c\\.txt\\n`,
+          ),
+        );
+        expect(run.stdout.indexOf("An interrupted rewind")).toBeLessThan(run.stdout.indexOf("A new session."));
+        // The task went to a new session, which knows nothing of the rewound one.
+        expect(
+          server
+            .bodies()[0]!
+            .messages.map((message) => message.content)
+            .slice(1),
+        ).toStrictEqual(["something new"]);
+      } finally {
+        await server.close();
+      }
+      expectRewound();
+      expect((await loadSession(agent.logPath)).messages).toHaveLength(cut);
+      // The mark is gone: the next start has nothing to finish.
+      expect(readdirSync(join(agent.home, "rewinds"))).toStrictEqual([]);
+    },
+  );
+
+  it("is finished by /resume in the prompt when no mark pointed to it", { timeout: 90_000 }, async () => {
+    const { cut } = await twoTurns();
+    await rewindKilledAfter(2, 1);
+    // As after a start that could not finish it, or a rewind of an older CLI: no mark.
+    rmSync(join(agent.home, "rewinds"), { recursive: true, force: true });
+    const server = await startFakeOpenAI();
+    const terminal = startCliTerminal(["--model", "test-model"], {
+      cwd: agent.root,
+      env: cliEnvironment(agent.home, { OPENAI_BASE_URL: server.baseURL }),
+    });
+    try {
+      await terminal.waitFor(/\n> $/);
+      expect(read("b.txt")).toBe("replaced\n");
+      terminal.type(`/resume ${sessionId}\r`);
+      await terminal.waitFor(
+        /An interrupted rewind was finished: the conversation is back to before turn 2\.\n {2}restored a\.txt\n {2}restored b\.txt\n {2}deleted {2}c\.txt\n[^]*\n> $/,
+      );
+      expectRewound();
+      terminal.type("/exit\r");
+      expect(await terminal.exited).toBe(0);
+    } finally {
+      terminal.kill();
+      await server.close();
+    }
+    expect((await loadSession(agent.logPath)).messages).toHaveLength(cut);
   });
 
   it("is finished without cutting the conversation twice when the crash came after the cut", async () => {

@@ -94,6 +94,7 @@ describe("planning a rewind", () => {
       { path: "a.txt", target: "blob", status: "restore" },
       { path: "sub/c.txt", target: "absent", status: "restore" },
     ]);
+    expect(plan.directories).toStrictEqual(["sub"]);
     expect(plan.commands).toStrictEqual(["echo made by bash > d.txt"]);
     expect(plan.notRestorable).toStrictEqual([]);
     expect(plan.removedMessages).toBe(agent.session.messages.length - turns[1]!.index);
@@ -113,9 +114,16 @@ describe("rewinding", () => {
     const turns = userTurns(agent.session.messages);
     const plan = await planRewind(agent.session.messages, turns[1]!, agent.root);
     const report = await rewindSession(agent.session, plan, { root: agent.root, blobs: agent.blobs });
-    expect(report).toStrictEqual({ turn: 2, restored: ["a.txt"], deleted: ["sub/c.txt"], skipped: [] });
+    expect(report).toStrictEqual({
+      turn: 2,
+      restored: ["a.txt"],
+      deleted: ["sub/c.txt"],
+      removedDirectories: ["sub"],
+      skipped: [],
+    });
     expect(read("a.txt")).toBe("two\n");
-    expect(existsSync(file("sub/c.txt"))).toBe(false);
+    // The directory the agent's write created went with the file, as it was empty then.
+    expect(existsSync(file("sub"))).toBe(false);
     expect(read("d.txt")).toBe("made by bash\n");
     expect(agent.session.messages).toHaveLength(turns[1]!.index);
     expect(agent.session.messages.at(-1)).toMatchObject({ role: "assistant", content: "done: make it two" });
@@ -136,6 +144,37 @@ describe("rewinding", () => {
     expect(read("a.txt")).toBe("one\n");
     expect(userTurns(agent.session.messages)).toStrictEqual([]);
     expect((await loadSession(agent.logPath)).messages).toStrictEqual(agent.session.messages);
+  });
+
+  it("removes the directories the agent created once empty, never one it found or one holding something else", async () => {
+    const { mkdirSync } = await import("node:fs");
+    mkdirSync(file("found"));
+    await agent.task("keep this", call("write", { path: "keep.txt", content: "kept\n" }));
+    await agent.task(
+      "make a tree",
+      call("write", { path: "found/new/deep/a.txt", content: "a\n" }),
+      call("write", { path: "found/new/b.txt", content: "b\n" }),
+      call("write", { path: "other/c.txt", content: "c\n" }),
+      call("write", { path: "empty/d.txt", content: "d\n" }),
+    );
+    // Someone else puts a file of their own in one of them.
+    writeFileSync(file("other/mine.txt"), "mine\n");
+    const checkpoints = agent.session.messages.map(checkpointOf).filter((checkpoint) => checkpoint !== undefined);
+    expect(checkpoints.map((checkpoint) => checkpoint.directories)).toStrictEqual([
+      undefined,
+      ["found/new", "found/new/deep"],
+      undefined,
+      ["other"],
+      ["empty"],
+    ]);
+    const plan = await planRewind(agent.session.messages, userTurns(agent.session.messages)[1]!, agent.root);
+    expect(plan.directories).toStrictEqual(["found/new/deep", "found/new", "other", "empty"]);
+    const report = await rewindSession(agent.session, plan, { root: agent.root, blobs: agent.blobs });
+    expect(report.deleted).toStrictEqual(["found/new/deep/a.txt", "found/new/b.txt", "other/c.txt", "empty/d.txt"]);
+    expect(report.removedDirectories).toStrictEqual(["found/new/deep", "found/new", "empty"]);
+    expect(readdirSync(agent.root).sort()).toStrictEqual(["found", "keep.txt", "other"]);
+    expect(readdirSync(file("found"))).toStrictEqual([]);
+    expect(readdirSync(file("other"))).toStrictEqual(["mine.txt"]);
   });
 
   it("does not overwrite a file someone else changed unless told to", async () => {

@@ -8,6 +8,7 @@ import {
   readlink,
   realpath,
   rename,
+  rmdir,
   stat,
   unlink,
   type FileHandle,
@@ -27,6 +28,11 @@ export type OpenedEntry = {
   stats: Stats;
   /** Whether `createInWorkspace` created the file (it did not exist). */
   created: boolean;
+  /**
+   * The directories `createInWorkspace` created on the way to the file (they were missing),
+   * relative to the workspace, outermost first; empty when it created none.
+   */
+  createdDirectories?: string[];
   close: () => Promise<void>;
 };
 
@@ -73,16 +79,20 @@ export async function openInWorkspace(root: string, target: WorkspacePath, acces
  */
 export async function createInWorkspace(root: string, target: WorkspacePath): Promise<OpenedEntry> {
   const parent = dirname(target.absolute);
+  const createdDirectories: string[] = [];
   if (!hasDescriptorPaths()) {
     // Without /proc the directories are made by name; the file is still verified once open.
-    await mkdir(parent, { recursive: true });
+    const first = await mkdir(parent, { recursive: true });
+    if (first !== undefined)
+      for (let directory = parent; isInside(first, directory); directory = dirname(directory))
+        createdDirectories.unshift(relative(root, directory));
     const handle = await createOrOpen(target.absolute, target.display);
-    return verified(root, handle.handle, target, handle.created);
+    return { ...(await verified(root, handle.handle, target, handle.created)), createdDirectories };
   }
-  const directory = await openDirectoryChain(root, parent);
+  const directory = await openDirectoryChain(root, parent, createdDirectories);
   try {
     const opened = await createOrOpen(join(descriptorPath(directory), basename(target.absolute)), target.display);
-    return await verified(root, opened.handle, target, opened.created);
+    return { ...(await verified(root, opened.handle, target, opened.created)), createdDirectories };
   } finally {
     await directory.close();
   }
@@ -133,6 +143,25 @@ export async function removeInWorkspace(root: string, target: WorkspacePath): Pr
   });
 }
 
+/**
+ * Removes the directory at `target` if it is empty, through its verified parent directory.
+ * Resolves false when it is not empty (or is no longer a directory: a link put in its place is
+ * never followed) and is left as it is.
+ */
+export async function removeEmptyDirectoryInWorkspace(root: string, target: WorkspacePath): Promise<boolean> {
+  let removed = false;
+  await inParentDirectory(root, target, async (directory, name) => {
+    removed = await rmdir(join(directory, name)).then(
+      () => true,
+      (error: unknown) => {
+        if (["ENOTEMPTY", "EEXIST", "ENOTDIR", "ENOENT"].includes(codeOf(error) ?? "")) return false;
+        throw explainOpenError(error, target.display);
+      },
+    );
+  });
+  return removed;
+}
+
 // Runs `change` with the verified parent directory of `target` (a path to reach it by) and the
 // file's name in it, then forces the directory's entries to the disk.
 async function inParentDirectory(
@@ -157,9 +186,10 @@ async function inParentDirectory(
 }
 
 // Opens `directory` (inside `root`) one component at a time from `root`, each by name relative to
-// the one before (O_DIRECTORY|O_NOFOLLOW through /proc/self/fd), creating the missing ones, and
-// verifies where it ended. Linux only; the caller closes the descriptor.
-async function openDirectoryChain(root: string, directory: string): Promise<FileHandle> {
+// the one before (O_DIRECTORY|O_NOFOLLOW through /proc/self/fd), creating the missing ones (their
+// paths relative to `root` added to `created`), and verifies where it ended. Linux only; the
+// caller closes the descriptor.
+async function openDirectoryChain(root: string, directory: string, created: string[] = []): Promise<FileHandle> {
   let opened = await openOrExplain(root, directoryFlags, ".");
   try {
     const parts = relative(root, directory)
@@ -168,9 +198,12 @@ async function openDirectoryChain(root: string, directory: string): Promise<File
     for (const [index, part] of parts.entries()) {
       const shown = parts.slice(0, index + 1).join("/");
       const name = join(descriptorPath(opened), part);
-      await mkdir(name).catch((error: unknown) => {
-        if (codeOf(error) !== "EEXIST") throw error;
-      });
+      await mkdir(name).then(
+        () => created.push(shown),
+        (error: unknown) => {
+          if (codeOf(error) !== "EEXIST") throw error;
+        },
+      );
       const next = await openOrExplain(name, directoryFlags, shown);
       await opened.close();
       opened = next;

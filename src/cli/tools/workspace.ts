@@ -22,13 +22,15 @@ export type Workspace = {
 /**
  * A change a file tool makes: call `callId` sets `path` (relative to the workspace) to `content`;
  * `previous` is what the file held: nothing (`absent`: the tool creates it), its bytes, or only its
- * size when it is larger than the tools keep (`too-large`).
+ * size when it is larger than the tools keep (`too-large`). `directories`: the parent directories
+ * the tool created for it (they were missing), relative to the workspace, outermost first.
  */
 export type FileChange = {
   callId: string;
   path: string;
   previous: { type: "absent" } | { type: "content"; bytes: Uint8Array } | { type: "too-large"; size: number };
   content: Uint8Array;
+  directories?: string[];
 };
 
 /** The version of each file the model has seen (read, or written itself), by absolute real path. */

@@ -50,6 +50,7 @@ export function writeTool(workspace: Workspace): CheckedTool {
             path: target.display,
             previous: await previousContent(file),
             content: bytes,
+            ...(file.createdDirectories?.length ? { directories: file.createdDirectories } : {}),
           });
           await replaceContent(file.handle, bytes);
           workspace.seen.record(target.absolute, await file.handle.stat());
