@@ -42,6 +42,8 @@ import { terminalInput, type TerminalInput } from "./terminal-input.ts";
 import { promptHistory } from "./prompt-history.ts";
 import { terminalOutput } from "./terminal-output.ts";
 import { taskContent } from "./attachments.ts";
+import { describeAttachments } from "./attachment-lines.ts";
+import { replaySession } from "./session-replay.ts";
 import {
   checkToolCall,
   codingTools,
@@ -115,9 +117,9 @@ async function runAgent(args: RunArgs, io: CliIo): Promise<number> {
     });
     const sessions = withRewindRecovery(await openSessions(args, io, setup, shutdown), recover.session);
     const opened = sessions.current();
-    announce(io, args.json, style, { version: setup.version, workspace, selected: setup.selected, opened });
     // A rewind a crash cut short is finished before anything else uses the session, and said so.
     await (opened.resumed ? recover.session(opened) : recover.marked(opened.id));
+    announce(io, args.json, style, { version: setup.version, workspace, selected: setup.selected, opened });
     const sandboxChoice = await setup.sandbox;
     if (sandboxChoice.warning !== undefined) io.stderr.write(`${visibleText(sandboxChoice.warning)}\n`);
     const mcp = await connectMcp(args, io, setup, style, shutdown);
@@ -443,21 +445,26 @@ function taskContext(parts: TaskParts): TaskContext {
     watchInterrupts: (handler) => watchInterrupts(handler, input, (next) => (interrupts.handler = next)),
     onTaskStart: (signal) => (taskSignal = signal),
     exitNow: shutdown.exitNow,
-    userContent: userContent(files, args.attach ?? [], cliHome(io.env)),
+    userContent: userContent(files, args.attach ?? [], cliHome(io.env), (content) => {
+      // terminal-safe: describeAttachments makes every name and media type visible.
+      if (!args.json) io.stdout.write(describeAttachments(content, style));
+    }),
   };
 }
 
 // `--attach` goes with the first task (the one on the command line, or the first one typed);
-// `@path` works in every task.
+// `@path` works in every task. What a task attaches is shown as it is sent.
 function userContent(
   files: Workspace,
   attach: readonly string[],
   home: string,
+  show: (content: string | ContentPart[]) => void,
 ): (task: string) => Promise<string | ContentPart[]> {
   let pending = attach;
   return async (task) => {
     const content = await taskContent(files, task, pending, { home });
     pending = [];
+    show(content);
     return content;
   };
 }
@@ -590,6 +597,8 @@ function announce(
       ) +
       describeInstructions(instructions, style),
   );
+  // terminal-safe: replaySession makes every text of the session visible (or renders it as Markdown).
+  if (opened.resumed) io.stdout.write(replaySession(messages, style));
 }
 
 // The instruction files a new session's system prompt takes, and a notice for any that was cut.

@@ -40,7 +40,8 @@ const userContents = (request: number): unknown[] => {
 };
 
 describe("--resume", () => {
-  it("continues the latest session of this workspace, or the one named", async () => {
+  // Six runs of the CLI, each a process start: seconds apiece on a loaded machine.
+  it("continues the latest session of this workspace, or the one named", { timeout: 180_000 }, async () => {
     server.enqueue(
       { text: "First answer." },
       { text: "Elsewhere." },

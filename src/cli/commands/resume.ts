@@ -2,6 +2,7 @@ import { describeContent } from "../../content-parts.ts";
 import { errorMessage } from "../../errors.ts";
 import type { Message } from "../../session.ts";
 import type { SessionSummary } from "../../store/index.ts";
+import { replaySession } from "../session-replay.ts";
 import { isSessionId } from "../sessions.ts";
 import { visibleLine, visibleText } from "../visible-text.ts";
 import { goOn, type CommandContext, type SlashCommand } from "./slash-command.ts";
@@ -36,6 +37,8 @@ export const resumeCommand: SlashCommand = {
       out.write(
         `Resumed session ${visibleLine(opened.id)} (${messages.length} messages${last === undefined ? "" : `; last task: ${visibleLine(JSON.stringify(short(describeContent(last.content))))}`})\n`,
       );
+      // terminal-safe: replaySession makes every text of the session visible (or renders it as Markdown).
+      out.write(replaySession(messages, style));
     } catch (error) {
       out.write(style.red(`/resume: ${visibleText(errorMessage(error))}\n`));
     }
