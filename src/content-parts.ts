@@ -90,6 +90,10 @@ export function contentPartProblem(part: unknown, where: string): string | undef
   if (mediaType !== undefined && (typeof mediaType !== "string" || !mediaTypePattern.test(mediaType))) {
     return `${where}: "mediaType" must be a media type such as "image/png" or "application/pdf"`;
   }
+  // Every provider reads an image part as a picture: a page or a document sent as one is refused there.
+  if (type === "image" && typeof mediaType === "string" && !/^image\//i.test(mediaType)) {
+    return `${where}: an image part's "mediaType" must be an image/* type, not ${JSON.stringify(mediaType)} (a document goes in a file part)`;
+  }
   if (type === "file" && fields["filename"] !== undefined && typeof fields["filename"] !== "string") {
     return `${where}: "filename" must be a string`;
   }

@@ -2,6 +2,12 @@ import { describe, expect, it } from "vitest";
 import {
   agentLoop,
   clampDelay,
+  defineAgent,
+  handoff,
+  imagePart,
+  subagentTool,
+  withFallback,
+  type Message,
   compactSession,
   defaultMaxIterations,
   executeToolCalls,
@@ -44,6 +50,14 @@ describe("numeric options are checked where they enter", () => {
     ["retry.maxDelayMs", { retry: { maxDelayMs: -1 } }],
     ["compaction.keepTurns", { compaction: { keepTurns: Number.NaN } }],
     ["maxIterations", { maxIterations: "3" as unknown as number }],
+    ["timeouts", { timeouts: "30s" as never }],
+    ["loopGuard", { loopGuard: "on" as never }],
+    ["hooks", { hooks: [] as never }],
+    ["agent", { agent: 5 as never }],
+    ["prices", { prices: "claude" as never }],
+    ['prices["m"].outputPerMTok', { prices: { m: { inputPerMTok: 3 } } as never }],
+    ['prices["m"].inputPerMTok', { prices: { m: { inputPerMTok: "3", outputPerMTok: 15 } } as never }],
+    ['prices["m"].cacheReadPerMTok', { prices: { m: { inputPerMTok: 3, outputPerMTok: 15, cacheReadPerMTok: -1 } } }],
   ];
   for (const [name, options] of bad) {
     it(`agentLoop refuses ${name} = ${String(Object.values(options)[0] && JSON.stringify(options))} with an AgentError, before calling the model`, async () => {
@@ -161,5 +175,60 @@ describe("maxIterations has a default", () => {
       compaction: false,
     });
     expect(calls).toBe(defaultMaxIterations + 6);
+  });
+});
+
+describe("agents, handoffs, fallbacks and parts are checked where they are made", () => {
+  const model = (): ModelMessage[] => answer;
+  const target = defineAgent({ name: "billing", systemPrompt: "s", invokeModel: model });
+  const made: [string, () => unknown, RegExp][] = [
+    [
+      "an agent named by a number",
+      () => defineAgent({ name: 5 as never, systemPrompt: "s", invokeModel: model }),
+      /name/,
+    ],
+    [
+      "an agent without a prompt",
+      () => defineAgent({ name: "a", systemPrompt: 5 as never, invokeModel: model }),
+      /systemPrompt/,
+    ],
+    [
+      "an agent whose model is not a function",
+      () => defineAgent({ name: "a", systemPrompt: "s", invokeModel: "gpt" as never }),
+      /invokeModel/,
+    ],
+    [
+      "an agent whose tools are not an array",
+      () => defineAgent({ name: "a", systemPrompt: "s", invokeModel: model, tools: "x" as never }),
+      /tools/,
+    ],
+    [
+      "an agent handing off to a string",
+      () => defineAgent({ name: "a", systemPrompt: "s", invokeModel: model, handoffs: ["billing" as never] }),
+      /handoffs/,
+    ],
+    ["a handoff to something not an agent", () => handoff({ name: "billing" } as never), /defineAgent/],
+    ["a handoff history of an unknown kind", () => handoff(target, { history: "recent" as never }), /history/],
+    ["a handoff tool name no provider takes", () => handoff(target, { toolName: "hand over!" }), /toolName/],
+    ["a handoff returnTo as text", () => handoff(target, { returnTo: "yes" as never }), /returnTo/],
+    ["a handoff onHandoff not a function", () => handoff(target, { onHandoff: "log" as never }), /onHandoff/],
+    [
+      "a fallback's shouldFallBack not a function",
+      () => withFallback([model], { shouldFallBack: true as never }),
+      /shouldFallBack/,
+    ],
+    ["a subagent tool's answer of an unknown kind", () => subagentTool(target, { answer: "quote" as never }), /answer/],
+    ["an image part of a page", () => imagePart(new Uint8Array([60, 104]), "text/html"), /image\/\*/],
+  ];
+  for (const [name, make, mentions] of made)
+    it(`refuses ${name}, naming the field`, () => {
+      expect(make).toThrow(mentions);
+    });
+
+  it("still makes what is valid: every history kind, a returnTo handoff, a verbatim subagent tool", () => {
+    for (const history of ["full", "no-tools", "summary", { lastTurns: 2 }, (messages: Message[]) => messages] as const)
+      expect(handoff(target, { history, returnTo: true, toolName: "to_billing" }).toolName).toBe("to_billing");
+    expect(subagentTool(target, { answer: "verbatim" }).answer).toBe("verbatim");
+    expect(imagePart(new Uint8Array([1]), "image/png").mediaType).toBe("image/png");
   });
 });

@@ -1,3 +1,4 @@
+import { checkChoice, checkNumber } from "../numeric-options.ts";
 import { pendingApprovals } from "../tools/approval.ts";
 import { ApprovalPause } from "../tools/approval-pause.ts";
 import {
@@ -51,6 +52,8 @@ export function subagentTool(
   if (!isAgent(first)) return loopSubagentTool(first);
   const agent = first;
   const prompt = options.prompt ?? promptOf;
+  checkChoice("subagentTool answer", options.answer, ["verbatim", "result"]);
+  checkNumber("subagentTool maxHandoffs", options.maxHandoffs, { min: 0, integer: true });
   const definition: Tool<Record<string, unknown>> = {
     name: options.name ?? agent.name,
     description: options.description ?? agent.description ?? `Ask the ${agent.name} agent.`,

@@ -29,8 +29,9 @@ export type AgentSpec = {
 /** Defines an agent. Its name names its handoff tool (`transfer_to_<name>`), so it must be a tool-name-safe word. */
 export function defineAgent(spec: AgentSpec): AgentDefinition {
   // The name becomes part of a tool name, which providers restrict to these characters.
-  if (!/^[A-Za-z0-9_-]{1,50}$/.test(spec.name))
+  if (typeof spec.name !== "string" || !/^[A-Za-z0-9_-]{1,50}$/.test(spec.name))
     throw new TypeError(`agent name ${JSON.stringify(spec.name)}: use 1-50 letters, digits, _ or -`);
+  checkSpec(spec);
   return {
     kind: "agent",
     name: spec.name,
@@ -47,4 +48,25 @@ export function defineAgent(spec: AgentSpec): AgentDefinition {
 function checkedGuardrails(guardrails: Guardrails | undefined, name: string): Guardrails | undefined {
   checkGuardrails(guardrails, `agent "${name}": guardrails`);
   return guardrails;
+}
+
+// The rest of what the agent is made of, checked here rather than at its first turn.
+function checkSpec(spec: AgentSpec): void {
+  const agent = `agent "${spec.name}"`;
+  const given = spec as Partial<Record<keyof AgentSpec, unknown>>;
+  if (typeof given.systemPrompt !== "string") throw new TypeError(`${agent}: systemPrompt must be a string`);
+  if (given.description !== undefined && typeof given.description !== "string")
+    throw new TypeError(`${agent}: description must be a string`);
+  if (typeof given.invokeModel !== "function") throw new TypeError(`${agent}: invokeModel must be a function`);
+  if (given.tools !== undefined && !Array.isArray(given.tools)) throw new TypeError(`${agent}: tools must be an array`);
+  if (given.handoffs !== undefined) {
+    if (!Array.isArray(given.handoffs)) throw new TypeError(`${agent}: handoffs must be an array`);
+    for (const entry of given.handoffs as unknown[]) {
+      const kind = (entry as { kind?: unknown } | null)?.kind;
+      if (kind !== "agent" && kind !== "handoff")
+        throw new TypeError(`${agent}: each of handoffs must be an agent (defineAgent) or a handoff(agent, ...)`);
+    }
+  }
+  if (given.options !== undefined && (typeof given.options !== "object" || given.options === null))
+    throw new TypeError(`${agent}: options must be an object of run options`);
 }

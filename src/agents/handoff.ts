@@ -21,9 +21,11 @@ export type HandoffOptions = {
 
 /** A handoff to `agent`: the model sees a tool `transfer_to_<name>` that hands it the conversation. */
 export function handoff(agent: AgentDefinition, options: HandoffOptions = {}): Handoff {
+  if ((agent as { kind?: unknown } | null)?.kind !== "agent")
+    throw new TypeError("handoff: its first argument must be an agent made by defineAgent");
   const history = options.history ?? "full";
-  if (typeof history === "object" && !(Number.isInteger(history.lastTurns) && history.lastTurns >= 1))
-    throw new TypeError(`handoff history lastTurns: expected an integer >= 1, got ${String(history.lastTurns)}`);
+  checkHistory(history);
+  checkHandoffOptions(options, agent.name);
   return {
     kind: "handoff",
     agent,
@@ -36,6 +38,40 @@ export function handoff(agent: AgentDefinition, options: HandoffOptions = {}): H
     returnTo: options.returnTo ?? false,
     summarizer: options.summarizer,
   };
+}
+
+function checkHistory(history: unknown): void {
+  if (typeof history === "function") return;
+  if (typeof history === "object" && history !== null) {
+    const { lastTurns } = history as { lastTurns?: unknown };
+    if (!(typeof lastTurns === "number" && Number.isInteger(lastTurns) && lastTurns >= 1))
+      throw new TypeError(`handoff history lastTurns: expected an integer >= 1, got ${String(lastTurns)}`);
+    return;
+  }
+  if (history !== "full" && history !== "no-tools" && history !== "summary")
+    throw new TypeError(
+      `handoff history: expected "full", "no-tools", "summary", { lastTurns: n } or a function, got ${JSON.stringify(history) ?? String(history)}`,
+    );
+}
+
+function checkHandoffOptions(options: HandoffOptions, name: string): void {
+  const given = options as Partial<Record<keyof HandoffOptions, unknown>>;
+  const where = `handoff to "${name}"`;
+  // The model calls it by this name, which providers restrict to these characters.
+  if (
+    given.toolName !== undefined &&
+    (typeof given.toolName !== "string" || !/^[A-Za-z0-9_-]{1,64}$/.test(given.toolName))
+  )
+    throw new TypeError(
+      `${where}: toolName must be 1-64 letters, digits, _ or -, got ${JSON.stringify(given.toolName)}`,
+    );
+  if (given.description !== undefined && typeof given.description !== "string")
+    throw new TypeError(`${where}: description must be a string`);
+  if (given.returnTo !== undefined && typeof given.returnTo !== "boolean")
+    throw new TypeError(`${where}: returnTo must be true or false`);
+  for (const field of ["onHandoff", "summarizer"] as const)
+    if (given[field] !== undefined && typeof given[field] !== "function")
+      throw new TypeError(`${where}: ${field} must be a function`);
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { CompactSessionOptions } from "./compaction.ts";
 import type { CompactionStrategy } from "./compaction-strategy.ts";
-import { AgentError } from "../errors.ts";
+import { AgentError, describeValue } from "../errors.ts";
 import type { AgentEvent } from "./events.ts";
 import type { AgentHooks } from "./hooks.ts";
 import type { LoggerOption } from "../logger.ts";
@@ -127,6 +127,13 @@ export const defaultMaxIterations = 100;
  */
 export function checkLoopOptions(options: AgentLoopOptions, tools: readonly ToolDefinition[]): void {
   checkNumber("maxIterations", options.maxIterations, { min: 0, integer: true, infinity: true });
+  for (const name of ["timeouts", "budget", "settings", "guardrails", "hooks"] as const)
+    checkObject(name, options[name]);
+  if (options.loopGuard !== undefined && options.loopGuard !== false) checkObject("loopGuard", options.loopGuard);
+  // Written on every message the run adds (a log refuses any other kind at load).
+  if (options.agent !== undefined && typeof options.agent !== "string")
+    throw new AgentError(`agent must be a string; got ${describeValue(options.agent)}`);
+  checkPrices(options.prices);
   checkNumber("maxParallelTools", options.maxParallelTools, { min: 1, integer: true, infinity: true });
   checkNumber("toolTimeout", options.toolTimeout, { min: 0, exclusive: true, infinity: true });
   for (const name of ["modelCallMs", "firstChunkMs", "toolMs", "runMs"] as const)
@@ -167,5 +174,26 @@ export function checkLoopOptions(options: AgentLoopOptions, tools: readonly Tool
       );
     names.add(name);
     if ("timeout" in definition) checkToolTimeout(name, definition.timeout);
+  }
+}
+
+// An option that takes an object of settings: a string or an array there is a mistake, not "none".
+function checkObject(name: string, value: unknown): void {
+  if (value === undefined) return;
+  if (typeof value !== "object" || value === null || Array.isArray(value))
+    throw new AgentError(`${name} must be an object; got ${describeValue(value)}`);
+}
+
+// Prices by model name: each rate a number of dollars per million tokens.
+function checkPrices(prices: unknown): void {
+  if (prices === undefined) return;
+  checkObject("prices", prices);
+  for (const [model, price] of Object.entries(prices as Record<string, unknown>)) {
+    checkObject(`prices["${model}"]`, price);
+    const rates = price as Partial<Record<string, unknown>>;
+    for (const rate of ["inputPerMTok", "outputPerMTok"])
+      if (rates[rate] === undefined) throw new AgentError(`prices["${model}"].${rate} is required`);
+    for (const rate of ["inputPerMTok", "outputPerMTok", "cacheReadPerMTok", "cacheWritePerMTok"])
+      checkNumber(`prices["${model}"].${rate}`, rates[rate], { min: 0 });
   }
 }

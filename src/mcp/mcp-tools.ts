@@ -161,7 +161,10 @@ function contentPartOf(part: ContentBlock): ContentPart {
     case "text":
       return { type: "text", text: part.text };
     case "image":
-      return { type: "image", mediaType: part.mimeType, data: part.data };
+      // A server's "image" of another type (a page, a PDF) goes on as the file it is.
+      return /^image\//i.test(part.mimeType)
+        ? { type: "image", mediaType: part.mimeType, data: part.data }
+        : { type: "file", mediaType: part.mimeType, data: part.data };
     case "audio":
       return { type: "file", mediaType: part.mimeType, data: part.data };
     case "resource": {

@@ -38,6 +38,8 @@ export function withFallback(models: InvokeModel[], options: FallbackOptions = {
   if (!Array.isArray(models) || models.length === 0 || models.some((model) => typeof model !== "function"))
     throw new AgentError("withFallback needs a non-empty array of invokeModel functions");
   checkNumber("withFallback cooldownMs", options.cooldownMs, { min: 0, infinity: true });
+  if (options.shouldFallBack !== undefined && typeof options.shouldFallBack !== "function")
+    throw new AgentError("withFallback shouldFallBack must be a function of the error");
   const state: FallbackState = {
     models: [...models],
     cooldownMs: options.cooldownMs ?? 30_000,
