@@ -23,11 +23,11 @@ import { interactive } from "./interactive.ts";
 import { terminalPlanAsker } from "./ask-plan.ts";
 import { modeToolOffer } from "./mode-tools.ts";
 import { modeControl, type ModeControl, type PermissionMode } from "./permission-mode.ts";
-import { planTool, planToolName } from "./plan-tool.ts";
+import { planTool } from "./plan-tool.ts";
 import { jsonOutput } from "./json-output.ts";
 import { modelControl } from "./model-control.ts";
 import { connectMcpTools, type CliMcp } from "./mcp-tools.ts";
-import { permissionHook, type PermissionOptions } from "./permissions.ts";
+import { guardedTools, permissionHook, type PermissionOptions } from "./permissions.ts";
 import { protectedTargets } from "./protected-targets.ts";
 import { selectModel, type SelectedModel } from "./provider.ts";
 import { runTask, type TaskContext } from "./run-task.ts";
@@ -49,7 +49,6 @@ import {
   codingTools,
   createWorkspace,
   killRunningCommands,
-  readOnlyTools,
   workspaceRoot,
   type Workspace,
 } from "./tools/index.ts";
@@ -416,7 +415,7 @@ function taskContext(parts: TaskParts): TaskContext {
           onInterrupt: interrupt,
         });
   const names = tools.map((definition) => definition.name);
-  const guarded = new Set(names.filter((name) => !readOnlyTools.has(name) && name !== planToolName));
+  const guarded = guardedTools(names);
   return {
     invokeModel: setup.selected.invokeModel,
     tools,

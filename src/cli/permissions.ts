@@ -1,7 +1,9 @@
 import type { AgentHooks } from "../loop/hooks.ts";
 import type { JsonObject } from "../session.ts";
 import type { PermissionMode } from "./permission-mode.ts";
+import { planToolName } from "./plan-tool.ts";
 import { serialQueue } from "./serial-queue.ts";
+import { readOnlyTools } from "./tools/index.ts";
 
 /** The user's answer to a permission prompt. */
 export type PermissionDecision = { type: "allow-once" } | { type: "allow-always" } | { type: "deny"; reason: string };
@@ -46,6 +48,14 @@ export type PermissionOptions = {
   /** The tools `accept-edits` allows: default `write` and `edit`. */
   edits?: ReadonlySet<string>;
 };
+
+/**
+ * The tools of `names` that need permission: all but the read-only ones (`readOnlyTools`) and
+ * `propose_plan`, which only shows a plan. MCP tools are guarded whatever they do.
+ */
+export function guardedTools(names: readonly string[]): Set<string> {
+  return new Set(names.filter((name) => !readOnlyTools.has(name) && name !== planToolName));
+}
 
 /** The tools `accept-edits` runs without asking. */
 export const editTools: ReadonlySet<string> = new Set(["write", "edit"]);

@@ -100,6 +100,50 @@ describe("permission modes", () => {
     },
   );
 
+  it(
+    "a rejected plan changes nothing and plan mode stays; accepted with e, the mode shows accept-edits and the run goes on",
+    { timeout: 120_000 },
+    async () => {
+      fixture
+        .server()
+        .enqueue(
+          { toolCalls: [{ name: "propose_plan", arguments: { plan: "1. Write x.txt" } }] },
+          { toolCalls: [{ name: "write", arguments: { path: "x.txt", content: "x\n" } }] },
+          { text: "Staying in plan mode." },
+          { toolCalls: [{ name: "propose_plan", arguments: { plan: "1. Write x.txt with x" } }] },
+          { toolCalls: [{ name: "write", arguments: { path: "x.txt", content: "x\n" } }] },
+          { text: "Wrote it." },
+        );
+      const terminal = fixture.start(["--mode", "plan"]);
+      await terminal.waitFor(/\nplan > $/);
+      terminal.type("plan x\r");
+      await terminal.waitFor("Accept this plan?");
+      terminal.type("n");
+      await terminal.waitFor("What should change?");
+      terminal.type("not yet\r");
+      await terminal.waitFor(/Staying in plan mode\.[^]*\nplan > $/);
+      // The write after the rejection was refused: nothing changed.
+      expect(existsSync(join(fixture.workspace(), "x.txt"))).toBe(false);
+      const refused = fixture
+        .server()
+        .bodies()[2]!
+        .messages.filter((message) => message.role === "tool")
+        .at(-1);
+      expect(String(refused?.content)).toContain("plan mode: only the read-only tools run");
+
+      terminal.type("go on\r");
+      await terminal.waitFor(/Accept this plan\?[^]*Accept this plan\?/);
+      terminal.type("e");
+      await terminal.waitFor(/Wrote it\.[^]*\naccept-edits > $/);
+      expect(readFileSync(join(fixture.workspace(), "x.txt"), "utf8")).toBe("x\n");
+      expect(terminal.screen()).not.toContain("Allow write?");
+      // The next request after the acceptance offers every tool but the plan tool.
+      expect(toolNames(4)).toStrictEqual(["read", "grep", "list", "edit", "write", "bash"]);
+      terminal.type("/exit\r");
+      expect(await terminal.exited).toBe(0);
+    },
+  );
+
   it("yolo runs every tool without asking and warns that bash has no sandbox", { timeout: 90_000 }, async () => {
     fixture.server().enqueue(
       {
