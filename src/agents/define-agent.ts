@@ -22,7 +22,11 @@ export type AgentSpec = {
    * every final answer it gives; its tool ones its own tool calls.
    */
   guardrails?: Guardrails;
-  /** Run options of this agent's turns (compaction, hooks, retries…), as `agentLoop` takes them. */
+  /**
+   * Run options of this agent's turns (compaction, hooks, retries…), as `agentLoop` takes them;
+   * `runAgent`'s own options win over them. `maxIterations` bounds this agent's model calls within
+   * one `runAgent` call (every time the conversation comes to it), under the call's own limit.
+   */
   options?: AgentLoopOptions;
 };
 

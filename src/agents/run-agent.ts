@@ -1,4 +1,4 @@
-import { AgentError } from "../errors.ts";
+import { AgentError, isMaxIterationsError } from "../errors.ts";
 import type { AgentEvent } from "../loop/events.ts";
 import { runStream, type RunStream } from "../loop/event-iterator.ts";
 import { agentLoop } from "../loop/loop.ts";
@@ -9,6 +9,7 @@ import type { Tool } from "../tools/tool.ts";
 import { activeAgent, agentGraph, earlierHandoff, type ActiveAgent, type AgentNode } from "./agent-graph.ts";
 import type { AgentDefinition } from "./agent-types.ts";
 import { createRunLedger } from "./run-ledger.ts";
+import { createTurnLimits } from "./turn-limits.ts";
 import { historyName, historyView, type SummaryHandoffOutput } from "./handoff.ts";
 import { summarizeMessages } from "../loop/context-strategies.ts";
 import { parentSpending } from "../loop/subagent.ts";
@@ -18,6 +19,12 @@ import { mergeGuardrails, type Guardrails } from "../guardrails/guardrail.ts";
 export type RunAgentOptions = Omit<AgentLoopOptions, "onEvent" | "agent"> & {
   /** At most this many handoffs in one call (default 10); one more throws `HandoffLimitError`. */
   maxHandoffs?: number;
+  /**
+   * At most this many model calls in this call, all its agents together (default
+   * `defaultMaxIterations`, 100); an agent's own `options.maxIterations` bounds that agent's calls
+   * within the call. Reaching either throws `MaxIterationsError` naming the limit reached.
+   */
+  maxIterations?: number;
   onEvent?: (event: AgentRunEvent) => void;
 };
 
@@ -79,23 +86,19 @@ async function followHandoffs(
   emit({ type: "run-start", agentName: active.node.agent.name });
   // One budget and one run-end for the whole call, whichever agents ran in it.
   const ledger = createRunLedger(options.budget);
+  const limits = createTurnLimits(options.maxIterations);
+  // The call's one run-end, for an error of the call's own (not one an agent's run ended with).
+  const closed = (error: Error, outcome: RunEnd["outcome"]): Error => {
+    emit(ledger.close({ type: "run-end", outcome, error: error.message, errorType: error.name }));
+    return error;
+  };
   let taken = 0;
   for (;;) {
     let end: RunEnd = { type: "run-end", outcome: "done" };
     const name = active.node.agent.name;
     const { maxHandoffs: _limit, onEvent: _listener, ...runOptions } = options;
     const overdrawn = ledger.overdrawn(session);
-    if (overdrawn !== undefined) {
-      emit(
-        ledger.close({
-          type: "run-end",
-          outcome: "max-iterations",
-          error: overdrawn.message,
-          errorType: overdrawn.name,
-        }),
-      );
-      throw overdrawn;
-    }
+    if (overdrawn !== undefined) throw closed(overdrawn, "max-iterations");
     try {
       await agentLoop(
         active.node.agent.invokeModel,
@@ -105,6 +108,7 @@ async function followHandoffs(
           ...active.node.agent.options,
           ...runOptions,
           ...ledger.budgetLeft(),
+          maxIterations: limits.next(active.node.agent),
           name,
           agent: name,
           // Run-level guardrails apply to every agent, before the agent's own.
@@ -114,6 +118,7 @@ async function followHandoffs(
           stopWhen: async (state) =>
             activeAgent(graph, root, state.session).node !== active.node || (await options.stopWhen?.(state)) === true,
           onEvent: (event) => {
+            if (event.type === "turn-start") limits.counted(name);
             if (event.type === "run-end") {
               end = event;
               ledger.add(event);
@@ -122,8 +127,9 @@ async function followHandoffs(
         },
       );
     } catch (error) {
-      emit(ledger.close(end));
-      throw error;
+      const reached = isMaxIterationsError(error) ? limits.reached(error, active.node.agent) : error;
+      emit(ledger.close(reached === error ? end : { ...end, error: (reached as Error).message }));
+      throw reached;
     }
     const next = activeAgent(graph, root, session);
     if (next.node === active.node) {
@@ -131,11 +137,7 @@ async function followHandoffs(
       return session;
     }
     taken++;
-    if (taken > maxHandoffs) {
-      const error = new HandoffLimitError(maxHandoffs, session);
-      emit(ledger.close({ type: "run-end", outcome: "error", error: error.message, errorType: error.name }));
-      throw error;
-    }
+    if (taken > maxHandoffs) throw closed(new HandoffLimitError(maxHandoffs, session), "error");
     const handoff = next.since!.handoff;
     emit({ type: "handoff", from: name, to: next.node.agent.name, history: historyName(handoff.history) });
     try {
