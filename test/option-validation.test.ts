@@ -219,11 +219,30 @@ describe("agents, handoffs, fallbacks and parts are checked where they are made"
     ],
     ["a subagent tool's answer of an unknown kind", () => subagentTool(target, { answer: "quote" as never }), /answer/],
     ["an image part of a page", () => imagePart(new Uint8Array([60, 104]), "text/html"), /image\/\*/],
+    ...["read file", "", "a".repeat(65), "math.add"].map((name): [string, () => unknown, RegExp] => [
+      `a tool named ${JSON.stringify(name)} (no provider takes it)`,
+      () => tool({ name, description: "d", inputSchema: { type: "object" }, handler: () => "" }),
+      /name must be 1-64/,
+    ]),
+    [
+      "a tool whose input schema is a string",
+      () => tool({ name: "t", description: "d", inputSchema: "object" as never, handler: () => "" }),
+      /inputSchema/,
+    ],
   ];
   for (const [name, make, mentions] of made)
     it(`refuses ${name}, naming the field`, () => {
       expect(make).toThrow(mentions);
     });
+
+  it("agentLoop refuses a hand-written tool definition with a name no provider takes, before calling the model", async () => {
+    const model = scriptedModel([answer]);
+    const definition = { name: "read file", description: "d", input_schema: { type: "object" }, handler: () => "" };
+    const error = await rejection(() => agentLoop(model, [definition], initSession("s", "u")));
+    expect(isAgentError(error)).toBe(true);
+    expect((error as Error).message).toMatch(/"read file"/);
+    expect(model.callCount).toBe(0);
+  });
 
   it("still makes what is valid: every history kind, a returnTo handoff, a verbatim subagent tool", () => {
     for (const history of ["full", "no-tools", "summary", { lastTurns: 2 }, (messages: Message[]) => messages] as const)

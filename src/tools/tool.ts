@@ -146,6 +146,19 @@ export type HandlerOption<Schema> =
  * transformed) by that schema and its type is inferred for the handler; with a JSON Schema the
  * loop validates the input against it.
  */
+/**
+ * What is wrong with what the model is told of a tool, if anything: its name as every provider
+ * takes one (Anthropic, OpenAI and Bedrock accept only `^[a-zA-Z0-9_-]{1,64}$`; a request with
+ * another fails there, on every call) and its description as text.
+ */
+export function toolNameProblem(name: unknown, description: unknown): string | undefined {
+  if (typeof name !== "string" || !/^[a-zA-Z0-9_-]{1,64}$/.test(name))
+    return `tool ${JSON.stringify(name) ?? String(name)}: a tool's name must be 1-64 letters, digits, _ or - (what providers accept)`;
+  if (description !== undefined && typeof description !== "string")
+    return `tool "${name}": description must be a string`;
+  return undefined;
+}
+
 export function tool<Schema extends StandardSchemaV1 | JsonObject>(
   options: ToolOptions<Schema>,
 ): Tool<InputOf<Schema>> {
@@ -154,7 +167,11 @@ export function tool<Schema extends StandardSchemaV1 | JsonObject>(
   const inputSchema = options.inputSchema ?? options.input_schema;
   const handler = options.handler ?? options.execute;
   // The types require both; a caller without them must not get a tool the model cannot call.
+  const problem = toolNameProblem(name, description);
+  if (problem !== undefined) throw new TypeError(problem);
   if (inputSchema === undefined) throw new TypeError(`tool "${name}": an input schema (inputSchema) is required`);
+  if (typeof inputSchema !== "object" || inputSchema === null || Array.isArray(inputSchema))
+    throw new TypeError(`tool "${name}": inputSchema must be a JSON Schema object or a Standard Schema`);
   if (typeof handler !== "function") throw new TypeError(`tool "${name}": a handler function is required`);
   checkToolTimeout(name, options.timeout);
   const definition: Tool<InputOf<Schema>> = { name, description, input_schema: {}, handler };
