@@ -5,6 +5,7 @@ import { checkChoice } from "../numeric-options.ts";
 import { CliError } from "./cli-error.ts";
 import { checkModelName } from "./model-name.ts";
 import { parsePermissionMode, type PermissionMode } from "./permission-mode.ts";
+import { parseAllowedHost, type AllowedHost } from "./sandbox/allowed-hosts.ts";
 import { sandboxModes, type SandboxMode } from "./sandbox/command-sandbox.ts";
 import { isSessionId } from "./sessions.ts";
 
@@ -56,6 +57,8 @@ export type RunArgs = {
   sandbox?: SandboxMode;
   /** `--allow-network`: sandboxed commands keep the network (absent: they have none). */
   allowNetwork?: boolean;
+  /** `--allow-host` (repeatable, comma-separated): the hosts sandboxed commands reach through the CLI's proxy. */
+  allowHosts?: AllowedHost[];
 };
 
 export const usage = `Usage: simple-agent-loop [options] [task]
@@ -103,6 +106,9 @@ Options:
                          workspace is writable, no network, home secrets hidden),
                          read-only, or off (unconfined); needs bwrap (bubblewrap) on Linux
       --allow-network    sandboxed bash commands may use the network
+      --allow-host <host>  sandboxed bash commands may reach this host over HTTP(S), through
+                         a proxy (any port, or host:port; *.domain for its subdomains);
+                         repeatable or comma-separated; other hosts are refused
   -h, --help             this help
   -v, --version          the version
 
@@ -173,6 +179,12 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
   if (values["max-cost"] !== undefined) args.maxCostUsd = dollars(values["max-cost"], "--max-cost");
   if (values.sandbox !== undefined) args.sandbox = sandboxMode(values.sandbox);
   if (values["allow-network"] === true) args.allowNetwork = true;
+  if (values["allow-host"] !== undefined) args.allowHosts = allowedHosts(values["allow-host"]);
+  if (args.allowNetwork === true && args.allowHosts !== undefined)
+    throw new CliError(
+      "--allow-network and --allow-host do not go together: --allow-network already allows every host",
+      "usage",
+    );
   return args;
 }
 
@@ -195,6 +207,7 @@ const optionSpecs = {
   replay: { type: "string" },
   sandbox: { type: "string" },
   "allow-network": { type: "boolean" },
+  "allow-host": { type: "string", multiple: true },
   port: { type: "string" },
   host: { type: "string" },
   help: { type: "boolean", short: "h" },
@@ -322,6 +335,14 @@ function sandboxMode(value: string): SandboxMode {
     throw new CliError(errorMessage(error), "usage");
   }
   return value as SandboxMode;
+}
+
+function allowedHosts(values: readonly string[]): AllowedHost[] {
+  try {
+    return allowList([...values]).map(parseAllowedHost);
+  } catch (error) {
+    throw new CliError(errorMessage(error), "usage");
+  }
 }
 
 // Digits only: Number() would also take "", " 5", "0x10" and "1e3".

@@ -261,6 +261,7 @@ async function agentSetup(args: RunArgs, io: CliIo): Promise<AgentSetup> {
   const sandbox = cliSandbox({
     mode: args.sandbox,
     allowNetwork: args.allowNetwork === true,
+    allowHosts: args.allowHosts ?? [],
     environment: io.env,
     cliHome: cliHome(io.env),
   });

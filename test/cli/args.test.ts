@@ -60,6 +60,25 @@ describe("parseCliArgs", () => {
     expect(() => parseCliArgs(["--sandbox"])).toThrow("--sandbox needs a value");
   });
 
+  it("takes --allow-host, repeated or comma-separated, and refuses what is not a host", () => {
+    expect(
+      parseCliArgs(["--allow-host", "registry.npmjs.org,*.github.com", "--allow-host=10.0.0.5:8080"]),
+    ).toMatchObject({
+      allowHosts: [
+        { host: "registry.npmjs.org", subdomains: false, port: undefined },
+        { host: "github.com", subdomains: true, port: undefined },
+        { host: "10.0.0.5", subdomains: false, port: 8080 },
+      ],
+    });
+    expect(() => parseCliArgs(["--allow-host", "https://registry.npmjs.org"])).toThrow(
+      /--allow-host takes a host name, \*\.domain or an IP address/,
+    );
+    expect(() => parseCliArgs(["--allow-host", "x.org", "--allow-network"])).toThrow(
+      "--allow-network and --allow-host do not go together",
+    );
+    expect(() => parseCliArgs(["--allow-hosts", "x.org"])).toThrow("(did you mean --allow-host?)");
+  });
+
   it("takes --resume with or without an id: the next argument is an id only if it looks like one", () => {
     expect(parseCliArgs(["--resume"])).toMatchObject({ resume: {} });
     expect(parseCliArgs(["--resume", "go on"])).toMatchObject({ resume: {}, task: "go on" });

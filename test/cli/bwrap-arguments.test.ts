@@ -19,6 +19,9 @@ describe("bwrapArguments", () => {
       "--unshare-all",
       ...["--die-with-parent", "--new-session", "--cap-drop", "ALL"],
       ...["--chdir", "/home/u/project", "--setenv", "TMPDIR", "/tmp"],
+      ...["--setenv", "npm_config_cache", "/tmp/.cache/npm", "--setenv", "YARN_CACHE_FOLDER", "/tmp/.cache/yarn"],
+      ...["--setenv", "PIP_CACHE_DIR", "/tmp/.cache/pip"],
+      ...["--setenv", "GOCACHE", "/tmp/.cache/go-build", "--setenv", "BUN_INSTALL_CACHE_DIR", "/tmp/.cache/bun"],
       "--",
       "bash",
       "-c",
@@ -26,6 +29,53 @@ describe("bwrapArguments", () => {
       "bash",
       "make test",
     ]);
+  });
+
+  it("runs a program with its arguments as they are, where asked", () => {
+    const args = bwrapArguments(call({ command: ["server", "--flag", "a b"], cwd: "/home/u/project/sub" }));
+    expect(args.slice(args.indexOf("--chdir"), args.indexOf("--chdir") + 2)).toStrictEqual([
+      "--chdir",
+      "/home/u/project/sub",
+    ]);
+    expect(args.slice(args.indexOf("--") + 1)).toStrictEqual([
+      "bash",
+      "-c",
+      `ulimit -S -H -f ${4 * 1024 * 1024} || exit 125; exec "$@"`,
+      "bash",
+      "server",
+      "--flag",
+      "a b",
+    ]);
+  });
+
+  it("binds the proxy's socket directory and starts the forwarder before the command, for --allow-host", () => {
+    const sandbox = {
+      mode: "workspace-write" as const,
+      allowNetwork: false,
+      processLimit: { kind: "none" as const },
+      allowHosts: [{ host: "api.localhost", subdomains: false, port: undefined }],
+    };
+    const args = bwrapArguments(call({ sandbox, proxy: { socketDirectory: "/tmp/p-1", node: "/usr/bin/node" } }));
+    expect(args.join(" ")).toContain(
+      "--ro-bind /tmp/p-1 /tmp/.simple-agent-loop-proxy --unshare-all --die-with-parent",
+    );
+    expect(args).not.toContain("--share-net");
+    const script = args[args.indexOf("--") + 3]!;
+    expect(script).toContain('exec 3< <(NODE_OPTIONS= exec "$1" -e "$2" /tmp/.simple-agent-loop-proxy/proxy.sock)');
+    // localhost is allowed through the proxy: it is no longer kept direct.
+    expect(script).toContain("NO_PROXY=127.0.0.1,::1 no_proxy=127.0.0.1,::1");
+    expect(script).toMatch(/shift 2; exec bash -c "\$1"$/);
+    expect(args.slice(args.indexOf("--") + 4, args.indexOf("--") + 5)).toStrictEqual(["bash"]);
+    expect(args.at(-3)).toBe("/usr/bin/node");
+    expect(args.at(-1)).toBe("make test");
+    // With the whole network there is no proxy.
+    const open = bwrapArguments(
+      call({
+        sandbox: { ...sandbox, allowNetwork: true },
+        proxy: { socketDirectory: "/tmp/p-1", node: "/usr/bin/node" },
+      }),
+    );
+    expect(open.join(" ")).not.toContain("proxy");
   });
 
   it("binds the workspace read-only in read-only mode, and keeps the network when allowed", () => {

@@ -65,6 +65,44 @@ describe.skipIf(!support.available)("the CLI's bash in the sandbox", () => {
     expect(existsSync(join(workspace.path, "inside.txt"))).toBe(false);
   }, 90_000);
 
+  it("with --allow-host the command reaches that host through the proxy, and another is refused with how to allow it", async () => {
+    // A GET through $HTTP_PROXY with the node that runs the tests (the sandbox shows the root read-only).
+    const get = (host: string): string =>
+      `${JSON.stringify(process.execPath)} -e 'const proxy = new URL(process.env.HTTP_PROXY); require("node:http").get({ host: proxy.hostname, port: proxy.port, path: process.argv[1] }, (r) => { let b = ""; r.on("data", (c) => b += c); r.on("end", () => console.log(host_label, r.statusCode, b.slice(0, 300))); })'`.replace(
+        "host_label",
+        JSON.stringify(host),
+      ) + ` http://${host}:${port()}/v1/models`;
+    const command = `${get("api.localhost")}; ${get("elsewhere.localhost")}; exec 3<>/dev/tcp/127.0.0.1/${port()} && echo connected`;
+    // The fake server answers the command's GET too, in turn: with the second of three answers.
+    server.enqueue(
+      { toolCalls: [{ name: "bash", arguments: { command } }] },
+      { text: "the command's answer" },
+      { text: "Done." },
+    );
+    const { code, stderr } = await runCli(
+      ["--model", "test-model", "--allow", "bash", "--allow-host", "api.localhost", "look around"],
+      {
+        cwd: workspace.path,
+        env: cliEnvironment(home.path, { OPENAI_BASE_URL: server.baseURL, SIMPLE_AGENT_LOOP_HOME: home.cliHome }),
+      },
+    );
+    expect(code, stderr).toBe(0);
+    const output = toolOutput();
+    // The fake server's streamed answer, reached through the proxy.
+    expect(output).toContain('api.localhost 200 data: {"id":"chatcmpl-2"');
+    expect(output).toContain(
+      "elsewhere.localhost 403 the sandbox refused elsewhere.localhost:" +
+        port() +
+        ": bash commands reach only the hosts of --allow-host (api.localhost). To allow it, run simple-agent-loop with --allow-host elsewhere.localhost",
+    );
+    expect(output).not.toContain("connected");
+    expect(output).toContain(
+      `[the sandbox refused network access to elsewhere.localhost:${port()}: not in --allow-host`,
+    );
+    // The model's request went through the proxy to the fake server: it saw the path.
+    expect(server.requests.map((request) => `${request.method} ${request.url}`)).toContain("GET /v1/models");
+  }, 60_000);
+
   it("with --sandbox off runs the command unconfined and warns at start", async () => {
     const { code, stderr } = await runWith(["--sandbox", "off"], "cat ~/.ssh/id_ed25519");
     expect(code, stderr).toBe(0);
@@ -158,6 +196,11 @@ describe("the CLI where bwrap cannot run", () => {
   }, 120_000);
 });
 
+// The first tool result the model was sent.
 function toolOutputOf(fake: FakeOpenAI): string {
-  return String(fake.bodies()[1]?.messages.find((message) => message.role === "tool")?.content);
+  for (const body of fake.bodies()) {
+    const result = (body?.messages ?? []).find((message) => message.role === "tool");
+    if (result !== undefined) return String(result.content);
+  }
+  return "(no tool result was sent)";
 }

@@ -3,7 +3,7 @@
 // and file size, and no process left once the command ends or the CLI dies (SIGKILL included).
 // Skipped, loudly, where bwrap cannot run (see sandbox-support.ts).
 import { execFile, spawn } from "node:child_process";
-import { chmodSync, existsSync, readFileSync, statSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -57,6 +57,26 @@ describe.skipIf(!support.available)("a sandboxed command", () => {
     expect(result.output).toContain(".ssh/id_ed25519: No such file or directory");
     expect(result.output).toContain("plain notes\n");
   });
+
+  it("installs npm packages in workspace-write: package caches go to the private /tmp, the real ones stay read-only", async () => {
+    mkdirSync(join(workspace.path, "dep"));
+    writeFileSync(join(workspace.path, "dep", "package.json"), JSON.stringify({ name: "tiny-dep", version: "1.0.0" }));
+    writeFileSync(join(workspace.path, "dep", "index.js"), "module.exports = 42;\n");
+    writeFileSync(join(workspace.path, "package.json"), JSON.stringify({ name: "app", version: "1.0.0" }));
+    const install = "npm install --offline --no-audit --no-fund ./dep/tiny-dep-1.0.0.tgz";
+    const result = await run(
+      `npm config get cache; (cd dep && npm pack --silent) && npm_config_cache="$HOME/.npm" ${install}; echo "real cache: $?"; ${install} && node -e 'console.log("required", require("tiny-dep"))'`,
+      {},
+      120_000,
+    );
+    expect(result.output).toContain("/tmp/.cache/npm\n");
+    // The user's own cache is not written (npm says EROFS, or cannot make it where it is missing).
+    expect(result.output).toMatch(/npm error code (EROFS|ENOENT|EACCES)/);
+    expect(result.output).not.toContain("real cache: 0");
+    expect(result.output).toContain("required 42");
+    expect(result.exitCode, result.output).toBe(0);
+    expect(existsSync(join(workspace.path, "node_modules", "tiny-dep", "index.js"))).toBe(true);
+  }, 150_000);
 
   it("refuses writes to the workspace in read-only mode", async () => {
     const result = await run("cat /etc/hostname >/dev/null && echo read-ok; echo x > inside.txt", {

@@ -1,4 +1,5 @@
 import { homedir } from "node:os";
+import type { AllowedHost } from "./allowed-hosts.ts";
 import type { CommandSandbox, SandboxMode } from "./command-sandbox.ts";
 import { detectSandbox } from "./detect-sandbox.ts";
 import { secretPaths } from "./hidden-paths.ts";
@@ -18,8 +19,8 @@ export type CliSandbox = {
 };
 
 /**
- * Chooses the sandbox from `--sandbox` (`mode`; default `workspace-write`) and
- * `--allow-network`: `off` runs commands unconfined with a warning; otherwise bwrap is probed
+ * Chooses the sandbox from `--sandbox` (`mode`; default `workspace-write`),
+ * `--allow-network` and `--allow-host` (`allowHosts`): `off` runs commands unconfined with a warning; otherwise bwrap is probed
  * (`detectSandbox`) and, where it cannot run, the warning says why and each command is asked
  * about (then runs unconfined): `--sandbox off` is the only way to run them unasked. The hidden paths are the user's secrets under `HOME` and the CLI's home
  * (`cliHome`), see `secretPaths`.
@@ -27,6 +28,7 @@ export type CliSandbox = {
 export async function cliSandbox(options: {
   mode: SandboxMode | undefined;
   allowNetwork: boolean;
+  allowHosts?: readonly AllowedHost[];
   environment: NodeJS.ProcessEnv;
   cliHome: string;
 }): Promise<CliSandbox> {
@@ -52,6 +54,9 @@ export async function cliSandbox(options: {
       mode,
       bwrap: support.bwrap,
       allowNetwork: options.allowNetwork,
+      ...(options.allowHosts === undefined || options.allowHosts.length === 0
+        ? {}
+        : { allowHosts: options.allowHosts }),
       hidden: secretPaths(home, options.cliHome),
       processLimit: support.processLimit,
     },

@@ -1,3 +1,5 @@
+import type { AllowedHost } from "./allowed-hosts.ts";
+
 /** The `--sandbox` choices: `workspace-write` (the default where bwrap works), `read-only`, `off`. */
 export const sandboxModes = ["workspace-write", "read-only", "off"] as const;
 export type SandboxMode = (typeof sandboxModes)[number];
@@ -22,6 +24,13 @@ export type CommandSandbox = {
   mode: Exclude<SandboxMode, "off">;
   bwrap: string;
   allowNetwork: boolean;
+  /**
+   * Without `allowNetwork`, the hosts a command may still reach over HTTP and HTTPS: through a
+   * proxy the runner starts for each command (`startNetworkProxy`), which the usual variables
+   * (`HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY`, lower case too) point at. Programs that ignore
+   * them have no network. Empty or absent: no network at all.
+   */
+  allowHosts?: readonly AllowedHost[];
   /** Absolute paths the command must not see; those that exist are covered when a command starts. */
   hidden: readonly string[];
   processLimit: ProcessLimit;

@@ -2,6 +2,7 @@ import { spawn, type ChildProcessByStdio } from "node:child_process";
 import type { Readable } from "node:stream";
 import { tool, type Tool } from "../../tools/tool.ts";
 import { defaultMaxProcesses } from "../sandbox/bwrap-arguments.ts";
+import { describeAllowedHost } from "../sandbox/allowed-hosts.ts";
 import type { CommandSandbox } from "../sandbox/command-sandbox.ts";
 import { watchProcessCount } from "../sandbox/process-watchdog.ts";
 import { sandboxedLaunch, type SandboxedLaunch } from "../sandbox/sandboxed-launch.ts";
@@ -78,7 +79,8 @@ export function bashTool(workspace: Workspace, limits: BashLimits = {}): Tool {
     handler: async (input, { signal }) => {
       const { command, timeout } = input as { command: string; timeout?: number };
       const timeoutMs = Math.min(timeout === undefined ? defaultTimeoutMs : timeout * 1000, maxTimeoutMs);
-      const run = await runCommand(command, { cwd: workspace.root, timeoutMs, signal, ...limits });
+      const found = await runCommand(command, { cwd: workspace.root, timeoutMs, signal, ...limits });
+      const run = { ...found, output: found.output + refusedNote(found.refusedHosts) };
       if (run.aborted) throw new Error(`aborted; the command was killed\n${run.output}`);
       if (run.timedOut)
         throw new Error(
@@ -109,6 +111,8 @@ export type CommandRun = {
   outputLimited: boolean;
   /** Stopped for having more processes at once than its sandbox's `maxProcesses` (where no kernel limit holds them). */
   processLimited: boolean;
+  /** `host:port` of each connection the sandbox's proxy refused (hosts not in `allowHosts`), in order. */
+  refusedHosts: string[];
 };
 
 const defaultMaxOutputBytes = 64 * 1024 * 1024;
@@ -225,6 +229,7 @@ async function runLaunched(launch: Omit<SandboxedLaunch, "cleanup">, options: Co
     aborted: state.aborted,
     outputLimited: state.outputLimited,
     processLimited: state.processLimited,
+    refusedHosts: launch.refused?.() ?? [],
   };
 }
 
@@ -276,5 +281,19 @@ function sandboxDescription(sandbox: CommandSandbox | undefined): string {
     sandbox.mode === "workspace-write"
       ? "only the workspace and a private /tmp (emptied after each command) are writable"
       : "the workspace is read-only, only a private /tmp (emptied after each command) is writable";
-  return ` Commands run in a sandbox: ${writable}; credentials and settings in the home directory are hidden${sandbox.allowNetwork ? "" : "; there is no network"}.`;
+  return ` Commands run in a sandbox: ${writable}; credentials and settings in the home directory are hidden; ${networkDescription(sandbox)}.`;
+}
+
+function networkDescription(sandbox: CommandSandbox): string {
+  if (sandbox.allowNetwork) return "the network is there";
+  const hosts = sandbox.allowHosts ?? [];
+  if (hosts.length === 0) return "there is no network";
+  return `there is no network but HTTP and HTTPS to ${hosts.map(describeAllowedHost).join(", ")}, through the proxy HTTP_PROXY and HTTPS_PROXY name (programs that ignore them cannot connect; other hosts are refused with 403)`;
+}
+
+// The model learns why a download failed, and the user's way to allow it.
+function refusedNote(refused: readonly string[]): string {
+  if (refused.length === 0) return "";
+  const hosts = refused.slice(0, 10).join(", ");
+  return `\n[the sandbox refused network access to ${hosts}${refused.length > 10 ? ", …" : ""}: not in --allow-host; the user can allow a host with --allow-host <host>]`;
 }
