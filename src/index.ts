@@ -31,6 +31,7 @@ export type {
   StopReason,
   Usage,
   TurnEndFields,
+  BudgetOverrun,
   StopDetails,
   JsonValue,
   JsonObject,

@@ -57,7 +57,16 @@ export type TurnEndFields = {
   model?: string;
   /** The provider's id of the response, where it gives one (for its support and for traces). */
   responseId?: string;
+  /**
+   * Set by the loop on the last message of the turn that took the run over its `budget`: the
+   * budget and what the run had spent then. A later run on the session with a budget this spending
+   * already exceeds refuses before calling the model (`BudgetExceededError`).
+   */
+  budgetExceeded?: BudgetOverrun;
 };
+
+/** A run's `budget` and what it had spent once it went over it (tokens: input + output; usd with prices). */
+export type BudgetOverrun = { budget: { usd?: number; tokens?: number }; spent: { usd?: number; tokens: number } };
 
 /** A provider's own account of a stop (Anthropic `stop_details`); every field is optional. */
 export type StopDetails = {

@@ -200,6 +200,90 @@ describe("time limits and budgets", () => {
   });
 });
 
+describe("a final answer over the budget", () => {
+  const answerWith = (tokens: number) => (): ModelMessage[] => [
+    { role: "assistant", content: "the answer", usage: { inputTokens: tokens, outputTokens: 10 } },
+  ];
+
+  it("ends done with the answer, says the budget was exceeded (event, run-end, metrics, the message), and the next run refuses before calling the model", async () => {
+    const events: AgentEvent[] = [];
+    const session = await agentLoop(answerWith(300), [], initSession("s", "u"), {
+      budget: { tokens: 250 },
+      onEvent: (event) => events.push(event),
+    });
+    const overrun = { budget: { tokens: 250 }, spent: { tokens: 310 } };
+    expect(session.messages.at(-1)).toMatchObject({
+      role: "assistant",
+      content: "the answer",
+      budgetExceeded: overrun,
+    });
+    expect(events.filter((event) => event.type === "budget-exceeded")).toStrictEqual([
+      { type: "budget-exceeded", iteration: 1, ...overrun },
+    ]);
+    const end = events.at(-1);
+    expect(end).toMatchObject({ type: "run-end", outcome: "done", budgetExceeded: overrun });
+    expect(end?.type === "run-end" && end.metrics?.budgetExceeded).toStrictEqual(overrun);
+
+    // A follow-up on the same session with the same budget: refused, no model call, nothing added.
+    let calls = 0;
+    const counting = (): ModelMessage[] => (calls++, answerWith(1)());
+    send(session, "and then?");
+    const length = session.messages.length;
+    const refused = await agentLoop(counting, [], session, { budget: { tokens: 250 } }).catch(
+      (error: unknown) => error,
+    );
+    expect(isBudgetExceededError(refused)).toBe(true);
+    if (!isBudgetExceededError(refused)) return;
+    expect(refused.message).toMatch(/last run went over budget\.tokens \(250\): spent 310 tokens/);
+    expect(refused.spent).toStrictEqual({ tokens: 310 });
+    expect(calls).toBe(0);
+    expect(session.messages).toHaveLength(length);
+
+    // A larger budget (or none) goes on.
+    await agentLoop(counting, [], session, { budget: { tokens: 1000 } });
+    expect(calls).toBe(1);
+    expect(session.messages.at(-1)).toMatchObject({ role: "assistant", content: "the answer" });
+    expect(session.messages.at(-1)).not.toHaveProperty("budgetExceeded");
+  });
+
+  it("with prices: the usd overrun is recorded and a resumed run (after an approval pause) refuses before calling the model", async () => {
+    const price = { inputPerMTok: 1, outputPerMTok: 0 };
+    const events: AgentEvent[] = [];
+    let calls = 0;
+    const model = (): ModelMessage[] => {
+      calls++;
+      return [{ ...call("c1"), model: "m-1", usage: { inputTokens: 2_000_000, outputTokens: 0 } }];
+    };
+    const approved = [
+      tool({
+        name: "work",
+        description: "w",
+        inputSchema: { type: "object" },
+        requireApproval: true,
+        handler: () => "done",
+      }),
+    ];
+    const options = {
+      prices: { "m-1": price },
+      budget: { usd: 1 },
+      onEvent: (event: AgentEvent) => events.push(event),
+    };
+    const session = await agentLoop(model, approved, initSession("s", "u"), options);
+    expect(events.at(-1)).toMatchObject({
+      type: "run-end",
+      outcome: "paused",
+      budgetExceeded: { budget: { usd: 1 }, spent: { tokens: 2_000_000, usd: 2 } },
+    });
+    for (const pending of pendingApprovals(session)) resolveApproval(session, pending.id, { approved: true });
+    const refused = await agentLoop(model, approved, session, options).catch((error: unknown) => error);
+    expect(isBudgetExceededError(refused) && refused.spent).toStrictEqual({ tokens: 2_000_000, usd: 2 });
+    expect(calls).toBe(1);
+    // The approved call ran and is answered: the session stays valid.
+    expectEveryCallAnsweredOnce(session);
+    expect(session.messages.at(-1)).toMatchObject({ type: "tool_result", id: "c1", output: "done" });
+  });
+});
+
 describe("the cache event", () => {
   it("after each call: tokens and hit ratio; changedAt and changedBy when the request does not begin with the previous one", async () => {
     const events: AgentEvent[] = [];

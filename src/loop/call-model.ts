@@ -11,7 +11,14 @@ import { BudgetExceededError, isContextOverflowError, MaxIterationsError, Struct
 import { costOf, priceOf } from "../model/cost.ts";
 import { formatLogLine } from "../logger.ts";
 import { modelOwnFields } from "../model/model-own-fields.ts";
-import { isToolCall, type Message, type ModelMessage, type ToolCallMessage } from "../session.ts";
+import {
+  isModelMessage,
+  isToolCall,
+  type BudgetOverrun,
+  type Message,
+  type ModelMessage,
+  type ToolCallMessage,
+} from "../session.ts";
 import { sessionTurnsBackward } from "../session-turns.ts";
 import { noteSessionChange } from "./sent-prefix.ts";
 
@@ -27,7 +34,7 @@ export async function callModelStep(run: RunContext): Promise<NextStep> {
   if (run.signal.aborted) return endAborted(run, "");
   if (queues.steering.length > 0) addSteering(run);
   if (state.iteration >= run.maxIterations) throw maxIterationsError(run);
-  const overBudget = budgetExceeded(run);
+  const overBudget = budgetExceeded(run) ?? (state.iteration === 0 ? budgetSpentBefore(run) : undefined);
   if (overBudget !== undefined) throw overBudget;
   if (run.guardrails !== undefined && state.newInput.length > 0) {
     const blocked = await guardedStep(run, () => checkInputBefore(run));
@@ -117,9 +124,14 @@ function spend(run: RunContext, iteration: number, last: ModelMessage | undefine
   const change = state.prefixChange;
   state.prefixChange = undefined;
   if (usage === undefined) return;
+  const wasOver = state.overrun !== undefined;
   state.spent.tokens += usage.inputTokens + usage.outputTokens;
   const price = run.prices === undefined ? undefined : priceOf(run.prices, last?.model);
   if (price !== undefined) state.spent.usd += costOf(usage, price);
+  if (!wasOver && run.budget !== undefined && overBudget(run.budget, state.spent)) {
+    state.overrun = { budget: { ...run.budget }, spent: spentOf(run) };
+    run.emit({ type: "budget-exceeded", iteration, ...state.overrun });
+  }
   const cacheReadTokens = usage.cacheReadTokens ?? 0;
   run.emit({
     type: "cache",
@@ -143,19 +155,63 @@ function addSteering(run: RunContext): void {
 
 function budgetExceeded(run: RunContext): BudgetExceededError | undefined {
   const { budget } = run;
+  if (budget === undefined || !overBudget(budget, run.state.spent)) return undefined;
+  return new BudgetExceededError(
+    `Agent "${run.agentName ?? "agent"}" went over ${describeOverrun(budget, spentOf(run))}.`,
+    {
+      budget: { ...budget },
+      spent: spentOf(run),
+      session: run.session,
+    },
+  );
+}
+
+// A run that answered with the call that took it over its budget ended with that answer
+// (`budgetExceeded` on it); the session's next run must not spend more on the strength of a fresh
+// count. So a run whose budget that spending already exceeds refuses before its first call; a
+// larger budget (or none) goes on.
+function budgetSpentBefore(run: RunContext): BudgetExceededError | undefined {
+  const { budget } = run;
   if (budget === undefined) return undefined;
+  const overrun = lastTurnOverrun(run.session.messages);
+  if (overrun === undefined) return undefined;
+  const { spent } = overrun;
+  if (!overBudget(budget, { tokens: spent.tokens, usd: spent.usd ?? 0 })) return undefined;
+  return new BudgetExceededError(
+    `Agent "${run.agentName ?? "agent"}": the session's last run went over ${describeOverrun(overrun.budget, spent)}, ` +
+      `more than this run's budget; give a larger budget (or none) to go on.`,
+    { budget: { ...budget }, spent: { ...spent }, session: run.session },
+  );
+}
+
+// The `budgetExceeded` mark of the session's last model turn, if it has one.
+function lastTurnOverrun(messages: readonly Message[]): BudgetOverrun | undefined {
+  for (let index = messages.length - 1; index >= 0; index--) {
+    const message = messages[index]!;
+    if (!isModelMessage(message)) continue;
+    // A turn ends with its usage, or at least with an answer.
+    if (message.usage !== undefined || message.budgetExceeded !== undefined || "role" in message)
+      return message.budgetExceeded;
+  }
+  return undefined;
+}
+
+function overBudget(budget: { usd?: number; tokens?: number }, spent: { tokens: number; usd: number }): boolean {
+  return (
+    (budget.tokens !== undefined && spent.tokens > budget.tokens) ||
+    (budget.usd !== undefined && spent.usd > budget.usd)
+  );
+}
+
+function spentOf(run: RunContext): { usd?: number; tokens: number } {
   const { tokens, usd } = run.state.spent;
-  const overTokens = budget.tokens !== undefined && tokens > budget.tokens;
-  const overUsd = budget.usd !== undefined && usd > budget.usd;
-  if (!overTokens && !overUsd) return undefined;
-  const what = overUsd
-    ? `budget.usd (${budget.usd}): spent $${usd.toFixed(4)}`
-    : `budget.tokens (${budget.tokens}): spent ${tokens} tokens`;
-  return new BudgetExceededError(`Agent "${run.agentName ?? "agent"}" went over ${what}.`, {
-    budget: { ...budget },
-    spent: run.prices === undefined ? { tokens } : { tokens, usd },
-    session: run.session,
-  });
+  return run.prices === undefined ? { tokens } : { tokens, usd };
+}
+
+function describeOverrun(budget: { usd?: number; tokens?: number }, spent: { usd?: number; tokens: number }): string {
+  return budget.usd !== undefined && spent.usd !== undefined && spent.usd > budget.usd
+    ? `budget.usd (${budget.usd}): spent $${spent.usd.toFixed(4)}`
+    : `budget.tokens (${budget.tokens}): spent ${spent.tokens} tokens`;
 }
 
 /** Ends the run as aborted: an `aborted` assistant message (with what streamed, if anything) closes the session. */
@@ -266,6 +322,13 @@ function enterTurn(
   answer: ModelTurn,
   { messages, problems }: { messages: ModelMessage[]; problems: string | undefined },
 ): NextStep {
+  const { overrun } = run.state;
+  if (overrun !== undefined && !run.state.overrunMarked) {
+    run.state.overrunMarked = true;
+    messages = messages.map((message, index) =>
+      index === messages.length - 1 ? { ...message, budgetExceeded: overrun } : message,
+    );
+  }
   // The stored copies (with ts): approval marks must land on the session's own objects.
   const stored = run.addTurn(messages) as ModelMessage[];
   const last = stored[stored.length - 1];

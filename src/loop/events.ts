@@ -1,6 +1,6 @@
 import type { ModelDeltaEvent } from "../model/model-stream-event.ts";
 import type { RunMetrics } from "./run-metrics.ts";
-import type { JsonObject, Message, StopReason, Usage } from "../session.ts";
+import type { BudgetOverrun, JsonObject, Message, StopReason, Usage } from "../session.ts";
 import type { ToolExecutionEvent } from "../tools/tool-events.ts";
 import type { GuardrailEvent } from "../guardrails/guardrail.ts";
 
@@ -51,6 +51,12 @@ export type AgentEvent =
       metrics?: RunMetrics;
       /** With the run's `prices`: what its model calls cost, in USD (also in `metrics.costUsd`). */
       costUsd?: number;
+      /**
+       * The run went over its `budget` (also in `metrics.budgetExceeded`). A run whose final answer
+       * did ends `done` with it: the answer stands, and the session's next run refuses before
+       * calling the model unless its budget is larger.
+       */
+      budgetExceeded?: BudgetOverrun;
     }
   /** A model call is about to start. `iteration` counts model calls from 1. */
   | { type: "turn-start"; iteration: number }
@@ -83,6 +89,13 @@ export type AgentEvent =
    * as a new `text-delta`).
    */
   | { type: "text-retract"; text: string }
+  /** The model call `iteration` took the run over its `budget` (once a run; the run ends before its next model call). */
+  | {
+      type: "budget-exceeded";
+      iteration: number;
+      budget: { usd?: number; tokens?: number };
+      spent: { usd?: number; tokens: number };
+    }
   /** The loop guard ended the run: `tool` was called `count` times in a row with the same input (refused calls included). */
   | { type: "loop-detected"; tool: string; count: number }
   /**

@@ -237,8 +237,15 @@ function runEndEvent(end: RunEnd): AgentEvent {
   };
 }
 
-// With prices, `run-end`'s metrics say what the run cost (the same sum `budget.usd` is checked against).
+// With prices, `run-end` says what the run cost (the same sum `budget.usd` is checked against) and,
+// when it went over its budget, by how much.
 function withCost(event: AgentEvent, run: RunContext): AgentEvent {
-  if (run.prices === undefined || event.type !== "run-end") return event;
-  return { ...event, costUsd: run.state.spent.usd };
+  if (event.type !== "run-end") return event;
+  const { overrun } = run.state;
+  if (run.prices === undefined && overrun === undefined) return event;
+  return {
+    ...event,
+    ...(run.prices === undefined ? {} : { costUsd: run.state.spent.usd }),
+    ...(overrun === undefined ? {} : { budgetExceeded: overrun }),
+  };
 }

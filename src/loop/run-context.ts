@@ -17,6 +17,7 @@ import { outputInstruction } from "../model/output-instruction.ts";
 import {
   extendSession,
   extendSessionBatch,
+  type BudgetOverrun,
   type JsonObject,
   type Message,
   type ModelMessage,
@@ -121,6 +122,9 @@ export type RunState = {
   abandon: (() => void) | undefined;
   /** What the run spent so far: tokens (input + output) and, with prices, USD. */
   spent: { tokens: number; usd: number };
+  /** Set by the model call that took the run over its budget; `overrunMarked` once that turn carries it. */
+  overrun: BudgetOverrun | undefined;
+  overrunMarked: boolean;
   loopGuard: LoopGuardState;
   /**
    * For the `cache` event: a change the loop saw since the last model call that the session did not
@@ -162,6 +166,8 @@ export function createRunContext(setup: RunSetup): RunContext {
     streamedText: "",
     abandon: undefined,
     spent: { tokens: 0, usd: 0 },
+    overrun: undefined,
+    overrunMarked: false,
     loopGuard: newLoopGuardState(),
     changedBy: undefined,
     prefixChange: undefined,

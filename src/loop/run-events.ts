@@ -37,6 +37,7 @@ export function createRunEvents(
       if (event.type === "run-end") {
         const summed = metrics.finish();
         if (event.costUsd !== undefined) summed.costUsd = event.costUsd;
+        if (event.budgetExceeded !== undefined) summed.budgetExceeded = event.budgetExceeded;
         return report({ ...event, metrics: summed });
       }
       metrics.observe(event);

@@ -1,4 +1,4 @@
-import type { Usage } from "../session.ts";
+import type { BudgetOverrun, Usage } from "../session.ts";
 
 /**
  * What a run cost: model calls, tokens by kind, time in the model and in tools, per tool and per
@@ -49,4 +49,6 @@ export type RunMetrics = {
    * their cost in USD (0 where no price is known, or without prices). Absent when no turn recorded a model.
    */
   costByModel?: Record<string, { costUsd: number; calls: number }>;
+  /** On `run-end`: the run went over its `budget` (its budget and what it had spent then). */
+  budgetExceeded?: BudgetOverrun;
 };
