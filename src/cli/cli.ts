@@ -164,7 +164,10 @@ async function runAgent(args: RunArgs, io: CliIo): Promise<number> {
       ...(args.cassette === undefined
         ? {}
         : { refusal: "/model: a cassette answers in the order it was recorded; the model cannot change" }),
-      onChange: (selected) => (context.invokeModel = selected.invokeModel),
+      onChange: (selected) => {
+        context.invokeModel = selected.invokeModel;
+        context.model = selected.model;
+      },
     });
     const rewind = rewinder({ args, io, setup, sessions, style, mcp });
     if (args.rewind !== undefined) await rewind(args.rewind.turn);
@@ -425,7 +428,13 @@ function taskContext(parts: TaskParts): TaskContext {
     contextWindow: args.contextWindow ?? setup.selected.contextWindow,
     output,
     prices: { ...modelPrices },
+    model: setup.selected.model,
     spending: { spentUsd: 0, ...(args.maxCostUsd === undefined ? {} : { limitUsd: args.maxCostUsd }) },
+    warn: (text) => {
+      output.pause();
+      io.stderr.write(`${visibleText(text)}\n`);
+      output.resume();
+    },
     hooks: {
       beforeToolCall: withUnsandboxedBash(
         permissionHook({

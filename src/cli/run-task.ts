@@ -1,12 +1,12 @@
 import type { AgentEvent } from "../loop/events.ts";
 import type { AgentHooks } from "../loop/hooks.ts";
-import type { ModelPrice } from "../model/cost.ts";
+import { priceOf, type ModelPrice } from "../model/cost.ts";
 import type { InvokeModel } from "../model/invoke-model.ts";
 import { summarizeOlderTurns } from "../loop/context-strategies.ts";
 import { clearToolResults } from "../loop/clear-tool-results.ts";
 import { agentStream } from "../loop/loop.ts";
 import type { ContentPart } from "../content-parts.ts";
-import { response, send, type Session } from "../session.ts";
+import { isModelMessage, response, send, type Session } from "../session.ts";
 import type { Tool } from "../tools/tool.ts";
 import type { TaskOutput, TaskResult } from "./task-output.ts";
 
@@ -28,13 +28,21 @@ export type TaskContext = {
    */
   contextWindow: number;
   output: TaskOutput;
-  /** Prices by model id: each task's metrics carry its cost where the answering model's price is known. */
+  /**
+   * Prices by model id: each task's metrics carry its cost, at the answering model's price, else
+   * (the provider named none, or one without a price) at the price of `model`, the one asked for.
+   */
   prices?: Record<string, ModelPrice>;
+  /** The model the CLI asks for (`--model`, `/model`). */
+  model?: string;
   /**
    * What this CLI process spent in USD (summed from each task's metrics) and, with `--max-cost`,
-   * the most it may: each task runs with what is left as its budget, and none starts once it is spent.
+   * the most it may: each task runs with what is left as its budget, and none starts once it is
+   * spent. `unpricedSaid`: a call without any known price was reported (once a process).
    */
-  spending?: { spentUsd: number; limitUsd?: number };
+  spending?: { spentUsd: number; limitUsd?: number; unpricedSaid?: boolean };
+  /** Tells the user something outside the task's own lines (a warning). */
+  warn?: (text: string) => void;
   /** Routes Ctrl-C to `onInterrupt` while a task runs; returns the function that stops it. */
   watchInterrupts: (onInterrupt: () => void) => () => void;
   /** Told the signal of each task as it starts (the permission prompt goes away when it aborts). */
@@ -87,12 +95,14 @@ export async function runTask(context: TaskContext, task: string): Promise<TaskR
   });
   let end: Extract<AgentEvent, { type: "run-end" }> | undefined;
   let result: TaskResult;
+  const prices = pricesAsAsked(context);
+  const unpriced = unpricedCalls(context, prices);
   try {
     const run = agentStream(context.invokeModel, context.tools, session, {
       signal: controller.signal,
       hooks: context.hooks,
       maxIterations: context.maxTurns,
-      ...(context.prices === undefined ? {} : { prices: context.prices }),
+      ...(prices === undefined ? {} : { prices }),
       ...(left === undefined ? {} : { budget: { usd: left } }),
       // A coding session keeps every detail until the window fills (file contents matter), then
       // summarizes older turns rather than cutting tool results.
@@ -104,6 +114,7 @@ export async function runTask(context: TaskContext, task: string): Promise<TaskR
     });
     for await (const event of run) {
       if (event.type === "run-end") end = event;
+      unpriced(event);
       output.event(event);
     }
     result = { outcome: end?.outcome ?? "done" };
@@ -120,6 +131,36 @@ export async function runTask(context: TaskContext, task: string): Promise<TaskR
   if (waitMs >= 1) result.waitMs = waitMs;
   output.finish(result);
   return result;
+}
+
+// The prices a task runs with: a call is priced at the model that answered, else at the model asked
+// for, as `priceOf`'s key "" (the price of any model not listed, and of a call that named none).
+function pricesAsAsked(context: TaskContext): Record<string, ModelPrice> | undefined {
+  const { prices, model } = context;
+  if (prices === undefined || model === undefined) return prices;
+  const asked = priceOf(prices, model);
+  return asked === undefined ? prices : { ...prices, "": asked };
+}
+
+// With --max-cost, a call whose cost is unknown (no price for the model that answered, nor for
+// the one asked for) would count $0: the cap cannot hold, and the user is told so, once.
+function unpricedCalls(
+  context: TaskContext,
+  prices: Record<string, ModelPrice> | undefined,
+): (event: AgentEvent) => void {
+  const { spending } = context;
+  if (spending?.limitUsd === undefined) return () => undefined;
+  let model: string | undefined;
+  return (event) => {
+    if (event.type === "message" && isModelMessage(event.message) && event.message.model !== undefined)
+      model = event.message.model;
+    if (event.type !== "turn-end" || event.usage === undefined || spending.unpricedSaid === true) return;
+    if (prices !== undefined && priceOf(prices, model) !== undefined) return;
+    spending.unpricedSaid = true;
+    context.warn?.(
+      `warning: --max-cost cannot be enforced: no price is known for ${model === undefined ? "the model that answered (the provider named none)" : `model ${model}`}, so its calls count $0`,
+    );
+  };
 }
 
 // What --max-cost leaves for the next task; undefined without a limit.

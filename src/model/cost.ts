@@ -28,12 +28,14 @@ export function costOf(usage: Usage, price: ModelPrice): number {
 /**
  * The price of `model` in `prices`: its own entry, else the longest key it starts with (a dated id
  * such as `claude-sonnet-4-5-20250929` takes the price of `claude-sonnet-4-5`); `undefined` when none.
+ * The key `""` is the price of any other model, and of a call whose model is unknown.
  */
 export function priceOf(
   prices: Readonly<Record<string, ModelPrice>>,
   model: string | undefined,
 ): ModelPrice | undefined {
-  if (model === undefined) return undefined;
+  // Every id starts with "": that key prices any model not listed, and a call that named none.
+  if (model === undefined) return Object.hasOwn(prices, "") ? prices[""] : undefined;
   if (Object.hasOwn(prices, model)) return prices[model];
   let best: string | undefined;
   for (const key of Object.keys(prices))

@@ -8,7 +8,10 @@ import type { ModelStreamEvent } from "../model/model-stream-event.ts";
  * Every adapter's stream goes through it; an adapter must still never show text twice (that cannot
  * be taken back), which the recorded-traffic property test checks.
  */
-export async function* shownAsStored(events: AsyncIterable<ModelStreamEvent>): AsyncGenerator<ModelStreamEvent> {
+export async function* shownAsStored(
+  events: AsyncIterable<ModelStreamEvent>,
+  asked?: string,
+): AsyncGenerator<ModelStreamEvent> {
   let text = "";
   let thinking = "";
   for await (const event of events) {
@@ -25,6 +28,10 @@ export async function* shownAsStored(events: AsyncIterable<ModelStreamEvent>): A
         if (rest !== "") yield { type: "thinking-delta", delta: rest };
         thinking = "";
       }
+    } else if (event.type === "response-end" && event.model === undefined && asked !== undefined) {
+      // The response named no model: the one asked for answered (see `answeredBy`).
+      yield { ...event, model: asked };
+      continue;
     }
     yield event;
   }

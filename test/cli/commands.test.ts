@@ -231,6 +231,24 @@ describe("--max-cost and --model", () => {
     },
   );
 
+  it(
+    "a response that names no model is priced as the model asked for: --max-cost still holds",
+    { timeout: 90_000 },
+    async () => {
+      fixture
+        .server()
+        .enqueue(
+          { usage: { prompt_tokens: 1_000_000, completion_tokens: 0 }, toolCalls: [{ name: "list", arguments: {} }] },
+          { text: "never sent" },
+        );
+      const terminal = fixture.start(["--model", "gpt-4.1-mini", "--max-cost", "0.25"]);
+      await terminal.waitFor("> ");
+      terminal.type("look around\r");
+      await terminal.waitFor("budget.usd (0.25): spent $0.4000");
+      expect(fixture.server().requests).toHaveLength(1);
+    },
+  );
+
   it("refuses --max-cost for a model without a known price, and a malformed --model", { timeout: 90_000 }, async () => {
     const unpriced = fixture.start(["--max-cost", "1"]);
     expect(await unpriced.exited).toBe(1);

@@ -35,6 +35,50 @@ function context(turns: ScriptedTurn[], session: Session, contextWindow = 200_00
   return { task, events, results, exits, interrupt: () => interrupt?.() };
 }
 
+describe("runTask: --max-cost with unknown prices", () => {
+  const price = { inputPerMTok: 1, outputPerMTok: 0 };
+  const costly = (model?: string): ScriptedTurn => ({
+    role: "assistant",
+    content: "an answer",
+    ...(model === undefined ? {} : { model }),
+    usage: { inputTokens: 500_000, outputTokens: 0 },
+  });
+
+  it("a call whose model the provider did not name, or named without a price, costs the price of the model asked for", async () => {
+    for (const answering of [undefined, "some-unlisted-model"]) {
+      const run = context([costly(answering)], initSession("system", "first"));
+      const warnings: string[] = [];
+      Object.assign(run.task, {
+        prices: { "asked-model": price },
+        model: "asked-model",
+        spending: { spentUsd: 0, limitUsd: 10 },
+        warn: (text: string) => warnings.push(text),
+      });
+      const result = await runTask(run.task, "go");
+      expect(result.metrics?.costUsd).toBeCloseTo(0.5, 10);
+      expect(run.task.spending?.spentUsd).toBeCloseTo(0.5, 10);
+      expect(warnings).toStrictEqual([]);
+    }
+  });
+
+  it("no price at all: the user is told once that the cap cannot be enforced", async () => {
+    const session = initSession("system", "first");
+    const run = context([costly("unlisted"), costly("unlisted")], session);
+    const warnings: string[] = [];
+    Object.assign(run.task, {
+      prices: { "other-model": price },
+      model: "also-unlisted",
+      spending: { spentUsd: 0, limitUsd: 10 },
+      warn: (text: string) => warnings.push(text),
+    });
+    await runTask(run.task, "one");
+    await runTask(run.task, "two");
+    expect(warnings).toStrictEqual([
+      "warning: --max-cost cannot be enforced: no price is known for model unlisted, so its calls count $0",
+    ]);
+  });
+});
+
 describe("runTask", () => {
   it("answers the task in the session and reports done with the answer and metrics", async () => {
     const session = initSession("system", "first");

@@ -69,7 +69,8 @@ export type ConformanceCase =
   | "url-download-off"
   | "unsupported-part"
   | "cassette"
-  | "deferred-tools";
+  | "deferred-tools"
+  | "asked-model";
 
 /**
  * A content part as a request body carries it, read back from the provider's format: where it is
@@ -255,6 +256,26 @@ export function conformanceSuite(target: ConformanceTarget): void {
         expect(session.messages.at(-1)).toHaveProperty("model", target.answeringModel);
         expect(server.requests).toHaveLength(1);
       });
+
+      check(
+        "asked-model",
+        `a response that names no model records the model asked for, so its price is known (${mode})`,
+        async () => {
+          fresh();
+          const answer = target.turnResponse(
+            { text: "Hi.", stopReason: "end_turn", usage: { input: 12, output: 3 } },
+            stream,
+          );
+          server.enqueue(withoutModelName(answer));
+          const session = await agentLoop(
+            target.createModel(server.origin, { stream, apiKey }),
+            [],
+            initSession("Be brief.", "Say hi"),
+            { settings: { model: "asked-model-1" } },
+          );
+          expect(session.messages.at(-1)).toMatchObject({ role: "assistant", content: "Hi.", model: "asked-model-1" });
+        },
+      );
 
       check(
         "parallel-tools",
@@ -1041,4 +1062,16 @@ export function liveAgentSuite(name: string, enabled: boolean, createModel: () =
       });
     }, 60_000);
   });
+}
+
+// The response as the provider would send it if it named no model: the model fields emptied
+// (Bedrock's binary stream names none anyway).
+function withoutModelName(response: ReplayResponse): ReplayResponse {
+  const empty = (piece: string | Uint8Array): string | Uint8Array =>
+    typeof piece === "string" ? piece.replace(/"(model|modelVersion)":\s*"[^"]*"/g, '"$1":""') : piece;
+  return {
+    ...response,
+    ...(response.body === undefined ? {} : { body: empty(response.body) }),
+    ...(response.chunks === undefined ? {} : { chunks: response.chunks.map(empty) }),
+  };
 }

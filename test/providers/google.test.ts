@@ -469,6 +469,8 @@ describe("google: recorded responses", () => {
       stopReason: "content_filter",
       rawStopReason: "PROHIBITED_CONTENT",
       usage: { inputTokens: 7, outputTokens: 0 },
+      // The response names no model version: the one asked for answered.
+      model: "gemini-2.5-flash",
     });
     const unsafe = await agentLoop(model("gemini-2.5-flash", false), [], initSession("s", "u"));
     expect(withoutTs(unsafe).at(-1)).toMatchObject({

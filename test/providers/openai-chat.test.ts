@@ -510,7 +510,8 @@ describe("openai-chat: recorded responses", () => {
     });
     const { messages, events } = await invokeOnce(model(), initSession("s", "u"));
     expect(messages).toStrictEqual([{ role: "assistant", content: "Hi" }]);
-    expect(endOf(events)).toStrictEqual({ type: "response-end", stopReason: "end_turn" });
+    // The chunks name no model: the one asked for answered.
+    expect(endOf(events)).toStrictEqual({ type: "response-end", stopReason: "end_turn", model: "gpt-4o" });
   });
 
   it("a quota error (429 insufficient_quota) is not retried; llama.cpp's overflow wording is a ContextOverflowError", async () => {

@@ -703,6 +703,8 @@ describe("openai-responses: recorded responses", () => {
         content: "I can't help with that.",
         stopReason: "refusal",
         usage: { inputTokens: 5, outputTokens: 7, cacheReadTokens: 3 },
+        // The response names no model: the one asked for answered.
+        model: "gpt-5",
       },
     ]);
   });

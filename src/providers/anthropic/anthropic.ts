@@ -53,11 +53,12 @@ export function anthropic(options: AnthropicOptions): InvokeModel {
   const idleTimeoutMs = checkIdleTimeout(options.idleTimeoutMs);
   return withUniqueToolIds((tools, session, context) => {
     const apiKey = requireApiKey(options.apiKey, ["ANTHROPIC_API_KEY"], anthropicProvider);
+    const body = toAnthropicRequest(session, tools, { ...options, settings: callSettings(context) });
     const request: PostOptions = {
       provider: anthropicProvider,
       url: `${baseURL}/v1/messages`,
       headers: { "x-api-key": apiKey, "anthropic-version": "2023-06-01", ...options.headers },
-      body: toAnthropicRequest(session, tools, { ...options, settings: callSettings(context) }),
+      body,
       fetch: options.fetch,
       signal: context.signal,
       errors: anthropicErrors,
@@ -69,10 +70,10 @@ export function anthropic(options: AnthropicOptions): InvokeModel {
       return readJsonAnswer(
         () => postJson(request),
         { provider: anthropicProvider, secrets: [apiKey], signal: context.signal },
-        (body) => fromAnthropicResponse(body as AnthropicResponse),
+        (answer) => fromAnthropicResponse(answer as AnthropicResponse, body.model),
       );
     }
-    return streamMessages(() => postJson(request), [apiKey]);
+    return streamMessages(() => postJson(request), [apiKey], body.model);
   }, anthropicProvider);
 }
 
@@ -113,9 +114,10 @@ type StreamEvent = {
 export function streamMessages(
   open: () => Promise<Response>,
   secrets: readonly string[] = [],
+  asked?: string,
 ): AsyncGenerator<ModelStreamEvent> {
   const scope: CallScope = { provider: anthropicProvider, secrets };
-  return readSseStream(open, scope, (batches) => shownAsStored(readMessagesStream(batches, scope)));
+  return readSseStream(open, scope, (batches) => shownAsStored(readMessagesStream(batches, scope), asked));
 }
 
 type OpenBlock = { block: AnthropicContentBlock; json: string };

@@ -286,7 +286,7 @@ function markCacheable(block: Block | undefined, cache: CacheMark): void {
 }
 
 /** A non-streaming Messages API response as generic messages, `stopReason`/`usage` on the last. */
-export function fromAnthropicResponse(body: AnthropicResponse): ModelMessage[] {
+export function fromAnthropicResponse(body: AnthropicResponse, asked?: string): ModelMessage[] {
   const messages: ModelMessage[] = [];
   for (const block of body.content ?? []) {
     const message = fromContentBlock(block);
@@ -294,7 +294,11 @@ export function fromAnthropicResponse(body: AnthropicResponse): ModelMessage[] {
   }
   if (messages.length === 0) messages.push({ role: "assistant", content: "" });
   const last = messages[messages.length - 1]!;
-  Object.assign(last, stopFieldsOf(body.stop_reason, body.usage, body.stop_details), answeredBy(body.model, body.id));
+  Object.assign(
+    last,
+    stopFieldsOf(body.stop_reason, body.usage, body.stop_details),
+    answeredBy(body.model, body.id, asked),
+  );
   return messages;
 }
 

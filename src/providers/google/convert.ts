@@ -353,7 +353,7 @@ function generationConfigOf(
  * Throws a retryable `ProviderError` for a tool call whose arguments are not an object, unless the
  * turn was cut by MAX_TOKENS (then the loop will not run it).
  */
-export function fromGeminiResponse(body: GeminiResponse): ModelMessage[] {
+export function fromGeminiResponse(body: GeminiResponse, asked?: string): ModelMessage[] {
   const candidate = body.candidates?.[0];
   const reader = partReader(responseIdSuffix(body.responseId));
   const messages: ModelMessage[] = [];
@@ -370,7 +370,7 @@ export function fromGeminiResponse(body: GeminiResponse): ModelMessage[] {
       reader.toolCalls(),
       explanation,
     ),
-    answeredBy(body.modelVersion, body.responseId),
+    answeredBy(body.modelVersion, body.responseId, asked),
   );
   return messages;
 }

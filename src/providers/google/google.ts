@@ -84,9 +84,9 @@ export function gemini(options: GeminiOptions): StructuredOutputModel {
       return readJsonAnswer(
         () => postJson(request),
         { provider: googleProvider, secrets: [apiKey], signal: context.signal },
-        (body) => fromGeminiResponse(body as GeminiResponse),
+        (body) => fromGeminiResponse(body as GeminiResponse, model),
       );
-    return streamGenerateContent(() => postJson(request), [apiKey]);
+    return streamGenerateContent(() => postJson(request), [apiKey], model);
   };
   invoke.structuredOutput = "native";
   // `fileData` takes only Gemini's own file URIs: other URL parts are downloaded here.
@@ -132,9 +132,10 @@ function retryDelay(details: { "@type"?: string; retryDelay?: string }[] | undef
 export function streamGenerateContent(
   open: () => Promise<Response>,
   secrets: readonly string[] = [],
+  asked?: string,
 ): AsyncGenerator<ModelStreamEvent> {
   const scope: CallScope = { provider: googleProvider, secrets };
-  return readSseStream(open, scope, (batches) => shownAsStored(readGenerateContentStream(batches, scope)));
+  return readSseStream(open, scope, (batches) => shownAsStored(readGenerateContentStream(batches, scope), asked));
 }
 
 async function* readGenerateContentStream(

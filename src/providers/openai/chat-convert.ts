@@ -383,7 +383,7 @@ export type OpenAIChatResponse = {
  * `stopReason`/`usage` on the last. Throws a retryable `ProviderError` for a tool call whose
  * arguments are not a JSON object, unless the reply was cut by the token limit.
  */
-export function fromOpenAIChatResponse(body: OpenAIChatResponse): ModelMessage[] {
+export function fromOpenAIChatResponse(body: OpenAIChatResponse, asked?: string): ModelMessage[] {
   const choice = body.choices?.[0];
   const message = choice?.message ?? {};
   const reasoning = readReasoning(message);
@@ -422,7 +422,7 @@ export function fromOpenAIChatResponse(body: OpenAIChatResponse): ModelMessage[]
   Object.assign(
     messages[messages.length - 1]!,
     stopFieldsOf(finishReason, body.usage ?? undefined, toolCalls.length > 0, refusal !== undefined),
-    answeredBy(body.model, body.id),
+    answeredBy(body.model, body.id, asked),
   );
   return messages;
 }

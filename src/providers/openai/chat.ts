@@ -77,17 +77,18 @@ export function openaiChat(options: OpenAIChatOptions): StructuredOutputModel {
     // Servers other than OpenAI's (Ollama, vLLM) often need none.
     if (apiKey === undefined && official) throw missingApiKey(openaiChatProvider, ["OPENAI_API_KEY"]);
     const secrets = apiKey === undefined ? [] : [apiKey];
+    const body = toOpenAIChatRequest(
+      session,
+      tools,
+      options.nativeOutput === false
+        ? { ...requestOptions, settings: callSettings(context, official) }
+        : { ...requestOptions, output: context.output, settings: callSettings(context, official) },
+    );
     const request: PostOptions = {
       provider: openaiChatProvider,
       url: `${baseURL}/chat/completions`,
       headers: { ...(apiKey === undefined ? {} : { authorization: `Bearer ${apiKey}` }), ...options.headers },
-      body: toOpenAIChatRequest(
-        session,
-        tools,
-        options.nativeOutput === false
-          ? { ...requestOptions, settings: callSettings(context, official) }
-          : { ...requestOptions, output: context.output, settings: callSettings(context, official) },
-      ),
+      body,
       fetch: options.fetch,
       signal: context.signal,
       errors: openaiChatErrors,
@@ -99,10 +100,10 @@ export function openaiChat(options: OpenAIChatOptions): StructuredOutputModel {
       return readJsonAnswer(
         () => postJson(request),
         { provider: openaiChatProvider, secrets, signal: context.signal },
-        (body, response) => fromOpenAIChatResponse(answerOf(body, response, secrets)),
+        (answer, response) => fromOpenAIChatResponse(answerOf(answer, response, secrets), body.model),
       );
     }
-    return streamOpenAIChat(() => postJson(request), { secrets, signal: context.signal });
+    return streamOpenAIChat(() => postJson(request), { secrets, signal: context.signal, asked: body.model });
   };
   if (options.nativeOutput !== false) invoke.structuredOutput = "native";
   // Chat Completions fetches image URLs itself, but takes a file's bytes only: file URLs are downloaded here.
@@ -161,10 +162,10 @@ function answerOf(body: unknown, response: Response, secrets: readonly string[])
  */
 export function streamOpenAIChat(
   open: () => Promise<Response>,
-  transport: { secrets?: readonly string[]; signal?: AbortSignal } = {},
+  transport: { secrets?: readonly string[]; signal?: AbortSignal; asked?: string } = {},
 ): AsyncGenerator<ModelStreamEvent> {
   const scope: CallScope = { provider: openaiChatProvider, secrets: transport.secrets, signal: transport.signal };
-  return readSseStream(open, scope, (batches) => shownAsStored(readChatStream(batches, scope)));
+  return readSseStream(open, scope, (batches) => shownAsStored(readChatStream(batches, scope), transport.asked));
 }
 
 async function* readChatStream(

@@ -312,7 +312,7 @@ export type OpenAIResponsesResponse = {
  * Throws a `ProviderError` for a failed response, and a retryable one for a completed response
  * with a tool call whose arguments are not a JSON object (never run a garbled call).
  */
-export function fromOpenAIResponsesResponse(body: OpenAIResponsesResponse): ModelMessage[] {
+export function fromOpenAIResponsesResponse(body: OpenAIResponsesResponse, asked?: string): ModelMessage[] {
   if (body.status === "failed" || (body.error !== null && body.error !== undefined)) {
     throw providerError(
       openaiResponsesProvider,
@@ -333,7 +333,9 @@ export function fromOpenAIResponsesResponse(body: OpenAIResponsesResponse): Mode
     }
   }
   if (messages.length === 0) messages.push({ role: "assistant", content: "" });
-  Object.assign(messages[messages.length - 1]!, stopFieldsOf(body, messages));
+  const last = messages[messages.length - 1]!;
+  Object.assign(last, stopFieldsOf(body, messages));
+  if (last.model === undefined && asked !== undefined) last.model = asked;
   return messages;
 }
 

@@ -60,15 +60,16 @@ export function openaiResponses(options: OpenAIResponsesOptions): StructuredOutp
   const official = /^https:\/\/api\.openai\.com(?:\/|$)/.test(baseURL);
   const invoke: StructuredOutputModel = (tools, session, context) => {
     const apiKey = requireApiKey(options.apiKey, ["OPENAI_API_KEY"], openaiResponsesProvider);
+    const body = toOpenAIResponsesRequest(session, tools, {
+      ...options,
+      output: context.output,
+      settings: callSettings(context, official),
+    });
     const request: PostOptions = {
       provider: openaiResponsesProvider,
       url: `${baseURL}/responses`,
       headers: { authorization: `Bearer ${apiKey}`, ...options.headers },
-      body: toOpenAIResponsesRequest(session, tools, {
-        ...options,
-        output: context.output,
-        settings: callSettings(context, official),
-      }),
+      body,
       fetch: options.fetch,
       signal: context.signal,
       errors: openaiResponsesErrors,
@@ -81,10 +82,10 @@ export function openaiResponses(options: OpenAIResponsesOptions): StructuredOutp
       return readJsonAnswer(
         open,
         { provider: openaiResponsesProvider, secrets: [apiKey], signal: context.signal },
-        (body) => fromOpenAIResponsesResponse(body as OpenAIResponsesResponse),
+        (answer) => fromOpenAIResponsesResponse(answer as OpenAIResponsesResponse, body.model),
       );
     }
-    return streamResponses(open, [apiKey]);
+    return streamResponses(open, [apiKey], body.model);
   };
   invoke.structuredOutput = "native";
   return withUniqueToolIds(invoke, openaiResponsesProvider);
@@ -126,9 +127,10 @@ type PendingItem = {
 export function streamResponses(
   open: () => Promise<Response>,
   secrets: readonly string[] = [],
+  asked?: string,
 ): AsyncGenerator<ModelStreamEvent> {
   const scope: CallScope = { provider: openaiResponsesProvider, secrets };
-  return readSseStream(open, scope, (batches) => shownAsStored(readResponsesStream(batches, scope)));
+  return readSseStream(open, scope, (batches) => shownAsStored(readResponsesStream(batches, scope), asked));
 }
 
 // What one Responses stream has said so far.
