@@ -1,6 +1,6 @@
 import type { ModelDeltaEvent } from "../model/model-stream-event.ts";
 import type { RunMetrics } from "./run-metrics.ts";
-import type { BudgetOverrun, JsonObject, Message, StopReason, Usage } from "../session.ts";
+import type { BudgetOverrun, JsonObject, Message, StopReason, Usage, UserMessage } from "../session.ts";
 import type { ToolExecutionEvent } from "../tools/tool-events.ts";
 import type { GuardrailEvent } from "../guardrails/guardrail.ts";
 
@@ -36,7 +36,14 @@ export type RunOutcome =
  */
 export type AgentEvent =
   /** The run began; `agentName` is the `name` option. */
-  | { type: "run-start"; agentName?: string }
+  /**
+   * The run begins. `input`: the user messages it starts with that no model has answered yet (those
+   * after the session's last model turn, the session's own objects), for listeners in the process
+   * such as `otelObserver`; absent when there are none. Non-enumerable: the messages are in the
+   * session already, so copies and serialized events (`JSON.stringify`, the HTTP event stream)
+   * leave them out and the event keeps its small shape.
+   */
+  | { type: "run-start"; agentName?: string; input?: UserMessage[] }
   /**
    * The run is over; the last event. `error` is set for `error` and `max-iterations`, `pending`
    * for `paused`. `metrics` (set by the loop) sums up the run.

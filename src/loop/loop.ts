@@ -21,7 +21,7 @@ import {
 } from "../errors.ts";
 import type { InvokeModel } from "../model/invoke-model.ts";
 import { clampDelay } from "../numeric-options.ts";
-import type { ModelMessage, Session, UserMessage } from "../session.ts";
+import { isModelMessage, type Message, type ModelMessage, type Session, type UserMessage } from "../session.ts";
 import type { ToolDefinition } from "../tools/tool.ts";
 
 export type { AgentLoopOptions } from "./loop-options.ts";
@@ -134,7 +134,7 @@ export type AgentStream = RunStream<AgentEvent, Session> & {
 // One run, from `run-start` to `run-end`: the steps, then the one `run-end`; an error of a step
 // is rethrown after it.
 async function runLoop(run: RunContext): Promise<void> {
-  run.emit(run.agentName === undefined ? { type: "run-start" } : { type: "run-start", agentName: run.agentName });
+  run.emit(runStartEvent(run));
   let end: RunEnd;
   try {
     end = await runSteps(run, await firstStep(run));
@@ -214,6 +214,25 @@ function correctOutput(run: RunContext, last: ModelMessage | undefined, problems
 function answered(run: RunContext, last: ModelMessage | undefined): NextStep {
   run.turnEnd(run.state.iteration, last);
   return nextAfterAnswer(run);
+}
+
+function runStartEvent(run: RunContext): AgentEvent {
+  const event: AgentEvent = { type: "run-start" };
+  if (run.agentName !== undefined) event.agentName = run.agentName;
+  const input = unansweredInput(run.session.messages);
+  if (input.length > 0) Object.defineProperty(event, "input", { value: input, enumerable: false });
+  return event;
+}
+
+// The user messages after the last model turn, in order.
+function unansweredInput(messages: readonly Message[]): UserMessage[] {
+  const input: UserMessage[] = [];
+  for (let index = messages.length - 1; index >= 0; index--) {
+    const message = messages[index]!;
+    if (isModelMessage(message)) break;
+    if ("role" in message && message.role === "user") input.unshift(message);
+  }
+  return input;
 }
 
 function runEndEvent(end: RunEnd): AgentEvent {

@@ -3,10 +3,10 @@
 // loaded once, when this entry point is first imported; when it is missing, observers do nothing.
 import type { Attributes, Context, ContextAPI, Span, TraceAPI, Tracer } from "@opentelemetry/api";
 import type { AgentEvent } from "../loop/events.ts";
-import { isModelMessage, type JsonValue, type ModelMessage, type Usage } from "../session.ts";
+import { isModelMessage, type JsonValue, type ModelMessage, type Usage, type UserMessage } from "../session.ts";
 import { AgentError, describeValue } from "../errors.ts";
 import { checkBoolean } from "../numeric-options.ts";
-import { addUsage, fail, outputMessages, setUsage, toolCallResult } from "./span-attributes.ts";
+import { addUsage, fail, inputMessages, outputMessages, setUsage, toolCallResult } from "./span-attributes.ts";
 
 /** The parts of `@opentelemetry/api` the observer uses (the module namespace itself fits). */
 export type OtelApi = { trace: Pick<TraceAPI, "getTracer" | "setSpan">; context: Pick<ContextAPI, "active"> };
@@ -169,12 +169,14 @@ type RunState = {
   retryAt: number | undefined;
   /** Tool calls executing, by call id. */
   readonly tools: Map<string, ToolSpan>;
+  /** With `recordContent`: the user messages since the last model call began (the next call's `gen_ai.input.messages`). */
+  newInput: UserMessage[];
 };
 
 type ToolSpan = { span: Span; subagent?: RunState };
 
 function runState(tracing: Tracing, settings: RunSettings): RunState {
-  return { tracing, settings, run: undefined, chat: undefined, retryAt: undefined, tools: new Map() };
+  return { tracing, settings, run: undefined, chat: undefined, retryAt: undefined, tools: new Map(), newInput: [] };
 }
 
 /** Moves the run's spans along by one event (and, through its tool spans, those of the subagent runs it starts). */
@@ -250,6 +252,11 @@ function startRun(state: RunState, event: EventOf<"run-start">): void {
   const name = agentName === undefined ? "invoke_agent" : `invoke_agent ${agentName}`;
   const span = tracer.startSpan(name, { kind: SPAN_KIND_INTERNAL, attributes }, parent);
   state.run = { span, context: api.trace.setSpan(parent, span) };
+  state.newInput = [];
+  const { input } = event;
+  if (!state.tracing.recordContent || input === undefined || input.length === 0) return;
+  span.setAttribute("gen_ai.input.messages", inputMessages(input, state.tracing.mediaData));
+  state.newInput = [...input];
 }
 
 /** `gen_ai.request.model`, `gen_ai.provider.name` and `gen_ai.conversation.id`, each when known: run and model-call spans carry them. */
@@ -269,7 +276,11 @@ function startChat(state: RunState, startTime?: number): void {
     startTime === undefined
       ? { kind: SPAN_KIND_CLIENT, attributes }
       : { kind: SPAN_KIND_CLIENT, attributes, startTime };
-  state.chat = { span: state.tracing.tracer.startSpan(name, spanOptions, state.run.context), messages: [] };
+  const span = state.tracing.tracer.startSpan(name, spanOptions, state.run.context);
+  // What this call's model is shown for the first time from the user (tool results: on their spans).
+  if (state.newInput.length > 0)
+    span.setAttribute("gen_ai.input.messages", inputMessages(state.newInput, state.tracing.mediaData));
+  state.chat = { span, messages: [] };
 }
 
 /** Ends the model call in progress, if any; its usage then counts in the run's. */
@@ -307,10 +318,15 @@ function endOverflowedCall(state: RunState): void {
 }
 
 function recordModelMessage(state: RunState, event: EventOf<"message">): void {
+  const { message } = event;
+  // Steering, follow-ups and corrections: the next call's new input.
+  if (state.tracing.recordContent && "role" in message && message.role === "user") state.newInput.push(message);
   const { chat } = state;
-  if (chat === undefined || !isModelMessage(event.message)) return;
-  chat.messages.push(event.message);
-  const { usage, stopReason, model, responseId } = event.message;
+  if (chat === undefined || !isModelMessage(message)) return;
+  // The model answered: its input is not new to the next call (a retried call's repeat had it too).
+  state.newInput = [];
+  chat.messages.push(message);
+  const { usage, stopReason, model, responseId } = message;
   // Who answered, as the adapter recorded it on the turn's last message.
   if (typeof model === "string") chat.span.setAttribute("gen_ai.response.model", model);
   if (typeof responseId === "string") chat.span.setAttribute("gen_ai.response.id", responseId);

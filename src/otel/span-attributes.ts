@@ -2,7 +2,7 @@
 // `@opentelemetry/api`, like the observer: it is an optional peer dependency.
 import type { Span } from "@opentelemetry/api";
 import { base64Size, type ContentPart } from "../content-parts.ts";
-import type { ModelMessage, StopReason, ToolResultMessage, Usage } from "../session.ts";
+import type { ModelMessage, StopReason, ToolResultMessage, Usage, UserMessage } from "../session.ts";
 
 const STATUS_ERROR = 2;
 
@@ -81,6 +81,23 @@ function finishReason(stopReason: StopReason | undefined, hasToolCalls: boolean)
     default:
       return stopReason;
   }
+}
+
+/**
+ * `gen_ai.input.messages` of user messages, as the conventions' input-messages JSON schema wants
+ * them: each a `user` message of parts, text as one `text` part, content parts as `genAiParts`
+ * (images and files by the same rules as a tool result's).
+ */
+export function inputMessages(messages: readonly UserMessage[], mediaData: boolean): string {
+  return JSON.stringify(
+    messages.map((message) => ({
+      role: "user",
+      parts:
+        typeof message.content === "string"
+          ? [{ type: "text", content: message.content }]
+          : genAiParts(message.content, mediaData),
+    })),
+  );
 }
 
 /**
