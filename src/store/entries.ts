@@ -350,7 +350,25 @@ function optionalFieldsProblem(value: Record<string, unknown>, kind: string): st
 function turnEndProblem(value: Record<string, unknown>, kind: string): string | undefined {
   if (value.stopDetails !== undefined && !isObject(value.stopDetails))
     return `${kind} needs an object "stopDetails" or none, not ${describe(value.stopDetails)}`;
+  const overrun = budgetOverrunProblem(value.budgetExceeded, kind);
+  if (overrun !== undefined) return overrun;
   return value.usage === undefined ? undefined : usageProblem(value.usage, kind, "usage");
+}
+
+// The mark of a run that went over its budget: the next run compares its own budget with `spent`.
+function budgetOverrunProblem(overrun: unknown, kind: string): string | undefined {
+  if (overrun === undefined) return undefined;
+  if (!isObject(overrun) || !isObject(overrun.budget) || !isObject(overrun.spent))
+    return `${kind} needs "budgetExceeded" to be an object with objects "budget" and "spent", or none, not ${describe(overrun)}`;
+  for (const [field, amount] of [
+    ["budget.usd", overrun.budget.usd],
+    ["budget.tokens", overrun.budget.tokens],
+    ["spent.usd", overrun.spent.usd],
+    ["spent.tokens", overrun.spent.tokens ?? "nothing"],
+  ] as const)
+    if (amount !== undefined && (typeof amount !== "number" || !(amount >= 0)))
+      return `${kind} needs "budgetExceeded.${field}" to be a non-negative number, not ${describe(amount)}`;
+  return undefined;
 }
 
 // Token counts: non-negative integers, input and output always there.

@@ -62,6 +62,18 @@ describe("loadSession checks every field the loop later trusts, naming the line 
     ],
     ["a responseId not a string", [{ role: "assistant", content: "a", responseId: {} }], /responseId/],
     ["an answerFrom not a string", [{ role: "assistant", content: "a", answerFrom: ["c1"] }], /answerFrom/],
+    ...(
+      [
+        ["a string", "over"],
+        ["without spent", { budget: { tokens: 1 } }],
+        ["spent.tokens as text", { budget: { tokens: 1 }, spent: { tokens: "5" } }],
+        ["a negative spent.usd", { budget: { usd: 1 }, spent: { tokens: 5, usd: -2 } }],
+      ] as const
+    ).map(([what, overrun]): [string, unknown[], RegExp] => [
+      `budgetExceeded as ${what} (the next run compares its budget with it)`,
+      [{ role: "assistant", content: "a", budgetExceeded: overrun }],
+      /budgetExceeded/,
+    ]),
     ["an agent not a string", [{ role: "user", content: "u", agent: ["triage"] }], /agent/],
     ["a ts not a string", [{ role: "user", content: "u", ts: { at: 1 } }], /ts/],
     ["kept neither cleared nor offloaded", [call(), { type: "tool_result", id: "c1", output: "x", kept: 42 }], /kept/],
