@@ -3,13 +3,21 @@ import { appendEntry } from "../store/binding.ts";
 import type { LogEntry } from "../store/entries.ts";
 import type { SessionStore } from "../store/session-store.ts";
 import { resumeId } from "./event-stream-format.ts";
-import { messagesSeen, runEntryType, runInLog, sessionOfRun } from "./stored-run.ts";
+import { runEntryType, runInLog, sessionOfRun } from "./stored-run.ts";
+import { noPreview, resumePlace, toldFromLog, type Preview } from "./log-events.ts";
+import type { JsonObject, Message } from "../session.ts";
 
 /** A run of a registry with a store, whose session is recorded there. */
 export type RecordedRun = {
   sessionId: string;
   /** After the k-th message event (1-based), the run had `messageEnds[k - 1]` events. */
   messageEnds: number[];
+  /** What a reader has of the turn in progress past the last message event (its ids carry it). */
+  preview: Preview;
+  /** The run's messages so far, as its `message` events gave them. */
+  messages: Message[];
+  /** Each `tool-approval-request` of the run: its index among the run's events, and the call. */
+  approvalRequests: { index: number; call: { id: string; name: string; input: JsonObject } }[];
 };
 
 /**
@@ -19,28 +27,51 @@ export type RecordedRun = {
  */
 export function recordRun(stream: AgentStream, runId: string, sessionId: string): RecordedRun {
   appendEntry(stream.session, runEntryType, { runId });
-  return { sessionId, messageEnds: [] };
+  return { sessionId, messageEnds: [], preview: noPreview, messages: [], approvalRequests: [] };
 }
 
 /**
- * Where a reader of a recorded run the registry holds resumes: after `<seq>` or `<seq>.<messages>`
- * (an id the registry sent), or after the event of the `<messages>`-th message (`log.<messages>`,
- * an id sent from the log).
+ * Where a reader of a recorded run the registry holds resumes: after `<seq>` (an id the registry
+ * sent: `<seq>.<messages>…`), or, for an id told from the log (`log.<m>`, `log.<m>.<k>`), after
+ * the event of the run's m-th message (`run-start` for 0); `told`: the keys of the events after
+ * that message the log told the reader already (see `toldFromLog`), not sent again up to the
+ * next message.
  */
 export function recordedResumePoint(
   run: { recorded: RecordedRun | undefined; events: readonly unknown[] },
   request: Request,
-): { after: number } | { problem: string } {
+): { after: number; told?: Set<string>; resend?: number[] } | { problem: string } {
   const given = resumeId(request);
   if (given === undefined) return { after: 0 };
-  const sequence = /^(\d{1,15})(?:\.\d{1,15})?$/.exec(given);
+  const sequence = /^(\d{1,15})(?:\.\d{1,15}){0,5}$/.exec(given);
   if (sequence !== null) return { after: Number(sequence[1]) };
-  const messages = given.startsWith("log.") ? messagesSeen(given) : undefined;
-  if (messages === undefined)
+  const place = given.startsWith("log.") ? resumePlace(given) : undefined;
+  if (place === undefined)
     return { problem: `resume after an id this run sent, not ${JSON.stringify(given.slice(0, 40))}` };
-  if (messages === 0) return { after: 0 };
-  const after = run.recorded?.messageEnds[messages - 1];
-  return after === undefined ? { problem: `this run has no message ${messages} yet` } : { after };
+  const { messages, step } = place.after;
+  const after = messages === 0 ? Math.min(1, run.events.length) : run.recorded?.messageEnds[messages - 1];
+  if (after === undefined) return { problem: `this run has no message ${messages} yet` };
+  const { recorded } = run;
+  if (recorded === undefined) return { after };
+  // The log tells the calls that wait at the end; a live reader got them before the turn's
+  // messages: those the reader would miss by resuming here are sent first.
+  const seen = recorded.messages.slice(0, messages);
+  const answered = new Set(
+    seen.flatMap((message) => ("type" in message && message.type === "tool_result" ? [message.id] : [])),
+  );
+  const waiting = recorded.approvalRequests.filter(({ call }) => !answered.has(call.id));
+  const told =
+    step === 0
+      ? new Set<string>()
+      : toldFromLog(
+          recorded.messages,
+          place.after,
+          waiting.map(({ call }) => call),
+        );
+  const resend = waiting
+    .filter(({ index, call }) => index < after && !told.has(`tool-approval-request:${call.id}`))
+    .map(({ index }) => index);
+  return { after, told, resend };
 }
 
 /**

@@ -2,6 +2,7 @@ import { defaultHeartbeatMs, encodeEvent, eventStreamHeaders, heartbeat, resumeP
 import { errorResponse } from "./error-response.ts";
 import { recordedResumePoint, recordRun, pollStopRequests, stopElsewhere, type RecordedRun } from "./recorded-run.ts";
 import { sessionOfRun, storedRunResponse, unknownRun } from "./stored-run.ts";
+import { eventKey, liveEventId, nextPreview } from "./log-events.ts";
 import { concatenate } from "./send-buffer.ts";
 import { checkFreshStream } from "./fresh-stream.ts";
 import { AgentError } from "../errors.ts";
@@ -127,11 +128,12 @@ export function createRunRegistry(options: RunRegistryOptions = {}): RunRegistry
         if (run === undefined && store !== undefined && sessionId !== undefined)
           return storedRunResponse({ store, sessionId, runId, request, pollMs });
         if (run === undefined) return unknownRun(runId);
-        const resume = run.recorded === undefined ? resumePoint(request) : recordedResumePoint(run, request);
+        const resume: { after: number; told?: Set<string>; resend?: number[] } | { problem: string } =
+          run.recorded === undefined ? resumePoint(request) : recordedResumePoint(run, request);
         if ("problem" in resume) return errorResponse(400, resume.problem);
         if (resume.after > run.events.length)
           return errorResponse(400, `no event ${resume.after} in this run yet: it has ${run.events.length}`);
-        return new Response(readerBody(run, resume.after, request.signal, heartbeatMs), {
+        return new Response(readerBody(run, resume, request.signal, heartbeatMs), {
           headers: eventStreamHeaders,
         });
       };
@@ -169,6 +171,8 @@ type KeptRun = {
   sessionId: string | undefined;
   recorded: RecordedRun | undefined;
   events: Uint8Array[];
+  /** Each kept event's key (`eventKey`). */
+  keys: string[];
   finished: boolean;
   ended: Promise<void>;
   /** Readers waiting for the next event. */
@@ -182,6 +186,7 @@ function keepRun(stream: AgentStream, recorded: RecordedRun | undefined, onEnd: 
     sessionId: recorded?.sessionId ?? sessionIdOf(stream.session),
     recorded,
     events: [],
+    keys: [],
     finished: false,
     ended: Promise.resolve(),
     waiting: new Set(),
@@ -199,8 +204,17 @@ function keepRun(stream: AgentStream, recorded: RecordedRun | undefined, onEnd: 
         const seq = run.events.length + 1;
         if (recorded === undefined) run.events.push(encodeEvent(seq, next.value));
         else {
-          if (next.value.type === "message") recorded.messageEnds.push(seq);
-          run.events.push(encodeEvent(`${seq}.${recorded.messageEnds.length}`, next.value));
+          if (next.value.type === "message") {
+            recorded.messageEnds.push(seq);
+            recorded.messages.push(next.value.message);
+          }
+          recorded.preview = nextPreview(recorded.preview, next.value);
+          run.events.push(encodeEvent(liveEventId(seq, recorded.messageEnds.length, recorded.preview), next.value));
+        }
+        run.keys.push(eventKey(next.value));
+        if (recorded !== undefined && next.value.type === "tool-approval-request") {
+          const { id, name, input } = next.value;
+          recorded.approvalRequests.push({ index: run.events.length - 1, call: { id, name, input } });
         }
         wakeReaders();
       }
@@ -219,8 +233,15 @@ function keepRun(stream: AgentStream, recorded: RecordedRun | undefined, onEnd: 
 const chunkBytes = 64 * 1024;
 
 // A reader pulls from its offset: nothing is queued for it beyond the chunk it asked for.
-function readerBody(run: KeptRun, after: number, signal: AbortSignal, heartbeatMs: number): ReadableStream<Uint8Array> {
-  let offset = after;
+function readerBody(
+  run: KeptRun,
+  resume: { after: number; told?: Set<string> | undefined; resend?: number[] | undefined },
+  signal: AbortSignal,
+  heartbeatMs: number,
+): ReadableStream<Uint8Array> {
+  let offset = resume.after;
+  let skipping = resume.told;
+  const resend = resume.resend ?? [];
   let closed = false;
   let wakeThis: (() => void) | undefined;
   const leave = (): void => {
@@ -232,22 +253,28 @@ function readerBody(run: KeptRun, after: number, signal: AbortSignal, heartbeatM
   return new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
-        while (!closed && offset >= run.events.length && !run.finished) {
-          if ((await nextEvent(run, heartbeatMs, (wake) => (wakeThis = wake))) === "idle" && !closed)
-            return controller.enqueue(heartbeat);
+        for (;;) {
+          while (!closed && offset >= run.events.length && !run.finished) {
+            if ((await nextEvent(run, heartbeatMs, (wake) => (wakeThis = wake))) === "idle" && !closed)
+              return controller.enqueue(heartbeat);
+          }
+          if (closed || offset >= run.events.length) {
+            signal.removeEventListener("abort", leave);
+            return controller.close();
+          }
+          const chunks: Uint8Array[] = resend.splice(0).map((index) => run.events[index]!);
+          let size = chunks.reduce((total, chunk) => total + chunk.byteLength, 0);
+          while (offset < run.events.length && size < chunkBytes) {
+            const key = run.keys[offset]!;
+            const event = run.events[offset++]!;
+            if (key === "message") skipping = undefined;
+            if (skipping?.has(key) === true) continue;
+            chunks.push(event);
+            size += event.byteLength;
+          }
+          // All of it was told to the reader from the log already: wait for more.
+          if (size > 0) return controller.enqueue(concatenate(chunks, size));
         }
-        if (closed || offset >= run.events.length) {
-          signal.removeEventListener("abort", leave);
-          return controller.close();
-        }
-        const chunks: Uint8Array[] = [];
-        let size = 0;
-        while (offset < run.events.length && size < chunkBytes) {
-          const event = run.events[offset++]!;
-          chunks.push(event);
-          size += event.byteLength;
-        }
-        controller.enqueue(concatenate(chunks, size));
       },
       cancel: leave,
     },

@@ -1,10 +1,20 @@
 import type { AgentEvent } from "../loop/events.ts";
-import type { Message } from "../session.ts";
+import type { JsonObject, Message, ToolCallMessage } from "../session.ts";
 import type { LogEntry } from "../store/entries.ts";
 import type { SessionStore } from "../store/session-store.ts";
 import { isStoreError } from "../store/store-error.ts";
 import { errorResponse } from "./error-response.ts";
 import { encodeEvent, eventStreamHeaders, heartbeat, resumeId } from "./event-stream-format.ts";
+import {
+  isAfter,
+  logEventId,
+  logEvents,
+  noPreview,
+  resumePlace,
+  withoutPreview,
+  type LogPlace,
+  type Preview,
+} from "./log-events.ts";
 
 /**
  * The custom entry a run registry writes to a recorded run's session when it starts the run
@@ -20,12 +30,6 @@ export function sessionOfRun(runId: string): string | undefined {
   const colon = runId.indexOf(":");
   const sessionId = runId.slice(0, colon);
   return colon > 0 && /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$/.test(sessionId) ? sessionId : undefined;
-}
-
-/** Where a client resumes a recorded run: after its `messages`-th message (an id `<seq>.<messages>` or `log.<messages>`). */
-export function messagesSeen(id: string): number | undefined {
-  const match = /^(?:\d{1,15}|log)\.(\d{1,15})(?:\.end)?$/.exec(id);
-  return match === null ? undefined : Number(match[1]);
 }
 
 /**
@@ -44,11 +48,11 @@ export async function storedRunResponse(options: {
 }): Promise<Response> {
   const { request, store, sessionId, runId } = options;
   const given = resumeId(request);
-  const after = given === undefined ? undefined : messagesSeen(given);
+  const after = given === undefined ? undefined : resumePlace(given);
   if (given !== undefined && after === undefined)
     return errorResponse(
       400,
-      `this run is read from its session's log: resume after an id it sent (<n>.<messages> or log.<messages>), not ${JSON.stringify(given.slice(0, 40))}`,
+      `this run is read from its session's log: resume after an id it sent (<n>.<messages>… or log.<messages>…), not ${JSON.stringify(given.slice(0, 40))}`,
     );
   const deadline = Date.now() + findMs;
   for (;;) {
@@ -81,19 +85,21 @@ export type StoredRunOptions = {
   store: SessionStore;
   sessionId: string;
   runId: string;
-  /** Messages the client has read already; `undefined`: from the start (a `run-start` first). */
-  after: number | undefined;
+  /** Where the client resumes (see `resumePlace`); `undefined`: from the start (a `run-start` first). */
+  after: { after: LogPlace; preview: Preview } | undefined;
   signal: AbortSignal;
   pollMs: number;
 };
 
 /**
  * A run read from its session's log, for a client of a run the registry does not hold (forgotten,
- * or run by another process or before a restart): the run's messages after `after` as `message`
- * events (ids `log.<n>`: the n-th message of the run), then, while a writer still holds the
- * session and no later run began in it, the messages as they are recorded (polled every
- * `pollMs`, a comment line sent each time), then a `run-end` told from the log. Deltas are not in the log: a client reading
- * from it sees each message whole.
+ * or run by another process or before a restart): the events a live reader got, told again from
+ * the run's messages (see `logEvents`: each message's preview whole, then its `message`), after
+ * the place the client resumes from, then, while a writer still holds the session and no later
+ * run began in it, those of the messages as they are recorded (polled every `pollMs`, a comment
+ * line sent each time), then a `run-end` told from the log. A client that resumes with a live id
+ * mid-turn is told the rest of the turn's preview only, so what it renders is what a live reader
+ * rendered.
  */
 export function storedRunBody(options: StoredRunOptions): ReadableStream<Uint8Array> {
   const events = storedRunEvents(options);
@@ -114,40 +120,50 @@ export function storedRunBody(options: StoredRunOptions): ReadableStream<Uint8Ar
 
 async function* storedRunEvents(options: StoredRunOptions): AsyncGenerator<Uint8Array, void, undefined> {
   const { store, sessionId, runId, signal } = options;
-  let sent = options.after ?? 0;
-  if (options.after === undefined) yield encodeEvent("log.0", { type: "run-start" });
+  let after: LogPlace | undefined = options.after?.after;
+  let preview = options.after?.preview ?? noPreview;
   for (;;) {
     let running: boolean;
     let run: RunInLog | undefined;
+    const seen = after?.messages ?? 0;
     try {
       // The writer's state first: once it has let go, the entries read next are all there will be.
       running = store.summary === undefined ? false : (await store.summary(sessionId)).status === "running";
       run = runInLog(await store.loadEntries(sessionId), runId);
     } catch (error) {
-      yield encodeEvent(`log.${sent}.end`, failedEnd(`cannot read session "${sessionId}": ${describe(error)}`));
+      yield encodeEvent(`log.${seen}.end`, failedEnd(`cannot read session "${sessionId}": ${describe(error)}`));
       return;
     }
     // A store that writes in the background (PostgreSQL) may not have committed yet what a live
     // reader saw: while a writer holds the session, wait for it.
-    if (run === undefined || sent > run.messages.length) {
+    if (run === undefined || seen > run.messages.length) {
       if (!running) {
         const problem =
           run === undefined
             ? `no run "${runId}" in session "${sessionId}"`
-            : `run "${runId}" has ${run.messages.length} messages, not ${sent}`;
-        yield encodeEvent(`log.${sent}.end`, failedEnd(problem));
+            : `run "${runId}" has ${run.messages.length} messages, not ${seen}`;
+        yield encodeEvent(`log.${seen}.end`, failedEnd(problem));
         return;
       }
       if ((await pause(options.pollMs, signal)) === "aborted") return;
       yield heartbeat;
       continue;
     }
-    for (; sent < run.messages.length; sent++)
-      yield encodeEvent(`log.${sent + 1}`, { type: "message", message: run.messages[sent]! });
-    if (!running || run.ended) {
-      yield encodeEvent(`log.${sent}.end`, runEndFromLog(run));
-      return;
+    const over = !running || run.ended;
+    const told = logEvents(
+      run.messages,
+      over ? { approvalRequests: askedCalls(run), runEnd: runEndFromLog(run) } : undefined,
+    );
+    const from = after;
+    const rest = told.filter((logged) => from === undefined || isAfter(logged.at, from));
+    for (const logged of withoutPreview(rest, preview)) {
+      yield encodeEvent(logEventId(logged), logged.event);
+      if (logged.end === true) return;
+      after = logged.at;
+      if (logged.event.type === "message") preview = noPreview;
     }
+    // A client that had the end already: nothing more will come.
+    if (over) return;
     if ((await pause(options.pollMs, signal)) === "aborted") return;
     yield heartbeat;
   }
@@ -192,22 +208,33 @@ function isRunEntry(entry: LogEntry, runId: string | undefined): boolean {
  * away), an error.
  */
 export function runEndFromLog(run: RunInLog): AgentEvent {
-  const answered = new Set(
-    run.messages.flatMap((message) => ("type" in message && message.type === "tool_result" ? [message.id] : [])),
-  );
-  const unanswered = run.messages.flatMap((message) =>
-    "type" in message && message.type === "tool_call" && !answered.has(message.id) ? [message] : [],
-  );
-  const asked = unanswered.filter((call) => run.approvals.has(call.id));
-  if (asked.length > 0)
-    return { type: "run-end", outcome: "paused", pending: asked.map(({ id, name, input }) => ({ id, name, input })) };
+  const unanswered = unansweredCalls(run);
+  const asked = askedCalls(run);
+  if (asked.length > 0) return { type: "run-end", outcome: "paused", pending: asked };
   const last = run.messages.at(-1);
   const stopReason = last !== undefined && "role" in last && last.role === "assistant" ? last.stopReason : undefined;
   if (stopReason === "aborted") return { type: "run-end", outcome: "aborted" };
   if (stopReason === "error") return failedEnd("the model call failed (see the session's last message)");
-  if (unanswered.length > 0 || last === undefined || !("role" in last) || last.role !== "assistant")
+  const modelLast = last !== undefined && ("role" in last ? last.role === "assistant" : last.type === "thinking");
+  if (unanswered.length > 0 || !modelLast)
     return failedEnd("the run stopped before its end (its process went away); its session holds what it recorded");
   return { type: "run-end", outcome: "done" };
+}
+
+function unansweredCalls(run: RunInLog): ToolCallMessage[] {
+  const answered = new Set(
+    run.messages.flatMap((message) => ("type" in message && message.type === "tool_result" ? [message.id] : [])),
+  );
+  return run.messages.flatMap((message) =>
+    "type" in message && message.type === "tool_call" && !answered.has(message.id) ? [message] : [],
+  );
+}
+
+/** The calls a human was asked about and that were left unanswered: what the run waits for. */
+function askedCalls(run: RunInLog): { id: string; name: string; input: JsonObject }[] {
+  return unansweredCalls(run)
+    .filter((call) => run.approvals.has(call.id))
+    .map(({ id, name, input }) => ({ id, name, input }));
 }
 
 function failedEnd(error: string): AgentEvent {
