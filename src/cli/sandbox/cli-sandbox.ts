@@ -1,4 +1,5 @@
 import { homedir } from "node:os";
+import { join } from "node:path";
 import type { AllowedHost } from "./allowed-hosts.ts";
 import type { CommandSandbox, SandboxMode } from "./command-sandbox.ts";
 import { detectSandbox } from "./detect-sandbox.ts";
@@ -21,7 +22,7 @@ export type CliSandbox = {
 /**
  * Chooses the sandbox from `--sandbox` (`mode`; default `workspace-write`),
  * `--allow-network` and `--allow-host` (`allowHosts`): `off` runs commands unconfined with a warning; otherwise bwrap is probed
- * (`detectSandbox`) and, where it cannot run, the warning says why and each command is asked
+ * (`detectSandbox`, its answer kept in `<cliHome>/sandbox-probe.json`) and, where it cannot run, the warning says why and each command is asked
  * about (then runs unconfined): `--sandbox off` is the only way to run them unasked. The hidden paths are the user's secrets under `HOME` and the CLI's home
  * (`cliHome`), see `secretPaths`.
  */
@@ -40,7 +41,8 @@ export async function cliSandbox(options: {
         "warning: --sandbox off: bash commands run unconfined, with your rights (they can read and change anything you can)",
       askEveryCommand: false,
     };
-  const support = await detectSandbox(options.environment);
+  // Kept in the CLI's home between starts (the sandbox hides that home from commands).
+  const support = await detectSandbox(options.environment, { cacheFile: join(options.cliHome, "sandbox-probe.json") });
   if (!support.available)
     return {
       sandbox: undefined,

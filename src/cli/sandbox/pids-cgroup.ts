@@ -17,7 +17,7 @@ export async function findPidsCgroupParent(): Promise<string | undefined> {
     if (controllers === "") candidates.push(join("/sys/fs/cgroup", path));
   }
   for (const parent of candidates) {
-    await removeAbandoned(parent);
+    await removeAbandonedCgroups(parent);
     const probe = join(parent, `${prefix}${process.pid}-probe`);
     try {
       await mkdir(probe);
@@ -70,8 +70,11 @@ const prefix = "simple-agent-loop-";
 
 let made = 0;
 
-// A cgroup named for a process that is gone is empty (its pid namespace died with it) and nobody's.
-async function removeAbandoned(parent: string): Promise<void> {
+/**
+ * Removes the cgroups under `parent` left by CLI processes that are gone: such a cgroup is empty
+ * (its pid namespace died with it) and nobody's. Never rejects.
+ */
+export async function removeAbandonedCgroups(parent: string): Promise<void> {
   const entries = await readdir(parent).catch(() => [] as string[]);
   for (const entry of entries) {
     const owner = /^simple-agent-loop-(\d+)-/.exec(entry)?.[1];
