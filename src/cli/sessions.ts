@@ -21,6 +21,11 @@ export type CliSession = {
   store: () => Promise<Session>;
   /** The session if it is in its file already, else undefined. */
   stored: () => Session | undefined;
+  /**
+   * The session as the next task would start from, without storing it: the stored one, or for a
+   * new one not stored yet its system prompt alone (what `/context` measures).
+   */
+  preview: () => Session;
 };
 
 /**
@@ -66,7 +71,14 @@ export async function openCliSession(
       extendSession(created, { role: "system", content: options.systemPrompt });
       return (session = created);
     };
-    return { id, path: store.path(id), resumed: false, store: () => (opening ??= create()), stored: () => session };
+    return {
+      id,
+      path: store.path(id),
+      resumed: false,
+      store: () => (opening ??= create()),
+      stored: () => session,
+      preview: () => session ?? { messages: [{ role: "system", content: options.systemPrompt }] },
+    };
   }
   const id = resume.id ?? (await latestSessionOf(store, workspace));
   if (id === undefined) throw new CliError(`no session of ${workspace} to resume; start one without --resume`);
@@ -84,6 +96,7 @@ export async function openCliSession(
     resumed: true,
     store: () => Promise.resolve(session),
     stored: () => session,
+    preview: () => session,
   };
   if (previous === workspace) return opened;
   record(session);

@@ -193,6 +193,9 @@ describe("the interactive prompt", () => {
       const idle = start();
       await idle.waitFor("> ");
       expect(sessionFiles()).toStrictEqual([]);
+      // Looking at the context measures the system prompt without storing the session.
+      idle.type("/context\r");
+      await idle.waitFor(/system +\d+[^]*total +[\d,]+ tokens[^]*\n> $/);
       idle.type("/exit\r");
       expect(await idle.exited).toBe(0);
       expect(idle.screen()).not.toContain("--resume");
