@@ -5,7 +5,8 @@ import type { FileChange } from "./tools/workspace.ts";
 /**
  * What a `write` or `edit` changed, recorded on its `tool_result` as `checkpoint` (metadata, never
  * sent to a model): `path` relative to the workspace; `before`, what the file held: its content
- * as a blob of the session's blob store (`blob`: its SHA-256), nothing (`absent`: the call
+ * as a blob of the session's blob store (`blob`: its SHA-256; `mode`: its permission bits, for a
+ * file someone deleted since, which a rewind makes again), nothing (`absent`: the call
  * created it), or only its size when it was too large to keep (`too-large`); `after`, the SHA-256
  * of the content the call left, to tell later whether someone else changed the file since;
  * `directories`, the parent directories the call created for the file (outermost first), which a
@@ -13,7 +14,7 @@ import type { FileChange } from "./tools/workspace.ts";
  */
 export type FileCheckpoint = {
   path: string;
-  before: { type: "blob"; blob: string } | { type: "absent" } | { type: "too-large"; size: number };
+  before: { type: "blob"; blob: string; mode?: number } | { type: "absent" } | { type: "too-large"; size: number };
   after: string;
   directories?: string[];
 };
@@ -37,7 +38,13 @@ export function checkpointRecorder(blobs: Pick<BlobStore, "write">): {
   return {
     onFileChange: ({ callId, path, previous, content, directories }) => {
       const before: FileCheckpoint["before"] =
-        previous.type === "content" ? { type: "blob", blob: blobs.write(previous.bytes) } : previous;
+        previous.type === "content"
+          ? {
+              type: "blob",
+              blob: blobs.write(previous.bytes),
+              ...(previous.mode === undefined ? {} : { mode: previous.mode }),
+            }
+          : previous;
       waiting.set(callId, {
         path,
         before,
@@ -76,9 +83,14 @@ export function checkpointOf(message: Message): FileCheckpoint | undefined {
       : {};
   const state = before as Record<string, unknown>;
   if (state.type === "blob" && isBlobHash(state.blob))
-    return { path, before: { type: "blob", blob: state.blob }, after, ...created };
+    return { path, before: { type: "blob", blob: state.blob, ...modeOf(state.mode) }, after, ...created };
   if (state.type === "absent") return { path, before: { type: "absent" }, after, ...created };
   if (state.type === "too-large" && typeof state.size === "number" && Number.isSafeInteger(state.size))
     return { path, before: { type: "too-large", size: state.size }, after, ...created };
   return undefined;
+}
+
+/** A file's permission bits read from an untrusted log: only a plain mode (no set-id or sticky bit) is taken. */
+export function modeOf(mode: unknown): { mode?: number } {
+  return typeof mode === "number" && Number.isInteger(mode) && mode >= 0 && mode <= 0o777 ? { mode } : {};
 }

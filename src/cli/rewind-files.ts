@@ -12,8 +12,11 @@ import { resolveInWorkspace } from "./tools/workspace-path.ts";
 /** What a file of the workspace holds: nothing, content (by its SHA-256), or something a rewind cannot read. */
 export type FileState = { type: "absent" } | { type: "content"; hash: string } | { type: "unreadable"; reason: string };
 
-/** What a rewind puts back at a path: content (a blob of the session) or nothing (the file is removed). */
-export type FileTarget = { type: "blob"; blob: string } | { type: "absent" };
+/**
+ * What a rewind puts back at a path: content (a blob of the session; `mode`, the permission bits
+ * for a file that is gone and made again) or nothing (the file is removed).
+ */
+export type FileTarget = { type: "blob"; blob: string; mode?: number } | { type: "absent" };
 
 /**
  * What `path` (relative to `root`, the workspace) holds now, read as the file tools read: inside
@@ -65,7 +68,7 @@ export async function restoreFile(
   const bytes = blobs.read(target.blob);
   if (blobHash(bytes) !== target.blob)
     throw new Error(`the content kept for ${resolved.display} is damaged (its blob does not match its hash)`);
-  await replaceInWorkspace(root, resolved, bytes);
+  await replaceInWorkspace(root, resolved, bytes, target.mode);
 }
 
 /**

@@ -10,6 +10,7 @@ import {
   stateKey,
   type FileTarget,
 } from "./rewind-files.ts";
+import { modeOf } from "./checkpoints.ts";
 import type { RewindMarker } from "./rewind-marker.ts";
 import type { RewindPlan } from "./rewind-plan.ts";
 
@@ -203,7 +204,11 @@ function intentOf(data: unknown): RewindIntent | undefined {
     if (typeof path !== "string" || typeof expected !== "string") return undefined;
     if (kind === "absent") intended.push({ path, target: { type: "absent" }, expected });
     else if (kind === "blob" && typeof blob === "string")
-      intended.push({ path, target: { type: "blob", blob }, expected });
+      intended.push({
+        path,
+        target: { type: "blob", blob, ...modeOf((target as { mode?: unknown }).mode) },
+        expected,
+      });
     else return undefined;
   }
   const reasons = skipped.filter(

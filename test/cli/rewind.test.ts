@@ -1,5 +1,14 @@
 // Checkpoints and rewind: what write and edit record, the plan a rewind shows, and what it restores.
-import { existsSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadEntries, loadSession } from "simple-agent-loop/store";
@@ -53,14 +62,19 @@ describe("write and edit keep checkpoints", () => {
     );
     const checkpoints = agent.session.messages.map(checkpointOf).filter((checkpoint) => checkpoint !== undefined);
     const sha = (text: string): string => blobHash(Buffer.from(text));
+    const mode = statSync(file("a.txt")).mode & 0o777;
     expect(checkpoints).toStrictEqual([
       {
         path: "a.txt",
-        before: { type: "blob", blob: sha("the original content of a\n") },
+        before: { type: "blob", blob: sha("the original content of a\n"), mode },
         after: sha("the edited content of a\n"),
       },
       { path: "b.txt", before: { type: "absent" }, after: sha("new file\n") },
-      { path: "a.txt", before: { type: "blob", blob: sha("the edited content of a\n") }, after: sha("rewritten\n") },
+      {
+        path: "a.txt",
+        before: { type: "blob", blob: sha("the edited content of a\n"), mode },
+        after: sha("rewritten\n"),
+      },
     ]);
     // The results' lines refer to the blobs; the content itself is in them (only read's output shows it).
     const lines = readFileSync(agent.logPath, "utf8").split("\n");
@@ -175,6 +189,22 @@ describe("rewinding", () => {
     expect(readdirSync(agent.root).sort()).toStrictEqual(["found", "keep.txt", "other"]);
     expect(readdirSync(file("found"))).toStrictEqual([]);
     expect(readdirSync(file("other"))).toStrictEqual(["mine.txt"]);
+  });
+
+  it("makes a file deleted since the agent changed it again, with the permission bits it had", async () => {
+    writeFileSync(file("run.sh"), "echo one\n");
+    chmodSync(file("run.sh"), 0o750);
+    await agent.task("first", call("read", { path: "run.sh" }));
+    await agent.task("change it", call("write", { path: "run.sh", content: "echo two\n" }));
+    rmSync(file("run.sh"));
+    const plan = await planRewind(agent.session.messages, userTurns(agent.session.messages)[1]!, agent.root);
+    // Gone is not what the agent left: someone else changed it, so it is put back only when told.
+    expect(plan.files.map(({ path, status }) => ({ path, status }))).toStrictEqual([
+      { path: "run.sh", status: "changed" },
+    ]);
+    await rewindSession(agent.session, plan, { root: agent.root, blobs: agent.blobs, overwrite: new Set(["run.sh"]) });
+    expect(read("run.sh")).toBe("echo one\n");
+    expect(statSync(file("run.sh")).mode & 0o777).toBe(0o750);
   });
 
   it("does not overwrite a file someone else changed unless told to", async () => {

@@ -58,7 +58,7 @@ export function editTool(workspace: Workspace, limits: { maxFileBytes?: number }
           workspace.onFileChange?.({
             callId: context.id,
             path: target.display,
-            previous: { type: "content", bytes },
+            previous: { type: "content", bytes, mode: file.stats.mode & 0o7777 },
             content: edited,
           });
           await replaceContent(file.handle, edited);

@@ -103,13 +103,19 @@ export async function createInWorkspace(root: string, target: WorkspacePath): Pr
  * beside it, forced to the disk, and renamed over the name, so a crash leaves the old file or the
  * new one, never a mix. Missing parent directories are created, inside verified directories as
  * `createInWorkspace` does; a symbolic link at the name is replaced, never followed; the mode of
- * the file replaced is kept. For a rewind putting back what a file held.
+ * the file replaced is kept (`mode` is the one for a file that is not there). For a rewind putting
+ * back what a file held.
  */
-export async function replaceInWorkspace(root: string, target: WorkspacePath, bytes: Uint8Array): Promise<void> {
+export async function replaceInWorkspace(
+  root: string,
+  target: WorkspacePath,
+  bytes: Uint8Array,
+  mode?: number,
+): Promise<void> {
   await inParentDirectory(root, target, async (directory, name) => {
-    const mode = await lstat(join(directory, name)).then(
+    const kept = await lstat(join(directory, name)).then(
       (stats) => (stats.isFile() ? stats.mode & 0o7777 : undefined),
-      () => undefined,
+      () => mode,
     );
     const temporary = join(directory, `.${name}.${randomBytes(6).toString("hex")}.tmp`);
     const handle = await open(
@@ -119,7 +125,7 @@ export async function replaceInWorkspace(root: string, target: WorkspacePath, by
     );
     try {
       try {
-        if (mode !== undefined) await handle.chmod(mode);
+        if (kept !== undefined) await handle.chmod(kept);
         for (let written = 0; written < bytes.length;)
           written += (await handle.write(bytes, written, bytes.length - written, written)).bytesWritten;
         await handle.sync();

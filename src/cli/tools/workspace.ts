@@ -22,13 +22,14 @@ export type Workspace = {
 /**
  * A change a file tool makes: call `callId` sets `path` (relative to the workspace) to `content`;
  * `previous` is what the file held: nothing (`absent`: the tool creates it), its bytes, or only its
- * size when it is larger than the tools keep (`too-large`). `directories`: the parent directories
+ * size when it is larger than the tools keep (`too-large`); `mode`, its permission bits. `directories`: the parent directories
  * the tool created for it (they were missing), relative to the workspace, outermost first.
  */
 export type FileChange = {
   callId: string;
   path: string;
-  previous: { type: "absent" } | { type: "content"; bytes: Uint8Array } | { type: "too-large"; size: number };
+  previous:
+    { type: "absent" } | { type: "content"; bytes: Uint8Array; mode?: number } | { type: "too-large"; size: number };
   content: Uint8Array;
   directories?: string[];
 };

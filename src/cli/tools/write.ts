@@ -70,7 +70,7 @@ async function previousContent(file: OpenedEntry): Promise<FileChange["previous"
   if (file.created) return { type: "absent" };
   const { size } = file.stats;
   if (size > maxKeptBytes) return { type: "too-large", size };
-  return { type: "content", bytes: await readAt(file.handle, 0, size) };
+  return { type: "content", bytes: await readAt(file.handle, 0, size), mode: file.stats.mode & 0o7777 };
 }
 
 // The previous content kept for a rewind, at most: as much as `edit` changes.
