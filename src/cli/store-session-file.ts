@@ -1,6 +1,7 @@
-import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { blobDirectory, entryToBlobs, fileBlobStore, type BlobStore } from "../store/blobs.ts";
 import { postgresStore, sqliteStore, type LogEntry, type PostgresStore, type SqliteStore } from "../store/index.ts";
 import { CliError } from "./cli-error.ts";
 
@@ -18,8 +19,9 @@ export function isStoreLocation(location: string): boolean {
 /**
  * Copies the session at `location` (see `isStoreLocation`; a relative SQLite path is taken from
  * `cwd`) into `<id>.jsonl` in a new owner-only temporary directory, entry for entry as the file
- * store writes them, and appends what the store records after it every `pollMs`, so the viewer
- * follows a running session. Throws a `CliError` for a location it cannot read.
+ * store writes them (images and files as blobs in `<id>.blobs/`, which the viewer serves), and
+ * appends what the store records after it every `pollMs`, so the viewer follows a running
+ * session. Throws a `CliError` for a location it cannot read.
  */
 export async function storeSessionFile(location: string, cwd: string, pollMs = 1000): Promise<StoreSessionFile> {
   const { store, id } = openLocation(location, cwd);
@@ -35,8 +37,11 @@ export async function storeSessionFile(location: string, cwd: string, pollMs = 1
     await store.close();
     throw new CliError(`${redacted(location)}: ${error instanceof Error ? error.message : String(error)}`);
   }
-  const directory = mkdtempSync(join(tmpdir(), "simple-agent-loop-view-"));
+  // Real: the viewer serves a blob only from the very directory beside the log.
+  const directory = realpathSync(mkdtempSync(join(tmpdir(), "simple-agent-loop-view-")));
   const path = join(directory, `${id}.jsonl`);
+  const blobs = fileBlobStore(blobDirectory(path), { sync: false });
+  const lines = (entries: readonly LogEntry[]): string => logLines(entries, blobs);
   writeFileSync(path, lines(first), { mode: 0o600 });
   written = first.length;
   let polling: Promise<void> = Promise.resolve();
@@ -81,8 +86,8 @@ function openLocation(location: string, cwd: string): { store: SqliteStore | Pos
   return { store: postgresStore({ connectionString: url.toString() }), id: decodeURIComponent(id) };
 }
 
-function lines(entries: readonly LogEntry[]): string {
-  return entries.map((entry) => `${JSON.stringify(entry)}\n`).join("");
+function logLines(entries: readonly LogEntry[], blobs: BlobStore): string {
+  return entries.map((entry) => `${JSON.stringify(entryToBlobs(entry, blobs))}\n`).join("");
 }
 
 // A location as shown in messages: a URL's credentials left out.
