@@ -89,7 +89,10 @@ function journaledHandler(
 ): ToolHandler {
   return async (input: unknown, context: ToolContext) => {
     const step = ctx.run<ToolStep>(`tool ${context.id}`, async () =>
-      fitStep(chunked(await runHandler(handler, input, context, timeout), context.id, maxStepBytes), maxStepBytes),
+      fitStep(
+        chunked(await runHandler(handler, input, context, timeout), pendingKey(ctx, context.id), maxStepBytes),
+        maxStepBytes,
+      ),
     );
     let result: ToolStep;
     let content: ContentPart[] | undefined;
@@ -188,9 +191,14 @@ function toJson(output: unknown): JsonValue {
 /** A content part in a tool step: as it is, or with its base64 moved to `chunks` steps of its own. */
 type StepPart = ContentPart | { chunks: number; part: Omit<ContentPart, "data"> };
 
-// The base64 of parts that did not fit their tool's step, by call id, from the step until the
-// steps of its chunks have journaled it. Lost if the worker stops in between (see `joinedParts`).
+// The base64 of parts that did not fit their tool's step, by object key and call id (ids are the
+// model's: two sessions' runs may both have a call_1), from the step until the steps of its chunks
+// have journaled it. Lost if the worker stops in between (see `joinedParts`).
 const pendingData = new Map<string, string[]>();
+
+function pendingKey(ctx: ObjectContext, id: string): string {
+  return `${ctx.key}\u0000${id}`;
+}
 
 // A result whose parts' base64 makes the step too large: each part with data (largest first, until
 // the rest fits) gets `chunks` in place of its data, the data kept for the chunk steps.
@@ -227,8 +235,8 @@ async function joinedParts(
   parts: readonly StepPart[],
 ): Promise<ContentPart[]> {
   if (!parts.some((part) => "chunks" in part)) return parts as ContentPart[];
-  const kept = pendingData.get(id);
-  pendingData.delete(id);
+  const kept = pendingData.get(pendingKey(ctx, id));
+  pendingData.delete(pendingKey(ctx, id));
   const joined: ContentPart[] = [];
   let dataIndex = 0;
   for (const part of parts) {

@@ -158,7 +158,8 @@ function modelTurns(session: Session): number {
   return turns;
 }
 
-async function holdAt(dir: string, point: string, signal: AbortSignal): Promise<void> {
+/** Waits while `hold-<point>` is set and `release-<point>` is not, after saying (`at-<point>`) which process waits. */
+export async function holdAt(dir: string, point: string, signal: AbortSignal): Promise<void> {
   if (!existsSync(join(dir, `hold-${point}`))) return;
   writeFileSync(join(dir, `at-${point}`), String(process.pid));
   while (!existsSync(join(dir, `release-${point}`))) {

@@ -6,6 +6,7 @@ import * as restate from "@restatedev/restate-sdk";
 import { restateAgent } from "simple-agent-loop/restate";
 import { scriptGuardrails, scriptModel, scriptTools } from "./agent-script.ts";
 import { scriptTriage } from "./agents-script.ts";
+import { shotsMaxStepBytes, shotsModel, shotsTools } from "./shots-script.ts";
 
 const [dir] = process.argv.slice(2);
 if (dir === undefined) throw new Error("usage: worker.ts <control dir>");
@@ -23,5 +24,14 @@ const port = await restate
   .bind(agent)
   // The same worker serves agents that hand off to each other (agents-script.ts).
   .bind(restateAgent({ name: "agents", agent: scriptTriage(dir) }))
+  // A tool whose screenshot outgrows a step (shots-script.ts).
+  .bind(
+    restateAgent({
+      name: "shots",
+      invokeModel: shotsModel(dir),
+      tools: shotsTools(dir),
+      maxStepBytes: shotsMaxStepBytes,
+    }),
+  )
   .listen(0);
 process.stdout.write(`${JSON.stringify({ port })}\n`);
