@@ -55,6 +55,7 @@ import {
 import { codeOf } from "./tools/workspace-path.ts";
 import { runView } from "./view.ts";
 import { cliSandbox, type CliSandbox } from "./sandbox/cli-sandbox.ts";
+import type { CommandSandbox } from "./sandbox/command-sandbox.ts";
 import { visibleJson, visibleLine, visibleText } from "./visible-text.ts";
 
 /** The process around the CLI, passed in so the CLI itself holds no globals. */
@@ -121,7 +122,7 @@ async function runAgent(args: RunArgs, io: CliIo): Promise<number> {
     announce(io, args.json, style, { version: setup.version, workspace, selected: setup.selected, opened });
     const sandboxChoice = await setup.sandbox;
     if (sandboxChoice.warning !== undefined) io.stderr.write(`${visibleText(sandboxChoice.warning)}\n`);
-    const mcp = await connectMcp(args, io, setup, style, shutdown);
+    const mcp = await connectMcp(args, io, { ...setup, sandbox: sandboxChoice.sandbox }, style, shutdown);
     // Every write and edit keeps what it replaced in the session's blobs, for a rewind.
     // The blobs go beside the session in use, which /clear and /resume change.
     const checkpoints = checkpointRecorder({
@@ -329,7 +330,7 @@ async function openSessions(args: RunArgs, io: CliIo, setup: AgentSetup, shutdow
 async function connectMcp(
   args: RunArgs,
   io: CliIo,
-  setup: AgentSetup,
+  setup: Omit<AgentSetup, "sandbox"> & { sandbox: CommandSandbox | undefined },
   style: Style,
   shutdown: Shutdown,
 ): Promise<CliMcp> {
@@ -343,6 +344,7 @@ async function connectMcp(
     home: cliHome(io.env),
     yes: args.allow === "all",
     env: io.env,
+    ...(setup.sandbox === undefined ? {} : { sandbox: setup.sandbox }),
     style,
     warn: (line) => io.stderr.write(`${visibleText(line)}\n`),
     ...(input === undefined

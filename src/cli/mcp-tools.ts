@@ -6,6 +6,8 @@ import { createStyle, type Style } from "./ansi.ts";
 import { CliError } from "./cli-error.ts";
 import { describeMcpConfig, mcpRuns, type McpConfigDescription } from "./describe-mcp-config.ts";
 import { mcpTrust } from "./mcp-trust.ts";
+import type { CommandSandbox } from "./sandbox/command-sandbox.ts";
+import { sandboxedMcpServers } from "./sandbox/sandboxed-mcp-servers.ts";
 
 /**
  * The tools of the configured MCP servers, and how to disconnect; `servers` names them, `runs`
@@ -49,19 +51,37 @@ export async function connectMcpTools(configPath: string | undefined, options: M
     const servers = parseMcpConfig(content, path, { env });
     if (Object.keys(servers).length === 0) return none();
     if (configPath === undefined && !(await trusted(path, content, Object.keys(servers), env, options))) return none();
-    const connection = await connectMcp(servers, {
-      prefix: true,
-      clientInfo: { name: "simple-agent-loop", version: options.version },
-      // A server's own log lines would tear through the prompt on a terminal.
-      stderr: options.quiet ? "ignore" : "inherit",
-    });
+    const started =
+      options.sandbox === undefined
+        ? { servers, cleanup: async () => undefined }
+        : await sandboxedMcpServers(servers, options.sandbox, { workspace: options.workspace, cwd: options.cwd });
+    let connection;
+    try {
+      connection = await connectMcp(started.servers, {
+        prefix: true,
+        clientInfo: { name: "simple-agent-loop", version: options.version },
+        // A server's own log lines would tear through the prompt on a terminal.
+        stderr: options.quiet ? "ignore" : "inherit",
+      });
+    } catch (error) {
+      await started.cleanup();
+      if (options.sandbox === undefined) throw error;
+      throw new Error(
+        `${(error as Error).message} (stdio servers run in the sandbox, as bash commands do but with the network; --sandbox off runs them unconfined)`,
+        { cause: error },
+      );
+    }
+    const opened = connection;
     // Past a few dozen tools the schemas alone fill much of each request: load them on demand instead.
     const deferAll = connection.tools.length > mcpDeferAbove;
     return {
       tools: connection.tools.map((mcpTool) => ({ ...mcpTool, eager: false, ...(deferAll ? { deferred: true } : {}) })),
       servers: Object.keys(servers),
       runs: [path, ...mcpRuns(servers, options.cwd)],
-      close: connection.close,
+      close: async () => {
+        await opened.close();
+        await started.cleanup();
+      },
     };
   } catch (error) {
     throw new CliError(`MCP (${path}): ${(error as Error).message}`);
@@ -80,6 +100,11 @@ type McpToolsOptions = {
   quiet: boolean;
   /** Where trusted configs are remembered (the CLI's home). */
   home: string;
+  /**
+   * Where stdio servers run (see `sandboxedMcpServers`): the sandbox of `bash`, with the network.
+   * Absent: unconfined, with the user's rights.
+   */
+  sandbox?: CommandSandbox;
   /** `--yes`: every tool runs without asking, so the workspace's servers start too. */
   yes: boolean;
   /** Asks on the terminal whether to start these servers (none without a terminal). */

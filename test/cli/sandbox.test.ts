@@ -3,11 +3,12 @@
 // and file size, and no process left once the command ends or the CLI dies (SIGKILL included).
 // Skipped, loudly, where bwrap cannot run (see sandbox-support.ts).
 import { execFile, spawn } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { bwrapArguments } from "../../src/cli/sandbox/bwrap-arguments.ts";
+import { findPidsCgroupParent } from "../../src/cli/sandbox/pids-cgroup.ts";
 import { runCommand } from "../../src/cli/tools/bash.ts";
 import { tempDirectory } from "./helpers.ts";
 import { fakeHome, processesWith, sandboxFor, support, uniqueTag } from "./sandbox-support.ts";
@@ -227,8 +228,20 @@ describe.skipIf(!support.available)("a sandboxed command", () => {
     const exited = new Promise((resolve) => child.on("exit", resolve));
     await expect.poll(() => existsSync(ready), { timeout: 30_000 }).toBe(true);
     expect(processesWith(tag).length).toBeGreaterThanOrEqual(4);
+    const cgroupParent = support.available && support.processLimit.kind === "cgroup" ? support.processLimit.parent : "";
+    const cgroupsOfChild = (): string[] =>
+      cgroupParent === ""
+        ? []
+        : readdirSync(cgroupParent).filter((entry) => entry.startsWith(`simple-agent-loop-${child.pid}-`));
+    if (cgroupParent !== "") expect(cgroupsOfChild()).toHaveLength(1);
     child.kill("SIGKILL");
     await exited;
     await expect.poll(() => processesWith(tag), { timeout: 15_000 }).toStrictEqual([]);
+    // Its pids cgroup stays behind (empty) until the next CLI start looks for a cgroup parent.
+    if (cgroupParent !== "") {
+      expect(cgroupsOfChild()).toHaveLength(1);
+      await findPidsCgroupParent();
+      expect(cgroupsOfChild()).toStrictEqual([]);
+    } else console.warn("pids cgroups are not used here: the check that a dead CLI's cgroup is removed did not run");
   }, 60_000);
 });
