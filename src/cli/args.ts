@@ -8,6 +8,7 @@ import { parsePermissionMode, type PermissionMode } from "./permission-mode.ts";
 import { parseAllowedHost, type AllowedHost } from "./sandbox/allowed-hosts.ts";
 import { sandboxModes, type SandboxMode } from "./sandbox/command-sandbox.ts";
 import { isSessionId } from "./sessions.ts";
+import { closestName } from "./closest-name.ts";
 
 /** The providers `--provider` accepts. `auto`: the environment's, else the offline demo. */
 export const providerNames = ["anthropic", "openai", "openai-responses", "gemini", "bedrock", "demo", "auto"] as const;
@@ -233,36 +234,8 @@ function parseProblem(error: unknown): string {
 
 function closestOption(unknown: string): string | undefined {
   if (!unknown.startsWith("--")) return undefined;
-  const name = unknown.slice(2).split("=")[0]!;
-  let best: { option: string; distance: number } | undefined;
-  for (const option of Object.keys(optionSpecs)) {
-    const distance = option.startsWith(name) && name.length >= 2 ? 1 : editDistance(name, option);
-    // On a tie, the option as long as what was typed (a swap or a wrong letter, not one missing).
-    const better =
-      best === undefined ||
-      distance < best.distance ||
-      (distance === best.distance && option.length === name.length && best.option.length !== name.length);
-    if (distance <= 2 && better) best = { option, distance };
-  }
-  return best === undefined ? undefined : `--${best.option}`;
-}
-
-// Edits from `a` to `b`, a swap of two neighbouring letters counting as one (the commonest typo:
-// `--modle` is one edit from `--model`, as from `--mode`).
-function editDistance(a: string, b: string): number {
-  let beforePrevious: number[] = [];
-  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
-        current[j] = Math.min(current[j]!, beforePrevious[j - 2]! + 1);
-    }
-    beforePrevious = previous;
-    previous = current;
-  }
-  return previous[b.length]!;
+  const near = closestName(unknown.slice(2).split("=")[0]!, Object.keys(optionSpecs));
+  return near === undefined ? undefined : `--${near}`;
 }
 
 /** The version of the package this CLI belongs to. */

@@ -17,7 +17,7 @@ async function promptAfter(terminal: CliTerminal, after: string): Promise<void> 
 
 describe("the prompt's commands", () => {
   it(
-    "/help lists every command; an unknown one is named with the closest; /exit leaves",
+    "/help lists every command; an unknown one is named with the closest; one given an argument it does not take is refused; /exit leaves",
     { timeout: 90_000 },
     async () => {
       const terminal = fixture.start();
@@ -37,8 +37,11 @@ describe("the prompt's commands", () => {
         expect(screen).toContain(command);
       await promptAfter(terminal, "Ctrl-D exits");
       terminal.type("/cots\r");
-      await terminal.waitFor("Unknown command /cots (did you mean /compact?): /help lists the commands.");
+      await terminal.waitFor("Unknown command /cots (did you mean /cost?): /help lists the commands.");
       await promptAfter(terminal, "/help lists the commands.");
+      // A command that takes nothing is not run with something after it.
+      terminal.type("/exit now\r");
+      await promptAfter(terminal, '/exit takes no argument (got "now"); nothing was done.');
       // A task that starts with a path is a task, not a command.
       fixture.server().enqueue({ text: "That is the hosts file." });
       terminal.type("/etc/hosts: what is it?\r");

@@ -8,6 +8,7 @@ import { modelCommand } from "./model.ts";
 import { resumeCommand } from "./resume.ts";
 import { rewindCommand } from "./rewind.ts";
 import type { CommandContext, CommandOutcome, SlashCommand } from "./slash-command.ts";
+import { closestName } from "../closest-name.ts";
 import { visibleLine } from "../visible-text.ts";
 
 /** The commands of the interactive prompt, in the order `/help` lists them. A new command: its own file, then a line here. */
@@ -40,17 +41,32 @@ export function parseCommandLine(
 }
 
 /**
- * Runs the command `line` names, or says it knows no such command (with the closest one) and lets
- * the prompt go on. `undefined` when the line is not a command: it is a task.
+ * Runs the command `line` names, or says it knows no such command (with the closest one), or that
+ * the command takes no argument when one was given, and lets the prompt go on. `undefined` when the
+ * line is not a command: it is a task.
  */
 export async function runCommandLine(line: string, context: CommandContext): Promise<CommandOutcome | undefined> {
   const parsed = parseCommandLine(line, context.commands);
   if (parsed === undefined) return undefined;
-  if (parsed.command !== undefined) return parsed.command.run(parsed.argument, context);
-  const near = context.commands.find((command) => command.name.startsWith(parsed.name.slice(0, 2)));
+  const { command, name, argument } = parsed;
+  if (command !== undefined && (command.argument !== undefined || argument === ""))
+    return command.run(argument, context);
+  // A command that takes nothing is not run with something after it: `/clear the cache` may mean another thing.
+  if (command !== undefined) {
+    context.out.write(
+      context.style.red(
+        `/${visibleLine(command.name)} takes no argument (got ${visibleLine(JSON.stringify(argument))}); nothing was done.\n`,
+      ),
+    );
+    return { type: "continue" };
+  }
+  const near = closestName(
+    name,
+    context.commands.flatMap((known) => [known.name, ...(known.aliases ?? [])]),
+  );
   context.out.write(
     context.style.red(
-      `Unknown command /${visibleLine(parsed.name)}${near === undefined ? "" : ` (did you mean /${visibleLine(near.name)}?)`}: /help lists the commands.\n`,
+      `Unknown command /${visibleLine(name)}${near === undefined ? "" : ` (did you mean /${visibleLine(near)}?)`}: /help lists the commands.\n`,
     ),
   );
   return { type: "continue" };
