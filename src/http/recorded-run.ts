@@ -3,6 +3,7 @@ import { appendEntry } from "../store/binding.ts";
 import type { LogEntry } from "../store/entries.ts";
 import type { SessionStore } from "../store/session-store.ts";
 import { resumeId } from "./event-stream-format.ts";
+import { sessionChanges } from "./session-changes.ts";
 import { runEntryType, runInLog, sessionOfRun } from "./stored-run.ts";
 import { noPreview, resumePlace, toldFromLog, type Preview } from "./log-events.ts";
 import type { JsonObject, Message } from "../session.ts";
@@ -75,29 +76,29 @@ export function recordedResumePoint(
 }
 
 /**
- * Polls the store for a stop request addressed to this run's writer (another process's
- * `registry.stop`, through `store.requestStop`) and aborts the run with its reason.
+ * Watches the store for a stop request addressed to this run's writer (another process's
+ * `registry.stop`, through `store.requestStop`) and aborts the run with its reason: at once
+ * where the store pushes changes (`store.watch`), else at the next poll (every `pollMs`).
  */
 export function pollStopRequests(
   run: { stream: AgentStream; finished: boolean; ended: Promise<void> },
   sessionId: string,
-  stopRequested: NonNullable<SessionStore["stopRequested"]>,
+  store: SessionStore,
   pollMs: number,
 ): void {
-  let checking = false;
-  const timer = setInterval(() => {
-    if (checking || run.finished) return;
-    checking = true;
-    stopRequested(sessionId)
-      .then((reason) => {
-        if (reason !== undefined && !run.finished) run.stream.abort(reason);
-      })
+  const { stopRequested } = store;
+  if (stopRequested === undefined) return;
+  const changes = sessionChanges(store, sessionId);
+  void run.ended.finally(() => changes.stop());
+  void (async () => {
+    while (!run.finished) {
+      await changes.wait(pollMs);
+      if (run.finished) return;
       // The store unreachable for a moment: the next round asks again.
-      .catch(() => undefined)
-      .finally(() => (checking = false));
-  }, pollMs);
-  (timer as { unref?: () => void }).unref?.();
-  void run.ended.finally(() => clearInterval(timer));
+      const reason = await stopRequested(sessionId).catch(() => undefined);
+      if (reason !== undefined && !run.finished) run.stream.abort(reason);
+    }
+  })();
 }
 
 /**
@@ -114,13 +115,14 @@ export async function stopElsewhere(
   const sessionId = sessionOfRun(runId);
   const { requestStop, summary } = store;
   if (sessionId === undefined || requestStop === undefined || summary === undefined) return false;
+  const changes = sessionChanges(store, sessionId);
   try {
     if ((await summary(sessionId)).status !== "running") return false;
     if (latestRun(await store.loadEntries(sessionId)) !== runId) return false;
     if (!(await requestStop(sessionId, typeof reason === "string" ? reason : undefined))) return false;
     // Ended: the writer let go, a later run began, or the run's closing `aborted` message is in.
     for (;;) {
-      await new Promise((resolve) => setTimeout(resolve, pollMs));
+      await changes.wait(pollMs);
       if ((await summary(sessionId)).status !== "running") return true;
       const entries = await store.loadEntries(sessionId);
       if (latestRun(entries) !== runId) return true;
@@ -130,6 +132,8 @@ export async function stopElsewhere(
     }
   } catch {
     return false;
+  } finally {
+    changes.stop();
   }
 }
 

@@ -113,8 +113,7 @@ export function createRunRegistry(options: RunRegistryOptions = {}): RunRegistry
         (run.forget as { unref?: () => void }).unref?.();
       });
       runs.set(runId, run);
-      if (recorded !== undefined && store?.stopRequested !== undefined)
-        pollStopRequests(run, recorded.sessionId, store.stopRequested, pollMs);
+      if (recorded !== undefined && store !== undefined) pollStopRequests(run, recorded.sessionId, store, pollMs);
       return runId;
     },
     response: (runId, request) => {

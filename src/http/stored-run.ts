@@ -3,6 +3,7 @@ import type { JsonObject, Message, ToolCallMessage } from "../session.ts";
 import type { LogEntry } from "../store/entries.ts";
 import type { SessionStore } from "../store/session-store.ts";
 import { isStoreError } from "../store/store-error.ts";
+import { sessionChanges, type SessionChanges } from "./session-changes.ts";
 import { errorResponse } from "./error-response.ts";
 import { encodeEvent, eventStreamHeaders, heartbeat, resumeId } from "./event-stream-format.ts";
 import {
@@ -46,7 +47,7 @@ export async function storedRunResponse(options: {
   request: Request;
   pollMs: number;
 }): Promise<Response> {
-  const { request, store, sessionId, runId } = options;
+  const { request, store, sessionId } = options;
   const given = resumeId(request);
   const after = given === undefined ? undefined : resumePlace(given);
   if (given !== undefined && after === undefined)
@@ -55,6 +56,27 @@ export async function storedRunResponse(options: {
       `this run is read from its session's log: resume after an id it sent (<n>.<messages>… or log.<messages>…), not ${JSON.stringify(given.slice(0, 40))}`,
     );
   const deadline = Date.now() + findMs;
+  const changes = sessionChanges(store, sessionId);
+  try {
+    return await findRun({ ...options, after }, changes, deadline);
+  } finally {
+    changes.stop();
+  }
+}
+
+async function findRun(
+  options: {
+    store: SessionStore;
+    sessionId: string;
+    runId: string;
+    request: Request;
+    pollMs: number;
+    after: StoredRunOptions["after"];
+  },
+  changes: SessionChanges,
+  deadline: number,
+): Promise<Response> {
+  const { request, store, sessionId, runId, after } = options;
   for (;;) {
     let entries: LogEntry[];
     try {
@@ -67,7 +89,7 @@ export async function storedRunResponse(options: {
     if (runInLog(entries, runId) !== undefined) break;
     const running = store.summary !== undefined && (await store.summary(sessionId)).status === "running";
     if (!running || Date.now() >= deadline) return unknownRun(runId);
-    if ((await pause(options.pollMs, request.signal)) === "aborted") return unknownRun(runId);
+    if ((await changes.wait(options.pollMs, request.signal)) === "aborted") return unknownRun(runId);
   }
   const body = storedRunBody({ ...options, after, signal: request.signal });
   return new Response(body, { headers: eventStreamHeaders });
@@ -119,6 +141,18 @@ export function storedRunBody(options: StoredRunOptions): ReadableStream<Uint8Ar
 }
 
 async function* storedRunEvents(options: StoredRunOptions): AsyncGenerator<Uint8Array, void, undefined> {
+  const changes = sessionChanges(options.store, options.sessionId);
+  try {
+    yield* followLog(options, changes);
+  } finally {
+    changes.stop();
+  }
+}
+
+async function* followLog(
+  options: StoredRunOptions,
+  changes: SessionChanges,
+): AsyncGenerator<Uint8Array, void, undefined> {
   const { store, sessionId, runId, signal } = options;
   let after: LogPlace | undefined = options.after?.after;
   let preview = options.after?.preview ?? noPreview;
@@ -145,7 +179,7 @@ async function* storedRunEvents(options: StoredRunOptions): AsyncGenerator<Uint8
         yield encodeEvent(`log.${seen}.end`, failedEnd(problem));
         return;
       }
-      if ((await pause(options.pollMs, signal)) === "aborted") return;
+      if ((await changes.wait(options.pollMs, signal)) === "aborted") return;
       yield heartbeat;
       continue;
     }
@@ -164,7 +198,7 @@ async function* storedRunEvents(options: StoredRunOptions): AsyncGenerator<Uint8
     }
     // A client that had the end already: nothing more will come.
     if (over) return;
-    if ((await pause(options.pollMs, signal)) === "aborted") return;
+    if ((await changes.wait(options.pollMs, signal)) === "aborted") return;
     yield heartbeat;
   }
 }
@@ -243,18 +277,4 @@ function failedEnd(error: string): AgentEvent {
 
 function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
-}
-
-// Waits `pollMs`, or less when the client leaves.
-function pause(pollMs: number, signal: AbortSignal): Promise<"waited" | "aborted"> {
-  if (signal.aborted) return Promise.resolve("aborted");
-  return new Promise((resolve) => {
-    const done = (): void => {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve(signal.aborted ? "aborted" : "waited");
-    };
-    const timer = setTimeout(done, pollMs);
-    signal.addEventListener("abort", done, { once: true });
-  });
 }

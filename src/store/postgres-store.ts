@@ -36,6 +36,7 @@ import {
 import { StoreError } from "./store-error.ts";
 
 export type { PostgresClient, PostgresPool } from "./postgres-connection.ts";
+import { createSessionWatcher, notifyStatement } from "./postgres-watch.ts";
 
 export type PostgresStoreOptions = LeaseOptions &
   ({ connectionString: string; pool?: never } | { pool: PostgresPool; connectionString?: never }) & {
@@ -99,6 +100,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
     return poolOf();
   };
   const where = (id: string): string => `postgres:${id}`;
+  const watcher = createSessionWatcher(ready);
 
   return {
     migrate,
@@ -133,14 +135,18 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
       const pool = await ready();
       const statement = requestStopStatement(postgresDialect, checkSessionId(id), stopReason(reason), { sql: nowMs });
       const result = await pool.query(statement.sql, statement.parameters);
-      return (result.rowCount ?? 0) > 0;
+      if ((result.rowCount ?? 0) === 0) return false;
+      await pool.query(notifyStatement, [id]);
+      return true;
     },
     stopRequested: async (id) => {
       const pool = await ready();
       const { rows } = await pool.query(stopRequestedStatement(postgresDialect), [checkSessionId(id)]);
       return (rows[0] as { reason: string } | undefined)?.reason;
     },
+    watch: (id, onChange) => watcher.watch(checkSessionId(id), onChange),
     close: async () => {
+      await watcher.close();
       const pool = ownPool;
       ownPool = undefined;
       migrated = undefined;

@@ -1,3 +1,4 @@
+import { notifyStatement } from "./postgres-watch.ts";
 import { errorMessage } from "../errors.ts";
 import type { EntrySink } from "./binding.ts";
 import type { SessionEntry } from "./entries.ts";
@@ -77,6 +78,7 @@ export function postgresWriter(pool: PostgresPool, state: WriterState): EntrySin
             state.id,
             state.owner,
           ])
+          .then(() => pool.query(notifyStatement, [state.id]))
           .catch(() => undefined);
       }
     },
@@ -119,6 +121,8 @@ async function writeBatch(
           `UPDATE sessions SET last_seq = $2, updated_at = ${nowMs}, status = $3, title = $4, workspace = $5, lease_expires = ${nowMs} + $6 WHERE id = $1`,
           [id, next, batch.status, batch.title, batch.workspace, leaseMs],
         );
+        // Sent on commit: readers of the session in other processes wake at once.
+        await client.query(notifyStatement, [id]);
       });
       position.lastSeq = next;
       return;

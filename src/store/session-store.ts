@@ -33,4 +33,12 @@ export type SessionStore = {
   requestStop?: (id: string, reason?: string) => Promise<boolean>;
   /** The reason of a stop request (`requestStop`) addressed to the writer that holds `id` now, if one was made. */
   stopRequested?: (id: string) => Promise<string | undefined>;
+  /**
+   * Pushes changes: calls `onChange` soon after session `id` changes in any process (entries
+   * committed, its writer letting go, a stop request), so a reader waits for no poll. Resolves
+   * with the function that stops watching; `undefined` when this store cannot push now (the
+   * reader then polls). `postgresStore` pushes (LISTEN/NOTIFY, with a pool of `pg`); the file
+   * and SQLite stores have no `watch`: readers poll them.
+   */
+  watch?: (id: string, onChange: () => void) => Promise<(() => void) | undefined>;
 };

@@ -186,10 +186,17 @@ for (const [name, createStore] of stores) {
 
 // Two real processes: the child runs the session in its registry; this process's registry, which
 // never held the run, stops it through the store.
-function startServerProcess(kind: string, location: string, sessionId: string) {
+function startServerProcess(kind: string, location: string, sessionId: string, pollMs = 20) {
   const child = spawn(
     process.execPath,
-    ["--conditions=simple-agent-loop-source", "test/http/stored-run-child.ts", kind, location, sessionId],
+    [
+      "--conditions=simple-agent-loop-source",
+      "test/http/stored-run-child.ts",
+      kind,
+      location,
+      sessionId,
+      String(pollMs),
+    ],
     { cwd: fileURLToPath(new URL("../..", import.meta.url)), stdio: ["ignore", "pipe", "pipe"] },
   );
   let stdout = "";
@@ -274,5 +281,32 @@ for (const [name, prepare] of locations) {
         await store.close?.();
       }
     });
+
+    if (name === "postgres")
+      it("pushes instead of polling (LISTEN/NOTIFY): with polls an hour apart in both processes, the stop, the writer letting go and the follower's messages arrive at once", async () => {
+        const { store, location } = await prepare();
+        const hour = 3_600_000;
+        const child = startServerProcess(name, location, "pushed", hour);
+        try {
+          const runId = (await child.said("started")) as string;
+          const here = createRunRegistry({ store, pollMs: hour });
+          const seen: AgentEvent[] = [];
+          const following = (async () => {
+            for await (const event of readEventStream(here.response(runId, request()))) seen.push(event);
+          })();
+          // The follower has read what is recorded (the call) before the stop.
+          await expect.poll(() => seen.some((event) => event.type === "tool-call-end"), { timeout: 20_000 }).toBe(true);
+          const started = Date.now();
+          expect(await here.stop(runId, "stopped from another process")).toBe(true);
+          await following;
+          expect(Date.now() - started).toBeLessThan(30_000);
+          expect(seen.at(-1)).toStrictEqual({ type: "run-end", outcome: "aborted" });
+          expect(await child.said("ended")).toMatchObject({ type: "run-end", outcome: "aborted" });
+          expect(await child.exited).toBe(0);
+        } finally {
+          child.kill();
+          await store.close?.();
+        }
+      }, 60_000);
   });
 }
