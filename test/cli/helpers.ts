@@ -2,7 +2,7 @@ import { execFile } from "node:child_process";
 import { mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { repositoryRoot } from "./terminal.ts";
+import { repositoryRoot, sharedCompileCache } from "./terminal.ts";
 
 /** A fresh temporary directory (real path), removed by the returned `remove`. */
 export function tempDirectory(prefix: string): { path: string; remove: () => void } {
@@ -26,7 +26,12 @@ export function runCli(
     const child = execFile(
       process.execPath,
       ["--conditions=simple-agent-loop-source", `${repositoryRoot}src/cli/main.ts`, ...args],
-      { cwd: options.cwd, env: options.env, timeout: options.timeoutMs ?? 60_000, maxBuffer: 10_000_000 },
+      {
+        cwd: options.cwd,
+        env: { ...sharedCompileCache, ...options.env },
+        timeout: options.timeoutMs ?? 60_000,
+        maxBuffer: 10_000_000,
+      },
       (error, stdout, stderr) => {
         if (error !== null && typeof error.code !== "number") reject(Object.assign(error, { stdout, stderr }));
         else resolve({ code: error === null ? 0 : (error.code as number), stdout, stderr });

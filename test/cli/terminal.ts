@@ -3,9 +3,18 @@
 // here sleeps a fixed time to decide anything.
 import { spawn, type IPty } from "@lydell/node-pty";
 import xterm from "@xterm/headless";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 export const repositoryRoot = fileURLToPath(new URL("../..", import.meta.url));
+
+/**
+ * Node's compile cache shared by every CLI the tests start (Node turns it on from this variable,
+ * before the CLI would turn on its own in its fresh test home): the sources are type-stripped
+ * and compiled once for the whole run instead of at every start.
+ */
+export const sharedCompileCache = { NODE_COMPILE_CACHE: join(tmpdir(), "simple-agent-loop-test-compile-cache") };
 
 export type CliTerminal = {
   /** The whole screen and scrollback as text, wrapped lines joined. */
@@ -19,7 +28,7 @@ export type CliTerminal = {
   kill: () => void;
 };
 
-/** Starts `src/cli/main.ts` on a pty with `args`, in `cwd`, with exactly `env` (plus TERM) as its environment. */
+/** Starts `src/cli/main.ts` on a pty with `args`, in `cwd`, with exactly `env` (plus TERM and `sharedCompileCache`) as its environment. */
 export function startCliTerminal(args: string[], options: { cwd: string; env: Record<string, string> }): CliTerminal {
   const columns = 120;
   const terminal = new xterm.Terminal({ cols: columns, rows: 40, scrollback: 5000, allowProposedApi: true });
@@ -31,7 +40,7 @@ export function startCliTerminal(args: string[], options: { cwd: string; env: Re
       cols: columns,
       rows: 40,
       cwd: options.cwd,
-      env: { ...options.env, TERM: "xterm-256color" },
+      env: { ...sharedCompileCache, ...options.env, TERM: "xterm-256color" },
     },
   );
   child.onData((data) => terminal.write(data));
