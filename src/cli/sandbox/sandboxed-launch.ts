@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { bwrapArguments, defaultMaxProcesses } from "./bwrap-arguments.ts";
 import type { CommandSandbox } from "./command-sandbox.ts";
 import { existingHiddenPaths } from "./hidden-paths.ts";
-import { startNetworkProxy, type NetworkProxy } from "./network-proxy.ts";
+import type { NetworkProxy } from "./network-proxy.ts";
 import { createPidsCgroup } from "./pids-cgroup.ts";
 import { proxySocketName } from "./proxy-forwarder.ts";
 
@@ -76,6 +76,8 @@ async function proxyFor(
   sandbox: CommandSandbox,
 ): Promise<{ directory: string; server: NetworkProxy; stop: () => Promise<void> } | undefined> {
   if (sandbox.allowNetwork || sandbox.allowHosts === undefined || sandbox.allowHosts.length === 0) return undefined;
+  // Loaded only with --allow-host: most runs never need an HTTP server.
+  const { startNetworkProxy } = await import("./network-proxy.ts");
   const directory = await mkdtemp(join(tmpdir(), "simple-agent-loop-proxy-"));
   try {
     const server = await startNetworkProxy({
