@@ -32,6 +32,9 @@ export const ours: Adapter = {
     await agentLoop(invokeModel, [ADD_TOOL], session, {
       toolHandlers: { add: (input) => w.tool(input) },
       maxIterations: w.turns + 5,
+      // The script repeats one call (add 1 2) every turn; the loop guard would refuse it after 5,
+      // and none of the peers has one.
+      loopGuard: false,
       // The concurrency benchmark's --events: the cost of a listener that sees every event.
       ...(process.env.BENCH_LISTEN_TO_EVENTS === "1" ? { onEvent: ignoreEvent } : {}),
     });
