@@ -39,6 +39,7 @@ export const ours: Adapter = {
       ...(process.env.BENCH_LISTEN_TO_EVENTS === "1" ? { onEvent: ignoreEvent } : {}),
     });
     const last = session.messages[session.messages.length - 1];
-    return { text: last !== undefined && "role" in last ? last.content : "", keep: session };
+    const text = last !== undefined && "role" in last && typeof last.content === "string" ? last.content : "";
+    return { text, keep: session };
   },
 };
