@@ -1,6 +1,7 @@
 // The agents the Restate handoff tests run, in worker processes and in process (the baseline):
 // triage hands a request to billing (full history, `onHandoff`) or to refunds (a `summary`
-// history), by the tag of the first user message; each specialist looks a key up, then answers.
+// history), by the tag of the first user message (with "approval" in it, beside a `deploy` call
+// that needs approval); each specialist looks a key up, then answers.
 // Effects go to the same control file as agent-script.ts's, and points hold the same way:
 //   `model <agent> <tag> <turn> system=<prompt> tools=<names>` at each model call's start (point
 //   `model-<agent>-<tag>-<turn>`), `summary <tag>` at the summarizer's call, `handoff <tag> <from>
@@ -22,6 +23,7 @@ export const triagePrompt = "You route requests.";
 /** The triage agent, its specialists reachable by handoff; effects and holds in `dir`. */
 export function scriptTriage(dir: string): AgentDefinition {
   const lookup = scriptTools(dir).filter((entry) => entry.name === "lookup");
+  const deploy = scriptTools(dir).filter((entry) => entry.name === "deploy");
   const onHandoff = ({ session, from, to }: { session: { messages: Message[] }; from: string; to: string }): void =>
     effect(dir, `handoff ${tagOf(session.messages)} ${from} ${to}`);
   const specialist = (name: string, systemPrompt: string): AgentDefinition =>
@@ -32,6 +34,7 @@ export function scriptTriage(dir: string): AgentDefinition {
     name: "triage",
     systemPrompt: triagePrompt,
     invokeModel: triageModel(dir),
+    tools: deploy,
     handoffs: [
       handoff(billing, { onHandoff }),
       handoff(refunds, { history: "summary", summarizer: summarizerModel(dir), onHandoff }),
@@ -45,9 +48,12 @@ function triageModel(dir: string): InvokeModel {
     const turn = agentTurns(session.messages, "triage");
     await called(dir, "triage", tag, turn, session.messages, tools, context.signal);
     const target = tag.includes("refund") ? "refunds" : "billing";
-    return turn === 0
-      ? [{ type: "tool_call", id: `${tag}-h1`, name: `transfer_to_${target}`, input: {} }]
-      : [{ role: "assistant", content: "(triage has no more turns)" }];
+    const handoff: ModelMessage = { type: "tool_call", id: `${tag}-h1`, name: `transfer_to_${target}`, input: {} };
+    // A tag with "approval": the handoff beside a call that waits for a human's decision.
+    const beside: ModelMessage[] = tag.includes("approval")
+      ? [{ type: "tool_call", id: `${tag}-d1`, name: "deploy", input: { target: "prod" } }]
+      : [];
+    return turn === 0 ? [...beside, handoff] : [{ role: "assistant", content: "(triage has no more turns)" }];
   };
 }
 

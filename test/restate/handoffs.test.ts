@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { extendSession, initSession, runAgent, type Session } from "simple-agent-loop";
+import { extendSession, initSession, resolveApproval, runAgent, type Session } from "simple-agent-loop";
 import { restateAgentClient, type RestateAgentClient } from "simple-agent-loop/restate";
 import { closeSession, fileStore } from "simple-agent-loop/store";
 import { expectEveryCallAnsweredOnce, withoutTs } from "../helpers.ts";
@@ -70,7 +70,7 @@ describe("restateAgent({ agent }): handoffs in a durable run", () => {
 
     const effects = cluster.effects();
     expect(
-      effects.get(`model triage ${tag} 0 system=${triagePrompt} tools=transfer_to_billing,transfer_to_refunds`),
+      effects.get(`model triage ${tag} 0 system=${triagePrompt} tools=deploy,transfer_to_billing,transfer_to_refunds`),
     ).toBe(1);
     expect(effects.get(`handoff ${tag} triage billing`)).toBe(1);
     // The specialist's model was sent its own prompt and tools, each call once.
@@ -110,7 +110,7 @@ describe("restateAgent({ agent }): handoffs in a durable run", () => {
     expect(effects.get(`summary ${tag}`)).toBe(1);
     expect(effects.get(`handoff ${tag} triage refunds`)).toBe(1);
     expect(
-      effects.get(`model triage ${tag} 0 system=${triagePrompt} tools=transfer_to_billing,transfer_to_refunds`),
+      effects.get(`model triage ${tag} 0 system=${triagePrompt} tools=deploy,transfer_to_billing,transfer_to_refunds`),
     ).toBe(1);
     // The call the kill interrupted never answered: it is the only one made again.
     expect(effects.get(`model refunds ${tag} 0 system=You handle refunds. tools=lookup`)).toBe(2);
@@ -150,4 +150,36 @@ describe("restateAgent({ agent }): handoffs in a durable run", () => {
       content: `billing done with ${tag} (2 user messages).`,
     });
   }, 120_000);
+
+  it("a handoff beside a call waiting for approval waits for the decision, then happens", async () => {
+    const tag = "handoff-approval";
+    const { invocationId } = await agents.start(tag, { message: tag });
+    await waitFor(
+      async () => (await agents.pendingApprovals(tag).catch(() => [])).length === 1,
+      30_000,
+      () => "the deploy call never waited for approval",
+    );
+    expect(await agents.status(tag)).toStrictEqual({ state: "paused" });
+    expect(cluster.effects().get(`handoff ${tag} triage billing`)).toBeUndefined();
+    await agents.resolveApproval(tag, `${tag}-d1`, { approved: true });
+    expect(await agents.attach(invocationId)).toMatchObject({ outcome: "done", agent: "billing" });
+    const effects = cluster.effects();
+    expect(effects.get(`tool ${tag}-d1`)).toBe(1);
+    expect(effects.get(`handoff ${tag} triage billing`)).toBe(1);
+    expect(effects.get(billingModel(tag, 0))).toBe(1);
+    const session = await agents.session(tag);
+    expectEveryCallAnsweredOnce(session);
+    expect(withoutTs(session)).toStrictEqual(withoutTs(await approvedInProcess(tag)));
+  }, 180_000);
 });
+
+// The approval run in process: runAgent pauses, the call is approved, runAgent goes on.
+async function approvedInProcess(tag: string): Promise<Session> {
+  const dir = mkdtempSync(join(tmpdir(), "simple-agent-loop-handoff-baseline-"));
+  dirs.push(dir);
+  writeFileSync(join(dir, "effects"), "");
+  const triage = scriptTriage(dir);
+  const session = await runAgent(triage, initSession(triagePrompt, tag));
+  resolveApproval(session, `${tag}-d1`, { approved: true });
+  return runAgent(triage, session);
+}
