@@ -28,9 +28,14 @@ export type CheckpointedResult = ToolResultMessage & { checkpoint: FileCheckpoin
  * the checkpoint by call id; `attach` (in the loop's `afterToolCall` hook) sets it on that call's
  * result, so it enters the session and its log with the result. The blob goes to the blob store,
  * not into the message: the session in memory and the log stay small, and token estimates,
- * which count a message's JSON, never count a file's content.
+ * which count a message's JSON, never count a file's content. `pending` hears each checkpoint
+ * before the file changes (the CLI records it in the log as a `checkpoint-pending` entry): a crash
+ * between the change and the result leaves the checkpoint there.
  */
-export function checkpointRecorder(blobs: Pick<BlobStore, "write">): {
+export function checkpointRecorder(
+  blobs: Pick<BlobStore, "write">,
+  options: { pending?: (callId: string, checkpoint: FileCheckpoint) => void } = {},
+): {
   onFileChange: (change: FileChange) => void;
   attach: (result: ToolResultMessage) => void;
 } {
@@ -45,12 +50,14 @@ export function checkpointRecorder(blobs: Pick<BlobStore, "write">): {
               ...(previous.mode === undefined ? {} : { mode: previous.mode }),
             }
           : previous;
-      waiting.set(callId, {
+      const checkpoint: FileCheckpoint = {
         path,
         before,
         after: blobHash(content),
         ...(directories === undefined || directories.length === 0 ? {} : { directories: [...directories] }),
-      });
+      };
+      options.pending?.(callId, checkpoint);
+      waiting.set(callId, checkpoint);
     },
     attach: (result) => {
       const checkpoint = waiting.get(result.id);
@@ -61,6 +68,30 @@ export function checkpointRecorder(blobs: Pick<BlobStore, "write">): {
       (result as CheckpointedResult).checkpoint = checkpoint;
     },
   };
+}
+
+/** The `customType` of the entry that holds a checkpoint before its file changes: `{ callId, checkpoint }`. */
+export const pendingCheckpointEntry = "checkpoint-pending";
+
+/**
+ * The checkpoints of the log's `checkpoint-pending` entries, by call id: what a call was about to
+ * change when a crash may have cut it off before its result recorded the checkpoint. Untrusted:
+ * taken only well-formed, as `checkpointOf` takes them.
+ */
+export function pendingCheckpoints(entries: readonly { type: string }[]): Map<string, FileCheckpoint> {
+  const found = new Map<string, FileCheckpoint>();
+  for (const entry of entries) {
+    const { customType, data } = entry as { customType?: unknown; data?: { callId?: unknown; checkpoint?: unknown } };
+    if (entry.type !== "custom" || customType !== pendingCheckpointEntry || typeof data?.callId !== "string") continue;
+    const checkpoint = checkpointOf({
+      type: "tool_result",
+      id: data.callId,
+      output: "",
+      checkpoint: data.checkpoint,
+    } as Message);
+    if (checkpoint !== undefined) found.set(data.callId, checkpoint);
+  }
+  return found;
 }
 
 /**

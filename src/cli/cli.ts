@@ -1,7 +1,7 @@
 import { homedir } from "node:os";
 import { describeContent, type ContentPart } from "../content-parts.ts";
 import { errorMessage } from "../errors.ts";
-import type { Message } from "../session.ts";
+import type { Message, Session } from "../session.ts";
 import { blobDirectory, fileBlobStore, type BlobStore } from "../store/blobs.ts";
 import { priceOf } from "../model/cost.ts";
 import { modelPrices, modelPricesDate } from "../prices/index.ts";
@@ -10,7 +10,8 @@ import type { AgentHooks } from "../loop/hooks.ts";
 import { createStyle, useColor, type Style } from "./ansi.ts";
 import { cliVersion, parseCliArgs, usage, type RunArgs } from "./args.ts";
 import { askMcpTrust } from "./ask-mcp-trust.ts";
-import { checkpointRecorder } from "./checkpoints.ts";
+import { checkpointRecorder, pendingCheckpointEntry, pendingCheckpoints, type FileCheckpoint } from "./checkpoints.ts";
+import { appendEntry, loadEntries } from "../store/index.ts";
 import { rewindDialog, type RewindDialog } from "./rewind-command.ts";
 import { rewindMarker } from "./rewind-marker.ts";
 import { rewindRecovery, withRewindRecovery } from "./rewind-recovery.ts";
@@ -125,9 +126,10 @@ async function runAgent(args: RunArgs, io: CliIo): Promise<number> {
     const mcp = await connectMcp(args, io, { ...setup, sandbox: sandboxChoice.sandbox }, style, shutdown);
     // Every write and edit keeps what it replaced in the session's blobs, for a rewind.
     // The blobs go beside the session in use, which /clear and /resume change.
-    const checkpoints = checkpointRecorder({
-      write: (bytes) => sessionBlobs(sessions).write(bytes),
-    });
+    const checkpoints = checkpointRecorder(
+      { write: (bytes) => sessionBlobs(sessions).write(bytes) },
+      { pending: (callId, checkpoint) => recordPending(sessions.current().stored(), callId, checkpoint) },
+    );
     const files = createWorkspace(workspace, { onFileChange: checkpoints.onFileChange });
     const sandbox = sandboxChoice.sandbox;
     const output = args.json
@@ -539,7 +541,15 @@ function cliProtectedTargets(io: CliIo, workspace: string, mcp: CliMcp): ReturnT
 async function rewindIn(opened: CliSession, dialog: Omit<RewindDialog, "session">): Promise<void> {
   const session = opened.stored();
   if (session === undefined) dialog.out.write("Nothing to rewind: this session has no turns yet.\n");
-  else await rewindDialog({ ...dialog, session });
+  else {
+    const pending = pendingCheckpoints(await loadEntries(opened.path, { onWarning: () => undefined }));
+    await rewindDialog({ ...dialog, session, pending });
+  }
+}
+
+// A checkpoint goes into the log before its file changes: a crash before the result keeps it there.
+function recordPending(session: Session | undefined, callId: string, checkpoint: FileCheckpoint): void {
+  if (session !== undefined) appendEntry(session, pendingCheckpointEntry, { callId, checkpoint });
 }
 
 // Ctrl-C reaches a running task as a signal (cooked terminal, `kill -INT`) or as a key (raw mode).

@@ -1,6 +1,7 @@
 import type { JsonObject, Session } from "../session.ts";
 import type { BlobStore } from "../store/blobs.ts";
 import type { Style } from "./ansi.ts";
+import type { FileCheckpoint } from "./checkpoints.ts";
 import type { RewindMarker } from "./rewind-marker.ts";
 import { planRewind, userTurns, type RewindPlan, type UserTurn } from "./rewind-plan.ts";
 import { rewindSession, type RewindReport } from "./rewind.ts";
@@ -27,6 +28,8 @@ export type RewindDialog = {
   alwaysAsk?: (call: { name: string; input: JsonObject }) => Promise<string | undefined>;
   /** Marks the rewind as running, for a later start to find it if a crash cuts it short. */
   marker?: RewindMarker;
+  /** Checkpoints recorded before their changes, by call id (`pendingCheckpoints` of the session's log). */
+  pending?: ReadonlyMap<string, FileCheckpoint>;
 };
 
 /**
@@ -50,7 +53,7 @@ export async function rewindDialog(dialog: RewindDialog): Promise<RewindReport |
       out.write(style.red(`There is no turn ${dialog.turn}: this session has ${turns.length}.\n`));
     return undefined;
   }
-  const plan = await planRewind(session.messages, turn, dialog.root);
+  const plan = await planRewind(session.messages, turn, dialog.root, dialog.pending);
   const protectedFiles = await protectedOf(plan, dialog);
   // terminal-safe: describePlan makes every path, reason, command and the turn's text visible.
   out.write(describePlan(plan, protectedFiles, style));

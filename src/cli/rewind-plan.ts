@@ -1,7 +1,7 @@
 import { normalize, sep } from "node:path";
 import { describeContent } from "../content-parts.ts";
 import type { Message, UserMessage } from "../session.ts";
-import { checkpointOf } from "./checkpoints.ts";
+import { checkpointOf, type FileCheckpoint } from "./checkpoints.ts";
 import { fileState, holdsTarget, type FileState, type FileTarget } from "./rewind-files.ts";
 import { readOnlyTools } from "./tools/index.ts";
 
@@ -65,8 +65,15 @@ function isUsersOwn(message: UserMessage): boolean {
  * Plans a rewind of `messages` to before `turn`, reading the files involved in the workspace
  * `root` (never changing them). The checkpoints come from the session, which is untrusted: only
  * well-formed ones count, and their paths are read as the file tools read (inside the workspace).
+ * `pending`: the checkpoints recorded before a change (`pendingCheckpoints`), by call id, for
+ * results that lack theirs.
  */
-export async function planRewind(messages: readonly Message[], turn: UserTurn, root: string): Promise<RewindPlan> {
+export async function planRewind(
+  messages: readonly Message[],
+  turn: UserTurn,
+  root: string,
+  pending: ReadonlyMap<string, FileCheckpoint> = new Map(),
+): Promise<RewindPlan> {
   const later = messages.slice(turn.index);
   const changes = new Map<string, { target: FileTarget; agentLeft: string }>();
   const notRestorable = new Map<string, string>();
@@ -82,7 +89,11 @@ export async function planRewind(messages: readonly Message[], turn: UserTurn, r
       else if (!readOnlyTools.has(message.name) && !fileTools.has(message.name)) otherCalls.push(message.name);
       continue;
     }
-    const checkpoint = checkpointOf(message);
+    // A result without its checkpoint (the process died between the change and the result, which
+    // was then answered on resume) takes the one recorded before the change.
+    const checkpoint =
+      checkpointOf(message) ??
+      ("type" in message && message.type === "tool_result" ? pending.get(message.id) : undefined);
     if (checkpoint === undefined) continue;
     checkpointed.add((message as { id: string }).id);
     const { path, before, after } = checkpoint;

@@ -12,7 +12,16 @@ import {
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadEntries, loadSession } from "simple-agent-loop/store";
-import { checkpointOf } from "../../src/cli/checkpoints.ts";
+import { agentLoop, send, type ModelMessage } from "simple-agent-loop";
+import { appendEntry } from "simple-agent-loop/store";
+import { scriptedModel } from "simple-agent-loop/testing";
+import {
+  checkpointOf,
+  checkpointRecorder,
+  pendingCheckpointEntry,
+  pendingCheckpoints,
+} from "../../src/cli/checkpoints.ts";
+import { codingTools, createWorkspace } from "../../src/cli/tools/index.ts";
 import { planRewind, userTurns } from "../../src/cli/rewind-plan.ts";
 import { rewindSession } from "../../src/cli/rewind.ts";
 import { blobDirectory, blobHash } from "../../src/store/blobs.ts";
@@ -205,6 +214,44 @@ describe("rewinding", () => {
     await rewindSession(agent.session, plan, { root: agent.root, blobs: agent.blobs, overwrite: new Set(["run.sh"]) });
     expect(read("run.sh")).toBe("echo one\n");
     expect(statSync(file("run.sh")).mode & 0o777).toBe(0o750);
+  });
+
+  it("restores a change whose result lost its checkpoint (a crash after the change) from the one logged before it", async () => {
+    // Checkpoints logged before each change, as the CLI logs them; the results never get theirs.
+    const recorder = checkpointRecorder(agent.blobs, {
+      pending: (callId, checkpoint) => appendEntry(agent.session, pendingCheckpointEntry, { callId, checkpoint }),
+    });
+    const tools = codingTools(agent.root, {
+      workspace: createWorkspace(agent.root, { onFileChange: recorder.onFileChange }),
+    });
+    const run = async (text: string, ...turns: ModelMessage[][]): Promise<void> => {
+      send(agent.session, text);
+      await agentLoop(scriptedModel([...turns, [{ role: "assistant", content: "done" }]]), tools, agent.session);
+    };
+    writeFileSync(file("a.txt"), "one\n");
+    await run("look", call("read", { path: "a.txt" }));
+    await run(
+      "change",
+      call("edit", { path: "a.txt", oldText: "one", newText: "two" }),
+      call("write", { path: "made/new.txt", content: "new\n" }),
+    );
+    const turn = userTurns(agent.session.messages)[1]!;
+    // Without the log's entries, nothing is known of those changes.
+    const blind = await planRewind(agent.session.messages, turn, agent.root);
+    expect(blind.files).toStrictEqual([]);
+    expect(blind.notRestorable.map((entry) => entry.path)).toStrictEqual(["a.txt", "made/new.txt"]);
+    const pending = pendingCheckpoints(await loadEntries(agent.logPath));
+    expect(pending.size).toBe(2);
+    const plan = await planRewind(agent.session.messages, turn, agent.root, pending);
+    expect(plan.files.map(({ path, status }) => ({ path, status }))).toStrictEqual([
+      { path: "a.txt", status: "restore" },
+      { path: "made/new.txt", status: "restore" },
+    ]);
+    expect(plan.notRestorable).toStrictEqual([]);
+    const report = await rewindSession(agent.session, plan, { root: agent.root, blobs: agent.blobs });
+    expect(report).toMatchObject({ restored: ["a.txt"], deleted: ["made/new.txt"], removedDirectories: ["made"] });
+    expect(read("a.txt")).toBe("one\n");
+    expect(existsSync(file("made"))).toBe(false);
   });
 
   it("does not overwrite a file someone else changed unless told to", async () => {
