@@ -59,6 +59,13 @@ export type RestateAgentClient = {
    * the store) or an in-process run reads it.
    */
   exportTo: (sessionId: string, store: SessionStore, options?: { id?: string }) => Promise<Session>;
+  /**
+   * Starts the object's session `sessionId` from a session in any `SessionStore` (`options.id`,
+   * default the same id): its log as the store holds it (kept outputs and custom entries
+   * included), checked as a store checks a log. A following `run` continues it durably. Refused
+   * (409) when the object has a session already.
+   */
+  importFrom: (sessionId: string, store: SessionStore, options?: { id?: string }) => Promise<Session>;
   status: (sessionId: string) => Promise<AgentStatus>;
   pendingApprovals: (sessionId: string) => Promise<PendingApprovalView[]>;
   /** Like the in-process `resolveApproval`: one id and a decision, a list of ids sharing it, or a list of `{ id, approved, reason? }`. */
@@ -147,6 +154,10 @@ export function restateAgentClient(options: RestateAgentClientOptions): RestateA
     exportTo: async (sessionId, store, exportOptions) => {
       const jsonl = await (await request(handler(sessionId, "export"), { method: "POST", body: null })).text();
       return writeExportToStore(jsonl, store, exportOptions?.id ?? sessionId);
+    },
+    importFrom: async (sessionId, store, importOptions) => {
+      const entries = await store.loadEntries(importOptions?.id ?? sessionId);
+      return call(sessionId, "import", { jsonl: entries.map((entry) => `${JSON.stringify(entry)}\n`).join("") });
     },
     status: (sessionId) => call(sessionId, "status"),
     pendingApprovals: (sessionId) => call(sessionId, "pendingApprovals"),

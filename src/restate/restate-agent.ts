@@ -33,7 +33,9 @@ import type { StepRetryOptions } from "./journaled-model.ts";
 import { checkMaxStepBytes } from "./step-size.ts";
 import { checkLoopOptions } from "../loop/loop-options.ts";
 import { checkStepRetry } from "./journaled-model.ts";
-import { entriesToJsonl, hasSession, readEntries, sessionFromEntries } from "./session-state.ts";
+import { entriesToJsonl, hasSession, readEntries, sessionFromEntries, writeEntries } from "./session-state.ts";
+import { parseLog } from "./session-to-store.ts";
+import type { SessionEntry } from "../store/entries.ts";
 
 export type RestateAgentOptions = RestateAgentSetup & (RestateLoopRun | RestateAgentsRun);
 
@@ -109,6 +111,13 @@ export type RestateAgentHandlers = {
   pendingApprovals: (ctx: ObjectSharedContext) => Promise<PendingApprovalView[]>;
   /** Decides waiting calls: `{ id, approved, reason? }` or a list of them; the run resumes once all are decided. */
   resolveApproval: (ctx: ObjectSharedContext, input: ApprovalResolution) => Promise<ApprovalResolved>;
+  /**
+   * Starts the object's session from a log (`{ jsonl }`: JSON Lines as a store's entries, see the
+   * client's `importFrom`): 409 when the object has a session already, 400 for a log that does not
+   * load. The session is then `done` until a `run` continues it (a call waiting for approval is
+   * asked again by that run). Returns the session.
+   */
+  import: (ctx: ObjectContext, input: { jsonl: string }) => Promise<Session>;
   /** Internal (not on the ingress): lets one decision per awakeable through. */
   decide: (ctx: ObjectContext, input: { id: string; approved: boolean; reason?: string }) => Promise<null>;
   /** Internal (not on the ingress): clears a decision gate's state, a day after its decision. */
@@ -165,6 +174,10 @@ export function restateAgent(config: RestateAgentOptions): RestateAgent {
       async (ctx: ObjectSharedContext, input: ApprovalResolution) =>
         resolveApprovals(ctx, name, sessionFromEntries(await existingEntries(ctx), `restate:${ctx.key}`), input),
     ),
+    import: restate.handlers.object.exclusive(
+      { description: "Start the session from a log (JSON Lines), as a store holds it." },
+      (ctx: ObjectContext, input: { jsonl: string }) => importSession(ctx, input, setup.maxStepBytes),
+    ),
     decide: restate.handlers.object.exclusive(
       { ingressPrivate: true },
       (ctx: ObjectContext, input: { id: string; approved: boolean; reason?: string }) => decideOnce(ctx, input, name),
@@ -182,6 +195,26 @@ function checkRunOptions(config: RestateAgentOptions): void {
   const { maxHandoffs, ...options } = config.options ?? {};
   checkNumber("maxHandoffs", maxHandoffs, { min: 0, integer: true });
   checkLoopOptions(options, config.agent.tools);
+}
+
+async function importSession(ctx: ObjectContext, input: { jsonl: string }, maxStepBytes: number): Promise<Session> {
+  if (await hasSession(ctx))
+    throw new restate.TerminalError(`session "${ctx.key}" exists already: import only starts a new one`, {
+      errorCode: 409,
+    });
+  if (typeof input?.jsonl !== "string")
+    throw new restate.TerminalError('import takes { "jsonl": "<log>" }', { errorCode: 400 });
+  let entries: SessionEntry[];
+  let session: Session;
+  try {
+    entries = parseLog(input.jsonl, `restate:${ctx.key}`);
+    session = sessionFromEntries(entries, `restate:${ctx.key}`);
+  } catch (error) {
+    throw new restate.TerminalError(error instanceof Error ? error.message : String(error), { errorCode: 400 });
+  }
+  writeEntries(ctx, entries, maxStepBytes);
+  ctx.set(statusKey, { state: "done" } satisfies AgentStatus);
+  return session;
 }
 
 async function existingEntries(

@@ -83,6 +83,16 @@ export function entriesToJsonl(entries: readonly SessionEntry[]): string {
   return text;
 }
 
+/**
+ * Writes a whole log into an object's state that has none (`import`): each entry, its content
+ * parts' data and kept outputs as blobs in chunks of at most `maxStepBytes`, then the count.
+ */
+export function writeEntries(ctx: ObjectContext, entries: readonly SessionEntry[], maxStepBytes: number): void {
+  const blobs = { write: (bytes: Uint8Array): string => writeBlob(ctx, bytes, maxStepBytes) };
+  entries.forEach((entry, index) => ctx.set(entryKey(index), entryToBlobs(entry, blobs)));
+  ctx.set(countKey, entries.length);
+}
+
 /** Records a session's changes into the object's state; see `recordSession`. */
 export type SessionRecorder = {
   /** Writes the changes recorded since the last flush to the state. */

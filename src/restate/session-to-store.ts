@@ -13,7 +13,7 @@ import { sessionFromEntries } from "./session-state.ts";
  * written), and the store's own errors (a `SessionLockedError` while a writer holds `id`).
  */
 export async function writeExportToStore(jsonl: string, store: SessionStore, id: string): Promise<Session> {
-  const entries = parseExport(jsonl, id);
+  const entries = parseLog(jsonl, `session "${id}"'s export`);
   const exported = sessionFromEntries(entries, `restate:${id}`);
   const target = await store.open(id);
   try {
@@ -30,17 +30,15 @@ export async function writeExportToStore(jsonl: string, store: SessionStore, id:
   return exported;
 }
 
-function parseExport(jsonl: string, id: string): SessionEntry[] {
+/** The entries of a JSON Lines log; a line that is not JSON is a `malformed` StoreError naming `label` and the line. */
+export function parseLog(jsonl: string, label: string): SessionEntry[] {
   const entries: SessionEntry[] = [];
   for (const [index, line] of jsonl.split("\n").entries()) {
     if (line.trim() === "") continue;
     try {
       entries.push(JSON.parse(line) as SessionEntry);
     } catch (error) {
-      throw new StoreError(`exportTo: line ${index + 1} of session "${id}"'s export is not JSON`, {
-        code: "malformed",
-        cause: error,
-      });
+      throw new StoreError(`line ${index + 1} of ${label} is not JSON`, { code: "malformed", cause: error });
     }
   }
   return entries;
