@@ -11,6 +11,7 @@ import {
   repeatedToolCalls,
   resolveApproval,
   send,
+  sessionMetrics,
   spliceSession,
   setSessionId,
   stepCountIs,
@@ -223,6 +224,8 @@ describe("a final answer over the budget", () => {
     const end = events.at(-1);
     expect(end).toMatchObject({ type: "run-end", outcome: "done", budgetExceeded: overrun });
     expect(end?.type === "run-end" && end.metrics?.budgetExceeded).toStrictEqual(overrun);
+    // A saved session says so too.
+    expect(sessionMetrics(session).budgetExceeded).toStrictEqual(overrun);
 
     // A follow-up on the same session with the same budget: refused, no model call, nothing added.
     let calls = 0;

@@ -265,7 +265,8 @@ export function sessionMetrics(session: Session, options: SessionMetricsOptions 
       const result = messages[index]!;
       if (!isToolResult(result)) continue;
       const call = names.get(result.id);
-      if (result.subagentUsage !== undefined) subagentUsage.push(...result.subagentUsage);
+      // One by one: a spread of a long array would overflow the stack.
+      if (result.subagentUsage !== undefined) for (const entry of result.subagentUsage) subagentUsage.push(entry);
       const resultAt = time(result);
       const waited = typeof result.waitMs === "number" && result.waitMs > 0 ? result.waitMs : 0;
       waitMs += waited;
@@ -278,6 +279,8 @@ export function sessionMetrics(session: Session, options: SessionMetricsOptions 
       turnEnd = resultAt ?? turnEnd;
     }
     const usage = "usage" in last ? last.usage : undefined;
+    // The latest run's overrun, as its run-end reported it.
+    if ("budgetExceeded" in last && last.budgetExceeded !== undefined) metrics.budgetExceeded = last.budgetExceeded;
     const modelMs = before !== undefined && modelEnd !== undefined ? Math.max(0, modelEnd - before) : 0;
     const toolPhase = modelEnd !== undefined && turnEnd !== undefined ? Math.max(0, turnEnd - modelEnd) : 0;
     const turnWait = Math.min(waitMs, toolPhase);
