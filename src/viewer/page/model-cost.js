@@ -36,8 +36,8 @@ export function hasPrices() {
  * @returns {number | undefined}
  */
 export function callCost(model, usage) {
-  if (typeof model !== "string" || !isObject(usage)) return undefined;
-  const price = priceOf(model);
+  if (!isObject(usage)) return undefined;
+  const price = priceOf(typeof model === "string" ? model : undefined);
   if (price === undefined) return undefined;
   const count = (/** @type {unknown} */ value) => (isCount(value) ? value : 0);
   const read = count(usage.cacheReadTokens);
@@ -60,14 +60,18 @@ export function formatUsd(usd) {
   return "$" + (usd < 1 ? usd.toFixed(4) : usd.toFixed(2));
 }
 
-// Its own entry, else the longest key the id starts with (a dated id takes its family's price).
-/** @param {string} model */
+// Its own entry, else the longest key the id starts with (a dated id takes its family's price);
+// the key "" prices any other model and a call whose model is unknown, as the library's priceOf.
+/** @param {string | undefined} model */
 function priceOf(model) {
+  if (model === undefined) return prices.get("");
   const own = prices.get(model);
   if (own !== undefined) return own;
-  let best = "";
-  for (const key of prices.keys()) if (model.startsWith(key) && key.length > best.length) best = key;
-  return best === "" ? undefined : prices.get(best);
+  /** @type {string | undefined} */
+  let best;
+  for (const key of prices.keys())
+    if (model.startsWith(key) && (best === undefined || key.length > best.length)) best = key;
+  return best === undefined ? undefined : prices.get(best);
 }
 
 /** @param {unknown} value */
