@@ -1,4 +1,5 @@
 import type { InvokeModel } from "../model/invoke-model.ts";
+import { toolNameProblem } from "../tools/tool.ts";
 import type { Message, Session } from "../session.ts";
 import type { AgentDefinition, Handoff, HandoffHistory } from "./agent-types.ts";
 
@@ -57,11 +58,8 @@ function checkHistory(history: unknown): void {
 function checkHandoffOptions(options: HandoffOptions, name: string): void {
   const given = options as Partial<Record<keyof HandoffOptions, unknown>>;
   const where = `handoff to "${name}"`;
-  // The model calls it by this name, which providers restrict to these characters.
-  if (
-    given.toolName !== undefined &&
-    (typeof given.toolName !== "string" || !/^[A-Za-z0-9_-]{1,64}$/.test(given.toolName))
-  )
+  // The model calls it by this name: held to what every tool name is (providers' characters).
+  if (given.toolName !== undefined && toolNameProblem(given.toolName, undefined) !== undefined)
     throw new TypeError(
       `${where}: toolName must be 1-64 letters, digits, _ or -, got ${JSON.stringify(given.toolName)}`,
     );
