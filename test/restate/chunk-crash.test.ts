@@ -6,7 +6,6 @@ import { agentLoop, initSession } from "simple-agent-loop";
 import { restateAgentClient, type RestateAgentClient } from "simple-agent-loop/restate";
 import { expectEveryCallAnsweredOnce, withoutTs } from "../helpers.ts";
 import { startCluster, type Cluster } from "./cluster.ts";
-import { waitFor } from "./restate-server.ts";
 import { screenshotDigest, shotsModel, shotsTools } from "./shots-script.ts";
 
 // A tool's screenshot larger than a step is journaled as the tool's step (the parts without their
@@ -36,15 +35,10 @@ describe("restateAgent: a screenshot journaled in chunk steps, the worker killed
     const { invocationId } = await shots.start(tag, { system: "Look.", message: tag });
     const killed = await cluster.waitAt(`model-${tag}-1`);
     // The chunk steps are in the server's journal (1.5 MB of image in 512 KB steps) before the kill.
-    const journal = async (): Promise<string[]> =>
-      (await cluster.server.query(`SELECT name FROM sys_journal WHERE id = '${invocationId}'`)).map((row) =>
-        String(row.name),
-      );
-    let names: string[] = [];
-    await waitFor(
-      async () => (names = await journal()).filter((name) => name.startsWith(`tool ${tag}-s1 part `)).length >= 4,
-      30_000,
-      () => `chunk steps not journaled: ${names.join(", ")}`,
+    await cluster.waitForSteps(
+      invocationId,
+      (names) => names.filter((name) => name.startsWith(`tool ${tag}-s1 part `)).length >= 4,
+      "chunk steps",
     );
     await cluster.killWorker(killed);
     await cluster.addWorker();

@@ -26,6 +26,11 @@ export type Cluster = {
   /** Waits until a worker is held at the point; the pid of the process holding it. */
   waitAt: (point: string) => Promise<number>;
   effects: () => Map<string, number>;
+  /**
+   * Waits until the server's journal of the invocation (stored, not only run by a worker) holds
+   * steps whose names pass `wanted`; the names it holds then.
+   */
+  waitForSteps: (invocationId: string, wanted: (names: string[]) => boolean, what: string) => Promise<string[]>;
   stop: () => Promise<void>;
 };
 
@@ -51,6 +56,7 @@ export async function startCluster(options: { workers?: number } = {}): Promise<
     throw error;
   }
   const liveProxy = proxy;
+  const liveServer = server;
   return {
     server,
     proxy,
@@ -81,6 +87,19 @@ export async function startCluster(options: { workers?: number } = {}): Promise<
       return Number(readFileSync(file, "utf8"));
     },
     effects: () => effectCounts(readFileSync(join(dir, "effects"), "utf8")),
+    waitForSteps: async (invocationId, wanted, what) => {
+      let names: string[] = [];
+      await waitFor(
+        async () => {
+          const rows = await liveServer.query(`SELECT name FROM sys_journal WHERE id = '${invocationId}'`);
+          names = rows.map((row) => String(row.name));
+          return wanted(names);
+        },
+        30_000,
+        () => `${what} not journaled: ${names.join(", ")}`,
+      );
+      return names;
+    },
     stop,
   };
 }

@@ -28,14 +28,7 @@ describe("restateAgent: a worker killed in the middle of a run", () => {
       30_000,
       () => "a2 did not finish",
     );
-    await waitFor(
-      async () =>
-        (await cluster.server.query(`SELECT name FROM sys_journal WHERE id = '${invocationId}'`)).some(
-          (row) => row.name === `tool ${tag}-a2`,
-        ),
-      30_000,
-      () => "a2's step was not journaled",
-    );
+    await cluster.waitForSteps(invocationId, (names) => names.includes(`tool ${tag}-a2`), "a2's step");
     await cluster.killWorker(killed);
     await cluster.addWorker();
     cluster.release(`tool-${tag}-a1`);

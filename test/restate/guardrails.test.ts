@@ -2,7 +2,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectEveryCallAnsweredOnce, withoutTs } from "../helpers.ts";
 import { inProcessRun, systemPrompt } from "./baseline.ts";
 import { startCluster, type Cluster } from "./cluster.ts";
-import { waitFor } from "./restate-server.ts";
 
 // The script agent's guardrails (agent-script.ts: `screen` on input, `review` on answers) through
 // a real restate-server: each verdict is a journaled step, so a worker killed after a guardrail
@@ -22,13 +21,10 @@ describe("restateAgent: guardrails are journaled steps", () => {
     const { invocationId } = await cluster.client.start(tag, { system: systemPrompt, message: tag });
     const killed = await cluster.waitAt(`tool-${tag}-a1`);
     // The guardrail's step is stored by the server (not only run by the worker) before the kill.
-    await waitFor(
-      async () =>
-        (await cluster.server.query(`SELECT name FROM sys_journal WHERE id = '${invocationId}'`)).some(
-          (row) => row.name === "guardrail screen",
-        ),
-      30_000,
-      () => "the screen guardrail's step was not journaled",
+    await cluster.waitForSteps(
+      invocationId,
+      (names) => names.includes("guardrail screen"),
+      "the screen guardrail's step",
     );
     expect(cluster.effects().get(`guardrail screen ${tag}`)).toBe(1);
     await cluster.killWorker(killed);

@@ -37,14 +37,7 @@ async function inProcess(tag: string): Promise<{ session: Session; effects: Map<
 }
 
 async function journaled(invocationId: string, name: string): Promise<void> {
-  await waitFor(
-    async () =>
-      (await cluster.server.query(`SELECT name FROM sys_journal WHERE id = '${invocationId}'`)).some(
-        (row) => row.name === name,
-      ),
-    30_000,
-    () => `the step "${name}" was not journaled`,
-  );
+  await cluster.waitForSteps(invocationId, (names) => names.includes(name), `the step "${name}"`);
 }
 
 const billingModel = (tag: string, turn: number): string =>
