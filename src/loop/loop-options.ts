@@ -127,8 +127,8 @@ export const defaultMaxIterations = 100;
  */
 export function checkLoopOptions(options: AgentLoopOptions, tools: readonly ToolDefinition[]): void {
   checkNumber("maxIterations", options.maxIterations, { min: 0, integer: true, infinity: true });
-  for (const name of ["timeouts", "budget", "settings", "guardrails", "hooks"] as const)
-    checkObject(name, options[name]);
+  // settings and guardrails are checked as objects by their own checks below.
+  for (const name of ["timeouts", "budget", "hooks"] as const) checkObject(name, options[name]);
   if (options.loopGuard !== undefined && options.loopGuard !== false) checkObject("loopGuard", options.loopGuard);
   // Written on every message the run adds (a log refuses any other kind at load).
   if (options.agent !== undefined && typeof options.agent !== "string")

@@ -49,7 +49,7 @@ export function mergeSettings(base: ModelSettings | undefined, over: ModelSettin
 
 /** Throws an `AgentError` naming a setting that is not a value it can mean (checked where a run starts and per call). */
 export function checkModelSettings(settings: ModelSettings, where = "settings"): void {
-  if (typeof settings !== "object" || settings === null)
+  if (typeof settings !== "object" || settings === null || Array.isArray(settings))
     throw new AgentError(`${where} must be an object; got ${describeValue(settings)}`);
   checkNumber(`${where}.maxTokens`, settings.maxTokens, { min: 1, integer: true });
   checkNumber(`${where}.temperature`, settings.temperature, { min: 0 });
