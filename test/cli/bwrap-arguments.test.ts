@@ -12,6 +12,21 @@ const call = (overrides: Partial<BwrapCall> = {}): BwrapCall => ({
 });
 
 describe("bwrapArguments", () => {
+  it("puts back, read-only, the directories under /tmp that node or the started program live in (a checkout made in /tmp)", () => {
+    const args = bwrapArguments(
+      call({
+        command: ["/tmp/checkout/node_modules/node/bin/node", "/tmp/checkout/test/server.ts"],
+        proxy: { socketDirectory: "/tmp/p-1", node: "/tmp/other/bin/node" },
+      }),
+    );
+    const tmpfs = args.indexOf("--tmpfs");
+    expect(args.slice(tmpfs, tmpfs + 8)).toStrictEqual([
+      ...["--tmpfs", "/tmp"],
+      ...["--ro-bind", "/tmp/other", "/tmp/other"],
+      ...["--ro-bind", "/tmp/checkout", "/tmp/checkout"],
+    ]);
+  });
+
   it("mounts the root read-only, a private /tmp, the workspace writable, and runs the command there without network", () => {
     expect(bwrapArguments(call())).toStrictEqual([
       ...["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"],

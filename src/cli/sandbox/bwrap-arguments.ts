@@ -48,6 +48,7 @@ export function bwrapArguments(call: BwrapCall): string[] {
   ).filter((entry) => !holding.some((outer) => isWithin(outer.path, entry.path)));
   return [
     ...["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"],
+    ...programsInTmp(call, proxy).flatMap((directory) => ["--ro-bind", directory, directory]),
     ...holding.flatMap(cover),
     ...elsewhere.flatMap(cover),
     ...[sandbox.mode === "workspace-write" ? "--bind" : "--ro-bind", workspace, workspace],
@@ -127,4 +128,20 @@ function outermost(hidden: readonly HiddenPath[]): HiddenPath[] {
 export function isWithin(directory: string, path: string): boolean {
   const rest = relative(directory, path);
   return rest === "" || (rest !== ".." && !rest.startsWith(`..${sep}`) && !isAbsolute(rest));
+}
+
+/**
+ * The directories under /tmp that what the sandbox starts lives in (node itself, an MCP server's
+ * script, a checkout made in /tmp): the private /tmp would hide them, so each is put back read-only
+ * (the top directory below /tmp holding it; hidden paths inside it are covered after).
+ */
+function programsInTmp(call: BwrapCall, proxy: BwrapCall["proxy"]): string[] {
+  const argv = typeof call.command === "string" ? [] : call.command;
+  const paths = [...(proxy === undefined ? [] : [proxy.node]), ...argv, ...(call.cwd === undefined ? [] : [call.cwd])];
+  const directories = new Set<string>();
+  for (const path of paths) {
+    const match = /^\/tmp\/([^/]+)\//.exec(path);
+    if (match !== null) directories.add(`/tmp/${match[1]}`);
+  }
+  return [...directories];
 }
