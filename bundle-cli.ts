@@ -6,6 +6,7 @@
 // (the package's package.json, the viewer's modules) is where it was. Kept out, imported as
 // before: the optional peers (the MCP SDK and the rest) and the session viewer, which reads its
 // page from the files beside its module.
+import { chmodSync } from "node:fs";
 import { build } from "rolldown";
 
 const peers = ["@modelcontextprotocol/sdk", "@opentelemetry/", "@restatedev/", "pg", "vitest"];
@@ -24,3 +25,7 @@ await build({
     sourcemap: true,
   },
 });
+// rolldown writes files with the default mode (0644): the bin must be executable, or
+// `npx simple-agent-loop` in this checkout and in every app linked to it fails with "Permission
+// denied" (an install from the registry or a tarball sets the mode itself; a link does not).
+chmodSync("dist/cli/bin.js", 0o755);

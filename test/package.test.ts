@@ -1,7 +1,17 @@
 import { execFile } from "node:child_process";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  cpSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -23,6 +33,7 @@ const rootManifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8")
 // settings `tsc --init` writes. Slow (an install and two builds): about half a minute.
 describe("the packed package, installed into a new project", () => {
   let work = "";
+  let copy = "";
   let project = "";
   let installLog = "";
   let manifest: { scripts?: Record<string, string>; main: string; types: string; files?: string[] } = {
@@ -32,7 +43,7 @@ describe("the packed package, installed into a new project", () => {
 
   beforeAll(async () => {
     work = mkdtempSync(join(tmpdir(), "sal-pack-"));
-    const copy = join(work, "repository");
+    copy = join(work, "repository");
     for (const entry of [
       "package.json",
       "tsconfig.json",
@@ -93,6 +104,14 @@ describe("the packed package, installed into a new project", () => {
     ).toStrictEqual([]);
     expect(manifest.main).toMatch(/^\.\/dist\//);
     expect(readdirSync(join(project, "node_modules", "simple-agent-loop", "dist")).length).toBeGreaterThan(0);
+  });
+
+  // `npm pack` ran `prepare`, which built dist/ in the copy as `npm run build` does in a clone.
+  it("leaves the bin executable after a build: run by its path in the checkout, as a link to it runs it", async () => {
+    const bin = join(copy, "dist", "cli", "bin.js");
+    expect(statSync(bin).mode & 0o111).toBe(0o111);
+    const { stdout } = await run(bin, ["--version"], { cwd: copy });
+    expect(stdout.trim()).toMatch(/\d+\.\d+\.\d+$/);
   });
 
   it("runs an agent and loads every subpath export by name from dist; the bin runs", async () => {
