@@ -24,7 +24,7 @@ export const ADD_TOOL = {
  */
 export const ADD_ZOD = z.strictObject({ a: z.number(), b: z.number() });
 
-/** The arguments every scripted tool call carries: an object, or JSON text for JSON-text APIs. */
+/** The arguments of a scripted tool call whose library takes the same call every turn: an object, or JSON text for JSON-text APIs. */
 export const ADD_INPUT = { a: 1, b: 2 } as const;
 export const ADD_INPUT_JSON = JSON.stringify(ADD_INPUT);
 
@@ -73,6 +73,15 @@ export class Workload {
     if (this.toolSleepMs === 0) return sum;
     return new Promise((resolve) => setTimeout(() => resolve(sum), this.toolSleepMs));
   };
+
+  /**
+   * The arguments of tool call k of model call n: a different sum every turn, so a guard against a
+   * model repeating itself (simple-agent-loop's default loop guard) lets the script run with its
+   * defaults on.
+   */
+  input(n: number, k: number): AddInput {
+    return { a: n, b: k + 1 };
+  }
 
   /** Called at the start of each model call; returns its 0-based number. */
   nextCall(): number {

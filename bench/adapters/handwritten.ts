@@ -1,6 +1,6 @@
 // The baseline: a hand-written loop, about as little as an agent loop can be. No validation, no
 // events, no limits; tool calls of a turn run concurrently.
-import { ADD_INPUT, FINAL_TEXT, SYSTEM_PROMPT, USER_PROMPT, callId, type Adapter, type AddInput } from "../common.ts";
+import { FINAL_TEXT, SYSTEM_PROMPT, USER_PROMPT, callId, type Adapter, type AddInput } from "../common.ts";
 
 type Call = { id: string; name: string; input: AddInput };
 type Msg =
@@ -45,7 +45,7 @@ export const handwritten: Adapter = {
       if (w.wantsTools(n)) {
         const toolCalls: Call[] = [];
         for (let k = 0; k < w.callsPerTurn; k++)
-          toolCalls.push({ id: callId(n, k), name: "add", input: { ...ADD_INPUT } });
+          toolCalls.push({ id: callId(n, k), name: "add", input: w.input(n, k) });
         return { content: "", toolCalls };
       }
       w.checkHistory(n, messages.length);

@@ -3,7 +3,6 @@
 import { Agent, type AgentMessage, type AgentTool, type StreamFn } from "@mariozechner/pi-agent-core";
 import { createAssistantMessageEventStream, type AssistantMessage, type Model } from "@mariozechner/pi-ai";
 import {
-  ADD_INPUT,
   ADD_TOOL,
   FINAL_TEXT,
   SYSTEM_PROMPT,
@@ -53,7 +52,7 @@ function scriptedStream(w: Workload): StreamFn {
     if (w.wantsTools(n)) {
       const content: AssistantMessage["content"] = [];
       for (let k = 0; k < w.callsPerTurn; k++)
-        content.push({ type: "toolCall", id: callId(n, k), name: "add", arguments: { ...ADD_INPUT } });
+        content.push({ type: "toolCall", id: callId(n, k), name: "add", arguments: w.input(n, k) });
       message = { ...base, content, stopReason: "toolUse" };
     } else {
       w.checkHistory(n, context.messages.length);

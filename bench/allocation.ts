@@ -1,0 +1,132 @@
+// Bytes allocated per turn: what one turn of the loop leaves for the garbage collector, every
+// library in one process.
+//
+//   npm run allocation                                  this checkout (the sources), hand-written, pi-agent-core
+//   npm run allocation -- --lib=before=/tmp/old/src/index.ts   another checkout's sources beside it
+//   npm run allocation -- --turns=200,1000 --runs=7 --only=ours,handwritten
+//
+// Allocation is deterministic where time is not: the young generation is made larger than a whole
+// run (`--min-semi-space-size`, set by the npm script), so a run that starts after a full `gc()`
+// ends before the first scavenge, and the growth of the heap across it is what it allocated.
+// `v8.GCProfiler` says whether a collection ran anyway; such a run is not counted. The script is
+// the one of bench.ts's turns workload: one `add` call a turn, answered at once, then "done". The
+// calls differ from turn to turn (a sum of the turn's number), so simple-agent-loop's loop guard
+// has nothing to refuse and every default stays on.
+import { writeFileSync } from "node:fs";
+import os from "node:os";
+import { pathToFileURL, fileURLToPath } from "node:url";
+import path from "node:path";
+import v8 from "node:v8";
+import type { AgentLoopOptions } from "simple-agent-loop";
+import { ADAPTERS } from "./adapters/index.ts";
+import { oursAdapter, type Library } from "./adapters/ours.ts";
+import { Workload, type Adapter } from "./common.ts";
+
+/** simple-agent-loop with everything optional off: what is left is the loop itself. */
+export const EVERYTHING_OFF: Partial<AgentLoopOptions> = {
+  compaction: false,
+  largeOutput: false,
+  loopGuard: false,
+  eagerTools: false,
+  retry: false,
+};
+
+type Row = {
+  library: string;
+  configuration: string;
+  turns: number;
+  /** Bytes allocated per turn: the least of the counted runs (they agree to a few bytes). */
+  bytesPerTurn: number;
+  /** Microseconds per turn, the fastest counted run. */
+  minUsPerTurn: number;
+  /** Runs counted (no collection during them) of the runs made. */
+  counted: number;
+  runs: number;
+};
+
+const gc = (globalThis as { gc?: () => void }).gc;
+if (gc === undefined) throw new Error("bench: run with node --expose-gc (npm run allocation)");
+
+await main(process.argv.slice(2));
+
+async function main(argv: string[]): Promise<void> {
+  let turnCounts = [200, 1000];
+  let runs = 5;
+  let only: string[] | undefined;
+  const libraries: { label: string; lib: Library }[] = [];
+  for (const arg of argv) {
+    if (arg.startsWith("--turns=")) turnCounts = arg.slice(8).split(",").map(Number);
+    else if (arg.startsWith("--runs=")) runs = Number(arg.slice(7));
+    else if (arg.startsWith("--only=")) only = arg.slice(7).split(",");
+    else if (arg.startsWith("--lib=")) {
+      const [label, file] = arg.slice(6).split("=") as [string, string | undefined];
+      if (file === undefined) throw new Error(`--lib=LABEL=PATH, got "${arg}"`);
+      libraries.push({ label, lib: (await import(pathToFileURL(path.resolve(file)).href)) as Library });
+    } else throw new Error(`unknown argument "${arg}"`);
+  }
+  libraries.unshift({ label: "simple-agent-loop", lib: await import("simple-agent-loop") });
+  const subjects: { library: string; configuration: string; adapter: Adapter }[] = [];
+  const wanted = (id: string): boolean => only === undefined || only.includes(id);
+  if (wanted("ours"))
+    for (const { label, lib } of libraries) {
+      subjects.push({ library: label, configuration: "defaults", adapter: oursAdapter(lib) });
+      subjects.push({
+        library: label,
+        configuration: "defaults, onEvent",
+        adapter: oursAdapter(lib, { onEvent: () => undefined }),
+      });
+      subjects.push({ library: label, configuration: "everything off", adapter: oursAdapter(lib, EVERYTHING_OFF) });
+    }
+  for (const id of ["handwritten", "pi-agent-core"] as const)
+    if (wanted(id)) {
+      const adapter = await ADAPTERS[id]().catch(() => undefined);
+      if (adapter === undefined) console.error(`${id}: not installed (npm install in bench/), skipped`);
+      else subjects.push({ library: adapter.name, configuration: "", adapter });
+    }
+  const rows: Row[] = [];
+  for (const turns of turnCounts)
+    for (const subject of subjects) {
+      const row = await measure(subject.adapter, turns, runs);
+      rows.push({ library: subject.library, configuration: subject.configuration, ...row });
+      console.log(
+        `${`${subject.library}${subject.configuration === "" ? "" : ` (${subject.configuration})`}`.padEnd(48)} T=${String(turns).padEnd(5)} ` +
+          `${String(row.bytesPerTurn).padStart(7)} B/turn  ${row.minUsPerTurn.toFixed(2).padStart(7)} µs/turn (min)  ${row.counted}/${row.runs} runs without GC`,
+      );
+    }
+  writeFileSync(
+    fileURLToPath(new URL("allocation-results.json", import.meta.url)),
+    `${JSON.stringify({ date: new Date().toISOString(), node: process.version, cpus: os.cpus().length, cpu: os.cpus()[0]?.model, rows }, null, 2)}\n`,
+  );
+}
+
+// Warm-up runs, then `runs` measured ones, each after a full collection.
+async function measure(adapter: Adapter, turns: number, runs: number): Promise<Omit<Row, "library" | "configuration">> {
+  for (let index = 0; index < 3; index++) await runOnce(adapter, turns);
+  let bytes = Infinity;
+  let microseconds = Infinity;
+  let counted = 0;
+  for (let index = 0; index < runs; index++) {
+    gc!();
+    const profiler = new v8.GCProfiler();
+    profiler.start();
+    const before = v8.getHeapStatistics().used_heap_size;
+    const started = performance.now();
+    await runOnce(adapter, turns);
+    const elapsed = performance.now() - started;
+    const after = v8.getHeapStatistics().used_heap_size;
+    const collections = profiler.stop()?.statistics.length ?? 0;
+    if (collections > 0) continue;
+    counted++;
+    bytes = Math.min(bytes, after - before);
+    microseconds = Math.min(microseconds, (elapsed * 1000) / turns);
+  }
+  if (counted === 0) throw new Error(`${adapter.name}: every run collected garbage; give a larger young generation`);
+  return { turns, bytesPerTurn: Math.round(bytes / turns), minUsPerTurn: microseconds, counted, runs };
+}
+
+async function runOnce(adapter: Adapter, turns: number): Promise<void> {
+  const workload = new Workload({ turns, callsPerTurn: 1, toolSleepMs: 0 });
+  const output = await adapter.run(workload);
+  workload.assertComplete(adapter.name);
+  if (output.text !== "done") throw new Error(`${adapter.name}: answered "${output.text}"`);
+}
