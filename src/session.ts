@@ -453,9 +453,62 @@ export function spliceSession(
 
 /** Reports a change made to `session` to its listeners (for code that changes sessions the way the library does). */
 export function notifySessionChange(session: Session, change: SessionChange): void {
+  if (change.type === "replace" || change.type === "update" || change.type === "splice") noteEdit(session, change);
   const set = changeListeners.get(session);
   if (set === undefined) return;
   for (const listener of set) listener(change, session);
+}
+
+/**
+ * What changed among a session's stored messages since its reader last looked (`markSessionEdits`):
+ * the library's own readers (the cache event's prefix tracker, the clearer) follow a session with
+ * this instead of a listener, so a session's growth costs them nothing: an append is no edit.
+ */
+export type SessionEdits = {
+  /** Replacements, updates and splices since the mark. */
+  count: number;
+  /** The lowest index a replacement, update or splice touched since the mark (`Infinity`: none). */
+  lowest: number;
+  /** The reason of the change at `lowest` (`splice` for a splice, which removes messages). */
+  lowestBy: "compaction" | "guardrail" | "approval" | "splice" | undefined;
+  /** Whether a splice removed or inserted messages since the mark: indices after it moved. */
+  spliced: boolean;
+};
+
+// Beside the session, as its listeners are: the session stays plain JSON.
+const editRecords = new WeakMap<Session, SessionEdits[]>();
+
+/**
+ * A record of `session`'s edits (replacements, updates, splices) from now on, for one reader:
+ * it reads the fields, and `markSessionEdits` starts them over. Appends are not recorded.
+ */
+export function followSessionEdits(session: Session): SessionEdits {
+  const edits: SessionEdits = { count: 0, lowest: Infinity, lowestBy: undefined, spliced: false };
+  const records = editRecords.get(session);
+  if (records === undefined) editRecords.set(session, [edits]);
+  else records.push(edits);
+  return edits;
+}
+
+/** Starts `edits` over: what changes from now on. */
+export function markSessionEdits(edits: SessionEdits): void {
+  edits.count = 0;
+  edits.lowest = Infinity;
+  edits.lowestBy = undefined;
+  edits.spliced = false;
+}
+
+function noteEdit(session: Session, change: SessionChange & { type: "replace" | "update" | "splice" }): void {
+  const records = editRecords.get(session);
+  if (records === undefined) return;
+  for (const edits of records) {
+    edits.count++;
+    if (change.type === "splice") edits.spliced = true;
+    if (change.index < edits.lowest) {
+      edits.lowest = change.index;
+      edits.lowestBy = change.type === "splice" ? "splice" : change.reason;
+    }
+  }
 }
 
 /** A kept output, or how to read it back (a store reads a blob only when it is asked for). */

@@ -148,7 +148,7 @@ function spend(run: RunContext, iteration: number, last: ModelMessage | undefine
 // have changed what an earlier request was sent.
 function addSteering(run: RunContext): void {
   for (const message of run.queues.steering.splice(0)) {
-    noteSessionChange(run.session, run.session.messages.length, "steering");
+    noteSessionChange(run.session, run.session.messages.length);
     addInput(run, message);
   }
 }

@@ -39,10 +39,14 @@ export function modelView(run: RunContext, iteration: number, changes: ModelCall
       ? { tools, session: { messages: [run.instruction, ...messages] }, context }
       : { tools, session: messages === session.messages ? session : { messages }, context };
   const { state } = run;
-  state.prefixChange = requestPrefixChange(session, view.session.messages, {
-    viaHook: changes?.messages !== undefined,
-    fallback: state.changedBy,
-  });
-  state.changedBy = undefined;
+  // Only the `cache` event reports it: nothing to compare in a run nobody can hear.
+  if (run.tracksPrefix) {
+    state.prefixChange = requestPrefixChange(session, view.session.messages, {
+      viaHook: changes?.messages !== undefined,
+      offset: run.instruction === undefined ? 0 : 1,
+      fallback: state.changedBy,
+    });
+    state.changedBy = undefined;
+  }
   return view;
 }

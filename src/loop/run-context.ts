@@ -105,6 +105,8 @@ export type RunContext = {
   readonly guardrails: RunGuardrails | undefined;
   /** A blocked input or answer throws `GuardrailTrippedError` instead of ending the run `blocked`. */
   readonly throwOnBlock: boolean;
+  /** Whether model calls are compared with the one before for the `cache` event: only when it can be heard. */
+  readonly tracksPrefix: boolean;
 };
 
 /** What changes as a run goes. */
@@ -247,6 +249,7 @@ export function createRunContext(setup: RunSetup): RunContext {
     firstChunkMs: options.timeouts?.firstChunkMs,
     guardrails: guarded.guardrails,
     throwOnBlock: options.throwOnBlock === true,
+    tracksPrefix: listening !== undefined,
   };
 }
 

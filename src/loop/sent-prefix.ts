@@ -1,4 +1,4 @@
-import { onSessionChange, type Message, type Session, type SessionChange } from "../session.ts";
+import { followSessionEdits, markSessionEdits, type Message, type Session, type SessionEdits } from "../session.ts";
 
 /** What may change messages a model was already sent (the `cache` event's `changedBy`). */
 export type PrefixCause = "compaction" | "steering" | "approval" | "hook" | "guardrail";
@@ -10,54 +10,73 @@ export type PrefixChange = { changedAt: number; changedBy: PrefixCause | "unknow
  * Compares a request about to be sent with the last one sent for the same session, and says where
  * it first differs (`undefined`: it begins with all of the previous one, so a provider's prompt
  * cache can hold). The last request is kept beside the session, not in one run: the next run on
- * the same session (after a pause for approval, a follow-up task) is compared with it too. What
- * changed it is read from the session's changes since (compaction's replacements and splices,
- * approval updates in place, which only a notification shows) and from what the loop reports
- * (`noteSessionChange`: steering); `viaHook` says the request (or the previous one) is a
- * `beforeModelCall` hook's view; `fallback` names a change the loop saw but the session did not
- * report (a `compaction` event of a strategy that edits without recording).
+ * the same session (after a pause for approval, a follow-up task) is compared with it too.
+ *
+ * Most requests are the last one plus what the session gained since: the session's edit record
+ * (`followSessionEdits`: replacements, updates in place, splices, each with its index) says no
+ * message the last request held was touched, the list is the same array and still ends where the
+ * last request ended, and the comparison is that, without a walk. Only after an edit (compaction's
+ * cuts, an approval, steering before the end), an edit the session did not report (a list swapped
+ * or spliced by hand, a strategy's `compaction` event: `fallback`), or a `beforeModelCall` hook's
+ * view (`viaHook`) is the request walked message by message; the edit record names what changed it.
+ * `offset` is where the session's messages begin in the request (1 after the output instruction).
  */
 export function requestPrefixChange(
   session: Session,
   messages: readonly Message[],
-  options: { viaHook: boolean; fallback: PrefixCause | undefined },
+  options: { viaHook: boolean; offset: number; fallback: PrefixCause | undefined },
 ): PrefixChange | undefined {
   const tracker = trackerOf(session);
-  const previous = tracker.sent;
-  const previousViaHook = tracker.viaHook;
-  const touched = tracker.touched;
-  // A copy of the list (not of the messages): the session grows in place.
-  tracker.sent = messages.slice();
+  const { sent, edits } = tracker;
+  const length = tracker.length;
+  const untouched =
+    edits.lowest + options.offset >= length &&
+    tracker.steering >= length &&
+    options.fallback === undefined &&
+    !options.viaHook &&
+    !tracker.viaHook &&
+    length > 0 &&
+    options.offset === tracker.offset &&
+    session.messages === tracker.list &&
+    messages.length >= length &&
+    messages[length - 1] === sent[length - 1];
+  let change: PrefixChange | undefined;
+  if (untouched) for (let index = length; index < messages.length; index++) sent.push(messages[index]!);
+  else {
+    change = length === 0 ? undefined : walk(tracker, messages, options);
+    sent.length = 0;
+    for (const message of messages) sent.push(message);
+  }
+  tracker.length = messages.length;
+  tracker.list = session.messages;
+  tracker.offset = options.offset;
   tracker.viaHook = options.viaHook;
-  tracker.touched = [];
-  if (previous === undefined) return undefined;
-  let changedAt = firstChange(previous, messages);
-  // An update in place keeps the object: only its notification shows it changed.
-  for (const entry of touched)
-    if (
-      entry.by === "approval" &&
-      entry.index < previous.length &&
-      (changedAt === undefined || entry.index < changedAt)
-    )
-      changedAt = entry.index;
-  if (changedAt === undefined) return undefined;
-  return { changedAt, changedBy: causeAt(touched, changedAt, options, previousViaHook) };
+  tracker.steering = Infinity;
+  markSessionEdits(edits);
+  return change;
 }
 
 /**
  * Notes that the loop itself changed `session` at `index` (steering added there): blamed when the
  * next request stops beginning with the previous one at or after that index.
  */
-export function noteSessionChange(session: Session, index: number, by: PrefixCause): void {
+export function noteSessionChange(session: Session, index: number): void {
   const tracker = trackers.get(session);
-  if (tracker?.sent !== undefined && index < tracker.sent.length) tracker.touched.push({ index, by });
+  if (tracker !== undefined && index < tracker.length && index < tracker.steering) tracker.steering = index;
 }
 
 type Tracker = {
-  sent: readonly Message[] | undefined;
+  /** The messages of the last request (kept in step with it, not copied each time). */
+  sent: Message[];
+  /** How many: `sent` may hold more between a change and its walk. */
+  length: number;
+  /** The session's list the last request was made of, and where it began in the request. */
+  list: readonly Message[] | undefined;
+  offset: number;
   viaHook: boolean;
-  /** Changes since the last request to messages it held, by index. */
-  touched: { index: number; by: PrefixCause }[];
+  /** The lowest index steering entered at since the last request (`Infinity`: none). */
+  steering: number;
+  edits: SessionEdits;
 };
 
 // Beside the session, as its listeners are: the session stays plain JSON.
@@ -65,46 +84,58 @@ const trackers = new WeakMap<Session, Tracker>();
 
 function trackerOf(session: Session): Tracker {
   let tracker = trackers.get(session);
-  if (tracker !== undefined) return tracker;
-  const created: Tracker = { sent: undefined, viaHook: false, touched: [] };
-  trackers.set(session, created);
-  onSessionChange(session, (change) => {
-    if (change.type === "append" || change.type === "keep" || change.type === "guardrail") return;
-    noteSessionChange(session, change.index, causeOf(change));
-  });
-  tracker = created;
+  if (tracker === undefined) {
+    tracker = {
+      sent: [],
+      length: 0,
+      list: undefined,
+      offset: 0,
+      viaHook: false,
+      steering: Infinity,
+      edits: followSessionEdits(session),
+    };
+    trackers.set(session, tracker);
+  }
   return tracker;
 }
 
-function causeOf(change: SessionChange & { type: "replace" | "update" | "splice" }): PrefixCause {
-  if (change.reason === "guardrail") return "guardrail";
-  return change.type === "update" ? "approval" : "compaction";
+// Message by message: where the request first differs from the last one, and what did it.
+function walk(
+  tracker: Tracker,
+  messages: readonly Message[],
+  options: { viaHook: boolean; offset: number; fallback: PrefixCause | undefined },
+): PrefixChange | undefined {
+  const { edits } = tracker;
+  const edited = edits.lowest + options.offset;
+  const editedBy = edits.lowestBy === undefined ? undefined : causeOf(edits.lowestBy);
+  let changedAt = firstChange(tracker.sent, tracker.length, messages);
+  // An update in place keeps the object: only the edit record shows it changed.
+  if (editedBy === "approval" && edited < tracker.length && (changedAt === undefined || edited < changedAt))
+    changedAt = edited;
+  if (changedAt === undefined) return undefined;
+  let changedBy: PrefixCause | "unknown";
+  // The earliest recorded change at or before where the request differs; else the hook's view or
+  // what the loop saw; else unknown.
+  if (editedBy !== undefined && edited <= changedAt && edited <= tracker.steering) changedBy = editedBy;
+  else if (tracker.steering <= changedAt) changedBy = "steering";
+  else if (options.viaHook || tracker.viaHook) changedBy = "hook";
+  else changedBy = options.fallback ?? "unknown";
+  return { changedAt, changedBy };
 }
 
-// The index of the first message of `previous` that `sent` does not repeat; undefined when
-// `sent` begins with all of `previous`.
-function firstChange(previous: readonly Message[], sent: readonly Message[]): number | undefined {
-  for (let index = 0; index < previous.length; index++) {
+function causeOf(reason: NonNullable<SessionEdits["lowestBy"]>): PrefixCause {
+  if (reason === "guardrail") return "guardrail";
+  return reason === "approval" ? "approval" : "compaction";
+}
+
+// The index of the first of the `length` messages of `previous` that `sent` does not repeat;
+// undefined when `sent` begins with all of them.
+function firstChange(previous: readonly Message[], length: number, sent: readonly Message[]): number | undefined {
+  for (let index = 0; index < length; index++) {
     const before = previous[index]!;
     const now = sent[index];
     if (now === before) continue;
     if (now === undefined || JSON.stringify(now) !== JSON.stringify(before)) return index;
   }
   return undefined;
-}
-
-// The earliest recorded change at or before where the request differs; else the hook's view or
-// what the loop saw; else unknown.
-function causeAt(
-  touched: readonly { index: number; by: PrefixCause }[],
-  changedAt: number,
-  options: { viaHook: boolean; fallback: PrefixCause | undefined },
-  previousViaHook: boolean,
-): PrefixCause | "unknown" {
-  let earliest: { index: number; by: PrefixCause } | undefined;
-  for (const entry of touched)
-    if (entry.index <= changedAt && (earliest === undefined || entry.index < earliest.index)) earliest = entry;
-  if (earliest !== undefined) return earliest.by;
-  if (options.viaHook || previousViaHook) return "hook";
-  return options.fallback ?? "unknown";
 }
