@@ -28,6 +28,7 @@
  * 4. No comment in src/ cites a document outside the repository (a seed and its sections, "the
  *    Python package", an issue number): a comment states its rule instead.
  */
+import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { commentCitations } from "./architecture/comment-citations.ts";
@@ -38,6 +39,7 @@ import { importsOf } from "./architecture/imports.ts";
 import type { ImportEdge } from "./architecture/imports.ts";
 import {
   coreImportViolations,
+  corePeerImportViolations,
   guardrailImportViolations,
   isRootFile,
   maxRootFiles,
@@ -53,6 +55,12 @@ const root = fileURLToPath(new URL("..", import.meta.url));
 const sources = readSourceFiles(root, "src");
 const edges = sources.flatMap(importsOf);
 const maxFunctionLines = 100;
+const packageJson = JSON.parse(readFileSync(`${root}/package.json`, "utf8")) as {
+  peerDependenciesMeta?: Record<string, { optional?: boolean }>;
+};
+const optionalPeers = Object.entries(packageJson.peerDependenciesMeta ?? {})
+  .filter(([, meta]) => meta.optional === true)
+  .map(([name]) => name);
 
 describe("the architecture of src/", () => {
   it("has no import cycles", () => {
@@ -96,6 +104,14 @@ describe("the architecture of src/", () => {
     expect(
       coreImportViolations(edges).map(describeEdge),
       "core files importing a subsystem (the subsystem should import the core instead)",
+    ).toStrictEqual([]);
+  });
+
+  it("has the core load an optional peer only lazily, with import()", () => {
+    expect(optionalPeers).toContain("quickjs-emscripten-core");
+    expect(
+      corePeerImportViolations(edges, optionalPeers).map(describeEdge),
+      "core files importing an optional peer statically (load it with import() where a run needs it)",
     ).toStrictEqual([]);
   });
 
@@ -255,6 +271,19 @@ describe("the architecture checks themselves", () => {
       ].join("\n"),
     );
     expect(coreImportViolations(core).map((edge) => edge.line)).toStrictEqual([1, 2]);
+    const peers = synthetic(
+      "src/tools/code-mode/p.ts",
+      [
+        'import { newVariant } from "quickjs-emscripten-core";',
+        'import type { QuickJSContext } from "quickjs-emscripten-core";',
+        'const lazy = () => import("quickjs-emscripten-core");',
+        'import { transform } from "sucrase/dist/index.js";',
+        'import { Validator } from "@cfworker/json-schema";',
+      ].join("\n"),
+    );
+    expect(
+      corePeerImportViolations(peers, ["quickjs-emscripten-core", "sucrase"]).map((edge) => edge.line),
+    ).toStrictEqual([1, 4]);
     const guardrails = synthetic(
       "src/guardrails/g.ts",
       [

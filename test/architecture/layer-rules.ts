@@ -76,6 +76,28 @@ export function coreImportViolations(edges: readonly ImportEdge[]): ImportEdge[]
   return sourceEdges(edges, isCore).filter(({ target }) => target.startsWith("src/") && !isCore(target));
 }
 
+/**
+ * The core loads a package only when a run uses it: an optional peer (QuickJS for code mode, say)
+ * only by a lazy `import()`, so a core without it installed still loads, and a run that does not use
+ * it pays nothing. A type-only import is erased and allowed. `optionalPeers`: the package names.
+ */
+export function corePeerImportViolations(edges: readonly ImportEdge[], optionalPeers: readonly string[]): ImportEdge[] {
+  return edges.filter(
+    (edge) =>
+      isCore(edge.from) &&
+      edge.target === undefined &&
+      !edge.dynamic &&
+      !edge.typeOnly &&
+      optionalPeers.includes(packageName(edge.specifier)),
+  );
+}
+
+// `@scope/name` or `name`, without a subpath.
+function packageName(specifier: string): string {
+  const parts = specifier.split("/");
+  return specifier.startsWith("@") ? parts.slice(0, 2).join("/") : parts[0]!;
+}
+
 /** The store keeps sessions on disk and needs nothing of the library but the session and its errors. */
 export function storeImportViolations(edges: readonly ImportEdge[]): ImportEdge[] {
   return sourceEdges(edges, (from) => from.startsWith("src/store/")).filter(
