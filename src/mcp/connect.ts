@@ -3,15 +3,22 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
+import type { ServerCapabilities, Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
 import { AgentError, describeValue, errorMessage } from "../errors.ts";
 import { checkBoolean, checkChoice, checkNumber, maxTimerDelay } from "../numeric-options.ts";
 import type { Tool } from "../tools/tool.ts";
 import type { McpServerConfig } from "./config.ts";
 import { dropAwareFetch } from "./drop-aware-fetch.ts";
 import { McpConnectionError, messageWithCause } from "./errors.ts";
-import { mcpTools, type ServerTools } from "./mcp-tools.ts";
 import type { stdioTransport } from "./stdio-transport.ts";
+import {
+  toolRegistry,
+  type McpHeldTool,
+  type ToolRegistry,
+  type McpToolsChange,
+  type RegisteredServer,
+} from "./tool-registry.ts";
+import { memoryTrustStore, type McpTrustStore } from "./trust-store.ts";
 
 /** Options of `connectMcp` and `withMcp`. */
 export type McpOptions = {
@@ -39,15 +46,41 @@ export type McpOptions = {
   stderr?: "inherit" | "ignore";
   /** How this client introduces itself to servers (default `{ name: "simple-agent-loop", version: "0" }`). */
   clientInfo?: { name: string; version: string };
+  /**
+   * Called after a server's tools were listed again (`notifications/tools/list_changed`, debounced,
+   * or `refreshTools`) and something changed, with the MCP names of the tools added, removed and
+   * changed (a changed tool is also held when it differs from its pin; see `trust`).
+   */
+  onToolsChanged?: (change: McpToolsChange) => void;
+  /**
+   * Where the definitions of trusted tools are pinned (default `memoryTrustStore()`: what each
+   * connection sees first). A tool listed for the first time is pinned; one whose
+   * `toolFingerprint` differs from its pin, at connect or after a change, is held: left out of
+   * `tools`, listed in `heldTools`, its calls refused, until `trustTool` pins it. `false`: no checks.
+   */
+  trust?: McpTrustStore | false;
 };
 
 /**
- * Open connections to MCP servers and their tools. Tools a server adds or removes after connecting
- * (`notifications/tools/list_changed`) are not reflected: `tools` is the list at connect time.
+ * Open connections to MCP servers and their tools. `tools` follows the servers: when one says its
+ * tools changed (`notifications/tools/list_changed`), they are listed again (debounced).
  */
 export type McpConnection = {
-  /** One loop tool per MCP tool: servers in configuration order, each server's tools in its order. */
-  tools: Tool[];
+  /**
+   * One loop tool per MCP tool, servers in configuration order, each server's tools in its order,
+   * held tools left out: the list now (a getter; a run keeps the list it was given). A tool object
+   * from an earlier list whose tool was removed or is held gives an error result without calling
+   * the server.
+   */
+  readonly tools: Tool[];
+  /** The tools left out of `tools` because their definition differs from the trusted one. */
+  readonly heldTools: McpHeldTool[];
+  /** Pins the definition `server` lists now for its held tool `name` and offers the tool again. */
+  trustTool: (server: string, name: string) => Promise<void>;
+  /** Lists the tools of `server` (default: every server) again now; `onToolsChanged` hears what changed. */
+  refreshTools: (server?: string) => Promise<void>;
+  /** What `server` said of itself when it connected. Throws `AgentError` for an unknown server. */
+  serverInfo: (server: string) => McpServerInfo;
   /** The SDK client of each server, by configuration key: for resources, prompts and other requests. */
   clients: Record<string, Client>;
   /**
@@ -59,6 +92,17 @@ export type McpConnection = {
   close: () => Promise<void>;
   /** The same as `close`, for `await using connection = await connectMcp(…)`. */
   [Symbol.asyncDispose]: () => Promise<void>;
+};
+
+/** What a server said of itself at initialization, with the protocol version agreed on. */
+export type McpServerInfo = {
+  name: string;
+  version: string;
+  /** The protocol revision agreed at initialization (the client offers the newest its SDK knows). */
+  protocolVersion: string;
+  capabilities: ServerCapabilities;
+  /** How to use the server, when it says (meant for the model's system prompt; untrusted text). */
+  instructions?: string;
 };
 
 /**
@@ -87,10 +131,12 @@ export async function connectMcp(
   options.signal?.addEventListener("abort", abortConnecting, { once: true });
   const transports: Transport[] = [];
   let failure: unknown;
+  // Change notifications are taken once every server is connected and its tools registered.
+  const changes = listChanges();
   const connected = await Promise.allSettled(
     entries.map(async ([server, config]) => {
       try {
-        return await connectServer(sdk, server, config, options, giveUp.signal, transports);
+        return await connectServer(sdk, { server, config, options, signal: giveUp.signal, transports, changes });
       } catch (error) {
         failure ??= error;
         giveUp.abort();
@@ -99,24 +145,51 @@ export async function connectMcp(
     }),
   );
   options.signal?.removeEventListener("abort", abortConnecting);
+  let closing: Promise<void> | undefined;
   const closeAll = async (): Promise<void> => {
+    changes.stop();
     await Promise.all(transports.map((transport) => transport.close()));
   };
   if (options.signal?.aborted === true || failure !== undefined) {
     await closeAll();
     throw options.signal?.aborted === true ? options.signal.reason : failure;
   }
-  const serverTools = connected.map((outcome) => (outcome as PromiseFulfilledResult<ServerTools>).value);
-  let tools: Tool[];
+  const reached = connected.map((outcome) => (outcome as PromiseFulfilledResult<ConnectedServer>).value);
+  let registry: ToolRegistry;
   try {
-    const deferred = new Set(entries.filter(([, config]) => config.deferred === true).map(([server]) => server));
-    tools = mcpTools(serverTools, { prefix: options.prefix === true, timeout: options.timeout, deferred });
+    registry = await toolRegistry(reached, {
+      prefix: options.prefix === true,
+      trust: options.trust === false ? undefined : (options.trust ?? memoryTrustStore()),
+    });
   } catch (error) {
     await closeAll();
     throw error;
   }
+  const byName = new Map(reached.map((entry) => [entry.server, entry]));
+  const serverNamed = (server: unknown): ConnectedServer => {
+    const found = typeof server === "string" ? byName.get(server) : undefined;
+    if (found === undefined)
+      throw new AgentError(
+        `MCP: no server named ${describeValue(server)}; the servers are ${[...byName.keys()].join(", ")}`,
+      );
+    return found;
+  };
+  // One listing at a time per server: a notification during a listing lists again after it.
+  const refresh = async (entry: ConnectedServer): Promise<void> => {
+    const previous = entry.refreshing;
+    const next = previous.then(async () => {
+      if (closing !== undefined) return;
+      const listed = await listTools(entry.client, requestOptionsOf(options));
+      if (closing !== undefined) return;
+      const change = await registry.update(entry.server, listed);
+      if (change.added.length + change.removed.length + change.changed.length > 0) options.onToolsChanged?.(change);
+    });
+    entry.refreshing = next.catch(() => undefined);
+    return next;
+  };
+  // A failed listing after a notification keeps the tools listed before.
+  changes.start((server) => void refresh(byName.get(server)!).catch(() => undefined));
 
-  let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
     options.signal?.removeEventListener("abort", closeOnAbort);
     closing ??= closeAll();
@@ -126,8 +199,78 @@ export async function connectMcp(
   // call's), which send the servers their cancellations: close after those, so they get through.
   const closeOnAbort = (): void => queueMicrotask(() => void close());
   options.signal?.addEventListener("abort", closeOnAbort, { once: true });
-  const clients = Object.fromEntries(serverTools.map(({ server, client }) => [server, client]));
-  return { tools, clients, close, [Symbol.asyncDispose]: close };
+  const clients = Object.fromEntries(reached.map(({ server, client }) => [server, client]));
+  return {
+    get tools() {
+      return registry.tools();
+    },
+    get heldTools() {
+      return registry.heldTools();
+    },
+    trustTool: (server, name) => {
+      serverNamed(server);
+      return registry.trust(server, name);
+    },
+    refreshTools: async (server) => {
+      const chosen = server === undefined ? reached : [serverNamed(server)];
+      await Promise.all(chosen.map(refresh));
+    },
+    serverInfo: (server) => serverInfoOf(serverNamed(server)),
+    clients,
+    close,
+    [Symbol.asyncDispose]: close,
+  };
+}
+
+/** A server once connected: its registry entry, what it said at initialization, its listing queue. */
+type ConnectedServer = RegisteredServer & { protocolVersion: string; refreshing: Promise<void> };
+
+function serverInfoOf({ client, protocolVersion }: ConnectedServer): McpServerInfo {
+  const implementation = client.getServerVersion();
+  const info: McpServerInfo = {
+    name: implementation?.name ?? "",
+    version: implementation?.version ?? "",
+    protocolVersion,
+    capabilities: client.getServerCapabilities() ?? {},
+  };
+  const instructions = client.getInstructions();
+  if (instructions !== undefined) info.instructions = instructions;
+  return info;
+}
+
+/**
+ * Where `tools/list_changed` notifications go: held until `start` (the registry exists then),
+ * dropped after `stop`.
+ */
+type ListChanges = {
+  changed: (server: string) => void;
+  start: (refresh: (server: string) => void) => void;
+  stop: () => void;
+};
+
+function listChanges(): ListChanges {
+  const early = new Set<string>();
+  let refresh: ((server: string) => void) | undefined;
+  let stopped = false;
+  return {
+    changed: (server) => {
+      if (stopped) return;
+      if (refresh === undefined) early.add(server);
+      else refresh(server);
+    },
+    start: (listener) => {
+      refresh = listener;
+      for (const server of early) listener(server);
+      early.clear();
+    },
+    stop: () => {
+      stopped = true;
+    },
+  };
+}
+
+function requestOptionsOf(options: McpOptions): { timeout?: number } {
+  return options.timeout === undefined ? {} : { timeout: options.timeout };
 }
 
 // Checked as the loop checks its own, before any server starts: a `timeout: "5000"` or a
@@ -136,6 +279,18 @@ function checkMcpOptions(options: McpOptions): void {
   if (typeof options !== "object" || options === null)
     throw new AgentError(`connectMcp: options must be an object; got ${describeValue(options)}`);
   checkBoolean("connectMcp: prefix", options.prefix);
+  if (options.onToolsChanged !== undefined && typeof options.onToolsChanged !== "function")
+    throw new AgentError(`connectMcp: onToolsChanged must be a function; got ${describeValue(options.onToolsChanged)}`);
+  const trust: unknown = options.trust;
+  if (
+    trust !== undefined &&
+    trust !== false &&
+    (typeof trust !== "object" ||
+      trust === null ||
+      typeof (trust as McpTrustStore).load !== "function" ||
+      typeof (trust as McpTrustStore).save !== "function")
+  )
+    throw new AgentError(`connectMcp: trust must be { load, save } or false; got ${describeValue(trust)}`);
   checkNumber("connectMcp: timeout", options.timeout, { min: 0, exclusive: true, max: maxTimerDelay });
   checkChoice("connectMcp: stderr", options.stderr, ["inherit", "ignore"]);
   const info: unknown = options.clientInfo;
@@ -198,14 +353,19 @@ async function loadSdk(configs: readonly McpServerConfig[]): Promise<Sdk> {
   }
 }
 
-async function connectServer(
-  sdk: Sdk,
-  server: string,
-  config: McpServerConfig,
-  options: McpOptions,
-  signal: AbortSignal,
-  transports: Transport[],
-): Promise<ServerTools> {
+/** What `connectServer` needs to reach one server. */
+type ServerConnect = {
+  server: string;
+  config: McpServerConfig;
+  options: McpOptions;
+  signal: AbortSignal;
+  /** Every transport made, so a failure elsewhere closes them all. */
+  transports: Transport[];
+  changes: ListChanges;
+};
+
+async function connectServer(sdk: Sdk, connect: ServerConnect): Promise<ConnectedServer> {
+  const { server, config, options, signal, transports } = connect;
   const where = "command" in config ? `command "${config.command}"` : describeUrl(config.url);
   const fail = (problem: string, cause?: unknown): McpConnectionError =>
     new McpConnectionError(`MCP server "${server}" (${where}): ${problem}`, { server, cause });
@@ -217,11 +377,36 @@ async function connectServer(
     throw fail(errorMessage(error), error);
   }
   transports.push(transport);
-  const client = new sdk.Client(options.clientInfo ?? { name: "simple-agent-loop", version: "0" });
-  const requestOptions = options.timeout === undefined ? { signal } : { signal, timeout: options.timeout };
+  // Stdio has no place for the version agreed on; the SDK hands it to transports that can keep it.
+  let protocolVersion = "";
+  const keepVersion = transport.setProtocolVersion?.bind(transport);
+  transport.setProtocolVersion = (version) => {
+    protocolVersion = version;
+    keepVersion?.(version);
+  };
+  const client = new sdk.Client(options.clientInfo ?? { name: "simple-agent-loop", version: "0" }, {
+    listChanged: {
+      tools: {
+        autoRefresh: false,
+        debounceMs: listChangedDebounceMs,
+        onChanged: () => connect.changes.changed(server),
+      },
+    },
+  });
+  const requestOptions = { signal, ...requestOptionsOf(options) };
   try {
     await client.connect(transport, requestOptions);
-    return { server, client, tools: await listTools(client, requestOptions) };
+    const listed = await listTools(client, requestOptions);
+    return {
+      server,
+      client,
+      timeout: options.timeout,
+      calls: new Map(),
+      deferred: config.deferred === true,
+      listed,
+      protocolVersion,
+      refreshing: Promise.resolve(),
+    };
   } catch (error) {
     if (signal.aborted) throw error;
     const said = stderr.tail.trim();
@@ -229,6 +414,9 @@ async function connectServer(
     throw fail(`${describeFailure(error, config)}${said === "" ? "" : `; its stderr ended with: ${said}`}`, error);
   }
 }
+
+// Several changes in a row (a server registering tools one by one) are listed once.
+const listChangedDebounceMs = 300;
 
 function createTransport(sdk: Sdk, config: McpServerConfig, options: McpOptions, stderr: { tail: string }): Transport {
   let transport: Transport;
@@ -330,7 +518,7 @@ async function within(milliseconds: number, work: Promise<void>): Promise<void> 
 
 async function listTools(
   client: Client,
-  requestOptions: { signal: AbortSignal; timeout?: number },
+  requestOptions: { signal?: AbortSignal; timeout?: number },
 ): Promise<McpTool[]> {
   const tools: McpTool[] = [];
   // A server of only resources or prompts is still worth connecting to (see `clients`).

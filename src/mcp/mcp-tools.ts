@@ -6,51 +6,16 @@ import { toolContent, type ToolContent } from "../tools/tool-content.ts";
 import type { Tool, ToolContext } from "../tools/tool.ts";
 import { McpConfigError, messageWithCause } from "./errors.ts";
 
-/** A connected server and the tools it listed. */
-export type ServerTools = {
-  /** The server's key in the configuration. */
-  server: string;
-  client: Client;
-  tools: McpTool[];
-};
-
-/** How the tools of every server are turned into loop tools. */
-export type McpToolOptions = {
-  /** Name tools `<server>__<tool>` instead of `<tool>`. */
-  prefix: boolean;
-  /** Milliseconds a `tools/call` may take; restarted by each progress notification. */
-  timeout: number | undefined;
-  /** The servers whose tools are deferred: sent to the model only once `search_tools` loads them. */
-  deferred?: ReadonlySet<string>;
-};
-
-/**
- * Makes one loop tool per MCP tool, servers in the given order, each server's tools in its own
- * order. Names are sanitized to `^[a-zA-Z0-9_-]{1,64}$` (what model APIs accept; a valid name is
- * unchanged). Throws `McpConfigError` when two tools end up with the same name.
- */
-export function mcpTools(servers: readonly ServerTools[], options: McpToolOptions): Tool[] {
-  const owners = new Map<string, { server: string; tool: string }>();
-  const tools: Tool[] = [];
-  for (const { server, client, tools: listed } of servers) {
-    for (const mcpTool of listed) {
-      const name = sanitizeName(options.prefix ? `${server}__${mcpTool.name}` : mcpTool.name);
-      const owner = owners.get(name);
-      if (owner !== undefined) throw nameClash(name, owner, { server, tool: mcpTool.name }, options.prefix);
-      owners.set(name, { server, tool: mcpTool.name });
-      const made = loopTool(name, server, client, mcpTool, options.timeout);
-      if (options.deferred?.has(server) === true) made.deferred = true;
-      tools.push(made);
-    }
-  }
-  return tools;
+/** Name tools `<server>__<tool>` or keep the tool's own name, sanitized to `^[a-zA-Z0-9_-]{1,64}$`. */
+export function loopToolName(server: string, tool: string, prefix: boolean): string {
+  return sanitizeName(prefix ? `${server}__${tool}` : tool);
 }
 
 function sanitizeName(name: string): string {
   return (name.replace(/[^a-zA-Z0-9_-]/g, "_") || "_").slice(0, 64);
 }
 
-function nameClash(
+export function nameClash(
   name: string,
   first: { server: string; tool: string },
   second: { server: string; tool: string },
@@ -68,12 +33,42 @@ function nameClash(
   );
 }
 
-function loopTool(name: string, server: string, client: Client, mcpTool: McpTool, timeout: number | undefined): Tool {
+/** A connected server, as its tools' calls reach it. */
+export type ToolServer = {
+  /** The server's key in the configuration. */
+  server: string;
+  client: Client;
+  /** Milliseconds a `tools/call` may take; restarted by each progress notification. */
+  timeout: number | undefined;
+  /**
+   * The calls in flight on this server, by tool call id, in the order they started: what an
+   * elicitation the server sends meanwhile belongs to.
+   */
+  calls: Map<string, ToolContext>;
+};
+
+/** Throws `McpConfigError` when the input schema of `mcpTool` is too deep or too large to take. */
+export function checkToolSchema(server: string, mcpTool: McpTool): void {
   const problem = schemaProblem(mcpTool.inputSchema);
   if (problem !== undefined)
     throw new McpConfigError(`MCP server "${server}": tool "${mcpTool.name}" refused: its input schema ${problem}`, {
       server,
     });
+}
+
+/**
+ * Says why a call of a loop tool made earlier must not reach its server (the tool was removed, or
+ * changed and is held), or `undefined` when it may.
+ */
+export type CallCheck = () => string | undefined;
+
+/**
+ * The loop tool of `mcpTool`. Throws `McpConfigError` when its input schema is too deep or too
+ * large. `check` runs before each call: a refusal becomes the call's error result.
+ */
+export function loopTool(name: string, owner: ToolServer, mcpTool: McpTool, check: CallCheck): Tool {
+  const { server } = owner;
+  checkToolSchema(server, mcpTool);
   const { $schema: _dialect, ...inputSchema } = mcpTool.inputSchema;
   // MCP allows `{ "type": "object" }` for a tool without parameters (the Go SDK and FastMCP send
   // it); OpenAI rejects the whole request for it: "object schema missing properties".
@@ -82,8 +77,11 @@ function loopTool(name: string, server: string, client: Client, mcpTool: McpTool
     name,
     description: mcpTool.description ?? mcpTool.title ?? mcpTool.annotations?.title ?? "",
     input_schema: inputSchema as JsonObject,
-    handler: (input: JsonObject, context: ToolContext) =>
-      callTool(client, server, mcpTool.name, input, context, timeout),
+    handler: (input: JsonObject, context: ToolContext) => {
+      const refusal = check();
+      if (refusal !== undefined) throw new Error(refusal);
+      return callTool(owner, mcpTool.name, input, context);
+    },
   };
   // Starting a call before the model's response is complete is only safe without side effects,
   // and MCP tools have them unless the server says otherwise.
@@ -92,14 +90,13 @@ function loopTool(name: string, server: string, client: Client, mcpTool: McpTool
 }
 
 async function callTool(
-  client: Client,
-  server: string,
+  { server, client, timeout, calls }: ToolServer,
   name: string,
   input: JsonObject,
   context: ToolContext,
-  timeout: number | undefined,
 ): Promise<JsonValue> {
   let answer: Awaited<ReturnType<Client["callTool"]>>;
+  calls.set(context.id, context);
   try {
     answer = await client.callTool({ name, arguments: input }, undefined, {
       signal: context.signal,
@@ -112,6 +109,8 @@ async function callTool(
     // The loop words aborts and timeouts itself.
     if (context.signal.aborted) throw error;
     throw new Error(`MCP server "${server}": ${messageWithCause(error)}`, { cause: error });
+  } finally {
+    calls.delete(context.id);
   }
   // Servers on the 2024-10-07 protocol answer with `toolResult` instead of content.
   if (!Array.isArray(answer["content"])) return (answer["toolResult"] ?? "") as JsonValue;
@@ -135,7 +134,7 @@ function isBinary(part: ContentBlock): boolean {
  * an image, audio and binary resources as files, text as text. The text parts are bounded as a
  * text result is; a binary part over `maxMcpPartBytes` is replaced by a note saying what it was.
  */
-function richOutput(parts: readonly ContentBlock[]): ToolContent {
+export function richOutput(parts: readonly ContentBlock[]): ToolContent {
   const content: ContentPart[] = [];
   let textLeft = maxMcpResultLength;
   for (const part of parts) {
@@ -156,7 +155,7 @@ function richOutput(parts: readonly ContentBlock[]): ToolContent {
   return toolContent(content);
 }
 
-function contentPartOf(part: ContentBlock): ContentPart {
+export function contentPartOf(part: ContentBlock): ContentPart {
   switch (part.type) {
     case "text":
       return { type: "text", text: part.text };

@@ -4,6 +4,7 @@ import { randomUUID } from "node:crypto";
 import { createServer, type IncomingHttpHeaders, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import { InMemoryEventStore } from "@modelcontextprotocol/sdk/examples/shared/inMemoryEventStore.js";
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { createFixtureServer } from "./fixture-tools.ts";
 
@@ -17,12 +18,21 @@ export type HttpFixture = {
   requests: string[];
   /** How many MCP sessions the server holds open. */
   sessions: () => number;
+  /** The McpServer of each session (each stateless request), in the order they were made. */
+  servers: McpServer[];
   close: () => Promise<void>;
 };
 
 export type HttpFixtureOptions = {
   /** Keep events so clients can resume a dropped stream (`Last-Event-ID`); retry after 100 ms. */
   resumable?: boolean;
+  /** Makes the McpServer of each session (default: the fixture's). */
+  create?: () => McpServer;
+  /**
+   * No sessions: no `Mcp-Session-Id`, a new server for each POST, GET and DELETE answered 405 (the
+   * SDK's stateless example).
+   */
+  stateless?: boolean;
 };
 
 export async function startHttpServer(options: HttpFixtureOptions = {}): Promise<HttpFixture> {
@@ -30,9 +40,17 @@ export async function startHttpServer(options: HttpFixtureOptions = {}): Promise
   const methods: string[] = [];
   const headers: IncomingHttpHeaders[] = [];
   const requests: string[] = [];
+  const servers: McpServer[] = [];
+  const create = (): McpServer => {
+    const server = (options.create ?? createFixtureServer)();
+    servers.push(server);
+    return server;
+  };
   const http = createServer((request, response) => {
     headers.push(request.headers);
     requests.push(request.method ?? "");
+    if (options.stateless === true && request.method !== "POST")
+      return void response.writeHead(405, { allow: "POST" }).end();
     void handle(request).then(
       async ({ transport, body }) => {
         // The stream of the answer ends at once, as a proxy that drops it would end it.
@@ -51,6 +69,11 @@ export async function startHttpServer(options: HttpFixtureOptions = {}): Promise
     for (const message of Array.isArray(body) ? body : [body]) {
       if (typeof message === "object" && message !== null && "method" in message) methods.push(String(message.method));
     }
+    if (options.stateless === true) {
+      const transport = new StreamableHTTPServerTransport({});
+      await create().connect(transport);
+      return { transport, body };
+    }
     const sessionId = request.headers["mcp-session-id"];
     if (typeof sessionId === "string") return { transport: transports.get(sessionId), body };
     const transport = new StreamableHTTPServerTransport({
@@ -61,7 +84,7 @@ export async function startHttpServer(options: HttpFixtureOptions = {}): Promise
     transport.onclose = () => {
       if (transport.sessionId !== undefined) transports.delete(transport.sessionId);
     };
-    await createFixtureServer().connect(transport);
+    await create().connect(transport);
     return { transport, body };
   }
 
@@ -73,6 +96,7 @@ export async function startHttpServer(options: HttpFixtureOptions = {}): Promise
     headers,
     requests,
     sessions: () => transports.size,
+    servers,
     close: async () => {
       await Promise.all([...transports.values()].map((transport) => transport.close()));
       http.closeAllConnections();

@@ -2,7 +2,8 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { describe, expect, it } from "vitest";
 import { agentLoop, initSession, isProviderError, type ToolSchema } from "simple-agent-loop";
 import { openaiChat } from "simple-agent-loop/openai";
-import { maxMcpResultLength, mcpTools } from "../../src/mcp/mcp-tools.ts";
+import { maxMcpResultLength } from "../../src/mcp/mcp-tools.ts";
+import { toolRegistry } from "../../src/mcp/tool-registry.ts";
 
 function deepSchema(levels: number): Record<string, unknown> {
   const root: Record<string, unknown> = { type: "object", properties: {} };
@@ -13,6 +14,22 @@ function deepSchema(levels: number): Record<string, unknown> {
     node = next;
   }
   return root;
+}
+
+// The loop tools of one server "srv" that lists `listed` and answers every call with `client`.
+async function mcpTools(
+  client: Client,
+  listed: unknown,
+): Promise<ReturnType<Awaited<ReturnType<typeof toolRegistry>>["tools"]>> {
+  const server = {
+    server: "srv",
+    client,
+    timeout: undefined,
+    calls: new Map(),
+    deferred: false,
+    listed: listed as never,
+  };
+  return (await toolRegistry([server], { prefix: false, trust: undefined })).tools();
 }
 
 const answering = (content: unknown): Client => ({ callTool: () => Promise.resolve(content) }) as unknown as Client;
@@ -26,35 +43,24 @@ const context = {
 };
 
 describe("MCP: untrusted sizes are bounded where they enter", () => {
-  it("a tool whose input schema is 100,000 levels deep is refused by name at connect time", () => {
-    const listed = [{ name: "deep_tool", inputSchema: deepSchema(100_000) }] as never;
-    expect(() =>
-      mcpTools([{ server: "srv", client: answering({}), tools: listed }], { prefix: false, timeout: undefined }),
-    ).toThrow(/srv.*deep_tool.*nested/);
+  it("a tool whose input schema is 100,000 levels deep is refused by name at connect time", async () => {
+    const listed = [{ name: "deep_tool", inputSchema: deepSchema(100_000) }];
+    await expect(mcpTools(answering({}), listed)).rejects.toThrow(/srv.*deep_tool.*nested/);
   });
 
-  it("a tool whose input schema is larger than the limit is refused by name", () => {
+  it("a tool whose input schema is larger than the limit is refused by name", async () => {
     const properties = Object.fromEntries(
       Array.from({ length: 5_000 }, (_, index) => [`p${index}`, { type: "string", description: "x".repeat(40) }]),
     );
-    const listed = [{ name: "wide_tool", inputSchema: { type: "object", properties } }] as never;
-    expect(() =>
-      mcpTools([{ server: "srv", client: answering({}), tools: listed }], { prefix: false, timeout: undefined }),
-    ).toThrow(/wide_tool.*characters/);
+    const listed = [{ name: "wide_tool", inputSchema: { type: "object", properties } }];
+    await expect(mcpTools(answering({}), listed)).rejects.toThrow(/wide_tool.*characters/);
   });
 
   it("a huge tool answer enters the session cut, saying how much was left out", async () => {
     const huge = "y".repeat(5_000_000);
-    const [made] = mcpTools(
-      [
-        {
-          server: "srv",
-          client: answering({ content: [{ type: "text", text: huge }] }),
-          tools: [{ name: "big", inputSchema: { type: "object" } }] as never,
-        },
-      ],
-      { prefix: false, timeout: undefined },
-    );
+    const [made] = await mcpTools(answering({ content: [{ type: "text", text: huge }] }), [
+      { name: "big", inputSchema: { type: "object" } },
+    ]);
     const output = (await made!.handler({}, context)) as string;
     expect(output.length).toBeLessThan(maxMcpResultLength + 200);
     expect(output).toMatch(/cut: 4900000 more characters/);

@@ -1,0 +1,171 @@
+import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
+import type { JsonObject } from "../session.ts";
+import type { Tool } from "../tools/tool.ts";
+import { McpConfigError } from "./errors.ts";
+import { checkToolSchema, loopTool, loopToolName, nameClash, type ToolServer } from "./mcp-tools.ts";
+import { toolDefinition, toolFingerprint } from "./tool-fingerprint.ts";
+import { pinOf, setPin, type McpPin, type McpPins, type McpTrustStore } from "./trust-store.ts";
+
+/** A tool whose definition differs from the one trusted: not offered until `trustTool` pins it. */
+export type McpHeldTool = {
+  server: string;
+  /** The tool's MCP name. */
+  name: string;
+  reason: "changed";
+  /** The trusted definition (see `toolDefinition`). */
+  before: JsonObject;
+  /** The definition the server lists now. */
+  after: JsonObject;
+};
+
+/** What a new listing of one server changed, by MCP tool name (see `onToolsChanged`). */
+export type McpToolsChange = { server: string; added: string[]; removed: string[]; changed: string[] };
+
+/** One server's side of the registry: how it is reached, what it lists, whether its tools are deferred. */
+export type RegisteredServer = ToolServer & { deferred: boolean; listed: McpTool[] };
+
+/**
+ * The loop tools of every server, kept up to date as servers list their tools again, with the
+ * trust checks: each tool's fingerprint is compared with its pin, new tools are pinned, changed
+ * ones held. A loop tool object stays the same while its definition does, and refuses calls once
+ * its tool is removed or held (a run may hold it still).
+ */
+export type ToolRegistry = {
+  /** The tools offered now: every server's, in configuration order, held tools left out. */
+  tools: () => Tool[];
+  heldTools: () => McpHeldTool[];
+  /** Takes a server's new listing; resolves with what changed once pins are saved. */
+  update: (server: string, listed: McpTool[]) => Promise<McpToolsChange>;
+  /** Pins the definition of a held tool as listed now and offers it. */
+  trust: (server: string, name: string) => Promise<void>;
+};
+
+type Listing = { tool: McpTool; fingerprint: string };
+
+/** `trust: undefined` turns drift checks off. `strict`: a tool that cannot be offered throws (at connect). */
+export async function toolRegistry(
+  servers: readonly RegisteredServer[],
+  options: { prefix: boolean; trust: McpTrustStore | undefined },
+): Promise<ToolRegistry> {
+  const pins: McpPins = options.trust === undefined ? {} : await options.trust.load();
+  const listings = new Map<string, Map<string, Listing>>();
+  const held = new Map<string, Map<string, McpHeldTool>>();
+  // Loop tools by server, MCP name and fingerprint: the same object while the definition is the same.
+  const made = new Map<string, Tool>();
+  let offered: Tool[] = [];
+
+  const callCheck = (server: string, name: string, fingerprint: string) => (): string | undefined => {
+    const current = listings.get(server)?.get(name);
+    if (current === undefined) return `MCP tool "${name}" was removed by server "${server}"; it cannot be called`;
+    if (held.get(server)?.has(name) === true || (options.trust !== undefined && current.fingerprint !== fingerprint))
+      return `MCP tool "${name}" of server "${server}" changed since it was trusted and is held until trusted again; it was not called`;
+    return undefined;
+  };
+
+  // At connect (`strict`) a tool that cannot be offered (a clash, a schema too deep or too large)
+  // fails the connection; later it is left out, and the other tools stay.
+  const apply = (
+    server: string,
+    listed: McpTool[],
+    strict: boolean,
+  ): { change: McpToolsChange; newPins: [string, McpPin][] } => {
+    const before = listings.get(server) ?? new Map<string, Listing>();
+    const after = new Map<string, Listing>();
+    const serverHeld = new Map<string, McpHeldTool>();
+    const newPins: [string, McpPin][] = [];
+    const change: McpToolsChange = { server, added: [], removed: [], changed: [] };
+    for (const tool of listed) {
+      if (after.has(tool.name)) continue;
+      try {
+        checkToolSchema(server, tool);
+      } catch (error) {
+        if (strict) throw error;
+        continue;
+      }
+      const fingerprint = toolFingerprint(tool);
+      after.set(tool.name, { tool, fingerprint });
+      const previous = before.get(tool.name);
+      if (previous === undefined) change.added.push(tool.name);
+      else if (previous.fingerprint !== fingerprint) change.changed.push(tool.name);
+      if (options.trust === undefined) continue;
+      const pin = pinOf(pins, server, tool.name);
+      if (pin === undefined) newPins.push([tool.name, { fingerprint, definition: toolDefinition(tool) }]);
+      else if (pin.fingerprint !== fingerprint)
+        serverHeld.set(tool.name, {
+          server,
+          name: tool.name,
+          reason: "changed",
+          before: pin.definition,
+          after: toolDefinition(tool),
+        });
+    }
+    for (const name of before.keys()) if (!after.has(name)) change.removed.push(name);
+    listings.set(server, after);
+    held.set(server, serverHeld);
+    for (const [name, pin] of newPins) setPin(pins, server, name, pin);
+    return { change, newPins };
+  };
+
+  const rebuild = (strict: boolean): void => {
+    const owners = new Map<string, { server: string; tool: string }>();
+    const tools: Tool[] = [];
+    const kept = new Map<string, Tool>();
+    for (const owner of servers) {
+      for (const [mcpName, { tool, fingerprint }] of listings.get(owner.server) ?? []) {
+        if (held.get(owner.server)?.has(mcpName) === true) continue;
+        const name = loopToolName(owner.server, mcpName, options.prefix);
+        const clash = owners.get(name);
+        if (clash !== undefined) {
+          if (strict) throw nameClash(name, clash, { server: owner.server, tool: mcpName }, options.prefix);
+          continue;
+        }
+        const key = `${owner.server}\0${mcpName}\0${fingerprint}\0${name}`;
+        let offer = made.get(key);
+        if (offer === undefined) {
+          offer = loopTool(name, owner, tool, callCheck(owner.server, mcpName, fingerprint));
+          if (owner.deferred) offer.deferred = true;
+        }
+        owners.set(name, { server: owner.server, tool: mcpName });
+        kept.set(key, offer);
+        tools.push(offer);
+      }
+    }
+    made.clear();
+    for (const [key, tool] of kept) made.set(key, tool);
+    offered = tools;
+  };
+
+  // Saved as one server's new pins merged into what the store holds now: two connections sharing
+  // a store each add their own.
+  const save = async (server: string, newPins: [string, McpPin][]): Promise<void> => {
+    if (options.trust === undefined || newPins.length === 0) return;
+    const stored = await options.trust.load();
+    for (const [name, pin] of newPins) setPin(stored, server, name, pin);
+    await options.trust.save(stored);
+  };
+
+  for (const owner of servers) await save(owner.server, apply(owner.server, owner.listed, true).newPins);
+  rebuild(true);
+
+  return {
+    tools: () => offered,
+    heldTools: () => [...held.values()].flatMap((tools) => [...tools.values()]),
+    update: async (server, listed) => {
+      const { change, newPins } = apply(server, listed, false);
+      rebuild(false);
+      await save(server, newPins);
+      return change;
+    },
+    trust: async (server, name) => {
+      const tool = held.get(server)?.get(name);
+      const listing = listings.get(server)?.get(name);
+      if (tool === undefined || listing === undefined)
+        throw new McpConfigError(`MCP server "${server}" has no held tool named "${name}"`, { server });
+      const pin = { fingerprint: listing.fingerprint, definition: tool.after };
+      setPin(pins, server, name, pin);
+      held.get(server)!.delete(name);
+      rebuild(false);
+      await save(server, [[name, pin]]);
+    },
+  };
+}
