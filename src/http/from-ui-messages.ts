@@ -17,10 +17,19 @@ import type { JsonObject, JsonValue, Message, Session, ToolCallMessage, ToolResu
  * through an approved or open last call, which tool runs. Where that matters, keep the session on
  * the server (a store) and take only the new user text from the page.
  *
+ * A file part given as a link (not a `data:` URL) is refused unless `options.urlParts` is `true`:
+ * `useChat` sends the files a user picks as `data:` URLs, and a link from the page becomes a
+ * request someone makes for whoever posted it (the adapter's download, or the provider's fetch).
+ *
  * Throws an `AgentError` naming the message and part for input that is not UI messages.
  */
-export function fromUIMessages(messages: unknown): Session {
+export function fromUIMessages(messages: unknown, options: FromUIMessagesOptions = {}): Session {
   if (!Array.isArray(messages)) throw new AgentError("fromUIMessages: expected an array of UI messages");
+  if (typeof options !== "object" || options === null)
+    throw new AgentError("fromUIMessages: options must be an object ({ urlParts })");
+  if (options.urlParts !== undefined && typeof options.urlParts !== "boolean")
+    throw new AgentError(`fromUIMessages: options.urlParts must be a boolean, not ${JSON.stringify(options.urlParts)}`);
+  const urlParts = options.urlParts === true;
   const session: Session = { messages: [] };
   messages.forEach((message: unknown, index) => {
     const where = `fromUIMessages: message ${index}`;
@@ -28,12 +37,21 @@ export function fromUIMessages(messages: unknown): Session {
     const { role, parts } = message;
     if (!Array.isArray(parts)) throw new AgentError(`${where} has no parts array`);
     if (role === "system") session.messages.push({ role: "system", content: textOf(parts, where) });
-    else if (role === "user") session.messages.push({ role: "user", content: userContent(parts, where) });
+    else if (role === "user") session.messages.push({ role: "user", content: userContent(parts, where, urlParts) });
     else if (role === "assistant") session.messages.push(...assistantMessages(parts, where));
     else throw new AgentError(`${where} has role ${JSON.stringify(role)}: expected system, user or assistant`);
   });
   return session;
 }
+
+/** What `fromUIMessages` takes beside the messages. */
+export type FromUIMessagesOptions = {
+  /**
+   * Keep a user's file part given as an http(s) link as a URL part (default `false`: such a part
+   * is an `AgentError`). The adapter that downloads it still holds it to its `downloadParts` rule.
+   */
+  urlParts?: boolean;
+};
 
 type UiPart = { [field: string]: unknown };
 
@@ -51,14 +69,14 @@ function textOf(parts: unknown[], where: string): string {
 }
 
 // Text alone stays a string; with files, the parts in order (text, image, file).
-function userContent(parts: unknown[], where: string): string | ContentPart[] {
+function userContent(parts: unknown[], where: string, urlParts: boolean): string | ContentPart[] {
   if (!parts.some((part) => isObject(part) && part.type === "file")) return textOf(parts, where);
   const content: ContentPart[] = [];
   parts.forEach((part, index) => {
     const at = `${where}, part ${index}`;
     if (!isObject(part)) throw new AgentError(`${at} is not an object`);
     if (part.type === "text") content.push({ type: "text", text: stringField(part, "text", at) });
-    if (part.type === "file") content.push(filePart(part, at));
+    if (part.type === "file") content.push(filePart(part, at, urlParts));
   });
   const problem = contentProblem(content, where);
   if (problem !== undefined) throw new AgentError(`fromUIMessages: ${problem}`);
@@ -66,12 +84,16 @@ function userContent(parts: unknown[], where: string): string | ContentPart[] {
 }
 
 /** A UI file part (a `data:` URL or a link) as an image or file content part. */
-function filePart(part: UiPart, at: string): ContentPart {
+function filePart(part: UiPart, at: string, urlParts: boolean): ContentPart {
   const url = stringField(part, "url", at);
   const mediaType = stringField(part, "mediaType", at);
   const inline = /^data:([^;,]*)(;[^,]*)?,(.*)$/s.exec(url);
   if (inline === null && !/^https?:\/\//i.test(url))
     throw new AgentError(`${at}: a file's url must be a data: URL or an http(s) link`);
+  if (inline === null && !urlParts)
+    throw new AgentError(
+      `${at}: a file given as a link is refused (pass the file as a data: URL, or fromUIMessages(messages, { urlParts: true }) to take links)`,
+    );
   if (inline !== null && !(inline[2] ?? "").split(";").includes("base64"))
     throw new AgentError(`${at}: a data: URL must be base64 (";base64,")`);
   const source = inline === null ? { url, mediaType } : { mediaType, data: inline[3]! };

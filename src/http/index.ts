@@ -9,4 +9,4 @@ export type { ApprovalRequestHandlerOptions } from "./approval-request-handler.t
 export { uiMessageStreamResponse, uiMessageStreamVersion } from "./ui-message-stream-response.ts";
 export type { UiMessageStreamOptions } from "./ui-message-stream-response.ts";
 export type { UiMessageChunk } from "./ui-message-chunks.ts";
-export { fromUIMessages } from "./from-ui-messages.ts";
+export { fromUIMessages, type FromUIMessagesOptions } from "./from-ui-messages.ts";

@@ -52,6 +52,6 @@ export function urlNotDownloadedError(adapter: string, part: ContentPart, where:
     adapter,
     part,
     where,
-    "the provider cannot fetch an arbitrary URL and downloading it is off (downloadUrls: false); pass the bytes as data",
+    "the provider cannot fetch an arbitrary URL and downloading it is off (downloadParts: false); pass the bytes as data",
   );
 }

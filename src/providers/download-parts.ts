@@ -1,45 +1,39 @@
 import { toBase64, type ContentPart } from "../content-parts.ts";
-import { AgentError, errorMessage } from "../errors.ts";
+import { AgentError } from "../errors.ts";
+import { maxTimerDelay } from "../numeric-options.ts";
 import type { InvokeModel, ModelContext } from "../model/invoke-model.ts";
 import type { ModelStreamEvent } from "../model/model-stream-event.ts";
 import type { Message, Session } from "../session.ts";
 import type { ToolSchema } from "../shared/tool-schema.ts";
 import type { Fetch } from "./http.ts";
 import { bareMediaType, isUrlPart, type UrlPart } from "./content-convert.ts";
-
-/** How an adapter downloads URL parts its provider cannot fetch itself. */
-export type DownloadOptions = {
-  /**
-   * Download URL parts the provider cannot fetch (default true): the adapter fetches them through
-   * its `fetch` and sends the bytes. `false`: such a part is an `AgentError` before any request.
-   */
-  downloadUrls?: boolean;
-  /** The most bytes one downloaded part may have (default 20 MiB); a larger one fails the call. */
-  maxDownloadBytes?: number;
-};
-
-/** The default of `maxDownloadBytes`: above what any provider takes inline in one request. */
-export const defaultMaxDownloadBytes = 20 * 1024 * 1024;
+import { guardedDownload } from "./guarded-download.ts";
+import {
+  defaultDownloadTimeoutMs,
+  defaultMaxDownloadBytes,
+  type DownloadPartsOptions,
+} from "./download-parts-options.ts";
 
 /**
  * `invoke`, with each URL part that `needsDownload` selects replaced by its bytes first, downloaded
- * through `fetch` (the media type from the part, else from the response). A session without such
+ * by `guardedDownload` under the rule of `downloadParts` (through `fetch` when the adapter was
+ * given one; the media type from the part, else from the response). A session without such
  * parts goes to `invoke` as it is, at the cost of one walk over its messages. `stream` says what
- * `invoke` returns (events, or a promise of messages), so the download can come before it.
+ * `invoke` returns (events, or a promise of messages), so the download can come before it. Throws
+ * an `AgentError` naming the option for a `downloadParts` that is neither `false` nor its options.
  */
 export function withUrlDownloads<T extends InvokeModel>(
   invoke: T,
-  options: DownloadOptions & {
+  options: {
+    downloadParts?: DownloadPartsOptions | false | undefined;
     adapter: string;
     fetch?: Fetch | undefined;
     stream: boolean;
     needsDownload: (part: UrlPart) => boolean;
   },
 ): T {
-  if (options.downloadUrls === false) return invoke;
-  const maxBytes = options.maxDownloadBytes ?? defaultMaxDownloadBytes;
-  if (!(Number.isSafeInteger(maxBytes) && maxBytes > 0))
-    throw new AgentError(`${options.adapter}: maxDownloadBytes must be a positive integer, not ${String(maxBytes)}`);
+  const settings = checkDownloadParts(options.downloadParts, options.adapter);
+  if (settings === false) return invoke;
   const wrapped = ((tools: ToolSchema[], session: Session, context: ModelContext) => {
     if (!session.messages.some((message) => messageParts(message).some((part) => needs(part)))) {
       return invoke(tools, session, context);
@@ -88,64 +82,45 @@ export function withUrlDownloads<T extends InvokeModel>(
   }
 
   async function downloadPart(part: UrlPart, signal: AbortSignal): Promise<{ mediaType: string; data: string }> {
-    const { adapter } = options;
-    const failed = (why: string, retryable = false, cause?: unknown): AgentError =>
-      new AgentError(`${adapter}: could not download ${JSON.stringify(part.url.slice(0, 200))} (${why})`, {
-        retryable,
-        cause,
-      });
-    let response: Response;
-    try {
-      response = await (options.fetch ?? globalThis.fetch)(part.url, { signal, redirect: "follow" });
-    } catch (error) {
-      if (signal.aborted) throw error;
-      throw failed(errorMessage(error), true, error);
-    }
-    if (!response.ok) {
-      await response.body?.cancel().catch(() => undefined);
-      throw failed(`HTTP ${response.status}`, response.status >= 500 || response.status === 429);
-    }
-    const declared = Number(response.headers.get("content-length"));
-    if (Number.isFinite(declared) && declared > maxBytes) {
-      await response.body?.cancel().catch(() => undefined);
-      throw failed(`${declared} bytes, more than maxDownloadBytes ${maxBytes}`);
-    }
-    const bytes = await readCapped(response, maxBytes, failed);
-    const mediaType = bareMediaType(response.headers.get("content-type") ?? undefined) ?? "application/octet-stream";
-    return { mediaType, data: toBase64(bytes) };
+    if (settings === false) throw new Error("unreachable: downloads are off");
+    const { mediaType, bytes } = await guardedDownload({
+      url: part.url,
+      adapter: options.adapter,
+      allow: settings.allow,
+      fetch: options.fetch,
+      signal,
+      maxBytes: settings.maxBytes ?? defaultMaxDownloadBytes,
+      timeoutMs: settings.timeoutMs ?? defaultDownloadTimeoutMs,
+    });
+    return { mediaType: bareMediaType(mediaType) ?? "application/octet-stream", data: toBase64(bytes) };
   }
+}
+
+/** `downloadParts` checked: `false`, or its options with each field of the right type. */
+function checkDownloadParts(value: unknown, adapter: string): DownloadPartsOptions | false {
+  const wrong = (what: string): AgentError => new AgentError(`${adapter}: downloadParts${what}`);
+  if (value === undefined) return {};
+  if (value === false) return false;
+  if (typeof value !== "object" || value === null || Array.isArray(value))
+    throw wrong(
+      ` must be false or an object ({ allow, maxBytes, timeoutMs }), not ${JSON.stringify(value) ?? typeof value}`,
+    );
+  const { allow, maxBytes, timeoutMs, ...rest } = value as Record<string, unknown>;
+  const unknown = Object.keys(rest);
+  if (unknown.length > 0)
+    throw wrong(` has no field ${JSON.stringify(unknown[0])} (it takes allow, maxBytes, timeoutMs)`);
+  if (allow !== undefined && typeof allow !== "function") throw wrong(".allow must be a function (url) => boolean");
+  if (maxBytes !== undefined && !(Number.isSafeInteger(maxBytes) && (maxBytes as number) > 0))
+    throw wrong(`.maxBytes must be a positive integer, not ${JSON.stringify(maxBytes) ?? typeof maxBytes}`);
+  if (timeoutMs !== undefined && !(typeof timeoutMs === "number" && timeoutMs > 0 && timeoutMs <= maxTimerDelay))
+    throw wrong(
+      `.timeoutMs must be a positive number of milliseconds up to ${maxTimerDelay}, not ${JSON.stringify(timeoutMs) ?? typeof timeoutMs}`,
+    );
+  return value;
 }
 
 /** The content parts of a message (a user message's or a tool result's), or none. */
 function messageParts(message: Message): readonly ContentPart[] {
   if ("role" in message) return message.role === "user" && Array.isArray(message.content) ? message.content : [];
   return message.type === "tool_result" && message.content !== undefined ? message.content : [];
-}
-
-async function readCapped(
-  response: Response,
-  maxBytes: number,
-  failed: (why: string) => AgentError,
-): Promise<Uint8Array> {
-  const reader = response.body?.getReader();
-  if (reader === undefined) return new Uint8Array(0);
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > maxBytes) {
-      await reader.cancel().catch(() => undefined);
-      throw failed(`more than maxDownloadBytes ${maxBytes} bytes`);
-    }
-    chunks.push(value);
-  }
-  const bytes = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return bytes;
 }

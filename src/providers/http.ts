@@ -1,5 +1,6 @@
 import { AgentError, ProviderError, isAgentError } from "../errors.ts";
 import { maxTimerDelay } from "../numeric-options.ts";
+import type { DownloadPartsOptions } from "./download-parts-options.ts";
 import { decodeEventStream, type EventStreamMessage } from "./aws-event-stream.ts";
 import {
   bounded,
@@ -24,6 +25,14 @@ export type TransportOptions = {
    * `Infinity` waits forever. Must be a positive number.
    */
   idleTimeoutMs?: number;
+  /**
+   * Whether and where the adapter downloads a URL part its provider cannot fetch (OpenAI Chat's
+   * file URLs, Gemini's URLs other than its own file URIs, every URL for Bedrock): by default only
+   * `https:` URLs on public addresses, 20 MiB and 30 seconds at most (see `DownloadPartsOptions`);
+   * `false` downloads nothing and such a part is an `AgentError`. An adapter whose provider fetches
+   * URLs itself (Anthropic, OpenAI Responses) passes them on and downloads nothing.
+   */
+  downloadParts?: DownloadPartsOptions | false;
 };
 
 export type PostOptions = TransportOptions & {

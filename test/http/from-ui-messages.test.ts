@@ -6,60 +6,69 @@ import { expectEveryCallAnsweredOnce } from "../helpers.ts";
 
 describe("fromUIMessages", () => {
   it("maps text, reasoning, files, steps and every tool state to the session's messages", () => {
-    const session = fromUIMessages([
-      { id: "0", role: "system", parts: [{ type: "text", text: "Be brief." }] },
-      {
-        id: "1",
-        role: "user",
-        parts: [
-          { type: "text", text: "What is in these?" },
-          { type: "file", mediaType: "image/png", url: "data:image/png;base64,iVBORw0KGgo=" },
-          { type: "file", mediaType: "application/pdf", url: "https://example.com/a.pdf", filename: "a.pdf" },
-        ],
-      },
-      {
-        id: "2",
-        role: "assistant",
-        parts: [
-          { type: "step-start" },
-          { type: "reasoning", text: "Look first." },
-          { type: "text", text: "Looking." },
-          { type: "tool-read", toolCallId: "r1", state: "output-available", input: { path: "a" }, output: { size: 1 } },
-          {
-            type: "dynamic-tool",
-            toolName: "grep",
-            toolCallId: "g1",
-            state: "output-error",
-            input: {},
-            errorText: "bad",
-          },
-          {
-            type: "tool-rm",
-            toolCallId: "d1",
-            state: "output-denied",
-            input: { path: "a" },
-            approval: { id: "d1", approved: false, reason: "no" },
-          },
-          { type: "source-url", sourceId: "s", url: "https://example.com" },
-          { type: "step-start" },
-          { type: "text", text: "Done." },
-          {
-            type: "tool-rm",
-            toolCallId: "d2",
-            state: "approval-responded",
-            input: { path: "b" },
-            approval: { id: "d2", approved: true },
-          },
-          {
-            type: "tool-rm",
-            toolCallId: "d3",
-            state: "approval-requested",
-            input: { path: "c" },
-            approval: { id: "d3" },
-          },
-        ],
-      },
-    ]);
+    const session = fromUIMessages(
+      [
+        { id: "0", role: "system", parts: [{ type: "text", text: "Be brief." }] },
+        {
+          id: "1",
+          role: "user",
+          parts: [
+            { type: "text", text: "What is in these?" },
+            { type: "file", mediaType: "image/png", url: "data:image/png;base64,iVBORw0KGgo=" },
+            { type: "file", mediaType: "application/pdf", url: "https://example.com/a.pdf", filename: "a.pdf" },
+          ],
+        },
+        {
+          id: "2",
+          role: "assistant",
+          parts: [
+            { type: "step-start" },
+            { type: "reasoning", text: "Look first." },
+            { type: "text", text: "Looking." },
+            {
+              type: "tool-read",
+              toolCallId: "r1",
+              state: "output-available",
+              input: { path: "a" },
+              output: { size: 1 },
+            },
+            {
+              type: "dynamic-tool",
+              toolName: "grep",
+              toolCallId: "g1",
+              state: "output-error",
+              input: {},
+              errorText: "bad",
+            },
+            {
+              type: "tool-rm",
+              toolCallId: "d1",
+              state: "output-denied",
+              input: { path: "a" },
+              approval: { id: "d1", approved: false, reason: "no" },
+            },
+            { type: "source-url", sourceId: "s", url: "https://example.com" },
+            { type: "step-start" },
+            { type: "text", text: "Done." },
+            {
+              type: "tool-rm",
+              toolCallId: "d2",
+              state: "approval-responded",
+              input: { path: "b" },
+              approval: { id: "d2", approved: true },
+            },
+            {
+              type: "tool-rm",
+              toolCallId: "d3",
+              state: "approval-requested",
+              input: { path: "c" },
+              approval: { id: "d3" },
+            },
+          ],
+        },
+      ],
+      { urlParts: true },
+    );
     expect(session.messages).toStrictEqual([
       { role: "system", content: "Be brief." },
       {
@@ -121,6 +130,38 @@ describe("fromUIMessages", () => {
     await agentLoop(scriptedModel([[{ role: "assistant", content: "Removed." }]]), [rm], session);
     expect(ran).toStrictEqual(["b"]);
     expectEveryCallAnsweredOnce(session);
+  });
+
+  it("refuses a file the page gives as a link unless urlParts is on: the server would fetch it for the page", () => {
+    const messages = [
+      {
+        id: "1",
+        role: "user",
+        parts: [
+          { type: "text", text: "Summarize." },
+          { type: "file", mediaType: "application/pdf", url: "http://127.0.0.1:8080/admin/export", filename: "a.pdf" },
+        ],
+      },
+    ];
+    const error: unknown = (() => {
+      try {
+        return fromUIMessages(messages);
+      } catch (thrown) {
+        return thrown;
+      }
+    })();
+    expect(isAgentError(error)).toBe(true);
+    expect((error as Error).message).toBe(
+      "fromUIMessages: message 0, part 1: a file given as a link is refused (pass the file as a data: URL, or fromUIMessages(messages, { urlParts: true }) to take links)",
+    );
+    expect(fromUIMessages(messages, { urlParts: true }).messages[0]).toStrictEqual({
+      role: "user",
+      content: [
+        { type: "text", text: "Summarize." },
+        { type: "file", url: "http://127.0.0.1:8080/admin/export", mediaType: "application/pdf", filename: "a.pdf" },
+      ],
+    });
+    expect(() => fromUIMessages(messages, { urlParts: "yes" } as never)).toThrow(/options\.urlParts must be a boolean/);
   });
 
   it("refuses what is not UI messages with an AgentError naming the message and part", () => {

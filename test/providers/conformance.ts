@@ -22,6 +22,7 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { assertCassetteUsed, cassette } from "simple-agent-loop/testing";
+import { downloadCases } from "./download-cases.ts";
 
 /** A model turn, to be encoded in each provider's own wire format. */
 export type WireTurn = {
@@ -39,7 +40,7 @@ export type ConformanceModelOptions = {
   apiKey: string;
   headers?: Record<string, string>;
   idleTimeoutMs?: number;
-  downloadUrls?: boolean;
+  downloadParts?: false | { allow?: (url: string) => boolean; maxBytes?: number; timeoutMs?: number };
 };
 
 /** The suite's cases by name: an adapter may skip any of them, with the reason it does not apply. */
@@ -67,6 +68,7 @@ export type ConformanceCase =
   | "tool-result-image"
   | "url-image"
   | "url-download-off"
+  | "url-download-rules"
   | "unsupported-part"
   | "cassette"
   | "deferred-tools"
@@ -478,6 +480,12 @@ export function conformanceSuite(target: ConformanceTarget): void {
 
     transportCases(target, () => server, fresh);
     contentCases(target, () => server, fresh);
+    downloadCases(
+      target,
+      () => server,
+      fresh,
+      () => target.turnResponse({ text: "I see it.", stopReason: "end_turn", usage: { input: 5, output: 3 } }, true),
+    );
 
     // With eager starts off, nothing of a response that stopped at max_tokens runs. (With them on,
     // a call complete in the stream may already have started: the loop documents that. A call
@@ -592,8 +600,10 @@ function contentCases(target: ConformanceTarget, current: () => ReplayServer, fr
       if (!target.fetchesImageUrls)
         current().enqueue({ headers: { "content-type": "image/png" }, body: Buffer.from(pngData, "base64") });
       current().enqueue(answer());
+      // The replay server is on a loopback address, which only `allow` lets an adapter download from.
+      const downloadParts = { allow: (asked: string) => asked === url };
       await agentLoop(
-        target.createModel(current().origin, { stream: true, apiKey }),
+        target.createModel(current().origin, { stream: true, apiKey, downloadParts }),
         [],
         initSession("s", [{ type: "image", url }]),
       );
@@ -610,16 +620,16 @@ function contentCases(target: ConformanceTarget, current: () => ReplayServer, fr
 
   check(
     "url-download-off",
-    "with downloadUrls: false, refuses a URL its provider cannot fetch, before any request",
+    "with downloadParts: false, refuses a URL its provider cannot fetch, before any request",
     async () => {
       fresh();
       const session = initSession("s", [{ type: "image", url: "https://example.com/cat.png" }]);
-      const model = target.createModel(current().origin, { stream: true, apiKey, downloadUrls: false });
+      const model = target.createModel(current().origin, { stream: true, apiKey, downloadParts: false });
       const error: unknown = await agentLoop(model, [], session).catch((thrown: unknown) => thrown);
       expect(isAgentError(error)).toBe(true);
       expect((error as Error).message).toMatch(
         new RegExp(
-          `the ${target.name}[a-z-]* adapter cannot send an image part \\("https://example.com/cat.png"\\) in a user message: .*downloadUrls: false`,
+          `the ${target.name}[a-z-]* adapter cannot send an image part \\("https://example.com/cat.png"\\) in a user message: .*downloadParts: false`,
         ),
       );
       expect(current().requests).toHaveLength(0);

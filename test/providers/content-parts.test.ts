@@ -92,12 +92,13 @@ describe("content parts, adapter by adapter", () => {
     );
   });
 
-  it("a downloaded URL part past maxDownloadBytes fails the call before the model request, naming the URL", async () => {
+  it("a downloaded URL part past downloadParts.maxBytes fails the call before the model request, naming the URL", async () => {
     const urls: string[] = [];
     const model = gemini({
       model: "gemini-test",
       apiKey: "k",
-      maxDownloadBytes: 10,
+      // The adapter's own fetch downloads; `allow` spares the name lookup (no network here).
+      downloadParts: { maxBytes: 10, allow: () => true },
       fetch: async (url) => {
         urls.push(url);
         return new Response(new Uint8Array(64), { headers: { "content-type": "image/png" } });
@@ -105,7 +106,7 @@ describe("content parts, adapter by adapter", () => {
     });
     const session = initSession("s", [{ type: "image", url: "https://example.com/big.png" }]);
     await expect(agentLoop(model, [], session)).rejects.toThrow(
-      /google: could not download "https:\/\/example.com\/big.png" \(more than maxDownloadBytes 10 bytes\)/,
+      /google: could not download "https:\/\/example.com\/big.png" \(more than downloadParts\.maxBytes 10 bytes\)/,
     );
     expect(urls).toStrictEqual(["https://example.com/big.png"]);
   });

@@ -189,6 +189,7 @@ conformanceSuite({
   toolCallsIn: callsIn,
   skip: {
     "url-download-off": "the Responses API fetches image and file URLs itself: nothing to download",
+    "url-download-rules": "the Responses API fetches image and file URLs itself: nothing to download",
   },
 });
 

@@ -2,6 +2,7 @@ import { lookup as dnsLookup } from "node:dns/promises";
 import { createServer, request, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
 import { connect, isIP, type Socket } from "node:net";
 import type { Duplex } from "node:stream";
+import { addressKind } from "../../providers/network-address.ts";
 import { describeAllowedHost, hostAuthority, isHostAllowed, type AllowedHost } from "./allowed-hosts.ts";
 
 /** A running `startNetworkProxy`: where it listens, what it refused so far, and how to stop it. */
@@ -210,7 +211,6 @@ async function systemLookup(host: string): Promise<{ address: string; family: nu
 }
 
 function isLinkLocalOrUnspecified(address: string): boolean {
-  if (isIP(address) === 4) return address.startsWith("169.254.") || address.startsWith("0.");
-  const lower = address.toLowerCase();
-  return lower === "::" || /^fe[89ab]/.test(lower) || lower.startsWith("::ffff:169.254.");
+  const kind = addressKind(address);
+  return kind === "link-local" || kind === "unspecified";
 }

@@ -31,11 +31,10 @@ import { bounded, providerError, type ErrorShape } from "../provider-error.ts";
 import { withUniqueToolIds } from "../session-tool-ids.ts";
 import { callSettings } from "../request-settings.ts";
 import { answeredBy } from "../convert-shared.ts";
-import { withUrlDownloads, type DownloadOptions } from "../download-parts.ts";
+import { withUrlDownloads } from "../download-parts.ts";
 
 export type BedrockOptions = BedrockRequestOptions &
-  TransportOptions &
-  DownloadOptions & {
+  TransportOptions & {
     /** A model id, inference profile id or ARN, e.g. `us.anthropic.claude-sonnet-4-5-20250929-v1:0`. */
     model: string;
     /** Defaults to `AWS_REGION`, then `AWS_DEFAULT_REGION`. */

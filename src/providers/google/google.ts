@@ -33,12 +33,11 @@ import type { ServerSentEvent } from "../sse.ts";
 import { withUniqueToolIds } from "../session-tool-ids.ts";
 import { callSettings } from "../request-settings.ts";
 import { answeredBy } from "../convert-shared.ts";
-import { withUrlDownloads, type DownloadOptions } from "../download-parts.ts";
+import { withUrlDownloads } from "../download-parts.ts";
 
 // `output` comes from the run (`context.output`), never from the factory.
 export type GeminiOptions = Omit<GeminiRequestOptions, "output"> &
-  TransportOptions &
-  DownloadOptions & {
+  TransportOptions & {
     /** Defaults to the `GEMINI_API_KEY` environment variable, then `GOOGLE_API_KEY`. */
     apiKey?: string;
     /** The API origin without `/v1beta` (default `GOOGLE_GEMINI_BASE_URL`, then `https://generativelanguage.googleapis.com`). */

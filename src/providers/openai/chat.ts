@@ -34,12 +34,11 @@ import type { ServerSentEvent } from "../sse.ts";
 import { withUniqueToolIds } from "../session-tool-ids.ts";
 import { callSettings } from "../request-settings.ts";
 import { answeredBy } from "../convert-shared.ts";
-import { withUrlDownloads, type DownloadOptions } from "../download-parts.ts";
+import { withUrlDownloads } from "../download-parts.ts";
 
 // `output` comes from the run (`context.output`), never from the factory.
 export type OpenAIChatOptions = Omit<OpenAIChatRequestOptions, "output"> &
-  TransportOptions &
-  DownloadOptions & {
+  TransportOptions & {
     /**
      * Defaults to the `OPENAI_API_KEY` environment variable. With a custom `baseURL` (Ollama, vLLM,
      * llama.cpp, LM Studio…) it may be missing: then no `Authorization` header is sent.
