@@ -490,6 +490,13 @@ export function followSessionEdits(session: Session): SessionEdits {
   return edits;
 }
 
+/** Stops recording edits of `session` into `edits`. */
+export function unfollowSessionEdits(session: Session, edits: SessionEdits): void {
+  const records = editRecords.get(session);
+  const index = records?.indexOf(edits) ?? -1;
+  if (index >= 0) records!.splice(index, 1);
+}
+
 /** Starts `edits` over: what changes from now on. */
 export function markSessionEdits(edits: SessionEdits): void {
   edits.count = 0;

@@ -1,13 +1,17 @@
 import type { CompactionStrategy } from "./compaction-strategy.ts";
-import { jsonLengthAtMost } from "./compaction.ts";
+import type { CompactionTally } from "./compaction.ts";
+import { messageCharacters } from "./content-size.ts";
+import { jsonLength } from "./json-length.ts";
 import { checkNumber } from "../numeric-options.ts";
 import {
+  followSessionEdits,
   keepOutput,
+  markSessionEdits,
   notifySessionChange,
-  onSessionChange,
+  unfollowSessionEdits,
   type Message,
   type Session,
-  type SessionChange,
+  type SessionEdits,
   type ToolResultMessage,
 } from "../session.ts";
 import { clearedPlaceholder, outputText } from "../tools/recall-output.ts";
@@ -41,41 +45,60 @@ export function clearToolResults(options: ClearToolResultsOptions = {}): Compact
   };
 }
 
+/** The loop's clearer: clears what is due, adding what it did to `tally`; `release` stops its following of the session. */
+export type Clearer = ((session: Session, reason: "before-call" | "overflow", tally?: CompactionTally) => number) & {
+  release: () => void;
+};
+
 /**
  * `clearToolResults` as the loop runs it by default, synchronously before each call: clears the
- * batch once it is due (at once when `reason` is `overflow`). Returns how many results it cleared.
+ * batch once it is due (at once when `reason` is `overflow`). Returns how many results it cleared,
+ * and adds them and the characters they freed to `tally`.
  * Incremental: it remembers how far it has looked and which results it found clearable, so each
  * call reads only the messages that left the last `keepLast` results since the one before, and
- * the results the session's change notices say were replaced (as a store learns of them); a
- * clearable result replaced without a notice is noticed too. The session is read again from its
- * start only when messages were removed behind it. Use one per session.
+ * the results at or after the lowest place the session's edit record says was changed since (as a
+ * store learns of them); a clearable result replaced without a notice is noticed too. The session
+ * is read again from its start only when messages were removed behind it. Use one per session.
  */
-export function createClearer(
-  options: ClearToolResultsOptions = {},
-): (session: Session, reason: "before-call" | "overflow") => number {
+export function createClearer(options: ClearToolResultsOptions = {}): Clearer {
   checkNumber("clearToolResults: keepLast", options.keepLast, { min: 0, integer: true });
   checkNumber("clearToolResults: minChars", options.minChars, { min: 0, integer: true });
   checkNumber("clearToolResults: batch", options.batch, { min: 1, integer: true });
   const keepLast = options.keepLast ?? 3;
   const minChars = options.minChars ?? 2000;
   const batch = options.batch ?? 10;
-  let scan = emptyScan(minChars);
-  let followed: { session: Session; stop: () => void } | undefined;
-  return (session, reason) => {
+  let scan = newScan(minChars);
+  let followed: { session: Session; edits: SessionEdits } | undefined;
+  const release = (): void => {
+    if (followed !== undefined) unfollowSessionEdits(followed.session, followed.edits);
+    followed = undefined;
+  };
+  const clearer = (session: Session, reason: "before-call" | "overflow", tally?: CompactionTally): number => {
     if (followed?.session !== session) {
-      followed?.stop();
-      scan = emptyScan(minChars);
-      followed = { session, stop: onSessionChange(session, (change) => scan.notice(change)) };
+      release();
+      scan = newScan(minChars);
+      followed = { session, edits: followSessionEdits(session) };
     }
     const { messages } = session;
-    if (!scan.follow(messages)) scan = emptyScan(minChars);
-    scan.advance(messages, startOfLastResults(messages, keepLast, scan.scanned));
+    const { edits } = followed;
+    if (!follow(scan, messages, edits)) scan = newScan(minChars);
+    markSessionEdits(edits);
+    advance(scan, messages, startOfLastResults(messages, keepLast, scan.scanned));
     const clearable = scan.clearable;
     if (clearable.length === 0 || (clearable.length < batch && reason !== "overflow")) return 0;
-    for (const { index, toolName } of clearable) clear(session, index, toolName);
-    scan.cleared(messages);
-    return clearable.length;
+    let characters = 0;
+    for (const { index, toolName } of clearable) characters += clear(session, index, toolName);
+    const count = clearable.length;
+    cleared(scan, messages);
+    // Its own replacements are known: not edits to follow next time.
+    markSessionEdits(edits);
+    if (tally !== undefined) {
+      tally.count += count;
+      tally.characters += characters;
+    }
+    return count;
   };
+  return Object.assign(clearer, { release });
 }
 
 const details = { strategy: "clear-tool-results" };
@@ -83,114 +106,113 @@ const details = { strategy: "clear-tool-results" };
 type ReadResult = { index: number; message: Message; toolName: string };
 
 // What a clearer has read of a session: messages before `scanned` are classified, every result
-// read kept with the object it saw and the clearable ones listed (oldest first); the places the
-// session's notices said were replaced since (any result's replacement can change what is
-// clearable: a short result replaced by a long one); and the tool names of calls whose results
-// are not read yet.
-function emptyScan(minChars: number) {
-  let scanned = 0;
-  let last: Message | undefined;
-  let clearable: ReadResult[] = [];
-  const read: ReadResult[] = [];
-  const names = new Map<string, string>();
-  let replaced: number[] = [];
-  let removed = false;
-  // Content parts (images, files) are what the model is shown of such a result: not plain output to clear.
-  const isClearable = (message: Message, toolName: string): boolean =>
+// read kept with the object it saw and the clearable ones listed (oldest first), and the tool
+// names of calls whose results are not read yet. A plain record and the functions below: one per
+// run, nothing made per call.
+type Scan = {
+  scanned: number;
+  clearable: ReadResult[];
+  last: Message | undefined;
+  readonly read: ReadResult[];
+  readonly names: Map<string, string>;
+  readonly minChars: number;
+};
+
+function newScan(minChars: number): Scan {
+  return { scanned: 0, clearable: [], last: undefined, read: [], names: new Map(), minChars };
+}
+
+/**
+ * Takes in the results replaced behind the scan (at or after the lowest place edited since the
+ * last call); false when what was read is no longer the session's (messages removed, or a result
+ * replaced by another kind of message): then read it from the start.
+ */
+function follow(scan: Scan, messages: readonly Message[], edits: SessionEdits): boolean {
+  const { scanned, read, clearable } = scan;
+  if (scanned === 0) return true;
+  if (edits.spliced || messages.length < scanned) return false;
+  if (edits.lowest < scanned)
+    for (let at = firstReadFrom(read, edits.lowest); at < read.length; at++) {
+      const entry = read[at]!;
+      if (messages[entry.index] !== entry.message && !reclassify(scan, entry, messages[entry.index]!)) return false;
+    }
+  // Backwards: a result that stops being clearable leaves the list behind the walk.
+  for (let at = clearable.length - 1; at >= 0; at--) {
+    const entry = clearable[at]!;
+    if (messages[entry.index] !== entry.message && !reclassify(scan, entry, messages[entry.index]!)) return false;
+  }
+  if (messages[scanned - 1] === scan.last) return true;
+  // The last message read was a result replaced above, or messages moved.
+  const final = read.at(-1);
+  if (final?.index !== scanned - 1 || final.message !== messages[scanned - 1]) return false;
+  scan.last = final.message;
+  return true;
+}
+
+/** Reads the messages from where it stopped up to `end`. */
+function advance(scan: Scan, messages: readonly Message[], end: number): void {
+  const { names } = scan;
+  for (let index = scan.scanned; index < end; index++) {
+    const message = messages[index]!;
+    if (!("type" in message)) continue;
+    if (message.type === "tool_call") names.set(message.id, message.name);
+    if (message.type !== "tool_result") continue;
+    const toolName = names.get(message.id) ?? "a tool";
+    names.delete(message.id);
+    const entry = { index, message, toolName };
+    scan.read.push(entry);
+    if (isClearable(scan, message, toolName)) scan.clearable.push(entry);
+  }
+  if (end > scan.scanned) {
+    scan.scanned = end;
+    scan.last = messages[end - 1];
+  }
+}
+
+/** The listed results were cleared (replaced by placeholders): nothing is clearable now. */
+function cleared(scan: Scan, messages: readonly Message[]): void {
+  for (const entry of scan.clearable) entry.message = messages[entry.index]!;
+  scan.clearable = [];
+  scan.last = messages[scan.scanned - 1];
+}
+
+// Content parts (images, files) are what the model is shown of such a result: not plain output to clear.
+function isClearable(scan: Scan, message: Message, toolName: string): boolean {
+  return (
     "type" in message &&
     message.type === "tool_result" &&
     message.kept !== "cleared" &&
     message.content === undefined &&
     toolName !== searchToolsName &&
-    longerThan(message, minChars);
-  // Takes in the result now at `entry`'s place; false when it is another kind of message.
-  const reclassify = (entry: ReadResult, now: Message): boolean => {
-    if (!("type" in now) || now.type !== "tool_result") return false;
-    entry.message = now;
-    const listed = clearable.indexOf(entry);
-    const clears = isClearable(now, entry.toolName);
-    if (listed >= 0 && !clears) clearable.splice(listed, 1);
-    if (listed < 0 && clears) {
-      const after = clearable.findIndex((item) => item.index > entry.index);
-      clearable.splice(after < 0 ? clearable.length : after, 0, entry);
-    }
-    return true;
-  };
-  return {
-    get scanned() {
-      return scanned;
-    },
-    get clearable(): readonly { index: number; toolName: string }[] {
-      return clearable;
-    },
-    notice(change: SessionChange): void {
-      if (change.type === "splice") removed = true;
-      else if ((change.type === "replace" || change.type === "update") && change.index < scanned)
-        replaced.push(change.index);
-    },
-    /**
-     * Takes in the results replaced behind the scan; false when what was read is no longer the
-     * session's (messages removed, or a result replaced by another kind of message): then read
-     * it from the start.
-     */
-    follow(messages: readonly Message[]): boolean {
-      if (scanned === 0) return true;
-      if (removed || messages.length < scanned) return false;
-      for (const index of replaced) {
-        const entry = readAt(read, index);
-        if (entry !== undefined && messages[index] !== entry.message && !reclassify(entry, messages[index]!))
-          return false;
-      }
-      replaced = [];
-      for (const entry of [...clearable])
-        if (messages[entry.index] !== entry.message && !reclassify(entry, messages[entry.index]!)) return false;
-      if (messages[scanned - 1] === last) return true;
-      // The last message read was a result replaced above, or messages moved.
-      const final = read.at(-1);
-      if (final?.index !== scanned - 1 || final.message !== messages[scanned - 1]) return false;
-      last = final.message;
-      return true;
-    },
-    /** Reads the messages from where it stopped up to `end`. */
-    advance(messages: readonly Message[], end: number): void {
-      for (let index = scanned; index < end; index++) {
-        const message = messages[index]!;
-        if (!("type" in message)) continue;
-        if (message.type === "tool_call") names.set(message.id, message.name);
-        if (message.type !== "tool_result") continue;
-        const toolName = names.get(message.id) ?? "a tool";
-        names.delete(message.id);
-        const entry = { index, message, toolName };
-        read.push(entry);
-        if (isClearable(message, toolName)) clearable.push(entry);
-      }
-      if (end > scanned) {
-        scanned = end;
-        last = messages[end - 1];
-      }
-    },
-    /** The listed results were cleared (replaced by placeholders): nothing is clearable now. */
-    cleared(messages: readonly Message[]): void {
-      for (const entry of clearable) entry.message = messages[entry.index]!;
-      clearable = [];
-      replaced = [];
-      last = messages[scanned - 1];
-    },
-  };
+    longerThan(message, scan.minChars)
+  );
 }
 
-// The result read at `index` (results are read in order of place).
-function readAt(read: readonly ReadResult[], index: number): ReadResult | undefined {
-  let low = 0;
-  let high = read.length - 1;
-  while (low <= high) {
-    const middle = (low + high) >> 1;
-    const entry = read[middle]!;
-    if (entry.index === index) return entry;
-    if (entry.index < index) low = middle + 1;
-    else high = middle - 1;
+// Takes in the result now at `entry`'s place; false when it is another kind of message.
+function reclassify(scan: Scan, entry: ReadResult, now: Message): boolean {
+  if (!("type" in now) || now.type !== "tool_result") return false;
+  const { clearable } = scan;
+  entry.message = now;
+  const listed = clearable.indexOf(entry);
+  const clears = isClearable(scan, now, entry.toolName);
+  if (listed >= 0 && !clears) clearable.splice(listed, 1);
+  if (listed < 0 && clears) {
+    const after = clearable.findIndex((item) => item.index > entry.index);
+    clearable.splice(after < 0 ? clearable.length : after, 0, entry);
   }
-  return undefined;
+  return true;
+}
+
+// Where in `read` (results in order of place) the first result at or after `index` is.
+function firstReadFrom(read: readonly ReadResult[], index: number): number {
+  let low = 0;
+  let high = read.length;
+  while (low < high) {
+    const middle = (low + high) >> 1;
+    if (read[middle]!.index < index) low = middle + 1;
+    else high = middle;
+  }
+  return low;
 }
 
 // The index of the first of the last `keepLast` tool results (the length when `keepLast` is 0),
@@ -204,13 +226,16 @@ function startOfLastResults(messages: readonly Message[], keepLast: number, stop
   return stop;
 }
 
+// As `outputText` shows it: a string as it is, anything else as indented JSON, never shorter than its JSON.
 function longerThan(result: ToolResultMessage, minChars: number): boolean {
   const { output } = result;
   if (typeof output === "string") return output.length > minChars;
-  return !jsonLengthAtMost(output, minChars) && outputText(output).length > minChars;
+  if (jsonLength(output, minChars) > minChars) return true;
+  return typeof output === "object" && output !== null && outputText(output).length > minChars;
 }
 
-function clear(session: Session, index: number, toolName: string): void {
+// Clears the result at `index`; returns the characters of JSON it freed.
+function clear(session: Session, index: number, toolName: string): number {
   const previous = session.messages[index] as ToolResultMessage;
   // An offloaded result's whole output is kept already; its head and tail are not the original.
   if (previous.kept === undefined) keepOutput(session, previous.id, previous.output, { recorded: true });
@@ -222,4 +247,5 @@ function clear(session: Session, index: number, toolName: string): void {
   };
   session.messages[index] = cleared;
   notifySessionChange(session, { type: "replace", index, message: cleared, previous, reason: "compaction", details });
+  return messageCharacters(previous) - messageCharacters(cleared);
 }

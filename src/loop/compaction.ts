@@ -1,7 +1,8 @@
 import { checkNumber } from "../numeric-options.ts";
 import { turnStartBefore } from "../session-turns.ts";
 import { isModelMessage, notifySessionChange, type JsonValue, type Message, type Session } from "../session.ts";
-import { withoutMedia } from "./content-size.ts";
+import { hasMedia, messageCharacters, withoutMedia } from "./content-size.ts";
+import { jsonLength } from "./json-length.ts";
 
 export type CompactSessionOptions = {
   /** How many assistant replies or model turns must follow a message before it is cut: an integer >= 0 (default 2). */
@@ -51,6 +52,21 @@ export function compactSession(session: Session, options: CompactSessionOptions 
 export function createCompactor(
   options: CompactSessionOptions & { protectLastTurn?: boolean } = {},
 ): (session: Session) => number {
+  const truncation = createTruncation(options);
+  return (session) => truncation(session, undefined);
+}
+
+/** What a compaction did, added up by the compaction itself: the `compaction` event's count and characters. */
+export type CompactionTally = { count: number; characters: number };
+
+/**
+ * `createCompactor` as the loop runs it: adds what it cut to `tally` (messages, and the characters
+ * of JSON the session is shorter by). Each message is measured once when it leaves the recent
+ * turns (without building anything: `jsonLength`) and cut once, when its batch is due.
+ */
+export function createTruncation(
+  options: CompactSessionOptions & { protectLastTurn?: boolean } = {},
+): (session: Session, tally: CompactionTally | undefined) => number {
   checkCompactOptions(options);
   const keepTurns = options.keepTurns ?? 2;
   const maxLength = options.maxLength ?? 120;
@@ -59,32 +75,33 @@ export function createCompactor(
   // Messages before `scanned` were looked at; the cuts due among them wait in `due` (by index)
   // until there are `batch` of them.
   let scanned = 0;
-  let due: number[] = [];
+  const due: number[] = [];
   let seen = 0;
-  return (session) => {
+  return (session, tally) => {
     const { messages } = session;
     // Fewer messages than last time: something removed some (a strategy's splice); start over.
     if (messages.length < seen) {
       scanned = 0;
-      due = [];
+      due.length = 0;
     }
     seen = messages.length;
     const horizon = lastIndexBeforeRecentTurns(messages, keepTurns, scanned, minimumTurns);
-    for (let index = scanned; index <= horizon; index++)
-      if (truncate(messages[index]!, maxLength) !== undefined) due.push(index);
-    scanned = Math.max(scanned, horizon + 1);
+    for (let index = scanned; index <= horizon; index++) if (isLong(messages[index]!, maxLength)) due.push(index);
+    if (horizon >= scanned) scanned = horizon + 1;
     if (due.length === 0 || due.length < batch) return 0;
     let count = 0;
     for (const index of due) {
-      const cut = truncate(messages[index]!, maxLength);
+      const previous = messages[index]!;
+      const cut = truncate(previous, maxLength);
       if (cut === undefined) continue;
       // A new object, not an edit: whoever cached the old one (a converter) sees the change.
-      const previous = messages[index]!;
       messages[index] = cut;
       notifySessionChange(session, { type: "replace", index, message: cut, previous, reason: "compaction" });
+      if (tally !== undefined) tally.characters += messageCharacters(previous) - messageCharacters(cut);
       count++;
     }
-    due = [];
+    due.length = 0;
+    if (tally !== undefined) tally.count += count;
     return count;
   };
 }
@@ -124,6 +141,14 @@ function lastIndexBeforeRecentTurns(
   return stop - 1;
 }
 
+// Whether `truncate` would cut the message: measured, nothing built.
+function isLong(message: Message, maxLength: number): boolean {
+  if (hasMedia(message)) return true;
+  if (!("type" in message) || message.type === "tool_result" || message.compacted === true) return false;
+  if (message.type === "thinking") return message.content.length > maxLength;
+  return jsonLength(message.input, maxLength) > maxLength;
+}
+
 function truncate(message: Message, maxLength: number): Message | undefined {
   // Old images and files: a line saying what was there (the store keeps the bytes).
   const withoutImages = withoutMedia(message);
@@ -134,27 +159,13 @@ function truncate(message: Message, maxLength: number): Message | undefined {
     return { ...message, content: `${message.content.slice(0, maxLength)}...`, compacted: true };
   }
   // tool_call: the input must stay an object for every provider, so the prefix of its JSON is kept in one.
-  if (jsonLengthAtMost(message.input, maxLength)) return undefined;
+  if (jsonLength(message.input, maxLength) <= maxLength) return undefined;
   const json = JSON.stringify(message.input);
-  if (json.length <= maxLength) return undefined;
   return { ...message, input: { _compacted: `${json.slice(0, maxLength)}...` }, compacted: true };
 }
 
 // An upper bound of the JSON length, without serializing: small inputs (most of them) are
-// known to be short at once. Escapes count at worst (6 characters each), numbers as 24.
+// known to be short at once.
 export function jsonLengthAtMost(value: JsonValue, limit: number): boolean {
-  return budgetLeft(value, limit) >= 0;
-}
-
-function budgetLeft(item: JsonValue, budget: number): number {
-  if (typeof item === "string") return budget - 2 - 6 * item.length;
-  if (typeof item === "number") return budget - 24;
-  if (item === null || typeof item === "boolean") return budget - 5;
-  let left = budget - 2;
-  if (Array.isArray(item)) {
-    for (const element of item) if ((left = budgetLeft(element, left - 1)) < 0) return left;
-    return left;
-  }
-  for (const key in item) if ((left = budgetLeft(item[key]!, left - 4 - 6 * key.length)) < 0) return left;
-  return left;
+  return jsonLength(value, limit) <= limit;
 }

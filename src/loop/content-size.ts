@@ -1,5 +1,6 @@
 import { base64Size, type ContentPart } from "../content-parts.ts";
 import type { Message } from "../session.ts";
+import { jsonLength } from "./json-length.ts";
 
 /**
  * Tokens an image costs a model, whatever its bytes: providers scale images down to about a
@@ -20,7 +21,7 @@ export function fileTokens(bytes: number): number {
  */
 export function messageCharacters(message: Message): number {
   const parts = contentParts(message);
-  if (parts === undefined || !parts.some(isMedia)) return JSON.stringify(message).length;
+  if (parts === undefined || !parts.some(isMedia)) return jsonLength(message);
   let characters = 0;
   const light = withParts(
     message,
@@ -32,6 +33,12 @@ export function messageCharacters(message: Message): number {
     "",
   );
   return characters + JSON.stringify(light).length;
+}
+
+/** Whether the message holds an image or file part (what `withoutMedia` replaces). */
+export function hasMedia(message: Message): boolean {
+  const parts = contentParts(message);
+  return parts !== undefined && parts.some(isMedia);
 }
 
 /**

@@ -150,6 +150,7 @@ async function runLoop(run: RunContext): Promise<void> {
     run.emit(withCost(runEndEvent(end), run));
   } finally {
     run.abortRace.dispose();
+    run.clearing?.release();
   }
   if (end.outcome === "error") throw end.error;
   if (end.outcome === "blocked" && run.throwOnBlock)

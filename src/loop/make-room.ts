@@ -1,25 +1,30 @@
+import type { CompactionTally } from "./compaction.ts";
 import type { CompactionFallback, CompactionStrategy } from "./compaction-strategy.ts";
+import type { AgentEvent } from "./events.ts";
 import { watchCompaction } from "./compaction-report.ts";
 import type { RunContext } from "./run-context.ts";
 
 /**
  * The default compaction before each call: truncation, then clearing of old tool output; emits
- * `compaction` for each that changed something.
+ * `compaction` for each that changed something, from what each says it did (nothing watches the
+ * session meanwhile: a call with nothing to do builds nothing).
  */
 export function compact(run: RunContext): void {
-  const { compact, clearing, session } = run;
+  const { compact, clearing, session, tally } = run;
   if (compact !== undefined) {
-    const watch = watchCompaction(session);
-    compact(session);
-    const report = watch.finish("truncation");
-    if (report !== undefined) run.emit({ type: "compaction", ...report });
+    tally.count = 0;
+    tally.characters = 0;
+    if (compact(session, tally) > 0) run.emit(compactionEvent(tally, "truncation"));
   }
   if (clearing !== undefined) {
-    const watch = watchCompaction(session);
-    clearing(session, "before-call");
-    const report = watch.finish("clear-tool-results");
-    if (report !== undefined) run.emit({ type: "compaction", ...report });
+    tally.count = 0;
+    tally.characters = 0;
+    if (clearing(session, "before-call", tally) > 0) run.emit(compactionEvent(tally, "clear-tool-results"));
   }
+}
+
+function compactionEvent({ count, characters }: CompactionTally, strategy: string): AgentEvent {
+  return { type: "compaction", count, strategy, tokensFreed: Math.max(0, Math.round(characters / 4)) };
 }
 
 /**

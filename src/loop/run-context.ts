@@ -1,8 +1,8 @@
 import { AgentError } from "../errors.ts";
 import { checkNumber } from "../numeric-options.ts";
 import { createAbortRace, type AbortRace } from "../shared/abort.ts";
-import { createCompactor, defaultTruncationBatch } from "./compaction.ts";
-import { createClearer } from "./clear-tool-results.ts";
+import { createTruncation, defaultTruncationBatch, type CompactionTally } from "./compaction.ts";
+import { createClearer, type Clearer } from "./clear-tool-results.ts";
 import type { CompactionStrategy } from "./compaction-strategy.ts";
 import type { AgentEvent } from "./events.ts";
 import type { AgentHooks } from "./hooks.ts";
@@ -72,9 +72,11 @@ export type RunContext = {
   /** Starts tool calls while the model streams; absent with `eagerTools: false`. */
   readonly eager: EagerStarter | undefined;
   /** Truncation compaction before each call (the default); absent with strategies or `compaction: false`. */
-  readonly compact: ((session: Session) => number) | undefined;
+  readonly compact: ((session: Session, tally: CompactionTally) => number) | undefined;
   /** Clearing of old tool output before each call (by default, beside truncation); absent with strategies or `compaction: false`. */
-  readonly clearing: ((session: Session, reason: "before-call" | "overflow") => number) | undefined;
+  readonly clearing: Clearer | undefined;
+  /** What the default compaction did on this call, added up by truncation and clearing themselves. */
+  readonly tally: CompactionTally;
   /** Context strategies, before each call and once after an overflow. */
   readonly strategies: readonly CompactionStrategy[] | undefined;
   readonly contract: OutputContract | undefined;
@@ -295,16 +297,18 @@ function runEvents(
 
 function contextManagement(
   option: AgentLoopOptions["compaction"],
-): Pick<RunContext, "compact" | "clearing" | "strategies"> {
-  if (option === false) return { compact: undefined, clearing: undefined, strategies: undefined };
-  if (typeof option === "function") return { compact: undefined, clearing: undefined, strategies: [option] };
-  if (Array.isArray(option)) return { compact: undefined, clearing: undefined, strategies: option };
+): Pick<RunContext, "compact" | "clearing" | "strategies" | "tally"> {
+  const tally = { count: 0, characters: 0 };
+  if (option === false) return { compact: undefined, clearing: undefined, strategies: undefined, tally };
+  if (typeof option === "function") return { compact: undefined, clearing: undefined, strategies: [option], tally };
+  if (Array.isArray(option)) return { compact: undefined, clearing: undefined, strategies: option, tally };
   // Truncation options alone ask for truncation alone. The default is the cheapest that keeps every
   // fact reachable (bench/context.ts, bench/cost.ts): truncation and clearing of old tool output,
   // each in batches, so the prompt prefix a provider cached holds for many turns.
   const truncation = { batch: defaultTruncationBatch, ...option };
-  if (option !== undefined) return { compact: createCompactor(truncation), clearing: undefined, strategies: undefined };
-  return { compact: createCompactor(truncation), clearing: createClearer(), strategies: undefined };
+  if (option !== undefined)
+    return { compact: createTruncation(truncation), clearing: undefined, strategies: undefined, tally };
+  return { compact: createTruncation(truncation), clearing: createClearer(), strategies: undefined, tally };
 }
 
 function sessionWriter(

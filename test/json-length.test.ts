@@ -1,0 +1,37 @@
+import { describe, expect, it } from "vitest";
+import { jsonLength } from "../src/loop/json-length.ts";
+
+describe("jsonLength", () => {
+  it("is the length of JSON.stringify, escapes and left-out keys included", () => {
+    const values: unknown[] = [
+      0,
+      -0,
+      -5,
+      10,
+      99,
+      100,
+      123456789012345,
+      1.5,
+      -2.25e-7,
+      1e21,
+      Number.NaN,
+      "",
+      'a"b\\c\n\t\u0001\u001f\u2028',
+      "\ud800x",
+      "\ud83d\ude00",
+      "\udc00",
+      [1, "x", null, undefined, () => 1],
+      { a: 1, b: undefined, 'k"': [true, false], f: () => 1 },
+      { date: new Date(0) },
+      { nested: { deep: [[], {}, [{}]] } },
+    ];
+    for (const value of values) expect(jsonLength(value), JSON.stringify(value)).toBe(JSON.stringify(value)?.length);
+  });
+
+  it("stops past the limit: a long input is known long without being read whole", () => {
+    expect(jsonLength({ text: "x".repeat(300) }, 120)).toBeGreaterThan(120);
+    expect(jsonLength({ text: "y".repeat(50) }, 120)).toBe(61);
+    // Escapes count: 40 newlines are 80 characters of JSON.
+    expect(jsonLength({ text: "\n".repeat(40) }, 80)).toBeGreaterThan(80);
+  });
+});
