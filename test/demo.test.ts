@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { loadSession } from "simple-agent-loop/store";
+import { startCliTerminal } from "./cli/terminal.ts";
 import { sse, sseHeaders, startReplayServer, type ReplayServer } from "./providers/replay-server.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -17,6 +18,24 @@ const startCommand = (
 ).scripts.start
   .split(" ")
   .slice(1);
+
+// A command line as a user's shell in the clone runs it, with `input` on its stdin.
+function shell(
+  command: string,
+  environment: Record<string, string>,
+  input = "",
+): Promise<{ stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = execFile(
+      "/bin/sh",
+      ["-c", command],
+      { cwd: root, env: environment, timeout: 120_000 },
+      (error, stdout, stderr) =>
+        error === null ? resolve({ stdout, stderr }) : reject(Object.assign(error, { stdout, stderr })),
+    );
+    child.stdin?.end(input);
+  });
+}
 
 // The environment of a user's shell, without any provider configured.
 function cleanEnvironment(): Record<string, string> {
@@ -98,7 +117,62 @@ describe("npm start: the CLI with --provider auto in this repository", () => {
       "role" in message && message.role === "user" ? [message.content] : [],
     );
     expect(tasks).toStrictEqual(["list the docs folder"]);
+    // The demo does that part of it, and says all it does.
+    expect(stdout).toMatch(/✓ list docs \(\d+ entries\)/);
+    expect(stdout).toMatch(/docs has \d+ entries at its top level: \d+ files \(cli\.md, design\.md/);
+    expect(stdout).toContain("All it does is list the folder your task names");
   });
+
+  it("ends with the command that goes on from a clone, npm start -- --resume <id>, which, run as printed, lands in the same session", async () => {
+    const environment = { ...cleanEnvironment(), SIMPLE_AGENT_LOOP_HOME: home };
+    const first = await shell("npm start -- 'list the docs folder'", environment);
+    const hint = /To go on with this session: (.+)\n/.exec(first.stdout)?.[1];
+    const [file] = readdirSync(join(home, "sessions"));
+    const id = file!.replace(/\.jsonl$/, "");
+    expect(hint).toBe(`npm start -- --resume ${id}`);
+    // As printed; no terminal here, so the prompt reads the next task from stdin (on a terminal it opens the prompt).
+    const second = await shell(hint!, environment, "read the README");
+    expect(second.stdout).toContain(`session ${id} (resumed`);
+    expect(second.stdout).toContain(`To go on with this session: npm start -- --resume ${id}`);
+    expect(readdirSync(join(home, "sessions")).filter((name) => name.endsWith(".jsonl"))).toStrictEqual([file]);
+    const session = await loadSession(join(home, "sessions", file!));
+    const tasks = session.messages.flatMap((message) =>
+      "role" in message && message.role === "user" ? [message.content] : [],
+    );
+    expect(tasks).toStrictEqual(["list the docs folder", "read the README"]);
+  });
+
+  it(
+    "on a terminal, without a task, opens the prompt; so does the resume hint it prints",
+    { timeout: 180_000 },
+    async () => {
+      const environment = { ...cleanEnvironment(), SIMPLE_AGENT_LOOP_HOME: home };
+      const first = startCliTerminal([], { cwd: root, env: environment, script: "src/cli/start.ts" });
+      try {
+        await first.waitFor("Type a task and press Enter", 60_000);
+        first.type("list the docs folder\r");
+        await first.waitFor(/docs has \d+ entries/, 60_000);
+        // The prompt is back.
+        await first.waitFor(/tokens [^\n]*\n+> ?$/, 60_000);
+        first.type("\x04");
+        expect(await first.exited).toBe(0);
+      } finally {
+        first.kill();
+      }
+      const hint = /To go on with this session: (.+)/.exec(first.screen())![1]!.trim();
+      expect(hint).toMatch(/^npm start -- --resume \S+$/);
+      const id = hint.split(" ").at(-1)!;
+      const second = startCliTerminal(["--resume", id], { cwd: root, env: environment, script: "src/cli/start.ts" });
+      try {
+        await second.waitFor(`session ${id} (resumed`, 60_000);
+        await second.waitFor("Type a task and press Enter", 60_000);
+        second.type("\x04");
+        expect(await second.exited).toBe(0);
+      } finally {
+        second.kill();
+      }
+    },
+  );
 
   it("with ANTHROPIC_API_KEY set, talks to the Messages API (here a local server) and runs the tool", async () => {
     server.enqueue(

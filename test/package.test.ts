@@ -144,6 +144,37 @@ describe("the packed package, installed into a new project", () => {
     expect(version.trim()).toMatch(/^(simple-agent-loop )?\d+\.\d+\.\d+$/);
   });
 
+  it("ends a run with npx simple-agent-loop --resume <id>, which, run as printed in the app, lands in the same session", async () => {
+    const home = join(work, "home");
+    const provider = await standInAnthropic();
+    const environment = {
+      ...npmEnvironment(),
+      SIMPLE_AGENT_LOOP_HOME: home,
+      ANTHROPIC_API_KEY: "test-key",
+      ANTHROPIC_BASE_URL: provider.url,
+    };
+    const shell = (command: string, input: string): Promise<{ stdout: string }> =>
+      new Promise((resolve, reject) => {
+        const child = execFile("/bin/sh", ["-c", command], { cwd: project, env: environment }, (error, stdout) =>
+          error === null ? resolve({ stdout }) : reject(error),
+        );
+        child.stdin?.end(input);
+      });
+    try {
+      const first = await shell("npx simple-agent-loop 'what is here?'", "");
+      const id = readdirSync(join(home, "sessions"))[0]!.replace(/\.jsonl$/, "");
+      const hint = /To go on with this session: (.+)\n/.exec(first.stdout)?.[1];
+      expect(hint).toBe(`npx simple-agent-loop --resume ${id}`);
+      // As printed, with the next task on stdin (no terminal here: on one, the prompt opens).
+      const second = await shell(hint!, "go on");
+      expect(second.stdout).toContain(`session ${id} (resumed`);
+      expect(readdirSync(join(home, "sessions")).filter((name) => name.endsWith(".jsonl"))).toHaveLength(1);
+      expect(provider.requests()).toBe(2);
+    } finally {
+      await provider.close();
+    }
+  });
+
   it("type-checks the README's first example with the settings tsc --init writes", async () => {
     const example = /```ts\n([\s\S]*?)```/.exec(readFileSync(join(root, "README.md"), "utf8"))![1]!;
     expect(example).toContain('from "simple-agent-loop"');

@@ -7,7 +7,6 @@ import { checkModelName } from "./model-name.ts";
 import { parsePermissionMode, type PermissionMode } from "./permission-mode.ts";
 import { parseAllowedHost, type AllowedHost } from "./sandbox/allowed-hosts.ts";
 import { sandboxModes, type SandboxMode } from "./sandbox/command-sandbox.ts";
-import { isSessionId } from "./sessions.ts";
 import { closestName } from "./closest-name.ts";
 
 /** The providers `--provider` accepts. `auto`: the environment's, else the offline demo. */
@@ -79,7 +78,8 @@ Options:
                          else the provider's usual one)
   -C, --cwd <dir>        the workspace (default: the current directory); the file tools
                          cannot reach outside it
-  -r, --resume [id]      continue the latest session of this workspace, or session <id>
+  -r, --resume [id]      continue session <id>, or without one (last, or before -- and a
+                         task) the latest session of this workspace
       --rewind [n]       rewind that session (--resume's, else the latest) to before its
                          turn n, files the agent wrote or edited included: lists the turns
                          (without n), shows what changes and asks first; with a task, runs
@@ -246,9 +246,12 @@ export function cliVersion(): string {
   return manifest.version ?? "unknown";
 }
 
-// `--resume` takes an optional id, which parseArgs cannot express: the next argument is the id
-// only when it has the form of one (a task never does), otherwise `--resume` stands alone. So
-// does `--rewind`, with a turn number.
+// `--resume` takes an optional id, which parseArgs cannot express: the next argument, when there
+// is one and it is not an option (nor `--`), is always the id, whatever it looks like (a mistyped
+// id is refused by name, never sent to the model as a task with the latest session resumed).
+// `--resume` stands alone at the end, before another option or before `--`: `--resume -- "go on"`
+// continues the latest session with a task. `--rewind` takes a turn number the same way, but only
+// digits (a task is never only digits).
 function withResumeValue(argv: readonly string[]): string[] {
   const args: string[] = [];
   for (let index = 0; index < argv.length; index++) {
@@ -257,9 +260,8 @@ function withResumeValue(argv: readonly string[]): string[] {
       args.push(...argv.slice(index));
       break;
     }
+    const next = argv[index + 1];
     if (arg === "--rewind") {
-      // Its turn number, when the next argument is one (a task is never only digits).
-      const next = argv[index + 1];
       if (next !== undefined && /^\d{1,9}$/.test(next)) {
         args.push(`--rewind=${next}`);
         index++;
@@ -270,19 +272,12 @@ function withResumeValue(argv: readonly string[]): string[] {
       args.push(arg);
       continue;
     }
-    const next = argv[index + 1];
-    if (next !== undefined && (isSessionId(next) || looksLikeSessionId(next))) {
+    if (next !== undefined && !next.startsWith("-")) {
       args.push(`--resume=${next}`);
       index++;
     } else args.push("--resume=");
   }
   return args;
-}
-
-// A mistyped id (digits first, then digits, letters and dashes, no space) is taken as the id it
-// meant to be, so that it is refused by name instead of being sent to the model as a task.
-function looksLikeSessionId(text: string): boolean {
-  return /^\d{6}[\w-]*$/.test(text) && /\d{6}.*-/.test(text);
 }
 
 function viewArgs(rest: string[], values: { port?: string | undefined; host?: string | undefined }): ViewArgs {

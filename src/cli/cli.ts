@@ -33,6 +33,7 @@ import { protectedTargets } from "./protected-targets.ts";
 import { selectModel, type SelectedModel } from "./provider.ts";
 import { runTask, type TaskContext } from "./run-task.ts";
 import { cliHome } from "./cli-home.ts";
+import { launchCommand } from "./launch-command.ts";
 import { cliStore, openCliSession, type CliSession } from "./sessions.ts";
 import { sessionControl, type SessionControl } from "./session-control.ts";
 import { createShutdown, type Shutdown } from "./shutdown.ts";
@@ -67,6 +68,11 @@ export type CliIo = {
   stdin: NodeJS.ReadStream;
   stdout: NodeJS.WriteStream;
   stderr: NodeJS.WriteStream;
+  /**
+   * The command that starts this CLI where the user is, for the commands it prints (`npm start --`
+   * from `npm start`); absent: found from the environment (`launchCommand`).
+   */
+  launchedAs?: string;
 };
 
 /**
@@ -92,7 +98,9 @@ export async function runCli(io: CliIo): Promise<number> {
     return await runAgent(args, io);
   } catch (error) {
     const usageHint =
-      isCliError(error) && error.exitCode === 2 ? "\nRun simple-agent-loop --help for the options." : "";
+      isCliError(error) && error.exitCode === 2
+        ? `\nRun ${launchCommand(io.env, io.launchedAs)} --help for the options.`
+        : "";
     io.stderr.write(`simple-agent-loop: ${visibleText(errorMessage(error))}${usageHint}\n`);
     // Scripts are promised a last line saying how the run ended, also when it could not start.
     if (json) io.stdout.write(`${visibleJson({ type: "error", outcome: "error", message: errorMessage(error) })}\n`);
@@ -189,7 +197,7 @@ async function runAgent(args: RunArgs, io: CliIo): Promise<number> {
     if (last.stored() !== undefined && !args.json)
       io.stdout.write(
         style.dim(
-          `To go on with this session: ${resumeCommand(last.id, args.cwd === undefined ? undefined : workspace)}\n`,
+          `To go on with this session: ${resumeCommand(launchCommand(io.env, io.launchedAs), last.id, args.cwd === undefined ? undefined : workspace)}\n`,
         ),
       );
     return code;
@@ -322,6 +330,7 @@ async function openSessions(args: RunArgs, io: CliIo, setup: AgentSetup, shutdow
       systemPrompt: systemPrompt(workspace, new Date(), readProjectInstructions(workspace)),
       movedPrompt: (previous) => workspaceMovedPrompt(previous, workspace),
       details: { provider: selected.provider, model: selected.model, version },
+      command: launchCommand(io.env, io.launchedAs),
     });
   const sessions = sessionControl({ store, workspace, first: await open(args.resume), open });
   shutdown.add(() => sessions.close());
@@ -637,9 +646,9 @@ function describeInstructions(files: readonly InstructionFile[], style: Style): 
 
 // The command that resumes this session, with the workspace when it was not the current directory;
 // the workspace's name is untrusted (a cloned directory's), so it is shown escaped like any path.
-function resumeCommand(id: string, workspace: string | undefined): string {
+function resumeCommand(command: string, id: string, workspace: string | undefined): string {
   const quoted = (text: string): string => (/^[\w./@%+=:,-]+$/.test(text) ? text : `'${text.replace(/'/g, "'\\''")}'`);
-  return visibleLine(`simple-agent-loop --resume ${id}${workspace === undefined ? "" : ` -C ${quoted(workspace)}`}`);
+  return visibleLine(`${command} --resume ${id}${workspace === undefined ? "" : ` -C ${quoted(workspace)}`}`);
 }
 
 /** A task as one short line for the resumed-session banner. */

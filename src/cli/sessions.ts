@@ -57,6 +57,8 @@ export async function openCliSession(
     systemPrompt: string;
     movedPrompt: (previous: string) => string;
     details: JsonObject;
+    /** How the user starts the CLI, for the command that lists the sessions (`simple-agent-loop`). */
+    command?: string;
   },
 ): Promise<CliSession> {
   const { workspace, resume } = options;
@@ -83,7 +85,7 @@ export async function openCliSession(
   const id = resume.id ?? (await latestSessionOf(store, workspace));
   if (id === undefined) throw new CliError(`no session of ${workspace} to resume; start one without --resume`);
   // A mistyped id is an error, never the latest session with the typo sent to the model as a task.
-  const listThem = `list the sessions with: simple-agent-loop view (or ls ${dirname(store.path("session"))})`;
+  const listThem = `list the sessions with: ${options.command ?? "simple-agent-loop"} view (or ls ${dirname(store.path("session"))})`;
   if (!isSessionId(id))
     throw new CliError(`no session ${id}: a session id looks like 20250102-030405-a1b2c3; ${listThem}`);
   if (!existsSync(store.path(id))) throw new CliError(`no session ${id} (there is no ${store.path(id)}); ${listThem}`);

@@ -79,9 +79,22 @@ describe("parseCliArgs", () => {
     expect(() => parseCliArgs(["--allow-hosts", "x.org"])).toThrow("(did you mean --allow-host?)");
   });
 
-  it("takes --resume with or without an id: the next argument is an id only if it looks like one", () => {
+  it("takes --resume with or without an id: the next argument, unless it is an option or --, is always the id", () => {
     expect(parseCliArgs(["--resume"])).toMatchObject({ resume: {} });
-    expect(parseCliArgs(["--resume", "go on"])).toMatchObject({ resume: {}, task: "go on" });
+    expect(parseCliArgs(["go on", "--resume"])).toMatchObject({ resume: {}, task: "go on" });
+    expect(parseCliArgs(["--resume", "--", "go on"])).toMatchObject({ resume: {}, task: "go on" });
+    expect(parseCliArgs(["--resume", "--yes", "go on"])).toMatchObject({ resume: {}, allow: "all", task: "go on" });
+    for (const spelling of [
+      ["--resume", "nosuchid"],
+      ["--resume", "nope-123"],
+      ["-r", "nope-123"],
+      ["--resume=nope-123"],
+    ])
+      expect(parseCliArgs(spelling), spelling.join(" ")).toStrictEqual(
+        expect.objectContaining({ resume: { id: spelling.at(-1)!.replace("--resume=", "") } }),
+      );
+    expect(parseCliArgs(["--resume", "go on"])).toMatchObject({ resume: { id: "go on" } });
+    expect(parseCliArgs(["--resume", "nosuchid"])).not.toHaveProperty("task");
     expect(parseCliArgs(["-r", "20250102-030405-a1b2c3", "go on"])).toMatchObject({
       resume: { id: "20250102-030405-a1b2c3" },
       task: "go on",

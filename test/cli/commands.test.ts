@@ -145,7 +145,7 @@ describe("the prompt's commands", () => {
       expect(contents).toContain("remember apples");
       expect(contents).not.toContain("hello");
       terminal.type("\x04");
-      await terminal.waitFor(`To go on with this session: simple-agent-loop --resume ${first}`);
+      await terminal.waitFor(`To go on with this session: npx simple-agent-loop --resume ${first}`);
       expect(await terminal.exited).toBe(0);
       const files = readdirSync(join(fixture.home(), "sessions")).sort();
       expect(files).toStrictEqual([`${first}.jsonl`, `${second}.jsonl`].sort());

@@ -214,7 +214,7 @@ describe("the interactive prompt", () => {
       expect(sessionFiles()).toContain(`${id}.jsonl`);
       await terminal.waitFor(/Hello there\.[^]*\n> $/);
       terminal.type("\x04");
-      await terminal.waitFor(`To go on with this session: simple-agent-loop --resume ${id}`);
+      await terminal.waitFor(`To go on with this session: npx simple-agent-loop --resume ${id}`);
       expect(await terminal.exited).toBe(0);
     },
   );

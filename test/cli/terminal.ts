@@ -28,13 +28,19 @@ export type CliTerminal = {
   kill: () => void;
 };
 
-/** Starts `src/cli/main.ts` on a pty with `args`, in `cwd`, with exactly `env` (plus TERM and `sharedCompileCache`) as its environment. */
-export function startCliTerminal(args: string[], options: { cwd: string; env: Record<string, string> }): CliTerminal {
+/**
+ * Starts `src/cli/main.ts` (or `script`, e.g. `src/cli/start.ts` of `npm start`) on a pty with
+ * `args`, in `cwd`, with exactly `env` (plus TERM and `sharedCompileCache`) as its environment.
+ */
+export function startCliTerminal(
+  args: string[],
+  options: { cwd: string; env: Record<string, string>; script?: string },
+): CliTerminal {
   const columns = 120;
   const terminal = new xterm.Terminal({ cols: columns, rows: 40, scrollback: 5000, allowProposedApi: true });
   const child: IPty = spawn(
     process.execPath,
-    ["--conditions=simple-agent-loop-source", `${repositoryRoot}src/cli/main.ts`, ...args],
+    ["--conditions=simple-agent-loop-source", `${repositoryRoot}${options.script ?? "src/cli/main.ts"}`, ...args],
     {
       name: "xterm-256color",
       cols: columns,
