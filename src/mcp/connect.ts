@@ -3,13 +3,25 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import type { ServerCapabilities, Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
+import type {
+  ResourceUpdatedNotificationSchema,
+  ServerCapabilities,
+  Tool as McpTool,
+} from "@modelcontextprotocol/sdk/types.js";
 import { AgentError, describeValue, errorMessage } from "../errors.ts";
 import { checkBoolean, checkChoice, checkNumber, maxTimerDelay } from "../numeric-options.ts";
 import type { Tool } from "../tools/tool.ts";
 import type { McpServerConfig } from "./config.ts";
 import { dropAwareFetch } from "./drop-aware-fetch.ts";
 import { McpConnectionError, messageWithCause } from "./errors.ts";
+import { mcpPrompts, type McpPrompts } from "./prompts.ts";
+import {
+  mcpResources,
+  resourceTools,
+  resourceUpdated,
+  type McpResources,
+  type McpResourceUpdate,
+} from "./resources.ts";
 import type { stdioTransport } from "./stdio-transport.ts";
 import {
   toolRegistry,
@@ -59,40 +71,47 @@ export type McpOptions = {
    * `tools`, listed in `heldTools`, its calls refused, until `trustTool` pins it. `false`: no checks.
    */
   trust?: McpTrustStore | false;
+  /**
+   * `"tools"`: `tools` ends with `list_resources` (`{ server? }`) and `read_resource`
+   * (`{ server, uri }`, answering with content parts: images as images), so the model can read the
+   * servers' resources.
+   */
+  resources?: "tools";
 };
 
 /**
  * Open connections to MCP servers and their tools. `tools` follows the servers: when one says its
  * tools changed (`notifications/tools/list_changed`), they are listed again (debounced).
  */
-export type McpConnection = {
-  /**
-   * One loop tool per MCP tool, servers in configuration order, each server's tools in its order,
-   * held tools left out: the list now (a getter; a run keeps the list it was given). A tool object
-   * from an earlier list whose tool was removed or is held gives an error result without calling
-   * the server.
-   */
-  readonly tools: Tool[];
-  /** The tools left out of `tools` because their definition differs from the trusted one. */
-  readonly heldTools: McpHeldTool[];
-  /** Pins the definition `server` lists now for its held tool `name` and offers the tool again. */
-  trustTool: (server: string, name: string) => Promise<void>;
-  /** Lists the tools of `server` (default: every server) again now; `onToolsChanged` hears what changed. */
-  refreshTools: (server?: string) => Promise<void>;
-  /** What `server` said of itself when it connected. Throws `AgentError` for an unknown server. */
-  serverInfo: (server: string) => McpServerInfo;
-  /** The SDK client of each server, by configuration key: for resources, prompts and other requests. */
-  clients: Record<string, Client>;
-  /**
-   * Closes every connection; stdio servers are asked to exit (stdin closed, then SIGTERM, then
-   * SIGKILL, sent to the server's own process group so what it started ends too) and awaited; HTTP sessions are ended with a DELETE, after the messages still being
-   * sent (a cancellation) have gone out (waiting at most 2 s for both). Idempotent: later calls, and calls while an abort is closing, return
-   * the same promise. Tool calls after closing become error results.
-   */
-  close: () => Promise<void>;
-  /** The same as `close`, for `await using connection = await connectMcp(…)`. */
-  [Symbol.asyncDispose]: () => Promise<void>;
-};
+export type McpConnection = McpResources &
+  McpPrompts & {
+    /**
+     * One loop tool per MCP tool, servers in configuration order, each server's tools in its order,
+     * held tools left out: the list now (a getter; a run keeps the list it was given). A tool object
+     * from an earlier list whose tool was removed or is held gives an error result without calling
+     * the server.
+     */
+    readonly tools: Tool[];
+    /** The tools left out of `tools` because their definition differs from the trusted one. */
+    readonly heldTools: McpHeldTool[];
+    /** Pins the definition `server` lists now for its held tool `name` and offers the tool again. */
+    trustTool: (server: string, name: string) => Promise<void>;
+    /** Lists the tools of `server` (default: every server) again now; `onToolsChanged` hears what changed. */
+    refreshTools: (server?: string) => Promise<void>;
+    /** What `server` said of itself when it connected. Throws `AgentError` for an unknown server. */
+    serverInfo: (server: string) => McpServerInfo;
+    /** The SDK client of each server, by configuration key: for resources, prompts and other requests. */
+    clients: Record<string, Client>;
+    /**
+     * Closes every connection; stdio servers are asked to exit (stdin closed, then SIGTERM, then
+     * SIGKILL, sent to the server's own process group so what it started ends too) and awaited; HTTP sessions are ended with a DELETE, after the messages still being
+     * sent (a cancellation) have gone out (waiting at most 2 s for both). Idempotent: later calls, and calls while an abort is closing, return
+     * the same promise. Tool calls after closing become error results.
+     */
+    close: () => Promise<void>;
+    /** The same as `close`, for `await using connection = await connectMcp(…)`. */
+    [Symbol.asyncDispose]: () => Promise<void>;
+  };
 
 /** What a server said of itself at initialization, with the protocol version agreed on. */
 export type McpServerInfo = {
@@ -200,9 +219,12 @@ export async function connectMcp(
   const closeOnAbort = (): void => queueMicrotask(() => void close());
   options.signal?.addEventListener("abort", closeOnAbort, { once: true });
   const clients = Object.fromEntries(reached.map(({ server, client }) => [server, client]));
+  const resources = mcpResources(reached, serverNamed, requestOptionsOf(options));
+  const extraTools = options.resources === "tools" ? resourceTools(resources) : [];
   return {
     get tools() {
-      return registry.tools();
+      const tools = registry.tools();
+      return extraTools.length === 0 ? tools : [...tools, ...extraTools];
     },
     get heldTools() {
       return registry.heldTools();
@@ -216,6 +238,8 @@ export async function connectMcp(
       await Promise.all(chosen.map(refresh));
     },
     serverInfo: (server) => serverInfoOf(serverNamed(server)),
+    ...resources,
+    ...mcpPrompts(reached, serverNamed, requestOptionsOf(options)),
     clients,
     close,
     [Symbol.asyncDispose]: close,
@@ -223,7 +247,11 @@ export async function connectMcp(
 }
 
 /** A server once connected: its registry entry, what it said at initialization, its listing queue. */
-type ConnectedServer = RegisteredServer & { protocolVersion: string; refreshing: Promise<void> };
+type ConnectedServer = RegisteredServer & {
+  protocolVersion: string;
+  refreshing: Promise<void>;
+  subscriptions: Map<string, Set<(update: McpResourceUpdate) => void>>;
+};
 
 function serverInfoOf({ client, protocolVersion }: ConnectedServer): McpServerInfo {
   const implementation = client.getServerVersion();
@@ -279,6 +307,7 @@ function checkMcpOptions(options: McpOptions): void {
   if (typeof options !== "object" || options === null)
     throw new AgentError(`connectMcp: options must be an object; got ${describeValue(options)}`);
   checkBoolean("connectMcp: prefix", options.prefix);
+  checkChoice("connectMcp: resources", options.resources, ["tools"]);
   if (options.onToolsChanged !== undefined && typeof options.onToolsChanged !== "function")
     throw new AgentError(`connectMcp: onToolsChanged must be a function; got ${describeValue(options.onToolsChanged)}`);
   const trust: unknown = options.trust;
@@ -327,6 +356,7 @@ export async function withMcp<T>(
 
 type Sdk = {
   Client: typeof Client;
+  ResourceUpdatedNotificationSchema: typeof ResourceUpdatedNotificationSchema;
   stdioTransport?: typeof stdioTransport;
   StreamableHTTPClientTransport?: typeof StreamableHTTPClientTransport;
 };
@@ -336,12 +366,16 @@ async function loadSdk(configs: readonly McpServerConfig[]): Promise<Sdk> {
   const stdio = configs.some((config) => "command" in config);
   const http = configs.some((config) => !("command" in config));
   try {
-    const [client, stdioModule, httpModule] = await Promise.all([
+    const [client, types, stdioModule, httpModule] = await Promise.all([
       import("@modelcontextprotocol/sdk/client/index.js"),
+      import("@modelcontextprotocol/sdk/types.js"),
       stdio ? import("./stdio-transport.ts") : undefined,
       http ? import("@modelcontextprotocol/sdk/client/streamableHttp.js") : undefined,
     ]);
-    const sdk: Sdk = { Client: client.Client };
+    const sdk: Sdk = {
+      Client: client.Client,
+      ResourceUpdatedNotificationSchema: types.ResourceUpdatedNotificationSchema,
+    };
     if (stdioModule !== undefined) sdk.stdioTransport = stdioModule.stdioTransport;
     if (httpModule !== undefined) sdk.StreamableHTTPClientTransport = httpModule.StreamableHTTPClientTransport;
     return sdk;
@@ -394,10 +428,15 @@ async function connectServer(sdk: Sdk, connect: ServerConnect): Promise<Connecte
     },
   });
   const requestOptions = { signal, ...requestOptionsOf(options) };
+  const subscriptions = new Map<string, Set<(update: McpResourceUpdate) => void>>();
+  client.setNotificationHandler(sdk.ResourceUpdatedNotificationSchema, (notification) =>
+    resourceUpdated({ server, client, subscriptions }, notification.params.uri),
+  );
   try {
     await client.connect(transport, requestOptions);
     const listed = await listTools(client, requestOptions);
     return {
+      subscriptions,
       server,
       client,
       timeout: options.timeout,

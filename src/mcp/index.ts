@@ -7,3 +7,5 @@ export { toolFingerprint } from "./tool-fingerprint.ts";
 export { fileTrustStore, memoryTrustStore } from "./trust-store.ts";
 export type { McpPin, McpPins, McpTrustStore } from "./trust-store.ts";
 export type { McpHeldTool, McpToolsChange } from "./tool-registry.ts";
+export type { McpResource, McpResourceUpdate, McpResources } from "./resources.ts";
+export type { McpPrompt, McpPromptMessages, McpPrompts } from "./prompts.ts";
