@@ -1,7 +1,9 @@
 import { describe, expect, it } from "vitest";
 import {
   agentLoop,
+  agentStream,
   clampDelay,
+  runAgent,
   defineAgent,
   handoff,
   imagePart,
@@ -241,6 +243,67 @@ describe("agents, handoffs, fallbacks and parts are checked where they are made"
     const error = await rejection(() => agentLoop(model, [definition], initSession("s", "u")));
     expect(isAgentError(error)).toBe(true);
     expect((error as Error).message).toMatch(/"read file"/);
+    expect(model.callCount).toBe(0);
+  });
+
+  it("every run mode refuses a hand-written tool without an input_schema object at run start, naming the tool and the field", async () => {
+    const slip = { name: "lookup", description: "d", inputSchema: { type: "object" }, handler: () => "" } as never;
+    const expected = /tool "lookup": "input_schema" must be a JSON Schema object, not missing \(it has "inputSchema"/;
+    const model = scriptedModel([answer]);
+    const refusals: [string, () => Promise<unknown>][] = [
+      ["agentLoop", () => agentLoop(model, [slip], initSession("s", "u"))],
+      [
+        "agentStream",
+        async () => {
+          for await (const _ of agentStream(model, [slip], initSession("s", "u"))) void _;
+        },
+      ],
+      [
+        "runAgent (the first agent)",
+        () =>
+          runAgent(
+            { ...defineAgent({ name: "a", systemPrompt: "s", invokeModel: model }), tools: [slip] },
+            initSession("s", "u"),
+          ),
+      ],
+      [
+        "runAgent (an agent handed off to later)",
+        async () => {
+          const later = { ...defineAgent({ name: "b", systemPrompt: "s", invokeModel: model }), tools: [slip] };
+          await runAgent(
+            { ...defineAgent({ name: "a", systemPrompt: "s", invokeModel: model }), handoffs: [handoff(later)] },
+            initSession("s", "u"),
+          );
+        },
+      ],
+      [
+        "subagentTool",
+        () =>
+          Promise.resolve().then(() =>
+            subagentTool({ name: "sub", description: "d", invokeModel: model, systemPrompt: "s", tools: [slip] }),
+          ),
+      ],
+      [
+        "defineAgent",
+        () =>
+          Promise.resolve().then(() =>
+            defineAgent({ name: "a", systemPrompt: "s", invokeModel: model, tools: [slip] }),
+          ),
+      ],
+    ];
+    for (const [mode, run] of refusals) {
+      const error = await rejection(() => Promise.resolve().then(run));
+      expect(isAgentError(error), `${mode}: ${String(error)}`).toBe(true);
+      expect((error as Error).message, mode).toMatch(expected);
+    }
+    for (const schema of [null, "object", [{ type: "object" }]]) {
+      const error = await rejection(() =>
+        agentLoop(model, [{ name: "lookup", description: "d", input_schema: schema as never }], initSession("s", "u")),
+      );
+      expect((error as Error).message).toContain(
+        `tool "lookup": "input_schema" must be a JSON Schema object, not ${JSON.stringify(schema)}`,
+      );
+    }
     expect(model.callCount).toBe(0);
   });
 

@@ -1,5 +1,6 @@
 import { AgentError } from "../errors.ts";
 import type { Message, Session } from "../session.ts";
+import { toolNameProblem, toolSchemaProblem } from "../tools/tool.ts";
 import type { AgentDefinition, Handoff } from "./agent-types.ts";
 import { handoff } from "./handoff.ts";
 
@@ -9,7 +10,10 @@ export type AgentNode = {
   handoffs: Map<string, Handoff>;
 };
 
-/** Every agent reachable from `root` by handoffs, by name. Two different agents with one name are an error. */
+/**
+ * Every agent reachable from `root` by handoffs, by name. Two different agents with one name are
+ * an error, and so is a tool of any of them that no provider could take (its name, its `input_schema`).
+ */
 export function agentGraph(root: AgentDefinition): Map<string, AgentNode> {
   const nodes = new Map<string, AgentNode>();
   const visit = (agent: AgentDefinition): AgentNode => {
@@ -17,6 +21,11 @@ export function agentGraph(root: AgentDefinition): Map<string, AgentNode> {
     if (known !== undefined) {
       if (known.agent !== agent) throw new AgentError(`two different agents are named ${agent.name}`);
       return known;
+    }
+    // A handoff's target runs later in the call: its tools are checked now, with the first agent's.
+    for (const definition of agent.tools) {
+      const problem = toolNameProblem(definition.name, definition.description) ?? toolSchemaProblem(definition);
+      if (problem !== undefined) throw new AgentError(`agent "${agent.name}": ${problem}`);
     }
     const node: AgentNode = { agent, handoffs: new Map() };
     nodes.set(agent.name, node);

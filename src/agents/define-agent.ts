@@ -1,6 +1,7 @@
 import type { AgentLoopOptions } from "../loop/loop-options.ts";
 import type { InvokeModel } from "../model/invoke-model.ts";
-import type { ToolDefinition } from "../tools/tool.ts";
+import { AgentError } from "../errors.ts";
+import { toolNameProblem, toolSchemaProblem, type ToolDefinition } from "../tools/tool.ts";
 import { checkGuardrails, type Guardrails } from "../guardrails/guardrail.ts";
 import type { AgentDefinition, Handoff } from "./agent-types.ts";
 import { handoff } from "./handoff.ts";
@@ -63,6 +64,10 @@ function checkSpec(spec: AgentSpec): void {
     throw new TypeError(`${agent}: description must be a string`);
   if (typeof given.invokeModel !== "function") throw new TypeError(`${agent}: invokeModel must be a function`);
   if (given.tools !== undefined && !Array.isArray(given.tools)) throw new TypeError(`${agent}: tools must be an array`);
+  for (const definition of spec.tools ?? []) {
+    const problem = toolNameProblem(definition.name, definition.description) ?? toolSchemaProblem(definition);
+    if (problem !== undefined) throw new AgentError(`${agent}: ${problem}`);
+  }
   if (given.handoffs !== undefined) {
     if (!Array.isArray(given.handoffs)) throw new TypeError(`${agent}: handoffs must be an array`);
     for (const entry of given.handoffs as unknown[]) {

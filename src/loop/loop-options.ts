@@ -7,7 +7,13 @@ import type { LoggerOption } from "../logger.ts";
 import { checkBoolean, checkNumber } from "../numeric-options.ts";
 import { checkRetryOptions, type RetryOptions } from "./retry.ts";
 import type { OutputSchema } from "./structured-output.ts";
-import { checkToolTimeout, toolNameProblem, type ToolDefinition, type ToolHandlers } from "../tools/tool.ts";
+import {
+  checkToolTimeout,
+  toolNameProblem,
+  toolSchemaProblem,
+  type ToolDefinition,
+  type ToolHandlers,
+} from "../tools/tool.ts";
 import { checkCompactOptions } from "./compaction.ts";
 import { checkModelSettings, type ModelSettings } from "../model/model-settings.ts";
 import type { ModelPrice } from "../model/cost.ts";
@@ -168,7 +174,7 @@ export function checkLoopOptions(options: AgentLoopOptions, tools: readonly Tool
   const names = new Set<string>();
   for (const definition of tools) {
     const { name } = definition;
-    const problem = toolNameProblem(name, definition.description);
+    const problem = toolNameProblem(name, definition.description) ?? toolSchemaProblem(definition);
     if (problem !== undefined) throw new AgentError(problem);
     if (names.has(name))
       throw new AgentError(

@@ -159,6 +159,22 @@ export function toolNameProblem(name: unknown, description: unknown): string | u
   return undefined;
 }
 
+/**
+ * What is wrong with a tool definition's `input_schema`, if anything: it must be a JSON Schema
+ * object (providers send it as the tool's parameters, and every call's input is validated against
+ * it). A hand-written definition with `inputSchema` (the name `tool()` takes) instead is named as
+ * the likely slip.
+ */
+export function toolSchemaProblem(definition: ToolDefinition): string | undefined {
+  const schema: unknown = (definition as { input_schema?: unknown }).input_schema;
+  if (typeof schema === "object" && schema !== null && !Array.isArray(schema)) return undefined;
+  const hint =
+    "inputSchema" in definition
+      ? ` (it has "inputSchema": a hand-written definition names it "input_schema"; tool() takes "inputSchema")`
+      : "";
+  return `tool "${definition.name}": "input_schema" must be a JSON Schema object, not ${schema === undefined ? "missing" : (JSON.stringify(schema) ?? typeof schema)}${hint}`;
+}
+
 export function tool<Schema extends StandardSchemaV1 | JsonObject>(
   options: ToolOptions<Schema>,
 ): Tool<InputOf<Schema>> {
