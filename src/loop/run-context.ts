@@ -38,13 +38,8 @@ import type { ModelSettings } from "../model/model-settings.ts";
 import { costOf, priceOf, type ModelPrice } from "../model/cost.ts";
 import type { ToolSpending } from "../tools/executor-setup.ts";
 import type { PrefixCause, PrefixChange } from "./sent-prefix.ts";
-import {
-  guardedHooks,
-  loopGuardLimit,
-  newLoopGuardState,
-  type LoopGuardState,
-  type StopCondition,
-} from "./stop-conditions.ts";
+import { newLoopGuardState, type LoopGuardState } from "../tools/loop-guard.ts";
+import { loopGuardLimit, type StopCondition } from "./stop-conditions.ts";
 
 /** Messages the caller sends a running run: steering (at the next safe point) and follow-ups (after the task). */
 export type Queues = { steering: UserMessage[]; followUps: UserMessage[] };
@@ -187,11 +182,8 @@ export function createRunContext(setup: RunSetup): RunContext {
     signal,
     agent: options.agent ?? agentName,
   });
-  const hooks = guardedHooks(
-    guarded.tools === undefined ? options.hooks : { ...options.hooks, ...guarded.tools.hooks },
-    loopGuardLimit(options.loopGuard),
-    state.loopGuard,
-  );
+  const hooks = guarded.tools === undefined ? options.hooks : { ...options.hooks, ...guarded.tools.hooks };
+  const loopGuard = loopGuardLimit(options.loopGuard);
   const marked = guarded.tools?.marked;
   const { add, addTurn } = sessionWriter(session, message, {
     log: resolveLogger(options.logger),
@@ -206,6 +198,7 @@ export function createRunContext(setup: RunSetup): RunContext {
     ...(toolTimeout === undefined ? {} : { toolTimeout }),
     ...(agentName === undefined ? {} : { agentName }),
     ...(hooks === undefined ? {} : { hooks }),
+    ...(loopGuard === undefined ? {} : { loopGuard: { limit: loopGuard, state: state.loopGuard } }),
     session,
     offer,
     ...withRecorder(invokeModel),

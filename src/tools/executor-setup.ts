@@ -5,6 +5,7 @@ import type { ModelPrice } from "../model/cost.ts";
 import type { Session, ToolCallMessage, Usage } from "../session.ts";
 import type { ToolDefinition, ToolHandler, ToolHandlers } from "./tool.ts";
 import type { ToolCallRecorder } from "./tool-call-recorder.ts";
+import type { LoopGuard } from "./loop-guard.ts";
 
 /**
  * What every phase of a tool call reads, built once per executor (`createExecutorSetup`) so a
@@ -28,6 +29,8 @@ export type ExecutorSetup = {
   readonly recorder: ToolCallRecorder | undefined;
   /** How the run counts what its tools spend on models; absent outside a run. */
   readonly spending: ToolSpending | undefined;
+  /** Refuses a call repeated too often in a row, before its gate; absent when `loopGuard: false`. */
+  readonly loopGuard: LoopGuard | undefined;
 };
 
 /** How a run counts model calls made for its tool calls (subagents') against its budget. */
@@ -68,6 +71,7 @@ export type ExecutorSetupOptions = {
   offer?: ExecutorOffer;
   recorder?: ToolCallRecorder;
   spending?: ToolSpending;
+  loopGuard?: LoopGuard;
 };
 
 export function createExecutorSetup(
@@ -86,6 +90,7 @@ export function createExecutorSetup(
     offer: options.offer,
     recorder: options.recorder,
     spending: options.spending,
+    loopGuard: options.loopGuard,
   };
 }
 

@@ -6,6 +6,8 @@ import { invokeTool } from "./invoke-tool.ts";
 import { toJsonOutput } from "./json-output.ts";
 import { contentResult, isToolContent } from "./tool-content.ts";
 import { checkGate, isGated } from "./tool-gate.ts";
+import { decisionHolds } from "./approval.ts";
+import { checkLoopGuard } from "./loop-guard.ts";
 import type { ToolDefinition } from "./tool.ts";
 import type { PendingApproval, ToolOutcome } from "./tool-outcome.ts";
 import { afterHookFailedResult, notLoadedResult, thrownResult } from "./tool-errors.ts";
@@ -27,22 +29,37 @@ export function runToolCall(run: ToolCallRun): ToolOutcome | Promise<ToolOutcome
     // A deferred tool the model has not loaded is never run, not even asked about.
     if (definition?.deferred === true && setup.offer?.callable(setup.session, call.name, call.id) === false)
       return notLoadedResult(call, searchToolsName);
+    const refused =
+      setup.loopGuard !== undefined && reachesGuard(run) ? checkLoopGuard(setup.loopGuard, call) : undefined;
     // Nothing around the handler (no gate, no listener, no hook): its outcome is the call's,
     // without an async frame of its own (`invokeTool` never rejects).
-    if (!isGated(call, definition, setup) && setup.onEvent === undefined && setup.hooks?.afterToolCall === undefined)
-      return invokeTool(run, definition);
-    return runPhases(run, definition);
+    if (setup.onEvent === undefined && setup.hooks?.afterToolCall === undefined) {
+      if (refused !== undefined) return refused;
+      if (!isGated(call, definition, setup)) return invokeTool(run, definition);
+    }
+    return runPhases(run, definition, refused);
   } catch (error) {
     return thrownResult(call, error);
   }
 }
 
-async function runPhases(run: ToolCallRun, definition: ToolDefinition | undefined): Promise<ToolOutcome> {
+// A call the loop guard let through goes on to its gate; one it refused is answered by the refusal.
+function reachesGuard({ call, signal }: ToolCallRun): boolean {
+  if (signal.aborted) return false;
+  const approval = call.approval;
+  return approval === undefined || (approval.status === "approved" && decisionHolds(call));
+}
+
+async function runPhases(
+  run: ToolCallRun,
+  definition: ToolDefinition | undefined,
+  refused: ToolResultMessage | undefined,
+): Promise<ToolOutcome> {
   const { call, setup } = run;
   try {
-    let answered: ToolResultMessage | undefined;
+    let answered = refused;
     let waitMs = 0;
-    if (isGated(call, definition, setup)) {
+    if (answered === undefined && isGated(call, definition, setup)) {
       const waitStart = performance.now();
       const gate = await checkGate(run, definition);
       // Time in the gate is waiting (a hook asking the user), not running: measured apart.
