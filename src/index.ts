@@ -68,6 +68,8 @@ export type { ModelSettings } from "./model/model-settings.ts";
 export { withFallback } from "./model/with-fallback.ts";
 export { costOf, priceOf } from "./model/cost.ts";
 export type { ModelPrice } from "./model/cost.ts";
+export { createBudgetLedger } from "./model/budget.ts";
+export type { BudgetCharge, BudgetLedger, BudgetLedgerOptions, BudgetLimit } from "./model/budget.ts";
 export { hasToolCall, stepCountIs, repeatedToolCalls } from "./loop/stop-conditions.ts";
 export type { StopCondition, StopConditionState } from "./loop/stop-conditions.ts";
 export type { FallbackOptions } from "./model/with-fallback.ts";

@@ -84,22 +84,23 @@ describe("subagents count against the parent's budget", () => {
     expect(error).toBeInstanceOf(BudgetExceededError);
     const exceeded = error as BudgetExceededError;
     expectEveryCallAnsweredOnce(exceeded.session);
-    // The parent had 90 tokens left when the subagent started: its 4th call (120 > 90) was its last.
-    expect(log).toStrictEqual(["step 0", "step 1", "step 2", "step 3"]);
+    // The parent had 90 tokens left when the subagent started: its 3rd call used them up (100 >= 100),
+    // so its 4th never started.
+    expect(log).toStrictEqual(["step 0", "step 1", "step 2"]);
     expect(parentCalls).toBe(1);
-    expect(exceeded.message).toContain("130");
+    expect(exceeded.message).toContain("spent 100 tokens");
     const result = exceeded.session.messages.find(
       (message) => "type" in message && message.type === "tool_result" && message.id === "p1",
     );
     expect(result).toMatchObject({
       isError: true,
-      subagentUsage: [{ model: "small", calls: 4, usage: usage(80, 40) }],
+      subagentUsage: [{ model: "small", calls: 3, usage: usage(60, 30) }],
     });
     const end = events.at(-1);
     expect(end).toMatchObject({ type: "run-end", outcome: "max-iterations", errorType: "BudgetExceededError" });
     expect(end?.type === "run-end" && end.metrics?.subagents).toStrictEqual({
-      modelCalls: 4,
-      usage: { inputTokens: 80, outputTokens: 40, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 },
+      modelCalls: 3,
+      usage: { inputTokens: 60, outputTokens: 30, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 },
     });
   });
 

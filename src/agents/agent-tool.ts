@@ -62,15 +62,11 @@ export function subagentTool(
       // A copy of a paused session: the parent's stored record changes only through its own updates.
       const session =
         context.resume === undefined ? initSession(agent.systemPrompt, prompt(input)) : forkSession(context.resume);
-      const parent = parentSpending(context, agent.options);
       await runAgent(agent, session, {
-        ...parent.options,
+        ...parentSpending(context, agent.options),
         signal: context.signal,
         ...(options.maxHandoffs === undefined ? {} : { maxHandoffs: options.maxHandoffs }),
-        onEvent: (event) => {
-          if (event.type !== "handoff") parent.report(event);
-          context.update(event);
-        },
+        onEvent: (event) => context.update(event),
       });
       if (pendingApprovals(session).length > 0) throw new ApprovalPause(session);
       return subagentAnswer(session);

@@ -2,7 +2,7 @@ import { AgentError, isMaxIterationsError } from "../errors.ts";
 import type { AgentEvent } from "../loop/events.ts";
 import { runStream, type RunStream } from "../loop/event-iterator.ts";
 import { agentLoop } from "../loop/loop.ts";
-import type { AgentLoopOptions } from "../loop/loop-options.ts";
+import { checkLoopOptions, type AgentLoopOptions } from "../loop/loop-options.ts";
 import type { AgentHooks } from "../loop/hooks.ts";
 import { isModelMessage, type Message, type Session } from "../session.ts";
 import type { Tool } from "../tools/tool.ts";
@@ -81,11 +81,19 @@ async function followHandoffs(
   const maxHandoffs = options.maxHandoffs ?? 10;
   if (!(Number.isInteger(maxHandoffs) && maxHandoffs >= 0))
     throw new AgentError(`maxHandoffs: expected an integer >= 0, got ${String(maxHandoffs)}`);
+  // The call's budget is not any agent's run option: it is checked here, where it enters.
+  checkLoopOptions(
+    {
+      ...pickDefined(options, ["budget", "parentBudget"]),
+      ...pickDefined({ prices: options.prices ?? root.options.prices }, ["prices"]),
+    },
+    [],
+  );
   const graph = agentGraph(root);
   let active = activeAgent(graph, root, session);
   emit({ type: "run-start", agentName: active.node.agent.name });
   // One budget and one run-end for the whole call, whichever agents ran in it.
-  const ledger = createRunLedger(options.budget);
+  const ledger = createRunLedger(options);
   const limits = createTurnLimits(options.maxIterations);
   // The call's one run-end, for an error of the call's own (not one an agent's run ended with).
   const closed = (error: Error, outcome: RunEnd["outcome"]): Error => {
@@ -96,7 +104,13 @@ async function followHandoffs(
   for (;;) {
     let end: RunEnd = { type: "run-end", outcome: "done" };
     const name = active.node.agent.name;
-    const { maxHandoffs: _limit, onEvent: _listener, ...runOptions } = options;
+    const {
+      maxHandoffs: _limit,
+      onEvent: _listener,
+      budget: _budget,
+      parentBudget: _parentBudget,
+      ...runOptions
+    } = options;
     const overdrawn = ledger.overdrawn(session);
     if (overdrawn !== undefined) throw closed(overdrawn, "max-iterations");
     try {
@@ -107,7 +121,7 @@ async function followHandoffs(
         {
           ...active.node.agent.options,
           ...runOptions,
-          ...ledger.budgetLeft(),
+          parentBudget: ledger.budget,
           maxIterations: limits.next(active.node.agent),
           name,
           agent: name,
@@ -184,14 +198,10 @@ function handoffTools(node: AgentNode): Tool[] {
       );
       // The summarizer's call is the run's: it counts against the budget and in the metrics (on
       // this result's `subagentUsage`), and its events reach listeners as this call's updates.
-      const spending = parentSpending(context, {});
       const written = await summarizeMessages(entry.summarizer ?? node.agent.invokeModel, before, {
-        ...spending.options,
+        ...parentSpending(context, {}),
         signal: context.signal,
-        onEvent: (event) => {
-          spending.report(event);
-          context.update(event);
-        },
+        onEvent: (event) => context.update(event),
       });
       const output: SummaryHandoffOutput = { message, ...written };
       return output;
@@ -232,4 +242,10 @@ function agentView(messages: Message[], systemPrompt: string, active: ActiveAgen
   if (split === -1) return [system, ...rest];
   // The handoff's own call and result stay when history keeps tools; `no-tools` drops them with the rest.
   return [system, ...historyView(rest.slice(0, split + 1), handoff.history), ...rest.slice(split + 1)];
+}
+
+function pickDefined<T extends object, K extends keyof T>(source: T, keys: readonly K[]): Partial<Pick<T, K>> {
+  const picked: Partial<Pick<T, K>> = {};
+  for (const key of keys) if (source[key] !== undefined) picked[key] = source[key];
+  return picked;
 }

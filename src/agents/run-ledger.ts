@@ -3,20 +3,21 @@ import type { AgentLoopOptions } from "../loop/loop-options.ts";
 import type { RunMetrics } from "../loop/run-metrics.ts";
 import type { Session, Usage } from "../session.ts";
 import { BudgetExceededError } from "../errors.ts";
+import { createBudgetLedger, describeOverrun, type BudgetLedger } from "../model/budget.ts";
 
 type RunEnd = Extract<AgentEvent, { type: "run-end" }>;
 
 /**
  * What the agents of one `runAgent` call spent and did, each agent's run after the other: the
- * budget is the call's, so each agent's run gets what is left of it (`budgetLeft`), and the call's
- * one `run-end` carries the sum of their metrics (`close`).
+ * budget is the call's, one ledger every agent's run is within (`budget`, given to each as its
+ * `parentBudget`), and the call's one `run-end` carries the sum of their metrics (`close`).
  */
 export type RunLedger = {
-  /** The `budget` option of the next agent's run: the call's, less what the runs before it spent. */
-  budgetLeft: () => Pick<AgentLoopOptions, "budget">;
+  /** The call's budget: its `budget` option, within the `parentBudget` it was given, if any. */
+  budget: BudgetLedger;
   /**
-   * The call's budget is spent past its limit (a handoff's summary can overdraw it): the next
-   * agent must not start. Each agent's run checks only what it spends itself.
+   * The call's budget is used up (a handoff's summary can use it up): the next agent must not
+   * start.
    */
   overdrawn: (session: Session) => BudgetExceededError | undefined;
   /** One agent's run ended with `end`. */
@@ -25,37 +26,30 @@ export type RunLedger = {
   close: (end: RunEnd) => RunEnd;
 };
 
-export function createRunLedger(budget: AgentLoopOptions["budget"]): RunLedger {
+export function createRunLedger(options: Pick<AgentLoopOptions, "budget" | "prices" | "parentBudget">): RunLedger {
   let metrics: RunMetrics | undefined;
   let costUsd: number | undefined;
-  let tokens = 0;
+  const budget = createBudgetLedger({
+    limit: options.budget,
+    prices: options.prices ?? options.parentBudget?.prices,
+    within: options.parentBudget,
+  });
   return {
-    budgetLeft: () => {
-      if (budget === undefined) return {};
-      const left: { usd?: number; tokens?: number } = {};
-      if (budget.tokens !== undefined) left.tokens = Math.max(0, budget.tokens - tokens);
-      if (budget.usd !== undefined) left.usd = Math.max(0, budget.usd - (costUsd ?? 0));
-      return { budget: left };
-    },
+    budget,
     overdrawn: (session) => {
-      if (budget === undefined) return undefined;
-      const overUsd = budget.usd !== undefined && (costUsd ?? 0) > budget.usd;
-      if (!overUsd && !(budget.tokens !== undefined && tokens > budget.tokens)) return undefined;
-      const what = overUsd
-        ? `budget.usd (${budget.usd}): spent $${(costUsd ?? 0).toFixed(4)}`
-        : `budget.tokens (${budget.tokens}): spent ${tokens} tokens`;
-      return new BudgetExceededError(`The run went over ${what} before its next agent's first call.`, {
-        budget: { ...budget },
-        spent: costUsd === undefined ? { tokens } : { tokens, usd: costUsd },
-        session,
-      });
+      const overrun = budget.exhausted();
+      if (overrun === undefined) return undefined;
+      return new BudgetExceededError(
+        `The run used up ${describeOverrun(overrun)} before its next agent's first call.`,
+        {
+          ...overrun,
+          session,
+        },
+      );
     },
     add: (end) => {
       if (end.costUsd !== undefined) costUsd = (costUsd ?? 0) + end.costUsd;
       if (end.metrics === undefined) return;
-      const { usage, subagents } = end.metrics;
-      tokens += usage.inputTokens + usage.outputTokens;
-      if (subagents !== undefined) tokens += subagents.usage.inputTokens + subagents.usage.outputTokens;
       metrics = metrics === undefined ? structuredClone(end.metrics) : sumMetrics(metrics, end.metrics);
     },
     close: (end) => {

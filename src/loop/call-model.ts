@@ -7,18 +7,11 @@ import type { NextStep } from "./next-step.ts";
 import type { OpenTurn } from "./open-turn.ts";
 import type { RunContext } from "./run-context.ts";
 import { checkFinalAnswer, type OutputContract } from "./structured-output.ts";
-import { BudgetExceededError, isContextOverflowError, MaxIterationsError, StructuredOutputError } from "../errors.ts";
-import { costOf, priceOf } from "../model/cost.ts";
+import { isContextOverflowError, MaxIterationsError, StructuredOutputError } from "../errors.ts";
+import { budgetBeforeCall, chargeModelCall } from "./run-budget.ts";
 import { formatLogLine } from "../logger.ts";
 import { modelOwnFields } from "../model/model-own-fields.ts";
-import {
-  isModelMessage,
-  isToolCall,
-  type BudgetOverrun,
-  type Message,
-  type ModelMessage,
-  type ToolCallMessage,
-} from "../session.ts";
+import { isToolCall, type Message, type ModelMessage, type ToolCallMessage } from "../session.ts";
 import { sessionTurnsBackward } from "../session-turns.ts";
 import { noteSessionChange } from "./sent-prefix.ts";
 
@@ -34,7 +27,7 @@ export async function callModelStep(run: RunContext): Promise<NextStep> {
   if (run.signal.aborted) return endAborted(run, "");
   if (queues.steering.length > 0) addSteering(run);
   if (state.iteration >= run.maxIterations) throw maxIterationsError(run);
-  const overBudget = budgetExceeded(run) ?? (state.iteration === 0 ? budgetSpentBefore(run) : undefined);
+  const overBudget = budgetBeforeCall(run);
   if (overBudget !== undefined) throw overBudget;
   if (run.guardrails !== undefined && state.newInput.length > 0) {
     const blocked = await guardedStep(run, () => checkInputBefore(run));
@@ -124,14 +117,7 @@ function spend(run: RunContext, iteration: number, last: ModelMessage | undefine
   const change = state.prefixChange;
   state.prefixChange = undefined;
   if (usage === undefined) return;
-  const wasOver = state.overrun !== undefined;
-  state.spent.tokens += usage.inputTokens + usage.outputTokens;
-  const price = run.prices === undefined ? undefined : priceOf(run.prices, last?.model);
-  if (price !== undefined) state.spent.usd += costOf(usage, price);
-  if (!wasOver && run.budget !== undefined && overBudget(run.budget, state.spent)) {
-    state.overrun = { budget: { ...run.budget }, spent: spentOf(run) };
-    run.emit({ type: "budget-exceeded", iteration, ...state.overrun });
-  }
+  chargeModelCall(run, iteration, last!);
   const cacheReadTokens = usage.cacheReadTokens ?? 0;
   run.emit({
     type: "cache",
@@ -151,67 +137,6 @@ function addSteering(run: RunContext): void {
     noteSessionChange(run.session, run.session.messages.length);
     addInput(run, message);
   }
-}
-
-function budgetExceeded(run: RunContext): BudgetExceededError | undefined {
-  const { budget } = run;
-  if (budget === undefined || !overBudget(budget, run.state.spent)) return undefined;
-  return new BudgetExceededError(
-    `Agent "${run.agentName ?? "agent"}" went over ${describeOverrun(budget, spentOf(run))}.`,
-    {
-      budget: { ...budget },
-      spent: spentOf(run),
-      session: run.session,
-    },
-  );
-}
-
-// A run that answered with the call that took it over its budget ended with that answer
-// (`budgetExceeded` on it); the session's next run must not spend more on the strength of a fresh
-// count. So a run whose budget that spending already exceeds refuses before its first call; a
-// larger budget (or none) goes on.
-function budgetSpentBefore(run: RunContext): BudgetExceededError | undefined {
-  const { budget } = run;
-  if (budget === undefined) return undefined;
-  const overrun = lastTurnOverrun(run.session.messages);
-  if (overrun === undefined) return undefined;
-  const { spent } = overrun;
-  if (!overBudget(budget, { tokens: spent.tokens, usd: spent.usd ?? 0 })) return undefined;
-  return new BudgetExceededError(
-    `Agent "${run.agentName ?? "agent"}": the session's last run went over ${describeOverrun(overrun.budget, spent)}, ` +
-      `more than this run's budget; give a larger budget (or none) to go on.`,
-    { budget: { ...budget }, spent: { ...spent }, session: run.session },
-  );
-}
-
-// The `budgetExceeded` mark of the session's last model turn, if it has one.
-function lastTurnOverrun(messages: readonly Message[]): BudgetOverrun | undefined {
-  for (let index = messages.length - 1; index >= 0; index--) {
-    const message = messages[index]!;
-    if (!isModelMessage(message)) continue;
-    // A turn ends with its usage, or at least with an answer.
-    if (message.usage !== undefined || message.budgetExceeded !== undefined || "role" in message)
-      return message.budgetExceeded;
-  }
-  return undefined;
-}
-
-function overBudget(budget: { usd?: number; tokens?: number }, spent: { tokens: number; usd: number }): boolean {
-  return (
-    (budget.tokens !== undefined && spent.tokens > budget.tokens) ||
-    (budget.usd !== undefined && spent.usd > budget.usd)
-  );
-}
-
-function spentOf(run: RunContext): { usd?: number; tokens: number } {
-  const { tokens, usd } = run.state.spent;
-  return run.prices === undefined ? { tokens } : { tokens, usd };
-}
-
-function describeOverrun(budget: { usd?: number; tokens?: number }, spent: { usd?: number; tokens: number }): string {
-  return budget.usd !== undefined && spent.usd !== undefined && spent.usd > budget.usd
-    ? `budget.usd (${budget.usd}): spent $${spent.usd.toFixed(4)}`
-    : `budget.tokens (${budget.tokens}): spent ${spent.tokens} tokens`;
 }
 
 /** Ends the run as aborted: an `aborted` assistant message (with what streamed, if anything) closes the session. */

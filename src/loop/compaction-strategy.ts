@@ -1,3 +1,4 @@
+import type { BudgetLedger } from "../model/budget.ts";
 import type { Session } from "../session.ts";
 
 /** What a strategy knows when the loop asks it to make room. */
@@ -10,6 +11,12 @@ export type CompactionContext = {
    * `compaction-fallback` event). Absent when a strategy is called outside a run.
    */
   report?: (fallback: CompactionFallback) => void;
+  /**
+   * The run's budget: a strategy that calls a model (a summarizer) passes it as that run's
+   * `parentBudget`, so the call counts against the run's budget and does not start once it is used
+   * up. Absent when a strategy is called outside a run.
+   */
+  budget?: BudgetLedger;
 };
 
 /** What a strategy that could not do its work did instead, and why. */

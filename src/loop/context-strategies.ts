@@ -70,8 +70,11 @@ export function summarizeOlderTurns(options: SummarizeOptions): CompactionStrate
     const span = olderTurns(session.messages, options.keepTurns ?? 2);
     if (span === undefined) return;
     const older = session.messages.slice(span.start, span.end);
+    // The summarizer's call is the run's: it counts against the run's budget as it ends, and does
+    // not start once that is used up.
     const written = await summarize(options.invokeModel, prompt, older.map(describe).join("\n"), {
       signal: context.signal,
+      ...(context.budget === undefined ? {} : { parentBudget: context.budget }),
     });
     // Aborted: the run ends; nothing to compact for it.
     if (context.signal.aborted) return;
@@ -113,7 +116,7 @@ export function summarizeOlderTurns(options: SummarizeOptions): CompactionStrate
  * A summary of `messages` written by `invokeModel` (one call, no tools), as `summarizeOlderTurns`
  * writes one: `{ summary }`, or `{ problem }` saying why there is none (the model failed, called
  * tools, or answered nothing). Never throws. `run`: options of the summarizer's one-call run
- * (`signal`; `onEvent` hears its events, its model call's usage included; `budget`/`prices` bound it).
+ * (`signal`; `onEvent` hears its events, its model call's usage included; `budget`/`prices`/`parentBudget` bound it).
  */
 export async function summarizeMessages(
   invokeModel: InvokeModel,
@@ -125,7 +128,9 @@ export async function summarizeMessages(
 }
 
 /** What the summarizer's run takes from the run it writes for. */
-export type SummarizerRun = Pick<AgentLoopOptions, "onEvent" | "budget" | "prices"> & { signal: AbortSignal };
+export type SummarizerRun = Pick<AgentLoopOptions, "onEvent" | "budget" | "prices" | "parentBudget"> & {
+  signal: AbortSignal;
+};
 
 const defaultSummaryPrompt =
   "Summarize this conversation between a user and an AI agent for the agent itself: the task, what was done, what was found (keep names, paths, numbers, decisions), and what is left. Output only the summary.";

@@ -17,6 +17,7 @@ import {
 import { checkCompactOptions } from "./compaction.ts";
 import { checkModelSettings, type ModelSettings } from "../model/model-settings.ts";
 import type { ModelPrice } from "../model/cost.ts";
+import type { BudgetLedger } from "../model/budget.ts";
 import { loopGuardLimit, type StopCondition } from "./stop-conditions.ts";
 import { largeOutputChars, type LargeOutputOption } from "./large-output.ts";
 import { checkGuardrails, type Guardrails } from "../guardrails/guardrail.ts";
@@ -102,9 +103,18 @@ export type AgentLoopOptions = {
   prices?: Record<string, ModelPrice>;
   /**
    * Ends the run with `BudgetExceededError` (work kept in `.session`, every call answered) once it
-   * spent more than `usd` (needs `prices`) or `tokens` (input + output), checked before each model call.
+   * has spent `usd` (needs `prices`) or `tokens` (input + output): checked before each model call,
+   * none starts once `spent >= limit` (a call in flight is not cancelled). What the run's tools
+   * spend (subagents, `ToolContext.spend`) and its compaction's summarizer count as they happen.
    */
   budget?: { usd?: number; tokens?: number };
+  /**
+   * The ledger of the call this run works for (a subagent's: `ToolContext.budget`; a summarizer's:
+   * `CompactionContext.budget`): each model call of this run is charged to it (and to every ledger
+   * above it) as it ends, and no call of this run starts once any of them is used up. `budget` is
+   * then a further limit of this run's own; `prices` defaults to the ledger's.
+   */
+  parentBudget?: BudgetLedger;
   /** Set as `agent` on every message this run adds to the session (`runAgent` names the active agent). */
   agent?: string;
   /**
@@ -151,7 +161,18 @@ export function checkLoopOptions(options: AgentLoopOptions, tools: readonly Tool
     );
   checkNumber("budget.usd", options.budget?.usd, { min: 0, infinity: true });
   checkNumber("budget.tokens", options.budget?.tokens, { min: 0, infinity: true });
-  if (options.budget?.usd !== undefined && options.prices === undefined)
+  const { parentBudget } = options;
+  if (
+    parentBudget !== undefined &&
+    (typeof parentBudget !== "object" ||
+      parentBudget === null ||
+      typeof parentBudget.charge !== "function" ||
+      typeof parentBudget.exhausted !== "function")
+  )
+    throw new AgentError(
+      `parentBudget must be a BudgetLedger (ToolContext.budget); got ${describeValue(parentBudget)}`,
+    );
+  if (options.budget?.usd !== undefined && options.prices === undefined && parentBudget?.prices === undefined)
     throw new AgentError("budget.usd needs prices: give the prices option (see simple-agent-loop/prices)");
   if (options.settings !== undefined) checkModelSettings(options.settings);
   if (options.stopWhen !== undefined && typeof options.stopWhen !== "function")

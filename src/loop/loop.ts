@@ -265,7 +265,7 @@ function withCost(event: AgentEvent, run: RunContext): AgentEvent {
   if (run.prices === undefined && overrun === undefined) return event;
   return {
     ...event,
-    ...(run.prices === undefined ? {} : { costUsd: run.state.spent.usd }),
+    ...(run.prices === undefined ? {} : { costUsd: run.ledger.spent.usd }),
     ...(overrun === undefined ? {} : { budgetExceeded: overrun }),
   };
 }

@@ -42,7 +42,7 @@ export async function applyStrategies(
     const watch = watchCompaction(session);
     const before = session.messages.length;
     try {
-      await strategy(session, { reason, signal: run.signal, report });
+      await strategy(session, { reason, signal: run.signal, report, budget: run.ledger });
     } finally {
       // A strategy that removed messages without a recorded change is still reported, by count alone.
       const removed = before - session.messages.length;

@@ -6,7 +6,9 @@ import type { ToolOutcome } from "../tools/tool-outcome.ts";
 import type { InvokeModel } from "../model/invoke-model.ts";
 import type { ModelView } from "./model-view.ts";
 import { readModelTurn, type ModelTurnRequest } from "../model/read-model-turn.ts";
-import type { ModelMessage } from "../session.ts";
+import type { ModelMessage, Session } from "../session.ts";
+import type { BudgetLedger } from "../model/budget.ts";
+import { budgetUsedUp } from "./run-budget.ts";
 import { retryDelay, type RetryOptions } from "./retry.ts";
 import { timedAttempt, type AttemptLimits } from "./timed-attempt.ts";
 
@@ -33,6 +35,10 @@ export type ModelTurnRun = AttemptLimits & {
   readonly retry: false | RetryOptions | undefined;
   /** Starts eligible tool calls as soon as they are complete in the stream; absent: none start early. */
   readonly eager: EagerStarter | undefined;
+  /** The run's budget: a retry does not start once it is used up. */
+  readonly ledger: BudgetLedger;
+  readonly agentName: string | undefined;
+  readonly session: Session;
 };
 
 /**
@@ -120,6 +126,9 @@ async function retryTurn(run: ModelTurnRun, view: ModelView, error: unknown): Pr
     } catch {
       return undefined;
     }
+    // A retry is a call like any other: none starts once the budget is used up (by a sibling, say).
+    const usedUp = budgetUsedUp(run);
+    if (usedUp !== undefined) throw usedUp;
     try {
       return takeTurn(run, await readAttempt(run, view));
     } catch (next) {

@@ -1,5 +1,6 @@
 import type { RunContext } from "./run-context.ts";
 import type { ModelContext } from "../model/invoke-model.ts";
+import type { BudgetLedger } from "../model/budget.ts";
 import type { Session } from "../session.ts";
 import type { ToolSchema } from "../tools/tool.ts";
 import type { AgentHooks } from "./hooks.ts";
@@ -27,6 +28,7 @@ export function modelView(run: RunContext, iteration: number, changes: ModelCall
     run.agentName === undefined
       ? { signal: run.signal, iteration }
       : { signal: run.signal, iteration, agentName: run.agentName };
+  if (run.limited) withBudget(context, run.ledger);
   if (run.output !== undefined) context.output = run.output;
   if (run.settings !== undefined || changes?.settings !== undefined)
     context.settings = mergeSettings(run.settings, changes?.settings);
@@ -49,4 +51,13 @@ export function modelView(run: RunContext, iteration: number, changes: ModelCall
     state.changedBy = undefined;
   }
   return view;
+}
+
+/**
+ * Gives `context` the run's budget, not enumerable: a context stays what it was to code that copies
+ * or clones it (`structuredClone` refuses functions), and the loop carries it over by name.
+ */
+export function withBudget(context: ModelContext, budget: BudgetLedger | undefined): ModelContext {
+  if (budget !== undefined) Object.defineProperty(context, "budget", { value: budget, enumerable: false });
+  return context;
 }

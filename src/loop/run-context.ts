@@ -1,5 +1,3 @@
-import { AgentError } from "../errors.ts";
-import { checkNumber } from "../numeric-options.ts";
 import { createAbortRace, type AbortRace } from "../shared/abort.ts";
 import { createTruncation, defaultTruncationBatch, type CompactionTally } from "./compaction.ts";
 import { createClearer, type Clearer } from "./clear-tool-results.ts";
@@ -35,7 +33,8 @@ import type { ToolDefinition } from "../tools/tool.ts";
 import { defaultLargeOutputChars, largeOutputChars, offload } from "./large-output.ts";
 import { createToolOffer, type ToolOffer } from "./tool-offer.ts";
 import type { ModelSettings } from "../model/model-settings.ts";
-import { costOf, priceOf, type ModelPrice } from "../model/cost.ts";
+import type { ModelPrice } from "../model/cost.ts";
+import { createBudgetLedger, hasLimit, type BudgetLedger } from "../model/budget.ts";
 import type { ToolSpending } from "../tools/executor-setup.ts";
 import type { PrefixCause, PrefixChange } from "./sent-prefix.ts";
 import { newLoopGuardState, type LoopGuardState } from "../tools/loop-guard.ts";
@@ -93,7 +92,13 @@ export type RunContext = {
   /** The run's `settings`, for every call. */
   readonly settings: ModelSettings | undefined;
   readonly stopWhen: StopCondition | undefined;
-  readonly budget: { usd?: number; tokens?: number } | undefined;
+  /**
+   * What the run spends, live: its own model calls and what its tools spend, within the ledger of
+   * the call it works for (`parentBudget`), if any; no call starts once it is used up.
+   */
+  readonly ledger: BudgetLedger;
+  /** Whether the ledger, or one it is within, has a limit: only then do model calls carry it (`ModelContext.budget`). */
+  readonly limited: boolean;
   readonly prices: Readonly<Record<string, ModelPrice>> | undefined;
   /** Each attempt of a model call: at most this long, and this long to its first event. */
   readonly modelCallMs: number | undefined;
@@ -119,8 +124,6 @@ export type RunState = {
   streamedText: string;
   /** Stops the tools a turn started early, if the run fails before that turn's tools are done. */
   abandon: (() => void) | undefined;
-  /** What the run spent so far: tokens (input + output) and, with prices, USD. */
-  spent: { tokens: number; usd: number };
   /** Set by the model call that took the run over its budget; `overrunMarked` once that turn carries it. */
   overrun: BudgetOverrun | undefined;
   overrunMarked: boolean;
@@ -164,7 +167,6 @@ export function createRunContext(setup: RunSetup): RunContext {
     outputAttemptsLeft: options.outputAttempts ?? 2,
     streamedText: "",
     abandon: undefined,
-    spent: { tokens: 0, usd: 0 },
     overrun: undefined,
     overrunMarked: false,
     loopGuard: newLoopGuardState(),
@@ -192,6 +194,11 @@ export function createRunContext(setup: RunSetup): RunContext {
   });
   const maxChars = largeOutputChars(options.largeOutput);
   const spentByCall = new Map<string, SubagentUsage[]>();
+  const ledger = createBudgetLedger({
+    limit: options.budget,
+    prices: options.prices ?? options.parentBudget?.prices,
+    within: options.parentBudget,
+  });
   const offer = createToolOffer(tools, maxChars ?? defaultLargeOutputChars);
   const executor = createToolExecutor(offer.definitions, options.toolHandlers ?? {}, {
     ...pick(options, ["parallel", "maxParallelTools"]),
@@ -203,7 +210,7 @@ export function createRunContext(setup: RunSetup): RunContext {
     offer,
     ...withRecorder(invokeModel),
     onResult: resultWriter(session, (message) => add(withSubagentUsage(message, spentByCall)), maxChars, marked),
-    spending: toolSpending(state, spentByCall, options),
+    spending: toolSpending(ledger, spentByCall),
     // Tool events are built only for a run that can be heard.
     ...(listening === undefined ? {} : { onEvent: emit }),
   });
@@ -238,7 +245,8 @@ export function createRunContext(setup: RunSetup): RunContext {
     state,
     settings: options.settings,
     stopWhen: options.stopWhen,
-    budget: options.budget,
+    ledger,
+    limited: hasLimit(ledger),
     prices: options.prices,
     modelCallMs: options.timeouts?.modelCallMs,
     firstChunkMs: options.timeouts?.firstChunkMs,
@@ -332,29 +340,13 @@ function sessionWriter(
   };
 }
 
-// What tools spend on models (subagents) counts against the budget at once, and enters the
-// session on the call's result (by model), where the metrics read it.
-function toolSpending(
-  state: RunState,
-  spentByCall: Map<string, SubagentUsage[]>,
-  { budget, prices }: Pick<AgentLoopOptions, "budget" | "prices">,
-): ToolSpending {
+// What tools spend on models (subagents, or a tool's own calls) counts in the run's ledger at
+// once, and enters the session on the call's result (by model), where the metrics read it.
+function toolSpending(ledger: BudgetLedger, spentByCall: Map<string, SubagentUsage[]>): ToolSpending {
   return {
-    spend: (id, spent) => {
-      // From a tool's own code: counts as a model's usage is held to, before anything is added.
-      const { usage, model, calls = 1 } = spent as Partial<typeof spent>;
-      if (typeof usage !== "object" || usage === null)
-        throw new AgentError("ToolContext.spend: usage must be an object");
-      for (const name of ["inputTokens", "outputTokens"] as const)
-        if (usage[name] === undefined) throw new AgentError(`ToolContext.spend: usage.${name} is required`);
-      for (const [name, count] of Object.entries(usage))
-        checkNumber(`ToolContext.spend: usage.${name}`, count, { min: 0, integer: true });
-      checkNumber("ToolContext.spend: calls", calls, { min: 0, integer: true });
-      if (model !== undefined && typeof model !== "string")
-        throw new AgentError("ToolContext.spend: model must be a string");
-      state.spent.tokens += usage.inputTokens + usage.outputTokens;
-      const price = prices === undefined ? undefined : priceOf(prices, model);
-      if (price !== undefined) state.spent.usd += costOf(usage, price);
+    ledger,
+    record: (id, charge) => {
+      const { usage, model, calls = 1 } = charge;
       const entries = spentByCall.get(id) ?? [];
       spentByCall.set(id, entries);
       const entry = entries.find((known) => known.model === model);
@@ -364,14 +356,6 @@ function toolSpending(
         entry.usage = sumUsage(entry.usage, usage);
       }
     },
-    left:
-      budget === undefined
-        ? undefined
-        : () => ({
-            ...(budget.tokens === undefined ? {} : { tokens: budget.tokens - state.spent.tokens }),
-            ...(budget.usd === undefined ? {} : { usd: budget.usd - state.spent.usd }),
-          }),
-    prices,
   };
 }
 

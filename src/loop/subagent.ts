@@ -4,16 +4,7 @@ import type { InvokeModel } from "../model/invoke-model.ts";
 import { agentLoop } from "./loop.ts";
 import { checkLoopOptions, type AgentLoopOptions } from "./loop-options.ts";
 import type { ContentPart } from "../content-parts.ts";
-import {
-  forkSession,
-  initSession,
-  isModelMessage,
-  isToolResult,
-  response,
-  type JsonObject,
-  type Session,
-} from "../session.ts";
-import type { AgentEvent } from "./events.ts";
+import { forkSession, initSession, isToolResult, response, type JsonObject, type Session } from "../session.ts";
 import { toolContent, type ToolContent } from "../tools/tool-content.ts";
 import { structuredOutput, type OutputSchema } from "./structured-output.ts";
 import type { Tool, ToolContext, ToolDefinition, ToolHandlers } from "../tools/tool.ts";
@@ -64,17 +55,15 @@ export function subagentTool(options: SubagentToolOptions): Tool<Record<string, 
       // A copy of a paused session: the parent's stored record changes only through its own updates.
       const session =
         context.resume === undefined ? initSession(options.systemPrompt, prompt(input)) : forkSession(context.resume);
-      const parent = parentSpending(context, options.loopOptions ?? {});
       await agentLoop(options.invokeModel, options.tools ?? [], session, {
         ...options.loopOptions,
-        ...parent.options,
+        ...parentSpending(context, options.loopOptions ?? {}),
         name: options.name,
         signal: context.signal,
         ...(options.toolHandlers === undefined ? {} : { toolHandlers: options.toolHandlers }),
         ...(options.maxIterations === undefined ? {} : { maxIterations: options.maxIterations }),
         ...(options.output === undefined ? {} : { output: options.output }),
         onEvent: (event) => {
-          parent.report(event);
           options.loopOptions?.onEvent?.(event);
           context.update(event);
         },
@@ -88,34 +77,20 @@ export function subagentTool(options: SubagentToolOptions): Tool<Record<string, 
 
 /**
  * What a subagent's run takes from its parent's call, so that its spending counts against the
- * parent's budget once: the parent's `prices` unless it has its own, a `budget` of what is left of
- * the parent's (or its own, where stricter), and `report`, to be given each event of its run: it
- * passes each of its model calls, and what its own tools' subagents spent, to `context.spend`.
+ * parent's budget once, live: the call's ledger (`ToolContext.budget`) as its `parentBudget` (each
+ * of its model calls is charged to the parent's run, and every ledger above, as it ends, and is
+ * recorded on the call's result; none starts once any of them is used up, whatever its siblings
+ * spent), the parent's `prices` unless it has its own, and its own `budget`, a further limit.
  */
 export function parentSpending(
   context: ToolContext,
   own: Pick<AgentLoopOptions, "budget" | "prices">,
-): { options: Pick<AgentLoopOptions, "budget" | "prices">; report: (event: AgentEvent) => void } {
+): Pick<AgentLoopOptions, "budget" | "prices" | "parentBudget"> {
   const prices = own.prices ?? context.prices;
-  const left = context.budgetLeft?.();
-  const budget: { usd?: number; tokens?: number } = { ...own.budget };
-  for (const key of ["usd", "tokens"] as const) {
-    const parentLeft = left?.[key];
-    if (parentLeft !== undefined) budget[key] = Math.min(budget[key] ?? Infinity, Math.max(0, parentLeft));
-  }
-  const spend = context.spend;
   return {
-    options: {
-      ...(prices === undefined ? {} : { prices }),
-      ...(Object.keys(budget).length === 0 ? {} : { budget }),
-    },
-    report: (event) => {
-      if (spend === undefined || event.type !== "message") return;
-      const { message } = event;
-      if (isModelMessage(message) && message.usage !== undefined)
-        spend({ usage: message.usage, ...(message.model === undefined ? {} : { model: message.model }) });
-      else if (isToolResult(message)) for (const entry of message.subagentUsage ?? []) spend(entry);
-    },
+    ...(prices === undefined ? {} : { prices }),
+    ...(own.budget === undefined ? {} : { budget: own.budget }),
+    ...(context.budget === undefined ? {} : { parentBudget: context.budget }),
   };
 }
 

@@ -3,6 +3,7 @@ import type { InvokeModel, ModelContext } from "../model/invoke-model.ts";
 import { isModelStream, type ModelStreamEvent } from "../model/model-stream-event.ts";
 import { clampDelay } from "../numeric-options.ts";
 import { createAbortRace, type AbortRace } from "../shared/abort.ts";
+import { withBudget } from "./model-view.ts";
 
 /** The time limits of each attempt of a model call (`timeouts.modelCallMs`, `timeouts.firstChunkMs`). */
 export type AttemptLimits = {
@@ -53,7 +54,7 @@ export function timedAttempt(limits: AttemptLimits, context: ModelContext, invok
     return answer;
   };
   return {
-    context: { ...context, signal: controller.signal },
+    context: withBudget({ ...context, signal: controller.signal }, context.budget),
     abortRace,
     invokeModel: invoke,
     end() {

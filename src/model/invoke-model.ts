@@ -1,3 +1,4 @@
+import type { BudgetLedger } from "./budget.ts";
 import type { ModelSettings } from "./model-settings.ts";
 import type { ModelStreamEvent } from "./model-stream-event.ts";
 import type { JsonObject, ModelMessage, Session } from "../session.ts";
@@ -27,6 +28,12 @@ export type ModelContext = {
    * the loop then shows the model the schema in a system message.
    */
   output?: { jsonSchema: JsonObject };
+  /**
+   * The run's budget (see `BudgetLedger`): an `invokeModel` that may make more than one request for
+   * one call (`withFallback`, moving on to the next model) starts none once it is used up
+   * (`budget.exhausted()`). Absent when the run has no budget; not enumerable (a copy by spread drops it).
+   */
+  budget?: BudgetLedger;
 };
 
 /**

@@ -103,7 +103,8 @@ async function* fallbackAnswer(
       coolDown(state, index, error);
       const next = order[position + 1];
       if (started) state.notice = { from: index, error };
-      if (started || next === undefined) throw error;
+      // The next model's call is a call like any other: none starts once the run's budget is used up.
+      if (started || next === undefined || context.budget?.exhausted() !== undefined) throw error;
       yield fallbackEvent(index, next, error);
     } finally {
       context.signal.removeEventListener("abort", onTimeout);

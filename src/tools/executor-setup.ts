@@ -1,8 +1,8 @@
 import type { AbortRace } from "../shared/abort.ts";
 import type { ToolEvent } from "./tool-events.ts";
 import type { ToolHooks } from "./tool-hooks.ts";
-import type { ModelPrice } from "../model/cost.ts";
-import type { Session, ToolCallMessage, Usage } from "../session.ts";
+import type { BudgetCharge, BudgetLedger } from "../model/budget.ts";
+import type { Session, ToolCallMessage } from "../session.ts";
 import type { ToolDefinition, ToolHandler, ToolHandlers } from "./tool.ts";
 import type { ToolCallRecorder } from "./tool-call-recorder.ts";
 import type { LoopGuard } from "./loop-guard.ts";
@@ -35,11 +35,10 @@ export type ExecutorSetup = {
 
 /** How a run counts model calls made for its tool calls (subagents') against its budget. */
 export type ToolSpending = {
-  /** Counts `spent` for the call `id` (see `ToolContext.spend`). */
-  readonly spend: (id: string, spent: { usage: Usage; model?: string; calls?: number }) => void;
-  /** What is left of the run's budget; absent when it has none. */
-  readonly left: (() => { usd?: number; tokens?: number }) | undefined;
-  readonly prices: Readonly<Record<string, ModelPrice>> | undefined;
+  /** The run's ledger: each call's own ledger is within it (`ToolContext.budget`). */
+  readonly ledger: BudgetLedger;
+  /** Records what was charged for the call `id`, for its result (`subagentUsage`). */
+  readonly record: (id: string, charge: BudgetCharge) => void;
 };
 
 /** What a run tells its executor about the tools it shows the model (see the loop's `ToolOffer`). */

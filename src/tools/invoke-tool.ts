@@ -1,6 +1,7 @@
 import { createAbortRace, type AbortRace } from "../shared/abort.ts";
 import { boundText, isAbortError, isInstance, maxErrorLength } from "../errors.ts";
 import { clampDelay } from "../numeric-options.ts";
+import { checkBudgetCharge, createBudgetLedger, hasLimit } from "../model/budget.ts";
 import type { Session, ToolCallMessage } from "../session.ts";
 import { isApprovalPause } from "./approval-pause.ts";
 import { pendingApprovals } from "./approval.ts";
@@ -182,9 +183,12 @@ function contextFor({ call, setup, turn }: ToolCallRun, signal: AbortSignal): To
   if (setup.agentName !== undefined) context.agentName = setup.agentName;
   const { spending } = setup;
   if (spending !== undefined) {
-    context.spend = (spent) => spending.spend(call.id, spent);
-    if (spending.left !== undefined) context.budgetLeft = spending.left;
-    if (spending.prices !== undefined) context.prices = spending.prices;
+    const { ledger } = spending;
+    const budget = createBudgetLedger({ within: ledger, onCharge: (charge) => spending.record(call.id, charge) });
+    context.budget = budget;
+    context.spend = (spent) => budget.charge(checkBudgetCharge(spent, "ToolContext.spend"));
+    if (hasLimit(ledger)) context.budgetLeft = budget.left;
+    if (ledger.prices !== undefined) context.prices = ledger.prices;
   }
   // A subagent paused inside this call earlier: the handler resumes it.
   const nested: Session | undefined = call.approval?.nested;

@@ -1,5 +1,6 @@
 import { checkNumber } from "../numeric-options.ts";
 import type { ModelPrice } from "../model/cost.ts";
+import type { BudgetLedger } from "../model/budget.ts";
 import type { JsonObject, JsonValue, Session, ToolCallMessage, Usage } from "../session.ts";
 import { schemaKind } from "./schema-kind.ts";
 import { validateStandard, type StandardSchemaV1 } from "./standard-schema.ts";
@@ -45,8 +46,15 @@ export type ToolContext = {
    * (`ToolResultMessage.subagentUsage`) for the metrics. `calls` defaults to 1. Absent outside a run.
    */
   spend?: (spent: { usage: Usage; model?: string; calls?: number }) => void;
-  /** What is left of the run's `budget` now (`usd` with prices); absent when the run has none. */
+  /** What is left of the run's `budget` now (`usd` with prices), the limits above it included; absent when there are none. */
   budgetLeft?: () => { usd?: number; tokens?: number };
+  /**
+   * This call's ledger, within the run's (see `BudgetLedger`): a run started for the call (a
+   * subagent) passes it as its `parentBudget`, so each of its model calls counts against the
+   * run's budget (and every one above it) as it ends, is recorded on this call's result, and none
+   * starts once any of them is used up. Absent outside a run.
+   */
+  budget?: BudgetLedger;
   /** The run's `prices`, for a subagent to price its own calls with; absent without. */
   prices?: Readonly<Record<string, ModelPrice>>;
 };
