@@ -580,3 +580,31 @@ export function isToolCall(message: Message): message is ToolCallMessage {
 export function isToolResult(message: Message): message is ToolResultMessage {
   return "type" in message && message.type === "tool_result";
 }
+
+/**
+ * The deepest nesting a JSON file read from outside (a session file, a store's log, a cassette, a
+ * config) may have. A session is plain JSON, and `JSON.stringify` and `structuredClone` overflow
+ * the stack a few thousand levels down: a value nested deeper would load, then fail as a bare
+ * `RangeError` wherever it is copied or written.
+ */
+export const maxJsonDepth = 1000;
+
+/**
+ * Whether JSON text nests more than `limit` levels deep (brackets inside strings not counted).
+ * One pass, no recursion: checked before `JSON.parse`, so nothing too deep is ever built.
+ */
+export function jsonNestedDeeperThan(text: string, limit = maxJsonDepth): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index);
+    if (inString) {
+      if (code === 92) index++;
+      else if (code === 34) inString = false;
+    } else if (code === 34) inString = true;
+    else if (code === 123 || code === 91) {
+      if (++depth > limit) return true;
+    } else if (code === 125 || code === 93) depth--;
+  }
+  return false;
+}

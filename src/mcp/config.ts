@@ -1,3 +1,4 @@
+import { jsonNestedDeeperThan, maxJsonDepth } from "../session.ts";
 import { readFile } from "node:fs/promises";
 import { errorMessage } from "../errors.ts";
 import { McpConfigError } from "./errors.ts";
@@ -74,6 +75,8 @@ export function parseMcpConfig(
   path: string,
   options: LoadMcpConfigOptions = {},
 ): Record<string, McpServerConfig> {
+  if (jsonNestedDeeperThan(text))
+    throw new McpConfigError(`MCP config ${path} is nested more than ${maxJsonDepth} levels deep`, { path });
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);

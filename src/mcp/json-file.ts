@@ -1,3 +1,4 @@
+import { jsonNestedDeeperThan, maxJsonDepth } from "../session.ts";
 import { randomBytes } from "node:crypto";
 import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
@@ -16,6 +17,7 @@ export async function readJsonFile(path: string): Promise<Record<string, unknown
     if ((error as { code?: unknown }).code === "ENOENT") return undefined;
     throw new Error(`cannot read ${path}: ${errorMessage(error)}`, { cause: error });
   }
+  if (jsonNestedDeeperThan(text)) throw new Error(`${path} is nested more than ${maxJsonDepth} levels deep`);
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);

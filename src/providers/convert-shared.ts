@@ -2,6 +2,7 @@ import { base64Size, contentText, type ContentPart } from "../content-parts.ts";
 import { AgentError } from "../errors.ts";
 import {
   isToolResult,
+  jsonNestedDeeperThan,
   type JsonObject,
   type JsonValue,
   type Message,
@@ -146,7 +147,7 @@ export function readToolInput(source: unknown): ToolInput {
   if (typeof source === "string") {
     if (source.length > maxToolInputLength) return { kind: "refused", reason: tooLarge(source.length) };
     if (source.trim() === "") return { kind: "ok", input: {} };
-    if (jsonTextDepth(source) > maxToolInputDepth) return { kind: "refused", reason: tooDeep };
+    if (jsonNestedDeeperThan(source, maxToolInputDepth)) return { kind: "refused", reason: tooDeep };
     let value: unknown;
     try {
       value = JSON.parse(source);
@@ -184,26 +185,6 @@ function tooLarge(length: number): string {
 
 function isJsonObject(value: unknown): value is JsonObject {
   return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-// The nesting depth of JSON text, brackets inside strings not counted; one pass, no recursion.
-function jsonTextDepth(text: string): number {
-  let depth = 0;
-  let deepest = 0;
-  let inString = false;
-  for (let index = 0; index < text.length; index++) {
-    const code = text.charCodeAt(index);
-    if (inString) {
-      if (code === 92)
-        index++; // backslash: skip the escaped character
-      else if (code === 34) inString = false;
-    } else if (code === 34) inString = true;
-    else if (code === 123 || code === 91) {
-      if (++depth > deepest) deepest = depth;
-      if (deepest > maxToolInputDepth) return deepest;
-    } else if (code === 125 || code === 93) depth--;
-  }
-  return deepest;
 }
 
 // About the JSON length of a parsed value, or `too-deep`; walks with its own stack, not recursion.

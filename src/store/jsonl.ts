@@ -1,3 +1,4 @@
+import { jsonNestedDeeperThan, maxJsonDepth } from "../session.ts";
 import { StoreError } from "./store-error.ts";
 
 /** A JSON Lines file, parsed. */
@@ -36,8 +37,9 @@ export function parseJsonl(bytes: Buffer, path: string): JsonlContent {
   const tail = { line, bytes: bytes.length - start, torn: false };
   if (text.trim() === "") return { records, completeBytes: start, tail };
   try {
-    records.push({ value: JSON.parse(text), line });
+    records.push({ value: JSON.parse(tooDeepRefused(text, path, line)), line });
   } catch (error) {
+    if (error instanceof StoreError) throw error;
     // Every line is written with its "\n" in one append, so a line without one whose JSON stops
     // short is a write a crash cut short; nothing after it was ever written. JSON that is wrong
     // before its end was not written by us that way: it is reported, never cut.
@@ -63,8 +65,9 @@ function endsTooEarly(error: unknown, text: string): boolean {
 
 function parseLine(text: string, path: string, line: number): unknown {
   try {
-    return JSON.parse(text);
+    return JSON.parse(tooDeepRefused(text, path, line));
   } catch (error) {
+    if (error instanceof StoreError) throw error;
     const reason = error instanceof Error ? error.message : String(error);
     throw new StoreError(`${path}:${line}: not valid JSON (${reason}); the file was left as it is`, {
       code: "malformed",
@@ -73,4 +76,14 @@ function parseLine(text: string, path: string, line: number): unknown {
       cause: error,
     });
   }
+}
+
+// Nesting no session value has: parsed, it would fail as a bare RangeError wherever it is copied or written.
+function tooDeepRefused(text: string, path: string, line: number): string {
+  if (!jsonNestedDeeperThan(text)) return text;
+  throw new StoreError(`${path}:${line}: nested more than ${maxJsonDepth} levels deep; the file was left as it is`, {
+    code: "malformed",
+    path,
+    line,
+  });
 }

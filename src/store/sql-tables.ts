@@ -1,3 +1,4 @@
+import { jsonNestedDeeperThan, maxJsonDepth } from "../session.ts";
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import type { SessionEntry } from "./entries.ts";
@@ -278,6 +279,8 @@ export function unknownCursor(id: string): StoreError {
 
 /** One `entries` row's JSON; a `malformed` StoreError naming the session and sequence number if it is not JSON. */
 export function parseEntryRow(text: string, where: string, seq: number): unknown {
+  if (jsonNestedDeeperThan(text))
+    throw new StoreError(`${where}:${seq}: nested more than ${maxJsonDepth} levels deep`, { code: "malformed" });
   try {
     return JSON.parse(text);
   } catch (error) {

@@ -4,7 +4,7 @@ import { delay } from "../shared/abort.ts";
 import { AgentError, ContextOverflowError, ProviderError } from "../errors.ts";
 import type { InvokeModel, ModelContext } from "../model/invoke-model.ts";
 import { isModelStream, type ModelStreamEvent } from "../model/model-stream-event.ts";
-import type { ModelMessage, Session } from "../session.ts";
+import { jsonNestedDeeperThan, maxJsonDepth, type ModelMessage, type Session } from "../session.ts";
 import type { ToolSchema } from "../shared/tool-schema.ts";
 import type { RecordedToolCall, ToolCallRecorder } from "../tools/tool-call-recorder.ts";
 import { isToolContent, toolContent } from "../tools/tool-content.ts";
@@ -406,6 +406,8 @@ export function readCassette(
   for (let index = 0; index < lines.length; index++) {
     const line = lines[index]!;
     if (line.trim() === "") continue;
+    if (jsonNestedDeeperThan(line))
+      throw new CassetteError(`cassette ${path}: line ${index + 1} is nested more than ${maxJsonDepth} levels deep`);
     let entry: unknown;
     try {
       entry = JSON.parse(line);

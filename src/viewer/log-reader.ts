@@ -1,3 +1,4 @@
+import { jsonNestedDeeperThan, maxJsonDepth } from "../session.ts";
 import { createHash, type Hash } from "node:crypto";
 import { lstat, type FileHandle } from "node:fs/promises";
 import {
@@ -219,6 +220,10 @@ function scanned(state: ReaderState, bytes: Buffer): void {
 export function parseLogLine(text: string, line: number, records: LogRecord[], problems: LogProblem[]): void {
   const trimmed = text.trim();
   if (trimmed === "") return;
+  if (jsonNestedDeeperThan(trimmed)) {
+    problems.push({ line, message: `nested more than ${maxJsonDepth} levels deep: ${excerpt(trimmed)}` });
+    return;
+  }
   let value: unknown;
   try {
     value = JSON.parse(trimmed);

@@ -1,3 +1,4 @@
+import { jsonNestedDeeperThan } from "../session.ts";
 import { readdir, realpath, stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { defaultReadLimits, type ReadLimits } from "./log-lines.ts";
@@ -152,6 +153,7 @@ function count(tally: Tally, bytes: Buffer): void {
   if (text === "") return;
   let entry: unknown;
   try {
+    if (jsonNestedDeeperThan(text)) throw new RangeError("nested too deep");
     entry = JSON.parse(text);
   } catch {
     tally.problems++;

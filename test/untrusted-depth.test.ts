@@ -1,0 +1,96 @@
+// Files a user did not write (a cassette from a pull request, a session file, a store's log, a
+// workspace's MCP config) may hold JSON nested far deeper than anything we write: each reader
+// refuses it with its own clear error naming the file and the line, never a bare RangeError.
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { agentLoop, initSession, tool, type JsonObject } from "simple-agent-loop";
+import { loadMcpConfig, isMcpConfigError } from "simple-agent-loop/mcp";
+import { parseLogLine, type LogProblem, type LogRecord } from "../src/viewer/log-reader.ts";
+import { closeSession, fileStore, isStoreError, loadEntries, loadSession, openSession } from "simple-agent-loop/store";
+import { cassette, isCassetteError, scriptedModel } from "simple-agent-loop/testing";
+
+const directory = (): string => mkdtempSync(join(tmpdir(), "sal-depth-"));
+const echo = tool({ name: "echo", description: "d", inputSchema: { type: "object" }, handler: (input) => input });
+const nested = (depth: number): string => `${"[".repeat(depth)}${"]".repeat(depth)}`;
+
+describe("JSON nested 5,000 deep in a file we read", () => {
+  it("a cassette is a CassetteError naming the file and the line", async () => {
+    const path = join(directory(), "deep.jsonl");
+    const recorded = scriptedModel([
+      [{ type: "tool_call", id: "c", name: "echo", input: { deep: "@" } }],
+      [{ role: "assistant", content: "done" }],
+    ]);
+    await agentLoop(cassette(recorded, { path, mode: "record" }), [echo], initSession("s", "hi"));
+    writeFileSync(path, readFileSync(path, "utf8").replace('"@"', nested(5000)));
+    // Read when the cassette is made, before any call.
+    const error: unknown = await Promise.resolve()
+      .then(() =>
+        agentLoop(
+          cassette(() => [], { path, mode: "replay" }),
+          [echo],
+          initSession("s", "hi"),
+        ),
+      )
+      .catch((thrown: unknown) => thrown);
+    expect(isCassetteError(error), String(error)).toBe(true);
+    expect((error as Error).message).toBe(`cassette ${path}: line 1 is nested more than 1000 levels deep`);
+  });
+
+  it("a session file is a StoreError naming the file and the line, for loadSession, openSession and fileStore", async () => {
+    const dir = directory();
+    const path = join(dir, "s.jsonl");
+    const session = await openSession(path);
+    session.messages.push({ type: "tool_call", id: "c", name: "t", input: { deep: "@" } });
+    session.messages.push({ type: "tool_result", id: "c", output: "ok" });
+    await closeSession(session);
+    writeFileSync(path, readFileSync(path, "utf8").replace('"@"', nested(5000)));
+    const line =
+      readFileSync(path, "utf8")
+        .split("\n")
+        .findIndex((text) => text.includes("[[[")) + 1;
+    const refusals = [
+      () => loadSession(path),
+      () => openSession(path),
+      () => fileStore(dir).load("s"),
+      () => loadEntries(path),
+    ];
+    for (const load of refusals) {
+      const error: unknown = await load().catch((thrown: unknown) => thrown);
+      expect(isStoreError(error), String(error)).toBe(true);
+      expect((error as Error).message).toBe(
+        `${path}:${line}: nested more than 1000 levels deep; the file was left as it is`,
+      );
+    }
+  });
+
+  it("an MCP config is an McpConfigError naming the file", async () => {
+    const path = join(directory(), "mcp.json");
+    writeFileSync(path, `{"mcpServers":{"a":{"command":"x","args":${nested(5000)}}}}`);
+    const error: unknown = await loadMcpConfig(path).catch((thrown: unknown) => thrown);
+    expect(isMcpConfigError(error), String(error)).toBe(true);
+    expect((error as Error).message).toBe(`MCP config ${path} is nested more than 1000 levels deep`);
+  });
+
+  it("a line of a log the viewer shows is a problem of that line, and the next line still reads", () => {
+    const records: LogRecord[] = [];
+    const problems: LogProblem[] = [];
+    parseLogLine(`{"type":"message","message":${nested(5000)}}`, 1, records, problems);
+    parseLogLine(JSON.stringify({ type: "message", message: { role: "user", content: "hi" } }), 2, records, problems);
+    expect(problems.map((problem) => [problem.line, problem.message.slice(0, 34)])).toStrictEqual([
+      [1, "nested more than 1000 levels deep:"],
+    ]);
+    expect(records).toHaveLength(1);
+  });
+
+  it("nesting as deep as a session can be written still loads", async () => {
+    const path = join(directory(), "ok.jsonl");
+    const session = await openSession(path);
+    const deep = JSON.parse(`{"a":${"[".repeat(900)}1${"]".repeat(900)}}`) as JsonObject;
+    session.messages.push({ role: "user", content: "hi" }, { type: "tool_call", id: "c", name: "t", input: deep });
+    session.messages.push({ type: "tool_result", id: "c", output: "ok" });
+    await closeSession(session);
+    expect((await loadSession(path)).messages[1]).toMatchObject({ input: deep });
+  });
+});
