@@ -14,6 +14,7 @@ import {
 } from "../session.ts";
 import type { PendingApproval, ToolOutcome } from "../tools/tool-outcome.ts";
 import { verbatimAnswer } from "./verbatim-answer.ts";
+import type { StopCondition } from "./stop-conditions.ts";
 import { addInput, guardGivenAnswer } from "./guarded-turn.ts";
 
 /**
@@ -27,31 +28,32 @@ export async function answerTools(run: RunContext, turn: OpenTurn): Promise<Next
   if (stopReason !== undefined && stopReason !== "tool_use") return await closeStoppedTurn(run, turn, stopReason);
   const outcomes = await run.executor.run(turn.toolCalls, run, turn.started);
   const next = toolsAnswered(run, turn, outcomes);
-  return next === callModelNext ? await afterTurn(run) : next;
+  return next === callModelNext ? afterTurn(run) : next;
 }
 
-// Every call of the turn is answered: a verbatim answer, the loop guard or the stop condition may end the run here.
-async function afterTurn(run: RunContext): Promise<NextStep> {
+// Every call of the turn is answered: a verbatim answer, the loop guard or the stop condition may
+// end the run here. A turn with none of them to wait for goes on without an async frame of its own.
+function afterTurn(run: RunContext): NextStep | Promise<NextStep> {
   const { state } = run;
   const answer = verbatimAnswer(run.session.messages, run.offer.definitions);
-  if (answer !== undefined) {
-    const checked = await guardGivenAnswer(run, answer);
-    return "role" in checked ? giveAnswer(run, checked) : checked;
-  }
+  if (answer !== undefined)
+    return guardGivenAnswer(run, answer).then((checked) => ("role" in checked ? giveAnswer(run, checked) : checked));
   const looping = state.loopGuard.detected;
   if (looping !== undefined) {
     run.emit({ type: "loop-detected", tool: looping.name, count: state.loopGuard.count });
     return { type: "end", end: { outcome: "loop-detected" } };
   }
-  if (run.stopWhen !== undefined && !run.signal.aborted) {
-    const stop = await run.stopWhen({
-      session: run.session,
-      iteration: state.iteration,
-      turn: lastModelTurn(run.session),
-    });
-    if (stop) return { type: "end", end: { outcome: "stop-condition" } };
-  }
+  if (run.stopWhen !== undefined && !run.signal.aborted) return checkStopCondition(run, run.stopWhen);
   return callModelNext;
+}
+
+async function checkStopCondition(run: RunContext, stopWhen: StopCondition): Promise<NextStep> {
+  const stop = await stopWhen({
+    session: run.session,
+    iteration: run.state.iteration,
+    turn: lastModelTurn(run.session),
+  });
+  return stop ? { type: "end", end: { outcome: "stop-condition" } } : callModelNext;
 }
 
 /**

@@ -13,14 +13,10 @@ export function verbatimAnswer(
   messages: readonly Message[],
   definitions: readonly ToolDefinition[],
 ): AssistantMessage | undefined {
+  const verbatim = verbatimNames(definitions);
+  if (verbatim.size === 0) return undefined;
   const turn = turnBefore(messages, messages.length);
   if (turn?.type !== "model" || turn.end === turn.results) return undefined;
-  const verbatim = new Set(
-    definitions
-      .filter((definition) => "answer" in definition && definition.answer === "verbatim")
-      .map(({ name }) => name),
-  );
-  if (verbatim.size === 0) return undefined;
   const calls = messages.slice(turn.start, turn.results).filter(isToolCall);
   const results = new Map(
     messages
@@ -39,4 +35,20 @@ export function verbatimAnswer(
         ? result.output
         : JSON.stringify(result.output);
   return { role: "assistant", content, stopReason: "end_turn", answerFrom: result.id };
+}
+
+// The tools that answer verbatim, found once per list of definitions (a run's is the same every turn).
+const verbatimByDefinitions = new WeakMap<readonly ToolDefinition[], ReadonlySet<string>>();
+
+function verbatimNames(definitions: readonly ToolDefinition[]): ReadonlySet<string> {
+  let names = verbatimByDefinitions.get(definitions);
+  if (names === undefined) {
+    names = new Set(
+      definitions
+        .filter((definition) => "answer" in definition && definition.answer === "verbatim")
+        .map(({ name }) => name),
+    );
+    verbatimByDefinitions.set(definitions, names);
+  }
+  return names;
 }
