@@ -1,11 +1,25 @@
 // The docs stay true to the code: every relative link in the Markdown pages resolves (the file, and
-// the heading an anchor names), and every TypeScript block type-checks against the sources as they
-// are. Each block is checked as its own module, in memory; the names the deeper docs' prose takes as
-// given (`invokeModel`, `tools`, `session`…) are declared once for them; the README's blocks get none.
-import { existsSync, readFileSync, readdirSync } from "node:fs";
+// the heading an anchor names), and every TypeScript block of every page type-checks against the
+// sources as they are, and runs. Each block is its own module. A block that is not a whole program
+// says what it assumes in a hidden prelude, an HTML comment right before it:
+//
+//   <!-- prelude
+//   import { scriptedModel } from "simple-agent-loop/testing";
+//   const invokeModel = scriptedModel([[{ role: "assistant", content: "Done." }]]);
+//   ---
+//   await viewer.close(); // after the block (optional, below a line of three dashes)
+//   -->
+//
+// The README's blocks get none: a new user copies them whole. Each block runs with `node` (types
+// stripped) in an empty directory of its own, with test keys for every provider and their APIs
+// answered in memory (test/docs/stand-in-providers.ts). A block that needs a server this test
+// cannot start says so and names the test that runs the same code: `<!-- not run: … test/….test.ts -->`.
+import { execFile } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import ts from "typescript";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 
 const root = join(import.meta.dirname, "..");
 const pages = [
@@ -17,6 +31,13 @@ const pages = [
     .map((name) => `docs/${name}`),
 ];
 const fence = /```[\s\S]*?```/g;
+
+/** One ```ts block: where it is, its code, and what the hidden comment before it adds or says. */
+type Snippet = { page: string; line: number; code: string; before: string; after: string; notRun?: string };
+
+// Under the repository, so that the package's name resolves to its sources; removed at the end.
+const folder = join(root, ".doc-snippets");
+afterAll(() => rmSync(folder, { recursive: true, force: true }));
 
 describe("docs", () => {
   it("every relative link resolves to a file, and an anchor to one of its headings", () => {
@@ -35,43 +56,144 @@ describe("docs", () => {
     expect(broken).toStrictEqual([]);
   });
 
-  it("every TypeScript block of the deeper docs type-checks against today's sources", () => {
-    const snippets = snippetsOf(pages.filter((page) => page !== "README.md"));
-    snippets.set(join(root, ".doc-snippets", "given.d.ts"), given);
-    expect(snippets.size).toBeGreaterThan(10);
+  it("every TypeScript block type-checks against today's sources, with only the prelude it declares", () => {
+    const snippets = snippetsOf(pages);
+    expect(snippets.length).toBeGreaterThan(20);
+    const withPrelude = snippets.filter(
+      (snippet) => snippet.page === "README.md" && snippet.before + snippet.after !== "",
+    );
+    expect(
+      withPrelude.map((snippet) => `${snippet.page}:${snippet.line}`),
+      "a README snippet is a whole program: no prelude",
+    ).toStrictEqual([]);
     expect(diagnosticsOf(snippets)).toStrictEqual([]);
   }, 120_000);
 
-  // The README's snippets are copied by new users: each is a whole module, nothing given.
-  // (test/package.test.ts also type-checks and runs them in a new project with the packed package.)
-  it("every TypeScript block of the README type-checks as written, with nothing declared for it", () => {
-    const snippets = snippetsOf(["README.md"]);
-    expect(snippets.size).toBeGreaterThan(10);
-    const diagnostics = diagnosticsOf(snippets);
-    expect(
-      diagnostics,
-      "a README snippet is a complete program: import and define every name it uses (no prelude declares invokeModel, tools, session…)",
-    ).toStrictEqual([]);
-  }, 120_000);
+  it("every TypeScript block runs, offline, to its end", async () => {
+    const snippets = snippetsOf(pages);
+    const failures: string[] = [];
+    for (const snippet of snippets.filter((snippet) => snippet.notRun !== undefined)) {
+      const named = /\btest\/[\w./-]+\.test\.ts\b/.exec(snippet.notRun!)?.[0];
+      if (named === undefined || !existsSync(join(root, named)))
+        failures.push(`${snippet.page}:${snippet.line}: "not run" must name the test that runs this code`);
+    }
+    mkdirSync(folder, { recursive: true });
+    const queue = snippets.filter((snippet) => snippet.notRun === undefined);
+    const worker = async (): Promise<void> => {
+      for (let snippet = queue.shift(); snippet !== undefined; snippet = queue.shift()) {
+        const problem = await runSnippet(snippet);
+        if (problem !== undefined) failures.push(`${snippet.page}:${snippet.line}: ${problem}`);
+      }
+    };
+    await Promise.all([worker(), worker(), worker()]);
+    expect(failures).toStrictEqual([]);
+  }, 600_000);
 });
 
-function snippetsOf(from: readonly string[]): Map<string, string> {
-  const snippets = new Map<string, string>();
+function snippetsOf(from: readonly string[]): Snippet[] {
+  const snippets: Snippet[] = [];
   for (const page of from) {
     const text = readFileSync(join(root, page), "utf8");
     for (const match of text.matchAll(/```ts\n([\s\S]*?)```/g)) {
       const line = text.slice(0, match.index).split("\n").length;
-      snippets.set(
-        join(root, ".doc-snippets", `${page.replace(/[/.]/g, "_")}_${line}.ts`),
-        `${match[1]}\nexport {};\n`,
-      );
+      const snippet: Snippet = { page, line, code: match[1]!, before: "", after: "" };
+      // The HTML comments right before the block, nearest last.
+      let above = text.slice(0, match.index);
+      for (let comment = /<!--((?:(?!<!--)[\s\S])*?)-->\s*$/.exec(above); comment !== null;) {
+        const said = comment[1]!.trim();
+        if (said.startsWith("prelude")) {
+          const [before = "", after = ""] = said.slice("prelude".length).split(/^---$/m);
+          snippet.before = `${before.trim()}\n`;
+          snippet.after = `\n${after.trim()}\n`;
+        } else if (said.startsWith("not run:")) snippet.notRun = said;
+        above = above.slice(0, comment.index);
+        comment = /<!--((?:(?!<!--)[\s\S])*?)-->\s*$/.exec(above);
+      }
+      snippets.push(snippet);
     }
   }
   return snippets;
 }
 
-function diagnosticsOf(snippets: ReadonlyMap<string, string>): string[] {
-  return typeCheck(snippets).map((diagnostic) => {
+// A snippet's module: its prelude, the block, what comes after it.
+function moduleOf(snippet: Snippet): string {
+  return `${snippet.before}${snippet.code}${snippet.after}\nexport {};\n`;
+}
+
+function fileOf(snippet: Snippet): string {
+  return join(folder, `${snippet.page.replace(/[/.]/g, "_")}_${snippet.line}.ts`);
+}
+
+// Runs one snippet with node in an empty directory: the reason it failed, if it did.
+async function runSnippet(snippet: Snippet): Promise<string | undefined> {
+  const stubs = join(root, "test", "docs", "stand-in-providers.ts");
+  const file = fileOf(snippet).replace(
+    /\.ts$/,
+    /from "(vitest|simple-agent-loop\/store\/testing)"/.test(snippet.code) ? ".test.ts" : ".ts",
+  );
+  writeFileSync(file, moduleOf(snippet));
+  const cwd = mkdtempSync(join(tmpdir(), "doc-snippet-"));
+  // What the README's snippets read: a screenshot (a 1x1 PNG).
+  writeFileSync(
+    join(cwd, "screenshot.png"),
+    Buffer.from(
+      "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGD4DwABBAEAwS2OUAAAAABJRU5ErkJggg==",
+      "base64",
+    ),
+  );
+  // A snippet of a test suite (the stores' conformance suite) runs under vitest, as its page says.
+  const suite = /from "(vitest|simple-agent-loop\/store\/testing)"/.test(snippet.code);
+  const command = suite
+    ? [join(root, "node_modules", "vitest", "vitest.mjs"), "run", "--config", snippetConfig(), file]
+    : ["--conditions=simple-agent-loop-source", "--import", stubs, file];
+  const environment = Object.fromEntries(
+    Object.entries(process.env).filter(
+      ([name]) => !/^(ANTHROPIC_|OPENAI_|GEMINI_|GOOGLE_|AWS_|DATABASE_URL$|SIMPLE_AGENT_LOOP_)/.test(name),
+    ),
+  );
+  try {
+    await new Promise<void>((resolve, reject) => {
+      execFile(
+        process.execPath,
+        command,
+        {
+          cwd,
+          timeout: 90_000,
+          env: {
+            ...environment,
+            ANTHROPIC_API_KEY: "test-key",
+            OPENAI_API_KEY: "test-key",
+            GEMINI_API_KEY: "test-key",
+          },
+        },
+        (error, stdout) => (error === null ? resolve() : reject(new Error(`${error.message}\n${suite ? stdout : ""}`))),
+      );
+    });
+    return undefined;
+  } catch (error) {
+    return (error as Error).message.slice(0, 2_000);
+  } finally {
+    rmSync(cwd, { recursive: true, force: true });
+  }
+}
+
+// The repository's vitest settings (how the package's name resolves), for the snippets' folder.
+function snippetConfig(): string {
+  const config = join(folder, "vitest.config.ts");
+  writeFileSync(
+    config,
+    [
+      'import base from "../vitest.config.ts";',
+      `export default { ...base, root: ${JSON.stringify(root)}, test: { ...base.test, include: [".doc-snippets/*.test.ts"], globalSetup: [] } };`,
+      "",
+    ].join("\n"),
+  );
+  return config;
+}
+
+function diagnosticsOf(snippets: readonly Snippet[]): string[] {
+  const modules = new Map(snippets.map((snippet) => [fileOf(snippet), moduleOf(snippet)]));
+  return typeCheck(modules).map((diagnostic) => {
     const where =
       diagnostic.file === undefined
         ? ""
@@ -79,24 +201,6 @@ function diagnosticsOf(snippets: ReadonlyMap<string, string>): string[] {
     return where + ts.flattenDiagnosticMessageText(diagnostic.messageText, "\n");
   });
 }
-
-// The names the deeper docs' snippets use without defining them, each standing for what the prose says.
-const given = `
-import type { InvokeModel, Session, Tool, ToolDefinition } from "simple-agent-loop";
-import type * as zod from "zod";
-declare global {
-  var invokeModel: InvokeModel;
-  var cheapModel: InvokeModel;
-  var tools: ToolDefinition[];
-  var session: Session;
-  var sessionId: string;
-  var token: string;
-  var signal: AbortSignal;
-  var add: Tool<{ a: number; b: number }>;
-  var z: typeof zod.z;
-}
-export {};
-`;
 
 // GitHub's heading anchors: lower case, punctuation dropped, spaces as hyphens.
 function headingSlugs(file: string): Set<string> {
