@@ -100,11 +100,13 @@ export function isAbortError(error: unknown): boolean {
  */
 export class TimeoutError extends AgentError {
   override name = "TimeoutError";
-  readonly limit: "modelCallMs" | "firstChunkMs" | "toolMs" | "runMs";
+  /** The limit that ran out: one of the run's `timeouts`, or `waitForTask`'s `timeoutMs`. */
+  readonly limit: "modelCallMs" | "firstChunkMs" | "toolMs" | "runMs" | "waitForTask";
   readonly waitedMs: number;
 
   constructor(limit: TimeoutError["limit"], waitedMs: number, options: { retryable?: boolean } = {}) {
-    super(`timeouts.${limit} ran out: waited ${Math.round(waitedMs)} ms`, { retryable: options.retryable ?? true });
+    const what = limit === "waitForTask" ? "waitForTask's timeoutMs" : `timeouts.${limit}`;
+    super(`${what} ran out: waited ${Math.round(waitedMs)} ms`, { retryable: options.retryable ?? true });
     this.limit = limit;
     this.waitedMs = waitedMs;
   }

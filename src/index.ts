@@ -40,6 +40,8 @@ export type {
   SessionChangeListener,
   KeptOutput,
   SubagentUsage,
+  TaskRecord,
+  TaskStatus,
 } from "./session.ts";
 export { imagePart, filePart, contentText } from "./content-parts.ts";
 export type { ContentPart, TextPart, ImagePart, FilePart } from "./content-parts.ts";
@@ -91,6 +93,12 @@ export type {
   ValidationResult,
 } from "./tools/tool.ts";
 export type { StandardSchemaV1 } from "./tools/standard-schema.ts";
+export type { BackgroundOption } from "./tools/background.ts";
+export { backgroundTasks, waitForTask, cancelTask, resumeTasks } from "./tools/task-control.ts";
+export type { WaitForTaskOptions, TaskResumeAction } from "./tools/task-control.ts";
+export type { BackgroundTask, TaskEvent } from "./tools/task-registry.ts";
+export { taskTools } from "./tools/task-tools.ts";
+export type { BackgroundTasksOptions } from "./loop/run-tasks-setup.ts";
 export { compactSession, createCompactor } from "./loop/compaction.ts";
 export { slidingWindow, summarizeOlderTurns, estimateTokens } from "./loop/context-strategies.ts";
 export type { CompactionStrategy, CompactionContext, CompactionFallback } from "./loop/compaction-strategy.ts";

@@ -107,7 +107,16 @@ export type SystemMessage = { role: "system"; content: string } & Timestamped;
  * the turns it replaced): it is sent as user text, but it is no input of the user's, so it is no
  * user turn for a list of them (the CLI's `/rewind`). Metadata, never sent as such.
  */
-export type UserMessage = { role: "user"; content: string | ContentPart[]; compactionSummary?: true } & Timestamped &
+export type UserMessage = {
+  role: "user";
+  content: string | ContentPart[];
+  compactionSummary?: true;
+  /**
+   * The id of the background task whose outcome this message gives the model (the loop wrote it at
+   * a safe point). A session holds at most one message with a given task's id. Metadata, never sent.
+   */
+  deliversTask?: string;
+} & Timestamped &
   GuardrailMark;
 /**
  * Model text. `output` holds the validated final answer of a run made with an `output` schema.
@@ -173,7 +182,7 @@ export type ToolCallMessage = {
    * A result this call got while an earlier call of the same turn waits for approval. It enters
    * the session, in call order, once that call is answered; the call never runs again.
    */
-  heldResult?: { output: JsonValue; content?: ContentPart[]; isError?: boolean };
+  heldResult?: { output: JsonValue; content?: ContentPart[]; isError?: boolean; task?: TaskRecord };
   /** Opaque data of the `provider` that made this call, sent back with it only to that provider (Gemini's `thoughtSignature`). */
   signature?: string;
   provider?: string;
@@ -221,8 +230,41 @@ export type ToolResultMessage = {
    * the run's `budget`; `sessionMetrics` counts them under `subagents` and in `costUsd`/`costByModel`.
    */
   subagentUsage?: SubagentUsage[];
+  /**
+   * Metadata, never sent to a model: the call became a background task (its `output` says it runs).
+   * Updated in place (a session change `{ type: "update", reason: "task" }`) when the task settles.
+   */
+  task?: TaskRecord;
+  /** Metadata, never sent: this result gives the model the outcome of the background task with this id (`wait_task`). */
+  deliversTask?: string;
 } & Timestamped &
   GuardrailMark;
+
+/**
+ * Where a background task stands: `running` while its handler runs; `completed` (a value),
+ * `failed` (a throw or its timeout), `cancelled` (`cancelTask`, an abort of the run) or `lost`
+ * (the process running it stopped and its `onRestart` is `"lost"`: the outcome is unknown).
+ */
+export type TaskStatus = "running" | "completed" | "failed" | "cancelled" | "lost";
+
+/**
+ * A background task as its call's result records it (`ToolResultMessage.task`). `id` is unique
+ * across sessions; `attempt` counts the handler's starts (2 after one rerun); `output` and
+ * `isError` are the handler's outcome once settled; `reason` says why it was cancelled or lost.
+ */
+export type TaskRecord = {
+  id: string;
+  status: TaskStatus;
+  onRestart: "rerun" | "lost";
+  attempt: number;
+  startedAt: string;
+  settledAt?: string;
+  output?: JsonValue;
+  /** The handler's content parts (`toolContent`), delivered with the outcome. */
+  content?: ContentPart[];
+  isError?: boolean;
+  reason?: string;
+};
 
 /** Model calls made for a tool call: how many, by which model (as recorded on their turns), their usage summed. */
 export type SubagentUsage = { model?: string; calls: number; usage: Usage };
@@ -367,8 +409,11 @@ export type SessionChange =
       reason: "compaction" | "guardrail";
       details?: JsonObject;
     }
-  /** `reason: "guardrail"`: a `toolInput` guardrail redacted the call's input before it ran. */
-  | { type: "update"; index: number; message: Message; reason: "approval" | "guardrail" }
+  /**
+   * `reason: "guardrail"`: a `toolInput` guardrail redacted the call's input before it ran;
+   * `reason: "task"`: a background task's record (`ToolResultMessage.task`) changed (it settled, was rerun).
+   */
+  | { type: "update"; index: number; message: Message; reason: "approval" | "guardrail" | "task" }
   /**
    * A guardrail answered (`allow`, `block`, `redact`, `retry`): a store records it as a `guardrail`
    * entry; the session does not change. `original`: a blocked text that never entered the session
@@ -506,6 +551,9 @@ export function markSessionEdits(edits: SessionEdits): void {
 }
 
 function noteEdit(session: Session, change: SessionChange & { type: "replace" | "update" | "splice" }): void {
+  // A task's record is metadata no request carries: its update edits nothing a reader of edits follows.
+  const reason = change.type === "splice" ? "splice" : change.reason;
+  if (reason === "task") return;
   const records = editRecords.get(session);
   if (records === undefined) return;
   for (const edits of records) {
@@ -513,7 +561,7 @@ function noteEdit(session: Session, change: SessionChange & { type: "replace" | 
     if (change.type === "splice") edits.spliced = true;
     if (change.index < edits.lowest) {
       edits.lowest = change.index;
-      edits.lowestBy = change.type === "splice" ? "splice" : change.reason;
+      edits.lowestBy = reason;
     }
   }
 }

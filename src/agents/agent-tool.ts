@@ -11,6 +11,7 @@ import {
 } from "../loop/subagent.ts";
 import { forkSession, initSession, type JsonObject } from "../session.ts";
 import type { Tool } from "../tools/tool.ts";
+import { checkBackground, type BackgroundOption } from "../tools/background.ts";
 import type { AgentDefinition } from "./agent-types.ts";
 import { runAgent } from "./run-agent.ts";
 
@@ -33,6 +34,8 @@ export type AgentToolOptions = {
   prompt?: (input: Record<string, unknown>) => string;
   /** At most this many handoffs in one call of the sub-agent (default 10, as `runAgent`'s). */
   maxHandoffs?: number;
+  /** Calls run as background tasks: answered at once, the agent's answer delivered later (see `BackgroundOption`). */
+  background?: BackgroundOption;
 };
 
 /**
@@ -54,6 +57,7 @@ export function subagentTool(
   const prompt = options.prompt ?? promptOf;
   checkChoice("subagentTool answer", options.answer, ["verbatim", "result"]);
   checkNumber("subagentTool maxHandoffs", options.maxHandoffs, { min: 0, integer: true });
+  checkBackground(options.name ?? agent.name, options.background);
   const definition: Tool<Record<string, unknown>> = {
     name: options.name ?? agent.name,
     description: options.description ?? agent.description ?? `Ask the ${agent.name} agent.`,
@@ -73,6 +77,7 @@ export function subagentTool(
     },
   };
   if (options.answer === "verbatim") definition.answer = "verbatim";
+  if (options.background !== undefined) definition.background = options.background;
   return definition;
 }
 

@@ -16,6 +16,7 @@ import type { PendingApproval, ToolOutcome } from "../tools/tool-outcome.ts";
 import { verbatimAnswer } from "./verbatim-answer.ts";
 import type { StopCondition } from "./stop-conditions.ts";
 import { addInput, guardGivenAnswer } from "./guarded-turn.ts";
+import { idleStep } from "./run-tasks.ts";
 
 /**
  * The `answer-tools` step: runs the open turn's tool calls and adds their results in call order,
@@ -60,17 +61,17 @@ async function checkStopCondition(run: RunContext, stopWhen: StopCondition): Pro
  * Adds a tool's result as the run's answer (no model call writes it), then goes on as after any
  * answer: the run ends unless steering or a follow-up is queued.
  */
-export function giveAnswer(run: RunContext, answer: AssistantMessage): NextStep {
+export function giveAnswer(run: RunContext, answer: AssistantMessage): NextStep | Promise<NextStep> {
   run.add(answer);
   return nextAfterAnswer(run);
 }
 
 /** After the model's (or a tool's verbatim) answer: the run ends unless steering arrived or a follow-up is queued. */
-export function nextAfterAnswer(run: RunContext): NextStep {
+export function nextAfterAnswer(run: RunContext): NextStep | Promise<NextStep> {
   const { queues } = run;
   if (queues.steering.length > 0) return callModelNext;
   const next = queues.followUps.shift();
-  if (next === undefined) return done;
+  if (next === undefined) return run.tasks === undefined ? done : idleStep(run, run.tasks);
   addInput(run, next);
   return callModelNext;
 }
@@ -135,6 +136,7 @@ function pause(run: RunContext, turn: OpenTurn, outcomes: readonly ToolOutcome[]
       const held: NonNullable<ToolCallMessage["heldResult"]> = { output: outcome.output };
       if (outcome.content !== undefined) held.content = outcome.content;
       if (outcome.isError === true) held.isError = true;
+      if (outcome.task !== undefined) held.task = outcome.task;
       call.heldResult = held;
     }
     notifySessionChange(session, {

@@ -14,6 +14,7 @@ import { modelOwnFields } from "../model/model-own-fields.ts";
 import { isToolCall, type Message, type ModelMessage, type ToolCallMessage } from "../session.ts";
 import { sessionTurnsBackward } from "../session-turns.ts";
 import { noteSessionChange } from "./sent-prefix.ts";
+import { deliverTasks } from "./run-tasks.ts";
 
 /**
  * The `call-model` step: unless the run was aborted, adds queued steering, checks the iteration
@@ -26,6 +27,7 @@ export async function callModelStep(run: RunContext): Promise<NextStep> {
   const { state, queues } = run;
   if (run.signal.aborted) return endAborted(run, "");
   if (queues.steering.length > 0) addSteering(run);
+  if (run.tasks !== undefined) deliverTasks(run, run.tasks);
   if (state.iteration >= run.maxIterations) throw maxIterationsError(run);
   const overBudget = budgetBeforeCall(run);
   if (overBudget !== undefined) throw overBudget;

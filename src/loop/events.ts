@@ -3,6 +3,7 @@ import type { RunMetrics } from "./run-metrics.ts";
 import type { BudgetOverrun, JsonObject, Message, StopReason, Usage, UserMessage } from "../session.ts";
 import type { ToolExecutionEvent } from "../tools/tool-events.ts";
 import type { GuardrailEvent } from "../guardrails/guardrail.ts";
+import type { TaskEvent } from "../tools/task-registry.ts";
 
 /** How a run ended. */
 export type RunOutcome =
@@ -64,6 +65,8 @@ export type AgentEvent =
        * calling the model unless its budget is larger.
        */
       budgetExceeded?: BudgetOverrun;
+      /** The background tasks of the session still running when a run with `backgroundTasks.whenIdle: "end"` ended. */
+      runningTasks?: string[];
     }
   /** A model call is about to start. `iteration` counts model calls from 1. */
   | { type: "turn-start"; iteration: number }
@@ -76,6 +79,8 @@ export type AgentEvent =
   | { type: "message"; message: Message }
   /** A tool call's execution: start, approval request, update, end (see `ToolExecutionEvent`). */
   | ToolExecutionEvent
+  /** A background task: started, settled, or found by a run after a restart (see `TaskEvent`). */
+  | TaskEvent
   /** A hook threw. A tool hook's failure denies the call (fail closed); a model hook's ends the run. */
   | {
       type: "hook-error";

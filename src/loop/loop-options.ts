@@ -21,6 +21,8 @@ import type { BudgetLedger } from "../model/budget.ts";
 import { loopGuardLimit, type StopCondition } from "./stop-conditions.ts";
 import { largeOutputChars, type LargeOutputOption } from "./large-output.ts";
 import { checkGuardrails, type Guardrails } from "../guardrails/guardrail.ts";
+import { checkBackground } from "../tools/background.ts";
+import { checkBackgroundTasksOptions, type BackgroundTasksOptions } from "./run-tasks-setup.ts";
 
 export type AgentLoopOptions = {
   /** Handlers by tool name, for tools given as bare schemas (a `tool()` definition carries its own). */
@@ -125,6 +127,8 @@ export type AgentLoopOptions = {
   guardrails?: Guardrails;
   /** A blocked input or answer throws `GuardrailTrippedError` (with `.session`) instead of ending the run `blocked`. */
   throwOnBlock?: boolean;
+  /** What the run does while background tasks of its session run (tools with `background`); see `BackgroundTasksOptions`. */
+  backgroundTasks?: BackgroundTasksOptions;
 };
 
 /**
@@ -183,6 +187,7 @@ export function checkLoopOptions(options: AgentLoopOptions, tools: readonly Tool
   largeOutputChars(options.largeOutput);
   checkGuardrails(options.guardrails);
   checkBoolean("throwOnBlock", options.throwOnBlock);
+  checkBackgroundTasksOptions(options.backgroundTasks);
   const compaction = options.compaction;
   if (
     compaction !== undefined &&
@@ -203,6 +208,7 @@ export function checkLoopOptions(options: AgentLoopOptions, tools: readonly Tool
       );
     names.add(name);
     if ("timeout" in definition) checkToolTimeout(name, definition.timeout);
+    checkBackground(name, definition.background);
   }
 }
 

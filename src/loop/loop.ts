@@ -9,6 +9,7 @@ import { findOpenTurn } from "./open-turn.ts";
 import { createRunContext, type Queues, type RunArguments, type RunContext } from "./run-context.ts";
 import { outputCorrection } from "./structured-output.ts";
 import { verbatimAnswer } from "./verbatim-answer.ts";
+import { closeRunTasks, resumeRunTasks } from "./run-tasks.ts";
 import {
   AgentError,
   GuardrailTrippedError,
@@ -137,6 +138,7 @@ async function runLoop(run: RunContext): Promise<void> {
   run.emit(runStartEvent(run));
   let end: RunEnd;
   try {
+    if (run.tasks !== undefined) resumeRunTasks(run, run.tasks);
     end = await runSteps(run, await firstStep(run));
     // The run's time limit is an abort with a reason of its own.
     if (end.outcome === "aborted" && isTimeoutError(run.signal.reason))
@@ -146,6 +148,7 @@ async function runLoop(run: RunContext): Promise<void> {
     run.state.abandon?.();
     end = { outcome: "error", error };
   }
+  if (run.tasks !== undefined) closeRunTasks(run, run.tasks);
   try {
     run.emit(withCost(runEndEvent(end), run));
   } finally {
@@ -182,7 +185,7 @@ async function runSteps(run: RunContext, first: NextStep): Promise<RunEnd> {
         step = correctOutput(run, step.last, step.problems);
         break;
       case "answered":
-        step = answered(run, step.last);
+        step = await answered(run, step.last);
         break;
       case "end":
         return step.end;
@@ -212,7 +215,7 @@ function correctOutput(run: RunContext, last: ModelMessage | undefined, problems
  * The `answered` step: closes the turn; the run ends unless steering arrived during the answer
  * (a new question) or a follow-up is queued.
  */
-function answered(run: RunContext, last: ModelMessage | undefined): NextStep {
+function answered(run: RunContext, last: ModelMessage | undefined): NextStep | Promise<NextStep> {
   run.turnEnd(run.state.iteration, last);
   return nextAfterAnswer(run);
 }
@@ -246,7 +249,10 @@ function runEndEvent(end: RunEnd): AgentEvent {
   if (end.outcome === "timeout")
     return { type: "run-end", outcome: "timeout", error: describeError(end.error), errorType: "TimeoutError" };
   if (end.outcome === "blocked") return { type: "run-end", outcome: "blocked", error: blockedText(end) };
-  if (end.outcome !== "error") return { type: "run-end", outcome: end.outcome };
+  if (end.outcome !== "error")
+    return "runningTasks" in end && end.runningTasks !== undefined
+      ? { type: "run-end", outcome: end.outcome, runningTasks: end.runningTasks }
+      : { type: "run-end", outcome: end.outcome };
   const type = errorType(end.error);
   const outcome = isMaxIterationsError(end.error) || isBudgetExceededError(end.error) ? "max-iterations" : "error";
   return {

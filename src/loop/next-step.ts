@@ -23,8 +23,11 @@ export type NextStep =
 
 /** How a run ends, with what its `run-end` event reports. */
 export type RunEnd =
-  /** `done`: the model answered; `stopped`: it stopped for another reason than tool use; `aborted`: the signal. */
-  | { outcome: "done" | "stopped" | "aborted" | "stop-condition" | "loop-detected" }
+  /**
+   * `done`: the model answered; `stopped`: it stopped for another reason than tool use; `aborted`: the signal.
+   * `runningTasks`: a run with `backgroundTasks.whenIdle: "end"` ended while these tasks go on.
+   */
+  | { outcome: "done" | "stopped" | "aborted" | "stop-condition" | "loop-detected"; runningTasks?: string[] }
   /** `timeouts.runMs` ran out: ended as an abort, reported with the `TimeoutError`, not thrown. */
   | { outcome: "timeout"; error: unknown }
   /**

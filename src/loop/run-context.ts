@@ -32,6 +32,7 @@ import { toolCallRecorderOf, type ToolCallRecorder } from "../tools/tool-call-re
 import type { ToolDefinition } from "../tools/tool.ts";
 import { defaultLargeOutputChars, largeOutputChars, offload } from "./large-output.ts";
 import { createToolOffer, type ToolOffer } from "./tool-offer.ts";
+import { createRunTasks, taskResultEntered, type RunTasks } from "./run-tasks-setup.ts";
 import type { ModelSettings } from "../model/model-settings.ts";
 import type { ModelPrice } from "../model/cost.ts";
 import { createBudgetLedger, hasLimit, type BudgetLedger } from "../model/budget.ts";
@@ -109,6 +110,8 @@ export type RunContext = {
   readonly throwOnBlock: boolean;
   /** Whether model calls are compared with the one before for the `cache` event: only when it can be heard. */
   readonly tracksPrefix: boolean;
+  /** Background tasks: absent unless a tool runs in the background or this process holds tasks of the session. */
+  readonly tasks: RunTasks | undefined;
 };
 
 /** What changes as a run goes. */
@@ -193,6 +196,7 @@ export function createRunContext(setup: RunSetup): RunContext {
     agent: options.agent,
   });
   const maxChars = largeOutputChars(options.largeOutput);
+  const tasks = createRunTasks(setup, { emit: listening === undefined ? undefined : emit, maxChars, toolTimeout });
   const spentByCall = new Map<string, SubagentUsage[]>();
   const ledger = createBudgetLedger({
     limit: options.budget,
@@ -209,8 +213,9 @@ export function createRunContext(setup: RunSetup): RunContext {
     session,
     offer,
     ...withRecorder(invokeModel),
-    onResult: resultWriter(session, (message) => add(withSubagentUsage(message, spentByCall)), maxChars, marked),
+    onResult: resultWriter(session, (message) => add(withSubagentUsage(message, spentByCall)), maxChars, marked, tasks),
     spending: toolSpending(ledger, spentByCall),
+    ...(tasks === undefined ? {} : { tasks: tasks.host }),
     // Tool events are built only for a run that can be heard.
     ...(listening === undefined ? {} : { onEvent: emit }),
   });
@@ -253,6 +258,7 @@ export function createRunContext(setup: RunSetup): RunContext {
     guardrails: guarded.guardrails,
     throwOnBlock: options.throwOnBlock === true,
     tracksPrefix: listening !== undefined,
+    tasks,
   };
 }
 
@@ -262,7 +268,15 @@ function resultWriter(
   add: (message: Message) => void,
   maxChars: number | undefined,
   marked: ((result: ToolResultMessage) => ToolResultMessage) | undefined,
+  tasks: RunTasks | undefined,
 ): (result: ToolResultMessage) => void {
+  if (tasks !== undefined) {
+    const write = resultWriter(session, add, maxChars, marked, undefined);
+    return (result) => {
+      write(result);
+      taskResultEntered(session, result);
+    };
+  }
   if (marked === undefined) return maxChars === undefined ? add : (result) => add(offload(session, result, maxChars));
   return maxChars === undefined
     ? (result) => add(marked(result))

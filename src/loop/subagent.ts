@@ -8,6 +8,7 @@ import { forkSession, initSession, isToolResult, response, type JsonObject, type
 import { toolContent, type ToolContent } from "../tools/tool-content.ts";
 import { structuredOutput, type OutputSchema } from "./structured-output.ts";
 import type { Tool, ToolContext, ToolDefinition, ToolHandlers } from "../tools/tool.ts";
+import { checkBackground, type BackgroundOption } from "../tools/background.ts";
 
 export type SubagentToolOptions = {
   name: string;
@@ -26,6 +27,8 @@ export type SubagentToolOptions = {
   prompt?: (input: Record<string, unknown>) => string;
   /** Other options of the inner loop (compaction, hooks, retries…). */
   loopOptions?: Omit<AgentLoopOptions, "toolHandlers" | "maxIterations" | "output" | "signal" | "name">;
+  /** Calls run as background tasks: answered at once, the subagent's answer delivered later (see `BackgroundOption`). */
+  background?: BackgroundOption;
 };
 
 /**
@@ -46,8 +49,10 @@ export function subagentTool(options: SubagentToolOptions): Tool<Record<string, 
     },
     options.tools ?? [],
   );
+  checkBackground(options.name, options.background);
   const prompt = options.prompt ?? promptOf;
   return {
+    ...(options.background === undefined ? {} : { background: options.background }),
     name: options.name,
     description: options.description,
     input_schema: options.inputSchema ?? promptInputSchema,

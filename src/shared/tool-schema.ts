@@ -17,4 +17,16 @@ export type ToolSchema = {
    * while any is deferred); a call before that is answered with an error that says to search first.
    */
   deferred?: boolean;
+  /** Loop-only: calls of this tool run as background tasks (see `BackgroundOption`). Removed before the schema reaches the model. */
+  background?: BackgroundOption;
 };
+
+/**
+ * A tool's `background` option: its calls become background tasks, answered at once while the
+ * handler goes on. `true` means `{ when: "always" }`. `when: "asked"`: the model is shown an extra
+ * optional boolean input `run_in_background`, and only a call with it `true` is a task (the
+ * property is removed before validation; the handler never sees it). `onRestart`: what a later run
+ * does with a task the log says runs but no process holds (a crash): `"rerun"` starts the handler
+ * again with the same input and task id, `"lost"` (the default, safe for side effects) records it lost.
+ */
+export type BackgroundOption = boolean | { when?: "always" | "asked"; onRestart?: "rerun" | "lost" };

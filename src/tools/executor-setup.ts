@@ -6,6 +6,7 @@ import type { Session, ToolCallMessage } from "../session.ts";
 import type { ToolDefinition, ToolHandler, ToolHandlers } from "./tool.ts";
 import type { ToolCallRecorder } from "./tool-call-recorder.ts";
 import type { LoopGuard } from "./loop-guard.ts";
+import type { TaskHost } from "./task-types.ts";
 
 /**
  * What every phase of a tool call reads, built once per executor (`createExecutorSetup`) so a
@@ -31,6 +32,8 @@ export type ExecutorSetup = {
   readonly spending: ToolSpending | undefined;
   /** Refuses a call repeated too often in a row, before its gate; absent when `loopGuard: false`. */
   readonly loopGuard: LoopGuard | undefined;
+  /** Who hears of the background tasks calls start (the run's events, its `onTaskSettled`); absent outside a run with background tools. */
+  readonly tasks: TaskHost | undefined;
 };
 
 /** How a run counts model calls made for its tool calls (subagents') against its budget. */
@@ -58,6 +61,8 @@ export type ToolCallRun = CallScope & {
   readonly setup: ExecutorSetup;
   /** The calls of the model turn up to and including this one, in call order (`ToolContext.turn`). */
   readonly turn: readonly ToolCallMessage[];
+  /** Set when the call runs as a background task (`ToolContext.task`): its handler runs, never a new task. */
+  readonly task?: { readonly id: string; readonly attempt: number };
 };
 
 /** The options `createExecutorSetup` reads. */
@@ -71,6 +76,7 @@ export type ExecutorSetupOptions = {
   recorder?: ToolCallRecorder;
   spending?: ToolSpending;
   loopGuard?: LoopGuard;
+  tasks?: TaskHost;
 };
 
 export function createExecutorSetup(
@@ -90,6 +96,7 @@ export function createExecutorSetup(
     recorder: options.recorder,
     spending: options.spending,
     loopGuard: options.loopGuard,
+    tasks: options.tasks,
   };
 }
 

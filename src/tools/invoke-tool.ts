@@ -20,6 +20,9 @@ import {
   unknownToolResult,
 } from "./tool-errors.ts";
 import { validateToolInput, type ValidationResult } from "./validate-input.ts";
+import { backgroundOf, handlerInput, isTaskCall, type Background } from "./background.ts";
+import { startTask } from "./task-registry.ts";
+import { deliveryResult, isTaskDelivery } from "./task-delivery.ts";
 
 /**
  * Answers a call the gate let through: finds its handler, validates its input (the handler is not
@@ -42,9 +45,14 @@ export function invokeTool(
   if (typeof call.inputError === "string") return invalidInputResult(call, call.inputError);
   try {
     if (definition === undefined) return callHandler(run, handler, call.input);
-    const validation = validateToolInput(definition, call.input);
-    if (validation instanceof Promise) return validateLater(run, handler, validation);
+    const background = backgroundOf(definition);
+    // A task call is validated here, as any call, before it becomes a task.
+    const task = background !== undefined && run.task === undefined && isTaskCall(background, call.input);
+    const input = background === undefined ? call.input : handlerInput(background, call.input);
+    const validation = validateToolInput(definition, input);
+    if (validation instanceof Promise) return validateLater(run, handler, validation, task ? background : undefined);
     if (!validation.ok) return invalidInputResult(call, boundText(validation.message, maxErrorLength));
+    if (task) return startTask(run, background, input, (taskRun) => callHandler(taskRun, handler, validation.value));
     return callHandler(run, handler, validation.value);
   } catch (error) {
     return failedCall(call, error, signal);
@@ -56,10 +64,15 @@ async function validateLater(
   run: ToolCallRun,
   handler: ToolHandler,
   validation: Promise<ValidationResult>,
+  background: Background | undefined,
 ): Promise<ToolOutcome> {
   try {
     const checked = await run.abortRace.race(validation);
     if (!checked.ok) return invalidInputResult(run.call, boundText(checked.message, maxErrorLength));
+    if (background !== undefined)
+      return startTask(run, background, handlerInput(background, run.call.input), (taskRun) =>
+        callHandler(taskRun, handler, checked.value),
+      );
     return await callHandler(run, handler, checked.value);
   } catch (error) {
     return failedCall(run.call, error, run.signal);
@@ -91,6 +104,7 @@ function callHandler(run: ToolCallRun, handler: ToolHandler, input: unknown): To
 function jsonResult(call: ToolCallMessage, output: unknown, signal: AbortSignal): ToolOutcome {
   try {
     if (isToolContent(output)) return contentResult(call.id, output);
+    if (isTaskDelivery(output)) return deliveryResult(call.id, output);
     return { type: "tool_result", id: call.id, output: toJsonOutput(output) };
   } catch (error) {
     return failedCall(call, error, signal);
@@ -166,7 +180,7 @@ async function runWithTimeout(
   }
 }
 
-function contextFor({ call, setup, turn }: ToolCallRun, signal: AbortSignal): ToolContext {
+function contextFor({ call, setup, turn, task }: ToolCallRun, signal: AbortSignal): ToolContext {
   const { onEvent } = setup;
   const context: ToolContext = {
     signal,
@@ -181,6 +195,7 @@ function contextFor({ call, setup, turn }: ToolCallRun, signal: AbortSignal): To
         : (progress) => onEvent({ type: "tool-execution-update", id: call.id, name: call.name, progress }),
   };
   if (setup.agentName !== undefined) context.agentName = setup.agentName;
+  if (task !== undefined) context.task = { id: task.id, attempt: task.attempt };
   const { spending } = setup;
   if (spending !== undefined) {
     const { ledger } = spending;

@@ -74,7 +74,11 @@ async function runPhases(
     const outcome = answered ?? (await invokeTool(run, definition));
     if (outcome.type === "approval-pending") return approvalRequested(setup, outcome);
     const after = setup.hooks?.afterToolCall;
-    return ended(run, after === undefined ? outcome : await afterToolCall(run, after, outcome), timing);
+    if (after === undefined) return ended(run, outcome, timing);
+    const replaced = await afterToolCall(run, after, outcome);
+    // A task's record stays on its call's result whatever the hook made of the note.
+    if (outcome.task !== undefined && replaced.task === undefined) replaced.task = outcome.task;
+    return ended(run, replaced, timing);
   } catch (error) {
     return thrownResult(call, error);
   }

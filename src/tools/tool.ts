@@ -5,7 +5,8 @@ import type { JsonObject, JsonValue, Session, ToolCallMessage, Usage } from "../
 import { schemaKind } from "./schema-kind.ts";
 import { validateStandard, type StandardSchemaV1 } from "./standard-schema.ts";
 import type { ValidationResult } from "./validate-input.ts";
-import type { ToolSchema } from "../shared/tool-schema.ts";
+import type { BackgroundOption, ToolSchema } from "../shared/tool-schema.ts";
+import { askedInputSchema, backgroundOf, checkBackground } from "./background.ts";
 
 export type { ValidationResult } from "./validate-input.ts";
 export type { ToolSchema } from "../shared/tool-schema.ts";
@@ -57,6 +58,12 @@ export type ToolContext = {
   budget?: BudgetLedger;
   /** The run's `prices`, for a subagent to price its own calls with; absent without. */
   prices?: Readonly<Record<string, ModelPrice>>;
+  /**
+   * Set when the call runs as a background task: its id (unique across sessions, the same on a
+   * rerun after a restart) and which start this is (1, then 2 after a restart). The id is the
+   * idempotency key for work outside the process: a handler that finds it there reattaches.
+   */
+  task?: { id: string; attempt: number };
 };
 
 /**
@@ -117,6 +124,8 @@ export type ToolOptions<Schema extends StandardSchemaV1 | JsonObject> = {
   deferred?: boolean;
   /** `"verbatim"`: the tool's result is the run's answer (see `Tool.answer`). */
   answer?: "verbatim";
+  /** Calls run as background tasks: answered at once, their outcome delivered later (see `BackgroundOption`). */
+  background?: BackgroundOption;
 } & InputSchemaOption<Schema> &
   HandlerOption<Schema>;
 
@@ -198,12 +207,14 @@ export function tool<Schema extends StandardSchemaV1 | JsonObject>(
     throw new TypeError(`tool "${name}": inputSchema must be a JSON Schema object or a Standard Schema`);
   if (typeof handler !== "function") throw new TypeError(`tool "${name}": a handler function is required`);
   checkToolTimeout(name, options.timeout);
+  checkBackground(name, options.background);
   const definition: Tool<InputOf<Schema>> = { name, description, input_schema: {}, handler };
   if (options.timeout !== undefined) definition.timeout = options.timeout;
   if (options.eager !== undefined) definition.eager = options.eager;
   if (options.requireApproval !== undefined) definition.requireApproval = options.requireApproval;
   if (options.deferred !== undefined) definition.deferred = options.deferred;
   if (options.answer !== undefined) definition.answer = options.answer;
+  if (options.background !== undefined) definition.background = options.background;
   // A typed JSON Schema (`jsonSchema<T>()`) is checked like any JSON Schema: synchronously, compiled once.
   const kind = schemaKind(inputSchema, options.jsonSchema);
   if (kind.type === "standard") {
@@ -230,9 +241,11 @@ export function toolSchemas(tools: readonly ToolDefinition[]): ToolSchema[] {
     if (!loopOnlyKeys.some((key) => key in definition)) return definition;
     const schema: Record<string, unknown> = { ...definition };
     for (const key of loopOnlyKeys) delete schema[key];
+    // The model decides which calls run in the background: it is shown the input that says so.
+    if (backgroundOf(definition)?.when === "asked") schema.input_schema = askedInputSchema(definition.input_schema);
     return schema as ToolSchema;
   });
 }
 
 // Fields the loop reads from a tool definition; the model never sees them.
-const loopOnlyKeys = ["handler", "validate", "timeout", "eager", "requireApproval", "deferred", "answer"];
+const loopOnlyKeys = ["handler", "validate", "timeout", "eager", "requireApproval", "deferred", "answer", "background"];

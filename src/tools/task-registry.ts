@@ -1,0 +1,374 @@
+import type { ContentPart } from "../content-parts.ts";
+import { AgentError } from "../errors.ts";
+import { roundMs } from "../numeric-options.ts";
+import { createAbortRace } from "../shared/abort.ts";
+import {
+  notifySessionChange,
+  now,
+  type JsonObject,
+  type JsonValue,
+  type Message,
+  type Session,
+  type TaskRecord,
+  type TaskStatus,
+  type ToolCallMessage,
+  type ToolResultMessage,
+} from "../session.ts";
+import type { Background } from "./background.ts";
+import type { ToolCallRun } from "./executor-setup.ts";
+import type { ToolOutcome } from "./tool-outcome.ts";
+import type { BackgroundTask, TaskHost } from "./task-types.ts";
+
+export type { BackgroundTask, TaskEvent, TaskHost } from "./task-types.ts";
+
+/**
+ * A task this process holds. A task in a session's log that no process holds (its process was
+ * killed) is orphaned: a run applies its `onRestart`.
+ */
+export type LiveTask = {
+  readonly id: string;
+  readonly callId: string;
+  readonly name: string;
+  readonly input: JsonObject;
+  session: Session;
+  host: TaskHost;
+  readonly controller: AbortController;
+  readonly startedMs: number;
+  record: TaskRecord;
+  /** The record the session holds is `record`. */
+  written: boolean;
+  delivered: boolean;
+  settledHeard: boolean;
+};
+
+// Liveness is holding: a task is live while this map has it. Kept until its outcome is delivered.
+const liveTasks = new Map<string, LiveTask>();
+const sessionTasks = new WeakMap<Session, Set<LiveTask>>();
+const waiters = new WeakMap<Session, Set<() => void>>();
+const taskWaiters = new Map<string, Set<() => void>>();
+
+/** A task this process holds, by id. */
+export function liveTask(id: string): LiveTask | undefined {
+  return liveTasks.get(id);
+}
+
+/** The tasks this process holds for `session`, in start order. */
+export function liveTasksOf(session: Session): readonly LiveTask[] {
+  const tasks = sessionTasks.get(session);
+  return tasks === undefined ? noTasks : [...tasks];
+}
+
+/** Whether this process holds any task of `session`. */
+export function hasLiveTasks(session: Session): boolean {
+  return (sessionTasks.get(session)?.size ?? 0) > 0;
+}
+
+const noTasks: readonly LiveTask[] = [];
+
+/**
+ * Starts call `run.call` as a background task: `begin` runs its handler under the task's own
+ * signal (it outlives the run), and the call is answered at once with a `running` result that
+ * carries the task's record. The task's settling writes its record into the session.
+ */
+export function startTask(
+  run: ToolCallRun,
+  background: Background,
+  input: JsonObject,
+  begin: (taskRun: ToolCallRun) => ToolOutcome | Promise<ToolOutcome>,
+): ToolResultMessage {
+  const { call, setup } = run;
+  const id = `task_${crypto.randomUUID()}`;
+  const record: TaskRecord = { id, status: "running", onRestart: background.onRestart, attempt: 1, startedAt: now() };
+  const host = setup.tasks ?? { emit: undefined, onSettled: undefined };
+  const task = hold({ id, callId: call.id, name: call.name, input, session: setup.session, host, record });
+  host.emit?.({ type: "task-start", id, callId: call.id, name: call.name });
+  runHandler(task, run, begin);
+  return { type: "tool_result", id: call.id, output: runningOutput(id), task: record };
+}
+
+/** What the model is told at once of a call that became a task. */
+export function runningOutput(id: string): JsonObject {
+  return {
+    task: id,
+    status: "running",
+    note:
+      "This call runs in the background. Its outcome will come as a message when it settles; " +
+      "check_task, wait_task and cancel_task act on it by this task id, where they are offered.",
+  };
+}
+
+/**
+ * Holds a task again after a restart: its handler runs once more with the same input and id
+ * (`attempt` + 1), the new record written to the session.
+ */
+export function rerunTask(
+  session: Session,
+  found: { record: TaskRecord; callId: string; name: string; input: JsonObject },
+  host: TaskHost,
+  run: Omit<ToolCallRun, "signal" | "abortRace" | "task">,
+  begin: (taskRun: ToolCallRun) => ToolOutcome | Promise<ToolOutcome>,
+): void {
+  const record: TaskRecord = {
+    id: found.record.id,
+    status: "running",
+    onRestart: found.record.onRestart,
+    attempt: found.record.attempt + 1,
+    startedAt: now(),
+  };
+  const task = hold({ ...found, id: record.id, session, host, record });
+  writeRecord(task);
+  runHandler(task, run, begin);
+}
+
+/** Holds a task found settled in the log (or recorded lost now) until its outcome is delivered. */
+export function holdSettled(
+  session: Session,
+  found: { record: TaskRecord; callId: string; name: string; input: JsonObject },
+  host: TaskHost,
+): LiveTask {
+  const task = hold({ ...found, id: found.record.id, session, host });
+  task.settledHeard = true;
+  if (found.record.status === "lost") writeRecord(task);
+  else task.written = true;
+  return task;
+}
+
+function hold(fields: {
+  id: string;
+  callId: string;
+  name: string;
+  input: JsonObject;
+  session: Session;
+  host: TaskHost;
+  record: TaskRecord;
+}): LiveTask {
+  const task: LiveTask = {
+    ...fields,
+    controller: new AbortController(),
+    startedMs: performance.now(),
+    written: false,
+    delivered: false,
+    settledHeard: false,
+  };
+  liveTasks.set(task.id, task);
+  tasksOf(task.session).add(task);
+  return task;
+}
+
+function tasksOf(session: Session): Set<LiveTask> {
+  let tasks = sessionTasks.get(session);
+  if (tasks === undefined) sessionTasks.set(session, (tasks = new Set()));
+  return tasks;
+}
+
+function runHandler(
+  task: LiveTask,
+  run: Omit<ToolCallRun, "signal" | "abortRace" | "task">,
+  begin: (taskRun: ToolCallRun) => ToolOutcome | Promise<ToolOutcome>,
+): void {
+  const { signal } = task.controller;
+  const abortRace = createAbortRace(signal);
+  // The handler's progress has no run to go to, and what it spends no result to be recorded on.
+  const setup = { ...run.setup, onEvent: undefined, spending: undefined, session: task.session };
+  const taskRun: ToolCallRun = {
+    call: { ...run.call, input: task.input },
+    setup,
+    turn: run.turn,
+    signal,
+    abortRace,
+    task: { id: task.id, attempt: task.record.attempt },
+  };
+  // `begin` never rejects (`invokeTool`); a value that comes after a cancel is dropped by `settle`.
+  void Promise.resolve(begin(taskRun)).then(
+    (outcome) => {
+      abortRace.dispose();
+      settleTask(task, settledRecord(task, outcome));
+    },
+    (error: unknown) => {
+      abortRace.dispose();
+      settleTask(task, { status: "failed", output: `Error: ${String(error)}`, isError: true });
+    },
+  );
+}
+
+function settledRecord(task: LiveTask, outcome: ToolOutcome): TaskOutcome {
+  if (outcome.type === "approval-pending")
+    return {
+      status: "failed",
+      output: "Error: the call waited for an approval, which a background task cannot ask for",
+      isError: true,
+    };
+  if (task.controller.signal.aborted && outcome.isError === true)
+    return { status: "cancelled", output: outcome.output, isError: true };
+  const settled: TaskOutcome = {
+    status: outcome.isError === true ? "failed" : "completed",
+    output: outcome.output,
+  };
+  if (outcome.isError === true) settled.isError = true;
+  if (outcome.content !== undefined) settled.content = outcome.content;
+  return settled;
+}
+
+/** How a task settled: what its record gets. */
+export type TaskOutcome = {
+  status: TaskStatus;
+  output: JsonValue;
+  isError?: boolean;
+  content?: ContentPart[];
+  reason?: string;
+};
+
+/**
+ * Settles a running task: its record gets `status`, `settledAt` and the outcome, and is written to
+ * the session at once (a session change `{ type: "update", reason: "task" }`). A task that has
+ * settled already is left as it is (a late value after a cancel is dropped).
+ */
+export function settleTask(task: LiveTask, outcome: TaskOutcome): void {
+  if (task.record.status !== "running") return;
+  const record: TaskRecord = { ...task.record, status: outcome.status, settledAt: now() };
+  if (outcome.output !== undefined) record.output = outcome.output;
+  if (outcome.isError === true) record.isError = true;
+  if (outcome.content !== undefined) record.content = outcome.content;
+  if (outcome.reason !== undefined) record.reason = outcome.reason;
+  task.record = record;
+  task.written = false;
+  writeRecord(task);
+  task.host.emit?.({
+    type: "task-settled",
+    id: task.id,
+    status: record.status,
+    durationMs: roundMs(performance.now() - task.startedMs),
+  });
+}
+
+/** Cancels a running task: its signal aborts with `reason`, and it is recorded `cancelled` without waiting for the handler. */
+export function cancelLiveTask(task: LiveTask, reason: string | undefined): void {
+  if (task.record.status !== "running") return;
+  const text = reason === undefined ? "cancelled" : `cancelled: ${reason}`;
+  task.controller.abort(new AgentError(`background task ${task.id} ${text}`));
+  settleTask(task, {
+    status: "cancelled",
+    output: `The task was ${text}.`,
+    isError: true,
+    ...(reason === undefined ? {} : { reason }),
+  });
+}
+
+/**
+ * Writes the task's record to its call's result in the session (in place, as an `update` change a
+ * bound store records at once), when the result is there; a result still on its way is written
+ * when it enters (`syncTaskRecord`). Once a settled record is written, the waiters and the app's
+ * `onSettled` hear of it.
+ */
+export function writeRecord(task: LiveTask): void {
+  const { session } = task;
+  const found = findRecordHolder(session.messages, task.id);
+  if (found === undefined) return;
+  const { index, message } = found;
+  if (message.type === "tool_result") message.task = task.record;
+  else message.heldResult!.task = task.record;
+  task.written = message.type === "tool_result";
+  notifySessionChange(session, { type: "update", index, message, reason: "task" });
+  if (!task.written || task.record.status === "running") return;
+  wake(task);
+  if (!task.settledHeard) {
+    task.settledHeard = true;
+    try {
+      task.host.onSettled?.(viewOf(task), session);
+    } catch {
+      // The app's hook runs outside any run that could report its failure; the record stands.
+    }
+  }
+}
+
+/** A task's result entered the session: a record that changed while it was on its way is written now. */
+export function syncTaskRecord(session: Session, result: ToolResultMessage): void {
+  const task = result.task === undefined ? undefined : liveTasks.get(result.task.id);
+  if (task === undefined || task.written || task.session !== session) return;
+  if (result.task !== task.record) writeRecord(task);
+  else if (task.record.status === "running") task.written = true;
+  else writeRecord(task);
+}
+
+/** The message that holds task `id`'s record: its call's result, or the call holding that result back. */
+export function findRecordHolder(
+  messages: readonly Message[],
+  id: string,
+): { index: number; message: ToolResultMessage | ToolCallMessage } | undefined {
+  for (let index = messages.length - 1; index >= 0; index--) {
+    const message = messages[index]!;
+    if (!("type" in message)) continue;
+    if (message.type === "tool_result" && message.task?.id === id) return { index, message };
+    if (message.type === "tool_call" && message.heldResult?.task?.id === id) return { index, message };
+  }
+  return undefined;
+}
+
+/** The task's outcome was given to the model: this process lets it go. */
+export function markDelivered(task: LiveTask): void {
+  task.delivered = true;
+  liveTasks.delete(task.id);
+  sessionTasks.get(task.session)?.delete(task);
+}
+
+/** A run on `session` takes the tasks this process holds for it (by id: a reloaded copy of the session too). */
+export function adoptTask(task: LiveTask, session: Session, host: TaskHost): void {
+  if (task.session !== session) {
+    sessionTasks.get(task.session)?.delete(task);
+    task.session = session;
+    tasksOf(session).add(task);
+  }
+  task.host = host;
+}
+
+/** Calls `listener` whenever a task of `session` settles (its record written). Returns the unsubscribe. */
+export function onTaskSettledIn(session: Session, listener: () => void): () => void {
+  let set = waiters.get(session);
+  if (set === undefined) waiters.set(session, (set = new Set()));
+  set.add(listener);
+  return () => set.delete(listener);
+}
+
+/** Calls `listener` once task `id` settles (its record written). Returns the unsubscribe. */
+export function onTaskSettled(id: string, listener: () => void): () => void {
+  let set = taskWaiters.get(id);
+  if (set === undefined) taskWaiters.set(id, (set = new Set()));
+  set.add(listener);
+  return () => {
+    set.delete(listener);
+    if (set.size === 0) taskWaiters.delete(id);
+  };
+}
+
+function wake(task: LiveTask): void {
+  for (const listener of [...(waiters.get(task.session) ?? [])]) listener();
+  for (const listener of [...(taskWaiters.get(task.id) ?? [])]) listener();
+}
+
+/** A live task as `backgroundTasks` lists it. */
+export function viewOf(task: LiveTask): BackgroundTask {
+  return taskView(task.record, { callId: task.callId, name: task.name, input: task.input }, task.delivered);
+}
+
+/** A task record as `backgroundTasks` lists it. */
+export function taskView(
+  record: TaskRecord,
+  call: { callId: string; name: string; input: JsonObject },
+  delivered: boolean,
+): BackgroundTask {
+  const view: BackgroundTask = {
+    id: record.id,
+    callId: call.callId,
+    name: call.name,
+    input: call.input,
+    status: record.status,
+    delivered,
+    attempt: record.attempt,
+    onRestart: record.onRestart,
+    startedAt: record.startedAt,
+  };
+  if (record.settledAt !== undefined) view.settledAt = record.settledAt;
+  if (record.output !== undefined) view.output = record.output;
+  if (record.isError === true) view.isError = true;
+  return view;
+}

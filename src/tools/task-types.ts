@@ -1,0 +1,41 @@
+import type { JsonObject, JsonValue, Session, TaskStatus } from "../session.ts";
+
+/** A background task as `backgroundTasks(session)` lists it, read from the session alone. */
+export type BackgroundTask = {
+  id: string;
+  /** The id of the tool call that started it (its result carries the task's record). */
+  callId: string;
+  name: string;
+  /** The call's input, as the handler got it (without `run_in_background`). */
+  input: JsonObject;
+  status: TaskStatus;
+  /** Whether a message (or a `wait_task` result) gave the model its outcome. */
+  delivered: boolean;
+  attempt: number;
+  onRestart: "rerun" | "lost";
+  startedAt: string;
+  settledAt?: string;
+  output?: JsonValue;
+  isError?: boolean;
+};
+
+/** The events of background tasks (each a part of the loop's `AgentEvent`). */
+export type TaskEvent =
+  /** A call became a background task: its result (status `running`) is on its way into the session. */
+  | { type: "task-start"; id: string; callId: string; name: string }
+  /** A task's handler settled (or it was cancelled); its record in the session says how. */
+  | { type: "task-settled"; id: string; status: TaskStatus; durationMs: number }
+  /**
+   * Before its first model call, a run found a task of its session's log that no process holds
+   * (`rerun`, `lost`), or one settled and not yet delivered (`deliver`).
+   */
+  | { type: "task-resume"; id: string; action: "rerun" | "lost" | "deliver" };
+
+/**
+ * Who hears of a task while it runs: the run that started (or last adopted) it. `emit` is cleared
+ * when that run ends; `onSettled` is the app's hook, called once the settled record is written.
+ */
+export type TaskHost = {
+  emit: ((event: TaskEvent) => void) | undefined;
+  onSettled: ((task: BackgroundTask, session: Session) => void) | undefined;
+};
