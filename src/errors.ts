@@ -16,6 +16,31 @@ export class AgentError extends Error {
   }
 }
 
+const beforeSending = Symbol.for("simple-agent-loop.before-sending");
+
+/**
+ * Marks `error` (and returns it) as raised by a model before anything was sent to its provider: a
+ * missing API key, an invalid setting, a request that cannot be built. Such an error says nothing
+ * of the model's answer, so a cassette does not record it (a recording of it would replay the
+ * missing key forever, once the key is set). Every adapter marks what it throws before sending.
+ */
+export function markRaisedBeforeSending<T>(error: T): T {
+  if (typeof error === "object" && error !== null && Object.isExtensible(error))
+    Object.defineProperty(error, beforeSending, { value: true, enumerable: false, configurable: true });
+  return error;
+}
+
+/** Whether `error` was raised before anything was sent (`markRaisedBeforeSending`). Never throws. */
+export function isRaisedBeforeSending(error: unknown): boolean {
+  try {
+    return (
+      typeof error === "object" && error !== null && (error as { [beforeSending]?: unknown })[beforeSending] === true
+    );
+  } catch {
+    return false;
+  }
+}
+
 /** Never throws, whatever was thrown (a revoked proxy is simply not an `AgentError`); so do the other guards. */
 export function isAgentError(error: unknown): error is AgentError {
   try {

@@ -138,6 +138,8 @@ export {
   isGuardrailTrippedError,
   describeError,
   maxErrorLength,
+  markRaisedBeforeSending,
+  isRaisedBeforeSending,
 } from "./errors.ts";
 export { retryDelay } from "./loop/retry.ts";
 export type { RetryOptions } from "./loop/retry.ts";

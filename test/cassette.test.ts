@@ -23,6 +23,11 @@ import {
   useCassette,
   type CassetteEntry,
 } from "simple-agent-loop/testing";
+import { isRaisedBeforeSending } from "simple-agent-loop";
+import { anthropic } from "simple-agent-loop/anthropic";
+import { bedrock } from "simple-agent-loop/bedrock";
+import { gemini } from "simple-agent-loop/google";
+import { openaiChat, openaiResponses } from "simple-agent-loop/openai";
 import { runCli } from "../src/cli/cli.ts";
 import { withoutTs } from "./helpers.ts";
 
@@ -197,6 +202,61 @@ describe("cassette: record once, replay offline", () => {
     }).catch((caught: unknown) => caught);
     expect(isProviderError(error)).toBe(true);
     expect(error).toMatchObject({ status: 529, retryable: true });
+  });
+});
+
+describe("cassette: an error raised before anything was sent is not a recording", () => {
+  const keys = [
+    "ANTHROPIC_API_KEY",
+    "OPENAI_API_KEY",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AWS_BEARER_TOKEN_BEDROCK",
+  ];
+  const saved = new Map(keys.map((name) => [name, process.env[name]]));
+  afterEach(() => {
+    for (const [name, value] of saved)
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+  });
+  const adapters: [string, () => InvokeModel][] = [
+    ["anthropic", () => anthropic({ model: "claude-sonnet-4-5", fetch: answering })],
+    ["openaiChat", () => openaiChat({ model: "gpt-5", fetch: answering })],
+    ["openaiResponses", () => openaiResponses({ model: "gpt-5", fetch: answering })],
+    ["gemini", () => gemini({ model: "gemini-2.5-flash", fetch: answering })],
+    ["bedrock", () => bedrock({ model: "anthropic.claude", region: "us-east-1", fetch: answering })],
+  ];
+  // Nothing may be sent in this test: a request is a failure of its own.
+  const answering = (): Promise<Response> => Promise.reject(new Error("a request was sent"));
+
+  for (const [name, make] of adapters) {
+    it(`${name} without a key: the error is thrown, nothing is recorded, and the next run records afresh`, async () => {
+      for (const key of keys) delete process.env[key];
+      const path = join(directory(), "greeting.jsonl");
+      const error = await agentLoop(cassette(make(), { path }), [], initSession("s", "hi")).catch(
+        (caught: unknown) => caught,
+      );
+      expect(String(error)).toMatch(/key|credentials/i);
+      expect(isRaisedBeforeSending(error)).toBe(true);
+      expect(existsSync(path) ? readFileSync(path, "utf8") : "").toBe("");
+      // The next run (a key set) calls the model instead of replaying the missing key.
+      const model = scriptedModel([[{ role: "assistant", content: "Hello." }]]);
+      const session = await agentLoop(cassette(model, { path }), [], initSession("s", "hi"));
+      expect(session.messages.at(-1)).toMatchObject({ content: "Hello." });
+      expect(model.callCount).toBe(1);
+    });
+  }
+
+  it("an error a model gives (a provider's answer, a hand-written model's throw) is still recorded", async () => {
+    const path = join(directory(), "failed.jsonl");
+    const failing: InvokeModel = () => {
+      throw new ProviderError("Overloaded", { provider: "test", status: 529 });
+    };
+    await agentLoop(cassette(failing, { path }), [], initSession("s", "hi"), { retry: false }).catch(() => undefined);
+    expect(lines(path)).toMatchObject([{ answer: { type: "error", error: { status: 529 } } }]);
   });
 });
 

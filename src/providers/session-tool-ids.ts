@@ -1,3 +1,4 @@
+import { markRaisedBeforeSending } from "../errors.ts";
 import type { ModelStreamEvent } from "../model/model-stream-event.ts";
 import type { InvokeModel } from "../model/invoke-model.ts";
 import type { ModelMessage, Session, ToolCallMessage } from "../session.ts";
@@ -74,8 +75,17 @@ export function withUniqueToolIds<T extends InvokeModel & { structuredOutput?: "
   invoke: T,
   provider: string,
 ): T {
-  const wrapped = ((tools, session, context) =>
-    uniqueToolIdsInSession(invoke(tools, session, context), session, provider)) as T;
+  const wrapped = ((tools, session, context) => {
+    let answer: ReturnType<InvokeModel>;
+    try {
+      answer = invoke(tools, session, context);
+    } catch (error) {
+      // The adapter's call sends its request only once its answer is read: what it throws here
+      // (no key, an invalid setting, a request it cannot build) came before anything was sent.
+      throw markRaisedBeforeSending(error);
+    }
+    return uniqueToolIdsInSession(answer, session, provider);
+  }) as T;
   if (invoke.structuredOutput !== undefined) wrapped.structuredOutput = invoke.structuredOutput;
   return wrapped;
 }

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, renameSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { delay } from "../shared/abort.ts";
-import { AgentError, ContextOverflowError, ProviderError } from "../errors.ts";
+import { AgentError, ContextOverflowError, isRaisedBeforeSending, ProviderError } from "../errors.ts";
 import type { InvokeModel, ModelContext } from "../model/invoke-model.ts";
 import { isModelStream, type ModelStreamEvent } from "../model/model-stream-event.ts";
 import { jsonNestedDeeperThan, maxJsonDepth, type ModelMessage, type Session } from "../session.ts";
@@ -243,7 +243,9 @@ function recordCall(
   const started = performance.now();
   const elapsed = (): number => Math.round(performance.now() - started);
   const failed = (error: unknown): never => {
-    if (!context.signal.aborted) keep({ type: "error", error: recordError(error), ms: elapsed() });
+    // An error raised before anything was sent (no key, an invalid setting) is not the model's answer.
+    if (!context.signal.aborted && !isRaisedBeforeSending(error))
+      keep({ type: "error", error: recordError(error), ms: elapsed() });
     throw error;
   };
   let answer: ReturnType<InvokeModel>;
