@@ -42,6 +42,9 @@ export type {
   SubagentUsage,
   TaskRecord,
   TaskStatus,
+  DecidedBy,
+  ClassifierDecision,
+  ConsultedLink,
 } from "./session.ts";
 export { imagePart, filePart, contentText } from "./content-parts.ts";
 export type { ContentPart, TextPart, ImagePart, FilePart } from "./content-parts.ts";
@@ -57,6 +60,18 @@ export { subagentTool } from "./agents/agent-tool.ts";
 export type { AgentToolOptions } from "./agents/agent-tool.ts";
 export type { SubagentToolOptions } from "./loop/subagent.ts";
 export type { ApprovalDecision, PendingApprovalEntry } from "./tools/approval.ts";
+export { matchPolicy } from "./tools/match-policy.ts";
+export type { PolicyMatch } from "./tools/match-policy.ts";
+export { checkApprovalPolicy } from "./tools/approval-policy.ts";
+export type {
+  ApprovalPolicy,
+  ApprovalRule,
+  InputMatch,
+  ApprovalClassifier,
+  ClassifierVerdict,
+  AskHuman,
+  ApprovalRequest,
+} from "./tools/approval-policy.ts";
 export type { AgentHooks } from "./loop/hooks.ts";
 export { sessionMetrics, createMetricsCollector } from "./loop/metrics.ts";
 export type { SessionMetricsOptions } from "./loop/metrics.ts";

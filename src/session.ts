@@ -177,6 +177,12 @@ export type ToolCallMessage = {
      * only while the call's input is still this; a changed input (or a decision without it) asks again.
      */
     input?: JsonObject;
+    /** Who decided (absent while `pending`): a rule, a classifier, a human, the `beforeToolCall` hook, or the policy itself. */
+    decidedBy?: DecidedBy;
+    /** The links of the approval chain asked before the one that decided, that were not sure (a rule's `ask`, a classifier's `unsure`). */
+    consulted?: ConsultedLink[];
+    /** ISO-8601 UTC time of the decision. */
+    at?: string;
   };
   /**
    * A result this call got while an earlier call of the same turn waits for approval. It enters
@@ -201,6 +207,37 @@ export type ToolCallMessage = {
   inputError?: string;
 } & Timestamped &
   TurnEndFields;
+
+/**
+ * Who decided a tool call (`approval.decidedBy`): a rule of the run's `approvalPolicy` (its id and
+ * action), a classifier (its verdict, and what asking it cost), a human (`user`: the id the
+ * application recorded), the `beforeToolCall` hook (a denial), or the policy itself (no one to ask).
+ */
+export type DecidedBy =
+  | { by: "rule"; rule: string; action: "allow" | "deny" | "ask"; reason?: string }
+  | ClassifierDecision
+  | { by: "human"; user?: string; reason?: string }
+  | { by: "hook"; reason?: string }
+  | { by: "policy"; reason: string };
+
+/**
+ * A classifier's verdict as recorded. `error`: why its answer was taken as `unsure` (it threw, timed
+ * out or answered something else); `usage`, `model`, `costUsd` (with the run's `prices`): what it spent.
+ */
+export type ClassifierDecision = {
+  by: "classifier";
+  name: string;
+  decision: "allow" | "deny" | "unsure";
+  reason: string;
+  confidence?: number;
+  model?: string;
+  usage?: Usage;
+  costUsd?: number;
+  error?: string;
+};
+
+/** A link of the approval chain that was asked and was not sure: a rule that said `ask`, a classifier that said `unsure`. */
+export type ConsultedLink = Extract<DecidedBy, { by: "rule" } | { by: "classifier" }>;
 
 /**
  * The answer to the `tool_call` with the same `id`. Every tool call gets exactly one. With

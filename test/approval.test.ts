@@ -42,6 +42,9 @@ function deployAgent() {
   return { runs, tools: [deploy, status], model };
 }
 
+// A tool's `requireApproval` is an `ask` rule: the waiting call records it as the link asked before the human.
+const asked = { status: "pending", consulted: [{ by: "rule", rule: "requireApproval", action: "ask" }] };
+
 describe("human approval: pause, persist, resume", () => {
   it("pauses on a tool that requires approval: other calls are answered, the paused session is plain JSON", async () => {
     const { runs, tools, model } = deployAgent();
@@ -65,8 +68,8 @@ describe("human approval: pause, persist, resume", () => {
     expect(pendingApprovals(session).map((call) => call.id)).toStrictEqual(["d1", "d2"]);
     expect(withoutTs(session).slice(2)).toStrictEqual([
       { type: "tool_call", id: "s", name: "status", input: {} },
-      { type: "tool_call", id: "d1", name: "deploy", input: { service: "api" }, approval: { status: "pending" } },
-      { type: "tool_call", id: "d2", name: "deploy", input: { service: "web" }, approval: { status: "pending" } },
+      { type: "tool_call", id: "d1", name: "deploy", input: { service: "api" }, approval: asked },
+      { type: "tool_call", id: "d2", name: "deploy", input: { service: "web" }, approval: asked },
       { type: "tool_result", id: "s", output: "all green" },
     ]);
     expect(JSON.parse(JSON.stringify(session))).toStrictEqual(session);

@@ -66,8 +66,11 @@ export function subagentTool(
       // A copy of a paused session: the parent's stored record changes only through its own updates.
       const session =
         context.resume === undefined ? initSession(agent.systemPrompt, prompt(input)) : forkSession(context.resume);
+      // The agent's own policy, else the parent's.
+      const approvalPolicy = agent.options.approvalPolicy ?? context.approvalPolicy;
       await runAgent(agent, session, {
         ...parentSpending(context, agent.options),
+        ...(approvalPolicy === undefined ? {} : { approvalPolicy }),
         signal: context.signal,
         ...(options.maxHandoffs === undefined ? {} : { maxHandoffs: options.maxHandoffs }),
         onEvent: (event) => context.update(event),

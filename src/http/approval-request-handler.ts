@@ -33,12 +33,17 @@ export type ApprovalRequestHandlerOptions = {
   runId?: (sessionId: string) => string;
   /** The largest body read (bytes, default 1 MiB); a larger one is a 413. */
   maxBodyBytes?: number;
+  /**
+   * Who is deciding (the application's own session or token): recorded as `decidedBy.user` on
+   * each decision. The id comes from the server only: a body that carries `by` is refused (400).
+   */
+  user?: (request: Request, sessionId: string) => string | undefined;
 };
 
 /**
  * A handler for a page's approval decisions: `POST` a JSON body `{ decisions: [{ id, approved,
  * reason? }] }` (or one `{ id, approved, reason? }`), `id` a call's id or path as in
- * `pendingApprovalEntries`. It loads the stored session (so it works on any instance, after any
+ * `pendingApprovalEntries`; who decided is `user(request, sessionId)`, recorded with each decision. It loads the stored session (so it works on any instance, after any
  * reload), records the decisions with `resolveApproval` and resumes the run. Every refusal changes
  * nothing: 403 (authorize said no), 415 (not sent as JSON), 413 (body too large), 400 (not JSON,
  * not decisions, a malformed session id), 404 (no
@@ -53,6 +58,8 @@ export function approvalRequestHandler(
     if (typeof options[name] !== "function") throw new AgentError(`approvalRequestHandler: ${name} must be a function`);
   if (options.runId !== undefined && typeof options.runId !== "function")
     throw new AgentError("approvalRequestHandler: runId must be a function of the session id");
+  if (options.user !== undefined && typeof options.user !== "function")
+    throw new AgentError("approvalRequestHandler: user must be a function of the request and the session id");
   const maxBodyBytes = options.maxBodyBytes ?? defaultMaxBodyBytes;
   return async (request, sessionId) => {
     if (request.method !== "POST") return errorResponse(405, "send the decisions with POST");
@@ -60,8 +67,12 @@ export function approvalRequestHandler(
       return errorResponse(403, "not allowed to decide for this session");
     const body = await readJsonBody(request, maxBodyBytes);
     if ("response" in body) return body.response;
-    const decisions = readDecisions(body.value);
-    if (typeof decisions === "string") return errorResponse(400, decisions);
+    const read = readDecisions(body.value);
+    if (typeof read === "string") return errorResponse(400, read);
+    const user = options.user?.(request, sessionId);
+    if (user !== undefined && typeof user !== "string")
+      throw new AgentError("approvalRequestHandler: user must return a string or undefined");
+    const decisions = user === undefined ? read : read.map((decision) => ({ ...decision, by: user }));
     const checked = await checkAgainstStored(options.store, sessionId, decisions);
     if (checked !== undefined) return checked;
     const session = await openWhenClosed(options.store, sessionId);
@@ -92,6 +103,8 @@ function readDecisions(body: unknown): Decision[] | string {
       return `decision ${index} needs "id" (a string) and "approved" (true or false)`;
     if (entry.reason !== undefined && typeof entry.reason !== "string")
       return `decision ${index}: "reason" must be a string`;
+    // Who decided is the server's to say (the user option), never the page's.
+    if ("by" in entry) return `decision ${index}: "by" is set by the server, not by the request`;
     decisions.push(
       entry.reason === undefined
         ? { id: entry.id, approved: entry.approved }

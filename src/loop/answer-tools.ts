@@ -130,8 +130,9 @@ function pause(run: RunContext, turn: OpenTurn, outcomes: readonly ToolOutcome[]
     const call = turn.toolCalls[index]!;
     if (outcome.type === "approval-pending") {
       pending.push(outcome);
-      call.approval =
-        outcome.nested === undefined ? { status: "pending" } : { status: "pending", nested: outcome.nested };
+      call.approval = { status: "pending" };
+      if (outcome.nested !== undefined) call.approval.nested = outcome.nested;
+      if (outcome.consulted !== undefined) call.approval.consulted = outcome.consulted;
     } else {
       const held: NonNullable<ToolCallMessage["heldResult"]> = { output: outcome.output };
       if (outcome.content !== undefined) held.content = outcome.content;

@@ -23,6 +23,7 @@ import { largeOutputChars, type LargeOutputOption } from "./large-output.ts";
 import { checkGuardrails, type Guardrails } from "../guardrails/guardrail.ts";
 import { checkBackground } from "../tools/background.ts";
 import { checkBackgroundTasksOptions, type BackgroundTasksOptions } from "./run-tasks-setup.ts";
+import { checkApprovalPolicy, type ApprovalPolicy } from "../tools/approval-policy.ts";
 
 export type AgentLoopOptions = {
   /** Handlers by tool name, for tools given as bare schemas (a `tool()` definition carries its own). */
@@ -129,6 +130,12 @@ export type AgentLoopOptions = {
   throwOnBlock?: boolean;
   /** What the run does while background tasks of its session run (tools with `background`); see `BackgroundTasksOptions`. */
   backgroundTasks?: BackgroundTasksOptions;
+  /**
+   * Who approves the run's tool calls: rules, then a classifier, then a human (see
+   * `ApprovalPolicy`); each decision is recorded on its call (`approval.decidedBy`). Without it,
+   * only a tool's `requireApproval` and the `beforeToolCall` hook stop a call.
+   */
+  approvalPolicy?: ApprovalPolicy;
 };
 
 /**
@@ -179,6 +186,7 @@ export function checkLoopOptions(options: AgentLoopOptions, tools: readonly Tool
   if (options.budget?.usd !== undefined && options.prices === undefined && parentBudget?.prices === undefined)
     throw new AgentError("budget.usd needs prices: give the prices option (see simple-agent-loop/prices)");
   if (options.settings !== undefined) checkModelSettings(options.settings);
+  if (options.approvalPolicy !== undefined) checkApprovalPolicy(options.approvalPolicy);
   if (options.stopWhen !== undefined && typeof options.stopWhen !== "function")
     throw new AgentError("stopWhen must be a function");
   loopGuardLimit(options.loopGuard);

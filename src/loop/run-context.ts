@@ -15,6 +15,7 @@ import { outputInstruction } from "../model/output-instruction.ts";
 import {
   extendSession,
   extendSessionBatch,
+  now,
   type BudgetOverrun,
   type JsonObject,
   type Message,
@@ -28,6 +29,7 @@ import {
 import { newInput } from "../guardrails/new-input.ts";
 import { readGuardrails, type RunGuardrails } from "./run-guardrails.ts";
 import { createToolExecutor, type ToolExecutor } from "../tools/execute-tool-calls.ts";
+import { createApprovalChain } from "../tools/approval-setup.ts";
 import { toolCallRecorderOf, type ToolCallRecorder } from "../tools/tool-call-recorder.ts";
 import type { ToolDefinition } from "../tools/tool.ts";
 import { defaultLargeOutputChars, largeOutputChars, offload } from "./large-output.ts";
@@ -216,6 +218,7 @@ export function createRunContext(setup: RunSetup): RunContext {
     onResult: resultWriter(session, (message) => add(withSubagentUsage(message, spentByCall)), maxChars, marked, tasks),
     spending: toolSpending(ledger, spentByCall),
     ...(tasks === undefined ? {} : { tasks: tasks.host }),
+    ...(options.approvalPolicy === undefined ? {} : { approvals: createApprovalChain(options.approvalPolicy, now) }),
     // Tool events are built only for a run that can be heard.
     ...(listening === undefined ? {} : { onEvent: emit }),
   });

@@ -61,6 +61,8 @@ export function subagentTool(options: SubagentToolOptions): Tool<Record<string, 
       const session =
         context.resume === undefined ? initSession(options.systemPrompt, prompt(input)) : forkSession(context.resume);
       await agentLoop(options.invokeModel, options.tools ?? [], session, {
+        // The parent's policy, unless the subagent has its own.
+        ...(context.approvalPolicy === undefined ? {} : { approvalPolicy: context.approvalPolicy }),
         ...options.loopOptions,
         ...parentSpending(context, options.loopOptions ?? {}),
         name: options.name,

@@ -2,6 +2,7 @@ import { hasKeptOutputs, type Message, type Session } from "../session.ts";
 import { recallOutputName, recallOutputTool } from "../tools/recall-output.ts";
 import { readLoaded, searchToolsName, searchToolsTool } from "../tools/search-tools.ts";
 import { toolSchemas, type ToolDefinition, type ToolSchema } from "../tools/tool.ts";
+import { markOwnTool } from "../tools/approval-setup.ts";
 
 /**
  * Which tools a run shows the model, call by call, and which it runs. Both are read from the
@@ -32,8 +33,10 @@ export function createToolOffer(tools: readonly ToolDefinition[], maxChars: numb
   const deferred = tools.filter((definition) => definition.deferred === true);
   const deferredNames = new Set(deferred.map((definition) => definition.name));
   // A tool of the user's own with one of these names wins: theirs is the one the model knows.
-  const search = deferred.length > 0 && !taken.has(searchToolsName) ? searchToolsTool(deferred) : undefined;
-  const recall = taken.has(recallOutputName) ? undefined : recallOutputTool(maxChars);
+  // The loop's own tools: outside an approval policy unless a rule names them.
+  const search =
+    deferred.length > 0 && !taken.has(searchToolsName) ? markOwnTool(searchToolsTool(deferred)) : undefined;
+  const recall = taken.has(recallOutputName) ? undefined : markOwnTool(recallOutputTool(maxChars));
   const definitions = [...tools, ...(search === undefined ? [] : [search]), ...(recall === undefined ? [] : [recall])];
   const base = toolSchemas(tools.filter((definition) => definition.deferred !== true));
   if (search !== undefined) base.push(...toolSchemas([search]));

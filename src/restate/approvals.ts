@@ -55,7 +55,7 @@ export async function waitForDecisions(ctx: ObjectContext, session: Session, clo
   }
   ctx.clear(approvalsKey);
   clock.advance(await ctx.date.now());
-  if (!cancelled) recordDecisions(session, decisions);
+  if (!cancelled) recordDecisions(session, decisions, clock.now());
   return !cancelled;
 }
 
@@ -157,14 +157,19 @@ function parseResolution(payload: unknown): GateInput[] {
   return list.map((entry) => {
     if (typeof entry !== "object" || entry === null || Array.isArray(entry))
       throw malformed("a decision must be an object { id, approved, reason? }");
-    const { id, approved, reason } = entry as Record<string, unknown>;
+    const { id, approved, reason, by } = entry as Record<string, unknown>;
     if (typeof id !== "string" || id === "")
       throw malformed("a decision needs the tool call's id (a non-empty string)");
     if (typeof approved !== "boolean") throw malformed(`the decision for "${id}" needs approved: true or false`);
     if (reason !== undefined && typeof reason !== "string") throw malformed(`the reason for "${id}" must be a string`);
+    if (by !== undefined && typeof by !== "string")
+      throw malformed(`the decision for "${id}": by (the id of who decided) must be a string`);
     if (seen.has(id)) throw malformed(`tool call "${id}" is decided twice in one payload`);
     seen.add(id);
-    return reason === undefined ? { id, approved } : { id, approved, reason };
+    const decision: GateInput = { id, approved };
+    if (reason !== undefined) decision.reason = reason;
+    if (by !== undefined) decision.by = by;
+    return decision;
   });
 }
 
@@ -176,8 +181,11 @@ function malformed(problem: string): TerminalError {
 // anything but a well-formed decision denies the call rather than running it unapproved.
 function asDecision(value: unknown): ApprovalDecision {
   if (typeof value === "object" && value !== null && typeof (value as ApprovalDecision).approved === "boolean") {
-    const { approved, reason } = value as ApprovalDecision;
-    return typeof reason === "string" ? { approved, reason } : { approved };
+    const { approved, reason, by } = value as ApprovalDecision;
+    const decision: ApprovalDecision = { approved };
+    if (typeof reason === "string") decision.reason = reason;
+    if (typeof by === "string") decision.by = by;
+    return decision;
   }
   return { approved: false, reason: "the approval decision was malformed" };
 }

@@ -410,6 +410,18 @@ function approvalProblem(approval: unknown, kind: string, depth: number): string
     return `${kind} needs a string "approval.reason" or none, not ${describe(approval.reason)}`;
   if (approval.input !== undefined && !isObject(approval.input))
     return `${kind} needs an object "approval.input" or none, not ${describe(approval.input)}`;
+  if (approval.at !== undefined && typeof approval.at !== "string")
+    return `${kind} needs a string "approval.at" or none, not ${describe(approval.at)}`;
+  const decider = deciderProblem(approval.decidedBy, `${kind} "approval.decidedBy"`);
+  if (decider !== undefined) return decider;
+  if (approval.consulted !== undefined) {
+    if (!Array.isArray(approval.consulted))
+      return `${kind} needs an array "approval.consulted" or none, not ${describe(approval.consulted)}`;
+    for (const [index, link] of approval.consulted.entries()) {
+      const problem = deciderProblem(link, `${kind} "approval.consulted[${index}]"`);
+      if (problem !== undefined) return problem;
+    }
+  }
   const nested = approval.nested;
   if (nested === undefined) return undefined;
   if (!isObject(nested) || !Array.isArray(nested.messages))
@@ -422,6 +434,23 @@ function approvalProblem(approval: unknown, kind: string, depth: number): string
   const reopened = firstReopenedCall(nested.messages);
   if (reopened !== -1)
     return `"approval.nested.messages[${reopened}]": a second unanswered tool call with id ${JSON.stringify((nested.messages[reopened] as { id: string }).id)}`;
+  return undefined;
+}
+
+// Who decided a call: a readers' label (`by`) and plain data beside it.
+function deciderProblem(decider: unknown, field: string): string | undefined {
+  if (decider === undefined) return undefined;
+  if (!isObject(decider)) return `${field} must be an object, not ${describe(decider)}`;
+  const by = decider.by;
+  if (by !== "rule" && by !== "classifier" && by !== "human" && by !== "hook" && by !== "policy")
+    return `${field}.by must be "rule", "classifier", "human", "hook" or "policy", not ${JSON.stringify(by) ?? "nothing"}`;
+  for (const key of ["rule", "action", "name", "decision", "reason", "user", "model", "error"])
+    if (decider[key] !== undefined && typeof decider[key] !== "string")
+      return `${field}.${key} must be a string, not ${describe(decider[key])}`;
+  for (const key of ["confidence", "costUsd"])
+    if (decider[key] !== undefined && typeof decider[key] !== "number")
+      return `${field}.${key} must be a number, not ${describe(decider[key])}`;
+  if (decider.usage !== undefined && !isObject(decider.usage)) return `${field}.usage must be an object`;
   return undefined;
 }
 

@@ -1,9 +1,20 @@
-import { AgentError } from "../errors.ts";
-import { isToolCall, notifySessionChange, type JsonObject, type Session, type ToolCallMessage } from "../session.ts";
+import { AgentError, describeValue } from "../errors.ts";
+import {
+  isToolCall,
+  notifySessionChange,
+  now,
+  type DecidedBy,
+  type JsonObject,
+  type Session,
+  type ToolCallMessage,
+} from "../session.ts";
 import { turnBefore, unansweredCalls } from "../session-turns.ts";
 
-/** A human's answer to a tool call that waits for approval. */
-export type ApprovalDecision = { approved: boolean; reason?: string };
+/**
+ * A human's answer to a tool call that waits for approval. `by`: the human's id, recorded as
+ * `approval.decidedBy.user`.
+ */
+export type ApprovalDecision = { approved: boolean; reason?: string; by?: string };
 
 /**
  * A call waiting for approval and its path: its id for a call of the session itself; for a call
@@ -44,6 +55,10 @@ export function resolveApproval(
     }
     if (entry.reason !== undefined && typeof entry.reason !== "string")
       throw new AgentError("resolveApproval: reason must be a string");
+    if (entry.by !== undefined && typeof entry.by !== "string")
+      throw new AgentError(
+        `resolveApproval: by (the id of who decided) must be a string; got ${describeValue(entry.by)}`,
+      );
     const found = findPendingCall(waiting, entry.id);
     if (found.type === "ambiguous") {
       throw new AgentError(
@@ -62,12 +77,9 @@ export function resolveApproval(
     }
     if (chosen.has(found.entry.call))
       throw new AgentError(`resolveApproval: tool call "${found.entry.path}" is decided twice in one request`);
-    chosen.set(
-      found.entry.call,
-      entry.reason === undefined ? { approved: entry.approved } : { approved: entry.approved, reason: entry.reason },
-    );
+    chosen.set(found.entry.call, decisionOf({ ...entry, approved: entry.approved }));
   }
-  applyDecisions(session, chosen);
+  applyDecisions(session, chosen, now());
   return session;
 }
 
@@ -75,15 +87,26 @@ export function resolveApproval(
  * Records decisions taken by exact path (a durable run's, already checked as they arrived).
  * Throws, changing nothing, for a path that is not waiting.
  */
-export function recordDecisions(session: Session, decisions: readonly ({ path: string } & ApprovalDecision)[]): void {
+export function recordDecisions(
+  session: Session,
+  decisions: readonly ({ path: string } & ApprovalDecision)[],
+  at: string = now(),
+): void {
   const waiting = new Map(pendingApprovalEntries(session).map((entry) => [entry.path, entry.call]));
   const chosen = new Map<ToolCallMessage, ApprovalDecision>();
-  for (const { path, approved, reason } of decisions) {
-    const call = waiting.get(path);
-    if (call === undefined) throw new AgentError(`tool call "${path}" is not waiting for approval`);
-    chosen.set(call, reason === undefined ? { approved } : { approved, reason });
+  for (const decision of decisions) {
+    const call = waiting.get(decision.path);
+    if (call === undefined) throw new AgentError(`tool call "${decision.path}" is not waiting for approval`);
+    chosen.set(call, decisionOf(decision));
   }
-  applyDecisions(session, chosen);
+  applyDecisions(session, chosen, at);
+}
+
+function decisionOf({ approved, reason, by }: ApprovalDecision): ApprovalDecision {
+  const decision: ApprovalDecision = { approved };
+  if (reason !== undefined) decision.reason = reason;
+  if (by !== undefined) decision.by = by;
+  return decision;
 }
 
 /** Which waiting call `key` names: the one whose path or id it is; several: ambiguous. */
@@ -126,17 +149,24 @@ function entriesUnder(session: Session, prefix: string): PendingApprovalEntry[] 
   return pending;
 }
 
-function applyDecisions(session: Session, chosen: ReadonlyMap<ToolCallMessage, ApprovalDecision>): void {
-  for (const [call, { approved, reason }] of chosen) {
+function applyDecisions(session: Session, chosen: ReadonlyMap<ToolCallMessage, ApprovalDecision>, at: string): void {
+  for (const [call, { approved, reason, by }] of chosen) {
     const status = approved ? "approved" : "denied";
-    // A nested call's decision lives inside its parent call's approval (keep `nested` if any).
-    const nested = call.approval?.nested;
+    // A nested call's decision lives inside its parent call's approval (keep `nested` if any), as
+    // do the links of the chain asked before the human.
+    const { nested, consulted } = call.approval ?? {};
+    const decidedBy: DecidedBy = { by: "human" };
+    if (by !== undefined) decidedBy.user = by;
+    if (reason !== undefined) decidedBy.reason = reason;
     // The decision is for the input the human saw: a copy of it, so a later edit cannot change it too.
     call.approval = {
       status,
       ...(reason === undefined ? {} : { reason }),
       ...(nested === undefined ? {} : { nested }),
       input: JSON.parse(JSON.stringify(call.input)) as JsonObject,
+      decidedBy,
+      ...(consulted === undefined ? {} : { consulted }),
+      at,
     };
   }
   // Report the top-level calls that changed (a nested decision changes its parent call's record).

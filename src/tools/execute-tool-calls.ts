@@ -102,7 +102,7 @@ export function createToolExecutor(
   tools: readonly ToolDefinition[],
   toolHandlers: ToolHandlers,
   options: Omit<ExecuteToolCallsOptions, "tools" | "signal"> &
-    Pick<ExecutorSetupOptions, "offer" | "recorder" | "spending">,
+    Pick<ExecutorSetupOptions, "offer" | "recorder" | "spending" | "approvals">,
 ): ToolExecutor {
   const { onResult } = options;
   const parts: ExecutorParts = {
@@ -117,7 +117,9 @@ export function createToolExecutor(
   return {
     start: (call, scope, turn) => startToolCall(parts, callRun(parts, scope, call, turn)),
     run: (toolCalls, scope, started) => runInCallOrder(parts, { toolCalls, scope, started }),
-    isEager: (name) => parts.setup.definitions.get(name)?.eager !== false,
+    // Under a policy the decision is recorded on the stored call before it runs: no call starts
+    // before its turn is in the session.
+    isEager: (name) => parts.setup.approvals === undefined && parts.setup.definitions.get(name)?.eager !== false,
   };
 }
 

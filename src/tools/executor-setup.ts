@@ -7,6 +7,7 @@ import type { ToolDefinition, ToolHandler, ToolHandlers } from "./tool.ts";
 import type { ToolCallRecorder } from "./tool-call-recorder.ts";
 import type { LoopGuard } from "./loop-guard.ts";
 import type { TaskHost } from "./task-types.ts";
+import type { ApprovalChain } from "./approval-setup.ts";
 
 /**
  * What every phase of a tool call reads, built once per executor (`createExecutorSetup`) so a
@@ -34,6 +35,8 @@ export type ExecutorSetup = {
   readonly loopGuard: LoopGuard | undefined;
   /** Who hears of the background tasks calls start (the run's events, its `onTaskSettled`); absent outside a run with background tools. */
   readonly tasks: TaskHost | undefined;
+  /** The run's `approvalPolicy`, compiled; absent without one. */
+  readonly approvals: ApprovalChain | undefined;
 };
 
 /** How a run counts model calls made for its tool calls (subagents') against its budget. */
@@ -77,6 +80,7 @@ export type ExecutorSetupOptions = {
   spending?: ToolSpending;
   loopGuard?: LoopGuard;
   tasks?: TaskHost;
+  approvals?: ApprovalChain;
 };
 
 export function createExecutorSetup(
@@ -97,6 +101,7 @@ export function createExecutorSetup(
     spending: options.spending,
     loopGuard: options.loopGuard,
     tasks: options.tasks,
+    approvals: options.approvals,
   };
 }
 

@@ -205,6 +205,7 @@ function contextFor({ call, setup, turn, task }: ToolCallRun, signal: AbortSigna
     if (hasLimit(ledger)) context.budgetLeft = budget.left;
     if (ledger.prices !== undefined) context.prices = ledger.prices;
   }
+  if (setup.approvals !== undefined) context.approvalPolicy = setup.approvals.policy;
   // A subagent paused inside this call earlier: the handler resumes it.
   const nested: Session | undefined = call.approval?.nested;
   if (nested !== undefined) context.resume = nested;

@@ -64,7 +64,13 @@ async function runPhases(
       const gate = await checkGate(run, definition);
       // Time in the gate is waiting (a hook asking the user), not running: measured apart.
       waitMs = performance.now() - waitStart;
-      if (gate.type === "pending") return approvalRequested(setup, { type: "approval-pending", call });
+      if (gate.type === "pending")
+        return approvalRequested(
+          setup,
+          gate.consulted === undefined
+            ? { type: "approval-pending", call }
+            : { type: "approval-pending", call, consulted: gate.consulted },
+        );
       if (gate.type === "answered") answered = gate.result;
     }
     setup.onEvent?.({ type: "tool-execution-start", id: call.id, name: call.name, input: call.input });

@@ -53,6 +53,29 @@ export function rejectedResult(call: ToolCallMessage, reason: string | undefined
   return errorResult(call.id, `Rejected: ${reason ?? "the call was not approved"}`);
 }
 
+/**
+ * A call denied by its recorded decision: the text names who decided and why (a rule's id, a
+ * classifier's name; a human's denial reads `Rejected: <reason>`).
+ */
+export function denialResult(call: ToolCallMessage): ToolResultMessage {
+  const approval = call.approval;
+  const decidedBy = approval?.decidedBy;
+  switch (decidedBy?.by) {
+    case "rule":
+      return errorResult(
+        call.id,
+        `Denied by rule ${JSON.stringify(decidedBy.rule)}${decidedBy.reason === undefined ? "" : `: ${decidedBy.reason}`}`,
+      );
+    case "classifier":
+      return errorResult(call.id, `Denied by classifier ${JSON.stringify(decidedBy.name)}: ${decidedBy.reason}`);
+    case "hook":
+    case "policy":
+      return deniedResult(call, decidedBy.reason ?? "the call was not approved");
+    default:
+      return rejectedResult(call, approval?.reason);
+  }
+}
+
 /** The `beforeToolCall` hook denied the call. */
 export function deniedResult(call: ToolCallMessage, reason: string): ToolResultMessage {
   return errorResult(call.id, `Denied: ${reason}`);

@@ -1,4 +1,4 @@
-import type { JsonObject, JsonValue, ToolResultMessage } from "../session.ts";
+import type { ConsultedLink, DecidedBy, JsonObject, JsonValue, ToolResultMessage } from "../session.ts";
 
 /** The events of one tool call's execution, in the order a call has them (each a part of the loop's `AgentEvent`). */
 export type ToolExecutionEvent =
@@ -6,6 +6,19 @@ export type ToolExecutionEvent =
   | { type: "tool-execution-start"; id: string; name: string; input: JsonObject }
   /** A tool call needs a human's approval: the run will pause (outcome `paused`) once the turn's other calls are done. */
   | { type: "tool-approval-request"; id: string; name: string; input: JsonObject }
+  /**
+   * A tool call was decided (approved or denied) by a link of the approval chain: a rule, a
+   * classifier, a human, the `beforeToolCall` hook, the policy; `consulted`: the links asked before
+   * that were not sure. The same record is on the call (`approval`).
+   */
+  | {
+      type: "tool-approval";
+      id: string;
+      name: string;
+      status: "approved" | "denied";
+      decidedBy: DecidedBy;
+      consulted?: ConsultedLink[];
+    }
   /** A running tool reported progress through `context.update`. */
   | { type: "tool-execution-update"; id: string; name: string; progress: JsonValue }
   /**

@@ -1,14 +1,15 @@
 import { describeError } from "../errors.ts";
-import type { ToolCallMessage, ToolResultMessage } from "../session.ts";
+import type { ConsultedLink, ToolCallMessage, ToolResultMessage } from "../session.ts";
 import { decisionHolds, pendingApprovals } from "./approval.ts";
 import type { ExecutorSetup, ToolCallRun } from "./executor-setup.ts";
 import type { ToolDefinition } from "./tool.ts";
-import { abortedResult, beforeHookFailedResult, deniedResult, rejectedResult } from "./tool-errors.ts";
+import { recordDecision, runApprovalChain } from "./approval-chain.ts";
+import { abortedResult, beforeHookFailedResult, deniedResult, denialResult } from "./tool-errors.ts";
 
 /** What the gate decided for a call: run it, wait for a human's approval, or answer it unrun. */
 export type Gate =
   | { readonly type: "run" }
-  | { readonly type: "pending" }
+  | { readonly type: "pending"; readonly consulted?: ConsultedLink[] }
   | { readonly type: "answered"; readonly result: ToolResultMessage };
 
 /** The gate of a call with nothing to check (see `isGated`). */
@@ -17,45 +18,63 @@ const pendingGate: Gate = { type: "pending" };
 
 /**
  * Whether the call has anything for the gate to check: an approval state, a tool that requires
- * approval, or a `beforeToolCall` hook. Most calls have none, and skip the gate's await.
+ * approval, a `beforeToolCall` hook, or an approval policy. Most calls have none, and skip the gate's await.
  */
 export function isGated(call: ToolCallMessage, definition: ToolDefinition | undefined, setup: ExecutorSetup): boolean {
   return (
-    call.approval !== undefined || setup.hooks?.beforeToolCall !== undefined || definition?.requireApproval === true
+    call.approval !== undefined ||
+    setup.hooks?.beforeToolCall !== undefined ||
+    definition?.requireApproval === true ||
+    setup.approvals !== undefined
   );
 }
 
 /**
- * Decides whether a call may run. A decision recorded on the call wins (`resolveApproval`); then
- * the tool's `requireApproval` and the `beforeToolCall` hook, which may deny the call or ask for
- * approval. A hook that throws denies the call (fail closed) and is reported as `hook-error`.
+ * Decides whether a call may run. A decision recorded on the call for its input as it is now
+ * holds (a resumed call that was decided and did not run runs without asking again); a decision
+ * for another input (edited since) is dropped, and the call goes through the whole chain again.
+ * Then the `beforeToolCall` hook, which may deny the call (recorded `{ by: "hook" }` under a
+ * policy) or ask for a human; then the approval chain (`runApprovalChain`). A hook that throws
+ * denies the call (fail closed) and is reported as `hook-error`.
  */
-export async function checkGate(
-  { call, setup, signal, abortRace }: ToolCallRun,
-  definition: ToolDefinition | undefined,
-): Promise<Gate> {
+export async function checkGate(run: ToolCallRun, definition: ToolDefinition | undefined): Promise<Gate> {
+  const { call, setup, signal, abortRace } = run;
   const decision = call.approval?.status;
   if (decision === "pending") return resumeGate(call);
-  // A decision taken for another input (edited since) is none: the call asks again, showing what it
-  // says now. So is an approval that does not say what it was for; a denial without that still denies.
-  const unbound = call.approval?.input === undefined;
-  if ((decision === "approved" || (decision === "denied" && !unbound)) && !decisionHolds(call)) return pendingGate;
-  if (decision === "denied") return { type: "answered", result: rejectedResult(call, call.approval?.reason) };
-  let needsApproval = decision !== "approved" && definition?.requireApproval === true;
+  // A denial without the input it was for still denies; an approval without it does not hold.
+  const holds = decision === "denied" ? call.approval?.input === undefined || decisionHolds(call) : decisionHolds(call);
+  if (decision !== undefined && !holds) delete call.approval;
+  else if (decision === "denied") return { type: "answered", result: denialResult(call) };
+  const decided = decision === "approved" && holds;
+  let askedByHook = false;
   const hook = setup.hooks?.beforeToolCall;
   if (hook !== undefined && !signal.aborted) {
     try {
       const verdict = await abortRace.race(Promise.resolve(hook({ call, session: setup.session })));
-      if (verdict !== undefined && "deny" in verdict)
+      if (verdict !== undefined && "deny" in verdict) {
+        if (setup.approvals !== undefined)
+          recordDecision(setup, call, "denied", { by: "hook", reason: verdict.deny }, []);
         return { type: "answered", result: deniedResult(call, verdict.deny) };
-      if (verdict !== undefined && verdict.requireApproval === true && decision !== "approved") needsApproval = true;
+      }
+      if (verdict !== undefined && verdict.requireApproval === true) askedByHook = true;
     } catch (error) {
       if (signal.aborted) return { type: "answered", result: abortedResult(call) };
       setup.onEvent?.({ type: "hook-error", hook: "beforeToolCall", id: call.id, error: describeError(error) });
       return { type: "answered", result: beforeHookFailedResult(call, error) };
     }
   }
-  return needsApproval ? pendingGate : openGate;
+  if (decided) return openGate;
+  const outcome = await runApprovalChain(run, definition, askedByHook);
+  switch (outcome.type) {
+    case "approved":
+      return openGate;
+    case "denied":
+      return { type: "answered", result: denialResult(call) };
+    case "aborted":
+      return { type: "answered", result: abortedResult(call) };
+    case "pending":
+      return outcome.consulted.length === 0 ? pendingGate : { type: "pending", consulted: outcome.consulted };
+  }
 }
 
 // Still undecided, unless the call waits only for a paused subagent whose own calls are all

@@ -1,4 +1,4 @@
-import type { Session, ToolCallMessage, ToolResultMessage } from "../session.ts";
+import type { ConsultedLink, Session, ToolCallMessage, ToolResultMessage } from "../session.ts";
 
 /** A call that may not run before a human approves it (see `resolveApproval`). */
 export type PendingApproval = {
@@ -6,6 +6,8 @@ export type PendingApproval = {
   call: ToolCallMessage;
   /** Set when the handler itself paused (a subagent whose run paused): its session, to resume later. */
   nested?: Session;
+  /** The links of the approval chain asked before the human that were not sure; kept on the waiting call. */
+  consulted?: ConsultedLink[];
 };
 
 /** What running a call gives: its result, or a pause for approval. */

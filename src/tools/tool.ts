@@ -1,4 +1,5 @@
 import { checkNumber } from "../numeric-options.ts";
+import type { ApprovalPolicy } from "./approval-policy.ts";
 import type { ModelPrice } from "../model/cost.ts";
 import type { BudgetLedger } from "../model/budget.ts";
 import type { JsonObject, JsonValue, Session, ToolCallMessage, Usage } from "../session.ts";
@@ -64,6 +65,8 @@ export type ToolContext = {
    * idempotency key for work outside the process: a handler that finds it there reattaches.
    */
   task?: { id: string; attempt: number };
+  /** The run's `approvalPolicy`, for a subagent's run to inherit unless it has its own; absent without. */
+  approvalPolicy?: ApprovalPolicy;
 };
 
 /**

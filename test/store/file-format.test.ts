@@ -74,7 +74,7 @@ describe("the session log on disk", () => {
           id: "c1",
           name: "deploy",
           input: {},
-          approval: { status: "approved", input: {} },
+          approval: { status: "approved", input: {}, decidedBy: { by: "human" }, at: expect.any(String) },
           ts,
         },
       },

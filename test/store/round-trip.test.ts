@@ -175,11 +175,24 @@ describe("a file-backed session round-trips through loadSession", () => {
     expectEveryCallAnsweredOnce(resumed);
     expect(await loadSession(path)).toStrictEqual(resumed);
     const updates = (await loadEntries(path)).filter((entry): entry is UpdateEntry => entry.type === "update");
+    // A tool's requireApproval is an ask rule, consulted before the human who decided.
+    const asked = [{ by: "rule", rule: "requireApproval", action: "ask" }];
+    const at = expect.stringMatching(/^\d{4}-\d\d-\d\dT/);
     expect(updates.map((entry) => [entry.index, (entry.message as { approval?: unknown }).approval])).toStrictEqual([
-      [4, { status: "pending" }],
-      [5, { status: "pending" }],
-      [5, { status: "denied", reason: "web is frozen", input: { service: "web" } }],
-      [4, { status: "approved", input: { service: "api" } }],
+      [4, { status: "pending", consulted: asked }],
+      [5, { status: "pending", consulted: asked }],
+      [
+        5,
+        {
+          status: "denied",
+          reason: "web is frozen",
+          input: { service: "web" },
+          decidedBy: { by: "human", reason: "web is frozen" },
+          consulted: asked,
+          at,
+        },
+      ],
+      [4, { status: "approved", input: { service: "api" }, decidedBy: { by: "human" }, consulted: asked, at }],
     ]);
   });
 

@@ -1,0 +1,281 @@
+import { describeError, describeValue } from "../errors.ts";
+import { clampDelay } from "../numeric-options.ts";
+import { costOf, priceOf } from "../model/cost.ts";
+import {
+  notifySessionChange,
+  type ClassifierDecision,
+  type ConsultedLink,
+  type DecidedBy,
+  type JsonObject,
+  type ToolCallMessage,
+  type Usage,
+} from "../session.ts";
+import type { ToolSchema } from "../shared/tool-schema.ts";
+import type { ApprovalClassifier, ApprovalRequest } from "./approval-policy.ts";
+import { isOwnTool, requireApprovalRule, type ApprovalChain } from "./approval-setup.ts";
+import type { ExecutorSetup, ToolCallRun } from "./executor-setup.ts";
+import type { PolicyMatch } from "./match-policy.ts";
+import type { ToolDefinition } from "./tool.ts";
+
+/** What the chain decided: run the call, answer it denied, or wait for a human (with the links asked before). */
+export type ChainOutcome =
+  | { readonly type: "approved" }
+  | { readonly type: "denied" }
+  | { readonly type: "aborted" }
+  | { readonly type: "pending"; readonly consulted: ConsultedLink[] };
+
+/**
+ * Takes a call through the links of the chain after the `beforeToolCall` hook: the rules (with a
+ * tool's `requireApproval` as an `ask` rule), then the classifier, then the human. Records the
+ * decision on the call (an `update` with reason `approval`, before the handler runs) and reports
+ * it (`tool-approval`). `askedByHook`: the hook asked for a human (an allow cannot skip them).
+ */
+export async function runApprovalChain(
+  run: ToolCallRun,
+  definition: ToolDefinition | undefined,
+  askedByHook: boolean,
+): Promise<ChainOutcome> {
+  const { call, setup } = run;
+  const chain = setup.approvals;
+  const consulted: ConsultedLink[] = [];
+  const own = definition !== undefined && isOwnTool(definition);
+  let match = chain?.rules.match(call.name, call.input, own);
+  // `requireApproval` is an ask: a deny still wins, an allow cannot skip the human.
+  if (definition?.requireApproval === true && (match === undefined || match.action === "allow"))
+    match = requireApprovalRule;
+  if (match?.action === "deny" || (match?.action === "allow" && !askedByHook)) {
+    const status = match.action === "deny" ? "denied" : "approved";
+    recordDecision(setup, call, status, ruleLink(match), consulted);
+    return status === "denied" ? denied : approved;
+  }
+  if (match?.action === "ask") consulted.push(ruleLink(match));
+  else if (!askedByHook) {
+    // Without a policy (or for the loop's own tools) a call no rule asks about runs as it always did.
+    if (chain === undefined || own) return approved;
+    if (chain.classifier !== undefined) {
+      const verdict = await askClassifier(run, chain.classifier, definition);
+      if (verdict === undefined) return aborted;
+      if (verdict.decision !== "unsure") {
+        const status = verdict.decision === "allow" ? "approved" : "denied";
+        recordDecision(setup, call, status, verdict, consulted);
+        return status === "denied" ? denied : approved;
+      }
+      consulted.push(verdict);
+    }
+  }
+  return await askHuman(run, chain?.human ?? "pause", definition, consulted);
+}
+
+function ruleLink(match: PolicyMatch): Extract<DecidedBy, { by: "rule" }> {
+  return match.reason === undefined
+    ? { by: "rule", rule: match.rule, action: match.action }
+    : { by: "rule", rule: match.rule, action: match.action, reason: match.reason };
+}
+
+const approved: ChainOutcome = { type: "approved" };
+const denied: ChainOutcome = { type: "denied" };
+const aborted: ChainOutcome = { type: "aborted" };
+
+async function askHuman(
+  run: ToolCallRun,
+  human: ApprovalChain["human"],
+  definition: ToolDefinition | undefined,
+  consulted: ConsultedLink[],
+): Promise<ChainOutcome> {
+  const { call, setup, abortRace, signal } = run;
+  if (human === "pause") return { type: "pending", consulted };
+  if (human === "deny") {
+    const reason = "no one is there to approve this call";
+    recordDecision(setup, call, "denied", { by: "policy", reason }, consulted);
+    return denied;
+  }
+  let answer: unknown;
+  try {
+    answer = await abortRace.race(Promise.resolve(human(approvalRequest(run, definition))));
+  } catch (error) {
+    if (signal.aborted) return aborted;
+    recordDecision(
+      setup,
+      call,
+      "denied",
+      { by: "policy", reason: `asking failed: ${describeError(error)}` },
+      consulted,
+    );
+    return denied;
+  }
+  const {
+    approved: yes,
+    reason,
+    by,
+  } = (typeof answer === "object" && answer !== null ? answer : {}) as Record<string, unknown>;
+  if (typeof yes !== "boolean") {
+    const problem = `the human's answer was not { approved: true or false }: ${describeValue(answer)}`;
+    recordDecision(setup, call, "denied", { by: "policy", reason: problem }, consulted);
+    return denied;
+  }
+  const decidedBy: DecidedBy = { by: "human" };
+  if (typeof by === "string") decidedBy.user = by;
+  if (typeof reason === "string") decidedBy.reason = bounded(reason);
+  recordDecision(setup, call, yes ? "approved" : "denied", decidedBy, consulted);
+  return yes ? approved : denied;
+}
+
+/** What a classifier and a human are shown of a call. */
+function approvalRequest(
+  { call, setup, signal }: ToolCallRun,
+  definition: ToolDefinition | undefined,
+  requestSignal: AbortSignal = signal,
+): ApprovalRequest {
+  const request: ApprovalRequest = {
+    call,
+    tool: shownTool(call, definition),
+    session: setup.session,
+    signal: requestSignal,
+  };
+  if (setup.agentName !== undefined) request.agent = setup.agentName;
+  return request;
+}
+
+function shownTool(call: ToolCallMessage, definition: ToolDefinition | undefined): ToolSchema {
+  if (definition === undefined) return { name: call.name, description: "", input_schema: { type: "object" } };
+  return { name: definition.name, description: definition.description, input_schema: definition.input_schema };
+}
+
+/** The default wait for a classifier's verdict (ms). */
+export const defaultClassifierTimeoutMs = 60_000;
+
+/**
+ * Asks the classifier, within its time limit. Anything but a well-formed `allow` or `deny` is
+ * `unsure` (a throw, a timeout, another answer: with `error`). Undefined when the run was aborted.
+ * What it spent counts against the run's budget, priced with the run's prices.
+ */
+async function askClassifier(
+  run: ToolCallRun,
+  classifier: ApprovalClassifier,
+  definition: ToolDefinition | undefined,
+): Promise<ClassifierDecision | undefined> {
+  const { signal, abortRace, setup, call } = run;
+  const { name } = classifier;
+  const limit = classifier.timeoutMs ?? defaultClassifierTimeoutMs;
+  const controller = new AbortController();
+  const follow = (): void => controller.abort(signal.reason);
+  signal.addEventListener("abort", follow, { once: true });
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timedOut = new Promise<"timeout">((resolve) => {
+    if (limit === Number.POSITIVE_INFINITY) return;
+    timer = setTimeout(() => {
+      controller.abort(new Error("timed out"));
+      resolve("timeout");
+    }, clampDelay(limit));
+  });
+  let answer: unknown;
+  try {
+    answer = await abortRace.race(
+      Promise.race([
+        Promise.resolve(classifier.classify(approvalRequest(run, definition, controller.signal))),
+        timedOut,
+      ]),
+    );
+  } catch (error) {
+    if (signal.aborted) return undefined;
+    return { by: "classifier", name, decision: "unsure", reason: "the classifier failed", error: describeError(error) };
+  } finally {
+    clearTimeout(timer);
+    signal.removeEventListener("abort", follow);
+  }
+  if (answer === "timeout")
+    return {
+      by: "classifier",
+      name,
+      decision: "unsure",
+      reason: "no verdict in time",
+      error: `no verdict within ${limit} ms`,
+    };
+  const decision = readVerdict(name, answer);
+  if (decision.usage !== undefined) {
+    const price = setup.spending?.prices === undefined ? undefined : priceOf(setup.spending.prices, decision.model);
+    if (price !== undefined) decision.costUsd = costOf(decision.usage, price);
+    const spent: { usage: Usage; model?: string } = { usage: decision.usage };
+    if (decision.model !== undefined) spent.model = decision.model;
+    setup.spending?.spend(call.id, spent);
+  }
+  return decision;
+}
+
+// A verdict as recorded: checked field by field; a malformed one is `unsure`, keeping what it spent.
+function readVerdict(name: string, answer: unknown): ClassifierDecision {
+  const fields = (typeof answer === "object" && answer !== null ? answer : {}) as Record<string, unknown>;
+  const decision: ClassifierDecision = { by: "classifier", name, decision: "unsure", reason: "" };
+  const usage = readUsage(fields.usage);
+  if (usage !== undefined) decision.usage = usage;
+  if (typeof fields.model === "string") decision.model = bounded(fields.model);
+  const { decision: verdict, reason, confidence } = fields;
+  if ((verdict !== "allow" && verdict !== "deny" && verdict !== "unsure") || typeof reason !== "string") {
+    decision.reason = "the classifier's answer was not a verdict";
+    decision.error = `expected { decision: "allow" | "deny" | "unsure", reason: string }; got ${describeValue(answer)}`;
+    return decision;
+  }
+  decision.decision = verdict;
+  decision.reason = bounded(reason);
+  if (typeof confidence === "number" && confidence >= 0 && confidence <= 1) decision.confidence = confidence;
+  return decision;
+}
+
+function readUsage(value: unknown): Usage | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  const fields = value as Record<string, unknown>;
+  const count = (key: string): number | undefined => {
+    const number = fields[key];
+    return typeof number === "number" && Number.isInteger(number) && number >= 0 ? number : undefined;
+  };
+  const inputTokens = count("inputTokens");
+  const outputTokens = count("outputTokens");
+  if (inputTokens === undefined || outputTokens === undefined) return undefined;
+  const usage: Usage = { inputTokens, outputTokens };
+  for (const key of ["cacheReadTokens", "cacheWriteTokens", "reasoningTokens"] as const) {
+    const number = count(key);
+    if (number !== undefined) usage[key] = number;
+  }
+  return usage;
+}
+
+/** The longest reason recorded (characters): a classifier's text is untrusted. */
+const maxReasonChars = 2_000;
+
+function bounded(text: string): string {
+  return text.length > maxReasonChars ? `${text.slice(0, maxReasonChars)}…` : text;
+}
+
+/**
+ * Records a decision on its call: the status, the input it holds for (a copy), who decided, the
+ * links asked before, the time; as an `update` (reason `approval`) the store writes before the
+ * handler runs, and a `tool-approval` event.
+ */
+export function recordDecision(
+  setup: ExecutorSetup,
+  call: ToolCallMessage,
+  status: "approved" | "denied",
+  decidedBy: DecidedBy,
+  consulted: readonly ConsultedLink[],
+): void {
+  const reason = "reason" in decidedBy ? decidedBy.reason : undefined;
+  call.approval = {
+    status,
+    ...(reason === undefined ? {} : { reason }),
+    input: JSON.parse(JSON.stringify(call.input)) as JsonObject,
+    decidedBy,
+    ...(consulted.length === 0 ? {} : { consulted: [...consulted] }),
+    at: setup.approvals?.now() ?? new Date().toISOString(),
+  };
+  const { session } = setup;
+  const index = session.messages.lastIndexOf(call);
+  if (index !== -1) notifySessionChange(session, { type: "update", index, message: call, reason: "approval" });
+  setup.onEvent?.({
+    type: "tool-approval",
+    id: call.id,
+    name: call.name,
+    status,
+    decidedBy,
+    ...(consulted.length === 0 ? {} : { consulted: [...consulted] }),
+  });
+}
