@@ -1,6 +1,7 @@
 import { describeError, describeValue } from "../errors.ts";
 import { clampDelay } from "../numeric-options.ts";
-import { costOf, priceOf } from "../model/cost.ts";
+import { costOf, priceOf, type ModelPrice } from "../model/cost.ts";
+import type { BudgetCharge, BudgetLedger } from "../model/budget.ts";
 import {
   notifySessionChange,
   type ClassifierDecision,
@@ -192,14 +193,28 @@ async function askClassifier(
       error: `no verdict within ${limit} ms`,
     };
   const decision = readVerdict(name, answer);
-  if (decision.usage !== undefined) {
-    const price = setup.spending?.prices === undefined ? undefined : priceOf(setup.spending.prices, decision.model);
-    if (price !== undefined) decision.costUsd = costOf(decision.usage, price);
-    const spent: { usage: Usage; model?: string } = { usage: decision.usage };
-    if (decision.model !== undefined) spent.model = decision.model;
-    setup.spending?.spend(call.id, spent);
-  }
+  if (decision.usage !== undefined) charge(setup, call.id, decision, decision.usage);
   return decision;
+}
+
+// What the classifier spent counts in the run's budget and, on the call's result, in its metrics;
+// its cost is priced as the run prices its own calls.
+function charge(setup: ExecutorSetup, id: string, decision: ClassifierDecision, usage: Usage): void {
+  const spending = setup.spending;
+  if (spending === undefined) return;
+  let prices: Readonly<Record<string, ModelPrice>> | undefined;
+  for (
+    let ledger: BudgetLedger | undefined = spending.ledger;
+    ledger !== undefined && prices === undefined;
+    ledger = ledger.within
+  )
+    prices = ledger.prices;
+  const price = prices === undefined ? undefined : priceOf(prices, decision.model);
+  if (price !== undefined) decision.costUsd = costOf(usage, price);
+  const spent: BudgetCharge = { usage };
+  if (decision.model !== undefined) spent.model = decision.model;
+  spending.ledger.charge(spent);
+  spending.record(id, spent);
 }
 
 // A verdict as recorded: checked field by field; a malformed one is `unsure`, keeping what it spent.
