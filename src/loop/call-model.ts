@@ -23,7 +23,7 @@ import { deliverTasks } from "./run-tasks.ts";
  * adds the turn whole. Throws `MaxIterationsError` at the limit, `StructuredOutputError` when
  * the corrections are used up.
  */
-export async function callModelStep(run: RunContext): Promise<NextStep> {
+export function callModelStep(run: RunContext): NextStep | Promise<NextStep> {
   const { state, queues } = run;
   if (run.signal.aborted) return endAborted(run, "");
   if (queues.steering.length > 0) addSteering(run);
@@ -31,6 +31,19 @@ export async function callModelStep(run: RunContext): Promise<NextStep> {
   if (state.iteration >= run.maxIterations) throw maxIterationsError(run);
   const overBudget = budgetBeforeCall(run);
   if (overBudget !== undefined) throw overBudget;
+  if (run.guardrails !== undefined || run.strategies !== undefined) return callModelAwaited(run);
+  compact(run);
+  const iteration = ++state.iteration;
+  run.turnStart(iteration);
+  // A model that answers at once, with nothing to wait for around it: no async frame of its own.
+  const answer = askModel(run, iteration, undefined);
+  if (answer instanceof Promise) return answer.then((answered) => takeAnswer(run, iteration, answered, undefined));
+  return takeAnswer(run, iteration, answer, undefined);
+}
+
+// The step with something to wait for before the call: input guardrails, context strategies.
+async function callModelAwaited(run: RunContext): Promise<NextStep> {
+  const { state } = run;
   if (run.guardrails !== undefined && state.newInput.length > 0) {
     const blocked = await guardedStep(run, () => checkInputBefore(run));
     if (blocked !== undefined) return blocked;
@@ -40,7 +53,7 @@ export async function callModelStep(run: RunContext): Promise<NextStep> {
   const iteration = ++state.iteration;
   run.turnStart(iteration);
   if (run.guardrails !== undefined) return await guardedCall(run, iteration, guardTurn(run, iteration));
-  return takeAnswer(run, iteration, await askModel(run, iteration, undefined), undefined);
+  return await takeAnswer(run, iteration, await askModel(run, iteration, undefined), undefined);
 }
 
 // A model call with the guardrails around it: parallel input checks, hold-back, the output check.
@@ -68,19 +81,32 @@ async function guardedStep<T>(run: RunContext, step: () => Promise<T | undefined
   }
 }
 
-// What the model answered, into the session: after the `afterModelCall` hook, the output schema and the output guardrails.
-async function takeAnswer(
+// What the model answered, into the session: after the `afterModelCall` hook, the output schema and
+// the output guardrails; at once when there are none of them.
+function takeAnswer(
   run: RunContext,
   iteration: number,
   answer: ModelTurn | undefined | typeof aborted,
   guarded: GuardedTurn | undefined,
-): Promise<NextStep> {
+): NextStep | Promise<NextStep> {
   const { state } = run;
   if (answer === aborted) return endAborted(run, "");
   if (answer === undefined) return endAborted(run, state.streamedText);
   state.abandon = answer.discard;
-  let { messages } = answer;
+  const { messages } = answer;
   spend(run, iteration, messages[messages.length - 1]);
+  if (run.hooks?.afterModelCall === undefined && run.contract === undefined && guarded === undefined)
+    return enterTurn(run, answer, { messages, problems: undefined });
+  return checkAnswer(run, iteration, answer, guarded);
+}
+
+async function checkAnswer(
+  run: RunContext,
+  iteration: number,
+  answer: ModelTurn,
+  guarded: GuardedTurn | undefined,
+): Promise<NextStep> {
+  let { messages } = answer;
   // The `afterModelCall` hook may replace the model's messages.
   const afterModelCall = run.hooks?.afterModelCall;
   if (afterModelCall !== undefined) {
