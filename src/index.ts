@@ -63,6 +63,8 @@ export type { ApprovalDecision, PendingApprovalEntry } from "./tools/approval.ts
 export { matchPolicy } from "./tools/match-policy.ts";
 export type { PolicyMatch } from "./tools/match-policy.ts";
 export { checkApprovalPolicy } from "./tools/approval-policy.ts";
+export { llmJudge, defaultJudgeInstructions } from "./tools/llm-judge.ts";
+export type { LlmJudgeOptions } from "./tools/llm-judge.ts";
 export type {
   ApprovalPolicy,
   ApprovalRule,

@@ -232,6 +232,7 @@ function readVerdict(name: string, answer: unknown): ClassifierDecision {
   }
   decision.decision = verdict;
   decision.reason = bounded(reason);
+  if (verdict === "unsure" && typeof fields.error === "string") decision.error = bounded(fields.error);
   if (typeof confidence === "number" && confidence >= 0 && confidence <= 1) decision.confidence = confidence;
   return decision;
 }

@@ -88,6 +88,8 @@ export type ClassifierVerdict = {
   confidence?: number;
   usage?: Usage;
   model?: string;
+  /** Why an `unsure` verdict is no answer (the classifier's model answered something else): recorded. */
+  error?: string;
 };
 
 /** A human asked inline (the CLI's prompt): `by` is their id, recorded with the decision. */
