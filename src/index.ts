@@ -76,7 +76,9 @@ export type {
 } from "./tools/approval-policy.ts";
 export type { AgentHooks } from "./loop/hooks.ts";
 export { sessionMetrics, createMetricsCollector } from "./loop/metrics.ts";
-export type { SessionMetricsOptions } from "./loop/metrics.ts";
+export type { SessionMetricsOptions, SessionMetrics } from "./loop/metrics.ts";
+export { sessionOutcome, restingOutcome } from "./session-turns.ts";
+export type { SessionOutcome } from "./session-turns.ts";
 export { structuredOutput } from "./loop/structured-output.ts";
 export type { OutputSchema } from "./loop/structured-output.ts";
 export type { RunMetrics } from "./loop/run-metrics.ts";

@@ -94,3 +94,51 @@ export function unansweredCalls(messages: readonly Message[], turn: SessionTurn)
   }
   return calls;
 }
+
+/**
+ * How a session rests: `paused` while a call waits for a human's approval; else from its last
+ * message (system messages aside): none, `empty`; a user message, a tool call or a result,
+ * `unfinished` (a model call or a tool's result was due); the model's last word (an answer, or
+ * thinking alone) by its `stopReason`: `end_turn`, `stop_sequence`, `tool_use` (no call came of
+ * it, so the loop ended there) or none at all (a scripted model's or a hand-written
+ * `invokeModel`'s answer) `done`, `aborted`, `error`, anything else (`max_tokens`, `refusal`…)
+ * `stopped`. The one rule the stores' `list()`, the viewer's session list, `sessionMetrics` and
+ * the run registry decide by: those that read a log entry by entry keep the last message and the
+ * waiting calls, and ask `restingOutcome`.
+ */
+export type SessionOutcome = "done" | "paused" | "aborted" | "error" | "stopped" | "unfinished" | "empty";
+
+/** The outcome of a whole session (see `SessionOutcome`). */
+export function sessionOutcome(messages: readonly Message[]): SessionOutcome {
+  const answered = new Set<string>();
+  let waiting = false;
+  let last: unknown;
+  for (let index = messages.length - 1; index >= 0; index--) {
+    const message = messages[index]!;
+    if (last === undefined && !("role" in message && message.role === "system")) last = message;
+    if (isToolResult(message)) answered.add(message.id);
+    else if (isToolCall(message) && !answered.has(message.id) && message.approval?.status === "pending") waiting = true;
+  }
+  return restingOutcome(last, waiting);
+}
+
+/** The outcome of a session whose last message (system messages aside) is `last`, with calls `waiting` for approval or not. */
+export function restingOutcome(last: unknown, waiting: boolean): SessionOutcome {
+  if (waiting) return "paused";
+  if (typeof last !== "object" || last === null) return "empty";
+  const message = last as { role?: unknown; type?: unknown; stopReason?: unknown };
+  if (message.role !== "assistant" && message.type !== "thinking") return "unfinished";
+  switch (message.stopReason) {
+    case undefined:
+    case "end_turn":
+    case "stop_sequence":
+    case "tool_use":
+      return "done";
+    case "aborted":
+      return "aborted";
+    case "error":
+      return "error";
+    default:
+      return "stopped";
+  }
+}

@@ -1,5 +1,6 @@
 import type { AgentEvent } from "../loop/events.ts";
 import type { JsonObject, Message, ToolCallMessage } from "../session.ts";
+import { restingOutcome } from "../session-turns.ts";
 import type { LogEntry } from "../store/entries.ts";
 import type { SessionStore } from "../store/session-store.ts";
 import { isStoreError } from "../store/store-error.ts";
@@ -242,17 +243,20 @@ function isRunEntry(entry: LogEntry, runId: string | undefined): boolean {
  * away), an error.
  */
 export function runEndFromLog(run: RunInLog): AgentEvent {
-  const unanswered = unansweredCalls(run);
   const asked = askedCalls(run);
   if (asked.length > 0) return { type: "run-end", outcome: "paused", pending: asked };
-  const last = run.messages.at(-1);
-  const stopReason = last !== undefined && "role" in last && last.role === "assistant" ? last.stopReason : undefined;
-  if (stopReason === "aborted") return { type: "run-end", outcome: "aborted" };
-  if (stopReason === "error") return failedEnd("the model call failed (see the session's last message)");
-  const modelLast = last !== undefined && ("role" in last ? last.role === "assistant" : last.type === "thinking");
-  if (unanswered.length > 0 || !modelLast)
-    return failedEnd("the run stopped before its end (its process went away); its session holds what it recorded");
-  return { type: "run-end", outcome: "done" };
+  const last = run.messages.findLast((message) => !("role" in message && message.role === "system"));
+  // The one rule of a session's outcome (the stores' list, the viewer, sessionMetrics), on the run's messages.
+  switch (restingOutcome(last, false)) {
+    case "aborted":
+      return { type: "run-end", outcome: "aborted" };
+    case "error":
+      return failedEnd("the model call failed (see the session's last message)");
+    case "done":
+    case "stopped":
+      if (unansweredCalls(run).length === 0) return { type: "run-end", outcome: "done" };
+  }
+  return failedEnd("the run stopped before its end (its process went away); its session holds what it recorded");
 }
 
 function unansweredCalls(run: RunInLog): ToolCallMessage[] {

@@ -9,7 +9,7 @@ import {
   type SubagentUsage,
   type Usage,
 } from "../session.ts";
-import { sessionTurns } from "../session-turns.ts";
+import { sessionOutcome, sessionTurns, type SessionOutcome } from "../session-turns.ts";
 import type { RunMetrics } from "./run-metrics.ts";
 
 export type { RunMetrics } from "./run-metrics.ts";
@@ -232,11 +232,14 @@ function finish(state: CollectorState): RunMetrics {
   return rounded(metrics);
 }
 
+/** A saved session's metrics, with how it rests: `outcome`, by the one rule the stores, the viewer and the run registry use (`sessionOutcome`). */
+export type SessionMetrics = RunMetrics & { outcome: SessionOutcome };
+
 /**
  * The same metrics from a saved session: model turns, token usage and tool counts are exact; times
  * come from the messages' `ts` (millisecond resolution, results timed when they entered the session).
  */
-export function sessionMetrics(session: Session, options: SessionMetricsOptions = {}): RunMetrics {
+export function sessionMetrics(session: Session, options: SessionMetricsOptions = {}): SessionMetrics {
   const metrics = emptyMetrics();
   const names = new Map<string, { name: string; at: number | undefined }>();
   const time = (message: Message | undefined): number | undefined =>
@@ -308,7 +311,7 @@ export function sessionMetrics(session: Session, options: SessionMetricsOptions 
   const first = time(messages[0]);
   const lastAt = time(messages[messages.length - 1]);
   metrics.durationMs = first !== undefined && lastAt !== undefined ? lastAt - first : 0;
-  return rounded(metrics);
+  return { ...rounded(metrics), outcome: sessionOutcome(messages) };
 }
 
 /** What `sessionMetrics` may price: USD per million tokens by model id (see `ModelPrice`, `priceOf`). */

@@ -1,4 +1,5 @@
 import type { Message } from "../session.ts";
+import { restingOutcome, type SessionOutcome } from "../session-turns.ts";
 import type { LogEntry } from "./entries.ts";
 import { StoreError } from "./store-error.ts";
 
@@ -77,6 +78,15 @@ export function listQuery(options: ListOptions = {}): ListQuery {
 
 const isoTime = /^\d{4}-\d\d-\d\dT\d\d:\d\d/;
 
+/**
+ * A store's status for a session at rest, from the one outcome rule (`restingOutcome`): `paused`
+ * and `error` as they are; every other end (done, stopped, aborted, unfinished) `done`, that is,
+ * not waiting for anyone.
+ */
+export function restingStatus(outcome: SessionOutcome): Exclude<SessionStatus, "running"> {
+  return outcome === "paused" || outcome === "error" ? outcome : "done";
+}
+
 /** Newest first; ties by id, descending, so pages never skip nor repeat a session. */
 export function newestFirst(a: { time: number; id: string }, b: { time: number; id: string }): number {
   return b.time - a.time || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
@@ -97,7 +107,7 @@ export type SummaryTracker = {
 export function summaryTracker(): SummaryTracker {
   let title: string | undefined;
   let workspace: string | undefined;
-  let failed = false;
+  let last: unknown;
   // Tool calls whose approval is pending, by id.
   const pending = new Set<string>();
   const see = (message: unknown): void => {
@@ -118,7 +128,7 @@ export function summaryTracker(): SummaryTracker {
         const message = value.message;
         see(message);
         if (!isObject(message)) return;
-        failed = message.stopReason === "error";
+        if (message.role !== "system") last = message;
         if (title === undefined && message.role === "user") title = textOf(message as Message);
       } else if (entry.type === "replace" || entry.type === "update") {
         see(value.message);
@@ -132,7 +142,7 @@ export function summaryTracker(): SummaryTracker {
     },
     title: () => title,
     workspace: () => workspace,
-    resting: () => (pending.size > 0 ? "paused" : failed ? "error" : "done"),
+    resting: () => restingStatus(restingOutcome(last, pending.size > 0)),
   };
 }
 

@@ -1,4 +1,5 @@
 import { jsonNestedDeeperThan } from "../session.ts";
+import { restingOutcome, type SessionOutcome } from "../session-turns.ts";
 import { readdir, realpath, stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { defaultReadLimits, type ReadLimits } from "./log-lines.ts";
@@ -10,7 +11,7 @@ import { createRawLogReader, type RawLogReader } from "./log-reader.ts";
  * reason: output limit, refusal, content filter...), `unfinished` (a task or tool results with no
  * answer after them: running now, or cut short) or `empty` (no task yet).
  */
-export type SessionOutcome = "done" | "paused" | "aborted" | "error" | "stopped" | "unfinished" | "empty";
+export type { SessionOutcome };
 
 /** One session log of a directory, as the viewer lists it. */
 export type SessionSummary = {
@@ -109,7 +110,7 @@ export function createSessionSummarizer(
       latestTask: (tally.latestTask ?? "").slice(0, 120),
       tasks: tally.tasks,
       workspace: tally.workspace,
-      outcome: tally.outcome,
+      outcome: restingOutcome(tally.last, tally.waiting.size > 0),
       tokens: { input: tally.input, output: tally.output },
       problems: tally.problems,
     };
@@ -124,9 +125,10 @@ type Tally = {
   latestTask: string | undefined;
   tasks: number;
   workspace: string | null;
-  outcome: SessionOutcome;
   /** Tool calls waiting for approval, by id. */
   waiting: Set<string>;
+  /** The last message, system messages aside: with `waiting`, what the outcome is decided by. */
+  last?: Record<string, unknown>;
   input: number;
   output: number;
   problems: number;
@@ -140,7 +142,6 @@ function emptyTally(): Tally {
     latestTask: undefined,
     tasks: 0,
     workspace: null,
-    outcome: "empty",
     waiting: new Set(),
     input: 0,
     output: 0,
@@ -187,13 +188,9 @@ function count(tally: Tally, bytes: Buffer): void {
     tally.input += finite(message.usage.inputTokens);
     tally.output += finite(message.usage.outputTokens);
   }
+  if (message.type === "tool_result" && typeof message.id === "string") tally.waiting.delete(message.id);
+  if (message.role !== "system") tally.last = message;
   trackApproval(tally, message);
-  if (message.role === "user" || message.type === "tool_result") {
-    if (message.type === "tool_result" && typeof message.id === "string") tally.waiting.delete(message.id);
-    tally.outcome = tally.waiting.size > 0 ? "paused" : "unfinished";
-  } else if (typeof message.stopReason === "string") {
-    tally.outcome = tally.waiting.size > 0 ? "paused" : outcomeOf(message.stopReason);
-  }
 }
 
 function trackApproval(tally: Tally, message: Record<string, unknown>): void {
@@ -201,24 +198,6 @@ function trackApproval(tally: Tally, message: Record<string, unknown>): void {
   const pending = isObject(message.approval) && message.approval.status === "pending";
   if (pending) tally.waiting.add(message.id);
   else tally.waiting.delete(message.id);
-  if (pending) tally.outcome = "paused";
-  else if (tally.outcome === "paused" && tally.waiting.size === 0) tally.outcome = "unfinished";
-}
-
-function outcomeOf(stopReason: string): SessionOutcome {
-  switch (stopReason) {
-    case "end_turn":
-    case "stop_sequence":
-      return "done";
-    case "tool_use":
-      return "unfinished";
-    case "aborted":
-      return "aborted";
-    case "error":
-      return "error";
-    default:
-      return "stopped";
-  }
 }
 
 // One call at a time: the readers behind these functions follow one file position each.
