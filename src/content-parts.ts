@@ -77,11 +77,16 @@ export function contentPartProblem(part: unknown, where: string): string | undef
   if (typeof part !== "object" || part === null || Array.isArray(part)) return `${where} must be an object`;
   const fields = part as Record<string, unknown>;
   const type = fields["type"];
+  if (type !== "text" && type !== "image" && type !== "file") {
+    return `${where}: unknown content part type ${describeType(type)} (expected "text", "image" or "file")`;
+  }
+  // Only the documented fields: a store reads a field of its own (`blob`) as a reference to bytes.
+  const known: readonly string[] = partFields[type];
+  const extra = Object.keys(fields).find((key) => !known.includes(key));
+  if (extra !== undefined)
+    return `${where}: ${type === "image" ? "an" : "a"} ${type} part has no field ${describeType(extra)} (it takes ${known.join(", ")})`;
   if (type === "text") {
     return typeof fields["text"] === "string" ? undefined : `${where}: a text part needs a string "text"`;
-  }
-  if (type !== "image" && type !== "file") {
-    return `${where}: unknown content part type ${describeType(type)} (expected "text", "image" or "file")`;
   }
   const hasDataField = "data" in fields && fields["data"] !== undefined;
   const hasUrlField = "url" in fields && fields["url"] !== undefined;
@@ -147,8 +152,24 @@ function base64Problem(data: unknown, where: string): string | undefined {
   if (typeof data !== "string") return `${where}: "data" must be a base64 string`;
   if (data.startsWith("data:")) return `${where}: "data" must be plain base64, without a "data:" prefix`;
   if (data.length % 4 !== 0 || !base64Pattern.test(data)) return `${where}: "data" is not valid base64`;
+  // Canonical: the bits past the last byte are zero, so the text is the one encoding of its bytes
+  // (a store keeps the bytes, and must give back the same text).
+  const padding = data.endsWith("==") ? 2 : data.endsWith("=") ? 1 : 0;
+  if (padding > 0) {
+    const last = base64Alphabet.indexOf(data[data.length - padding - 1]!);
+    if ((last & (padding === 2 ? 0b1111 : 0b11)) !== 0)
+      return `${where}: "data" is not canonical base64 (the bits after the last byte must be zero)`;
+  }
   return undefined;
 }
+
+const base64Alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+const partFields = {
+  text: ["type", "text"],
+  image: ["type", "mediaType", "data", "url"],
+  file: ["type", "mediaType", "data", "url", "filename"],
+} as const satisfies Record<ContentPart["type"], readonly string[]>;
 
 function urlProblem(url: unknown, where: string): string | undefined {
   if (typeof url !== "string") return `${where}: "url" must be a string`;

@@ -101,6 +101,11 @@ export function fileBlobStore(directory: string, options: { sync: boolean }): Bl
  */
 export function partsToBlobs(message: Message, blobs: Pick<BlobStore, "write">): Message {
   return mapMessageParts(message, (part) => {
+    if (typeof part === "object" && part !== null && "blob" in part)
+      throw new StoreError(
+        'a content part with a "blob" field: a store writes its own blob references and takes none from a part',
+        { code: "invalid-argument" },
+      );
     if (part.type === "text" || !("data" in part) || typeof part.data !== "string") return part;
     const bytes = fromBase64(part.data);
     if (toBase64(bytes) !== part.data) return part;
@@ -118,6 +123,11 @@ export function partsFromBlobs<M>(message: M, blobs: Pick<BlobStore, "read">): M
   return mapMessageParts(message as Message, (part) => {
     const stored = part as unknown as Record<string, unknown>;
     if (!("blob" in stored)) return part;
+    // A reference the store wrote replaced the data: one beside data or a URL was not written by a store.
+    if ("data" in stored || "url" in stored)
+      throw new StoreError('a content part holds "blob" beside "data" or "url": not a reference a store wrote', {
+        code: "malformed",
+      });
     return renameKey(stored, "blob", "data", toBase64(blobs.read(stored["blob"] as string))) as unknown as ContentPart;
   }) as M;
 }

@@ -19,9 +19,15 @@ export type SessionSummary = {
   status: SessionStatus;
   /** The writer that holds the session, for `running`: a lease's owner, or `<host>:<pid>` of a lock file. */
   owner?: string;
-  /** The first user message's text, at most 200 characters; absent before the first one. */
+  /**
+   * The first user message's text, at most 200 characters, NUL and lone surrogates as U+FFFD (see
+   * `storableText`); absent before the first one.
+   */
   title?: string;
-  /** The workspace the session last recorded (the `workspace` field of its last `workspace` custom entry, as the CLI writes). */
+  /**
+   * The workspace the session last recorded (the `workspace` field of its last `workspace` custom
+   * entry, as the CLI writes; NUL and lone surrogates as U+FFFD, as `list`'s filter reads them).
+   */
   workspace?: string;
 };
 
@@ -71,7 +77,7 @@ export function listQuery(options: ListOptions = {}): ListQuery {
     limit,
     beforeTime: Number.isFinite(time) ? time : undefined,
     beforeId: before !== undefined && !Number.isFinite(time) ? before : undefined,
-    workspace,
+    workspace: workspace === undefined ? undefined : storableText(workspace),
     status,
   };
 }
@@ -137,7 +143,7 @@ export function summaryTracker(): SummaryTracker {
         if (Array.isArray(value.inserted)) value.inserted.forEach(see);
       } else if (entry.type === "custom" && value.customType === "workspace") {
         const data = value.data;
-        if (isObject(data) && typeof data.workspace === "string") workspace = data.workspace;
+        if (isObject(data) && typeof data.workspace === "string") workspace = storableText(data.workspace);
       }
     },
     title: () => title,
@@ -156,7 +162,18 @@ function textOf(message: Message): string | undefined {
       .flatMap((part) => (isObject(part) && part.type === "text" && typeof part.text === "string" ? [part.text] : []))
       .join(" ");
   else return undefined;
-  return text.length > titleLength ? text.slice(0, titleLength) : text;
+  return storableText(text.length > titleLength ? text.slice(0, titleLength) : text);
+}
+
+/**
+ * `text` as every store can keep it in a column of its own: NUL (which PostgreSQL's TEXT refuses)
+ * and lone surrogates (which UTF-8 cannot hold, a cut title's half pair included) become U+FFFD.
+ * For the summary's title and workspace only: messages are stored as JSON, where both are escapes.
+ */
+export function storableText(text: string): string {
+  return text
+    .replaceAll("\u0000", "\ufffd")
+    .replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, "\ufffd");
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

@@ -1,6 +1,7 @@
 // The behaviour every SessionStore must have, as one vitest suite: run it against your own
 // backend (`sessionStoreSuite("mine", () => myStore())`) as this package runs it against the file,
 // SQLite and PostgreSQL stores. Needs vitest (an optional peer dependency).
+import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import {
   extendSession,
@@ -52,6 +53,8 @@ export function sessionStoreSuite(
     listCases(withStore);
     filterCases(withStore);
     stopCases(withStore);
+    encodingCases(withStore);
+    blobCases(withStore);
   });
 }
 
@@ -379,6 +382,91 @@ function stopCases(withStore: WithStore): void {
       expect(await stopRequested("s")).toBe("stopped");
       await closeSession(second);
       expect(await stopRequested("s")).toBeUndefined();
+    }),
+  );
+}
+
+// Strings a session can hold that a store's encoding may not: NUL (PostgreSQL's TEXT refuses it),
+// lone surrogates (not UTF-8), and 10 MB in one field.
+function encodingCases(withStore: WithStore): void {
+  const odd = "a\u0000b \ud800 c\udfff d\u0000";
+  it(
+    "loads back every string a session holds, NUL, lone surrogates and 10 MB included, in every field, the title too",
+    withStore(async (store) => {
+      const big = "x".repeat(10 * 1024 * 1024);
+      const session = await store.open("odd-strings");
+      // The first user message becomes the title of the session's summary.
+      extendSession(session, { role: "system", content: `system ${odd}` });
+      extendSession(session, { role: "user", content: `${odd} title ${big}` });
+      extendSessionBatch(session, [
+        { type: "thinking", content: odd, signature: odd },
+        { type: "tool_call", id: `call ${odd}`, name: "t", input: { [odd]: odd, list: [odd, { nested: odd }] } },
+      ]);
+      extendSession(session, { type: "tool_result", id: `call ${odd}`, output: { text: odd, big } });
+      extendSession(session, {
+        role: "user",
+        content: [
+          { type: "text", text: odd },
+          { type: "image", url: `https://example.com/${encodeURIComponent("\u0000")}.png`, mediaType: "image/png" },
+        ],
+      });
+      extendSession(session, { role: "assistant", content: odd, stopReason: "end_turn" });
+      send(session, `after ${odd}`);
+      await closeSession(session);
+      const loaded = await store.load("odd-strings");
+      expect(loaded).toStrictEqual(session);
+      expect(loaded.messages).toHaveLength(8);
+      const [summary] = await store.list();
+      expect(summary?.id).toBe("odd-strings");
+      // A title is for display: whatever a store keeps of it is well-formed text without NUL.
+      const title = summary?.title ?? "";
+      expect(title.includes("\u0000")).toBe(false);
+      expect(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(title)).toBe(false);
+      const again = await store.open("odd-strings");
+      expect(again).toStrictEqual(loaded);
+      send(again, "still writable");
+      await closeSession(again);
+      expect(texts(await store.load("odd-strings")).at(-1)).toBe("still writable");
+    }),
+    120_000,
+  );
+
+  it(
+    "a session's first message with a NUL is no different: the batch is kept and later changes still record",
+    withStore(async (store) => {
+      const session = await store.open("nul-title");
+      for (const message of initSession("s", "\u0000").messages) extendSession(session, message);
+      send(session, "two");
+      send(session, "three \u0000");
+      await closeSession(session);
+      expect(texts(await store.load("nul-title"))).toStrictEqual(["s", "\u0000", "two", "three \u0000"]);
+    }),
+  );
+}
+
+// A part's `blob` is a store's own reference to bytes it keeps: none may come in with a part.
+function blobCases(withStore: WithStore): void {
+  it(
+    "never takes a blob reference from a part: a session cannot load another session's image",
+    withStore(async (store) => {
+      const png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+      const owner = await store.open("owner");
+      send(owner, [{ type: "image", mediaType: "image/png", data: png }]);
+      await closeSession(owner);
+      const hash = createHash("sha256").update(Buffer.from(png, "base64")).digest("hex");
+      const other = await store.open("other");
+      send(other, "mine");
+      const smuggled = [
+        { type: "image", mediaType: "image/png", data: "iVBORw0KGgp=", blob: hash },
+        { type: "image", mediaType: "image/png", data: "iVBORw0KGgo=", blob: hash },
+      ];
+      for (const part of smuggled) expect(() => send(other, [part as never])).toThrow(/"blob"|canonical/);
+      send(other, "still mine");
+      await closeSession(other);
+      const loaded = await store.load("other");
+      expect(texts(loaded)).toStrictEqual(["mine", "still mine"]);
+      expect(JSON.stringify(loaded)).not.toContain(png.slice(0, 40));
+      expect((await store.load("owner")).messages).toStrictEqual(owner.messages);
     }),
   );
 }

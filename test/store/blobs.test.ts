@@ -108,14 +108,36 @@ describe("file store: content parts' data in content-addressed blobs", () => {
     expect(readFileSync(path, "utf8")).not.toMatch(/"data":/);
   });
 
-  it("keeps base64 that is not canonical inline, so it reads back unchanged", async () => {
+  it("refuses base64 that is not canonical, and a part with a blob field, before anything is written", async () => {
     const directory = tempDir();
     const path = join(directory, "s.jsonl");
     const session = await openSession(path);
     // "iVBORw0KGgp=" decodes to the same bytes as "iVBORw0KGgo=": a blob would read back as the latter.
-    send(session, [{ type: "image", mediaType: "image/png", data: "iVBORw0KGgp=" }]);
+    expect(() => send(session, [{ type: "image", mediaType: "image/png", data: "iVBORw0KGgp=" }])).toThrow(
+      'user message content[0]: "data" is not canonical base64 (the bits after the last byte must be zero)',
+    );
+    const other = "0".repeat(64);
+    const smuggled = { type: "image", mediaType: "image/png", data: "iVBORw0KGgo=", blob: other } as never;
+    expect(() => send(session, [smuggled])).toThrow(
+      'user message content[0]: an image part has no field "blob" (it takes type, mediaType, data, url)',
+    );
+    send(session, "after");
     await closeSession(session);
+    expect(session.messages.map((message) => ("content" in message ? message.content : ""))).toStrictEqual(["after"]);
     expect(await loadSession(path)).toStrictEqual(session);
+  });
+
+  it("refuses a log whose part holds a blob reference beside data: not one the store wrote", async () => {
+    const directory = tempDir();
+    const path = join(directory, "s.jsonl");
+    await recordedSession(path);
+    const lines = readFileSync(path, "utf8").split("\n");
+    const forged = join(directory, "forged.jsonl");
+    writeFileSync(forged, `${lines[1]!.replace(/"blob":"([0-9a-f]+)"/, '"data":"iVBORw0KGgp=","blob":"$1"')}\n`);
+    await expect(loadSession(forged)).rejects.toMatchObject({
+      code: "malformed",
+      message: expect.stringMatching(/forged\.jsonl:1: .*"blob" beside "data" or "url"/) as unknown,
+    });
   });
 
   it("refuses a log that refers to a missing blob or to a name that is not a hash, naming file and line", async () => {
