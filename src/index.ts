@@ -118,6 +118,7 @@ export type { WaitForTaskOptions, TaskResumeAction } from "./tools/task-control.
 export type { BackgroundTask, TaskEvent } from "./tools/task-registry.ts";
 export { taskTools } from "./tools/task-tools.ts";
 export type { BackgroundTasksOptions } from "./loop/run-tasks-setup.ts";
+export type { ElicitationAnswer, ElicitationRequest } from "./tools/elicitation.ts";
 export { compactSession, createCompactor } from "./loop/compaction.ts";
 export { slidingWindow, summarizeOlderTurns, estimateTokens } from "./loop/context-strategies.ts";
 export type { CompactionStrategy, CompactionContext, CompactionFallback } from "./loop/compaction-strategy.ts";

@@ -1,3 +1,4 @@
+import type { ElicitationRequest } from "../tools/elicitation.ts";
 import type { ModelDeltaEvent } from "../model/model-stream-event.ts";
 import type { RunMetrics } from "./run-metrics.ts";
 import type { BudgetOverrun, JsonObject, Message, StopReason, Usage, UserMessage } from "../session.ts";
@@ -108,6 +109,11 @@ export type AgentEvent =
       budget: { usd?: number; tokens?: number };
       spent: { usd?: number; tokens: number };
     }
+  /**
+   * A tool's MCP server asks the user something mid-call (`connectMcp`'s `elicitation: "events"`):
+   * answer with `answerElicitation(id, answer)` on the run's handle. `request` is untrusted text.
+   */
+  | { type: "elicitation-request"; id: string; server: string; toolCallId: string; request: ElicitationRequest }
   /** The loop guard ended the run: `tool` was called `count` times in a row with the same input (refused calls included). */
   | { type: "loop-detected"; tool: string; count: number }
   /**

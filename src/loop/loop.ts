@@ -1,4 +1,6 @@
 import { answerTools, giveAnswer, nextAfterAnswer } from "./answer-tools.ts";
+import { runElicitations } from "./elicitations.ts";
+import type { ElicitationAnswer } from "../tools/elicitation.ts";
 import { guardGivenAnswer } from "./guarded-turn.ts";
 import { callModelStep } from "./call-model.ts";
 import type { AgentEvent } from "./events.ts";
@@ -66,6 +68,7 @@ function startRun(run: RunArguments, audible: boolean): AgentStream {
   const signal =
     options.signal === undefined ? controller.signal : AbortSignal.any([options.signal, controller.signal]);
   const queues: Queues = { steering: [], followUps: [] };
+  const elicitations = runElicitations();
   const stream = runStream<AgentEvent, Session>(
     async (emit, listening) => {
       // Two runs on one session would answer the same calls twice.
@@ -83,7 +86,14 @@ function startRun(run: RunArguments, audible: boolean): AgentStream {
             );
       try {
         await runLoop(
-          createRunContext({ ...run, signal, report: emit, listening: audible ? listening : undefined, queues }),
+          createRunContext({
+            ...run,
+            signal,
+            report: emit,
+            listening: audible ? listening : undefined,
+            queues,
+            elicitations,
+          }),
         );
       } finally {
         clearTimeout(timer);
@@ -98,6 +108,7 @@ function startRun(run: RunArguments, audible: boolean): AgentStream {
     steer: (message: string | UserMessage) => void queues.steering.push(userMessage(message)),
     followUp: (message: string | UserMessage) => void queues.followUps.push(userMessage(message)),
     abort: (reason?: unknown) => controller.abort(reason),
+    answerElicitation: (id: string, answer: ElicitationAnswer) => elicitations.answer(id, answer),
     session,
   });
 }
@@ -124,6 +135,13 @@ export type AgentStream = RunStream<AgentEvent, Session> & {
    * nothing once the run has ended.
    */
   abort: (reason?: unknown) => void;
+  /**
+   * Answers the `elicitation-request` event `id` (a question a tool's MCP server put to the user):
+   * `{ action: "accept", content? }`, `{ action: "decline" }` or `{ action: "cancel" }`. Returns
+   * `false` when no question with that id waits (already answered, cancelled by an abort or its
+   * timeout, or unknown). Throws `AgentError` for an answer of another shape.
+   */
+  answerElicitation: (id: string, answer: ElicitationAnswer) => boolean;
   /**
    * The session the run works on (the one given to `agentStream`), changing as the run goes: what
    * a consumer of the events needs to know beyond them (a call's approval decision, the store it

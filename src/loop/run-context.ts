@@ -1,3 +1,5 @@
+import type { Elicitations } from "./elicitations.ts";
+import type { ToolElicit } from "../tools/elicitation.ts";
 import { createAbortRace, type AbortRace } from "../shared/abort.ts";
 import { createTruncation, defaultTruncationBatch, type CompactionTally } from "./compaction.ts";
 import { createClearer, type Clearer } from "./clear-tool-results.ts";
@@ -161,11 +163,13 @@ export type RunSetup = RunArguments & {
   /** Whether someone listens now; absent when nobody ever can (no events are built then). */
   readonly listening: (() => boolean) | undefined;
   readonly queues: Queues;
+  /** The questions its tools put to its user (`answerElicitation`); absent: none can be answered. */
+  readonly elicitations?: Elicitations;
 };
 
 /** Reads the options of a run, once: the one place that does. */
 export function createRunContext(setup: RunSetup): RunContext {
-  const { invokeModel, tools, session, options, signal, report, listening, queues } = setup;
+  const { invokeModel, tools, session, options, signal, report, listening, queues, elicitations } = setup;
   const agentName = options.name;
   const state: RunState = {
     iteration: 0,
@@ -219,6 +223,8 @@ export function createRunContext(setup: RunSetup): RunContext {
     spending: toolSpending(ledger, spentByCall),
     ...(tasks === undefined ? {} : { tasks: tasks.host }),
     ...(options.approvalPolicy === undefined ? {} : { approvals: createApprovalChain(options.approvalPolicy, now) }),
+    // Only a run someone hears can ask its user anything.
+    ...(elicitations === undefined || listening === undefined ? {} : { elicit: askWith(elicitations, emit) }),
     // Tool events are built only for a run that can be heard.
     ...(listening === undefined ? {} : { onEvent: emit }),
   });
@@ -404,4 +410,9 @@ function pick<T extends object, K extends keyof T>(source: T, keys: readonly K[]
 function withRecorder(invokeModel: InvokeModel): { recorder?: ToolCallRecorder } {
   const recorder = toolCallRecorderOf(invokeModel);
   return recorder === undefined ? {} : { recorder };
+}
+
+function askWith(elicitations: Elicitations, emit: (event: AgentEvent) => void): ToolElicit {
+  elicitations.emit = emit;
+  return elicitations.ask;
 }

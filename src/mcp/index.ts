@@ -9,3 +9,5 @@ export type { McpPin, McpPins, McpTrustStore } from "./trust-store.ts";
 export type { McpHeldTool, McpToolsChange } from "./tool-registry.ts";
 export type { McpResource, McpResourceUpdate, McpResources } from "./resources.ts";
 export type { McpPrompt, McpPromptMessages, McpPrompts } from "./prompts.ts";
+export type { McpElicitationHandler } from "./elicitation.ts";
+export type { ElicitationAnswer, ElicitationRequest } from "../tools/elicitation.ts";

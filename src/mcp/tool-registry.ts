@@ -42,130 +42,157 @@ export type ToolRegistry = {
 
 type Listing = { tool: McpTool; fingerprint: string };
 
-/** `trust: undefined` turns drift checks off. `strict`: a tool that cannot be offered throws (at connect). */
+/** What the registry keeps: the pins, each server's listing, the held tools, the loop tools made. */
+type RegistryState = {
+  servers: readonly RegisteredServer[];
+  prefix: boolean;
+  trust: McpTrustStore | undefined;
+  pins: McpPins;
+  listings: Map<string, Map<string, Listing>>;
+  held: Map<string, Map<string, McpHeldTool>>;
+  /** Loop tools by server, MCP name, fingerprint and name: the same object while the definition is. */
+  made: Map<string, Tool>;
+  offered: Tool[];
+};
+
+/** `trust: undefined` turns drift checks off. A tool that cannot be offered at connect throws. */
 export async function toolRegistry(
   servers: readonly RegisteredServer[],
   options: { prefix: boolean; trust: McpTrustStore | undefined },
 ): Promise<ToolRegistry> {
-  const pins: McpPins = options.trust === undefined ? {} : await options.trust.load();
-  const listings = new Map<string, Map<string, Listing>>();
-  const held = new Map<string, Map<string, McpHeldTool>>();
-  // Loop tools by server, MCP name and fingerprint: the same object while the definition is the same.
-  const made = new Map<string, Tool>();
-  let offered: Tool[] = [];
-
-  const callCheck = (server: string, name: string, fingerprint: string) => (): string | undefined => {
-    const current = listings.get(server)?.get(name);
-    if (current === undefined) return `MCP tool "${name}" was removed by server "${server}"; it cannot be called`;
-    if (held.get(server)?.has(name) === true || (options.trust !== undefined && current.fingerprint !== fingerprint))
-      return `MCP tool "${name}" of server "${server}" changed since it was trusted and is held until trusted again; it was not called`;
-    return undefined;
+  const state: RegistryState = {
+    servers,
+    prefix: options.prefix,
+    trust: options.trust,
+    pins: options.trust === undefined ? {} : await options.trust.load(),
+    listings: new Map(),
+    held: new Map(),
+    made: new Map(),
+    offered: [],
   };
-
-  // At connect (`strict`) a tool that cannot be offered (a clash, a schema too deep or too large)
-  // fails the connection; later it is left out, and the other tools stay.
-  const apply = (
-    server: string,
-    listed: McpTool[],
-    strict: boolean,
-  ): { change: McpToolsChange; newPins: [string, McpPin][] } => {
-    const before = listings.get(server) ?? new Map<string, Listing>();
-    const after = new Map<string, Listing>();
-    const serverHeld = new Map<string, McpHeldTool>();
-    const newPins: [string, McpPin][] = [];
-    const change: McpToolsChange = { server, added: [], removed: [], changed: [] };
-    for (const tool of listed) {
-      if (after.has(tool.name)) continue;
-      try {
-        checkToolSchema(server, tool);
-      } catch (error) {
-        if (strict) throw error;
-        continue;
-      }
-      const fingerprint = toolFingerprint(tool);
-      after.set(tool.name, { tool, fingerprint });
-      const previous = before.get(tool.name);
-      if (previous === undefined) change.added.push(tool.name);
-      else if (previous.fingerprint !== fingerprint) change.changed.push(tool.name);
-      if (options.trust === undefined) continue;
-      const pin = pinOf(pins, server, tool.name);
-      if (pin === undefined) newPins.push([tool.name, { fingerprint, definition: toolDefinition(tool) }]);
-      else if (pin.fingerprint !== fingerprint)
-        serverHeld.set(tool.name, {
-          server,
-          name: tool.name,
-          reason: "changed",
-          before: pin.definition,
-          after: toolDefinition(tool),
-        });
-    }
-    for (const name of before.keys()) if (!after.has(name)) change.removed.push(name);
-    listings.set(server, after);
-    held.set(server, serverHeld);
-    for (const [name, pin] of newPins) setPin(pins, server, name, pin);
-    return { change, newPins };
-  };
-
-  const rebuild = (strict: boolean): void => {
-    const owners = new Map<string, { server: string; tool: string }>();
-    const tools: Tool[] = [];
-    const kept = new Map<string, Tool>();
-    for (const owner of servers) {
-      for (const [mcpName, { tool, fingerprint }] of listings.get(owner.server) ?? []) {
-        if (held.get(owner.server)?.has(mcpName) === true) continue;
-        const name = loopToolName(owner.server, mcpName, options.prefix);
-        const clash = owners.get(name);
-        if (clash !== undefined) {
-          if (strict) throw nameClash(name, clash, { server: owner.server, tool: mcpName }, options.prefix);
-          continue;
-        }
-        const key = `${owner.server}\0${mcpName}\0${fingerprint}\0${name}`;
-        let offer = made.get(key);
-        if (offer === undefined) {
-          offer = loopTool(name, owner, tool, callCheck(owner.server, mcpName, fingerprint));
-          if (owner.deferred) offer.deferred = true;
-        }
-        owners.set(name, { server: owner.server, tool: mcpName });
-        kept.set(key, offer);
-        tools.push(offer);
-      }
-    }
-    made.clear();
-    for (const [key, tool] of kept) made.set(key, tool);
-    offered = tools;
-  };
-
-  // Saved as one server's new pins merged into what the store holds now: two connections sharing
-  // a store each add their own.
-  const save = async (server: string, newPins: [string, McpPin][]): Promise<void> => {
-    if (options.trust === undefined || newPins.length === 0) return;
-    const stored = await options.trust.load();
-    for (const [name, pin] of newPins) setPin(stored, server, name, pin);
-    await options.trust.save(stored);
-  };
-
-  for (const owner of servers) await save(owner.server, apply(owner.server, owner.listed, true).newPins);
-  rebuild(true);
-
+  for (const owner of servers)
+    await savePins(state, owner.server, apply(state, owner.server, owner.listed, true).newPins);
+  rebuild(state, true);
   return {
-    tools: () => offered,
-    heldTools: () => [...held.values()].flatMap((tools) => [...tools.values()]),
+    tools: () => state.offered,
+    heldTools: () => [...state.held.values()].flatMap((tools) => [...tools.values()]),
     update: async (server, listed) => {
-      const { change, newPins } = apply(server, listed, false);
-      rebuild(false);
-      await save(server, newPins);
+      const { change, newPins } = apply(state, server, listed, false);
+      rebuild(state, false);
+      await savePins(state, server, newPins);
       return change;
     },
     trust: async (server, name) => {
-      const tool = held.get(server)?.get(name);
-      const listing = listings.get(server)?.get(name);
+      const tool = state.held.get(server)?.get(name);
+      const listing = state.listings.get(server)?.get(name);
       if (tool === undefined || listing === undefined)
         throw new McpConfigError(`MCP server "${server}" has no held tool named "${name}"`, { server });
       const pin = { fingerprint: listing.fingerprint, definition: tool.after };
-      setPin(pins, server, name, pin);
-      held.get(server)!.delete(name);
-      rebuild(false);
-      await save(server, [[name, pin]]);
+      setPin(state.pins, server, name, pin);
+      state.held.get(server)!.delete(name);
+      rebuild(state, false);
+      await savePins(state, server, [[name, pin]]);
     },
   };
+}
+
+/**
+ * Takes a server's listing: what changed since the last, which tools differ from their pins
+ * (held), which are new (pinned). At connect (`strict`) a tool whose schema cannot be taken fails
+ * the connection; later it is left out, and the other tools stay.
+ */
+function apply(
+  state: RegistryState,
+  server: string,
+  listed: McpTool[],
+  strict: boolean,
+): { change: McpToolsChange; newPins: [string, McpPin][] } {
+  const before = state.listings.get(server) ?? new Map<string, Listing>();
+  const after = new Map<string, Listing>();
+  const held = new Map<string, McpHeldTool>();
+  const newPins: [string, McpPin][] = [];
+  const change: McpToolsChange = { server, added: [], removed: [], changed: [] };
+  for (const tool of listed) {
+    if (after.has(tool.name)) continue;
+    try {
+      checkToolSchema(server, tool);
+    } catch (error) {
+      if (strict) throw error;
+      continue;
+    }
+    const fingerprint = toolFingerprint(tool);
+    after.set(tool.name, { tool, fingerprint });
+    const previous = before.get(tool.name);
+    if (previous === undefined) change.added.push(tool.name);
+    else if (previous.fingerprint !== fingerprint) change.changed.push(tool.name);
+    if (state.trust === undefined) continue;
+    const pin = pinOf(state.pins, server, tool.name);
+    if (pin === undefined) newPins.push([tool.name, { fingerprint, definition: toolDefinition(tool) }]);
+    else if (pin.fingerprint !== fingerprint)
+      held.set(tool.name, {
+        server,
+        name: tool.name,
+        reason: "changed",
+        before: pin.definition,
+        after: toolDefinition(tool),
+      });
+  }
+  for (const name of before.keys()) if (!after.has(name)) change.removed.push(name);
+  state.listings.set(server, after);
+  state.held.set(server, held);
+  for (const [name, pin] of newPins) setPin(state.pins, server, name, pin);
+  return { change, newPins };
+}
+
+/** Makes the offered list again: every server's tools that are not held, reusing the loop tools made. */
+function rebuild(state: RegistryState, strict: boolean): void {
+  const owners = new Map<string, { server: string; tool: string }>();
+  const tools: Tool[] = [];
+  const kept = new Map<string, Tool>();
+  for (const owner of state.servers) {
+    for (const [mcpName, { tool, fingerprint }] of state.listings.get(owner.server) ?? []) {
+      if (state.held.get(owner.server)?.has(mcpName) === true) continue;
+      const name = loopToolName(owner.server, mcpName, state.prefix);
+      const clash = owners.get(name);
+      if (clash !== undefined) {
+        if (strict) throw nameClash(name, clash, { server: owner.server, tool: mcpName }, state.prefix);
+        continue;
+      }
+      const key = `${owner.server}\0${mcpName}\0${fingerprint}\0${name}`;
+      let offer = state.made.get(key);
+      if (offer === undefined) {
+        offer = loopTool(name, owner, tool, callCheck(state, owner.server, mcpName, fingerprint));
+        if (owner.deferred) offer.deferred = true;
+      }
+      owners.set(name, { server: owner.server, tool: mcpName });
+      kept.set(key, offer);
+      tools.push(offer);
+    }
+  }
+  state.made = kept;
+  state.offered = tools;
+}
+
+// A loop tool made earlier may be called by a run that still holds it: it reaches the server only
+// while its tool is listed and not held.
+function callCheck(state: RegistryState, server: string, name: string, fingerprint: string): () => string | undefined {
+  return () => {
+    const current = state.listings.get(server)?.get(name);
+    if (current === undefined) return `MCP tool "${name}" was removed by server "${server}"; it cannot be called`;
+    if (
+      state.held.get(server)?.has(name) === true ||
+      (state.trust !== undefined && current.fingerprint !== fingerprint)
+    )
+      return `MCP tool "${name}" of server "${server}" changed since it was trusted and is held until trusted again; it was not called`;
+    return undefined;
+  };
+}
+
+// Saved as one server's new pins merged into what the store holds now: two connections sharing a
+// store each add their own.
+async function savePins(state: RegistryState, server: string, newPins: [string, McpPin][]): Promise<void> {
+  if (state.trust === undefined || newPins.length === 0) return;
+  const stored = await state.trust.load();
+  for (const [name, pin] of newPins) setPin(stored, server, name, pin);
+  await state.trust.save(stored);
 }

@@ -102,7 +102,7 @@ export function createToolExecutor(
   tools: readonly ToolDefinition[],
   toolHandlers: ToolHandlers,
   options: Omit<ExecuteToolCallsOptions, "tools" | "signal"> &
-    Pick<ExecutorSetupOptions, "offer" | "recorder" | "spending" | "approvals">,
+    Pick<ExecutorSetupOptions, "offer" | "recorder" | "spending" | "approvals" | "elicit">,
 ): ToolExecutor {
   const { onResult } = options;
   const parts: ExecutorParts = {

@@ -8,6 +8,7 @@ import type { ToolCallRecorder } from "./tool-call-recorder.ts";
 import type { LoopGuard } from "./loop-guard.ts";
 import type { TaskHost } from "./task-types.ts";
 import type { ApprovalChain } from "./approval-setup.ts";
+import type { ToolElicit } from "./elicitation.ts";
 
 /**
  * What every phase of a tool call reads, built once per executor (`createExecutorSetup`) so a
@@ -37,6 +38,8 @@ export type ExecutorSetup = {
   readonly tasks: TaskHost | undefined;
   /** The run's `approvalPolicy`, compiled; absent without one. */
   readonly approvals: ApprovalChain | undefined;
+  /** How a call asks the run's user (`ToolContext.elicit`); absent when no one can answer. */
+  readonly elicit: ToolElicit | undefined;
 };
 
 /** How a run counts model calls made for its tool calls (subagents') against its budget. */
@@ -81,6 +84,7 @@ export type ExecutorSetupOptions = {
   loopGuard?: LoopGuard;
   tasks?: TaskHost;
   approvals?: ApprovalChain;
+  elicit?: ToolElicit;
 };
 
 export function createExecutorSetup(
@@ -102,6 +106,7 @@ export function createExecutorSetup(
     loopGuard: options.loopGuard,
     tasks: options.tasks,
     approvals: options.approvals,
+    elicit: options.elicit,
   };
 }
 

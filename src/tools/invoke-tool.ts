@@ -206,6 +206,8 @@ function contextFor({ call, setup, turn, task }: ToolCallRun, signal: AbortSigna
     if (ledger.prices !== undefined) context.prices = ledger.prices;
   }
   if (setup.approvals !== undefined) context.approvalPolicy = setup.approvals.policy;
+  const { elicit } = setup;
+  if (elicit !== undefined) context.elicit = (server, request, signal) => elicit(call.id, server, request, signal);
   // A subagent paused inside this call earlier: the handler resumes it.
   const nested: Session | undefined = call.approval?.nested;
   if (nested !== undefined) context.resume = nested;

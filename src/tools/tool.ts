@@ -3,6 +3,7 @@ import type { ApprovalPolicy } from "./approval-policy.ts";
 import type { ModelPrice } from "../model/cost.ts";
 import type { BudgetLedger } from "../model/budget.ts";
 import type { JsonObject, JsonValue, Session, ToolCallMessage, Usage } from "../session.ts";
+import type { ElicitationAnswer, ElicitationRequest } from "./elicitation.ts";
 import { schemaKind } from "./schema-kind.ts";
 import { validateStandard, type StandardSchemaV1 } from "./standard-schema.ts";
 import type { ValidationResult } from "./validate-input.ts";
@@ -67,6 +68,12 @@ export type ToolContext = {
   task?: { id: string; attempt: number };
   /** The run's `approvalPolicy`, for a subagent's run to inherit unless it has its own; absent without. */
   approvalPolicy?: ApprovalPolicy;
+  /**
+   * Asks the run's user a question for `server` (an `elicitation-request` event, answered with
+   * `answerElicitation` on the `agentStream` handle); resolves `cancel` once `signal` aborts.
+   * Absent when no one can answer (a run nobody listens to).
+   */
+  elicit?: (server: string, request: ElicitationRequest, signal: AbortSignal) => Promise<ElicitationAnswer>;
 };
 
 /**
