@@ -223,8 +223,7 @@ export function createRunContext(setup: RunSetup): RunContext {
     spending: toolSpending(ledger, spentByCall),
     ...(tasks === undefined ? {} : { tasks: tasks.host }),
     ...(options.approvalPolicy === undefined ? {} : { approvals: createApprovalChain(options.approvalPolicy, now) }),
-    // Only a run someone hears can ask its user anything.
-    ...(elicitations === undefined || listening === undefined ? {} : { elicit: askWith(elicitations, emit) }),
+    ...elicitFor(elicitations, listening, emit),
     // Tool events are built only for a run that can be heard.
     ...(listening === undefined ? {} : { onEvent: emit }),
   });
@@ -412,7 +411,13 @@ function withRecorder(invokeModel: InvokeModel): { recorder?: ToolCallRecorder }
   return recorder === undefined ? {} : { recorder };
 }
 
-function askWith(elicitations: Elicitations, emit: (event: AgentEvent) => void): ToolElicit {
+// Only a run someone hears can ask its user anything.
+function elicitFor(
+  elicitations: Elicitations | undefined,
+  listening: (() => boolean) | undefined,
+  emit: (event: AgentEvent) => void,
+): { elicit?: ToolElicit } {
+  if (elicitations === undefined || listening === undefined) return {};
   elicitations.emit = emit;
-  return elicitations.ask;
+  return { elicit: elicitations.ask };
 }
