@@ -223,9 +223,7 @@ export function createRunContext(setup: RunSetup): RunContext {
     spending: toolSpending(ledger, spentByCall),
     ...(tasks === undefined ? {} : { tasks: tasks.host }),
     ...(options.approvalPolicy === undefined ? {} : { approvals: createApprovalChain(options.approvalPolicy, now) }),
-    ...elicitFor(elicitations, listening, emit),
-    // Tool events are built only for a run that can be heard.
-    ...(listening === undefined ? {} : { onEvent: emit }),
+    ...heardBy(elicitations, listening, emit),
   });
   const contract = options.output === undefined ? undefined : outputContract(options.output);
   return {
@@ -411,13 +409,14 @@ function withRecorder(invokeModel: InvokeModel): { recorder?: ToolCallRecorder }
   return recorder === undefined ? {} : { recorder };
 }
 
-// Only a run someone hears can ask its user anything.
-function elicitFor(
+// Tool events are built, and a tool may ask the user something, only in a run that can be heard.
+function heardBy(
   elicitations: Elicitations | undefined,
   listening: (() => boolean) | undefined,
   emit: (event: AgentEvent) => void,
-): { elicit?: ToolElicit } {
-  if (elicitations === undefined || listening === undefined) return {};
+): { onEvent?: (event: AgentEvent) => void; elicit?: ToolElicit } {
+  if (listening === undefined) return {};
+  if (elicitations === undefined) return { onEvent: emit };
   elicitations.emit = emit;
-  return { elicit: elicitations.ask };
+  return { onEvent: emit, elicit: elicitations.ask };
 }
