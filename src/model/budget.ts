@@ -38,12 +38,12 @@ export type BudgetLedger = {
   readonly within: BudgetLedger | undefined;
 };
 
-/** What a ledger is made of; `onCharge` hears each charge made here (to record it, say on a tool call's result). */
+/** What a ledger is made of; `onCharge` hears each charge made here, with its USD as priced here (to record it, say on a tool call's result). */
 export type BudgetLedgerOptions = {
   limit?: BudgetLimit | undefined;
   prices?: Readonly<Record<string, ModelPrice>> | undefined;
   within?: BudgetLedger | undefined;
-  onCharge?: ((charge: BudgetCharge) => void) | undefined;
+  onCharge?: ((charge: BudgetCharge, usd: number) => void) | undefined;
 };
 
 export function createBudgetLedger(options: BudgetLedgerOptions = {}): BudgetLedger {
@@ -63,7 +63,7 @@ export function createBudgetLedger(options: BudgetLedgerOptions = {}): BudgetLed
         cost = price === undefined ? 0 : costOf(usage, price);
       }
       spent.usd += cost;
-      onCharge?.(charge);
+      onCharge?.(charge, cost);
       within?.charge(charge, cost);
     },
     exhausted: () => {

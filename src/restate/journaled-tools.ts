@@ -7,6 +7,7 @@ import { isToolContent, toolContent } from "../tools/tool-content.ts";
 import type { ToolContext, ToolDefinition, ToolHandler, ToolHandlers } from "../tools/tool.ts";
 import type { ReplayClock } from "./replay-clock.ts";
 import { fitText } from "./step-size.ts";
+import { checkBudgetCharge, createBudgetLedger, type BudgetCharge } from "../model/budget.ts";
 import { clampDelay } from "../numeric-options.ts";
 import type { StepScheduler } from "./step-scheduler.ts";
 import type { ToolCallRecorder } from "../tools/tool-call-recorder.ts";
@@ -71,12 +72,53 @@ function recorded(name: string, handler: ToolHandler, recorder: ToolCallRecorder
  * or files (`toolContent`); a part whose base64 would not fit the step has `chunks` in place of its
  * `data`, journaled after it in that many steps of its own.
  */
-type ToolStep =
+type ToolStep = (
   | { output: JsonValue; content?: StepPart[]; at: number }
   | { error: string; at: number }
   | { timeout: number; at: number }
   | { pause: Session; at: number }
-  | { aborted: true; at: number };
+  | { aborted: true; at: number }
+) & { spent?: JournaledCharge[] };
+
+/** One charge of the run's budget made inside a tool step, with its USD as priced below the call. */
+type JournaledCharge = BudgetCharge & { usd: number };
+
+// The call's context with a ledger that notes each charge on its way to the call's own: the
+// charges count live as before, and the step journals them.
+function chargeRecorder(context: ToolContext): { context: ToolContext; charges: () => JournaledCharge[] | undefined } {
+  const { budget } = context;
+  if (budget === undefined) return { context, charges: () => undefined };
+  // One entry per model, summed, so the step stays small however many calls the tool made.
+  const charges: JournaledCharge[] = [];
+  const recorder = createBudgetLedger({
+    within: budget,
+    onCharge: ({ usage, model, calls = 1 }, usd) => {
+      const known = charges.find((entry) => entry.model === model);
+      if (known === undefined) {
+        charges.push({ usage: { ...usage }, calls, usd, ...(model === undefined ? {} : { model }) });
+        return;
+      }
+      known.calls = (known.calls ?? 1) + calls;
+      known.usd += usd;
+      for (const key of [
+        "inputTokens",
+        "outputTokens",
+        "cacheReadTokens",
+        "cacheWriteTokens",
+        "reasoningTokens",
+      ] as const)
+        if (usage[key] !== undefined || known.usage[key] !== undefined)
+          known.usage[key] = (known.usage[key] ?? 0) + (usage[key] ?? 0);
+    },
+  });
+  const recorded: ToolContext = {
+    ...context,
+    budget: recorder,
+    spend: (spent) => recorder.charge(checkBudgetCharge(spent, "ToolContext.spend")),
+  };
+  if (context.budgetLeft !== undefined) recorded.budgetLeft = recorder.left;
+  return { context: recorded, charges: () => (charges.length === 0 ? undefined : charges) };
+}
 
 function journaledHandler(
   ctx: ObjectContext,
@@ -88,12 +130,20 @@ function journaledHandler(
   maxStepBytes: number,
 ): ToolHandler {
   return async (input: unknown, context: ToolContext) => {
-    const step = ctx.run<ToolStep>(`tool ${context.id}`, async () =>
-      fitStep(
-        chunked(await runHandler(handler, input, context, timeout), pendingKey(ctx, context.id), maxStepBytes),
+    // What the handler charged the run's budget (a subagent's model calls) is journaled with its
+    // result: a replay, which does not run the handler, charges it again, so the ledger after a
+    // replay is the one before it.
+    let ranHere = false;
+    const step = ctx.run<ToolStep>(`tool ${context.id}`, async () => {
+      ranHere = true;
+      const charged = chargeRecorder(context);
+      const ran = await runHandler(handler, input, charged.context, timeout);
+      const spent = charged.charges();
+      return fitStep(
+        chunked(spent === undefined ? ran : { ...ran, spent }, pendingKey(ctx, context.id), maxStepBytes),
         maxStepBytes,
-      ),
-    );
+      );
+    });
     let result: ToolStep;
     let content: ContentPart[] | undefined;
     try {
@@ -106,6 +156,8 @@ function journaledHandler(
       throw error;
     }
     clock.toolEnded(context.id, result.at);
+    if (!ranHere && result.spent !== undefined && context.budget !== undefined)
+      for (const { usd, ...charge } of result.spent) context.budget.charge(charge, usd);
     if (content !== undefined) return toolContent(content);
     if ("output" in result) return result.output;
     if ("error" in result) throw new Error(result.error);
@@ -166,16 +218,20 @@ async function runHandler(
 function fitStep(step: ToolStep, maxStepBytes: number): ToolStep {
   const bytes = Buffer.byteLength(JSON.stringify(step));
   if (bytes <= maxStepBytes) return step;
+  // What the call spent is kept whatever else is cut: one entry per model, a few hundred bytes.
+  const spent = step.spent === undefined ? {} : { spent: step.spent };
   if ("error" in step)
     return {
       error: fitText(step.error, maxStepBytes - (bytes - Buffer.byteLength(JSON.stringify(step.error)))),
       at: step.at,
+      ...spent,
     };
   const what = "output" in step ? "output" : "pause" in step ? "paused session" : "result";
   return fitStep(
     {
       error: `the tool's ${what} is too large to journal (${bytes} bytes, over maxStepBytes ${maxStepBytes})`,
       at: step.at,
+      ...spent,
     },
     maxStepBytes,
   );
