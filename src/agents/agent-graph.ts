@@ -1,5 +1,6 @@
 import { AgentError } from "../errors.ts";
 import type { Message, Session } from "../session.ts";
+import { turnBefore, unansweredCalls } from "../session-turns.ts";
 import { toolNameProblem, toolSchemaProblem } from "../tools/tool.ts";
 import type { AgentDefinition, Handoff } from "./agent-types.ts";
 import { handoff } from "./handoff.ts";
@@ -48,13 +49,18 @@ export type ActiveAgent = { node: AgentNode; since?: { resultId: string; handoff
 
 /**
  * Reads the active agent from the session itself: the root, then each answered (non-error) handoff
- * call in order. The caller keeps nothing; a session loaded from a store resumes where it was.
+ * call in order, once every call of its response is answered. The caller keeps nothing; a session loaded from a store resumes where it was.
  */
 export function activeAgent(graph: Map<string, AgentNode>, root: AgentDefinition, session: Session): ActiveAgent {
   let active: ActiveAgent = { node: graph.get(root.name)! };
   const calls = new Map<string, string>();
-  for (const message of session.messages) {
+  // A handoff is taken once its response is answered whole: beside a call waiting for a decision
+  // (or not yet run) it is not, and the agent that made it answers that call on resume.
+  const last = turnBefore(session.messages, session.messages.length);
+  const pending = last === undefined || unansweredCalls(session.messages, last).length === 0 ? undefined : last.start;
+  for (const [index, message] of session.messages.entries()) {
     if (!("type" in message)) continue;
+    if (pending !== undefined && index >= pending) break;
     if (message.type === "tool_call") calls.set(message.id, message.name);
     else if (message.type === "tool_result" && message.isError !== true) {
       const taken = active.node.handoffs.get(calls.get(message.id) ?? "");

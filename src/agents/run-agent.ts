@@ -1,4 +1,5 @@
-import { AgentError, isMaxIterationsError } from "../errors.ts";
+import { AgentError, TimeoutError, isMaxIterationsError } from "../errors.ts";
+import { checkNumber, clampDelay } from "../numeric-options.ts";
 import type { AgentEvent } from "../loop/events.ts";
 import { runStream, type RunStream } from "../loop/event-iterator.ts";
 import { agentLoop } from "../loop/loop.ts";
@@ -67,10 +68,44 @@ export function streamAgent(
   const signal =
     options.signal === undefined ? controller.signal : AbortSignal.any([options.signal, controller.signal]);
   return runStream<AgentRunEvent, Session>(
-    (emit) => followHandoffs(agent, session, { ...options, signal }, emit),
+    async (emit) => {
+      const deadline = callDeadline(options.timeouts, controller);
+      try {
+        return await followHandoffs(agent, session, { ...options, signal, ...deadline.options }, emit);
+      } finally {
+        deadline.clear();
+      }
+    },
     () => controller.abort(),
     options.onEvent,
   );
+}
+
+/**
+ * `timeouts.runMs` bounds the whole call, as `budget` and `maxIterations` do: one clock from the
+ * call's start, shared by every agent of its handoffs (and by their subagents, whose signal is
+ * the call's), not a fresh `runMs` per agent. It aborts the call with a `TimeoutError` (each
+ * agent's run then ends `timeout`); the agents' runs are given the other time limits only.
+ */
+function callDeadline(
+  timeouts: RunAgentOptions["timeouts"],
+  controller: AbortController,
+): { options: Pick<RunAgentOptions, "timeouts">; clear: () => void } {
+  const runMs = timeouts?.runMs;
+  if (runMs === undefined) return { options: {}, clear: () => undefined };
+  checkNumber("timeouts.runMs", runMs, { min: 0, exclusive: true, infinity: true });
+  const started = performance.now();
+  const timer =
+    runMs === Number.POSITIVE_INFINITY
+      ? undefined
+      : setTimeout(
+          () => controller.abort(new TimeoutError("runMs", performance.now() - started, { retryable: false })),
+          clampDelay(runMs),
+        );
+  return {
+    options: { timeouts: { ...timeouts, runMs: Number.POSITIVE_INFINITY } },
+    clear: () => clearTimeout(timer),
+  };
 }
 
 async function followHandoffs(
@@ -147,7 +182,8 @@ async function followHandoffs(
       throw reached;
     }
     const next = activeAgent(graph, root, session);
-    if (next.node === active.node) {
+    // The call's time ran out (or it was aborted): no handoff is followed after that.
+    if (next.node === active.node || options.signal?.aborted === true) {
       emit(ledger.close(end));
       return session;
     }

@@ -1,5 +1,6 @@
 import { TerminalError, type ObjectContext } from "@restatedev/restate-sdk";
 import { describeError, isInstance } from "../errors.ts";
+import { createBudgetLedger } from "../model/budget.ts";
 import type { InvokeModel } from "../model/invoke-model.ts";
 import { agentLoop, type AgentLoopOptions } from "../loop/loop.ts";
 import type { AgentDefinition } from "../agents/agent-types.ts";
@@ -108,7 +109,11 @@ export async function durableRun(ctx: ObjectContext, setup: AgentSetup, input: u
     if (message !== undefined) extendSession(session, { role: "user", content: message });
     setStatus({ state: "running" });
     recorder.flush();
-    const { toolTimeout, toolHandlers, onEvent, ...loopOptions } = setup.options;
+    const { toolTimeout, toolHandlers, onEvent, budget, ...loopOptions } = setup.options;
+    // One budget for the invocation, its runs before and after each pause included: every run is
+    // within it. A replay rebuilds it from the journal (each model step's usage, each tool step's
+    // charges) as the runs charge it again.
+    const ledger = createBudgetLedger({ limit: budget, prices: loopOptions.prices });
     // A loop run never emits a handoff: one listener type serves both kinds of run.
     const listener = onEvent as ((event: AgentRunEvent) => void) | undefined;
     const journal = runJournal(ctx, setup, { scheduler, clock, recorder, toolTimeout });
@@ -121,6 +126,7 @@ export async function durableRun(ctx: ObjectContext, setup: AgentSetup, input: u
           // A replay answers each guardrail from the journal: none is asked twice.
           ...guardrailsOption(journal.guardrails(loopOptions.guardrails)),
           signal: controller.signal,
+          parentBudget: ledger,
           // Restate retries a failed model step; the loop's own backoff would not replay the same.
           retry: false,
           onEvent: (event) => {

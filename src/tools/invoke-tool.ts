@@ -188,11 +188,15 @@ function contextFor({ call, setup, turn, task }: ToolCallRun, signal: AbortSigna
     name: call.name,
     session: setup.session,
     turn,
-    // Nobody listens: one shared no-op instead of a closure per call.
+    // Nobody listens: one shared no-op instead of a closure per call. Once the call's signal is
+    // aborted (the run's end, its deadline, the tool's timeout) the call is answered without the
+    // handler: what it reports after that (a subagent's closing events) would follow the run's end.
     update:
       onEvent === undefined
         ? ignoreProgress
-        : (progress) => onEvent({ type: "tool-execution-update", id: call.id, name: call.name, progress }),
+        : (progress) => {
+            if (!signal.aborted) onEvent({ type: "tool-execution-update", id: call.id, name: call.name, progress });
+          },
   };
   if (setup.agentName !== undefined) context.agentName = setup.agentName;
   if (task !== undefined) context.task = { id: task.id, attempt: task.attempt };
