@@ -10,7 +10,7 @@
 //   await viewer.close(); // after the block (optional, below a line of three dashes)
 //   -->
 //
-// The README's blocks get none: a new user copies them whole. Each block runs with `node` (types
+// The blocks of the README and docs/guide.md get none: a new user copies them whole. Each block runs with `node` (types
 // stripped) in an empty directory of its own, with test keys for every provider and their APIs
 // answered in memory (test/docs/stand-in-providers.ts). A block that needs a server this test
 // cannot start says so and names the test that runs the same code: `<!-- not run: … test/….test.ts -->`.
@@ -31,6 +31,8 @@ const pages = [
     .map((name) => `docs/${name}`),
 ];
 const fence = /```[\s\S]*?```/g;
+/** The pages whose blocks are whole programs (no prelude): the README and the guide it leads to. */
+const wholePrograms = ["README.md", "docs/guide.md"];
 
 /** One ```ts block: where it is, its code, and what the hidden comment before it adds or says. */
 type Snippet = { page: string; line: number; code: string; before: string; after: string; notRun?: string };
@@ -64,7 +66,7 @@ describe("docs", () => {
     );
     expect(
       withPrelude.map((snippet) => `${snippet.page}:${snippet.line}`),
-      "a README snippet is a whole program: no prelude",
+      "a snippet of the README or the guide is a whole program a new user copies: no prelude",
     ).toStrictEqual([]);
     expect(diagnosticsOf(snippets)).toStrictEqual([]);
   }, 120_000);

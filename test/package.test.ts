@@ -188,15 +188,15 @@ describe("the packed package, installed into a new project", () => {
   });
 
   // Node strips a .ts file's types itself from 22.18 / 23.6 on; older Node cannot run them as written.
-  it("type-checks every README snippet as written in a project set up as the README says, and runs each against a stand-in provider", async () => {
+  it("type-checks every snippet of the README and the guide as written in a project set up as the README says, and runs each against a stand-in provider", async () => {
     const [major = 0, minor = 0] = process.versions.node.split(".").map(Number);
     const runsTypeScript = major > 23 || (major === 23 && minor >= 6) || (major === 22 && minor >= 18);
     const folder = join(project, "readme");
     mkdirSync(folder);
     const provider = await standInAnthropic();
     try {
-      const snippets = [...readFileSync(join(root, "README.md"), "utf8").matchAll(/```ts\n([\s\S]*?)```/g)].map(
-        (match) => match[1]!,
+      const snippets = ["README.md", "docs/guide.md"].flatMap((page) =>
+        [...readFileSync(join(root, page), "utf8").matchAll(/```ts\n([\s\S]*?)```/g)].map((match) => match[1]!),
       );
       expect(snippets.length).toBeGreaterThan(10);
       // The tsconfig tsc --init writes, with the one change the README asks for.
