@@ -29,17 +29,36 @@ export function compileMatch(
     const patterns = list(matcher.glob).map(globRegex);
     return strings((text, strict) => {
       if (text.length > maxMatchedChars) return !strict;
-      const path = normalizePath(text);
+      const path = lastPath.read(text);
       return patterns.some((pattern) => pattern.test(path));
     });
   }
   const prefixes = list(matcher.prefix).map(normalizeCommand);
   return strings((text, strict) => {
     if (text.length > maxMatchedChars) return !strict;
-    if (strict) return !chains.test(text) && prefixes.some((prefix) => startsWithWord(normalizeCommand(text), prefix));
-    return commandParts(text).some((part) => prefixes.some((prefix) => startsWithWord(part, prefix)));
+    if (strict) return !chains.test(text) && prefixes.some((prefix) => startsWithWord(lastCommand.read(text), prefix));
+    return lastParts.read(text).some((part) => prefixes.some((prefix) => startsWithWord(part, prefix)));
   });
 }
+
+// The rules of a policy read the same value one after another: each reading is made once.
+function lastReading<T>(read: (text: string) => T): { read: (text: string) => T } {
+  let text: string | undefined;
+  let value: T | undefined;
+  return {
+    read: (next) => {
+      if (next !== text) {
+        value = read(next);
+        text = next;
+      }
+      return value!;
+    },
+  };
+}
+
+const lastPath = lastReading(normalizePath);
+const lastCommand = lastReading(normalizeCommand);
+const lastParts = lastReading(commandParts);
 
 // A string, or an array of strings: a strict (allow) match needs every element, a loose one any.
 function strings(test: (text: string, strict: boolean) => boolean): CompiledMatch {
