@@ -11,3 +11,5 @@ export type { McpResource, McpResourceUpdate, McpResources } from "./resources.t
 export type { McpPrompt, McpPromptMessages, McpPrompts } from "./prompts.ts";
 export type { McpElicitationHandler } from "./elicitation.ts";
 export type { ElicitationAnswer, ElicitationRequest } from "../tools/elicitation.ts";
+export { fileTokenStore, memoryTokenStore } from "./token-store.ts";
+export type { McpTokenRecord, McpTokenStore } from "./token-store.ts";
