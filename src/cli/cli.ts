@@ -16,7 +16,7 @@ import { rewindDialog, type RewindDialog } from "./rewind-command.ts";
 import { rewindMarker } from "./rewind-marker.ts";
 import { rewindRecovery, withRewindRecovery } from "./rewind-recovery.ts";
 import { runCassetteCommand } from "./cassette-command.ts";
-import { cassette } from "../testing/cassette.ts";
+import { cassette, readCassette } from "../testing/cassette.ts";
 import { existsSync } from "node:fs";
 import { terminalAsker } from "./ask-permission.ts";
 import { CliError, isCliError } from "./cli-error.ts";
@@ -288,6 +288,7 @@ async function agentSetup(args: RunArgs, io: CliIo): Promise<AgentSetup> {
   const task =
     args.task ?? (io.stdin.isTTY === true || args.rewind !== undefined ? undefined : await readTask(io.stdin));
   if (task === undefined && args.json) throw new CliError("--json needs a task, as an argument or on stdin", "usage");
+  if (args.cassette?.mode === "replay" && task !== undefined) checkReplayedTask(args.cassette.path, task);
   const version = cliVersion();
   // Asking needs a terminal, and --json promises scripts that nothing waits for a human.
   const input =
@@ -667,6 +668,19 @@ function withCassette(selected: SelectedModel, args: RunArgs): SelectedModel {
     invokeModel,
     description: `${selected.description}, ${mode === "record" ? "recording to" : "replaying"} ${path}`,
   };
+}
+
+// A replay whose task is not the recording's would fail at its first model call, after a session
+// was made for it: it is refused before anything starts (no session, no resume hint).
+function checkReplayedTask(path: string, task: string): void {
+  const first = readCassette(path).find((entry) => entry.kind === "model");
+  if (first === undefined || first.kind !== "model") return;
+  const recorded = first.request.messages.findLast((message) => "role" in message && message.role === "user");
+  if (recorded === undefined || !("role" in recorded) || typeof recorded.content !== "string") return;
+  if (recorded.content.trim() === task.trim()) return;
+  throw new CliError(
+    `--replay: ${path} recorded the task ${JSON.stringify(shortTask(recorded.content))}, not ${JSON.stringify(shortTask(task))}; nothing was run`,
+  );
 }
 
 // --max-cost counts what the model calls cost: a model without a known price would never reach it.
