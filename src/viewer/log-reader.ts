@@ -100,6 +100,7 @@ export function createRawLogReader(path: string, limits: ReadLimits = defaultRea
             head: Buffer.alloc(0),
             tail: Buffer.alloc(0),
             partialBytes: 0,
+            wholeCheckDue: 0,
           };
         const current = state!;
         const reset = change === "rewritten";
@@ -150,6 +151,8 @@ type ReaderState = {
   tail: Buffer;
   /** Bytes after the cursor at the last read that do not make a line yet (see `LogUpdate.partial`). */
   partialBytes: number;
+  /** When (ms since the epoch) a growing file's whole checksum is compared next (see `changeOf`). */
+  wholeCheckDue: number;
 };
 
 type FileTimes = { ino: number; size: number; mtimeMs: number; ctimeMs: number };
@@ -164,9 +167,11 @@ function sameStats(stats: FileTimes, state: ReaderState): boolean {
 }
 
 // A log only grows: what was read must still be there, byte for byte. A shorter file or another
-// inode was rewritten. A file that grew is checked at both ends of what was read (cheap: a log
-// being written grows all the time). One whose times moved with its size unchanged is compared
-// whole, by checksum: a write in place shows in the change time, which no one can set back.
+// inode was rewritten. A file that grew is checked at both ends of what was read at every look
+// (cheap: a log being written grows all the time), and compared whole, by checksum, now and then:
+// a redaction in the middle that lands with an append shows there, within a second for a small
+// log, a second more per 16 MB read. One whose times moved with its size unchanged is compared
+// whole at once: a write in place shows in the change time, which no one can set back.
 async function changeOf(
   handle: FileHandle,
   state: ReaderState,
@@ -175,8 +180,14 @@ async function changeOf(
   if (stats.ino !== state.ino || stats.size < state.cursor.scanned) return "rewritten";
   const pending = state.cursor.scanned < stats.size;
   const touched = stats.mtimeMs !== state.mtimeMs || stats.ctimeMs !== state.ctimeMs;
-  if (stats.size !== state.size ? !(await sameEnds(handle, state)) : touched && !(await sameContent(handle, state)))
-    return "rewritten";
+  if (stats.size !== state.size) {
+    if (!(await sameEnds(handle, state))) return "rewritten";
+    const now = Date.now();
+    if (now >= state.wholeCheckDue) {
+      if (!(await sameContent(handle, state))) return "rewritten";
+      state.wholeCheckDue = now + 1000 + Math.floor(state.cursor.scanned / (16 * 1024 * 1024)) * 1000;
+    }
+  } else if (touched && !(await sameContent(handle, state))) return "rewritten";
   state.mtimeMs = stats.mtimeMs;
   state.ctimeMs = stats.ctimeMs;
   return pending ? "grown" : "none";

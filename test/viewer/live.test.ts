@@ -231,6 +231,30 @@ describe("the event stream follows the log live", () => {
     }
   });
 
+  it("sends everything again when a middle line is redacted in place and the log grows before the next look", async () => {
+    const padding = "p".repeat(200);
+    const lines = [line(entry(`first ${padding}`)), line(entry("key sk-LEAKED-0123")), line(entry(`last ${padding}`))];
+    const live = await follow(lines.join(""));
+    try {
+      expect((await live.next()).records).toHaveLength(3);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      // The redaction and an append land between two polls: the size moved, both ends are as they were.
+      const handle = openSync(live.path, "r+");
+      writeSync(handle, line(entry("key [redacted!!!]")), Buffer.byteLength(lines[0]!));
+      closeSync(handle);
+      appendFileSync(live.path, line(entry("appended")));
+      const update = await live.reset(4);
+      expect(update.records.map((record) => record.entry)).toStrictEqual([
+        entry(`first ${padding}`),
+        entry("key [redacted!!!]"),
+        entry(`last ${padding}`),
+        entry("appended"),
+      ]);
+    } finally {
+      await live.close();
+    }
+  });
+
   it("never reads a file a symbolic link swapped in at the log's path leads to", async () => {
     const directory = tempDir();
     const outside = tempDir();
