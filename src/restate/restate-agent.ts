@@ -28,6 +28,7 @@ import {
   type DurableLoopOptions,
 } from "./durable-run.ts";
 import type { AgentDefinition } from "../agents/agent-types.ts";
+import { AgentError } from "../errors.ts";
 import { checkNumber } from "../numeric-options.ts";
 import type { StepRetryOptions } from "./journaled-model.ts";
 import { checkMaxStepBytes } from "./step-size.ts";
@@ -191,10 +192,21 @@ export function restateAgent(config: RestateAgentOptions): RestateAgent {
 }
 
 function checkRunOptions(config: RestateAgentOptions): void {
+  refuseBackgroundTools(config.agent === undefined ? (config.tools ?? []) : config.agent.tools);
   if (config.agent === undefined) return checkLoopOptions(config.options ?? {}, config.tools ?? []);
   const { maxHandoffs, ...options } = config.options ?? {};
   checkNumber("maxHandoffs", maxHandoffs, { min: 0, integer: true });
   checkLoopOptions(options, config.agent.tools);
+}
+
+// A task outlives the step that starts it: until its start, settling and delivery are journaled
+// steps, a replay could start it twice or lose it, so a durable run refuses it up front.
+function refuseBackgroundTools(tools: readonly ToolDefinition[]): void {
+  const background = tools.find((definition) => definition.background !== undefined && definition.background !== false);
+  if (background === undefined) return;
+  throw new AgentError(
+    `restateAgent: tool "${background.name}" has background: background tasks do not run under Restate yet; run its calls in the foreground there`,
+  );
 }
 
 async function importSession(ctx: ObjectContext, input: { jsonl: string }, maxStepBytes: number): Promise<Session> {

@@ -21,6 +21,13 @@ describe("restateAgent checks its options when it is made, not inside a run", ()
         tools: [{ name: "t", description: "d", input_schema: {}, handler: () => "", timeout: Number.NaN }],
       },
     ],
+    [
+      "background",
+      {
+        invokeModel,
+        tools: [{ name: "build", description: "d", input_schema: {}, handler: () => "", background: true }],
+      },
+    ],
   ];
   for (const [name, config] of bad) {
     it(`refuses a bad ${name}`, () => {
