@@ -1,6 +1,7 @@
 import { createInterface, type Interface } from "node:readline";
 import { lineBreakKeys, type KeypressKey } from "./line-break-keys.ts";
 import type { PromptHistory } from "./prompt-history.ts";
+import { visibleLine } from "./visible-text.ts";
 
 /** What a question got: a line, Ctrl-C, or the end of input (Ctrl-D). */
 /** `continued`: the line was ended with Shift-Enter or Alt-Enter (`lineBreakKeys`), so the input goes on on the next line. */
@@ -169,7 +170,15 @@ function lineReader(keyboard: Keyboard, options: QuestionOptions, shiftTab: { pr
         shiftTab.pressed = false;
         return [[], line];
       }
-      return options.complete(line);
+      const [candidates, replaced] = options.complete(line);
+      // Readline lists ambiguous choices only at a second Tab, after a first that shows nothing: they
+      // are listed at the first (names escaped: file names come from the workspace).
+      if (candidates.length > 1 && commonPrefix(candidates) === replaced) {
+        keyboard.output.write(`\r\n${candidates.map(visibleLine).join("  ")}\r\n`);
+        setImmediate(() => reader.prompt(true));
+        return [[], line];
+      }
+      return [candidates, replaced];
     },
   });
   if (history)
@@ -239,4 +248,10 @@ function stopWatching(keyboard: Keyboard): void {
   keyboard.input.off("data", keyboard.onData);
   keyboard.input.setRawMode(false);
   keyboard.input.pause();
+}
+
+function commonPrefix(texts: readonly string[]): string {
+  let prefix = texts[0] ?? "";
+  for (const text of texts) while (!text.startsWith(prefix)) prefix = prefix.slice(0, -1);
+  return prefix;
 }

@@ -18,6 +18,9 @@ describe("line editing", () => {
     await terminal.waitFor(/\n> $/);
     terminal.type("/he\t");
     await terminal.waitFor(/\n> \/help$/);
+    terminal.type("\x15/co\t");
+    // Ambiguous: the choices are listed at the first Tab, and the line stays as typed.
+    await terminal.waitFor(/\n\/compact +\/cost +\/context\s*\n> \/co$/);
     terminal.type("\x15"); // Ctrl-U clears the line
     terminal.type("look at @../\tx @no\t");
     // Nothing from outside the workspace is offered (the Tab is left as typed); the file inside is.
