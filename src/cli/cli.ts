@@ -29,6 +29,7 @@ import { jsonOutput } from "./json-output.ts";
 import { modelControl } from "./model-control.ts";
 import { connectMcpTools, type CliMcp } from "./mcp-tools.ts";
 import { guardedTools, permissionHook, type PermissionOptions } from "./permissions.ts";
+import { runPolicyCommand } from "./policy-command.ts";
 import { protectedTargets } from "./protected-targets.ts";
 import { selectModel, type SelectedModel } from "./provider.ts";
 import { runTask, type TaskContext } from "./run-task.ts";
@@ -84,6 +85,7 @@ export async function runCli(io: CliIo): Promise<number> {
   let json = false;
   try {
     if (io.argv[0] === "cassette") return await runCassetteCommand(io.argv.slice(1), io);
+    if (io.argv[0] === "policy") return runPolicyCommand(io.argv.slice(1), io);
     const args = parseCliArgs(io.argv);
     json = args.command === "run" && args.json;
     if (args.command === "help") {

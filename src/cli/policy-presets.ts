@@ -1,0 +1,72 @@
+import { readFileSync } from "node:fs";
+import { checkApprovalPolicy, type ApprovalPolicy, type ApprovalRule } from "../tools/approval-policy.ts";
+import { errorMessage } from "../errors.ts";
+import { CliError } from "./cli-error.ts";
+import type { PermissionMode } from "./permission-mode.ts";
+import { readOnlyTools } from "./tools/index.ts";
+
+/**
+ * Each `--mode` as an approval policy, plain data: every mode allows the read-only tools and asks
+ * for writes where code runs from (`.git/`, `.simple-agent-loop/`); `plan` denies write, edit and
+ * bash; `accept-edits` allows write and edit; `yolo` allows every tool; `default` leaves the rest
+ * to the human. The loop decides deny over ask over allow, so the asks for those places hold in yolo too.
+ */
+export function modePolicy(mode: PermissionMode): ApprovalPolicy {
+  const rules: ApprovalRule[] = [
+    { id: "read-only", tool: [...readOnlyTools], action: "allow" },
+    {
+      id: "code-runs-from",
+      tool: ["write", "edit"],
+      input: { path: { glob: ["**/.git/**", "**/.simple-agent-loop/**"] } },
+      action: "ask",
+      reason: "a write where code runs from",
+    },
+  ];
+  if (mode === "plan")
+    rules.push({
+      id: "plan",
+      tool: ["write", "edit", "bash"],
+      action: "deny",
+      reason: "plan mode: only the read-only tools run until the user accepts a plan",
+    });
+  if (mode === "accept-edits") rules.push({ id: "accept-edits", tool: ["write", "edit"], action: "allow" });
+  if (mode === "yolo") rules.push({ id: "yolo", tool: "*", action: "allow" });
+  return { rules, human: "pause" };
+}
+
+/**
+ * The policy a run uses: the mode's preset, then the rules of `--policy <file.json>` (a JSON
+ * `{ rules: [...] }`), `human: "deny"` when there is no terminal to ask on. A file that cannot be
+ * read or is not a policy is a usage `CliError` (exit 2) naming the problem.
+ */
+export function effectivePolicy(options: { mode: PermissionMode; file?: string; terminal: boolean }): ApprovalPolicy {
+  const preset = modePolicy(options.mode);
+  const added = options.file === undefined ? [] : readPolicyFile(options.file);
+  const policy: ApprovalPolicy = {
+    rules: [...(preset.rules ?? []), ...added],
+    human: options.terminal ? "pause" : "deny",
+  };
+  try {
+    checkApprovalPolicy(policy, "policy");
+  } catch (error) {
+    throw new CliError(`${options.file ?? "--mode"}: ${errorMessage(error)}`, "usage");
+  }
+  return policy;
+}
+
+function readPolicyFile(path: string): ApprovalRule[] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(path, "utf8"));
+  } catch (error) {
+    throw new CliError(`--policy ${path}: ${errorMessage(error)}`, "usage");
+  }
+  try {
+    checkApprovalPolicy(parsed, "policy");
+  } catch (error) {
+    throw new CliError(`--policy ${path}: ${errorMessage(error)}`, "usage");
+  }
+  if (parsed.classifier !== undefined || typeof parsed.human === "function")
+    throw new CliError(`--policy ${path}: a policy file holds rules (and human: "pause" or "deny") only`, "usage");
+  return parsed.rules ?? [];
+}
