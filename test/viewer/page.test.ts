@@ -1,4 +1,4 @@
-import { writeFileSync } from "node:fs";
+import { appendFileSync, closeSync, openSync, writeFileSync, writeSync } from "node:fs";
 import { basename, join } from "node:path";
 import { expect, it } from "vitest";
 import type { Page } from "playwright-core";
@@ -257,6 +257,38 @@ describeInBrowser("the viewer page in a real browser", () => {
       await page.locator(".msg.user .text", { hasText: "a new beginning" }).waitFor({ timeout });
       expect(await texts(page, ".msg .text")).toStrictEqual(["a new beginning"]);
       expect(await problems.isVisible()).toBe(false);
+      await page.close();
+    },
+    timeout,
+  );
+
+  it(
+    "a token redacted in place, with the same length and an append in the same moment, reaches the open page",
+    async () => {
+      const path = join(tempDir(), "leak.jsonl");
+      const lines = [
+        messageLine({ role: "user", content: "first question" }),
+        messageLine({ role: "assistant", content: "the key is sk-LEAKED-0123456789" }),
+        messageLine({ role: "user", content: "thanks" }),
+      ];
+      writeFileSync(path, lines.join(""));
+      const page = await open(path);
+      await page.locator(".msg .text", { hasText: "sk-LEAKED" }).waitFor({ timeout });
+      const redacted = lines[1]!.replace("sk-LEAKED-0123456789", "[redacted-000000000]");
+      expect(redacted.length).toBe(lines[1]!.length);
+      const handle = openSync(path, "r+");
+      writeSync(handle, redacted, Buffer.byteLength(lines[0]!));
+      closeSync(handle);
+      appendFileSync(path, messageLine({ role: "assistant", content: "after the redaction" }));
+      await page.locator(".msg .text", { hasText: "after the redaction" }).waitFor({ timeout });
+      await page.locator(".msg .text", { hasText: "[redacted-000000000]" }).waitFor({ timeout });
+      expect(await page.content()).not.toContain("sk-LEAKED");
+      expect(await texts(page, ".msg .text")).toStrictEqual([
+        "first question",
+        "the key is [redacted-000000000]",
+        "thanks",
+        "after the redaction",
+      ]);
       await page.close();
     },
     timeout,
