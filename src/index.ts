@@ -45,6 +45,7 @@ export type {
   DecidedBy,
   ClassifierDecision,
   ConsultedLink,
+  ProgramCall,
 } from "./session.ts";
 export { imagePart, filePart, contentText } from "./content-parts.ts";
 export type { ContentPart, TextPart, ImagePart, FilePart } from "./content-parts.ts";
@@ -57,6 +58,9 @@ export { jsonSchema } from "./tools/json-schema.ts";
 export type { JsonSchema } from "./tools/json-schema.ts";
 export { resolveApproval, pendingApprovals, pendingApprovalEntries } from "./tools/approval.ts";
 export { subagentTool } from "./agents/agent-tool.ts";
+export { codeModeName } from "./tools/code-mode/code-mode-option.ts";
+export type { CodeModeOption } from "./tools/code-mode/code-mode-option.ts";
+export { codeModeDeclarations } from "./tools/code-mode/declarations.ts";
 export type { AgentToolOptions } from "./agents/agent-tool.ts";
 export type { SubagentToolOptions } from "./loop/subagent.ts";
 export type { ApprovalDecision, PendingApprovalEntry } from "./tools/approval.ts";

@@ -274,6 +274,13 @@ export type ToolResultMessage = {
   task?: TaskRecord;
   /** Metadata, never sent: this result gives the model the outcome of the background task with this id (`wait_task`). */
   deliversTask?: string;
+  /**
+   * Metadata, never sent to a model (`contextUsage` and compaction ignore it): the tool calls the
+   * program of a code-mode call (`run_code`) started, in start order, each with what it gave the program.
+   */
+  programCalls?: ProgramCall[];
+  /** Metadata, never sent to a model: the `console.*` lines of a code-mode call's program. */
+  logs?: string[];
 } & Timestamped &
   GuardrailMark;
 
@@ -301,6 +308,19 @@ export type TaskRecord = {
   content?: ContentPart[];
   isError?: boolean;
   reason?: string;
+};
+
+/**
+ * One tool call a code-mode program started: its id (`<code call id>.<n>`, n from 1 in start
+ * order), the tool and its input, and the result the program got (`content` when it had parts).
+ */
+export type ProgramCall = {
+  id: string;
+  name: string;
+  input: JsonObject;
+  output: JsonValue;
+  isError?: boolean;
+  content?: ContentPart[];
 };
 
 /** Model calls made for a tool call: how many, by which model (as recorded on their turns), their usage summed. */

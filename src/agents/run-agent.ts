@@ -1,5 +1,6 @@
 import { AgentError, TimeoutError, isMaxIterationsError } from "../errors.ts";
 import { checkNumber, clampDelay } from "../numeric-options.ts";
+import { notForPrograms } from "../tools/code-mode/code-mode-option.ts";
 import type { AgentEvent } from "../loop/events.ts";
 import { runStream, type RunStream } from "../loop/event-iterator.ts";
 import { agentLoop } from "../loop/loop.ts";
@@ -216,36 +217,39 @@ function guardrailsOf(
 // One tool per handoff: its result records the handoff in the session. It never starts before the
 // response is complete, so it sees every call of its response and can refuse a second handoff.
 function handoffTools(node: AgentNode): Tool[] {
-  return [...node.handoffs.values()].map((entry) =>
-    markOwnTool<Tool>({
-      name: entry.toolName,
-      description: entry.description,
-      input_schema: { type: "object", properties: {} },
-      eager: false,
-      handler: async (_input, context) => {
-        const earlier = earlierHandoff(context.session.messages, context.id, node);
-        if (earlier !== undefined)
-          throw new Error(
-            `not transferred: ${earlier} was called first in this response, and one handoff is taken per response`,
+  // A handoff changes who answers: a program may never call one.
+  return [...node.handoffs.values()]
+    .map((entry) =>
+      markOwnTool<Tool>({
+        name: entry.toolName,
+        description: entry.description,
+        input_schema: { type: "object", properties: {} },
+        eager: false,
+        handler: async (_input, context) => {
+          const earlier = earlierHandoff(context.session.messages, context.id, node);
+          if (earlier !== undefined)
+            throw new Error(
+              `not transferred: ${earlier} was called first in this response, and one handoff is taken per response`,
+            );
+          const message = `Transferred to ${entry.agent.name}.`;
+          if (entry.history !== "summary") return message;
+          // Written once, here: the result keeps it for every later call and for a resumed session.
+          const before = messagesBeforeResponse(context.session.messages, context.id).filter(
+            (item) => !("role" in item && item.role === "system"),
           );
-        const message = `Transferred to ${entry.agent.name}.`;
-        if (entry.history !== "summary") return message;
-        // Written once, here: the result keeps it for every later call and for a resumed session.
-        const before = messagesBeforeResponse(context.session.messages, context.id).filter(
-          (item) => !("role" in item && item.role === "system"),
-        );
-        // The summarizer's call is the run's: it counts against the budget and in the metrics (on
-        // this result's `subagentUsage`), and its events reach listeners as this call's updates.
-        const written = await summarizeMessages(entry.summarizer ?? node.agent.invokeModel, before, {
-          ...parentSpending(context, {}),
-          signal: context.signal,
-          onEvent: (event) => context.update(event),
-        });
-        const output: SummaryHandoffOutput = { message, ...written };
-        return output;
-      },
-    }),
-  );
+          // The summarizer's call is the run's: it counts against the budget and in the metrics (on
+          // this result's `subagentUsage`), and its events reach listeners as this call's updates.
+          const written = await summarizeMessages(entry.summarizer ?? node.agent.invokeModel, before, {
+            ...parentSpending(context, {}),
+            signal: context.signal,
+            onEvent: (event) => context.update(event),
+          });
+          const output: SummaryHandoffOutput = { message, ...written };
+          return output;
+        },
+      }),
+    )
+    .map((handoff) => notForPrograms(handoff));
 }
 
 // The messages before the model response that holds call `id`.

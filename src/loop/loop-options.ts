@@ -24,6 +24,7 @@ import { checkGuardrails, type Guardrails } from "../guardrails/guardrail.ts";
 import { checkBackground } from "../tools/background.ts";
 import { checkBackgroundTasksOptions, type BackgroundTasksOptions } from "./run-tasks-setup.ts";
 import { checkApprovalPolicy, type ApprovalPolicy } from "../tools/approval-policy.ts";
+import { readCodeMode, type CodeModeOption } from "../tools/code-mode/code-mode-option.ts";
 
 export type AgentLoopOptions = {
   /** Handlers by tool name, for tools given as bare schemas (a `tool()` definition carries its own). */
@@ -136,6 +137,14 @@ export type AgentLoopOptions = {
    * only a tool's `requireApproval` and the `beforeToolCall` hook stop a call.
    */
   approvalPolicy?: ApprovalPolicy;
+  /**
+   * Code mode: the model also gets `run_code` (`codeModeName`), whose input is a program calling
+   * the tools as async functions in a QuickJS isolate (needs the optional peers
+   * `quickjs-emscripten-core`, `@jitl/quickjs-wasmfile-release-sync` and `sucrase`). Each of its
+   * calls goes through every check a direct call does; only the program's result enters the
+   * context. See `CodeModeOption`.
+   */
+  codeMode?: CodeModeOption;
 };
 
 /**
@@ -196,6 +205,7 @@ export function checkLoopOptions(options: AgentLoopOptions, tools: readonly Tool
   checkGuardrails(options.guardrails);
   checkBoolean("throwOnBlock", options.throwOnBlock);
   checkBackgroundTasksOptions(options.backgroundTasks);
+  readCodeMode(options.codeMode, tools);
   const compaction = options.compaction;
   if (
     compaction !== undefined &&

@@ -26,6 +26,7 @@ import type { InvokeModel } from "../model/invoke-model.ts";
 import { clampDelay } from "../numeric-options.ts";
 import { isModelMessage, type Message, type ModelMessage, type Session, type UserMessage } from "../session.ts";
 import type { ToolDefinition } from "../tools/tool.ts";
+import { loadIsolate } from "../tools/code-mode/isolate.ts";
 
 export type { AgentLoopOptions } from "./loop-options.ts";
 
@@ -74,6 +75,8 @@ function startRun(run: RunArguments, audible: boolean): AgentStream {
       // Two runs on one session would answer the same calls twice.
       if (running.has(session)) throw new AgentError("a run is already in progress on this session");
       checkLoopOptions(options, tools);
+      // Before the first model call: a missing isolate is an error of the run, not of a call.
+      if (options.codeMode !== undefined && options.codeMode !== false) await loadIsolate();
       running.add(session);
       const runMs = options.timeouts?.runMs;
       const started = performance.now();

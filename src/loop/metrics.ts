@@ -5,6 +5,7 @@ import {
   isToolCall,
   isToolResult,
   type Message,
+  type ProgramCall,
   type Session,
   type SubagentUsage,
   type Usage,
@@ -151,14 +152,30 @@ function messageEntered(state: CollectorState, message: Message): void {
   if (message.subagentUsage !== undefined) for (const entry of message.subagentUsage) state.subagentUsage.push(entry);
   // A call counts once its result is in the session: calls of a discarded (retried) attempt ran
   // but never answered anything.
-  const index = state.executedIds.indexOf(message.id);
-  if (index === -1) return;
+  countExecuted(state, message.id, message.isError === true);
+  // A code call's program calls count with it (one answered from a rerun's record did not run again).
+  if (message.programCalls !== undefined)
+    for (const call of message.programCalls)
+      if (!countExecuted(state, call.id, call.isError === true)) countRecorded(state.tools, call);
+}
+
+// Counts an executed call whose result is in; false when it did not execute in this run.
+function countExecuted(state: CollectorState, id: string, isError: boolean): boolean {
+  const index = state.executedIds.indexOf(id);
+  if (index === -1) return false;
   const stats = toolStats(state.tools, state.executedNames[index]!);
   stats.calls++;
   stats.totalMs += state.executedMs[index]!;
-  if (message.isError === true) stats.errors++;
+  if (isError) stats.errors++;
   state.toolCalls++;
   removeExecuted(state, index);
+  return true;
+}
+
+function countRecorded(tools: RunMetrics["tools"], call: ProgramCall): void {
+  const stats = toolStats(tools, call.name);
+  stats.calls++;
+  if (call.isError === true) stats.errors++;
 }
 
 function toolExecuted(state: CollectorState, id: string, name: string, durationMs: number, waitMs: number): void {
@@ -273,6 +290,8 @@ export function sessionMetrics(session: Session, options: SessionMetricsOptions 
       const resultAt = time(result);
       const waited = typeof result.waitMs === "number" && result.waitMs > 0 ? result.waitMs : 0;
       waitMs += waited;
+      if (result.programCalls !== undefined)
+        for (const entry of result.programCalls) countRecorded(metrics.tools, entry);
       if (call !== undefined) {
         const stats = toolStats(metrics.tools, call.name);
         stats.calls++;

@@ -37,6 +37,8 @@ import type { ToolDefinition } from "../tools/tool.ts";
 import { defaultLargeOutputChars, largeOutputChars, offload } from "./large-output.ts";
 import { createToolOffer, type ToolOffer } from "./tool-offer.ts";
 import { createRunTasks, taskResultEntered, type RunTasks } from "./run-tasks-setup.ts";
+import { readCodeMode } from "../tools/code-mode/code-mode-option.ts";
+import { createCodeMode, type CodeMode } from "../tools/code-mode/run-code.ts";
 import type { ModelSettings } from "../model/model-settings.ts";
 import type { ModelPrice } from "../model/cost.ts";
 import { createBudgetLedger, hasLimit, type BudgetLedger } from "../model/budget.ts";
@@ -209,27 +211,28 @@ export function createRunContext(setup: RunSetup): RunContext {
     prices: options.prices ?? options.parentBudget?.prices,
     within: options.parentBudget,
   });
-  const offer = createToolOffer(tools, maxChars ?? defaultLargeOutputChars);
-  const executor = createToolExecutor(offer.definitions, options.toolHandlers ?? {}, {
+  const runTools = codeModeParts(options, tools, { maxChars, spentByCall }, () => executor);
+  const executor: ToolExecutor = createToolExecutor(runTools.definitions, options.toolHandlers ?? {}, {
     ...pick(options, ["parallel", "maxParallelTools"]),
     ...(toolTimeout === undefined ? {} : { toolTimeout }),
     ...(agentName === undefined ? {} : { agentName }),
     ...(hooks === undefined ? {} : { hooks }),
     ...(loopGuard === undefined ? {} : { loopGuard: { limit: loopGuard, state: state.loopGuard } }),
     session,
-    offer,
+    offer: runTools.offer,
     ...withRecorder(invokeModel),
-    onResult: resultWriter(session, (message) => add(withSubagentUsage(message, spentByCall)), maxChars, marked, tasks),
+    onResult: resultWriter(session, (result) => add(runTools.withRecords(result)), maxChars, marked, tasks),
     spending: toolSpending(ledger, spentByCall),
     ...(tasks === undefined ? {} : { tasks: tasks.host }),
     ...(options.approvalPolicy === undefined ? {} : { approvals: createApprovalChain(options.approvalPolicy, now) }),
     ...heardBy(elicitations, listening, emit),
+    ...runTools.executorOptions,
   });
   const contract = options.output === undefined ? undefined : outputContract(options.output);
   return {
     invokeModel,
     session,
-    offer,
+    offer: runTools.offer,
     agentName,
     maxIterations: options.maxIterations ?? defaultMaxIterations,
     maxIterationsGiven: options.maxIterations !== undefined,
@@ -401,6 +404,43 @@ function pick<T extends object, K extends keyof T>(source: T, keys: readonly K[]
   const picked = {} as Pick<T, K>;
   for (const key of keys) if (source[key] !== undefined) picked[key] = source[key];
   return picked;
+}
+
+/** What code mode changes in a run: the tools offered and executed, and the code calls' results. */
+type CodeModeParts = {
+  readonly offer: ToolOffer;
+  readonly definitions: readonly ToolDefinition[];
+  /** A result with what its call spent on models and, for a code call, its program's record; any other message as it is. */
+  readonly withRecords: (message: Message) => Message;
+  readonly executorOptions: { programOnly?: ReadonlySet<string> };
+};
+
+const noOptions = {};
+
+// The run's tool offer, with code mode's tool when it is on; its program calls run on the executor made after it.
+function codeModeParts(
+  options: AgentLoopOptions,
+  tools: readonly ToolDefinition[],
+  { maxChars, spentByCall }: { maxChars: number | undefined; spentByCall: Map<string, SubagentUsage[]> },
+  executor: () => ToolExecutor,
+): CodeModeParts {
+  const settings = readCodeMode(options.codeMode, tools);
+  if (settings === undefined) {
+    const offer = createToolOffer(tools, maxChars ?? defaultLargeOutputChars);
+    const withRecords = (message: Message): Message => withSubagentUsage(message, spentByCall);
+    return { offer, definitions: offer.definitions, withRecords, executorOptions: noOptions };
+  }
+  const codeMode: CodeMode = createCodeMode(settings, tools, (call, scope, turn, caller) =>
+    executor().startProgramCall(call, scope, turn, caller),
+  );
+  const offer = createToolOffer(codeMode.offered, maxChars ?? defaultLargeOutputChars);
+  return {
+    offer,
+    // The exclusive tools run for programs, never offered.
+    definitions: [...offer.definitions, ...codeMode.hidden],
+    withRecords: (message) => withSubagentUsage(codeMode.withRecord(message), spentByCall),
+    executorOptions: codeMode.programOnly === undefined ? {} : { programOnly: codeMode.programOnly },
+  };
 }
 
 // A model that records tool calls (a cassette) sees every handler run.

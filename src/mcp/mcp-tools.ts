@@ -86,6 +86,11 @@ export function loopTool(name: string, owner: ToolServer, mcpTool: McpTool, chec
   // Starting a call before the model's response is complete is only safe without side effects,
   // and MCP tools have them unless the server says otherwise.
   if (mcpTool.annotations?.readOnlyHint !== true) tool.eager = false;
+  // Its structured result is the call's output: code mode types the tool's function by it.
+  if (mcpTool.outputSchema !== undefined) {
+    const { $schema: _outputDialect, ...outputSchema } = mcpTool.outputSchema;
+    tool.outputSchema = outputSchema as JsonObject;
+  }
   return tool;
 }
 

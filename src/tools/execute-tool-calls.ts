@@ -91,6 +91,17 @@ export type ToolExecutor = {
   ) => Promise<ToolOutcome[]>;
   /** Whether a tool may start while the model is still streaming (its definition does not say `eager: false`). */
   isEager: (name: string) => boolean;
+  /**
+   * Starts a call a code-mode program made (`caller`: the code call's id) as `start` does: the
+   * same gate, handler and hooks, its events marked with `caller`. Program calls take slots of
+   * their own, as many as the run's: the code call holds one of the run's while its program waits.
+   */
+  startProgramCall: (
+    call: ToolCallMessage,
+    scope: CallScope,
+    turn: readonly ToolCallMessage[],
+    caller: string,
+  ) => Promise<ToolOutcome>;
 };
 
 /**
@@ -102,9 +113,10 @@ export function createToolExecutor(
   tools: readonly ToolDefinition[],
   toolHandlers: ToolHandlers,
   options: Omit<ExecuteToolCallsOptions, "tools" | "signal"> &
-    Pick<ExecutorSetupOptions, "offer" | "recorder" | "spending" | "approvals" | "elicit">,
+    Pick<ExecutorSetupOptions, "offer" | "recorder" | "spending" | "approvals" | "elicit" | "programOnly">,
 ): ToolExecutor {
   const { onResult } = options;
+  let programSlots: ToolSlots | undefined;
   const parts: ExecutorParts = {
     setup: createExecutorSetup(tools, toolHandlers, options),
     slots: createSlots(options),
@@ -120,6 +132,13 @@ export function createToolExecutor(
     // Under a policy the decision is recorded on the stored call before it runs: no call starts
     // before its turn is in the session.
     isEager: (name) => parts.setup.approvals === undefined && parts.setup.definitions.get(name)?.eager !== false,
+    startProgramCall: (call, { signal, abortRace }, turn, caller) => {
+      programSlots ??= createSlots(options);
+      return startToolCall(
+        { ...parts, slots: programSlots },
+        { signal, abortRace, call, setup: parts.setup, turn, caller },
+      );
+    },
   };
 }
 

@@ -40,6 +40,8 @@ export type ExecutorSetup = {
   readonly approvals: ApprovalChain | undefined;
   /** How a call asks the run's user (`ToolContext.elicit`); absent when no one can answer. */
   readonly elicit: ToolElicit | undefined;
+  /** Tools only a code-mode program may call (`codeMode.exclusive`): a direct call is an unknown tool. */
+  readonly programOnly: ReadonlySet<string> | undefined;
 };
 
 /** How a run counts model calls made for its tool calls (subagents') against its budget. */
@@ -69,6 +71,8 @@ export type ToolCallRun = CallScope & {
   readonly turn: readonly ToolCallMessage[];
   /** Set when the call runs as a background task (`ToolContext.task`): its handler runs, never a new task. */
   readonly task?: { readonly id: string; readonly attempt: number };
+  /** Set for a call a code-mode program started: the id of its code call (see `ToolExecutionEvent`). */
+  readonly caller?: string;
 };
 
 /** The options `createExecutorSetup` reads. */
@@ -85,6 +89,7 @@ export type ExecutorSetupOptions = {
   tasks?: TaskHost;
   approvals?: ApprovalChain;
   elicit?: ToolElicit;
+  programOnly?: ReadonlySet<string>;
 };
 
 export function createExecutorSetup(
@@ -107,6 +112,7 @@ export function createExecutorSetup(
     tasks: options.tasks,
     approvals: options.approvals,
     elicit: options.elicit,
+    programOnly: options.programOnly,
   };
 }
 

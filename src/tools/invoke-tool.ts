@@ -180,7 +180,7 @@ async function runWithTimeout(
   }
 }
 
-function contextFor({ call, setup, turn, task }: ToolCallRun, signal: AbortSignal): ToolContext {
+function contextFor({ call, setup, turn, task, caller }: ToolCallRun, signal: AbortSignal): ToolContext {
   const { onEvent } = setup;
   const context: ToolContext = {
     signal,
@@ -195,7 +195,10 @@ function contextFor({ call, setup, turn, task }: ToolCallRun, signal: AbortSigna
       onEvent === undefined
         ? ignoreProgress
         : (progress) => {
-            if (!signal.aborted) onEvent({ type: "tool-execution-update", id: call.id, name: call.name, progress });
+            if (signal.aborted) return;
+            if (caller === undefined)
+              onEvent({ type: "tool-execution-update", id: call.id, name: call.name, progress });
+            else onEvent({ type: "tool-execution-update", id: call.id, name: call.name, progress, caller });
           },
   };
   if (setup.agentName !== undefined) context.agentName = setup.agentName;
@@ -203,7 +206,9 @@ function contextFor({ call, setup, turn, task }: ToolCallRun, signal: AbortSigna
   const { spending } = setup;
   if (spending !== undefined) {
     const { ledger } = spending;
-    const budget = createBudgetLedger({ within: ledger, onCharge: (charge) => spending.record(call.id, charge) });
+    // What a program's call spends is recorded on its code call's result, which enters the session.
+    const spender = caller ?? call.id;
+    const budget = createBudgetLedger({ within: ledger, onCharge: (charge) => spending.record(spender, charge) });
     context.budget = budget;
     context.spend = (spent) => budget.charge(checkBudgetCharge(spent, "ToolContext.spend"));
     if (hasLimit(ledger)) context.budgetLeft = budget.left;

@@ -1,7 +1,7 @@
 import { describeError } from "../errors.ts";
 import { roundMs } from "../numeric-options.ts";
 import type { ToolResultMessage } from "../session.ts";
-import type { ExecutorSetup, ToolCallRun } from "./executor-setup.ts";
+import { knownToolNames, type ExecutorSetup, type ToolCallRun } from "./executor-setup.ts";
 import { invokeTool } from "./invoke-tool.ts";
 import { toJsonOutput } from "./json-output.ts";
 import { contentResult, isToolContent } from "./tool-content.ts";
@@ -10,7 +10,8 @@ import { decisionHolds } from "./approval.ts";
 import { checkLoopGuard } from "./loop-guard.ts";
 import type { ToolDefinition } from "./tool.ts";
 import type { PendingApproval, ToolOutcome } from "./tool-outcome.ts";
-import { afterHookFailedResult, notLoadedResult, thrownResult } from "./tool-errors.ts";
+import type { ToolExecutionEvent } from "./tool-events.ts";
+import { afterHookFailedResult, notLoadedResult, thrownResult, unknownToolResult } from "./tool-errors.ts";
 import { searchToolsName } from "./search-tools.ts";
 
 /**
@@ -26,6 +27,9 @@ export function runToolCall(run: ToolCallRun): ToolOutcome | Promise<ToolOutcome
   // throws) becomes the call's error result instead of leaving it unanswered.
   try {
     const definition = setup.definitions.get(call.name);
+    // A tool only programs may call is unknown to the model.
+    if (run.caller === undefined && setup.programOnly?.has(call.name) === true)
+      return unknownToolResult(call, knownToolNames(setup));
     // A deferred tool the model has not loaded is never run, not even asked about.
     if (definition?.deferred === true && setup.offer?.callable(setup.session, call.name, call.id) === false)
       return notLoadedResult(call, searchToolsName);
@@ -44,8 +48,9 @@ export function runToolCall(run: ToolCallRun): ToolOutcome | Promise<ToolOutcome
 }
 
 // A call the loop guard let through goes on to its gate; one it refused is answered by the refusal.
-function reachesGuard({ call, signal }: ToolCallRun): boolean {
-  if (signal.aborted) return false;
+function reachesGuard({ call, signal, caller }: ToolCallRun): boolean {
+  // The guard counts the model's calls: a program loops on purpose, and its code call was counted.
+  if (signal.aborted || caller !== undefined) return false;
   const approval = call.approval;
   return approval === undefined || (approval.status === "approved" && decisionHolds(call));
 }
@@ -66,19 +71,19 @@ async function runPhases(
       waitMs = performance.now() - waitStart;
       if (gate.type === "pending")
         return approvalRequested(
-          setup,
+          run,
           gate.consulted === undefined
             ? { type: "approval-pending", call }
             : { type: "approval-pending", call, consulted: gate.consulted },
         );
       if (gate.type === "answered") answered = gate.result;
     }
-    setup.onEvent?.({ type: "tool-execution-start", id: call.id, name: call.name, input: call.input });
+    setup.onEvent?.(withCaller({ type: "tool-execution-start", id: call.id, name: call.name, input: call.input }, run));
     // Only a listener hears the duration: without one (and no wait to record) no clock is read.
     const timing: Timing =
       setup.onEvent === undefined && waitMs === 0 ? untimed : { started: performance.now(), waitMs };
     const outcome = answered ?? (await invokeTool(run, definition));
-    if (outcome.type === "approval-pending") return approvalRequested(setup, outcome);
+    if (outcome.type === "approval-pending") return approvalRequested(run, outcome);
     const after = setup.hooks?.afterToolCall;
     if (after === undefined) return ended(run, outcome, timing);
     const replaced = await afterToolCall(run, after, outcome);
@@ -95,27 +100,37 @@ type Timing = { readonly started: number; readonly waitMs: number };
 
 const untimed: Timing = { started: 0, waitMs: 0 };
 
-function ended(
-  { call, setup }: ToolCallRun,
-  result: ToolResultMessage,
-  { started, waitMs }: Timing,
-): ToolResultMessage {
+function ended(run: ToolCallRun, result: ToolResultMessage, { started, waitMs }: Timing): ToolResultMessage {
+  const { call, setup } = run;
   if (waitMs >= 1) result.waitMs = Math.round(waitMs);
-  setup.onEvent?.({
-    type: "tool-execution-end",
-    id: call.id,
-    name: call.name,
-    result,
-    durationMs: roundMs(performance.now() - started),
-    waitMs: roundMs(waitMs),
-  });
+  setup.onEvent?.(
+    withCaller(
+      {
+        type: "tool-execution-end",
+        id: call.id,
+        name: call.name,
+        result,
+        durationMs: roundMs(performance.now() - started),
+        waitMs: roundMs(waitMs),
+      },
+      run,
+    ),
+  );
   return result;
 }
 
-function approvalRequested(setup: ExecutorSetup, pending: PendingApproval): PendingApproval {
+function approvalRequested(run: ToolCallRun, pending: PendingApproval): PendingApproval {
   const { call } = pending;
-  setup.onEvent?.({ type: "tool-approval-request", id: call.id, name: call.name, input: call.input });
+  run.setup.onEvent?.(
+    withCaller({ type: "tool-approval-request", id: call.id, name: call.name, input: call.input }, run),
+  );
   return pending;
+}
+
+// A program's call says which code call started it.
+function withCaller<Event extends ToolExecutionEvent>(event: Event, { caller }: ToolCallRun): Event {
+  if (caller !== undefined) event.caller = caller;
+  return event;
 }
 
 type AfterToolCall = NonNullable<NonNullable<ExecutorSetup["hooks"]>["afterToolCall"]>;

@@ -104,6 +104,11 @@ export type Tool<Input = any> = ToolSchema & {
    * end the run; of two such calls in one response, the first in call order gives the answer.
    */
   answer?: "verbatim";
+  /**
+   * A JSON Schema of the tool's result (an MCP tool's `outputSchema`): code mode types the
+   * tool's function by it instead of `unknown`. Never sent to the model as a field of the tool.
+   */
+  outputSchema?: JsonObject;
 };
 
 /** Anything accepted in a tool list: a bare schema (handler in `toolHandlers`) or a `Tool`. */
@@ -258,4 +263,14 @@ export function toolSchemas(tools: readonly ToolDefinition[]): ToolSchema[] {
 }
 
 // Fields the loop reads from a tool definition; the model never sees them.
-const loopOnlyKeys = ["handler", "validate", "timeout", "eager", "requireApproval", "deferred", "answer", "background"];
+const loopOnlyKeys = [
+  "handler",
+  "validate",
+  "timeout",
+  "eager",
+  "requireApproval",
+  "deferred",
+  "answer",
+  "background",
+  "outputSchema",
+];

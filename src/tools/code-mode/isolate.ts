@@ -4,10 +4,11 @@ import type { JsonObject, JsonValue } from "../../session.ts";
 
 /**
  * What a program's tool call gives back to it: its output (an error result rejects the call's
- * promise with an `Error` carrying that output), or `hold`: the call waits (for approval), and the
- * program stops once the calls already started have settled.
+ * promise with an `Error` carrying that output); `hold`: the call waits (for approval), and the
+ * program stops once the calls already started have settled; `stop`: the program ends with `error`.
  */
-export type HostSettlement = { type: "settled"; output: JsonValue; isError: boolean } | { type: "hold" };
+export type HostSettlement =
+  { type: "settled"; output: JsonValue; isError: boolean } | { type: "hold" } | { type: "stop"; error: string };
 
 /** One run of a program in a fresh isolate (see `runIsolated`). */
 export type IsolatedProgram = {
@@ -308,6 +309,7 @@ function startCall(state: ProgramState, nameHandle: QuickJSHandle, inputHandle: 
   const settled = (settlement: HostSettlement): void => {
     state.inFlight--;
     if (settlement.type === "hold") state.held = true;
+    else if (settlement.type === "stop") state.stopReason ??= settlement.error;
     else state.settled.push({ ticket, settlement });
     state.wake?.();
   };

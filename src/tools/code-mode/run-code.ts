@@ -1,0 +1,281 @@
+import { boundText } from "../../errors.ts";
+import { createAbortRace } from "../../shared/abort.ts";
+import {
+  isToolResult,
+  type JsonObject,
+  type Message,
+  type ProgramCall,
+  type Session,
+  type ToolCallMessage,
+  type ToolResultMessage,
+} from "../../session.ts";
+import { ApprovalPause } from "../approval-pause.ts";
+import type { CallScope } from "../executor-setup.ts";
+import type { Tool, ToolContext, ToolDefinition } from "../tool.ts";
+import type { ToolOutcome } from "../tool-outcome.ts";
+import type { CodeModeSettings } from "./code-mode-option.ts";
+import { codeModeName } from "./code-mode-option.ts";
+import { codeModeDeclarations } from "./declarations.ts";
+import { runIsolated, type HostSettlement, type IsolatedEnd } from "./isolate.ts";
+import { programRecord, type ProgramRecord, type RecordedCall } from "./program-record.ts";
+
+/** Runs one of a program's calls the way a direct call runs (the executor's gate, handler and hooks); never rejects. */
+export type ProgramCallStarter = (
+  call: ToolCallMessage,
+  scope: CallScope,
+  turn: readonly ToolCallMessage[],
+  caller: string,
+) => Promise<ToolOutcome>;
+
+/** Code mode in a run: the `run_code` tool, the tools it changes, and what its results carry beside their output. */
+export type CodeMode = {
+  readonly settings: CodeModeSettings;
+  readonly tool: Tool<{ code: string }>;
+  /** The run's tools as the model is offered them: the exclusive ones left out, `run_code` last. */
+  readonly offered: readonly ToolDefinition[];
+  /** The exclusive tools: executed for programs, never offered. */
+  readonly hidden: readonly ToolDefinition[];
+  readonly programOnly: ReadonlySet<string> | undefined;
+  /** A code call's result with its `programCalls` and `logs`; any other message as it is. */
+  readonly withRecord: (message: Message) => Message;
+};
+
+/**
+ * The `run_code` tool of a run. Each call runs its program in a fresh isolate; the program's
+ * tool calls go through `start` with ids `<code call id>.<n>`, so each is checked, approved, timed,
+ * reported and counted as a direct call is. A call that needs approval pauses the code call (its
+ * record travels as `approval.nested`); the next run reruns the program from the start and answers
+ * the calls already made from that record, so none runs twice.
+ */
+export function createCodeMode(
+  settings: CodeModeSettings,
+  tools: readonly ToolDefinition[],
+  start: ProgramCallStarter,
+): CodeMode {
+  const records = new Map<string, { programCalls: ProgramCall[]; logs: string[] }>();
+  const description = runCodeDescription(settings);
+  const tool: Tool<{ code: string }> = {
+    name: codeModeName,
+    description,
+    input_schema: {
+      type: "object",
+      properties: {
+        code: {
+          type: "string",
+          description: "The program: the body of an async function (JavaScript or TypeScript) that returns the result.",
+        },
+      },
+      required: ["code"],
+      additionalProperties: false,
+    },
+    // The program's calls have their own timeouts; the program has `timeoutMs`.
+    timeout: Number.POSITIVE_INFINITY,
+    // Its calls may have side effects: start them only once the model's response is complete.
+    eager: false,
+    handler: async (input, context) => {
+      const run = await runProgram(settings, start, input.code, context);
+      if (run.end.type !== "held") records.set(context.id, { programCalls: run.programCalls, logs: run.end.logs });
+      return outcomeOf(run, context);
+    },
+  };
+  const hidden = settings.exclusive ? settings.tools : [];
+  return {
+    settings,
+    tool,
+    offered: [...tools.filter((definition) => !hidden.includes(definition)), tool],
+    hidden,
+    programOnly: hidden.length === 0 ? undefined : new Set(hidden.map((definition) => definition.name)),
+    withRecord: (result) => {
+      if (!isToolResult(result)) return result;
+      const record = records.get(result.id);
+      if (record === undefined) return result;
+      records.delete(result.id);
+      const withCalls: ToolResultMessage = { ...result, programCalls: record.programCalls };
+      if (record.logs.length > 0) withCalls.logs = record.logs;
+      return withCalls;
+    },
+  };
+}
+
+/** The description of `run_code`: how to write a program, its limits, and the tools' declarations. */
+function runCodeDescription(settings: CodeModeSettings): string {
+  return [
+    "Runs a program that calls the tools below as async functions and gives back only what it returns.",
+    "Use it for work that takes many tool calls (lookups, loops, filters, joins): do the work in the program and return just the answer, not the raw tool outputs.",
+    "The program is the body of an async function in JavaScript or TypeScript: use `await`, and `return` a JSON value. A failed tool call rejects with an Error whose `output` is the tool's error; catch it to go on.",
+    "There is no network, file system, import, timer or `process`; `Date` is fixed at the program's start. `console.log` output is shown only when the program fails.",
+    `Limits: ${settings.timeoutMs} ms, ${settings.memoryMb} MB, ${settings.maxCalls} tool calls.`,
+    "",
+    "```ts",
+    codeModeDeclarations(settings.tools),
+    "```",
+  ].join("\n");
+}
+
+/** One run of a program: how it ended, and its calls in start order. */
+type ProgramRun = { end: IsolatedEnd; programCalls: ProgramCall[]; calls: ProgramCallState[]; startedAt: number };
+
+/** A call of this run: its message (with its approval while it waits) and its result once it has one. */
+type ProgramCallState = { call: ToolCallMessage; result?: ToolResultMessage; pending?: Session | true };
+
+async function runProgram(
+  settings: CodeModeSettings,
+  start: ProgramCallStarter,
+  code: string,
+  context: ToolContext,
+): Promise<ProgramRun> {
+  const record: ProgramRecord | undefined = context.resume === undefined ? undefined : programRecord(context.resume);
+  const startedAt = record?.startedAt ?? Date.now();
+  const stopCalls = new AbortController();
+  const signal = AbortSignal.any([context.signal, stopCalls.signal]);
+  const scope: CallScope = { signal, abortRace: createAbortRace(signal) };
+  const calls: ProgramCallState[] = [];
+  const names = new Set(settings.tools.map((definition) => definition.name));
+  try {
+    const end = await runIsolated({
+      code,
+      toolNames: [...names],
+      now: startedAt,
+      seed: context.id,
+      timeoutMs: settings.timeoutMs,
+      memoryMb: settings.memoryMb,
+      maxCalls: settings.maxCalls,
+      signal: context.signal,
+      stopCalls,
+      call: (name, input) => startCall({ calls, record, start, scope, caller: context.id }, name, input),
+    });
+    return { end, programCalls: calls.flatMap(programCallOf), calls, startedAt };
+  } finally {
+    scope.abortRace.dispose();
+  }
+}
+
+type CallRun = {
+  readonly calls: ProgramCallState[];
+  readonly record: ProgramRecord | undefined;
+  readonly start: ProgramCallStarter;
+  readonly scope: CallScope;
+  readonly caller: string;
+};
+
+// The n-th call of this run is the record's n-th, if it has one: answered from it when it has a
+// result, run through the gate with its decision when it waited; any other call is new.
+async function startCall(run: CallRun, name: string, input: JsonObject): Promise<HostSettlement> {
+  const { calls, record, caller } = run;
+  const index = calls.length;
+  const recorded: RecordedCall | undefined = record?.calls[index];
+  if (recorded !== undefined && (recorded.call.name !== name || !sameJson(recorded.call.input, input)))
+    return {
+      type: "stop",
+      error: `diverged at call ${index + 1}: the program called ${describeCall(name, input)} where it called ${describeCall(recorded.call.name, recorded.call.input)} before (a program must make the same calls when it runs again after an approval)`,
+    };
+  if (recorded?.result !== undefined) {
+    calls.push({ call: recorded.call, result: recorded.result });
+    return settledBy(recorded.result);
+  }
+  const call: ToolCallMessage = recorded?.call ?? { type: "tool_call", id: `${caller}.${index + 1}`, name, input };
+  const state: ProgramCallState = { call };
+  calls.push(state);
+  const outcome = await run.start(
+    call,
+    run.scope,
+    calls.map((entry) => entry.call),
+    caller,
+  );
+  if (outcome.type === "approval-pending") {
+    state.pending = outcome.nested ?? true;
+    return { type: "hold" };
+  }
+  state.result = outcome;
+  return settledBy(outcome);
+}
+
+function settledBy(result: ToolResultMessage): HostSettlement {
+  return { type: "settled", output: result.output, isError: result.isError === true };
+}
+
+// What the code call answers: the program's output, its error, or a pause for its waiting calls.
+function outcomeOf(run: ProgramRun, context: ToolContext): unknown {
+  const { end } = run;
+  switch (end.type) {
+    case "returned":
+      return end.output;
+    case "held":
+      throw new ApprovalPause(pausedRecord(run, context));
+    case "aborted":
+      throw context.signal.reason ?? abortError();
+    case "failed":
+      throw new Error(`${boundText(end.error, 1500)}${logsTail(end.logs)}`);
+  }
+}
+
+function abortError(): Error {
+  const error = new Error("the program was aborted");
+  error.name = "AbortError";
+  return error;
+}
+
+// The model sees a program's console output only when it failed: its last 2,000 characters.
+function logsTail(logs: readonly string[]): string {
+  if (logs.length === 0) return "";
+  const text = logs.join("\n");
+  const tail = text.length > 2000 ? `…${text.slice(-2000)}` : text;
+  return `\n\nconsole output${text.length > 2000 ? " (last 2,000 characters)" : ""}:\n${tail}`;
+}
+
+/**
+ * The record a paused code call keeps as `approval.nested`: the program as a user message (its
+ * `ts` the first start's time, which the rerun's clock gives), then one turn of its calls in start
+ * order (each waiting call `approval: { status: "pending" }`, a paused subagent's with its own
+ * `nested`), then the results of those that finished.
+ */
+function pausedRecord(run: ProgramRun, context: ToolContext): Session {
+  const code = codeOf(context);
+  const calls = run.calls.map(({ call, pending }) => {
+    if (pending === undefined) return stripApproval(call);
+    return {
+      ...call,
+      approval: pending === true ? { status: "pending" as const } : { status: "pending" as const, nested: pending },
+    };
+  });
+  const results = run.calls.flatMap(({ result }) => (result === undefined ? [] : [result]));
+  return {
+    messages: [{ role: "user", content: code, ts: new Date(run.startedAt).toISOString() }, ...calls, ...results],
+  };
+}
+
+function codeOf(context: ToolContext): string {
+  const call = context.turn.find((entry) => entry.id === context.id);
+  const code = call?.input.code;
+  return typeof code === "string" ? code : "";
+}
+
+function stripApproval(call: ToolCallMessage): ToolCallMessage {
+  if (call.approval === undefined) return call;
+  const { approval: _approval, ...rest } = call;
+  return rest;
+}
+
+function programCallOf({ call, result }: ProgramCallState): ProgramCall[] {
+  if (result === undefined) return [];
+  const entry: ProgramCall = { id: call.id, name: call.name, input: call.input, output: result.output };
+  if (result.isError === true) entry.isError = true;
+  if (result.content !== undefined) entry.content = result.content;
+  return [entry];
+}
+
+function describeCall(name: string, input: JsonObject): string {
+  return `tools.${name}(${boundText(JSON.stringify(input), 200)})`;
+}
+
+function sameJson(left: unknown, right: unknown): boolean {
+  return JSON.stringify(canonical(left)) === JSON.stringify(canonical(right));
+}
+
+function canonical(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(canonical);
+  if (typeof value !== "object" || value === null) return value;
+  const sorted: Record<string, unknown> = {};
+  for (const key of Object.keys(value).sort()) sorted[key] = canonical((value as Record<string, unknown>)[key]);
+  return sorted;
+}
