@@ -219,7 +219,6 @@ export function createRunContext(setup: RunSetup): RunContext {
     ...(hooks === undefined ? {} : { hooks }),
     ...(loopGuard === undefined ? {} : { loopGuard: { limit: loopGuard, state: state.loopGuard } }),
     session,
-    offer: runTools.offer,
     ...withRecorder(invokeModel),
     onResult: resultWriter(session, (result) => add(runTools.withRecords(result)), maxChars, marked, tasks),
     spending: toolSpending(ledger, spentByCall),
@@ -412,10 +411,9 @@ type CodeModeParts = {
   readonly definitions: readonly ToolDefinition[];
   /** A result with what its call spent on models and, for a code call, its program's record; any other message as it is. */
   readonly withRecords: (message: Message) => Message;
-  readonly executorOptions: { programOnly?: ReadonlySet<string> };
+  /** The offer, and the exclusive tools' names with code mode. */
+  readonly executorOptions: { offer: ToolOffer; programOnly?: ReadonlySet<string> };
 };
-
-const noOptions = {};
 
 // The run's tool offer, with code mode's tool when it is on; its program calls run on the executor made after it.
 function codeModeParts(
@@ -428,7 +426,7 @@ function codeModeParts(
   if (settings === undefined) {
     const offer = createToolOffer(tools, maxChars ?? defaultLargeOutputChars);
     const withRecords = (message: Message): Message => withSubagentUsage(message, spentByCall);
-    return { offer, definitions: offer.definitions, withRecords, executorOptions: noOptions };
+    return { offer, definitions: offer.definitions, withRecords, executorOptions: { offer } };
   }
   const codeMode: CodeMode = createCodeMode(settings, tools, (call, scope, turn, caller) =>
     executor().startProgramCall(call, scope, turn, caller),
@@ -439,7 +437,7 @@ function codeModeParts(
     // The exclusive tools run for programs, never offered.
     definitions: [...offer.definitions, ...codeMode.hidden],
     withRecords: (message) => withSubagentUsage(codeMode.withRecord(message), spentByCall),
-    executorOptions: codeMode.programOnly === undefined ? {} : { programOnly: codeMode.programOnly },
+    executorOptions: codeMode.programOnly === undefined ? { offer } : { offer, programOnly: codeMode.programOnly },
   };
 }
 
