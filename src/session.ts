@@ -188,7 +188,14 @@ export type ToolCallMessage = {
    * A result this call got while an earlier call of the same turn waits for approval. It enters
    * the session, in call order, once that call is answered; the call never runs again.
    */
-  heldResult?: { output: JsonValue; content?: ContentPart[]; isError?: boolean; task?: TaskRecord };
+  heldResult?: {
+    output: JsonValue;
+    content?: ContentPart[];
+    isError?: boolean;
+    task?: TaskRecord;
+    /** The `toolOutput` guardrail's verdict, taken before the result was held (`output` is then what it left). */
+    guardrail?: GuardrailVerdict & { name: string };
+  };
   /** Opaque data of the `provider` that made this call, sent back with it only to that provider (Gemini's `thoughtSignature`). */
   signature?: string;
   provider?: string;

@@ -134,9 +134,14 @@ function pause(run: RunContext, turn: OpenTurn, outcomes: readonly ToolOutcome[]
       if (outcome.nested !== undefined) call.approval.nested = outcome.nested;
       if (outcome.consulted !== undefined) call.approval.consulted = outcome.consulted;
     } else {
-      const held: NonNullable<ToolCallMessage["heldResult"]> = { output: outcome.output };
-      if (outcome.content !== undefined) held.content = outcome.content;
-      if (outcome.isError === true) held.isError = true;
+      // What is held is what may enter: the output guardrails' verdict is taken now, so the raw
+      // output they blocked or redacted is never held (in memory, in a store's log, in Restate's
+      // state), and the mark travels with it to whatever process resumes.
+      const result = run.markResult === undefined ? outcome : run.markResult(outcome);
+      const held: NonNullable<ToolCallMessage["heldResult"]> = { output: result.output };
+      if (result.content !== undefined) held.content = result.content;
+      if (result.isError === true) held.isError = true;
+      if (result.guardrail !== undefined) held.guardrail = result.guardrail;
       if (outcome.task !== undefined) held.task = outcome.task;
       call.heldResult = held;
     }

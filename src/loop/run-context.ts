@@ -112,6 +112,11 @@ export type RunContext = {
   readonly firstChunkMs: number | undefined;
   /** The input and output guardrails (the tool guardrails are in the executor's hooks); absent without any. */
   readonly guardrails: RunGuardrails | undefined;
+  /**
+   * A tool result as the `toolOutput` guardrails left it (blocked or redacted, with their mark):
+   * what may enter the session, so what a pause may hold. Absent without tool guardrails.
+   */
+  readonly markResult: ((result: ToolResultMessage) => ToolResultMessage) | undefined;
   /** A blocked input or answer throws `GuardrailTrippedError` instead of ending the run `blocked`. */
   readonly throwOnBlock: boolean;
   /** Whether model calls are compared with the one before for the `cache` event: only when it can be heard. */
@@ -264,6 +269,7 @@ export function createRunContext(setup: RunSetup): RunContext {
     modelCallMs: options.timeouts?.modelCallMs,
     firstChunkMs: options.timeouts?.firstChunkMs,
     guardrails: guarded.guardrails,
+    markResult: marked,
     throwOnBlock: options.throwOnBlock === true,
     tracksPrefix: listening !== undefined,
     tasks,

@@ -455,13 +455,19 @@ function deciderProblem(decider: unknown, field: string): string | undefined {
 }
 
 // A held result becomes its call's result: it has an output and nothing that could name another call.
+// A held result is a result that has yet to enter: its output (as the output guardrails left it,
+// with their mark), parts and error flag.
+const heldFields = new Set(["output", "content", "isError", "guardrail"]);
+
 function heldResultProblem(held: unknown, kind: string): string | undefined {
   if (held === undefined) return undefined;
   if (!isObject(held) || !("output" in held))
     return `${kind} needs "heldResult" to be an object with an "output", not ${describe(held)}`;
-  const extra = Object.keys(held).find((key) => key !== "output" && key !== "isError" && key !== "content");
+  const extra = Object.keys(held).find((key) => !heldFields.has(key));
   if (extra !== undefined)
-    return `${kind} has "heldResult.${extra}": a held result holds only output, content and isError`;
+    return `${kind} has "heldResult.${extra}": a held result holds only output, content, isError and guardrail`;
+  const mark = guardrailMarkProblem(held.guardrail, `${kind}'s heldResult`);
+  if (mark !== undefined) return mark;
   if (held.isError !== undefined && typeof held.isError !== "boolean")
     return `${kind} needs a boolean "heldResult.isError" or none, not ${describe(held.isError)}`;
   if (held.content !== undefined) return messageContentProblem({ type: "tool_result", id: "", ...held } as Message);
