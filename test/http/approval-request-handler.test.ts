@@ -167,3 +167,30 @@ describe("approvalRequestHandler", () => {
     await closeSession(open);
   });
 });
+
+describe("approvalRequestHandler: who decided", () => {
+  it("records the server's user on the decision; a body carrying by is a 400 that changes nothing", async () => {
+    const invokeModel = model();
+    await pausedSession(invokeModel);
+    const handle = approvalRequestHandler({
+      store,
+      authorize: allowed,
+      user: (request) => request.headers.get("x-user") ?? undefined,
+      resume: (session) => agentStream(invokeModel, [deleteFile], session),
+    });
+    const before = await store.load("s1");
+    const forged = await handle(post({ decisions: [{ id: "c1", approved: true, by: "admin" }] }), "s1");
+    expect(forged.status).toBe(400);
+    expect(await store.load("s1")).toStrictEqual(before);
+    expect(ran).toStrictEqual([]);
+    const response = await handle(
+      post({ id: "c1", approved: true }, { authorization: "Bearer owner", "x-user": "ana" }),
+      "s1",
+    );
+    expect(response.status).toBe(200);
+    await collect(readEventStream(response));
+    const call = (await store.load("s1")).messages.find((message) => "type" in message && message.type === "tool_call");
+    expect(call).toMatchObject({ approval: { status: "approved", decidedBy: { by: "human", user: "ana" } } });
+    expect(ran).toStrictEqual(["a.txt"]);
+  });
+});
