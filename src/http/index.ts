@@ -6,6 +6,8 @@ export { createRunRegistry, defaultKeepFinishedMs } from "./run-registry.ts";
 export type { RunRegistry, RunRegistryOptions } from "./run-registry.ts";
 export { approvalRequestHandler } from "./approval-request-handler.ts";
 export type { ApprovalRequestHandlerOptions } from "./approval-request-handler.ts";
+export { elicitationRequestHandler } from "./elicitation-request-handler.ts";
+export type { ElicitationRequestHandlerOptions } from "./elicitation-request-handler.ts";
 export { uiMessageStreamResponse, uiMessageStreamVersion } from "./ui-message-stream-response.ts";
 export type { UiMessageStreamOptions } from "./ui-message-stream-response.ts";
 export type { UiMessageChunk } from "./ui-message-chunks.ts";

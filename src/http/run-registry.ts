@@ -1,3 +1,4 @@
+import type { ElicitationAnswer } from "../tools/elicitation.ts";
 import { defaultHeartbeatMs, encodeEvent, eventStreamHeaders, heartbeat, resumePoint } from "./event-stream-format.ts";
 import { errorResponse } from "./error-response.ts";
 import { recordedResumePoint, recordRun, pollStopRequests, stopElsewhere, type RecordedRun } from "./recorded-run.ts";
@@ -70,6 +71,11 @@ export type RunRegistry = {
   stop: (runId: string, reason?: unknown) => Promise<boolean>;
   /** Whether the registry holds the run, and whether it is still going. */
   status: (runId: string) => "running" | "finished" | undefined;
+  /**
+   * Answers the run's `elicitation-request` `id` (`AgentStream.answerElicitation`): `false` when
+   * the registry holds no such run still going, or no such question waits in it.
+   */
+  answerElicitation: (runId: string, id: string, answer: ElicitationAnswer) => boolean;
 };
 
 /** The default of `RunRegistryOptions.keepFinishedMs`: 5 minutes. */
@@ -153,6 +159,10 @@ export function createRunRegistry(options: RunRegistryOptions = {}): RunRegistry
     status: (runId) => {
       const run = runs.get(runId);
       return run === undefined ? undefined : run.finished ? "finished" : "running";
+    },
+    answerElicitation: (runId, id, answer) => {
+      const run = runs.get(runId);
+      return run !== undefined && !run.finished && run.stream.answerElicitation(id, answer);
     },
   };
 }

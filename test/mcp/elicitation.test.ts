@@ -2,6 +2,7 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { agentStream, initSession, isToolResult, type AgentEvent, type ElicitationRequest } from "simple-agent-loop";
 import { connectMcp, type McpConnection, type McpElicitationHandler } from "simple-agent-loop/mcp";
+import { createRunRegistry, elicitationRequestHandler } from "simple-agent-loop/http";
 import { scriptedModel } from "simple-agent-loop/testing";
 import { startHttpServer, type HttpFixture } from "./http-server.ts";
 import { runTool } from "./helpers.ts";
@@ -160,5 +161,35 @@ describe('MCP elicitation as "events"', () => {
     const session = await run.result;
     expect(session.messages.find(isToolResult)).toBeDefined();
     expect((await runTool(connection.tools, "book")).output).toBe(JSON.stringify({ action: "cancel" }));
+  });
+
+  it("a page answers through elicitationRequestHandler, with approvalRequestHandler's refusals", async () => {
+    const { connection } = await connectBooking({ elicitation: "events" });
+    const registry = createRunRegistry();
+    const stream = agentStream(script(), connection.tools, initSession("system", "book a table"));
+    const runId = registry.start(stream);
+    const handler = elicitationRequestHandler({
+      registry,
+      authorize: (request) => request.headers.get("authorization") === "Bearer ok",
+    });
+    const post = (body: unknown, authorization = "Bearer ok", run = runId): Promise<Response> =>
+      handler(
+        new Request("http://app.example/answer", {
+          method: "POST",
+          headers: { "content-type": "application/json", authorization },
+          body: JSON.stringify(body),
+        }),
+        run,
+      );
+    const answer = { id: "elicitation-1", answer: { action: "accept", content: { people: 3 } } };
+    expect((await post(answer, "Bearer no")).status).toBe(403);
+    expect((await post({ id: 1 })).status).toBe(400);
+    expect((await post({ id: "elicitation-1", answer: { action: "maybe" } })).status).toBe(400);
+    expect((await post(answer, "Bearer ok", "no-such-run")).status).toBe(404);
+    expect((await handler(new Request("http://app.example/answer"), runId)).status).toBe(405);
+    await expect.poll(async () => (await post(answer)).status, { timeout: 10_000 }).toBe(204);
+    expect((await post(answer)).status).toBe(409);
+    const result = (await stream.result).messages.find(isToolResult);
+    expect(result?.output).toBe(JSON.stringify({ action: "accept", content: { people: 3 } }));
   });
 });
