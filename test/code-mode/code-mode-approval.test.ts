@@ -68,7 +68,9 @@ describe("approvals mid-program", () => {
       expect(output.deployed).toBe(approved ? "deployed api" : "refused: Rejected: not today");
       expect(result.programCalls?.map((call) => call.id)).toStrictEqual(["call_7.1", "call_7.2", "call_7.3"]);
       // The clock of the rerun is the first start's.
-      const nested = paused.messages.find((message) => "type" in message && message.id === "call_7");
+      const nested = paused.messages.find(
+        (message) => "type" in message && message.type === "tool_call" && message.id === "call_7",
+      );
       const startedAt = (nested as { approval?: { nested?: Session } }).approval?.nested?.messages[0]?.ts;
       expect(output.at).toBe(Date.parse(startedAt!));
       expectEveryCallAnsweredOnce(done);
@@ -81,7 +83,9 @@ describe("approvals mid-program", () => {
     const paused = await agentLoop(first, tools(runs), initSession("s", "u"), { codeMode: true });
     const copy = JSON.parse(JSON.stringify(paused)) as Session;
     // The program is edited between the runs: its first call differs.
-    const call = copy.messages.find((message) => "type" in message && message.id === "call_7") as {
+    const call = copy.messages.find(
+      (message) => "type" in message && message.type === "tool_call" && message.id === "call_7",
+    ) as unknown as {
       input: { code: string };
     };
     call.input.code = program.replace("key: 'a'", "key: 'z'");
