@@ -101,7 +101,7 @@ export async function runCli(io: CliIo): Promise<number> {
   } catch (error) {
     const usageHint =
       isCliError(error) && error.exitCode === 2
-        ? `\nRun ${launchCommand(io.env, io.launchedAs)} --help for the options.`
+        ? `\nRun ${visibleLine(launchCommand(io.env, io.launchedAs))} --help for the options.`
         : "";
     io.stderr.write(`simple-agent-loop: ${visibleText(errorMessage(error))}${usageHint}\n`);
     // Scripts are promised a last line saying how the run ended, also when it could not start.

@@ -174,6 +174,7 @@ function lineReader(keyboard: Keyboard, options: QuestionOptions, shiftTab: { pr
       // Readline lists ambiguous choices only at a second Tab, after a first that shows nothing: they
       // are listed at the first (names escaped: file names come from the workspace).
       if (candidates.length > 1 && commonPrefix(candidates) === replaced) {
+        // terminal-safe: each candidate goes through visibleLine
         keyboard.output.write(`\r\n${candidates.map(visibleLine).join("  ")}\r\n`);
         setImmediate(() => reader.prompt(true));
         return [[], line];

@@ -9,6 +9,7 @@ import { noModelMessage } from "../../src/cli/provider.ts";
 import { startFakeOpenAI, type FakeOpenAI } from "./fake-openai.ts";
 import { cliEnvironment, runCli, tempDirectory } from "./helpers.ts";
 import { repositoryRoot } from "./terminal.ts";
+import { launchCommand } from "../../src/cli/launch-command.ts";
 
 let server: FakeOpenAI;
 let workspace: ReturnType<typeof tempDirectory>;
@@ -193,11 +194,14 @@ describe("exit codes and messages", () => {
   it("exits 2 for a usage error, 0 for --help and --version", async () => {
     const bad = await run(["--provider", "skynet", "hello"]);
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toMatch(/unknown provider skynet[^]*Run simple-agent-loop --help/);
+    // The hint starts as the user can start the CLI where they are (a bin on this PATH, else npx).
+    const start = launchCommand(cliEnvironment(home.path));
+    expect(bad.stderr).toContain(`unknown provider skynet`);
+    expect(bad.stderr).toContain(`\nRun ${start} --help for the options.\n`);
     const unknown = await run(["--bogus", "hello"]);
     expect(unknown).toMatchObject({ code: 2, stdout: "" });
     expect(unknown.stderr).toBe(
-      "simple-agent-loop: unknown option --bogus; a task that starts with - goes after --\nRun simple-agent-loop --help for the options.\n",
+      `simple-agent-loop: unknown option --bogus; a task that starts with - goes after --\nRun ${start} --help for the options.\n`,
     );
     const help = await run(["--help"]);
     expect(help).toMatchObject({
