@@ -1,9 +1,9 @@
 import { createAbortRace, type AbortRace } from "../shared/abort.ts";
 import { boundText, isAbortError, isInstance, maxErrorLength } from "../errors.ts";
 import { clampDelay } from "../numeric-options.ts";
-import { checkBudgetCharge, createBudgetLedger, hasLimit } from "../model/budget.ts";
 import type { Session, ToolCallMessage } from "../session.ts";
 import { isApprovalPause } from "./approval-pause.ts";
+import { addCallBudget } from "./call-budget.ts";
 import { pendingApprovals } from "./approval.ts";
 import { findHandler, knownToolNames, type ExecutorSetup, type ToolCallRun } from "./executor-setup.ts";
 import { toJsonOutput } from "./json-output.ts";
@@ -203,17 +203,8 @@ function contextFor({ call, setup, turn, task, caller }: ToolCallRun, signal: Ab
   };
   if (setup.agentName !== undefined) context.agentName = setup.agentName;
   if (task !== undefined) context.task = { id: task.id, attempt: task.attempt };
-  const { spending } = setup;
-  if (spending !== undefined) {
-    const { ledger } = spending;
-    // What a program's call spends is recorded on its code call's result, which enters the session.
-    const spender = caller ?? call.id;
-    const budget = createBudgetLedger({ within: ledger, onCharge: (charge) => spending.record(spender, charge) });
-    context.budget = budget;
-    context.spend = (spent) => budget.charge(checkBudgetCharge(spent, "ToolContext.spend"));
-    if (hasLimit(ledger)) context.budgetLeft = budget.left;
-    if (ledger.prices !== undefined) context.prices = ledger.prices;
-  }
+  // What a program's call spends is recorded on its code call's result, which enters the session.
+  if (setup.spending !== undefined) addCallBudget(context, setup.spending, caller ?? call.id);
   if (setup.approvals !== undefined) context.approvalPolicy = setup.approvals.policy;
   const { elicit } = setup;
   if (elicit !== undefined) context.elicit = (server, request, signal) => elicit(call.id, server, request, signal);
