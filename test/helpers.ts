@@ -1,5 +1,5 @@
 import { createServer } from "node:net";
-import type { Message, Session, ToolSchema } from "simple-agent-loop";
+import type { Message, Session, ToolCallMessage, ToolSchema } from "simple-agent-loop";
 
 /**
  * A message without its clock readings, for whole-object assertions: `ts`, and a tool result's
@@ -9,6 +9,12 @@ import type { Message, Session, ToolSchema } from "simple-agent-loop";
 export function withoutClock<M extends Message>(message: M): M {
   const { ts: _ts, ...rest } = message;
   if ("waitMs" in rest) delete rest.waitMs;
+  // A decision's time is a clock reading too (a durable run's journaled clock, else the wall's).
+  const call = rest as Partial<ToolCallMessage>;
+  if (call.type === "tool_call" && call.approval?.at !== undefined) {
+    const { at: _at, ...approval } = call.approval;
+    return { ...rest, approval } as unknown as M;
+  }
   return rest as M;
 }
 

@@ -5,7 +5,8 @@ import type { Message } from "../session.ts";
  * moves only with times read inside journaled steps. A model turn's messages carry the end of
  * their step; a tool result the end of its tool's step, or later if an earlier result entered
  * after it (results enter in call order); anything else (a user message, a denied or aborted
- * result, the `aborted` message, approval updates) the latest journaled time before it.
+ * result, the `aborted` message, approval updates) the latest journaled time before it. A
+ * decision recorded on a call (`approval.at`) is stamped the same way, so a replay records it alike.
  */
 export type ReplayClock = {
   /** The current time as ISO-8601 UTC. */
@@ -16,6 +17,8 @@ export type ReplayClock = {
   toolEnded: (id: string, ms: number) => void;
   /** Sets `ts` on a message as it enters the session: the clock, moved to its tool's end first. */
   stamp: (message: Message) => void;
+  /** Sets `approval.at` on a call whose decision was just recorded: the clock. */
+  stampApproval: (message: Message) => void;
 };
 
 export function createReplayClock(startMs: number): ReplayClock {
@@ -35,6 +38,10 @@ export function createReplayClock(startMs: number): ReplayClock {
         if (ended !== undefined) advance(ended);
       }
       message.ts = now();
+    },
+    stampApproval: (message) => {
+      if ("type" in message && message.type === "tool_call" && message.approval?.at !== undefined)
+        message.approval.at = now();
     },
   };
 }

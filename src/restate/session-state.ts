@@ -130,6 +130,8 @@ export function recordSession(
   };
   const stop = onSessionChange(session, (change) => {
     if (change.type === "append") clock.stamp(change.message);
+    // A decision made inside the loop (a rule, a classifier, a hook) carries the wall time it was made at.
+    else if (change.type === "update" && change.reason === "approval") clock.stampApproval(change.message);
     // A copy now: a message can change in place later (approval marks), the entry must not.
     const entry = structuredClone(entryFor(change));
     if ("ts" in entry) entry.ts = clock.now();
