@@ -599,6 +599,11 @@ export function followSessionEdits(session: Session): SessionEdits {
   return edits;
 }
 
+/** How many readers follow `session`'s edits now (each run's end lets go of what it followed). */
+export function sessionEditReaders(session: Session): number {
+  return editRecords.get(session)?.length ?? 0;
+}
+
 /** Stops recording edits of `session` into `edits`. */
 export function unfollowSessionEdits(session: Session, edits: SessionEdits): void {
   const records = editRecords.get(session);

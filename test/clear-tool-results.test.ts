@@ -18,6 +18,7 @@ import {
   type ToolResultMessage,
 } from "simple-agent-loop";
 import { closeSession, loadEntries, openSession } from "simple-agent-loop/store";
+import { sessionEditReaders } from "../src/session.ts";
 import { expectEveryCallAnsweredOnce } from "./helpers.ts";
 
 // `read` answers a file of `size` characters whose content names the file.
@@ -327,5 +328,24 @@ describe("the loop's clearer reads only what is new, and clears exactly what a f
         expect(kept.messages).toStrictEqual(fresh.messages);
       }
     }
+  });
+});
+
+describe("following a session's edits", () => {
+  it("ends with each run: 1,000 runs on one session (a clearer made per run, as the CLI does, and the defaults) leave no growing set of readers", async () => {
+    const session = initSession("s", "read");
+    const invokeModel: InvokeModel = () => [{ role: "assistant", content: "done" }];
+    const counts: number[] = [];
+    for (let run = 0; run < 1000; run++) {
+      session.messages.push({ role: "user", content: `again ${run}` });
+      await agentLoop(invokeModel, [read], session, {
+        ...(run % 2 === 0 ? { compaction: [clearToolResults()] } : {}),
+        onEvent: () => undefined,
+      });
+      counts.push(sessionEditReaders(session));
+    }
+    // The cache event's tracker follows the session once, whichever run made it.
+    expect(Math.max(...counts)).toBeLessThanOrEqual(1);
+    expect(counts.at(-1)).toBe(counts[0]);
   });
 });

@@ -40,9 +40,21 @@ export type ClearToolResultsOptions = {
  */
 export function clearToolResults(options: ClearToolResultsOptions = {}): CompactionStrategy {
   const clearer = createClearer(options);
-  return (session, context) => {
+  const strategy: CompactionStrategy = (session, context) => {
     clearer(session, context.reason);
   };
+  strategyEnds.set(strategy, clearer.release);
+  return strategy;
+}
+
+// What a strategy follows of a session, to let go when a run using it ends: a strategy made for
+// each run of a long-lived session (the CLI's) must not leave a reader on the session per run.
+const strategyEnds = new WeakMap<CompactionStrategy, () => void>();
+
+/** Ends what the run's strategies follow of its session (the run ended); a later run follows it again. */
+export function releaseStrategies(strategies: readonly CompactionStrategy[] | undefined): void {
+  if (strategies === undefined) return;
+  for (const strategy of strategies) strategyEnds.get(strategy)?.();
 }
 
 /** The loop's clearer: clears what is due, adding what it did to `tally`; `release` stops its following of the session. */

@@ -3,6 +3,7 @@ import { runElicitations } from "./elicitations.ts";
 import type { ElicitationAnswer } from "../tools/elicitation.ts";
 import { guardGivenAnswer } from "./guarded-turn.ts";
 import { callModelStep } from "./call-model.ts";
+import { releaseStrategies } from "./clear-tool-results.ts";
 import type { AgentEvent } from "./events.ts";
 import { runStream, type RunStream } from "./event-iterator.ts";
 import { checkLoopOptions, type AgentLoopOptions } from "./loop-options.ts";
@@ -175,6 +176,7 @@ async function runLoop(run: RunContext): Promise<void> {
   } finally {
     run.abortRace.dispose();
     run.clearing?.release();
+    releaseStrategies(run.strategies);
   }
   if (end.outcome === "error") throw end.error;
   if (end.outcome === "blocked" && run.throwOnBlock)
