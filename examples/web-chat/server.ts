@@ -2,7 +2,9 @@
 // tool that needs approval, reload mid-run and see the run go on, open the session in the viewer.
 // `npm run example:web`: a live model when ANTHROPIC_API_KEY / OPENAI_API_KEY / OPENAI_BASE_URL is
 // set, the offline demo model otherwise. Each browser gets its own id (a cookie); a session is
-// readable and decidable only by the browser that started it (the `authorize` hook).
+// readable and decidable only by the browser that started it (the `authorize` hook). Each session
+// has its own notes, and its viewer link opens a viewer of that one session's log (its own token),
+// so no link a browser is given reads another browser's session.
 import { randomBytes } from "node:crypto";
 import { mkdir, readFile } from "node:fs/promises";
 import { createServer } from "node:http";
@@ -22,9 +24,13 @@ export type WebChatOptions = {
   invokeModel: InvokeModel;
   /** Where the sessions are stored (JSONL files, one per session). */
   directory: string;
-  tools?: ToolDefinition[];
+  /** The tools of one session, called once per session (default: `notesTools()`, notes of its own). */
+  tools?: () => ToolDefinition[];
   port?: number;
-  /** Serve the session viewer beside the chat, for the page's "open in the viewer" link. Default true. */
+  /**
+   * Serve a viewer of each session's log beside the chat, for the page's "open in the viewer" link.
+   * Default true. One viewer per session, started when its owner first asks for the session.
+   */
   viewer?: boolean;
   /** How long a finished run is read from memory (default 30 minutes); after it, from the session's log. */
   keepFinishedMs?: number;
@@ -36,12 +42,27 @@ const systemPrompt = "You are a helpful assistant with a notes tool. Keep answer
 
 export async function startWebChat(options: WebChatOptions): Promise<WebChat> {
   const store = fileStore(options.directory);
-  const tools = options.tools ?? notesTools();
+  const toolsFor = options.tools ?? notesTools;
   // With the store, a run the registry forgot (or lost in a restart) is read on from its session's log.
   const registry = createRunRegistry({ keepFinishedMs: options.keepFinishedMs ?? 30 * 60_000, store });
-  const sessions = new Map<string, { owner: string; task: string; runs: string[] }>();
+  const sessions = new Map<
+    string,
+    { owner: string; task: string; runs: string[]; tools: ToolDefinition[]; viewer?: Promise<Viewer> | undefined }
+  >();
   await mkdir(options.directory, { recursive: true, mode: 0o700 });
-  const viewer: Viewer | undefined = options.viewer === false ? undefined : await serveViewer(options.directory);
+  // A viewer of the directory would show every browser's sessions to anyone given its link.
+  const viewerOf = async (sessionId: string): Promise<Viewer | undefined> => {
+    if (options.viewer === false) return undefined;
+    const entry = sessions.get(sessionId)!;
+    entry.viewer ??= serveViewer(join(options.directory, `${sessionId}.jsonl`));
+    try {
+      return await entry.viewer;
+    } catch {
+      // Its log not written yet: no link this time, the next ask tries again.
+      entry.viewer = undefined;
+      return undefined;
+    }
+  };
 
   const userOf = (request: Request): string | undefined =>
     /(?:^|;\s*)chat-user=([A-Za-z0-9_-]{20,64})/.exec(request.headers.get("cookie") ?? "")?.[1];
@@ -56,8 +77,8 @@ export async function startWebChat(options: WebChatOptions): Promise<WebChat> {
     return runId;
   };
   // Each run closes its session when it ends, so the next request (an approval) can open it.
-  const run = (session: Session): ReturnType<typeof agentStream> => {
-    const stream = agentStream(options.invokeModel, tools, session, { maxIterations: 20 });
+  const run = (session: Session, sessionId: string): ReturnType<typeof agentStream> => {
+    const stream = agentStream(options.invokeModel, sessions.get(sessionId)!.tools, session, { maxIterations: 20 });
     void stream.result.catch(() => undefined).finally(() => closeSession(session));
     return stream;
   };
@@ -74,6 +95,7 @@ export async function startWebChat(options: WebChatOptions): Promise<WebChat> {
       if (sessionRoute[2] !== undefined) return approve(request, sessionId);
       if (!authorize(request, sessionId)) return json(404, { error: "no such session" });
       const { task, runs } = sessions.get(sessionId)!;
+      const viewer = await viewerOf(sessionId);
       const viewerUrl = viewer === undefined ? undefined : viewerLink(viewer, sessionId);
       return json(200, { sessionId, task, runs, viewerUrl });
     }
@@ -114,11 +136,11 @@ export async function startWebChat(options: WebChatOptions): Promise<WebChat> {
     }
     if (typeof task !== "string" || task.trim() === "") return json(400, { error: "type a task first" });
     const sessionId = randomBytes(12).toString("base64url");
-    sessions.set(sessionId, { owner: user, task, runs: [] });
+    sessions.set(sessionId, { owner: user, task, runs: [], tools: toolsFor() });
     const session = await store.open(sessionId);
     extendSession(session, { role: "system", content: systemPrompt });
     extendSession(session, { role: "user", content: task });
-    const runId = registry.start(run(session), { runId: nextRunId(sessionId) });
+    const runId = registry.start(run(session, sessionId), { runId: nextRunId(sessionId) });
     return json(201, { sessionId, runId });
   };
 
@@ -137,7 +159,8 @@ export async function startWebChat(options: WebChatOptions): Promise<WebChat> {
       await Promise.all([...sessions.values()].flatMap(({ runs }) => runs.map((runId) => registry.stop(runId))));
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
-      await viewer?.close();
+      const viewers = [...sessions.values()].flatMap(({ viewer }) => (viewer === undefined ? [] : [viewer]));
+      await Promise.all(viewers.map((opening) => opening.then((opened) => opened.close()).catch(() => undefined)));
     },
   };
 }

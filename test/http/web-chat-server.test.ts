@@ -1,12 +1,13 @@
 // The web chat example's server over real HTTP (no browser): a run's readers get every event from
-// run-start, and every bad request is a 4xx with a clear message that changes nothing.
+// run-start, every bad request is a 4xx with a clear message that changes nothing, and a second
+// browser sees nothing of the first (two cookie jars: its notes, its viewer link).
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { AgentEvent } from "simple-agent-loop";
 import { readEventStream } from "simple-agent-loop/http";
-import { scriptedModel } from "simple-agent-loop/testing";
+import { scriptedModel, type ScriptedTurn } from "simple-agent-loop/testing";
 import { startWebChat, type WebChat } from "../../examples/web-chat/server.ts";
 import { collect } from "./helpers.ts";
 
@@ -17,22 +18,21 @@ afterAll(async () => {
   await Promise.all(directories.map((directory) => rm(directory, { recursive: true, force: true })));
 });
 
-async function chat(): Promise<{ url: string; directory: string }> {
+const writeMilk: ScriptedTurn[] = [
+  [
+    { role: "assistant", content: "Writing it down." },
+    { type: "tool_call", id: "w1", name: "write_note", input: { title: "Task", text: "milk" } },
+  ],
+  [{ role: "assistant", content: "Saved it." }],
+];
+
+async function chat(script = writeMilk, viewer = false): Promise<{ url: string; directory: string }> {
   const directory = await mkdtemp(join(tmpdir(), "web-chat-server-"));
   directories.push(directory);
   const started = await startWebChat({
-    invokeModel: scriptedModel(
-      [
-        [
-          { role: "assistant", content: "Writing it down." },
-          { type: "tool_call", id: "w1", name: "write_note", input: { title: "Task", text: "milk" } },
-        ],
-        [{ role: "assistant", content: "Saved it." }],
-      ],
-      { stream: true },
-    ),
+    invokeModel: scriptedModel(script, { stream: true }),
     directory,
-    viewer: false,
+    viewer,
   });
   chats.push(started);
   return { url: started.url, directory };
@@ -131,5 +131,63 @@ describe("the web chat example's server", () => {
     const again = await errorOf(await post(approve, decision, { ...owner, ...jsonHeaders }));
     expect(again.status).toBe(409);
     expect(await readFile(logFile, "utf8")).toBe(decided);
+  });
+
+  it("a second browser sees nothing of the first: not its notes, not its session in the viewer it is linked to", async () => {
+    const { url } = await chat(
+      [
+        ...writeMilk,
+        [
+          { role: "assistant", content: "Looking." },
+          { type: "tool_call", id: "l1", name: "list_notes", input: {} },
+        ],
+        [{ role: "assistant", content: "Listed." }],
+      ],
+      true,
+    );
+    const start = async (who: { cookie: string }, task: string): Promise<{ runId: string; sessionId: string }> => {
+      const created = await post(`${url}api/sessions`, JSON.stringify({ task }), { ...who, ...jsonHeaders });
+      const ids = (await created.json()) as { runId: string; sessionId: string };
+      await collect(readEventStream(fetch(`${url}api/runs/${encodeURIComponent(ids.runId)}/events`, { headers: who })));
+      return ids;
+    };
+    const first = await start(owner, "remember milk");
+    const decision = JSON.stringify({ decisions: [{ id: "w1", approved: true }] });
+    const approved = await post(`${url}api/sessions/${first.sessionId}/approve`, decision, {
+      ...owner,
+      ...jsonHeaders,
+    });
+    expect(approved.status).toBe(202);
+    await collect(
+      readEventStream(fetch(`${url}api/runs/${encodeURIComponent(`${first.sessionId}:2`)}/events`, { headers: owner })),
+    );
+    const second = await start(stranger, "what notes are there?");
+    const listed: AgentEvent[] = await collect(
+      readEventStream(fetch(`${url}api/runs/${encodeURIComponent(second.runId)}/events`, { headers: stranger })),
+    );
+    const results = listed.filter(
+      (event) => event.type === "message" && "type" in event.message && event.message.type === "tool_result",
+    );
+    expect(results).toHaveLength(1);
+    expect(JSON.stringify(results[0])).toContain("No notes yet.");
+    expect(JSON.stringify(listed)).not.toContain("milk");
+
+    // Its viewer link opens a viewer of its own session only.
+    const info = (await (await fetch(`${url}api/sessions/${second.sessionId}`, { headers: stranger })).json()) as {
+      viewerUrl: string;
+    };
+    const viewerUrl = new URL(info.viewerUrl);
+    const token = new URLSearchParams(viewerUrl.hash.slice(1)).get("token")!;
+    const viewerGet = (path: string): Promise<Response> =>
+      fetch(new URL(path, viewerUrl.origin), { headers: { "x-viewer-token": token } });
+    const list = (await (await viewerGet("/api/sessions")).json()) as { sessions: { file?: string; name?: string }[] };
+    expect(JSON.stringify(list)).toContain(second.sessionId);
+    expect(JSON.stringify(list)).not.toContain(first.sessionId);
+    const entries = await viewerGet(`/api/entries?file=${first.sessionId}.jsonl`);
+    expect(entries.status).not.toBe(200);
+    expect(await entries.text()).not.toContain("milk");
+    const own = await viewerGet(`/api/entries?file=${second.sessionId}.jsonl`);
+    expect(own.status).toBe(200);
+    expect(await own.text()).toContain("what notes are there?");
   });
 });
