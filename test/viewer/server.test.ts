@@ -128,8 +128,10 @@ describe("serveViewer: the JSON endpoints", () => {
     mkdirSync(join(directory, "nested"));
     writeFileSync(join(directory, "nested", "inner.jsonl"), messageLine({ role: "user", content: "nested" }));
     const size = (name: string): number => statSync(join(directory, name)).size;
-    // Hand-written logs: no workspace, no token counts, no turn that ended.
-    const unfinished = { workspace: null, outcome: "unfinished", tokens: { input: 0, output: 0 } };
+    // Hand-written logs: no workspace, no token counts; each ends with an answer without a stop
+    // reason, which is done by the one rule the stores' list() uses too (restingOutcome).
+    const answered = { workspace: null, outcome: "done", tokens: { input: 0, output: 0 } };
+    const unfinished = { ...answered, outcome: "unfinished" };
     await withViewer(directory, async (viewer) => {
       expect((await getJson(address(viewer, `api/target`))).body).toStrictEqual({
         mode: "directory",
@@ -147,7 +149,7 @@ describe("serveViewer: the JSON endpoints", () => {
             title: `a long question ${"x".repeat(104)}`,
             latestTask: `a long question ${"x".repeat(104)}`,
             tasks: 1,
-            ...unfinished,
+            ...answered,
             problems: 0,
           },
           {
@@ -158,7 +160,7 @@ describe("serveViewer: the JSON endpoints", () => {
             title: "the first question",
             latestTask: "the first question",
             tasks: 1,
-            ...unfinished,
+            ...answered,
             problems: 0,
           },
           {
