@@ -285,7 +285,7 @@ function enterTurn(
   // The stored copies (with ts): approval marks must land on the session's own objects.
   const stored = run.addTurn(messages) as ModelMessage[];
   const last = stored[stored.length - 1];
-  const toolCalls = problems === undefined ? stored.filter(isToolCall) : noCalls;
+  const toolCalls = problems === undefined ? toolCallsOf(stored) : noCalls;
   if (toolCalls.length === 0) {
     // Nothing to answer: what started early answers calls that are not in the session.
     answer.discard();
@@ -293,4 +293,10 @@ function enterTurn(
   }
   const turn: OpenTurn = { toolCalls, last, started: answer.started, release: answer.release };
   return { type: "answer-tools", turn };
+}
+
+// The stored copy is the turn's own list: a turn of calls only (the usual one) is its own list of calls.
+function toolCallsOf(stored: ModelMessage[]): ToolCallMessage[] {
+  for (const message of stored) if (!isToolCall(message)) return stored.filter(isToolCall);
+  return stored as ToolCallMessage[];
 }
