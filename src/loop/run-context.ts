@@ -209,7 +209,7 @@ export function createRunContext(setup: RunSetup): RunContext {
     agent: options.agent,
   });
   const maxChars = largeOutputChars(options.largeOutput);
-  const tasks = createRunTasks(setup, { emit: listening === undefined ? undefined : emit, maxChars, toolTimeout });
+  const tasks = createRunTasks(setup, { emit: listening && emit, maxChars, toolTimeout, guarded: guarded.taskOutput });
   const spentByCall = new Map<string, SubagentUsage[]>();
   const ledger = createBudgetLedger({
     limit: options.budget,

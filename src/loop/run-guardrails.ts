@@ -19,13 +19,20 @@ export type RunGuardrails = {
   readonly report: GuardrailReport;
 };
 
-/** The run's guardrails (undefined when it has none), and its tool hooks with the tool guardrails around them. */
+/**
+ * The run's guardrails (undefined when it has none), its tool hooks with the tool guardrails around
+ * them, and the `toolOutput` guardrails for its background tasks' outcomes.
+ */
 export function readGuardrails(
   guardrails: Guardrails | undefined,
   hooks: ToolHooks | undefined,
   run: { emit: (event: AgentEvent) => void; abortRace: AbortRace; signal: AbortSignal; agent: string | undefined },
-): { guardrails: RunGuardrails | undefined; tools: ToolGuardrails | undefined } {
-  if (guardrails === undefined) return { guardrails: undefined, tools: undefined };
+): {
+  guardrails: RunGuardrails | undefined;
+  tools: ToolGuardrails | undefined;
+  taskOutput: ToolGuardrails | undefined;
+} {
+  if (guardrails === undefined) return { guardrails: undefined, tools: undefined, taskOutput: undefined };
   const report: GuardrailReport = {
     emit: run.emit,
     race: (promise) => run.abortRace.race(promise),
@@ -54,5 +61,7 @@ export function readGuardrails(
       toolInput.length === 0 && toolOutput.length === 0
         ? undefined
         : toolGuardrails(hooks, { toolInput, toolOutput }, report),
+    // Background tasks' outcomes are checked apart (their verdicts keyed by the same call ids).
+    taskOutput: toolOutput.length === 0 ? undefined : toolGuardrails(hooks, { toolInput: [], toolOutput }, report),
   };
 }

@@ -8,8 +8,11 @@ import {
   type BackgroundTask,
   type TaskEvent,
   type TaskHost,
+  type TaskOutputCheck,
 } from "../tools/task-registry.ts";
 import type { ToolDefinition, ToolHandlers } from "../tools/tool.ts";
+import type { ToolHooks } from "../tools/tool-hooks.ts";
+import type { ToolGuardrails } from "../guardrails/tool-guardrails.ts";
 
 /** The run option `backgroundTasks`: what a run does while tasks of its session run. */
 export type BackgroundTasksOptions = {
@@ -54,13 +57,19 @@ export function createRunTasks(
   { tools, session, options }: { tools: readonly ToolDefinition[]; session: Session; options: RunTasksOptions },
   run: {
     emit: ((event: TaskEvent) => void) | undefined;
+    /** The run's `toolOutput` guardrails for tasks' outcomes (`readGuardrails`), if any. */
+    guarded: ToolGuardrails | undefined;
     maxChars: number | undefined;
     toolTimeout: number | undefined;
   },
 ): RunTasks | undefined {
   if (!tools.some((definition) => backgroundOf(definition) !== undefined) && !hasLiveTasks(session)) return undefined;
   return {
-    host: { emit: run.emit, onSettled: options.backgroundTasks?.onTaskSettled },
+    host: {
+      emit: run.emit,
+      onSettled: options.backgroundTasks?.onTaskSettled,
+      check: taskOutputCheck(options.hooks, run.guarded),
+    },
     whenIdle: options.backgroundTasks?.whenIdle ?? "wait",
     maxChars: run.maxChars,
     toolHandlers: options.toolHandlers ?? {},
@@ -69,7 +78,13 @@ export function createRunTasks(
 }
 
 /** The run options `createRunTasks` reads. */
-type RunTasksOptions = { backgroundTasks?: BackgroundTasksOptions; toolHandlers?: ToolHandlers };
+type RunTasksOptions = { backgroundTasks?: BackgroundTasksOptions; toolHandlers?: ToolHandlers; hooks?: ToolHooks };
+
+// A task's outcome goes through the run's `afterToolCall` hook and `toolOutput` guardrails, as a direct call's result.
+function taskOutputCheck(hooks: ToolHooks | undefined, guarded: ToolGuardrails | undefined): TaskOutputCheck {
+  if (guarded === undefined) return { afterToolCall: hooks?.afterToolCall, marked: undefined };
+  return { afterToolCall: guarded.hooks.afterToolCall, marked: guarded.marked };
+}
 
 /** A result entered the session: a task's record that changed while it was on its way is written now. */
 export function taskResultEntered(session: Session, result: ToolResultMessage): void {

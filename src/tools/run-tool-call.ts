@@ -1,17 +1,15 @@
-import { describeError } from "../errors.ts";
 import { roundMs } from "../numeric-options.ts";
 import type { ToolResultMessage } from "../session.ts";
-import { knownToolNames, type ExecutorSetup, type ToolCallRun } from "./executor-setup.ts";
+import { knownToolNames, type ToolCallRun } from "./executor-setup.ts";
 import { invokeTool } from "./invoke-tool.ts";
-import { toJsonOutput } from "./json-output.ts";
-import { contentResult, isToolContent } from "./tool-content.ts";
+import { afterToolCall } from "./after-tool-call.ts";
 import { checkGate, isGated } from "./tool-gate.ts";
 import { decisionHolds } from "./approval.ts";
 import { checkLoopGuard } from "./loop-guard.ts";
 import type { ToolDefinition } from "./tool.ts";
 import type { PendingApproval, ToolOutcome } from "./tool-outcome.ts";
 import type { ToolExecutionEvent } from "./tool-events.ts";
-import { afterHookFailedResult, notLoadedResult, thrownResult, unknownToolResult } from "./tool-errors.ts";
+import { notLoadedResult, thrownResult, unknownToolResult } from "./tool-errors.ts";
 import { searchToolsName } from "./search-tools.ts";
 
 /**
@@ -131,32 +129,4 @@ function approvalRequested(run: ToolCallRun, pending: PendingApproval): PendingA
 function withCaller<Event extends ToolExecutionEvent>(event: Event, { caller }: ToolCallRun): Event {
   if (caller !== undefined) event.caller = caller;
   return event;
-}
-
-type AfterToolCall = NonNullable<NonNullable<ExecutorSetup["hooks"]>["afterToolCall"]>;
-
-// The hook may replace the result: `{ output, isError? }`, or the new output itself. A hook that
-// throws replaces it with an error (fail closed), reported as `hook-error`.
-async function afterToolCall(
-  { call, setup, abortRace }: ToolCallRun,
-  hook: AfterToolCall,
-  result: ToolResultMessage,
-): Promise<ToolResultMessage> {
-  try {
-    const replaced = await abortRace.race(Promise.resolve(hook({ call, result, session: setup.session })));
-    if (replaced === undefined) return result;
-    if (isToolContent(replaced)) return contentResult(call.id, replaced);
-    const shaped =
-      typeof replaced === "object" && replaced !== null && !Array.isArray(replaced) && "output" in replaced;
-    const next: ToolResultMessage = {
-      type: "tool_result",
-      id: call.id,
-      output: toJsonOutput(shaped ? replaced.output : replaced),
-    };
-    if (shaped && replaced.isError === true) next.isError = true;
-    return next;
-  } catch (error) {
-    setup.onEvent?.({ type: "hook-error", hook: "afterToolCall", id: call.id, error: describeError(error) });
-    return afterHookFailedResult(call, error);
-  }
 }

@@ -14,12 +14,13 @@ import {
   type ToolCallMessage,
   type ToolResultMessage,
 } from "../session.ts";
+import { afterToolCall } from "./after-tool-call.ts";
 import type { Background } from "./background.ts";
 import type { ToolCallRun } from "./executor-setup.ts";
 import type { ToolOutcome } from "./tool-outcome.ts";
 import type { BackgroundTask, TaskHost } from "./task-types.ts";
 
-export type { BackgroundTask, TaskEvent, TaskHost } from "./task-types.ts";
+export type { BackgroundTask, TaskEvent, TaskHost, TaskOutputCheck } from "./task-types.ts";
 
 /**
  * A task this process holds. A task in a session's log that no process holds (its process was
@@ -179,16 +180,28 @@ function runHandler(
     task: { id: task.id, attempt: task.record.attempt },
   };
   // `begin` never rejects (`invokeTool`); a value that comes after a cancel is dropped by `settle`.
-  void Promise.resolve(begin(taskRun)).then(
-    (outcome) => {
-      abortRace.dispose();
-      settleTask(task, settledRecord(task, outcome));
-    },
-    (error: unknown) => {
-      abortRace.dispose();
-      settleTask(task, { status: "failed", output: `Error: ${String(error)}`, isError: true });
-    },
-  );
+  void Promise.resolve(begin(taskRun))
+    .then((outcome) => checked(task, taskRun, outcome))
+    .then(
+      (outcome) => {
+        abortRace.dispose();
+        settleTask(task, settledRecord(task, outcome));
+      },
+      (error: unknown) => {
+        abortRace.dispose();
+        settleTask(task, { status: "failed", output: `Error: ${String(error)}`, isError: true });
+      },
+    );
+}
+
+// The outcome goes through what a direct call's result does (the `afterToolCall` hook, the
+// `toolOutput` guardrails) before it is recorded: what they block never enters the session or a log.
+async function checked(task: LiveTask, taskRun: ToolCallRun, outcome: ToolOutcome): Promise<ToolOutcome> {
+  if (outcome.type !== "tool_result") return outcome;
+  const check = task.host.check ?? { afterToolCall: taskRun.setup.hooks?.afterToolCall, marked: undefined };
+  let result = outcome;
+  if (check.afterToolCall !== undefined) result = await afterToolCall(taskRun, check.afterToolCall, outcome);
+  return check.marked === undefined ? result : check.marked(result);
 }
 
 function settledRecord(task: LiveTask, outcome: ToolOutcome): TaskOutcome {

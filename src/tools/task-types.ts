@@ -1,4 +1,5 @@
-import type { JsonObject, JsonValue, Session, TaskStatus } from "../session.ts";
+import type { JsonObject, JsonValue, Session, TaskStatus, ToolResultMessage } from "../session.ts";
+import type { ToolHooks } from "./tool-hooks.ts";
 
 /** A background task as `backgroundTasks(session)` lists it, read from the session alone. */
 export type BackgroundTask = {
@@ -38,4 +39,17 @@ export type TaskEvent =
 export type TaskHost = {
   emit: ((event: TaskEvent) => void) | undefined;
   onSettled: ((task: BackgroundTask, session: Session) => void) | undefined;
+  /** What a task's outcome goes through before it is recorded; absent: the executor's `afterToolCall` hook alone. */
+  check?: TaskOutputCheck;
+};
+
+/**
+ * What a direct call's result goes through, for a task's outcome: the run's `afterToolCall` hook
+ * with its `toolOutput` guardrails around it, then `marked` (the verdict's result in place of one
+ * a guardrail blocked or redacted). Its own guardrail instance: a task's verdict never mixes with
+ * the running note's of the same call id.
+ */
+export type TaskOutputCheck = {
+  readonly afterToolCall: ToolHooks["afterToolCall"];
+  readonly marked: ((result: ToolResultMessage) => ToolResultMessage) | undefined;
 };

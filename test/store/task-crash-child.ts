@@ -5,6 +5,7 @@
 // Modes: `running` (killed while a rerun task and a lost task run: their running records are in
 // the log), `settled` (killed after both settled, their records written, before any delivery),
 // `resume` (a new process: runs the session to its end, each task's handler returning at once).
+// With TASK_CRASH_GUARD=1 each outcome holds a secret that a toolOutput guardrail of the run blocks.
 import { appendFileSync, writeSync } from "node:fs";
 import {
   agentLoop,
@@ -12,6 +13,7 @@ import {
   initSession,
   extendSession,
   tool,
+  type Guardrail,
   type InvokeModel,
   type Session,
 } from "simple-agent-loop";
@@ -32,6 +34,11 @@ function stop(): never {
   process.exit(3);
 }
 
+const guard = process.env.TASK_CRASH_GUARD === "1";
+const vault: Guardrail = {
+  name: "vault",
+  check: ({ text = "" }) => (text.includes("SECRET") ? { action: "block", message: "a secret" } : { action: "allow" }),
+};
 const never = new Promise<never>(() => undefined);
 let started = 0;
 
@@ -46,7 +53,7 @@ function taskTool(name: string, background: { onRestart: "rerun" | "lost" }) {
       appendFileSync(effectsPath!, `${name}:${context.task?.attempt}:${context.task?.id}\n`);
       started++;
       if (mode === "running") return await never;
-      return `${name} of ${String(input.target)} done`;
+      return `${name} of ${String(input.target)} done${guard ? " with SECRET-7" : ""}`;
     },
   });
 }
@@ -73,6 +80,7 @@ try {
       extendSession(session, message);
   let settled = 0;
   await agentLoop(model, tools, session, {
+    ...(guard ? { guardrails: { toolOutput: [vault] } } : {}),
     backgroundTasks: {
       whenIdle: mode === "resume" ? "wait" : "end",
       onTaskSettled: () => {

@@ -98,6 +98,24 @@ for (const backend of backends) {
         `[background task ${tasks[1]!.id} (deploy) completed]\ndeploy of prod done`,
       ]);
     }, 120_000);
+
+    it("an outcome a toolOutput guardrail blocked when it settled is delivered blocked after the crash, never raw in the log", async () => {
+      const location = await backend.location("guarded");
+      const effects = join(tempDir(), "guarded.effects");
+      // Only the killed process has the guardrail: what it recorded is what the next one delivers.
+      const child = startChild(location, effects, "settled", { TASK_CRASH_GUARD: "1" });
+      await child.stopped;
+      expect(await child.kill()).toBe(true);
+      expect(JSON.stringify(await load(location))).not.toContain("SECRET");
+
+      await resume(location, effects);
+      const resumed = await load(location);
+      expect(deliveries(resumed)).toHaveLength(2);
+      for (const delivery of deliveries(resumed)) expect(delivery.content).toContain("[blocked by vault] a secret");
+      expect(JSON.stringify(resumed)).not.toContain("SECRET");
+      if (databaseStore(location) === undefined) expect(readFileSync(location, "utf8")).not.toContain("SECRET");
+      expect(startsOf(effects)).toHaveLength(2);
+    }, 120_000);
   });
 }
 
@@ -144,11 +162,12 @@ function startChild(
   location: string,
   effects: string,
   mode: string,
+  env: Record<string, string> = {},
 ): { stopped: Promise<boolean>; exited: Promise<boolean>; kill: () => Promise<boolean> } {
   const child = spawn(
     process.execPath,
     ["--conditions=simple-agent-loop-source", "test/store/task-crash-child.ts", location, effects, mode],
-    { cwd: root, stdio: ["ignore", "pipe", "pipe"] },
+    { cwd: root, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...env } },
   );
   let stdout = "";
   let stderr = "";
