@@ -15,6 +15,8 @@ import { journaledTools } from "./journaled-tools.ts";
 import { journaledGuardrails } from "./journaled-guardrails.ts";
 import type { Guardrails } from "../guardrails/guardrail.ts";
 import { toolCallRecorderOf } from "../tools/tool-call-recorder.ts";
+import { journaledPolicy } from "./journaled-classifier.ts";
+import type { ApprovalPolicy } from "../tools/approval-policy.ts";
 import { createReplayClock, type ReplayClock } from "./replay-clock.ts";
 import { readEntries, recordSession, sessionFromEntries, type SessionRecorder } from "./session-state.ts";
 import { createStepScheduler, type StepScheduler } from "./step-scheduler.ts";
@@ -125,6 +127,8 @@ export async function durableRun(ctx: ObjectContext, setup: AgentSetup, input: u
           ...loopOptions,
           // A replay answers each guardrail from the journal: none is asked twice.
           ...guardrailsOption(journal.guardrails(loopOptions.guardrails)),
+          // A replay answers each classifier verdict from the journal: no call is judged twice.
+          ...policyOption(journaledPolicy(ctx, loopOptions.approvalPolicy, scheduler)),
           signal: controller.signal,
           parentBudget: ledger,
           // Restate retries a failed model step; the loop's own backoff would not replay the same.
@@ -231,6 +235,10 @@ function durableLoop(
       toolHandlers: tools.toolHandlers,
       ...(onEvent === undefined ? {} : { onEvent }),
     });
+}
+
+function policyOption(policy: ApprovalPolicy | undefined): { approvalPolicy?: ApprovalPolicy } {
+  return policy === undefined ? {} : { approvalPolicy: policy };
 }
 
 function guardrailsOption(guardrails: Guardrails | undefined): { guardrails?: Guardrails } {

@@ -6,6 +6,8 @@ import type { InvokeModel } from "../model/invoke-model.ts";
 import type { ToolDefinition, ToolHandlers } from "../tools/tool.ts";
 import type { StepScheduler } from "./step-scheduler.ts";
 
+import { journaledPolicy } from "./journaled-classifier.ts";
+
 /** How one durable run journals what an agent does (see `journaledAgent`). */
 export type AgentJournal = {
   ctx: ObjectContext;
@@ -40,6 +42,7 @@ export function journaledAgent(root: AgentDefinition, journal: AgentJournal): Ag
     const { toolTimeout, toolHandlers, guardrails, retry: _retry, eagerTools: _eager, ...options } = agent.options;
     const tools = journal.tools(agent.invokeModel, agent.tools, toolHandlers ?? {}, toolTimeout);
     const journaledGuardrails = journal.guardrails(guardrails);
+    const approvalPolicy = journaledPolicy(journal.ctx, options.approvalPolicy, journal.scheduler);
     const handoffs: Handoff[] = [];
     const journaled: AgentDefinition = {
       ...agent,
@@ -51,6 +54,7 @@ export function journaledAgent(root: AgentDefinition, journal: AgentJournal): Ag
         ...options,
         ...(toolHandlers === undefined ? {} : { toolHandlers: tools.toolHandlers }),
         ...(journaledGuardrails === undefined ? {} : { guardrails: journaledGuardrails }),
+        ...(approvalPolicy === undefined ? {} : { approvalPolicy }),
       },
     };
     copies.set(agent, journaled);

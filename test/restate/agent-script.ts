@@ -8,7 +8,15 @@
 // `tool <call id>` when a tool's work is done (after any hold).
 import { appendFileSync, existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { tool, type Guardrails, type InvokeModel, type ModelMessage, type Session, type Tool } from "simple-agent-loop";
+import {
+  tool,
+  type ApprovalClassifier,
+  type Guardrails,
+  type InvokeModel,
+  type ModelMessage,
+  type Session,
+  type Tool,
+} from "simple-agent-loop";
 import { scriptedModel } from "simple-agent-loop/testing";
 
 /**
@@ -104,6 +112,17 @@ export function scriptTools(dir: string): Tool[] {
 }
 
 /** Counts of each effect line. */
+/** A classifier that allows every call, recording `classifier <call id>` as its effect each time it is asked. */
+export function scriptClassifier(dir: string): ApprovalClassifier {
+  return {
+    name: "script-judge",
+    classify: ({ call }) => {
+      appendFileSync(join(dir, "effects"), `classifier ${call.id}\n`);
+      return { decision: "allow", reason: `${call.name} is harmless`, usage: { inputTokens: 7, outputTokens: 2 } };
+    },
+  };
+}
+
 /**
  * The script agent's guardrails: `screen` checks each new user message (blocks one that says
  * "forbidden"), `review` each final answer; each records `guardrail <name> <text>` as its effect.

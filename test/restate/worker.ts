@@ -4,7 +4,7 @@
 //   node --conditions=simple-agent-loop-source test/restate/worker.ts <control dir>
 import * as restate from "@restatedev/restate-sdk";
 import { restateAgent } from "simple-agent-loop/restate";
-import { scriptGuardrails, scriptModel, scriptTools } from "./agent-script.ts";
+import { scriptClassifier, scriptGuardrails, scriptModel, scriptTools } from "./agent-script.ts";
 import { scriptTriage } from "./agents-script.ts";
 import { shotsMaxStepBytes, shotsModel, shotsTools } from "./shots-script.ts";
 
@@ -24,6 +24,15 @@ const port = await restate
   .bind(agent)
   // The same worker serves agents that hand off to each other (agents-script.ts).
   .bind(restateAgent({ name: "agents", agent: scriptTriage(dir) }))
+  // The script agent with every call judged by a classifier (agent-script.ts).
+  .bind(
+    restateAgent({
+      name: "judged",
+      invokeModel: scriptModel(dir),
+      tools: scriptTools(dir),
+      options: { approvalPolicy: { classifier: scriptClassifier(dir) } },
+    }),
+  )
   // A tool whose screenshot outgrows a step (shots-script.ts).
   .bind(
     restateAgent({
