@@ -195,6 +195,10 @@ export type ToolCallMessage = {
     task?: TaskRecord;
     /** The `toolOutput` guardrail's verdict, taken before the result was held (`output` is then what it left). */
     guardrail?: GuardrailVerdict & { name: string };
+    /** What the result carries beside its output, kept through the hold: see `ToolResultMessage`. */
+    subagentUsage?: SubagentUsage[];
+    programCalls?: ProgramCall[];
+    logs?: string[];
   };
   /** Opaque data of the `provider` that made this call, sent back with it only to that provider (Gemini's `thoughtSignature`). */
   signature?: string;

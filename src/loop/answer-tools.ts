@@ -136,12 +136,15 @@ function pause(run: RunContext, turn: OpenTurn, outcomes: readonly ToolOutcome[]
     } else {
       // What is held is what may enter: the output guardrails' verdict is taken now, so the raw
       // output they blocked or redacted is never held (in memory, in a store's log, in Restate's
-      // state), and the mark travels with it to whatever process resumes.
-      const result = run.markResult === undefined ? outcome : run.markResult(outcome);
+      // state), and the mark travels with it to whatever process resumes, as do its records.
+      const result = run.heldResult(outcome);
       const held: NonNullable<ToolCallMessage["heldResult"]> = { output: result.output };
       if (result.content !== undefined) held.content = result.content;
       if (result.isError === true) held.isError = true;
       if (result.guardrail !== undefined) held.guardrail = result.guardrail;
+      if (result.subagentUsage !== undefined) held.subagentUsage = result.subagentUsage;
+      if (result.programCalls !== undefined) held.programCalls = result.programCalls;
+      if (result.logs !== undefined) held.logs = result.logs;
       if (outcome.task !== undefined) held.task = outcome.task;
       call.heldResult = held;
     }

@@ -113,10 +113,11 @@ export type RunContext = {
   /** The input and output guardrails (the tool guardrails are in the executor's hooks); absent without any. */
   readonly guardrails: RunGuardrails | undefined;
   /**
-   * A tool result as the `toolOutput` guardrails left it (blocked or redacted, with their mark):
-   * what may enter the session, so what a pause may hold. Absent without tool guardrails.
+   * What a pause may hold of a result: the result as the `toolOutput` guardrails left it (blocked
+   * or redacted, with their mark), with what its call spent on models and, for a code call, its
+   * program's calls and logs (the run that answers the waiting call has none of them).
    */
-  readonly markResult: ((result: ToolResultMessage) => ToolResultMessage) | undefined;
+  readonly heldResult: (result: ToolResultMessage) => ToolResultMessage;
   /** A blocked input or answer throws `GuardrailTrippedError` instead of ending the run `blocked`. */
   readonly throwOnBlock: boolean;
   /** Whether model calls are compared with the one before for the `cache` event: only when it can be heard. */
@@ -269,7 +270,7 @@ export function createRunContext(setup: RunSetup): RunContext {
     modelCallMs: options.timeouts?.modelCallMs,
     firstChunkMs: options.timeouts?.firstChunkMs,
     guardrails: guarded.guardrails,
-    markResult: marked,
+    heldResult: (result) => runTools.withRecords(marked === undefined ? result : marked(result)) as ToolResultMessage,
     throwOnBlock: options.throwOnBlock === true,
     tracksPrefix: listening !== undefined,
     tasks,

@@ -297,11 +297,39 @@ function messageProblem(value: unknown, entryType = "message", depth = 0): strin
     if (value.waitMs !== undefined && !isCount(value.waitMs)) return wrong("waitMs", "a non-negative integer");
     if (value.kept !== undefined && value.kept !== "cleared" && value.kept !== "offloaded")
       return `${kind} needs "kept" to be "cleared", "offloaded" or absent, not ${JSON.stringify(value.kept)}`;
-    const spent = subagentUsageProblem(value.subagentUsage, kind);
+    const spent = subagentUsageProblem(value.subagentUsage, kind) ?? programRecordProblem(value, kind, "");
     if (spent !== undefined) return spent;
     if (value.content !== undefined) return messageContentProblem(value as Message);
   }
   return undefined;
+}
+
+// A code call's record: the calls its program made (each a call with what it gave the program) and its console lines.
+function programRecordProblem(value: Record<string, unknown>, kind: string, prefix: string): string | undefined {
+  const { programCalls, logs } = value;
+  if (programCalls !== undefined) {
+    if (!Array.isArray(programCalls))
+      return `${kind} needs an array "${prefix}programCalls" or none, not ${describe(programCalls)}`;
+    for (const [index, call] of programCalls.entries()) {
+      const field = `${prefix}programCalls[${index}]`;
+      if (!isObject(call)) return `${kind} needs an object "${field}", not ${describe(call)}`;
+      for (const key of ["id", "name"])
+        if (typeof call[key] !== "string" || call[key] === "")
+          return `${kind} needs a non-empty string "${field}.${key}", not ${describe(call[key])}`;
+      if (!isObject(call.input)) return `${kind} needs an object "${field}.input", not ${describe(call.input)}`;
+      if (!("output" in call)) return `${kind} needs "${field}.output"`;
+      if (call.isError !== undefined && typeof call.isError !== "boolean")
+        return `${kind} needs a boolean "${field}.isError" or none, not ${describe(call.isError)}`;
+      if (call.content !== undefined) {
+        const problem = messageContentProblem({ type: "tool_result", id: call.id, ...call } as Message);
+        if (problem !== undefined) return `${kind} "${field}": ${problem}`;
+      }
+    }
+  }
+  if (logs === undefined) return undefined;
+  if (!Array.isArray(logs)) return `${kind} needs an array "${prefix}logs" or none, not ${describe(logs)}`;
+  const line = logs.findIndex((entry) => typeof entry !== "string");
+  return line === -1 ? undefined : `${kind} needs a string "${prefix}logs[${line}]", not ${describe(logs[line])}`;
 }
 
 // The text field each guardrail action carries.
@@ -457,7 +485,7 @@ function deciderProblem(decider: unknown, field: string): string | undefined {
 // A held result becomes its call's result: it has an output and nothing that could name another call.
 // A held result is a result that has yet to enter: its output (as the output guardrails left it,
 // with their mark), parts and error flag.
-const heldFields = new Set(["output", "content", "isError", "guardrail"]);
+const heldFields = new Set(["output", "content", "isError", "guardrail", "subagentUsage", "programCalls", "logs"]);
 
 function heldResultProblem(held: unknown, kind: string): string | undefined {
   if (held === undefined) return undefined;
@@ -465,8 +493,11 @@ function heldResultProblem(held: unknown, kind: string): string | undefined {
     return `${kind} needs "heldResult" to be an object with an "output", not ${describe(held)}`;
   const extra = Object.keys(held).find((key) => !heldFields.has(key));
   if (extra !== undefined)
-    return `${kind} has "heldResult.${extra}": a held result holds only output, content, isError and guardrail`;
-  const mark = guardrailMarkProblem(held.guardrail, `${kind}'s heldResult`);
+    return `${kind} has "heldResult.${extra}": a held result holds only output, content, isError, guardrail, subagentUsage, programCalls and logs`;
+  const mark =
+    guardrailMarkProblem(held.guardrail, `${kind}'s heldResult`) ??
+    subagentUsageProblem(held.subagentUsage, `${kind}'s heldResult`) ??
+    programRecordProblem(held, kind, "heldResult.");
   if (mark !== undefined) return mark;
   if (held.isError !== undefined && typeof held.isError !== "boolean")
     return `${kind} needs a boolean "heldResult.isError" or none, not ${describe(held.isError)}`;

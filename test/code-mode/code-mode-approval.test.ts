@@ -98,4 +98,29 @@ describe("approvals mid-program", () => {
     expect(result.output).toMatch(/diverged at call 1/);
     expect(runs).toStrictEqual(["lookup a"]);
   });
+  it("keeps a code call's programCalls and logs while an earlier call of its turn waits for approval", async () => {
+    const runs: string[] = [];
+    const code = "console.log('looking'); return await tools.lookup({ key: 'a' });";
+    const first = scriptedModel([
+      [
+        { type: "tool_call", id: "call_1", name: "deploy", input: { service: "api" } },
+        { type: "tool_call", id: "call_2", name: codeModeName, input: { code } },
+      ],
+    ]);
+    const paused = await agentLoop(first, tools(runs), initSession("s", "u"), { codeMode: true });
+    expect(runs).toStrictEqual(["lookup a"]);
+    const copy = JSON.parse(JSON.stringify(paused)) as Session;
+    resolveApproval(copy, "call_1", { approved: true });
+    const done = await agentLoop(scriptedModel([[{ role: "assistant", content: "ok" }]]), tools(runs), copy, {
+      codeMode: true,
+    });
+    expect(runs).toStrictEqual(["lookup a", "deploy api"]);
+    const result = resultOf(done, "call_2")!;
+    expect(result.output).toBe("value of a");
+    expect(result.programCalls).toStrictEqual([
+      { id: "call_2.1", name: "lookup", input: { key: "a" }, output: "value of a" },
+    ]);
+    expect(result.logs).toStrictEqual(["looking"]);
+    expectEveryCallAnsweredOnce(done);
+  });
 });
