@@ -1,3 +1,4 @@
+import type { McpServerAuth } from "./oauth-provider.ts";
 import { jsonNestedDeeperThan, maxJsonDepth } from "../session.ts";
 import { readFile } from "node:fs/promises";
 import { errorMessage } from "../errors.ts";
@@ -39,6 +40,11 @@ export type McpHttpServerConfig = McpServerSettings & {
   url: string;
   /** Sent with every request, e.g. `{ Authorization: "Bearer …" }`. */
   headers?: Record<string, string>;
+  /**
+   * A client registered ahead with the server's authorization server (dynamic registration is
+   * skipped), or `false`: no OAuth for this server even when `connectMcp` has `oauth`.
+   */
+  auth?: McpServerAuth | false;
 };
 
 /** Options of `loadMcpConfig`. */
@@ -129,6 +135,8 @@ function parseEntry(entry: unknown, expand: Expand, fail: (problem: string) => n
     const config: McpHttpServerConfig = { url };
     const headers = stringRecordField(entry, "headers", fail);
     if (headers !== undefined) config.headers = expandValues(headers, "headers", expand);
+    const auth = parseAuth(entry["auth"], expand, fail);
+    if (auth !== undefined) config.auth = auth;
     return withSettings(config, entry, fail);
   }
   if (!hasCommand) return fail('needs "command" (stdio) or "url" (Streamable HTTP)');
@@ -145,6 +153,30 @@ function parseEntry(entry: unknown, expand: Expand, fail: (problem: string) => n
   if (env !== undefined) config.env = expandValues(env, "env", expand);
   if (entry["cwd"] !== undefined) config.cwd = expand(stringField(entry, "cwd", fail), "cwd");
   return withSettings(config, entry, fail);
+}
+
+function parseAuth(
+  value: unknown,
+  expand: Expand,
+  fail: (problem: string) => never,
+): McpServerAuth | false | undefined {
+  if (value === undefined || value === false) return value;
+  if (!isRecord(value)) return fail('"auth" must be false or { "clientId", "clientSecret"?, "scopes"? }');
+  const clientId = value["clientId"];
+  if (typeof clientId !== "string" || clientId === "") return fail('"auth.clientId" must be a non-empty string');
+  const auth: McpServerAuth = { clientId: expand(clientId, "auth.clientId") };
+  const secret = value["clientSecret"];
+  if (secret !== undefined) {
+    if (typeof secret !== "string") return fail('"auth.clientSecret" must be a string');
+    auth.clientSecret = expand(secret, "auth.clientSecret");
+  }
+  const scopes = value["scopes"];
+  if (scopes !== undefined) {
+    if (!Array.isArray(scopes) || !scopes.every((scope) => typeof scope === "string"))
+      return fail('"auth.scopes" must be an array of strings');
+    auth.scopes = [...scopes];
+  }
+  return auth;
 }
 
 function withSettings<Config extends McpServerConfig>(

@@ -2,7 +2,7 @@
 // loads the SDK when first called, and only the transports the configuration uses.
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { FetchLike, Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type {
   ElicitRequestSchema,
   McpError,
@@ -23,6 +23,9 @@ import {
   type McpOptions,
 } from "./connection.ts";
 import { dropAwareFetch } from "./drop-aware-fetch.ts";
+import { listenForCallback } from "./oauth-callback.ts";
+import { oauthProvider, type OAuthFlow } from "./oauth-provider.ts";
+import { memoryTokenStore, type McpTokenStore } from "./token-store.ts";
 import { elicitationRequestHandler } from "./elicitation.ts";
 import { McpConnectionError, messageWithCause } from "./errors.ts";
 import { resourceUpdated, type McpResourceUpdate } from "./resources.ts";
@@ -30,7 +33,7 @@ import type { stdioTransport } from "./stdio-transport.ts";
 import { toolRegistry, type ToolRegistry } from "./tool-registry.ts";
 import { memoryTrustStore, type McpTrustStore } from "./trust-store.ts";
 
-export type { McpConnection, McpOptions, McpServerInfo } from "./connection.ts";
+export type { McpConnection, McpOAuthOptions, McpOptions, McpServerInfo } from "./connection.ts";
 
 /**
  * Connects to every server (in parallel) and lists their tools. Rejects with
@@ -124,6 +127,7 @@ function checkMcpOptions(options: McpOptions): void {
     exclusive: true,
     max: maxTimerDelay,
   });
+  checkOAuthOptions(options.oauth);
   if (options.onToolsChanged !== undefined && typeof options.onToolsChanged !== "function")
     throw new AgentError(`connectMcp: onToolsChanged must be a function; got ${describeValue(options.onToolsChanged)}`);
   const trust: unknown = options.trust;
@@ -168,6 +172,26 @@ export async function withMcp<T>(
   } finally {
     await connection.close();
   }
+}
+
+function checkOAuthOptions(oauth: McpOptions["oauth"]): void {
+  if (oauth === undefined) return;
+  if (typeof oauth !== "object" || oauth === null)
+    throw new AgentError(`connectMcp: oauth must be an object; got ${describeValue(oauth)}`);
+  checkNumber("connectMcp: oauth.timeoutMs", oauth.timeoutMs, { min: 0, exclusive: true, max: maxTimerDelay });
+  checkNumber("connectMcp: oauth.redirectPort", oauth.redirectPort, { min: 1, max: 65_535, integer: true });
+  if (oauth.openAuthorizationUrl !== undefined && typeof oauth.openAuthorizationUrl !== "function")
+    throw new AgentError(
+      `connectMcp: oauth.openAuthorizationUrl must be a function; got ${describeValue(oauth.openAuthorizationUrl)}`,
+    );
+  const store: unknown = oauth.store;
+  if (
+    store !== undefined &&
+    (typeof store !== "object" ||
+      store === null ||
+      !["get", "set", "delete"].every((method) => typeof (store as Record<string, unknown>)[method] === "function"))
+  )
+    throw new AgentError(`connectMcp: oauth.store must have get, set and delete; got ${describeValue(store)}`);
 }
 
 type Sdk = {
@@ -225,19 +249,83 @@ async function connectServer(sdk: Sdk, connect: ServerConnect): Promise<Connecte
   const where = "command" in config ? `command "${config.command}"` : describeUrl(config.url);
   const fail = (problem: string, cause?: unknown): McpConnectionError =>
     new McpConnectionError(`MCP server "${server}" (${where}): ${problem}`, { server, cause });
-  let transport: Transport;
   const stderr = { tail: "" };
+  const flow: OAuthFlow | undefined =
+    "command" in config || options.oauth === undefined || config.auth === false
+      ? undefined
+      : { authorizationRequested: false };
+  const open = (): { transport: Transport; client: Client; calls: Map<string, ToolContext> } => {
+    let transport: Transport;
+    try {
+      transport = createTransport(sdk, { server, config, options, stderr, flow });
+    } catch (error) {
+      throw fail(errorMessage(error), error);
+    }
+    transports.push(transport);
+    return { transport, ...createClient(sdk, connect, transport) };
+  };
+  const requestOptions = { signal, ...requestOptionsOf(options) };
+  let { transport, client, calls } = open();
   try {
-    transport = createTransport(sdk, config, options, stderr);
+    try {
+      await client.connect(transport, requestOptions);
+    } catch (error) {
+      if (flow?.authorizationRequested !== true || signal.aborted) throw error;
+      // The SDK asked for the user: the redirect brings the code, then a new connection uses the tokens.
+      const code = await waitForCode(flow, options.oauth?.timeoutMs ?? defaultSignInTimeoutMs, signal, fail);
+      try {
+        await (transport as StreamableHTTPClientTransport).finishAuth(code);
+      } catch (cause) {
+        throw fail(`sign-in failed: ${messageWithCause(cause)}`, cause);
+      }
+      ({ transport, client, calls } = open());
+      await client.connect(transport, requestOptions);
+    }
+    const listed = await listTools(client, requestOptions);
+    return {
+      subscriptions: subscriptionsOf(client),
+      server,
+      client,
+      timeout: options.timeout,
+      calls,
+      deferred: config.deferred === true,
+      listed,
+      protocolVersion: protocolVersionOf(transport),
+      refreshing: Promise.resolve(),
+    };
   } catch (error) {
-    throw fail(errorMessage(error), error);
+    if (signal.aborted || error instanceof McpConnectionError) throw error;
+    const said = stderr.tail.trim();
+    // A server that exits at startup usually says why on stderr, e.g. a missing API key.
+    throw fail(`${describeFailure(error, config)}${said === "" ? "" : `; its stderr ended with: ${said}`}`, error);
+  } finally {
+    await flow?.callback?.close();
   }
-  transports.push(transport);
+}
+
+const subscriptionMaps = new WeakMap<Client, Map<string, Set<(update: McpResourceUpdate) => void>>>();
+const protocolVersions = new WeakMap<Transport, { version: string }>();
+
+function subscriptionsOf(client: Client): Map<string, Set<(update: McpResourceUpdate) => void>> {
+  return subscriptionMaps.get(client)!;
+}
+
+function protocolVersionOf(transport: Transport): string {
+  return protocolVersions.get(transport)?.version ?? "";
+}
+
+function createClient(
+  sdk: Sdk,
+  connect: ServerConnect,
+  transport: Transport,
+): { client: Client; calls: Map<string, ToolContext> } {
+  const { server, options } = connect;
   // Stdio has no place for the version agreed on; the SDK hands it to transports that can keep it.
-  let protocolVersion = "";
+  const agreed = { version: "" };
+  protocolVersions.set(transport, agreed);
   const keepVersion = transport.setProtocolVersion?.bind(transport);
   transport.setProtocolVersion = (version) => {
-    protocolVersion = version;
+    agreed.version = version;
     keepVersion?.(version);
   };
   const client = new sdk.Client(options.clientInfo ?? { name: "simple-agent-loop", version: "0" }, {
@@ -250,8 +338,8 @@ async function connectServer(sdk: Sdk, connect: ServerConnect): Promise<Connecte
       },
     },
   });
-  const requestOptions = { signal, ...requestOptionsOf(options) };
   const subscriptions = new Map<string, Set<(update: McpResourceUpdate) => void>>();
+  subscriptionMaps.set(client, subscriptions);
   client.setNotificationHandler(sdk.ResourceUpdatedNotificationSchema, (notification) =>
     resourceUpdated({ server, client, subscriptions }, notification.params.uri),
   );
@@ -268,27 +356,41 @@ async function connectServer(sdk: Sdk, connect: ServerConnect): Promise<Connecte
         invalidParams: (message) => new sdk.McpError(invalidParamsCode, message),
       }),
     );
+  return { client, calls };
+}
+
+// The redirect with the code, the authorization server's error, the deadline or the abort, whichever comes first.
+async function waitForCode(
+  flow: OAuthFlow,
+  timeoutMs: number,
+  signal: AbortSignal,
+  fail: (problem: string, cause?: unknown) => McpConnectionError,
+): Promise<string> {
+  if (flow.callback === undefined) throw fail("sign-in failed: no redirect listener was started");
+  let timer: NodeJS.Timeout | undefined;
+  let onAbort: (() => void) | undefined;
+  const deadline = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(
+      () => reject(fail(`sign-in not finished within ${timeoutMs} ms (oauth.timeoutMs)`)),
+      Math.min(timeoutMs, maxTimerDelay),
+    );
+    onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
   try {
-    await client.connect(transport, requestOptions);
-    const listed = await listTools(client, requestOptions);
-    return {
-      subscriptions,
-      server,
-      client,
-      timeout: options.timeout,
-      calls,
-      deferred: config.deferred === true,
-      listed,
-      protocolVersion,
-      refreshing: Promise.resolve(),
-    };
-  } catch (error) {
-    if (signal.aborted) throw error;
-    const said = stderr.tail.trim();
-    // A server that exits at startup usually says why on stderr, e.g. a missing API key.
-    throw fail(`${describeFailure(error, config)}${said === "" ? "" : `; its stderr ended with: ${said}`}`, error);
+    return await Promise.race([
+      flow.callback.code.catch((error: unknown) => {
+        throw fail(`sign-in failed: ${errorMessage(error)}`, error);
+      }),
+      deadline,
+    ]);
+  } finally {
+    clearTimeout(timer);
+    signal.removeEventListener("abort", onAbort!);
   }
 }
+
+const defaultSignInTimeoutMs = 300_000;
 
 const defaultElicitationTimeoutMs = 600_000;
 // ErrorCode.InvalidParams of JSON-RPC.
@@ -297,7 +399,27 @@ const invalidParamsCode = -32_602;
 // Several changes in a row (a server registering tools one by one) are listed once.
 const listChangedDebounceMs = 300;
 
-function createTransport(sdk: Sdk, config: McpServerConfig, options: McpOptions, stderr: { tail: string }): Transport {
+// One memory store per oauth options object, so every server and connection given the same options shares it.
+const memoryStores = new WeakMap<object, McpTokenStore>();
+
+function defaultTokenStore(oauth: object): McpTokenStore {
+  let store = memoryStores.get(oauth);
+  if (store === undefined) memoryStores.set(oauth, (store = memoryTokenStore()));
+  return store;
+}
+
+/** What `createTransport` needs for one server. */
+type TransportSettings = {
+  server: string;
+  config: McpServerConfig;
+  options: McpOptions;
+  stderr: { tail: string };
+  /** Set when the server may be signed in to with OAuth. */
+  flow: OAuthFlow | undefined;
+};
+
+function createTransport(sdk: Sdk, settings: TransportSettings): Transport {
+  const { server, config, options, stderr, flow } = settings;
   let transport: Transport;
   if ("command" in config) {
     if (typeof config.command !== "string" || config.command === "")
@@ -318,7 +440,6 @@ function createTransport(sdk: Sdk, config: McpServerConfig, options: McpOptions,
   } else {
     if (typeof config.url !== "string" || !URL.canParse(config.url))
       throw new TypeError(`"url" is not a valid URL: ${JSON.stringify(config.url)}`);
-    const requestInit = config.headers === undefined ? {} : { requestInit: { headers: config.headers } };
     // The SDK leaves a call pending until its timeout when the server goes away mid-call: a
     // response to those calls (an error) is made up for it.
     const answeringFetch = dropAwareFetch(reconnectionOptions.maxRetries, (ids, reason) => {
@@ -330,10 +451,39 @@ function createTransport(sdk: Sdk, config: McpServerConfig, options: McpOptions,
         });
       }
     });
+    const origin = new URL(config.url).origin;
+    // The entry's headers go to the server's own origin only, not to its authorization server (the
+    // SDK's requestInit would send them with the OAuth requests too). The redirect listener starts
+    // on the server's first 401, so the port is known before the SDK registers the client.
+    const serverFetch: FetchLike = async (url, init) => {
+      const sameOrigin = new URL(String(url)).origin === origin;
+      let sent = init;
+      if (sameOrigin && config.headers !== undefined) {
+        const headers = new Headers(init?.headers);
+        for (const [name, value] of Object.entries(config.headers)) headers.set(name, value);
+        sent = { ...init, headers };
+      }
+      const response = await answeringFetch(url, sent);
+      if (sameOrigin && response.status === 401 && flow !== undefined && flow.callback === undefined)
+        flow.callback = await listenForCallback(options.oauth?.redirectPort ?? 0);
+      return response;
+    };
+    const oauth = options.oauth;
     transport = new sdk.StreamableHTTPClientTransport!(new URL(config.url), {
-      ...requestInit,
-      fetch: answeringFetch,
+      fetch: serverFetch,
       reconnectionOptions,
+      ...(flow === undefined || oauth === undefined
+        ? {}
+        : {
+            authProvider: oauthProvider({
+              server,
+              url: config.url,
+              store: oauth.store ?? defaultTokenStore(oauth),
+              ...(config.auth === undefined || config.auth === false ? {} : { auth: config.auth }),
+              flow,
+              ...(oauth.openAuthorizationUrl === undefined ? {} : { openAuthorizationUrl: oauth.openAuthorizationUrl }),
+            }),
+          }),
     });
   }
   // Closing aborts the HTTP requests still in flight, so a message sent just before (the

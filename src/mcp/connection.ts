@@ -6,6 +6,7 @@ import type { McpElicitationHandler } from "./elicitation.ts";
 import { mcpPrompts, type McpPrompts } from "./prompts.ts";
 import { mcpResources, resourceTools, type McpResources, type McpResourceUpdate } from "./resources.ts";
 import type { McpHeldTool, McpToolsChange, RegisteredServer, ToolRegistry } from "./tool-registry.ts";
+import type { McpTokenStore } from "./token-store.ts";
 import type { McpTrustStore } from "./trust-store.ts";
 
 /** A server once connected: its registry entry, what it said at initialization, its listing queue. */
@@ -188,6 +189,27 @@ export type McpOptions = {
   elicitation?: McpElicitationHandler | "events";
   /** Milliseconds a question waits for its answer before it is cancelled (default 600 000). */
   elicitationTimeoutMs?: number;
+  /** OAuth 2.1 sign-in of HTTP servers that answer 401 (a server entry's `auth: false` opts out). */
+  oauth?: McpOAuthOptions;
+};
+
+/**
+ * How HTTP servers that answer 401 are signed in to, by the MCP SDK's OAuth client: discovery,
+ * dynamic registration (unless the entry's `auth` names a client), PKCE S256, a 128-bit `state`,
+ * `resource` set to the server's URL, refresh once, a new sign-in when the refresh is refused.
+ */
+export type McpOAuthOptions = {
+  /** Where tokens, client registrations and discovery are kept, per server URL (default `memoryTokenStore()`). */
+  store?: McpTokenStore;
+  /**
+   * Shows the sign-in URL to the user (opens a browser, prints it). Without it, a server that
+   * needs the user fails at once saying so; stored tokens still connect.
+   */
+  openAuthorizationUrl?: (url: string, server: string) => void | Promise<void>;
+  /** Milliseconds to wait for the redirect back before the connection fails (default 300 000). */
+  timeoutMs?: number;
+  /** Port of the redirect listener `http://127.0.0.1:<port>/callback` (default: an ephemeral one). */
+  redirectPort?: number;
 };
 
 /**

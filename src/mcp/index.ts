@@ -1,5 +1,6 @@
 export { connectMcp, withMcp } from "./connect.ts";
-export type { McpConnection, McpOptions, McpServerInfo } from "./connect.ts";
+export type { McpConnection, McpOAuthOptions, McpOptions, McpServerInfo } from "./connect.ts";
+export type { McpServerAuth } from "./oauth-provider.ts";
 export { loadMcpConfig } from "./config.ts";
 export type { LoadMcpConfigOptions, McpHttpServerConfig, McpServerConfig, McpStdioServerConfig } from "./config.ts";
 export { McpConfigError, McpConnectionError, isMcpConfigError, isMcpConnectionError } from "./errors.ts";
