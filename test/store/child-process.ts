@@ -39,7 +39,8 @@ export function startChild(sessionPath: string, effectsPath: string, point = "no
   });
   child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
   const exited = new Promise<boolean>((resolve, reject) => {
-    child.on("exit", (code, signal) => {
+    // "close", not "exit": a child's last stdout line may still be on its way when it has exited.
+    child.on("close", (code, signal) => {
       resolveOpened();
       resolveStopped(false);
       if (signal === "SIGKILL") resolve(true);

@@ -179,7 +179,8 @@ function startChild(
   });
   child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
   const exited = new Promise<boolean>((resolve, reject) => {
-    child.on("exit", (code, signal) => {
+    // "close", not "exit": a child's last stdout line may still be on its way when it has exited.
+    child.on("close", (code, signal) => {
       resolveStopped(false);
       if (signal === "SIGKILL") resolve(true);
       else if (code === 0 && stdout.includes('"done"')) resolve(false);

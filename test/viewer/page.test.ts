@@ -316,12 +316,13 @@ describeInBrowser("the viewer page in a real browser", () => {
       expect(await rows.nth(0).locator("td.title").textContent()).toBe(
         `${recorded.userTexts[0]}latest: ${recorded.userTexts.at(-1)!.slice(0, 120)}`,
       );
-      // No workspace record (not a CLI session); no stop reason recorded: unfinished as far as the log tells.
+      // No workspace record (not a CLI session); an answer without a stop reason (a hand-written
+      // model's): done, by the one rule the stores' list() uses too.
       expect(await rows.nth(1).locator("td").allTextContents()).toStrictEqual([
         "older.jsonl",
         "an old question",
         "",
-        "unfinished",
+        "done",
         "2",
         "0 in · 0 out",
         expect.stringMatching(/ago$/),
