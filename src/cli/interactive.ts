@@ -4,6 +4,7 @@ import type { PermissionMode } from "./permission-mode.ts";
 import { completeLine } from "./line-completion.ts";
 import { runTask } from "./run-task.ts";
 import type { QuestionOptions, TerminalInput } from "./terminal-input.ts";
+import { visibleText } from "./visible-text.ts";
 
 /**
  * The interactive prompt: reads a task, runs it in the session, and again, so every task sees
@@ -24,11 +25,17 @@ export async function interactive(context: Omit<CommandContext, "commands">, wor
     completeLine(line, { commands: slashCommands.map((command) => command.name), workspace });
   for (;;) {
     out.write("\n");
-    const answer = await readInput(input, style, {
-      prompt: modePrompt(modes.current(), style),
-      complete,
-      onShiftTab: () => modePrompt(modes.cycle(), style),
-    });
+    // A line typed and entered while the last task ran is the next task, as if typed now.
+    const queued = input.takeTypedAhead();
+    if (queued !== undefined) out.write(`${modePrompt(modes.current(), style)}${visibleText(queued)}\n`);
+    const answer =
+      queued !== undefined
+        ? { type: "text" as const, text: queued }
+        : await readInput(input, style, {
+            prompt: modePrompt(modes.current(), style),
+            complete,
+            onShiftTab: () => modePrompt(modes.cycle(), style),
+          });
     if (answer.type === "end") {
       out.write("\n");
       return 0;

@@ -1,6 +1,7 @@
 import { createInterface, type Interface } from "node:readline";
 import { lineBreakKeys, type KeypressKey } from "./line-break-keys.ts";
 import type { PromptHistory } from "./prompt-history.ts";
+import { typeAheadKeys, type TypeAhead } from "./type-ahead.ts";
 import { visibleLine } from "./visible-text.ts";
 
 /** What a question got: a line, Ctrl-C, or the end of input (Ctrl-D). */
@@ -30,8 +31,14 @@ export type TerminalInput = {
    * `signal` cancels it (it resolves `interrupt`).
    */
   key: (prompt: string, options?: { signal?: AbortSignal }) => Promise<KeyResult>;
-  /** From now until the returned function is called, Ctrl-C calls `onInterrupt` (also during questions, which report it themselves). */
+  /**
+   * From now until the returned function is called, Ctrl-C calls `onInterrupt` (also during
+   * questions, which report it themselves). Lines typed and entered meanwhile are queued (see
+   * `TypeAhead`): Esc, or Ctrl-C while any is typed, takes them back instead of interrupting.
+   */
   watchInterrupts: (onInterrupt: () => void) => () => void;
+  /** The lines queued while a task ran, joined with line feeds (undefined: none); the queue is emptied. */
+  takeTypedAhead: () => string | undefined;
 };
 
 /** A `TerminalInput` on a TTY `input`, echoing to `output`; `history` keeps the `history` questions' lines across runs. */
@@ -46,8 +53,10 @@ export function terminalInput(
     history: options.history?.load() ?? [],
     saved: options.history,
     watcher: undefined,
+    ahead: { partial: "", queued: [] },
     onData: (chunk) => {
-      if ((typeof chunk === "string" ? chunk.includes("\x03") : chunk.includes(3)) && keyboard.watcher !== undefined)
+      const text = typeof chunk === "string" ? chunk : chunk.toString("utf8");
+      if (typeAheadKeys(keyboard.ahead, text, output) === "interrupt" && keyboard.watcher !== undefined)
         keyboard.watcher();
     },
   };
@@ -59,8 +68,13 @@ export function terminalInput(
       startWatching(keyboard);
       return () => {
         keyboard.watcher = undefined;
+        keyboard.ahead.partial = "";
         stopWatching(keyboard);
       };
+    },
+    takeTypedAhead: () => {
+      const queued = keyboard.ahead.queued.splice(0);
+      return queued.length === 0 ? undefined : queued.join("\n");
     },
   };
 }
@@ -79,6 +93,8 @@ type Keyboard = {
   readonly saved: PromptHistory | undefined;
   /** Called on Ctrl-C between questions; undefined when nobody watches. */
   watcher: (() => void) | undefined;
+  /** What was typed while a task ran. */
+  ahead: TypeAhead;
   readonly onData: (chunk: Buffer | string) => void;
 };
 

@@ -17,6 +17,8 @@ export type FakeTurn =
       usage?: { prompt_tokens: number; completion_tokens: number };
       /** The model the chunks name as the one that answered (none by default, as some local servers). */
       model?: string;
+      /** Time between the stream's chunks (a slow model); none by default. */
+      chunkDelayMs?: number;
     }
   | { hangAfter: string }
   | { status: number; message: string };
@@ -83,5 +85,6 @@ function respond(turn: FakeTurn, call: number): ReplayResponse {
     choices: [],
     usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
   });
-  return { headers: sseHeaders, chunks: sse(payloads, { done: true }) };
+  const delay = turn.chunkDelayMs === undefined ? {} : { chunkDelayMs: turn.chunkDelayMs };
+  return { headers: sseHeaders, chunks: sse(payloads, { done: true }), ...delay };
 }

@@ -218,4 +218,58 @@ describe("the interactive prompt", () => {
       expect(await terminal.exited).toBe(0);
     },
   );
+
+  it(
+    "a line typed and entered while a task runs is shown as queued and runs as the next task in the session",
+    { timeout: 90_000 },
+    async () => {
+      server.enqueue(
+        { text: "Working on the first task, slowly, piece by piece, until it is done.", chunkDelayMs: 400 },
+        { text: "Second one done." },
+      );
+      const terminal = start();
+      const header = await terminal.waitFor(/session (\S+) \(new\)/);
+      const id = /session (\S+) \(new\)/.exec(header)![1]!;
+      await terminal.waitFor("> ");
+      terminal.type("first task\r");
+      await terminal.waitFor("Working on");
+      terminal.type("second task\r");
+      await terminal.waitFor("(queued: second task");
+      await terminal.waitFor("Second one done.");
+      await terminal.waitFor(/Second one done\.[^]*\n> $/);
+      const session = await loadSession(join(home.path, "sessions", `${id}.jsonl`));
+      const users = session.messages.filter((message) => "role" in message && message.role === "user");
+      expect(users.map((message) => ("content" in message ? message.content : undefined))).toStrictEqual([
+        "first task",
+        "second task",
+      ]);
+      terminal.type("\x04");
+      expect(await terminal.exited).toBe(0);
+    },
+  );
+
+  it(
+    "Esc takes a queued line back, then Ctrl-C interrupts the task; nothing of the line runs",
+    { timeout: 90_000 },
+    async () => {
+      server.enqueue({ hangAfter: "Thinking about it" });
+      const terminal = start();
+      const header = await terminal.waitFor(/session (\S+) \(new\)/);
+      const id = /session (\S+) \(new\)/.exec(header)![1]!;
+      await terminal.waitFor("> ");
+      terminal.type("a long task\r");
+      await terminal.waitFor("Thinking about it");
+      terminal.type("never mind\r");
+      await terminal.waitFor("(queued: never mind");
+      terminal.type("\x1b");
+      await terminal.waitFor("(queued input taken back)");
+      terminal.type("\x03");
+      await terminal.waitFor(/Interrupted[^]*\n> $/);
+      const session = await loadSession(join(home.path, "sessions", `${id}.jsonl`));
+      expect(JSON.stringify(session.messages)).not.toContain("never mind");
+      expect(server.requests).toHaveLength(1);
+      terminal.type("\x04");
+      expect(await terminal.exited).toBe(0);
+    },
+  );
 });
