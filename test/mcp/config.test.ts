@@ -96,6 +96,26 @@ describe("loadMcpConfig", () => {
     });
   });
 
+  it("reads an HTTP entry's auth (a pre-registered client or false) and refuses a malformed one", async () => {
+    const path = await file("auth.json", {
+      mcpServers: {
+        signed: {
+          url: "https://example.com/mcp",
+          auth: { clientId: "app", clientSecret: "${SECRET}", scopes: ["read"] },
+        },
+        open: { url: "https://example.com/open", auth: false },
+      },
+    });
+    expect(await loadMcpConfig(path, { env: { SECRET: "s3cret" } })).toStrictEqual({
+      signed: { url: "https://example.com/mcp", auth: { clientId: "app", clientSecret: "s3cret", scopes: ["read"] } },
+      open: { url: "https://example.com/open", auth: false },
+    });
+    const bad = await file("bad-auth.json", {
+      mcpServers: { signed: { url: "https://example.com/mcp", auth: { scopes: "read" } } },
+    });
+    expect((await failure(bad)).message).toMatch(/auth\.clientId/);
+  });
+
   it("reads deferred: true per server, and refuses a deferred that is not a boolean", async () => {
     const path = await file("deferred.json", {
       mcpServers: {
