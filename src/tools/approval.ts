@@ -9,6 +9,7 @@ import {
   type ToolCallMessage,
 } from "../session.ts";
 import { turnBefore, unansweredCalls } from "../session-turns.ts";
+import { sameJson } from "./same-json.ts";
 
 /**
  * A human's answer to a tool call that waits for approval. `by`: the human's id, recorded as
@@ -186,18 +187,4 @@ function applyDecisions(session: Session, chosen: ReadonlyMap<ToolCallMessage, A
 export function decisionHolds(call: ToolCallMessage): boolean {
   const given = call.approval?.input;
   return given !== undefined && sameJson(given, call.input);
-}
-
-function sameJson(left: unknown, right: unknown): boolean {
-  if (left === right) return true;
-  if (typeof left !== "object" || typeof right !== "object" || left === null || right === null) return false;
-  if (Array.isArray(left) !== Array.isArray(right)) return false;
-  const leftKeys = Object.keys(left);
-  const rightKeys = Object.keys(right);
-  if (leftKeys.length !== rightKeys.length) return false;
-  return leftKeys.every(
-    (key) =>
-      Object.hasOwn(right, key) &&
-      sameJson((left as Record<string, unknown>)[key], (right as Record<string, unknown>)[key]),
-  );
 }

@@ -1,4 +1,5 @@
 import type { JsonValue } from "../session.ts";
+import { sameJson } from "./same-json.ts";
 
 /**
  * One input matcher, compiled: whether a property's value matches, for a rule of this action. An
@@ -190,19 +191,4 @@ function nestedQuantifier(source: string): boolean {
       stack[stack.length - 1] = true;
   }
   return false;
-}
-
-/** Whether two JSON values are equal (object keys in any order). */
-export function sameJson(left: unknown, right: unknown): boolean {
-  if (left === right) return true;
-  if (typeof left !== "object" || typeof right !== "object" || left === null || right === null) return false;
-  if (Array.isArray(left) !== Array.isArray(right)) return false;
-  const leftKeys = Object.keys(left);
-  const rightKeys = Object.keys(right);
-  if (leftKeys.length !== rightKeys.length) return false;
-  return leftKeys.every(
-    (key) =>
-      Object.hasOwn(right, key) &&
-      sameJson((left as Record<string, unknown>)[key], (right as Record<string, unknown>)[key]),
-  );
 }

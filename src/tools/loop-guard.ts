@@ -1,4 +1,5 @@
-import type { JsonValue, ToolCallMessage, ToolResultMessage } from "../session.ts";
+import type { ToolCallMessage, ToolResultMessage } from "../session.ts";
+import { sameJson } from "./same-json.ts";
 import { deniedResult } from "./tool-errors.ts";
 
 /** The loop guard of a run: how many identical calls in a row may run, and what it saw so far. */
@@ -43,23 +44,4 @@ export function checkLoopGuard({ limit, state }: LoopGuard, call: ToolCallMessag
 /** Same tool and deep-equal input (objects' keys in any order), compared in place: the first difference ends it. */
 export function sameToolCall(call: ToolCallMessage, other: ToolCallMessage): boolean {
   return call.name === other.name && sameJson(call.input, other.input);
-}
-
-function sameJson(value: JsonValue | undefined, other: JsonValue | undefined): boolean {
-  if (value === other) return true;
-  if (typeof value !== "object" || typeof other !== "object" || value === null || other === null) return false;
-  if (Array.isArray(value)) {
-    if (!Array.isArray(other) || value.length !== other.length) return false;
-    for (let index = 0; index < value.length; index++) if (!sameJson(value[index], other[index])) return false;
-    return true;
-  }
-  if (Array.isArray(other)) return false;
-  let keys = 0;
-  for (const key in value) {
-    if (!Object.hasOwn(value, key)) continue;
-    if (!Object.hasOwn(other, key) || !sameJson(value[key], other[key])) return false;
-    keys++;
-  }
-  for (const key in other) if (Object.hasOwn(other, key)) keys--;
-  return keys === 0;
 }

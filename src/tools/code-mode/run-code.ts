@@ -17,6 +17,7 @@ import type { CodeModeSettings } from "./code-mode-option.ts";
 import { codeModeName } from "./code-mode-option.ts";
 import { codeModeDeclarations } from "./declarations.ts";
 import { runIsolated, type HostSettlement, type IsolatedEnd } from "./isolate.ts";
+import { sameJson } from "../same-json.ts";
 import { programRecord, type ProgramRecord, type RecordedCall } from "./program-record.ts";
 
 /** Runs one of a program's calls the way a direct call runs (the executor's gate, handler and hooks); never rejects. */
@@ -266,16 +267,4 @@ function programCallOf({ call, result }: ProgramCallState): ProgramCall[] {
 
 function describeCall(name: string, input: JsonObject): string {
   return `tools.${name}(${boundText(JSON.stringify(input), 200)})`;
-}
-
-function sameJson(left: unknown, right: unknown): boolean {
-  return JSON.stringify(canonical(left)) === JSON.stringify(canonical(right));
-}
-
-function canonical(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(canonical);
-  if (typeof value !== "object" || value === null) return value;
-  const sorted: Record<string, unknown> = {};
-  for (const key of Object.keys(value).sort()) sorted[key] = canonical((value as Record<string, unknown>)[key]);
-  return sorted;
 }
