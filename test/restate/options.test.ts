@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isAgentError } from "simple-agent-loop";
+import { defineAgent, isAgentError } from "simple-agent-loop";
 import { restateAgent } from "simple-agent-loop/restate";
 import { scriptedModel } from "simple-agent-loop/testing";
 import { fitText } from "../../src/restate/step-size.ts";
@@ -26,6 +26,22 @@ describe("restateAgent checks its options when it is made, not inside a run", ()
       {
         invokeModel,
         tools: [{ name: "build", description: "d", input_schema: {}, handler: () => "", background: true }],
+      },
+    ],
+    ["codeMode", { invokeModel, options: { codeMode: true } }],
+    [
+      "codeMode",
+      { agent: defineAgent({ name: "coder", systemPrompt: "s", invokeModel, options: { codeMode: true } }) },
+    ],
+    [
+      "codeMode",
+      {
+        agent: defineAgent({
+          name: "triage",
+          systemPrompt: "s",
+          invokeModel,
+          handoffs: [defineAgent({ name: "coder", systemPrompt: "s", invokeModel, options: { codeMode: true } })],
+        }),
       },
     ],
   ];
