@@ -57,6 +57,8 @@ export type RunArgs = {
   sandbox?: SandboxMode;
   /** `--allow-network`: sandboxed commands keep the network (absent: they have none). */
   allowNetwork?: boolean;
+  /** `--code-mode`: the model also gets `run_code`, a program calling the tools (see docs/code-mode.md). */
+  codeMode?: boolean;
   /** `--allow-host` (repeatable, comma-separated): the hosts sandboxed commands reach through the CLI's proxy. */
   allowHosts?: AllowedHost[];
 };
@@ -107,6 +109,8 @@ Options:
                          workspace is writable, no network, home secrets hidden),
                          read-only, or off (unconfined); needs bwrap (bubblewrap) on Linux
       --allow-network    sandboxed bash commands may use the network
+      --code-mode        the model may also write a program that calls the tools (run_code),
+                         each call checked and approved as a direct one
       --allow-host <host>  sandboxed bash commands may reach this host over HTTP(S), through
                          a proxy (any port, or host:port; *.domain for its subdomains);
                          repeatable or comma-separated; other hosts are refused
@@ -180,6 +184,7 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
   if (values["max-cost"] !== undefined) args.maxCostUsd = dollars(values["max-cost"], "--max-cost");
   if (values.sandbox !== undefined) args.sandbox = sandboxMode(values.sandbox);
   if (values["allow-network"] === true) args.allowNetwork = true;
+  if (values["code-mode"] === true) args.codeMode = true;
   if (values["allow-host"] !== undefined) args.allowHosts = allowedHosts(values["allow-host"]);
   if (args.allowNetwork === true && args.allowHosts !== undefined)
     throw new CliError(
@@ -208,6 +213,7 @@ const optionSpecs = {
   replay: { type: "string" },
   sandbox: { type: "string" },
   "allow-network": { type: "boolean" },
+  "code-mode": { type: "boolean" },
   "allow-host": { type: "string", multiple: true },
   port: { type: "string" },
   host: { type: "string" },

@@ -441,6 +441,7 @@ function taskContext(parts: TaskParts): TaskContext {
     tools,
     session: () => sessions.current().store(),
     maxTurns: args.maxTurns,
+    ...(args.codeMode === true ? { codeMode: true } : {}),
     contextWindow: args.contextWindow ?? setup.selected.contextWindow,
     output,
     prices: { ...modelPrices },

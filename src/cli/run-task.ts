@@ -22,6 +22,8 @@ export type TaskContext = {
   hooks: AgentHooks;
   /** At most this many model calls per task. */
   maxTurns: number;
+  /** `--code-mode`: the model also gets `run_code`. */
+  codeMode?: boolean;
   /**
    * The model's context window in tokens: past 80% of it (estimated from the last call's usage),
    * older turns are summarized by the model; a context overflow compacts and retries once.
@@ -102,6 +104,7 @@ export async function runTask(context: TaskContext, task: string): Promise<TaskR
       signal: controller.signal,
       hooks: context.hooks,
       maxIterations: context.maxTurns,
+      ...(context.codeMode === true ? { codeMode: true } : {}),
       ...(prices === undefined ? {} : { prices }),
       ...(left === undefined ? {} : { budget: { usd: left } }),
       // A coding session keeps every detail until the window fills (file contents matter), then

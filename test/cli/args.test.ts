@@ -50,6 +50,11 @@ describe("parseCliArgs", () => {
     expect(parseCliArgs(["--context-window", "8192", "task"])).toMatchObject({ contextWindow: 8192, task: "task" });
   });
 
+  it("takes --code-mode: the model also gets run_code", () => {
+    expect(parseCliArgs(["--code-mode", "task"])).toMatchObject({ codeMode: true, task: "task" });
+    expect(parseCliArgs(["task"])).not.toHaveProperty("codeMode");
+  });
+
   it("takes --sandbox with one of its modes, and --allow-network", () => {
     expect(parseCliArgs(["--sandbox", "read-only", "task"])).toMatchObject({ sandbox: "read-only", task: "task" });
     expect(parseCliArgs(["--sandbox=off", "--allow-network"])).toMatchObject({ sandbox: "off", allowNetwork: true });
