@@ -62,7 +62,7 @@ describe("docs", () => {
     const snippets = snippetsOf(pages);
     expect(snippets.length).toBeGreaterThan(20);
     const withPrelude = snippets.filter(
-      (snippet) => snippet.page === "README.md" && snippet.before + snippet.after !== "",
+      (snippet) => wholePrograms.includes(snippet.page) && snippet.before + snippet.after !== "",
     );
     expect(
       withPrelude.map((snippet) => `${snippet.page}:${snippet.line}`),
