@@ -484,8 +484,18 @@ function deciderProblem(decider: unknown, field: string): string | undefined {
 
 // A held result becomes its call's result: it has an output and nothing that could name another call.
 // A held result is a result that has yet to enter: its output (as the output guardrails left it,
-// with their mark), parts and error flag.
-const heldFields = new Set(["output", "content", "isError", "guardrail", "subagentUsage", "programCalls", "logs"]);
+// with their mark), parts and error flag; a background call's task record, which its task's
+// settling updates where it is held.
+const heldFields = new Set([
+  "output",
+  "content",
+  "isError",
+  "guardrail",
+  "subagentUsage",
+  "programCalls",
+  "logs",
+  "task",
+]);
 
 function heldResultProblem(held: unknown, kind: string): string | undefined {
   if (held === undefined) return undefined;
@@ -493,7 +503,12 @@ function heldResultProblem(held: unknown, kind: string): string | undefined {
     return `${kind} needs "heldResult" to be an object with an "output", not ${describe(held)}`;
   const extra = Object.keys(held).find((key) => !heldFields.has(key));
   if (extra !== undefined)
-    return `${kind} has "heldResult.${extra}": a held result holds only output, content, isError, guardrail, subagentUsage, programCalls and logs`;
+    return `${kind} has "heldResult.${extra}": a held result holds only output, content, isError, guardrail, subagentUsage, programCalls, logs and task`;
+  if (
+    held.task !== undefined &&
+    !(isObject(held.task) && typeof held.task.id === "string" && typeof held.task.status === "string")
+  )
+    return `${kind} needs "heldResult.task" to be a task record (an object with a string id and status), not ${describe(held.task)}`;
   const mark =
     guardrailMarkProblem(held.guardrail, `${kind}'s heldResult`) ??
     subagentUsageProblem(held.subagentUsage, `${kind}'s heldResult`) ??
