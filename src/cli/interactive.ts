@@ -27,6 +27,7 @@ export async function interactive(context: Omit<CommandContext, "commands">, wor
     out.write("\n");
     // A line typed and entered while the last task ran is the next task, as if typed now.
     const queued = input.takeTypedAhead();
+    // terminal-safe: the prompt is the CLI's own literals (a mode name and an arrow); the line is made visible
     if (queued !== undefined) out.write(`${modePrompt(modes.current(), style)}${visibleText(queued)}\n`);
     const answer =
       queued !== undefined

@@ -41,6 +41,11 @@ const vault: Guardrail = {
 };
 const never = new Promise<never>(() => undefined);
 let started = 0;
+// In "settled", the handlers settle once the run has ended (whenIdle "end"), so their outcomes are
+// recorded and not yet delivered when the kill comes; settled at once, they would be delivered
+// at the run's next safe point, before its second model call.
+let endRun: () => void = () => undefined;
+const runEnded = new Promise<void>((resolve) => (endRun = resolve));
 
 // Each start of a handler is a side effect the parent counts: `<tool>:<attempt>`.
 function taskTool(name: string, background: { onRestart: "rerun" | "lost" }) {
@@ -53,6 +58,7 @@ function taskTool(name: string, background: { onRestart: "rerun" | "lost" }) {
       appendFileSync(effectsPath!, `${name}:${context.task?.attempt}:${context.task?.id}\n`);
       started++;
       if (mode === "running") return await never;
+      if (mode === "settled") await runEnded;
       return `${name} of ${String(input.target)} done${guard ? " with SECRET-7" : ""}`;
     },
   });
@@ -89,6 +95,7 @@ try {
       },
     },
   });
+  endRun();
   if (mode === "running") {
     while (started < 2) await new Promise((resolve) => setTimeout(resolve, 5));
     await flushSession(session);
