@@ -234,6 +234,8 @@ describe("cassette: an error raised before anything was sent is not a recording"
 
   for (const [name, make] of adapters) {
     it(`${name} without a key: the error is thrown, nothing is recorded, and the next run records afresh`, async () => {
+      // A local run (CI set, auto mode refuses to record at all; that case has its own test).
+      delete process.env.CI;
       for (const key of keys) delete process.env[key];
       const path = join(directory(), "greeting.jsonl");
       const error = await agentLoop(cassette(make(), { path }), [], initSession("s", "hi")).catch(
@@ -251,6 +253,7 @@ describe("cassette: an error raised before anything was sent is not a recording"
   }
 
   it("an error a model gives (a provider's answer, a hand-written model's throw) is still recorded", async () => {
+    delete process.env.CI;
     const path = join(directory(), "failed.jsonl");
     const failing: InvokeModel = () => {
       throw new ProviderError("Overloaded", { provider: "test", status: 529 });

@@ -148,9 +148,11 @@ async function runSnippet(snippet: Snippet): Promise<string | undefined> {
   const command = suite
     ? [join(root, "node_modules", "vitest", "vitest.mjs"), "run", "--config", snippetConfig(), file]
     : ["--conditions=simple-agent-loop-source", "--import", stubs, file];
+  // A snippet runs as a reader runs it on their machine: no keys of ours, and no CI variable
+  // (with CI set, a cassette refuses to record, which the guide's cassette snippet shows locally).
   const environment = Object.fromEntries(
     Object.entries(process.env).filter(
-      ([name]) => !/^(ANTHROPIC_|OPENAI_|GEMINI_|GOOGLE_|AWS_|DATABASE_URL$|SIMPLE_AGENT_LOOP_)/.test(name),
+      ([name]) => !/^(ANTHROPIC_|OPENAI_|GEMINI_|GOOGLE_|AWS_|DATABASE_URL$|SIMPLE_AGENT_LOOP_|CI$)/.test(name),
     ),
   );
   try {
