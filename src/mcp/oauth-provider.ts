@@ -70,7 +70,9 @@ export function oauthProvider(settings: OAuthProviderSettings): OAuthClientProvi
         };
       return (await read()).client;
     },
-    saveClientInformation: (client) => change((record) => void (record.client = client)),
+    // A pre-registered client is the entry's (its secret from the config): it is not copied into the store.
+    saveClientInformation: (client) =>
+      auth === undefined ? change((record) => void (record.client = client)) : undefined,
     tokens: async (): Promise<OAuthTokens | undefined> => (await read()).tokens,
     saveTokens: (tokens) => change((record) => void (record.tokens = tokens)),
     redirectToAuthorization: async (authorizationUrl) => {
@@ -78,8 +80,9 @@ export function oauthProvider(settings: OAuthProviderSettings): OAuthClientProvi
         throw new Error(
           "the server needs the user to sign in and connectMcp has no oauth.openAuthorizationUrl to show the sign-in page",
         );
-      flow.authorizationRequested = true;
       await settings.openAuthorizationUrl(authorizationUrl.href, settings.server);
+      // Only once the URL was shown can a redirect come: an opener that throws fails the connection at once.
+      flow.authorizationRequested = true;
     },
     saveCodeVerifier: (codeVerifier) => void (verifier = codeVerifier),
     codeVerifier: () => {

@@ -1,181 +1,21 @@
-// An MCP server on 127.0.0.1 behind bearer auth and an authorization server of another origin,
-// both written here: protected-resource and authorization-server metadata, dynamic registration,
-// an authorize endpoint that redirects to the client's callback, a token endpoint that checks
-// PKCE S256 and `resource`, and refresh. openAuthorizationUrl plays the user with fetch.
-import { createHash, randomUUID } from "node:crypto";
-import {
-  createServer,
-  type IncomingHttpHeaders,
-  type IncomingMessage,
-  type Server,
-  type ServerResponse,
-} from "node:http";
-import type { AddressInfo } from "node:net";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
-import { afterEach, describe, expect, it } from "vitest";
+// connectMcp's oauth against an MCP server behind bearer auth and an authorization server of
+// another origin, both written in ./oauth-servers.ts (PKCE S256, `resource`, the client, refresh
+// checked there). openAuthorizationUrl plays the user with fetch.
+import { createServer } from "node:net";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { agentStream, initSession, type AgentEvent } from "simple-agent-loop";
 import { connectMcp, isMcpConnectionError, memoryTokenStore, type McpConnection } from "simple-agent-loop/mcp";
-import { createFixtureServer } from "./fixture-tools.ts";
+import { scriptedModel } from "simple-agent-loop/testing";
 import { runTool } from "./helpers.ts";
-
-type Servers = {
-  mcpUrl: string;
-  /** Headers of every request the authorization server got. */
-  authHeaders: IncomingHttpHeaders[];
-  /** Headers of every request the MCP server got. */
-  mcpHeaders: IncomingHttpHeaders[];
-  grants: string[];
-  authorizations: number;
-  /** Access tokens the MCP server accepts; clearing it makes the server refuse them. */
-  valid: Set<string>;
-  /** What /authorize answers instead of a code. */
-  refuseWith?: string;
-  close: () => Promise<void>;
-};
-
-async function listen(server: Server): Promise<string> {
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
-
-async function bodyOf(request: IncomingMessage): Promise<string> {
-  let text = "";
-  for await (const chunk of request) text += String(chunk);
-  return text;
-}
-
-async function startServers(): Promise<Servers> {
-  const valid = new Set<string>();
-  const codes = new Map<string, { challenge: string; resource: string | null }>();
-  const refreshTokens = new Set<string>();
-  const state: Servers = {
-    mcpUrl: "",
-    authHeaders: [],
-    mcpHeaders: [],
-    grants: [],
-    authorizations: 0,
-    valid,
-    close: async () => undefined,
-  };
-  const json = (response: ServerResponse, status: number, value: unknown): void =>
-    void response.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(value));
-  let issuer = "";
-  const authServer = createServer((request, response) => {
-    state.authHeaders.push(request.headers);
-    const url = new URL(request.url ?? "/", issuer);
-    void (async () => {
-      if (url.pathname === "/.well-known/oauth-authorization-server")
-        return json(response, 200, {
-          issuer,
-          authorization_endpoint: `${issuer}/authorize`,
-          token_endpoint: `${issuer}/token`,
-          registration_endpoint: `${issuer}/register`,
-          response_types_supported: ["code"],
-          grant_types_supported: ["authorization_code", "refresh_token"],
-          code_challenge_methods_supported: ["S256"],
-          token_endpoint_auth_methods_supported: ["none"],
-        });
-      if (url.pathname === "/register" && request.method === "POST") {
-        const metadata = JSON.parse(await bodyOf(request)) as Record<string, unknown>;
-        return json(response, 201, { ...metadata, client_id: `client-${randomUUID()}` });
-      }
-      if (url.pathname === "/authorize") {
-        state.authorizations += 1;
-        const target = new URL(url.searchParams.get("redirect_uri")!);
-        target.searchParams.set("state", url.searchParams.get("state") ?? "");
-        if (url.searchParams.get("code_challenge_method") !== "S256") state.refuseWith = "invalid_request";
-        if (state.refuseWith !== undefined) target.searchParams.set("error", state.refuseWith);
-        else {
-          const code = randomUUID();
-          codes.set(code, {
-            challenge: url.searchParams.get("code_challenge") ?? "",
-            resource: url.searchParams.get("resource"),
-          });
-          target.searchParams.set("code", code);
-        }
-        return void response.writeHead(302, { location: target.href }).end();
-      }
-      if (url.pathname === "/token" && request.method === "POST") {
-        const form = new URLSearchParams(await bodyOf(request));
-        const grant = form.get("grant_type") ?? "";
-        state.grants.push(grant);
-        if (form.get("resource") !== state.mcpUrl) return json(response, 400, { error: "invalid_target" });
-        if (grant === "authorization_code") {
-          const issued = codes.get(form.get("code") ?? "");
-          codes.delete(form.get("code") ?? "");
-          const challenge = createHash("sha256")
-            .update(form.get("code_verifier") ?? "")
-            .digest("base64url");
-          if (issued === undefined || issued.challenge !== challenge || issued.resource !== state.mcpUrl)
-            return json(response, 400, { error: "invalid_grant" });
-        } else if (grant !== "refresh_token" || !refreshTokens.delete(form.get("refresh_token") ?? ""))
-          return json(response, 400, { error: "invalid_grant" });
-        const access = `access-${randomUUID()}`;
-        const refresh = `refresh-${randomUUID()}`;
-        valid.add(access);
-        refreshTokens.add(refresh);
-        return json(response, 200, {
-          access_token: access,
-          refresh_token: refresh,
-          token_type: "Bearer",
-          expires_in: 3600,
-        });
-      }
-      response.writeHead(404).end();
-    })();
-  });
-  issuer = await listen(authServer);
-  let origin = "";
-  const mcpServer = createServer((request, response) => {
-    state.mcpHeaders.push(request.headers);
-    const url = new URL(request.url ?? "/", origin);
-    if (url.pathname.startsWith("/.well-known/oauth-protected-resource"))
-      return json(response, 200, { resource: state.mcpUrl, authorization_servers: [issuer] });
-    if (url.pathname !== "/mcp") return void response.writeHead(404).end();
-    const token = /^Bearer (.+)$/.exec(request.headers.authorization ?? "")?.[1];
-    if (token === undefined || !valid.has(token))
-      return void response
-        .writeHead(401, {
-          "www-authenticate": `Bearer resource_metadata="${origin}/.well-known/oauth-protected-resource/mcp"`,
-        })
-        .end();
-    if (request.method !== "POST") return void response.writeHead(405, { allow: "POST" }).end();
-    const transport = new StreamableHTTPServerTransport({});
-    const server = createFixtureServer();
-    response.on("close", () => void server.close());
-    void server.connect(transport).then(() => transport.handleRequest(request, response));
-  });
-  origin = await listen(mcpServer);
-  state.mcpUrl = `${origin}/mcp`;
-  state.close = async () => {
-    for (const server of [authServer, mcpServer]) {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
-    }
-  };
-  return state;
-}
-
-/** Follows the authorization URL as a browser would, up to our callback, and returns its answer. */
-async function playUser(url: string, options: { wrongStateFirst?: boolean } = {}): Promise<number[]> {
-  const authorize = await fetch(url, { redirect: "manual" });
-  const callback = new URL(authorize.headers.get("location")!);
-  const statuses: number[] = [];
-  if (options.wrongStateFirst === true) {
-    const forged = new URL(callback);
-    forged.searchParams.set("state", "not-the-state");
-    statuses.push((await fetch(forged)).status);
-  }
-  statuses.push((await fetch(callback)).status);
-  return statuses;
-}
+import { playUser, startOAuthServers, type OAuthServers, type OAuthServersOptions } from "./oauth-servers.ts";
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function servers(): Promise<Servers> {
-  const started = await startServers();
+async function servers(options?: OAuthServersOptions): Promise<OAuthServers> {
+  const started = await startOAuthServers(options);
   cleanups.push(started.close);
   return started;
 }
@@ -292,4 +132,158 @@ describe("OAuth 2.1 for HTTP servers (connectMcp's oauth)", () => {
     expect((needsUser as Error).message).toMatch(/"remote".*openAuthorizationUrl/);
     expect(performance.now() - started).toBeLessThan(30_000);
   });
+
+  it("listens on redirectPort when it is given, and closes it after the flow", async () => {
+    const fixture = await servers();
+    const port = await freePort();
+    const redirects: string[] = [];
+    keep(
+      await connectMcp(
+        { remote: { url: fixture.mcpUrl } },
+        {
+          oauth: {
+            redirectPort: port,
+            openAuthorizationUrl: async (url) => {
+              redirects.push(new URL(url).searchParams.get("redirect_uri")!);
+              await playUser(url);
+            },
+          },
+        },
+      ),
+    );
+    expect(redirects).toStrictEqual([`http://127.0.0.1:${port}/callback`]);
+    await expect(fetch(redirects[0]!)).rejects.toThrow();
+  });
+
+  it("uses a pre-registered client (auth.clientId, clientSecret, scopes) without dynamic registration", async () => {
+    const fixture = await servers({ preRegistered: { clientId: "cli-client", clientSecret: "cli-secret" } });
+    const store = memoryTokenStore();
+    const connection = keep(
+      await connectMcp(
+        {
+          remote: {
+            url: fixture.mcpUrl,
+            auth: { clientId: "cli-client", clientSecret: "cli-secret", scopes: ["read", "write"] },
+          },
+        },
+        { oauth: { store, openAuthorizationUrl: async (url) => void (await playUser(url)) } },
+      ),
+    );
+    expect(fixture.registrations).toBe(0);
+    expect(fixture.authorizeQueries.map((query) => query.get("client_id"))).toStrictEqual(["cli-client"]);
+    expect(fixture.authorizeQueries[0]!.get("scope")).toBe("read write");
+    expect(fixture.grants).toStrictEqual(["authorization_code"]);
+    expect(await runTool(connection.tools, "echo", { text: "hi" })).toMatchObject({ output: "echo: hi" });
+    // The registration is the entry's: nothing of it is written to the store.
+    expect((await store.get(fixture.mcpUrl))?.client).toBeUndefined();
+
+    // The same server with a client it does not know: the token endpoint refuses it.
+    const wrong = await connectMcp(
+      { remote: { url: fixture.mcpUrl, auth: { clientId: "cli-client", clientSecret: "not-it" } } },
+      { oauth: { openAuthorizationUrl: async (url) => void (await playUser(url)) } },
+    ).catch((error: unknown) => error);
+    expect(isMcpConnectionError(wrong)).toBe(true);
+    expect((wrong as Error).message).toMatch(/"remote"/);
+  });
+
+  it("starts the sign-in again when the refresh is refused", async () => {
+    const fixture = await servers();
+    const store = memoryTokenStore();
+    const opened: string[] = [];
+    const oauth = {
+      store,
+      openAuthorizationUrl: async (url: string, server: string) => {
+        opened.push(server);
+        await playUser(url);
+      },
+    };
+    await (await connectMcp({ remote: { url: fixture.mcpUrl } }, { oauth })).close();
+    const first = (await store.get(fixture.mcpUrl))?.tokens?.access_token;
+    fixture.valid.clear();
+    fixture.refuseRefresh = true;
+    const connection = keep(await connectMcp({ remote: { url: fixture.mcpUrl } }, { oauth }));
+    expect(fixture.grants).toStrictEqual(["authorization_code", "refresh_token", "authorization_code"]);
+    expect(opened).toStrictEqual(["remote", "remote"]);
+    expect(fixture.authorizations).toBe(2);
+    const second = (await store.get(fixture.mcpUrl))?.tokens?.access_token;
+    expect(second).toMatch(/^access-/);
+    expect(second).not.toBe(first);
+    expect(await runTool(connection.tools, "echo", { text: "again" })).toMatchObject({ output: "echo: again" });
+  });
+
+  it("a throwing openAuthorizationUrl fails the connection at once with its reason", async () => {
+    const fixture = await servers();
+    const started = performance.now();
+    const failure = await connectMcp(
+      { remote: { url: fixture.mcpUrl } },
+      {
+        oauth: {
+          openAuthorizationUrl: () => {
+            throw new Error("no browser here: sign in first");
+          },
+        },
+      },
+    ).catch((error: unknown) => error);
+    expect(isMcpConnectionError(failure)).toBe(true);
+    expect((failure as Error).message).toMatch(/"remote".*no browser here: sign in first/);
+    // Not the sign-in's 300 s wait for a redirect that cannot come.
+    expect(performance.now() - started).toBeLessThan(60_000);
+  });
+
+  it("no token, code or verifier appears in an error, an event, a tool result, the session or a log, whether the flow fails or succeeds", async () => {
+    const fixture = await servers();
+    const store = memoryTokenStore();
+    const seen: string[] = [];
+    const logged: unknown[][] = [];
+    const methods = ["log", "info", "warn", "error", "debug"] as const;
+    const spies = methods.map((method) =>
+      vi.spyOn(console, method).mockImplementation((...args: unknown[]) => void logged.push(args)),
+    );
+    try {
+      const oauth = { store, openAuthorizationUrl: async (url: string) => void (await playUser(url)) };
+      const connection = keep(await connectMcp({ remote: { url: fixture.mcpUrl } }, { oauth }));
+      const model = scriptedModel([
+        [{ type: "tool_call", id: "call-1", name: "echo", input: { text: "hello" } }],
+        [{ role: "assistant", content: "done" }],
+      ]);
+      const run = agentStream(model, connection.tools, initSession("system", "echo hello"));
+      const events: AgentEvent[] = [];
+      for await (const event of run) events.push(event);
+      seen.push(JSON.stringify(events), JSON.stringify(await run.result));
+      await connection.close();
+
+      // Failures after tokens were issued: a refused refresh with nobody to sign in, a refused sign-in, a late one.
+      fixture.valid.clear();
+      fixture.refuseRefresh = true;
+      const failures = [
+        await connectMcp({ remote: { url: fixture.mcpUrl } }, { oauth: { store } }).catch((error: unknown) => error),
+        await connectMcp(
+          { remote: { url: fixture.mcpUrl } },
+          { oauth: { store, timeoutMs: 200, openAuthorizationUrl: () => undefined } },
+        ).catch((error: unknown) => error),
+      ];
+      fixture.refuseWith = "access_denied";
+      failures.push(await connectMcp({ remote: { url: fixture.mcpUrl } }, { oauth }).catch((error: unknown) => error));
+      for (const failure of failures) {
+        expect(isMcpConnectionError(failure), String(failure)).toBe(true);
+        for (let error: unknown = failure; error instanceof Error; error = error.cause)
+          seen.push(error.message, error.stack ?? "", JSON.stringify(error));
+      }
+    } finally {
+      for (const spy of spies) spy.mockRestore();
+    }
+    seen.push(...logged.map((args) => args.map(String).join(" ")));
+    const secrets = fixture.secrets.filter((secret) => secret.length >= 16);
+    expect(secrets.length).toBeGreaterThanOrEqual(5);
+    const leaks = secrets.filter((secret) => seen.some((text) => text.includes(secret)));
+    expect(leaks).toStrictEqual([]);
+  });
 });
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
