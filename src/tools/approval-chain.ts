@@ -86,13 +86,20 @@ async function askHuman(
   const { call, setup, abortRace, signal } = run;
   if (human === "pause") return { type: "pending", consulted };
   if (human === "deny") {
-    const reason = "no one is there to approve this call";
+    const asked = consulted.find((link) => link.by === "rule");
+    const reason = `no one is there to approve this call (${
+      asked === undefined
+        ? `no rule allows ${call.name}`
+        : `rule ${JSON.stringify(asked.rule)} asks a human${asked.reason === undefined ? "" : `: ${asked.reason}`}`
+    })`;
     recordDecision(setup, call, "denied", { by: "policy", reason }, consulted);
     return denied;
   }
   let answer: unknown;
   try {
-    answer = await abortRace.race(Promise.resolve(human(approvalRequest(run, definition))));
+    const request = approvalRequest(run, definition);
+    if (consulted.length > 0) request.consulted = [...consulted];
+    answer = await abortRace.race(Promise.resolve(human(request)));
   } catch (error) {
     if (signal.aborted) return aborted;
     recordDecision(

@@ -1,6 +1,6 @@
 import { AgentError, describeValue } from "../errors.ts";
 import { checkNumber } from "../numeric-options.ts";
-import type { JsonValue, Session, ToolCallMessage, Usage } from "../session.ts";
+import type { ConsultedLink, JsonValue, Session, ToolCallMessage, Usage } from "../session.ts";
 import type { ToolSchema } from "../shared/tool-schema.ts";
 import { globProblem, regexProblem } from "./input-match.ts";
 
@@ -11,6 +11,11 @@ import { globProblem, regexProblem } from "./input-match.ts";
  * classifier): the human. `human`: `"pause"` (the default) pauses the run until `resolveApproval`,
  * as a tool's `requireApproval` does; an `AskHuman` function is asked inline; `"deny"` denies (no
  * one to ask). Plain data but for the functions: the rules load from JSON.
+ *
+ * `rules` may be replaced or added to while a run uses the policy (a prompt's "always" adds an
+ * allow rule, the CLI's `--mode` changes): each call is matched against the rules of its moment,
+ * checked as at run start (after a malformed change, a call does not run: its error result names
+ * the rule and field).
  *
  * A tool's `requireApproval: true` is an `ask` rule with id `requireApproval`; the `beforeToolCall`
  * hook runs before the chain (its deny is recorded `{ by: "hook" }`). The loop's own tools (handoff
@@ -64,6 +69,8 @@ export type ApprovalRequest = {
   session: Session;
   /** The agent whose model made the call, in a run of agents. */
   agent?: string;
+  /** For the human: the links asked before that were not sure (a rule's `ask`, with its reason; a classifier's `unsure`). */
+  consulted?: ConsultedLink[];
   /** Aborted with the run: stop asking. */
   signal: AbortSignal;
 };

@@ -1,5 +1,5 @@
 import type { ApprovalClassifier, ApprovalPolicy, AskHuman } from "./approval-policy.ts";
-import { compileRules, type CompiledRules, type PolicyMatch } from "./match-policy.ts";
+import { policyRules, type CompiledRules, type PolicyMatch } from "./match-policy.ts";
 
 /** A run's approval policy, ready for its calls: built once per run (`createApprovalChain`). */
 export type ApprovalChain = {
@@ -16,7 +16,7 @@ export type ApprovalChain = {
 export function createApprovalChain(policy: ApprovalPolicy, now: () => string): ApprovalChain {
   return {
     policy,
-    rules: compileRules(policy.rules ?? []),
+    rules: policyRules(policy),
     classifier: policy.classifier,
     human: policy.human ?? "pause",
     now,

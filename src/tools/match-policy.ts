@@ -14,17 +14,40 @@ export function matchPolicy(
   policy: ApprovalPolicy,
   call: { name: string; input: JsonObject },
 ): PolicyMatch | undefined {
-  let compiled = compiledPolicies.get(policy);
-  if (compiled === undefined) {
+  let rules = compiledPolicies.get(policy);
+  if (rules === undefined) {
     checkApprovalPolicy(policy);
-    compiled = compileRules(policy.rules ?? []);
-    compiledPolicies.set(policy, compiled);
+    rules = policyRules(policy);
+    compiledPolicies.set(policy, rules);
   }
-  return compiled.match(call.name, call.input, false);
+  return rules.match(call.name, call.input, false);
 }
 
-// Compiled once per policy object: a policy is data the caller does not change while it is used.
+// Compiled once per policy object (and again when its rules change: see `policyRules`).
 const compiledPolicies = new WeakMap<ApprovalPolicy, CompiledRules>();
+
+/**
+ * The rules of `policy` as they are at each call: compiled once, and again (checked first) when
+ * `policy.rules` was replaced or grew since (the CLI's mode changes, an "always" answer), so a
+ * call is matched against the rules of its moment. A cheap comparison on every other call.
+ */
+export function policyRules(policy: ApprovalPolicy): CompiledRules {
+  let seen = policy.rules;
+  let count = seen?.length ?? 0;
+  let compiled = compileRules(seen ?? []);
+  return {
+    match: (name, input, ownTool) => {
+      const rules = policy.rules;
+      if (rules !== seen || (rules?.length ?? 0) !== count) {
+        checkApprovalPolicy(policy);
+        compiled = compileRules(rules ?? []);
+        seen = rules;
+        count = rules?.length ?? 0;
+      }
+      return compiled.match(name, input, ownTool);
+    },
+  };
+}
 
 /** A policy's rules ready to match, built once per run. */
 export type CompiledRules = {

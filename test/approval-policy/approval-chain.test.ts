@@ -197,6 +197,80 @@ describe("the approval chain: rules", () => {
     expect(runs).toStrictEqual(['write {"path":"README.md"}']);
   });
 
+  it("a human told of the rule that asked; says no one is there by name; rules added mid-run decide the calls after (checked)", async () => {
+    const runs: string[] = [];
+    const denied = await agentLoop(
+      modelCalling({ id: "b", name: "bash", input: { command: "ls" } }),
+      tools(runs),
+      initSession("s", "go"),
+      { approvalPolicy: { ...policy, human: "deny" } },
+    );
+    expect(resultOf(denied, "b")).toMatchObject({
+      isError: true,
+      output: 'Denied: no one is there to approve this call (rule "bash" asks a human)',
+    });
+    // A prompt's "always": an allow rule added while the run goes on decides the next call.
+    const live: ApprovalPolicy = { rules: [{ id: "reads", tool: "read", action: "allow" }] };
+    const asked: unknown[] = [];
+    live.human = async (request) => {
+      asked.push(request.consulted);
+      live.rules!.push({ id: "always-write", tool: "write", action: "allow" });
+      return { approved: true, by: "ana" };
+    };
+    const model = scriptedModel([
+      [{ type: "tool_call", id: "w1", name: "write", input: { path: "a" } }],
+      [{ type: "tool_call", id: "w2", name: "write", input: { path: "b" } }],
+      [{ role: "assistant", content: "done" }],
+    ]);
+    const session = await agentLoop(model, tools(runs), initSession("s", "go"), { approvalPolicy: live });
+    expect(asked).toStrictEqual([undefined]);
+    expect(callOf(session, "w1").approval?.decidedBy).toStrictEqual({ by: "human", user: "ana" });
+    expect(callOf(session, "w2").approval?.decidedBy).toStrictEqual({
+      by: "rule",
+      rule: "always-write",
+      action: "allow",
+    });
+    expect(runs).toStrictEqual(['write {"path":"a"}', 'write {"path":"b"}']);
+    // The rule that asked is shown to the human; a malformed rule added mid-run fails the run.
+    const consulted: unknown[] = [];
+    await agentLoop(
+      modelCalling({ id: "b", name: "bash", input: { command: "ls" } }),
+      tools([]),
+      initSession("s", "go"),
+      {
+        approvalPolicy: {
+          ...policy,
+          human: async (request) => {
+            consulted.push(request.consulted);
+            return { approved: false };
+          },
+        },
+      },
+    );
+    expect(consulted).toStrictEqual([[{ by: "rule", rule: "bash", action: "ask" }]]);
+    const broken: ApprovalPolicy = { rules: [] };
+    broken.human = async () => {
+      broken.rules!.push({ id: "", tool: "write", action: "allow" });
+      return { approved: true };
+    };
+    const runsBroken: string[] = [];
+    const failing = await agentLoop(
+      scriptedModel([
+        [{ type: "tool_call", id: "w1", name: "write", input: { path: "a" } }],
+        [{ type: "tool_call", id: "w2", name: "write", input: { path: "b" } }],
+        [{ role: "assistant", content: "done" }],
+      ]),
+      tools(runsBroken),
+      initSession("s", "go"),
+      { approvalPolicy: broken },
+    );
+    expect(runsBroken).toStrictEqual(['write {"path":"a"}']);
+    expect(resultOf(failing, "w2")).toMatchObject({
+      isError: true,
+      output: expect.stringMatching(/approvalPolicy\.rules\[0\]\.id must be a non-empty string/),
+    });
+  });
+
   it("the loop's own tools are outside the policy unless a rule names them", async () => {
     const big = tool({
       name: "big",
