@@ -7,6 +7,7 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
+  realpathSync,
   rmSync,
   statSync,
   symlinkSync,
@@ -145,34 +146,37 @@ describe("the packed package, installed into a new project", () => {
   });
 
   it("ends a run with npx simple-agent-loop --resume <id>, which, run as printed in the app, lands in the same session", async () => {
-    const home = join(work, "home");
-    const provider = await standInAnthropic();
-    const environment = {
-      ...npmEnvironment(),
-      SIMPLE_AGENT_LOOP_HOME: home,
-      ANTHROPIC_API_KEY: "test-key",
-      ANTHROPIC_BASE_URL: provider.url,
-    };
-    const shell = (command: string, input: string): Promise<{ stdout: string }> =>
-      new Promise((resolve, reject) => {
-        const child = execFile("/bin/sh", ["-c", command], { cwd: project, env: environment }, (error, stdout) =>
-          error === null ? resolve({ stdout }) : reject(error),
-        );
-        child.stdin?.end(input);
-      });
-    try {
-      const first = await shell("npx simple-agent-loop 'what is here?'", "");
-      const id = readdirSync(join(home, "sessions"))[0]!.replace(/\.jsonl$/, "");
-      const hint = /To go on with this session: (.+)\n/.exec(first.stdout)?.[1];
-      expect(hint).toBe(`npx simple-agent-loop --resume ${id}`);
-      // As printed, with the next task on stdin (no terminal here: on one, the prompt opens).
-      const second = await shell(hint!, "go on");
-      expect(second.stdout).toContain(`session ${id} (resumed`);
-      expect(readdirSync(join(home, "sessions")).filter((name) => name.endsWith(".jsonl"))).toHaveLength(1);
-      expect(provider.requests()).toBe(2);
-    } finally {
-      await provider.close();
-    }
+    await expectHintRunsAsPrinted(project, join(work, "home"));
+  });
+
+  // A `file:` dependency on a local clone (what `npm install ../simple-agent-loop` writes, and
+  // what `npm link` makes): npm symlinks the clone and links its bin into the app's
+  // node_modules/.bin, but only if dist/cli/bin.js exists when the app installs (README: build
+  // the clone first). The clone here is the copy `npm pack` just built; npm installs nothing into
+  // a linked folder outside the app, so the copy's node_modules is left as it is.
+  it("in an app linked to the checkout (a file: dependency), runs npx simple-agent-loop through the linked bin and its printed hint", async () => {
+    const linked = join(work, "linked-app");
+    mkdirSync(linked);
+    writeFileSync(
+      join(linked, "package.json"),
+      JSON.stringify({
+        name: "linked-app",
+        private: true,
+        type: "module",
+        dependencies: { "simple-agent-loop": "file:../repository" },
+      }),
+    );
+    await run("npm", ["install", "--offline", "--no-audit", "--no-fund", "--ignore-scripts"], {
+      cwd: linked,
+      env: npmEnvironment(),
+    });
+    expect(realpathSync(join(linked, "node_modules", "simple-agent-loop"))).toBe(realpathSync(copy));
+    expect(realpathSync(join(linked, "node_modules", ".bin", "simple-agent-loop"))).toBe(
+      realpathSync(join(copy, "dist", "cli", "bin.js")),
+    );
+    const { stdout } = await run("npx", ["simple-agent-loop", "--version"], { cwd: linked, env: npmEnvironment() });
+    expect(stdout.trim()).toMatch(/\d+\.\d+\.\d+$/);
+    await expectHintRunsAsPrinted(linked, join(work, "linked-home"));
   });
 
   it("type-checks the README's first example with the settings tsc --init writes", async () => {
@@ -243,6 +247,38 @@ describe("the packed package, installed into a new project", () => {
     }
   }, 300_000);
 });
+
+// Runs `npx simple-agent-loop <task>` in `cwd` against a stand-in provider, then the resume hint
+// it printed, as printed (through sh, the next task on stdin: no terminal here, or the prompt
+// would open), and checks the second run continued the first one's session.
+async function expectHintRunsAsPrinted(cwd: string, home: string): Promise<void> {
+  const provider = await standInAnthropic();
+  const environment = {
+    ...npmEnvironment(),
+    SIMPLE_AGENT_LOOP_HOME: home,
+    ANTHROPIC_API_KEY: "test-key",
+    ANTHROPIC_BASE_URL: provider.url,
+  };
+  const shell = (command: string, input: string): Promise<{ stdout: string }> =>
+    new Promise((resolve, reject) => {
+      const child = execFile("/bin/sh", ["-c", command], { cwd, env: environment }, (error, stdout) =>
+        error === null ? resolve({ stdout }) : reject(error),
+      );
+      child.stdin?.end(input);
+    });
+  try {
+    const first = await shell("npx simple-agent-loop 'what is here?'", "");
+    const id = readdirSync(join(home, "sessions"))[0]!.replace(/\.jsonl$/, "");
+    const hint = /To go on with this session: (.+)\n/.exec(first.stdout)?.[1];
+    expect(hint).toBe(`npx simple-agent-loop --resume ${id}`);
+    const second = await shell(hint!, "go on");
+    expect(second.stdout).toContain(`session ${id} (resumed`);
+    expect(readdirSync(join(home, "sessions")).filter((name) => name.endsWith(".jsonl"))).toHaveLength(1);
+    expect(provider.requests()).toBe(2);
+  } finally {
+    await provider.close();
+  }
+}
 
 // An Anthropic Messages endpoint that answers every request with one short text (valid JSON, so
 // the structured-output snippet gets what it asks for).
