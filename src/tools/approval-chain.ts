@@ -46,7 +46,7 @@ export async function runApprovalChain(
     match = requireApprovalRule;
   if (match?.action === "deny" || (match?.action === "allow" && !askedByHook)) {
     const status = match.action === "deny" ? "denied" : "approved";
-    recordDecision(setup, call, status, ruleLink(match), consulted);
+    recordDecision(run, status, ruleLink(match), consulted);
     return status === "denied" ? denied : approved;
   }
   if (match?.action === "ask") consulted.push(ruleLink(match));
@@ -58,7 +58,7 @@ export async function runApprovalChain(
       if (verdict === undefined) return aborted;
       if (verdict.decision !== "unsure") {
         const status = verdict.decision === "allow" ? "approved" : "denied";
-        recordDecision(setup, call, status, verdict, consulted);
+        recordDecision(run, status, verdict, consulted);
         return status === "denied" ? denied : approved;
       }
       consulted.push(verdict);
@@ -83,7 +83,7 @@ async function askHuman(
   definition: ToolDefinition | undefined,
   consulted: ConsultedLink[],
 ): Promise<ChainOutcome> {
-  const { call, setup, abortRace, signal } = run;
+  const { call, abortRace, signal } = run;
   if (human === "pause") return { type: "pending", consulted };
   if (human === "deny") {
     const asked = consulted.find((link) => link.by === "rule");
@@ -92,7 +92,7 @@ async function askHuman(
         ? `no rule allows ${call.name}`
         : `rule ${JSON.stringify(asked.rule)} asks a human${asked.reason === undefined ? "" : `: ${asked.reason}`}`
     })`;
-    recordDecision(setup, call, "denied", { by: "policy", reason }, consulted);
+    recordDecision(run, "denied", { by: "policy", reason }, consulted);
     return denied;
   }
   let answer: unknown;
@@ -102,13 +102,7 @@ async function askHuman(
     answer = await abortRace.race(Promise.resolve(human(request)));
   } catch (error) {
     if (signal.aborted) return aborted;
-    recordDecision(
-      setup,
-      call,
-      "denied",
-      { by: "policy", reason: `asking failed: ${describeError(error)}` },
-      consulted,
-    );
+    recordDecision(run, "denied", { by: "policy", reason: `asking failed: ${describeError(error)}` }, consulted);
     return denied;
   }
   const {
@@ -118,19 +112,19 @@ async function askHuman(
   } = (typeof answer === "object" && answer !== null ? answer : {}) as Record<string, unknown>;
   if (typeof yes !== "boolean") {
     const problem = `the human's answer was not { approved: true or false }: ${describeValue(answer)}`;
-    recordDecision(setup, call, "denied", { by: "policy", reason: problem }, consulted);
+    recordDecision(run, "denied", { by: "policy", reason: problem }, consulted);
     return denied;
   }
   const decidedBy: DecidedBy = { by: "human" };
   if (typeof by === "string") decidedBy.user = by;
   if (typeof reason === "string") decidedBy.reason = bounded(reason);
-  recordDecision(setup, call, yes ? "approved" : "denied", decidedBy, consulted);
+  recordDecision(run, yes ? "approved" : "denied", decidedBy, consulted);
   return yes ? approved : denied;
 }
 
 /** What a classifier and a human are shown of a call. */
 function approvalRequest(
-  { call, setup, signal }: ToolCallRun,
+  { call, setup, signal, caller }: ToolCallRun,
   definition: ToolDefinition | undefined,
   requestSignal: AbortSignal = signal,
 ): ApprovalRequest {
@@ -141,6 +135,7 @@ function approvalRequest(
     signal: requestSignal,
   };
   if (setup.agentName !== undefined) request.agent = setup.agentName;
+  if (caller !== undefined) request.caller = caller;
   return request;
 }
 
@@ -275,8 +270,7 @@ function bounded(text: string): string {
  * handler runs, and a `tool-approval` event.
  */
 export function recordDecision(
-  setup: ExecutorSetup,
-  call: ToolCallMessage,
+  { setup, call, caller }: ToolCallRun,
   status: "approved" | "denied",
   decidedBy: DecidedBy,
   consulted: readonly ConsultedLink[],
@@ -300,5 +294,6 @@ export function recordDecision(
     status,
     decidedBy,
     ...(consulted.length === 0 ? {} : { consulted: [...consulted] }),
+    ...(caller === undefined ? {} : { caller }),
   });
 }

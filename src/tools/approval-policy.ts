@@ -73,6 +73,8 @@ export type ApprovalRequest = {
   consulted?: ConsultedLink[];
   /** Aborted with the run: stop asking. */
   signal: AbortSignal;
+  /** Set for a call a code-mode program made: the id of its code call (`run_code`), whose input holds the program. */
+  caller?: string;
 };
 
 /**

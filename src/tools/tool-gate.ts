@@ -50,10 +50,17 @@ export async function checkGate(run: ToolCallRun, definition: ToolDefinition | u
   const hook = setup.hooks?.beforeToolCall;
   if (hook !== undefined && !signal.aborted) {
     try {
-      const verdict = await abortRace.race(Promise.resolve(hook({ call, session: setup.session })));
+      const verdict = await abortRace.race(
+        Promise.resolve(
+          hook(
+            run.caller === undefined
+              ? { call, session: setup.session }
+              : { call, session: setup.session, caller: run.caller },
+          ),
+        ),
+      );
       if (verdict !== undefined && "deny" in verdict) {
-        if (setup.approvals !== undefined)
-          recordDecision(setup, call, "denied", { by: "hook", reason: verdict.deny }, []);
+        if (setup.approvals !== undefined) recordDecision(run, "denied", { by: "hook", reason: verdict.deny }, []);
         return { type: "answered", result: deniedResult(call, verdict.deny) };
       }
       if (verdict !== undefined && verdict.requireApproval === true) askedByHook = true;

@@ -11,6 +11,8 @@ export type ToolHooks = {
   beforeToolCall?: (input: {
     call: ToolCallMessage;
     session: Session;
+    /** Set for a call a code-mode program made: the id of its code call (`run_code`), whose input holds the program. */
+    caller?: string;
   }) => Awaitable<void | { deny: string } | { requireApproval: true }>;
   /**
    * After each tool call, before its result enters the session. May replace the output: return

@@ -6,6 +6,7 @@ import {
   pendingApprovalEntries,
   resolveApproval,
   tool,
+  type AgentEvent,
   type Session,
   type ToolResultMessage,
 } from "simple-agent-loop";
@@ -121,6 +122,52 @@ describe("approvals mid-program", () => {
       { id: "call_2.1", name: "lookup", input: { key: "a" }, output: "value of a" },
     ]);
     expect(result.logs).toStrictEqual(["looking"]);
+    expectEveryCallAnsweredOnce(done);
+  });
+
+  it("names the code call as caller to the policy's links, the beforeToolCall hook and the tool-approval event", async () => {
+    const runs: string[] = [];
+    const asked: (string | undefined)[] = [];
+    const hooked: (string | undefined)[] = [];
+    const events: AgentEvent[] = [];
+    const model = scriptedModel([
+      [
+        { type: "tool_call", id: "call_1", name: "lookup", input: { key: "direct" } },
+        { type: "tool_call", id: "call_7", name: codeModeName, input: { code: program } },
+      ],
+      [{ role: "assistant", content: "ok" }],
+    ]);
+    const done = await agentLoop(model, tools(runs), initSession("s", "u"), {
+      codeMode: true,
+      approvalPolicy: {
+        rules: [
+          { id: "lookups", tool: "lookup", action: "allow" },
+          { id: "programs", tool: codeModeName, action: "allow" },
+        ],
+        human: async (request) => (asked.push(request.caller), { approved: true }),
+      },
+      hooks: { beforeToolCall: ({ call, caller }) => void hooked.push(`${call.id} ${caller}`) },
+      onEvent: (event) => events.push(event),
+    });
+    expect(runs).toStrictEqual(["lookup direct", "lookup a", "deploy api", "lookup b"]);
+    expect(asked).toStrictEqual(["call_7"]);
+    expect(hooked).toStrictEqual([
+      "call_1 undefined",
+      "call_7 undefined",
+      "call_7.1 call_7",
+      "call_7.2 call_7",
+      "call_7.3 call_7",
+    ]);
+    const decisions = events.flatMap((event) =>
+      event.type === "tool-approval" ? [[event.id, event.status, event.decidedBy.by, event.caller]] : [],
+    );
+    expect(decisions).toStrictEqual([
+      ["call_1", "approved", "rule", undefined],
+      ["call_7", "approved", "rule", undefined],
+      ["call_7.1", "approved", "rule", "call_7"],
+      ["call_7.2", "approved", "human", "call_7"],
+      ["call_7.3", "approved", "rule", "call_7"],
+    ]);
     expectEveryCallAnsweredOnce(done);
   });
 });
