@@ -26,6 +26,9 @@ import { callCost, formatUsd } from "./model-cost.js";
 import { denialOf, isAbortMark, isModelMessage, waitOf } from "./turn-stats.js";
 import { renderEditDiff } from "./edit-diff.js";
 import { renderContent } from "./content-view.js";
+import { renderDecision } from "./approval-view.js";
+import { renderProgramCalls } from "./program-calls-view.js";
+import { renderTask } from "./task-view.js";
 
 /** @typedef {import("./timeline.js").Turn} Turn */
 /** @typedef {import("./turn-stats.js").TurnStats} TurnStats */
@@ -186,6 +189,19 @@ function renderItem(item) {
   if (item.kind !== "message") return renderEntry(item);
   const message = item.message;
   const removed = item.removedBy ? ".removed" : "";
+  if (message.role === "user" && typeof message.deliversTask === "string")
+    return h(
+      "div.msg.user.task-delivery" + removed,
+      { "data-line": item.line, "data-task": message.deliversTask },
+      h(
+        "div.msg-label",
+        null,
+        "Background task outcome",
+        h("code.task-id", null, message.deliversTask),
+        lineLabel(item.line),
+      ),
+      Array.isArray(message.content) ? renderContent(message.content) : h("div.text", null, textOf(message.content)),
+    );
   if (message.role === "user")
     return h(
       "div.msg.user" + removed,
@@ -470,6 +486,9 @@ function renderToolCall(item) {
             ),
           ),
     ),
+    approval && renderDecision(approval),
+    result && isObject(result.task) && renderTask(result.task, item.delivered === true),
+    result && item.result && renderProgramCalls(result, String(item.result.line)),
     !result && approval && renderNested(item, approval.nested),
     original(item, (previous) => pretty(previous.input)),
   );

@@ -12,6 +12,7 @@ import { enableClippedBlocks } from "./clipped-blocks.js";
 import { renderHeading } from "./session-heading.js";
 import { renderProblems } from "./session-problems.js";
 import { renderContext, renderTotals } from "./session-totals.js";
+import { renderTasks } from "./task-view.js";
 import { followEvents } from "./stream.js";
 import { applyRecords, createTimeline } from "./timeline.js";
 import { drawTurns, showThinking } from "./turn-nodes.js";
@@ -23,7 +24,7 @@ import { drawTurns, showThinking } from "./turn-nodes.js";
 
 /**
  * The elements a draw fills.
- * @typedef {{ status: HTMLElement, expand: HTMLElement, heading: HTMLElement, subtitle: HTMLElement, totals: HTMLElement, context: HTMLElement, chart: HTMLElement, problems: HTMLElement, turns: HTMLElement }} SessionNodes
+ * @typedef {{ status: HTMLElement, expand: HTMLElement, heading: HTMLElement, subtitle: HTMLElement, totals: HTMLElement, context: HTMLElement, tasks: HTMLElement, chart: HTMLElement, problems: HTMLElement, turns: HTMLElement }} SessionNodes
  */
 /**
  * What the page knows of the log. `turnNodes[i]`: turn i as drawn; `lineProblems`: lines that are
@@ -99,6 +100,7 @@ function buildPage(root, file, directoryName) {
     subtitle: h("span.subtitle", null, file),
     totals: h("div.totals", null),
     context: h("div.context-usage", null),
+    tasks: h("div.tasks", { hidden: true }),
     chart: h("div.chart", null),
     problems: h("div.problems", { role: "alert", hidden: true }),
     turns: h("main.timeline", null),
@@ -112,7 +114,7 @@ function buildPage(root, file, directoryName) {
       nodes.status,
       nodes.expand,
     ),
-    h("section.overview", null, nodes.totals, nodes.context, nodes.chart),
+    h("section.overview", null, nodes.totals, nodes.context, nodes.tasks, nodes.chart),
     nodes.problems,
     nodes.turns,
   );
@@ -173,6 +175,7 @@ function draw(nodes, state, file) {
     ["heading", () => renderHeading(nodes, timeline, file)],
     ["totals", () => renderTotals(nodes.totals, timeline)],
     ["context", () => renderContext(nodes.context, timeline)],
+    ["task list", () => renderTasks(nodes.tasks, timeline)],
     ["chart", () => drawChart(nodes.chart, timeline)],
   ];
   const failed = parts.flatMap(([name, drawPart]) => {

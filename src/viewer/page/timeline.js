@@ -16,8 +16,9 @@ import { describe, entryProblem, isObject, messageProblem } from "./entry-check.
 /** @typedef {{ line: number, message: string }} Problem */
 /**
  * A message of the history. `original`: the message before the first `replace`; `result` (on a
- * tool call) and `call` (on its result) pair them; `removedBy`: the compaction that removed it.
- * @typedef {{ kind: "message", line: number, turn: number, message: JsonObject, original?: JsonObject, result?: MessageItem, call?: MessageItem, removedBy?: CompactionItem, insertedBy?: CompactionItem }} MessageItem
+ * tool call) and `call` (on its result) pair them; `removedBy`: the compaction that removed it;
+ * `delivered` (on a call whose result started a background task): a message gave the model its outcome.
+ * @typedef {{ kind: "message", line: number, turn: number, message: JsonObject, original?: JsonObject, result?: MessageItem, call?: MessageItem, removedBy?: CompactionItem, insertedBy?: CompactionItem, delivered?: boolean }} MessageItem
  */
 /** @typedef {{ kind: "compaction", line: number, turn: number, entry: JsonObject, removed: MessageItem[], inserted: MessageItem[] }} CompactionItem */
 /** @typedef {{ kind: "custom" | "other", line: number, turn: number, entry: JsonObject }} EntryItem */
@@ -183,7 +184,23 @@ function addMessage(timeline, line, message) {
       touch(timeline, call);
     }
   }
+  if (typeof message.deliversTask === "string") markDelivered(timeline, message.deliversTask);
   place(timeline, item);
+}
+
+/**
+ * Marks the call whose result started task `id` as delivered (its outcome reached the model).
+ * @param {Timeline} timeline
+ * @param {string} id
+ */
+function markDelivered(timeline, id) {
+  for (const call of timeline.calls.values()) {
+    const task = call.result && call.result.message.task;
+    if (isObject(task) && task.id === id) {
+      call.delivered = true;
+      return touch(timeline, call);
+    }
+  }
 }
 
 /**
@@ -191,7 +208,9 @@ function addMessage(timeline, line, message) {
  * @param {Item} item
  */
 function place(timeline, item) {
-  const startsTurn = item.kind === "message" && item.message.role === "user";
+  // A background task's outcome comes as a user message, but the user did not write it: no new turn.
+  const startsTurn =
+    item.kind === "message" && item.message.role === "user" && typeof item.message.deliversTask !== "string";
   if (startsTurn) timeline.userTurns++;
   let turn = timeline.turns[timeline.turns.length - 1];
   if (startsTurn || turn === undefined) {
