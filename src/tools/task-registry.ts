@@ -42,15 +42,27 @@ export type LiveTask = {
   settledHeard: boolean;
 };
 
-// Liveness is holding: a task is live while this map has it. Kept until its outcome is delivered.
+// Liveness is holding: a task runs here while this map has it (its handler holds it anyway).
 const liveTasks = new Map<string, LiveTask>();
+// A settled task waits for its delivery in its session's set (a run on that session delivers it), so
+// it lives as long as its session does: nothing here keeps a task whose session is gone. By id it is
+// found through a weak reference while it lives (a run on a reloaded copy of the session takes it over).
+const settledTasks = new Map<string, WeakRef<LiveTask>>();
+const forgetSettled = new FinalizationRegistry<string>((id) => {
+  if (settledTasks.get(id)?.deref() === undefined) settledTasks.delete(id);
+});
 const sessionTasks = new WeakMap<Session, Set<LiveTask>>();
 const waiters = new WeakMap<Session, Set<() => void>>();
 const taskWaiters = new Map<string, Set<() => void>>();
 
-/** A task this process holds, by id. */
+/** A task this process holds, by id: running, or settled and waiting for its delivery while its session lives. */
 export function liveTask(id: string): LiveTask | undefined {
-  return liveTasks.get(id);
+  return liveTasks.get(id) ?? settledTasks.get(id)?.deref();
+}
+
+/** How many tasks this process holds strongly: the ones running (a settled one lives as long as its session). */
+export function runningTaskCount(): number {
+  return liveTasks.size;
 }
 
 /** The tasks this process holds for `session`, in start order. */
@@ -59,9 +71,17 @@ export function liveTasksOf(session: Session): readonly LiveTask[] {
   return tasks === undefined ? noTasks : [...tasks];
 }
 
-/** Whether this process holds any task of `session`. */
+/**
+ * Whether this process holds any task of `session`, or of a copy of it (a task its log names).
+ * Reads the log only while this process holds some task.
+ */
 export function hasLiveTasks(session: Session): boolean {
-  return (sessionTasks.get(session)?.size ?? 0) > 0;
+  if ((sessionTasks.get(session)?.size ?? 0) > 0) return true;
+  if (liveTasks.size === 0 && settledTasks.size === 0) return false;
+  for (const message of session.messages)
+    if ("type" in message && message.type === "tool_result" && message.task !== undefined)
+      if (liveTask(message.task.id) !== undefined) return true;
+  return false;
 }
 
 const noTasks: readonly LiveTask[] = [];
@@ -151,9 +171,18 @@ function hold(fields: {
     delivered: false,
     settledHeard: false,
   };
-  liveTasks.set(task.id, task);
+  if (task.record.status === "running") liveTasks.set(task.id, task);
+  else holdWeakly(task);
   tasksOf(task.session).add(task);
   return task;
+}
+
+// A settled task is held by its session's set alone: it goes when its session goes.
+function holdWeakly(task: LiveTask): void {
+  liveTasks.delete(task.id);
+  if (settledTasks.get(task.id)?.deref() === task) return;
+  settledTasks.set(task.id, new WeakRef(task));
+  forgetSettled.register(task, task.id);
 }
 
 function tasksOf(session: Session): Set<LiveTask> {
@@ -245,6 +274,7 @@ export function settleTask(task: LiveTask, outcome: TaskOutcome): void {
   if (outcome.reason !== undefined) record.reason = outcome.reason;
   task.record = record;
   task.written = false;
+  holdWeakly(task);
   writeRecord(task);
   task.host.emit?.({
     type: "task-settled",
@@ -296,7 +326,7 @@ export function writeRecord(task: LiveTask): void {
 
 /** A task's result entered the session: a record that changed while it was on its way is written now. */
 export function syncTaskRecord(session: Session, result: ToolResultMessage): void {
-  const task = result.task === undefined ? undefined : liveTasks.get(result.task.id);
+  const task = result.task === undefined ? undefined : liveTask(result.task.id);
   if (task === undefined || task.written || task.session !== session) return;
   if (result.task !== task.record) writeRecord(task);
   else if (task.record.status === "running") task.written = true;
@@ -317,21 +347,30 @@ export function findRecordHolder(
   return undefined;
 }
 
+function recordIn(session: Session, id: string): TaskRecord | undefined {
+  const found = findRecordHolder(session.messages, id);
+  if (found === undefined) return undefined;
+  const { message } = found;
+  return message.type === "tool_result" ? message.task : message.heldResult?.task;
+}
+
 /** The task's outcome was given to the model: this process lets it go. */
 export function markDelivered(task: LiveTask): void {
   task.delivered = true;
   liveTasks.delete(task.id);
+  if (settledTasks.get(task.id)?.deref() === task) settledTasks.delete(task.id);
   sessionTasks.get(task.session)?.delete(task);
 }
 
 /** A run on `session` takes the tasks this process holds for it (by id: a reloaded copy of the session too). */
 export function adoptTask(task: LiveTask, session: Session, host: TaskHost): void {
-  if (task.session !== session) {
-    sessionTasks.get(task.session)?.delete(task);
-    task.session = session;
-    tasksOf(session).add(task);
-  }
   task.host = host;
+  if (task.session === session) return;
+  sessionTasks.get(task.session)?.delete(task);
+  task.session = session;
+  tasksOf(session).add(task);
+  // The copy may have been loaded before the task settled: it gets the record as it is now.
+  if (task.record.status !== "running" && recordIn(session, task.id)?.status === "running") writeRecord(task);
 }
 
 /** Calls `listener` whenever a task of `session` settles (its record written). Returns the unsubscribe. */
