@@ -1,12 +1,12 @@
-import { applyStrategies, compact } from "./make-room.ts";
+import { compact, makeRoom, applyStrategies } from "./make-room.ts";
 import { aborted, runModelHook } from "./model-hooks.ts";
-import { modelView, type ModelView } from "./model-view.ts";
-import { addInput, checkInputBefore, guardTurn, type GuardedTurn, type TurnControl } from "./guarded-turn.ts";
+import { modelView } from "./model-view.ts";
+import { addInput, guardAfter, guardBefore, type CheckedAnswer, type TurnControl } from "./guarded-turn.ts";
 import { modelTurn, type ModelTurn } from "./model-turn.ts";
-import type { NextStep } from "./next-step.ts";
+import { endAborted, type NextStep } from "./next-step.ts";
 import type { OpenTurn } from "./open-turn.ts";
 import type { RunContext } from "./run-context.ts";
-import { checkFinalAnswer, type OutputContract } from "./structured-output.ts";
+import { checkFinalAnswer } from "./structured-output.ts";
 import { isContextOverflowError, MaxIterationsError, StructuredOutputError } from "../errors.ts";
 import { budgetBeforeCall, chargeModelCall } from "./run-budget.ts";
 import { formatLogLine } from "../logger.ts";
@@ -17,135 +17,86 @@ import { noteSessionChange } from "./sent-prefix.ts";
 import { deliverTasks } from "./run-tasks.ts";
 
 /**
- * The `call-model` step: unless the run was aborted, adds queued steering, checks the iteration
- * limit, makes room, calls the model (once more after a context overflow), lets the
- * `afterModelCall` hook replace its messages, holds a final answer to the output schema, and
- * adds the turn whole. Throws `MaxIterationsError` at the limit, `StructuredOutputError` when
- * the corrections are used up.
+ * The `call-model` step, what happens to one model call in order: unless the run was aborted,
+ * queued steering and delivered tasks enter, the iteration limit and the budget are checked, the
+ * input guardrails run, room is made, the model is called (once more after a context overflow),
+ * the `afterModelCall` hook may replace its messages, a final answer is held to the output schema
+ * and the output guardrails, and the turn enters whole. Throws `MaxIterationsError` at the limit,
+ * `BudgetExceededError` once the budget is used up, `StructuredOutputError` when the corrections
+ * are used up.
  */
 export function callModelStep(run: RunContext): NextStep | Promise<NextStep> {
-  const { state, queues } = run;
   if (run.signal.aborted) return endAborted(run, "");
-  if (queues.steering.length > 0) addSteering(run);
+  if (run.queues.steering.length > 0) addSteering(run);
   if (run.tasks !== undefined) deliverTasks(run, run.tasks);
-  if (state.iteration >= run.maxIterations) throw maxIterationsError(run);
+  if (run.state.iteration >= run.maxIterations) throw maxIterationsError(run);
   const overBudget = budgetBeforeCall(run);
   if (overBudget !== undefined) throw overBudget;
-  if (run.guardrails !== undefined || run.strategies !== undefined) return callModelAwaited(run);
+  if (run.waitsAroundCall) return callModelWaiting(run);
+  // Nothing to wait for around the call: a model that answers at once takes no async frame.
   compact(run);
-  const iteration = ++state.iteration;
-  run.turnStart(iteration);
-  // A model that answers at once, with nothing to wait for around it: no async frame of its own.
-  const answer = askModel(run, iteration, undefined);
-  if (answer instanceof Promise) return answer.then((answered) => takeAnswer(run, iteration, answered, undefined));
-  return takeAnswer(run, iteration, answer, undefined);
+  const iteration = startTurn(run);
+  const answer = modelTurn(run, modelView(run, iteration, undefined));
+  if (answer instanceof Promise) return answer.then((turn) => enterAnswer(run, iteration, turn));
+  return enterAnswer(run, iteration, answer);
 }
 
-// The step with something to wait for before the call: input guardrails, context strategies.
-async function callModelAwaited(run: RunContext): Promise<NextStep> {
-  const { state } = run;
-  if (run.guardrails !== undefined && state.newInput.length > 0) {
-    const blocked = await guardedStep(run, () => checkInputBefore(run));
-    if (blocked !== undefined) return blocked;
-  }
-  compact(run);
-  if (run.strategies !== undefined) await applyStrategies(run, run.strategies, "before-call");
-  const iteration = ++state.iteration;
-  run.turnStart(iteration);
-  if (run.guardrails !== undefined) return await guardedCall(run, iteration, guardTurn(run, iteration));
-  return await takeAnswer(run, iteration, await askModel(run, iteration, undefined), undefined);
-}
-
-// A model call with the guardrails around it: parallel input checks, hold-back, the output check.
-async function guardedCall(run: RunContext, iteration: number, guarded: GuardedTurn): Promise<NextStep> {
+// The same call with what may wait around it: guardrails, context strategies, model hooks, the
+// output schema.
+async function callModelWaiting(run: RunContext): Promise<NextStep> {
+  const guard = run.guardrails === undefined ? undefined : await guardBefore(run, run.guardrails);
+  if (guard !== undefined && "type" in guard) return guard;
   try {
-    const answer = await askModel(run, iteration, guarded.control);
-    const next = await guardedStep(run, guarded.afterCall);
-    if (next !== undefined) {
-      if (answer !== aborted) answer?.discard();
-      return next;
-    }
-    return await takeAnswer(run, iteration, answer, guarded);
-  } finally {
-    guarded.dispose();
-  }
-}
-
-// A guardrail step, or the end of an aborted run when the run was aborted while it waited.
-async function guardedStep<T>(run: RunContext, step: () => Promise<T | undefined>): Promise<T | NextStep | undefined> {
-  try {
-    return await step();
-  } catch (error) {
-    if (run.signal.aborted) return endAborted(run, run.state.streamedText);
-    throw error;
-  }
-}
-
-// What the model answered, into the session: after the `afterModelCall` hook, the output schema and
-// the output guardrails; at once when there are none of them.
-function takeAnswer(
-  run: RunContext,
-  iteration: number,
-  answer: ModelTurn | undefined | typeof aborted,
-  guarded: GuardedTurn | undefined,
-): NextStep | Promise<NextStep> {
-  const { state } = run;
-  if (answer === aborted) return endAborted(run, "");
-  if (answer === undefined) return endAborted(run, state.streamedText);
-  state.abandon = answer.discard;
-  const { messages } = answer;
-  spend(run, iteration, messages[messages.length - 1]);
-  if (run.hooks?.afterModelCall === undefined && run.contract === undefined && guarded === undefined)
-    return enterTurn(run, answer, { messages, problems: undefined });
-  return checkAnswer(run, iteration, answer, guarded);
-}
-
-async function checkAnswer(
-  run: RunContext,
-  iteration: number,
-  answer: ModelTurn,
-  guarded: GuardedTurn | undefined,
-): Promise<NextStep> {
-  let { messages } = answer;
-  // The `afterModelCall` hook may replace the model's messages.
-  const afterModelCall = run.hooks?.afterModelCall;
-  if (afterModelCall !== undefined) {
-    const replaced = await runModelHook(run, "afterModelCall", () =>
-      afterModelCall({ session: run.session, messages: answer.messages, iteration }),
-    );
-    if (replaced === aborted) {
+    await makeRoom(run);
+    const iteration = startTurn(run);
+    const answer = await askModel(run, iteration, guard?.control);
+    if (answer === undefined)
+      return guard === undefined
+        ? endAborted(run, run.state.streamedText)
+        : await guardAfter(run, guard, iteration, undefined);
+    run.state.abandon = answer.discard;
+    spend(run, iteration, answer.messages);
+    const checked = await reviewAnswer(run, iteration, answer);
+    if (checked === aborted) {
       answer.discard();
       return endAborted(run, "");
     }
-    // The hook stands in for the model: it decides no approval, held result or output either.
-    if (replaced?.messages !== undefined) messages = replaced.messages.map(modelOwnFields);
-  }
-  // A final answer checked against the `output` schema carries its parsed value from the start.
-  let problems: string | undefined;
-  if (run.contract !== undefined && !messages.some(isToolCall))
-    ({ messages, problems } = await checkOutput(run, run.contract, messages));
-  if (guarded !== undefined) {
-    if (problems !== undefined || messages.some(isToolCall)) guarded.release();
-    else {
-      const checked = await guardedStep(run, () => guarded.checkAnswer(messages));
-      if (checked !== undefined && !Array.isArray(checked)) {
-        answer.discard();
-        return checked;
-      }
-      if (checked !== undefined) messages = checked;
+    const messages = guard === undefined ? checked.messages : await guardAfter(run, guard, iteration, checked);
+    if (!Array.isArray(messages)) {
+      answer.discard();
+      return messages;
     }
+    return enterTurn(run, answer, messages, checked.problems);
+  } finally {
+    guard?.control.abortRace.dispose();
   }
-  return enterTurn(run, answer, { messages, problems });
 }
 
-// What the call cost is counted against the budget, and its cache use reported.
-function spend(run: RunContext, iteration: number, last: ModelMessage | undefined): void {
+// `turn-start`: model call number `iteration` begins.
+function startTurn(run: RunContext): number {
+  const iteration = ++run.state.iteration;
+  run.turnStart(iteration);
+  return iteration;
+}
+
+// The model's answer into the session, when nothing reviews it.
+function enterAnswer(run: RunContext, iteration: number, answer: ModelTurn | undefined): NextStep {
+  if (answer === undefined) return endAborted(run, run.state.streamedText);
+  run.state.abandon = answer.discard;
+  spend(run, iteration, answer.messages);
+  return enterTurn(run, answer, answer.messages, undefined);
+}
+
+// What the call cost is counted against the budget, and its cache use reported to whoever can hear it.
+function spend(run: RunContext, iteration: number, messages: readonly ModelMessage[]): void {
   const { state } = run;
+  const last = messages[messages.length - 1];
   const usage = last?.usage;
   const change = state.prefixChange;
   state.prefixChange = undefined;
   if (usage === undefined) return;
   chargeModelCall(run, iteration, last!);
+  if (!run.tracksPrefix) return;
   const cacheReadTokens = usage.cacheReadTokens ?? 0;
   run.emit({
     type: "cache",
@@ -158,6 +109,37 @@ function spend(run: RunContext, iteration: number, last: ModelMessage | undefine
   });
 }
 
+// The `afterModelCall` hook may replace the model's messages; a final answer is then checked against
+// the `output` schema (it carries its parsed value from the start). `aborted`: the run was aborted
+// while the hook ran.
+async function reviewAnswer(
+  run: RunContext,
+  iteration: number,
+  answer: ModelTurn,
+): Promise<CheckedAnswer | typeof aborted> {
+  let { messages } = answer;
+  const afterModelCall = run.hooks?.afterModelCall;
+  if (afterModelCall !== undefined) {
+    const replaced = await runModelHook(run, "afterModelCall", () =>
+      afterModelCall({ session: run.session, messages: answer.messages, iteration }),
+    );
+    if (replaced === aborted) return aborted;
+    // The hook stands in for the model: it decides no approval, held result or output either.
+    if (replaced?.messages !== undefined) messages = replaced.messages.map(modelOwnFields);
+  }
+  if (run.contract === undefined || messages.some(isToolCall)) return { messages, problems: undefined };
+  const checked = await checkFinalAnswer(run.contract, messages);
+  const { problems } = checked;
+  if (problems !== undefined && run.state.outputAttemptsLeft-- <= 0) {
+    run.addTurn(checked.messages);
+    throw new StructuredOutputError(`The final answer does not match the output schema: ${problems}`, {
+      text: checked.text,
+      problems,
+    });
+  }
+  return { messages: checked.messages, problems };
+}
+
 // Steering enters where the session ends; the next request's cache event names it should that
 // have changed what an earlier request was sent.
 function addSteering(run: RunContext): void {
@@ -165,12 +147,6 @@ function addSteering(run: RunContext): void {
     noteSessionChange(run.session, run.session.messages.length);
     addInput(run, message);
   }
-}
-
-/** Ends the run as aborted: an `aborted` assistant message (with what streamed, if anything) closes the session. */
-function endAborted(run: RunContext, content: string): NextStep {
-  run.add({ role: "assistant", content, stopReason: "aborted" });
-  return { type: "end", end: { outcome: "aborted" } };
 }
 
 function maxIterationsError(run: RunContext): MaxIterationsError {
@@ -198,37 +174,14 @@ function describeLastAction(messages: readonly Message[]): string {
   return toolCalls.map((call) => `${call.name}(${JSON.stringify(call.input).slice(0, 100)})`).join(", ");
 }
 
-// The model's answer for this iteration, or `undefined` when the run was aborted during the call.
-// Without a `beforeModelCall` hook there is nothing to wait for before the call, and without
-// strategies no overflow to retry after: the model turn itself is the answer (a turn answered at
-// once, without an async frame; see `modelTurn`).
-function askModel(
+// The model's answer for this iteration, or `undefined` when the run was aborted before or during
+// the call: the `beforeModelCall` hook first, then the call (under the guardrails' control when it
+// has one); too long for the model, the strategies make room and the call is tried once more.
+async function askModel(
   run: RunContext,
   iteration: number,
   control: TurnControl | undefined,
-): ModelTurn | undefined | Promise<ModelTurn | undefined | typeof aborted> {
-  if (run.hooks?.beforeModelCall === undefined && run.strategies === undefined)
-    return callTurn(run, modelView(run, iteration, undefined), control);
-  return askModelHooked(run, iteration, control);
-}
-
-// The call, under the guardrails' control when it has one (its own signal, the hold-back, no early starts).
-function callTurn(
-  run: RunContext,
-  view: ModelView,
-  control: TurnControl | undefined,
-): ModelTurn | undefined | Promise<ModelTurn | undefined> {
-  if (control === undefined) return modelTurn(run, view);
-  view.context.signal = control.signal;
-  return modelTurn({ ...run, abortRace: control.abortRace, emit: control.emit, eager: control.eager }, view);
-}
-
-// Too long for the model: the strategies make room, then the call is tried once more.
-async function askModelHooked(
-  run: RunContext,
-  iteration: number,
-  control: TurnControl | undefined,
-): Promise<ModelTurn | undefined | typeof aborted> {
+): Promise<ModelTurn | undefined> {
   for (let overflowed = false; ; overflowed = true) {
     const hook = run.hooks?.beforeModelCall;
     const changes =
@@ -237,9 +190,12 @@ async function askModelHooked(
         : await runModelHook(run, "beforeModelCall", () =>
             hook({ session: run.session, tools: run.offer.offered(run.session), iteration }),
           );
-    if (changes === aborted) return aborted;
+    if (changes === aborted) return undefined;
+    const view = modelView(run, iteration, changes);
     try {
-      return await callTurn(run, modelView(run, iteration, changes), control);
+      if (control === undefined) return await modelTurn(run, view);
+      view.context.signal = control.signal;
+      return await modelTurn({ ...run, abortRace: control.abortRace, emit: control.emit, eager: control.eager }, view);
     } catch (error) {
       if (overflowed || !isContextOverflowError(error) || run.strategies === undefined) throw error;
       // What the refused call streamed is void, as after a retry.
@@ -249,31 +205,14 @@ async function askModelHooked(
   }
 }
 
-// The final answer checked against the output contract; throws once the corrections are used up.
-async function checkOutput(
-  run: RunContext,
-  contract: OutputContract,
-  messages: ModelMessage[],
-): Promise<{ messages: ModelMessage[]; problems?: string }> {
-  const checked = await checkFinalAnswer(contract, messages);
-  const { problems } = checked;
-  if (problems !== undefined && run.state.outputAttemptsLeft-- <= 0) {
-    run.addTurn(checked.messages);
-    throw new StructuredOutputError(`The final answer does not match the output schema: ${problems}`, {
-      text: checked.text,
-      problems,
-    });
-  }
-  return checked;
-}
-
 const noCalls: ToolCallMessage[] = [];
 
 // Adds the model's turn to the session and says what comes next.
 function enterTurn(
   run: RunContext,
   answer: ModelTurn,
-  { messages, problems }: { messages: ModelMessage[]; problems: string | undefined },
+  messages: ModelMessage[],
+  problems: string | undefined,
 ): NextStep {
   const { overrun } = run.state;
   if (overrun !== undefined && !run.state.overrunMarked) {

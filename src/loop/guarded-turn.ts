@@ -3,10 +3,17 @@ import { guardedAnswer, guardedUserMessage, replaceGuarded, textOf } from "../gu
 import type { Guardrail, GuardrailKind } from "../guardrails/guardrail.ts";
 import { createHoldBack, type HoldBack } from "../guardrails/hold-back.ts";
 import { createAbortRace, type AbortRace } from "../shared/abort.ts";
-import type { AssistantMessage, GuardrailMark, ModelMessage, UserMessage } from "../session.ts";
+import {
+  isToolCall,
+  type AssistantMessage,
+  type GuardrailMark,
+  type ModelMessage,
+  type UserMessage,
+} from "../session.ts";
 import type { AgentEvent } from "./events.ts";
-import { callModelNext, type NextStep } from "./next-step.ts";
+import { callModelNext, endAborted, type NextStep } from "./next-step.ts";
 import type { RunContext } from "./run-context.ts";
+import type { RunGuardrails } from "./run-guardrails.ts";
 import type { EagerStarter } from "./eager-starter.ts";
 
 /**
@@ -21,73 +28,121 @@ export type TurnControl = {
   readonly eager: EagerStarter | undefined;
 };
 
-/** The guardrails around one model call: started with the call, asked again once it answered. */
-export type GuardedTurn = {
+/**
+ * The guardrails around one model call, from `guardBefore` to `guardAfter`: what the call runs
+ * with, the parallel input checks racing it, the hold-back of its stream, and an output block a
+ * sentence check found while it streamed. `release` frees the call's signal whatever happened.
+ */
+export type CallGuard = {
   readonly control: TurnControl;
-  /**
-   * After the call: waits for the parallel input guardrails and for a sentence check in flight.
-   * The next step when one of them blocked (or redacted the input: the model is asked again).
-   */
-  readonly afterCall: () => Promise<NextStep | undefined>;
-  /** A final answer, checked by the output guardrails: the messages to enter, or the next step. */
-  readonly checkAnswer: (messages: ModelMessage[]) => Promise<ModelMessage[] | NextStep>;
-  /** The turn has tool calls (or is sent back for its schema): what was held back is shown. */
-  readonly release: () => void;
-  /** Frees the call's signal. */
-  readonly dispose: () => void;
+  readonly parallel: Promise<Tripped | undefined> | undefined;
+  readonly holdBack: HoldBack<AgentEvent> | undefined;
+  readonly tripped: { decision: GuardrailDecision | undefined };
 };
+
+/** What the model (or the `afterModelCall` hook in its place) answered, as `guardAfter` checks it. */
+export type CheckedAnswer = { messages: ModelMessage[]; problems: string | undefined };
 
 type Mark = Required<GuardrailMark>["guardrail"];
 
 /** Adds a user message of the caller's (steering, a follow-up): the input guardrails check it before the next call. */
 export function addInput(run: RunContext, message: UserMessage): void {
   run.add(message);
-  const { session, state } = run;
-  if (run.guardrails !== undefined) state.newInput.push(session.messages[session.messages.length - 1] as UserMessage);
+  const { session, guardrails } = run;
+  if (guardrails !== undefined) guardrails.newInput.push(session.messages[session.messages.length - 1] as UserMessage);
 }
 
 /**
- * The `before` input guardrails on the user messages new to the run (`state.newInput`), each in
- * order; the `parallel` ones are left for the model call. A block replaces the message with its
- * marker and ends the run (`blocked`); a redact replaces its text. Undefined: the model may be called.
+ * The guardrails before a model call: the `before` input guardrails on the user messages new to
+ * the run (`newInput`), each in order, then the start of the call's guard (the `parallel` ones race
+ * the call, the hold-back holds its stream). A block replaces the message with its marker and ends
+ * the run (`blocked`); a redact replaces its text. The next step when the call must not be made.
  */
-export async function checkInputBefore(run: RunContext): Promise<NextStep | undefined> {
-  const guardrails = run.guardrails!;
-  const { state } = run;
-  if (guardrails.input.length === 0) {
-    if (guardrails.parallelInput.length === 0) state.newInput = [];
-    return undefined;
+export async function guardBefore(run: RunContext, guardrails: RunGuardrails): Promise<CallGuard | NextStep> {
+  const { newInput } = guardrails;
+  try {
+    for (let index = 0; guardrails.input.length > 0 && index < newInput.length; index++) {
+      const message = newInput[index]!;
+      const decision = await askInput(run, guardrails.input, message);
+      if (decision.action !== "allow") return blockInput(run, message, decision);
+      if (decision.redacted !== undefined) newInput[index] = redactInput(run, message, decision);
+    }
+  } catch (error) {
+    if (run.signal.aborted) return endAborted(run, run.state.streamedText);
+    throw error;
   }
-  for (let index = 0; index < state.newInput.length; index++) {
-    const message = state.newInput[index]!;
-    const decision = await askInput(run, guardrails.input, message);
-    if (decision.action !== "allow") return blockInput(run, message, decision);
-    if (decision.redacted !== undefined) state.newInput[index] = redactInput(run, message, decision);
-  }
-  if (guardrails.parallelInput.length === 0) state.newInput = [];
-  return undefined;
+  return startGuard(run, guardrails);
 }
 
-/** Starts the guardrails of one model call: the parallel input checks, the hold-back of its stream. */
-export function guardTurn(run: RunContext, iteration: number): GuardedTurn {
-  const guardrails = run.guardrails!;
-  const { state } = run;
+/**
+ * The guardrails after a model call (`answer`; undefined when the call was aborted): a parallel
+ * input check that tripped (a block ends the run, a redact asks the model again), an output block
+ * found sentence by sentence, then the output guardrails on a final answer (tool calls, or an
+ * answer sent back for its schema, only release what was held back). The messages to enter, or
+ * the next step.
+ */
+export function guardAfter(run: RunContext, guard: CallGuard, iteration: number, answer: undefined): Promise<NextStep>;
+export function guardAfter(
+  run: RunContext,
+  guard: CallGuard,
+  iteration: number,
+  answer: CheckedAnswer,
+): Promise<ModelMessage[] | NextStep>;
+export async function guardAfter(
+  run: RunContext,
+  guard: CallGuard,
+  iteration: number,
+  answer: CheckedAnswer | undefined,
+): Promise<ModelMessage[] | NextStep> {
+  const { holdBack } = guard;
+  try {
+    const tripped = guard.parallel === undefined ? undefined : await guard.parallel;
+    if (tripped !== undefined) {
+      holdBack?.discard();
+      retract(run);
+      run.turnEnd(iteration, undefined);
+      const { message, decision } = tripped;
+      if (decision.action !== "allow") return blockInput(run, message, decision);
+      // Redacted: the model is asked again, with the new text.
+      redactInput(run, message, decision);
+      return callModelNext;
+    }
+    const sentenceBlock = (await holdBack?.settled()) ?? guard.tripped.decision;
+    if (sentenceBlock !== undefined && sentenceBlock.action === "block") {
+      // The sentences shown passed; the answer they belong to does not stand.
+      retract(run);
+      return blockAnswer(run, iteration, [], sentenceBlock.name, sentenceBlock.message);
+    }
+    if (answer === undefined) return endAborted(run, run.state.streamedText);
+    if (answer.problems !== undefined || answer.messages.some(isToolCall)) {
+      holdBack?.release();
+      return answer.messages;
+    }
+    return await checkAnswer(run, iteration, answer.messages, holdBack);
+  } catch (error) {
+    if (run.signal.aborted) return endAborted(run, run.state.streamedText);
+    throw error;
+  }
+}
+
+// Starts the guardrails of one model call: the parallel input checks, the hold-back of its stream.
+function startGuard(run: RunContext, guardrails: RunGuardrails): CallGuard {
   const controller = new AbortController();
   const signal = AbortSignal.any([run.signal, controller.signal]);
   const abortRace = createAbortRace(signal);
-  let outputBlock: GuardrailDecision | undefined;
+  const tripped: CallGuard["tripped"] = { decision: undefined };
   const holdBack: HoldBack<AgentEvent> | undefined =
     guardrails.holdBack === undefined
       ? undefined
       : createHoldBack<AgentEvent>(guardrails.holdBack, run.emit, (delta) => ({ type: "text-delta", delta }), {
           check: (text) => askGuardrails(guardrails.sentence, { kind: "output", text, ...common(run) }, report(run)),
           tripped: (decision) => {
-            outputBlock = decision;
+            tripped.decision = decision;
             controller.abort(new Error("an output guardrail blocked the answer"));
           },
         });
   // Parallel input checks race the model: a block or redact aborts the call.
-  const inputs = state.newInput.splice(0);
+  const inputs = guardrails.newInput.splice(0);
   const parallel =
     inputs.length === 0 || guardrails.parallelInput.length === 0
       ? undefined
@@ -100,30 +155,7 @@ export function guardTurn(run: RunContext, iteration: number): GuardedTurn {
     emit: holdBack?.emit ?? run.emit,
     eager: parallel === undefined ? run.eager : undefined,
   };
-  return {
-    control,
-    afterCall: async () => {
-      const tripped = parallel === undefined ? undefined : await parallel;
-      if (tripped !== undefined) {
-        holdBack?.discard();
-        retract(run);
-        run.turnEnd(iteration, undefined);
-        const { message, decision } = tripped;
-        if (decision.action !== "allow") return blockInput(run, message, decision);
-        // Redacted: the model is asked again, with the new text.
-        redactInput(run, message, decision);
-        return callModelNext;
-      }
-      const sentenceBlock = (await holdBack?.settled()) ?? outputBlock;
-      if (sentenceBlock === undefined || sentenceBlock.action !== "block") return undefined;
-      // The sentences shown passed; the answer they belong to does not stand.
-      retract(run);
-      return blockAnswer(run, iteration, [], sentenceBlock.name, sentenceBlock.message);
-    },
-    checkAnswer: (messages) => checkAnswer(run, iteration, messages, holdBack),
-    release: () => holdBack?.release(),
-    dispose: () => abortRace.dispose(),
-  };
+  return { control, parallel, holdBack, tripped };
 }
 
 type Tripped = { message: UserMessage; decision: GuardrailDecision };
@@ -192,11 +224,10 @@ async function checkAnswer(
     report(run),
     { unsaved: true },
   );
-  const { state } = run;
   if (decision.action === "allow") {
     if (decision.redacted === undefined) {
       holdBack?.release();
-      state.guardrailRetries.clear();
+      guardrails.retries.clear();
       return messages;
     }
     // The redacted text stands in for what was shown; the original never enters the session.
@@ -204,15 +235,15 @@ async function checkAnswer(
     retract(run);
     const { name, replacement } = decision.redacted;
     run.emit({ type: "text-delta", delta: replacement });
-    state.guardrailRetries.clear();
+    guardrails.retries.clear();
     return [guardedAnswer(messages, { name, action: "redact", replacement })];
   }
   holdBack?.discard();
   retract(run);
   if (decision.action === "block") return blockAnswer(run, iteration, messages, decision.name, decision.message);
-  const retries = state.guardrailRetries.get(decision.name) ?? 0;
+  const retries = guardrails.retries.get(decision.name) ?? 0;
   if (retries >= decision.maxRetries) return blockAnswer(run, iteration, messages, decision.name, decision.feedback);
-  state.guardrailRetries.set(decision.name, retries + 1);
+  guardrails.retries.set(decision.name, retries + 1);
   // The answer never enters the session; the feedback does, for the model's next try.
   run.turnEnd(iteration, messages[messages.length - 1]);
   run.add({
@@ -244,8 +275,7 @@ export async function guardGivenAnswer(
     );
   } catch (error) {
     if (!run.signal.aborted) throw error;
-    run.add({ role: "assistant", content: "", stopReason: "aborted" });
-    return { type: "end", end: { outcome: "aborted" } };
+    return endAborted(run, "");
   }
   if (decision.action === "allow") {
     if (decision.redacted === undefined) return answer;

@@ -5,6 +5,15 @@ import { watchCompaction } from "./compaction-report.ts";
 import type { RunContext } from "./run-context.ts";
 
 /**
+ * Room before a model call: the context strategies when the run has them, else the default
+ * compaction (a promise only for strategies).
+ */
+export function makeRoom(run: RunContext): void | Promise<void> {
+  if (run.strategies !== undefined) return applyStrategies(run, run.strategies, "before-call");
+  compact(run);
+}
+
+/**
  * The default compaction before each call: truncation, then clearing of old tool output; emits
  * `compaction` for each that changed something, from what each says it did (nothing watches the
  * session meanwhile: a call with nothing to do builds nothing).

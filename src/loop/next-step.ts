@@ -1,6 +1,7 @@
 import type { ModelMessage } from "../session.ts";
 import type { PendingApproval } from "../tools/tool-outcome.ts";
 import type { OpenTurn } from "./open-turn.ts";
+import type { RunContext } from "./run-context.ts";
 
 /**
  * What the loop does next: the states of a run. Each phase of the loop takes one step and returns
@@ -42,3 +43,9 @@ export type RunEnd =
 
 /** The `call-model` step: it carries nothing, so one object serves every run. */
 export const callModelNext: NextStep = { type: "call-model" };
+
+/** Ends the run as aborted: an `aborted` assistant message (with what streamed, if anything) closes the session. */
+export function endAborted(run: Pick<RunContext, "add">, content: string): NextStep {
+  run.add({ role: "assistant", content, stopReason: "aborted" });
+  return { type: "end", end: { outcome: "aborted" } };
+}

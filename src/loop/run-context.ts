@@ -28,7 +28,6 @@ import {
   type Usage,
   type UserMessage,
 } from "../session.ts";
-import { newInput } from "../guardrails/new-input.ts";
 import { readGuardrails, type RunGuardrails } from "./run-guardrails.ts";
 import { createToolExecutor, type ToolExecutor } from "../tools/execute-tool-calls.ts";
 import { createApprovalChain } from "../tools/approval-setup.ts";
@@ -110,7 +109,7 @@ export type RunContext = {
   /** Each attempt of a model call: at most this long, and this long to its first event. */
   readonly modelCallMs: number | undefined;
   readonly firstChunkMs: number | undefined;
-  /** The input and output guardrails (the tool guardrails are in the executor's hooks); absent without any. */
+  /** The input and output guardrails and what they keep between calls (the tool guardrails are in the executor's hooks); absent without any. */
   readonly guardrails: RunGuardrails | undefined;
   /**
    * What a pause may hold of a result: the result as the `toolOutput` guardrails left it (blocked
@@ -122,6 +121,11 @@ export type RunContext = {
   readonly throwOnBlock: boolean;
   /** Whether model calls are compared with the one before for the `cache` event: only when it can be heard. */
   readonly tracksPrefix: boolean;
+  /**
+   * Whether a model call may wait on something around it (guardrails, context strategies, a model
+   * hook, the output schema): without any, a call answered at once takes no async frame.
+   */
+  readonly waitsAroundCall: boolean;
   /** Background tasks: absent unless a tool runs in the background or this process holds tasks of the session. */
   readonly tasks: RunTasks | undefined;
 };
@@ -149,10 +153,6 @@ export type RunState = {
    */
   changedBy: PrefixCause | undefined;
   prefixChange: PrefixChange | undefined;
-  /** User messages the input guardrails have yet to check: new at the start, then steering and follow-ups. */
-  newInput: UserMessage[];
-  /** `retry` verdicts in a row, by output guardrail, since an answer last passed. */
-  guardrailRetries: Map<string, number>;
 };
 
 /** What a run is started with: the arguments of `agentLoop` or `agentStream`. */
@@ -179,19 +179,7 @@ export type RunSetup = RunArguments & {
 export function createRunContext(setup: RunSetup): RunContext {
   const { invokeModel, tools, session, options, signal, report, listening, queues, elicitations } = setup;
   const agentName = options.name;
-  const state: RunState = {
-    iteration: 0,
-    outputAttemptsLeft: options.outputAttempts ?? 2,
-    streamedText: "",
-    abandon: undefined,
-    overrun: undefined,
-    overrunMarked: false,
-    loopGuard: newLoopGuardState(),
-    changedBy: undefined,
-    prefixChange: undefined,
-    newInput: options.guardrails?.input === undefined ? [] : newInput(session.messages, options.agent),
-    guardrailRetries: new Map(),
-  };
+  const state = newRunState(options);
   const toolTimeout = options.timeouts?.toolMs ?? options.toolTimeout;
   const { emit, turnStart, turnEnd, message } = runEvents(report, listening, state, options.prices);
   const abortRace = createAbortRace(signal);
@@ -200,6 +188,8 @@ export function createRunContext(setup: RunSetup): RunContext {
     abortRace,
     signal,
     agent: options.agent ?? agentName,
+    session,
+    actor: options.agent,
   });
   const hooks = guarded.tools === undefined ? options.hooks : { ...options.hooks, ...guarded.tools.hooks };
   const loopGuard = loopGuardLimit(options.loopGuard);
@@ -234,6 +224,7 @@ export function createRunContext(setup: RunSetup): RunContext {
     ...runTools.executorOptions,
   });
   const contract = options.output === undefined ? undefined : outputContract(options.output);
+  const management = contextManagement(options.compaction);
   return {
     invokeModel,
     session,
@@ -248,7 +239,7 @@ export function createRunContext(setup: RunSetup): RunContext {
     retry: options.retry,
     executor,
     eager: options.eagerTools === false ? undefined : createEagerStarter(executor, signal),
-    ...contextManagement(options.compaction),
+    ...management,
     contract,
     output: contract === undefined ? undefined : { jsonSchema: contract.jsonSchema },
     // An adapter with native structured output conveys the schema itself: no instruction then.
@@ -273,8 +264,29 @@ export function createRunContext(setup: RunSetup): RunContext {
     heldResult: (result) => runTools.withRecords(marked === undefined ? result : marked(result)) as ToolResultMessage,
     throwOnBlock: options.throwOnBlock === true,
     tracksPrefix: listening !== undefined,
+    waitsAroundCall: guarded.guardrails !== undefined || management.strategies !== undefined || waitsFor(options),
     tasks,
   };
+}
+
+function newRunState(options: AgentLoopOptions): RunState {
+  return {
+    iteration: 0,
+    outputAttemptsLeft: options.outputAttempts ?? 2,
+    streamedText: "",
+    abandon: undefined,
+    overrun: undefined,
+    overrunMarked: false,
+    loopGuard: newLoopGuardState(),
+    changedBy: undefined,
+    prefixChange: undefined,
+  };
+}
+
+// A model hook or an output schema is waited for around every model call.
+function waitsFor(options: AgentLoopOptions): boolean {
+  const { hooks } = options;
+  return hooks?.beforeModelCall !== undefined || hooks?.afterModelCall !== undefined || options.output !== undefined;
 }
 
 // Each result enters the session as a tool guardrail left it, then shortened if it is too long.

@@ -4,8 +4,13 @@ import { toolGuardrails, type ToolGuardrails } from "../guardrails/tool-guardrai
 import type { AbortRace } from "../shared/abort.ts";
 import type { ToolHooks } from "../tools/tool-hooks.ts";
 import type { AgentEvent } from "./events.ts";
+import { newInput } from "../guardrails/new-input.ts";
+import type { Session, UserMessage } from "../session.ts";
 
-/** A run's guardrails, read from its options once: by kind and mode, with where their answers go. */
+/**
+ * A run's guardrails, read from its options once: by kind and mode, with where their answers go,
+ * and what they keep between model calls. Made only for a run that has guardrails.
+ */
 export type RunGuardrails = {
   /** `input` guardrails in `before` mode (the default): asked before the model is called. */
   readonly input: readonly Guardrail[];
@@ -17,6 +22,10 @@ export type RunGuardrails = {
   /** How a streamed answer is held back: `answer` when any output guardrail asks for it, else `sentence` if any does. */
   readonly holdBack: "answer" | "sentence" | undefined;
   readonly report: GuardrailReport;
+  /** User messages the input guardrails have yet to check: new at the start, then steering and follow-ups. */
+  newInput: UserMessage[];
+  /** `retry` verdicts in a row, by output guardrail, since an answer last passed. */
+  readonly retries: Map<string, number>;
 };
 
 /**
@@ -26,7 +35,15 @@ export type RunGuardrails = {
 export function readGuardrails(
   guardrails: Guardrails | undefined,
   hooks: ToolHooks | undefined,
-  run: { emit: (event: AgentEvent) => void; abortRace: AbortRace; signal: AbortSignal; agent: string | undefined },
+  run: {
+    emit: (event: AgentEvent) => void;
+    abortRace: AbortRace;
+    signal: AbortSignal;
+    agent: string | undefined;
+    session: Session;
+    /** Whose messages count as acted on (`newInput`): the run's `agent` option. */
+    actor: string | undefined;
+  },
 ): {
   guardrails: RunGuardrails | undefined;
   tools: ToolGuardrails | undefined;
@@ -56,6 +73,8 @@ export function readGuardrails(
           ? "sentence"
           : undefined,
       report,
+      newInput: guardrails.input === undefined ? [] : newInput(run.session.messages, run.actor),
+      retries: new Map(),
     },
     tools:
       toolInput.length === 0 && toolOutput.length === 0
