@@ -71,7 +71,8 @@ export type OtelObserver = ((event: AgentEvent) => void) & { onEvent: (event: Ag
  * `.message`; a blocked run's outcome is `blocked`). Model-call, tool and guardrail spans are children of
  * the run span (set explicitly through the context, so no context manager is needed). A
  * subagent's run (`subagentTool`: its events arrive as the call's `tool-execution-update`s) gets
- * its own `invoke_agent` span tree under the tool span of the call that started it.
+ * its own `invoke_agent` span tree under the tool span of the call that started it, and a
+ * code-mode program's calls (events with `caller`) are children of their code call's tool span.
  *
  * Failures set span status ERROR and `error.type`: a failed run or model call (the error's class
  * name, e.g. `ProviderError`, or `_OTHER` when what was thrown is not an `Error`), a run that hit
@@ -173,7 +174,8 @@ type RunState = {
   newInput: UserMessage[];
 };
 
-type ToolSpan = { span: Span; subagent?: RunState };
+/** `caller`: for a call a code-mode program made, its code call's id (its span is the parent). */
+type ToolSpan = { span: Span; subagent?: RunState; caller?: string };
 
 function runState(tracing: Tracing, settings: RunSettings): RunState {
   return { tracing, settings, run: undefined, chat: undefined, retryAt: undefined, tools: new Map(), newInput: [] };
@@ -355,13 +357,17 @@ function startTool(state: RunState, event: EventOf<"tool-execution-start">): voi
   };
   if (state.tracing.recordContent) attributes["gen_ai.tool.call.arguments"] = JSON.stringify(event.input);
   removeTool(state, event.id)?.span.end();
-  state.tools.set(event.id, {
-    span: state.tracing.tracer.startSpan(
-      `execute_tool ${event.name}`,
-      { kind: SPAN_KIND_INTERNAL, attributes },
-      state.run.context,
-    ),
-  });
+  // A program's call runs inside its code call: its span is a child of that call's.
+  const { caller } = event;
+  const program = caller === undefined ? undefined : state.tools.get(caller);
+  const parent =
+    program === undefined ? state.run.context : state.tracing.api.trace.setSpan(state.run.context, program.span);
+  const span = state.tracing.tracer.startSpan(
+    `execute_tool ${event.name}`,
+    { kind: SPAN_KIND_INTERNAL, attributes },
+    parent,
+  );
+  state.tools.set(event.id, program === undefined ? { span } : { span, caller: caller! });
 }
 
 /**
@@ -420,13 +426,17 @@ function endTool(state: RunState, event: EventOf<"tool-execution-end">): void {
   tool.span.end();
 }
 
-/** Forgets the call's span (the caller ends it) and ends the spans of the subagent run it started. */
+/**
+ * Forgets the call's span (the caller ends it) and ends the spans of the subagent run it started,
+ * and of the calls its program started that are still open.
+ */
 function removeTool(state: RunState, id: string): ToolSpan | undefined {
   const tool = state.tools.get(id);
   if (tool === undefined) return undefined;
   state.tools.delete(id);
   // A subagent abandoned mid-run (its call aborted or timed out) sends no more events.
   if (tool.subagent !== undefined) endAll(tool.subagent);
+  for (const [callId, call] of state.tools) if (call.caller === id) removeTool(state, callId)?.span.end();
   return tool;
 }
 
