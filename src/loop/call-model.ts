@@ -28,7 +28,16 @@ import { deliverTasks } from "./run-tasks.ts";
 export function callModelStep(run: RunContext): NextStep | Promise<NextStep> {
   if (run.signal.aborted) return endAborted(run, "");
   if (run.queues.steering.length > 0) addSteering(run);
-  if (run.tasks !== undefined) deliverTasks(run, run.tasks);
+  if (run.tasks !== undefined) {
+    // A durable run first settles what its journal says has settled.
+    const delivered = deliverTasks(run, run.tasks);
+    if (delivered !== undefined) return delivered.then(() => callModelDelivered(run));
+  }
+  return callModelDelivered(run);
+}
+
+// The step once steering and tasks' outcomes are in.
+function callModelDelivered(run: RunContext): NextStep | Promise<NextStep> {
   if (run.state.iteration >= run.maxIterations) throw maxIterationsError(run);
   const overBudget = budgetBeforeCall(run);
   if (overBudget !== undefined) throw overBudget;

@@ -2,6 +2,7 @@ import { createExecutorSetup } from "../tools/executor-setup.ts";
 import { resumeSessionTasks } from "../tools/task-control.ts";
 import { deliveryMessage } from "../tools/task-delivery.ts";
 import { cancelLiveTask, liveTasksOf, markDelivered, onTaskSettledIn, type LiveTask } from "../tools/task-registry.ts";
+import { taskJournalOf, type TaskJournal } from "../tools/task-journal.ts";
 import type { RunTasks } from "./run-tasks-setup.ts";
 import { callModelNext, type NextStep } from "./next-step.ts";
 import type { RunContext } from "./run-context.ts";
@@ -22,9 +23,16 @@ export function resumeRunTasks(run: RunContext, tasks: RunTasks): void {
 
 /**
  * At a safe point (where steering enters): each settled task of the session whose outcome was not
- * given yet enters as a user message with `deliversTask`, at most once per task.
+ * given yet enters as a user message with `deliversTask`, at most once per task. A durable run
+ * first settles what its journal says has settled (a promise then).
  */
-export function deliverTasks(run: RunContext, tasks: RunTasks): void {
+export function deliverTasks(run: RunContext, tasks: RunTasks): void | Promise<void> {
+  const journal = taskJournalOf(run.session);
+  if (journal !== undefined) return journal.settlePoint().then(() => deliverSettled(run, tasks));
+  deliverSettled(run, tasks);
+}
+
+function deliverSettled(run: RunContext, tasks: RunTasks): void {
   for (const task of liveTasksOf(run.session)) {
     if (!deliverable(task)) continue;
     markDelivered(task);
@@ -47,7 +55,8 @@ export function idleStep(run: RunContext, tasks: RunTasks): NextStep | Promise<N
   const running = held.filter((task) => task.record.status === "running").map((task) => task.id);
   if (running.length === 0) return done;
   if (tasks.whenIdle === "end") return { type: "end", end: { outcome: "done", runningTasks: running } };
-  return waitForSettled(run);
+  const journal = taskJournalOf(run.session);
+  return journal === undefined ? waitForSettled(run) : waitForJournal(run, tasks, journal);
 }
 
 const done: NextStep = { type: "end", end: { outcome: "done" } };
@@ -66,6 +75,18 @@ async function waitForSettled(run: RunContext): Promise<NextStep> {
     unsubscribe();
   }
   return callModelNext;
+}
+
+// A durable run settles only at its journal's safe points: the wait ends when one settled
+// something (a rerun settles nothing: the wait goes on).
+async function waitForJournal(run: RunContext, tasks: RunTasks, journal: TaskJournal): Promise<NextStep> {
+  try {
+    await run.abortRace.race(journal.progress());
+  } catch {
+    return callModelNext;
+  }
+  await journal.settlePoint();
+  return idleStep(run, tasks);
 }
 
 /**

@@ -27,6 +27,7 @@ import {
   type TaskHost,
 } from "./task-registry.ts";
 import type { ToolDefinition } from "./tool.ts";
+import { taskJournalOf } from "./task-journal.ts";
 
 /**
  * The background tasks of `session`, in start order, read from the session alone: a loaded copy
@@ -105,7 +106,10 @@ export function cancelTask(session: Session, id: string, reason?: string): Backg
   if (known.status !== "running") return known;
   const live = liveTask(id);
   if (live !== undefined) {
-    cancelLiveTask(live, reason);
+    // A durable run records the cancel where its journal says (its next safe point).
+    const journal = taskJournalOf(live.session);
+    if (journal === undefined) cancelLiveTask(live, reason);
+    else journal.requestCancel(live, reason);
     return viewOf(live);
   }
   const holder = findRecordHolder(session.messages, id)!;
@@ -189,7 +193,7 @@ function resumeOne(
   const lost: TaskRecord = {
     ...record,
     status: "lost",
-    settledAt: now(),
+    settledAt: taskJournalOf(session)?.now() ?? now(),
     reason: "the process running it stopped before it settled",
   };
   holdSettled(session, { ...found, record: lost }, host);

@@ -1,4 +1,3 @@
-import type { ContentPart } from "../content-parts.ts";
 import { AgentError } from "../errors.ts";
 import { roundMs } from "../numeric-options.ts";
 import { createAbortRace } from "../shared/abort.ts";
@@ -6,11 +5,9 @@ import {
   notifySessionChange,
   now,
   type JsonObject,
-  type JsonValue,
   type Message,
   type Session,
   type TaskRecord,
-  type TaskStatus,
   type ToolCallMessage,
   type ToolResultMessage,
 } from "../session.ts";
@@ -18,29 +15,10 @@ import { afterToolCall } from "./after-tool-call.ts";
 import type { Background } from "./background.ts";
 import type { ToolCallRun } from "./executor-setup.ts";
 import type { ToolOutcome } from "./tool-outcome.ts";
-import type { BackgroundTask, TaskHost } from "./task-types.ts";
+import type { BackgroundTask, LiveTask, TaskHost, TaskOutcome } from "./task-types.ts";
+import { taskJournalOf } from "./task-journal.ts";
 
-export type { BackgroundTask, TaskEvent, TaskHost, TaskOutputCheck } from "./task-types.ts";
-
-/**
- * A task this process holds. A task in a session's log that no process holds (its process was
- * killed) is orphaned: a run applies its `onRestart`.
- */
-export type LiveTask = {
-  readonly id: string;
-  readonly callId: string;
-  readonly name: string;
-  readonly input: JsonObject;
-  session: Session;
-  host: TaskHost;
-  readonly controller: AbortController;
-  readonly startedMs: number;
-  record: TaskRecord;
-  /** The record the session holds is `record`. */
-  written: boolean;
-  delivered: boolean;
-  settledHeard: boolean;
-};
+export type { BackgroundTask, LiveTask, TaskEvent, TaskHost, TaskOutcome, TaskOutputCheck } from "./task-types.ts";
 
 // Liveness is holding: a task runs here while this map has it (its handler holds it anyway).
 const liveTasks = new Map<string, LiveTask>();
@@ -98,8 +76,10 @@ export function startTask(
   begin: (taskRun: ToolCallRun) => ToolOutcome | Promise<ToolOutcome>,
 ): ToolResultMessage {
   const { call, setup } = run;
-  const id = `task_${crypto.randomUUID()}`;
-  const record: TaskRecord = { id, status: "running", onRestart: background.onRestart, attempt: 1, startedAt: now() };
+  const journal = taskJournalOf(setup.session);
+  const id = journal === undefined ? `task_${crypto.randomUUID()}` : journal.newId();
+  const startedAt = journal === undefined ? now() : journal.now();
+  const record: TaskRecord = { id, status: "running", onRestart: background.onRestart, attempt: 1, startedAt };
   const host = setup.tasks ?? { emit: undefined, onSettled: undefined };
   const task = hold({ id, callId: call.id, name: call.name, input, session: setup.session, host, record });
   host.emit?.({ type: "task-start", id, callId: call.id, name: call.name });
@@ -134,7 +114,7 @@ export function rerunTask(
     status: "running",
     onRestart: found.record.onRestart,
     attempt: found.record.attempt + 1,
-    startedAt: now(),
+    startedAt: taskJournalOf(session)?.now() ?? now(),
   };
   const task = hold({ ...found, id: record.id, session, host, record });
   writeRecord(task);
@@ -208,13 +188,19 @@ function runHandler(
     abortRace,
     task: { id: task.id, attempt: task.record.attempt },
   };
+  // A durable run's journal runs each attempt and says when the outcome settles.
+  const journal = taskJournalOf(task.session);
+  const ran: Promise<ToolOutcome | TaskOutcome> =
+    journal === undefined
+      ? Promise.resolve(begin(taskRun))
+      : journal.settle(task, async (attempt) => begin({ ...taskRun, task: { id: task.id, attempt } }));
   // `begin` never rejects (`invokeTool`); a value that comes after a cancel is dropped by `settle`.
-  void Promise.resolve(begin(taskRun))
-    .then((outcome) => checked(task, taskRun, outcome))
+  void ran
+    .then<ToolOutcome | TaskOutcome>((outcome) => ("status" in outcome ? outcome : checked(task, taskRun, outcome)))
     .then(
       (outcome) => {
         abortRace.dispose();
-        settleTask(task, settledRecord(task, outcome));
+        settleTask(task, "status" in outcome ? outcome : settledRecord(task, outcome));
       },
       (error: unknown) => {
         abortRace.dispose();
@@ -251,15 +237,6 @@ function settledRecord(task: LiveTask, outcome: ToolOutcome): TaskOutcome {
   return settled;
 }
 
-/** How a task settled: what its record gets. */
-export type TaskOutcome = {
-  status: TaskStatus;
-  output: JsonValue;
-  isError?: boolean;
-  content?: ContentPart[];
-  reason?: string;
-};
-
 /**
  * Settles a running task: its record gets `status`, `settledAt` and the outcome, and is written to
  * the session at once (a session change `{ type: "update", reason: "task" }`). A task that has
@@ -267,7 +244,8 @@ export type TaskOutcome = {
  */
 export function settleTask(task: LiveTask, outcome: TaskOutcome): void {
   if (task.record.status !== "running") return;
-  const record: TaskRecord = { ...task.record, status: outcome.status, settledAt: now() };
+  const settledAt = taskJournalOf(task.session)?.now() ?? now();
+  const record: TaskRecord = { ...task.record, status: outcome.status, settledAt };
   if (outcome.output !== undefined) record.output = outcome.output;
   if (outcome.isError === true) record.isError = true;
   if (outcome.content !== undefined) record.content = outcome.content;

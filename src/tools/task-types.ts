@@ -1,4 +1,5 @@
-import type { JsonObject, JsonValue, Session, TaskStatus, ToolResultMessage } from "../session.ts";
+import type { ContentPart } from "../content-parts.ts";
+import type { JsonObject, JsonValue, Session, TaskRecord, TaskStatus, ToolResultMessage } from "../session.ts";
 import type { ToolHooks } from "./tool-hooks.ts";
 
 /** A background task as `backgroundTasks(session)` lists it, read from the session alone. */
@@ -52,4 +53,34 @@ export type TaskHost = {
 export type TaskOutputCheck = {
   readonly afterToolCall: ToolHooks["afterToolCall"];
   readonly marked: ((result: ToolResultMessage) => ToolResultMessage) | undefined;
+};
+
+/**
+ * A task this process holds. A task in a session's log that no process holds (its process was
+ * killed) is orphaned: a run applies its `onRestart`.
+ */
+export type LiveTask = {
+  readonly id: string;
+  readonly callId: string;
+  readonly name: string;
+  readonly input: JsonObject;
+  session: Session;
+  host: TaskHost;
+  readonly controller: AbortController;
+  readonly startedMs: number;
+  record: TaskRecord;
+  /** The record the session holds is `record`. */
+  written: boolean;
+  delivered: boolean;
+  settledHeard: boolean;
+};
+
+/** How a task settled: what its record gets. */
+export type TaskOutcome = {
+  status: TaskStatus;
+  /** Absent for a `lost` task: nobody knows its outcome. */
+  output?: JsonValue;
+  isError?: boolean;
+  content?: ContentPart[];
+  reason?: string;
 };
