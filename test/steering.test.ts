@@ -61,6 +61,53 @@ describe("steering and follow-ups (the coding-agent book, ch. 07)", () => {
       "assistant:third answer",
     ]);
   });
+
+  it("a follow-up or steering taken back before the run reaches it never enters; one already taken cannot be", async () => {
+    const session = initSession("s", "first question");
+    const run = agentStream(
+      scriptedModel([
+        [{ type: "tool_call", id: "slow", name: "slow", input: {} }],
+        [{ role: "assistant", content: "first answer" }],
+        [{ role: "assistant", content: "second answer" }],
+      ]),
+      [],
+      session,
+      { toolHandlers: { slow: () => "done" } },
+    );
+    const takeBackSteering = run.steer("use staging");
+    const takeBackWithdrawn = run.followUp("never mind");
+    const takeBackSecond = run.followUp("second question");
+    expect(takeBackSteering()).toBe(true);
+    expect(takeBackSteering()).toBe(false);
+    expect(takeBackWithdrawn()).toBe(true);
+    await run.result;
+    expect(takeBackSecond()).toBe(false);
+    expect(roles(withoutTs(session)).slice(1)).toStrictEqual([
+      "user:first question",
+      "tool_call:slow",
+      "tool_result:slow",
+      "assistant:first answer",
+      "user:second question",
+      "assistant:second answer",
+    ]);
+  });
+
+  it("a follow-up the run never reached (it stopped at its iteration limit) stays queued: taking it back says so", async () => {
+    const session = initSession("s", "first question");
+    const run = agentStream(
+      scriptedModel([[{ type: "tool_call", id: "slow", name: "slow", input: {} }]]),
+      [],
+      session,
+      {
+        toolHandlers: { slow: () => "done" },
+        maxIterations: 1,
+      },
+    );
+    const takeBack = run.followUp("second question");
+    await run.result.catch(() => undefined);
+    expect(JSON.stringify(session.messages)).not.toContain("second question");
+    expect(takeBack()).toBe(true);
+  });
 });
 
 it("steer and followUp also take a user message object", async () => {

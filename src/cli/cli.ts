@@ -468,7 +468,7 @@ function taskContext(parts: TaskParts): TaskContext {
       afterToolCall: ({ result }) => checkpoints.attach(result),
       beforeModelCall: modeToolOffer(modes, (name) => guarded.has(name)),
     },
-    watchInterrupts: (handler) => watchInterrupts(handler, input, (next) => (interrupts.handler = next)),
+    watchInterrupts: (handler, join) => watchInterrupts(handler, join, input, (next) => (interrupts.handler = next)),
     onTaskStart: (signal) => (taskSignal = signal),
     exitNow: shutdown.exitNow,
     userContent: userContent(files, args.attach ?? [], cliHome(io.env), (content) => {
@@ -568,11 +568,12 @@ function recordPending(session: Session | undefined, callId: string, checkpoint:
 // Ctrl-C reaches a running task as a signal (cooked terminal, `kill -INT`) or as a key (raw mode).
 function watchInterrupts(
   handler: () => void,
+  join: ((line: string) => () => boolean) | undefined,
   input: TerminalInput | undefined,
   route: (handler: (() => void) | undefined) => void,
 ): () => void {
   route(handler);
-  const stopKeys = input?.watchInterrupts(handler);
+  const stopKeys = input?.watchInterrupts(handler, join);
   return () => {
     route(undefined);
     stopKeys?.();

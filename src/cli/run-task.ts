@@ -4,7 +4,7 @@ import { priceOf, type ModelPrice } from "../model/cost.ts";
 import type { InvokeModel } from "../model/invoke-model.ts";
 import { summarizeOlderTurns } from "../loop/context-strategies.ts";
 import { clearToolResults } from "../loop/clear-tool-results.ts";
-import { agentStream } from "../loop/loop.ts";
+import { agentStream, type AgentStream } from "../loop/loop.ts";
 import type { ContentPart } from "../content-parts.ts";
 import { isModelMessage, response, send, type Session } from "../session.ts";
 import type { Tool } from "../tools/tool.ts";
@@ -45,8 +45,11 @@ export type TaskContext = {
   spending?: { spentUsd: number; limitUsd?: number; unpricedSaid?: boolean };
   /** Tells the user something outside the task's own lines (a warning). */
   warn?: (text: string) => void;
-  /** Routes Ctrl-C to `onInterrupt` while a task runs; returns the function that stops it. */
-  watchInterrupts: (onInterrupt: () => void) => () => void;
+  /**
+   * Routes Ctrl-C to `onInterrupt` while a task runs, and lines the user enters meanwhile to `join`
+   * (the run's follow-up; it returns what takes the line back); returns the function that stops it.
+   */
+  watchInterrupts: (onInterrupt: () => void, join?: (line: string) => () => boolean) => () => void;
   /** Told the signal of each task as it starts (the permission prompt goes away when it aborts). */
   onTaskStart: (signal: AbortSignal) => void;
   /** Ends the process at once, with this exit code (a second Ctrl-C). */
@@ -90,17 +93,22 @@ export async function runTask(context: TaskContext, task: string): Promise<TaskR
   send(session, content);
   const controller = new AbortController();
   context.onTaskStart(controller.signal);
-  const stopWatching = context.watchInterrupts(() => {
-    if (controller.signal.aborted) return context.exitNow(130);
-    output.interrupting();
-    controller.abort();
-  });
+  let run: AgentStream | undefined;
+  const stopWatching = context.watchInterrupts(
+    () => {
+      if (controller.signal.aborted) return context.exitNow(130);
+      output.interrupting();
+      controller.abort();
+    },
+    // A line typed meanwhile joins this run: the model gets it once it has answered.
+    (line) => run?.followUp(line) ?? (() => true),
+  );
   let end: Extract<AgentEvent, { type: "run-end" }> | undefined;
   let result: TaskResult;
   const prices = pricesAsAsked(context);
   const unpriced = unpricedCalls(context, prices);
   try {
-    const run = agentStream(context.invokeModel, context.tools, session, {
+    run = agentStream(context.invokeModel, context.tools, session, {
       signal: controller.signal,
       hooks: context.hooks,
       maxIterations: context.maxTurns,

@@ -1,7 +1,7 @@
 import { createInterface, type Interface } from "node:readline";
 import { lineBreakKeys, type KeypressKey } from "./line-break-keys.ts";
 import type { PromptHistory } from "./prompt-history.ts";
-import { typeAheadKeys, type TypeAhead } from "./type-ahead.ts";
+import { linesLeft, typeAheadKeys, type TypeAhead } from "./type-ahead.ts";
 import { visibleLine } from "./visible-text.ts";
 
 /** What a question got: a line, Ctrl-C, or the end of input (Ctrl-D). */
@@ -34,10 +34,14 @@ export type TerminalInput = {
   /**
    * From now until the returned function is called, Ctrl-C calls `onInterrupt` (also during
    * questions, which report it themselves). Lines typed and entered meanwhile are queued (see
-   * `TypeAhead`): Esc, or Ctrl-C while any is typed, takes them back instead of interrupting.
+   * `TypeAhead`), each handed to `join` when given (the running task's follow-up): Esc, or Ctrl-C
+   * while any is typed or can be taken back, takes them back instead of interrupting.
    */
-  watchInterrupts: (onInterrupt: () => void) => () => void;
-  /** The lines queued while a task ran, joined with line feeds (undefined: none); the queue is emptied. */
+  watchInterrupts: (onInterrupt: () => void, join?: (line: string) => () => boolean) => () => void;
+  /**
+   * The lines entered while the last task ran that it never took up (it ended first), joined with
+   * line feeds (undefined: none); the queue is emptied.
+   */
   takeTypedAhead: () => string | undefined;
 };
 
@@ -53,7 +57,7 @@ export function terminalInput(
     history: options.history?.load() ?? [],
     saved: options.history,
     watcher: undefined,
-    ahead: { partial: "", queued: [] },
+    ahead: { partial: "", queued: [], join: undefined },
     onData: (chunk) => {
       const text = typeof chunk === "string" ? chunk : chunk.toString("utf8");
       if (typeAheadKeys(keyboard.ahead, text, output) === "interrupt" && keyboard.watcher !== undefined)
@@ -63,19 +67,18 @@ export function terminalInput(
   return {
     question: (prompt, options = {}) => askLine(keyboard, prompt, options),
     key: (prompt, options = {}) => askKey(keyboard, prompt, options),
-    watchInterrupts: (onInterrupt) => {
+    watchInterrupts: (onInterrupt, join) => {
       keyboard.watcher = onInterrupt;
+      keyboard.ahead.join = join;
       startWatching(keyboard);
       return () => {
         keyboard.watcher = undefined;
+        keyboard.ahead.join = undefined;
         keyboard.ahead.partial = "";
         stopWatching(keyboard);
       };
     },
-    takeTypedAhead: () => {
-      const queued = keyboard.ahead.queued.splice(0);
-      return queued.length === 0 ? undefined : queued.join("\n");
-    },
+    takeTypedAhead: () => linesLeft(keyboard.ahead),
   };
 }
 

@@ -159,6 +159,13 @@ function showRetry(task: TaskView, event: Extract<AgentEvent, { type: "retry" }>
 function showUnstreamedAnswer(task: TaskView, message: Message): void {
   if ("role" in message && message.role === "assistant" && !task.streamedThisTurn && message.content !== "")
     write(task.screen, renderMarkdown(message.content, task.screen.style));
+  // A user message entering while the task runs is a line typed meanwhile, taken up as a follow-up:
+  // shown after the prompt, as if typed there.
+  if ("role" in message && message.role === "user" && typeof message.content === "string") {
+    const { screen } = task;
+    endLine(screen);
+    write(screen, `\n${screen.style.bold(screen.style.cyan(">"))} ${visibleText(message.content)}\n`);
+  }
 }
 
 function showResult(task: TaskView, errors: NodeJS.WritableStream, result: TaskResult): void {

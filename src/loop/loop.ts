@@ -109,8 +109,8 @@ function startRun(run: RunArguments, audible: boolean): AgentStream {
     options.onEvent,
   );
   return Object.assign(stream, {
-    steer: (message: string | UserMessage) => void queues.steering.push(userMessage(message)),
-    followUp: (message: string | UserMessage) => void queues.followUps.push(userMessage(message)),
+    steer: (message: string | UserMessage) => enqueue(queues.steering, userMessage(message)),
+    followUp: (message: string | UserMessage) => enqueue(queues.followUps, userMessage(message)),
     abort: (reason?: unknown) => controller.abort(reason),
     answerElicitation: (id: string, answer: ElicitationAnswer) => elicitations.answer(id, answer),
     session,
@@ -118,6 +118,16 @@ function startRun(run: RunArguments, audible: boolean): AgentStream {
 }
 
 const running = new WeakSet<Session>();
+
+// Queues `message`; what it returns takes it back while the run has not taken it.
+function enqueue(queue: UserMessage[], message: UserMessage): () => boolean {
+  queue.push(message);
+  return () => {
+    const index = queue.indexOf(message);
+    if (index !== -1) queue.splice(index, 1);
+    return index !== -1;
+  };
+}
 
 function userMessage(message: string | UserMessage): UserMessage {
   return typeof message === "string" ? { role: "user", content: message } : message;
@@ -128,10 +138,16 @@ export type AgentStream = RunStream<AgentEvent, Session> & {
   /**
    * Adds a user message at the next safe point: once the current turn's tool results are in,
    * before the next model call (or, if the model just answered, as a new question it must answer).
+   * Returns a function that takes the message back: `true` when it was still queued (it never
+   * enters), `false` when the run had already added it or when it was already taken back.
    */
-  steer: (message: string | UserMessage) => void;
-  /** Queues a user message for after the run's task is done: the run goes on with it instead of ending. */
-  followUp: (message: string | UserMessage) => void;
+  steer: (message: string | UserMessage) => () => boolean;
+  /**
+   * Queues a user message for after the run's task is done: the run goes on with it instead of
+   * ending. Returns a function that takes it back, as `steer`'s does; one the run never reached
+   * (it ended first: an error, a limit, an abort) stays queued, and taking it back says `true`.
+   */
+  followUp: (message: string | UserMessage) => () => boolean;
   /**
    * Aborts the run as its `signal` option would: running tools stop, every call is answered, an
    * `aborted` message closes the session and `run-end` (outcome `aborted`) is the last event. The

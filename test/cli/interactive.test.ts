@@ -220,7 +220,7 @@ describe("the interactive prompt", () => {
   );
 
   it(
-    "a line typed and entered while a task runs is shown as queued and runs as the next task in the session",
+    "a line typed and entered while a task runs is shown as queued and joins the running task: the model gets it once it has answered",
     { timeout: 90_000 },
     async () => {
       server.enqueue(
@@ -234,9 +234,12 @@ describe("the interactive prompt", () => {
       terminal.type("first task\r");
       await terminal.waitFor("Working on");
       terminal.type("second task\r");
-      await terminal.waitFor("(queued: second task");
-      await terminal.waitFor("Second one done.");
-      await terminal.waitFor(/Second one done\.[^]*\n> $/);
+      await terminal.waitFor("(queued: second task — goes to the model once it has answered");
+      // The line is shown as it enters the run, after the first answer, and the run goes on: one
+      // task, so one line of tokens and time at its end.
+      const screen = await terminal.waitFor(/Second one done\.[^]*\n> $/);
+      expect(screen).toMatch(/until it is done\.\s*\n> second task\n[^]*Second one done\./);
+      expect(screen.match(/tokens \S+ in/g)).toHaveLength(1);
       const session = await loadSession(join(home.path, "sessions", `${id}.jsonl`));
       const users = session.messages.filter((message) => "role" in message && message.role === "user");
       expect(users.map((message) => ("content" in message ? message.content : undefined))).toStrictEqual([
