@@ -144,8 +144,9 @@ export async function decideOnce(ctx: ObjectContext, input: GateInput, agentName
     parameter: new TextEncoder().encode("null"),
     delay: gateRetentionMs,
   });
-  const decision: ApprovalDecision =
-    input.reason === undefined ? { approved: input.approved } : { approved: input.approved, reason: input.reason };
+  const decision: ApprovalDecision = { approved: input.approved };
+  if (input.reason !== undefined) decision.reason = input.reason;
+  if (input.by !== undefined) decision.by = input.by;
   ctx.resolveAwakeable(ctx.key.slice(gateKey("").length), decision);
   return null;
 }

@@ -34,11 +34,13 @@ export function script(tag: string, withApproval: boolean): ModelMessage[][] {
       [{ role: "assistant", content: `Done with ${tag}.` }],
     ];
   }
+  // A tag with "throws": the second lookup's id ends in "-throws" (scriptClassifier throws on it).
+  const second = tag.includes("throws") ? `${tag}-a2-throws` : `${tag}-a2`;
   const turns: ModelMessage[][] = [
     [
       { type: "thinking", content: "Two lookups first." },
       { type: "tool_call", id: `${tag}-a1`, name: "lookup", input: { key: "alpha" } },
-      { type: "tool_call", id: `${tag}-a2`, name: "lookup", input: { key: "beta" } },
+      { type: "tool_call", id: second, name: "lookup", input: { key: "beta" } },
     ],
     [
       {
@@ -111,13 +113,16 @@ export function scriptTools(dir: string): Tool[] {
   ];
 }
 
-/** Counts of each effect line. */
-/** A classifier that allows every call, recording `classifier <call id>` as its effect each time it is asked. */
+/**
+ * A classifier that allows every call, recording `classifier <call id>` as its effect each time it
+ * is asked; it throws (`judge down for <call id>`) on a call whose id ends in `-throws`.
+ */
 export function scriptClassifier(dir: string): ApprovalClassifier {
   return {
     name: "script-judge",
     classify: ({ call }) => {
       appendFileSync(join(dir, "effects"), `classifier ${call.id}\n`);
+      if (call.id.endsWith("-throws")) throw new Error(`judge down for ${call.id}`);
       return { decision: "allow", reason: `${call.name} is harmless`, usage: { inputTokens: 7, outputTokens: 2 } };
     },
   };
@@ -154,6 +159,7 @@ export function scriptGuardrails(dir: string): Guardrails {
   };
 }
 
+/** Counts of each effect line. */
 export function effectCounts(text: string): Map<string, number> {
   const counts = new Map<string, number>();
   for (const line of text.split("\n")) if (line !== "") counts.set(line, (counts.get(line) ?? 0) + 1);

@@ -12,6 +12,7 @@ import {
   defineAgent,
   handoff,
   type AgentDefinition,
+  type AgentLoopOptions,
   type InvokeModel,
   type Message,
   type ModelMessage,
@@ -20,14 +21,23 @@ import { scriptTools } from "./agent-script.ts";
 
 export const triagePrompt = "You route requests.";
 
-/** The triage agent, its specialists reachable by handoff; effects and holds in `dir`. */
-export function scriptTriage(dir: string): AgentDefinition {
+/**
+ * The triage agent, its specialists reachable by handoff; effects and holds in `dir`.
+ * `specialistOptions`: run options of both specialists (an approval policy, say).
+ */
+export function scriptTriage(dir: string, specialistOptions?: AgentLoopOptions): AgentDefinition {
   const lookup = scriptTools(dir).filter((entry) => entry.name === "lookup");
   const deploy = scriptTools(dir).filter((entry) => entry.name === "deploy");
   const onHandoff = ({ session, from, to }: { session: { messages: Message[] }; from: string; to: string }): void =>
     effect(dir, `handoff ${tagOf(session.messages)} ${from} ${to}`);
   const specialist = (name: string, systemPrompt: string): AgentDefinition =>
-    defineAgent({ name, systemPrompt, invokeModel: specialistModel(dir, name), tools: lookup });
+    defineAgent({
+      name,
+      systemPrompt,
+      invokeModel: specialistModel(dir, name),
+      tools: lookup,
+      ...(specialistOptions === undefined ? {} : { options: specialistOptions }),
+    });
   const billing = specialist("billing", "You handle billing.");
   const refunds = specialist("refunds", "You handle refunds.");
   return defineAgent({

@@ -33,6 +33,13 @@ const port = await restate
       options: { approvalPolicy: { classifier: scriptClassifier(dir) } },
     }),
   )
+  // The handoff agents with each specialist's calls judged by the classifier (agents-script.ts).
+  .bind(
+    restateAgent({
+      name: "judgedAgents",
+      agent: scriptTriage(dir, { approvalPolicy: { classifier: scriptClassifier(dir) } }),
+    }),
+  )
   // A tool whose screenshot outgrows a step (shots-script.ts).
   .bind(
     restateAgent({
