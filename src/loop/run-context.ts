@@ -431,7 +431,7 @@ type CodeModeParts = {
   /** A result with what its call spent on models and, for a code call, its program's record; any other message as it is. */
   readonly withRecords: (message: Message) => Message;
   /** The offer, and the exclusive tools' names with code mode. */
-  readonly executorOptions: { offer: ToolOffer; programOnly?: ReadonlySet<string> };
+  readonly executorOptions: { offer: ToolOffer; programOnly?: ReadonlySet<string>; codeTool?: ToolDefinition };
 };
 
 // The run's tool offer, with code mode's tool when it is on; its program calls run on the executor made after it.
@@ -456,7 +456,10 @@ function codeModeParts(
     // The exclusive tools run for programs, never offered.
     definitions: [...offer.definitions, ...codeMode.hidden],
     withRecords: (message) => withSubagentUsage(codeMode.withRecord(message), spentByCall),
-    executorOptions: codeMode.programOnly === undefined ? { offer } : { offer, programOnly: codeMode.programOnly },
+    executorOptions:
+      codeMode.programOnly === undefined
+        ? { offer, codeTool: codeMode.tool }
+        : { offer, programOnly: codeMode.programOnly, codeTool: codeMode.tool },
   };
 }
 

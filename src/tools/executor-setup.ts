@@ -42,6 +42,8 @@ export type ExecutorSetup = {
   readonly elicit: ToolElicit | undefined;
   /** Tools only a code-mode program may call (`codeMode.exclusive`): a direct call is an unknown tool. */
   readonly programOnly: ReadonlySet<string> | undefined;
+  /** The run's `run_code` tool with code mode: not recorded itself, its program's calls each are (so a replay reruns the program). */
+  readonly codeTool: ToolDefinition | undefined;
 };
 
 /** How a run counts model calls made for its tool calls (subagents') against its budget. */
@@ -90,6 +92,7 @@ export type ExecutorSetupOptions = {
   approvals?: ApprovalChain;
   elicit?: ToolElicit;
   programOnly?: ReadonlySet<string>;
+  codeTool?: ToolDefinition;
 };
 
 export function createExecutorSetup(
@@ -113,6 +116,7 @@ export function createExecutorSetup(
     approvals: options.approvals,
     elicit: options.elicit,
     programOnly: options.programOnly,
+    codeTool: options.codeTool,
   };
 }
 
@@ -132,7 +136,7 @@ export function findHandler(
         ? setup.toolHandlers[name]
         : undefined;
   const recorder = setup.recorder;
-  if (handler === undefined || recorder === undefined) return handler;
+  if (handler === undefined || recorder === undefined || definition === setup.codeTool) return handler;
   return (input, context) => {
     const call = { id: context.id, name, input, ...(setup.agentName === undefined ? {} : { agent: setup.agentName }) };
     return recorder(call, async () => await handler(input, context));
