@@ -98,14 +98,14 @@ function enterAnswer(run: RunContext, iteration: number, answer: ModelTurn | und
 
 // What the call cost is counted against the budget, and its cache use reported to whoever can hear it.
 function spend(run: RunContext, iteration: number, messages: readonly ModelMessage[]): void {
-  const { state } = run;
+  const { prefix } = run;
   const last = messages[messages.length - 1];
   const usage = last?.usage;
-  const change = state.prefixChange;
-  state.prefixChange = undefined;
+  const change = prefix?.change;
+  if (prefix !== undefined) prefix.change = undefined;
   if (usage === undefined) return;
   chargeModelCall(run, iteration, last!);
-  if (!run.tracksPrefix) return;
+  if (prefix === undefined) return;
   const cacheReadTokens = usage.cacheReadTokens ?? 0;
   run.emit({
     type: "cache",
@@ -136,10 +136,11 @@ async function reviewAnswer(
     // The hook stands in for the model: it decides no approval, held result or output either.
     if (replaced?.messages !== undefined) messages = replaced.messages.map(modelOwnFields);
   }
-  if (run.contract === undefined || messages.some(isToolCall)) return { messages, problems: undefined };
-  const checked = await checkFinalAnswer(run.contract, messages);
+  const { output } = run;
+  if (output === undefined || messages.some(isToolCall)) return { messages, problems: undefined };
+  const checked = await checkFinalAnswer(output.contract, messages);
   const { problems } = checked;
-  if (problems !== undefined && run.state.outputAttemptsLeft-- <= 0) {
+  if (problems !== undefined && output.attemptsLeft-- <= 0) {
     run.addTurn(checked.messages);
     throw new StructuredOutputError(`The final answer does not match the output schema: ${problems}`, {
       text: checked.text,

@@ -191,7 +191,7 @@ async function runLoop(run: RunContext): Promise<void> {
     run.emit(withCost(runEndEvent(end), run));
   } finally {
     run.abortRace.dispose();
-    run.clearing?.release();
+    run.compaction?.clearing?.release();
     releaseStrategies(run.strategies);
   }
   if (end.outcome === "error") throw end.error;

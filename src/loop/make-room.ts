@@ -19,12 +19,12 @@ export function makeRoom(run: RunContext): void | Promise<void> {
  * session meanwhile: a call with nothing to do builds nothing).
  */
 export function compact(run: RunContext): void {
-  const { compact, clearing, session, tally } = run;
-  if (compact !== undefined) {
-    tally.count = 0;
-    tally.characters = 0;
-    if (compact(session, tally) > 0) run.emit(compactionEvent(tally, "truncation"));
-  }
+  const { compaction, session } = run;
+  if (compaction === undefined) return;
+  const { truncate, clearing, tally } = compaction;
+  tally.count = 0;
+  tally.characters = 0;
+  if (truncate(session, tally) > 0) run.emit(compactionEvent(tally, "truncation"));
   if (clearing !== undefined) {
     tally.count = 0;
     tally.characters = 0;

@@ -29,7 +29,8 @@ export function modelView(run: RunContext, iteration: number, changes: ModelCall
       ? { signal: run.signal, iteration }
       : { signal: run.signal, iteration, agentName: run.agentName };
   if (run.limited) withBudget(context, run.ledger);
-  if (run.output !== undefined) context.output = run.output;
+  const { output } = run;
+  if (output !== undefined) context.output = output.context;
   if (run.settings !== undefined || changes?.settings !== undefined)
     context.settings = mergeSettings(run.settings, changes?.settings);
   const sessionId = sessionIdOf(session);
@@ -37,18 +38,18 @@ export function modelView(run: RunContext, iteration: number, changes: ModelCall
   const tools = changes?.tools ?? run.offer.offered(session);
   const messages = changes?.messages ?? session.messages;
   const view: ModelView =
-    run.instruction !== undefined
-      ? { tools, session: { messages: [run.instruction, ...messages] }, context }
+    output?.instruction !== undefined
+      ? { tools, session: { messages: [output.instruction, ...messages] }, context }
       : { tools, session: messages === session.messages ? session : { messages }, context };
-  const { state } = run;
   // Only the `cache` event reports it: nothing to compare in a run nobody can hear.
-  if (run.tracksPrefix) {
-    state.prefixChange = requestPrefixChange(session, view.session.messages, {
+  const { prefix } = run;
+  if (prefix !== undefined) {
+    prefix.change = requestPrefixChange(session, view.session.messages, {
       viaHook: changes?.messages !== undefined,
-      offset: run.instruction === undefined ? 0 : 1,
-      fallback: state.changedBy,
+      offset: output?.instruction === undefined ? 0 : 1,
+      fallback: prefix.changedBy,
     });
-    state.changedBy = undefined;
+    prefix.changedBy = undefined;
   }
   return view;
 }

@@ -1,8 +1,7 @@
 import type { Elicitations } from "./elicitations.ts";
 import type { ToolElicit } from "../tools/elicitation.ts";
 import { createAbortRace, type AbortRace } from "../shared/abort.ts";
-import { createTruncation, defaultTruncationBatch, type CompactionTally } from "./compaction.ts";
-import { createClearer, type Clearer } from "./clear-tool-results.ts";
+import { readCompaction, type DefaultCompaction } from "./default-compaction.ts";
 import type { CompactionStrategy } from "./compaction-strategy.ts";
 import type { AgentEvent } from "./events.ts";
 import type { AgentHooks } from "./hooks.ts";
@@ -10,7 +9,7 @@ import { defaultMaxIterations, type AgentLoopOptions } from "./loop-options.ts";
 import { createEagerStarter, type EagerStarter } from "./eager-starter.ts";
 import { createRunEvents, unheardRunEvents } from "./run-events.ts";
 import type { RetryOptions } from "./retry.ts";
-import { outputContract, type OutputContract } from "./structured-output.ts";
+import { outputContract, type RunOutput } from "./structured-output.ts";
 import { formatLogLine, resolveLogger } from "../logger.ts";
 import { hasNativeStructuredOutput, type InvokeModel } from "../model/invoke-model.ts";
 import { outputInstruction } from "../model/output-instruction.ts";
@@ -19,7 +18,6 @@ import {
   extendSessionBatch,
   now,
   type BudgetOverrun,
-  type JsonObject,
   type Message,
   type ModelMessage,
   type Session,
@@ -42,7 +40,7 @@ import type { ModelSettings } from "../model/model-settings.ts";
 import type { ModelPrice } from "../model/cost.ts";
 import { createBudgetLedger, hasLimit, type BudgetLedger } from "../model/budget.ts";
 import type { ToolSpending } from "../tools/executor-setup.ts";
-import type { PrefixCause, PrefixChange } from "./sent-prefix.ts";
+import type { PrefixTracking } from "./sent-prefix.ts";
 import { newLoopGuardState, type LoopGuardState } from "../tools/loop-guard.ts";
 import { loopGuardLimit, type StopCondition } from "./stop-conditions.ts";
 
@@ -71,19 +69,12 @@ export type RunContext = {
   readonly executor: ToolExecutor;
   /** Starts tool calls while the model streams; absent with `eagerTools: false`. */
   readonly eager: EagerStarter | undefined;
-  /** Truncation compaction before each call (the default); absent with strategies or `compaction: false`. */
-  readonly compact: ((session: Session, tally: CompactionTally) => number) | undefined;
-  /** Clearing of old tool output before each call (by default, beside truncation); absent with strategies or `compaction: false`. */
-  readonly clearing: Clearer | undefined;
-  /** What the default compaction did on this call, added up by truncation and clearing themselves. */
-  readonly tally: CompactionTally;
+  /** The default compaction before each call; absent with strategies or `compaction: false`. */
+  readonly compaction: DefaultCompaction | undefined;
   /** Context strategies, before each call and once after an overflow. */
   readonly strategies: readonly CompactionStrategy[] | undefined;
-  readonly contract: OutputContract | undefined;
-  /** `context.output` of every model call (set with an `output` schema). */
-  readonly output: { jsonSchema: JsonObject } | undefined;
-  /** The system message that shows the model the schema; absent when the adapter conveys it natively. */
-  readonly instruction: Message | undefined;
+  /** The `output` schema's contract, instruction and corrections left; absent without one. */
+  readonly output: RunOutput | undefined;
   /** Emits an event of the run (metrics observe it; `run-end` gets them). */
   readonly emit: (event: AgentEvent) => void;
   /** `turn-start`: model call number `iteration` begins. */
@@ -119,8 +110,8 @@ export type RunContext = {
   readonly heldResult: (result: ToolResultMessage) => ToolResultMessage;
   /** A blocked input or answer throws `GuardrailTrippedError` instead of ending the run `blocked`. */
   readonly throwOnBlock: boolean;
-  /** Whether model calls are compared with the one before for the `cache` event: only when it can be heard. */
-  readonly tracksPrefix: boolean;
+  /** Model calls compared with the one before for the `cache` event: only in a run that can be heard. */
+  readonly prefix: PrefixTracking | undefined;
   /**
    * Whether a model call may wait on something around it (guardrails, context strategies, a model
    * hook, the output schema): without any, a call answered at once takes no async frame.
@@ -134,8 +125,6 @@ export type RunContext = {
 export type RunState = {
   /** Model calls so far in this run. */
   iteration: number;
-  /** Invalid final answers that may still be sent back for correction. */
-  outputAttemptsLeft: number;
   /**
    * The text the current model call has streamed so far: an abort mid-stream keeps it (as the
    * aborted message's content), so the session holds what the user saw.
@@ -147,12 +136,6 @@ export type RunState = {
   overrun: BudgetOverrun | undefined;
   overrunMarked: boolean;
   loopGuard: LoopGuardState;
-  /**
-   * For the `cache` event: a change the loop saw since the last model call that the session did not
-   * report (a `compaction` event), and where this call's request stopped beginning with the last one.
-   */
-  changedBy: PrefixCause | undefined;
-  prefixChange: PrefixChange | undefined;
 };
 
 /** What a run is started with: the arguments of `agentLoop` or `agentStream`. */
@@ -179,9 +162,11 @@ export type RunSetup = RunArguments & {
 export function createRunContext(setup: RunSetup): RunContext {
   const { invokeModel, tools, session, options, signal, report, listening, queues, elicitations } = setup;
   const agentName = options.name;
-  const state = newRunState(options);
+  const state = newRunState();
+  const prefix: PrefixTracking | undefined =
+    listening === undefined ? undefined : { changedBy: undefined, change: undefined };
   const toolTimeout = options.timeouts?.toolMs ?? options.toolTimeout;
-  const { emit, turnStart, turnEnd, message } = runEvents(report, listening, state, options.prices);
+  const { emit, turnStart, turnEnd, message } = runEvents(report, listening, state, prefix, options.prices);
   const abortRace = createAbortRace(signal);
   const guarded = readGuardrails(options.guardrails, options.hooks, {
     emit,
@@ -223,8 +208,7 @@ export function createRunContext(setup: RunSetup): RunContext {
     ...heardBy(elicitations, listening, emit),
     ...runTools.executorOptions,
   });
-  const contract = options.output === undefined ? undefined : outputContract(options.output);
-  const management = contextManagement(options.compaction);
+  const management = readCompaction(options.compaction);
   return {
     invokeModel,
     session,
@@ -240,13 +224,7 @@ export function createRunContext(setup: RunSetup): RunContext {
     executor,
     eager: options.eagerTools === false ? undefined : createEagerStarter(executor, signal),
     ...management,
-    contract,
-    output: contract === undefined ? undefined : { jsonSchema: contract.jsonSchema },
-    // An adapter with native structured output conveys the schema itself: no instruction then.
-    instruction:
-      contract === undefined || hasNativeStructuredOutput(invokeModel)
-        ? undefined
-        : { role: "system", content: outputInstruction(contract.jsonSchema) },
+    output: runOutput(options, invokeModel),
     emit,
     turnStart,
     turnEnd,
@@ -263,23 +241,34 @@ export function createRunContext(setup: RunSetup): RunContext {
     guardrails: guarded.guardrails,
     heldResult: (result) => runTools.withRecords(marked === undefined ? result : marked(result)) as ToolResultMessage,
     throwOnBlock: options.throwOnBlock === true,
-    tracksPrefix: listening !== undefined,
+    prefix,
     waitsAroundCall: guarded.guardrails !== undefined || management.strategies !== undefined || waitsFor(options),
     tasks,
   };
 }
 
-function newRunState(options: AgentLoopOptions): RunState {
+function newRunState(): RunState {
   return {
     iteration: 0,
-    outputAttemptsLeft: options.outputAttempts ?? 2,
     streamedText: "",
     abandon: undefined,
     overrun: undefined,
     overrunMarked: false,
     loopGuard: newLoopGuardState(),
-    changedBy: undefined,
-    prefixChange: undefined,
+  };
+}
+
+function runOutput(options: AgentLoopOptions, invokeModel: InvokeModel): RunOutput | undefined {
+  if (options.output === undefined) return undefined;
+  const contract = outputContract(options.output);
+  return {
+    contract,
+    context: { jsonSchema: contract.jsonSchema },
+    // An adapter with native structured output conveys the schema itself: no instruction then.
+    instruction: hasNativeStructuredOutput(invokeModel)
+      ? undefined
+      : { role: "system", content: outputInstruction(contract.jsonSchema) },
+    attemptsLeft: options.outputAttempts ?? 2,
   };
 }
 
@@ -317,6 +306,7 @@ function runEvents(
   report: (event: AgentEvent) => void,
   listening: (() => boolean) | undefined,
   state: RunState,
+  prefix: PrefixTracking | undefined,
   prices: AgentLoopOptions["prices"],
 ): Pick<RunContext, "emit" | "turnStart" | "turnEnd"> & { message: (stored: Message) => void } {
   const events = listening === undefined ? unheardRunEvents : createRunEvents(report, listening, prices);
@@ -325,7 +315,7 @@ function runEvents(
       if (event.type === "text-delta") state.streamedText += event.delta;
       else if (event.type === "retry" || event.type === "text-retract") state.streamedText = "";
       // What the next request's cache event blames when its prefix changed.
-      else if (event.type === "compaction") state.changedBy = "compaction";
+      else if (event.type === "compaction" && prefix !== undefined) prefix.changedBy = "compaction";
       events.emit(event);
     },
     turnStart: (iteration) => {
@@ -335,22 +325,6 @@ function runEvents(
     turnEnd: events.turnEnd,
     message: events.message,
   };
-}
-
-function contextManagement(
-  option: AgentLoopOptions["compaction"],
-): Pick<RunContext, "compact" | "clearing" | "strategies" | "tally"> {
-  const tally = { count: 0, characters: 0 };
-  if (option === false) return { compact: undefined, clearing: undefined, strategies: undefined, tally };
-  if (typeof option === "function") return { compact: undefined, clearing: undefined, strategies: [option], tally };
-  if (Array.isArray(option)) return { compact: undefined, clearing: undefined, strategies: option, tally };
-  // Truncation options alone ask for truncation alone. The default is the cheapest that keeps every
-  // fact reachable (bench/context.ts, bench/cost.ts): truncation and clearing of old tool output,
-  // each in batches, so the prompt prefix a provider cached holds for many turns.
-  const truncation = { batch: defaultTruncationBatch, ...option };
-  if (option !== undefined)
-    return { compact: createTruncation(truncation), clearing: undefined, strategies: undefined, tally };
-  return { compact: createTruncation(truncation), clearing: createClearer(), strategies: undefined, tally };
 }
 
 function sessionWriter(

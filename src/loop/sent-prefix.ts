@@ -6,6 +6,14 @@ export type PrefixCause = "compaction" | "steering" | "approval" | "hook" | "gua
 /** Where a request stopped beginning with the one before it, and what the loop knows changed it. */
 export type PrefixChange = { changedAt: number; changedBy: PrefixCause | "unknown" };
 
+/** What a run keeps for the `cache` event; made only for a run that can be heard. */
+export type PrefixTracking = {
+  /** A change the loop saw since the last model call that the session did not report (a `compaction` event). */
+  changedBy: PrefixCause | undefined;
+  /** Where this call's request stopped beginning with the last one's, until its `cache` event says so. */
+  change: PrefixChange | undefined;
+};
+
 /**
  * Compares a request about to be sent with the last one sent for the same session, and says where
  * it first differs (`undefined`: it begins with all of the previous one, so a provider's prompt

@@ -1,5 +1,5 @@
 import { boundText, maxErrorLength } from "../errors.ts";
-import type { JsonObject, JsonValue, ModelMessage, Session } from "../session.ts";
+import type { JsonObject, JsonValue, Message, ModelMessage, Session } from "../session.ts";
 import { schemaKind } from "../tools/schema-kind.ts";
 import { validateStandard, type StandardSchemaV1 } from "../tools/standard-schema.ts";
 import { validateToolInput, type ValidationResult } from "../tools/validate-input.ts";
@@ -13,6 +13,18 @@ export type OutputContract = {
   jsonSchema: JsonObject;
   /** Parses and validates an answer's text. */
   check: (text: string) => Promise<{ ok: true; value: JsonValue } | { ok: false; problems: string }>;
+};
+
+/**
+ * What a run with an `output` schema keeps: the contract, the schema as every model call's
+ * `context.output`, the system message that shows the model the schema (absent when the adapter
+ * conveys it natively), and how many invalid final answers may still be sent back for correction.
+ */
+export type RunOutput = {
+  readonly contract: OutputContract;
+  readonly context: { jsonSchema: JsonObject };
+  readonly instruction: Message | undefined;
+  attemptsLeft: number;
 };
 
 export function outputContract(schema: OutputSchema): OutputContract {
