@@ -72,7 +72,11 @@ describe.skipIf(!support.available)("the CLI's bash in the sandbox", () => {
         "host_label",
         JSON.stringify(host),
       ) + ` http://${host}:${port()}/v1/models`;
-    const command = `${get("api.localhost")}; ${get("elsewhere.localhost")}; exec 3<>/dev/tcp/127.0.0.1/${port()} && echo connected`;
+    // The proxy's forwarder listens on a random port of the sandbox's own loopback: on the rare run
+    // where it drew the fake server's port number, the direct connection reaches the forwarder (the
+    // proxy, which decides), not the server, so that run says so instead of "connected".
+    const direct = `if [ "$HTTP_PROXY" = "http://127.0.0.1:${port()}" ]; then echo same-port; else exec 3<>/dev/tcp/127.0.0.1/${port()} && echo connected; fi`;
+    const command = `${get("api.localhost")}; ${get("elsewhere.localhost")}; ${direct}`;
     // The fake server answers the command's GET too, in turn: with the second of three answers.
     server.enqueue(
       { toolCalls: [{ name: "bash", arguments: { command } }] },
