@@ -128,6 +128,10 @@ function observe(state: CollectorState, event: AgentEvent): void {
       return toolExecuted(state, event.id, event.name, event.durationMs, event.waitMs);
     case "turn-end":
       return turnEnd(state, event.iteration, event.usage);
+    case "task-settled":
+      // A background task's spending: its result entered (running) before it was spent.
+      if (event.subagentUsage !== undefined) for (const entry of event.subagentUsage) state.subagentUsage.push(entry);
+      return;
     default:
       return;
   }

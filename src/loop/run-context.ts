@@ -187,11 +187,9 @@ export function createRunContext(setup: RunSetup): RunContext {
   const maxChars = largeOutputChars(options.largeOutput);
   const tasks = createRunTasks(setup, { emit: listening && emit, maxChars, toolTimeout, guarded: guarded.taskOutput });
   const spentByCall = new Map<string, SubagentUsage[]>();
-  const ledger = createBudgetLedger({
-    limit: options.budget,
-    prices: options.prices ?? options.parentBudget?.prices,
-    within: options.parentBudget,
-  });
+  const ledger = runLedger(options);
+  // What the run's background tasks spend counts here too, as they spend it.
+  if (tasks !== undefined) tasks.host.ledger = ledger;
   const runTools = codeModeParts(options, tools, { maxChars, spentByCall }, () => executor);
   const executor: ToolExecutor = createToolExecutor(runTools.definitions, options.toolHandlers ?? {}, {
     ...pick(options, ["parallel", "maxParallelTools"]),
@@ -353,6 +351,15 @@ function sessionWriter(
       return stored;
     },
   };
+}
+
+// The run's budget: its own limit, within the one it was given (a parent's call, a `runAgent` call).
+function runLedger(options: AgentLoopOptions): BudgetLedger {
+  return createBudgetLedger({
+    limit: options.budget,
+    prices: options.prices ?? options.parentBudget?.prices,
+    within: options.parentBudget,
+  });
 }
 
 // What tools spend on models (subagents, or a tool's own calls) counts in the run's ledger at

@@ -12,6 +12,7 @@ import {
 } from "../tools/task-registry.ts";
 import type { ToolDefinition, ToolHandlers } from "../tools/tool.ts";
 import type { ToolHooks } from "../tools/tool-hooks.ts";
+import type { ToolEvent } from "../tools/tool-events.ts";
 import type { ToolGuardrails } from "../guardrails/tool-guardrails.ts";
 
 /** The run option `backgroundTasks`: what a run does while tasks of its session run. */
@@ -56,7 +57,7 @@ export type RunTasks = {
 export function createRunTasks(
   { tools, session, options }: { tools: readonly ToolDefinition[]; session: Session; options: RunTasksOptions },
   run: {
-    emit: ((event: TaskEvent) => void) | undefined;
+    emit: ((event: TaskEvent | ToolEvent) => void) | undefined;
     /** The run's `toolOutput` guardrails for tasks' outcomes (`readGuardrails`), if any. */
     guarded: ToolGuardrails | undefined;
     maxChars: number | undefined;

@@ -7,6 +7,7 @@ import {
   type JsonObject,
   type Message,
   type Session,
+  type SubagentUsage,
   type TaskRecord,
   type ToolCallMessage,
   type ToolResultMessage,
@@ -15,8 +16,10 @@ import { afterToolCall } from "./after-tool-call.ts";
 import type { Background } from "./background.ts";
 import type { ToolCallRun } from "./executor-setup.ts";
 import type { ToolOutcome } from "./tool-outcome.ts";
-import type { BackgroundTask, LiveTask, TaskHost, TaskOutcome } from "./task-types.ts";
+import type { BackgroundTask, LiveTask, TaskEvent, TaskHost, TaskOutcome } from "./task-types.ts";
 import { taskJournalOf } from "./task-journal.ts";
+import type { ToolEvent } from "./tool-events.ts";
+import { taskSpending } from "./task-spending.ts";
 
 export type { BackgroundTask, LiveTask, TaskEvent, TaskHost, TaskOutcome, TaskOutputCheck } from "./task-types.ts";
 
@@ -150,6 +153,7 @@ function hold(fields: {
     written: false,
     delivered: false,
     settledHeard: false,
+    spent: undefined,
   };
   if (task.record.status === "running") liveTasks.set(task.id, task);
   else holdWeakly(task);
@@ -178,8 +182,13 @@ function runHandler(
 ): void {
   const { signal } = task.controller;
   const abortRace = createAbortRace(signal);
-  // The handler's progress has no run to go to, and what it spends no result to be recorded on.
-  const setup = { ...run.setup, onEvent: undefined, spending: undefined, session: task.session };
+  // Its progress goes to the run holding the task now, and what it spends to that run's budget.
+  const setup = {
+    ...run.setup,
+    onEvent: (event: ToolEvent) => taskEvent(task, event),
+    spending: taskSpending(task, run.setup.spending?.ledger),
+    session: task.session,
+  };
   const taskRun: ToolCallRun = {
     call: { ...run.call, input: task.input },
     setup,
@@ -207,6 +216,15 @@ function runHandler(
         settleTask(task, { status: "failed", output: `Error: ${String(error)}`, isError: true });
       },
     );
+}
+
+// A handler's `context.update(progress)` becomes the task's `task-update`; what a rerun's gate
+// reports goes on as it is.
+function taskEvent(task: LiveTask, event: ToolEvent): void {
+  const { emit } = task.host;
+  if (emit === undefined) return;
+  if (event.type !== "tool-execution-update") return emit(event);
+  emit({ type: "task-update", id: task.id, callId: task.callId, name: task.name, progress: event.progress });
 }
 
 // The outcome goes through what a direct call's result does (the `afterToolCall` hook, the
@@ -253,13 +271,16 @@ export function settleTask(task: LiveTask, outcome: TaskOutcome): void {
   task.record = record;
   task.written = false;
   holdWeakly(task);
+  const { spent } = task;
   writeRecord(task);
-  task.host.emit?.({
+  const settled: TaskEvent = {
     type: "task-settled",
     id: task.id,
     status: record.status,
     durationMs: roundMs(performance.now() - task.startedMs),
-  });
+  };
+  if (spent !== undefined) settled.subagentUsage = spent;
+  task.host.emit?.(settled);
 }
 
 /** Cancels a running task: its signal aborts with `reason`, and it is recorded `cancelled` without waiting for the handler. */
@@ -286,8 +307,13 @@ export function writeRecord(task: LiveTask): void {
   const found = findRecordHolder(session.messages, task.id);
   if (found === undefined) return;
   const { index, message } = found;
-  if (message.type === "tool_result") message.task = task.record;
-  else message.heldResult!.task = task.record;
+  const holder = message.type === "tool_result" ? message : message.heldResult!;
+  holder.task = task.record;
+  // What the handler spent enters with its settled record, once.
+  if (task.spent !== undefined && task.record.status !== "running") {
+    holder.subagentUsage = [...(holder.subagentUsage ?? []), ...task.spent];
+    task.spent = undefined;
+  }
   task.written = message.type === "tool_result";
   notifySessionChange(session, { type: "update", index, message, reason: "task" });
   if (!task.written || task.record.status === "running") return;

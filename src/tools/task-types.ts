@@ -1,5 +1,15 @@
 import type { ContentPart } from "../content-parts.ts";
-import type { JsonObject, JsonValue, Session, TaskRecord, TaskStatus, ToolResultMessage } from "../session.ts";
+import type { BudgetLedger } from "../model/budget.ts";
+import type {
+  JsonObject,
+  JsonValue,
+  Session,
+  SubagentUsage,
+  TaskRecord,
+  TaskStatus,
+  ToolResultMessage,
+} from "../session.ts";
+import type { ToolEvent } from "./tool-events.ts";
 import type { ToolHooks } from "./tool-hooks.ts";
 
 /** A background task as `backgroundTasks(session)` lists it, read from the session alone. */
@@ -25,8 +35,14 @@ export type BackgroundTask = {
 export type TaskEvent =
   /** A call became a background task: its result (status `running`) is on its way into the session. */
   | { type: "task-start"; id: string; callId: string; name: string }
-  /** A task's handler settled (or it was cancelled); its record in the session says how. */
-  | { type: "task-settled"; id: string; status: TaskStatus; durationMs: number }
+  /**
+   * A task's handler settled (or it was cancelled); its record in the session says how.
+   * `subagentUsage`: what its handler spent on models (a subagent's calls), by model, also recorded
+   * on its call's result; it counted against the budget of the run holding the task as it was spent.
+   */
+  | { type: "task-settled"; id: string; status: TaskStatus; durationMs: number; subagentUsage?: SubagentUsage[] }
+  /** A running task's handler reported progress (`context.update(progress)`; a subagent's events). */
+  | { type: "task-update"; id: string; callId: string; name: string; progress: JsonValue }
   /**
    * Before its first model call, a run found a task of its session's log that no process holds
    * (`rerun`, `lost`), or one settled and not yet delivered (`deliver`).
@@ -38,7 +54,10 @@ export type TaskEvent =
  * when that run ends; `onSettled` is the app's hook, called once the settled record is written.
  */
 export type TaskHost = {
-  emit: ((event: TaskEvent) => void) | undefined;
+  /** The holding run's events: the tasks' own, and what a rerun's gate reports (a hook's error, an approval). */
+  emit: ((event: TaskEvent | ToolEvent) => void) | undefined;
+  /** The holding run's budget ledger: what a task's handler spends on models is charged there as it is spent. */
+  ledger?: BudgetLedger;
   onSettled: ((task: BackgroundTask, session: Session) => void) | undefined;
   /** What a task's outcome goes through before it is recorded; absent: the executor's `afterToolCall` hook alone. */
   check?: TaskOutputCheck;
@@ -73,6 +92,8 @@ export type LiveTask = {
   written: boolean;
   delivered: boolean;
   settledHeard: boolean;
+  /** What its handler spent on models, by model, not yet written to its result (`taskSpending`). */
+  spent: SubagentUsage[] | undefined;
 };
 
 /** How a task settled: what its record gets. */
