@@ -7,7 +7,6 @@ import {
   type JsonObject,
   type Message,
   type Session,
-  type SubagentUsage,
   type TaskRecord,
   type ToolCallMessage,
   type ToolResultMessage,
