@@ -65,6 +65,7 @@ export type RunArgs = {
 
 export const usage = `Usage: simple-agent-loop [options] [task]
        simple-agent-loop view [session.jsonl | directory | id] [--port <n>] [--host <address>]
+       simple-agent-loop mcp login|logout <server> [--mcp-config <file>] [-C <dir>]
 
 A coding agent in your terminal. With a task, it runs that task and exits; without one, it
 starts an interactive prompt (one session, many tasks; /exit or Ctrl-D to leave). It works in
@@ -72,6 +73,7 @@ the workspace directory: read, grep and list run freely; write, edit and bash as
 AGENTS.md and CLAUDE.md, from the workspace up to the repository's root, go into the
 system prompt.
 view serves a web page of a session (default: every session of the CLI).
+mcp login signs in to an MCP server (OAuth) ahead of time; mcp logout forgets its tokens.
 
 Options:
   -p, --provider <name>  anthropic, openai, openai-responses, gemini, bedrock, demo, or auto

@@ -9,7 +9,10 @@ import type { Tool } from "../tools/tool.ts";
 import type { AgentHooks } from "../loop/hooks.ts";
 import { createStyle, useColor, type Style } from "./ansi.ts";
 import { cliVersion, parseCliArgs, usage, type RunArgs } from "./args.ts";
+import { terminalElicitation } from "./ask-elicitation.ts";
+import { askHeldTool } from "./ask-held-tool.ts";
 import { askMcpTrust } from "./ask-mcp-trust.ts";
+import { signInOpener } from "./mcp-sign-in.ts";
 import { checkpointRecorder, pendingCheckpointEntry, pendingCheckpoints, type FileCheckpoint } from "./checkpoints.ts";
 import { appendEntry, loadEntries } from "../store/index.ts";
 import { rewindDialog, type RewindDialog } from "./rewind-command.ts";
@@ -27,6 +30,7 @@ import { modeControl, type ModeControl, type PermissionMode } from "./permission
 import { planTool } from "./plan-tool.ts";
 import { jsonOutput } from "./json-output.ts";
 import { modelControl } from "./model-control.ts";
+import { runMcpCommand } from "./mcp-command.ts";
 import { connectMcpTools, type CliMcp } from "./mcp-tools.ts";
 import { guardedTools, permissionHook, type PermissionOptions } from "./permissions.ts";
 import { runPolicyCommand } from "./policy-command.ts";
@@ -86,6 +90,7 @@ export async function runCli(io: CliIo): Promise<number> {
   try {
     if (io.argv[0] === "cassette") return await runCassetteCommand(io.argv.slice(1), io);
     if (io.argv[0] === "policy") return runPolicyCommand(io.argv.slice(1), io);
+    if (io.argv[0] === "mcp") return await runMcpCommand(io.argv.slice(1), io);
     const args = parseCliArgs(io.argv);
     json = args.command === "run" && args.json;
     if (args.command === "help") {
@@ -133,7 +138,8 @@ async function runAgent(args: RunArgs, io: CliIo): Promise<number> {
     announce(io, args.json, style, { version: setup.version, workspace, selected: setup.selected, opened });
     const sandboxChoice = await setup.sandbox;
     if (sandboxChoice.warning !== undefined) io.stderr.write(`${visibleText(sandboxChoice.warning)}\n`);
-    const mcp = await connectMcp(args, io, { ...setup, sandbox: sandboxChoice.sandbox }, style, shutdown);
+    const around = { shutdown, interrupts, shown: {} as { output?: TaskOutput } };
+    const mcp = await connectMcp(args, io, { ...setup, sandbox: sandboxChoice.sandbox }, style, around);
     // Every write and edit keeps what it replaced in the session's blobs, for a rewind.
     // The blobs go beside the session in use, which /clear and /resume change.
     const checkpoints = checkpointRecorder(
@@ -145,6 +151,7 @@ async function runAgent(args: RunArgs, io: CliIo): Promise<number> {
     const output = args.json
       ? jsonOutput(io.stdout, { sessionId: opened.id })
       : terminalOutput(io.stdout, io.stderr, style);
+    around.shown.output = output;
     const modes = permissionModes(args, io, sandboxChoice);
     const tools = [
       ...codingTools(workspace, { workspace: files, ...(sandbox === undefined ? {} : { bash: { sandbox } }) }),
@@ -190,7 +197,7 @@ async function runAgent(args: RunArgs, io: CliIo): Promise<number> {
         ? exitCodeOf(await runTask(context, setup.task))
         : input !== undefined
           ? await interactive(
-              { task: context, input, out: io.stdout, style, sessions, models, modes, rewind },
+              { task: context, input, out: io.stdout, style, sessions, models, modes, rewind, mcp },
               workspace,
             )
           : 0;
@@ -340,15 +347,23 @@ async function openSessions(args: RunArgs, io: CliIo, setup: AgentSetup, shutdow
   return sessions;
 }
 
-/** Starts the MCP servers of `--mcp-config` (asking trust where it can); shutdown stops them. */
+/**
+ * Starts the MCP servers of `--mcp-config` (asking trust where it can); shutdown stops them. On a
+ * terminal, a server's sign-in page is shown and opened, its questions are asked (holding back
+ * the task's output, which exists only later: `shown`), and tools that changed since they were
+ * trusted are asked about.
+ */
 async function connectMcp(
   args: RunArgs,
   io: CliIo,
   setup: Omit<AgentSetup, "sandbox"> & { sandbox: CommandSandbox | undefined },
   style: Style,
-  shutdown: Shutdown,
+  around: { shutdown: Shutdown; interrupts: InterruptRoute; shown: { output?: TaskOutput } },
 ): Promise<CliMcp> {
   const { input } = setup;
+  const { shutdown, interrupts, shown } = around;
+  const signIn = signInOpener(io.stderr, style, io.env);
+  shutdown.add(signIn.close);
   const mcp = await connectMcpTools(args.mcpConfig, {
     workspace: setup.workspace,
     cwd: io.cwd,
@@ -361,9 +376,23 @@ async function connectMcp(
     ...(setup.sandbox === undefined ? {} : { sandbox: setup.sandbox }),
     style,
     warn: (line) => io.stderr.write(`${visibleText(line)}\n`),
+    command: launchCommand(io.env, io.launchedAs),
     ...(input === undefined
       ? {}
-      : { ask: (config) => askMcpTrust(input, io.stdout, style, config, () => shutdown.exitNow(130)) }),
+      : {
+          ask: (config) => askMcpTrust(input, io.stdout, style, config, () => shutdown.exitNow(130)),
+          signIn: signIn.open,
+          askHeld: (held) => askHeldTool(input, io.stdout, style, held, () => shutdown.exitNow(130)),
+          elicitation: terminalElicitation({
+            input,
+            out: io.stdout,
+            style,
+            env: io.env,
+            beforeAsk: () => shown.output?.pause(),
+            afterAsk: () => shown.output?.resume(),
+            onInterrupt: () => interrupts.handler?.(),
+          }),
+        }),
   });
   shutdown.add(() => mcp.close());
   if (mcp.servers.length > 0)

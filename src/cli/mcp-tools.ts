@@ -1,19 +1,49 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Tool } from "../tools/tool.ts";
-import { parseMcpConfig } from "../mcp/config.ts";
+import { parseMcpConfig, type McpServerConfig } from "../mcp/config.ts";
+import type { McpConnection } from "../mcp/connection.ts";
+import type { McpElicitationHandler } from "../mcp/elicitation.ts";
+import { loopToolName } from "../mcp/mcp-tools.ts";
+import type { McpTokenStore } from "../mcp/token-store.ts";
+import type { McpHeldTool } from "../mcp/tool-registry.ts";
 import { createStyle, type Style } from "./ansi.ts";
 import { CliError } from "./cli-error.ts";
 import { describeMcpConfig, mcpRuns, type McpConfigDescription } from "./describe-mcp-config.ts";
+import { cliTokenStore, cliTrustStore } from "./mcp-home.ts";
+import { signInFirst } from "./mcp-sign-in.ts";
 import { mcpTrust } from "./mcp-trust.ts";
 import type { CommandSandbox } from "./sandbox/command-sandbox.ts";
 import { sandboxedMcpServers } from "./sandbox/sandboxed-mcp-servers.ts";
 
 /**
  * The tools of the configured MCP servers, and how to disconnect; `servers` names them, `runs`
- * lists the files they run (see `mcpRuns`), which a write must never change unasked.
+ * lists the files they run (see `mcpRuns`), which a write must never change unasked. `status`
+ * describes each server now, for `/mcp`; `review` asks about the tools held now (on a terminal).
  */
-export type CliMcp = { tools: Tool[]; servers: string[]; runs: string[]; close: () => Promise<void> };
+export type CliMcp = {
+  tools: Tool[];
+  servers: string[];
+  runs: string[];
+  close: () => Promise<void>;
+  status: () => Promise<McpServerStatus[]>;
+  review: () => Promise<McpHeldTool[]>;
+};
+
+/** One server as `/mcp` shows it. */
+export type McpServerStatus = {
+  name: string;
+  /** `url <url>` or `command <command>`. */
+  where: string;
+  /** What the server said it is (`serverInfo`): its name and version, and the protocol version agreed. */
+  info: { name: string; version: string; protocolVersion: string };
+  /** `signed in` (tokens kept), `not signed in`, `no sign-in` (`auth: false`), `local` (a command). */
+  signIn: "signed in" | "not signed in" | "no sign-in" | "local";
+  /** How many of its tools are offered. */
+  tools: number;
+  /** Its tools held because they changed since they were trusted. */
+  held: string[];
+};
 
 /** The answer to "start this workspace's MCP servers?". */
 export type McpTrustAnswer = "once" | "always" | "no";
@@ -34,34 +64,28 @@ export type McpTrustAnswer = "once" | "always" | "no";
  * unasked: such a config is asked about on a terminal, and not started without one.
  */
 export async function connectMcpTools(configPath: string | undefined, options: McpToolsOptions): Promise<CliMcp> {
-  const path =
-    configPath === undefined
-      ? join(options.workspace, ".simple-agent-loop", "mcp.json")
-      : resolve(options.cwd, configPath);
-  const env = options.env ?? process.env;
-  if (!existsSync(path)) {
-    if (configPath !== undefined) throw new CliError(`the MCP config ${path} does not exist`);
-    return none();
-  }
+  const found = await trustedMcpServers(configPath, options);
+  if (found === undefined) return none();
+  const { path, servers } = found;
   // Loaded only when there is a config: the MCP SDK is an optional dependency.
   const { connectMcp } = await import("../mcp/index.ts");
   try {
-    // Read once: what is trusted (by its hash) is exactly what starts.
-    const content = readFileSync(path, "utf8");
-    const servers = parseMcpConfig(content, path, { env });
-    if (Object.keys(servers).length === 0) return none();
-    if (configPath === undefined && !(await trusted(path, content, Object.keys(servers), env, options))) return none();
     const started =
       options.sandbox === undefined
         ? { servers, cleanup: async () => undefined }
         : await sandboxedMcpServers(servers, options.sandbox, { workspace: options.workspace, cwd: options.cwd });
     let connection;
+    const tokens = cliTokenStore(options.home);
     try {
       connection = await connectMcp(started.servers, {
         prefix: true,
         clientInfo: { name: "simple-agent-loop", version: options.version },
         // A server's own log lines would tear through the prompt on a terminal.
         stderr: options.quiet ? "ignore" : "inherit",
+        // Pinned under what each server is, in the CLI's home: a tool that changes is held and asked about.
+        trust: cliTrustStore(options.home, servers),
+        oauth: { store: tokens, openAuthorizationUrl: options.signIn ?? signInFirst(options.command) },
+        ...(options.elicitation === undefined ? {} : { elicitation: options.elicitation }),
       });
     } catch (error) {
       await started.cleanup();
@@ -72,6 +96,8 @@ export async function connectMcpTools(configPath: string | undefined, options: M
       );
     }
     const opened = connection;
+    const review = (): Promise<McpHeldTool[]> => reviewHeld(opened, options);
+    await review();
     // Past a few dozen tools the schemas alone fill much of each request: load them on demand instead.
     const deferAll = connection.tools.length > mcpDeferAbove;
     return {
@@ -82,7 +108,91 @@ export async function connectMcpTools(configPath: string | undefined, options: M
         await opened.close();
         await started.cleanup();
       },
+      status: () => serverStatus(opened, servers, tokens),
+      review,
     };
+  } catch (error) {
+    throw new CliError(`MCP (${path}): ${(error as Error).message}`);
+  }
+}
+
+// The tools held now are asked about one by one on a terminal (trusted on `y`), or named with how
+// to review them. Resolves with those still held.
+async function reviewHeld(connection: McpConnection, options: McpToolsOptions): Promise<McpHeldTool[]> {
+  for (const held of connection.heldTools) {
+    if (options.askHeld === undefined) {
+      options.warn(
+        `MCP: tool ${held.name} of server ${held.server} changed since you trusted it, so it is held (not offered to the model). Start the CLI on a terminal to see the change and trust it.`,
+      );
+      continue;
+    }
+    if (await options.askHeld(held)) await connection.trustTool(held.server, held.name);
+  }
+  return connection.heldTools;
+}
+
+async function serverStatus(
+  connection: McpConnection,
+  servers: Record<string, McpServerConfig>,
+  tokens: McpTokenStore,
+): Promise<McpServerStatus[]> {
+  const held = connection.heldTools;
+  // Each tool offered goes to the server of the longest prefix it starts with (a server "a__b" is not "a").
+  const prefixes = Object.keys(servers).map((name) => [name, loopToolName(name, "", true)] as const);
+  const owners = connection.tools.map(
+    (tool) =>
+      prefixes
+        .filter(([, prefix]) => tool.name.startsWith(prefix))
+        .sort((first, second) => second[1].length - first[1].length)[0]?.[0],
+  );
+  return Promise.all(
+    Object.entries(servers).map(async ([name, config]): Promise<McpServerStatus> => {
+      const { name: serverName, version, protocolVersion } = connection.serverInfo(name);
+      const signIn: McpServerStatus["signIn"] =
+        "command" in config
+          ? "local"
+          : config.auth === false
+            ? "no sign-in"
+            : (await tokens.get(config.url))?.tokens !== undefined
+              ? "signed in"
+              : "not signed in";
+      return {
+        name,
+        where: "command" in config ? `command ${config.command}` : `url ${config.url}`,
+        info: { name: serverName, version, protocolVersion },
+        signIn,
+        tools: owners.filter((owner) => owner === name).length,
+        held: held.filter((tool) => tool.server === name).map((tool) => tool.name),
+      };
+    }),
+  );
+}
+
+/**
+ * The servers of the MCP config the CLI uses (`configPath`, or the workspace's own when it
+ * exists), once trusted as `connectMcpTools` says; undefined when there are none to start.
+ */
+export async function trustedMcpServers(
+  configPath: string | undefined,
+  options: Pick<McpToolsOptions, "workspace" | "cwd" | "home" | "yes" | "ask" | "style" | "env" | "warn">,
+): Promise<{ path: string; servers: Record<string, McpServerConfig> } | undefined> {
+  const path =
+    configPath === undefined
+      ? join(options.workspace, ".simple-agent-loop", "mcp.json")
+      : resolve(options.cwd, configPath);
+  const env = options.env ?? process.env;
+  if (!existsSync(path)) {
+    if (configPath !== undefined) throw new CliError(`the MCP config ${path} does not exist`);
+    return undefined;
+  }
+  try {
+    // Read once: what is trusted (by its hash) is exactly what starts.
+    const content = readFileSync(path, "utf8");
+    const servers = parseMcpConfig(content, path, { env });
+    if (Object.keys(servers).length === 0) return undefined;
+    if (configPath === undefined && !(await trusted(path, content, Object.keys(servers), env, options)))
+      return undefined;
+    return { path, servers };
   } catch (error) {
     throw new CliError(`MCP (${path}): ${(error as Error).message}`);
   }
@@ -114,10 +224,25 @@ type McpToolsOptions = {
   /** The environment `${NAME}` in the config is filled from (default: `process.env`). */
   env?: Record<string, string | undefined>;
   warn: (line: string) => void;
+  /** How the user starts the CLI, for the commands a message names (`simple-agent-loop mcp login x`). */
+  command: string;
+  /** Shows a server's sign-in page (a terminal); absent: a server that needs a sign-in fails, naming `mcp login`. */
+  signIn?: (url: string, server: string) => void;
+  /** Answers servers' questions (a terminal); absent: servers are told the client takes none. */
+  elicitation?: McpElicitationHandler;
+  /** Asks whether to trust a tool that changed (a terminal); absent: it stays held, and `warn` says so. */
+  askHeld?: (held: McpHeldTool) => Promise<boolean>;
 };
 
 function none(): CliMcp {
-  return { tools: [], servers: [], runs: [], close: async () => undefined };
+  return {
+    tools: [],
+    servers: [],
+    runs: [],
+    close: async () => undefined,
+    status: async () => [],
+    review: async () => [],
+  };
 }
 
 /**
@@ -129,7 +254,7 @@ async function trusted(
   content: string,
   serverNames: string[],
   env: Record<string, string | undefined>,
-  options: McpToolsOptions,
+  options: Pick<McpToolsOptions, "home" | "yes" | "ask" | "style" | "warn">,
 ): Promise<boolean> {
   const trust = mcpTrust(options.home);
   const description = describeMcpConfig(content, path, env, options.style ?? createStyle(false));

@@ -37,3 +37,21 @@ describe("openInBrowser (the view command on a desktop)", () => {
     expect(commands).toStrictEqual(["open", "cmd"]);
   });
 });
+
+describe("openInBrowser with $BROWSER", () => {
+  const url = "http://127.0.0.1:4321/?state=s3cr3t";
+
+  it("runs $BROWSER's first command without a shell, with the page last or in place of %s, desktop or not", () => {
+    const launched: { command: string; args: string[] }[] = [];
+    const launch = (command: string, args: string[]): void => void launched.push({ command, args });
+    openInBrowser(url, { BROWSER: "w3m -v:firefox" }, "linux", launch)?.();
+    openInBrowser(url, { BROWSER: "my-browser --page %s --new-tab" }, "darwin", launch)?.();
+    expect(launched.map(({ command }) => command)).toStrictEqual(["w3m", "my-browser"]);
+    expect(launched[0]!.args.slice(0, -1)).toStrictEqual(["-v"]);
+    expect(launched[0]!.args.at(-1)).toMatch(/open\.html$/);
+    expect(launched[1]!.args[0]).toBe("--page");
+    expect(launched[1]!.args[1]).toMatch(/open\.html$/);
+    expect(launched[1]!.args[2]).toBe("--new-tab");
+    expect(JSON.stringify(launched)).not.toContain("s3cr3t");
+  });
+});

@@ -30,7 +30,7 @@ export type OAuthServers = {
   authorizeQueries: URLSearchParams[];
   /** Access tokens the MCP server accepts; clearing it makes the server refuse them. */
   valid: Set<string>;
-  /** Every secret the authorization server handed out or took: codes, verifiers, access and refresh tokens. */
+  /** Every secret the authorization server handed out or took: codes, verifiers, access and refresh tokens (not the challenge, which the URL shows). */
   secrets: string[];
   /** What /authorize answers instead of a code. */
   refuseWith?: string;
@@ -111,7 +111,7 @@ export async function startOAuthServers(options: OAuthServersOptions = {}): Prom
         if (state.refuseWith !== undefined) target.searchParams.set("error", state.refuseWith);
         else {
           const code = randomUUID();
-          state.secrets.push(code, url.searchParams.get("code_challenge") ?? "");
+          state.secrets.push(code);
           codes.set(code, {
             challenge: url.searchParams.get("code_challenge") ?? "",
             resource: url.searchParams.get("resource"),

@@ -4,6 +4,7 @@ import { contextCommand } from "./context.ts";
 import { costCommand } from "./cost.ts";
 import { exitCommand } from "./exit.ts";
 import { helpCommand } from "./help.ts";
+import { mcpCommand } from "./mcp.ts";
 import { modelCommand } from "./model.ts";
 import { resumeCommand } from "./resume.ts";
 import { rewindCommand } from "./rewind.ts";
@@ -18,6 +19,7 @@ export const slashCommands: readonly SlashCommand[] = [
   compactCommand,
   costCommand,
   contextCommand,
+  mcpCommand,
   rewindCommand,
   resumeCommand,
   clearCommand,

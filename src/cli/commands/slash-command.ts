@@ -1,4 +1,5 @@
 import type { Style } from "../ansi.ts";
+import type { CliMcp } from "../mcp-tools.ts";
 import type { ModelControl } from "../model-control.ts";
 import type { ModeControl } from "../permission-mode.ts";
 import type { TaskContext } from "../run-task.ts";
@@ -40,6 +41,8 @@ export type CommandContext = {
   modes: ModeControl;
   /** Runs the rewind dialog on the current session: to before user turn `turn`, else one asked for. */
   rewind: (turn?: number) => Promise<void>;
+  /** The MCP servers connected (`/mcp`); absent: none were configured. */
+  mcp?: CliMcp;
 };
 
 /** The outcome of a command that lets the prompt go on. */
