@@ -74,6 +74,8 @@ export async function executeToolCalls(
 
 /** Runs tool calls for the loop: one at a time as they arrive (`start`), or a batch (`run`). */
 export type ToolExecutor = {
+  /** What every call of this executor reads (a background task's rerun goes through the same gate with it). */
+  readonly setup: ExecutorSetup;
   /**
    * Starts one call as soon as a slot is free (`maxParallelTools`); resolves with its result and
    * never rejects. Calls started in call order also acquire slots in call order.
@@ -128,6 +130,7 @@ export function createToolExecutor(
     },
   };
   return {
+    setup: parts.setup,
     start: (call, scope, turn) => startToolCall(parts, callRun(parts, scope, call, turn)),
     run: (toolCalls, scope, started) => runInCallOrder(parts, { toolCalls, scope, started }),
     // Under a policy the decision is recorded on the stored call before it runs: no call starts
