@@ -11,6 +11,7 @@ import {
   subagentTool,
   tool,
   type AgentEvent,
+  type ApprovalPolicy,
   type InvokeModel,
 } from "simple-agent-loop";
 import {
@@ -84,6 +85,25 @@ describe("cassette: record once, replay offline", () => {
     const replayed = await agentLoop(replaying, [lookup], initSession("s", "define tape"));
     expect(withoutTs(replayed)).toStrictEqual(withoutTs(recorded));
     assertCassetteUsed(replaying);
+  });
+
+  it("a run under an approval policy replays: the time each call was approved is not compared", async () => {
+    const path = join(directory(), "policy.jsonl");
+    const approvalPolicy: ApprovalPolicy = { rules: [{ id: "lookups", tool: "lookup", action: "allow" }] };
+    await agentLoop(cassette(twoTurns(), { path, mode: "record" }), [lookup], initSession("s", "define tape"), {
+      approvalPolicy,
+    });
+    expect(JSON.stringify(lines(path)[1])).not.toContain('"at"');
+    // A later clock: the decision is the same, its time is not.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const replayed = await agentLoop(
+      cassette(unreachable, { path, mode: "replay" }),
+      [lookup],
+      initSession("s", "define tape"),
+      { approvalPolicy },
+    );
+    expect(replayed.messages.at(-1)).toMatchObject({ role: "assistant", content: "Tape is a strip." });
+    expect(replayed.messages[2]).toMatchObject({ approval: { decidedBy: { by: "rule", rule: "lookups" } } });
   });
 
   it("replays a stream's events as they came, and with pace recorded keeps their timing", async () => {

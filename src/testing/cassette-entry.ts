@@ -62,8 +62,8 @@ export type RecordedError = {
 /**
  * Fields a message gets from the run, not from the model, and no adapter sends: the clock's
  * (`ts`, `waitMs`, `durationMs`) and the record of a tool's side effects (`checkpoint`: a file's
- * content before a write, which a replay that does not run the tool cannot have). Left out of what
- * is recorded and compared.
+ * content before a write, which a replay that does not run the tool cannot have), and the time a
+ * call's approval was decided (`approval.at`). Left out of what is recorded and compared.
  */
 const volatileFields = new Set(["ts", "waitMs", "durationMs", "checkpoint"]);
 
@@ -81,8 +81,16 @@ export function cassetteRequest(tools: ToolSchema[], session: Session, context: 
 function withoutVolatile(message: Message): unknown {
   const copy: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(message)) {
-    if (!volatileFields.has(key) && value !== undefined) copy[key] = plain(value);
+    if (volatileFields.has(key) || value === undefined) continue;
+    // A call's approval is compared, but not when it was decided (`at`, the clock's).
+    copy[key] = key === "approval" ? withoutClock(value) : plain(value);
   }
+  return copy;
+}
+
+function withoutClock(approval: unknown): unknown {
+  const copy = plain(approval);
+  if (typeof copy === "object" && copy !== null && "at" in copy) delete (copy as { at?: unknown }).at;
   return copy;
 }
 
