@@ -53,6 +53,8 @@ export type RunArgs = {
   maxCostUsd?: number;
   /** `--mode`: how tool calls are allowed (default `default`); Shift-Tab changes it at the prompt. */
   mode?: PermissionMode;
+  /** `--policy <file.json>`: approval rules added to the mode's (see docs/cli.md). */
+  policy?: string;
   /** `--sandbox`: where `bash` commands run (default: `workspace-write` where bwrap works). */
   sandbox?: SandboxMode;
   /** `--allow-network`: sandboxed commands keep the network (absent: they have none). */
@@ -95,7 +97,11 @@ Options:
                          proposes a plan you accept first) or yolo (nothing asks: use it with
                          the sandbox); Shift-Tab switches at the prompt. Writes where code
                          runs from (.git, hooks, the CLI's config) ask in every mode
-      --json             JSONL events on stdout, for scripts; never asks (use --allow/--yes)
+      --policy <file>    approval rules (JSON { "rules": [...] }) added to the mode's: allow,
+                         ask or deny calls by tool and input; "simple-agent-loop policy
+                         --policy <file> --json" prints the result
+      --json             JSONL events on stdout, for scripts; never asks: a call no rule
+                         allows is denied (use --allow, --yes, --mode or --policy)
       --mcp-config <file>  MCP servers to use (default: <workspace>/.simple-agent-loop/mcp.json)
       --max-turns <n>    at most n model calls per task (default 100)
       --record <file>    record the model's answers and the tools' results to a cassette
@@ -183,6 +189,7 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
   if (values["context-window"] !== undefined)
     args.contextWindow = positiveInteger(values["context-window"], "--context-window");
   if (values.mode !== undefined) args.mode = parsePermissionMode(values.mode);
+  if (values.policy !== undefined) args.policy = values.policy;
   if (values["max-cost"] !== undefined) args.maxCostUsd = dollars(values["max-cost"], "--max-cost");
   if (values.sandbox !== undefined) args.sandbox = sandboxMode(values.sandbox);
   if (values["allow-network"] === true) args.allowNetwork = true;
@@ -211,6 +218,7 @@ const optionSpecs = {
   attach: { type: "string", multiple: true },
   "max-cost": { type: "string" },
   mode: { type: "string" },
+  policy: { type: "string" },
   record: { type: "string" },
   replay: { type: "string" },
   sandbox: { type: "string" },

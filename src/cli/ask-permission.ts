@@ -1,6 +1,8 @@
-import type { JsonObject } from "../session.ts";
+import type { ConsultedLink, JsonObject, ToolCallMessage } from "../session.ts";
+import type { ApprovalPolicy, AskHuman } from "../tools/approval-policy.ts";
+import { matchPolicy } from "../tools/match-policy.ts";
 import type { Style } from "./ansi.ts";
-import type { AskPermission, PermissionDecision, PermissionRequest } from "./permissions.ts";
+import { serialQueue } from "./serial-queue.ts";
 import { describeTarget } from "./summary.ts";
 import type { TerminalInput } from "./terminal-input.ts";
 import { visibleLine } from "./visible-text.ts";
@@ -18,70 +20,118 @@ export type TerminalAskerOptions = {
   onInterrupt: () => void;
 };
 
-/**
- * Asks on the terminal whether a tool call may run: shows what it would do (the whole command,
- * the text an edit replaces and its replacement, the file a write creates; control characters
- * made visible), then reads one key, no Enter needed: `y` (once), `a` (always, for this tool in
- * this run; not offered for a call that is asked every time), `n` (deny; then a line with a
- * reason for the model). A text too long for the screen shows its first and last lines, and
- * `v` shows all of it. Ctrl-C at the prompt interrupts the task; Ctrl-D denies.
- */
-export function terminalAsker(options: TerminalAskerOptions): AskPermission {
-  const { input, out, style } = options;
-  return async (request, signal) => {
-    options.beforeAsk();
-    try {
-      return await ask(request, signal);
-    } finally {
-      options.afterAsk();
-    }
-  };
+/** What the permission prompt needs besides the terminal: the policy it is the human of. */
+export type PermissionPromptOptions = TerminalAskerOptions & {
+  /** The policy in use: a call that waited behind a prompt whose "always" allows it now is not asked about. */
+  policy: ApprovalPolicy;
+  /** An "always" answer: the tool is allowed for the rest of the session (see `CliPolicy`). */
+  allowAlways: (name: string) => void;
+  /** Why this call is asked about every time (a write where code runs from), else `undefined`. */
+  askedEveryTime?: (call: ToolCallMessage) => string | undefined;
+  /** The human's id, recorded with each answer (`decidedBy.user`). */
+  user?: string;
+};
 
-  async function ask(request: PermissionRequest, signal: AbortSignal): Promise<PermissionDecision> {
-    const name = visibleLine(request.name);
-    const lines = previewLines(request.name, request.input, style);
-    const shown = condense(lines, style);
-    // A command is shown once, whole, in the lines below: the heading names the tool only.
-    const target = request.name === "bash" ? "" : describeTarget(request.name, request.input);
-    // terminal-safe: previewLines makes every line of the preview visible before `condense` cuts it.
-    out.write(`${style.bold(`● ${name}${target}`)}\n${shown.text}`);
-    if (request.alwaysAsk !== undefined) out.write(`${style.yellow(`  ⚠ ${visibleLine(request.alwaysAsk)}`)}\n`);
-    const interrupted = (): PermissionDecision => {
-      if (!signal.aborted) options.onInterrupt();
-      return { type: "deny", reason: "the task was interrupted" };
-    };
-    const keys = [
-      "[y] yes once",
-      ...(request.alwaysAsk === undefined ? [`[a] always for ${name}`] : []),
-      "[n] no",
-      ...(shown.condensed ? ["[v] view all"] : []),
-    ];
-    for (;;) {
-      const answer = await input.key(
-        `${style.yellow("?")} Allow ${name}? ${style.dim(`${keys.join(" · ")} (press a key)`)} `,
-        { signal },
-      );
-      if (answer.type === "interrupt") return interrupted();
-      if (answer.type === "end") return { type: "deny", reason: "no answer" };
-      const key = answer.key.toLowerCase();
-      if (key === "y") return { type: "allow-once" };
-      if (key === "a" && request.alwaysAsk === undefined) return { type: "allow-always" };
-      if (key === "v" && shown.condensed) {
-        // terminal-safe: `lines` are previewLines', each made visible.
-        out.write(render(lines));
-        continue;
+/** The user's answer to one prompt. */
+type PromptAnswer = { type: "once" } | { type: "always" } | { type: "deny"; reason: string };
+
+/** What one prompt shows: the tool, its input, and why it is asked every time (then "always" is not offered). */
+type PromptRequest = { name: string; input: JsonObject; everyTime?: string };
+
+/**
+ * The human of the CLI's approval policy: asks on the terminal whether a tool call may run, one
+ * prompt at a time. Shows what the call would do (the whole command, the text an edit replaces and
+ * its replacement, the file a write creates; control characters made visible), then reads one key,
+ * no Enter needed: `y` (once), `a` (always: an allow rule for this tool for the rest of the
+ * session; not offered for a call a rule or a place asks about every time), `n` (deny; then a line
+ * with a reason for the model). A text too long for the screen shows its first and last lines,
+ * and `v` shows all of it. Ctrl-C at the prompt interrupts the task; Ctrl-D denies. Each answer is
+ * recorded with `user` as `by`.
+ */
+export function terminalAsker(options: PermissionPromptOptions): AskHuman {
+  const prompts = serialQueue();
+  const by = options.user === undefined ? {} : { by: options.user };
+  return (request) =>
+    prompts(async () => {
+      const { call, signal } = request;
+      if (signal.aborted) return { approved: false, reason: "the task was interrupted", ...by };
+      const everyTime = options.askedEveryTime?.(call) ?? askedByRule(request.consulted);
+      if (everyTime === undefined && matchPolicy(options.policy, call)?.action === "allow")
+        return { approved: true, reason: `"always" was answered for ${call.name} while this call waited`, ...by };
+      options.beforeAsk();
+      let answer: PromptAnswer;
+      try {
+        const shown: PromptRequest = { name: call.name, input: call.input };
+        if (everyTime !== undefined) shown.everyTime = everyTime;
+        answer = await ask(options, shown, signal);
+      } finally {
+        options.afterAsk();
       }
-      if (key === "n") {
-        const reason = await input.question(`  ${style.dim("Why? (sent to the model; Enter to skip)")} `, { signal });
-        if (reason.type === "interrupt") return interrupted();
-        return { type: "deny", reason: reason.type === "line" ? reason.text : "" };
+      if (answer.type === "deny") {
+        // The reason as typed: the record says a human decided, the result reads `Rejected: <reason>`.
+        const reason = answer.reason.trim();
+        return reason === "" ? { approved: false, ...by } : { approved: false, reason, ...by };
       }
-      out.write(
-        style.dim(
-          `  Press ${request.alwaysAsk === undefined ? "y, a or n" : "y or n"}${shown.condensed ? " (v to view all)" : ""}.\n`,
-        ),
-      );
+      if (answer.type === "once") return { approved: true, ...by };
+      options.allowAlways(call.name);
+      return { approved: true, reason: `"always": ${call.name} is allowed for the rest of the session`, ...by };
+    });
+}
+
+// The reason of the rule that asked for a human: such a call is asked every time (no allow overrides an ask).
+function askedByRule(consulted: readonly ConsultedLink[] | undefined): string | undefined {
+  const rule = consulted?.find((link) => link.by === "rule");
+  if (rule === undefined || rule.by !== "rule") return undefined;
+  return rule.reason ?? `rule ${JSON.stringify(rule.rule)} asks about it every time`;
+}
+
+async function ask(options: TerminalAskerOptions, request: PromptRequest, signal: AbortSignal): Promise<PromptAnswer> {
+  const { input, out, style } = options;
+  const name = visibleLine(request.name);
+  const lines = previewLines(request.name, request.input, style);
+  const shown = condense(lines, style);
+  // A command is shown once, whole, in the lines below: the heading names the tool only.
+  const target = request.name === "bash" ? "" : describeTarget(request.name, request.input);
+  // terminal-safe: previewLines makes every line of the preview visible before `condense` cuts it.
+  out.write(`${style.bold(`● ${name}${target}`)}\n${shown.text}`);
+  if (request.everyTime !== undefined) out.write(`${style.yellow(`  ⚠ ${visibleLine(request.everyTime)}`)}\n`);
+  const interrupted = (): PromptAnswer => {
+    if (!signal.aborted) options.onInterrupt();
+    return { type: "deny", reason: "the task was interrupted" };
+  };
+  const keys = [
+    "[y] yes once",
+    ...(request.everyTime === undefined ? [`[a] always for ${name}`] : []),
+    "[n] no",
+    ...(shown.condensed ? ["[v] view all"] : []),
+  ];
+  for (;;) {
+    const answer = await input.key(
+      `${style.yellow("?")} Allow ${name}? ${style.dim(`${keys.join(" · ")} (press a key)`)} `,
+      {
+        signal,
+      },
+    );
+    if (answer.type === "interrupt") return interrupted();
+    if (answer.type === "end") return { type: "deny", reason: "no answer" };
+    const key = answer.key.toLowerCase();
+    if (key === "y") return { type: "once" };
+    if (key === "a" && request.everyTime === undefined) return { type: "always" };
+    if (key === "v" && shown.condensed) {
+      // terminal-safe: `lines` are previewLines', each made visible.
+      out.write(render(lines));
+      continue;
     }
+    if (key === "n") {
+      const reason = await input.question(`  ${style.dim("Why? (sent to the model; Enter to skip)")} `, { signal });
+      if (reason.type === "interrupt") return interrupted();
+      return { type: "deny", reason: reason.type === "line" ? reason.text : "" };
+    }
+    out.write(
+      style.dim(
+        `  Press ${request.everyTime === undefined ? "y, a or n" : "y or n"}${shown.condensed ? " (v to view all)" : ""}.\n`,
+      ),
+    );
   }
 }
 

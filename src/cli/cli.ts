@@ -1,4 +1,4 @@
-import { homedir } from "node:os";
+import { homedir, userInfo } from "node:os";
 import { describeContent, type ContentPart } from "../content-parts.ts";
 import { errorMessage } from "../errors.ts";
 import type { Message, Session } from "../session.ts";
@@ -6,7 +6,7 @@ import { blobDirectory, fileBlobStore, type BlobStore } from "../store/blobs.ts"
 import { priceOf } from "../model/cost.ts";
 import { modelPrices, modelPricesDate } from "../prices/index.ts";
 import type { Tool } from "../tools/tool.ts";
-import type { AgentHooks } from "../loop/hooks.ts";
+import type { ToolCallMessage } from "../session.ts";
 import { createStyle, useColor, type Style } from "./ansi.ts";
 import { cliVersion, parseCliArgs, usage, type RunArgs } from "./args.ts";
 import { terminalElicitation } from "./ask-elicitation.ts";
@@ -26,13 +26,15 @@ import { CliError, isCliError } from "./cli-error.ts";
 import { interactive } from "./interactive.ts";
 import { terminalPlanAsker } from "./ask-plan.ts";
 import { modeToolOffer } from "./mode-tools.ts";
+import { beforeAsking } from "./before-asking.ts";
+import { withDenialHints } from "./denial-hints.ts";
+import { cliPolicy, type CliPolicy } from "./cli-policy.ts";
 import { modeControl, type ModeControl, type PermissionMode } from "./permission-mode.ts";
 import { planTool } from "./plan-tool.ts";
 import { jsonOutput } from "./json-output.ts";
 import { modelControl } from "./model-control.ts";
 import { runMcpCommand } from "./mcp-command.ts";
 import { connectMcpTools, type CliMcp } from "./mcp-tools.ts";
-import { guardedTools, permissionHook, type PermissionOptions } from "./permissions.ts";
 import { runPolicyCommand } from "./policy-command.ts";
 import { protectedTargets } from "./protected-targets.ts";
 import { selectModel, type SelectedModel } from "./provider.ts";
@@ -148,11 +150,10 @@ async function runAgent(args: RunArgs, io: CliIo): Promise<number> {
     );
     const files = createWorkspace(workspace, { onFileChange: checkpoints.onFileChange });
     const sandbox = sandboxChoice.sandbox;
-    const output = args.json
-      ? jsonOutput(io.stdout, { sessionId: opened.id })
-      : terminalOutput(io.stdout, io.stderr, style);
+    const output = taskOutput(args, io, style, { sessionId: opened.id, terminal: input !== undefined });
     around.shown.output = output;
-    const modes = permissionModes(args, io, sandboxChoice);
+    const policy = runPolicy({ args, io, input, style, output, interrupts, mcp, sandbox: sandboxChoice });
+    const modes = permissionModes(args, io, sandboxChoice, policy.setMode);
     const tools = [
       ...codingTools(workspace, { workspace: files, ...(sandbox === undefined ? {} : { bash: { sandbox } }) }),
       ...mcp.tools,
@@ -172,7 +173,7 @@ async function runAgent(args: RunArgs, io: CliIo): Promise<number> {
       output,
       files,
       checkpoints,
-      sandbox: sandboxChoice,
+      policy,
       modes,
     });
     const models = modelControl({
@@ -213,6 +214,14 @@ async function runAgent(args: RunArgs, io: CliIo): Promise<number> {
   } finally {
     await shutdown.run();
   }
+}
+
+// JSONL for --json, else lines on the terminal; without one, denials say on stderr which flags allow the tool.
+function taskOutput(args: RunArgs, io: CliIo, style: Style, run: { sessionId: string; terminal: boolean }): TaskOutput {
+  const shown = args.json
+    ? jsonOutput(io.stdout, { sessionId: run.sessionId })
+    : terminalOutput(io.stdout, io.stderr, style);
+  return run.terminal ? shown : withDenialHints(shown, io.stderr);
 }
 
 // In plan mode, the plan is shown on the terminal and the human accepts it (or not) there.
@@ -427,44 +436,17 @@ type TaskParts = {
   /** What the file tools share; attachments use it too. */
   files: Workspace;
   checkpoints: ReturnType<typeof checkpointRecorder>;
-  sandbox: CliSandbox;
+  policy: RunPolicy;
   modes: ModeControl;
 };
 
-/** What every task of this process runs with: the model, the tools behind the permission hook, the output, interrupts. */
+/** What every task of this process runs with: the model, the tools under the approval policy, the output, interrupts. */
 function taskContext(parts: TaskParts): TaskContext {
-  const {
-    args,
-    io,
-    setup,
-    sessions,
-    style,
-    shutdown,
-    interrupts,
-    mcp,
-    tools,
-    output,
-    files,
-    checkpoints,
-    sandbox,
-    modes,
-  } = parts;
+  const { args, io, setup, sessions, style, shutdown, interrupts, mcp, tools, output, files, checkpoints, policy } =
+    parts;
+  const { modes } = parts;
+  const { noted } = policy;
   const { input, workspace } = setup;
-  let taskSignal = AbortSignal.abort();
-  const interrupt = (): void => interrupts.handler?.();
-  const ask =
-    input === undefined
-      ? undefined
-      : terminalAsker({
-          input,
-          out: io.stdout,
-          style,
-          beforeAsk: output.pause,
-          afterAsk: output.resume,
-          onInterrupt: interrupt,
-        });
-  const names = tools.map((definition) => definition.name);
-  const guarded = guardedTools(names);
   return {
     invokeModel: setup.selected.invokeModel,
     tools,
@@ -481,30 +463,81 @@ function taskContext(parts: TaskParts): TaskContext {
       io.stderr.write(`${visibleText(text)}\n`);
       output.resume();
     },
+    approvalPolicy: policy.policy,
     hooks: {
-      beforeToolCall: withUnsandboxedBash(
-        permissionHook({
-          guarded,
-          mode: modes.current,
-          allowed: args.allow === "all" ? "all" : new Set(args.allow),
-          ...(ask === undefined ? {} : { ask }),
-          signal: () => taskSignal,
-          alwaysAsk: askingUnsandboxedBash(cliProtectedTargets(io, workspace, mcp), sandbox),
-          check: (call) => checkToolCall(tools, call),
-        }),
-        { sandbox, terminal: ask !== undefined, mode: modes.current },
-      ),
+      beforeToolCall: beforeAsking({
+        policy: policy.policy,
+        terminal: input !== undefined,
+        everyTime: cliProtectedTargets(io, workspace, mcp),
+        check: (call) => checkToolCall(tools, call),
+        noted,
+      }),
       afterToolCall: ({ result }) => checkpoints.attach(result),
-      beforeModelCall: modeToolOffer(modes, (name) => guarded.has(name)),
+      beforeModelCall: modeToolOffer(modes, policy.policy),
     },
     watchInterrupts: (handler, join) => watchInterrupts(handler, join, input, (next) => (interrupts.handler = next)),
-    onTaskStart: (signal) => (taskSignal = signal),
     exitNow: shutdown.exitNow,
     userContent: userContent(files, args.attach ?? [], cliHome(io.env), (content) => {
       // terminal-safe: describeAttachments makes every name and media type visible.
       if (!args.json) io.stdout.write(describeAttachments(content, style));
     }),
   };
+}
+
+/**
+ * The approval policy of this process (`cliPolicy`): the mode's preset, `--yes`/`--allow`, the
+ * unsandboxed bash's ask, the `--policy` file; its human is the terminal's prompt, or `"deny"`
+ * when there is no one to ask (`--json`, no terminal).
+ */
+function runPolicy(parts: {
+  args: RunArgs;
+  io: CliIo;
+  input: TerminalInput | undefined;
+  style: Style;
+  output: TaskOutput;
+  interrupts: InterruptRoute;
+  mcp: CliMcp;
+  sandbox: CliSandbox;
+}): RunPolicy {
+  const { args, io, input, style, output, interrupts, mcp, sandbox } = parts;
+  const noted = new WeakMap<ToolCallMessage, string>();
+  const cli = cliPolicy({
+    mode: args.mode ?? "default",
+    allow: args.allow,
+    ...(args.policy === undefined ? {} : { file: args.policy }),
+    planDenies: mcp.tools.map((definition) => definition.name),
+    ...(sandbox.askEveryCommand ? { unsandboxed: sandbox.unavailable ?? "bwrap cannot run" } : {}),
+    human:
+      input === undefined
+        ? "deny"
+        : (cli) =>
+            terminalAsker({
+              input,
+              out: io.stdout,
+              style,
+              beforeAsk: output.pause,
+              afterAsk: output.resume,
+              onInterrupt: () => interrupts.handler?.(),
+              policy: cli.policy,
+              allowAlways: cli.allowAlways,
+              askedEveryTime: (call) => noted.get(call),
+              ...userName(io.env),
+            }),
+  });
+  return { ...cli, noted };
+}
+
+/** The process's policy, and why each call the `beforeAsking` hook sent to the prompt is asked every time. */
+type RunPolicy = CliPolicy & { noted: WeakMap<ToolCallMessage, string> };
+
+// Who answers the prompt, recorded with each decision: the login name.
+function userName(env: NodeJS.ProcessEnv): { user?: string } {
+  try {
+    return { user: userInfo().username };
+  } catch {
+    const name = env.USER ?? env.USERNAME;
+    return name === undefined || name === "" ? {} : { user: name };
+  }
 }
 
 // `--attach` goes with the first task (the one on the command line, or the first one typed);
@@ -524,38 +557,13 @@ function userContent(
   };
 }
 
-// Without the sandbox it wanted, every bash call is asked about, whatever --allow, --yes or the
-// mode say: only --sandbox off runs commands unconfined unasked.
-function askingUnsandboxedBash(
-  alwaysAsk: NonNullable<PermissionOptions["alwaysAsk"]>,
-  sandbox: CliSandbox,
-): NonNullable<PermissionOptions["alwaysAsk"]> {
-  if (!sandbox.askEveryCommand) return alwaysAsk;
-  return async (call) =>
-    call.name === "bash"
-      ? `bash has no sandbox here: ${sandbox.unavailable ?? "bwrap cannot run"}. Every command is asked about and runs with your rights; --sandbox off runs them unasked`
-      : alwaysAsk(call);
-}
-
-// Without a terminal, such a bash call is refused with the way out (plan mode keeps its own answer).
-function withUnsandboxedBash(
-  hook: BeforeToolCall,
-  context: { sandbox: CliSandbox; terminal: boolean; mode: () => PermissionMode },
-): BeforeToolCall {
-  const { sandbox, terminal, mode } = context;
-  if (!sandbox.askEveryCommand || terminal) return hook;
-  return async (details) =>
-    details.call.name !== "bash" || mode() === "plan"
-      ? hook(details)
-      : {
-          deny: `bash cannot run: there is no sandbox for it here: ${sandbox.unavailable ?? "bwrap cannot run"}. So each command must be asked about, and there is no terminal to ask on. Run the CLI with --sandbox off to let bash commands run unconfined, with the user's rights (or install bubblewrap)`,
-        };
-}
-
-type BeforeToolCall = NonNullable<AgentHooks["beforeToolCall"]>;
-
 // The permission mode of --mode; yolo without a sandbox for bash is said at start and whenever it is chosen.
-function permissionModes(args: RunArgs, io: CliIo, sandbox: CliSandbox): ModeControl {
+function permissionModes(
+  args: RunArgs,
+  io: CliIo,
+  sandbox: CliSandbox,
+  onChange: (mode: PermissionMode) => void,
+): ModeControl {
   const warn = (mode: PermissionMode): void => {
     if (mode !== "yolo" || sandbox.sandbox !== undefined) return;
     io.stderr.write(
@@ -566,7 +574,10 @@ function permissionModes(args: RunArgs, io: CliIo, sandbox: CliSandbox): ModeCon
   };
   const first = args.mode ?? "default";
   warn(first);
-  return modeControl(first, warn);
+  return modeControl(first, (mode) => {
+    onChange(mode);
+    warn(mode);
+  });
 }
 
 // The places where writing is asked about every time (a rewind restoring a file there too).

@@ -8,6 +8,7 @@ import { agentStream, type AgentStream } from "../loop/loop.ts";
 import type { ContentPart } from "../content-parts.ts";
 import { isModelMessage, response, send, type Session } from "../session.ts";
 import type { Tool } from "../tools/tool.ts";
+import type { ApprovalPolicy } from "../tools/approval-policy.ts";
 import type { TaskOutput, TaskResult } from "./task-output.ts";
 
 /** Everything a task runs with; one per CLI run, shared by the tasks of an interactive session. */
@@ -20,6 +21,8 @@ export type TaskContext = {
    */
   session: Session | (() => Promise<Session>);
   hooks: AgentHooks;
+  /** Who approves each tool call: rules, then the human (see `cliPolicy`); every decision is recorded on its call. */
+  approvalPolicy?: ApprovalPolicy;
   /** At most this many model calls per task. */
   maxTurns: number;
   /** `--code-mode`: the model also gets `run_code`. */
@@ -50,8 +53,6 @@ export type TaskContext = {
    * (the run's follow-up; it returns what takes the line back); returns the function that stops it.
    */
   watchInterrupts: (onInterrupt: () => void, join?: (line: string) => () => boolean) => () => void;
-  /** Told the signal of each task as it starts (the permission prompt goes away when it aborts). */
-  onTaskStart: (signal: AbortSignal) => void;
   /** Ends the process at once, with this exit code (a second Ctrl-C). */
   exitNow: (code: number) => void;
   /**
@@ -92,7 +93,6 @@ export async function runTask(context: TaskContext, task: string): Promise<TaskR
   }
   send(session, content);
   const controller = new AbortController();
-  context.onTaskStart(controller.signal);
   let run: AgentStream | undefined;
   const stopWatching = context.watchInterrupts(
     () => {
@@ -111,6 +111,7 @@ export async function runTask(context: TaskContext, task: string): Promise<TaskR
     run = agentStream(context.invokeModel, context.tools, session, {
       signal: controller.signal,
       hooks: context.hooks,
+      ...(context.approvalPolicy === undefined ? {} : { approvalPolicy: context.approvalPolicy }),
       maxIterations: context.maxTurns,
       ...(context.codeMode === true ? { codeMode: true } : {}),
       ...(prices === undefined ? {} : { prices }),
@@ -137,7 +138,7 @@ export async function runTask(context: TaskContext, task: string): Promise<TaskR
   }
   if (end?.metrics !== undefined) result.metrics = end.metrics;
   if (context.spending !== undefined) context.spending.spentUsd += end?.metrics?.costUsd ?? 0;
-  // The loop times its `beforeToolCall` hooks apart; the CLI's only one is the permission prompt.
+  // The loop times the approval of each call apart (the permission prompt, the CLI's checks before it).
   const waitMs = end?.metrics?.waitMs ?? 0;
   if (waitMs >= 1) result.waitMs = waitMs;
   output.finish(result);

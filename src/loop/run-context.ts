@@ -15,7 +15,7 @@ import { hasNativeStructuredOutput, type InvokeModel } from "../model/invoke-mod
 import { outputInstruction } from "../model/output-instruction.ts";
 import {
   extendSession,
-  extendSessionWith,
+  extendSessionBatch,
   now,
   type BudgetOverrun,
   type Message,
@@ -83,12 +83,8 @@ export type RunContext = {
   readonly turnEnd: (iteration: number, last: ModelMessage | undefined) => void;
   /** Adds one message to the session and announces it. */
   readonly add: (message: Message) => void;
-  /**
-   * Adds a model turn whole, then announces its messages; returns the stored messages. The
-   * messages are the loop's own copies of what the model (or a hook, a guardrail) answered: they
-   * are stored as they are, stamped in place.
-   */
-  readonly addTurn: (messages: readonly Message[]) => readonly Message[];
+  /** Adds a model turn whole, then announces its messages; returns the stored copies. */
+  readonly addTurn: (messages: readonly Message[]) => Message[];
   readonly state: RunState;
   /** The run's `settings`, for every call. */
   readonly settings: ModelSettings | undefined;
@@ -350,8 +346,7 @@ function sessionWriter(
     },
     // A model turn enters whole before anyone hears of it: a store writes it in one piece.
     addTurn: (messages) => {
-      const stored = agent === undefined ? messages : messages.map(stamp);
-      extendSessionWith(session, stored);
+      const stored = extendSessionBatch(session, agent === undefined ? messages : messages.map(stamp));
       for (const message of stored) announce(message);
       return stored;
     },

@@ -116,7 +116,7 @@ describe("the interactive prompt", () => {
     await terminal.waitFor("Why?");
     terminal.type("not now, use y.txt\r");
     await terminal.waitFor("Understood, I will not write it.");
-    expect(terminal.screen()).toContain("✗ write x.txt: Denied: the user denied this call: not now, use y.txt");
+    expect(terminal.screen()).toContain("✗ write x.txt: Rejected: not now, use y.txt");
     const toolMessage = server.bodies()[1]!.messages.find((message) => message.role === "tool");
     expect(String(toolMessage?.content)).toContain("not now, use y.txt");
     expect(() => readFileSync(join(workspace.path, "x.txt"))).toThrow();

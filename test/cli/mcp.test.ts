@@ -76,10 +76,11 @@ describe("MCP tools", () => {
 
   it("asks for them like any tool that may change things: without a terminal or a flag, they are denied", async () => {
     server.enqueue({ toolCalls: [{ name: "echo__shout", arguments: { text: "hello" } }] }, { text: "Denied." });
-    const { code, stdout } = await run(["--mcp-config", ".simple-agent-loop/mcp.json", "shout hello"]);
+    const { code, stdout, stderr } = await run(["--mcp-config", ".simple-agent-loop/mcp.json", "shout hello"]);
     expect(code).toBe(0);
     expect(stdout).toContain("✗ echo__shout");
-    expect(stdout).toContain("--allow echo__shout");
+    expect(stdout).toContain("no one is there to approve this call (no rule allows echo__shout)");
+    expect(stderr).toContain("--allow echo__shout");
   });
 
   it("takes another config file with --mcp-config, and fails clearly when it is missing", async () => {

@@ -29,7 +29,6 @@ function context(turns: ScriptedTurn[], session: Session, contextWindow = 200_00
       interrupt = handler;
       return () => (interrupt = undefined);
     },
-    onTaskStart: () => undefined,
     exitNow: (code) => void exits.push(code),
   };
   return { task, events, results, exits, interrupt: () => interrupt?.() };

@@ -155,18 +155,18 @@ describe("--provider demo", () => {
 });
 
 describe("permissions without a terminal", () => {
-  it("denies a write, telling the model which flag allows it", async () => {
+  it("denies a write no rule allows (the policy's human is deny), saying why and which flag allows it", async () => {
     server.enqueue(
       { toolCalls: [{ name: "write", arguments: { path: "x.txt", content: "x" } }] },
       { text: "I could not write." },
     );
-    const { code, stdout } = await run(["create x.txt"]);
+    const { code, stdout, stderr } = await run(["create x.txt"]);
     expect(code).toBe(0);
-    expect(stdout).toContain(
-      "✗ write x.txt: Denied: write needs the user's permission and there is no terminal to ask; run with --allow write",
-    );
+    expect(stdout).toContain("✗ write x.txt: Denied: no one is there to approve this call (no rule allows write)");
+    expect(stderr).toContain("write was denied");
+    expect(stderr).toContain("--allow write");
     expect(String(server.bodies()[1]!.messages.find((message) => message.role === "tool")?.content)).toContain(
-      "--allow write",
+      "no one is there to approve this call",
     );
     expect(existsSync(join(workspace.path, "x.txt"))).toBe(false);
   });

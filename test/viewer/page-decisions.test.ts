@@ -5,7 +5,6 @@ import type { Page } from "playwright-core";
 import { agentLoop, resolveApproval, send, tool } from "simple-agent-loop";
 import { appendEntry, closeSession, openSession } from "simple-agent-loop/store";
 import { scriptedModel } from "simple-agent-loop/testing";
-import { permissionHook } from "../../src/cli/permissions.ts";
 import { describeInBrowser, viewerPages } from "./browser.ts";
 import { line, messageLine, tempDir } from "./helpers.ts";
 import { lowContrastTexts } from "./low-contrast.ts";
@@ -33,14 +32,11 @@ describeInBrowser("the viewer page: what a user decided, and what it cost", () =
         },
         handler: () => "Edited notes.txt: replaced 3 line(s) at line 1 with 3 line(s).",
       });
-      // The CLI's permission prompt, answered: deny the first edit (with a reason), allow the second.
-      const answers = [{ type: "deny", reason: "not in the header" }, { type: "allow-once" }] as const;
-      const beforeToolCall = permissionHook({
-        guarded: new Set(["edit"]),
-        allowed: new Set(),
-        ask: async () => answers[denials++]!,
-        signal: () => new AbortController().signal,
-      });
+      // The CLI's permission prompt (the human of its policy), answered: deny the first edit (with a reason), allow the second.
+      const answers = [
+        { approved: false, reason: "not in the header" },
+        { approved: true, by: "me" },
+      ];
       let denials = 0;
       const model = scriptedModel([
         [
@@ -67,7 +63,7 @@ describeInBrowser("the viewer page: what a user decided, and what it cost", () =
         ],
         [{ role: "assistant", content: "Renamed it.", stopReason: "end_turn" }],
       ]);
-      await agentLoop(model, [edit], session, { hooks: { beforeToolCall } });
+      await agentLoop(model, [edit], session, { approvalPolicy: { human: async () => answers[denials++]! } });
       await closeSession(session);
 
       const page = await open(path);
