@@ -14,11 +14,16 @@
 // of each block's JSON. Per strategy: the input tokens billed with and without caching, the
 // share read from the cache, the peak prompt, and how many facts the model can still reach at
 // the end (in the session, or through recall_output).
+//
+// Then the same session under an `approvalPolicy` whose classifier is `llmJudge` (no rules, so it
+// is asked about every call): the judge's own request built by the same converter, its tokens per
+// call counted the same way, against the agent's.
 import {
   agentLoop,
   clearToolResults,
   createCompactor,
   initSession,
+  llmJudge,
   slidingWindow,
   summarizeOlderTurns,
   tool,
@@ -35,6 +40,7 @@ import {
   random,
   reachableFacts,
   scriptedSummarizer,
+  tokensOf,
 } from "./scripted-coding.ts";
 
 const turns = 60;
@@ -156,3 +162,31 @@ for (const [name, options] of strategies) {
     `| ${name} | ${format(billed)} | ${format(input)} | ${Math.round((100 * read) / input)}% | ${format(peak)} | ${reached} / ${turns} |`,
   );
 }
+
+// The judge: each request measured as the agent's are (its own cache, since its prefix is its own),
+// answering a short JSON verdict.
+const judgeTotals = emptyBilling();
+const judgeBill = anthropicCacheBilling(judgeTotals, contextWindow);
+const judgeInputs: number[] = [];
+const verdict = JSON.stringify({
+  decision: "allow",
+  reason: "An ordinary step of the task the user gave.",
+  confidence: 0.9,
+});
+const judgeModel: InvokeModel = (sent, session) => {
+  const inputTokens = judgeBill(sent, session);
+  judgeInputs.push(inputTokens);
+  return [{ role: "assistant", content: verdict, usage: { inputTokens, outputTokens: tokensOf(verdict.length) } }];
+};
+totals = emptyBilling();
+await agentLoop(
+  agent(anthropicCacheBilling(totals, contextWindow)),
+  tools,
+  initSession("You are a careful coding agent working in a TypeScript repository.", "Fix the parser bug."),
+  { maxIterations: turns + 5, loopGuard: false, approvalPolicy: { classifier: llmJudge({ invokeModel: judgeModel }) } },
+);
+const sorted = [...judgeInputs].sort((first, second) => first - second);
+const mean = judgeTotals.input / judgeInputs.length;
+console.log(
+  `\nThe judge (llmJudge, asked about every call, the default compaction): ${judgeInputs.length} calls; input tokens per call ${format(Math.round(mean))} mean (${format(sorted[0]!)}–${format(sorted.at(-1)!)}), output ${tokensOf(verdict.length)}; ${format(judgeTotals.input)} input tokens in all, ${format(judgeTotals.billed)} billed with caching: ${((100 * judgeTotals.input) / totals.input).toFixed(1)}% of the agent's ${format(totals.input)} input tokens (${((100 * judgeTotals.billed) / totals.billed).toFixed(1)}% of its ${format(totals.billed)} billed with caching).`,
+);

@@ -117,7 +117,9 @@ export type {
 } from "./tools/tool.ts";
 export type { StandardSchemaV1 } from "./tools/standard-schema.ts";
 export type { BackgroundOption } from "./tools/background.ts";
-export { backgroundTasks, waitForTask, cancelTask, resumeTasks } from "./tools/task-control.ts";
+export { backgroundTasks, waitForTask, cancelTask } from "./tools/task-control.ts";
+export { resumeTasks } from "./loop/resume-tasks.ts";
+export type { ResumeTasksOptions } from "./loop/resume-tasks.ts";
 export type { WaitForTaskOptions, TaskResumeAction } from "./tools/task-control.ts";
 export type { BackgroundTask, TaskEvent } from "./tools/task-registry.ts";
 export { taskTools } from "./tools/task-tools.ts";

@@ -375,17 +375,32 @@ export function extendSession(session: Session, message: Message): Session {
  */
 export function extendSessionBatch(session: Session, messages: readonly Message[]): Message[] {
   for (const message of messages) checkContent(message);
-  const first = session.messages.length;
-  for (const message of messages) session.messages.push(message.ts === undefined ? { ...message, ts: now() } : message);
-  const stored = session.messages.slice(first);
-  if (changeListeners.has(session)) {
-    stored.forEach((message, offset) => {
-      const change: SessionChange = { type: "append", index: first + offset, message };
-      if (offset < stored.length - 1) change.more = true;
-      notifySessionChange(session, change);
-    });
-  }
+  const stored = messages.map((message) => (message.ts === undefined ? { ...message, ts: now() } : message));
+  appendTurn(session, stored);
   return stored;
+}
+
+/**
+ * Appends messages the caller made for the session and gives up (the loop's copies of a model's
+ * turn), as `extendSessionBatch` does: a message without `ts` gets it in place, no copy is made.
+ * Throws a `TypeError`, before anything is added, when a message's content parts are malformed.
+ */
+export function extendSessionWith(session: Session, messages: readonly Message[]): void {
+  for (const message of messages) checkContent(message);
+  for (const message of messages) message.ts ??= now();
+  appendTurn(session, messages);
+}
+
+// The stored messages of one turn in the session; listeners hear one `append` each, all but the last `more`.
+function appendTurn(session: Session, stored: readonly Message[]): void {
+  const first = session.messages.length;
+  for (const message of stored) session.messages.push(message);
+  if (!changeListeners.has(session)) return;
+  stored.forEach((message, offset) => {
+    const change: SessionChange = { type: "append", index: first + offset, message };
+    if (offset < stored.length - 1) change.more = true;
+    notifySessionChange(session, change);
+  });
 }
 
 /** Adds a user message (a follow-up question: text, or content parts) to the session and returns the session. */

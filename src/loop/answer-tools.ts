@@ -24,10 +24,16 @@ import { idleStep } from "./run-tasks.ts";
  * closed without running anything new, and ends the run (`stopped`). Calls waiting for approval
  * pause the run (`paused`), unless it was aborted meanwhile.
  */
-export async function answerTools(run: RunContext, turn: OpenTurn): Promise<NextStep> {
+export function answerTools(run: RunContext, turn: OpenTurn): NextStep | Promise<NextStep> {
   const stopReason = turn.last?.stopReason;
-  if (stopReason !== undefined && stopReason !== "tool_use") return await closeStoppedTurn(run, turn, stopReason);
-  const outcomes = await run.executor.run(turn.toolCalls, run, turn.started);
+  if (stopReason !== undefined && stopReason !== "tool_use") return closeStoppedTurn(run, turn, stopReason);
+  const outcomes = run.executor.run(turn.toolCalls, run, turn.started);
+  // Tools that answered at once: the turn goes on without an async frame of its own.
+  if (outcomes instanceof Promise) return outcomes.then((answered) => turnAnswered(run, turn, answered));
+  return turnAnswered(run, turn, outcomes);
+}
+
+function turnAnswered(run: RunContext, turn: OpenTurn, outcomes: ToolOutcome[]): NextStep | Promise<NextStep> {
   const next = toolsAnswered(run, turn, outcomes);
   return next === callModelNext ? afterTurn(run) : next;
 }

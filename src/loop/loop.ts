@@ -213,13 +213,16 @@ async function runSteps(run: RunContext, first: NextStep): Promise<RunEnd> {
   for (;;) {
     switch (step.type) {
       case "answer-tools":
+        // Even tools that answer at once take a turn of the microtask queue, once a turn:
+        // concurrent runs take turns and a consumer's `break` reaches the run between model calls.
         step = await answerTools(run, step.turn);
         break;
-      case "call-model":
-        // Even a model that answers at once takes a turn of the microtask queue: concurrent runs
-        // take turns and a consumer's `break` reaches the run between model calls.
-        step = await callModelStep(run);
+      case "call-model": {
+        // A model call leads to tools or to an answer, each awaited: no turn of its own here.
+        const next = callModelStep(run);
+        step = next instanceof Promise ? await next : next;
         break;
+      }
       case "correct-output":
         step = correctOutput(run, step.last, step.problems);
         break;

@@ -15,6 +15,7 @@ import type { RunMetrics } from "./run-metrics.ts";
 
 export type { RunMetrics } from "./run-metrics.ts";
 import { costOf, priceOf, type ModelPrice } from "../model/cost.ts";
+import { approvalSpending } from "../tools/approval-spending.ts";
 
 /**
  * Sums up a run: `finish()` gives the metrics the `run-end` event carries. Fed either by
@@ -330,11 +331,25 @@ export function sessionMetrics(session: Session, options: SessionMetricsOptions 
     });
     addCost(metrics, options.prices, model, costUsd);
   }
+  unrunSpending(messages, subagentUsage);
   addSubagentUsage(metrics, options.prices, subagentUsage);
   const first = time(messages[0]);
   const lastAt = time(messages[messages.length - 1]);
   metrics.durationMs = first !== undefined && lastAt !== undefined ? lastAt - first : 0;
   return { ...rounded(metrics), outcome: sessionOutcome(messages) };
+}
+
+// What classifiers spent on calls with no result yet (waiting for a human, or decided and not run):
+// only their approval records it; once a later run answers the call, its result carries it.
+function unrunSpending(messages: readonly Message[], into: SubagentUsage[]): void {
+  let answered: Set<string> | undefined;
+  for (const message of messages) {
+    if (!isToolCall(message) || message.approval === undefined) continue;
+    answered ??= new Set(messages.filter(isToolResult).map((result) => result.id));
+    if (answered.has(message.id)) continue;
+    for (const { usage, model } of approvalSpending(message))
+      into.push({ ...(model === undefined ? {} : { model }), calls: 1, usage });
+  }
 }
 
 /** What `sessionMetrics` may price: USD per million tokens by model id (see `ModelPrice`, `priceOf`). */

@@ -15,7 +15,7 @@ import { hasNativeStructuredOutput, type InvokeModel } from "../model/invoke-mod
 import { outputInstruction } from "../model/output-instruction.ts";
 import {
   extendSession,
-  extendSessionBatch,
+  extendSessionWith,
   now,
   type BudgetOverrun,
   type Message,
@@ -83,8 +83,12 @@ export type RunContext = {
   readonly turnEnd: (iteration: number, last: ModelMessage | undefined) => void;
   /** Adds one message to the session and announces it. */
   readonly add: (message: Message) => void;
-  /** Adds a model turn whole, then announces its messages; returns the stored copies. */
-  readonly addTurn: (messages: readonly Message[]) => Message[];
+  /**
+   * Adds a model turn whole, then announces its messages; returns the stored messages. The
+   * messages are the loop's own copies of what the model (or a hook, a guardrail) answered: they
+   * are stored as they are, stamped in place.
+   */
+  readonly addTurn: (messages: readonly Message[]) => readonly Message[];
   readonly state: RunState;
   /** The run's `settings`, for every call. */
   readonly settings: ModelSettings | undefined;
@@ -346,7 +350,8 @@ function sessionWriter(
     },
     // A model turn enters whole before anyone hears of it: a store writes it in one piece.
     addTurn: (messages) => {
-      const stored = extendSessionBatch(session, agent === undefined ? messages : messages.map(stamp));
+      const stored = agent === undefined ? messages : messages.map(stamp);
+      extendSessionWith(session, stored);
       for (const message of stored) announce(message);
       return stored;
     },

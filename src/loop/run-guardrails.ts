@@ -30,7 +30,7 @@ export type RunGuardrails = {
 
 /**
  * The run's guardrails (undefined when it has none), its tool hooks with the tool guardrails around
- * them, and the `toolOutput` guardrails for its background tasks' outcomes.
+ * them, and the tool guardrails for its background tasks (a rerun's input, an outcome).
  */
 export function readGuardrails(
   guardrails: Guardrails | undefined,
@@ -80,7 +80,11 @@ export function readGuardrails(
       toolInput.length === 0 && toolOutput.length === 0
         ? undefined
         : toolGuardrails(hooks, { toolInput, toolOutput }, report),
-    // Background tasks' outcomes are checked apart (their verdicts keyed by the same call ids).
-    taskOutput: toolOutput.length === 0 ? undefined : toolGuardrails(hooks, { toolInput: [], toolOutput }, report),
+    // Background tasks (a rerun's input, an outcome) are checked apart: their verdicts are keyed by
+    // the same call ids as the running note's.
+    taskOutput:
+      toolInput.length === 0 && toolOutput.length === 0
+        ? undefined
+        : toolGuardrails(hooks, { toolInput, toolOutput }, report),
   };
 }

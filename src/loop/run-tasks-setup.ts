@@ -82,9 +82,11 @@ export function createRunTasks(
 type RunTasksOptions = { backgroundTasks?: BackgroundTasksOptions; toolHandlers?: ToolHandlers; hooks?: ToolHooks };
 
 // A task's outcome goes through the run's `afterToolCall` hook and `toolOutput` guardrails, as a direct call's result.
-function taskOutputCheck(hooks: ToolHooks | undefined, guarded: ToolGuardrails | undefined): TaskOutputCheck {
-  if (guarded === undefined) return { afterToolCall: hooks?.afterToolCall, marked: undefined };
-  return { afterToolCall: guarded.hooks.afterToolCall, marked: guarded.marked };
+export function taskOutputCheck(hooks: ToolHooks | undefined, guarded: ToolGuardrails | undefined): TaskOutputCheck {
+  if (guarded === undefined)
+    return { beforeToolCall: hooks?.beforeToolCall, afterToolCall: hooks?.afterToolCall, marked: undefined };
+  const { beforeToolCall, afterToolCall } = guarded.hooks;
+  return { beforeToolCall, afterToolCall, marked: guarded.marked };
 }
 
 /** A result entered the session: a task's record that changed while it was on its way is written now. */

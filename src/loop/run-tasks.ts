@@ -1,4 +1,3 @@
-import { createExecutorSetup } from "../tools/executor-setup.ts";
 import { resumeSessionTasks } from "../tools/task-control.ts";
 import { deliveryMessage } from "../tools/task-delivery.ts";
 import { cancelLiveTask, liveTasksOf, markDelivered, onTaskSettledIn, type LiveTask } from "../tools/task-registry.ts";
@@ -13,12 +12,15 @@ import type { RunContext } from "./run-context.ts";
  * process holds for the session are taken over by this run.
  */
 export function resumeRunTasks(run: RunContext, tasks: RunTasks): void {
-  const setup = createExecutorSetup(run.offer.definitions, tasks.toolHandlers, {
-    session: run.session,
-    ...(tasks.toolTimeout === undefined ? {} : { toolTimeout: tasks.toolTimeout }),
-    ...(run.agentName === undefined ? {} : { agentName: run.agentName }),
-  });
-  resumeSessionTasks(run.session, setup, tasks.host);
+  // A rerun goes through the gate as the run's calls do, with the tasks' own guardrail verdicts.
+  const { setup } = run.executor;
+  const beforeToolCall = tasks.host.check?.beforeToolCall;
+  const { hooks: _calls, ...rest } = setup;
+  resumeSessionTasks(
+    run.session,
+    { ...rest, hooks: beforeToolCall === undefined ? undefined : { beforeToolCall } },
+    tasks.host,
+  );
 }
 
 /**

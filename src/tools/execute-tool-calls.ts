@@ -74,21 +74,24 @@ export async function executeToolCalls(
 
 /** Runs tool calls for the loop: one at a time as they arrive (`start`), or a batch (`run`). */
 export type ToolExecutor = {
+  /** What every call of this executor reads (a background task's rerun goes through the same gate with it). */
+  readonly setup: ExecutorSetup;
   /**
    * Starts one call as soon as a slot is free (`maxParallelTools`); resolves with its result and
    * never rejects. Calls started in call order also acquire slots in call order.
    */
   start: (call: ToolCallMessage, scope: CallScope, turn: readonly ToolCallMessage[]) => Promise<ToolOutcome>;
   /**
-   * Runs a batch and resolves with its outcomes in call order; `onResult` hears each result in
-   * call order as soon as the ones before it are in. Calls found in `started` (begun early, while
-   * the model was streaming) are awaited, not rerun. Never rejects.
+   * Runs a batch and gives its outcomes in call order; `onResult` hears each result in call order
+   * as soon as the ones before it are in. Calls found in `started` (begun early, while the model
+   * was streaming) are awaited, not rerun. The outcomes themselves when one call answered at once
+   * (a synchronous handler), else a promise of them that never rejects.
    */
   run: (
     toolCalls: readonly ToolCallMessage[],
     scope: CallScope,
     started?: ReadonlyMap<string, Promise<ToolOutcome>>,
-  ) => Promise<ToolOutcome[]>;
+  ) => ToolOutcome[] | Promise<ToolOutcome[]>;
   /** Whether a tool may start while the model is still streaming (its definition does not say `eager: false`). */
   isEager: (name: string) => boolean;
   /**
@@ -127,6 +130,7 @@ export function createToolExecutor(
     },
   };
   return {
+    setup: parts.setup,
     start: (call, scope, turn) => startToolCall(parts, callRun(parts, scope, call, turn)),
     run: (toolCalls, scope, started) => runInCallOrder(parts, { toolCalls, scope, started }),
     // Under a policy the decision is recorded on the stored call before it runs: no call starts
@@ -192,14 +196,14 @@ async function startToolCall(
  * before it are in. Once a call waits for approval, later results wait with it (the loop holds
  * them on their calls; see `heldResult`) and `onResult` hears none of them.
  */
-function runInCallOrder(parts: ExecutorParts, batch: Batch): Promise<ToolOutcome[]> {
+function runInCallOrder(parts: ExecutorParts, batch: Batch): ToolOutcome[] | Promise<ToolOutcome[]> {
   const { toolCalls, scope, started } = batch;
   if (toolCalls.length !== 1 || parts.slots.limit !== Number.POSITIVE_INFINITY) return runSeveral(parts, batch);
-  // The common case, without the bookkeeping of ordering several results: one promise for the
-  // call, whether it started early, answered at once or not.
+  // The common case, without the bookkeeping of ordering several results: the call's outcome at
+  // once when it answered at once, else one promise for it, whether it started early or not.
   const call = toolCalls[0]!;
   const outcome = started?.get(call.id) ?? runToolCall(callRun(parts, scope, call, toolCalls));
-  return Promise.resolve(outcome).then(parts.deliverOne);
+  return outcome instanceof Promise ? outcome.then(parts.deliverOne) : parts.deliverOne(outcome);
 }
 
 function runSeveral(parts: ExecutorParts, { toolCalls, scope, started }: Batch): Promise<ToolOutcome[]> {

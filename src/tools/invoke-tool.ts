@@ -83,20 +83,27 @@ async function validateLater(
 // the run: the race settles on abort and the handler's late result is dropped.
 function callHandler(run: ToolCallRun, handler: ToolHandler, input: unknown): ToolOutcome | Promise<ToolOutcome> {
   const { call, setup, signal } = run;
-  const toResult = (output: unknown): ToolOutcome => jsonResult(call, output, signal);
-  const toFailure = (error: unknown): ToolOutcome => failedCall(call, error, signal);
   try {
     const timeout = timeoutOf(setup.definitions.get(call.name), setup);
     if (timeout !== undefined) {
       const start = (handlerSignal: AbortSignal): unknown => handler(input, contextFor(run, handlerSignal));
-      return runWithTimeout(run, timeout, start).then(toResult, toFailure);
+      return runWithTimeout(run, timeout, start).then(...settlers(call, signal));
     }
     const output = handler(input, contextFor(run, signal));
-    if (!isPromiseLike(output)) return toResult(output);
-    return run.abortRace.raceThen(output, toResult, toFailure);
+    // Answered at once: no closures to settle a promise with.
+    if (!isPromiseLike(output)) return jsonResult(call, output, signal);
+    return run.abortRace.raceThen(output, ...settlers(call, signal));
   } catch (error) {
-    return toFailure(error);
+    return failedCall(call, error, signal);
   }
+}
+
+// What settles a handler's promise: its output as a result, or its failure.
+function settlers(
+  call: ToolCallMessage,
+  signal: AbortSignal,
+): [(output: unknown) => ToolOutcome, (error: unknown) => ToolOutcome] {
+  return [(output) => jsonResult(call, output, signal), (error) => failedCall(call, error, signal)];
 }
 
 // Rich content (`toolContent`) becomes parts and their text; an output that cannot be made plain

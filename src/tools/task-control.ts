@@ -11,7 +11,9 @@ import {
   type ToolCallMessage,
 } from "../session.ts";
 import { backgroundOf, handlerInput } from "./background.ts";
-import { createExecutorSetup, type ExecutorSetup } from "./executor-setup.ts";
+import type { ExecutorSetup, ToolCallRun } from "./executor-setup.ts";
+import { checkGate, isGated } from "./tool-gate.ts";
+import type { ToolOutcome } from "./tool-outcome.ts";
 import { invokeTool } from "./invoke-tool.ts";
 import {
   adoptTask,
@@ -133,19 +135,6 @@ export function cancelTask(session: Session, id: string, reason?: string): Backg
 export type TaskResumeAction = { id: string; action: "rerun" | "lost" | "deliver" };
 
 /**
- * Applies, without a model call, what a run applies before its first one (a server on boot): each
- * task the log says runs but no process holds is rerun (its tool's `onRestart: "rerun"`: same input
- * and id, `attempt` + 1) or recorded `lost`; a settled task not yet delivered is held for delivery
- * at the next run's first safe point. A delivered task is left alone. Returns what it did, in start order.
- */
-export function resumeTasks(session: Session, tools: readonly ToolDefinition[]): TaskResumeAction[] {
-  return resumeSessionTasks(session, createExecutorSetup(tools, {}, { session }), {
-    emit: undefined,
-    onSettled: undefined,
-  });
-}
-
-/**
  * The resume `resumeTasks` and a run share: the tasks of the log no process holds get their
  * `onRestart`, the settled undelivered ones are held for delivery, and the tasks this process holds
  * for the session (a reloaded copy of it too) are taken over by `host`.
@@ -187,7 +176,7 @@ function resumeOne(
   }
   const definition = call === undefined ? undefined : setup.definitions.get(call.name);
   if (record.onRestart === "rerun" && call !== undefined && definition !== undefined) {
-    rerunTask(session, found, host, { call, setup, turn: [call] }, (taskRun) => invokeTool(taskRun, definition));
+    rerunTask(session, found, host, { call, setup, turn: [call] }, (taskRun) => rerunCall(taskRun, definition));
     return "rerun";
   }
   const lost: TaskRecord = {
@@ -198,6 +187,19 @@ function resumeOne(
   };
   holdSettled(session, { ...found, record: lost }, host);
   return "lost";
+}
+
+// A rerun is a call: it goes through the gate again (the run's `beforeToolCall` hook with its
+// `toolInput` guardrails, the approval policy; a decision recorded on the call for its input
+// holds) before its handler runs. One that would wait for a human fails: a task cannot ask.
+async function rerunCall(taskRun: ToolCallRun, definition: ToolDefinition): Promise<ToolOutcome> {
+  const { call, setup } = taskRun;
+  if (isGated(call, definition, setup)) {
+    const gate = await checkGate(taskRun, definition);
+    if (gate.type === "pending") return { type: "approval-pending", call };
+    if (gate.type === "answered") return gate.result;
+  }
+  return await invokeTool(taskRun, definition);
 }
 
 // The input the handler got: the call's, without `run_in_background`.

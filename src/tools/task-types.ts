@@ -70,6 +70,8 @@ export type TaskHost = {
  * the running note's of the same call id.
  */
 export type TaskOutputCheck = {
+  /** What a rerun's call goes through before its handler runs again: the run's `beforeToolCall` with its `toolInput` guardrails. */
+  readonly beforeToolCall: ToolHooks["beforeToolCall"];
   readonly afterToolCall: ToolHooks["afterToolCall"];
   readonly marked: ((result: ToolResultMessage) => ToolResultMessage) | undefined;
 };

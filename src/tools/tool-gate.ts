@@ -4,6 +4,7 @@ import { decisionHolds, pendingApprovals } from "./approval.ts";
 import type { ExecutorSetup, ToolCallRun } from "./executor-setup.ts";
 import type { ToolDefinition } from "./tool.ts";
 import { recordDecision, runApprovalChain } from "./approval-chain.ts";
+import { recordEarlierSpending } from "./approval-spending.ts";
 import { abortedResult, beforeHookFailedResult, deniedResult, denialResult } from "./tool-errors.ts";
 
 /** What the gate decided for a call: run it, wait for a human's approval, or answer it unrun. */
@@ -43,6 +44,8 @@ export async function checkGate(run: ToolCallRun, definition: ToolDefinition | u
   if (decision === "pending") return resumeGate(call);
   // A denial without the input it was for still denies; an approval without it does not hold.
   const holds = decision === "denied" ? call.approval?.input === undefined || decisionHolds(call) : decisionHolds(call);
+  // Decided in an earlier run: what its classifiers spent then goes on this run's result (asked again or not).
+  if (decision !== undefined) recordEarlierSpending(setup, call);
   if (decision !== undefined && !holds) delete call.approval;
   else if (decision === "denied") return { type: "answered", result: denialResult(call) };
   const decided = decision === "approved" && holds;
