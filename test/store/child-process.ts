@@ -1,4 +1,5 @@
-// Starts crash-child.ts as a real process and kills it with SIGKILL.
+// Starts a crash child (crash-child.ts, or another script of the same protocol: JSON lines
+// "opened", "stopped", "done" on stdout) as a real process and kills it with SIGKILL.
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
@@ -16,14 +17,24 @@ export type ChildRun = {
   exited: Promise<boolean>;
 };
 
-/** Runs the crash agent in a child process (see crash-child.ts for `point`). */
-export function startChild(sessionPath: string, effectsPath: string, point = "none"): ChildRun {
+/**
+ * Runs the crash agent in a child process (see crash-child.ts for `point`). `script`: another
+ * child of the same protocol (task-crash-child.ts); `env`: added to this process's environment.
+ */
+export function startChild(
+  sessionPath: string,
+  effectsPath: string,
+  point = "none",
+  options: { script?: string; env?: Record<string, string> } = {},
+): ChildRun {
+  const script = options.script ?? "test/store/crash-child.ts";
   const child = spawn(
     process.execPath,
-    ["--conditions=simple-agent-loop-source", "test/store/crash-child.ts", sessionPath, effectsPath, point],
+    ["--conditions=simple-agent-loop-source", script, sessionPath, effectsPath, point],
     {
       cwd: root,
       stdio: ["ignore", "pipe", "pipe"],
+      ...(options.env === undefined ? {} : { env: { ...process.env, ...options.env } }),
     },
   );
   let stdout = "";
@@ -45,7 +56,7 @@ export function startChild(sessionPath: string, effectsPath: string, point = "no
       resolveStopped(false);
       if (signal === "SIGKILL") resolve(true);
       else if (code === 0 && stdout.includes('"done"')) resolve(false);
-      else reject(new Error(`crash child (${point}) exited with ${signal ?? code}:\n${stderr}`));
+      else reject(new Error(`${script} (${point}) exited with ${signal ?? code}:\n${stderr}`));
     });
   });
   return {

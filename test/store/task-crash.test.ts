@@ -1,13 +1,12 @@
-import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { backgroundTasks, type Message, type Session } from "simple-agent-loop";
 import { loadSession } from "simple-agent-loop/store";
 import { expectEveryCallAnsweredOnce } from "../helpers.ts";
 import { databaseStore } from "./crash-agent.ts";
 import { tempDir } from "./helpers.ts";
+import { startChild, type ChildRun } from "./child-process.ts";
 import { startTestPostgres, type TestPostgres } from "./postgres-server.ts";
 
 // Real processes, real SIGKILLs, on every store: a child (task-crash-child.ts) starts a rerun task
@@ -15,7 +14,6 @@ import { startTestPostgres, type TestPostgres } from "./postgres-server.ts";
 // before their outcomes were delivered; a new process resumes the session. Each task is rerun once,
 // reported lost once or delivered once, never twice, and a second resume changes nothing of that.
 
-const root = fileURLToPath(new URL("../..", import.meta.url));
 const server = await startTestPostgres();
 if ("unavailable" in server) console.warn(`\n*** PostgreSQL task crash tests SKIPPED: ${server.unavailable} ***\n`);
 else afterAll(() => server.stop());
@@ -103,7 +101,7 @@ for (const backend of backends) {
       const location = await backend.location("guarded");
       const effects = join(tempDir(), "guarded.effects");
       // Only the killed process has the guardrail: what it recorded is what the next one delivers.
-      const child = startChild(location, effects, "settled", { TASK_CRASH_GUARD: "1" });
+      const child = startTaskChild(location, effects, "settled", { TASK_CRASH_GUARD: "1" });
       await child.stopped;
       expect(await child.kill()).toBe(true);
       expect(JSON.stringify(await load(location))).not.toContain("SECRET");
@@ -148,51 +146,19 @@ async function load(location: string): Promise<Session> {
 
 // Runs the child in `mode` until it stops there, then SIGKILLs it: whether the kill ended it.
 async function killedAt(location: string, effects: string, mode: "running" | "settled"): Promise<boolean> {
-  const child = startChild(location, effects, mode);
+  const child = startTaskChild(location, effects, mode);
   await child.stopped;
   return await child.kill();
 }
 
 async function resume(location: string, effects: string): Promise<void> {
-  const child = startChild(location, effects, "resume");
+  const child = startTaskChild(location, effects, "resume");
   expect(await child.exited).toBe(false);
 }
 
-function startChild(
-  location: string,
-  effects: string,
-  mode: string,
-  env: Record<string, string> = {},
-): { stopped: Promise<boolean>; exited: Promise<boolean>; kill: () => Promise<boolean> } {
-  const child = spawn(
-    process.execPath,
-    ["--conditions=simple-agent-loop-source", "test/store/task-crash-child.ts", location, effects, mode],
-    { cwd: root, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...env } },
-  );
-  let stdout = "";
-  let stderr = "";
-  let resolveStopped: (stopped: boolean) => void = () => undefined;
-  const stopped = new Promise<boolean>((resolve) => (resolveStopped = resolve));
-  child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
-    stdout += chunk;
-    if (stdout.includes('"stopped"')) resolveStopped(true);
+function startTaskChild(location: string, effects: string, mode: string, env?: Record<string, string>): ChildRun {
+  return startChild(location, effects, mode, {
+    script: "test/store/task-crash-child.ts",
+    ...(env === undefined ? {} : { env }),
   });
-  child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-  const exited = new Promise<boolean>((resolve, reject) => {
-    // "close", not "exit": a child's last stdout line may still be on its way when it has exited.
-    child.on("close", (code, signal) => {
-      resolveStopped(false);
-      if (signal === "SIGKILL") resolve(true);
-      else if (code === 0 && stdout.includes('"done"')) resolve(false);
-      else reject(new Error(`task crash child (${mode}) exited with ${signal ?? code}:\n${stderr}`));
-    });
-  });
-  return {
-    stopped,
-    exited,
-    kill: () => {
-      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-      return exited;
-    },
-  };
 }
