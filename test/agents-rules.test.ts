@@ -18,9 +18,8 @@ import { openaiChat } from "simple-agent-loop/openai";
 import { scriptedModel } from "simple-agent-loop/testing";
 import { closeSession, loadSession, openSession } from "simple-agent-loop/store";
 import { expectEveryCallAnsweredOnce } from "./helpers.ts";
+import { answer, call } from "./scripted-turns.ts";
 
-const call = (id: string, name: string) => ({ type: "tool_call" as const, id, name, input: {} });
-const answer = (content: string) => ({ role: "assistant" as const, content });
 const directories: string[] = [];
 afterEach(async () => {
   for (const directory of directories.splice(0)) await rm(directory, { recursive: true, force: true });

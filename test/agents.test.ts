@@ -8,16 +8,13 @@ import {
   resolveApproval,
   runAgent,
   streamAgent,
-  tool,
   type AgentRunEvent,
   type Message,
   type Session,
 } from "simple-agent-loop";
 import { scriptedModel } from "simple-agent-loop/testing";
 import { expectEveryCallAnsweredOnce } from "./helpers.ts";
-
-const call = (id: string, name: string) => ({ type: "tool_call" as const, id, name, input: {} });
-const answer = (content: string) => ({ role: "assistant" as const, content });
+import { answer, call, loggingTool } from "./scripted-turns.ts";
 
 // A model turn that records what the model was sent, then answers.
 function seen(into: Message[][], reply: Parameters<typeof scriptedModel>[0][number]) {
@@ -25,18 +22,6 @@ function seen(into: Message[][], reply: Parameters<typeof scriptedModel>[0][numb
     into.push(session.messages.map(({ ts: _ts, ...message }) => message as Message));
     return typeof reply === "function" ? [] : Array.isArray(reply) ? reply : [reply as never];
   };
-}
-
-function lookupTool(log: string[]) {
-  return tool({
-    name: "lookup",
-    description: "Look up the account.",
-    inputSchema: { type: "object", properties: {} },
-    handler: () => {
-      log.push("lookup ran");
-      return "account 42";
-    },
-  });
 }
 
 describe("agents and handoffs", () => {
@@ -53,7 +38,7 @@ describe("agents and handoffs", () => {
       name: "triage",
       systemPrompt: "You are triage.",
       invokeModel: scriptedModel([[call("c1", "lookup"), call("c2", "transfer_to_billing")]]),
-      tools: [lookupTool(log)],
+      tools: [loggingTool(log, "lookup", "account 42")],
       handoffs: [billing],
     });
     const events: AgentRunEvent[] = [];
@@ -156,7 +141,7 @@ describe("agents and handoffs", () => {
         name: "triage",
         systemPrompt: "t",
         invokeModel: scriptedModel([[call("h1", "transfer_to_target")]]),
-        tools: [lookupTool([])],
+        tools: [loggingTool([], "lookup", "account 42")],
         handoffs: [handoff(target, { history })],
       });
       await runAgent(triage, structuredClone(prior));
@@ -204,16 +189,7 @@ describe("agents and handoffs", () => {
 
   it("waits for the decision on a call beside the handoff, then hands off", async () => {
     const log: string[] = [];
-    const refund = tool({
-      name: "refund",
-      description: "Refund.",
-      inputSchema: { type: "object", properties: {} },
-      requireApproval: true,
-      handler: () => {
-        log.push("refund ran");
-        return "refunded";
-      },
-    });
+    const refund = loggingTool(log, "refund", "refunded", { requireApproval: true });
     const billing = defineAgent({
       name: "billing",
       systemPrompt: "b",

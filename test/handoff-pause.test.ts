@@ -5,25 +5,14 @@ import {
   resolveApproval,
   runAgent,
   streamAgent,
-  tool,
   type AgentRunEvent,
 } from "simple-agent-loop";
 import { scriptedModel } from "simple-agent-loop/testing";
 import { expectEveryCallAnsweredOnce } from "./helpers.ts";
-
-const call = (id: string, name: string) => ({ type: "tool_call" as const, id, name, input: {} });
+import { call, loggingTool } from "./scripted-turns.ts";
 
 function agents(log: string[], order: "handoff-first" | "approval-first") {
-  const deploy = tool({
-    name: "deploy",
-    description: "Deploy.",
-    inputSchema: { type: "object", properties: {} },
-    requireApproval: true,
-    handler: () => {
-      log.push("deploy ran");
-      return "deployed";
-    },
-  });
+  const deploy = loggingTool(log, "deploy", "deployed", { requireApproval: true });
   const billing = defineAgent({
     name: "billing",
     systemPrompt: "b",

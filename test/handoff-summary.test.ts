@@ -15,9 +15,8 @@ import {
 } from "simple-agent-loop";
 import { scriptedModel } from "simple-agent-loop/testing";
 import { expectEveryCallAnsweredOnce } from "./helpers.ts";
+import { answer, call } from "./scripted-turns.ts";
 
-const call = (id: string, name: string) => ({ type: "tool_call" as const, id, name, input: {} });
-const answer = (content: string) => ({ role: "assistant" as const, content });
 const view = (messages: Message[]) =>
   messages.map((message) =>
     "role" in message

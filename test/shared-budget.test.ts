@@ -10,8 +10,10 @@ import {
   tool,
   withFallback,
   type AgentEvent,
+  type AgentLoopOptions,
   type InvokeModel,
   type ModelPrice,
+  type Tool,
   type Usage,
 } from "simple-agent-loop";
 import { scriptedModel } from "simple-agent-loop/testing";
@@ -63,16 +65,22 @@ function fiveWorkersAtOnce(): InvokeModel {
   ]);
 }
 
+// The "worker" subagent: calls its step tool for as long as it may, each call counted in `counter`.
+function workerTool(counter: { calls: number }, loopOptions?: AgentLoopOptions): Tool {
+  return subagentTool({
+    name: "worker",
+    description: "Works.",
+    systemPrompt: "Work.",
+    invokeModel: endlessWorker(counter),
+    tools: [step],
+    ...(loopOptions === undefined ? {} : { loopOptions }),
+  });
+}
+
 describe("one budget for the whole call: a live ledger", () => {
   it("five subagents started in one turn share the parent's budget.usd as they spend it", async () => {
     const counter = { calls: 0 };
-    const worker = subagentTool({
-      name: "worker",
-      description: "Works.",
-      systemPrompt: "Work.",
-      invokeModel: endlessWorker(counter),
-      tools: [step],
-    });
+    const worker = workerTool(counter);
     const events: AgentEvent[] = [];
     const error = await agentLoop(fiveWorkersAtOnce(), [worker], initSession("s", "go"), {
       prices,
@@ -126,14 +134,7 @@ describe("one budget for the whole call: a live ledger", () => {
 
   it("a subagent's own budget is a further limit within the parent's", async () => {
     const counter = { calls: 0 };
-    const worker = subagentTool({
-      name: "worker",
-      description: "Works.",
-      systemPrompt: "Work.",
-      invokeModel: endlessWorker(counter),
-      tools: [step],
-      loopOptions: { prices, budget: { usd: 0.02 } },
-    });
+    const worker = workerTool(counter, { prices, budget: { usd: 0.02 } });
     const session = await agentLoop(
       scriptedModel([
         [{ type: "tool_call", id: "p0", name: "worker", input: { prompt: "x" }, usage: centUsage, model: "cheap" }],

@@ -37,6 +37,19 @@ function start(args: string[] = []): CliTerminal {
   return cli;
 }
 
+/** Starts the CLI, waits for its prompt and reads the new session's id from the header. */
+async function startAtPrompt(): Promise<{ terminal: CliTerminal; id: string }> {
+  const terminal = start();
+  const id = /session (\S+) \(new\)/.exec(await terminal.waitFor(/session (\S+) \(new\)/))![1]!;
+  await terminal.waitFor("> ");
+  return { terminal, id };
+}
+
+/** The session `id` as the CLI stored it. */
+function storedSession(id: string): ReturnType<typeof loadSession> {
+  return loadSession(join(home.path, "sessions", `${id}.jsonl`));
+}
+
 describe("the interactive prompt", () => {
   it(
     "runs a task that reads and edits a file, asking once with 'always', then a follow-up in the same session",
@@ -130,10 +143,7 @@ describe("the interactive prompt", () => {
     { timeout: 90_000 },
     async () => {
       server.enqueue({ hangAfter: "Thinking about it" });
-      const terminal = start();
-      const header = await terminal.waitFor(/session (\S+) \(new\)/);
-      const id = /session (\S+) \(new\)/.exec(header)![1]!;
-      await terminal.waitFor("> ");
+      const { terminal, id } = await startAtPrompt();
       terminal.type("a long task\r");
       await terminal.waitFor("Thinking about it");
       terminal.type("\x03");
@@ -141,7 +151,7 @@ describe("the interactive prompt", () => {
       await terminal.waitFor(/Interrupted[^]*\n> $/);
       // The stream ended before the usage it would have reported.
       expect(terminal.screen()).toMatch(/\ntokens unknown · \d+\.\ds\n/);
-      const session = await loadSession(join(home.path, "sessions", `${id}.jsonl`));
+      const session = await storedSession(id);
       // What the user saw stream stays in the session.
       expect(session.messages.at(-1)).toMatchObject({
         role: "assistant",
@@ -206,9 +216,7 @@ describe("the interactive prompt", () => {
       expect(await ctrlD.exited).toBe(0);
       expect(sessionFiles()).toStrictEqual([]);
       server.enqueue({ text: "Hello there." });
-      const terminal = start();
-      const id = /session (\S+) \(new\)/.exec(await terminal.waitFor(/session (\S+) \(new\)/))![1]!;
-      await terminal.waitFor("> ");
+      const { terminal, id } = await startAtPrompt();
       terminal.type("say hello\r");
       await terminal.waitFor("Hello there.");
       expect(sessionFiles()).toContain(`${id}.jsonl`);
@@ -227,10 +235,7 @@ describe("the interactive prompt", () => {
         { text: "Working on the first task, slowly, piece by piece, until it is done.", chunkDelayMs: 400 },
         { text: "Second one done." },
       );
-      const terminal = start();
-      const header = await terminal.waitFor(/session (\S+) \(new\)/);
-      const id = /session (\S+) \(new\)/.exec(header)![1]!;
-      await terminal.waitFor("> ");
+      const { terminal, id } = await startAtPrompt();
       terminal.type("first task\r");
       await terminal.waitFor("Working on");
       terminal.type("second task\r");
@@ -240,7 +245,7 @@ describe("the interactive prompt", () => {
       const screen = await terminal.waitFor(/Second one done\.[^]*\n> $/);
       expect(screen).toMatch(/until it is done\.\s*\n> second task\n[^]*Second one done\./);
       expect(screen.match(/tokens \S+ in/g)).toHaveLength(1);
-      const session = await loadSession(join(home.path, "sessions", `${id}.jsonl`));
+      const session = await storedSession(id);
       const users = session.messages.filter((message) => "role" in message && message.role === "user");
       expect(users.map((message) => ("content" in message ? message.content : undefined))).toStrictEqual([
         "first task",
@@ -256,10 +261,7 @@ describe("the interactive prompt", () => {
     { timeout: 90_000 },
     async () => {
       server.enqueue({ hangAfter: "Thinking about it" });
-      const terminal = start();
-      const header = await terminal.waitFor(/session (\S+) \(new\)/);
-      const id = /session (\S+) \(new\)/.exec(header)![1]!;
-      await terminal.waitFor("> ");
+      const { terminal, id } = await startAtPrompt();
       terminal.type("a long task\r");
       await terminal.waitFor("Thinking about it");
       terminal.type("never mind\r");
@@ -268,7 +270,7 @@ describe("the interactive prompt", () => {
       await terminal.waitFor("(queued input taken back)");
       terminal.type("\x03");
       await terminal.waitFor(/Interrupted[^]*\n> $/);
-      const session = await loadSession(join(home.path, "sessions", `${id}.jsonl`));
+      const session = await storedSession(id);
       expect(JSON.stringify(session.messages)).not.toContain("never mind");
       expect(server.requests).toHaveLength(1);
       terminal.type("\x04");
