@@ -27,7 +27,7 @@ export type SessionSummary = {
   title: string;
   /** The last user message (the latest task or follow-up), cut to 120 characters ("" if none). */
   latestTask: string;
-  /** The user messages recorded: tasks and follow-ups. */
+  /** The user messages recorded: tasks and follow-ups (a background task's delivered outcome is not one). */
   tasks: number;
   /** The directory the session worked in (the CLI's last `workspace` entry), or null when the log names none. */
   workspace: string | null;
@@ -179,7 +179,8 @@ function count(tally: Tally, bytes: Buffer): void {
   if ((entry.type === "update" || entry.type === "replace") && message !== undefined) trackApproval(tally, message);
   if (entry.type !== "message" || message === undefined) return;
   tally.messages++;
-  if (message.role === "user" && typeof message.content === "string") {
+  // A background task's outcome comes as a user message the user did not write: no task of theirs.
+  if (message.role === "user" && typeof message.content === "string" && typeof message.deliversTask !== "string") {
     tally.title ??= message.content;
     tally.latestTask = message.content;
     tally.tasks++;

@@ -237,4 +237,37 @@ describe("the session list: workspace, outcome, tokens and last activity of each
       await viewer.close();
     }
   });
+
+  it("does not count a background task's delivered outcome (a user message the user did not write) as a task", async () => {
+    const directory = tempDir();
+    writeFileSync(
+      join(directory, "tasks.jsonl"),
+      task("build it", 1) +
+        call("c1", 2) +
+        message(
+          {
+            type: "tool_result",
+            id: "c1",
+            output: { task: "task_1", status: "running" },
+            task: { id: "task_1", status: "completed", onRestart: "lost", attempt: 1, startedAt: at(2), output: "ok" },
+          },
+          3,
+        ) +
+        answer("end_turn", 1, 1, 4) +
+        message({ role: "user", content: "[background task task_1 (run) completed]\nok", deliversTask: "task_1" }, 5) +
+        answer("end_turn", 1, 1, 6),
+    );
+    const viewer = await serveViewer(directory);
+    try {
+      expect((await list(viewer))["tasks.jsonl"]).toMatchObject({
+        messages: 6,
+        title: "build it",
+        latestTask: "build it",
+        tasks: 1,
+        outcome: "done",
+      });
+    } finally {
+      await viewer.close();
+    }
+  });
 });
