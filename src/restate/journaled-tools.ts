@@ -21,7 +21,9 @@ import type { ToolCallRecorder } from "../tools/tool-call-recorder.ts";
  * Restate's `RetryableError` has its step retried by Restate instead of answering the model.
  * A model that records tool calls (a cassette with `tools: "record"`, `recorder`) gets each call
  * inside its step, so a call is recorded (or answered from the recording) once, however often
- * Restate replays the run.
+ * Restate replays the run. A code-mode program's calls reach these handlers too, each one its own
+ * step (`tool <code call id>.<n>`), while the code call itself has none: a replay reruns the program
+ * and answers the calls it made from the journal.
  */
 export function journaledTools(
   ctx: ObjectContext,

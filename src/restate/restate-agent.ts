@@ -193,7 +193,6 @@ export function restateAgent(config: RestateAgentOptions): RestateAgent {
 
 function checkRunOptions(config: RestateAgentOptions): void {
   refuseBackgroundTools(config.agent === undefined ? (config.tools ?? []) : config.agent.tools);
-  refuseCodeMode(config);
   if (config.agent === undefined) return checkLoopOptions(config.options ?? {}, config.tools ?? []);
   const { maxHandoffs, ...options } = config.options ?? {};
   checkNumber("maxHandoffs", maxHandoffs, { min: 0, integer: true });
@@ -208,27 +207,6 @@ function refuseBackgroundTools(tools: readonly ToolDefinition[]): void {
   throw new AgentError(
     `restateAgent: tool "${background.name}" has background: background tasks do not run under Restate yet; run its calls in the foreground there`,
   );
-}
-
-// A program's calls are made inside the code call's handler, which is one journaled step: they
-// would not be steps of their own, so a replay would run them again. A durable run refuses it up front.
-function refuseCodeMode(config: RestateAgentOptions): void {
-  const refuse = (where: string): never => {
-    throw new AgentError(
-      `restateAgent: ${where}codeMode is set: code mode does not run under Restate yet (its program's tool calls would not be journaled steps); leave codeMode out there`,
-    );
-  };
-  if (config.options?.codeMode !== undefined && config.options.codeMode !== false) refuse("options.");
-  if (config.agent === undefined) return;
-  const seen = new Set<AgentDefinition>();
-  const pending = [config.agent];
-  for (let agent = pending.pop(); agent !== undefined; agent = pending.pop()) {
-    if (seen.has(agent)) continue;
-    seen.add(agent);
-    if (agent.options.codeMode !== undefined && agent.options.codeMode !== false)
-      refuse(`agent "${agent.name}" has options.`);
-    pending.push(...agent.handoffs.map((handoff) => handoff.agent));
-  }
 }
 
 async function importSession(ctx: ObjectContext, input: { jsonl: string }, maxStepBytes: number): Promise<Session> {

@@ -174,4 +174,26 @@ describe("code mode", () => {
     const live = runEnd?.type === "run-end" ? runEnd.metrics?.tools : undefined;
     expect([live?.lookup?.calls, live?.run_code?.calls]).toStrictEqual([2, 1]);
   });
+
+  it("gives the program the time its code call entered the session as Date.now(), however late it starts", async () => {
+    const slow = tool({
+      name: "slow",
+      description: "Takes a while.",
+      inputSchema: { type: "object" },
+      handler: () => new Promise((resolve) => setTimeout(() => resolve("late"), 50)),
+    });
+    const model = scriptedModel([
+      [
+        { type: "tool_call", id: "call_1", name: "slow", input: {} },
+        codeCall("await tools.slow({}); return [Date.now(), new Date().toISOString()];"),
+      ],
+      [{ role: "assistant", content: "ok" }],
+    ]);
+    // One slot: the program starts only once the direct call is done, 50 ms or more later.
+    const session = await agentLoop(model, [slow], initSession("s", "u"), { codeMode: true, maxParallelTools: 1 });
+    const call = session.messages.find(
+      (message) => "type" in message && message.type === "tool_call" && message.id === "call_7",
+    )!;
+    expect(resultOf(session, "call_7").output).toStrictEqual([Date.parse(call.ts!), call.ts]);
+  });
 });

@@ -28,22 +28,6 @@ describe("restateAgent checks its options when it is made, not inside a run", ()
         tools: [{ name: "build", description: "d", input_schema: {}, handler: () => "", background: true }],
       },
     ],
-    ["codeMode", { invokeModel, options: { codeMode: true } }],
-    [
-      "codeMode",
-      { agent: defineAgent({ name: "coder", systemPrompt: "s", invokeModel, options: { codeMode: true } }) },
-    ],
-    [
-      "codeMode",
-      {
-        agent: defineAgent({
-          name: "triage",
-          systemPrompt: "s",
-          invokeModel,
-          handoffs: [defineAgent({ name: "coder", systemPrompt: "s", invokeModel, options: { codeMode: true } })],
-        }),
-      },
-    ],
   ];
   for (const [name, config] of bad) {
     it(`refuses a bad ${name}`, () => {
@@ -57,6 +41,18 @@ describe("restateAgent checks its options when it is made, not inside a run", ()
       expect((thrown as Error).message).toContain(name);
     });
   }
+
+  it("takes codeMode (its program's calls are journaled steps) and still checks its value", () => {
+    expect(() => restateAgent({ invokeModel, options: { codeMode: true } })).not.toThrow();
+    const coder = defineAgent({
+      name: "coder",
+      systemPrompt: "s",
+      invokeModel,
+      options: { codeMode: { maxCalls: 5 } },
+    });
+    expect(() => restateAgent({ agent: coder })).not.toThrow();
+    expect(() => restateAgent({ invokeModel, options: { codeMode: { maxCalls: -1 } } })).toThrow(/codeMode/);
+  });
 
   it("an error text is cut to what a step may hold, in UTF-8 bytes of its JSON", () => {
     for (const text of ["x".repeat(10_000), 'é\n"'.repeat(5_000), "😀".repeat(3_000)]) {

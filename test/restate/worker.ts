@@ -7,6 +7,7 @@ import { restateAgent } from "simple-agent-loop/restate";
 import { scriptClassifier, scriptGuardrails, scriptModel, scriptTools } from "./agent-script.ts";
 import { scriptTriage } from "./agents-script.ts";
 import { shotsMaxStepBytes, shotsModel, shotsTools } from "./shots-script.ts";
+import { codeModeModel } from "./code-mode-script.ts";
 
 const [dir] = process.argv.slice(2);
 if (dir === undefined) throw new Error("usage: worker.ts <control dir>");
@@ -47,6 +48,15 @@ const port = await restate
       invokeModel: shotsModel(dir),
       tools: shotsTools(dir),
       maxStepBytes: shotsMaxStepBytes,
+    }),
+  )
+  // The script's tools called from a code-mode program (code-mode-script.ts).
+  .bind(
+    restateAgent({
+      name: "coder",
+      invokeModel: codeModeModel(dir),
+      tools: scriptTools(dir),
+      options: { codeMode: true },
     }),
   )
   .listen(0);

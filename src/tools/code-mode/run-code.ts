@@ -126,7 +126,7 @@ async function runProgram(
   context: ToolContext,
 ): Promise<ProgramRun> {
   const record: ProgramRecord | undefined = context.resume === undefined ? undefined : programRecord(context.resume);
-  const startedAt = record?.startedAt ?? Date.now();
+  const startedAt = record?.startedAt ?? madeAt(context) ?? Date.now();
   const stopCalls = new AbortController();
   const signal = AbortSignal.any([context.signal, stopCalls.signal]);
   const scope: CallScope = { signal, abortRace: createAbortRace(signal) };
@@ -243,6 +243,14 @@ function pausedRecord(run: ProgramRun, context: ToolContext): Session {
   return {
     messages: [{ role: "user", content: code, ts: new Date(run.startedAt).toISOString() }, ...calls, ...results],
   };
+}
+
+// When the code call entered the session (its `ts`): the same on a durable run's replay, where the
+// clock of the process is not.
+function madeAt(context: ToolContext): number | undefined {
+  const ts = context.turn.find((entry) => entry.id === context.id)?.ts;
+  const ms = ts === undefined ? Number.NaN : Date.parse(ts);
+  return Number.isNaN(ms) ? undefined : ms;
 }
 
 function codeOf(context: ToolContext): string {

@@ -1,0 +1,45 @@
+// The code-mode agent the Restate tests run (served as `coder` by worker.ts): its model writes one
+// program that calls agent-script.ts's tools, so each program call is a journaled step that can
+// be held (`tool-<tag>-code.<n>`) and records its effect (`tool <tag>-code.<n>`).
+import { appendFileSync } from "node:fs";
+import { join } from "node:path";
+import { codeModeName, type InvokeModel, type ModelMessage, type Session } from "simple-agent-loop";
+import { scriptedModel } from "simple-agent-loop/testing";
+import { holdAt } from "./agent-script.ts";
+
+/**
+ * Turn 0: one code call (`<tag>-code`) whose program looks up three keys in turn (a tag with
+ * "approval": deploys between the first two, which needs approval) and returns the values with
+ * `Date.now()` and `Math.random()`; turn 1 answers.
+ */
+export function codeModeScript(tag: string): ModelMessage[][] {
+  const deploy = tag.includes("approval") ? ["const deployed = await tools.deploy({ target: 'prod' });"] : [];
+  const code = [
+    "const a = await tools.lookup({ key: 'alpha' });",
+    ...deploy,
+    "const b = await tools.lookup({ key: 'beta' });",
+    "const c = await tools.lookup({ key: 'gamma' });",
+    "return { values: [a.value, b.value, c.value], at: Date.now(), random: Math.random() };",
+  ].join("\n");
+  return [
+    [{ type: "tool_call", id: `${tag}-code`, name: codeModeName, input: { code } }],
+    [{ role: "assistant", content: `Done with ${tag}.` }],
+  ];
+}
+
+/** The model: the turn is read from the session, so any process can answer any turn. */
+export function codeModeModel(dir: string): InvokeModel {
+  return async (tools, session, context) => {
+    const tag = tagOf(session);
+    const turn = session.messages.filter((message) => "type" in message && message.type === "tool_result").length;
+    appendFileSync(join(dir, "effects"), `model ${tag} ${turn}\n`);
+    await holdAt(dir, `model-${tag}-${turn}`, context.signal);
+    const model = scriptedModel([codeModeScript(tag)[turn] ?? [{ role: "assistant", content: "(no more turns)" }]]);
+    return model(tools, session, context) as ModelMessage[] | Promise<ModelMessage[]>;
+  };
+}
+
+function tagOf(session: Session): string {
+  const last = session.messages.findLast((message) => "role" in message && message.role === "user");
+  return last !== undefined && "content" in last && typeof last.content === "string" ? last.content : "untagged";
+}
