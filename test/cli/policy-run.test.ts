@@ -119,6 +119,28 @@ describe("a CLI run under --policy, without a terminal", () => {
     },
   );
 
+  it("a --code-mode program's calls are each decided by the policy and recorded", { timeout: 90_000 }, async () => {
+    const policy = writePolicy(notesPolicy);
+    const code = [
+      'const kept = await tools.write({ path: "notes/p.md", content: "p" });',
+      'let refused = "";',
+      'try { await tools.write({ path: "loose.txt", content: "x" }); } catch (error) { refused = String(error); }',
+      "return { kept, refused };",
+    ].join("\n");
+    fixture.server().enqueue({ toolCalls: [{ name: "run_code", id: "r1", arguments: { code } }] }, { text: "done" });
+    const { code: exit, stdout } = await run(["--json", "--code-mode", "--policy", policy, "write by program"]);
+    expect(exit).toBe(0);
+    expect(existsSync(join(fixture.workspace(), "notes/p.md"))).toBe(true);
+    expect(existsSync(join(fixture.workspace(), "loose.txt"))).toBe(false);
+    const approvals = jsonLines(stdout).filter((line) => line.type === "tool-approval");
+    const byName = approvals.map((line) => [line.name, line.status, (line.decidedBy as { rule?: string }).rule ?? ""]);
+    expect(byName).toContainEqual(["run_code", "approved", "read-only"]);
+    expect(byName).toContainEqual(["write", "approved", "notes"]);
+    expect(byName).toContainEqual(["write", "denied", ""]);
+    const session = await loadSession(String(jsonLines(stdout)[0]!.sessionFile));
+    expect(JSON.stringify(resultOf(session, "r1"))).toContain("no one is there to approve this call");
+  });
+
   it(
     "a malformed policy file ends the run before it starts: exit 1, naming the file, the rule and the field",
     {
