@@ -15,7 +15,7 @@ import { visibleLine, visibleText } from "./visible-text.ts";
  * opener) only after `y`; only http(s) URLs are opened. Every text of the server is made visible.
  * Ctrl-C cancels the question and interrupts the task; Ctrl-D declines.
  */
-export function terminalElicitation(options: TerminalAskerOptions & { env: NodeJS.ProcessEnv }): McpElicitationHandler {
+export function terminalElicitation(options: ElicitationAskerOptions): McpElicitationHandler {
   const queue = serialQueue();
   return (request, { server, signal }) =>
     queue(async () => {
@@ -31,6 +31,13 @@ export function terminalElicitation(options: TerminalAskerOptions & { env: NodeJ
     });
 }
 
+/** What the terminal's elicitation needs: a terminal asker's, the environment ($BROWSER), and where the page a URL opened is removed. */
+export type ElicitationAskerOptions = TerminalAskerOptions & {
+  env: NodeJS.ProcessEnv;
+  /** Takes the function that removes the page file an opened URL left (run it when the CLI ends). */
+  onOpened: (remove: () => void) => void;
+};
+
 const cancel: ElicitationAnswer = { action: "cancel" };
 const decline: ElicitationAnswer = { action: "decline" };
 
@@ -38,7 +45,7 @@ const decline: ElicitationAnswer = { action: "decline" };
 type FieldAnswer = { value: JsonValue } | { skip: true } | { stop: ElicitationAnswer };
 
 async function askUrl(
-  options: TerminalAskerOptions & { env: NodeJS.ProcessEnv },
+  options: ElicitationAskerOptions,
   question: { server: string; message: string; url: string },
   signal: AbortSignal,
 ): Promise<ElicitationAnswer> {
@@ -63,7 +70,14 @@ async function askUrl(
     if (answer.type === "end") return decline;
     const key = answer.key.toLowerCase();
     if (key === "y") {
-      openInBrowser(parsed.href, options.env, process.platform, undefined, "the page an MCP server asks for");
+      const remove = openInBrowser(
+        parsed.href,
+        options.env,
+        process.platform,
+        undefined,
+        "the page an MCP server asks for",
+      );
+      if (remove !== undefined) options.onOpened(remove);
       return { action: "accept" };
     }
     if (key === "n") return decline;

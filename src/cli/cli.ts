@@ -397,6 +397,7 @@ async function connectMcp(
             out: io.stdout,
             style,
             env: io.env,
+            onOpened: (remove) => shutdown.add(remove),
             beforeAsk: () => shown.output?.pause(),
             afterAsk: () => shown.output?.resume(),
             onInterrupt: () => interrupts.handler?.(),

@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { chmodSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { repositoryRoot, sharedCompileCache } from "./terminal.ts";
@@ -54,4 +54,12 @@ export function isAlive(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/** A $BROWSER (./fake-browser.ts) that follows the page it is given to the redirect, logging each URL to `<directory>/opened.log`. */
+export function fakeBrowser(directory: string): { command: string; log: string } {
+  const command = join(directory, "browser.sh");
+  writeFileSync(command, `#!/bin/sh\nexec "${process.execPath}" "${repositoryRoot}test/cli/fake-browser.ts" "$@"\n`);
+  chmodSync(command, 0o755);
+  return { command, log: join(directory, "opened.log") };
 }

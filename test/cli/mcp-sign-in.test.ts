@@ -2,27 +2,18 @@
 // and the authorization server of test/mcp/oauth-servers.ts): `mcp login` / `mcp logout` with
 // their exit codes, tokens in <home>/mcp-auth.json, the sign-in page opened with $BROWSER (a
 // script that follows it as a user would) and printed, and a run using the kept tokens.
-import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { startOAuthServers, type OAuthServers } from "../mcp/oauth-servers.ts";
 import { startFakeOpenAI, type FakeOpenAI } from "./fake-openai.ts";
-import { cliEnvironment, runCli, tempDirectory } from "./helpers.ts";
-import { repositoryRoot } from "./terminal.ts";
+import { cliEnvironment, fakeBrowser, runCli, tempDirectory } from "./helpers.ts";
 
 let model: FakeOpenAI;
 let servers: OAuthServers;
 let workspace: ReturnType<typeof tempDirectory>;
 let home: ReturnType<typeof tempDirectory>;
 let env: Record<string, string>;
-
-/** A $BROWSER that follows the page it is given to the redirect, logging each URL to `opened.log`. */
-export function fakeBrowser(directory: string): { command: string; log: string } {
-  const command = join(directory, "browser.sh");
-  writeFileSync(command, `#!/bin/sh\nexec "${process.execPath}" "${repositoryRoot}test/cli/fake-browser.ts" "$@"\n`);
-  chmodSync(command, 0o755);
-  return { command, log: join(directory, "opened.log") };
-}
 
 beforeEach(async () => {
   model = await startFakeOpenAI();
