@@ -43,7 +43,8 @@ export async function agentLoop(
   session: Session,
   options: AgentLoopOptions = {},
 ): Promise<Session> {
-  return startRun({ invokeModel, tools, session, options }, options.onEvent !== undefined).result;
+  // No handle answers a question: a tool's question is cancelled at once, not left to its timeout.
+  return startRun({ invokeModel, tools, session, options }, options.onEvent !== undefined, false).result;
 }
 
 /**
@@ -64,7 +65,8 @@ export function agentStream(
 
 // `audible`: someone may hear the run's events (a listener, or a consumer of the stream). A run
 // nobody can hear (`agentLoop` without `onEvent`) builds no events and keeps no metrics.
-function startRun(run: RunArguments, audible: boolean): AgentStream {
+// `answerable`: a handle can answer the run's questions (`answerElicitation`).
+function startRun(run: RunArguments, audible: boolean, answerable = true): AgentStream {
   const { tools, session, options } = run;
   const controller = new AbortController();
   const signal =
@@ -96,7 +98,7 @@ function startRun(run: RunArguments, audible: boolean): AgentStream {
             report: emit,
             listening: audible ? listening : undefined,
             queues,
-            elicitations,
+            ...(answerable ? { elicitations } : {}),
           }),
         );
       } finally {

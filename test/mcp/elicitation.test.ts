@@ -1,6 +1,13 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { afterEach, describe, expect, it } from "vitest";
-import { agentStream, initSession, isToolResult, type AgentEvent, type ElicitationRequest } from "simple-agent-loop";
+import {
+  agentLoop,
+  agentStream,
+  initSession,
+  isToolResult,
+  type AgentEvent,
+  type ElicitationRequest,
+} from "simple-agent-loop";
 import { connectMcp, type McpConnection, type McpElicitationHandler } from "simple-agent-loop/mcp";
 import { createRunRegistry, elicitationRequestHandler } from "simple-agent-loop/http";
 import { scriptedModel } from "simple-agent-loop/testing";
@@ -161,6 +168,16 @@ describe('MCP elicitation as "events"', () => {
     const session = await run.result;
     expect(session.messages.find(isToolResult)).toBeDefined();
     expect((await runTool(connection.tools, "book")).output).toBe(JSON.stringify({ action: "cancel" }));
+  });
+
+  it("agentLoop, which has no handle to answer with, cancels the question at once even with onEvent", async () => {
+    const { connection } = await connectBooking({ elicitation: "events" });
+    const events: AgentEvent[] = [];
+    const session = await agentLoop(script(), connection.tools, initSession("system", "book a table"), {
+      onEvent: (event) => void events.push(event),
+    });
+    expect(events.some((event) => event.type === "elicitation-request")).toBe(false);
+    expect(session.messages.find(isToolResult)?.output).toBe(JSON.stringify({ action: "cancel" }));
   });
 
   it("a page answers through elicitationRequestHandler, with approvalRequestHandler's refusals", async () => {
