@@ -32,6 +32,11 @@ export type WebChatOptions = {
    * Default true. One viewer per session, started when its owner first asks for the session.
    */
   viewer?: boolean;
+  /**
+   * At most this many viewers run at once (default 16): one more closes the one asked for least
+   * recently, whose link then stops working until its owner asks for the session again.
+   */
+  maxViewers?: number;
   /** How long a finished run is read from memory (default 30 minutes); after it, from the session's log. */
   keepFinishedMs?: number;
 };
@@ -50,10 +55,22 @@ export async function startWebChat(options: WebChatOptions): Promise<WebChat> {
     { owner: string; task: string; runs: string[]; tools: ToolDefinition[]; viewer?: Promise<Viewer> | undefined }
   >();
   await mkdir(options.directory, { recursive: true, mode: 0o700 });
+  // The sessions whose viewer runs, the one asked for least recently first.
+  const viewing = new Set<string>();
+  const maxViewers = options.maxViewers ?? 16;
   // A viewer of the directory would show every browser's sessions to anyone given its link.
   const viewerOf = async (sessionId: string): Promise<Viewer | undefined> => {
     if (options.viewer === false) return undefined;
     const entry = sessions.get(sessionId)!;
+    viewing.delete(sessionId);
+    viewing.add(sessionId);
+    for (const oldest of viewing) {
+      if (viewing.size <= maxViewers) break;
+      viewing.delete(oldest);
+      const closing = sessions.get(oldest)!;
+      void closing.viewer?.then((opened) => opened.close()).catch(() => undefined);
+      closing.viewer = undefined;
+    }
     entry.viewer ??= serveViewer(join(options.directory, `${sessionId}.jsonl`));
     try {
       return await entry.viewer;

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
-import type { Browser, Page } from "playwright-core";
+import type { Browser, BrowserContext, Page } from "playwright-core";
 import type { InvokeModel, ModelMessage, ModelStreamEvent } from "simple-agent-loop";
 import { startWebChat, type WebChat } from "../../examples/web-chat/server.ts";
 import { describeInBrowser, launchBrowser } from "../viewer/browser.ts";
@@ -214,4 +214,84 @@ describeInBrowser("the web chat example in a browser", () => {
     await poll(() => page.locator("#error").textContent()).toContain("the model exploded");
     expect(await page.locator("#status").textContent()).toBe("Failed.");
   });
+
+  it(
+    "two browsers side by side (two contexts, each its own cookies): the second sees nothing of the first's notes, session or log",
+    { timeout: 120_000 },
+    async () => {
+      const held = gate();
+      const directory = await mkdtemp(join(tmpdir(), "web-chat-"));
+      directories.push(directory);
+      const chat = await startWebChat({
+        invokeModel: pacedModel([
+          {
+            pieces: ["Writing it down."],
+            then: [{ type: "tool_call", id: "w1", name: "write_note", input: { title: "Task", text: "milk" } }],
+          },
+          { pieces: ["Saved it."] },
+          {
+            pieces: ["Looking.", held.wait],
+            then: [{ type: "tool_call", id: "l1", name: "list_notes", input: {} }],
+          },
+          { pieces: ["Listed."] },
+        ]),
+        directory,
+        viewer: true,
+      });
+      chats.push(chat);
+      const [first, second] = [await browser.newContext(), await browser.newContext()];
+      try {
+        const open = async (context: BrowserContext, url: string): Promise<Page> => {
+          const page = await context.newPage();
+          page.on("pageerror", (error) => pageErrors.push(error.message));
+          await page.goto(url);
+          return page;
+        };
+        const pageA = await open(first, chat.url);
+        await run(pageA, "remember milk");
+        await pageA.locator(".tool[data-call-id=w1] button.approve").click();
+        await poll(() => pageA.locator("#status").textContent()).toBe("Done.");
+        const sessionA = new URL(pageA.url()).searchParams.get("session")!;
+
+        // The second browser's chat: its own notes (none), nothing of the first's on its page.
+        const pageB = await open(second, chat.url);
+        await run(pageB, "what notes are there?");
+        await poll(() => assistantTexts(pageB)).toStrictEqual(["Looking."]);
+        held.open();
+        await poll(() => pageB.locator("#status").textContent()).toBe("Done.");
+        expect(await pageB.locator(".tool[data-call-id=l1] .tool-result").textContent()).toBe("No notes yet.");
+        expect(await pageB.locator("body").innerText()).not.toContain("milk");
+        const viewerHref = await pageB.locator("#viewer-link").getAttribute("href");
+
+        // The first browser's session, opened by its address in the second: refused.
+        await pageB.goto(new URL(`/?session=${encodeURIComponent(sessionA)}`, chat.url).toString());
+        await poll(() => pageB.locator("#error").textContent()).toBe("Error: no such session");
+        expect(await pageB.locator("body").innerText()).not.toContain("milk");
+
+        // The second browser's viewer link shows its own session.
+        const viewer = await open(second, viewerHref!);
+        await poll(() => viewer.locator("body").innerText()).toContain("what notes are there?");
+        expect(await viewer.locator("body").innerText()).not.toContain("milk");
+        const otherLog = new URL(viewerHref!);
+        otherLog.search = `?file=${encodeURIComponent(`${sessionA}.jsonl`)}`;
+        // A viewer of one log shows that log whatever file is asked for, and its API refuses another.
+        await viewer.goto(otherLog.toString());
+        await poll(() => viewer.locator("body").innerText()).toContain("what notes are there?");
+        expect(await viewer.locator("body").innerText()).not.toContain("milk");
+        // A string, as the DOM's names are not in the tests' types.
+        const asked = await viewer.evaluate<{ status: number; body: string }>(`(async () => {
+          const token = new URLSearchParams(location.hash.slice(1)).get("token") ?? "";
+          const response = await fetch("/api/entries?file=" + encodeURIComponent(${JSON.stringify(`${sessionA}.jsonl`)}), {
+            headers: { "x-viewer-token": token },
+          });
+          return { status: response.status, body: await response.text() };
+        })()`);
+        expect(asked.status).not.toBe(200);
+        expect(asked.body).not.toContain("milk");
+      } finally {
+        await first.close();
+        await second.close();
+      }
+    },
+  );
 });

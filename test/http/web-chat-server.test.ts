@@ -26,13 +26,18 @@ const writeMilk: ScriptedTurn[] = [
   [{ role: "assistant", content: "Saved it." }],
 ];
 
-async function chat(script = writeMilk, viewer = false): Promise<{ url: string; directory: string }> {
+async function chat(
+  script = writeMilk,
+  viewer = false,
+  maxViewers?: number,
+): Promise<{ url: string; directory: string }> {
   const directory = await mkdtemp(join(tmpdir(), "web-chat-server-"));
   directories.push(directory);
   const started = await startWebChat({
     invokeModel: scriptedModel(script, { stream: true }),
     directory,
     viewer,
+    ...(maxViewers === undefined ? {} : { maxViewers }),
   });
   chats.push(started);
   return { url: started.url, directory };
@@ -189,5 +194,51 @@ describe("the web chat example's server", () => {
     const own = await viewerGet(`/api/entries?file=${second.sessionId}.jsonl`);
     expect(own.status).toBe(200);
     expect(await own.text()).toContain("what notes are there?");
+  });
+
+  it("runs at most maxViewers session viewers: one more closes the one asked for least recently, and asking for that session again starts a new one", async () => {
+    const { url } = await chat(
+      [[{ role: "assistant", content: "One." }], [{ role: "assistant", content: "Two." }]],
+      true,
+      1,
+    );
+    const start = async (task: string): Promise<string> => {
+      const created = await post(`${url}api/sessions`, JSON.stringify({ task }), { ...owner, ...jsonHeaders });
+      const { runId, sessionId } = (await created.json()) as { runId: string; sessionId: string };
+      await collect(readEventStream(fetch(`${url}api/runs/${encodeURIComponent(runId)}/events`, { headers: owner })));
+      return sessionId;
+    };
+    const viewerUrlOf = async (sessionId: string): Promise<URL> => {
+      const info = (await (await fetch(`${url}api/sessions/${sessionId}`, { headers: owner })).json()) as {
+        viewerUrl: string;
+      };
+      return new URL(info.viewerUrl);
+    };
+    const listed = async (viewerUrl: URL): Promise<string> => {
+      const token = new URLSearchParams(viewerUrl.hash.slice(1)).get("token")!;
+      const response = await fetch(new URL("/api/sessions", viewerUrl.origin), {
+        headers: { "x-viewer-token": token },
+      });
+      return response.text();
+    };
+    const first = await start("first");
+    const firstViewer = await viewerUrlOf(first);
+    expect(await listed(firstViewer)).toContain(first);
+    const second = await start("second");
+    expect(await listed(await viewerUrlOf(second))).toContain(second);
+    // The first session's viewer was closed to make room: its link no longer answers.
+    await expect
+      .poll(
+        () =>
+          listed(firstViewer).then(
+            () => "answers",
+            () => "closed",
+          ),
+        { timeout: 30_000 },
+      )
+      .toBe("closed");
+    const again = await viewerUrlOf(first);
+    expect(again.origin).not.toBe(firstViewer.origin);
+    expect(await listed(again)).toContain(first);
   });
 });
