@@ -23,7 +23,6 @@ import {
   type Session,
   type ToolResultMessage,
   type SubagentUsage,
-  type Usage,
   type UserMessage,
 } from "../session.ts";
 import { readGuardrails, type RunGuardrails } from "./run-guardrails.ts";
@@ -40,6 +39,7 @@ import type { ModelSettings } from "../model/model-settings.ts";
 import type { ModelPrice } from "../model/cost.ts";
 import { createBudgetLedger, hasLimit, type BudgetLedger } from "../model/budget.ts";
 import type { ToolSpending } from "../tools/executor-setup.ts";
+import { addSubagentUsage } from "../tools/subagent-usage.ts";
 import type { PrefixTracking } from "./sent-prefix.ts";
 import { newLoopGuardState, type LoopGuardState } from "../tools/loop-guard.ts";
 import { loopGuardLimit, type StopCondition } from "./stop-conditions.ts";
@@ -373,15 +373,9 @@ function toolSpending(ledger: BudgetLedger, spentByCall: Map<string, SubagentUsa
   return {
     ledger,
     record: (id, charge) => {
-      const { usage, model, calls = 1 } = charge;
       const entries = spentByCall.get(id) ?? [];
       spentByCall.set(id, entries);
-      const entry = entries.find((known) => known.model === model);
-      if (entry === undefined) entries.push({ ...(model === undefined ? {} : { model }), calls, usage: { ...usage } });
-      else {
-        entry.calls += calls;
-        entry.usage = sumUsage(entry.usage, usage);
-      }
+      addSubagentUsage(entries, charge);
     },
   };
 }
@@ -392,16 +386,6 @@ function withSubagentUsage<M extends Message>(result: M, spentByCall: Map<string
   if (spent === undefined) return result;
   spentByCall.delete(result.id);
   return { ...result, subagentUsage: spent };
-}
-
-function sumUsage(total: Usage, usage: Usage): Usage {
-  const sum: Usage = {
-    inputTokens: total.inputTokens + usage.inputTokens,
-    outputTokens: total.outputTokens + usage.outputTokens,
-  };
-  for (const key of ["cacheReadTokens", "cacheWriteTokens", "reasoningTokens"] as const)
-    if (total[key] !== undefined || usage[key] !== undefined) sum[key] = (total[key] ?? 0) + (usage[key] ?? 0);
-  return sum;
 }
 
 function pick<T extends object, K extends keyof T>(source: T, keys: readonly K[]): Pick<T, K> {

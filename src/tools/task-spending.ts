@@ -1,6 +1,7 @@
-import type { BudgetCharge, BudgetLedger } from "../model/budget.ts";
-import type { SubagentUsage, Usage } from "../session.ts";
+import type { BudgetLedger } from "../model/budget.ts";
+import type { SubagentUsage } from "../session.ts";
 import type { ToolSpending } from "./executor-setup.ts";
+import { addSubagentUsage } from "./subagent-usage.ts";
 import type { TaskHost } from "./task-types.ts";
 
 /** What `taskSpending` reads and writes of a task: who holds it now, and what it spent so far. */
@@ -16,7 +17,10 @@ export type SpendingTask = { readonly host: TaskHost; spent: SubagentUsage[] | u
  */
 export function taskSpending(task: SpendingTask, fallback: BudgetLedger | undefined): ToolSpending | undefined {
   if (task.host.ledger === undefined && fallback === undefined) return undefined;
-  return { ledger: holderLedger(task, fallback), record: (_id, charge) => addSpent(task, charge) };
+  return {
+    ledger: holderLedger(task, fallback),
+    record: (_id, charge) => addSubagentUsage((task.spent ??= []), charge),
+  };
 }
 
 // A ledger with nothing of its own: limits, prices and charges are those of the holding run's ledger.
@@ -40,25 +44,4 @@ function holderLedger(task: SpendingTask, fallback: BudgetLedger | undefined): B
     exhausted: () => holder()?.exhausted(),
     left: () => holder()?.left() ?? {},
   };
-}
-
-function addSpent(task: SpendingTask, charge: BudgetCharge): void {
-  const { usage, model, calls = 1 } = charge;
-  const entries = (task.spent ??= []);
-  const entry = entries.find((known) => known.model === model);
-  if (entry === undefined) entries.push({ ...(model === undefined ? {} : { model }), calls, usage: { ...usage } });
-  else {
-    entry.calls += calls;
-    entry.usage = sumUsage(entry.usage, usage);
-  }
-}
-
-function sumUsage(total: Usage, usage: Usage): Usage {
-  const sum: Usage = {
-    inputTokens: total.inputTokens + usage.inputTokens,
-    outputTokens: total.outputTokens + usage.outputTokens,
-  };
-  for (const key of ["cacheReadTokens", "cacheWriteTokens", "reasoningTokens"] as const)
-    if (total[key] !== undefined || usage[key] !== undefined) sum[key] = (total[key] ?? 0) + (usage[key] ?? 0);
-  return sum;
 }
