@@ -100,6 +100,10 @@ function showEvent(task: TaskView, event: AgentEvent): void {
       return showToolEnd(task, event);
     case "retry":
       return showRetry(task, event);
+    case "task-start":
+    case "task-update":
+    case "task-settled":
+      return showTaskEvent(task, event);
     case "compaction":
       endLine(screen);
       return write(
@@ -137,6 +141,34 @@ function showToolEnd(task: TaskView, event: Extract<AgentEvent, { type: "tool-ex
     for (const line of commandOutputLines(event.result, width(screen) - 4))
       write(screen, `${style.dim(`  │ ${line}`)}\n`);
   if (task.running.size > 0) waitForTools(task);
+}
+
+// A background task's life, one dim line each: started, its handler's progress (what it says in
+// words: a string, or an object's `message`; a subagent's own events are not repeated), settled.
+function showTaskEvent(
+  task: TaskView,
+  event: Extract<AgentEvent, { type: "task-start" | "task-update" | "task-settled" }>,
+): void {
+  const { screen } = task;
+  let text: string;
+  if (event.type === "task-start")
+    text = `⧗ ${visibleLine(event.name)} runs in the background (${visibleLine(event.id)})`;
+  else if (event.type === "task-settled") text = `⧗ background task ${visibleLine(event.id)} ${event.status}`;
+  else {
+    const said = progressText(event.progress);
+    if (said === undefined) return;
+    text = `⧗ ${visibleLine(event.name)}: ${visibleLine(said).slice(0, 200)}`;
+  }
+  endLine(screen);
+  write(screen, `${screen.style.dim(text)}\n`);
+  if (task.running.size > 0) waitForTools(task);
+}
+
+function progressText(progress: unknown): string | undefined {
+  if (typeof progress === "string") return progress;
+  if (typeof progress !== "object" || progress === null || Array.isArray(progress)) return undefined;
+  const { message } = progress as { message?: unknown };
+  return typeof message === "string" ? message : undefined;
 }
 
 function waitForTools(task: TaskView): void {
