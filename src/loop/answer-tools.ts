@@ -15,7 +15,8 @@ import {
 import type { PendingApproval, ToolOutcome } from "../tools/tool-outcome.ts";
 import { verbatimAnswer } from "./verbatim-answer.ts";
 import type { StopCondition } from "./stop-conditions.ts";
-import { addInput, guardGivenAnswer } from "./guarded-turn.ts";
+import { guardGivenAnswer } from "./guarded-turn.ts";
+import { addInput } from "./run-guardrails.ts";
 import { idleStep } from "./run-tasks.ts";
 
 /**

@@ -1,7 +1,8 @@
 import { compact, makeRoom, applyStrategies } from "./make-room.ts";
 import { aborted, runModelHook } from "./model-hooks.ts";
 import { modelView } from "./model-view.ts";
-import { addInput, guardAfter, guardBefore, type CheckedAnswer, type TurnControl } from "./guarded-turn.ts";
+import { guardAfter, guardBefore, type CheckedAnswer, type TurnControl } from "./guarded-turn.ts";
+import { addInput } from "./run-guardrails.ts";
 import { modelTurn, type ModelTurn } from "./model-turn.ts";
 import { endAborted, type NextStep } from "./next-step.ts";
 import type { OpenTurn } from "./open-turn.ts";

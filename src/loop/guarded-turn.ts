@@ -45,13 +45,6 @@ export type CheckedAnswer = { messages: ModelMessage[]; problems: string | undef
 
 type Mark = Required<GuardrailMark>["guardrail"];
 
-/** Adds a user message of the caller's (steering, a follow-up): the input guardrails check it before the next call. */
-export function addInput(run: RunContext, message: UserMessage): void {
-  run.add(message);
-  const { session, guardrails } = run;
-  if (guardrails !== undefined) guardrails.newInput.push(session.messages[session.messages.length - 1] as UserMessage);
-}
-
 /**
  * The guardrails before a model call: the `before` input guardrails on the user messages new to
  * the run (`newInput`), each in order, then the start of the call's guard (the `parallel` ones race

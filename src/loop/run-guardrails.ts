@@ -5,7 +5,7 @@ import type { AbortRace } from "../shared/abort.ts";
 import type { ToolHooks } from "../tools/tool-hooks.ts";
 import type { AgentEvent } from "./events.ts";
 import { newInput } from "../guardrails/new-input.ts";
-import type { Session, UserMessage } from "../session.ts";
+import type { Message, Session, UserMessage } from "../session.ts";
 
 /**
  * A run's guardrails, read from its options once: by kind and mode, with where their answers go,
@@ -27,6 +27,20 @@ export type RunGuardrails = {
   /** `retry` verdicts in a row, by output guardrail, since an answer last passed. */
   readonly retries: Map<string, number>;
 };
+
+/** Adds a user message of the caller's (steering, a follow-up): the input guardrails check it before the next call. */
+export function addInput(
+  run: {
+    readonly add: (message: Message) => void;
+    readonly session: Session;
+    readonly guardrails: RunGuardrails | undefined;
+  },
+  message: UserMessage,
+): void {
+  run.add(message);
+  const { session, guardrails } = run;
+  if (guardrails !== undefined) guardrails.newInput.push(session.messages[session.messages.length - 1] as UserMessage);
+}
 
 /**
  * The run's guardrails (undefined when it has none), its tool hooks with the tool guardrails around
