@@ -26,10 +26,10 @@ describe("bytes allocated per turn", () => {
       { env, timeout: 120_000 },
     );
     const bytes = JSON.parse(stdout) as Record<"defaults200" | "defaults1000" | "listening200" | "off200", number>;
-    expect(bytes.defaults200, "every default on, T=200").toBeLessThan(9_000);
-    expect(bytes.defaults1000, "every default on, T=1000").toBeLessThan(8_000);
-    expect(bytes.listening200, "every default on and onEvent, T=200").toBeLessThan(10_500);
-    expect(bytes.off200, "everything optional off, T=200").toBeLessThan(7_000);
+    expect(bytes.defaults200, "every default on, T=200").toBeLessThan(6_000);
+    expect(bytes.defaults1000, "every default on, T=1000").toBeLessThan(5_000);
+    expect(bytes.listening200, "every default on and onEvent, T=200").toBeLessThan(9_000);
+    expect(bytes.off200, "everything optional off, T=200").toBeLessThan(5_000);
     // What a turn costs does not grow with the session (a copy or walk of it each call would).
     expect(bytes.defaults1000, "T=1000 against T=200").toBeLessThan(1.5 * bytes.defaults200);
   }, 180_000);
