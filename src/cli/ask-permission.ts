@@ -1,4 +1,4 @@
-import type { ConsultedLink, JsonObject, ToolCallMessage } from "../session.ts";
+import { isToolCall, type ConsultedLink, type JsonObject, type Session, type ToolCallMessage } from "../session.ts";
 import type { ApprovalPolicy, AskHuman } from "../tools/approval-policy.ts";
 import { matchPolicy } from "../tools/match-policy.ts";
 import type { Style } from "./ansi.ts";
@@ -35,8 +35,11 @@ export type PermissionPromptOptions = TerminalAskerOptions & {
 /** The user's answer to one prompt. */
 type PromptAnswer = { type: "once" } | { type: "always" } | { type: "deny"; reason: string };
 
-/** What one prompt shows: the tool, its input, and why it is asked every time (then "always" is not offered). */
-type PromptRequest = { name: string; input: JsonObject; everyTime?: string };
+/**
+ * What one prompt shows: the tool, its input, why it is asked every time (then "always" is not
+ * offered), and for a call a code-mode program made, the program (its code call's id and first line).
+ */
+type PromptRequest = { name: string; input: JsonObject; everyTime?: string; program?: string };
 
 /**
  * The human of the CLI's approval policy: asks on the terminal whether a tool call may run, one
@@ -63,6 +66,7 @@ export function terminalAsker(options: PermissionPromptOptions): AskHuman {
       try {
         const shown: PromptRequest = { name: call.name, input: call.input };
         if (everyTime !== undefined) shown.everyTime = everyTime;
+        if (request.caller !== undefined) shown.program = programLine(request.session, request.caller);
         answer = await ask(options, shown, signal);
       } finally {
         options.afterAsk();
@@ -76,6 +80,16 @@ export function terminalAsker(options: PermissionPromptOptions): AskHuman {
       options.allowAlways(call.name);
       return { approved: true, reason: `"always": ${call.name} is allowed for the rest of the session`, ...by };
     });
+}
+
+// Which program a call comes from: its code call's id and the first line of its code (the
+// model's text: made visible and cut here, before it reaches the terminal).
+function programLine(session: Session, caller: string): string {
+  const codeCall = session.messages.findLast((message) => isToolCall(message) && message.id === caller);
+  const code = codeCall !== undefined && isToolCall(codeCall) ? codeCall.input.code : undefined;
+  const first = typeof code === "string" ? (code.split("\n").find((line) => line.trim() !== "") ?? "").trim() : "";
+  const shown = first.length > 120 ? `${first.slice(0, 120)}…` : first;
+  return `called by the program of ${caller}${shown === "" ? "" : `: ${shown}`}`;
 }
 
 // The reason of the rule that asked for a human: such a call is asked every time (no allow overrides an ask).
@@ -94,6 +108,7 @@ async function ask(options: TerminalAskerOptions, request: PromptRequest, signal
   const target = request.name === "bash" ? "" : describeTarget(request.name, request.input);
   // terminal-safe: previewLines makes every line of the preview visible before `condense` cuts it.
   out.write(`${style.bold(`● ${name}${target}`)}\n${shown.text}`);
+  if (request.program !== undefined) out.write(`${style.dim(`  ↳ ${visibleLine(request.program)}`)}\n`);
   if (request.everyTime !== undefined) out.write(`${style.yellow(`  ⚠ ${visibleLine(request.everyTime)}`)}\n`);
   const interrupted = (): PromptAnswer => {
     if (!signal.aborted) options.onInterrupt();
