@@ -189,7 +189,7 @@ export function createRunContext(setup: RunSetup): RunContext {
     agent: options.agent,
   });
   const maxChars = largeOutputChars(options.largeOutput);
-  const tasks = createRunTasks(setup, { emit: listening && emit, maxChars, toolTimeout, guarded: guarded.taskOutput });
+  const tasks = createRunTasks(setup, { emit: listening && emit, maxChars, guarded: guarded.taskOutput });
   const spentByCall = new Map<string, SubagentUsage[]>();
   const ledger = runLedger(options);
   // What the run's background tasks spend counts here too, as they spend it.

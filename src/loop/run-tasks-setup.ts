@@ -10,7 +10,7 @@ import {
   type TaskHost,
   type TaskOutputCheck,
 } from "../tools/task-registry.ts";
-import type { ToolDefinition, ToolHandlers } from "../tools/tool.ts";
+import type { ToolDefinition } from "../tools/tool.ts";
 import type { ToolHooks } from "../tools/tool-hooks.ts";
 import type { ToolEvent } from "../tools/tool-events.ts";
 import type { ToolGuardrails } from "../guardrails/tool-guardrails.ts";
@@ -46,8 +46,6 @@ export type RunTasks = {
   readonly whenIdle: "wait" | "end";
   /** What a delivered outcome is cut to (the run's `largeOutput`). */
   readonly maxChars: number | undefined;
-  readonly toolHandlers: ToolHandlers;
-  readonly toolTimeout: number | undefined;
 };
 
 /**
@@ -61,7 +59,6 @@ export function createRunTasks(
     /** The run's `toolOutput` guardrails for tasks' outcomes (`readGuardrails`), if any. */
     guarded: ToolGuardrails | undefined;
     maxChars: number | undefined;
-    toolTimeout: number | undefined;
   },
 ): RunTasks | undefined {
   if (!tools.some((definition) => backgroundOf(definition) !== undefined) && !hasLiveTasks(session)) return undefined;
@@ -73,13 +70,11 @@ export function createRunTasks(
     },
     whenIdle: options.backgroundTasks?.whenIdle ?? "wait",
     maxChars: run.maxChars,
-    toolHandlers: options.toolHandlers ?? {},
-    toolTimeout: run.toolTimeout,
   };
 }
 
 /** The run options `createRunTasks` reads. */
-type RunTasksOptions = { backgroundTasks?: BackgroundTasksOptions; toolHandlers?: ToolHandlers; hooks?: ToolHooks };
+type RunTasksOptions = { backgroundTasks?: BackgroundTasksOptions; hooks?: ToolHooks };
 
 // A task's outcome goes through the run's `afterToolCall` hook and `toolOutput` guardrails, as a direct call's result.
 export function taskOutputCheck(hooks: ToolHooks | undefined, guarded: ToolGuardrails | undefined): TaskOutputCheck {
