@@ -478,8 +478,8 @@ function deciderProblem(decider: unknown, field: string): string | undefined {
   for (const key of ["confidence", "costUsd"])
     if (decider[key] !== undefined && typeof decider[key] !== "number")
       return `${field}.${key} must be a number, not ${describe(decider[key])}`;
-  if (decider.usage !== undefined && !isObject(decider.usage)) return `${field}.usage must be an object`;
-  return undefined;
+  // A classifier's usage is summed into the session's cost (sessionMetrics): counts, as a call's.
+  return decider.usage === undefined ? undefined : usageProblem(decider.usage, field, "usage");
 }
 
 // A held result becomes its call's result: it has an output and nothing that could name another call.

@@ -98,6 +98,25 @@ describe("a session file from elsewhere: repaired only where provably torn, chec
         [call, { type: "tool_result", id: "c1", output: 1 }, { type: "tool_result", id: "c1", output: 2 }],
         /:4: a second result for tool call "c1"/,
       ],
+      // sessionMetrics adds a classifier's usage into the session's cost: counts, not text.
+      [
+        "a classifier's usage counted in text",
+        [
+          {
+            ...call,
+            approval: {
+              status: "pending",
+              consulted: [{ by: "classifier", usage: { inputTokens: "9e9", outputTokens: 1 } }],
+            },
+          },
+        ],
+        /:2: .*"approval.consulted\[0\]" needs "usage.inputTokens" to be a non-negative integer, not a string/,
+      ],
+      [
+        "a classifier's usage without its counts",
+        [{ ...call, approval: { status: "approved", decidedBy: { by: "classifier", usage: {} } } }],
+        /:2: .*"approval.decidedBy" needs "usage.inputTokens" and "usage.outputTokens"/,
+      ],
     ];
     for (const [name, messages, expected] of cases) {
       const path = join(tempDir(), "shape.jsonl");
