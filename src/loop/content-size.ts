@@ -17,9 +17,11 @@ export function fileTokens(bytes: number): number {
 /**
  * The length of a message as token estimates count it (about 4 characters a token): its JSON,
  * except that each image or file part counts as its tokens, not as its base64, and a result's
- * `output` beside its `content` (the same text again, which the model is not sent) not at all.
+ * `output` beside its `content` (the same text again, which the model is not sent) not at all, nor
+ * a code call's `programCalls` and `logs` (its program's record, never sent to a model).
  */
-export function messageCharacters(message: Message): number {
+export function messageCharacters(whole: Message): number {
+  const message = withoutProgramRecord(whole);
   const parts = contentParts(message);
   if (parts === undefined || !parts.some(isMedia)) return jsonLength(message);
   let characters = 0;
@@ -79,6 +81,22 @@ function partTokens(part: Exclude<ContentPart, { type: "text" }>): number {
 
 function isMedia(part: ContentPart): part is Exclude<ContentPart, { type: "text" }> {
   return part.type !== "text";
+}
+
+// A code call's result (or the result held on it) without its program's record: the model is sent
+// the output only. A copy only for a result that has a record.
+function withoutProgramRecord(message: Message): Message {
+  if ("role" in message) return message;
+  if (message.type === "tool_result") {
+    if (message.programCalls === undefined && message.logs === undefined) return message;
+    const { programCalls: _calls, logs: _logs, ...sent } = message;
+    return sent;
+  }
+  if (message.type !== "tool_call") return message;
+  const held = message.heldResult;
+  if (held === undefined || (held.programCalls === undefined && held.logs === undefined)) return message;
+  const { programCalls: _calls, logs: _logs, ...heldResult } = held;
+  return { ...message, heldResult };
 }
 
 // A call's held result (it got one while an earlier call waits for approval) is counted as the
