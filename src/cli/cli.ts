@@ -21,7 +21,7 @@ import { rewindRecovery, withRewindRecovery } from "./rewind-recovery.ts";
 import { runCassetteCommand } from "./cassette-command.ts";
 import { cassette, readCassette } from "../testing/cassette.ts";
 import { existsSync } from "node:fs";
-import { terminalAsker } from "./ask-permission.ts";
+import { terminalAsker, type TerminalAskerOptions } from "./ask-permission.ts";
 import { CliError, isCliError } from "./cli-error.ts";
 import { interactive } from "./interactive.ts";
 import { terminalPlanAsker } from "./ask-plan.ts";
@@ -152,12 +152,13 @@ async function runAgent(args: RunArgs, io: CliIo): Promise<number> {
     const sandbox = sandboxChoice.sandbox;
     const output = taskOutput(args, io, style, { sessionId: opened.id, terminal: input !== undefined });
     around.shown.output = output;
-    const policy = runPolicy({ args, io, input, style, output, interrupts, mcp, sandbox: sandboxChoice });
+    const prompt = input === undefined ? undefined : terminalPrompt({ input, io, style, output, interrupts });
+    const policy = runPolicy({ args, io, prompt, mcp, sandbox: sandboxChoice });
     const modes = permissionModes(args, io, sandboxChoice, policy.setMode);
     const tools = [
       ...codingTools(workspace, { workspace: files, ...(sandbox === undefined ? {} : { bash: { sandbox } }) }),
       ...mcp.tools,
-      planTool({ modes, ...(input === undefined ? {} : { ask: planAsker(input, io, style, output, interrupts) }) }),
+      planTool({ modes, ...(prompt === undefined ? {} : { ask: terminalPlanAsker(prompt) }) }),
     ];
     warnUnknownAllowed(args, io, tools);
     const context = taskContext({
@@ -224,22 +225,24 @@ function taskOutput(args: RunArgs, io: CliIo, style: Style, run: { sessionId: st
   return run.terminal ? shown : withDenialHints(shown, io.stderr);
 }
 
-// In plan mode, the plan is shown on the terminal and the human accepts it (or not) there.
-function planAsker(
-  input: TerminalInput,
-  io: CliIo,
-  style: Style,
-  output: { pause: () => void; resume: () => void },
-  interrupts: InterruptRoute,
-): ReturnType<typeof terminalPlanAsker> {
-  return terminalPlanAsker({
+// What every question asked on this terminal shares: the run's output pauses while it waits, and
+// Ctrl-C reaches the task's interrupt.
+function terminalPrompt(parts: {
+  input: TerminalInput;
+  io: CliIo;
+  style: Style;
+  output: { pause: () => void; resume: () => void };
+  interrupts: InterruptRoute;
+}): TerminalAskerOptions {
+  const { input, io, style, output, interrupts } = parts;
+  return {
     input,
     out: io.stdout,
     style,
     beforeAsk: output.pause,
     afterAsk: output.resume,
     onInterrupt: () => interrupts.handler?.(),
-  });
+  };
 }
 
 // The blobs of the session in use, where its checkpoints keep what files held.
@@ -493,14 +496,11 @@ function taskContext(parts: TaskParts): TaskContext {
 function runPolicy(parts: {
   args: RunArgs;
   io: CliIo;
-  input: TerminalInput | undefined;
-  style: Style;
-  output: TaskOutput;
-  interrupts: InterruptRoute;
+  prompt: TerminalAskerOptions | undefined;
   mcp: CliMcp;
   sandbox: CliSandbox;
 }): RunPolicy {
-  const { args, io, input, style, output, interrupts, mcp, sandbox } = parts;
+  const { args, io, prompt, mcp, sandbox } = parts;
   const noted = new WeakMap<ToolCallMessage, string>();
   const cli = cliPolicy({
     mode: args.mode ?? "default",
@@ -509,16 +509,11 @@ function runPolicy(parts: {
     planDenies: mcp.tools.map((definition) => definition.name),
     ...(sandbox.askEveryCommand ? { unsandboxed: sandbox.unavailable ?? "bwrap cannot run" } : {}),
     human:
-      input === undefined
+      prompt === undefined
         ? "deny"
         : (cli) =>
             terminalAsker({
-              input,
-              out: io.stdout,
-              style,
-              beforeAsk: output.pause,
-              afterAsk: output.resume,
-              onInterrupt: () => interrupts.handler?.(),
+              ...prompt,
               policy: cli.policy,
               allowAlways: cli.allowAlways,
               askedEveryTime: (call) => noted.get(call),
