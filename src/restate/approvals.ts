@@ -2,6 +2,7 @@ import { CancelledError, TerminalError, type ObjectContext, type ObjectSharedCon
 import { findPendingCall, pendingApprovalEntries, recordDecisions, type ApprovalDecision } from "../tools/approval.ts";
 import type { JsonObject, Session } from "../session.ts";
 import type { ReplayClock } from "./replay-clock.ts";
+import type { StepScheduler } from "./step-scheduler.ts";
 
 /**
  * A tool call waiting for a human's decision, as the `pendingApprovals` handler lists it. `path`:
@@ -34,7 +35,12 @@ export const gateKey = (awakeable: string): string => `approval:${awakeable}`;
  * the session with `resolveApproval`. Returns `false` when the run was cancelled while waiting
  * (nothing decided is recorded then: the loop answers the waiting calls as aborted).
  */
-export async function waitForDecisions(ctx: ObjectContext, session: Session, clock: ReplayClock): Promise<boolean> {
+export async function waitForDecisions(
+  ctx: ObjectContext,
+  session: Session,
+  clock: ReplayClock,
+  scheduler: StepScheduler,
+): Promise<boolean> {
   const waits = pendingApprovalEntries(session).map(({ path, call }) => ({ path, call, ...ctx.awakeable<unknown>() }));
   const listed = (from: number): WaitingApproval[] =>
     waits
@@ -45,7 +51,8 @@ export async function waitForDecisions(ctx: ObjectContext, session: Session, clo
   let cancelled = false;
   for (const [index, wait] of waits.entries()) {
     try {
-      decisions.push({ path: wait.path, ...asDecision(await wait.promise) });
+      // Through the scheduler: background tasks' steps may be in flight while the run waits.
+      decisions.push({ path: wait.path, ...asDecision(await scheduler.await(wait.promise)) });
     } catch (error) {
       if (!(error instanceof CancelledError)) throw error;
       cancelled = true;
@@ -54,7 +61,8 @@ export async function waitForDecisions(ctx: ObjectContext, session: Session, clo
     ctx.set(approvalsKey, listed(index + 1));
   }
   ctx.clear(approvalsKey);
-  clock.advance(await ctx.date.now());
+  // `ctx.date.now()` is this step, typed as a plain promise.
+  clock.advance(await scheduler.await(ctx.run(() => Date.now())));
   if (!cancelled) recordDecisions(session, decisions, clock.now());
   return !cancelled;
 }

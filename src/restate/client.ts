@@ -1,6 +1,7 @@
 import type { ApprovalDecision } from "../tools/approval.ts";
 import type { Session } from "../session.ts";
 import type { SessionStore } from "../store/session-store.ts";
+import type { BackgroundTask } from "../tools/task-types.ts";
 import type { ApprovalResolved, PendingApprovalView } from "./approvals.ts";
 import type { AgentRunInput, AgentRunResult, AgentStatus } from "./durable-run.ts";
 import { isRestateAgentError, RestateAgentError } from "./restate-agent-error.ts";
@@ -74,6 +75,14 @@ export type RestateAgentClient = {
     callId: string | readonly (string | ({ id: string } & ApprovalDecision))[],
     decision?: ApprovalDecision,
   ) => Promise<ApprovalResolved>;
+  /** The session's background tasks, in start order (see `backgroundTasks`). */
+  tasks: (sessionId: string) => Promise<BackgroundTask[]>;
+  /**
+   * Like the in-process `cancelTask`: the run sees it while it waits for its tasks (at once when it
+   * waits), aborts the handler's signal with `reason` and records the task `cancelled`. Returns the task as the session has it
+   * then (a settled one unchanged). 404 for an unknown id, 409 for a running task no run holds.
+   */
+  cancelTask: (sessionId: string, id: string, reason?: string) => Promise<BackgroundTask>;
   /** Cancels a run (Restate cancellation): it ends `aborted`, as an aborted in-process run does. Needs `adminUrl`. */
   cancel: (invocationId: string) => Promise<void>;
 };
@@ -142,8 +151,6 @@ export function restateAgentClient(options: RestateAgentClientOptions): RestateA
         ...(headers === undefined ? {} : { headers }),
       })
     ).json()) as T;
-  const keyed = (callOptions: RunCallOptions | undefined): Record<string, string> | undefined =>
-    callOptions?.idempotencyKey === undefined ? undefined : { "idempotency-key": callOptions.idempotencyKey };
   return {
     run: async (sessionId, input, callOptions) =>
       attach((await start(sessionId, input, callOptions)).invocationId, callOptions?.signal),
@@ -167,6 +174,9 @@ export function restateAgentClient(options: RestateAgentClientOptions): RestateA
       );
       return call(sessionId, "resolveApproval", decisions.length === 1 ? decisions[0] : decisions);
     },
+    tasks: (sessionId) => call(sessionId, "tasks"),
+    cancelTask: (sessionId, id, reason) =>
+      call(sessionId, "cancelTask", reason === undefined ? { id } : { id, reason }),
     cancel: async (invocationId) => {
       if (options.adminUrl === undefined)
         throw new RestateAgentError("cancel needs the admin API's url (adminUrl)", 400);
@@ -175,6 +185,10 @@ export function restateAgentClient(options: RestateAgentClientOptions): RestateA
       });
     },
   };
+}
+
+function keyed(callOptions: RunCallOptions | undefined): Record<string, string> | undefined {
+  return callOptions?.idempotencyKey === undefined ? undefined : { "idempotency-key": callOptions.idempotencyKey };
 }
 
 async function failureMessage(reply: Response): Promise<string> {

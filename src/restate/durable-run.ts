@@ -20,6 +20,7 @@ import type { ApprovalPolicy } from "../tools/approval-policy.ts";
 import { createReplayClock, type ReplayClock } from "./replay-clock.ts";
 import { readEntries, recordSession, sessionFromEntries, type SessionRecorder } from "./session-state.ts";
 import { createStepScheduler, type StepScheduler } from "./step-scheduler.ts";
+import { durableTasks, type DurableTasks } from "./durable-tasks.ts";
 
 /**
  * The input of `run`. `message`: the user's message to add before the loop runs; without it the
@@ -103,6 +104,7 @@ export async function durableRun(ctx: ObjectContext, setup: AgentSetup, input: u
     controller.abort();
   });
   const setStatus = (status: AgentStatus): void => ctx.set(statusKey, status);
+  const tasks = durableTasks(ctx, session, { scheduler, clock });
   try {
     // A new session of agents starts with its first agent's prompt (each agent's model is sent its own).
     const firstSystem = system ?? ("agent" in setup.runs ? setup.runs.agent.systemPrompt : undefined);
@@ -118,7 +120,7 @@ export async function durableRun(ctx: ObjectContext, setup: AgentSetup, input: u
     const ledger = createBudgetLedger({ limit: budget, prices: loopOptions.prices });
     // A loop run never emits a handoff: one listener type serves both kinds of run.
     const listener = onEvent as ((event: AgentRunEvent) => void) | undefined;
-    const journal = runJournal(ctx, setup, { scheduler, clock, recorder, toolTimeout });
+    const journal = runJournal(ctx, setup, { scheduler, clock, recorder, toolTimeout, tasks });
     const run = durableLoop(setup.runs, journal, session, toolHandlers);
     let outcome: RunOutcome | undefined;
     for (;;) {
@@ -139,14 +141,16 @@ export async function durableRun(ctx: ObjectContext, setup: AgentSetup, input: u
           },
         });
       } catch (error) {
+        tasks.writeIndex();
         recorder.flush();
         setStatus({ state: "failed", error: describeError(error) });
         throw isInstance(error, TerminalError) ? error : new TerminalError(describeError(error), { errorCode: 500 });
       }
+      tasks.writeIndex();
       recorder.flush();
       if (outcome !== "paused") break;
       setStatus({ state: "paused" });
-      if (!(await waitForDecisions(ctx, session, clock))) controller.abort();
+      if (!(await waitForDecisions(ctx, session, clock, scheduler))) controller.abort();
       setStatus({ state: "running" });
     }
     const state = outcome === "aborted" || outcome === "stopped" || outcome === "blocked" ? outcome : "done";
@@ -165,6 +169,7 @@ export async function durableRun(ctx: ObjectContext, setup: AgentSetup, input: u
     return result;
   } finally {
     recorder.stop();
+    tasks.close();
   }
 }
 
@@ -177,9 +182,10 @@ function runJournal(
     clock: ReplayClock;
     recorder: SessionRecorder;
     toolTimeout: number | undefined;
+    tasks: DurableTasks;
   },
 ): AgentJournal {
-  const { scheduler, clock, recorder, toolTimeout } = run;
+  const { scheduler, clock, recorder, toolTimeout, tasks } = run;
   const steps = { count: 0 };
   return {
     ctx,
@@ -204,6 +210,7 @@ function runJournal(
         clock,
         maxStepBytes: setup.maxStepBytes,
         recorder: toolCallRecorderOf(invokeModel),
+        tasks,
       }),
     guardrails: (guardrails) => journaledGuardrails(ctx, guardrails, scheduler),
   };

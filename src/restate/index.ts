@@ -16,6 +16,7 @@ export type {
 } from "./durable-run.ts";
 export type { ApprovalResolution, ApprovalResolved, PendingApprovalView } from "./approvals.ts";
 export type { StepRetryOptions } from "./journaled-model.ts";
+export type { CancelTaskInput } from "./task-handlers.ts";
 export { restateAgentClient } from "./client.ts";
 export type { RestateAgentClient, RestateAgentClientOptions, RunCallOptions } from "./client.ts";
 export { RestateAgentError, isRestateAgentError } from "./restate-agent-error.ts";

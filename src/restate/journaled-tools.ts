@@ -2,15 +2,17 @@ import { CancelledError, RetryableError, type ObjectContext } from "@restatedev/
 import { AbortError, describeError, isInstance } from "../errors.ts";
 import { ApprovalPause } from "../tools/approval-pause.ts";
 import type { ContentPart } from "../content-parts.ts";
-import type { JsonValue, Session } from "../session.ts";
+import type { JsonValue } from "../session.ts";
 import { isToolContent, toolContent } from "../tools/tool-content.ts";
 import type { ToolContext, ToolDefinition, ToolHandler, ToolHandlers } from "../tools/tool.ts";
 import type { ReplayClock } from "./replay-clock.ts";
 import { fitText } from "./step-size.ts";
-import { checkBudgetCharge, createBudgetLedger, type BudgetCharge } from "../model/budget.ts";
+import { checkBudgetCharge, createBudgetLedger } from "../model/budget.ts";
 import { clampDelay } from "../numeric-options.ts";
 import type { StepScheduler } from "./step-scheduler.ts";
 import type { ToolCallRecorder } from "../tools/tool-call-recorder.ts";
+import type { DurableTasks } from "./durable-tasks.ts";
+import type { JournaledCharge, StepPart, ToolStep } from "./tool-step.ts";
 
 /**
  * The tools with each handler run as one journaled step (`ctx.run`, named `tool <call id>`): its
@@ -35,11 +37,18 @@ export function journaledTools(
     clock: ReplayClock;
     maxStepBytes: number;
     recorder: ToolCallRecorder | undefined;
+    /** The invocation's background tasks: an attempt of a task's handler journals its start too. */
+    tasks?: DurableTasks;
   },
 ): { tools: ToolDefinition[]; toolHandlers: ToolHandlers } {
-  const { toolTimeout, scheduler, clock, maxStepBytes, recorder } = steps;
+  const { toolTimeout, scheduler, clock, maxStepBytes, recorder, tasks } = steps;
   const wrap = (name: string, handler: ToolHandler, timeout: number | undefined): ToolHandler =>
-    journaledHandler(ctx, name, recorded(name, handler, recorder), timeout, scheduler, clock, maxStepBytes);
+    journaledHandler(ctx, name, recorded(name, handler, recorder), timeout, {
+      scheduler,
+      clock,
+      maxStepBytes,
+      tasks,
+    });
   const wrappedTools = tools.map((definition): ToolDefinition => {
     if (!("handler" in definition)) return definition;
     const { timeout, ...rest } = definition;
@@ -68,22 +77,6 @@ function recorded(name: string, handler: ToolHandler, recorder: ToolCallRecorder
       async () => handler(input, context),
     );
 }
-
-/**
- * What a tool step stores in the journal (plain JSON). `content`: the parts of a result with images
- * or files (`toolContent`); a part whose base64 would not fit the step has `chunks` in place of its
- * `data`, journaled after it in that many steps of its own.
- */
-type ToolStep = (
-  | { output: JsonValue; content?: StepPart[]; at: number }
-  | { error: string; at: number }
-  | { timeout: number; at: number }
-  | { pause: Session; at: number }
-  | { aborted: true; at: number }
-) & { spent?: JournaledCharge[] };
-
-/** One charge of the run's budget made inside a tool step, with its USD as priced below the call. */
-type JournaledCharge = BudgetCharge & { usd: number };
 
 // The call's context with a ledger that notes each charge on its way to the call's own: the
 // charges count live as before, and the step journals them.
@@ -127,16 +120,15 @@ function journaledHandler(
   name: string,
   handler: ToolHandler,
   timeout: number | undefined,
-  scheduler: StepScheduler,
-  clock: ReplayClock,
-  maxStepBytes: number,
+  steps: { scheduler: StepScheduler; clock: ReplayClock; maxStepBytes: number; tasks: DurableTasks | undefined },
 ): ToolHandler {
+  const { scheduler, clock, maxStepBytes } = steps;
   return async (input: unknown, context: ToolContext) => {
     // What the handler charged the run's budget (a subagent's model calls) is journaled with its
     // result: a replay, which does not run the handler, charges it again, so the ledger after a
     // replay is the one before it.
     let ranHere = false;
-    const step = ctx.run<ToolStep>(`tool ${context.id}`, async () => {
+    const run = async (): Promise<ToolStep> => {
       ranHere = true;
       const charged = chargeRecorder(context);
       const ran = await runHandler(handler, input, charged.context, timeout);
@@ -145,11 +137,14 @@ function journaledHandler(
         chunked(spent === undefined ? ran : { ...ran, spent }, pendingKey(ctx, context.id), maxStepBytes),
         maxStepBytes,
       );
-    });
+    };
     let result: ToolStep;
     let content: ContentPart[] | undefined;
     try {
-      result = await scheduler.await(step);
+      result =
+        context.task !== undefined && steps.tasks !== undefined
+          ? await taskAttempt(ctx, scheduler, steps.tasks, context.task, run)
+          : await scheduler.await(ctx.run<ToolStep>(`tool ${context.id}`, run));
       if ("content" in result && result.content !== undefined)
         content = await joinedParts(ctx, scheduler, context.id, result.content);
     } catch (error) {
@@ -167,6 +162,32 @@ function journaledHandler(
     if ("pause" in result) throw new ApprovalPause(result.pause);
     throw new AbortError();
   };
+}
+
+/**
+ * An attempt of a background task's handler. Its start is a journaled step; the handler then runs
+ * outside any step (a step in flight would hold every later step of the run, model calls included,
+ * until it ended), and its outcome is journaled by the safe point that settles it
+ * (`DurableTasks.outcome`). A replay that finds the start journaled does not run the handler: the
+ * journal has its outcome, or the worker running it stopped.
+ */
+async function taskAttempt(
+  ctx: ObjectContext,
+  scheduler: StepScheduler,
+  tasks: DurableTasks,
+  task: { id: string; attempt: number },
+  run: () => Promise<ToolStep>,
+): Promise<ToolStep> {
+  let startedHere = false;
+  const start = ctx.run(`task ${task.id} start ${task.attempt}`, () => {
+    startedHere = true;
+    return null;
+  });
+  const ran = scheduler.await(start).then(
+    () => (startedHere ? run() : undefined),
+    () => undefined,
+  );
+  return tasks.outcome(task, ran);
 }
 
 // Inside the step: the handler with its own signal, raced against its timeout and the run's abort
@@ -245,9 +266,6 @@ function toJson(output: unknown): JsonValue {
   const text = JSON.stringify(output);
   return text === undefined ? "" : (JSON.parse(text) as JsonValue);
 }
-
-/** A content part in a tool step: as it is, or with its base64 moved to `chunks` steps of its own. */
-type StepPart = ContentPart | { chunks: number; part: Omit<ContentPart, "data"> };
 
 // The base64 of parts that did not fit their tool's step, by object key and call id (ids are the
 // model's: two sessions' runs may both have a call_1), from the step until the steps of its chunks

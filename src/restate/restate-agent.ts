@@ -37,6 +37,10 @@ import { checkStepRetry } from "./journaled-model.ts";
 import { entriesToJsonl, hasSession, readEntries, sessionFromEntries, writeEntries } from "./session-state.ts";
 import { parseLog } from "./session-to-store.ts";
 import type { SessionEntry } from "../store/entries.ts";
+import { isWaitTaskTool } from "../tools/task-tools.ts";
+import { backgroundTasks } from "../tools/task-control.ts";
+import type { BackgroundTask } from "../tools/task-types.ts";
+import { cancelTaskRequest, type CancelTaskInput } from "./task-handlers.ts";
 
 export type RestateAgentOptions = RestateAgentSetup & (RestateLoopRun | RestateAgentsRun);
 
@@ -119,6 +123,15 @@ export type RestateAgentHandlers = {
    * asked again by that run). Returns the session.
    */
   import: (ctx: ObjectContext, input: { jsonl: string }) => Promise<Session>;
+  /** The session's background tasks (`backgroundTasks(session)`), in start order, as the run has written them. */
+  tasks: (ctx: ObjectSharedContext) => Promise<BackgroundTask[]>;
+  /**
+   * Cancels a background task of the session (`{ id, reason? }`): the run sees it while it waits
+   * for its tasks (at once when it waits, else when it next waits), aborts the handler's signal,
+   * records the task `cancelled` and gives the model the reason. Returns the task as the session has it (a settled one
+   * unchanged); 404 for an id the session has no task of, 409 for a running one no run holds.
+   */
+  cancelTask: (ctx: ObjectSharedContext, input: CancelTaskInput) => Promise<BackgroundTask>;
   /** Internal (not on the ingress): lets one decision per awakeable through. */
   decide: (ctx: ObjectContext, input: { id: string; approved: boolean; reason?: string }) => Promise<null>;
   /** Internal (not on the ingress): clears a decision gate's state, a day after its decision. */
@@ -175,6 +188,14 @@ export function restateAgent(config: RestateAgentOptions): RestateAgent {
       async (ctx: ObjectSharedContext, input: ApprovalResolution) =>
         resolveApprovals(ctx, name, sessionFromEntries(await existingEntries(ctx), `restate:${ctx.key}`), input),
     ),
+    tasks: shared({ description: "The session's background tasks." }, async (ctx: ObjectSharedContext) =>
+      backgroundTasks(sessionFromEntries(await existingEntries(ctx), `restate:${ctx.key}`)),
+    ),
+    cancelTask: shared(
+      { description: "Cancel a background task of the session." },
+      async (ctx: ObjectSharedContext, input: CancelTaskInput) =>
+        cancelTaskRequest(ctx, sessionFromEntries(await existingEntries(ctx), `restate:${ctx.key}`), input),
+    ),
     import: restate.handlers.object.exclusive(
       { description: "Start the session from a log (JSON Lines), as a store holds it." },
       (ctx: ObjectContext, input: { jsonl: string }) => importSession(ctx, input, setup.maxStepBytes),
@@ -192,21 +213,47 @@ export function restateAgent(config: RestateAgentOptions): RestateAgent {
 }
 
 function checkRunOptions(config: RestateAgentOptions): void {
-  refuseBackgroundTools(config.agent === undefined ? (config.tools ?? []) : config.agent.tools);
+  refuseTaskWaits(config);
   if (config.agent === undefined) return checkLoopOptions(config.options ?? {}, config.tools ?? []);
   const { maxHandoffs, ...options } = config.options ?? {};
   checkNumber("maxHandoffs", maxHandoffs, { min: 0, integer: true });
   checkLoopOptions(options, config.agent.tools);
 }
 
-// A task outlives the step that starts it: until its start, settling and delivery are journaled
-// steps, a replay could start it twice or lose it, so a durable run refuses it up front.
-function refuseBackgroundTools(tools: readonly ToolDefinition[]): void {
-  const background = tools.find((definition) => definition.background !== undefined && definition.background !== false);
-  if (background === undefined) return;
-  throw new AgentError(
-    `restateAgent: tool "${background.name}" has background: background tasks do not run under Restate yet; run its calls in the foreground there`,
-  );
+// A task runs inside the run's invocation (its steps are the run's journal): it cannot outlive the
+// run (`whenIdle: "end"`), and it settles only at a safe point, which a `wait_task` call inside its
+// own step would never reach. A durable run refuses both up front.
+function refuseTaskWaits(config: RestateAgentOptions): void {
+  const refuseEnd = (where: string, options: { backgroundTasks?: { whenIdle?: string } } | undefined): void => {
+    if (options?.backgroundTasks?.whenIdle !== "end") return;
+    throw new AgentError(
+      `restateAgent: ${where}backgroundTasks.whenIdle is "end": under Restate a task runs inside its run's invocation, which waits for it; leave whenIdle out there (or "wait")`,
+    );
+  };
+  const refuseWait = (tools: readonly ToolDefinition[]): void => {
+    if (!tools.some(isWaitTaskTool)) return;
+    throw new AgentError(
+      'restateAgent: tool "wait_task" (taskTools()) does not run under Restate: a task settles at the run\'s safe points, which a call waiting inside its step never reaches; offer check_task and cancel_task there',
+    );
+  };
+  refuseEnd("options.", config.options);
+  if (config.agent === undefined) return refuseWait(config.tools ?? []);
+  for (const agent of allAgents(config.agent)) {
+    refuseEnd(`agent "${agent.name}" has options.`, agent.options);
+    refuseWait(agent.tools);
+  }
+}
+
+// The agent and every agent its handoffs reach.
+function allAgents(root: AgentDefinition): AgentDefinition[] {
+  const seen = new Set<AgentDefinition>();
+  const pending = [root];
+  for (let agent = pending.pop(); agent !== undefined; agent = pending.pop()) {
+    if (seen.has(agent)) continue;
+    seen.add(agent);
+    pending.push(...agent.handoffs.map((handoff) => handoff.agent));
+  }
+  return [...seen];
 }
 
 async function importSession(ctx: ObjectContext, input: { jsonl: string }, maxStepBytes: number): Promise<Session> {

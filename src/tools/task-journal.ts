@@ -23,6 +23,8 @@ export type TaskJournal = {
     task: LiveTask,
     attempt: (attempt: number) => Promise<ToolOutcome>,
   ) => Promise<ToolOutcome | TaskOutcome>;
+  /** Task `task` is settled (its record written where its result is in the session): called once `settle`'s outcome went through the run's checks. */
+  readonly settled: (task: LiveTask) => void;
   /** Asks for task `task` to be cancelled: its handler's signal aborts now, its record says so at the next safe point. */
   readonly requestCancel: (task: LiveTask, reason: string | undefined) => void;
   /** The safe point: settles what the journal says has settled since the last one (a journaled step while tasks run). */

@@ -209,10 +209,12 @@ function runHandler(
       (outcome) => {
         abortRace.dispose();
         settleTask(task, "status" in outcome ? outcome : settledRecord(task, outcome));
+        journal?.settled(task);
       },
       (error: unknown) => {
         abortRace.dispose();
         settleTask(task, { status: "failed", output: `Error: ${String(error)}`, isError: true });
+        journal?.settled(task);
       },
     );
 }

@@ -15,6 +15,11 @@ export function taskTools(): Tool[] {
   return [checkTaskTool, waitTaskTool, cancelTaskTool];
 }
 
+/** Whether `definition` is `taskTools()`'s `wait_task` (a durable run refuses it: its wait would hold a journaled step). */
+export function isWaitTaskTool(definition: unknown): boolean {
+  return definition === waitTaskTool;
+}
+
 const checkTaskTool: Tool<{ id?: string }> = {
   name: "check_task",
   description:

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { defineAgent, isAgentError } from "simple-agent-loop";
+import { defineAgent, isAgentError, taskTools } from "simple-agent-loop";
 import { restateAgent } from "simple-agent-loop/restate";
 import { scriptedModel } from "simple-agent-loop/testing";
 import { fitText } from "../../src/restate/step-size.ts";
@@ -21,13 +21,27 @@ describe("restateAgent checks its options when it is made, not inside a run", ()
         tools: [{ name: "t", description: "d", input_schema: {}, handler: () => "", timeout: Number.NaN }],
       },
     ],
+    ["whenIdle", { invokeModel, options: { backgroundTasks: { whenIdle: "end" } } }],
     [
-      "background",
+      "whenIdle",
       {
-        invokeModel,
-        tools: [{ name: "build", description: "d", input_schema: {}, handler: () => "", background: true }],
+        agent: defineAgent({
+          name: "triage",
+          systemPrompt: "s",
+          invokeModel,
+          handoffs: [
+            defineAgent({
+              name: "builder",
+              systemPrompt: "s",
+              invokeModel,
+              options: { backgroundTasks: { whenIdle: "end" } },
+            }),
+          ],
+        }),
       },
     ],
+    ["wait_task", { invokeModel, tools: taskTools() }],
+    ["wait_task", { agent: defineAgent({ name: "a", systemPrompt: "s", invokeModel, tools: taskTools() }) }],
   ];
   for (const [name, config] of bad) {
     it(`refuses a bad ${name}`, () => {
@@ -52,6 +66,15 @@ describe("restateAgent checks its options when it is made, not inside a run", ()
     });
     expect(() => restateAgent({ agent: coder })).not.toThrow();
     expect(() => restateAgent({ invokeModel, options: { codeMode: { maxCalls: -1 } } })).toThrow(/codeMode/);
+  });
+
+  it("takes background tools, check_task and cancel_task: their tasks are journaled", () => {
+    const build = { name: "build", description: "d", input_schema: {}, handler: () => "", background: true };
+    const offered = [build, ...taskTools().filter((definition) => definition.name !== "wait_task")];
+    expect(() => restateAgent({ invokeModel, tools: offered })).not.toThrow();
+    expect(() =>
+      restateAgent({ invokeModel, tools: [build], options: { backgroundTasks: { whenIdle: "wait" } } }),
+    ).not.toThrow();
   });
 
   it("an error text is cut to what a step may hold, in UTF-8 bytes of its JSON", () => {

@@ -8,6 +8,7 @@ import { scriptClassifier, scriptGuardrails, scriptModel, scriptTools } from "./
 import { scriptTriage } from "./agents-script.ts";
 import { shotsMaxStepBytes, shotsModel, shotsTools } from "./shots-script.ts";
 import { codeModeModel } from "./code-mode-script.ts";
+import { tasksModel, tasksTools } from "./tasks-script.ts";
 
 const [dir] = process.argv.slice(2);
 if (dir === undefined) throw new Error("usage: worker.ts <control dir>");
@@ -59,5 +60,7 @@ const port = await restate
       options: { codeMode: true },
     }),
   )
+  // Background tasks (tasks-script.ts).
+  .bind(restateAgent({ name: "tasks", invokeModel: tasksModel(), tools: tasksTools(dir) }))
   .listen(0);
 process.stdout.write(`${JSON.stringify({ port })}\n`);
