@@ -4,7 +4,6 @@ import {
   initSession,
   runAgent,
   streamAgent,
-  tool,
   waitForTask,
   type AgentRunEvent,
   type Message,
@@ -12,25 +11,8 @@ import {
   type ToolResultMessage,
 } from "simple-agent-loop";
 import { scriptedModel } from "simple-agent-loop/testing";
+import { buildTool, gate } from "./task-fixtures.ts";
 import { expectEveryCallAnsweredOnce } from "./helpers.ts";
-
-function gate(): { promise: Promise<string>; resolve: (value: string) => void } {
-  let resolve!: (value: string) => void;
-  const promise = new Promise<string>((settle) => {
-    resolve = settle;
-  });
-  return { promise, resolve };
-}
-
-function buildTool(handler: () => Promise<string>) {
-  return tool({
-    name: "build",
-    description: "Builds.",
-    inputSchema: { type: "object", properties: {} },
-    background: true,
-    handler,
-  });
-}
 
 function taskIdOf(session: Session): string {
   const result = session.messages.find(

@@ -4,33 +4,14 @@ import {
   backgroundTasks,
   executeToolCalls,
   initSession,
-  tool,
   waitForTask,
   type AgentEvent,
   type Session,
   type ToolResultMessage,
 } from "simple-agent-loop";
 import { scriptedModel } from "simple-agent-loop/testing";
+import { buildTool, gate } from "./task-fixtures.ts";
 import { runningTaskCount } from "../src/tools/task-registry.ts";
-
-// A handler that settles when the test says so.
-function gate(): { promise: Promise<string>; resolve: (value: string) => void } {
-  let resolve!: (value: string) => void;
-  const promise = new Promise<string>((settle) => {
-    resolve = settle;
-  });
-  return { promise, resolve };
-}
-
-function buildTool(handler: () => Promise<string>) {
-  return tool({
-    name: "build",
-    description: "Builds.",
-    inputSchema: { type: "object", properties: {} },
-    background: true,
-    handler,
-  });
-}
 
 function startThenAnswer() {
   return scriptedModel([

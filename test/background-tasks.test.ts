@@ -21,17 +21,7 @@ import {
 } from "simple-agent-loop";
 import { scriptedModel } from "simple-agent-loop/testing";
 import { expectEveryCallAnsweredOnce, sleep } from "./helpers.ts";
-
-// A handler that settles when the test says so.
-function gate<T>(): { promise: Promise<T>; resolve: (value: T) => void; reject: (error: unknown) => void } {
-  let resolve!: (value: T) => void;
-  let reject!: (error: unknown) => void;
-  const promise = new Promise<T>((settle, fail) => {
-    resolve = settle;
-    reject = fail;
-  });
-  return { promise, resolve, reject };
-}
+import { gate } from "./task-fixtures.ts";
 
 const inputSchema: JsonObject = { type: "object", properties: { path: { type: "string" } }, required: ["path"] };
 
