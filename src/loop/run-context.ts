@@ -194,7 +194,7 @@ export function createRunContext(setup: RunSetup): RunContext {
   const ledger = runLedger(options);
   // What the run's background tasks spend counts here too, as they spend it.
   if (tasks !== undefined) tasks.host.ledger = ledger;
-  const runTools = codeModeParts(options, tools, { maxChars, spentByCall }, () => executor);
+  const runTools = codeModeParts(options, tools, { maxChars, spentByCall, marked }, () => executor);
   const executor: ToolExecutor = createToolExecutor(runTools.definitions, options.toolHandlers ?? {}, {
     ...pick(options, ["parallel", "maxParallelTools"]),
     ...(toolTimeout === undefined ? {} : { toolTimeout }),
@@ -408,7 +408,15 @@ type CodeModeParts = {
 function codeModeParts(
   options: AgentLoopOptions,
   tools: readonly ToolDefinition[],
-  { maxChars, spentByCall }: { maxChars: number | undefined; spentByCall: Map<string, SubagentUsage[]> },
+  {
+    maxChars,
+    spentByCall,
+    marked,
+  }: {
+    maxChars: number | undefined;
+    spentByCall: Map<string, SubagentUsage[]>;
+    marked: ((result: ToolResultMessage) => ToolResultMessage) | undefined;
+  },
   executor: () => ToolExecutor,
 ): CodeModeParts {
   const settings = readCodeMode(options.codeMode, tools);
@@ -417,9 +425,12 @@ function codeModeParts(
     const withRecords = (message: Message): Message => withSubagentUsage(message, spentByCall);
     return { offer, definitions: offer.definitions, withRecords, executorOptions: { offer } };
   }
-  const codeMode: CodeMode = createCodeMode(settings, tools, (call, scope, turn, caller) =>
-    executor().startProgramCall(call, scope, turn, caller),
-  );
+  // A program gets a call's result as the tool guardrails left it, as the model would.
+  const codeMode: CodeMode = createCodeMode(settings, tools, (call, scope, turn, caller) => {
+    const outcome = executor().startProgramCall(call, scope, turn, caller);
+    if (marked === undefined) return outcome;
+    return outcome.then((settled) => (settled.type === "tool_result" ? marked(settled) : settled));
+  });
   const offer = createToolOffer(codeMode.offered, maxChars ?? defaultLargeOutputChars);
   return {
     offer,
