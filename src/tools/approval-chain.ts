@@ -4,6 +4,7 @@ import { costOf, priceOf, type ModelPrice } from "../model/cost.ts";
 import type { BudgetCharge, BudgetLedger } from "../model/budget.ts";
 import {
   notifySessionChange,
+  type BudgetOverrun,
   type ClassifierDecision,
   type ConsultedLink,
   type DecidedBy,
@@ -159,6 +160,16 @@ async function askClassifier(
 ): Promise<ClassifierDecision | undefined> {
   const { signal, abortRace, setup, call } = run;
   const { name } = classifier;
+  // A verdict is a model call the run pays for: none is bought once the budget is used up.
+  const overrun = setup.spending?.ledger.exhausted();
+  if (overrun !== undefined)
+    return {
+      by: "classifier",
+      name,
+      decision: "unsure",
+      reason: "not asked: the run's budget is used up",
+      error: `the budget is used up (${describeOverrun(overrun)}): the classifier was not asked`,
+    };
   const limit = classifier.timeoutMs ?? defaultClassifierTimeoutMs;
   const controller = new AbortController();
   const follow = (): void => controller.abort(signal.reason);
@@ -194,7 +205,19 @@ async function askClassifier(
       reason: "no verdict in time",
       error: `no verdict within ${limit} ms`,
     };
-  const decision = readVerdict(name, answer);
+  let decision: ClassifierDecision;
+  try {
+    decision = readVerdict(name, answer);
+  } catch (error) {
+    // An answer whose reading throws (a getter, a proxy) is no verdict either.
+    return {
+      by: "classifier",
+      name,
+      decision: "unsure",
+      reason: "the classifier's answer was not a verdict",
+      error: describeError(error),
+    };
+  }
   if (decision.usage !== undefined) charge(setup, call.id, decision, decision.usage);
   return decision;
 }
@@ -237,6 +260,12 @@ function readVerdict(name: string, answer: unknown): ClassifierDecision {
   if (verdict === "unsure" && typeof fields.error === "string") decision.error = bounded(fields.error);
   if (typeof confidence === "number" && confidence >= 0 && confidence <= 1) decision.confidence = confidence;
   return decision;
+}
+
+function describeOverrun({ budget, spent }: BudgetOverrun): string {
+  return budget.usd !== undefined && spent.usd !== undefined
+    ? `${spent.usd.toFixed(4)} of ${budget.usd} USD`
+    : `${spent.tokens} of ${budget.tokens ?? 0} tokens`;
 }
 
 function readUsage(value: unknown): Usage | undefined {
