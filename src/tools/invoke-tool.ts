@@ -46,8 +46,13 @@ export function invokeTool(
   try {
     if (definition === undefined) return callHandler(run, handler, call.input);
     const background = backgroundOf(definition);
-    // A task call is validated here, as any call, before it becomes a task.
-    const task = background !== undefined && run.task === undefined && isTaskCall(background, call.input);
+    // A task call is validated here, as any call, before it becomes a task. A program's call runs
+    // in the foreground: the program awaits it, and its result never enters the session to carry a task.
+    const task =
+      background !== undefined &&
+      run.task === undefined &&
+      run.caller === undefined &&
+      isTaskCall(background, call.input);
     const input = background === undefined ? call.input : handlerInput(background, call.input);
     const validation = validateToolInput(definition, input);
     if (validation instanceof Promise) return validateLater(run, handler, validation, task ? background : undefined);
