@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { jsonLength } from "../src/loop/json-length.ts";
+import { jsonLength } from "../src/shared/json-length.ts";
 
 describe("jsonLength", () => {
   it("is the length of JSON.stringify, escapes and left-out keys included", () => {
@@ -26,6 +26,27 @@ describe("jsonLength", () => {
       { nested: { deep: [[], {}, [{}]] } },
     ];
     for (const value of values) expect(jsonLength(value), JSON.stringify(value)).toBe(JSON.stringify(value)?.length);
+  });
+
+  it("with an indent, is the length of JSON.stringify(value, null, indent): line breaks, indentation, spaces after keys", () => {
+    const values: unknown[] = [
+      7,
+      "a\nb",
+      [],
+      {},
+      [1, [2, [3, {}]], { a: [] }],
+      { a: 1, b: undefined, 'k"': [true, false], f: () => 1 },
+      { only: undefined },
+      { date: new Date(0), list: [new Date(1), { at: new Date(2) }] },
+      { nested: { deep: [[], {}, [{ x: "\u0001" }]] } },
+      [undefined, () => 1, null],
+    ];
+    for (const indent of [2, 4])
+      for (const value of values)
+        expect(jsonLength(value, Infinity, indent), JSON.stringify(value)).toBe(
+          JSON.stringify(value, null, indent)?.length,
+        );
+    expect(jsonLength({ list: ["x".repeat(100), "y".repeat(100)] }, 150, 2)).toBeGreaterThan(150);
   });
 
   it("stops past the limit: a long input is known long without being read whole", () => {

@@ -76,6 +76,29 @@ describe("largeOutput", () => {
     expect(sent.map((call) => call.tools)).toStrictEqual([["test"], ["test", "recall_output"]]);
   });
 
+  it("measures a JSON output as it is shown (indented): exactly maxChars enters whole, one more is offloaded", async () => {
+    const maxChars = 300;
+    // Indented, { "rows": [ "..." ] } is 26 characters around its string.
+    const output = (length: number): { rows: string[] } => ({ rows: ["x".repeat(length - 26)] });
+    expect(JSON.stringify(output(maxChars), null, 2)).toHaveLength(maxChars);
+    for (const [length, kept] of [
+      [maxChars, undefined],
+      [maxChars + 1, "offloaded"],
+    ] as const) {
+      const rows = tool({
+        name: "test",
+        description: "Rows.",
+        inputSchema: { type: "object" },
+        handler: () => output(length),
+      });
+      const session = await agentLoop(model().invokeModel, [rows], initSession("s", "go"), {
+        largeOutput: { maxChars },
+      });
+      expect(resultOf(session, "call_7").kept, `length ${length}`).toBe(kept);
+      if (kept === undefined) expect(resultOf(session, "call_7").output).toStrictEqual(output(length));
+    }
+  });
+
   it("is on by default at 40,000 characters, and off with false", async () => {
     const first = await agentLoop(model().invokeModel, [test], initSession("s", "go"));
     expect((resultOf(first, "call_7").output as string).length).toBeLessThanOrEqual(40_000);

@@ -1,7 +1,7 @@
 import type { CompactionStrategy } from "./compaction-strategy.ts";
 import type { CompactionTally } from "./compaction.ts";
 import { messageCharacters } from "./content-size.ts";
-import { jsonLength } from "./json-length.ts";
+import { jsonLength } from "../shared/json-length.ts";
 import { checkNumber } from "../numeric-options.ts";
 import {
   followSessionEdits,
@@ -68,7 +68,7 @@ export type Clearer = ((session: Session, reason: "before-call" | "overflow", ta
  * and adds them and the characters they freed to `tally`.
  * Incremental: it remembers how far it has looked and which results it found clearable, so each
  * call reads only the messages that left the last `keepLast` results since the one before, and
- * the results at or after the lowest place the session's edit record says was changed since (as a
+ * the messages at or after the lowest place the session's edit record says was changed since (as a
  * store learns of them); a clearable result replaced without a notice is noticed too. The session
  * is read again from its start only when messages were removed behind it. Use one per session.
  */
@@ -117,63 +117,54 @@ const details = { strategy: "clear-tool-results" };
 
 type ReadResult = { index: number; message: Message; toolName: string };
 
-// What a clearer has read of a session: messages before `scanned` are classified, every result
-// read kept with the object it saw and the clearable ones listed (oldest first), and the tool
-// names of calls whose results are not read yet. A plain record and the functions below: one per
-// run, nothing made per call.
+// What a clearer has read of a session: messages before `scanned` are classified, the clearable
+// results listed (oldest first) with the object each was, and the last message read. A plain
+// record and the functions below: one per run, nothing kept of a result that is not clearable.
 type Scan = {
   scanned: number;
   clearable: ReadResult[];
   last: Message | undefined;
-  readonly read: ReadResult[];
-  readonly names: Map<string, string>;
   readonly minChars: number;
 };
 
 function newScan(minChars: number): Scan {
-  return { scanned: 0, clearable: [], last: undefined, read: [], names: new Map(), minChars };
+  return { scanned: 0, clearable: [], last: undefined, minChars };
 }
 
 /**
- * Takes in the results replaced behind the scan (at or after the lowest place edited since the
- * last call); false when what was read is no longer the session's (messages removed, or a result
- * replaced by another kind of message): then read it from the start.
+ * Takes in what changed behind the scan: the messages at or after the lowest place edited since the
+ * last call, and any clearable result replaced without a notice, are read again; false when what was
+ * read is no longer the session's (messages removed or moved): then read it from the start.
  */
 function follow(scan: Scan, messages: readonly Message[], edits: SessionEdits): boolean {
-  const { scanned, read, clearable } = scan;
+  const { scanned, clearable } = scan;
   if (scanned === 0) return true;
   if (edits.spliced || messages.length < scanned) return false;
-  if (edits.lowest < scanned)
-    for (let at = firstReadFrom(read, edits.lowest); at < read.length; at++) {
-      const entry = read[at]!;
-      if (messages[entry.index] !== entry.message && !reclassify(scan, entry, messages[entry.index]!)) return false;
-    }
-  // Backwards: a result that stops being clearable leaves the list behind the walk.
-  for (let at = clearable.length - 1; at >= 0; at--) {
-    const entry = clearable[at]!;
-    if (messages[entry.index] !== entry.message && !reclassify(scan, entry, messages[entry.index]!)) return false;
-  }
-  if (messages[scanned - 1] === scan.last) return true;
-  // The last message read was a result replaced above, or messages moved.
-  const final = read.at(-1);
-  if (final?.index !== scanned - 1 || final.message !== messages[scanned - 1]) return false;
-  scan.last = final.message;
-  return true;
+  let from = edits.lowest < scanned ? edits.lowest : scanned;
+  for (const entry of clearable) if (entry.index < from && messages[entry.index] !== entry.message) from = entry.index;
+  if (from < scanned) readAgain(scan, messages, from);
+  return messages[scanned - 1] === scan.last;
+}
+
+// Reads the messages from `from` to where the scan stopped again, as if never read.
+function readAgain(scan: Scan, messages: readonly Message[], from: number): void {
+  const { clearable } = scan;
+  let kept = clearable.length;
+  while (kept > 0 && clearable[kept - 1]!.index >= from) kept--;
+  clearable.length = kept;
+  const end = scan.scanned;
+  scan.scanned = from;
+  advance(scan, messages, end);
 }
 
 /** Reads the messages from where it stopped up to `end`. */
 function advance(scan: Scan, messages: readonly Message[], end: number): void {
-  const { names } = scan;
   for (let index = scan.scanned; index < end; index++) {
     const message = messages[index]!;
-    if (!("type" in message)) continue;
-    if (message.type === "tool_call") names.set(message.id, message.name);
-    if (message.type !== "tool_result") continue;
-    const toolName = names.get(message.id) ?? "a tool";
-    names.delete(message.id);
-    const entry = { index, message, toolName };
-    scan.read.push(entry);
-    if (isClearable(scan, message, toolName)) scan.clearable.push(entry);
+    // The tool's name is looked up only for a result that may be cleared: most are short.
+    if (!("type" in message) || message.type !== "tool_result" || !mayClear(scan, message)) continue;
+    const toolName = toolNameOf(messages, index, message.id);
+    if (toolName !== searchToolsName) scan.clearable.push({ index, message, toolName });
   }
   if (end > scan.scanned) {
     scan.scanned = end;
@@ -181,50 +172,25 @@ function advance(scan: Scan, messages: readonly Message[], end: number): void {
   }
 }
 
+// The name of the call a result answers: the latest call with its id before it.
+function toolNameOf(messages: readonly Message[], index: number, id: string): string {
+  for (let at = index - 1; at >= 0; at--) {
+    const message = messages[at]!;
+    if ("type" in message && message.type === "tool_call" && message.id === id) return message.name;
+  }
+  return "a tool";
+}
+
 /** The listed results were cleared (replaced by placeholders): nothing is clearable now. */
 function cleared(scan: Scan, messages: readonly Message[]): void {
-  for (const entry of scan.clearable) entry.message = messages[entry.index]!;
   scan.clearable = [];
   scan.last = messages[scan.scanned - 1];
 }
 
-// Content parts (images, files) are what the model is shown of such a result: not plain output to clear.
-function isClearable(scan: Scan, message: Message, toolName: string): boolean {
-  return (
-    "type" in message &&
-    message.type === "tool_result" &&
-    message.kept !== "cleared" &&
-    message.content === undefined &&
-    toolName !== searchToolsName &&
-    longerThan(message, scan.minChars)
-  );
-}
-
-// Takes in the result now at `entry`'s place; false when it is another kind of message.
-function reclassify(scan: Scan, entry: ReadResult, now: Message): boolean {
-  if (!("type" in now) || now.type !== "tool_result") return false;
-  const { clearable } = scan;
-  entry.message = now;
-  const listed = clearable.indexOf(entry);
-  const clears = isClearable(scan, now, entry.toolName);
-  if (listed >= 0 && !clears) clearable.splice(listed, 1);
-  if (listed < 0 && clears) {
-    const after = clearable.findIndex((item) => item.index > entry.index);
-    clearable.splice(after < 0 ? clearable.length : after, 0, entry);
-  }
-  return true;
-}
-
-// Where in `read` (results in order of place) the first result at or after `index` is.
-function firstReadFrom(read: readonly ReadResult[], index: number): number {
-  let low = 0;
-  let high = read.length;
-  while (low < high) {
-    const middle = (low + high) >> 1;
-    if (read[middle]!.index < index) low = middle + 1;
-    else high = middle;
-  }
-  return low;
+// Content parts (images, files) are what the model is shown of such a result: not plain output to
+// clear. (Nor is what `search_tools` answered: the tools it loaded stay loaded; see `advance`.)
+function mayClear(scan: Scan, message: ToolResultMessage): boolean {
+  return message.kept !== "cleared" && message.content === undefined && longerThan(message, scan.minChars);
 }
 
 // The index of the first of the last `keepLast` tool results (the length when `keepLast` is 0),
@@ -238,12 +204,10 @@ function startOfLastResults(messages: readonly Message[], keepLast: number, stop
   return stop;
 }
 
-// As `outputText` shows it: a string as it is, anything else as indented JSON, never shorter than its JSON.
+// As `outputText` shows it: a string as it is, anything else as indented JSON (measured, not built).
 function longerThan(result: ToolResultMessage, minChars: number): boolean {
   const { output } = result;
-  if (typeof output === "string") return output.length > minChars;
-  if (jsonLength(output, minChars) > minChars) return true;
-  return typeof output === "object" && output !== null && outputText(output).length > minChars;
+  return typeof output === "string" ? output.length > minChars : jsonLength(output, minChars, 2) > minChars;
 }
 
 // Clears the result at `index`; returns the characters of JSON it freed.

@@ -2,7 +2,7 @@ import { checkNumber } from "../numeric-options.ts";
 import { turnStartBefore } from "../session-turns.ts";
 import { isModelMessage, notifySessionChange, type JsonValue, type Message, type Session } from "../session.ts";
 import { hasMedia, messageCharacters, withoutMedia } from "./content-size.ts";
-import { jsonLength } from "./json-length.ts";
+import { jsonLength } from "../shared/json-length.ts";
 
 export type CompactSessionOptions = {
   /** How many assistant replies or model turns must follow a message before it is cut: an integer >= 0 (default 2). */

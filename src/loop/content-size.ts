@@ -1,6 +1,6 @@
 import { base64Size, type ContentPart } from "../content-parts.ts";
 import type { Message } from "../session.ts";
-import { jsonLength } from "./json-length.ts";
+import { jsonLength } from "../shared/json-length.ts";
 
 /**
  * Tokens an image costs a model, whatever its bytes: providers scale images down to about a

@@ -16,29 +16,33 @@ import type {
  * turn check to refuse.
  */
 export function modelOwnFields(message: ModelMessage): ModelMessage {
+  // Each field read by name (no key picked at run time): this runs on every message of every turn.
   const source = message as Partial<Record<string, unknown>>;
   if (source.role === "assistant") {
     const own: AssistantMessage = { role: "assistant", content: source.content as string };
-    takeString(source, own, "signature");
-    takeString(source, own, "provider");
-    return Object.assign(own, turnEndFields(source));
+    if (typeof source.signature === "string") own.signature = source.signature;
+    if (typeof source.provider === "string") own.provider = source.provider;
+    copyTurnEndFields(source, own);
+    return own;
   }
   if (source.type === "thinking") {
     const own: ThinkingMessage = { type: "thinking", content: source.content as string };
-    takeString(source, own, "signature");
-    takeString(source, own, "provider");
+    if (typeof source.signature === "string") own.signature = source.signature;
+    if (typeof source.provider === "string") own.provider = source.provider;
     if (source.redacted === true) own.redacted = true;
-    return Object.assign(own, turnEndFields(source));
+    copyTurnEndFields(source, own);
+    return own;
   }
   if (source.type === "tool_call") {
     const own = { type: "tool_call", id: source.id, name: source.name } as ToolCallMessage;
     if (source.input !== undefined) own.input = source.input as ToolCallMessage["input"];
-    takeString(source, own, "signature");
-    takeString(source, own, "provider");
-    takeString(source, own, "wireId");
-    takeString(source, own, "inputError");
+    if (typeof source.signature === "string") own.signature = source.signature;
+    if (typeof source.provider === "string") own.provider = source.provider;
+    if (typeof source.wireId === "string") own.wireId = source.wireId;
+    if (typeof source.inputError === "string") own.inputError = source.inputError;
     if (source.generatedId === true) own.generatedId = true;
-    return Object.assign(own, turnEndFields(source));
+    copyTurnEndFields(source, own);
+    return own;
   }
   return message;
 }
@@ -46,22 +50,27 @@ export function modelOwnFields(message: ModelMessage): ModelMessage {
 /** The turn-end fields of a model's message or `response-end` event, by name, each checked for its type. */
 export function turnEndFields(source: Partial<Record<string, unknown>>): TurnEndFields {
   const fields: TurnEndFields = {};
-  if (typeof source.stopReason === "string") fields.stopReason = source.stopReason as StopReason;
-  if (typeof source.rawStopReason === "string") fields.rawStopReason = source.rawStopReason;
-  takeString(source, fields, "model");
-  takeString(source, fields, "responseId");
+  copyTurnEndFields(source, fields);
+  return fields;
+}
+
+// Written onto the message itself: no object of its own for the fields, none for a turn without them.
+function copyTurnEndFields(source: Partial<Record<string, unknown>>, target: TurnEndFields): void {
+  if (typeof source.stopReason === "string") target.stopReason = source.stopReason as StopReason;
+  if (typeof source.rawStopReason === "string") target.rawStopReason = source.rawStopReason;
+  if (typeof source.model === "string") target.model = source.model;
+  if (typeof source.responseId === "string") target.responseId = source.responseId;
   const details = source.stopDetails;
   if (typeof details === "object" && details !== null && !Array.isArray(details)) {
     const given = details as Partial<Record<string, unknown>>;
     const stopDetails: NonNullable<TurnEndFields["stopDetails"]> = {};
-    takeString(given, stopDetails, "type");
-    takeString(given, stopDetails, "category");
-    takeString(given, stopDetails, "explanation");
-    fields.stopDetails = stopDetails;
+    if (typeof given.type === "string") stopDetails.type = given.type;
+    if (typeof given.category === "string") stopDetails.category = given.category;
+    if (typeof given.explanation === "string") stopDetails.explanation = given.explanation;
+    target.stopDetails = stopDetails;
   }
   const usage = usageCounts(source.usage);
-  if (usage !== undefined) fields.usage = usage;
-  return fields;
+  if (usage !== undefined) target.usage = usage;
 }
 
 /**
@@ -82,13 +91,4 @@ function usageCounts(given: unknown): Usage | undefined {
 
 function isCount(value: unknown): value is number {
   return typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
-}
-
-function takeString<Target extends object>(
-  source: Partial<Record<string, unknown>>,
-  target: Target,
-  name: keyof Target & string,
-): void {
-  const value = source[name];
-  if (typeof value === "string") (target as Record<string, unknown>)[name] = value;
 }

@@ -1,3 +1,4 @@
+import { jsonLength } from "../shared/json-length.ts";
 import { keptOutput, type JsonValue, type ToolResultMessage } from "../session.ts";
 import type { Tool } from "./tool.ts";
 
@@ -60,8 +61,11 @@ export function clearedPlaceholder(toolName: string, id: string, characters: num
 export function offloadedResult(result: ToolResultMessage, maxChars: number): ToolResultMessage | undefined {
   // The model is shown a result's content parts (images, files), not its output: those stay as they are.
   if (result.content !== undefined) return undefined;
-  const text = outputText(result.output);
-  if (text.length <= maxChars) return undefined;
+  // Measured first, built only when it is cut: most outputs are short and enter as they are.
+  const whole = result.output;
+  if (typeof whole === "string" ? whole.length <= maxChars : jsonLength(whole, maxChars, 2) <= maxChars)
+    return undefined;
+  const text = outputText(whole);
   const totalLines = countLines(text, 0, text.length) + 1;
   // The marker's length depends on the numbers in it: size it with the largest they can be.
   const room = Math.max(0, maxChars - marker(result.id, text.length, totalLines, totalLines, totalLines).length);
