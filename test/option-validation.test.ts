@@ -13,6 +13,7 @@ import {
   compactSession,
   defaultMaxIterations,
   executeToolCalls,
+  resumeTasks,
   initSession,
   isAgentError,
   isMaxIterationsError,
@@ -290,6 +291,12 @@ describe("agents, handoffs, fallbacks and parts are checked where they are made"
             defineAgent({ name: "a", systemPrompt: "s", invokeModel: model, tools: [slip] }),
           ),
       ],
+      ["agentLoop with code mode", () => agentLoop(model, [slip], initSession("s", "u"), { codeMode: true })],
+      [
+        "executeToolCalls",
+        () => executeToolCalls([{ type: "tool_call", id: "1", name: "lookup", input: {} }], {}, { tools: [slip] }),
+      ],
+      ["resumeTasks", async () => resumeTasks(initSession("s", "u"), [slip])],
     ];
     for (const [mode, run] of refusals) {
       const error = await rejection(() => Promise.resolve().then(run));

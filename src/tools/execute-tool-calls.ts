@@ -1,6 +1,7 @@
 import { createAbortRace } from "../shared/abort.ts";
 import { checkNumber } from "../numeric-options.ts";
-import { checkToolTimeout } from "./tool.ts";
+import { checkToolTimeout, toolNameProblem, toolSchemaProblem } from "./tool.ts";
+import { AgentError } from "../errors.ts";
 import type { ToolEvent } from "./tool-events.ts";
 import type { ToolHooks } from "./tool-hooks.ts";
 import type { Session, ToolCallMessage, ToolResultMessage } from "../session.ts";
@@ -45,7 +46,9 @@ export type ExecuteToolCallsOptions = {
 /**
  * Runs tool calls and returns exactly one result per call, in call order. Never
  * throws for a tool's failure: an unknown tool, input that fails the tool's schema (the handler is
- * not called), a throwing handler, a timeout or an abort each become an `isError` result.
+ * not called), a throwing handler, a timeout or an abort each become an `isError` result. Rejects
+ * with an `AgentError` naming the tool and the field for a definition in `options.tools` that no
+ * call could use (a name no provider takes, no `input_schema` object).
  */
 export async function executeToolCalls(
   toolCalls: readonly ToolCallMessage[],
@@ -54,8 +57,12 @@ export async function executeToolCalls(
 ): Promise<ToolResultMessage[]> {
   checkNumber("maxParallelTools", options.maxParallelTools, { min: 1, integer: true, infinity: true });
   checkNumber("toolTimeout", options.toolTimeout, { min: 0, exclusive: true, infinity: true });
-  for (const definition of options.tools ?? [])
+  for (const definition of options.tools ?? []) {
+    // A definition no call could use (no input_schema object) is refused, as a run refuses it.
+    const problem = toolNameProblem(definition.name, definition.description) ?? toolSchemaProblem(definition);
+    if (problem !== undefined) throw new AgentError(problem);
     if ("timeout" in definition) checkToolTimeout(definition.name, definition.timeout);
+  }
   const signal = options.signal ?? new AbortController().signal;
   const abortRace = createAbortRace(signal);
   try {
