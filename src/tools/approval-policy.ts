@@ -45,15 +45,19 @@ export type ApprovalRule = {
 };
 
 /**
- * A matcher of one input property (a string, or an array of strings: a `deny` or `ask` matches when
- * any element does, an `allow` when every one does).
+ * A matcher of one input property. An `allow` matches a string, or an array of strings every one
+ * of which matches; a `deny` or `ask` matches when any string within the value does (nested lists
+ * and objects too; numbers and booleans as their JSON text).
  *
  * - `glob`: a path, normalized first (`src/../.env` is `.env`, `./a` is `a`); `*` any characters
  *   within a segment, `?` one character, `**` as a whole segment zero or more directories.
  * - `prefix`: a command that starts with the prefix, ending at a word boundary (`git status`
  *   matches `git status -s`, not `git statusx`). A command that chains or substitutes (`;`, `&`,
  *   `|`, a backquote, `$(`, `<`, `>`, a newline) never matches an `allow` rule's prefix; a `deny`
- *   or `ask` prefix is checked against each of its parts (`git status && rm -rf ~` matches `rm`).
+ *   or `ask` prefix is checked against each of its parts (`git status && rm -rf ~` matches `rm`),
+ *   each read as the shell runs it (past quotes, a directory, assignments, keywords, `sudo`/`env`/
+ *   `xargs`-like runners, `eval`, `sh -c`; any letter case: see `commandsRun`). A `deny` or
+ *   `ask` glob matches in any letter case.
  * - `equals`: the value, compared as JSON.
  * - `regex`: a JavaScript regular expression (no flags), searched in the string. Patterns that can
  *   backtrack without bound (a quantified group holding a quantifier, a back-reference) are refused.

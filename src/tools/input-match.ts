@@ -1,5 +1,6 @@
 import type { JsonValue } from "../session.ts";
 import { sameJson } from "./same-json.ts";
+import { commandsRun } from "./shell-commands.ts";
 
 /**
  * One input matcher, compiled: whether a property's value matches, for a rule of this action. An
@@ -27,18 +28,21 @@ export function compileMatch(
     return strings((text, strict) => (text.length > maxRegexChars ? !strict : pattern.test(text)));
   }
   if ("glob" in matcher) {
-    const patterns = list(matcher.glob).map(globRegex);
+    const patterns = list(matcher.glob).map((glob) => globRegex(glob, ""));
+    // A deny or ask also matches the path in other letter case: the same file on a disk that ignores case.
+    const anyCase = list(matcher.glob).map((glob) => globRegex(glob, "i"));
     return strings((text, strict) => {
       if (text.length > maxMatchedChars) return !strict;
       const path = lastPath.read(text);
-      return patterns.some((pattern) => pattern.test(path));
+      return (strict ? patterns : anyCase).some((pattern) => pattern.test(path));
     });
   }
   const prefixes = list(matcher.prefix).map(normalizeCommand);
+  const anyCase = prefixes.map((prefix) => prefix.toLowerCase());
   return strings((text, strict) => {
     if (text.length > maxMatchedChars) return !strict;
     if (strict) return !chains.test(text) && prefixes.some((prefix) => startsWithWord(lastCommand.read(text), prefix));
-    return lastParts.read(text).some((part) => prefixes.some((prefix) => startsWithWord(part, prefix)));
+    return lastRuns.read(text).some((run) => anyCase.some((prefix) => startsWithLooseWord(run, prefix)));
   });
 }
 
@@ -59,17 +63,38 @@ function lastReading<T>(read: (text: string) => T): { read: (text: string) => T 
 
 const lastPath = lastReading(normalizePath);
 const lastCommand = lastReading(normalizeCommand);
-const lastParts = lastReading(commandParts);
+// What each part of a command may run (`commandsRun`), in lower case: what a deny or ask reads.
+const lastRuns = lastReading((command) =>
+  commandParts(command).flatMap((part) => commandsRun(part).map((run) => normalizeCommand(run).toLowerCase())),
+);
 
-// A string, or an array of strings: a strict (allow) match needs every element, a loose one any.
+// A string, or an array of strings: a strict (allow) match needs every element to be one that
+// matches. A loose one (deny, ask) reads whatever the value holds: any string within it, at any
+// depth, and numbers and booleans as their JSON text; one too big to read through matches.
 function strings(test: (text: string, strict: boolean) => boolean): CompiledMatch {
   return (value, strict) => {
     if (typeof value === "string") return test(value, strict);
+    if (!strict) return value !== undefined && anyText(value, (text) => test(text, false));
     if (!Array.isArray(value) || value.length === 0) return false;
-    return strict
-      ? value.every((entry) => typeof entry === "string" && test(entry, strict))
-      : value.some((entry) => typeof entry === "string" && test(entry, strict));
+    return value.every((entry) => typeof entry === "string" && test(entry, strict));
   };
+}
+
+/** How deep, and how many values, a loose match reads into a property's value. */
+const maxReadDepth = 64;
+const maxReadValues = 10_000;
+
+function anyText(value: JsonValue, test: (text: string) => boolean): boolean {
+  let budget = maxReadValues;
+  const visit = (item: JsonValue, depth: number): boolean => {
+    if (--budget < 0 || depth > maxReadDepth) return true;
+    if (typeof item === "string") return test(item);
+    if (typeof item === "number" || typeof item === "boolean") return test(String(item));
+    if (item === null) return false;
+    const entries = Array.isArray(item) ? item : Object.values(item);
+    return entries.some((entry) => visit(entry, depth + 1));
+  };
+  return visit(value, 0);
 }
 
 function list(value: string | string[]): string[] {
@@ -101,7 +126,7 @@ export function normalizePath(path: string): string {
 
 // `**` as a whole segment: zero or more directories (`dir/**` is `dir` and all below it); `*`
 // within a segment; `?` one character.
-function globRegex(pattern: string): RegExp {
+function globRegex(pattern: string, flags: string): RegExp {
   const normalized = normalizePath(pattern);
   const absolute = normalized.startsWith("/");
   const segments = (absolute ? normalized.slice(1) : normalized).split("/");
@@ -113,7 +138,7 @@ function globRegex(pattern: string): RegExp {
     else if (!last) source += index === 0 && !absolute ? "/?(?:[^/]+/)*" : "(?:[^/]+/)*";
     else source = index === 0 ? `${source}.*` : `${source.slice(0, -1)}(?:/.*)?`;
   });
-  return new RegExp(`^${source}$`);
+  return new RegExp(`^${source}$`, flags);
 }
 
 function escapeGlob(segment: string): string {
@@ -144,6 +169,11 @@ function startsWithWord(command: string, prefix: string): boolean {
   if (!command.startsWith(prefix)) return false;
   if (command.length === prefix.length) return true;
   return /\s/.test(command[prefix.length]!) || /\s/.test(prefix[prefix.length - 1]!) || !/\w/.test(prefix.at(-1)!);
+}
+
+// A deny or ask reads the command past quotes and expansions: `rm${IFS}-rf` runs `rm`.
+function startsWithLooseWord(command: string, prefix: string): boolean {
+  return startsWithWord(command, prefix) || (command.startsWith(prefix) && /[$`'"\\{]/.test(command[prefix.length]!));
 }
 
 /**
