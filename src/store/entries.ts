@@ -297,7 +297,10 @@ function messageProblem(value: unknown, entryType = "message", depth = 0): strin
     if (value.waitMs !== undefined && !isCount(value.waitMs)) return wrong("waitMs", "a non-negative integer");
     if (value.kept !== undefined && value.kept !== "cleared" && value.kept !== "offloaded")
       return `${kind} needs "kept" to be "cleared", "offloaded" or absent, not ${JSON.stringify(value.kept)}`;
-    const spent = subagentUsageProblem(value.subagentUsage, kind) ?? programRecordProblem(value, kind, "");
+    const spent =
+      subagentUsageProblem(value.subagentUsage, kind) ??
+      programRecordProblem(value, kind, "") ??
+      taskRecordProblem(value.task, kind, "task");
     if (spent !== undefined) return spent;
     if (value.content !== undefined) return messageContentProblem(value as Message);
   }
@@ -504,12 +507,8 @@ function heldResultProblem(held: unknown, kind: string): string | undefined {
   const extra = Object.keys(held).find((key) => !heldFields.has(key));
   if (extra !== undefined)
     return `${kind} has "heldResult.${extra}": a held result holds only output, content, isError, guardrail, subagentUsage, programCalls, logs and task`;
-  if (
-    held.task !== undefined &&
-    !(isObject(held.task) && typeof held.task.id === "string" && typeof held.task.status === "string")
-  )
-    return `${kind} needs "heldResult.task" to be a task record (an object with a string id and status), not ${describe(held.task)}`;
   const mark =
+    taskRecordProblem(held.task, kind, "heldResult.task") ??
     guardrailMarkProblem(held.guardrail, `${kind}'s heldResult`) ??
     subagentUsageProblem(held.subagentUsage, `${kind}'s heldResult`) ??
     programRecordProblem(held, kind, "heldResult.");
@@ -518,6 +517,35 @@ function heldResultProblem(held: unknown, kind: string): string | undefined {
     return `${kind} needs a boolean "heldResult.isError" or none, not ${describe(held.isError)}`;
   if (held.content !== undefined) return messageContentProblem({ type: "tool_result", id: "", ...held } as Message);
   return undefined;
+}
+
+const taskStatuses = new Set(["running", "completed", "failed", "cancelled", "lost"]);
+
+// A background call's task record: what a resume reruns or reports by, and the outcome (its parts
+// checked as any result's) that its delivery gives the model.
+function taskRecordProblem(task: unknown, kind: string, field: string): string | undefined {
+  if (task === undefined) return undefined;
+  if (!isObject(task)) return `${kind} needs "${field}" to be a task record (an object), not ${describe(task)}`;
+  if (typeof task.id !== "string" || task.id === "")
+    return `${kind} needs a non-empty string "${field}.id", not ${describe(task.id)}`;
+  if (!taskStatuses.has(task.status as string))
+    return `${kind} needs "${field}.status" to be running, completed, failed, cancelled or lost, not ${JSON.stringify(task.status) ?? "nothing"}`;
+  if (task.onRestart !== "rerun" && task.onRestart !== "lost")
+    return `${kind} needs "${field}.onRestart" to be "rerun" or "lost", not ${JSON.stringify(task.onRestart) ?? "nothing"}`;
+  if (!isCount(task.attempt)) return `${kind} needs "${field}.attempt" to be a count, not ${describe(task.attempt)}`;
+  for (const key of ["startedAt", "settledAt", "reason"])
+    if (task[key] !== undefined && typeof task[key] !== "string")
+      return `${kind} needs a string "${field}.${key}" or none, not ${describe(task[key])}`;
+  if (task.isError !== undefined && typeof task.isError !== "boolean")
+    return `${kind} needs a boolean "${field}.isError" or none, not ${describe(task.isError)}`;
+  if (task.content === undefined) return undefined;
+  const problem = messageContentProblem({
+    type: "tool_result",
+    id: task.id,
+    output: null,
+    content: task.content,
+  } as Message);
+  return problem === undefined ? undefined : `${kind} "${field}": ${problem}`;
 }
 
 function isCount(value: unknown): boolean {

@@ -92,6 +92,66 @@ describe("loadSession checks every field the loop later trusts, naming the line 
       [call(), { type: "tool_result", id: "c1", output: "x", subagentUsage: spent }],
       /subagentUsage/,
     ]),
+    // A part is checked wherever a session holds one: a task's outcome and a program's calls too.
+    ...(
+      [
+        ["with a blob reference", { type: "image", mediaType: "image/png", blob: "a".repeat(64) }],
+        ["with base64 that is not canonical", { type: "image", mediaType: "image/png", data: "iVBORw0KGgp=" }],
+        ["with a field no part has", { type: "text", text: "t", secret: "x" }],
+      ] as const
+    ).flatMap(([what, part]): [string, unknown[], RegExp][] => {
+      const task = {
+        id: "task_1",
+        status: "completed",
+        onRestart: "lost",
+        attempt: 1,
+        startedAt: "t",
+        content: [part],
+      };
+      return [
+        [
+          `a task record's content part ${what}`,
+          [call(), { type: "tool_result", id: "c1", output: "x", task }],
+          /task|blob|base64|field/,
+        ],
+        [
+          `a held task record's content part ${what}`,
+          [pending(), call({ id: "c2", heldResult: { output: "x", task } })],
+          /task|blob|base64|field/,
+        ],
+        [
+          `a program call's content part ${what}`,
+          [
+            call(),
+            {
+              type: "tool_result",
+              id: "c1",
+              output: "x",
+              programCalls: [{ id: "c1.1", name: "t", input: {}, output: "x", content: [part] }],
+            },
+          ],
+          /programCalls|blob|base64|field/,
+        ],
+      ];
+    }),
+    [
+      "a task record that is not one",
+      [call(), { type: "tool_result", id: "c1", output: "x", task: "running" }],
+      /task/,
+    ],
+    [
+      "a task record with an unknown status",
+      [
+        call(),
+        {
+          type: "tool_result",
+          id: "c1",
+          output: "x",
+          task: { id: "t", status: "paused", onRestart: "lost", attempt: 1, startedAt: "t" },
+        },
+      ],
+      /status/,
+    ],
   ];
   for (const [name, messages, mentions] of refused) {
     it(`refuses ${name}`, async () => {
