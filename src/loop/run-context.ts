@@ -426,16 +426,19 @@ function codeModeParts(
     return { offer, definitions: offer.definitions, withRecords, executorOptions: { offer } };
   }
   // A program gets a call's result as the tool guardrails left it, as the model would.
-  const codeMode: CodeMode = createCodeMode(settings, tools, (call, scope, turn, caller) => {
-    const outcome = executor().startProgramCall(call, scope, turn, caller);
-    if (marked === undefined) return outcome;
-    return outcome.then((settled) => (settled.type === "tool_result" ? marked(settled) : settled));
-  });
-  const offer = createToolOffer(codeMode.offered, maxChars ?? defaultLargeOutputChars);
+  const codeMode: CodeMode = createCodeMode(
+    settings,
+    (call, scope, turn, caller) => {
+      const outcome = executor().startProgramCall(call, scope, turn, caller);
+      if (marked === undefined) return outcome;
+      return outcome.then((settled) => (settled.type === "tool_result" ? marked(settled) : settled));
+    },
+    (session, id) => offer.loadedBefore(session, id),
+  );
+  const offer = createToolOffer(tools, maxChars ?? defaultLargeOutputChars, codeMode);
   return {
     offer,
-    // The exclusive tools run for programs, never offered.
-    definitions: [...offer.definitions, ...codeMode.hidden],
+    definitions: offer.definitions,
     withRecords: (message) => withSubagentUsage(codeMode.withRecord(message), spentByCall),
     executorOptions:
       codeMode.programOnly === undefined

@@ -9,13 +9,14 @@ import { markOwnTool } from "../tools/approval-setup.ts";
  * session alone, so a resumed or forked session, a replay and a durable recovery agree.
  */
 export type ToolOffer = {
-  /** Every tool the run can execute: its own, `search_tools` while any is deferred, and `recall_output`. */
+  /** Every tool the run can execute: its own, `run_code` with code mode, `search_tools` while any is deferred, and `recall_output`. */
   readonly definitions: readonly ToolDefinition[];
   /**
-   * The tools for the next model call: the run's own that are not deferred, then `search_tools`
-   * (while any is deferred), then the deferred tools the session loaded in the order they were
-   * loaded, then `recall_output` once an output of the session was cleared or offloaded. The same
-   * array as last time when nothing changed.
+   * The tools for the next model call: the run's own that are not deferred, then `run_code` with
+   * code mode (declaring the tools a program can call now), then `search_tools` (while any is
+   * deferred), then the deferred tools the session loaded in the order they were loaded, then
+   * `recall_output` once an output of the session was cleared or offloaded; never a tool only
+   * programs may call. The same array as last time when nothing changed.
    */
   readonly offered: (session: Session) => ToolSchema[];
   /**
@@ -23,24 +24,52 @@ export type ToolOffer = {
    * `search_tools` result before that call loaded.
    */
   readonly callable: (session: Session, name: string, id: string) => boolean;
+  /**
+   * The deferred tools loaded before the call `id` entered the session (all the session's when it
+   * is not there), in load order: what a code call's program may reach.
+   */
+  readonly loadedBefore: (session: Session, id: string) => readonly string[];
   /** The names of `offered(session)`. */
   readonly names: (session: Session) => readonly string[];
 };
 
+/**
+ * What code mode changes in an offer: `run_code` after the run's own tools, described anew when
+ * the session loads a deferred tool a program may call, and the tools only programs may call
+ * (`exclusive`), never shown themselves (a deferred one is still loaded by `search_tools`).
+ */
+export type CodeModeOffer = {
+  readonly tool: ToolDefinition;
+  /** `run_code`'s description with these deferred tools loaded; absent: it never changes. */
+  readonly describe: ((loaded: readonly string[]) => string) | undefined;
+  readonly programOnly: ReadonlySet<string> | undefined;
+};
+
 /** Reads a run's tools into its offer; `maxChars` caps what `recall_output` answers. */
-export function createToolOffer(tools: readonly ToolDefinition[], maxChars: number): ToolOffer {
+export function createToolOffer(
+  tools: readonly ToolDefinition[],
+  maxChars: number,
+  codeMode?: CodeModeOffer,
+): ToolOffer {
   const taken = new Set(tools.map((definition) => definition.name));
   const deferred = tools.filter((definition) => definition.deferred === true);
   const deferredNames = new Set(deferred.map((definition) => definition.name));
+  const programOnly = codeMode?.programOnly;
+  const shownDirectly = (definition: ToolDefinition): boolean => programOnly?.has(definition.name) !== true;
   // A tool of the user's own with one of these names wins: theirs is the one the model knows.
   // The loop's own tools: outside an approval policy unless a rule names them.
   const search =
-    deferred.length > 0 && !taken.has(searchToolsName) ? markOwnTool(searchToolsTool(deferred)) : undefined;
+    deferred.length > 0 && !taken.has(searchToolsName)
+      ? markOwnTool(searchToolsTool(deferred, programOnly))
+      : undefined;
   const recall = taken.has(recallOutputName) ? undefined : markOwnTool(recallOutputTool(maxChars));
-  const definitions = [...tools, ...(search === undefined ? [] : [search]), ...(recall === undefined ? [] : [recall])];
-  const base = toolSchemas(tools.filter((definition) => definition.deferred !== true));
+  const own = codeMode === undefined ? tools : [...tools, codeMode.tool];
+  const definitions = [...own, ...(search === undefined ? [] : [search]), ...(recall === undefined ? [] : [recall])];
+  const base = toolSchemas(own.filter((definition) => definition.deferred !== true && shownDirectly(definition)));
+  // Where `run_code` is in `base`, for a description that follows the loaded tools.
+  const codeAt = codeMode?.describe === undefined ? -1 : base.length - 1;
   if (search !== undefined) base.push(...toolSchemas([search]));
-  const schemaOf = new Map(toolSchemas(deferred).map((schema) => [schema.name, schema]));
+  const schemaOf = new Map(toolSchemas(deferred.filter(shownDirectly)).map((schema) => [schema.name, schema]));
   const recallSchema = recall === undefined ? undefined : toolSchemas([recall])[0]!;
   const reader = createLoadedReader(deferredNames);
   let last: { loaded: number; recall: boolean; tools: ToolSchema[] } | undefined;
@@ -50,26 +79,34 @@ export function createToolOffer(tools: readonly ToolDefinition[], maxChars: numb
     // Loaded tools only ever grow (or start over after a compaction removed a search): their count says it.
     if (last !== undefined && last.loaded === loaded.length && last.recall === withRecall && !reader.restarted)
       return last.tools;
-    const shown = [...base, ...loaded.map((name) => schemaOf.get(name)!)];
+    const shown = [...base];
+    for (const name of loaded) {
+      const schema = schemaOf.get(name);
+      if (schema !== undefined) shown.push(schema);
+    }
+    if (codeAt >= 0 && loaded.length > 0)
+      shown[codeAt] = { ...base[codeAt]!, description: codeMode!.describe!(loaded) };
     if (withRecall) shown.push(recallSchema);
     last = { loaded: loaded.length, recall: withRecall, tools: shown };
     return shown;
+  };
+  const loadedBefore = (session: Session, id: string): readonly string[] => {
+    if (deferredNames.size === 0) return noneLoaded;
+    const { messages } = session;
+    let end = messages.length;
+    while (end > 0 && !isCall(messages[end - 1]!, id)) end--;
+    const before = end === 0 ? messages : messages.slice(0, end - 1);
+    const loaded: string[] = [];
+    const searches = new Set<string>();
+    for (const message of before) readLoaded(message, searches, deferredNames, loaded);
+    return loaded;
   };
   return {
     definitions,
     offered,
     names: (session) => offered(session).map((schema) => schema.name),
-    callable: (session, name, id) => {
-      if (!deferredNames.has(name)) return true;
-      const { messages } = session;
-      let end = messages.length;
-      while (end > 0 && !isCall(messages[end - 1]!, id)) end--;
-      const before = end === 0 ? messages : messages.slice(0, end - 1);
-      const loaded: string[] = [];
-      const searches = new Set<string>();
-      for (const message of before) readLoaded(message, searches, deferredNames, loaded);
-      return loaded.includes(name);
-    },
+    callable: (session, name, id) => !deferredNames.has(name) || loadedBefore(session, id).includes(name),
+    loadedBefore,
   };
 }
 

@@ -28,8 +28,12 @@ export function runToolCall(run: ToolCallRun): ToolOutcome | Promise<ToolOutcome
     // A tool only programs may call is unknown to the model.
     if (run.caller === undefined && setup.programOnly?.has(call.name) === true)
       return unknownToolResult(call, knownToolNames(setup));
-    // A deferred tool the model has not loaded is never run, not even asked about.
-    if (definition?.deferred === true && setup.offer?.callable(setup.session, call.name, call.id) === false)
+    // A deferred tool the model has not loaded is never run, not even asked about; a program's
+    // call is read at its code call, the call the model made.
+    if (
+      definition?.deferred === true &&
+      setup.offer?.callable(setup.session, call.name, run.caller ?? call.id) === false
+    )
       return notLoadedResult(call, searchToolsName);
     const refused =
       setup.loopGuard !== undefined && reachesGuard(run) ? checkLoopGuard(setup.loopGuard, call) : undefined;

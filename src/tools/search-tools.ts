@@ -14,9 +14,13 @@ export type SearchToolsOutput = { loaded: { name: string; description: string }[
  * The `search_tools` tool over the deferred tools: it ranks them against the query by name and
  * description (BM25 over their words: no model call), and loads the best `searchToolsLimit`; a
  * tool that shares no word with the query is never loaded. Its result names them; from the next
- * model call on they are sent with the others (`loadedTools` reads them back from the session).
+ * model call on they are sent with the others (`loadedTools` reads them back from the session),
+ * or, for those in `programOnly` (code mode's exclusive tools), declared to programs only.
  */
-export function searchToolsTool(deferred: readonly ToolDefinition[]): Tool<{ query: string }> {
+export function searchToolsTool(
+  deferred: readonly ToolDefinition[],
+  programOnly?: ReadonlySet<string>,
+): Tool<{ query: string }> {
   const index = buildIndex(deferred);
   return {
     name: searchToolsName,
@@ -33,7 +37,7 @@ export function searchToolsTool(deferred: readonly ToolDefinition[]): Tool<{ que
       const note =
         loaded.length === 0
           ? "No tool matches those words; try other words (what the tool does, or the service it works with)."
-          : "These tools can be called from your next step on.";
+          : `These tools can be called from your next step on${programOnlyNote(loaded, programOnly)}.`;
       return { loaded, note };
     },
   };
@@ -75,6 +79,13 @@ export function readLoaded(
     const name = typeof entry === "object" && entry !== null && !Array.isArray(entry) ? entry.name : undefined;
     if (typeof name === "string" && deferred.has(name) && !loaded.includes(name)) loaded.push(name);
   }
+}
+
+// Code mode's exclusive tools are loaded for programs only: the model is told where to call them.
+function programOnlyNote(loaded: readonly { name: string }[], programOnly: ReadonlySet<string> | undefined): string {
+  const names = programOnly === undefined ? [] : loaded.filter(({ name }) => programOnly.has(name));
+  if (names.length === 0) return "";
+  return ` (${names.map(({ name }) => name).join(", ")} only from a run_code program, as tools.<name>)`;
 }
 
 function isSearch(call: ToolCallMessage): boolean {

@@ -16,9 +16,17 @@ export const codeModeName = "run_code";
 export type CodeModeOption =
   | boolean
   | {
-      /** The tools a program may call (default: every tool a program can call; see `codeModeName`). */
+      /**
+       * The tools a program may call (default: every tool a program can call; see `codeModeName`).
+       * A deferred one among them is callable, and declared to the model, only from the model call
+       * after a `search_tools` result loaded it, as for a direct call.
+       */
       tools?: string[];
-      /** `true`: those tools are no longer sent to the model directly; a direct call is an unknown tool. */
+      /**
+       * `true`: those tools are no longer sent to the model directly; a direct call is an unknown
+       * tool. A deferred one is still found and loaded by `search_tools`, and then only a program
+       * can call it.
+       */
       exclusive?: boolean;
       /** The whole program's time, tool calls included, in ms (default 30,000). */
       timeoutMs?: number;
@@ -30,7 +38,7 @@ export type CodeModeOption =
 
 /** Code mode as a run uses it: the option read and checked, with its defaults. */
 export type CodeModeSettings = {
-  /** The tools a program may call, in the run's order. */
+  /** The tools a program may call, in the run's order; a deferred one only once the session loaded it. */
   readonly tools: readonly ToolDefinition[];
   readonly exclusive: boolean;
   readonly timeoutMs: number;
@@ -89,10 +97,9 @@ function checkShape(option: unknown): Exclude<CodeModeOption, boolean> {
   return option;
 }
 
-// The named tools, else every one a program may call that is sent from the start (not deferred).
+// The named tools, else every one a program may call (a deferred one once loaded).
 function programTools(names: unknown, tools: readonly ToolDefinition[]): ToolDefinition[] {
-  if (names === undefined)
-    return tools.filter((definition) => definition.deferred !== true && programProblem(definition) === undefined);
+  if (names === undefined) return tools.filter((definition) => programProblem(definition) === undefined);
   if (!Array.isArray(names) || names.some((name) => typeof name !== "string"))
     throw new AgentError(`codeMode.tools must be an array of tool names; got ${describeValue(names)}`);
   const byName = new Map(tools.map((definition) => [definition.name, definition]));

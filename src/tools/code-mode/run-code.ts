@@ -28,14 +28,23 @@ export type ProgramCallStarter = (
   caller: string,
 ) => Promise<ToolOutcome>;
 
+/**
+ * The deferred tools a `search_tools` result loaded before the call `id` entered `session` (the
+ * whole session when it is not there), in load order: a program may call those among its tools.
+ */
+export type LoadedBefore = (session: Session, id: string) => readonly string[];
+
 /** Code mode in a run: the `run_code` tool, the tools it changes, and what its results carry beside their output. */
 export type CodeMode = {
   readonly settings: CodeModeSettings;
+  /** `run_code`, described with the tools a program can call before any deferred tool is loaded. */
   readonly tool: Tool<{ code: string }>;
-  /** The run's tools as the model is offered them: the exclusive ones left out, `run_code` last. */
-  readonly offered: readonly ToolDefinition[];
-  /** The exclusive tools: executed for programs, never offered. */
-  readonly hidden: readonly ToolDefinition[];
+  /**
+   * `run_code`'s description once these deferred tools are loaded: it declares the tools a program
+   * can call then. Absent when no tool of the program's is deferred (the description never changes).
+   */
+  readonly describe: ((loaded: readonly string[]) => string) | undefined;
+  /** The exclusive tools' names (executed for programs, never offered); absent when not exclusive. */
   readonly programOnly: ReadonlySet<string> | undefined;
   /** A code call's result with its `programCalls` and `logs`; any other message as it is. */
   readonly withRecord: (message: Message) => Message;
@@ -46,18 +55,28 @@ export type CodeMode = {
  * tool calls go through `start` with ids `<code call id>.<n>`, so each is checked, approved, timed,
  * reported and counted as a direct call is. A call that needs approval pauses the code call (its
  * record travels as `approval.nested`); the next run reruns the program from the start and answers
- * the calls already made from that record, so none runs twice.
+ * the calls already made from that record, so none runs twice. A program reaches the deferred
+ * tools among its tools that `loadedBefore` says were loaded before its code call, the ones the
+ * model was shown in `run_code`'s description (a rerun sees the same).
  */
 export function createCodeMode(
   settings: CodeModeSettings,
-  tools: readonly ToolDefinition[],
   start: ProgramCallStarter,
+  loadedBefore: LoadedBefore,
 ): CodeMode {
   const records = new Map<string, { programCalls: ProgramCall[]; logs: string[] }>();
-  const description = runCodeDescription(settings);
+  const always = settings.tools.filter((definition) => definition.deferred !== true);
+  const followsLoaded = always.length < settings.tools.length;
+  const alwaysNames = always.map((definition) => definition.name);
+  // The names a program of the code call in `context` may call: the same on a rerun, read from the session.
+  const namesFor = (context: ToolContext): readonly string[] => {
+    if (!followsLoaded) return alwaysNames;
+    const loaded = loadedBefore(context.session, context.id);
+    return callableOf(settings.tools, loaded).map((definition) => definition.name);
+  };
   const tool: Tool<{ code: string }> = {
     name: codeModeName,
-    description,
+    description: runCodeDescription(settings, always),
     input_schema: {
       type: "object",
       properties: {
@@ -74,18 +93,16 @@ export function createCodeMode(
     // Its calls may have side effects: start them only once the model's response is complete.
     eager: false,
     handler: async (input, context) => {
-      const run = await runProgram(settings, start, input.code, context);
+      const run = await runProgram(settings, start, { code: input.code, names: namesFor(context) }, context);
       if (run.end.type !== "held") records.set(context.id, { programCalls: run.programCalls, logs: run.end.logs });
       return outcomeOf(run, context);
     },
   };
-  const hidden = settings.exclusive ? settings.tools : [];
   return {
     settings,
     tool,
-    offered: [...tools.filter((definition) => !hidden.includes(definition)), tool],
-    hidden,
-    programOnly: hidden.length === 0 ? undefined : new Set(hidden.map((definition) => definition.name)),
+    describe: followsLoaded ? (loaded) => runCodeDescription(settings, callableOf(settings.tools, loaded)) : undefined,
+    programOnly: settings.exclusive ? new Set(settings.tools.map((definition) => definition.name)) : undefined,
     withRecord: (result) => {
       if (!isToolResult(result)) return result;
       const record = records.get(result.id);
@@ -98,8 +115,13 @@ export function createCodeMode(
   };
 }
 
-/** The description of `run_code`: how to write a program, its limits, and the tools' declarations. */
-function runCodeDescription(settings: CodeModeSettings): string {
+// The program's tools it can call with these deferred tools loaded, in the run's order.
+function callableOf(tools: readonly ToolDefinition[], loaded: readonly string[]): ToolDefinition[] {
+  return tools.filter((definition) => definition.deferred !== true || loaded.includes(definition.name));
+}
+
+/** The description of `run_code`: how to write a program, its limits, and the declarations of the tools it can call. */
+function runCodeDescription(settings: CodeModeSettings, callable: readonly ToolDefinition[]): string {
   return [
     "Runs a program that calls the tools below as async functions and gives back only what it returns.",
     "Use it for work that takes many tool calls (lookups, loops, filters, joins): do the work in the program and return just the answer, not the raw tool outputs.",
@@ -108,7 +130,7 @@ function runCodeDescription(settings: CodeModeSettings): string {
     `Limits: ${settings.timeoutMs} ms, ${settings.memoryMb} MB, ${settings.maxCalls} tool calls.`,
     "",
     "```ts",
-    codeModeDeclarations(settings.tools),
+    codeModeDeclarations(callable),
     "```",
   ].join("\n");
 }
@@ -122,7 +144,7 @@ type ProgramCallState = { call: ToolCallMessage; result?: ToolResultMessage; pen
 async function runProgram(
   settings: CodeModeSettings,
   start: ProgramCallStarter,
-  code: string,
+  { code, names }: { code: string; names: readonly string[] },
   context: ToolContext,
 ): Promise<ProgramRun> {
   const record: ProgramRecord | undefined = context.resume === undefined ? undefined : programRecord(context.resume);
@@ -131,11 +153,10 @@ async function runProgram(
   const signal = AbortSignal.any([context.signal, stopCalls.signal]);
   const scope: CallScope = { signal, abortRace: createAbortRace(signal) };
   const calls: ProgramCallState[] = [];
-  const names = new Set(settings.tools.map((definition) => definition.name));
   try {
     const end = await runIsolated({
       code,
-      toolNames: [...names],
+      toolNames: names,
       now: startedAt,
       seed: context.id,
       timeoutMs: settings.timeoutMs,
