@@ -5,6 +5,7 @@ import type { InvokeModel } from "../model/invoke-model.ts";
 import { summarizeOlderTurns } from "../loop/context-strategies.ts";
 import { clearToolResults } from "../loop/clear-tool-results.ts";
 import { agentStream, type AgentStream } from "../loop/loop.ts";
+import { findOpenTurn } from "../loop/open-turn.ts";
 import type { ContentPart } from "../content-parts.ts";
 import { isModelMessage, response, send, type Session } from "../session.ts";
 import type { Tool } from "../tools/tool.ts";
@@ -91,7 +92,12 @@ export async function runTask(context: TaskContext, task: string): Promise<TaskR
     output.finish(refused);
     return refused;
   }
-  send(session, content);
+  // A resumed session may end with calls left unanswered (a library run paused for a human's
+  // approval, a crash): the run answers them first, asking about those that wait, and the task
+  // reaches the model after their results. Sent now, it would leave them without a result for good.
+  const open = findOpenTurn(session.messages).toolCalls.length > 0;
+  if (!open) send(session, content);
+  let takeBack: (() => boolean) | undefined;
   const controller = new AbortController();
   let run: AgentStream | undefined;
   const stopWatching = context.watchInterrupts(
@@ -124,6 +130,7 @@ export async function runTask(context: TaskContext, task: string): Promise<TaskR
         summarizeOlderTurns({ invokeModel: context.invokeModel, contextWindow: context.contextWindow }),
       ],
     });
+    if (open) takeBack = run.steer({ role: "user", content });
     for await (const event of run) {
       if (event.type === "run-end") end = event;
       unpriced(event);
@@ -135,6 +142,8 @@ export async function runTask(context: TaskContext, task: string): Promise<TaskR
     result = { outcome: end?.outcome ?? "error", error };
   } finally {
     stopWatching();
+    // The run ended before it reached a model call (interrupted at the prompt): the task stays asked.
+    if (takeBack?.() === true) send(session, content);
   }
   if (end?.metrics !== undefined) result.metrics = end.metrics;
   if (context.spending !== undefined) context.spending.spentUsd += end?.metrics?.costUsd ?? 0;

@@ -31,30 +31,37 @@ export type ChainOutcome =
  * tool's `requireApproval` as an `ask` rule), then the classifier, then the human. Records the
  * decision on the call (an `update` with reason `approval`, before the handler runs) and reports
  * it (`tool-approval`). `askedByHook`: the hook asked for a human (an allow cannot skip them).
+ * `earlier`: the links consulted when the call last waited for a human (a paused run's): they are
+ * kept; a rule's `ask` among them still sends the call to the human, and a classifier that
+ * answered then is not asked again.
  */
 export async function runApprovalChain(
   run: ToolCallRun,
   definition: ToolDefinition | undefined,
   askedByHook: boolean,
+  earlier?: readonly ConsultedLink[],
 ): Promise<ChainOutcome> {
   const { call, setup } = run;
   const chain = setup.approvals;
-  const consulted: ConsultedLink[] = [];
+  const consulted: ConsultedLink[] = earlier === undefined ? [] : [...earlier];
+  const humanDecides = askedByHook || consulted.some((link) => link.by === "rule" && link.action === "ask");
   const own = definition !== undefined && isOwnTool(definition);
   let match = chain?.rules.match(call.name, call.input, own);
   // `requireApproval` is an ask: a deny still wins, an allow cannot skip the human.
   if (definition?.requireApproval === true && (match === undefined || match.action === "allow"))
     match = requireApprovalRule;
-  if (match?.action === "deny" || (match?.action === "allow" && !askedByHook)) {
+  if (match?.action === "deny" || (match?.action === "allow" && !humanDecides)) {
     const status = match.action === "deny" ? "denied" : "approved";
     recordDecision(run, status, ruleLink(match), consulted);
     return status === "denied" ? denied : approved;
   }
-  if (match?.action === "ask") consulted.push(ruleLink(match));
-  else if (!askedByHook) {
+  if (match?.action === "ask") {
+    const rule = match.rule;
+    if (!consulted.some((link) => link.by === "rule" && link.rule === rule)) consulted.push(ruleLink(match));
+  } else if (!humanDecides) {
     // Without a policy (or for the loop's own tools) a call no rule asks about runs as it always did.
     if (chain === undefined || own) return approved;
-    if (chain.classifier !== undefined) {
+    if (chain.classifier !== undefined && !consulted.some((link) => link.by === "classifier")) {
       const verdict = await askClassifier(run, chain.classifier, definition);
       if (verdict === undefined) return aborted;
       if (verdict.decision !== "unsure") {

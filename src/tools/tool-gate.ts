@@ -34,6 +34,10 @@ export function isGated(call: ToolCallMessage, definition: ToolDefinition | unde
  * Decides whether a call may run. A decision recorded on the call for its input as it is now
  * holds (a resumed call that was decided and did not run runs without asking again); a decision
  * for another input (edited since) is dropped, and the call goes through the whole chain again.
+ * A call still waiting for a human (`pending`) keeps waiting, unless this run's policy has a human
+ * who decides now (an `AskHuman`, or `"deny"`): then it goes through the hook and the chain,
+ * keeping the links consulted before (a classifier that was unsure is not asked again; a rule that
+ * asked for a human still does, whatever allows it now).
  * Then the `beforeToolCall` hook, which may deny the call (recorded `{ by: "hook" }` under a
  * policy) or ask for a human; then the approval chain (`runApprovalChain`). A hook that throws
  * denies the call (fail closed) and is reported as `hook-error`.
@@ -41,9 +45,16 @@ export function isGated(call: ToolCallMessage, definition: ToolDefinition | unde
 export async function checkGate(run: ToolCallRun, definition: ToolDefinition | undefined): Promise<Gate> {
   const { call, setup, signal, abortRace } = run;
   const decision = call.approval?.status;
-  if (decision === "pending") return resumeGate(call);
+  if (decision === "pending" && !decidedNow(call, setup)) return resumeGate(call);
+  // A call that waited for a human goes on from what was asked then (no classifier asked twice).
+  const earlier = decision === "pending" ? (call.approval?.consulted ?? []) : undefined;
   // A denial without the input it was for still denies; an approval without it does not hold.
-  const holds = decision === "denied" ? call.approval?.input === undefined || decisionHolds(call) : decisionHolds(call);
+  const holds =
+    decision === "pending"
+      ? false
+      : decision === "denied"
+        ? call.approval?.input === undefined || decisionHolds(call)
+        : decisionHolds(call);
   // Decided in an earlier run: what its classifiers spent then goes on this run's result (asked again or not).
   if (decision !== undefined) recordEarlierSpending(setup, call);
   if (decision !== undefined && !holds) delete call.approval;
@@ -74,7 +85,7 @@ export async function checkGate(run: ToolCallRun, definition: ToolDefinition | u
     }
   }
   if (decided) return openGate;
-  const outcome = await runApprovalChain(run, definition, askedByHook);
+  const outcome = await runApprovalChain(run, definition, askedByHook, earlier);
   switch (outcome.type) {
     case "approved":
       return openGate;
@@ -85,6 +96,15 @@ export async function checkGate(run: ToolCallRun, definition: ToolDefinition | u
     case "pending":
       return outcome.consulted.length === 0 ? pendingGate : { type: "pending", consulted: outcome.consulted };
   }
+}
+
+// A call a paused run left waiting is decided in a run whose policy has a human to ask inline (a
+// function: the CLI's prompt) or none (`"deny"`); under `"pause"` (or no policy) it keeps waiting
+// for `resolveApproval`. A call waiting for a paused subagent resumes that subagent, whose own
+// calls are decided there.
+function decidedNow(call: ToolCallMessage, setup: ExecutorSetup): boolean {
+  const human = setup.approvals?.human;
+  return human !== undefined && human !== "pause" && call.approval?.nested === undefined;
 }
 
 // Still undecided, unless the call waits only for a paused subagent whose own calls are all
