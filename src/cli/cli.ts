@@ -13,6 +13,7 @@ import { terminalElicitation } from "./ask-elicitation.ts";
 import { askHeldTool } from "./ask-held-tool.ts";
 import { askMcpTrust } from "./ask-mcp-trust.ts";
 import { signInOpener } from "./mcp-sign-in.ts";
+import { askingOrder } from "./asking-order.ts";
 import { checkpointRecorder, pendingCheckpointEntry, pendingCheckpoints, type FileCheckpoint } from "./checkpoints.ts";
 import { appendEntry, loadEntries } from "../store/index.ts";
 import { rewindDialog, type RewindDialog } from "./rewind-command.ts";
@@ -451,7 +452,9 @@ function taskContext(parts: TaskParts): TaskContext {
   const { modes } = parts;
   const { noted } = policy;
   const { input, workspace } = setup;
+  const order = askingOrder();
   return {
+    runEnded: order.clear,
     invokeModel: setup.selected.invokeModel,
     tools,
     session: () => sessions.current().store(),
@@ -475,8 +478,12 @@ function taskContext(parts: TaskParts): TaskContext {
         everyTime: cliProtectedTargets(io, workspace, mcp),
         check: (call) => checkToolCall(tools, call),
         noted,
+        order,
       }),
-      afterToolCall: ({ result }) => checkpoints.attach(result),
+      afterToolCall: ({ call, result }) => {
+        order.leave(call);
+        return checkpoints.attach(result);
+      },
       beforeModelCall: modeToolOffer(modes, policy.policy),
     },
     watchInterrupts: (handler, join) => watchInterrupts(handler, join, input, (next) => (interrupts.handler = next)),

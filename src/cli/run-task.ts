@@ -47,6 +47,8 @@ export type TaskContext = {
    * spent. `unpricedSaid`: a call without any known price was reported (once a process).
    */
   spending?: { spentUsd: number; limitUsd?: number; unpricedSaid?: boolean };
+  /** Called once each task's run has ended, however it ended. */
+  runEnded?: () => void;
   /** Tells the user something outside the task's own lines (a warning). */
   warn?: (text: string) => void;
   /**
@@ -142,6 +144,7 @@ export async function runTask(context: TaskContext, task: string): Promise<TaskR
     result = { outcome: end?.outcome ?? "error", error };
   } finally {
     stopWatching();
+    context.runEnded?.();
     // The run ended before it reached a model call (interrupted at the prompt): the task stays asked.
     if (takeBack?.() === true) send(session, content);
   }

@@ -178,4 +178,35 @@ describe("the permission prompt", () => {
       expect(String(toolMessage?.content)).toContain("oldText not found in a.txt");
     },
   );
+
+  // Parallel calls for the prompt are checked in their turn: after the ones before were answered and ran.
+  it(
+    "asks about two parallel edits in turn when the first creates the second's text, and both apply",
+    { timeout: 90_000 },
+    async () => {
+      writeFileSync(join(fixture.workspace(), "a.txt"), "alpha\n");
+      fixture.server().enqueue(
+        { toolCalls: [{ name: "read", arguments: { path: "a.txt" } }] },
+        {
+          toolCalls: [
+            { name: "edit", arguments: { path: "a.txt", oldText: "alpha", newText: "alpha beta" } },
+            { name: "edit", arguments: { path: "a.txt", oldText: "beta", newText: "gamma" } },
+          ],
+        },
+        { text: "both edited" },
+      );
+      const terminal = fixture.start();
+      await terminal.waitFor("> ");
+      terminal.type("edit twice\r");
+      await terminal.waitFor("+ alpha beta");
+      await terminal.waitFor("Allow edit?");
+      terminal.type("y");
+      await terminal.waitFor("+ gamma");
+      await terminal.waitFor(/\+ gamma[^]*Allow edit\?/);
+      terminal.type("y");
+      await terminal.waitFor("both edited");
+      expect(terminal.screen()).not.toContain("would fail");
+      expect(readFileSync(join(fixture.workspace(), "a.txt"), "utf8")).toBe("alpha gamma\n");
+    },
+  );
 });
