@@ -12,8 +12,9 @@ import { globProblem, regexProblem } from "./input-match.ts";
  * as a tool's `requireApproval` does; an `AskHuman` function is asked inline; `"deny"` denies (no
  * one to ask). Plain data but for the functions: the rules load from JSON.
  *
- * `rules` may be replaced or added to while a run uses the policy (a prompt's "always" adds an
- * allow rule, the CLI's `--mode` changes): each call is matched against the rules of its moment,
+ * `rules` may be replaced or changed (a rule added, removed or swapped at its index; a rule object
+ * changed in place is not seen) while a run uses the policy (a prompt's "always" adds an allow
+ * rule, the CLI's `--mode` changes): each call is matched against the rules of its moment,
  * checked as at run start (after a malformed change, a call does not run: its error result names
  * the rule and field).
  *

@@ -28,25 +28,32 @@ const compiledPolicies = new WeakMap<ApprovalPolicy, CompiledRules>();
 
 /**
  * The rules of `policy` as they are at each call: compiled once, and again (checked first) when
- * `policy.rules` was replaced or grew since (the CLI's mode changes, an "always" answer), so a
- * call is matched against the rules of its moment. A cheap comparison on every other call.
+ * `policy.rules` was replaced or changed since (the CLI's mode changes, an "always" answer, a rule
+ * swapped at its index), so a call is matched against the rules of its moment. A comparison of
+ * the list's rule objects on every other call: a rule object changed in place is not seen (replace it).
  */
 export function policyRules(policy: ApprovalPolicy): CompiledRules {
   let seen = policy.rules;
-  let count = seen?.length ?? 0;
+  let snapshot = seen?.slice() ?? [];
   let compiled = compileRules(seen ?? []);
   return {
     match: (name, input, ownTool) => {
       const rules = policy.rules;
-      if (rules !== seen || (rules?.length ?? 0) !== count) {
+      if (rules !== seen || !sameRules(rules ?? [], snapshot)) {
         checkApprovalPolicy(policy);
         compiled = compileRules(rules ?? []);
         seen = rules;
-        count = rules?.length ?? 0;
+        snapshot = rules?.slice() ?? [];
       }
       return compiled.match(name, input, ownTool);
     },
   };
+}
+
+function sameRules(rules: readonly ApprovalRule[], snapshot: readonly ApprovalRule[]): boolean {
+  if (rules.length !== snapshot.length) return false;
+  for (let index = 0; index < rules.length; index++) if (rules[index] !== snapshot[index]) return false;
+  return true;
 }
 
 /** A policy's rules ready to match, built once per run. */
