@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { jsonLength } from "../src/shared/json-length.ts";
+import { jsonLength, surelyWithin } from "../src/shared/json-length.ts";
 
 describe("jsonLength", () => {
   it("is the length of JSON.stringify, escapes and left-out keys included", () => {
@@ -54,5 +54,19 @@ describe("jsonLength", () => {
     expect(jsonLength({ text: "y".repeat(50) }, 120)).toBe(61);
     // Escapes count: 40 newlines are 80 characters of JSON.
     expect(jsonLength({ text: "\n".repeat(40) }, 80)).toBeGreaterThan(80);
+  });
+
+  it("surelyWithin never says a value is within a limit its JSON passes", () => {
+    const values: unknown[] = [
+      { a: 1, b: 2 },
+      { text: "\n".repeat(20) },
+      ["x", 1.5e-7, null, true, [{}]],
+      { date: new Date(0) },
+      { k: undefined, f: () => 1 },
+    ];
+    for (const value of values)
+      for (let limit = 0; limit < 200; limit++)
+        if (surelyWithin(value, limit)) expect(JSON.stringify(value).length, `${limit}`).toBeLessThanOrEqual(limit);
+    expect(surelyWithin({ a: 1, b: 2 }, 120)).toBe(true);
   });
 });

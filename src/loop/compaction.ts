@@ -2,7 +2,7 @@ import { checkNumber } from "../numeric-options.ts";
 import { turnStartBefore } from "../session-turns.ts";
 import { isModelMessage, notifySessionChange, type JsonValue, type Message, type Session } from "../session.ts";
 import { hasMedia, messageCharacters, withoutMedia } from "./content-size.ts";
-import { jsonLength } from "../shared/json-length.ts";
+import { jsonLength, surelyWithin } from "../shared/json-length.ts";
 
 export type CompactSessionOptions = {
   /** How many assistant replies or model turns must follow a message before it is cut: an integer >= 0 (default 2). */
@@ -146,7 +146,7 @@ function isLong(message: Message, maxLength: number): boolean {
   if (hasMedia(message)) return true;
   if (!("type" in message) || message.type === "tool_result" || message.compacted === true) return false;
   if (message.type === "thinking") return message.content.length > maxLength;
-  return jsonLength(message.input, maxLength) > maxLength;
+  return !surelyWithin(message.input, maxLength) && jsonLength(message.input, maxLength) > maxLength;
 }
 
 function truncate(message: Message, maxLength: number): Message | undefined {

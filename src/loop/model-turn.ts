@@ -83,7 +83,9 @@ function readAttempt(run: ModelTurnRun, view: ModelView): ModelMessage[] | Promi
 
 function turnRequest(run: ModelTurnRun, view: ModelView): ModelTurnRequest {
   return {
-    ...view,
+    tools: view.tools,
+    session: view.session,
+    context: view.context,
     invokeModel: run.invokeModel,
     abortRace: run.abortRace,
     emit: run.emit,

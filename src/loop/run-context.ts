@@ -381,7 +381,8 @@ function toolSpending(ledger: BudgetLedger, spentByCall: Map<string, SubagentUsa
 }
 
 function withSubagentUsage<M extends Message>(result: M, spentByCall: Map<string, SubagentUsage[]>): M {
-  if (!("type" in result) || result.type !== "tool_result") return result;
+  // Most runs' tools spend nothing on models: nothing to look up.
+  if (spentByCall.size === 0 || !("type" in result) || result.type !== "tool_result") return result;
   const spent = spentByCall.get(result.id);
   if (spent === undefined) return result;
   spentByCall.delete(result.id);

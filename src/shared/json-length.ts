@@ -10,6 +10,33 @@ export function jsonLength(value: unknown, limit = Infinity, indent = 0): number
   return measure(value, 0, limit, indent, 0);
 }
 
+/**
+ * Whether `JSON.stringify(value)` is surely at most `limit` long, by a bound that reads no
+ * character: a string counts 6 per character (every one an escape), a number 24, a key 6 per
+ * character. `false` says nothing: measure it then (`jsonLength`). Most tool inputs are small, and
+ * this answers for them at once.
+ */
+export function surelyWithin(value: unknown, limit: number): boolean {
+  return room(value, limit) >= 0;
+}
+
+function room(value: unknown, left: number): number {
+  if (typeof value === "string") return left - 2 - 6 * value.length;
+  if (typeof value === "number") return left - 24;
+  if (typeof value === "boolean" || value === null || value === undefined) return left - 5;
+  if (typeof value !== "object" || typeof (value as { toJSON?: unknown }).toJSON === "function") return -1;
+  left -= 2;
+  if (Array.isArray(value)) {
+    for (let index = 0; index < value.length && left >= 0; index++) left = room(value[index], left - 1);
+    return left;
+  }
+  for (const key in value) {
+    left = room((value as Record<string, unknown>)[key], left - 4 - 6 * key.length);
+    if (left < 0) return left;
+  }
+  return left;
+}
+
 // `used` characters are counted already; returns the new total (at most a little over `limit` when
 // it stopped early). `depth`: how many containers hold `value` (its indentation with `indent`).
 function measure(value: unknown, used: number, limit: number, indent: number, depth: number): number {
