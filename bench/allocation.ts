@@ -8,10 +8,19 @@
 // Allocation is deterministic where time is not: the young generation is made larger than a whole
 // run (`--min-semi-space-size`, set by the npm script), so a run that starts after a full `gc()`
 // ends before the first scavenge, and the growth of the heap across it is what it allocated.
-// `v8.GCProfiler` says whether a collection ran anyway; such a run is not counted. The script is
+// `v8.GCProfiler` says whether a collection ran anyway; such a run is not counted.
+//
+// Time is measured apart, in a child process with V8's usual heap (`--times-only`): warm runs one
+// after the other, the libraries taking turns, the fastest run of each kept. Not in the runs above:
+// a forced `gc()` collects the hidden classes (maps) of every object shape no live object has, and
+// with them the optimized code that embeds them (`--trace-deopt`: "embedded weak objects cleared",
+// "dependent field type changed", once a run), so a run after it times re-warming that code, and
+// the larger a library's code the more; nor in the 256 MB young generation, whose fresh pages cost
+// a page fault each as a run first touches them. The script is
 // the one of bench.ts's turns workload: one `add` call a turn, answered at once, then "done". The
 // calls differ from turn to turn (a sum of the turn's number), so simple-agent-loop's loop guard
 // has nothing to refuse and every default stays on.
+import { spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import os from "node:os";
 import { pathToFileURL, fileURLToPath } from "node:url";
@@ -37,8 +46,10 @@ type Row = {
   turns: number;
   /** Bytes allocated per turn: the least of the counted runs (they agree to a few bytes). */
   bytesPerTurn: number;
-  /** Microseconds per turn, the fastest counted run. */
+  /** Microseconds per turn, the fastest of the warm runs (the timing child's). */
   minUsPerTurn: number;
+  /** Microseconds per turn, the fastest of the counted runs, each right after a forced `gc()`: re-warming included. */
+  minUsPerTurnAfterGc: number;
   /** Runs counted (no collection during them) of the runs made. */
   counted: number;
   runs: number;
@@ -53,9 +64,11 @@ async function main(argv: string[]): Promise<void> {
   let turnCounts = [200, 1000];
   let runs = 5;
   let only: string[] | undefined;
+  let timesOnly = false;
   const libraries: { label: string; lib: Library }[] = [];
   for (const arg of argv) {
-    if (arg.startsWith("--turns=")) turnCounts = arg.slice(8).split(",").map(Number);
+    if (arg === "--times-only") timesOnly = true;
+    else if (arg.startsWith("--turns=")) turnCounts = arg.slice(8).split(",").map(Number);
     else if (arg.startsWith("--runs=")) runs = Number(arg.slice(7));
     else if (arg.startsWith("--only=")) only = arg.slice(7).split(",");
     else if (arg.startsWith("--lib=")) {
@@ -83,14 +96,22 @@ async function main(argv: string[]): Promise<void> {
       if (adapter === undefined) console.error(`${id}: not installed (npm install in bench/), skipped`);
       else subjects.push({ library: adapter.name, configuration: "", adapter });
     }
+  if (timesOnly) {
+    const times = await warmTimes(subjects, turnCounts, runs);
+    process.stdout.write(`${JSON.stringify(times)}\n`);
+    return;
+  }
+  const times = timeInChild(argv);
   const rows: Row[] = [];
   for (const turns of turnCounts)
-    for (const subject of subjects) {
+    for (const [index, subject] of subjects.entries()) {
       const row = await measure(subject.adapter, turns, runs);
-      rows.push({ library: subject.library, configuration: subject.configuration, ...row });
+      const minUsPerTurn = times[`${turns}:${index}`] ?? Number.NaN;
+      rows.push({ library: subject.library, configuration: subject.configuration, ...row, minUsPerTurn });
       console.log(
         `${`${subject.library}${subject.configuration === "" ? "" : ` (${subject.configuration})`}`.padEnd(48)} T=${String(turns).padEnd(5)} ` +
-          `${String(row.bytesPerTurn).padStart(7)} B/turn  ${row.minUsPerTurn.toFixed(2).padStart(7)} µs/turn (min)  ${row.counted}/${row.runs} runs without GC`,
+          `${String(row.bytesPerTurn).padStart(7)} B/turn  ${minUsPerTurn.toFixed(2).padStart(7)} µs/turn (min, warm)  ` +
+          `${row.minUsPerTurnAfterGc.toFixed(2).padStart(7)} after gc()  ${row.counted}/${row.runs} runs without GC`,
       );
     }
   writeFileSync(
@@ -100,7 +121,11 @@ async function main(argv: string[]): Promise<void> {
 }
 
 // Warm-up runs, then `runs` measured ones, each after a full collection.
-async function measure(adapter: Adapter, turns: number, runs: number): Promise<Omit<Row, "library" | "configuration">> {
+async function measure(
+  adapter: Adapter,
+  turns: number,
+  runs: number,
+): Promise<Omit<Row, "library" | "configuration" | "minUsPerTurn">> {
   for (let index = 0; index < 3; index++) await runOnce(adapter, turns);
   let bytes = Infinity;
   let microseconds = Infinity;
@@ -121,7 +146,42 @@ async function measure(adapter: Adapter, turns: number, runs: number): Promise<O
     microseconds = Math.min(microseconds, (elapsed * 1000) / turns);
   }
   if (counted === 0) throw new Error(`${adapter.name}: every run collected garbage; give a larger young generation`);
-  return { turns, bytesPerTurn: Math.round(bytes / turns), minUsPerTurn: microseconds, counted, runs };
+  return { turns, bytesPerTurn: Math.round(bytes / turns), minUsPerTurnAfterGc: microseconds, counted, runs };
+}
+
+// This script again, with V8's usual heap and `--times-only`: its warm times by `turns:subject index`.
+function timeInChild(argv: string[]): Record<string, number> {
+  const execArgv = process.execArgv.filter((flag) => !flag.includes("semi-space-size"));
+  const child = spawnSync(process.execPath, [...execArgv, fileURLToPath(import.meta.url), ...argv, "--times-only"], {
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "inherit"],
+    maxBuffer: 1 << 20,
+  });
+  if (child.status !== 0) throw new Error(`bench: the timing child failed (${child.status ?? child.signal})`);
+  return JSON.parse(child.stdout.trim().split("\n").at(-1)!) as Record<string, number>;
+}
+
+// Warm runs, the subjects taking turns (so a slow minute of a shared machine falls on all of them),
+// no forced collection in between: the fastest run of each, in microseconds per turn.
+async function warmTimes(
+  subjects: readonly { adapter: Adapter }[],
+  turnCounts: readonly number[],
+  runs: number,
+): Promise<Record<string, number>> {
+  const times: Record<string, number> = {};
+  for (const turns of turnCounts) {
+    for (const { adapter } of subjects) for (let index = 0; index < 3; index++) await runOnce(adapter, turns);
+    // More rounds than the byte runs: a minimum of time needs many tries on a shared machine.
+    for (let round = 0; round < Math.max(10, 4 * runs); round++)
+      for (const [index, { adapter }] of subjects.entries()) {
+        const started = performance.now();
+        await runOnce(adapter, turns);
+        const microseconds = ((performance.now() - started) * 1000) / turns;
+        const key = `${turns}:${index}`;
+        times[key] = Math.min(times[key] ?? Number.POSITIVE_INFINITY, microseconds);
+      }
+  }
+  return times;
 }
 
 async function runOnce(adapter: Adapter, turns: number): Promise<void> {
