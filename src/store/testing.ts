@@ -14,6 +14,7 @@ import {
   type Message,
   type Session,
   type ToolCallMessage,
+  type ToolResultMessage,
 } from "../session.ts";
 import { appendEntry, closeSession, flushSession } from "./binding.ts";
 import type { SessionStore } from "./session-store.ts";
@@ -427,6 +428,97 @@ function encodingCases(withStore: WithStore): void {
       send(again, "still writable");
       await closeSession(again);
       expect(texts(await store.load("odd-strings")).at(-1)).toBe("still writable");
+    }),
+    120_000,
+  );
+
+  it(
+    "loads back every string in what calls and results carry: approval decisions, program calls, console lines, task records, held results",
+    withStore(async (store) => {
+      const big = "y".repeat(10 * 1024 * 1024);
+      const session = await store.open("odd-records");
+      for (const message of initSession(`s ${odd}`, odd).messages) extendSession(session, message);
+      const consulted = [
+        { by: "rule" as const, rule: `rule ${odd}`, action: "ask" as const, reason: odd },
+        { by: "classifier" as const, name: odd, decision: "unsure" as const, reason: odd, model: odd, error: odd },
+      ];
+      extendSessionBatch(session, [
+        { type: "tool_call", id: `a ${odd}`, name: "deploy", input: { [odd]: odd } },
+        { type: "tool_call", id: `code ${odd}`, name: "run_code", input: { code: odd } },
+      ]);
+      mark(session, 2, {
+        status: "approved",
+        reason: odd,
+        input: { [odd]: odd },
+        decidedBy: { by: "human", user: odd, reason: odd },
+        consulted,
+        at: "2026-01-01T00:00:00.000Z",
+      });
+      const task = {
+        id: `task_${odd}`,
+        status: "running" as const,
+        onRestart: "lost" as const,
+        attempt: 1,
+        startedAt: "2026-01-01T00:00:00.000Z",
+      };
+      extendSession(session, { type: "tool_result", id: `a ${odd}`, output: odd, task });
+      const result = session.messages[4] as ToolResultMessage;
+      // Settled in place, as a task's settling records it.
+      result.task = {
+        ...task,
+        status: "completed",
+        settledAt: "2026-01-01T00:00:01.000Z",
+        output: { text: odd, big },
+        content: [{ type: "text", text: odd }],
+        reason: odd,
+      };
+      notifySessionChange(session, { type: "update", index: 4, message: result, reason: "task" });
+      extendSession(session, {
+        type: "tool_result",
+        id: `code ${odd}`,
+        output: odd,
+        programCalls: [
+          {
+            id: `code ${odd}.1`,
+            name: odd,
+            input: { [odd]: [odd, { nested: odd }] },
+            output: { text: odd, big },
+            isError: true,
+            content: [{ type: "text", text: odd }],
+          },
+        ],
+        logs: [odd, big],
+      });
+      // A paused turn: one call waits, the other's result is held on it.
+      extendSessionBatch(session, [
+        {
+          type: "tool_call",
+          id: `p ${odd}`,
+          name: "deploy",
+          input: {},
+          approval: { status: "pending", reason: odd, consulted },
+        },
+        {
+          type: "tool_call",
+          id: `h ${odd}`,
+          name: "run_code",
+          input: { code: odd },
+          heldResult: {
+            output: odd,
+            content: [{ type: "text", text: odd }],
+            programCalls: [{ id: `h ${odd}.1`, name: odd, input: { [odd]: odd }, output: odd }],
+            logs: [odd],
+            task: { ...task, id: `task_h_${odd}`, reason: odd },
+          },
+        },
+      ]);
+      await closeSession(session);
+      const loaded = await store.load("odd-records");
+      expect(loaded).toStrictEqual(session);
+      expect(loaded.messages).toHaveLength(8);
+      const again = await store.open("odd-records");
+      expect(again).toStrictEqual(loaded);
+      await closeSession(again);
     }),
     120_000,
   );
