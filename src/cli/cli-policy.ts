@@ -11,14 +11,17 @@ import { modePolicy, readPolicyFile } from "./policy-presets.ts";
 
 /**
  * The approval policy of a CLI process, which every task runs with: one object whose rules follow
- * the mode and grow with each "always" answer (the loop reads a policy's rules at each call).
+ * the mode and grow with each "always" answer, until the session in use changes (the loop reads a
+ * policy's rules at each call).
  */
 export type CliPolicy = {
   readonly policy: ApprovalPolicy;
   /** The rules become the new mode's (Shift-Tab, an accepted plan); the added ones stay. */
   setMode: (mode: PermissionMode) => void;
-  /** An "always" answer: `name` is allowed for the rest of this process (rule `always:<name>`). */
+  /** An "always" answer: `name` is allowed for the rest of this session (rule `always:<name>`). */
   allowAlways: (name: string) => void;
+  /** Another session is in use now (`/clear`, `/resume`): the "always" answers given in the last one no longer hold. */
+  forgetAlways: () => void;
 };
 
 /** What the CLI's policy is made of: the mode, the flags, the sandbox, the `--policy` file, who is asked. */
@@ -80,6 +83,11 @@ export function cliPolicy(options: CliPolicyOptions): CliPolicy {
         action: "allow",
         reason: `the user answered "always" for ${name} in this session`,
       });
+      policy.rules = rulesOf(mode);
+    },
+    forgetAlways: () => {
+      if (added.length === 0) return;
+      added.length = 0;
       policy.rules = rulesOf(mode);
     },
   };

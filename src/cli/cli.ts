@@ -43,7 +43,7 @@ import { runTask, type TaskContext } from "./run-task.ts";
 import { cliHome } from "./cli-home.ts";
 import { launchCommand } from "./launch-command.ts";
 import { cliStore, openCliSession, type CliSession } from "./sessions.ts";
-import { sessionControl, type SessionControl } from "./session-control.ts";
+import { onSessionSwitch, sessionControl, type SessionControl } from "./session-control.ts";
 import { createShutdown, type Shutdown } from "./shutdown.ts";
 import { systemPrompt, workspaceMovedPrompt } from "./system-prompt.ts";
 import { maxInstructionBytes, readProjectInstructions, type InstructionFile } from "./project-instructions.ts";
@@ -200,7 +200,18 @@ async function runAgent(args: RunArgs, io: CliIo): Promise<number> {
         ? exitCodeOf(await runTask(context, setup.task))
         : input !== undefined
           ? await interactive(
-              { task: context, input, out: io.stdout, style, sessions, models, modes, rewind, mcp },
+              {
+                task: context,
+                input,
+                out: io.stdout,
+                style,
+                // "always" answers hold for the session they were given in.
+                sessions: onSessionSwitch(sessions, policy.forgetAlways),
+                models,
+                modes,
+                rewind,
+                mcp,
+              },
               workspace,
             )
           : 0;

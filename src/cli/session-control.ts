@@ -48,3 +48,21 @@ export function sessionControl(options: {
     close,
   };
 }
+
+/**
+ * `sessions`, where `switched` is called each time `/clear` or `/resume` puts another session in
+ * use (what was allowed for one session, such as an "always" answer, ends with it).
+ */
+export function onSessionSwitch(sessions: SessionControl, switched: () => void): SessionControl {
+  const replaced = async (replace: () => Promise<CliSession>): Promise<CliSession> => {
+    const before = sessions.current();
+    const opened = await replace();
+    if (opened !== before) switched();
+    return opened;
+  };
+  return {
+    ...sessions,
+    startNew: () => replaced(sessions.startNew),
+    resume: (id) => replaced(() => sessions.resume(id)),
+  };
+}

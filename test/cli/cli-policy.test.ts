@@ -222,7 +222,7 @@ describe("the CLI's policy in each mode", () => {
     );
   });
 
-  it("'always' adds an allow rule for the session; a mode change replaces the mode's rules and keeps it", async () => {
+  it("'always' adds an allow rule for the session; a mode change keeps it, another session drops it", async () => {
     const cli = cliPolicy({ mode: "plan", allow: [], human: () => async () => ({ approved: true }) });
     const ids = () => cli.policy.rules!.map((rule) => rule.id);
     expect(ids()).toContain("plan");
@@ -230,6 +230,8 @@ describe("the CLI's policy in each mode", () => {
     cli.allowAlways("bash");
     cli.setMode("default");
     expect(ids()).toStrictEqual(["read-only", "code-runs-from", "always:bash"]);
+    cli.forgetAlways();
+    expect(ids()).toStrictEqual(["read-only", "code-runs-from"]);
   });
 
   it("offers the model the tools no rule denies whatever their input, and propose_plan only in plan mode", async () => {

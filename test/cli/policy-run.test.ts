@@ -203,4 +203,42 @@ describe("the prompt as the policy's human", () => {
       });
     },
   );
+
+  it(
+    "'always' holds for its session: after /clear or /resume of another the tool is asked about again",
+    { timeout: 90_000 },
+    async () => {
+      fixture
+        .server()
+        .enqueue(
+          { toolCalls: [write("a.txt", "w1")] },
+          { text: "first written" },
+          { toolCalls: [write("b.txt", "w2")] },
+          { text: "second written" },
+          { toolCalls: [write("c.txt", "w3")] },
+          { text: "third written" },
+        );
+      const terminal = fixture.start();
+      await terminal.waitFor("> ");
+      terminal.type("write one\r");
+      await terminal.waitFor("Allow write?");
+      terminal.type("a");
+      await terminal.waitFor("first written");
+      terminal.type("/clear\r");
+      const cleared = await terminal.waitFor(/is kept: \/resume (\S+)\)/);
+      const first = /is kept: \/resume (\S+)\)/.exec(cleared)![1]!;
+      terminal.type("write another\r");
+      await terminal.waitFor(/is kept[^]*Allow write\?/);
+      terminal.type("a");
+      await terminal.waitFor("second written");
+      terminal.type(`/resume ${first}\r`);
+      await terminal.waitFor(/second written[^]*resumed/);
+      terminal.type("and a third\r");
+      await terminal.waitFor(/second written[^]*Allow write\?/);
+      terminal.type("y");
+      await terminal.waitFor("third written");
+      expect(terminal.screen().split("Allow write?")).toHaveLength(4);
+      expect(existsSync(join(fixture.workspace(), "c.txt"))).toBe(true);
+    },
+  );
 });
