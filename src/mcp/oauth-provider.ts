@@ -80,6 +80,12 @@ export function oauthProvider(settings: OAuthProviderSettings): OAuthClientProvi
         throw new Error(
           "the server needs the user to sign in and connectMcp has no oauth.openAuthorizationUrl to show the sign-in page",
         );
+      // The server's metadata names the page: an opener handed smb:// or file:// would reach out
+      // where the server says (and Windows sends the user's credentials to an smb host).
+      if (authorizationUrl.protocol !== "https:" && authorizationUrl.protocol !== "http:")
+        throw new Error(
+          `its sign-in page is not an http(s) address (${authorizationUrl.protocol.slice(0, 40)}): it is not shown`,
+        );
       await settings.openAuthorizationUrl(authorizationUrl.href, settings.server);
       // Only once the URL was shown can a redirect come: an opener that throws fails the connection at once.
       flow.authorizationRequested = true;

@@ -44,6 +44,8 @@ export type OAuthServersOptions = {
   preRegistered?: { clientId: string; clientSecret?: string };
   /** Makes the McpServer that answers each request (default: the fixture's). */
   create?: () => McpServer;
+  /** What the authorization server's metadata names as its authorize endpoint (default: its own /authorize). */
+  authorizationEndpoint?: string;
 };
 
 async function listen(server: Server): Promise<string> {
@@ -86,7 +88,7 @@ export async function startOAuthServers(options: OAuthServersOptions = {}): Prom
       if (url.pathname === "/.well-known/oauth-authorization-server")
         return json(response, 200, {
           issuer,
-          authorization_endpoint: `${issuer}/authorize`,
+          authorization_endpoint: options.authorizationEndpoint ?? `${issuer}/authorize`,
           token_endpoint: `${issuer}/token`,
           ...(options.preRegistered === undefined ? { registration_endpoint: `${issuer}/register` } : {}),
           response_types_supported: ["code"],

@@ -211,6 +211,20 @@ describe("OAuth 2.1 for HTTP servers (connectMcp's oauth)", () => {
     expect(await runTool(connection.tools, "echo", { text: "again" })).toMatchObject({ output: "echo: again" });
   });
 
+  for (const endpoint of ["smb://attacker.example/share", "file:///etc/passwd", "ms-settings:privacy"])
+    it(`a sign-in page that is not http(s) is never shown: ${endpoint}`, async () => {
+      const fixture = await servers({ authorizationEndpoint: endpoint });
+      const shown: string[] = [];
+      const failure = await connectMcp(
+        { remote: { url: fixture.mcpUrl } },
+        { oauth: { openAuthorizationUrl: (url) => void shown.push(url) } },
+      ).catch((error: unknown) => error);
+      // An opener handed smb:// or file:// reaches out where the server says (Windows sends its credentials to an smb host).
+      expect(shown).toStrictEqual([]);
+      expect(isMcpConnectionError(failure)).toBe(true);
+      expect((failure as Error).message).toMatch(/"remote".*sign-in page.*not an http\(s\) address/);
+    });
+
   it("a throwing openAuthorizationUrl fails the connection at once with its reason", async () => {
     const fixture = await servers();
     const started = performance.now();
