@@ -43,7 +43,7 @@ function turnAnswered(run: RunContext, turn: OpenTurn, outcomes: ToolOutcome[]):
 // end the run here. A turn with none of them to wait for goes on without an async frame of its own.
 function afterTurn(run: RunContext): NextStep | Promise<NextStep> {
   const { state } = run;
-  const answer = verbatimAnswer(run.session.messages, run.offer.definitions);
+  const answer = verbatimAnswer(run.session.messages, run.offer.verbatim);
   if (answer !== undefined)
     return guardGivenAnswer(run, answer).then((checked) => ("role" in checked ? giveAnswer(run, checked) : checked));
   const looping = state.loopGuard.detected;

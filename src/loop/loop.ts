@@ -242,7 +242,7 @@ async function runSteps(run: RunContext, first: NextStep): Promise<RunEnd> {
 function firstStep(run: RunContext): NextStep | Promise<NextStep> {
   const turn = findOpenTurn(run.session.messages);
   if (turn.toolCalls.length > 0) return { type: "answer-tools", turn };
-  const answer = verbatimAnswer(run.session.messages, run.offer.definitions);
+  const answer = verbatimAnswer(run.session.messages, run.offer.verbatim);
   if (answer === undefined) return callModelNext;
   // The output guardrails check a given answer as any other.
   return guardGivenAnswer(run, answer).then((checked) => ("role" in checked ? giveAnswer(run, checked) : checked));

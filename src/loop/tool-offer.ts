@@ -3,6 +3,7 @@ import { recallOutputName, recallOutputTool } from "../tools/recall-output.ts";
 import { readLoaded, searchToolsName, searchToolsTool } from "../tools/search-tools.ts";
 import { toolSchemas, type ToolDefinition, type ToolSchema } from "../tools/tool.ts";
 import { markOwnTool } from "../tools/approval-setup.ts";
+import { verbatimNames } from "./verbatim-answer.ts";
 
 /**
  * Which tools a run shows the model, call by call, and which it runs. Both are read from the
@@ -31,6 +32,8 @@ export type ToolOffer = {
   readonly loadedBefore: (session: Session, id: string) => readonly string[];
   /** The names of `offered(session)`. */
   readonly names: (session: Session) => readonly string[];
+  /** The tools among `definitions` that answer verbatim (`answer: "verbatim"`). */
+  readonly verbatim: ReadonlySet<string>;
 };
 
 /**
@@ -62,15 +65,19 @@ export function createToolOffer(
     deferred.length > 0 && !taken.has(searchToolsName)
       ? markOwnTool(searchToolsTool(deferred, programOnly))
       : undefined;
-  const recall = taken.has(recallOutputName) ? undefined : markOwnTool(recallOutputTool(maxChars));
+  const recall = taken.has(recallOutputName) ? undefined : recallFor(maxChars);
   const own = codeMode === undefined ? tools : [...tools, codeMode.tool];
-  const definitions = [...own, ...(search === undefined ? [] : [search]), ...(recall === undefined ? [] : [recall])];
+  const definitions = [
+    ...own,
+    ...(search === undefined ? [] : [search]),
+    ...(recall === undefined ? [] : [recall.definition]),
+  ];
   const base = toolSchemas(own.filter((definition) => definition.deferred !== true && shownDirectly(definition)));
   // Where `run_code` is in `base`, for a description that follows the loaded tools.
   const codeAt = codeMode?.describe === undefined ? -1 : base.length - 1;
   if (search !== undefined) base.push(...toolSchemas([search]));
   const schemaOf = new Map(toolSchemas(deferred.filter(shownDirectly)).map((schema) => [schema.name, schema]));
-  const recallSchema = recall === undefined ? undefined : toolSchemas([recall])[0]!;
+  const recallSchema = recall === undefined ? undefined : recall.schema;
   const reader = createLoadedReader(deferredNames);
   let last: { loaded: number; recall: boolean; tools: ToolSchema[] } | undefined;
   const offered = (session: Session): ToolSchema[] => {
@@ -107,7 +114,23 @@ export function createToolOffer(
     names: (session) => offered(session).map((schema) => schema.name),
     callable: (session, name, id) => !deferredNames.has(name) || loadedBefore(session, id).includes(name),
     loadedBefore,
+    verbatim: verbatimNames(definitions),
   };
+}
+
+// `recall_output` is the same for every run with the same `maxChars`: made once (nothing of a run is in it).
+const recallTools = new Map<number, { definition: ToolDefinition; schema: ToolSchema }>();
+
+function recallFor(maxChars: number): { definition: ToolDefinition; schema: ToolSchema } {
+  let recall = recallTools.get(maxChars);
+  if (recall === undefined) {
+    const definition = markOwnTool(recallOutputTool(maxChars)) as ToolDefinition;
+    recall = { definition, schema: toolSchemas([definition])[0]! };
+    // A process uses one or two sizes; one that picks a new size per run keeps only a few.
+    if (recallTools.size >= 8) recallTools.clear();
+    recallTools.set(maxChars, recall);
+  }
+  return recall;
 }
 
 const noneLoaded: readonly string[] = [];

@@ -5,15 +5,14 @@ import type { ToolDefinition } from "../tools/tool.ts";
 
 /**
  * The run's answer when the session's last model turn called a tool with `answer: "verbatim"`
- * and every call of that turn is answered: an assistant message holding the first such call's
+ * (one of `verbatim`) and every call of that turn is answered: an assistant message holding the first such call's
  * result text (call order), or `undefined` (none, an error result, or the answer is already in).
  * Read from the session alone, so a run resumed after its tool results were stored gives it too.
  */
 export function verbatimAnswer(
   messages: readonly Message[],
-  definitions: readonly ToolDefinition[],
+  verbatim: ReadonlySet<string>,
 ): AssistantMessage | undefined {
-  const verbatim = verbatimNames(definitions);
   if (verbatim.size === 0) return undefined;
   const turn = turnBefore(messages, messages.length);
   if (turn?.type !== "model" || turn.end === turn.results) return undefined;
@@ -37,18 +36,12 @@ export function verbatimAnswer(
   return { role: "assistant", content, stopReason: "end_turn", answerFrom: result.id };
 }
 
-// The tools that answer verbatim, found once per list of definitions (a run's is the same every turn).
-const verbatimByDefinitions = new WeakMap<readonly ToolDefinition[], ReadonlySet<string>>();
-
-function verbatimNames(definitions: readonly ToolDefinition[]): ReadonlySet<string> {
-  let names = verbatimByDefinitions.get(definitions);
-  if (names === undefined) {
-    names = new Set(
-      definitions
-        .filter((definition) => "answer" in definition && definition.answer === "verbatim")
-        .map(({ name }) => name),
-    );
-    verbatimByDefinitions.set(definitions, names);
-  }
-  return names;
+/** The names of the tools that answer verbatim (`answer: "verbatim"`); read once per run, with its offer. */
+export function verbatimNames(definitions: readonly ToolDefinition[]): ReadonlySet<string> {
+  let names: Set<string> | undefined;
+  for (const definition of definitions)
+    if ("answer" in definition && definition.answer === "verbatim") (names ??= new Set()).add(definition.name);
+  return names ?? noVerbatim;
 }
+
+const noVerbatim: ReadonlySet<string> = new Set();
