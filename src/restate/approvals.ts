@@ -3,6 +3,7 @@ import { findPendingCall, pendingApprovalEntries, recordDecisions, type Approval
 import type { JsonObject, Session } from "../session.ts";
 import type { ReplayClock } from "./replay-clock.ts";
 import type { StepScheduler } from "./step-scheduler.ts";
+import type { DurableTasks } from "./durable-tasks.ts";
 
 /**
  * A tool call waiting for a human's decision, as the `pendingApprovals` handler lists it. `path`:
@@ -40,6 +41,7 @@ export async function waitForDecisions(
   session: Session,
   clock: ReplayClock,
   scheduler: StepScheduler,
+  tasks?: { whileWaiting: DurableTasks["whileWaiting"]; written: () => void },
 ): Promise<boolean> {
   const waits = pendingApprovalEntries(session).map(({ path, call }) => ({ path, call, ...ctx.awakeable<unknown>() }));
   const listed = (from: number): WaitingApproval[] =>
@@ -51,8 +53,13 @@ export async function waitForDecisions(
   let cancelled = false;
   for (const [index, wait] of waits.entries()) {
     try {
-      // Through the scheduler: background tasks' steps may be in flight while the run waits.
-      decisions.push({ path: wait.path, ...asDecision(await scheduler.await(wait.promise)) });
+      // Through the scheduler: background tasks' steps may be in flight while the run waits; the
+      // tasks that end meanwhile are settled (their records written) as they end.
+      const decision =
+        tasks === undefined
+          ? await scheduler.await(wait.promise)
+          : await tasks.whileWaiting(wait.promise, tasks.written);
+      decisions.push({ path: wait.path, ...asDecision(decision) });
     } catch (error) {
       if (!(error instanceof CancelledError)) throw error;
       cancelled = true;

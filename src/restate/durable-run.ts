@@ -1,4 +1,4 @@
-import { TerminalError, type ObjectContext } from "@restatedev/restate-sdk";
+import { CancelledError, TerminalError, type ObjectContext } from "@restatedev/restate-sdk";
 import { describeError, isInstance } from "../errors.ts";
 import { createBudgetLedger } from "../model/budget.ts";
 import type { InvokeModel } from "../model/invoke-model.ts";
@@ -141,6 +141,8 @@ export async function durableRun(ctx: ObjectContext, setup: AgentSetup, input: u
           },
         });
       } catch (error) {
+        // What ended before the failure is recorded, for the next run to deliver.
+        if (!isInstance(error, CancelledError)) await tasks.settleEnded().catch(() => undefined);
         tasks.writeIndex();
         recorder.flush();
         setStatus({ state: "failed", error: describeError(error) });
@@ -150,7 +152,12 @@ export async function durableRun(ctx: ObjectContext, setup: AgentSetup, input: u
       recorder.flush();
       if (outcome !== "paused") break;
       setStatus({ state: "paused" });
-      if (!(await waitForDecisions(ctx, session, clock, scheduler))) controller.abort();
+      const written = (): void => {
+        tasks.writeIndex();
+        recorder.flush();
+      };
+      if (!(await waitForDecisions(ctx, session, clock, scheduler, { whileWaiting: tasks.whileWaiting, written })))
+        controller.abort();
       setStatus({ state: "running" });
     }
     const state = outcome === "aborted" || outcome === "stopped" || outcome === "blocked" ? outcome : "done";

@@ -34,13 +34,29 @@ export type CancelRequest = { reason?: string };
  */
 export type DurableTasks = {
   /**
-   * The journaled outcome of attempt `task.attempt` of a task: `ran` is the handler's outcome
-   * when this worker started it, `undefined` when the start was replayed. Resolves once a safe
-   * point has journaled it (never, for an attempt the worker running it did not finish).
+   * The journaled outcome of attempt `task.attempt` of a task: `started` resolves once its start
+   * step did, with the handler's outcome on its way (`running`) when this worker started it,
+   * `undefined` when the start was replayed. Resolves once a safe point has journaled it (never,
+   * for an attempt the worker running it did not finish).
    */
-  readonly outcome: (task: { id: string; attempt: number }, ran: Promise<ToolStep | undefined>) => Promise<ToolStep>;
+  readonly outcome: (
+    task: { id: string; attempt: number },
+    started: Promise<{ running: Promise<ToolStep> } | undefined>,
+  ) => Promise<ToolStep>;
   /** Writes (and clears) the tasks' cancel awakeables in the state: at points every replay reaches alike. */
   readonly writeIndex: () => void;
+  /**
+   * The run waits for `promise` (an approval's decision) outside the loop: meanwhile each task
+   * whose handler ends (or that is cancelled) is settled as at a safe point, its record written
+   * (`written` is called after each), so an outcome that came during the wait is kept however the
+   * wait ends; its delivery comes at the run's next safe point.
+   */
+  readonly whileWaiting: <T>(promise: RestatePromise<T>, written: () => void) => Promise<T>;
+  /**
+   * The run failed: the tasks that ended (or were cancelled) before are settled, their records
+   * written, for the session's next run to deliver; the others are left to `close`.
+   */
+  readonly settleEnded: () => Promise<void>;
   /** The invocation ends: its state keys go, and a task still running is let go (a later run finds it orphaned). */
   readonly close: () => void;
 };
@@ -60,7 +76,31 @@ type Held = {
   ready: { cancel: false } | { cancel: true; reason: string | undefined } | undefined;
   open: ((outcome: ToolOutcome | TaskOutcome) => void) | undefined;
   indexed: boolean;
+  /** Stops racing its cancel awakeable with the invocation's steps. */
+  unwatch: () => void;
+  /** The key of its running attempt in `attempts`, while this invocation attempt started or took it over. */
+  attemptKey: string | undefined;
 };
+
+/**
+ * A task handler's attempt this process runs, by invocation, task and attempt: Restate may end the
+ * invocation's attempt while it runs (a model step retried after a transient failure, a
+ * suspension), and a later attempt of the same invocation, replayed in this process, takes it over
+ * (its outcome, its signal) instead of applying `onRestart` to work still going on here.
+ */
+type RunningAttempt = {
+  readonly outcome: Promise<ToolStep>;
+  readonly abort: (reason: unknown) => void;
+  timer: ReturnType<typeof setTimeout> | undefined;
+};
+
+const attempts = new Map<string, RunningAttempt>();
+
+/**
+ * How long the handler of an invocation attempt Restate ended goes on, waiting for a later attempt
+ * to take it over (on another worker, none will): then its signal aborts and it is forgotten.
+ */
+const orphanGraceMs = 10 * 60 * 1000;
 
 /** One entry of a `tasks` step: a task to settle there (its attempt's outcome, a restart, or cancelled). */
 type Listed = { id: string; attempt: number; restarted?: true; cancel?: true; reason?: string };
@@ -82,6 +122,9 @@ export function durableTasks(
   run: { scheduler: StepScheduler; clock: ReplayClock },
 ): DurableTasks {
   const tasks: Tasks = { ctx, ...run, held: new Map(), settledWaits: new Map(), wakers: [] };
+  // The attempt ended without `close` (Restate retries it, or it suspended): the handlers it runs
+  // go on for a while, for a later attempt of the invocation in this process to take over.
+  ctx.request().attemptCompletedSignal.addEventListener("abort", () => orphan(tasks), { once: true });
   const journal: TaskJournal = {
     newId: () => `task_${ctx.rand.uuidv4()}`,
     now: run.clock.now,
@@ -97,8 +140,10 @@ export function durableTasks(
   };
   setTaskJournal(session, journal);
   return {
-    outcome: (task, ran) => outcome(tasks, task, ran),
+    outcome: (task, started) => outcome(tasks, task, started),
     writeIndex: () => writeIndex(tasks),
+    whileWaiting: (promise, written) => whileWaiting(tasks, promise, written),
+    settleEnded: () => settlePoint(tasks, false),
     close: () => close(tasks),
   };
 }
@@ -121,7 +166,14 @@ function hold(
     ready: undefined,
     open: undefined,
     indexed: false,
+    unwatch: () => undefined,
+    attemptKey: undefined,
   };
+  // A cancel is seen whenever the run awaits a step (a model call too), not only while it waits
+  // for its tasks: the handler's signal aborts then, the record follows at the next safe point.
+  entry.unwatch = tasks.scheduler.watch(entry.cancelled, (won) =>
+    requestCancel(tasks, entry.task, reasonOf(won.request)),
+  );
   tasks.held.set(task.id, entry);
   const settled = new Promise<ToolOutcome | TaskOutcome>((resolve) => (entry.open = resolve));
   begin(entry, task.record.attempt);
@@ -150,10 +202,12 @@ function begin(entry: Held, attempt: number): void {
 function outcome(
   tasks: Tasks,
   task: { id: string; attempt: number },
-  ran: Promise<ToolStep | undefined>,
+  started: Promise<{ running: Promise<ToolStep> } | undefined>,
 ): Promise<ToolStep> {
   const entry = tasks.held.get(task.id);
-  if (entry === undefined) return ran.then((step) => step ?? { restarted: true, at: 0 });
+  if (entry === undefined) return started.then(async (here) => (await here?.running) ?? { restarted: true, at: 0 });
+  const key = `${tasks.ctx.request().id}\u0000${task.id}\u0000${task.attempt}`;
+  const ran = started.then((here) => (here === undefined ? takeOver(entry, key) : keep(entry, key, here.running)));
   void ran.then((step) => {
     if (entry.bodyAttempt !== task.attempt) return;
     entry.raw = step;
@@ -162,6 +216,49 @@ function outcome(
     wake(tasks);
   });
   return new Promise((resolve) => (entry.journaled = resolve));
+}
+
+function keep(entry: Held, key: string, running: Promise<ToolStep>): Promise<ToolStep> {
+  const { controller } = entry.task;
+  attempts.set(key, { outcome: running, abort: (reason) => controller.abort(reason), timer: undefined });
+  entry.attemptKey = key;
+  return running;
+}
+
+// A replayed start: an earlier attempt of this invocation may still run it here.
+function takeOver(entry: Held, key: string): Promise<ToolStep> | undefined {
+  const running = attempts.get(key);
+  if (running === undefined) return undefined;
+  clearTimeout(running.timer);
+  running.timer = undefined;
+  entry.attemptKey = key;
+  const { signal } = entry.task.controller;
+  signal.addEventListener("abort", () => running.abort(signal.reason), { once: true });
+  return running.outcome;
+}
+
+// Its outcome is journaled, or the run let it go: no later attempt takes it over.
+function release(entry: Held): void {
+  if (entry.attemptKey === undefined) return;
+  const running = attempts.get(entry.attemptKey);
+  clearTimeout(running?.timer);
+  attempts.delete(entry.attemptKey);
+  entry.attemptKey = undefined;
+}
+
+function orphan(tasks: Tasks): void {
+  for (const entry of tasks.held.values()) {
+    const key = entry.attemptKey;
+    const running = key === undefined ? undefined : attempts.get(key);
+    if (key === undefined || running === undefined) continue;
+    clearTimeout(running.timer);
+    running.timer = setTimeout(() => {
+      if (attempts.get(key) !== running) return;
+      attempts.delete(key);
+      running.abort(new AgentError(`background task ${entry.task.id}: its invocation's attempt ended`));
+    }, orphanGraceMs);
+    running.timer.unref?.();
+  }
 }
 
 function requestCancel(tasks: Tasks, task: LiveTask, reason: string | undefined): void {
@@ -184,12 +281,17 @@ function writeIndex(tasks: Tasks): void {
   }
 }
 
-async function settlePoint(tasks: Tasks): Promise<void> {
+// `restarts: false`: a task whose worker stopped is left as it is (the run is ending; the next one applies its onRestart).
+async function settlePoint(tasks: Tasks, restarts = true): Promise<void> {
   writeIndex(tasks);
   const open = pending(tasks);
   if (open.length === 0) return;
   // What this worker has seen is journaled; a replay settles what the journal lists.
-  const listed = await tasks.scheduler.await(tasks.ctx.run<Listed[]>("tasks", () => open.flatMap(listing)));
+  const listed = await tasks.scheduler.await(
+    tasks.ctx.run<Listed[]>("tasks", () =>
+      open.flatMap(listing).filter((entry) => restarts || entry.restarted !== true),
+    ),
+  );
   for (const entry of listed) await settleListed(tasks, entry);
   writeIndex(tasks);
 }
@@ -199,14 +301,23 @@ async function settleListed(tasks: Tasks, listed: Listed): Promise<void> {
   if (entry?.open === undefined || entry.task.record.status !== "running") return;
   if (listed.cancel === true) {
     entry.open = undefined;
+    entry.unwatch();
+    release(entry);
     cancelLiveTask(entry.task, listed.reason);
     return;
   }
-  if (listed.restarted === true) return restart(tasks, entry);
+  if (listed.restarted === true) {
+    // An earlier attempt of the invocation, still running here, is superseded by the journal's restart.
+    const superseded = entry.attemptKey === undefined ? undefined : attempts.get(entry.attemptKey);
+    release(entry);
+    superseded?.abort(new AgentError(`background task ${entry.task.id}: restarted by its run`));
+    return restart(tasks, entry);
+  }
   const raw = entry.raw;
   const step = await tasks.scheduler.await(
     tasks.ctx.run<ToolStep>(`task ${entry.task.id} outcome ${listed.attempt}`, () => raw ?? restarted()),
   );
+  release(entry);
   // Listed as ended by a worker that stopped before its outcome was journaled.
   if ("restarted" in step) return restart(tasks, entry);
   entry.journaled?.(step);
@@ -234,25 +345,50 @@ async function openGate(tasks: Tasks, entry: Held, settledWith: ToolOutcome | Ta
   const settled = new Promise<void>((resolve) => tasks.settledWaits.set(entry.task.id, resolve));
   const open = entry.open!;
   entry.open = undefined;
+  entry.unwatch();
   open(settledWith);
   // Its outcome goes through the run's checks (journaled guardrails) before the next one does.
   await settled;
 }
 
 // The wait is a journaled step that ends when a task has something to settle (at once when one
-// has: every wait is a step, so a replay, which sees tasks ready sooner, waits alike), raced with
-// the tasks' cancel awakeables: nothing stays in flight after it (a step in flight holds the next).
+// has: every wait is a step, so a replay, which sees tasks ready sooner, waits alike). A cancel
+// asked meanwhile (the tasks' awakeables are watched by the scheduler) ends it too.
 async function progress(tasks: Tasks): Promise<void> {
-  const open = pending(tasks);
-  const ended = tasks.ctx.run<null>("tasks wait", async () => {
-    if (!pending(tasks).some((entry) => entry.ready !== undefined))
+  await tasks.scheduler.await(waitStep(tasks));
+}
+
+// `until.stopped`: the wait is not wanted any more (its closure may start after that).
+function waitStep(tasks: Tasks, until: { stopped: boolean } = { stopped: false }): RestatePromise<null> {
+  return tasks.ctx.run<null>("tasks wait", async () => {
+    if (!until.stopped && !pending(tasks).some((entry) => entry.ready !== undefined))
       await new Promise<void>((resolve) => tasks.wakers.push(resolve));
     return null;
   });
-  const won = await tasks.scheduler.await(
-    RestatePromise.race([ended.map(() => undefined), ...open.map((entry) => entry.cancelled)]),
-  );
-  if (won !== undefined) requestCancel(tasks, tasks.held.get(won.id)!.task, reasonOf(won.request));
+}
+
+// The approval wait with tasks running: raced with a tasks wait, which settles what ended and goes
+// on; once `promise` wins, the wait step is ended at once (no step stays in flight: it would hold
+// the run's next ones) and its value is the answer. A replay races the same journaled completions.
+async function whileWaiting<T>(tasks: Tasks, promise: RestatePromise<T>, written: () => void): Promise<T> {
+  const decided = promise.map((value, failure) => {
+    if (failure !== undefined) throw failure;
+    return { value: value as T };
+  });
+  for (;;) {
+    if (pending(tasks).length === 0) return (await tasks.scheduler.await(decided)).value;
+    const until = { stopped: false };
+    const ended = waitStep(tasks, until);
+    const won = await tasks.scheduler.await(RestatePromise.race([decided, ended.map(() => undefined)]));
+    if (won !== undefined) {
+      until.stopped = true;
+      wake(tasks);
+      await tasks.scheduler.await(ended);
+      return won.value;
+    }
+    await settlePoint(tasks);
+    written();
+  }
 }
 
 function close(tasks: Tasks): void {
@@ -262,6 +398,8 @@ function close(tasks: Tasks): void {
     if (entry.task.record.status !== "running") continue;
     // The invocation is over: this worker no longer holds the task.
     entry.open = undefined;
+    entry.unwatch();
+    release(entry);
     entry.task.controller.abort(new AgentError(`background task ${entry.task.id}: its run ended`));
     markDelivered(entry.task);
   }

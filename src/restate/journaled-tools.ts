@@ -12,6 +12,8 @@ import { clampDelay } from "../numeric-options.ts";
 import type { StepScheduler } from "./step-scheduler.ts";
 import type { ToolCallRecorder } from "../tools/tool-call-recorder.ts";
 import type { DurableTasks } from "./durable-tasks.ts";
+import { isCancelTaskTool } from "../tools/task-tools.ts";
+import { cancelTask } from "../tools/task-control.ts";
 import type { JournaledCharge, StepPart, ToolStep } from "./tool-step.ts";
 
 /**
@@ -52,7 +54,8 @@ export function journaledTools(
   const wrappedTools = tools.map((definition): ToolDefinition => {
     if (!("handler" in definition)) return definition;
     const { timeout, ...rest } = definition;
-    return { ...rest, handler: wrap(definition.name, definition.handler, timeout ?? toolTimeout) };
+    const handler = wrap(definition.name, definition.handler, timeout ?? toolTimeout);
+    return { ...rest, handler: isCancelTaskTool(definition) ? cancelAfterStep(handler) : handler };
   });
   const wrappedHandlers: ToolHandlers = {};
   // Defined, not assigned: a handler named `__proto__` must stay an entry, not become the prototype.
@@ -65,6 +68,19 @@ export function journaledTools(
     });
   }
   return { tools: wrappedTools, toolHandlers: wrappedHandlers };
+}
+
+// cancel_task asks the run's journal for the cancel inside its step, which a replay answers from
+// the journal without running it: a worker stopped before the next safe point journaled the
+// cancel would leave the task to its onRestart. So the cancel is asked again after the step, on
+// the first run (where it changes nothing) and on every replay alike.
+function cancelAfterStep(handler: ToolHandler): ToolHandler {
+  return async (input, context) => {
+    const output: unknown = await handler(input, context);
+    const { id, reason } = (input ?? {}) as { id?: unknown; reason?: unknown };
+    if (typeof id === "string") cancelTask(context.session, id, typeof reason === "string" ? reason : undefined);
+    return output;
+  };
 }
 
 // The handler as the recorder runs it: recording calls it and keeps its output, replaying answers
@@ -169,7 +185,8 @@ function journaledHandler(
  * outside any step (a step in flight would hold every later step of the run, model calls included,
  * until it ended), and its outcome is journaled by the safe point that settles it
  * (`DurableTasks.outcome`). A replay that finds the start journaled does not run the handler: the
- * journal has its outcome, or the worker running it stopped.
+ * journal has its outcome, this process still runs it (an earlier attempt of the invocation that
+ * Restate ended), or the worker running it stopped.
  */
 async function taskAttempt(
   ctx: ObjectContext,
@@ -183,11 +200,11 @@ async function taskAttempt(
     startedHere = true;
     return null;
   });
-  const ran = scheduler.await(start).then(
-    () => (startedHere ? run() : undefined),
+  const started = scheduler.await(start).then(
+    () => (startedHere ? { running: run() } : undefined),
     () => undefined,
   );
-  return tasks.outcome(task, ran);
+  return tasks.outcome(task, started);
 }
 
 // Inside the step: the handler with its own signal, raced against its timeout and the run's abort

@@ -7,6 +7,10 @@ import { CancelledError, RestatePromise } from "@restatedev/restate-sdk";
  * every step is awaited here, through one `RestatePromise.race` over all steps in flight, and each
  * caller gets a plain promise. Steps added while a race is pending join the next race; their
  * closures start then.
+ *
+ * A watched promise (an awakeable another handler may complete) joins every race while a step is
+ * in flight, never a race of its own: a race still pending holds the steps added after it, so a
+ * promise that may never complete must not be raced alone.
  */
 export type StepScheduler = {
   /**
@@ -14,11 +18,17 @@ export type StepScheduler = {
    * in flight with the `CancelledError`, after `onCancel` ran.
    */
   await<T>(step: RestatePromise<T>): Promise<T>;
+  /**
+   * Races `promise` alongside the steps in flight from now on; `onSettled` gets its value once it
+   * wins one of those races (a failure, or a cancellation, drops the watch). Returns the unwatch.
+   */
+  watch<T>(promise: RestatePromise<T>, onSettled: (value: T) => void): () => void;
 };
 
 export function createStepScheduler(onCancel: (error: CancelledError) => Promise<void>): StepScheduler {
   const inFlight = new Map<number, RestatePromise<Settled>>();
   const callers = new Map<number, { resolve: (value: unknown) => void; reject: (error: unknown) => void }>();
+  const watched = new Map<number, { promise: RestatePromise<Settled>; onSettled: (value: unknown) => void }>();
   let nextId = 0;
   let pumping = false;
 
@@ -29,7 +39,10 @@ export function createStepScheduler(onCancel: (error: CancelledError) => Promise
       while (inFlight.size > 0) {
         let settled: Settled;
         try {
-          settled = await RestatePromise.race([...inFlight.values()]);
+          settled = await RestatePromise.race([
+            ...inFlight.values(),
+            ...[...watched.values()].map((watch) => watch.promise),
+          ]);
         } catch (error) {
           if (!(error instanceof CancelledError)) throw error;
           await onCancel(error);
@@ -37,6 +50,12 @@ export function createStepScheduler(onCancel: (error: CancelledError) => Promise
           inFlight.clear();
           callers.clear();
           return;
+        }
+        const watch = watched.get(settled.id);
+        if (watch !== undefined) {
+          watched.delete(settled.id);
+          if (settled.failure === undefined) watch.onSettled(settled.value);
+          continue;
         }
         const caller = callers.get(settled.id)!;
         inFlight.delete(settled.id);
@@ -70,6 +89,14 @@ export function createStepScheduler(onCancel: (error: CancelledError) => Promise
         });
       }
       return result;
+    },
+    watch<T>(promise: RestatePromise<T>, onSettled: (value: T) => void): () => void {
+      const id = nextId++;
+      watched.set(id, {
+        promise: promise.map((value, failure) => (failure === undefined ? { id, value } : { id, failure })),
+        onSettled: onSettled as (value: unknown) => void,
+      });
+      return () => watched.delete(id);
     },
   };
 }

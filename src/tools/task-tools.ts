@@ -20,6 +20,14 @@ export function isWaitTaskTool(definition: unknown): boolean {
   return definition === waitTaskTool;
 }
 
+/**
+ * Whether `definition` is `taskTools()`'s `cancel_task`: a durable run asks for its cancel again
+ * after the call's step, where a replay, which does not run the handler, passes too.
+ */
+export function isCancelTaskTool(definition: unknown): boolean {
+  return definition === cancelTaskTool;
+}
+
 const checkTaskTool: Tool<{ id?: string }> = {
   name: "check_task",
   description:

@@ -9,6 +9,7 @@ import { scriptTriage } from "./agents-script.ts";
 import { shotsMaxStepBytes, shotsModel, shotsTools } from "./shots-script.ts";
 import { codeModeModel } from "./code-mode-script.ts";
 import { tasksModel, tasksTools } from "./tasks-script.ts";
+import { depthModel, depthPrices, depthTools, vault } from "./tasks-depth-script.ts";
 
 const [dir] = process.argv.slice(2);
 if (dir === undefined) throw new Error("usage: worker.ts <control dir>");
@@ -62,5 +63,20 @@ const port = await restate
   )
   // Background tasks (tasks-script.ts).
   .bind(restateAgent({ name: "tasks", invokeModel: tasksModel(), tools: tasksTools(dir) }))
+  // Background tasks with the task tools, failures, approvals, guardrails and a budget (tasks-depth-script.ts).
+  .bind(
+    restateAgent({
+      name: "taskDepth",
+      invokeModel: depthModel(dir),
+      tools: depthTools(dir),
+      modelRetry: { maxRetryAttempts: 2, initialRetryInterval: { milliseconds: 50 } },
+      options: {
+        parallel: true,
+        guardrails: { toolOutput: [vault] },
+        budget: { usd: 0.06 },
+        prices: depthPrices,
+      },
+    }),
+  )
   .listen(0);
 process.stdout.write(`${JSON.stringify({ port })}\n`);
