@@ -152,12 +152,7 @@ export async function durableRun(ctx: ObjectContext, setup: AgentSetup, input: u
       recorder.flush();
       if (outcome !== "paused") break;
       setStatus({ state: "paused" });
-      const written = (): void => {
-        tasks.writeIndex();
-        recorder.flush();
-      };
-      if (!(await waitForDecisions(ctx, session, clock, scheduler, { whileWaiting: tasks.whileWaiting, written })))
-        controller.abort();
+      if (!(await waitPaused(ctx, session, { clock, scheduler, tasks, recorder }))) controller.abort();
       setStatus({ state: "running" });
     }
     const state = outcome === "aborted" || outcome === "stopped" || outcome === "blocked" ? outcome : "done";
@@ -178,6 +173,20 @@ export async function durableRun(ctx: ObjectContext, setup: AgentSetup, input: u
     recorder.stop();
     tasks.close();
   }
+}
+
+// The approval wait; a task that ends meanwhile is settled and written to the state as it ends.
+function waitPaused(
+  ctx: ObjectContext,
+  session: Session,
+  run: { clock: ReplayClock; scheduler: StepScheduler; tasks: DurableTasks; recorder: SessionRecorder },
+): Promise<boolean> {
+  const { tasks, recorder } = run;
+  const written = (): void => {
+    tasks.writeIndex();
+    recorder.flush();
+  };
+  return waitForDecisions(ctx, session, run.clock, run.scheduler, { whileWaiting: tasks.whileWaiting, written });
 }
 
 // How this invocation journals models, tools and guardrails; the models of every agent share the step count.
