@@ -75,7 +75,9 @@ export function loopTool(name: string, owner: ToolServer, mcpTool: McpTool, chec
   inputSchema.properties ??= {};
   const tool: Tool = {
     name,
-    description: mcpTool.description ?? mcpTool.title ?? mcpTool.annotations?.title ?? "",
+    // Only what `toolFingerprint` covers reaches the model: a top-level `title` it leaves out
+    // could change after the tool was pinned and say anything.
+    description: mcpTool.description ?? mcpTool.annotations?.title ?? "",
     input_schema: inputSchema as JsonObject,
     handler: (input: JsonObject, context: ToolContext) => {
       const refusal = check();
