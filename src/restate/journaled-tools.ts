@@ -1,6 +1,7 @@
 import { CancelledError, RetryableError, type ObjectContext } from "@restatedev/restate-sdk";
 import { AbortError, describeError, isInstance } from "../errors.ts";
 import { ApprovalPause } from "../tools/approval-pause.ts";
+import { ProgramStop } from "../tools/code-mode/program-stop.ts";
 import type { ContentPart } from "../content-parts.ts";
 import type { JsonValue } from "../session.ts";
 import { isToolContent, toolContent } from "../tools/tool-content.ts";
@@ -27,7 +28,8 @@ import type { JournaledCharge, StepPart, ToolStep } from "./tool-step.ts";
  * inside its step, so a call is recorded (or answered from the recording) once, however often
  * Restate replays the run. A code-mode program's calls reach these handlers too, each one its own
  * step (`tool <code call id>.<n>`), while the code call itself has none: a replay reruns the program
- * and answers the calls it made from the journal.
+ * and answers the calls it made from the journal; a call its program's end stopped (`ProgramStop`)
+ * is journaled as stopped and waits on a replay until the rerun program ends again.
  */
 export function journaledTools(
   ctx: ObjectContext,
@@ -176,6 +178,9 @@ function journaledHandler(
     if ("error" in result) throw new Error(result.error);
     if ("timeout" in result) throw new Error(`tool "${name}" timed out after ${result.timeout} ms`);
     if ("pause" in result) throw new ApprovalPause(result.pause);
+    // Its program ended while it waited (its time limit, say): on a replay the call waits again,
+    // until the rerun program ends as it did, instead of answering at once and letting it go on.
+    if ("stopped" in result) await untilAborted(context.signal);
     throw new AbortError();
   };
 }
@@ -243,7 +248,8 @@ async function runHandler(
     if (isInstance(error, RetryableError)) throw error;
     const at = Date.now();
     if (controller.signal.reason === timedOut) return { timeout: timeout!, at };
-    if (context.signal.aborted) return { aborted: true, at };
+    if (context.signal.aborted)
+      return isInstance(context.signal.reason, ProgramStop) ? { stopped: true, at } : { aborted: true, at };
     if (isInstance(error, ApprovalPause)) return { pause: error.session, at };
     return { error: describeError(error), at };
   } finally {
@@ -355,4 +361,9 @@ async function joinedParts(
     }
   }
   return joined;
+}
+
+function untilAborted(signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
 }

@@ -13,6 +13,8 @@ export type ToolStep = (
   | { timeout: number; at: number }
   | { pause: Session; at: number }
   | { aborted: true; at: number }
+  /** A code-mode program's call stopped because its program ended first (`ProgramStop`). */
+  | { stopped: true; at: number }
   | { restarted: true; at: number }
 ) & { spent?: JournaledCharge[] };
 

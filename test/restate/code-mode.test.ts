@@ -4,15 +4,22 @@ import { restateAgentClient, type RestateAgentClient } from "simple-agent-loop/r
 import { expectEveryCallAnsweredOnce } from "../helpers.ts";
 import { startCluster, type Cluster } from "./cluster.ts";
 import { waitFor } from "./restate-server.ts";
+import { coderTimeoutMs } from "./code-mode-script.ts";
 
 // A code-mode agent (code-mode-script.ts, served as `coder`): each call its program makes is a
 // journaled step `tool <code call id>.<n>`, so a worker SIGKILLed in the middle of a program
 // replays the calls already done from the journal and runs only the rest.
 let cluster: Cluster;
 let coder: RestateAgentClient;
+let codeAgents: RestateAgentClient;
 beforeAll(async () => {
   cluster = await startCluster();
   coder = restateAgentClient({ url: cluster.server.ingressUrl, adminUrl: cluster.server.adminUrl, name: "coder" });
+  codeAgents = restateAgentClient({
+    url: cluster.server.ingressUrl,
+    adminUrl: cluster.server.adminUrl,
+    name: "codeAgents",
+  });
 }, 120_000);
 afterAll(async () => {
   await cluster?.stop();
@@ -100,5 +107,82 @@ describe("restateAgent with code mode: a program's calls are journaled steps", (
     expect(result.programCalls?.[1]?.output).toBe("deployed to prod");
     // The rerun's clock is the first start's (kept in the record while the call waited).
     expect((result.output as ProgramOutput).at).toBe(Date.parse(call.ts!));
+  }, 240_000);
+
+  it("code mode on an agent handed to (restateAgent({ agent })): a worker killed during the program's second call", async () => {
+    const tag = "handoff-code";
+    const held = `tool-${tag}-code.2`;
+    cluster.hold(held);
+    const { invocationId } = await codeAgents.start(tag, { message: tag });
+    const killed = await cluster.waitAt(held);
+    await cluster.waitForSteps(invocationId, (names) => names.includes(`tool ${tag}-code.1`), "the first call's step");
+    await cluster.killWorker(killed);
+    await cluster.addWorker();
+    cluster.release(held);
+    expect(await codeAgents.attach(invocationId)).toStrictEqual({
+      outcome: "done",
+      response: `Done with ${tag}.`,
+      agent: "coder",
+    });
+    const effects = cluster.effects();
+    for (const step of [
+      `model coder ${tag} 0`,
+      `model coder ${tag} 1`,
+      `tool ${tag}-code.1`,
+      `tool ${tag}-code.2`,
+      `tool ${tag}-code.3`,
+    ])
+      expect(effects.get(step), step).toBe(1);
+    const session = await codeAgents.session(tag);
+    expectEveryCallAnsweredOnce(session);
+    const { call, result } = codeCallOf(session, `${tag}-code`);
+    const output = result.output as ProgramOutput;
+    expect(output.values).toStrictEqual(["ahpla", "ateb", "ammag"]);
+    expect(output.at).toBe(Date.parse(call.ts!));
+    expect(result.programCalls?.map((entry) => entry.id)).toStrictEqual([
+      `${tag}-code.1`,
+      `${tag}-code.2`,
+      `${tag}-code.3`,
+    ]);
+  }, 240_000);
+
+  it("a program its own time limit stopped while a call waited ends at the same call on a replay after a worker kill", async () => {
+    const tag = "timeout-code";
+    // The second call waits past the program's time limit, which stops it; the program would
+    // catch that and make a third call, had it gone on.
+    cluster.hold(`tool-${tag}-code.2`);
+    cluster.hold(`model-coder-${tag}-1`);
+    const { invocationId } = await codeAgents.start(tag, { message: tag });
+    const killed = await cluster.waitAt(`model-coder-${tag}-1`);
+    await cluster.waitForSteps(
+      invocationId,
+      (names) => names.includes(`tool ${tag}-code.2`),
+      "the stopped call's step",
+    );
+    // A new worker replays the program: the first call answers from the journal at once.
+    await cluster.killWorker(killed);
+    await cluster.addWorker();
+    cluster.release(`model-coder-${tag}-1`);
+    const ended = await Promise.race([
+      codeAgents.attach(invocationId),
+      new Promise<string>((resolve) => setTimeout(() => resolve("the replay never ended (journal mismatch)"), 90_000)),
+    ]);
+    expect(ended).toStrictEqual({ outcome: "done", response: `Done with ${tag}.`, agent: "coder" });
+    const effects = cluster.effects();
+    expect(effects.get(`tool ${tag}-code.1`)).toBe(1);
+    expect(effects.get(`tool ${tag}-code.2`)).toBeUndefined();
+    expect(effects.get(`tool ${tag}-code.3`)).toBeUndefined();
+    expect(effects.get(`model coder ${tag} 0`)).toBe(1);
+    const session = await codeAgents.session(tag);
+    expectEveryCallAnsweredOnce(session);
+    const { result } = codeCallOf(session, `${tag}-code`);
+    expect(result).toMatchObject({
+      isError: true,
+      output: expect.stringContaining(`time limit: the program ran longer than ${coderTimeoutMs} ms`),
+    });
+    expect(result.programCalls?.map((entry) => [entry.id, entry.isError === true])).toStrictEqual([
+      [`${tag}-code.1`, false],
+      [`${tag}-code.2`, true],
+    ]);
   }, 240_000);
 });

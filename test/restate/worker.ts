@@ -7,7 +7,7 @@ import { restateAgent } from "simple-agent-loop/restate";
 import { scriptClassifier, scriptGuardrails, scriptModel, scriptTools } from "./agent-script.ts";
 import { scriptTriage } from "./agents-script.ts";
 import { shotsMaxStepBytes, shotsModel, shotsTools } from "./shots-script.ts";
-import { codeModeModel } from "./code-mode-script.ts";
+import { codeModeModel, codeTriage } from "./code-mode-script.ts";
 import { tasksModel, tasksTools } from "./tasks-script.ts";
 import { depthModel, depthPrices, depthTools, vault } from "./tasks-depth-script.ts";
 
@@ -61,6 +61,8 @@ const port = await restate
       options: { codeMode: true },
     }),
   )
+  // Code mode on an agent handed to, with a short program time limit (code-mode-script.ts).
+  .bind(restateAgent({ name: "codeAgents", agent: codeTriage(dir) }))
   // Background tasks (tasks-script.ts).
   .bind(restateAgent({ name: "tasks", invokeModel: tasksModel(), tools: tasksTools(dir) }))
   // Background tasks with the task tools, failures, approvals, guardrails and a budget (tasks-depth-script.ts).

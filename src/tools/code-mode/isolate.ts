@@ -1,6 +1,7 @@
 import type { QuickJSContext, QuickJSHandle, QuickJSSyncVariant, QuickJSWASMModule } from "quickjs-emscripten-core";
 import { AgentError, boundText, describeError, maxErrorLength } from "../../errors.ts";
 import type { JsonObject, JsonValue } from "../../session.ts";
+import { ProgramStop } from "./program-stop.ts";
 
 /**
  * What a program's tool call gives back to it: its output (an error result rejects the call's
@@ -27,7 +28,7 @@ export type IsolatedProgram = {
   readonly maxCalls: number;
   /** Aborts the program (the run's signal). */
   readonly signal: AbortSignal;
-  /** Aborted when the program ends early (time, `maxCalls`): the calls it started should stop. */
+  /** Aborted (with a `ProgramStop`) when the program ends early (time, `maxCalls`): the calls it started should stop. */
   readonly stopCalls: AbortController;
 };
 
@@ -253,7 +254,7 @@ function shouldStop(state: ProgramState): boolean {
 // An end before every started call settled stops them, and waits for them: each is recorded.
 async function finish(state: ProgramState, outcome: IsolatedEndWithoutLogs): Promise<IsolatedEnd> {
   if (state.inFlight > 0) {
-    state.program.stopCalls.abort();
+    state.program.stopCalls.abort(new ProgramStop("the program ended before this call did"));
     while (state.inFlight > 0)
       await new Promise<void>((resolve) => {
         state.wake = resolve;
