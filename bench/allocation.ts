@@ -11,7 +11,8 @@
 // `v8.GCProfiler` says whether a collection ran anyway; such a run is not counted.
 //
 // Time is measured apart, in a child process with V8's usual heap (`--times-only`): warm runs one
-// after the other, the libraries taking turns, the fastest run of each kept. Not in the runs above:
+// after the other, the libraries taking turns, the fastest run of each kept, in CPU time (user +
+// system: on a shared machine the time a run waits for a core is not the library's). Not in the runs above:
 // a forced `gc()` collects the hidden classes (maps) of every object shape no live object has, and
 // with them the optimized code that embeds them (`--trace-deopt`: "embedded weak objects cleared",
 // "dependent field type changed", once a run), so a run after it times re-warming that code, and
@@ -46,7 +47,7 @@ type Row = {
   turns: number;
   /** Bytes allocated per turn: the least of the counted runs (they agree to a few bytes). */
   bytesPerTurn: number;
-  /** Microseconds per turn, the fastest of the warm runs (the timing child's). */
+  /** Microseconds of CPU per turn, the fastest of the warm runs (the timing child's). */
   minUsPerTurn: number;
   /** Microseconds per turn, the fastest of the counted runs, each right after a forced `gc()`: re-warming included. */
   minUsPerTurnAfterGc: number;
@@ -162,7 +163,7 @@ function timeInChild(argv: string[]): Record<string, number> {
 }
 
 // Warm runs, the subjects taking turns (so a slow minute of a shared machine falls on all of them),
-// no forced collection in between: the fastest run of each, in microseconds per turn.
+// no forced collection in between: the fastest run of each, in microseconds of CPU per turn.
 async function warmTimes(
   subjects: readonly { adapter: Adapter }[],
   turnCounts: readonly number[],
@@ -172,11 +173,12 @@ async function warmTimes(
   for (const turns of turnCounts) {
     for (const { adapter } of subjects) for (let index = 0; index < 3; index++) await runOnce(adapter, turns);
     // More rounds than the byte runs: a minimum of time needs many tries on a shared machine.
-    for (let round = 0; round < Math.max(10, 4 * runs); round++)
+    for (let round = 0; round < Math.max(20, 8 * runs); round++)
       for (const [index, { adapter }] of subjects.entries()) {
-        const started = performance.now();
+        const started = process.cpuUsage();
         await runOnce(adapter, turns);
-        const microseconds = ((performance.now() - started) * 1000) / turns;
+        const { user, system } = process.cpuUsage(started);
+        const microseconds = (user + system) / turns;
         const key = `${turns}:${index}`;
         times[key] = Math.min(times[key] ?? Number.POSITIVE_INFINITY, microseconds);
       }
