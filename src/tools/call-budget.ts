@@ -28,6 +28,13 @@ export function addCallBudget(context: ToolContext, spending: ToolSpending, spen
   context.spend = (spent) => budget.charge(checkBudgetCharge(spent, "ToolContext.spend"));
 }
 
+/**
+ * What a context's `budget` and `spend` hold between its making and `addCallBudget`, which always
+ * replaces both (never seen by a handler): the context is made with every field it will have.
+ */
+export const unsetBudget = {} as BudgetLedger;
+export const unsetSpend: NonNullable<ToolContext["spend"]> = () => undefined;
+
 type LazyLedger = BudgetLedger & { spending: ToolSpending; id: string; built: BudgetLedger | undefined };
 
 function callLedger(spending: ToolSpending, id: string): BudgetLedger {

@@ -1,9 +1,9 @@
 import { createAbortRace, type AbortRace } from "../shared/abort.ts";
 import { boundText, isAbortError, isInstance, maxErrorLength } from "../errors.ts";
 import { clampDelay } from "../numeric-options.ts";
-import type { Session, ToolCallMessage } from "../session.ts";
+import type { JsonValue, Session, ToolCallMessage } from "../session.ts";
 import { isApprovalPause } from "./approval-pause.ts";
-import { addCallBudget } from "./call-budget.ts";
+import { addCallBudget, unsetBudget, unsetSpend } from "./call-budget.ts";
 import { pendingApprovals } from "./approval.ts";
 import { findHandler, knownToolNames, type ExecutorSetup, type ToolCallRun } from "./executor-setup.ts";
 import { toJsonOutput } from "./json-output.ts";
@@ -193,30 +193,30 @@ async function runWithTimeout(
 }
 
 function contextFor({ call, setup, turn, task, caller }: ToolCallRun, signal: AbortSignal): ToolContext {
-  const { onEvent } = setup;
-  const context: ToolContext = {
-    signal,
-    id: call.id,
-    name: call.name,
-    session: setup.session,
-    turn,
-    // Nobody listens: one shared no-op instead of a closure per call. Once the call's signal is
-    // aborted (the run's end, its deadline, the tool's timeout) the call is answered without the
-    // handler: what it reports after that (a subagent's closing events) would follow the run's end.
-    update:
-      onEvent === undefined
-        ? ignoreProgress
-        : (progress) => {
-            if (signal.aborted) return;
-            if (caller === undefined)
-              onEvent({ type: "tool-execution-update", id: call.id, name: call.name, progress });
-            else onEvent({ type: "tool-execution-update", id: call.id, name: call.name, progress, caller });
-          },
-  };
+  const { onEvent, spending } = setup;
+  // Nobody listens: one shared no-op instead of a closure per call. Once the call's signal is
+  // aborted (the run's end, its deadline, the tool's timeout) the call is answered without the
+  // handler: what it reports after that (a subagent's closing events) would follow the run's end.
+  const update =
+    onEvent === undefined
+      ? ignoreProgress
+      : (progress: JsonValue): void => {
+          if (signal.aborted) return;
+          if (caller === undefined) onEvent({ type: "tool-execution-update", id: call.id, name: call.name, progress });
+          else onEvent({ type: "tool-execution-update", id: call.id, name: call.name, progress, caller });
+        };
+  const { id, name } = call;
+  const { session } = setup;
+  // The budget's two fields are in the object from the start (`addCallBudget` fills them): a context
+  // made whole, not grown a field at a time.
+  const context: ToolContext =
+    spending === undefined
+      ? { signal, id, name, session, turn, update }
+      : { signal, id, name, session, turn, update, budget: unsetBudget, spend: unsetSpend };
   if (setup.agentName !== undefined) context.agentName = setup.agentName;
   if (task !== undefined) context.task = { id: task.id, attempt: task.attempt };
   // What a program's call spends is recorded on its code call's result, which enters the session.
-  if (setup.spending !== undefined) addCallBudget(context, setup.spending, caller ?? call.id);
+  if (spending !== undefined) addCallBudget(context, spending, caller ?? call.id);
   if (setup.approvals !== undefined) context.approvalPolicy = setup.approvals.policy;
   const { elicit } = setup;
   if (elicit !== undefined) context.elicit = (server, request, signal) => elicit(call.id, server, request, signal);
