@@ -5,7 +5,10 @@
  * fetched: `https:` URLs whose host resolves to public addresses only (no loopback, private,
  * link-local, unique-local, unspecified, multicast or reserved address, in any notation), checked
  * on the address the connection goes to and again on every redirect. `false` downloads nothing: a
- * URL part such an adapter cannot pass on is then an `AgentError` before any request.
+ * URL part such an adapter cannot pass on is then an `AgentError` before any request. The URL
+ * parts an adapter passes on for its provider (or the server behind `baseURL`) to fetch are held
+ * to the same rule as far as the URL alone tells (`https:`, no non-public address in any notation,
+ * no local name such as `localhost` or `*.internal`), or to `allow`; `false` passes them on unchecked.
  */
 export type DownloadPartsOptions = {
   /**

@@ -8,6 +8,7 @@ import type { ToolSchema } from "../shared/tool-schema.ts";
 import type { Fetch } from "./http.ts";
 import { bareMediaType, isUrlPart, type UrlPart } from "./content-convert.ts";
 import { guardedDownload } from "./guarded-download.ts";
+import { passOnRefusal } from "./passed-on-url.ts";
 import {
   defaultDownloadTimeoutMs,
   defaultMaxDownloadBytes,
@@ -17,8 +18,10 @@ import {
 /**
  * `invoke`, with each URL part that `needsDownload` selects replaced by its bytes first, downloaded
  * by `guardedDownload` under the rule of `downloadParts` (through `fetch` when the adapter was
- * given one; the media type from the part, else from the response). A session without such
- * parts goes to `invoke` as it is, at the cost of one walk over its messages. `stream` says what
+ * given one; the media type from the part, else from the response), and every other URL part
+ * (passed on for the provider to fetch) checked first by `passOnRefusal`: a refused one fails the
+ * call with that `AgentError` before any request. With `downloadParts: false` nothing is checked or
+ * downloaded. A session without URL parts goes to `invoke` as it is, at the cost of one walk over its messages. `stream` says what
  * `invoke` returns (events, or a promise of messages), so the download can come before it. Throws
  * an `AgentError` naming the option for a `downloadParts` that is neither `false` nor its options.
  */
@@ -35,9 +38,9 @@ export function withUrlDownloads<T extends InvokeModel>(
   const settings = checkDownloadParts(options.downloadParts, options.adapter);
   if (settings === false) return invoke;
   const wrapped = ((tools: ToolSchema[], session: Session, context: ModelContext) => {
-    if (!session.messages.some((message) => messageParts(message).some((part) => needs(part)))) {
-      return invoke(tools, session, context);
-    }
+    const scan = scanUrlParts(session);
+    if (scan instanceof AgentError) return options.stream ? failedStream(scan) : Promise.reject(scan);
+    if (!scan) return invoke(tools, session, context);
     const downloaded = downloadParts(session, context.signal);
     if (!options.stream) return downloaded.then((copy) => invoke(tools, copy, context));
     return (async function* (): AsyncGenerator<ModelStreamEvent> {
@@ -50,6 +53,21 @@ export function withUrlDownloads<T extends InvokeModel>(
 
   function needs(part: ContentPart): part is UrlPart {
     return isUrlPart(part) && options.needsDownload(part);
+  }
+
+  // Whether any URL part is to be downloaded; the refusal of the first passed on that may not be.
+  function scanUrlParts(session: Session): boolean | AgentError {
+    let download = false;
+    for (const message of session.messages)
+      for (const part of messageParts(message)) {
+        if (!isUrlPart(part)) continue;
+        if (options.needsDownload(part)) download = true;
+        else {
+          const refusal = passOnRefusal(part.url, options.adapter, settings === false ? undefined : settings.allow);
+          if (refusal !== undefined) return refusal;
+        }
+      }
+    return download;
   }
 
   // One download per URL, however often the session names it.
@@ -94,6 +112,12 @@ export function withUrlDownloads<T extends InvokeModel>(
     });
     return { mediaType: bareMediaType(mediaType) ?? "application/octet-stream", data: toBase64(bytes) };
   }
+}
+
+// A stream that fails at once: a streaming adapter answers with events, its errors among them.
+async function* failedStream(error: Error): AsyncGenerator<ModelStreamEvent> {
+  yield* [];
+  throw error;
 }
 
 /** `downloadParts` checked: `false`, or its options with each field of the right type. */

@@ -22,7 +22,7 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { assertCassetteUsed, cassette } from "simple-agent-loop/testing";
-import { downloadCases } from "./download-cases.ts";
+import { downloadCases, passOnCases } from "./download-cases.ts";
 
 /** A model turn, to be encoded in each provider's own wire format. */
 export type WireTurn = {
@@ -481,6 +481,12 @@ export function conformanceSuite(target: ConformanceTarget): void {
     transportCases(target, () => server, fresh);
     contentCases(target, () => server, fresh);
     downloadCases(
+      target,
+      () => server,
+      fresh,
+      () => target.turnResponse({ text: "I see it.", stopReason: "end_turn", usage: { input: 5, output: 3 } }, true),
+    );
+    passOnCases(
       target,
       () => server,
       fresh,

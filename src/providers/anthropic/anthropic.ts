@@ -32,6 +32,7 @@ import { baseUrlOf, requireApiKey } from "../environment.ts";
 import { providerError, type ErrorShape } from "../provider-error.ts";
 import type { ServerSentEvent } from "../sse.ts";
 import { withUniqueToolIds } from "../session-tool-ids.ts";
+import { withUrlDownloads } from "../download-parts.ts";
 
 export type AnthropicOptions = AnthropicRequestOptions &
   TransportOptions & {
@@ -51,7 +52,7 @@ export type AnthropicOptions = AnthropicRequestOptions &
 export function anthropic(options: AnthropicOptions): InvokeModel {
   const baseURL = baseUrlOf(options.baseURL, "ANTHROPIC_BASE_URL", "https://api.anthropic.com");
   const idleTimeoutMs = checkIdleTimeout(options.idleTimeoutMs);
-  return withUniqueToolIds((tools, session, context) => {
+  const invoke: InvokeModel = (tools, session, context) => {
     const apiKey = requireApiKey(options.apiKey, ["ANTHROPIC_API_KEY"], anthropicProvider);
     const body = toAnthropicRequest(session, tools, { ...options, settings: callSettings(context) });
     const request: PostOptions = {
@@ -74,7 +75,15 @@ export function anthropic(options: AnthropicOptions): InvokeModel {
       );
     }
     return streamMessages(() => postJson(request), [apiKey], body.model);
-  }, anthropicProvider);
+  };
+  // The Messages API fetches image and PDF URLs itself: each is checked before it is passed on.
+  const passing = withUrlDownloads(invoke, {
+    ...options,
+    adapter: anthropicProvider,
+    stream: options.stream !== false,
+    needsDownload: () => false,
+  });
+  return withUniqueToolIds(passing, anthropicProvider);
 }
 
 export const anthropicErrors: ErrorShape = {

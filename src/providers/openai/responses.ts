@@ -33,6 +33,7 @@ import {
 } from "./responses-convert.ts";
 import { withUniqueToolIds } from "../session-tool-ids.ts";
 import { callSettings } from "../request-settings.ts";
+import { withUrlDownloads } from "../download-parts.ts";
 
 // `output` comes from the run (`context.output`), never from the factory.
 export type OpenAIResponsesOptions = Omit<OpenAIResponsesRequestOptions, "output"> &
@@ -88,7 +89,14 @@ export function openaiResponses(options: OpenAIResponsesOptions): StructuredOutp
     return streamResponses(open, [apiKey], body.model);
   };
   invoke.structuredOutput = "native";
-  return withUniqueToolIds(invoke, openaiResponsesProvider);
+  // The Responses API fetches image and file URLs itself: each is checked before it is passed on.
+  const passing = withUrlDownloads(invoke, {
+    ...options,
+    adapter: openaiResponsesProvider,
+    stream: options.stream !== false,
+    needsDownload: () => false,
+  });
+  return withUniqueToolIds(passing, openaiResponsesProvider);
 }
 
 type StreamEvent = {
