@@ -4,6 +4,7 @@ import { backgroundTasks, cancelTask, waitForTask } from "./task-control.ts";
 import { taskDelivery } from "./task-delivery.ts";
 import { liveTask, markDelivered, type BackgroundTask } from "./task-registry.ts";
 import type { Tool } from "./tool.ts";
+import { notForPrograms } from "./code-mode/code-mode-option.ts";
 
 /**
  * Tools the model uses on its background tasks: `check_task` (`{ id? }`: status and elapsed time
@@ -67,6 +68,8 @@ const waitTaskTool: Tool<{ id: string; timeoutSeconds?: number }> = {
   handler: async (input, context) => {
     const session = context.session;
     known(session, input.id);
+    // Held before the wait: another wait of the same response may take the outcome meanwhile.
+    const held = liveTask(input.id);
     const timeoutSeconds = input.timeoutSeconds ?? 60;
     let task: BackgroundTask;
     try {
@@ -75,9 +78,10 @@ const waitTaskTool: Tool<{ id: string; timeoutSeconds?: number }> = {
       if (!isTimeoutError(error)) throw error;
       return { task: input.id, status: "running", note: `Still running after ${timeoutSeconds} s.` };
     }
-    if (task.delivered) return { task: task.id, status: task.status, note: "Its outcome was given already." };
+    if (task.delivered || held?.delivered === true)
+      return { task: task.id, status: task.status, note: "Its outcome was given already." };
     // The outcome is this result's: no message gives it again.
-    const live = liveTask(task.id);
+    const live = liveTask(task.id) ?? held;
     if (live !== undefined) markDelivered(live);
     return taskDelivery(
       {
@@ -94,6 +98,9 @@ const waitTaskTool: Tool<{ id: string; timeoutSeconds?: number }> = {
     );
   },
 };
+
+// Its outcome is delivered as the call's own result: a program's call has none in the session.
+notForPrograms(waitTaskTool, "its result delivers a background task's outcome, which must be a message of the session");
 
 const cancelTaskTool: Tool<{ id: string; reason?: string }> = {
   name: "cancel_task",

@@ -70,19 +70,24 @@ export function readCodeMode(option: unknown, tools: readonly ToolDefinition[]):
 }
 
 /**
- * Marks a tool no program may call (a handoff: its result changes who answers); returns it. The
+ * Marks a tool no program may call (a handoff: its result changes who answers; `why` says so in
+ * the error naming it in `codeMode.tools`); returns it. The
  * loop's own `search_tools` and `recall_output`, and verbatim-answer tools, are never callable either.
  */
-export function notForPrograms<Definition extends ToolDefinition>(definition: Definition): Definition {
-  unprogrammable.add(definition);
+export function notForPrograms<Definition extends ToolDefinition>(
+  definition: Definition,
+  why = "a handoff",
+): Definition {
+  unprogrammable.set(definition, why);
   return definition;
 }
 
-const unprogrammable = new WeakSet<ToolDefinition>();
+const unprogrammable = new WeakMap<ToolDefinition, string>();
 
 /** Why a program may not call this tool, or undefined when it may. */
 export function programProblem(definition: ToolDefinition): string | undefined {
-  if (unprogrammable.has(definition)) return "a handoff";
+  const why = unprogrammable.get(definition);
+  if (why !== undefined) return why;
   if (definition.name === searchToolsName || definition.name === recallOutputName) return "a tool of the loop's own";
   if ("answer" in definition && definition.answer === "verbatim") return "its result is the run's answer (verbatim)";
   return undefined;
