@@ -13,6 +13,7 @@ import { terminalElicitation } from "./ask-elicitation.ts";
 import { askHeldTool } from "./ask-held-tool.ts";
 import { askMcpTrust } from "./ask-mcp-trust.ts";
 import { signInOpener } from "./mcp-sign-in.ts";
+import { loopToolName } from "../mcp/mcp-tools.ts";
 import { askingOrder } from "./asking-order.ts";
 import { checkpointRecorder, pendingCheckpointEntry, pendingCheckpoints, type FileCheckpoint } from "./checkpoints.ts";
 import { appendEntry, loadEntries } from "../store/index.ts";
@@ -156,12 +157,14 @@ async function runAgent(args: RunArgs, io: CliIo): Promise<number> {
     const prompt = input === undefined ? undefined : terminalPrompt({ input, io, style, output, interrupts });
     const policy = runPolicy({ args, io, prompt, mcp, sandbox: sandboxChoice });
     const modes = permissionModes(args, io, sandboxChoice, policy.setMode);
-    const tools = [
-      ...codingTools(workspace, { workspace: files, ...(sandbox === undefined ? {} : { bash: { sandbox } }) }),
-      ...mcp.tools,
-      planTool({ modes, ...(prompt === undefined ? {} : { ask: terminalPlanAsker(prompt) }) }),
-    ];
-    warnUnknownAllowed(args, io, tools);
+    const coding = codingTools(workspace, {
+      workspace: files,
+      ...(sandbox === undefined ? {} : { bash: { sandbox } }),
+    });
+    const plan = planTool({ modes, ...(prompt === undefined ? {} : { ask: terminalPlanAsker(prompt) }) });
+    // The MCP servers' tools as they are when each task starts (a server may change them meanwhile).
+    const tools = (): Tool[] => [...coding, ...mcp.tools(), plan];
+    warnUnknownAllowed(args, io, tools());
     const context = taskContext({
       args,
       io,
@@ -193,6 +196,8 @@ async function runAgent(args: RunArgs, io: CliIo): Promise<number> {
       },
     });
     const rewind = rewinder({ args, io, setup, sessions, style, mcp });
+    // "always" answers hold for the session they were given in.
+    const switching = onSessionSwitch(sessions, policy.forgetAlways);
     if (args.rewind !== undefined) await rewind(args.rewind.turn);
     // No task means stdin is a terminal (otherwise the task came from stdin, or --rewind was the job).
     const code =
@@ -200,33 +205,27 @@ async function runAgent(args: RunArgs, io: CliIo): Promise<number> {
         ? exitCodeOf(await runTask(context, setup.task))
         : input !== undefined
           ? await interactive(
-              {
-                task: context,
-                input,
-                out: io.stdout,
-                style,
-                // "always" answers hold for the session they were given in.
-                sessions: onSessionSwitch(sessions, policy.forgetAlways),
-                models,
-                modes,
-                rewind,
-                mcp,
-              },
+              { task: context, input, out: io.stdout, style, sessions: switching, models, modes, rewind, mcp },
               workspace,
             )
           : 0;
-    // However the session ended (done, failed, Ctrl-C, /exit), say how to go on with it.
-    const last = sessions.current();
-    if (last.stored() !== undefined && !args.json)
-      io.stdout.write(
-        style.dim(
-          `To go on with this session: ${resumeCommand(launchCommand(io.env, io.launchedAs), last.id, args.cwd === undefined ? undefined : workspace)}\n`,
-        ),
-      );
+    sayHowToGoOn(args, io, style, { session: sessions.current(), workspace });
     return code;
   } finally {
     await shutdown.run();
   }
+}
+
+// However the session ended (done, failed, Ctrl-C, /exit), the command that goes on with it.
+function sayHowToGoOn(args: RunArgs, io: CliIo, style: Style, last: { session: CliSession; workspace: string }): void {
+  const { session, workspace } = last;
+  if (session.stored() === undefined || args.json) return;
+  const command = resumeCommand(
+    launchCommand(io.env, io.launchedAs),
+    session.id,
+    args.cwd === undefined ? undefined : workspace,
+  );
+  io.stdout.write(style.dim(`To go on with this session: ${command}\n`));
 }
 
 // JSONL for --json, else lines on the terminal; without one, denials say on stderr which flags allow the tool.
@@ -400,6 +399,15 @@ async function connectMcp(
     ...(setup.sandbox === undefined ? {} : { sandbox: setup.sandbox }),
     style,
     warn: (line) => io.stderr.write(`${visibleText(line)}\n`),
+    onToolsChanged: (line) => {
+      const text = `${style.yellow(visibleLine(line))}\n`;
+      // Above the question open on the terminal, else between the task's lines, else on stderr.
+      if (input?.aside(text) === true) return;
+      shown.output?.pause();
+      // terminal-safe: the change's line is made visible above.
+      io.stderr.write(text);
+      shown.output?.resume();
+    },
     command: launchCommand(io.env, io.launchedAs),
     ...(input === undefined
       ? {}
@@ -420,10 +428,9 @@ async function connectMcp(
         }),
   });
   shutdown.add(() => mcp.close());
+  const count = mcp.tools().length;
   if (mcp.servers.length > 0)
-    io.stderr.write(
-      `MCP: ${visibleLine(mcp.servers.join(", "))} (${mcp.tools.length} ${mcp.tools.length === 1 ? "tool" : "tools"})\n`,
-    );
+    io.stderr.write(`MCP: ${visibleLine(mcp.servers.join(", "))} (${count} ${count === 1 ? "tool" : "tools"})\n`);
   return mcp;
 }
 
@@ -447,7 +454,8 @@ type TaskParts = {
   shutdown: Shutdown;
   interrupts: InterruptRoute;
   mcp: CliMcp;
-  tools: Tool[];
+  /** The tools of each task (see `TaskContext.tools`). */
+  tools: () => Tool[];
   output: TaskOutput;
   /** What the file tools share; attachments use it too. */
   files: Workspace;
@@ -487,7 +495,7 @@ function taskContext(parts: TaskParts): TaskContext {
         policy: policy.policy,
         terminal: input !== undefined,
         everyTime: cliProtectedTargets(io, workspace, mcp),
-        check: (call) => checkToolCall(tools, call),
+        check: (call) => checkToolCall(tools(), call),
         noted,
         order,
       }),
@@ -524,7 +532,8 @@ function runPolicy(parts: {
     mode: args.mode ?? "default",
     allow: args.allow,
     ...(args.policy === undefined ? {} : { file: args.policy }),
-    planDenies: mcp.tools.map((definition) => definition.name),
+    // Every tool of each server, also those it adds while the CLI runs.
+    planDenies: mcp.servers.map((server) => `${loopToolName(server, "", true)}*`),
     ...(sandbox.askEveryCommand ? { unsandboxed: sandbox.unavailable ?? "bwrap cannot run" } : {}),
     human:
       prompt === undefined

@@ -4,9 +4,10 @@ import type { Tool } from "../tools/tool.ts";
 import { parseMcpConfig, type McpServerConfig } from "../mcp/config.ts";
 import type { McpConnection } from "../mcp/connection.ts";
 import type { McpElicitationHandler } from "../mcp/elicitation.ts";
+import { isMcpConnectionError } from "../mcp/errors.ts";
 import { loopToolName } from "../mcp/mcp-tools.ts";
 import type { McpTokenStore } from "../mcp/token-store.ts";
-import type { McpHeldTool } from "../mcp/tool-registry.ts";
+import type { McpHeldTool, McpToolsChange } from "../mcp/tool-registry.ts";
 import { createStyle, type Style } from "./ansi.ts";
 import { CliError } from "./cli-error.ts";
 import { describeMcpConfig, mcpRuns, type McpConfigDescription } from "./describe-mcp-config.ts";
@@ -22,7 +23,11 @@ import { sandboxedMcpServers } from "./sandbox/sandboxed-mcp-servers.ts";
  * describes each server now, for `/mcp`; `review` asks about the tools held now (on a terminal).
  */
 export type CliMcp = {
-  tools: Tool[];
+  /**
+   * The tools offered now: each task's run takes them as they are when it starts (a tool trusted
+   * from `/mcp`, or one a server added since, is offered from the next task's first model call).
+   */
+  tools: () => Tool[];
   servers: string[];
   runs: string[];
   close: () => Promise<void>;
@@ -86,22 +91,19 @@ export async function connectMcpTools(configPath: string | undefined, options: M
         trust: cliTrustStore(options.home, servers),
         oauth: { store: tokens, openAuthorizationUrl: options.signIn ?? signInFirst(options.command) },
         ...(options.elicitation === undefined ? {} : { elicitation: options.elicitation }),
+        ...(options.onToolsChanged === undefined
+          ? {}
+          : { onToolsChanged: (change: McpToolsChange) => options.onToolsChanged!(describeToolsChange(change)) }),
       });
     } catch (error) {
       await started.cleanup();
-      if (options.sandbox === undefined) throw error;
-      throw new Error(
-        `${(error as Error).message} (stdio servers run in the sandbox, as bash commands do but with the network; --sandbox off runs them unconfined)`,
-        { cause: error },
-      );
+      throw withSandboxNote(error, servers, options.sandbox !== undefined);
     }
     const opened = connection;
     const review = (): Promise<McpHeldTool[]> => reviewHeld(opened, options);
     await review();
-    // Past a few dozen tools the schemas alone fill much of each request: load them on demand instead.
-    const deferAll = connection.tools.length > mcpDeferAbove;
     return {
-      tools: connection.tools.map((mcpTool) => ({ ...mcpTool, eager: false, ...(deferAll ? { deferred: true } : {}) })),
+      tools: () => offeredTools(opened.tools),
       servers: Object.keys(servers),
       runs: [path, ...mcpRuns(servers, options.cwd)],
       close: async () => {
@@ -114,6 +116,42 @@ export async function connectMcpTools(configPath: string | undefined, options: M
   } catch (error) {
     throw new CliError(`MCP (${path}): ${(error as Error).message}`);
   }
+}
+
+// A server that failed to start may have failed for the sandbox it ran in: said only for a
+// stdio server (a command) run in the sandbox, never for a URL server, which runs elsewhere.
+function withSandboxNote(error: unknown, servers: Record<string, McpServerConfig>, sandboxed: boolean): unknown {
+  const failed = isMcpConnectionError(error) ? servers[error.server] : undefined;
+  if (!sandboxed || failed === undefined || !("command" in failed)) return error;
+  return new Error(
+    `${error instanceof Error ? error.message : String(error)} (stdio servers run in the sandbox, as bash commands do but with the network; --sandbox off runs them unconfined)`,
+    { cause: error },
+  );
+}
+
+// Each call made anew from the connection's current list (a getter), so no list of the past
+// outlives a change. Past a few dozen tools the schemas alone fill much of each request: all are
+// then loaded on demand instead.
+function offeredTools(tools: readonly Tool[]): Tool[] {
+  const deferAll = tools.length > mcpDeferAbove;
+  return tools.map((mcpTool) => ({ ...mcpTool, eager: false, ...(deferAll ? { deferred: true } : {}) }));
+}
+
+/**
+ * What a server changed in its tools while the CLI runs, as one line for the terminal (its names
+ * are the server's: made visible by whoever prints it): the tools added (offered from the next
+ * task), removed, and changed (held until trusted from `/mcp`).
+ */
+export function describeToolsChange(change: McpToolsChange): string {
+  const list = (names: readonly string[]): string => names.join(", ");
+  const parts = [
+    ...(change.added.length === 0 ? [] : [`added ${list(change.added)} (offered from the next task)`]),
+    ...(change.removed.length === 0 ? [] : [`removed ${list(change.removed)}`]),
+    ...(change.changed.length === 0
+      ? []
+      : [`changed ${list(change.changed)} (held, not offered: /mcp shows the change and trusts it)`]),
+  ];
+  return `MCP: server ${change.server} changed its tools: ${parts.join("; ")}`;
 }
 
 // The tools held now are asked about one by one on a terminal (trusted on `y`), or named with how
@@ -232,11 +270,13 @@ type McpToolsOptions = {
   elicitation?: McpElicitationHandler;
   /** Asks whether to trust a tool that changed (a terminal); absent: it stays held, and `warn` says so. */
   askHeld?: (held: McpHeldTool) => Promise<boolean>;
+  /** Hears, as a line for the user (`describeToolsChange`), each change a server makes to its tools while connected. */
+  onToolsChanged?: (line: string) => void;
 };
 
 function none(): CliMcp {
   return {
-    tools: [],
+    tools: () => [],
     servers: [],
     runs: [],
     close: async () => undefined,

@@ -15,7 +15,8 @@ import type { TaskOutput, TaskResult } from "./task-output.ts";
 /** Everything a task runs with; one per CLI run, shared by the tasks of an interactive session. */
 export type TaskContext = {
   invokeModel: InvokeModel;
-  tools: Tool[];
+  /** The tools, or what gives them as they are when each task starts (MCP servers change theirs). */
+  tools: Tool[] | (() => Tool[]);
   /**
    * The session, bound to its file: every message is saved as it enters. A function: the session
    * is stored only when a task needs it; each task calls it and works in the session it resolves to.
@@ -116,7 +117,8 @@ export async function runTask(context: TaskContext, task: string): Promise<TaskR
   const prices = pricesAsAsked(context);
   const unpriced = unpricedCalls(context, prices);
   try {
-    run = agentStream(context.invokeModel, context.tools, session, {
+    const tools = typeof context.tools === "function" ? context.tools() : context.tools;
+    run = agentStream(context.invokeModel, tools, session, {
       signal: controller.signal,
       hooks: context.hooks,
       ...(context.approvalPolicy === undefined ? {} : { approvalPolicy: context.approvalPolicy }),

@@ -43,6 +43,12 @@ export type TerminalInput = {
    * line feeds (undefined: none); the queue is emptied.
    */
   takeTypedAhead: () => string | undefined;
+  /**
+   * Shows `text` (whole lines, made visible by the caller) above the question open now, which is
+   * shown again after it with what was typed so far; `false` (nothing written) when no question is
+   * open.
+   */
+  aside: (text: string) => boolean;
 };
 
 /** A `TerminalInput` on a TTY `input`, echoing to `output`; `history` keeps the `history` questions' lines across runs. */
@@ -58,6 +64,7 @@ export function terminalInput(
     saved: options.history,
     watcher: undefined,
     ahead: { partial: "", queued: [], join: undefined },
+    aside: undefined,
     onData: (chunk) => {
       const text = typeof chunk === "string" ? chunk : chunk.toString("utf8");
       if (typeAheadKeys(keyboard.ahead, text, output) === "interrupt" && keyboard.watcher !== undefined)
@@ -79,6 +86,11 @@ export function terminalInput(
       };
     },
     takeTypedAhead: () => linesLeft(keyboard.ahead),
+    aside: (text) => {
+      if (keyboard.aside === undefined) return false;
+      keyboard.aside(text);
+      return true;
+    },
   };
 }
 
@@ -98,6 +110,8 @@ type Keyboard = {
   watcher: (() => void) | undefined;
   /** What was typed while a task ran. */
   ahead: TypeAhead;
+  /** Writes a text above the question open now and shows the question again; undefined when none is open. */
+  aside: ((text: string) => void) | undefined;
   readonly onData: (chunk: Buffer | string) => void;
 };
 
@@ -152,6 +166,7 @@ function askLine(keyboard: Keyboard, prompt: string, options: QuestionOptions): 
       settled = true;
       closed = true;
       keyboard.input.off("keypress", onKey);
+      keyboard.aside = undefined;
       options.signal?.removeEventListener("abort", onAbort);
       reader.close();
       if (keyboard.watcher !== undefined) startWatching(keyboard);
@@ -168,6 +183,12 @@ function askLine(keyboard: Keyboard, prompt: string, options: QuestionOptions): 
     reader.on("close", () => settle({ type: "end" }));
     if (options.signal?.aborted === true) return onAbort();
     options.signal?.addEventListener("abort", onAbort, { once: true });
+    // As Shift-Tab does: clear the prompt's line, write above it, draw the prompt with what was typed.
+    keyboard.aside = (text) => {
+      // terminal-safe: `text` is made visible by the caller of `aside`.
+      output.write(`\r\x1b[2K${text}`);
+      reader.prompt(true);
+    };
     reader.question(prompt, (text) => settle(continued ? { type: "line", text, continued } : { type: "line", text }));
   });
 }
@@ -218,6 +239,7 @@ function askKey(keyboard: Keyboard, prompt: string, options: { signal?: AbortSig
     const settle = (result: KeyResult, echo: string): void => {
       if (settled) return;
       settled = true;
+      keyboard.aside = undefined;
       input.off("data", onKey);
       input.off("end", onEnd);
       options.signal?.removeEventListener("abort", onAbort);
@@ -241,6 +263,8 @@ function askKey(keyboard: Keyboard, prompt: string, options: { signal?: AbortSig
     while (input.read() !== null);
     // terminal-safe: a prompt is the CLI's own question, its names made visible by whoever asks.
     output.write(prompt);
+    // terminal-safe: `text` is made visible by the caller of `aside`, `prompt` as above.
+    keyboard.aside = (text) => output.write(`\n${text}${prompt}`);
     input.setRawMode(true);
     input.on("data", onKey);
     input.once("end", onEnd);

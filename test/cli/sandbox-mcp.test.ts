@@ -3,6 +3,7 @@
 // the workspace (nor the workspace in read-only mode), and can connect out. --sandbox off starts
 // it unconfined. Skipped, loudly, where bwrap cannot run (see sandbox-support.ts).
 import { existsSync, writeFileSync } from "node:fs";
+import { createServer, type AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { startFakeOpenAI, type FakeOpenAI } from "./fake-openai.ts";
@@ -82,4 +83,29 @@ describe.skipIf(!support.available)("MCP servers in the sandbox", () => {
     expect(off["read ~/.ssh/id_ed25519"]).toBe("SSH-SECRET-KEY");
     expect(off["write ~/outside.txt"]).toBe("ok");
   }, 120_000);
+
+  it("a server that fails to start is said to run in the sandbox only when it is a stdio one", async () => {
+    const closedPort = await new Promise<number>((resolve) => {
+      const listener = createServer().listen(0, "127.0.0.1", () => {
+        const { port } = listener.address() as AddressInfo;
+        listener.close(() => resolve(port));
+      });
+    });
+    const start = async (servers: Record<string, unknown>): Promise<string> => {
+      writeFileSync(config, JSON.stringify({ mcpServers: servers }));
+      const { code, stderr } = await runCli(["--model", "test-model", "--mcp-config", config, "hi"], {
+        cwd: workspace.path,
+        env: cliEnvironment(home.path, { OPENAI_BASE_URL: server.baseURL, SIMPLE_AGENT_LOOP_HOME: home.cliHome }),
+      });
+      expect(code, stderr).toBe(1);
+      return stderr;
+    };
+    const remote = await start({ remote: { url: `http://127.0.0.1:${closedPort}/mcp` } });
+    expect(remote).toContain('"remote"');
+    expect(remote).not.toContain("sandbox");
+    const local = await start({ local: { command: process.execPath, args: ["-e", "process.exit(3)"] } });
+    expect(local).toContain('"local"');
+    expect(local).toContain("stdio servers run in the sandbox");
+    expect(server.requests).toHaveLength(0);
+  }, 90_000);
 });

@@ -14,7 +14,13 @@ export const contextCommand: SlashCommand = {
   run: async (_argument, { task, sessions, out, style }) => {
     try {
       const session = sessions.current().preview();
-      out.write(formatContextTable(contextUsage(session, { tools: task.tools }), style, task.contextWindow));
+      out.write(
+        formatContextTable(
+          contextUsage(session, { tools: typeof task.tools === "function" ? task.tools() : task.tools }),
+          style,
+          task.contextWindow,
+        ),
+      );
     } catch (error) {
       out.write(style.red(`/context: ${visibleText(errorMessage(error))}\n`));
     }

@@ -29,9 +29,7 @@ export const mcpCommand: SlashCommand = {
       if (answer.type !== "key" || answer.key.toLowerCase() !== "y") return goOn;
       const still = await mcp.review();
       if (still.length < held)
-        out.write(
-          style.dim("The tools you trusted are pinned; the model is offered them from the CLI's next start.\n"),
-        );
+        out.write(style.dim("The tools you trusted are pinned; the model is offered them from the next task.\n"));
     } catch (error) {
       out.write(style.red(`/mcp: ${visibleText(errorMessage(error))}\n`));
     }
