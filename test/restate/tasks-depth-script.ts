@@ -14,12 +14,14 @@
 //   Restate, then the run fails; "late": releases `scan`, then once it is done, a 400, not retried) until the
 //   session has a second user message; then it answers.
 // - "approval": starts `rebuild`, then calls `ship` (needs approval), then answers.
-// - "guard": starts `leak` (its outcome holds a secret; the guardrail `vault` blocks it), then answers.
+// - "guard": starts `leak` (its outcome holds a secret; the guardrail `vault` blocks it), then
+//   answers (held at `model-<slug>-delivered` once the outcome is delivered).
 // - "spend": starts `research`, a background subagent whose every model call costs $0.01 and asks
 //   for another step (30 at most; "brief": 3, then it answers: $0.04 in all), then answers (held at
 //   `model-<slug>-delivered` once the outcome is delivered); the run's budget is $0.06.
 // Effects: `<tool> <tag> start <attempt>`, `<tool> <tag> done <attempt>`, `watch <tag> aborted`,
-// `model <tag> <turn>` (the parent's calls), `research <tag> call` (the subagent's calls).
+// `model <tag> <turn>` (the parent's calls), `research <tag> call` (the subagent's calls), `vault
+// block` / `vault allow` (the guardrail's verdicts).
 import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
@@ -95,6 +97,8 @@ export function depthModel(dir: string): InvokeModel {
       await holdAt(dir, `model-${slug}-${turn}`, context.signal);
     } else if (words.includes("guard")) {
       if (!called("leak")) next = [call("leak")];
+      else if (session.messages.some((message) => "deliversTask" in message))
+        await holdAt(dir, `model-${slug}-delivered`, context.signal);
     } else if (words.includes("spend")) {
       if (!called("research")) next = [call("research", { prompt: tag })];
       else if (session.messages.some((message) => "deliversTask" in message))
@@ -104,11 +108,17 @@ export function depthModel(dir: string): InvokeModel {
   };
 }
 
-export const vault: Guardrail = {
-  name: "vault",
-  check: ({ text = "" }) =>
-    text.includes("SECRET") ? { action: "block", message: "holds a secret" } : { action: "allow" },
-};
+/** Blocks a tool output holding a secret; records `vault <verdict>` as its effect each time it is asked. */
+export function vault(dir: string): Guardrail {
+  return {
+    name: "vault",
+    check: ({ text = "" }) => {
+      const blocked = text.includes("SECRET");
+      appendFileSync(join(dir, "effects"), `vault ${blocked ? "block" : "allow"}\n`);
+      return blocked ? { action: "block", message: "holds a secret" } : { action: "allow" };
+    },
+  };
+}
 
 export function depthTools(dir: string): Tool[] {
   const effect = (line: string): void => appendFileSync(join(dir, "effects"), `${line}\n`);

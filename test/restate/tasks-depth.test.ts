@@ -12,10 +12,13 @@ import { waitFor } from "./restate-server.ts";
 // delivered exactly once, across replays and worker kills.
 let cluster: Cluster;
 let client: RestateAgentClient;
+// The same agent as a run of agents (restateAgent({ agent })).
+let agentsClient: RestateAgentClient;
 beforeAll(async () => {
   // One worker: a later attempt of an invocation replays where the earlier one ran (a kill adds one).
   cluster = await startCluster({ workers: 1 });
   client = restateAgentClient({ url: cluster.server.ingressUrl, name: "taskDepth" });
+  agentsClient = restateAgentClient({ url: cluster.server.ingressUrl, name: "taskDepthAgents" });
 }, 120_000);
 afterAll(async () => {
   await cluster?.stop();
@@ -39,28 +42,31 @@ describe("restateAgent: the task tools", () => {
     expect(cluster.effects().get(`watch ${tag} aborted`)).toBe(1);
   }, 120_000);
 
-  it("a worker SIGKILLed after cancel_task's step and before the next safe point: the replay still cancels the task", async () => {
-    const tag = "tools crash";
-    cluster.hold("tool-slow-tools-crash");
-    const { invocationId } = await client.start(tag, { message: tag });
-    const killed = await cluster.waitAt("tool-slow-tools-crash");
-    await cluster.waitForSteps(
-      invocationId,
-      (names) => names.includes("tool cancel_task-tools-crash"),
-      "cancel_task's step",
-    );
-    await cluster.killWorker(killed);
-    await cluster.addWorker();
-    cluster.release("tool-slow-tools-crash");
-    expect(await client.attach(invocationId)).toStrictEqual({ outcome: "done", response: `Done with ${tag}.` });
-    const session = await client.session(tag);
-    expectEveryCallAnsweredOnce(session);
-    expectDeliveredOnce(session);
-    const [task] = await client.tasks(tag);
-    // Cancelled as the model asked, not lost (the worker running it stopped) nor run again.
-    expect(task).toMatchObject({ name: "watch", status: "cancelled", delivered: true, attempt: 1 });
-    expect(task!.output).toBe("The task was cancelled: not needed.");
-  }, 240_000);
+  for (const form of ["loop", "agents"] as const)
+    it(`a worker SIGKILLed after cancel_task's step and before the next safe point: the replay still cancels the task (${form})`, async () => {
+      const target = form === "loop" ? client : agentsClient;
+      const tag = form === "loop" ? "tools crash" : "tools crash agents";
+      const slug = tag.replaceAll(" ", "-");
+      cluster.hold(`tool-slow-${slug}`);
+      const { invocationId } = await target.start(tag, { message: tag });
+      const killed = await cluster.waitAt(`tool-slow-${slug}`);
+      await cluster.waitForSteps(
+        invocationId,
+        (names) => names.includes(`tool cancel_task-${slug}`),
+        "cancel_task's step",
+      );
+      await cluster.killWorker(killed);
+      await cluster.addWorker();
+      cluster.release(`tool-slow-${slug}`);
+      expect(await target.attach(invocationId)).toMatchObject({ outcome: "done", response: `Done with ${tag}.` });
+      const session = await target.session(tag);
+      expectEveryCallAnsweredOnce(session);
+      expectDeliveredOnce(session);
+      const [task] = await target.tasks(tag);
+      // Cancelled as the model asked, not lost (the worker running it stopped) nor run again.
+      expect(task).toMatchObject({ name: "watch", status: "cancelled", delivered: true, attempt: 1 });
+      expect(task!.output).toBe("The task was cancelled: not needed.");
+    }, 240_000);
 });
 
 describe("restateAgent: a cancel while the model is called", () => {
@@ -183,7 +189,7 @@ describe("restateAgent: an approval pause while a task runs", () => {
     const tag = "approval plain";
     cluster.hold("task-approval-plain-rebuild-1");
     const { invocationId } = await client.start(tag, { message: tag });
-    await waitPaused(tag);
+    await waitPaused(client, tag);
     cluster.release("task-approval-plain-rebuild-1");
     await waitFor(
       () => cluster.effects().get(`rebuild ${tag} done 1`) === 1,
@@ -201,34 +207,36 @@ describe("restateAgent: an approval pause while a task runs", () => {
     expect(resultOf(session, "ship-approval-plain").output).toBe("shipped to prod");
   }, 120_000);
 
-  it("the task finishes during the pause, then every worker is SIGKILLed: its outcome is kept, not run again, delivered once", async () => {
-    const tag = "approval kill";
-    cluster.hold("task-approval-kill-rebuild-1");
-    const { invocationId } = await client.start(tag, { message: tag });
-    await waitPaused(tag);
-    cluster.release("task-approval-kill-rebuild-1");
-    // The outcome is recorded during the pause (the record in the state says completed).
-    await waitFor(
-      async () => (await client.tasks(tag))[0]?.status === "completed",
-      30_000,
-      () => "the task's outcome was not recorded during the pause",
-    );
-    for (const worker of [...cluster.workers]) await cluster.killWorker(worker.pid);
-    await cluster.addWorker();
-    await cluster.addWorker();
-    expect(await client.resolveApproval(tag, `ship-approval-kill`, { approved: true })).toStrictEqual({
-      resolved: ["ship-approval-kill"],
-    });
-    expect(await client.attach(invocationId)).toStrictEqual({ outcome: "done", response: `Done with ${tag}.` });
-    const session = await client.session(tag);
-    expectEveryCallAnsweredOnce(session);
-    expectDeliveredOnce(session);
-    expect(await client.tasks(tag)).toMatchObject([
-      { name: "rebuild", status: "completed", attempt: 1, output: "rebuild finished (attempt 1)" },
-    ]);
-    expect(cluster.effects().get(`rebuild ${tag} start 1`)).toBe(1);
-    expect(cluster.effects().get(`rebuild ${tag} start 2`)).toBeUndefined();
-  }, 240_000);
+  for (const form of ["loop", "agents"] as const)
+    it(`the task finishes during the pause, then every worker is SIGKILLed: its outcome is kept, not run again, delivered once (${form})`, async () => {
+      const target = form === "loop" ? client : agentsClient;
+      const tag = form === "loop" ? "approval kill" : "approval kill agents";
+      const slug = tag.replaceAll(" ", "-");
+      cluster.hold(`task-${slug}-rebuild-1`);
+      const { invocationId } = await target.start(tag, { message: tag });
+      await waitPaused(target, tag);
+      cluster.release(`task-${slug}-rebuild-1`);
+      // The outcome is recorded during the pause (the record in the state says completed).
+      await waitFor(
+        async () => (await target.tasks(tag))[0]?.status === "completed",
+        30_000,
+        () => "the task's outcome was not recorded during the pause",
+      );
+      for (const worker of [...cluster.workers]) await cluster.killWorker(worker.pid);
+      await cluster.addWorker();
+      expect(await target.resolveApproval(tag, `ship-${slug}`, { approved: true })).toStrictEqual({
+        resolved: [`ship-${slug}`],
+      });
+      expect(await target.attach(invocationId)).toMatchObject({ outcome: "done", response: `Done with ${tag}.` });
+      const session = await target.session(tag);
+      expectEveryCallAnsweredOnce(session);
+      expectDeliveredOnce(session);
+      expect(await target.tasks(tag)).toMatchObject([
+        { name: "rebuild", status: "completed", attempt: 1, output: "rebuild finished (attempt 1)" },
+      ]);
+      expect(cluster.effects().get(`rebuild ${tag} start 1`)).toBe(1);
+      expect(cluster.effects().get(`rebuild ${tag} start 2`)).toBeUndefined();
+    }, 240_000);
 });
 
 describe("restateAgent: toolOutput guardrails on a task's outcome", () => {
@@ -249,6 +257,25 @@ describe("restateAgent: toolOutput guardrails on a task's outcome", () => {
     expect(JSON.stringify(state)).not.toContain("SECRET");
     expect(JSON.stringify(state)).toContain("[blocked by vault]");
   }, 120_000);
+
+  it("across a worker SIGKILL after the verdict, the replay blocks the same outcome without asking the guardrail again", async () => {
+    const tag = "guard crash";
+    const blocks = cluster.effects().get("vault block") ?? 0;
+    cluster.hold("model-guard-crash-delivered");
+    const { invocationId } = await client.start(tag, { message: tag });
+    const killed = await cluster.waitAt("model-guard-crash-delivered");
+    expect(cluster.effects().get("vault block")).toBe(blocks + 1);
+    await cluster.killWorker(killed);
+    await cluster.addWorker();
+    cluster.release("model-guard-crash-delivered");
+    expect(await client.attach(invocationId)).toStrictEqual({ outcome: "done", response: `Done with ${tag}.` });
+    const session = await client.session(tag);
+    expectEveryCallAnsweredOnce(session);
+    expectDeliveredOnce(session);
+    expect(deliveries(session)[0]!.content).toContain("[blocked by vault]");
+    expect(JSON.stringify(session)).not.toContain("SECRET");
+    expect(cluster.effects().get("vault block")).toBe(blocks + 1);
+  }, 240_000);
 });
 
 describe("restateAgent: a background subagent's spending", () => {
@@ -290,9 +317,9 @@ describe("restateAgent: a background subagent's spending", () => {
   }, 240_000);
 });
 
-async function waitPaused(tag: string): Promise<void> {
+async function waitPaused(target: RestateAgentClient, tag: string): Promise<void> {
   await waitFor(
-    async () => (await client.status(tag).catch(() => undefined))?.state === "paused",
+    async () => (await target.status(tag).catch(() => undefined))?.state === "paused",
     30_000,
     () => `${tag} never paused`,
   );

@@ -3,6 +3,7 @@
 // loopback port and prints `{"port":N}` once it listens.
 //   node --conditions=simple-agent-loop-source test/restate/worker.ts <control dir>
 import * as restate from "@restatedev/restate-sdk";
+import { defineAgent } from "simple-agent-loop";
 import { restateAgent } from "simple-agent-loop/restate";
 import { scriptClassifier, scriptGuardrails, scriptModel, scriptTools } from "./agent-script.ts";
 import { scriptTriage } from "./agents-script.ts";
@@ -19,6 +20,10 @@ const agent = restateAgent({
   tools: scriptTools(dir),
   options: { parallel: true, guardrails: scriptGuardrails(dir) },
 });
+const depthSetup = {
+  modelRetry: { maxRetryAttempts: 2, initialRetryInterval: { milliseconds: 50 } },
+  options: { parallel: true, guardrails: { toolOutput: [vault(dir)] }, budget: { usd: 0.06 }, prices: depthPrices },
+};
 const port = await restate
   .endpoint()
   .setLogger((meta, message, ...rest) => {
@@ -65,19 +70,19 @@ const port = await restate
   .bind(restateAgent({ name: "codeAgents", agent: codeTriage(dir) }))
   // Background tasks (tasks-script.ts).
   .bind(restateAgent({ name: "tasks", invokeModel: tasksModel(), tools: tasksTools(dir) }))
-  // Background tasks with the task tools, failures, approvals, guardrails and a budget (tasks-depth-script.ts).
+  // Background tasks with the task tools, failures, approvals, guardrails and a budget
+  // (tasks-depth-script.ts), as a loop and as a run of agents.
+  .bind(restateAgent({ name: "taskDepth", invokeModel: depthModel(dir), tools: depthTools(dir), ...depthSetup }))
   .bind(
     restateAgent({
-      name: "taskDepth",
-      invokeModel: depthModel(dir),
-      tools: depthTools(dir),
-      modelRetry: { maxRetryAttempts: 2, initialRetryInterval: { milliseconds: 50 } },
-      options: {
-        parallel: true,
-        guardrails: { toolOutput: [vault] },
-        budget: { usd: 0.06 },
-        prices: depthPrices,
-      },
+      name: "taskDepthAgents",
+      agent: defineAgent({
+        name: "depth",
+        systemPrompt: "Depth.",
+        invokeModel: depthModel(dir),
+        tools: depthTools(dir),
+      }),
+      ...depthSetup,
     }),
   )
   .listen(0);
