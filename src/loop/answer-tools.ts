@@ -137,9 +137,14 @@ function pause(run: RunContext, turn: OpenTurn, outcomes: readonly ToolOutcome[]
     const call = turn.toolCalls[index]!;
     if (outcome.type === "approval-pending") {
       pending.push(outcome);
+      // A call that still waits keeps what it waited with (a paused subagent's or program's
+      // record with the decisions made in it so far, the links consulted) unless it brings new ones.
+      const before = call.approval?.status === "pending" ? call.approval : undefined;
       call.approval = { status: "pending" };
-      if (outcome.nested !== undefined) call.approval.nested = outcome.nested;
-      if (outcome.consulted !== undefined) call.approval.consulted = outcome.consulted;
+      const nested = outcome.nested ?? before?.nested;
+      const consulted = outcome.consulted ?? before?.consulted;
+      if (nested !== undefined) call.approval.nested = nested;
+      if (consulted !== undefined) call.approval.consulted = consulted;
     } else {
       // What is held is what may enter: the output guardrails' verdict is taken now, so the raw
       // output they blocked or redacted is never held (in memory, in a store's log, in Restate's
