@@ -1,7 +1,7 @@
 // The cost of an approval policy's rules per call: matchPolicy with 100 rules (exact names,
 // wildcards, globs, prefixes, regexes), on calls that match late or not at all. Run:
 // node bench/policy-rules.ts (from the repository root; the sources run with type stripping).
-import { matchPolicy, type ApprovalRule } from "../src/index.ts";
+import { matchPolicy, type ApprovalRule, type JsonObject } from "../src/index.ts";
 
 const rules: ApprovalRule[] = [];
 for (let index = 0; index < 100; index++) {
@@ -16,7 +16,7 @@ for (let index = 0; index < 100; index++) {
     rules.push({ id: `r${index}`, tool: "*", input: { url: { regex: `^https://host${index}\\.` } }, action: "ask" });
 }
 const policy = { rules };
-const calls = [
+const calls: { name: string; input: JsonObject }[] = [
   { name: "bash", input: { command: "git status && ls -la src", path: "src/a/b/c.ts", url: "https://example.com/x" } },
   { name: "tool_95", input: {} },
   { name: "write", input: { path: "dir42/a/b.ts" } },
