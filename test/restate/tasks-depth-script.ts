@@ -12,7 +12,8 @@
 //   (onRestart "lost", held likewise); "quick" instead starts `quick`, which ends at once, with a
 //   `settle` call that waits for it; "late" starts `scan` alone; then the model fails (a retryable ProviderError, retried by
 //   Restate, then the run fails; "late": releases `scan`, then once it is done, a 400, not retried) until the
-//   session has a second user message; then it answers.
+//   session has a second user message; then it answers. "limit" starts `scan`, then calls
+//   check_task until the object's maxIterations (2, the object `taskDepthLimit`) ends the run.
 // - "approval": starts `rebuild`, then calls `ship` (needs approval), then answers.
 // - "guard": starts `leak` (its outcome holds a secret; the guardrail `vault` blocks it), then
 //   answers (held at `model-<slug>-delivered` once the outcome is delivered).
@@ -81,9 +82,11 @@ export function depthModel(dir: string): InvokeModel {
       if (!called("rebuild") && !called("quick") && !called("scan"))
         next = words.includes("quick")
           ? [call("quick"), call("settle")]
-          : words.includes("late")
+          : words.includes("late") || words.includes("limit")
             ? [call("scan")]
             : [call("rebuild"), call("scan")];
+      else if (asked === 1 && words.includes("limit"))
+        next = [{ type: "tool_call", id: `check_task-${slug}-${turn}`, name: "check_task", input: {} }];
       else if (asked === 1 && words.includes("late")) {
         // The task ends while this call runs (the test holds it until then).
         writeFileSync(join(dir, `release-task-${slug}-scan-1`), "");

@@ -163,6 +163,29 @@ describe("restateAgent: a run that fails while tasks run", () => {
     ]);
   }, 120_000);
 
+  it("maxIterations ends the run while a task runs: the run fails, the task is let go; the next run reports it lost, once", async () => {
+    const limited = restateAgentClient({ url: cluster.server.ingressUrl, name: "taskDepthLimit" });
+    const tag = "fail limit";
+    cluster.hold("task-fail-limit-scan-1");
+    const failed = await limited.run(tag, { message: tag }).catch((error: unknown) => error);
+    expect(isRestateAgentError(failed) && failed.message).toMatch(/maxIterations|iterations/i);
+    expect(await limited.status(tag)).toMatchObject({ state: "failed" });
+    expectEveryCallAnsweredOnce(await limited.session(tag));
+    expect(await limited.tasks(tag)).toMatchObject([{ name: "scan", status: "running", delivered: false }]);
+    cluster.release("task-fail-limit-scan-1");
+    expect(await limited.run(tag, { message: "go on" })).toStrictEqual({
+      outcome: "done",
+      response: `Done with ${tag}.`,
+    });
+    const session = await limited.session(tag);
+    expectEveryCallAnsweredOnce(session);
+    expectDeliveredOnce(session);
+    expect(await limited.tasks(tag)).toMatchObject([{ name: "scan", status: "lost", delivered: true }]);
+    // The failed run aborted the handler: it never finished.
+    expect(cluster.effects().get(`scan ${tag} start 1`)).toBe(1);
+    expect(cluster.effects().get(`scan ${tag} done 1`)).toBeUndefined();
+  }, 120_000);
+
   it("a task settled and delivered before the failing model call is not delivered again by the next run", async () => {
     const tag = "fail quick";
     const failed = await client.run(tag, { message: tag }).catch((error: unknown) => error);

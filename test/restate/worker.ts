@@ -75,6 +75,15 @@ const port = await restate
   .bind(restateAgent({ name: "taskDepth", invokeModel: depthModel(dir), tools: depthTools(dir), ...depthSetup }))
   .bind(
     restateAgent({
+      name: "taskDepthLimit",
+      invokeModel: depthModel(dir),
+      tools: depthTools(dir),
+      ...depthSetup,
+      options: { ...depthSetup.options, maxIterations: 2 },
+    }),
+  )
+  .bind(
+    restateAgent({
       name: "taskDepthAgents",
       agent: defineAgent({
         name: "depth",
