@@ -75,7 +75,8 @@ export async function runApprovalChain(
   return await askHuman(run, chain?.human ?? "pause", definition, consulted);
 }
 
-function ruleLink(match: PolicyMatch): Extract<DecidedBy, { by: "rule" }> {
+/** How a rule's decision is recorded. */
+export function ruleLink(match: PolicyMatch): Extract<DecidedBy, { by: "rule" }> {
   return match.reason === undefined
     ? { by: "rule", rule: match.rule, action: match.action }
     : { by: "rule", rule: match.rule, action: match.action, reason: match.reason };

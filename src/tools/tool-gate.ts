@@ -3,7 +3,8 @@ import type { ConsultedLink, ToolCallMessage, ToolResultMessage } from "../sessi
 import { decisionHolds, pendingApprovals } from "./approval.ts";
 import type { ExecutorSetup, ToolCallRun } from "./executor-setup.ts";
 import type { ToolDefinition } from "./tool.ts";
-import { recordDecision, runApprovalChain } from "./approval-chain.ts";
+import { recordDecision, ruleLink, runApprovalChain } from "./approval-chain.ts";
+import { isOwnTool } from "./approval-setup.ts";
 import { recordEarlierSpending } from "./approval-spending.ts";
 import { abortedResult, beforeHookFailedResult, deniedResult, denialResult } from "./tool-errors.ts";
 
@@ -32,7 +33,8 @@ export function isGated(call: ToolCallMessage, definition: ToolDefinition | unde
 
 /**
  * Decides whether a call may run. A decision recorded on the call for its input as it is now
- * holds (a resumed call that was decided and did not run runs without asking again); a decision
+ * holds (a resumed call that was decided and did not run runs without asking again, unless a
+ * deny rule of this run's policy matches it); a decision
  * for another input (edited since) is dropped, and the call goes through the whole chain again.
  * A call still waiting for a human (`pending`) keeps waiting, unless this run's policy has a human
  * who decides now (an `AskHuman`, or `"deny"`): then it goes through the hook and the chain,
@@ -84,7 +86,7 @@ export async function checkGate(run: ToolCallRun, definition: ToolDefinition | u
       return { type: "answered", result: beforeHookFailedResult(call, error) };
     }
   }
-  if (decided) return openGate;
+  if (decided) return deniedByRule(run, definition) ?? openGate;
   const outcome = await runApprovalChain(run, definition, askedByHook, earlier);
   switch (outcome.type) {
     case "approved":
@@ -96,6 +98,17 @@ export async function checkGate(run: ToolCallRun, definition: ToolDefinition | u
     case "pending":
       return outcome.consulted.length === 0 ? pendingGate : { type: "pending", consulted: outcome.consulted };
   }
+}
+
+// A decision taken earlier (a human's, a page's, a stored session's) never outweighs a deny rule of
+// the policy the call runs under now: the policy may have changed, the record may have been edited.
+function deniedByRule(run: ToolCallRun, definition: ToolDefinition | undefined): Gate | undefined {
+  const { call, setup } = run;
+  const own = definition !== undefined && isOwnTool(definition);
+  const match = setup.approvals?.rules.match(call.name, call.input, own);
+  if (match?.action !== "deny") return undefined;
+  recordDecision(run, "denied", ruleLink(match), []);
+  return { type: "answered", result: denialResult(call) };
 }
 
 // A call a paused run left waiting is decided in a run whose policy has a human to ask inline (a
