@@ -10,6 +10,7 @@ import {
   type InvokeModel,
   type ModelMessage,
   type Session,
+  type ToolDefinition,
 } from "simple-agent-loop";
 import { scriptedModel } from "simple-agent-loop/testing";
 import { holdAt, scriptTools } from "./agent-script.ts";
@@ -58,7 +59,9 @@ export const coderTimeoutMs = 3000;
  * Code mode on an agent handed to (served as `codeAgents` by worker.ts): `triage` hands every
  * request to `coder` (code mode, `timeoutMs` = `coderTimeoutMs`), whose model writes one program
  * (`<tag>-code`), then answers. A tag with "timeout": the program's second call is caught when it
- * fails (the time limit ends it while it waits, when held), then it makes a third. Effects:
+ * fails (the time limit ends it while it waits, when held), then it makes a third. A tag with
+ * "deferred": a `search_tools` call (`<tag>-search`) loads the deferred `find_record` first, and
+ * the program calls it twice. Effects:
  * `model coder <tag> <n>` at each of the coder's model calls (point `model-coder-<tag>-<n>`), and
  * the lookups' `tool <tag>-code.<n>`.
  */
@@ -67,7 +70,7 @@ export function codeTriage(dir: string): AgentDefinition {
     name: "coder",
     systemPrompt: "You write programs.",
     invokeModel: coderModel(dir),
-    tools: scriptTools(dir).filter((entry) => entry.name === "lookup"),
+    tools: coderTools(dir),
     options: { codeMode: { timeoutMs: coderTimeoutMs } },
   });
   return defineAgent({
@@ -84,26 +87,41 @@ export function codeTriage(dir: string): AgentDefinition {
 function coderModel(dir: string): InvokeModel {
   return async (_tools, session, context) => {
     const tag = tagOf(session);
+    // A tag with "deferred": a search loads `find_record` first, and the program calls it.
+    if (tag.includes("deferred") && !answered(session, `${tag}-search`))
+      return [{ type: "tool_call", id: `${tag}-search`, name: "search_tools", input: { query: "find a record" } }];
     const turn = answered(session, `${tag}-code`) ? 1 : 0;
     appendFileSync(join(dir, "effects"), `model coder ${tag} ${turn}\n`);
     await holdAt(dir, `model-coder-${tag}-${turn}`, context.signal);
     if (turn === 1) return [{ role: "assistant", content: `Done with ${tag}.` }];
-    const code = tag.includes("timeout")
+    const code = tag.includes("deferred")
       ? [
-          "const a = await tools.lookup({ key: 'alpha' });",
-          "let late = 'answered';",
-          "try { await tools.lookup({ key: 'beta' }); } catch (error) { late = String(error); }",
-          "const c = await tools.lookup({ key: 'gamma' });",
-          "return { values: [a.value, c.value], late };",
+          "const a = await tools.find_record({ key: 'alpha' });",
+          "const b = await tools.find_record({ key: 'beta' });",
+          "return { values: [a.value, b.value], tools: Object.keys(tools) };",
         ]
-      : [
-          "const a = await tools.lookup({ key: 'alpha' });",
-          "const b = await tools.lookup({ key: 'beta' });",
-          "const c = await tools.lookup({ key: 'gamma' });",
-          "return { values: [a.value, b.value, c.value], at: Date.now(), random: Math.random() };",
-        ];
+      : tag.includes("timeout")
+        ? [
+            "const a = await tools.lookup({ key: 'alpha' });",
+            "let late = 'answered';",
+            "try { await tools.lookup({ key: 'beta' }); } catch (error) { late = String(error); }",
+            "const c = await tools.lookup({ key: 'gamma' });",
+            "return { values: [a.value, c.value], late };",
+          ]
+        : [
+            "const a = await tools.lookup({ key: 'alpha' });",
+            "const b = await tools.lookup({ key: 'beta' });",
+            "const c = await tools.lookup({ key: 'gamma' });",
+            "return { values: [a.value, b.value, c.value], at: Date.now(), random: Math.random() };",
+          ];
     return [{ type: "tool_call", id: `${tag}-code`, name: codeModeName, input: { code: code.join("\n") } }];
   };
+}
+
+// The coder's tools: the script's lookup, and the same lookup deferred as `find_record`.
+function coderTools(dir: string): ToolDefinition[] {
+  const lookup = scriptTools(dir).find((entry) => entry.name === "lookup")!;
+  return [lookup, { ...lookup, name: "find_record", description: "Find a record by its key.", deferred: true }];
 }
 
 function answered(session: Session, id: string): boolean {

@@ -185,4 +185,28 @@ describe("restateAgent with code mode: a program's calls are journaled steps", (
       [`${tag}-code.2`, true],
     ]);
   }, 240_000);
+
+  it("a deferred tool a search loaded is callable from the program on a handed-to agent, across a worker kill", async () => {
+    const tag = "deferred-code";
+    const held = `tool-${tag}-code.2`;
+    cluster.hold(held);
+    const { invocationId } = await codeAgents.start(tag, { message: tag });
+    const killed = await cluster.waitAt(held);
+    await cluster.waitForSteps(invocationId, (names) => names.includes(`tool ${tag}-code.1`), "the first call's step");
+    await cluster.killWorker(killed);
+    await cluster.addWorker();
+    cluster.release(held);
+    expect(await codeAgents.attach(invocationId)).toStrictEqual({
+      outcome: "done",
+      response: `Done with ${tag}.`,
+      agent: "coder",
+    });
+    const effects = cluster.effects();
+    for (const step of [`tool ${tag}-code.1`, `tool ${tag}-code.2`]) expect(effects.get(step), step).toBe(1);
+    const session = await codeAgents.session(tag);
+    expectEveryCallAnsweredOnce(session);
+    const { result } = codeCallOf(session, `${tag}-code`);
+    expect(result.output).toStrictEqual({ values: ["ahpla", "ateb"], tools: ["lookup", "find_record"] });
+    expect(result.programCalls?.map((entry) => entry.name)).toStrictEqual(["find_record", "find_record"]);
+  }, 240_000);
 });
