@@ -97,15 +97,21 @@ export function createToolOffer(
     last = { loaded: loaded.length, recall: withRecall, tools: shown };
     return shown;
   };
+  // A program's calls all ask about its code call: what was read for it holds while that call is
+  // where it was (nothing before a call changes while it runs).
+  let lastRead: { messages: readonly Message[]; id: string; at: number; loaded: readonly string[] } | undefined;
   const loadedBefore = (session: Session, id: string): readonly string[] => {
     if (deferredNames.size === 0) return noneLoaded;
     const { messages } = session;
+    if (lastRead?.messages === messages && lastRead.id === id && isCallAt(messages, lastRead.at, id))
+      return lastRead.loaded;
     let end = messages.length;
     while (end > 0 && !isCall(messages[end - 1]!, id)) end--;
     const before = end === 0 ? messages : messages.slice(0, end - 1);
     const loaded: string[] = [];
     const searches = new Set<string>();
     for (const message of before) readLoaded(message, searches, deferredNames, loaded);
+    if (end > 0) lastRead = { messages, id, at: end - 1, loaded };
     return loaded;
   };
   return {
@@ -134,6 +140,11 @@ function recallFor(maxChars: number): { definition: ToolDefinition; schema: Tool
 }
 
 const noneLoaded: readonly string[] = [];
+
+function isCallAt(messages: readonly Message[], at: number, id: string): boolean {
+  const message = messages[at];
+  return message !== undefined && isCall(message, id);
+}
 
 function isCall(message: Message, id: string): boolean {
   return "type" in message && message.type === "tool_call" && message.id === id;
