@@ -6,7 +6,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { agentLoop, initSession, tool, type JsonObject } from "simple-agent-loop";
-import { loadMcpConfig, isMcpConfigError } from "simple-agent-loop/mcp";
+import { fileTokenStore, fileTrustStore, loadMcpConfig, isMcpConfigError } from "simple-agent-loop/mcp";
+import { readPolicyFile } from "../src/cli/policy-presets.ts";
 import { parseLogLine, type LogProblem, type LogRecord } from "../src/viewer/log-reader.ts";
 import { closeSession, fileStore, isStoreError, loadEntries, loadSession, openSession } from "simple-agent-loop/store";
 import { cassette, isCassetteError, scriptedModel } from "simple-agent-loop/testing";
@@ -71,6 +72,20 @@ describe("JSON nested 5,000 deep in a file we read", () => {
     const error: unknown = await loadMcpConfig(path).catch((thrown: unknown) => thrown);
     expect(isMcpConfigError(error), String(error)).toBe(true);
     expect((error as Error).message).toBe(`MCP config ${path} is nested more than 1000 levels deep`);
+  });
+
+  it("the CLI's policy file, MCP pins (mcp-pins.json) and sign-ins (mcp-auth.json): an error naming the file", async () => {
+    const policy = join(directory(), "policy.json");
+    writeFileSync(policy, `{"rules":[{"id":"r","tool":"x","action":"allow","input":{"a":${nested(5000)}}}]}`);
+    expect(() => readPolicyFile(policy)).toThrow(`--policy ${policy}: nested more than 1000 levels deep`);
+    const pins = join(directory(), "mcp-pins.json");
+    writeFileSync(pins, `{"server":{"tool":{"fingerprint":${nested(5000)}}}}`);
+    await expect(fileTrustStore(pins).load()).rejects.toThrow(`${pins} is nested more than 1000 levels deep`);
+    const auth = join(directory(), "mcp-auth.json");
+    writeFileSync(auth, `{"https://a.example/mcp":{"tokens":${nested(5000)}}}`);
+    await expect(fileTokenStore(auth).get("https://a.example/mcp")).rejects.toThrow(
+      `${auth} is nested more than 1000 levels deep`,
+    );
   });
 
   it("a line of a log the viewer shows is a problem of that line, and the next line still reads", () => {

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { checkApprovalPolicy, type ApprovalPolicy, type ApprovalRule } from "../tools/approval-policy.ts";
 import { errorMessage } from "../errors.ts";
+import { jsonNestedDeeperThan, maxJsonDepth } from "../session.ts";
 import { CliError } from "./cli-error.ts";
 import type { PermissionMode } from "./permission-mode.ts";
 import { codeModeName } from "../tools/code-mode/code-mode-option.ts";
@@ -68,7 +69,10 @@ export function effectivePolicy(options: { mode: PermissionMode; file?: string; 
 export function readPolicyFile(path: string, kind: "usage" | "error" = "usage"): ApprovalRule[] {
   let parsed: unknown;
   try {
-    parsed = JSON.parse(readFileSync(path, "utf8"));
+    const text = readFileSync(path, "utf8");
+    // As every file read from outside: too deep is refused before anything is built from it.
+    if (jsonNestedDeeperThan(text)) throw new Error(`nested more than ${maxJsonDepth} levels deep`);
+    parsed = JSON.parse(text);
   } catch (error) {
     throw new CliError(`--policy ${path}: ${errorMessage(error)}`, kind);
   }
