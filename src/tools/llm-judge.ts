@@ -29,7 +29,8 @@ export const defaultJudgeInstructions = [
 /**
  * A classifier made from a model: one call without tools per tool call, shown the user's messages
  * and the call (tool name, description, input), never the assistant's text, its thinking or tool
- * results, where injected instructions live. It expects JSON `{ decision, reason, confidence? }`;
+ * results, where injected instructions live (nor a background task's outcome, which comes as a
+ * user message). It expects JSON `{ decision, reason, confidence? }`;
  * anything else is `unsure` (with the error). Its usage and model are recorded with the verdict
  * and counted in the run's budget and cost.
  */
@@ -107,7 +108,7 @@ function judgeSession(instructions: string, { call, tool, session }: ApprovalReq
   };
 }
 
-// The user's own texts, newest kept within the bound; a compaction's summary is a model's, not theirs.
+// The user's own texts, newest kept within the bound.
 function userTexts(messages: readonly Message[]): string[] {
   const texts: string[] = [];
   let total = 0;
@@ -125,8 +126,16 @@ function userTexts(messages: readonly Message[]): string[] {
   return texts;
 }
 
+// Not the user's, though in a user message: a compaction's summary (a model's), a background
+// task's outcome (a tool's output, where injected instructions live), a guardrail's feedback.
 function isUserInput(message: Message): message is UserMessage {
-  return "role" in message && message.role === "user" && message.compactionSummary !== true;
+  return (
+    "role" in message &&
+    message.role === "user" &&
+    message.compactionSummary !== true &&
+    message.deliversTask === undefined &&
+    message.guardrail === undefined
+  );
 }
 
 // The first JSON object in the answer (a fenced block or bare); anything else is unsure with the error.
