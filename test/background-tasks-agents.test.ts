@@ -7,24 +7,10 @@ import {
   waitForTask,
   type AgentRunEvent,
   type Message,
-  type Session,
-  type ToolResultMessage,
 } from "simple-agent-loop";
 import { scriptedModel } from "simple-agent-loop/testing";
-import { buildTool, gate } from "./task-fixtures.ts";
+import { buildTool, deliveries, gate, taskIdOf } from "./task-fixtures.ts";
 import { expectEveryCallAnsweredOnce } from "./helpers.ts";
-
-function taskIdOf(session: Session): string {
-  const result = session.messages.find(
-    (message): message is ToolResultMessage =>
-      "type" in message && message.type === "tool_result" && message.task !== undefined,
-  );
-  return result!.task!.id;
-}
-
-function deliveries(session: Session): Message[] {
-  return session.messages.filter((message) => "deliversTask" in message && message.deliversTask !== undefined);
-}
 
 describe("background tasks under runAgent and streamAgent", () => {
   it("whenIdle end: the call's one run-end carries runningTasks, the next call delivers the outcome once", async () => {

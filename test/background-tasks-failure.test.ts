@@ -13,28 +13,14 @@ import {
   waitForTask,
   type AgentEvent,
   type Message,
-  type Session,
-  type ToolResultMessage,
 } from "simple-agent-loop";
 import { scriptedModel } from "simple-agent-loop/testing";
-import { buildTool, gate } from "./task-fixtures.ts";
+import { buildTool, deliveries, gate, taskIdOf } from "./task-fixtures.ts";
 import { expectEveryCallAnsweredOnce } from "./helpers.ts";
 
 // A run that ends badly (a model error, a limit) or pauses for approval while a background task
 // runs, in process (agentStream, then runAgent on the same session): the task goes on, its record
 // is written when it settles, every call keeps one result, and the outcome is delivered once.
-
-function taskIdOf(session: Session): string {
-  const result = session.messages.find(
-    (message): message is ToolResultMessage =>
-      "type" in message && message.type === "tool_result" && message.task !== undefined,
-  );
-  return result!.task!.id;
-}
-
-function deliveries(session: Session): Message[] {
-  return session.messages.filter((message) => "deliversTask" in message && message.deliversTask !== undefined);
-}
 
 async function drain(events: AsyncIterable<AgentEvent>): Promise<AgentEvent[]> {
   const seen: AgentEvent[] = [];

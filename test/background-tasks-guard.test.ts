@@ -13,6 +13,7 @@ import {
 } from "simple-agent-loop";
 import { scriptedModel } from "simple-agent-loop/testing";
 import { sleep } from "./helpers.ts";
+import { deliveries } from "./task-fixtures.ts";
 
 // A task whose outcome holds a secret, after a short while (so it settles after its running note entered).
 const leak = tool({
@@ -36,10 +37,6 @@ function results(session: Session): ToolResultMessage[] {
   return session.messages.filter(
     (message): message is ToolResultMessage => "type" in message && message.type === "tool_result",
   );
-}
-
-function deliveries(session: Session): Message[] {
-  return session.messages.filter((message) => (message as { deliversTask?: string }).deliversTask !== undefined);
 }
 
 // Every change a bound store would write, as it was written.

@@ -21,7 +21,7 @@ import {
 } from "simple-agent-loop";
 import { scriptedModel } from "simple-agent-loop/testing";
 import { expectEveryCallAnsweredOnce, sleep } from "./helpers.ts";
-import { gate } from "./task-fixtures.ts";
+import { deliveries, gate } from "./task-fixtures.ts";
 
 const inputSchema: JsonObject = { type: "object", properties: { path: { type: "string" } }, required: ["path"] };
 
@@ -29,10 +29,6 @@ function results(session: Session): ToolResultMessage[] {
   return session.messages.filter(
     (message): message is ToolResultMessage => "type" in message && message.type === "tool_result",
   );
-}
-
-function deliveries(session: Session): Message[] {
-  return session.messages.filter((message) => (message as { deliversTask?: string }).deliversTask !== undefined);
 }
 
 describe("background tasks: starting", () => {

@@ -1,4 +1,4 @@
-import { tool, type Tool } from "simple-agent-loop";
+import { tool, type Message, type Session, type Tool, type ToolResultMessage } from "simple-agent-loop";
 
 /** A promise the test settles when it says so: what a background task's handler waits on. */
 export function gate<T = string>(): {
@@ -24,4 +24,19 @@ export function buildTool(handler: () => Promise<string>): Tool<Record<string, n
     background: true,
     handler,
   });
+}
+
+/** The id of the session's first background task (from the result that started it). */
+export function taskIdOf(session: Session): string {
+  const result = session.messages.find(
+    (message): message is ToolResultMessage =>
+      "type" in message && message.type === "tool_result" && message.task !== undefined,
+  );
+  if (result === undefined) throw new Error("no background task in the session");
+  return result.task!.id;
+}
+
+/** The session's messages that deliver a task's outcome (`deliversTask`). */
+export function deliveries(session: Session): Message[] {
+  return session.messages.filter((message) => "deliversTask" in message && message.deliversTask !== undefined);
 }
