@@ -8,51 +8,19 @@ import {
   tool,
   type AgentEvent,
   type InvokeModel,
-  type ModelPrice,
   type Session,
   type ToolResultMessage,
-  type Usage,
 } from "simple-agent-loop";
 import { scriptedModel } from "simple-agent-loop/testing";
+import { centUsage, centWorker, prices, step } from "./cent-worker.ts";
 import { expectEveryCallAnsweredOnce } from "./helpers.ts";
-
-const prices: Record<string, ModelPrice> = { cheap: { inputPerMTok: 10, outputPerMTok: 0 } };
-// 1,000 input tokens at $10 per million: $0.01 a call.
-const centUsage: Usage = { inputTokens: 1_000, outputTokens: 0 };
-
-const step = tool({
-  name: "step",
-  description: "One step.",
-  inputSchema: { type: "object", properties: {} },
-  handler: () => "ok",
-});
-
-// A worker that asks for `steps` more steps, then answers; each call costs $0.01.
-function worker(counter: { calls: number }, steps: number): InvokeModel {
-  return async () => {
-    counter.calls++;
-    await new Promise((resolve) => setTimeout(resolve, 2));
-    if (counter.calls > steps) return [{ role: "assistant", content: "researched", usage: centUsage, model: "cheap" }];
-    return [
-      {
-        type: "tool_call",
-        id: `w${counter.calls}`,
-        name: "step",
-        input: {},
-        usage: centUsage,
-        model: "cheap",
-        stopReason: "tool_use",
-      },
-    ];
-  };
-}
 
 function researcher(counter: { calls: number }, steps: number, maxIterations = 30) {
   return subagentTool({
     name: "research",
     description: "Researches.",
     systemPrompt: "Research.",
-    invokeModel: worker(counter, steps),
+    invokeModel: centWorker(counter, steps),
     tools: [step],
     maxIterations,
     background: true,

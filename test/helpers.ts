@@ -1,5 +1,5 @@
 import { createServer } from "node:net";
-import type { Message, Session, ToolCallMessage, ToolSchema } from "simple-agent-loop";
+import type { Message, Session, ToolCallMessage, ToolResultMessage, ToolSchema } from "simple-agent-loop";
 
 /**
  * A message without its clock readings, for whole-object assertions: `ts`, and a tool result's
@@ -77,4 +77,20 @@ export function withoutAnswerer<T>(value: T): T {
     return rest;
   };
   return (Array.isArray(value) ? value.map(strip) : strip(value)) as T;
+}
+
+/** The tool call `id` of `session`; throws when there is none. */
+export function toolCallOf(session: Session, id: string): ToolCallMessage {
+  const found = session.messages.find(
+    (message): message is ToolCallMessage => "type" in message && message.type === "tool_call" && message.id === id,
+  );
+  if (found === undefined) throw new Error(`no tool call ${id} in the session`);
+  return found;
+}
+
+/** The tool result that answers call `id` of `session`, if any. */
+export function toolResultOf(session: Session, id: string): ToolResultMessage | undefined {
+  return session.messages.find(
+    (message): message is ToolResultMessage => "type" in message && message.type === "tool_result" && message.id === id,
+  );
 }

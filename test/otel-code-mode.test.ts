@@ -1,29 +1,13 @@
-import {
-  BasicTracerProvider,
-  InMemorySpanExporter,
-  SimpleSpanProcessor,
-  type ReadableSpan,
-} from "@opentelemetry/sdk-trace-base";
+import type { InMemorySpanExporter, ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import { describe, expect, it } from "vitest";
 import { agentLoop, codeModeName, initSession, resolveApproval, subagentTool, tool } from "simple-agent-loop";
 import { otelObserver } from "simple-agent-loop/otel";
 import { scriptedModel } from "simple-agent-loop/testing";
+import { spanRecorder } from "./span-recorder.ts";
 
 function setup(): { exporter: InMemorySpanExporter; started: string[]; observer: ReturnType<typeof otelObserver> } {
-  const exporter = new InMemorySpanExporter();
-  const started: string[] = [];
-  const provider = new BasicTracerProvider({
-    spanProcessors: [
-      {
-        onStart: (span) => void started.push(span.spanContext().spanId),
-        onEnd: () => undefined,
-        forceFlush: async () => undefined,
-        shutdown: async () => undefined,
-      },
-      new SimpleSpanProcessor(exporter),
-    ],
-  });
-  return { exporter, started, observer: otelObserver({ tracer: provider.getTracer("test") }) };
+  const { exporter, started, tracer } = spanRecorder();
+  return { exporter, started, observer: otelObserver({ tracer }) };
 }
 
 const lookup = tool({

@@ -1,11 +1,5 @@
 import * as api from "@opentelemetry/api";
-import {
-  BasicTracerProvider,
-  InMemorySpanExporter,
-  SimpleSpanProcessor,
-  type ReadableSpan,
-  type SpanProcessor,
-} from "@opentelemetry/sdk-trace-base";
+import type { InMemorySpanExporter, ReadableSpan, SpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { describe, expect, it, vi } from "vitest";
 import {
   agentLoop,
@@ -20,6 +14,7 @@ import {
 } from "simple-agent-loop";
 import { otelObserver } from "simple-agent-loop/otel";
 import { scriptedModel } from "simple-agent-loop/testing";
+import { spanRecorder } from "./span-recorder.ts";
 
 // Spans in the order they were started: start times have only millisecond precision here, so
 // spans started in the same millisecond would otherwise compare equal.
@@ -32,9 +27,7 @@ const recordStarts: SpanProcessor = {
 };
 
 function setup(): { exporter: InMemorySpanExporter; tracer: api.Tracer } {
-  const exporter = new InMemorySpanExporter();
-  const provider = new BasicTracerProvider({ spanProcessors: [recordStarts, new SimpleSpanProcessor(exporter)] });
-  return { exporter, tracer: provider.getTracer("test") };
+  return spanRecorder([recordStarts]);
 }
 
 const durationMs = (span: ReadableSpan): number => span.duration[0] * 1000 + span.duration[1] / 1e6;
@@ -368,20 +361,7 @@ describe("otelObserver: subagents, retries and failures", () => {
   });
 
   it("ends a subagent's spans when its call is abandoned before the subagent's run ends", async () => {
-    const exporter = new InMemorySpanExporter();
-    const started: string[] = [];
-    const provider = new BasicTracerProvider({
-      spanProcessors: [
-        {
-          onStart: (span) => void started.push(span.spanContext().spanId),
-          onEnd: () => undefined,
-          forceFlush: async () => undefined,
-          shutdown: async () => undefined,
-        },
-        recordStarts,
-        new SimpleSpanProcessor(exporter),
-      ],
-    });
+    const { exporter, started, tracer } = spanRecorder([recordStarts]);
     const hang = tool({
       name: "hang",
       description: "Never ends.",
@@ -400,7 +380,7 @@ describe("otelObserver: subagents, retries and failures", () => {
       { role: "assistant", content: "ok" },
     ]);
     await agentLoop(model, [{ ...sub, timeout: 30 }], initSession("system", "go"), {
-      onEvent: otelObserver({ tracer: provider.getTracer("test") }),
+      onEvent: otelObserver({ tracer }),
     });
 
     const ended = new Set(exporter.getFinishedSpans().map((span) => span.spanContext().spanId));

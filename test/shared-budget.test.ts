@@ -7,48 +7,15 @@ import {
   runAgent,
   subagentTool,
   summarizeOlderTurns,
-  tool,
   withFallback,
   type AgentEvent,
   type AgentLoopOptions,
   type InvokeModel,
-  type ModelPrice,
   type Tool,
-  type Usage,
 } from "simple-agent-loop";
 import { scriptedModel } from "simple-agent-loop/testing";
+import { centUsage, centWorker, prices, step } from "./cent-worker.ts";
 import { expectEveryCallAnsweredOnce } from "./helpers.ts";
-
-const prices: Record<string, ModelPrice> = { cheap: { inputPerMTok: 10, outputPerMTok: 0 } };
-// 1,000 input tokens at $10 per million: $0.01 a call.
-const centUsage: Usage = { inputTokens: 1_000, outputTokens: 0 };
-
-// A worker model that never stops: each call takes a moment (so parallel workers interleave) and
-// asks for one more step.
-function endlessWorker(counter: { calls: number }): InvokeModel {
-  return async () => {
-    counter.calls++;
-    await new Promise((resolve) => setTimeout(resolve, 2));
-    return [
-      {
-        type: "tool_call",
-        id: `w${counter.calls}`,
-        name: "step",
-        input: {},
-        usage: centUsage,
-        model: "cheap",
-        stopReason: "tool_use",
-      },
-    ];
-  };
-}
-
-const step = tool({
-  name: "step",
-  description: "One step.",
-  inputSchema: { type: "object", properties: {} },
-  handler: () => "ok",
-});
 
 function fiveWorkersAtOnce(): InvokeModel {
   return scriptedModel([
@@ -71,7 +38,7 @@ function workerTool(counter: { calls: number }, loopOptions?: AgentLoopOptions):
     name: "worker",
     description: "Works.",
     systemPrompt: "Work.",
-    invokeModel: endlessWorker(counter),
+    invokeModel: centWorker(counter),
     tools: [step],
     ...(loopOptions === undefined ? {} : { loopOptions }),
   });
@@ -100,7 +67,7 @@ describe("one budget for the whole call: a live ledger", () => {
 
   it("the same through subagentTool(agent) and runAgent: nested calls count where they are made, at once", async () => {
     const counter = { calls: 0 };
-    const inner = defineAgent({ name: "inner", systemPrompt: "i", invokeModel: endlessWorker(counter), tools: [step] });
+    const inner = defineAgent({ name: "inner", systemPrompt: "i", invokeModel: centWorker(counter), tools: [step] });
     const worker = defineAgent({
       name: "worker",
       systemPrompt: "w",

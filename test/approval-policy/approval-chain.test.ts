@@ -15,7 +15,7 @@ import {
   type ToolCallMessage,
 } from "simple-agent-loop";
 import { scriptedModel } from "simple-agent-loop/testing";
-import { expectEveryCallAnsweredOnce } from "../helpers.ts";
+import { expectEveryCallAnsweredOnce, toolCallOf, toolResultOf } from "../helpers.ts";
 
 type Input = Record<string, unknown>;
 
@@ -40,13 +40,6 @@ function modelCalling(...calls: { id: string; name: string; input: Input }[]) {
     [{ role: "assistant", content: "done" }],
   ]);
 }
-
-const callOf = (session: Session, id: string): ToolCallMessage =>
-  session.messages.find(
-    (message): message is ToolCallMessage => "type" in message && message.type === "tool_call" && message.id === id,
-  )!;
-const resultOf = (session: Session, id: string) =>
-  session.messages.find((message) => "type" in message && message.type === "tool_result" && message.id === id);
 
 const policy: ApprovalPolicy = {
   rules: [
@@ -74,24 +67,24 @@ describe("the approval chain: rules", () => {
       onEvent: (event) => events.push(event),
     });
     expect(runs).toStrictEqual(['read {"path":"a"}', 'write {"path":"src/a.ts"}']);
-    const { at, ...read } = callOf(session, "r").approval!;
+    const { at, ...read } = toolCallOf(session, "r").approval!;
     expect(read).toStrictEqual({
       status: "approved",
       input: { path: "a" },
       decidedBy: { by: "rule", rule: "reads", action: "allow" },
     });
     expect(new Date(at!).toISOString()).toBe(at);
-    expect(callOf(session, "w2").approval).toMatchObject({
+    expect(toolCallOf(session, "w2").approval).toMatchObject({
       status: "denied",
       reason: "secrets live there",
       decidedBy: { by: "rule", rule: "no-env", action: "deny", reason: "secrets live there" },
     });
-    expect(resultOf(session, "w2")).toMatchObject({
+    expect(toolResultOf(session, "w2")).toMatchObject({
       output: 'Denied by rule "no-env": secrets live there',
       isError: true,
     });
-    expect(resultOf(session, "b1")).toMatchObject({ output: 'Denied by rule "rm"', isError: true });
-    expect(callOf(session, "b2").approval).toStrictEqual({
+    expect(toolResultOf(session, "b1")).toMatchObject({ output: 'Denied by rule "rm"', isError: true });
+    expect(toolCallOf(session, "b2").approval).toStrictEqual({
       status: "pending",
       consulted: [{ by: "rule", rule: "bash", action: "ask" }],
     });
@@ -135,7 +128,7 @@ describe("the approval chain: rules", () => {
       initSession("s", "go"),
       { approvalPolicy: allowAll },
     );
-    expect(callOf(paused, "d").approval).toStrictEqual({
+    expect(toolCallOf(paused, "d").approval).toStrictEqual({
       status: "pending",
       consulted: [{ by: "rule", rule: "requireApproval", action: "ask" }],
     });
@@ -146,7 +139,7 @@ describe("the approval chain: rules", () => {
       initSession("s", "go"),
       { approvalPolicy: denyDeploy },
     );
-    expect(resultOf(denied, "d")).toMatchObject({ output: 'Denied by rule "freeze": frozen', isError: true });
+    expect(toolResultOf(denied, "d")).toMatchObject({ output: 'Denied by rule "freeze": frozen', isError: true });
     expect(runs).toStrictEqual([]);
   });
 
@@ -162,23 +155,23 @@ describe("the approval chain: rules", () => {
       },
     );
     expect(runs).toStrictEqual([]);
-    expect(callOf(session, "r").approval).toMatchObject({
+    expect(toolCallOf(session, "r").approval).toMatchObject({
       status: "denied",
       decidedBy: { by: "hook", reason: "not today" },
     });
-    expect(resultOf(session, "r")).toMatchObject({ output: "Denied: not today", isError: true });
+    expect(toolResultOf(session, "r")).toMatchObject({ output: "Denied: not today", isError: true });
   });
 
   it("a call no rule decides goes to the human: pause by default, deny with human: deny, inline with AskHuman", async () => {
     const runs: string[] = [];
     const call = { id: "w", name: "write", input: { path: "README.md" } };
     const paused = await agentLoop(modelCalling(call), tools(runs), initSession("s", "go"), { approvalPolicy: policy });
-    expect(callOf(paused, "w").approval).toStrictEqual({ status: "pending" });
+    expect(toolCallOf(paused, "w").approval).toStrictEqual({ status: "pending" });
     const denied = await agentLoop(modelCalling(call), tools(runs), initSession("s", "go"), {
       approvalPolicy: { ...policy, human: "deny" },
     });
-    expect(callOf(denied, "w").approval?.decidedBy).toMatchObject({ by: "policy" });
-    expect(resultOf(denied, "w")).toMatchObject({ isError: true });
+    expect(toolCallOf(denied, "w").approval?.decidedBy).toMatchObject({ by: "policy" });
+    expect(toolResultOf(denied, "w")).toMatchObject({ isError: true });
     const asked: string[] = [];
     const inline = await agentLoop(modelCalling(call), tools(runs), initSession("s", "go"), {
       approvalPolicy: {
@@ -190,7 +183,7 @@ describe("the approval chain: rules", () => {
       },
     });
     expect(asked).toStrictEqual(['write: The write tool. {"path":"README.md"}']);
-    expect(callOf(inline, "w").approval).toMatchObject({
+    expect(toolCallOf(inline, "w").approval).toMatchObject({
       status: "approved",
       decidedBy: { by: "human", user: "ana", reason: "fine" },
     });
@@ -205,7 +198,7 @@ describe("the approval chain: rules", () => {
       initSession("s", "go"),
       { approvalPolicy: { ...policy, human: "deny" } },
     );
-    expect(resultOf(denied, "b")).toMatchObject({
+    expect(toolResultOf(denied, "b")).toMatchObject({
       isError: true,
       output: 'Denied: no one is there to approve this call (rule "bash" asks a human)',
     });
@@ -224,8 +217,8 @@ describe("the approval chain: rules", () => {
     ]);
     const session = await agentLoop(model, tools(runs), initSession("s", "go"), { approvalPolicy: live });
     expect(asked).toStrictEqual([undefined]);
-    expect(callOf(session, "w1").approval?.decidedBy).toStrictEqual({ by: "human", user: "ana" });
-    expect(callOf(session, "w2").approval?.decidedBy).toStrictEqual({
+    expect(toolCallOf(session, "w1").approval?.decidedBy).toStrictEqual({ by: "human", user: "ana" });
+    expect(toolCallOf(session, "w2").approval?.decidedBy).toStrictEqual({
       by: "rule",
       rule: "always-write",
       action: "allow",
@@ -265,7 +258,7 @@ describe("the approval chain: rules", () => {
       { approvalPolicy: broken },
     );
     expect(runsBroken).toStrictEqual(['write {"path":"a"}']);
-    expect(resultOf(failing, "w2")).toMatchObject({
+    expect(toolResultOf(failing, "w2")).toMatchObject({
       isError: true,
       output: expect.stringMatching(/approvalPolicy\.rules\[0\]\.id must be a non-empty string/),
     });
@@ -294,8 +287,8 @@ describe("the approval chain: rules", () => {
       largeOutput: { maxChars: 300 },
     });
     // `*` denied big too: deny over allow. recall_output is the loop's own: `*` does not name it.
-    expect(resultOf(session, "b")).toMatchObject({ output: 'Denied by rule "all"' });
-    expect(callOf(session, "r").approval).toBeUndefined();
+    expect(toolResultOf(session, "b")).toMatchObject({ output: 'Denied by rule "all"' });
+    expect(toolCallOf(session, "r").approval).toBeUndefined();
     const named: ApprovalPolicy = { rules: [{ id: "no-recall", tool: "recall_output", action: "deny" }] };
     const again = await agentLoop(
       scriptedModel([
@@ -306,7 +299,7 @@ describe("the approval chain: rules", () => {
       initSession("s", "go"),
       { approvalPolicy: named },
     );
-    expect(resultOf(again, "r")).toMatchObject({ output: 'Denied by rule "no-recall"' });
+    expect(toolResultOf(again, "r")).toMatchObject({ output: 'Denied by rule "no-recall"' });
   });
 });
 
@@ -341,7 +334,7 @@ describe("the approval chain: classifier", () => {
       onEvent: (event) => events.push(event),
     });
     expect(runs).toHaveLength(1);
-    expect(callOf(session, "w").approval?.decidedBy).toStrictEqual({
+    expect(toolCallOf(session, "w").approval?.decidedBy).toStrictEqual({
       by: "classifier",
       name: "judge",
       decision: "allow",
@@ -365,7 +358,7 @@ describe("the approval chain: classifier", () => {
     const session = await agentLoop(modelCalling(call), tools(runs), initSession("s", "go"), {
       approvalPolicy: { ...policy, classifier: countingClassifier({ decision: "deny", reason: "looks risky" }) },
     });
-    expect(resultOf(session, "w")).toMatchObject({
+    expect(toolResultOf(session, "w")).toMatchObject({
       output: 'Denied by classifier "judge": looks risky',
       isError: true,
     });
@@ -391,7 +384,7 @@ describe("the approval chain: classifier", () => {
         approvalPolicy: { ...policy, classifier: countingClassifier(verdict), human: "deny" },
       });
       expect(runs).toStrictEqual([]);
-      const approval = callOf(session, "w").approval!;
+      const approval = toolCallOf(session, "w").approval!;
       expect(approval.decidedBy).toMatchObject({ by: "policy" });
       expect(approval.consulted).toHaveLength(1);
       expect(approval.consulted![0]).toMatchObject({ by: "classifier", name: "judge", decision: "unsure" });
@@ -406,7 +399,7 @@ describe("the approval chain: classifier", () => {
         classifier: { name: "slow", timeoutMs: 50, classify: () => new Promise(() => undefined) },
       },
     });
-    expect(callOf(session, "w").approval).toMatchObject({
+    expect(toolCallOf(session, "w").approval).toMatchObject({
       status: "pending",
       consulted: [{ by: "classifier", name: "slow", decision: "unsure", error: "no verdict within 50 ms" }],
     });
@@ -420,16 +413,16 @@ describe("the approval chain: classifier", () => {
     const paused = await agentLoop(modelCalling(call), tools(runs), initSession("s", "go"), { approvalPolicy });
     expect(classifier.asked).toStrictEqual(["w"]);
     resolveApproval(paused, "w", { approved: true, by: "ana" });
-    expect(callOf(paused, "w").approval).toMatchObject({
+    expect(toolCallOf(paused, "w").approval).toMatchObject({
       status: "approved",
       decidedBy: { by: "human", user: "ana" },
       consulted: [{ by: "classifier", decision: "unsure" }],
     });
     // Edited after the decision: the old approval does not hold.
     const edited = structuredClone(paused);
-    callOf(edited, "w").input = { path: ".env" };
+    toolCallOf(edited, "w").input = { path: ".env" };
     await agentLoop(scriptedModel([[{ role: "assistant", content: "ok" }]]), tools(runs), edited, { approvalPolicy });
-    expect(resultOf(edited, "w")).toMatchObject({ output: 'Denied by rule "no-env": secrets live there' });
+    expect(toolResultOf(edited, "w")).toMatchObject({ output: 'Denied by rule "no-env": secrets live there' });
     // Unchanged: runs on the human's decision, without a second classifier bill.
     await agentLoop(scriptedModel([[{ role: "assistant", content: "ok" }]]), tools(runs), paused, { approvalPolicy });
     expect(classifier.asked).toStrictEqual(["w"]);
@@ -447,7 +440,7 @@ describe("the approval chain: classifier", () => {
     });
     await agentLoop(modelCalling(call), tools(runs), session, { approvalPolicy: { ...policy, classifier } });
     const atCrash = crashed[0]!;
-    expect(callOf(atCrash, "w").approval?.status).toBe("approved");
+    expect(toolCallOf(atCrash, "w").approval?.status).toBe("approved");
     await agentLoop(scriptedModel([[{ role: "assistant", content: "ok" }]]), tools(runs), atCrash, {
       approvalPolicy: { ...policy, classifier },
     });
@@ -505,7 +498,7 @@ describe("every run mode", () => {
     expect(() => resolveApproval(paused, "w", { approved: true, by: 7 as never })).toThrow(/by/);
     expect(paused).toStrictEqual(before);
     resolveApproval(paused, [{ id: "w", approved: false, reason: "no", by: "bo" }]);
-    expect(callOf(paused, "w").approval).toMatchObject({
+    expect(toolCallOf(paused, "w").approval).toMatchObject({
       status: "denied",
       reason: "no",
       decidedBy: { by: "human", user: "bo", reason: "no" },

@@ -10,10 +10,9 @@ import {
   type AgentEvent,
   type ApprovalPolicy,
   type InvokeModel,
-  type Session,
-  type ToolCallMessage,
 } from "simple-agent-loop";
 import { cassette, scriptedModel } from "simple-agent-loop/testing";
+import { toolCallOf } from "../helpers.ts";
 
 const write = (runs: string[]) =>
   tool({
@@ -43,11 +42,6 @@ function judgeModel(answer: string) {
     [{ role: "assistant", content: answer, usage: { inputTokens: 400, outputTokens: 30 }, model: "judge-mini" }],
   ]);
 }
-
-const callOf = (session: Session, id: string): ToolCallMessage =>
-  session.messages.find(
-    (message): message is ToolCallMessage => "type" in message && message.type === "tool_call" && message.id === id,
-  )!;
 
 describe("llmJudge", () => {
   it("is shown the user's messages and the call only, once, without tools; its verdict, usage and model are recorded", async () => {
@@ -86,7 +80,7 @@ describe("llmJudge", () => {
     expect(text).toContain("notes.md");
     for (const hidden of ["SECRET THOUGHT", "ASSISTANT TEXT", "TOOL RESULT", "EARLIER ANSWER", "system prompt"])
       expect(text).not.toContain(hidden);
-    expect(callOf(session, "w1").approval?.decidedBy).toStrictEqual({
+    expect(toolCallOf(session, "w1").approval?.decidedBy).toStrictEqual({
       by: "classifier",
       name: "judge",
       decision: "allow",
@@ -130,7 +124,7 @@ describe("llmJudge", () => {
       approvalPolicy: { classifier: llmJudge({ invokeModel: judgeModel("Sure, go ahead!") }), human: "deny" },
     });
     expect(runs).toStrictEqual([]);
-    expect(callOf(session, "w1").approval?.consulted).toMatchObject([
+    expect(toolCallOf(session, "w1").approval?.consulted).toMatchObject([
       {
         by: "classifier",
         name: "llm-judge",
@@ -148,7 +142,7 @@ describe("llmJudge", () => {
     const session = await agentLoop(agentModel(), [write([])], initSession("s", "write notes"), {
       approvalPolicy: { classifier: llmJudge({ invokeModel: failing }) },
     });
-    expect(callOf(session, "w1").approval).toMatchObject({
+    expect(toolCallOf(session, "w1").approval).toMatchObject({
       status: "pending",
       consulted: [{ decision: "unsure", error: expect.stringContaining("the judge is down") }],
     });
@@ -182,8 +176,8 @@ describe("llmJudge", () => {
     const replayRun = await agentLoop(agentModel(), [write([])], initSession("s", "write notes"), {
       approvalPolicy: { classifier: llmJudge({ invokeModel: cassette(offline, { path, mode: "replay" }) }) },
     });
-    const recorded = callOf(recordRun, "w1").approval!;
-    const replayed = callOf(replayRun, "w1").approval!;
+    const recorded = toolCallOf(recordRun, "w1").approval!;
+    const replayed = toolCallOf(replayRun, "w1").approval!;
     expect(replayed.decidedBy).toStrictEqual(recorded.decidedBy);
     expect(replayed.decidedBy).toMatchObject({ decision: "deny", reason: "not asked for" });
   });

@@ -14,7 +14,7 @@ import {
   type ToolCallMessage,
 } from "simple-agent-loop";
 import { scriptedModel } from "simple-agent-loop/testing";
-import { expectEveryCallAnsweredOnce } from "../helpers.ts";
+import { expectEveryCallAnsweredOnce, toolCallOf, toolResultOf } from "../helpers.ts";
 
 type Input = Record<string, unknown>;
 
@@ -39,13 +39,6 @@ const modelCalling = (...calls: { id: string; name: string; input: Input }[]) =>
   ]);
 
 const answered = () => scriptedModel([[{ role: "assistant", content: "ok" }]]);
-
-const callOf = (session: Session, id: string): ToolCallMessage =>
-  session.messages.find(
-    (message): message is ToolCallMessage => "type" in message && message.type === "tool_call" && message.id === id,
-  )!;
-const resultOf = (session: Session, id: string) =>
-  session.messages.find((message) => "type" in message && message.type === "tool_result" && message.id === id);
 
 const judge = () => {
   const asked: string[] = [];
@@ -79,8 +72,8 @@ async function pausedSession(runs: string[], classifier: ApprovalPolicy["classif
     initSession("s", "go"),
     { approvalPolicy: { rules: [bashAsks], ...(classifier === undefined ? {} : { classifier }) } },
   );
-  expect(callOf(session, "w").approval?.status).toBe("pending");
-  expect(callOf(session, "b").approval?.status).toBe("pending");
+  expect(toolCallOf(session, "w").approval?.status).toBe("pending");
+  expect(toolCallOf(session, "b").approval?.status).toBe("pending");
   return session;
 }
 
@@ -112,17 +105,17 @@ describe("a waiting call resumed under a policy whose human decides now", () => 
     expect(asked.map((request) => [request.call.id, request.consulted])).toStrictEqual([
       ["b", [{ by: "rule", rule: "bash", action: "ask", reason: "commands are asked about" }]],
     ]);
-    expect(callOf(session, "w").approval).toMatchObject({
+    expect(toolCallOf(session, "w").approval).toMatchObject({
       status: "approved",
       decidedBy: { by: "rule", rule: "--yes", action: "allow" },
       consulted: [{ by: "classifier", name: "judge", decision: "unsure", usage: { inputTokens: 10 } }],
     });
-    expect(callOf(session, "b").approval).toMatchObject({
+    expect(toolCallOf(session, "b").approval).toMatchObject({
       status: "approved",
       decidedBy: { by: "human", user: "ana" },
       consulted: [{ by: "rule", rule: "bash" }],
     });
-    expect(callOf(session, "b").approval?.consulted).toHaveLength(1);
+    expect(toolCallOf(session, "b").approval?.consulted).toHaveLength(1);
     expect(runs).toStrictEqual(['write {"path":"a.txt"}', 'bash {"command":"ls"}']);
     expectEveryCallAnsweredOnce(session);
   });
@@ -141,8 +134,11 @@ describe("a waiting call resumed under a policy whose human decides now", () => 
     expect(asked.find((request) => request.call.id === "w")?.consulted).toMatchObject([
       { by: "classifier", decision: "unsure", reason: "a human should see this" },
     ]);
-    expect(callOf(session, "w").approval).toMatchObject({ status: "denied", decidedBy: { by: "human", user: "ana" } });
-    expect(resultOf(session, "w")).toMatchObject({ isError: true });
+    expect(toolCallOf(session, "w").approval).toMatchObject({
+      status: "denied",
+      decidedBy: { by: "human", user: "ana" },
+    });
+    expect(toolResultOf(session, "w")).toMatchObject({ isError: true });
     expect(runs).toStrictEqual([]);
     expectEveryCallAnsweredOnce(session);
   });
@@ -158,11 +154,11 @@ describe("a waiting call resumed under a policy whose human decides now", () => 
       },
     });
     expect(asked).toStrictEqual([]);
-    expect(resultOf(session, "w")).toMatchObject({
+    expect(toolResultOf(session, "w")).toMatchObject({
       isError: true,
       output: 'Denied by rule "no-writes": read-only now',
     });
-    expect(resultOf(session, "b")).toMatchObject({
+    expect(toolResultOf(session, "b")).toMatchObject({
       isError: true,
       output: 'Denied: no one is there to approve this call (rule "bash" asks a human: commands are asked about)',
     });
@@ -176,8 +172,8 @@ describe("a waiting call resumed under a policy whose human decides now", () => 
     const session = await pausedSession(runs, classifier);
     await agentLoop(answered(), tools(runs), session, { approvalPolicy: { rules: [bashAsks], classifier } });
     expect(judged).toStrictEqual(["w"]);
-    expect(callOf(session, "w").approval?.status).toBe("pending");
-    expect(callOf(session, "b").approval?.status).toBe("pending");
+    expect(toolCallOf(session, "w").approval?.status).toBe("pending");
+    expect(toolCallOf(session, "b").approval?.status).toBe("pending");
     expect(runs).toStrictEqual([]);
   });
 });

@@ -111,69 +111,46 @@ async function table(options: {
   return rows;
 }
 
-const planRow = {
-  read: "rule read-only",
-  write: "denied by rule plan",
-  edit: "denied by rule plan",
-  bash: "denied by rule plan",
-  mcp: "denied by rule plan",
-  plan: "rule read-only",
-};
+// What each mode does with each kind of call; `asked`: how a call for the human ends (with a
+// terminal, the human is asked; without one, no one is there to ask).
+const modeTable = (asked: string): Record<string, Record<string, string>> => ({
+  default: { read: "rule read-only", write: asked, edit: asked, bash: asked, mcp: asked, plan: "rule read-only" },
+  "accept-edits": {
+    read: "rule read-only",
+    write: "rule accept-edits",
+    edit: "rule accept-edits",
+    bash: asked,
+    mcp: asked,
+    plan: "rule read-only",
+  },
+  plan: {
+    read: "rule read-only",
+    write: "denied by rule plan",
+    edit: "denied by rule plan",
+    bash: "denied by rule plan",
+    mcp: "denied by rule plan",
+    plan: "rule read-only",
+  },
+  yolo: {
+    read: "rule read-only",
+    write: "rule yolo",
+    edit: "rule yolo",
+    bash: "rule yolo",
+    mcp: "rule yolo",
+    plan: "rule read-only",
+  },
+});
 
 describe("the CLI's policy in each mode", () => {
-  it("with a terminal: default asks for write, edit, bash and MCP; accept-edits for bash and MCP; plan denies them; yolo allows all", async () => {
-    expect(await table({ terminal: true })).toStrictEqual({
-      default: {
-        read: "rule read-only",
-        write: "asked",
-        edit: "asked",
-        bash: "asked",
-        mcp: "asked",
-        plan: "rule read-only",
-      },
-      "accept-edits": {
-        read: "rule read-only",
-        write: "rule accept-edits",
-        edit: "rule accept-edits",
-        bash: "asked",
-        mcp: "asked",
-        plan: "rule read-only",
-      },
-      plan: planRow,
-      yolo: {
-        read: "rule read-only",
-        write: "rule yolo",
-        edit: "rule yolo",
-        bash: "rule yolo",
-        mcp: "rule yolo",
-        plan: "rule read-only",
-      },
-    });
-  });
-
-  it("without a terminal: what would be asked is denied by the policy (no one to ask); the rest as with one", async () => {
-    const none = "no one to ask";
-    expect(await table({ terminal: false })).toStrictEqual({
-      default: { read: "rule read-only", write: none, edit: none, bash: none, mcp: none, plan: "rule read-only" },
-      "accept-edits": {
-        read: "rule read-only",
-        write: "rule accept-edits",
-        edit: "rule accept-edits",
-        bash: none,
-        mcp: none,
-        plan: "rule read-only",
-      },
-      plan: planRow,
-      yolo: {
-        read: "rule read-only",
-        write: "rule yolo",
-        edit: "rule yolo",
-        bash: "rule yolo",
-        mcp: "rule yolo",
-        plan: "rule read-only",
-      },
-    });
-  });
+  it.each([
+    { terminal: true, asked: "asked" },
+    { terminal: false, asked: "no one to ask" },
+  ])(
+    "terminal: $terminal. default asks for write, edit, bash and MCP; accept-edits for bash and MCP; plan denies them; yolo allows all; what is asked ends: $asked",
+    async ({ terminal, asked }) => {
+      expect(await table({ terminal })).toStrictEqual(modeTable(asked));
+    },
+  );
 
   it("a write where code runs from is asked in every mode that runs writes (yolo, --yes too); denied without a terminal", async () => {
     const why = "write a.txt changes a git repository's .git";

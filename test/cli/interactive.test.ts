@@ -45,6 +45,15 @@ async function startAtPrompt(): Promise<{ terminal: CliTerminal; id: string }> {
   return { terminal, id };
 }
 
+/** Starts the CLI and a task whose model stream shows "Thinking about it" and then hangs. */
+async function startHangingTask(): Promise<{ terminal: CliTerminal; id: string }> {
+  server.enqueue({ hangAfter: "Thinking about it" });
+  const started = await startAtPrompt();
+  started.terminal.type("a long task\r");
+  await started.terminal.waitFor("Thinking about it");
+  return started;
+}
+
 /** The session `id` as the CLI stored it. */
 function storedSession(id: string): ReturnType<typeof loadSession> {
   return loadSession(join(home.path, "sessions", `${id}.jsonl`));
@@ -142,10 +151,7 @@ describe("the interactive prompt", () => {
     "Ctrl-C during a hanging model stream aborts the turn, the prompt comes back, a second Ctrl-C exits 130",
     { timeout: 90_000 },
     async () => {
-      server.enqueue({ hangAfter: "Thinking about it" });
-      const { terminal, id } = await startAtPrompt();
-      terminal.type("a long task\r");
-      await terminal.waitFor("Thinking about it");
+      const { terminal, id } = await startHangingTask();
       terminal.type("\x03");
       await terminal.waitFor("Interrupted");
       await terminal.waitFor(/Interrupted[^]*\n> $/);
@@ -260,10 +266,7 @@ describe("the interactive prompt", () => {
     "Esc takes a queued line back, then Ctrl-C interrupts the task; nothing of the line runs",
     { timeout: 90_000 },
     async () => {
-      server.enqueue({ hangAfter: "Thinking about it" });
-      const { terminal, id } = await startAtPrompt();
-      terminal.type("a long task\r");
-      await terminal.waitFor("Thinking about it");
+      const { terminal, id } = await startHangingTask();
       terminal.type("never mind\r");
       await terminal.waitFor("(queued: never mind");
       terminal.type("\x1b");

@@ -5,18 +5,14 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { agentLoop, type Session, type ToolCallMessage } from "simple-agent-loop";
+import { agentLoop } from "simple-agent-loop";
 import { closeSession, fileStore, loadSession } from "simple-agent-loop/store";
 import { scriptedModel } from "simple-agent-loop/testing";
+import { toolCallOf } from "../helpers.ts";
 import { runCli } from "./helpers.ts";
 import { terminalFixture } from "./terminal-fixture.ts";
 
 const fixture = terminalFixture("resume-waiting");
-
-const callOf = (session: Session, id: string): ToolCallMessage | undefined =>
-  session.messages.find(
-    (message): message is ToolCallMessage => "type" in message && message.type === "tool_call" && message.id === id,
-  );
 
 // A CLI session (one task answered), then a library run in it whose write waits for a human:
 // the policy's rule asked, and no one was there but "pause".
@@ -52,7 +48,7 @@ async function pausedCliSession(): Promise<{ id: string; file: string }> {
     },
   );
   await closeSession(session);
-  expect(callOf(await loadSession(sessionFile), "lib_1")?.approval).toMatchObject({
+  expect(toolCallOf(await loadSession(sessionFile), "lib_1")?.approval).toMatchObject({
     status: "pending",
     consulted: [{ by: "rule", rule: "writes" }],
   });
@@ -88,7 +84,7 @@ describe("--resume of a call a library run paused for approval", () => {
       expect(await terminal.exited).toBe(0);
       expect(readFileSync(join(fixture.workspace(), "paused.txt"), "utf8")).toBe("from the library\n");
       const session = await loadSession(file);
-      expect(callOf(session, "lib_1")?.approval).toMatchObject({
+      expect(toolCallOf(session, "lib_1")?.approval).toMatchObject({
         status: "approved",
         decidedBy: { by: "human" },
         consulted: [{ by: "rule", rule: "writes", action: "ask", reason: "a person checks every write" }],
@@ -108,7 +104,7 @@ describe("--resume of a call a library run paused for approval", () => {
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(existsSync(join(fixture.workspace(), "paused.txt"))).toBe(false);
     const session = await loadSession(file);
-    expect(callOf(session, "lib_1")?.approval).toMatchObject({
+    expect(toolCallOf(session, "lib_1")?.approval).toMatchObject({
       status: "denied",
       decidedBy: {
         by: "policy",
