@@ -40,7 +40,7 @@ export function runStream<T, R>(
     started: undefined,
     unheardStart: false,
   };
-  const stream: RunStream<T, R> = {
+  const stream: RunStream<T, R> & { [stateKey]: StreamState<T, R> } = {
     get result() {
       return start(state);
     },
@@ -49,12 +49,14 @@ export function runStream<T, R>(
     [Symbol.asyncIterator]() {
       return this;
     },
+    [stateKey]: state,
   };
-  states.set(stream, state);
   return stream;
 }
 
-const states = new WeakMap<object, { unheardStart: boolean; iterating: boolean }>();
+// Where a stream keeps its state for `consumerMissesEvents`: a key only this module names (a
+// WeakMap beside the stream cost an insert per run, and more work for every collection).
+const stateKey = Symbol("run stream state");
 
 /**
  * Whether a consumer that starts iterating `stream` now would miss events: its run began while
@@ -63,7 +65,7 @@ const states = new WeakMap<object, { unheardStart: boolean; iterating: boolean }
  * refuses such a stream. False for an object that is not a run stream.
  */
 export function consumerMissesEvents(stream: object): boolean {
-  const state = states.get(stream);
+  const state = (stream as { [stateKey]?: { unheardStart: boolean; iterating: boolean } })[stateKey];
   return state !== undefined && (state.unheardStart || state.iterating);
 }
 

@@ -4,7 +4,7 @@ import { AgentError, describeValue } from "../errors.ts";
 import type { AgentEvent } from "./events.ts";
 import type { AgentHooks } from "./hooks.ts";
 import type { LoggerOption } from "../logger.ts";
-import { checkBoolean, checkNumber } from "../numeric-options.ts";
+import { checkBoolean, checkNumber, type NumberRule } from "../numeric-options.ts";
 import { checkRetryOptions, type RetryOptions } from "./retry.ts";
 import type { OutputSchema } from "./structured-output.ts";
 import {
@@ -156,13 +156,19 @@ export type AgentLoopOptions = {
  */
 export const defaultMaxIterations = 100;
 
+// The rules of the numeric options, made once: every run checks its options.
+const countOrInfinity: NumberRule = { min: 0, integer: true, infinity: true };
+const positiveCountOrInfinity: NumberRule = { min: 1, integer: true, infinity: true };
+const durationOrInfinity: NumberRule = { min: 0, exclusive: true, infinity: true };
+const amountOrInfinity: NumberRule = { min: 0, infinity: true };
+
 /**
  * Checks the options and the tools of a run before it starts: each numeric option (and each
  * tool's `timeout`) must be a number it can mean, and tool names must be unique. Throws an
  * `AgentError` naming the problem.
  */
 export function checkLoopOptions(options: AgentLoopOptions, tools: readonly ToolDefinition[]): void {
-  checkNumber("maxIterations", options.maxIterations, { min: 0, integer: true, infinity: true });
+  checkNumber("maxIterations", options.maxIterations, countOrInfinity);
   // settings and guardrails are checked as objects by their own checks below.
   for (const name of ["timeouts", "budget", "hooks"] as const) checkObject(name, options[name]);
   if (options.loopGuard !== undefined && options.loopGuard !== false) checkObject("loopGuard", options.loopGuard);
@@ -170,17 +176,19 @@ export function checkLoopOptions(options: AgentLoopOptions, tools: readonly Tool
   if (options.agent !== undefined && typeof options.agent !== "string")
     throw new AgentError(`agent must be a string; got ${describeValue(options.agent)}`);
   checkPrices(options.prices);
-  checkNumber("maxParallelTools", options.maxParallelTools, { min: 1, integer: true, infinity: true });
-  checkNumber("toolTimeout", options.toolTimeout, { min: 0, exclusive: true, infinity: true });
-  for (const name of ["modelCallMs", "firstChunkMs", "toolMs", "runMs"] as const)
-    checkNumber(`timeouts.${name}`, options.timeouts?.[name], { min: 0, exclusive: true, infinity: true });
+  checkNumber("maxParallelTools", options.maxParallelTools, positiveCountOrInfinity);
+  checkNumber("toolTimeout", options.toolTimeout, durationOrInfinity);
+  const { timeouts } = options;
+  if (timeouts !== undefined)
+    for (const name of ["modelCallMs", "firstChunkMs", "toolMs", "runMs"] as const)
+      checkNumber(`timeouts.${name}`, timeouts[name], durationOrInfinity);
   const toolMs = options.timeouts?.toolMs;
   if (toolMs !== undefined && options.toolTimeout !== undefined && toolMs !== options.toolTimeout)
     throw new AgentError(
       `toolTimeout (${options.toolTimeout}) and timeouts.toolMs (${toolMs}) are the same limit: give one, or the same value`,
     );
-  checkNumber("budget.usd", options.budget?.usd, { min: 0, infinity: true });
-  checkNumber("budget.tokens", options.budget?.tokens, { min: 0, infinity: true });
+  checkNumber("budget.usd", options.budget?.usd, amountOrInfinity);
+  checkNumber("budget.tokens", options.budget?.tokens, amountOrInfinity);
   const { parentBudget } = options;
   if (
     parentBudget !== undefined &&
@@ -199,7 +207,7 @@ export function checkLoopOptions(options: AgentLoopOptions, tools: readonly Tool
   if (options.stopWhen !== undefined && typeof options.stopWhen !== "function")
     throw new AgentError("stopWhen must be a function");
   loopGuardLimit(options.loopGuard);
-  checkNumber("outputAttempts", options.outputAttempts, { min: 0, integer: true, infinity: true });
+  checkNumber("outputAttempts", options.outputAttempts, countOrInfinity);
   if (options.retry !== undefined && options.retry !== false) checkRetryOptions(options.retry);
   largeOutputChars(options.largeOutput);
   checkGuardrails(options.guardrails);

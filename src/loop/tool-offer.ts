@@ -54,37 +54,37 @@ export function createToolOffer(
   maxChars: number,
   codeMode?: CodeModeOffer,
 ): ToolOffer {
-  const taken = new Set(tools.map((definition) => definition.name));
   const deferred = tools.filter((definition) => definition.deferred === true);
-  const deferredNames = new Set(deferred.map((definition) => definition.name));
+  const deferredNames = deferred.length === 0 ? noneDeferred : new Set(deferred.map((definition) => definition.name));
   const programOnly = codeMode?.programOnly;
   const shownDirectly = (definition: ToolDefinition): boolean => programOnly?.has(definition.name) !== true;
   // A tool of the user's own with one of these names wins: theirs is the one the model knows.
   // The loop's own tools: outside an approval policy unless a rule names them.
   const search =
-    deferred.length > 0 && !taken.has(searchToolsName)
+    deferred.length > 0 && !named(tools, searchToolsName)
       ? markOwnTool(searchToolsTool(deferred, programOnly))
       : undefined;
-  const recall = taken.has(recallOutputName) ? undefined : recallFor(maxChars);
+  const recall = named(tools, recallOutputName) ? undefined : recallFor(maxChars);
   const own = codeMode === undefined ? tools : [...tools, codeMode.tool];
-  const definitions = [
-    ...own,
-    ...(search === undefined ? [] : [search]),
-    ...(recall === undefined ? [] : [recall.definition]),
-  ];
+  const definitions = [...own];
+  if (search !== undefined) definitions.push(search);
+  if (recall !== undefined) definitions.push(recall.definition);
   const base = toolSchemas(own.filter((definition) => definition.deferred !== true && shownDirectly(definition)));
   // Where `run_code` is in `base`, for a description that follows the loaded tools.
   const codeAt = codeMode?.describe === undefined ? -1 : base.length - 1;
   if (search !== undefined) base.push(...toolSchemas([search]));
-  const schemaOf = new Map(toolSchemas(deferred.filter(shownDirectly)).map((schema) => [schema.name, schema]));
+  const schemaOf =
+    deferred.length === 0
+      ? noSchemas
+      : new Map(toolSchemas(deferred.filter(shownDirectly)).map((schema) => [schema.name, schema]));
   const recallSchema = recall === undefined ? undefined : recall.schema;
-  const reader = createLoadedReader(deferredNames);
+  const reader = deferred.length === 0 ? undefined : createLoadedReader(deferredNames);
   let last: { loaded: number; recall: boolean; tools: ToolSchema[] } | undefined;
   const offered = (session: Session): ToolSchema[] => {
-    const loaded = deferredNames.size === 0 ? noneLoaded : reader.read(session.messages);
+    const loaded = reader === undefined ? noneLoaded : reader.read(session.messages);
     const withRecall = recallSchema !== undefined && hasKeptOutputs(session);
     // Loaded tools only ever grow (or start over after a compaction removed a search): their count says it.
-    if (last !== undefined && last.loaded === loaded.length && last.recall === withRecall && !reader.restarted)
+    if (last !== undefined && last.loaded === loaded.length && last.recall === withRecall && reader?.restarted !== true)
       return last.tools;
     const shown = [...base];
     for (const name of loaded) {
@@ -140,6 +140,13 @@ function recallFor(maxChars: number): { definition: ToolDefinition; schema: Tool
 }
 
 const noneLoaded: readonly string[] = [];
+// Most runs defer no tool: they share these empty lookups rather than build their own.
+const noneDeferred: ReadonlySet<string> = new Set();
+const noSchemas: ReadonlyMap<string, ToolSchema> = new Map();
+
+function named(tools: readonly ToolDefinition[], name: string): boolean {
+  return tools.some((definition) => definition.name === name);
+}
 
 function isCallAt(messages: readonly Message[], at: number, id: string): boolean {
   const message = messages[at];
