@@ -98,15 +98,16 @@ export function restateAgentClient(options: RestateAgentClientOptions): RestateA
     const headers: Record<string, string> = { ...options.headers, ...init.headers };
     if (init.body !== undefined) headers["content-type"] = "application/json";
     let reply: Response;
+    const body = init.body === undefined ? undefined : JSON.stringify(init.body);
     try {
       reply = await doFetch(url, {
         method: init.method,
         headers,
-        ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
+        ...(body === undefined ? {} : { body }),
         ...(init.signal === undefined ? {} : { signal: init.signal }),
       });
     } catch (error) {
-      throw unreachable(url, error, init.signal);
+      throw unreachable(url, error, init.signal, body);
     }
     if (!reply.ok) throw new RestateAgentError(await failureMessage(reply), reply.status);
     return reply;
@@ -203,11 +204,25 @@ async function failureMessage(reply: Response): Promise<string> {
 }
 
 // fetch() rejects with "fetch failed" and the reason (refused, reset, timed out) in its cause.
-function unreachable(url: string, error: unknown, signal: AbortSignal | undefined): unknown {
+function unreachable(url: string, error: unknown, signal: AbortSignal | undefined, body: string | undefined): unknown {
   if (signal?.aborted === true) return signal.reason;
   const cause = error instanceof Error && error.cause !== undefined ? error.cause : error;
   const reason = cause instanceof Error ? cause.message : String(cause);
-  return new RestateAgentError(`cannot reach Restate at ${new URL(url).origin}: ${reason}`, 0, { cause });
+  return new RestateAgentError(
+    `cannot reach Restate at ${new URL(url).origin}: ${reason}${closedWhileSending(cause, body)}`,
+    0,
+    { cause },
+  );
+}
+
+// A server that closes the connection while a large body is sent has most likely refused its size
+// (the ingress's request limit): say so, with the size, rather than only "write EPIPE".
+function closedWhileSending(cause: unknown, body: string | undefined): string {
+  const code = (cause as { code?: unknown } | null)?.code;
+  if (body === undefined || (code !== "EPIPE" && code !== "ECONNRESET")) return "";
+  const bytes = Buffer.byteLength(body);
+  if (bytes < 1024 * 1024) return "";
+  return ` (it closed the connection while a request of ${bytes} bytes was sent: more than its request size limit?)`;
 }
 
 // Node's fetch gives up waiting for the answer's headers (or body) after 5 minutes by default.

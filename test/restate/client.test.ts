@@ -70,6 +70,24 @@ describe("restateAgentClient", () => {
     expect(calls).toBe(1);
   });
 
+  it("a connection closed while a large request is sent (an import over the ingress's size limit) says so, with the size", async () => {
+    const pipe = (): never => {
+      throw new TypeError("fetch failed", { cause: Object.assign(new Error("write EPIPE"), { code: "EPIPE" }) });
+    };
+    const client = restateAgentClient({ url: "http://restate.test", fetch: async () => pipe() });
+    const entries = [{ type: "message", message: { role: "user", content: "x".repeat(2 * 1024 * 1024) } }];
+    const store = { loadEntries: async () => entries } as never;
+    const failure = await client.importFrom("s", store).catch((error: unknown) => error);
+    expect(failure).toMatchObject({ status: 0 });
+    expect((failure as Error).message).toMatch(
+      /^cannot reach Restate at http:\/\/restate\.test: write EPIPE \(it closed the connection while a request of \d{7} bytes was sent: more than its request size limit\?\)$/,
+    );
+    // A small request that fails the same way is only the reason.
+    await expect(client.status("s")).rejects.toMatchObject({
+      message: "cannot reach Restate at http://restate.test: write EPIPE",
+    });
+  });
+
   it("a signal stops the waiting with its reason", async () => {
     const controller = new AbortController();
     const fetch = ((_url: string, init: RequestInit) =>
