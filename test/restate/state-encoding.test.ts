@@ -19,7 +19,7 @@ import { serveInProcess, startRestateServer, type RestateServer } from "./restat
 
 const odd = "a\u0000b \ud800 c\udfff d\u0000";
 // Long, but under a step's default size limit (maxStepBytes, which a longer output is cut to) and the
-// ingress's request limit (an import of a log with 10 MB strings in six fields is refused there).
+// ingress's request limit (an import of a log with 10 MB strings in four fields, 42 MB, is refused there).
 const long = "z".repeat(1024 * 1024);
 
 const echo = tool({
