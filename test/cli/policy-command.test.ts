@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { matchPolicy, type ApprovalPolicy } from "simple-agent-loop";
+import { usage } from "../../src/cli/args.ts";
 import { runPolicyCommand } from "../../src/cli/policy-command.ts";
 import { modePolicy } from "../../src/cli/policy-presets.ts";
 
@@ -63,5 +64,13 @@ describe("the CLI's modes as policy presets", () => {
     writeFileSync(broken, "{ not json");
     expect(() => run(["--policy", broken])).toThrow(expect.objectContaining({ exitCode: 2 }));
     expect(() => run(["--mode", "reckless"])).toThrow(expect.objectContaining({ exitCode: 2 }));
+  });
+
+  it("policy --help prints its usage and exits 0, as the main --help names it", () => {
+    let out = "";
+    const code = runPolicyCommand(["--help"], { stdout: { write: (text: string) => (out += text) }, stdin: {} });
+    expect(code).toBe(0);
+    expect(out).toContain("Usage: simple-agent-loop policy [--mode <mode>] [--policy <file>] [--json]");
+    expect(usage).toContain("simple-agent-loop policy [--mode <mode>] [--policy <file>] [--json]");
   });
 });
