@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Message, Session } from "simple-agent-loop";
 import { isRestateAgentError, restateAgentClient, type RestateAgentClient } from "simple-agent-loop/restate";
 import { expectEveryCallAnsweredOnce } from "../helpers.ts";
 import { startCluster, type Cluster } from "./cluster.ts";
 import { waitFor } from "./restate-server.ts";
+import { deliveries, expectDeliveredOnce } from "./task-deliveries.ts";
 
 // Background tasks under Restate, on a real restate-server with worker processes (tasks-script.ts):
 // a task's start, settling and delivery are journaled, so a worker SIGKILLed while tasks run
@@ -122,21 +122,3 @@ describe("restateAgent: background tasks", () => {
     expect(effects.get(`deploy ${tag} start 2`)).toBeUndefined();
   }, 240_000); // a worker process started, Restate's retry and a replay
 });
-
-type Delivery = Extract<Message, { role: "user" }> & { deliversTask: string };
-
-function deliveries(session: Session): Delivery[] {
-  return session.messages.filter(
-    (message): message is Delivery => "role" in message && message.role === "user" && "deliversTask" in message,
-  );
-}
-
-// Every task of the session is delivered by exactly one message.
-function expectDeliveredOnce(session: Session): void {
-  const ids = session.messages.flatMap((message) =>
-    "type" in message && message.type === "tool_result" && message.task !== undefined ? [message.task.id] : [],
-  );
-  expect(ids.length).toBeGreaterThan(0);
-  const delivered = deliveries(session).map((message) => message.deliversTask);
-  expect(delivered.toSorted()).toStrictEqual(ids.toSorted());
-}

@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Message, Session, ToolResultMessage } from "simple-agent-loop";
+import type { Session, ToolResultMessage } from "simple-agent-loop";
 import { isRestateAgentError, restateAgentClient, type RestateAgentClient } from "simple-agent-loop/restate";
 import { expectEveryCallAnsweredOnce } from "../helpers.ts";
 import { startCluster, type Cluster } from "./cluster.ts";
 import { waitFor } from "./restate-server.ts";
+import { deliveries, expectDeliveredOnce } from "./task-deliveries.ts";
 
 // Background tasks under Restate beyond the plain paths (tasks-crash.test.ts), on a real
 // restate-server with worker processes (tasks-depth-script.ts, the object `taskDepth`): the task
@@ -348,28 +349,10 @@ async function waitPaused(target: RestateAgentClient, tag: string): Promise<void
   );
 }
 
-type Delivery = Extract<Message, { role: "user" }> & { deliversTask: string };
-
-function deliveries(session: Session): Delivery[] {
-  return session.messages.filter(
-    (message): message is Delivery => "role" in message && message.role === "user" && "deliversTask" in message,
-  );
-}
-
 function resultOf(session: Session, id: string): ToolResultMessage {
   const found = session.messages.find(
     (message): message is ToolResultMessage => "type" in message && message.type === "tool_result" && message.id === id,
   );
   if (found === undefined) throw new Error(`no result of ${id}`);
   return found;
-}
-
-// Every task of the session is delivered by exactly one message.
-function expectDeliveredOnce(session: Session): void {
-  const ids = session.messages.flatMap((message) =>
-    "type" in message && message.type === "tool_result" && message.task !== undefined ? [message.task.id] : [],
-  );
-  expect(ids.length).toBeGreaterThan(0);
-  const delivered = deliveries(session).map((message) => message.deliversTask);
-  expect(delivered.toSorted()).toStrictEqual(ids.toSorted());
 }
