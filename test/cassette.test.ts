@@ -456,5 +456,9 @@ describe("simple-agent-loop cassette diff", () => {
     expect(different.stdout).toContain('call 2 text: "Tape is a strip." → "Reel is a spool."');
     expect((await run(["cassette", "diff", a])).code).toBe(2);
     expect((await run(["cassette", "diff", a, join(folder, "none.jsonl")])).code).toBe(2);
+    // As the main --help names it: its own usage on --help.
+    const help = await run(["cassette", "--help"]);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain("Usage: simple-agent-loop cassette diff <a.jsonl> <b.jsonl>");
   });
 });

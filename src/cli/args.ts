@@ -69,6 +69,7 @@ export const usage = `Usage: simple-agent-loop [options] [task]
        simple-agent-loop view [session.jsonl | directory | id] [--port <n>] [--host <address>]
        simple-agent-loop mcp login|logout <server> [--mcp-config <file>] [-C <dir>]
        simple-agent-loop policy [--mode <mode>] [--policy <file>] [--json]
+       simple-agent-loop cassette diff <a.jsonl> <b.jsonl>
 
 A coding agent in your terminal. With a task, it runs that task and exits; without one, it
 starts an interactive prompt (one session, many tasks; /exit or Ctrl-D to leave). It works in
@@ -78,6 +79,7 @@ system prompt.
 view serves a web page of a session (default: every session of the CLI).
 mcp login signs in to an MCP server (OAuth) ahead of time; mcp logout forgets its tokens.
 policy prints the approval policy a run would use (the mode's preset and the file's rules).
+cassette diff says what changed between two recordings (--record); exit 1 when they differ.
 
 Options:
   -p, --provider <name>  anthropic, openai, openai-responses, gemini, bedrock, demo, or auto

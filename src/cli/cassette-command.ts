@@ -7,13 +7,19 @@ type Output = { write(text: string): unknown };
 /**
  * `simple-agent-loop cassette diff <a> <b>`: what changed between two recordings, for a PR check.
  * Exit 0 when they record the same run, 1 when they differ, 2 for a usage error (or an unreadable file).
+ * `cassette --help` prints the usage (exit 0).
  */
 export async function runCassetteCommand(
   argv: readonly string[],
   io: { stdout: Output; stderr: Output },
 ): Promise<number> {
+  const usage = "Usage: simple-agent-loop cassette diff <a.jsonl> <b.jsonl>\n";
+  if (argv.length === 1 && (argv[0] === "--help" || argv[0] === "-h")) {
+    io.stdout.write(usage);
+    return 0;
+  }
   if (argv[0] !== "diff" || argv.length !== 3) {
-    io.stderr.write("Usage: simple-agent-loop cassette diff <a.jsonl> <b.jsonl>\n");
+    io.stderr.write(usage);
     return 2;
   }
   let differences;
