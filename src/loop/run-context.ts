@@ -28,7 +28,7 @@ import {
 import { readGuardrails, type RunGuardrails } from "./run-guardrails.ts";
 import { createToolExecutor, type ToolExecutor } from "../tools/execute-tool-calls.ts";
 import { createApprovalChain } from "../tools/approval-setup.ts";
-import { toolCallRecorderOf, type ToolCallRecorder } from "../tools/tool-call-recorder.ts";
+import { toolCallRecorderOf } from "../tools/tool-call-recorder.ts";
 import type { ToolDefinition } from "../tools/tool.ts";
 import { defaultLargeOutputChars, largeOutputChars, offload } from "./large-output.ts";
 import { createToolOffer, type ToolOffer } from "./tool-offer.ts";
@@ -196,17 +196,19 @@ export function createRunContext(setup: RunSetup): RunContext {
   if (tasks !== undefined) tasks.host.ledger = ledger;
   const runTools = codeModeParts(options, tools, { maxChars, spentByCall, marked }, () => executor);
   const executor: ToolExecutor = createToolExecutor(runTools.definitions, options.toolHandlers ?? {}, {
-    ...pick(options, ["parallel", "maxParallelTools"]),
-    ...(toolTimeout === undefined ? {} : { toolTimeout }),
-    ...(agentName === undefined ? {} : { agentName }),
-    ...(hooks === undefined ? {} : { hooks }),
-    ...(loopGuard === undefined ? {} : { loopGuard: { limit: loopGuard, state: state.loopGuard } }),
+    parallel: options.parallel,
+    maxParallelTools: options.maxParallelTools,
+    toolTimeout,
+    agentName,
+    hooks,
+    loopGuard: loopGuard === undefined ? undefined : { limit: loopGuard, state: state.loopGuard },
     session,
-    ...withRecorder(invokeModel),
+    // A model that records tool calls (a cassette) sees every handler run.
+    recorder: toolCallRecorderOf(invokeModel),
     onResult: resultWriter(session, (result) => add(runTools.withRecords(result)), maxChars, marked, tasks),
     spending: toolSpending(ledger, spentByCall),
-    ...(tasks === undefined ? {} : { tasks: tasks.host }),
-    ...(options.approvalPolicy === undefined ? {} : { approvals: createApprovalChain(options.approvalPolicy, now) }),
+    tasks: tasks?.host,
+    approvals: options.approvalPolicy === undefined ? undefined : createApprovalChain(options.approvalPolicy, now),
     ...heardBy(elicitations, listening, emit),
     ...runTools.executorOptions,
   });
@@ -225,7 +227,8 @@ export function createRunContext(setup: RunSetup): RunContext {
     retry: options.retry,
     executor,
     eager: options.eagerTools === false ? undefined : createEagerStarter(executor, signal),
-    ...management,
+    compaction: management.compaction,
+    strategies: management.strategies,
     output: runOutput(options, invokeModel),
     emit,
     turnStart,
@@ -389,12 +392,6 @@ function withSubagentUsage<M extends Message>(result: M, spentByCall: Map<string
   return { ...result, subagentUsage: spent };
 }
 
-function pick<T extends object, K extends keyof T>(source: T, keys: readonly K[]): Pick<T, K> {
-  const picked = {} as Pick<T, K>;
-  for (const key of keys) if (source[key] !== undefined) picked[key] = source[key];
-  return picked;
-}
-
 /** What code mode changes in a run: the tools offered and executed, and the code calls' results. */
 type CodeModeParts = {
   readonly offer: ToolOffer;
@@ -446,12 +443,6 @@ function codeModeParts(
         ? { offer, codeTool: codeMode.tool }
         : { offer, programOnly: codeMode.programOnly, codeTool: codeMode.tool },
   };
-}
-
-// A model that records tool calls (a cassette) sees every handler run.
-function withRecorder(invokeModel: InvokeModel): { recorder?: ToolCallRecorder } {
-  const recorder = toolCallRecorderOf(invokeModel);
-  return recorder === undefined ? {} : { recorder };
 }
 
 // Tool events are built, and a tool may ask the user something, only in a run that can be heard.

@@ -22,25 +22,25 @@ export type ExecuteToolCallsOptions = {
   /** Tool schemas (and `tool()` definitions): used to validate input and to find handlers. */
   tools?: readonly ToolDefinition[];
   /** Run the calls concurrently (default) or one after another in call order. */
-  parallel?: boolean;
+  parallel?: boolean | undefined;
   /** At most this many handlers at once: an integer >= 1 (default `Infinity`: no limit). */
-  maxParallelTools?: number;
+  maxParallelTools?: number | undefined;
   /** Aborts running handlers; unfinished calls get error results. */
   signal?: AbortSignal;
   /**
    * Milliseconds before a handler is abandoned with an error result (a tool's own `timeout` wins);
    * > 0, default `Infinity` (no timer).
    */
-  toolTimeout?: number;
+  toolTimeout?: number | undefined;
   /** Passed to handlers in their context. */
   session?: Session;
-  agentName?: string;
+  agentName?: string | undefined;
   /** Called with each result in call order, as soon as it and every result before it are ready. */
   onResult?: (result: ToolResultMessage) => void;
   /** Receives `tool-execution-start` and `tool-execution-end` for every call. */
   onEvent?: (event: ToolEvent) => void;
   /** `beforeToolCall` and `afterToolCall`; see `ToolHooks`. */
-  hooks?: ToolHooks;
+  hooks?: ToolHooks | undefined;
 };
 
 /**
@@ -123,7 +123,10 @@ export function createToolExecutor(
   tools: readonly ToolDefinition[],
   toolHandlers: ToolHandlers,
   options: Omit<ExecuteToolCallsOptions, "tools" | "signal"> &
-    Pick<ExecutorSetupOptions, "offer" | "recorder" | "spending" | "approvals" | "elicit" | "programOnly">,
+    Pick<
+      ExecutorSetupOptions,
+      "offer" | "recorder" | "spending" | "approvals" | "elicit" | "programOnly" | "loopGuard" | "tasks"
+    >,
 ): ToolExecutor {
   const { onResult } = options;
   let programSlots: ToolSlots | undefined;

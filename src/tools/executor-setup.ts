@@ -79,17 +79,17 @@ export type ToolCallRun = CallScope & {
 
 /** The options `createExecutorSetup` reads. */
 export type ExecutorSetupOptions = {
-  toolTimeout?: number;
+  toolTimeout?: number | undefined;
   session?: Session;
-  agentName?: string;
+  agentName?: string | undefined;
   onEvent?: (event: ToolEvent) => void;
-  hooks?: ToolHooks;
+  hooks?: ToolHooks | undefined;
   offer?: ExecutorOffer;
-  recorder?: ToolCallRecorder;
+  recorder?: ToolCallRecorder | undefined;
   spending?: ToolSpending;
-  loopGuard?: LoopGuard;
-  tasks?: TaskHost;
-  approvals?: ApprovalChain;
+  loopGuard?: LoopGuard | undefined;
+  tasks?: TaskHost | undefined;
+  approvals?: ApprovalChain | undefined;
   elicit?: ToolElicit;
   programOnly?: ReadonlySet<string>;
   codeTool?: ToolDefinition;

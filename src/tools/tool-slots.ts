@@ -9,7 +9,10 @@ export type ToolSlots = {
 };
 
 /** `parallel: false` is one slot; no `maxParallelTools` is no limit (`Infinity`: no bookkeeping at all). */
-export function createSlots(options: { parallel?: boolean; maxParallelTools?: number }): ToolSlots {
+export function createSlots(options: {
+  parallel?: boolean | undefined;
+  maxParallelTools?: number | undefined;
+}): ToolSlots {
   // A limit that is not a whole number >= 1 (NaN) would never let a call start.
   const limit =
     options.parallel === false ? 1 : Math.max(1, Math.floor(options.maxParallelTools ?? Number.POSITIVE_INFINITY) || 1);
