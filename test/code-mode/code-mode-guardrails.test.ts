@@ -11,7 +11,6 @@ import {
   initSession,
   resolveApproval,
   tool,
-  type Guardrails,
   type Session,
   type ToolResultMessage,
 } from "simple-agent-loop";
@@ -19,6 +18,7 @@ import { closeSession, loadSession, openSession } from "simple-agent-loop/store"
 import { scriptedModel } from "simple-agent-loop/testing";
 import { expectEveryCallAnsweredOnce } from "../helpers.ts";
 import { tempDir } from "../store/helpers.ts";
+import { passwordGuardrails } from "../guardrails/password-guardrails.ts";
 
 function tools() {
   return [
@@ -36,22 +36,6 @@ function tools() {
       handler: () => "DB_PASSWORD=hunter2",
     }),
   ];
-}
-
-function guardrails(action: "block" | "redact"): Guardrails {
-  return {
-    toolOutput: [
-      {
-        name: "secrets",
-        check: ({ text = "" }) =>
-          !text.includes("hunter2")
-            ? { action: "allow" }
-            : action === "block"
-              ? { action: "block", message: "holds a password" }
-              : { action: "redact", replacement: text.replace("hunter2", "[secret]") },
-      },
-    ],
-  };
 }
 
 // The program reverses what it read: a check of run_code's own output alone would let it through.
@@ -76,7 +60,7 @@ describe("code mode: a toolOutput guardrail's verdict on a program's call", () =
         [{ type: "tool_call", id: "c", name: codeModeName, input: { code: `${reads}\n${reversed}` } }],
         [{ role: "assistant", content: "done" }],
       ]);
-      await agentLoop(model, tools(), session, { codeMode: true, guardrails: guardrails(action) });
+      await agentLoop(model, tools(), session, { codeMode: true, guardrails: passwordGuardrails(action) });
       expectEveryCallAnsweredOnce(session);
       expect(holdsSecret(JSON.stringify(session))).toBe(false);
       const result = resultOf(session, "c")!;
@@ -96,7 +80,7 @@ describe("code mode: a toolOutput guardrail's verdict on a program's call", () =
     first.messages.push(...initSession("s", "ship it").messages);
     const program = `${reads}\nawait tools.deploy({});\n${reversed}`;
     const firstModel = scriptedModel([[{ type: "tool_call", id: "c", name: codeModeName, input: { code: program } }]]);
-    await agentLoop(firstModel, tools(), first, { codeMode: true, guardrails: guardrails("block") });
+    await agentLoop(firstModel, tools(), first, { codeMode: true, guardrails: passwordGuardrails("block") });
     await closeSession(first);
     expect(first.messages.at(-1)).toMatchObject({ id: "c", approval: { status: "pending" } });
     expect(holdsSecret(JSON.stringify(first))).toBe(false);

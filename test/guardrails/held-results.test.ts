@@ -13,7 +13,6 @@ import {
   runAgent,
   subagentTool,
   tool,
-  type Guardrails,
   type Session,
   type ToolDefinition,
 } from "simple-agent-loop";
@@ -21,6 +20,7 @@ import { closeSession, loadSession, openSession } from "simple-agent-loop/store"
 import { scriptedModel } from "simple-agent-loop/testing";
 import { expectEveryCallAnsweredOnce } from "../helpers.ts";
 import { tempDir } from "../store/helpers.ts";
+import { passwordGuardrails } from "./password-guardrails.ts";
 
 const secret = "DB_PASSWORD=hunter2";
 
@@ -35,22 +35,6 @@ function tools(): ToolDefinition[] {
     }),
     tool({ name: "read_env", description: "Env.", inputSchema: { type: "object" }, handler: () => secret }),
   ];
-}
-
-function guardrails(action: "block" | "redact"): Guardrails {
-  return {
-    toolOutput: [
-      {
-        name: "secrets",
-        check: ({ text = "" }) =>
-          !text.includes("hunter2")
-            ? { action: "allow" }
-            : action === "block"
-              ? { action: "block", message: "holds a password" }
-              : { action: "redact", replacement: text.replace("hunter2", "[secret]") },
-      },
-    ],
-  };
 }
 
 const turn = [
@@ -69,7 +53,7 @@ describe("a guardrail's verdict holds across a pause", () => {
       const first = await openSession(path);
       first.messages.push(...initSession("s", "ship it").messages);
       const firstModel = scriptedModel([turn]);
-      await agentLoop(firstModel, tools(), first, { guardrails: guardrails(action) });
+      await agentLoop(firstModel, tools(), first, { guardrails: passwordGuardrails(action) });
       await closeSession(first);
       expect(JSON.stringify(first)).not.toContain("hunter2");
       expect(readFileSync(path, "utf8")).not.toContain("hunter2");
@@ -101,7 +85,7 @@ describe("a guardrail's verdict holds across a pause", () => {
       systemPrompt: "o",
       invokeModel: scriptedModel([turn, [{ role: "assistant", content: "done" }]]),
       tools: tools(),
-      guardrails: guardrails("block"),
+      guardrails: passwordGuardrails("block"),
     });
     const session = initSession("s", "ship it");
     await runAgent(agent, session);
@@ -121,7 +105,7 @@ describe("a guardrail's verdict holds across a pause", () => {
       systemPrompt: "w",
       invokeModel: inner,
       tools: tools(),
-      loopOptions: { guardrails: guardrails("block") },
+      loopOptions: { guardrails: passwordGuardrails("block") },
     });
     const outer = scriptedModel([
       [{ type: "tool_call", id: "w1", name: "worker", input: { prompt: "ship" } }],
