@@ -1,6 +1,6 @@
 // A program's call to a background tool runs in the foreground: the program awaits its result.
-// As a task, its outcome had nowhere to go (the program call has no result in the session to
-// update or deliver), and a run waiting for its tasks waited for ever.
+// As a task, its outcome would have nowhere to go (the program call has no result in the session
+// to update or deliver), and a run waiting for its tasks would wait for ever.
 import { describe, expect, it } from "vitest";
 import { agentLoop, codeModeName, initSession, tool, type ToolResultMessage } from "simple-agent-loop";
 import { scriptedModel } from "simple-agent-loop/testing";
