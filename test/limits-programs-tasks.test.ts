@@ -12,44 +12,17 @@ import {
   subagentTool,
   tool,
   type AgentEvent,
-  type InvokeModel,
-  type ModelPrice,
-  type Usage,
 } from "simple-agent-loop";
 import { scriptedModel } from "simple-agent-loop/testing";
+import { centUsage, centWorker, prices, step } from "./cent-worker.ts";
 import { expectEveryCallAnsweredOnce } from "./helpers.ts";
-
-const prices: Record<string, ModelPrice> = { cheap: { inputPerMTok: 10, outputPerMTok: 0 } };
-// 1,000 input tokens at $10 per million: $0.01 a call.
-const centUsage: Usage = { inputTokens: 1_000, outputTokens: 0 };
-
-// A worker that never stops on its own: each call asks for one more step.
-function endlessWorker(counter: { calls: number }): InvokeModel {
-  return async () => {
-    counter.calls++;
-    await new Promise((resolve) => setTimeout(resolve, 2));
-    return [
-      {
-        type: "tool_call",
-        id: `w${counter.calls}`,
-        name: "step",
-        input: {},
-        usage: centUsage,
-        model: "cheap",
-        stopReason: "tool_use",
-      },
-    ];
-  };
-}
-
-const step = tool({ name: "step", description: "One step.", inputSchema: { type: "object" }, handler: () => "ok" });
 
 function worker(counter: { calls: number }, background?: true) {
   return subagentTool({
     name: "worker",
     description: "Works.",
     systemPrompt: "Work.",
-    invokeModel: endlessWorker(counter),
+    invokeModel: centWorker(counter),
     tools: [step],
     ...(background === undefined ? {} : { background }),
   });
