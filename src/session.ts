@@ -359,6 +359,7 @@ export function initSession(systemPrompt: string, userPrompt: string | ContentPa
  */
 export function extendSession(session: Session, message: Message): Session {
   checkContent(message);
+  if (changeListeners.has(session)) checkDepth(message);
   const stored = message.ts === undefined ? { ...message, ts: now() } : message;
   session.messages.push(stored);
   // This is where a store hears the session grow: the listener a store's `bindSession`
@@ -375,6 +376,7 @@ export function extendSession(session: Session, message: Message): Session {
  */
 export function extendSessionBatch(session: Session, messages: readonly Message[]): Message[] {
   for (const message of messages) checkContent(message);
+  if (changeListeners.has(session)) for (const message of messages) checkDepth(message);
   const stored = messages.map((message) => (message.ts === undefined ? { ...message, ts: now() } : message));
   appendTurn(session, stored);
   return stored;
@@ -387,6 +389,7 @@ export function extendSessionBatch(session: Session, messages: readonly Message[
  */
 export function extendSessionWith(session: Session, messages: readonly Message[]): void {
   for (const message of messages) checkContent(message);
+  if (changeListeners.has(session)) for (const message of messages) checkDepth(message);
   for (const message of messages) message.ts ??= now();
   appendTurn(session, messages);
 }
@@ -428,6 +431,23 @@ function checkContent(message: Message): void {
   if ("role" in message ? typeof message.content === "string" : message.type !== "tool_result") return;
   const problem = messageContentProblem(message);
   if (problem !== undefined) throw new TypeError(problem);
+}
+
+// A listener (a store's binding) writes each message as it enters: one nested past what a log may
+// hold would fail there as a bare RangeError after it entered, and every later change with it. It
+// is refused here instead, before the session changes. Only when someone listens: a session in
+// memory alone holds whatever its owner puts in it.
+function checkDepth(message: Message): void {
+  if (!valueNestedDeeperThan(message, maxMessageDepth)) return;
+  const which =
+    "role" in message
+      ? `a ${message.role} message`
+      : "id" in message
+        ? `${message.type} ${JSON.stringify(message.id)}`
+        : "a thinking message";
+  throw new TypeError(
+    `${which} nests more than ${maxMessageDepth} levels deep: a stored session is JSON a log can write and load back`,
+  );
 }
 
 /**
@@ -724,6 +744,33 @@ export function isToolResult(message: Message): message is ToolResultMessage {
  * `RangeError` wherever it is copied or written.
  */
 export const maxJsonDepth = 1000;
+
+/**
+ * The deepest a message may nest to enter a session a store records: a log entry wraps the message
+ * in a few levels of its own, and the entry as a whole is held to `maxJsonDepth` when loaded.
+ */
+export const maxMessageDepth = maxJsonDepth - 8;
+
+/**
+ * Whether a value nests more than `limit` arrays and objects deep. No recursion, so a value built
+ * deeper than the stack allows is measured too; a cycle is as deep as any limit.
+ */
+export function valueNestedDeeperThan(value: unknown, limit = maxJsonDepth): boolean {
+  if (typeof value !== "object" || value === null) return false;
+  const values: unknown[] = [value];
+  const depths: number[] = [1];
+  while (values.length > 0) {
+    const current = values.pop() as object;
+    const depth = depths.pop()!;
+    if (depth > limit) return true;
+    for (const child of Array.isArray(current) ? current : Object.values(current)) {
+      if (typeof child !== "object" || child === null) continue;
+      values.push(child);
+      depths.push(depth + 1);
+    }
+  }
+  return false;
+}
 
 /**
  * Whether JSON text nests more than `limit` levels deep (brackets inside strings not counted).

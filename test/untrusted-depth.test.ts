@@ -5,9 +5,12 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { agentLoop, initSession, tool, type JsonObject } from "simple-agent-loop";
+import { agentLoop, extendSession, initSession, tool, type JsonObject } from "simple-agent-loop";
+import { fromUIMessages } from "simple-agent-loop/http";
 import { fileTokenStore, fileTrustStore, loadMcpConfig, isMcpConfigError } from "simple-agent-loop/mcp";
 import { readPolicyFile } from "../src/cli/policy-presets.ts";
+import { readJsonBody } from "../src/http/read-json-body.ts";
+import { extendSessionBatch } from "../src/session.ts";
 import { parseLogLine, type LogProblem, type LogRecord } from "../src/viewer/log-reader.ts";
 import { closeSession, fileStore, isStoreError, loadEntries, loadSession, openSession } from "simple-agent-loop/store";
 import { cassette, isCassetteError, scriptedModel } from "simple-agent-loop/testing";
@@ -107,5 +110,60 @@ describe("JSON nested 5,000 deep in a file we read", () => {
     session.messages.push({ type: "tool_result", id: "c", output: "ok" });
     await closeSession(session);
     expect((await loadSession(path)).messages[1]).toMatchObject({ input: deep });
+  });
+});
+
+describe("JSON nested past what a session may hold, from a page or a tool", () => {
+  const deepInput = (depth: number): JsonObject => JSON.parse(`{"deep":${nested(depth)}}`) as JsonObject;
+
+  it("a request body is a 400 naming the depth, before it is parsed", async () => {
+    const request = (body: string): Request =>
+      new Request("http://localhost/", { method: "POST", headers: { "content-type": "application/json" }, body });
+    const deep = await readJsonBody(request(`{"id":"c1","x":${nested(5000)}}`), 1024 * 1024);
+    expect("response" in deep && deep.response.status).toBe(400);
+    expect("response" in deep && ((await deep.response.json()) as { error: string }).error).toBe(
+      "the request body nests more than 1000 levels deep",
+    );
+    // Depth in a string is not nesting.
+    const inString = await readJsonBody(request(JSON.stringify({ text: "[".repeat(5000) })), 1024 * 1024);
+    expect(inString).toStrictEqual({ value: { text: "[".repeat(5000) } });
+  });
+
+  it("fromUIMessages refuses a tool part nested too deep with an AgentError naming the part", () => {
+    const messages = [
+      { role: "user", parts: [{ type: "text", text: "hi" }] },
+      {
+        role: "assistant",
+        parts: [
+          { type: "tool-echo", toolCallId: "c1", state: "output-available", input: deepInput(5000), output: "ok" },
+        ],
+      },
+    ];
+    expect(() => fromUIMessages(messages)).toThrow(/message 1.*nests more than 992 levels deep/);
+    (messages[1]!.parts[0] as { input: JsonObject }).input = deepInput(900);
+    expect(fromUIMessages(messages).messages).toHaveLength(3);
+  });
+
+  it("a stored session refuses the message before it enters; the log goes on and loads back equal", async () => {
+    const path = join(directory(), "s.jsonl");
+    const session = await openSession(path);
+    extendSession(session, { role: "user", content: "hi" });
+    expect(() =>
+      extendSession(session, { type: "tool_call", id: "c1", name: "echo", input: deepInput(200_000) }),
+    ).toThrow('tool_call "c1" nests more than 992 levels deep');
+    expect(() =>
+      extendSessionBatch(session, [{ type: "tool_call", id: "c2", name: "echo", input: deepInput(1200) }]),
+    ).toThrow('tool_call "c2" nests more than 992 levels deep');
+    extendSession(session, { type: "tool_call", id: "c3", name: "echo", input: deepInput(900) });
+    extendSession(session, { type: "tool_result", id: "c3", output: "ok" });
+    await closeSession(session);
+    expect(
+      session.messages.map((message) => ("id" in message ? message.id : "role" in message && message.role)),
+    ).toStrictEqual(["user", "c3", "c3"]);
+    expect((await loadSession(path)).messages).toStrictEqual(session.messages);
+    // A session no store listens to holds what its owner puts in it.
+    const inMemory = initSession("s", "hi");
+    extendSession(inMemory, { type: "tool_call", id: "c4", name: "echo", input: deepInput(1200) });
+    expect(inMemory.messages).toHaveLength(3);
   });
 });

@@ -1,6 +1,15 @@
 import { contentProblem, type ContentPart } from "../content-parts.ts";
 import { AgentError } from "../errors.ts";
-import type { JsonObject, JsonValue, Message, Session, ToolCallMessage, ToolResultMessage } from "../session.ts";
+import {
+  maxMessageDepth,
+  valueNestedDeeperThan,
+  type JsonObject,
+  type JsonValue,
+  type Message,
+  type Session,
+  type ToolCallMessage,
+  type ToolResultMessage,
+} from "../session.ts";
 
 /**
  * The messages an AI SDK page posts (`useChat`'s `UIMessage`s, `ai` 6 and 7) as a session, so a
@@ -137,6 +146,10 @@ function pushText(messages: Message[], kind: "assistant" | "thinking", text: str
 }
 
 function toolMessages(part: UiPart, name: string, at: string): { call: ToolCallMessage; result?: ToolResultMessage } {
+  // Whoever posts the messages picks the input and output: nested past what a session may hold,
+  // they would fail later as a bare RangeError wherever the session is copied or stored.
+  if (valueNestedDeeperThan(part, maxMessageDepth))
+    throw new AgentError(`${at} nests more than ${maxMessageDepth} levels deep`);
   const id = stringField(part, "toolCallId", at);
   const input: JsonObject = isObject(part.input) ? (part.input as JsonObject) : {};
   const call: ToolCallMessage = { type: "tool_call", id, name, input };

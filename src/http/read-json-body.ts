@@ -1,3 +1,4 @@
+import { jsonNestedDeeperThan, maxJsonDepth } from "../session.ts";
 import { errorResponse } from "./error-response.ts";
 import { concatenate } from "./send-buffer.ts";
 
@@ -9,7 +10,7 @@ export const defaultMaxBodyBytes = 1024 * 1024;
  * JSON (`application/json` or `…+json`: a type a cross-site form or a "simple" cross-origin
  * request cannot send without the browser asking the server first), 413 past `maxBytes` (counted
  * as the bytes arrive, so a huge body is never held whole, whatever its `content-length`
- * claims), 400 for a body that is not JSON.
+ * claims), 400 for a body that is not JSON or nests more than `maxJsonDepth` levels deep.
  */
 export async function readJsonBody(
   request: Request,
@@ -40,8 +41,18 @@ export async function readJsonBody(
     chunks.push(value);
   }
   const bytes = concatenate(chunks, size);
+  let text: string;
   try {
-    return { value: JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes)) as unknown };
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    return { response: errorResponse(400, "the request body is not valid JSON") };
+  }
+  // What a handler reads goes into a session or to a server: nested past what JSON can be
+  // written back, it would fail there as a bare RangeError.
+  if (jsonNestedDeeperThan(text))
+    return { response: errorResponse(400, `the request body nests more than ${maxJsonDepth} levels deep`) };
+  try {
+    return { value: JSON.parse(text) as unknown };
   } catch {
     return { response: errorResponse(400, "the request body is not valid JSON") };
   }
