@@ -41,6 +41,7 @@ import {
 } from "simple-agent-loop";
 import { scriptedModel } from "simple-agent-loop/testing";
 import { holdAt } from "./agent-script.ts";
+import { heldWork, tagOf } from "./tasks-script.ts";
 
 export const depthPrices: Record<string, ModelPrice> = { cheap: { inputPerMTok: 10, outputPerMTok: 0 } };
 // 1,000 input tokens at $10 per million: $0.01 a call.
@@ -125,17 +126,7 @@ export function vault(dir: string): Guardrail {
 
 export function depthTools(dir: string): Tool[] {
   const effect = (line: string): void => appendFileSync(join(dir, "effects"), `${line}\n`);
-  const work =
-    (name: string) =>
-    async (_input: unknown, context: { session: Session; signal: AbortSignal; task?: { attempt: number } }) => {
-      const tag = tagOf(context.session);
-      const attempt = context.task?.attempt ?? 0;
-      effect(`${name} ${tag} start ${attempt}`);
-      await holdAt(dir, `task-${tag.replaceAll(" ", "-")}-${name}-${attempt}`, context.signal);
-      effect(`${name} ${tag} done ${attempt}`);
-      return `${name} finished (attempt ${attempt})`;
-    };
-  const background = (name: string, onRestart: "rerun" | "lost", handler = work(name)): Tool =>
+  const background = (name: string, onRestart: "rerun" | "lost", handler = heldWork(dir, name)): Tool =>
     tool({
       name,
       description: `${name} in the background.`,
@@ -253,7 +244,3 @@ function taskOf(session: Session, callId: string): string | undefined {
 }
 
 // The first user message: deliveries and later runs' messages come as user messages too.
-function tagOf(session: Session): string {
-  const first = session.messages.find((message) => "role" in message && message.role === "user");
-  return first !== undefined && "content" in first && typeof first.content === "string" ? first.content : "untagged";
-}

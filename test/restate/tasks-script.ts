@@ -27,30 +27,20 @@ export function tasksModel(): InvokeModel {
 
 export function tasksTools(dir: string): Tool[] {
   const effect = (line: string): void => appendFileSync(join(dir, "effects"), `${line}\n`);
-  const work =
-    (name: string) =>
-    async (_input: unknown, context: { session: Session; signal: AbortSignal; task?: { attempt: number } }) => {
-      const tag = tagOf(context.session);
-      const attempt = context.task?.attempt ?? 0;
-      effect(`${name} ${tag} start ${attempt}`);
-      await holdAt(dir, `task-${tag.replaceAll(" ", "-")}-${name}-${attempt}`, context.signal);
-      effect(`${name} ${tag} done ${attempt}`);
-      return `${name} finished (attempt ${attempt})`;
-    };
   return [
     tool({
       name: "rebuild",
       description: "Rebuild everything.",
       inputSchema: { type: "object", properties: {} },
       background: { onRestart: "rerun" },
-      handler: work("rebuild"),
+      handler: heldWork(dir, "rebuild"),
     }),
     tool({
       name: "deploy",
       description: "Deploy.",
       inputSchema: { type: "object", properties: {} },
       background: true,
-      handler: work("deploy"),
+      handler: heldWork(dir, "deploy"),
     }),
     tool({
       name: "watch",
@@ -69,7 +59,30 @@ export function tasksTools(dir: string): Tool[] {
 }
 
 // The first user message: deliveries come as user messages too.
-function tagOf(session: Session): string {
+/**
+ * A task handler for tool `name`: records `<name> <tag> start <attempt>`, waits at the hold point
+ * `task-<tag>-<name>-<attempt>`, records `<name> <tag> done <attempt>` and answers.
+ */
+export function heldWork(
+  dir: string,
+  name: string,
+): (
+  _input: unknown,
+  context: { session: Session; signal: AbortSignal; task?: { attempt: number } },
+) => Promise<string> {
+  const effect = (line: string): void => appendFileSync(join(dir, "effects"), `${line}\n`);
+  return async (_input, context) => {
+    const tag = tagOf(context.session);
+    const attempt = context.task?.attempt ?? 0;
+    effect(`${name} ${tag} start ${attempt}`);
+    await holdAt(dir, `task-${tag.replaceAll(" ", "-")}-${name}-${attempt}`, context.signal);
+    effect(`${name} ${tag} done ${attempt}`);
+    return `${name} finished (attempt ${attempt})`;
+  };
+}
+
+/** The run's tag: its first user message. */
+export function tagOf(session: Session): string {
   const first = session.messages.find((message) => "role" in message && message.role === "user");
   return first !== undefined && "content" in first && typeof first.content === "string" ? first.content : "untagged";
 }
