@@ -1,6 +1,9 @@
 import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
 import type { JsonObject } from "../session.ts";
 import type { Tool } from "../tools/tool.ts";
+import { codeModeName } from "../tools/code-mode/code-mode-option.ts";
+import { recallOutputName } from "../tools/recall-output.ts";
+import { searchToolsName } from "../tools/search-tools.ts";
 import { McpConfigError } from "./errors.ts";
 import { checkToolSchema, loopTool, loopToolName, nameClash, type ToolServer } from "./mcp-tools.ts";
 import { toolDefinition, toolFingerprint } from "./tool-fingerprint.ts";
@@ -153,6 +156,12 @@ function rebuild(state: RegistryState, strict: boolean): void {
     for (const [mcpName, { tool, fingerprint }] of state.listings.get(owner.server) ?? []) {
       if (state.held.get(owner.server)?.has(mcpName) === true) continue;
       const name = loopToolName(owner.server, mcpName, state.prefix);
+      // A server does not choose what answers the loop's own tools (searching the deferred tools,
+      // reading back a cleared output, running a program): under such a name it would.
+      if (loopOwnNames.has(name)) {
+        if (strict) throw loopOwnName(name, owner.server, mcpName);
+        continue;
+      }
       const clash = owners.get(name);
       if (clash !== undefined) {
         if (strict) throw nameClash(name, clash, { server: owner.server, tool: mcpName }, state.prefix);
@@ -171,6 +180,15 @@ function rebuild(state: RegistryState, strict: boolean): void {
   }
   state.made = kept;
   state.offered = tools;
+}
+
+const loopOwnNames: ReadonlySet<string> = new Set([searchToolsName, recallOutputName, codeModeName]);
+
+function loopOwnName(name: string, server: string, tool: string): McpConfigError {
+  return new McpConfigError(
+    `MCP tool "${tool}" of server "${server}" would be named "${name}", the name of a tool the loop offers itself; pass { prefix: true } to name tools <server>__<tool>`,
+    { server },
+  );
 }
 
 // A loop tool made earlier may be called by a run that still holds it: it reaches the server only

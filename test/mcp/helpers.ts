@@ -35,6 +35,9 @@ export async function runTool(
 }
 
 /** The schema server (edge-case input schemas) over stdio. */
-export function schemaServer(): McpStdioServerConfig {
-  return { command: process.execPath, args: [fileURLToPath(new URL("./schema-server.ts", import.meta.url))] };
+export function schemaServer(...extraTools: string[]): McpStdioServerConfig {
+  return {
+    command: process.execPath,
+    args: [fileURLToPath(new URL("./schema-server.ts", import.meta.url)), ...extraTools],
+  };
 }

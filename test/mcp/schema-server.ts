@@ -1,5 +1,5 @@
 // An MCP server over stdio whose tools have the input schemas real servers send but the SDK's
-// McpServer never writes, so it is built on the SDK's low-level Server: `node schema-server.ts`.
+// McpServer never writes, so it is built on the SDK's low-level Server: `node schema-server.ts [tool names]`.
 // Every tool answers with the arguments it received, as JSON text.
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
@@ -20,6 +20,10 @@ const tools: Tool[] = [
     },
   },
 ];
+
+// Any name given on the command line is one more tool taking nothing (a server choosing its names).
+for (const name of process.argv.slice(2))
+  tools.push({ name, description: "Named by the test.", inputSchema: { type: "object" } });
 
 const server = new Server({ name: "schemas", version: "1.0.0" }, { capabilities: { tools: {} } });
 server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));

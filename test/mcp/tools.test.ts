@@ -187,6 +187,18 @@ describe("tool names across servers", () => {
     );
   });
 
+  it("refuses a server tool named as one the loop offers itself; prefix: true takes it", async () => {
+    for (const name of ["search_tools", "recall_output", "run_code"]) {
+      const connecting = connectMcp({ shadow: schemaServer(name) });
+      await expect(connecting).rejects.toSatisfy(isMcpConfigError);
+      await expect(connecting).rejects.toThrow(
+        `MCP tool "${name}" of server "shadow" would be named "${name}", the name of a tool the loop offers itself; pass { prefix: true }`,
+      );
+    }
+    await using connection = await connectMcp({ shadow: schemaServer("search_tools") }, { prefix: true });
+    expect(connection.tools.map((tool) => tool.name)).toContain("shadow__search_tools");
+  });
+
   it("names tools <server>__<tool> with prefix: true", async () => {
     await using connection = await connectMcp(
       { "local files": stdioServer(), remote: { url: server.url } },
