@@ -35,8 +35,10 @@ export function withUrlDownloads<T extends InvokeModel>(
     needsDownload: (part: UrlPart) => boolean;
   },
 ): T {
-  const settings = checkDownloadParts(options.downloadParts, options.adapter);
-  if (settings === false) return invoke;
+  const checked = checkDownloadParts(options.downloadParts, options.adapter);
+  if (checked === false) return invoke;
+  // Named apart so the functions below see it as options, never `false`.
+  const settings: DownloadPartsOptions = checked;
   const wrapped = ((tools: ToolSchema[], session: Session, context: ModelContext) => {
     const scan = scanUrlParts(session);
     if (scan instanceof AgentError) return options.stream ? failedStream(scan) : Promise.reject(scan);
@@ -63,7 +65,7 @@ export function withUrlDownloads<T extends InvokeModel>(
         if (!isUrlPart(part)) continue;
         if (options.needsDownload(part)) download = true;
         else {
-          const refusal = passOnRefusal(part.url, options.adapter, settings === false ? undefined : settings.allow);
+          const refusal = passOnRefusal(part.url, options.adapter, settings.allow);
           if (refusal !== undefined) return refusal;
         }
       }
@@ -100,7 +102,6 @@ export function withUrlDownloads<T extends InvokeModel>(
   }
 
   async function downloadPart(part: UrlPart, signal: AbortSignal): Promise<{ mediaType: string; data: string }> {
-    if (settings === false) throw new Error("unreachable: downloads are off");
     const { mediaType, bytes } = await guardedDownload({
       url: part.url,
       adapter: options.adapter,
