@@ -109,8 +109,9 @@ describe("restateAgent with code mode: a program's calls are journaled steps", (
     expect((result.output as ProgramOutput).at).toBe(Date.parse(call.ts!));
   }, 240_000);
 
-  it("code mode on an agent handed to (restateAgent({ agent })): a worker killed during the program's second call", async () => {
-    const tag = "handoff-code";
+  // Runs the code agent on `tag` with the worker killed while the program's second call runs
+  // (after the first call's step is journaled); another worker finishes the run.
+  async function killDuringSecondCall(tag: string): Promise<void> {
     const held = `tool-${tag}-code.2`;
     cluster.hold(held);
     const { invocationId } = await codeAgents.start(tag, { message: tag });
@@ -124,6 +125,11 @@ describe("restateAgent with code mode: a program's calls are journaled steps", (
       response: `Done with ${tag}.`,
       agent: "coder",
     });
+  }
+
+  it("code mode on an agent handed to (restateAgent({ agent })): a worker killed during the program's second call", async () => {
+    const tag = "handoff-code";
+    await killDuringSecondCall(tag);
     const effects = cluster.effects();
     for (const step of [
       `model coder ${tag} 0`,
@@ -188,19 +194,7 @@ describe("restateAgent with code mode: a program's calls are journaled steps", (
 
   it("a deferred tool a search loaded is callable from the program on a handed-to agent, across a worker kill", async () => {
     const tag = "deferred-code";
-    const held = `tool-${tag}-code.2`;
-    cluster.hold(held);
-    const { invocationId } = await codeAgents.start(tag, { message: tag });
-    const killed = await cluster.waitAt(held);
-    await cluster.waitForSteps(invocationId, (names) => names.includes(`tool ${tag}-code.1`), "the first call's step");
-    await cluster.killWorker(killed);
-    await cluster.addWorker();
-    cluster.release(held);
-    expect(await codeAgents.attach(invocationId)).toStrictEqual({
-      outcome: "done",
-      response: `Done with ${tag}.`,
-      agent: "coder",
-    });
+    await killDuringSecondCall(tag);
     const effects = cluster.effects();
     for (const step of [`tool ${tag}-code.1`, `tool ${tag}-code.2`]) expect(effects.get(step), step).toBe(1);
     const session = await codeAgents.session(tag);
