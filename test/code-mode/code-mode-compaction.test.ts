@@ -6,7 +6,6 @@ import {
   keptOutput,
   slidingWindow,
   summarizeOlderTurns,
-  tool,
   initSession,
   type Message,
   type ModelMessage,
@@ -14,15 +13,8 @@ import {
   type ToolResultMessage,
 } from "simple-agent-loop";
 import { scriptedModel } from "simple-agent-loop/testing";
+import { lookup } from "./kilobyte-lookup.ts";
 import { expectEveryCallAnsweredOnce } from "../helpers.ts";
-
-// Each lookup answers about 1 KB: a program of 20 of them has a record of about 20 KB.
-const lookup = tool({
-  name: "lookup",
-  description: "Looks up.",
-  inputSchema: { type: "object", properties: { key: { type: "number" } }, required: ["key"] },
-  handler: (input) => `record ${String(input.key)}: ${"x".repeat(1000)}`,
-});
 
 // A program making 20 lookups that returns `returns` (JavaScript), with a comment making its code long.
 function codeCall(id: string, returns: string): ModelMessage {

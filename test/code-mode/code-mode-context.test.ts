@@ -5,18 +5,11 @@ import {
   contextUsage,
   estimateTokens,
   initSession,
-  tool,
   type Message,
   type ToolResultMessage,
 } from "simple-agent-loop";
 import { scriptedModel } from "simple-agent-loop/testing";
-
-const lookup = tool({
-  name: "lookup",
-  description: "Looks up.",
-  inputSchema: { type: "object", properties: { key: { type: "number" } }, required: ["key"] },
-  handler: (input) => `record ${String(input.key)}: ${"x".repeat(1000)}`,
-});
+import { lookup } from "./kilobyte-lookup.ts";
 
 // The session without the program's record: what a model is sent of it.
 function withoutRecord(messages: readonly Message[]): Message[] {
