@@ -5,7 +5,7 @@ import type { EagerStarter } from "./eager-starter.ts";
 import type { ToolOutcome } from "../tools/tool-outcome.ts";
 import type { InvokeModel } from "../model/invoke-model.ts";
 import type { ModelView } from "./model-view.ts";
-import { readModelTurn, type ModelTurnRequest } from "../model/read-model-turn.ts";
+import { readModelTurn } from "../model/read-model-turn.ts";
 import type { ModelMessage, Session } from "../session.ts";
 import type { BudgetLedger } from "../model/budget.ts";
 import { budgetUsedUp } from "./run-budget.ts";
@@ -60,16 +60,15 @@ export function modelTurn(run: ModelTurnRun, view: ModelView): ModelTurn | undef
 // One attempt of the call. Under a time limit it runs with its own signal, which the limit aborts
 // with a retryable `TimeoutError`: the attempt then fails whole and goes the retry path.
 function readAttempt(run: ModelTurnRun, view: ModelView): ModelMessage[] | Promise<ModelMessage[]> {
-  if (run.modelCallMs === undefined && run.firstChunkMs === undefined) return readModelTurn(turnRequest(run, view));
+  // The run reads the turn itself: nothing is built for a call but its view.
+  if (run.modelCallMs === undefined && run.firstChunkMs === undefined) return readModelTurn(run, view);
   const attempt = timedAttempt(run, view.context, run.invokeModel);
   let read: ModelMessage[] | Promise<ModelMessage[]>;
   try {
-    read = readModelTurn({
-      ...turnRequest(run, view),
-      context: attempt.context,
-      abortRace: attempt.abortRace,
-      invokeModel: attempt.invokeModel,
-    });
+    read = readModelTurn(
+      { invokeModel: attempt.invokeModel, abortRace: attempt.abortRace, emit: run.emit, eager: run.eager },
+      { tools: view.tools, session: view.session, context: attempt.context },
+    );
   } catch (error) {
     attempt.end();
     throw error;
@@ -79,18 +78,6 @@ function readAttempt(run: ModelTurnRun, view: ModelView): ModelMessage[] | Promi
     return read;
   }
   return read.finally(attempt.end);
-}
-
-function turnRequest(run: ModelTurnRun, view: ModelView): ModelTurnRequest {
-  return {
-    tools: view.tools,
-    session: view.session,
-    context: view.context,
-    invokeModel: run.invokeModel,
-    abortRace: run.abortRace,
-    emit: run.emit,
-    onToolCall: run.eager?.onToolCall,
-  };
 }
 
 async function awaitTurn(

@@ -34,8 +34,12 @@ export function modelOwnFields(message: ModelMessage): ModelMessage {
     return own;
   }
   if (source.type === "tool_call") {
-    const own = { type: "tool_call", id: source.id, name: source.name } as ToolCallMessage;
-    if (source.input !== undefined) own.input = source.input as ToolCallMessage["input"];
+    // The usual call in one literal: a field added later would need storage of its own.
+    const own = (
+      source.input === undefined
+        ? { type: "tool_call", id: source.id, name: source.name }
+        : { type: "tool_call", id: source.id, name: source.name, input: source.input }
+    ) as ToolCallMessage;
     if (typeof source.signature === "string") own.signature = source.signature;
     if (typeof source.provider === "string") own.provider = source.provider;
     if (typeof source.wireId === "string") own.wireId = source.wireId;

@@ -11,17 +11,21 @@ export type ModelTurnProgress =
   | Exclude<ModelStreamEvent, { type: "message" | "response-end" }>
   | { type: "tool-call-end"; id: string; name: string; input: JsonObject };
 
-/** What reading one model turn needs: the call's arguments, and where what streams goes. */
-export type ModelTurnRequest = {
-  readonly invokeModel: InvokeModel;
+/** The arguments of one model call: what `invokeModel` is given. */
+export type ModelCall = {
   readonly tools: ToolSchema[];
   readonly session: Session;
   readonly context: ModelContext;
+};
+
+/** Who reads a model turn: the model, and where what streams goes. The same for every call of a run. */
+export type ModelReader = {
+  readonly invokeModel: InvokeModel;
   readonly abortRace: AbortRace;
   /** Hears the stream's deltas as they arrive. */
   readonly emit: (event: ModelTurnProgress) => void;
-  /** Hears each tool call of the stream once it is complete (before `response-end`). */
-  readonly onToolCall?: ((call: ToolCallMessage) => void) | undefined;
+  /** Hears each tool call of the stream once it is complete (before `response-end`); absent: nobody does. */
+  readonly eager?: { readonly onToolCall: (call: ToolCallMessage) => void } | undefined;
 };
 
 /**
@@ -30,31 +34,30 @@ export type ModelTurnRequest = {
  * mid-stream leaves nothing half-written. A model that answers with an array is read at once
  * (the turn itself is returned, and its failures thrown); any other answer gives a promise.
  */
-export function readModelTurn(request: ModelTurnRequest): ModelMessage[] | Promise<ModelMessage[]> {
-  const { tools, session, context } = request;
-  const result = request.invokeModel(tools, session, context);
+export function readModelTurn(reader: ModelReader, call: ModelCall): ModelMessage[] | Promise<ModelMessage[]> {
+  const result = reader.invokeModel(call.tools, call.session, call.context);
   // No async frame for an answer that is already here: at 2,000 concurrent runs the model turn's
   // async frames cost 10 to 20% of the CPU (bench/README.md).
   if (Array.isArray(result)) return checkTurn(result, noStop);
-  return readLater(result, request);
+  return readLater(result, reader);
 }
 
 async function readLater(
   result: AsyncIterable<ModelStreamEvent> | Promise<ModelMessage[]>,
-  request: ModelTurnRequest,
+  reader: ModelReader,
 ): Promise<ModelMessage[]> {
   if (isModelStream(result)) {
-    const { messages, stop } = await readStream(result, request);
+    const { messages, stop } = await readStream(result, reader);
     return checkTurn(messages, stop);
   }
-  return checkTurn(await request.abortRace.race(result), noStop);
+  return checkTurn(await reader.abortRace.race(result), noStop);
 }
 
 const noStop: TurnEndFields = {};
 
 async function readStream(
   stream: AsyncIterable<ModelStreamEvent>,
-  { abortRace, emit, onToolCall }: ModelTurnRequest,
+  { abortRace, emit, eager }: ModelReader,
 ): Promise<{ messages: ModelMessage[]; stop: TurnEndFields }> {
   const iterator = stream[Symbol.asyncIterator]();
   const messages: ModelMessage[] = [];
@@ -72,7 +75,7 @@ async function readStream(
         if ("type" in message && message.type === "tool_call" && isWellFormedCall(message)) {
           emit({ type: "tool-call-end", id: message.id, name: message.name, input: message.input });
           // Calls after response-end are ones the length limit cut off: they never start early.
-          if (!ended) onToolCall?.(message);
+          if (!ended) eager?.onToolCall(message);
         }
       } else if (event.type === "response-end") {
         stop = turnEndFields(event);
@@ -106,8 +109,9 @@ function checkTurn(messages: unknown, stop: TurnEndFields): ModelMessage[] {
   if (!Array.isArray(messages)) {
     throw new InvalidModelResponseError(`invokeModel must return an array of messages, got ${typeof messages}`);
   }
-  // A new array of new messages, each with only the fields a model's message may have.
-  const checked: ModelMessage[] = [];
+  // A new array of new messages, each with only the fields a model's message may have. Made at
+  // its length: grown from empty, its first push would reserve room for 17.
+  const checked = new Array<ModelMessage>(messages.length);
   // Made at the second call only: most turns have one call or none.
   let firstId: string | undefined;
   let ids: Set<string> | undefined;
@@ -118,7 +122,7 @@ function checkTurn(messages: unknown, stop: TurnEndFields): ModelMessage[] {
     }
     const candidate = message as Partial<Record<string, unknown>>;
     if ((candidate.role === "assistant" || candidate.type === "thinking") && typeof candidate.content === "string") {
-      checked.push(modelOwnFields(message as ModelMessage));
+      checked[index] = modelOwnFields(message as ModelMessage);
       continue;
     }
     if (candidate.type !== "tool_call") {
@@ -141,7 +145,7 @@ function checkTurn(messages: unknown, stop: TurnEndFields): ModelMessage[] {
     }
     const call = modelOwnFields(message as ModelMessage) as ToolCallMessage;
     if (candidate.input === undefined) call.input = {};
-    checked.push(call);
+    checked[index] = call;
   }
   if (checked.length === 0) return [{ role: "assistant", content: "", ...stop }];
   if (

@@ -52,7 +52,10 @@ export function journaledModel(
       async () => {
         const race = createAbortRace(context.signal);
         try {
-          const messages = await readModelTurn({ invokeModel, tools, session, context, abortRace: race, emit: ignore });
+          const messages = await readModelTurn(
+            { invokeModel, abortRace: race, emit: ignore },
+            { tools, session, context },
+          );
           const at = Date.now();
           const ts = new Date(at).toISOString();
           const step = { messages: messages.map((message) => ({ ...message, ts })), at };

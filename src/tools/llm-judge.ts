@@ -59,14 +59,10 @@ async function judge(
   const session = judgeSession(instructions, request);
   const abortRace = createAbortRace(request.signal);
   try {
-    const turn = await readModelTurn({
-      invokeModel,
-      tools: [],
-      session,
-      context: { signal: request.signal, iteration: 1 },
-      abortRace,
-      emit: ignore,
-    });
+    const turn = await readModelTurn(
+      { invokeModel, abortRace, emit: ignore },
+      { tools: [], session, context: { signal: request.signal, iteration: 1 } },
+    );
     const last = turn.at(-1);
     const text = turn.map((message) => ("role" in message ? message.content : "")).join("");
     const verdict = parseVerdict(text);
