@@ -359,13 +359,14 @@ export function initSession(systemPrompt: string, userPrompt: string | ContentPa
  */
 export function extendSession(session: Session, message: Message): Session {
   checkContent(message);
-  if (changeListeners.has(session)) checkDepth(message);
+  // Looked up once: a session nobody listens to is the usual one.
+  const listened = changeListeners.has(session);
+  if (listened) checkDepth(message);
   const stored = message.ts === undefined ? { ...message, ts: now() } : message;
   session.messages.push(stored);
   // This is where a store hears the session grow: the listener a store's `bindSession`
   // (store/binding.ts) registered turns the change into a log entry, synchronously, here.
-  if (changeListeners.has(session))
-    notifySessionChange(session, { type: "append", index: session.messages.length - 1, message: stored });
+  if (listened) notifySessionChange(session, { type: "append", index: session.messages.length - 1, message: stored });
   return session;
 }
 
@@ -376,9 +377,10 @@ export function extendSession(session: Session, message: Message): Session {
  */
 export function extendSessionBatch(session: Session, messages: readonly Message[]): Message[] {
   for (const message of messages) checkContent(message);
-  if (changeListeners.has(session)) for (const message of messages) checkDepth(message);
+  const listened = changeListeners.has(session);
+  if (listened) for (const message of messages) checkDepth(message);
   const stored = messages.map((message) => (message.ts === undefined ? { ...message, ts: now() } : message));
-  appendTurn(session, stored);
+  appendTurn(session, stored, listened);
   return stored;
 }
 
@@ -389,16 +391,17 @@ export function extendSessionBatch(session: Session, messages: readonly Message[
  */
 export function extendSessionWith(session: Session, messages: readonly Message[]): void {
   for (const message of messages) checkContent(message);
-  if (changeListeners.has(session)) for (const message of messages) checkDepth(message);
+  const listened = changeListeners.has(session);
+  if (listened) for (const message of messages) checkDepth(message);
   for (const message of messages) message.ts ??= now();
-  appendTurn(session, messages);
+  appendTurn(session, messages, listened);
 }
 
 // The stored messages of one turn in the session; listeners hear one `append` each, all but the last `more`.
-function appendTurn(session: Session, stored: readonly Message[]): void {
+function appendTurn(session: Session, stored: readonly Message[], listened: boolean): void {
   const first = session.messages.length;
   for (const message of stored) session.messages.push(message);
-  if (!changeListeners.has(session)) return;
+  if (!listened) return;
   stored.forEach((message, offset) => {
     const change: SessionChange = { type: "append", index: first + offset, message };
     if (offset < stored.length - 1) change.more = true;
