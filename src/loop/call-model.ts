@@ -40,8 +40,11 @@ export function callModelStep(run: RunContext): NextStep | Promise<NextStep> {
 // The step once steering and tasks' outcomes are in.
 function callModelDelivered(run: RunContext): NextStep | Promise<NextStep> {
   if (run.state.iteration >= run.maxIterations) throw maxIterationsError(run);
-  const overBudget = budgetBeforeCall(run);
-  if (overBudget !== undefined) throw overBudget;
+  // Only a run with a budget (its own, or one it is within) can be over it.
+  if (run.limited) {
+    const overBudget = budgetBeforeCall(run);
+    if (overBudget !== undefined) throw overBudget;
+  }
   if (run.waitsAroundCall) return callModelWaiting(run);
   // Nothing to wait for around the call: a model that answers at once takes no async frame.
   compact(run);
