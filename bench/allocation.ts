@@ -20,7 +20,10 @@
 // a page fault each as a run first touches them. The script is
 // the one of bench.ts's turns workload: one `add` call a turn, answered at once, then "done". The
 // calls differ from turn to turn (a sum of the turn's number), so simple-agent-loop's loop guard
-// has nothing to refuse and every default stays on.
+// has nothing to refuse and every default stays on. The "awaited tool" rows run the same script
+// with a handler that answers with an already-resolved promise: each call then takes the awaited
+// path (the abort race, the promise reactions up to the loop) that a real asynchronous tool takes,
+// without a timer, so the bytes of that path are as steady as the others.
 import { spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import os from "node:os";
@@ -79,7 +82,7 @@ async function main(argv: string[]): Promise<void> {
     } else throw new Error(`unknown argument "${arg}"`);
   }
   libraries.unshift({ label: "simple-agent-loop", lib: await import("simple-agent-loop") });
-  const subjects: { library: string; configuration: string; adapter: Adapter }[] = [];
+  const subjects: Subject[] = [];
   const wanted = (id: string): boolean => only === undefined || only.includes(id);
   if (wanted("ours"))
     for (const { label, lib } of libraries) {
@@ -90,12 +93,22 @@ async function main(argv: string[]): Promise<void> {
         adapter: oursAdapter(lib, { onEvent: () => undefined }),
       });
       subjects.push({ library: label, configuration: "everything off", adapter: oursAdapter(lib, EVERYTHING_OFF) });
+      subjects.push({
+        library: label,
+        configuration: "defaults, awaited tool",
+        adapter: oursAdapter(lib),
+        awaited: true,
+      });
     }
   for (const id of ["handwritten", "pi-agent-core"] as const)
     if (wanted(id)) {
       const adapter = await ADAPTERS[id]().catch(() => undefined);
       if (adapter === undefined) console.error(`${id}: not installed (npm install in bench/), skipped`);
-      else subjects.push({ library: adapter.name, configuration: "", adapter });
+      else {
+        subjects.push({ library: adapter.name, configuration: "", adapter });
+        if (id === "handwritten")
+          subjects.push({ library: adapter.name, configuration: "awaited tool", adapter, awaited: true });
+      }
     }
   if (timesOnly) {
     const times = await warmTimes(subjects, turnCounts, runs);
@@ -106,7 +119,7 @@ async function main(argv: string[]): Promise<void> {
   const rows: Row[] = [];
   for (const turns of turnCounts)
     for (const [index, subject] of subjects.entries()) {
-      const row = await measure(subject.adapter, turns, runs);
+      const row = await measure(subject, turns, runs);
       const minUsPerTurn = times[`${turns}:${index}`] ?? Number.NaN;
       rows.push({ library: subject.library, configuration: subject.configuration, ...row, minUsPerTurn });
       console.log(
@@ -121,13 +134,17 @@ async function main(argv: string[]): Promise<void> {
   );
 }
 
+/** A library in one configuration; `awaited`: its tool answers with a resolved promise. */
+type Subject = { library: string; configuration: string; adapter: Adapter; awaited?: boolean };
+
 // Warm-up runs, then `runs` measured ones, each after a full collection.
 async function measure(
-  adapter: Adapter,
+  subject: Subject,
   turns: number,
   runs: number,
 ): Promise<Omit<Row, "library" | "configuration" | "minUsPerTurn">> {
-  for (let index = 0; index < 3; index++) await runOnce(adapter, turns);
+  const { adapter } = subject;
+  for (let index = 0; index < 3; index++) await runOnce(subject, turns);
   let bytes = Infinity;
   let microseconds = Infinity;
   let counted = 0;
@@ -137,7 +154,7 @@ async function measure(
     profiler.start();
     const before = v8.getHeapStatistics().used_heap_size;
     const started = performance.now();
-    await runOnce(adapter, turns);
+    await runOnce(subject, turns);
     const elapsed = performance.now() - started;
     const after = v8.getHeapStatistics().used_heap_size;
     const collections = profiler.stop()?.statistics.length ?? 0;
@@ -165,18 +182,18 @@ function timeInChild(argv: string[]): Record<string, number> {
 // Warm runs, the subjects taking turns (so a slow minute of a shared machine falls on all of them),
 // no forced collection in between: the fastest run of each, in microseconds of CPU per turn.
 async function warmTimes(
-  subjects: readonly { adapter: Adapter }[],
+  subjects: readonly Subject[],
   turnCounts: readonly number[],
   runs: number,
 ): Promise<Record<string, number>> {
   const times: Record<string, number> = {};
   for (const turns of turnCounts) {
-    for (const { adapter } of subjects) for (let index = 0; index < 3; index++) await runOnce(adapter, turns);
+    for (const subject of subjects) for (let index = 0; index < 3; index++) await runOnce(subject, turns);
     // More rounds than the byte runs: a minimum of time needs many tries on a shared machine.
     for (let round = 0; round < Math.max(20, 8 * runs); round++)
-      for (const [index, { adapter }] of subjects.entries()) {
+      for (const [index, subject] of subjects.entries()) {
         const started = process.cpuUsage();
-        await runOnce(adapter, turns);
+        await runOnce(subject, turns);
         const { user, system } = process.cpuUsage(started);
         const microseconds = (user + system) / turns;
         const key = `${turns}:${index}`;
@@ -186,8 +203,8 @@ async function warmTimes(
   return times;
 }
 
-async function runOnce(adapter: Adapter, turns: number): Promise<void> {
-  const workload = new Workload({ turns, callsPerTurn: 1, toolSleepMs: 0 });
+async function runOnce({ adapter, awaited }: Subject, turns: number): Promise<void> {
+  const workload = new Workload({ turns, callsPerTurn: 1, toolSleepMs: 0, awaited: awaited === true });
   const output = await adapter.run(workload);
   workload.assertComplete(adapter.name);
   if (output.text !== "done") throw new Error(`${adapter.name}: answered "${output.text}"`);

@@ -40,6 +40,11 @@ export type WorkloadSpec = {
   callsPerTurn: number;
   /** Milliseconds each tool handler sleeps (0: returns synchronously). */
   toolSleepMs: number;
+  /**
+   * With `toolSleepMs` 0: the handler answers with an already-resolved promise instead of the
+   * value, so each call takes the library's awaited path without a timer.
+   */
+  awaited?: boolean;
 };
 
 /**
@@ -50,6 +55,7 @@ export class Workload {
   readonly turns: number;
   readonly callsPerTurn: number;
   readonly toolSleepMs: number;
+  readonly awaited: boolean;
   modelCalls = 0;
   toolCalls = 0;
   /** Called on every model call and tool call (the memory probe samples the heap there). */
@@ -59,6 +65,7 @@ export class Workload {
     this.turns = spec.turns;
     this.callsPerTurn = spec.callsPerTurn;
     this.toolSleepMs = spec.toolSleepMs;
+    this.awaited = spec.awaited === true;
     this.probe = probe;
   }
 
@@ -70,7 +77,7 @@ export class Workload {
       throw new Error(`bench: tool got bad input ${JSON.stringify(input)}`);
     }
     const sum = input.a + input.b;
-    if (this.toolSleepMs === 0) return sum;
+    if (this.toolSleepMs === 0) return this.awaited ? Promise.resolve(sum) : sum;
     return new Promise((resolve) => setTimeout(() => resolve(sum), this.toolSleepMs));
   };
 
