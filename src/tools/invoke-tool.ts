@@ -92,23 +92,28 @@ function callHandler(run: ToolCallRun, handler: ToolHandler, input: unknown): To
     const timeout = timeoutOf(setup.definitions.get(call.name), setup);
     if (timeout !== undefined) {
       const start = (handlerSignal: AbortSignal): unknown => handler(input, contextFor(run, handlerSignal));
-      return runWithTimeout(run, timeout, start).then(...settlers(call, signal));
+      return runWithTimeout(run, timeout, start).then(
+        (output) => jsonResult(call, output, signal),
+        (error) => failedCall(call, error, signal),
+      );
     }
     const output = handler(input, contextFor(run, signal));
     // Answered at once: no closures to settle a promise with.
     if (!isPromiseLike(output)) return jsonResult(call, output, signal);
-    return run.abortRace.raceThen(output, ...settlers(call, signal));
+    return run.abortRace.raceThen(output, run, settledOutput, failedOutput);
   } catch (error) {
     return failedCall(call, error, signal);
   }
 }
 
-// What settles a handler's promise: its output as a result, or its failure.
-function settlers(
-  call: ToolCallMessage,
-  signal: AbortSignal,
-): [(output: unknown) => ToolOutcome, (error: unknown) => ToolOutcome] {
-  return [(output) => jsonResult(call, output, signal), (error) => failedCall(call, error, signal)];
+// What settles a handler's promise: its output as the call's result, or its failure. Shared
+// functions reading the call's record: an awaited call makes no closures to settle with.
+function settledOutput(run: ToolCallRun, output: unknown): ToolOutcome {
+  return jsonResult(run.call, output, run.signal);
+}
+
+function failedOutput(run: ToolCallRun, error: unknown): ToolOutcome {
+  return failedCall(run.call, error, run.signal);
 }
 
 // Rich content (`toolContent`) becomes parts and their text; an output that cannot be made plain
