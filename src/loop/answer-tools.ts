@@ -28,10 +28,9 @@ import { idleStep } from "./run-tasks.ts";
 export function answerTools(run: RunContext, turn: OpenTurn): NextStep | Promise<NextStep> {
   const stopReason = turn.last?.stopReason;
   if (stopReason !== undefined && stopReason !== "tool_use") return closeStoppedTurn(run, turn, stopReason);
-  const outcomes = run.executor.run(turn.toolCalls, run, turn.started);
-  // Tools that answered at once: the turn goes on without an async frame of its own.
-  if (outcomes instanceof Promise) return outcomes.then((answered) => turnAnswered(run, turn, answered));
-  return turnAnswered(run, turn, outcomes);
+  // Tools that answered at once: the turn goes on without an async frame of its own; else in the
+  // one reaction that delivers the results.
+  return run.executor.run(turn.toolCalls, run, turn.started, turn, turnAnswered);
 }
 
 function turnAnswered(run: RunContext, turn: OpenTurn, outcomes: ToolOutcome[]): NextStep | Promise<NextStep> {

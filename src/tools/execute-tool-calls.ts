@@ -66,10 +66,13 @@ export async function executeToolCalls(
   const signal = options.signal ?? new AbortController().signal;
   const abortRace = createAbortRace(signal);
   try {
-    const outcomes = await createToolExecutor(options.tools ?? [], toolHandlers, options).run(toolCalls, {
-      signal,
-      abortRace,
-    });
+    const outcomes = await createToolExecutor(options.tools ?? [], toolHandlers, options).run(
+      toolCalls,
+      { signal, abortRace },
+      undefined,
+      undefined,
+      allOutcomes,
+    );
     // Pausing needs the loop; here a call that needs approval is simply not run.
     return outcomes.map((outcome) =>
       outcome.type === "tool_result" ? outcome : needsLoopForApprovalResult(outcome.call),
@@ -78,6 +81,8 @@ export async function executeToolCalls(
     abortRace.dispose();
   }
 }
+
+const allOutcomes = (_scope: CallScope, _context: undefined, outcomes: ToolOutcome[]): ToolOutcome[] => outcomes;
 
 /** Runs tool calls for the loop: one at a time as they arrive (`start`), or a batch (`run`). */
 export type ToolExecutor = {
@@ -89,16 +94,20 @@ export type ToolExecutor = {
    */
   start: (call: ToolCallMessage, scope: CallScope, turn: readonly ToolCallMessage[]) => Promise<ToolOutcome>;
   /**
-   * Runs a batch and gives its outcomes in call order; `onResult` hears each result in call order
-   * as soon as the ones before it are in. Calls found in `started` (begun early, while the model
-   * was streaming) are awaited, not rerun. The outcomes themselves when one call answered at once
-   * (a synchronous handler), else a promise of them that never rejects.
+   * Runs a batch and hands its outcomes, in call order, to `answered` (with the scope and
+   * `context`); `onResult` hears each result in call order as soon as the ones before it are in.
+   * Calls found in `started` (begun early, while the model was streaming) are awaited, not rerun.
+   * Returns what `answered` returns: itself when one call answered at once (a synchronous
+   * handler), else a promise of it, which rejects only if `answered` throws. The caller's next
+   * step is `answered` itself, so an awaited batch costs one promise reaction, not one per layer.
    */
-  run: (
+  run: <S extends CallScope, C, R>(
     toolCalls: readonly ToolCallMessage[],
-    scope: CallScope,
-    started?: ReadonlyMap<string, Promise<ToolOutcome>>,
-  ) => ToolOutcome[] | Promise<ToolOutcome[]>;
+    scope: S,
+    started: ReadonlyMap<string, Promise<ToolOutcome>> | undefined,
+    context: C,
+    answered: (scope: S, context: C, outcomes: ToolOutcome[]) => R | Promise<R>,
+  ) => R | Promise<R>;
   /** Whether a tool may start while the model is still streaming (its definition does not say `eager: false`). */
   isEager: (name: string) => boolean;
   /**
@@ -134,15 +143,12 @@ export function createToolExecutor(
     setup: createExecutorSetup(tools, toolHandlers, options),
     slots: createSlots(options),
     onResult,
-    deliverOne: (outcome) => {
-      if (outcome.type === "tool_result") onResult?.(outcome);
-      return [outcome];
-    },
   };
   return {
     setup: parts.setup,
     start: (call, scope, turn) => startToolCall(parts, callRun(parts, scope, call, turn)),
-    run: (toolCalls, scope, started) => runInCallOrder(parts, { toolCalls, scope, started }),
+    run: (toolCalls, scope, started, context, answered) =>
+      runInCallOrder(parts, { toolCalls, scope, started }, context, answered),
     // Under a policy the decision is recorded on the stored call before it runs: no call starts
     // before its turn is in the session.
     isEager: (name) => parts.setup.approvals === undefined && parts.setup.definitions.get(name)?.eager !== false,
@@ -161,8 +167,6 @@ type ExecutorParts = {
   readonly setup: ExecutorSetup;
   readonly slots: ToolSlots;
   readonly onResult: ((result: ToolResultMessage) => void) | undefined;
-  /** `onResult` for a batch of one (a result is heard, a pause is not), then the batch's outcomes. */
-  readonly deliverOne: (outcome: ToolOutcome) => ToolOutcome[];
 };
 
 // The call with what its phases read: the scope's two fields only (the loop passes its whole run context as the scope).
@@ -176,9 +180,9 @@ function callRun(
 }
 
 /** A batch of calls to run: the turn's calls, where they run, and the ones that started early. */
-type Batch = {
+type Batch<S extends CallScope = CallScope> = {
   readonly toolCalls: readonly ToolCallMessage[];
-  readonly scope: CallScope;
+  readonly scope: S;
   readonly started: ReadonlyMap<string, Promise<ToolOutcome>> | undefined;
 };
 
@@ -204,16 +208,36 @@ async function startToolCall(
 /**
  * Runs a batch and hears its results in call order: `onResult` gets each result once it and all
  * before it are in. Once a call waits for approval, later results wait with it (the loop holds
- * them on their calls; see `heldResult`) and `onResult` hears none of them.
+ * them on their calls; see `heldResult`) and `onResult` hears none of them. Then `answered`.
  */
-function runInCallOrder(parts: ExecutorParts, batch: Batch): ToolOutcome[] | Promise<ToolOutcome[]> {
+function runInCallOrder<S extends CallScope, C, R>(
+  parts: ExecutorParts,
+  batch: Batch<S>,
+  context: C,
+  answered: (scope: S, context: C, outcomes: ToolOutcome[]) => R | Promise<R>,
+): R | Promise<R> {
   const { toolCalls, scope, started } = batch;
-  if (toolCalls.length !== 1 || parts.slots.limit !== Number.POSITIVE_INFINITY) return runSeveral(parts, batch);
+  if (toolCalls.length !== 1 || parts.slots.limit !== Number.POSITIVE_INFINITY)
+    return runSeveral(parts, batch).then((outcomes) => answered(scope, context, outcomes));
   // The common case, without the bookkeeping of ordering several results: the call's outcome at
-  // once when it answered at once, else one promise for it, whether it started early or not.
+  // once when it answered at once, else one reaction to its promise that delivers it and goes on,
+  // whether it started early or not.
   const call = toolCalls[0]!;
   const outcome = started?.get(call.id) ?? runToolCall(callRun(parts, scope, call, toolCalls));
-  return outcome instanceof Promise ? outcome.then(parts.deliverOne) : parts.deliverOne(outcome);
+  if (!(outcome instanceof Promise)) return answerOne(parts, scope, context, answered, outcome);
+  return outcome.then((settled) => answerOne(parts, scope, context, answered, settled));
+}
+
+// A batch of one: its result is heard (a pause is not), then the caller goes on.
+function answerOne<S extends CallScope, C, R>(
+  { onResult }: ExecutorParts,
+  scope: S,
+  context: C,
+  answered: (scope: S, context: C, outcomes: ToolOutcome[]) => R | Promise<R>,
+  outcome: ToolOutcome,
+): R | Promise<R> {
+  if (outcome.type === "tool_result") onResult?.(outcome);
+  return answered(scope, context, [outcome]);
 }
 
 function runSeveral(parts: ExecutorParts, { toolCalls, scope, started }: Batch): Promise<ToolOutcome[]> {
