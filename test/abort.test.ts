@@ -93,6 +93,74 @@ describe("abort", () => {
     expectEveryCallAnsweredOnce(session);
   });
 
+  it.each(["answers", "fails"])(
+    "a lone call whose handler ignores its signal and %s after the abort is answered once: nothing enters the session after the run's end",
+    async (late) => {
+      const controller = new AbortController();
+      // Answered whole, not streamed: the call starts after the model's answer, not early.
+      let modelCalls = 0;
+      const model = (): ModelMessage[] =>
+        modelCalls++ === 0
+          ? [{ type: "tool_call", id: "deaf", name: "deaf", input: {} }]
+          : [{ role: "assistant", content: "never called" }];
+      let settledLate = false;
+      const session = await agentLoop(model, [], initSession("s", "u"), {
+        // Nobody listens: the call takes the executor's shortest path, with no phases around the handler.
+        signal: controller.signal,
+        toolHandlers: {
+          deaf: () =>
+            new Promise((resolve, reject) => {
+              setTimeout(() => controller.abort(), 20);
+              setTimeout(() => {
+                settledLate = true;
+                if (late === "answers") resolve("too late");
+                else reject(new Error("too late"));
+              }, 120);
+            }),
+        },
+      });
+      const stored = withoutTs(session);
+      await sleep(300);
+      expect(settledLate).toBe(true);
+      expect(withoutTs(session)).toStrictEqual(stored);
+      expect(modelCalls).toBe(1);
+      expect(stored.slice(3)).toStrictEqual([
+        { type: "tool_result", id: "deaf", output: "Error: aborted before the tool finished", isError: true },
+        { role: "assistant", content: "", stopReason: "aborted" },
+      ]);
+      expectEveryCallAnsweredOnce(session);
+    },
+  );
+
+  it("abort() returns before the waiting call's result enters the session: the run goes on after the signal's listeners", async () => {
+    const controller = new AbortController();
+    const session = initSession("s", "u");
+    let lengthsAroundAbort: number[] = [];
+    let modelCalls = 0;
+    const model = (): ModelMessage[] =>
+      modelCalls++ === 0
+        ? [{ type: "tool_call", id: "deaf", name: "deaf", input: {} }]
+        : [{ role: "assistant", content: "never called" }];
+    await agentLoop(model, [], session, {
+      signal: controller.signal,
+      toolHandlers: {
+        deaf: () =>
+          new Promise(() => {
+            setTimeout(() => {
+              const before = session.messages.length;
+              controller.abort();
+              lengthsAroundAbort = [before, session.messages.length];
+            }, 20);
+          }),
+      },
+    });
+    expect(lengthsAroundAbort).toStrictEqual([3, 3]);
+    expect(withoutTs(session).slice(3)).toStrictEqual([
+      { type: "tool_result", id: "deaf", output: "Error: aborted before the tool finished", isError: true },
+      { role: "assistant", content: "", stopReason: "aborted" },
+    ]);
+  });
+
   it("an already aborted signal answers pending calls and closes the session without calling the model", async () => {
     const session = initSession("s", "u");
     session.messages.push({ type: "tool_call", id: "p", name: "t", input: {} });

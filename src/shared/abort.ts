@@ -10,15 +10,17 @@ export type AbortRace = {
   race<T>(promise: PromiseLike<T>): Promise<T>;
   /**
    * `race(promise).then((value) => onValue(context, value), (error) => onError(context, error))` as
-   * one promise: the abort reason goes to `onError`. The callbacks are meant to be shared functions
-   * reading the caller's record (`context`): a call awaited every turn then makes no closures of
-   * its own, and saves a promise and a microtask.
+   * one promise: the abort reason goes to `onError`. Exactly one of the two is called, once: the
+   * caller may do its next step in it. On an abort it is called after the signal's other
+   * listeners, never inside `abort()`. The callbacks are meant to be shared functions reading the
+   * caller's record (`context`): a call awaited every turn then makes no closures of its own, and
+   * saves a promise and a microtask.
    */
   raceThen<C, T, R>(
     promise: PromiseLike<T>,
     context: C,
-    onValue: (context: C, value: T) => R,
-    onError: (context: C, error: unknown) => R,
+    onValue: (context: C, value: T) => R | PromiseLike<R>,
+    onError: (context: C, error: unknown) => R | PromiseLike<R>,
   ): Promise<R>;
   /** Stops listening to the signal. */
   dispose(): void;
@@ -26,6 +28,8 @@ export type AbortRace = {
 
 /** One race in flight: what settles it, whichever comes first, the promise or the abort. */
 type Race = {
+  /** Set by whichever came first: the other finds it set and does nothing. */
+  settled: boolean;
   readonly context: unknown;
   readonly onValue: (context: unknown, value: unknown) => unknown;
   readonly onError: (context: unknown, error: unknown) => unknown;
@@ -39,19 +43,24 @@ export function createAbortRace(signal: AbortSignal): AbortRace {
   const pending: Race[] = [];
   const onAbort = (): void => {
     const reason = abortReason(signal);
-    for (const race of pending.splice(0)) settleWith(race, race.onError, reason);
+    for (const race of pending.splice(0)) {
+      race.settled = true;
+      // What a race's caller does next (a call's result entering the session, the turn's end)
+      // runs after every listener of the abort, as a reaction would, not inside `abort()`.
+      queueMicrotask(() => settleWith(race, race.onError, reason));
+    }
   };
   signal.addEventListener("abort", onAbort, { once: true });
   const raceThen = <C, T, R>(
     promise: PromiseLike<T>,
     context: C,
-    onValue: (context: C, value: T) => R,
-    onError: (context: C, error: unknown) => R,
+    onValue: (context: C, value: T) => R | PromiseLike<R>,
+    onError: (context: C, error: unknown) => R | PromiseLike<R>,
   ): Promise<R> => {
     if (signal.aborted) return Promise.reject(abortReason(signal)).then(undefined, (error) => onError(context, error));
     let race: Race | undefined;
     const settled = new Promise<R>((resolve, reject) => {
-      race = { context, onValue, onError, resolve, reject } as Race;
+      race = { settled: false, context, onValue, onError, resolve, reject } as Race;
     });
     pending.push(race!);
     follow(pending, race!, promise);
@@ -71,10 +80,14 @@ export function createAbortRace(signal: AbortSignal): AbortRace {
 function follow(pending: Race[], race: Race, promise: PromiseLike<unknown>): void {
   promise.then(
     (value) => {
+      if (race.settled) return;
+      race.settled = true;
       forget(pending, race);
       settleWith(race, race.onValue, value);
     },
     (error: unknown) => {
+      if (race.settled) return;
+      race.settled = true;
       forget(pending, race);
       settleWith(race, race.onError, error);
     },

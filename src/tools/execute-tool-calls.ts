@@ -13,7 +13,8 @@ import {
   type ExecutorSetupOptions,
   type ToolCallRun,
 } from "./executor-setup.ts";
-import { runToolCall } from "./run-tool-call.ts";
+import { beginToolCall, runToolCall } from "./run-tool-call.ts";
+import { failedOutput, settledOutput } from "./invoke-tool.ts";
 import { acquireSlot, createSlots, releaseSlot, type ToolSlots } from "./tool-slots.ts";
 import type { ToolOutcome } from "./tool-outcome.ts";
 import { needsLoopForApprovalResult } from "./tool-errors.ts";
@@ -217,20 +218,52 @@ function runInCallOrder<S extends CallScope, C, R>(
   answered: (scope: S, context: C, outcomes: ToolOutcome[]) => R | Promise<R>,
 ): R | Promise<R> {
   const { toolCalls, scope, started } = batch;
+  const { onResult } = parts;
   if (toolCalls.length !== 1 || parts.slots.limit !== Number.POSITIVE_INFINITY)
     return runSeveral(parts, batch).then((outcomes) => answered(scope, context, outcomes));
   // The common case, without the bookkeeping of ordering several results: the call's outcome at
-  // once when it answered at once, else one reaction to its promise that delivers it and goes on,
-  // whether it started early or not.
+  // once when it answered at once; else the reaction to the handler's promise, raced against the
+  // run's abort, makes the outcome, delivers it and takes the caller's next step (one reaction
+  // from the handler's answer to the loop's next step, one record per call, no closures).
   const call = toolCalls[0]!;
-  const outcome = started?.get(call.id) ?? runToolCall(callRun(parts, scope, call, toolCalls));
-  if (!(outcome instanceof Promise)) return answerOne(parts, scope, context, answered, outcome);
-  return outcome.then((settled) => answerOne(parts, scope, context, answered, settled));
+  const early = started?.get(call.id);
+  if (early !== undefined) return early.then((outcome) => answerOne(onResult, scope, context, answered, outcome));
+  const one: CallOfOne<S, C, R> = {
+    signal: scope.signal,
+    abortRace: scope.abortRace,
+    call,
+    setup: parts.setup,
+    turn: toolCalls,
+    onResult,
+    scope,
+    context,
+    answered,
+  };
+  const begun = beginToolCall(one);
+  if (begun instanceof Promise) return begun.then((outcome) => answerOne(onResult, scope, context, answered, outcome));
+  if (begun.type === "awaited-output") return scope.abortRace.raceThen(begun.output, one, valueOfOne, failureOfOne);
+  return answerOne(onResult, scope, context, answered, begun);
+}
+
+/** A batch of one, awaited: the call's run and what comes once its outcome is in (`answerOne`). */
+type CallOfOne<S extends CallScope, C, R> = ToolCallRun & {
+  readonly onResult: ((result: ToolResultMessage) => void) | undefined;
+  readonly scope: S;
+  readonly context: C;
+  readonly answered: (scope: S, context: C, outcomes: ToolOutcome[]) => R | Promise<R>;
+};
+
+function valueOfOne<S extends CallScope, C, R>(one: CallOfOne<S, C, R>, output: unknown): R | Promise<R> {
+  return answerOne(one.onResult, one.scope, one.context, one.answered, settledOutput(one, output));
+}
+
+function failureOfOne<S extends CallScope, C, R>(one: CallOfOne<S, C, R>, error: unknown): R | Promise<R> {
+  return answerOne(one.onResult, one.scope, one.context, one.answered, failedOutput(one, error));
 }
 
 // A batch of one: its result is heard (a pause is not), then the caller goes on.
 function answerOne<S extends CallScope, C, R>(
-  { onResult }: ExecutorParts,
+  onResult: ((result: ToolResultMessage) => void) | undefined,
   scope: S,
   context: C,
   answered: (scope: S, context: C, outcomes: ToolOutcome[]) => R | Promise<R>,

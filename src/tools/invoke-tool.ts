@@ -37,6 +37,24 @@ export function invokeTool(
   run: ToolCallRun,
   definition: ToolDefinition | undefined,
 ): ToolOutcome | Promise<ToolOutcome> {
+  return settleCall(run, beginTool(run, definition));
+}
+
+/**
+ * A handler's promise not yet awaited (`beginTool`): whoever awaits it races it against the run's
+ * abort (`abortRace.raceThen`) and makes its value or failure the call's outcome with
+ * `settledOutput` / `failedOutput`, in the same reaction as whatever it does next.
+ */
+export type AwaitedOutput = { readonly type: "awaited-output"; readonly output: PromiseLike<unknown> };
+
+/**
+ * `invokeTool`, except that a handler's promise is left to the caller to await (`AwaitedOutput`):
+ * the executor awaits a batch of one with the loop's next step in the same reaction.
+ */
+export function beginTool(
+  run: ToolCallRun,
+  definition: ToolDefinition | undefined,
+): ToolOutcome | Promise<ToolOutcome> | AwaitedOutput {
   const { call, setup, signal } = run;
   const handler = findHandler(setup, definition, call.name);
   if (handler === undefined) return unknownToolResult(call, knownToolNames(setup));
@@ -57,11 +75,23 @@ export function invokeTool(
     const validation = validateToolInput(definition, input);
     if (validation instanceof Promise) return validateLater(run, handler, validation, task ? background : undefined);
     if (!validation.ok) return invalidInputResult(call, boundText(validation.message, maxErrorLength));
-    if (task) return startTask(run, background, input, (taskRun) => callHandler(taskRun, handler, validation.value));
+    if (task)
+      return startTask(run, background, input, (taskRun) =>
+        settleCall(taskRun, callHandler(taskRun, handler, validation.value)),
+      );
     return callHandler(run, handler, validation.value);
   } catch (error) {
     return failedCall(call, error, signal);
   }
+}
+
+/** The call's outcome, or one promise of it: a handler's promise raced against the run's abort. */
+export function settleCall(
+  run: ToolCallRun,
+  begun: ToolOutcome | Promise<ToolOutcome> | AwaitedOutput,
+): ToolOutcome | Promise<ToolOutcome> {
+  if (begun instanceof Promise || begun.type !== "awaited-output") return begun;
+  return run.abortRace.raceThen(begun.output, run, settledOutput, failedOutput);
 }
 
 // An asynchronous validator (a Standard Schema's) is raced against the abort, as a handler is.
@@ -76,17 +106,21 @@ async function validateLater(
     if (!checked.ok) return invalidInputResult(run.call, boundText(checked.message, maxErrorLength));
     if (background !== undefined)
       return startTask(run, background, handlerInput(background, run.call.input), (taskRun) =>
-        callHandler(taskRun, handler, checked.value),
+        settleCall(taskRun, callHandler(taskRun, handler, checked.value)),
       );
-    return await callHandler(run, handler, checked.value);
+    return await settleCall(run, callHandler(run, handler, checked.value));
   } catch (error) {
     return failedCall(run.call, error, run.signal);
   }
 }
 
-// A synchronous handler's value is used as it is. A handler that ignores its signal cannot hold
-// the run: the race settles on abort and the handler's late result is dropped.
-function callHandler(run: ToolCallRun, handler: ToolHandler, input: unknown): ToolOutcome | Promise<ToolOutcome> {
+// A synchronous handler's value is used as it is; a promise is left to the caller to race against
+// the run's abort (`settleCall`), so a handler that ignores its signal cannot hold the run.
+function callHandler(
+  run: ToolCallRun,
+  handler: ToolHandler,
+  input: unknown,
+): ToolOutcome | Promise<ToolOutcome> | AwaitedOutput {
   const { call, setup, signal } = run;
   try {
     const timeout = timeoutOf(setup.definitions.get(call.name), setup);
@@ -98,21 +132,24 @@ function callHandler(run: ToolCallRun, handler: ToolHandler, input: unknown): To
       );
     }
     const output = handler(input, contextFor(run, signal));
-    // Answered at once: no closures to settle a promise with.
+    // Answered at once: no promise to settle.
     if (!isPromiseLike(output)) return jsonResult(call, output, signal);
-    return run.abortRace.raceThen(output, run, settledOutput, failedOutput);
+    return { type: "awaited-output", output };
   } catch (error) {
     return failedCall(call, error, signal);
   }
 }
 
-// What settles a handler's promise: its output as the call's result, or its failure. Shared
-// functions reading the call's record: an awaited call makes no closures to settle with.
-function settledOutput(run: ToolCallRun, output: unknown): ToolOutcome {
+/**
+ * What settles a handler's promise: its output as the call's result, or its failure (the abort
+ * reason included). Shared functions reading the call's record: an awaited call makes no closures
+ * to settle with.
+ */
+export function settledOutput(run: ToolCallRun, output: unknown): ToolOutcome {
   return jsonResult(run.call, output, run.signal);
 }
 
-function failedOutput(run: ToolCallRun, error: unknown): ToolOutcome {
+export function failedOutput(run: ToolCallRun, error: unknown): ToolOutcome {
   return failedCall(run.call, error, run.signal);
 }
 

@@ -1,7 +1,7 @@
 import { roundMs } from "../numeric-options.ts";
 import type { ToolResultMessage } from "../session.ts";
 import { knownToolNames, type ToolCallRun } from "./executor-setup.ts";
-import { invokeTool } from "./invoke-tool.ts";
+import { beginTool, invokeTool, settleCall, type AwaitedOutput } from "./invoke-tool.ts";
 import { afterToolCall } from "./after-tool-call.ts";
 import { checkGate, isGated } from "./tool-gate.ts";
 import { decisionHolds } from "./approval.ts";
@@ -18,6 +18,14 @@ import { searchToolsName } from "./search-tools.ts";
  * pause for approval, itself when nothing was awaited, else as one promise that never rejects.
  */
 export function runToolCall(run: ToolCallRun): ToolOutcome | Promise<ToolOutcome> {
+  return settleCall(run, beginToolCall(run));
+}
+
+/**
+ * `runToolCall`, except that a call with nothing around its handler leaves the handler's promise
+ * to the caller (`AwaitedOutput`, see `beginTool`), to await with whatever it does next.
+ */
+export function beginToolCall(run: ToolCallRun): ToolOutcome | Promise<ToolOutcome> | AwaitedOutput {
   const { call, setup } = run;
   // It already ran while an earlier call waited for approval: never run it again.
   if (call.heldResult !== undefined) return { type: "tool_result", id: call.id, ...call.heldResult };
@@ -41,7 +49,7 @@ export function runToolCall(run: ToolCallRun): ToolOutcome | Promise<ToolOutcome
     // without an async frame of its own (`invokeTool` never rejects).
     if (setup.onEvent === undefined && setup.hooks?.afterToolCall === undefined) {
       if (refused !== undefined) return refused;
-      if (!isGated(call, definition, setup)) return invokeTool(run, definition);
+      if (!isGated(call, definition, setup)) return beginTool(run, definition);
     }
     return runPhases(run, definition, refused);
   } catch (error) {
