@@ -205,7 +205,7 @@ export function createRunContext(setup: RunSetup): RunContext {
     session,
     // A model that records tool calls (a cassette) sees every handler run.
     recorder: toolCallRecorderOf(invokeModel),
-    onResult: resultWriter(session, (result) => add(runTools.withRecords(result)), maxChars, marked, tasks),
+    onResult: resultWriter({ session, add, records: runTools.records, maxChars, marked, tasks }),
     spending: toolSpending(ledger, spentByCall),
     tasks: tasks?.host,
     approvals: options.approvalPolicy === undefined ? undefined : createApprovalChain(options.approvalPolicy, now),
@@ -244,7 +244,7 @@ export function createRunContext(setup: RunSetup): RunContext {
     modelCallMs: options.timeouts?.modelCallMs,
     firstChunkMs: options.timeouts?.firstChunkMs,
     guardrails: guarded.guardrails,
-    heldResult: (result) => runTools.withRecords(marked === undefined ? result : marked(result)) as ToolResultMessage,
+    heldResult: (result) => withRecords(runTools.records, marked === undefined ? result : marked(result)),
     throwOnBlock: options.throwOnBlock === true,
     prefix,
     waitsAroundCall: guarded.guardrails !== undefined || management.strategies !== undefined || waitsFor(options),
@@ -283,25 +283,29 @@ function waitsFor(options: AgentLoopOptions): boolean {
   return hooks?.beforeModelCall !== undefined || hooks?.afterModelCall !== undefined || options.output !== undefined;
 }
 
-// Each result enters the session as a tool guardrail left it, then shortened if it is too long.
-function resultWriter(
-  session: Session,
-  add: (message: Message) => void,
-  maxChars: number | undefined,
-  marked: ((result: ToolResultMessage) => ToolResultMessage) | undefined,
-  tasks: RunTasks | undefined,
-): (result: ToolResultMessage) => void {
-  if (tasks !== undefined) {
-    const write = resultWriter(session, add, maxChars, marked, undefined);
-    return (result) => {
-      write(result);
-      taskResultEntered(session, result);
-    };
-  }
-  if (marked === undefined) return maxChars === undefined ? add : (result) => add(offload(session, result, maxChars));
-  return maxChars === undefined
-    ? (result) => add(marked(result))
-    : (result) => add(offload(session, marked(result), maxChars));
+/** What a tool's result goes through on its way into the session (`enterResult`). */
+type ResultWriter = {
+  readonly session: Session;
+  readonly add: (message: Message) => void;
+  readonly records: RunRecords;
+  readonly maxChars: number | undefined;
+  readonly marked: ((result: ToolResultMessage) => ToolResultMessage) | undefined;
+  readonly tasks: RunTasks | undefined;
+};
+
+// One function reading one record, not a closure per step: at many runs in flight each result
+// comes when its run's objects are cold, and each layer is another one to fetch.
+function resultWriter(writer: ResultWriter): (result: ToolResultMessage) => void {
+  return (result) => enterResult(writer, result);
+}
+
+// Each result enters the session as a tool guardrail left it, then shortened if it is too long,
+// with what its call spent (and, for a code call, its program's record).
+function enterResult(writer: ResultWriter, result: ToolResultMessage): void {
+  const { session, marked, maxChars } = writer;
+  const guarded = marked === undefined ? result : marked(result);
+  writer.add(withRecords(writer.records, maxChars === undefined ? guarded : offload(session, guarded, maxChars)));
+  if (writer.tasks !== undefined) taskResultEntered(session, result);
 }
 
 // Every event counts in the run's metrics; `run-end` carries them. The loop's own events go
@@ -383,21 +387,30 @@ function toolSpending(ledger: BudgetLedger, spentByCall: Map<string, SubagentUsa
   };
 }
 
-function withSubagentUsage<M extends Message>(result: M, spentByCall: Map<string, SubagentUsage[]>): M {
+/** What a run adds to its calls' results: what a call spent on models, and a code call's program record. */
+type RunRecords = {
+  readonly spentByCall: Map<string, SubagentUsage[]>;
+  /** Code mode's: a code call's result with its program's calls and logs; absent without code mode. */
+  readonly programRecord: ((result: ToolResultMessage) => ToolResultMessage) | undefined;
+};
+
+// A result with what its call spent on models and, for a code call, its program's record.
+function withRecords(records: RunRecords, result: ToolResultMessage): ToolResultMessage {
+  const { spentByCall, programRecord } = records;
+  const recorded = programRecord === undefined ? result : programRecord(result);
   // Most runs' tools spend nothing on models: nothing to look up.
-  if (spentByCall.size === 0 || !("type" in result) || result.type !== "tool_result") return result;
-  const spent = spentByCall.get(result.id);
-  if (spent === undefined) return result;
-  spentByCall.delete(result.id);
-  return { ...result, subagentUsage: spent };
+  if (spentByCall.size === 0) return recorded;
+  const spent = spentByCall.get(recorded.id);
+  if (spent === undefined) return recorded;
+  spentByCall.delete(recorded.id);
+  return { ...recorded, subagentUsage: spent };
 }
 
 /** What code mode changes in a run: the tools offered and executed, and the code calls' results. */
 type CodeModeParts = {
   readonly offer: ToolOffer;
   readonly definitions: readonly ToolDefinition[];
-  /** A result with what its call spent on models and, for a code call, its program's record; any other message as it is. */
-  readonly withRecords: (message: Message) => Message;
+  readonly records: RunRecords;
   /** The offer, and the exclusive tools' names with code mode. */
   readonly executorOptions: { offer: ToolOffer; programOnly?: ReadonlySet<string>; codeTool?: ToolDefinition };
 };
@@ -420,8 +433,12 @@ function codeModeParts(
   const settings = readCodeMode(options.codeMode, tools);
   if (settings === undefined) {
     const offer = createToolOffer(tools, maxChars ?? defaultLargeOutputChars);
-    const withRecords = (message: Message): Message => withSubagentUsage(message, spentByCall);
-    return { offer, definitions: offer.definitions, withRecords, executorOptions: { offer } };
+    return {
+      offer,
+      definitions: offer.definitions,
+      records: { spentByCall, programRecord: undefined },
+      executorOptions: { offer },
+    };
   }
   // A program gets a call's result as the tool guardrails left it, as the model would.
   const codeMode: CodeMode = createCodeMode(
@@ -437,7 +454,7 @@ function codeModeParts(
   return {
     offer,
     definitions: offer.definitions,
-    withRecords: (message) => withSubagentUsage(codeMode.withRecord(message), spentByCall),
+    records: { spentByCall, programRecord: codeMode.withRecord },
     executorOptions:
       codeMode.programOnly === undefined
         ? { offer, codeTool: codeMode.tool }

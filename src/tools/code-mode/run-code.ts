@@ -1,9 +1,7 @@
 import { boundText } from "../../errors.ts";
 import { createAbortRace } from "../../shared/abort.ts";
 import {
-  isToolResult,
   type JsonObject,
-  type Message,
   type ProgramCall,
   type Session,
   type ToolCallMessage,
@@ -46,8 +44,8 @@ export type CodeMode = {
   readonly describe: ((loaded: readonly string[]) => string) | undefined;
   /** The exclusive tools' names (executed for programs, never offered); absent when not exclusive. */
   readonly programOnly: ReadonlySet<string> | undefined;
-  /** A code call's result with its `programCalls` and `logs`; any other message as it is. */
-  readonly withRecord: (message: Message) => Message;
+  /** A code call's result with its `programCalls` and `logs`; any other result as it is. */
+  readonly withRecord: (result: ToolResultMessage) => ToolResultMessage;
 };
 
 /**
@@ -104,7 +102,6 @@ export function createCodeMode(
     describe: followsLoaded ? (loaded) => runCodeDescription(settings, callableOf(settings.tools, loaded)) : undefined,
     programOnly: settings.exclusive ? new Set(settings.tools.map((definition) => definition.name)) : undefined,
     withRecord: (result) => {
-      if (!isToolResult(result)) return result;
       const record = records.get(result.id);
       if (record === undefined) return result;
       records.delete(result.id);
