@@ -248,10 +248,41 @@ describe("the loop's clearer reads only what is new, and clears exactly what a f
     expect(ids(other)).toStrictEqual(["q2", "q3", "q4", "q5"]);
   });
 
+  it("reads the session again when messages were removed behind it without a notice and as many appended", async () => {
+    const { createClearer } = await import("../src/loop/clear-tool-results.ts");
+    const turn = (id: string, size: number): Message[] => [
+      { type: "tool_call", id, name: "read", input: {} },
+      { type: "tool_result", id, output: `${id}:`.padEnd(size, "x") },
+    ];
+    const clearer = createClearer({ keepLast: 1, minChars: 50, batch: 3 });
+    const session: Session = {
+      messages: [
+        { role: "system", content: "s" },
+        { role: "user", content: "u1" },
+        { role: "user", content: "u2" },
+        ...turn("r1", 100),
+        ...turn("r2", 100),
+        ...turn("r3", 10),
+      ],
+    };
+    expect(clearer(session, "before-call")).toBe(0);
+    // Two messages before the clearable results leave, two enter: the length is what it was.
+    session.messages.splice(1, 2);
+    session.messages.push(...turn("r4", 100));
+    expect(clearer(session, "before-call")).toBe(0);
+    session.messages.push(...turn("r5", 10));
+    expect(clearer(session, "before-call")).toBe(3);
+    expect(
+      session.messages.flatMap((message) => ("kept" in message ? [(message as { id: string }).id] : [])),
+    ).toStrictEqual(["r1", "r2", "r4"]);
+  });
+
   it("over random sessions grown, cut and rewritten between calls, it matches a clearer made anew each call", async () => {
     const { createClearer } = await import("../src/loop/clear-tool-results.ts");
     let seed = 11;
-    const random = (below: number): number => (seed = (seed * 1103515245 + 12345) % 2147483648) % below;
+    // The high bits: an LCG's low bits repeat with a short period.
+    const random = (below: number): number =>
+      Math.floor((seed = (seed * 1103515245 + 12345) % 2147483648) / 65536) % below;
     for (let trial = 0; trial < 200; trial++) {
       const options = { keepLast: random(4), minChars: 50, batch: 1 + random(4) };
       const incremental = createClearer(options);

@@ -192,3 +192,82 @@ describe("compactSession counts assistant replies, even within one turn", () => 
     expect(session.messages[2]).not.toHaveProperty("compacted");
   });
 });
+
+describe("the loop's truncation reads each message once, and cuts exactly what a fresh read would", () => {
+  it("over random sessions grown, edited in place, replaced and spliced between calls (with a notice), it matches a truncation made anew each call", async () => {
+    const { createTruncation, truncateDue } = await import("../src/loop/compaction.ts");
+    const { followSessionEdits, markSessionEdits, notifySessionChange, spliceSession } =
+      await import("../src/session.ts");
+    let seed = 7;
+    // The high bits: an LCG's low bits repeat with a short period.
+    const random = (below: number): number =>
+      Math.floor((seed = (seed * 1103515245 + 12345) % 2147483648) / 65536) % below;
+    const text = (): string => "t".repeat([10, 200][random(2)]!);
+    for (let trial = 0; trial < 200; trial++) {
+      const options = { keepTurns: random(4), maxLength: 120, batch: 1 + random(5), protectLastTurn: random(4) > 0 };
+      const truncation = createTruncation(options);
+      const kept: Session = { messages: [{ role: "system", content: "s" }] };
+      const fresh: Session = structuredClone(kept);
+      const edits = followSessionEdits(kept);
+      let id = 0;
+      for (let step = 0; step < 40; step++) {
+        const both = (apply: (session: Session) => void): void => {
+          apply(kept);
+          apply(fresh);
+        };
+        const change = random(12);
+        if (change < 6) {
+          // A model turn: thinking, one or two calls with short or long inputs, their results; or a reply.
+          const made: Message[] = [];
+          if (random(2) === 0) made.push({ type: "thinking", content: text() });
+          if (random(4) === 0) made.push({ role: "assistant", content: "reply" });
+          else {
+            const calls = 1 + random(2);
+            const ids = Array.from({ length: calls }, () => `c${++id}`);
+            for (const call of ids) made.push({ type: "tool_call", id: call, name: "t", input: { text: text() } });
+            for (const call of ids) made.push({ type: "tool_result", id: call, output: "ok" });
+          }
+          both((session) => session.messages.push(...structuredClone(made)));
+        } else if (change < 7) both((session) => session.messages.push({ role: "user", content: "more" }));
+        else if (change < 9) {
+          // A call's input changed in place, as a toolInput guardrail's redaction does: longer or shorter.
+          const index = kept.messages.findLastIndex((message) => "type" in message && message.type === "tool_call");
+          if (index !== -1) {
+            const input = { text: text() };
+            both((session) => {
+              const call = session.messages[index]!;
+              if ("type" in call && call.type === "tool_call") call.input = structuredClone(input);
+              notifySessionChange(session, { type: "update", index, message: call, reason: "guardrail" });
+            });
+          }
+        } else if (change < 10 && kept.messages.length > 2) {
+          // A message replaced by another object, with a notice: thinking by a longer or shorter one.
+          const index = 1 + random(kept.messages.length - 1);
+          const previous = kept.messages[index]!;
+          if ("type" in previous && previous.type === "thinking") {
+            const message: Message = { type: "thinking", content: text() };
+            both((session) => {
+              session.messages[index] = structuredClone(message);
+              notifySessionChange(session, { type: "replace", index, message, previous, reason: "guardrail" });
+            });
+          }
+        } else if (change < 11 && kept.messages.length > 3) {
+          // Early messages summarized (as a strategy records it) or dropped without a notice.
+          const count = 1 + random(Math.min(3, kept.messages.length - 2));
+          const summarize = random(2) === 0;
+          both((session) => {
+            if (summarize) spliceSession(session, 1, count, [{ role: "user", content: "summary" }]);
+            else session.messages.splice(1, count);
+          });
+        }
+        const counts = [
+          truncateDue(truncation, kept, edits, undefined),
+          truncateDue(createTruncation(options), fresh, undefined, undefined),
+        ];
+        markSessionEdits(edits);
+        expect(counts[0], `trial ${trial} step ${step}`).toBe(counts[1]);
+        expect(kept.messages).toStrictEqual(fresh.messages);
+      }
+    }
+  });
+});

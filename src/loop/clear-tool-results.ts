@@ -63,23 +63,12 @@ export type Clearer = ((session: Session, reason: "before-call" | "overflow", ta
 };
 
 /**
- * `clearToolResults` as the loop runs it by default, synchronously before each call: clears the
- * batch once it is due (at once when `reason` is `overflow`). Returns how many results it cleared,
- * and adds them and the characters they freed to `tally`.
- * Incremental: it remembers how far it has looked and which results it found clearable, so each
- * call reads only the messages that left the last `keepLast` results since the one before, and
- * the messages at or after the lowest place the session's edit record says was changed since (as a
- * store learns of them); a clearable result replaced without a notice is noticed too. The session
- * is read again from its start only when messages were removed behind it. Use one per session.
+ * `clearToolResults` as a function of the session: clears the batch once it is due (at once when
+ * `reason` is `overflow`). Returns how many results it cleared, and adds them and the characters
+ * they freed to `tally`. It follows the session's edits itself (see `clearDue`). Use one per session.
  */
 export function createClearer(options: ClearToolResultsOptions = {}): Clearer {
-  checkNumber("clearToolResults: keepLast", options.keepLast, { min: 0, integer: true });
-  checkNumber("clearToolResults: minChars", options.minChars, { min: 0, integer: true });
-  checkNumber("clearToolResults: batch", options.batch, { min: 1, integer: true });
-  const keepLast = options.keepLast ?? 3;
-  const minChars = options.minChars ?? 2000;
-  const batch = options.batch ?? 10;
-  let scan = newScan(minChars);
+  const scan = newScan(options);
   let followed: { session: Session; edits: SessionEdits } | undefined;
   const release = (): void => {
     if (followed !== undefined) unfollowSessionEdits(followed.session, followed.edits);
@@ -88,66 +77,114 @@ export function createClearer(options: ClearToolResultsOptions = {}): Clearer {
   const clearer = (session: Session, reason: "before-call" | "overflow", tally?: CompactionTally): number => {
     if (followed?.session !== session) {
       release();
-      scan = newScan(minChars);
+      restart(scan);
       followed = { session, edits: followSessionEdits(session) };
     }
-    const { messages } = session;
     const { edits } = followed;
-    if (!follow(scan, messages, edits)) scan = newScan(minChars);
-    markSessionEdits(edits);
-    advance(scan, messages, startOfLastResults(messages, keepLast, scan.scanned));
-    const clearable = scan.clearable;
-    if (clearable.length === 0 || (clearable.length < batch && reason !== "overflow")) return 0;
-    let characters = 0;
-    for (const { index, toolName } of clearable) characters += clear(session, index, toolName);
-    const count = clearable.length;
-    cleared(scan, messages);
-    // Its own replacements are known: not edits to follow next time.
-    markSessionEdits(edits);
-    if (tally !== undefined) {
-      tally.count += count;
-      tally.characters += characters;
-    }
+    const count = clearDue(scan, session, reason, edits, tally);
+    // What changed is read, its own replacements included: not edits to follow next time.
+    if (edits.count > 0) markSessionEdits(edits);
     return count;
   };
   return Object.assign(clearer, { release });
 }
 
-const details = { strategy: "clear-tool-results" };
-
-type ReadResult = { index: number; message: Message; toolName: string };
-
-// What a clearer has read of a session: messages before `scanned` are classified, the clearable
-// results listed (oldest first) with the object each was, and the last message read. A plain
-// record and the functions below: one per run, nothing kept of a result that is not clearable.
-type Scan = {
+/**
+ * What a clearer knows of its session: messages before `scanned` were read once, when they entered
+ * (or were edited), and the results among them it would clear are listed (oldest first) with the
+ * object each was, until they are cleared; `last` is the last message read. A plain record and the
+ * functions below: one per run, nothing kept of a result that is not clearable.
+ */
+export type ClearScan = {
+  readonly keepLast: number;
+  readonly minChars: number;
+  readonly batch: number;
   scanned: number;
   clearable: ReadResult[];
   last: Message | undefined;
-  readonly minChars: number;
 };
 
-function newScan(minChars: number): Scan {
-  return { scanned: 0, clearable: [], last: undefined, minChars };
+/** A clearer's state before it read anything; throws an `AgentError` for options that are not counts. */
+export function newScan(options: ClearToolResultsOptions): ClearScan {
+  checkNumber("clearToolResults: keepLast", options.keepLast, { min: 0, integer: true });
+  checkNumber("clearToolResults: minChars", options.minChars, { min: 0, integer: true });
+  checkNumber("clearToolResults: batch", options.batch, { min: 1, integer: true });
+  return {
+    keepLast: options.keepLast ?? 3,
+    minChars: options.minChars ?? 2000,
+    batch: options.batch ?? 10,
+    scanned: 0,
+    clearable: [],
+    last: undefined,
+  };
 }
+
+/**
+ * The clearer's call as the loop makes it. Incremental: it reads each message once, after it
+ * entered, and again only at or after the lowest place `edits` (the session's edit record since the
+ * caller last marked it) says was changed; a clearable result replaced without a notice is noticed
+ * too. The session is read again from its start only when messages were removed behind it. Until
+ * `batch` results are clearable anywhere (or an overflow), nothing more is read: where the last
+ * `keepLast` results begin is looked for only then.
+ */
+export function clearDue(
+  scan: ClearScan,
+  session: Session,
+  reason: "before-call" | "overflow",
+  edits: SessionEdits,
+  tally: CompactionTally | undefined,
+): number {
+  const { messages } = session;
+  if (!follow(scan, messages, edits)) restart(scan);
+  advance(scan, messages, messages.length);
+  const { clearable } = scan;
+  if (clearable.length === 0 || (clearable.length < scan.batch && reason !== "overflow")) return 0;
+  const end = startOfLastResults(messages, scan.keepLast, clearable[0]!.index);
+  let due = 0;
+  while (due < clearable.length && clearable[due]!.index < end) due++;
+  if (due === 0 || (due < scan.batch && reason !== "overflow")) return 0;
+  let characters = 0;
+  for (let at = 0; at < due; at++) characters += clear(session, clearable[at]!.index, clearable[at]!.toolName);
+  clearable.splice(0, due);
+  // The last message read may be one it replaced.
+  scan.last = messages[scan.scanned - 1];
+  if (tally !== undefined) {
+    tally.count += due;
+    tally.characters += characters;
+  }
+  return due;
+}
+
+const details = { strategy: "clear-tool-results" };
+
+// Forgets what was read: the session is read from its start.
+function restart(scan: ClearScan): void {
+  scan.scanned = 0;
+  scan.clearable = [];
+  scan.last = undefined;
+}
+
+type ReadResult = { index: number; message: Message; toolName: string };
 
 /**
  * Takes in what changed behind the scan: the messages at or after the lowest place edited since the
  * last call, and any clearable result replaced without a notice, are read again; false when what was
  * read is no longer the session's (messages removed or moved): then read it from the start.
  */
-function follow(scan: Scan, messages: readonly Message[], edits: SessionEdits): boolean {
+function follow(scan: ClearScan, messages: readonly Message[], edits: SessionEdits): boolean {
   const { scanned, clearable } = scan;
   if (scanned === 0) return true;
   if (edits.spliced || messages.length < scanned) return false;
+  // The last message read is not where it was, and no notice says it was replaced: messages moved.
+  if (messages[scanned - 1] !== scan.last && edits.lowest >= scanned) return false;
   let from = edits.lowest < scanned ? edits.lowest : scanned;
   for (const entry of clearable) if (entry.index < from && messages[entry.index] !== entry.message) from = entry.index;
   if (from < scanned) readAgain(scan, messages, from);
-  return messages[scanned - 1] === scan.last;
+  return true;
 }
 
 // Reads the messages from `from` to where the scan stopped again, as if never read.
-function readAgain(scan: Scan, messages: readonly Message[], from: number): void {
+function readAgain(scan: ClearScan, messages: readonly Message[], from: number): void {
   const { clearable } = scan;
   let kept = clearable.length;
   while (kept > 0 && clearable[kept - 1]!.index >= from) kept--;
@@ -158,7 +195,7 @@ function readAgain(scan: Scan, messages: readonly Message[], from: number): void
 }
 
 /** Reads the messages from where it stopped up to `end`. */
-function advance(scan: Scan, messages: readonly Message[], end: number): void {
+function advance(scan: ClearScan, messages: readonly Message[], end: number): void {
   for (let index = scan.scanned; index < end; index++) {
     const message = messages[index]!;
     // The tool's name is looked up only for a result that may be cleared: most are short.
@@ -181,20 +218,14 @@ function toolNameOf(messages: readonly Message[], index: number, id: string): st
   return "a tool";
 }
 
-/** The listed results were cleared (replaced by placeholders): nothing is clearable now. */
-function cleared(scan: Scan, messages: readonly Message[]): void {
-  scan.clearable = [];
-  scan.last = messages[scan.scanned - 1];
-}
-
 // Content parts (images, files) are what the model is shown of such a result: not plain output to
 // clear. (Nor is what `search_tools` answered: the tools it loaded stay loaded; see `advance`.)
-function mayClear(scan: Scan, message: ToolResultMessage): boolean {
+function mayClear(scan: ClearScan, message: ToolResultMessage): boolean {
   return message.kept !== "cleared" && message.content === undefined && longerThan(message, scan.minChars);
 }
 
 // The index of the first of the last `keepLast` tool results (the length when `keepLast` is 0),
-// looking back no further than `stop`: everything before it was read already.
+// looking back no further than `stop` (`stop` when fewer results come after it).
 function startOfLastResults(messages: readonly Message[], keepLast: number, stop: number): number {
   let seen = 0;
   for (let index = messages.length - 1; index >= stop; index--) {

@@ -1,6 +1,13 @@
 import { checkNumber } from "../numeric-options.ts";
 import { turnStartBefore } from "../session-turns.ts";
-import { isModelMessage, notifySessionChange, type JsonValue, type Message, type Session } from "../session.ts";
+import {
+  isModelMessage,
+  notifySessionChange,
+  type JsonValue,
+  type Message,
+  type Session,
+  type SessionEdits,
+} from "../session.ts";
 import { hasMedia, messageCharacters, withoutMedia } from "./content-size.ts";
 import { jsonLength, surelyWithin } from "../shared/json-length.ts";
 
@@ -44,66 +51,102 @@ export function compactSession(session: Session, options: CompactSessionOptions 
 
 /**
  * An incremental compactor for the loop: it remembers how far the session is already compacted,
- * so each call walks only the last turns and the messages that just left them, not the whole
- * session. Returns how many messages it compacted. Use one per session. Unless
- * `protectLastTurn` is false, it never cuts the last model turn: the next request must carry that
- * turn's signed thinking intact (the loop compacts right before each model call).
+ * so each call reads only the messages that entered since, not the whole session. Returns how
+ * many messages it compacted. Use one per session. Unless `protectLastTurn` is false, it never
+ * cuts the last model turn: the next request must carry that turn's signed thinking intact (the
+ * loop compacts right before each model call).
  */
 export function createCompactor(
   options: CompactSessionOptions & { protectLastTurn?: boolean } = {},
 ): (session: Session) => number {
   const truncation = createTruncation(options);
-  return (session) => truncation(session, undefined);
+  return (session) => truncateDue(truncation, session, undefined, undefined);
 }
 
 /** What a compaction did, added up by the compaction itself: the `compaction` event's count and characters. */
 export type CompactionTally = { count: number; characters: number };
 
 /**
- * `createCompactor` as the loop runs it: adds what it cut to `tally` (messages, and the characters
- * of JSON the session is shorter by). Each message is measured once when it leaves the recent
- * turns (without building anything: `jsonLength`) and cut once, when its batch is due.
+ * What an incremental truncation knows of its session: the messages before `seen` were measured
+ * once, when they entered (or were edited), and `long` lists those it would cut, oldest first,
+ * until they are cut. A call before which no batch can be due reads only what entered since.
  */
-export function createTruncation(
-  options: CompactSessionOptions & { protectLastTurn?: boolean } = {},
-): (session: Session, tally: CompactionTally | undefined) => number {
+export type Truncation = {
+  readonly keepTurns: number;
+  readonly maxLength: number;
+  readonly batch: number;
+  readonly minimumTurns: number;
+  seen: number;
+  readonly long: number[];
+};
+
+/** `createCompactor`'s state, as the loop keeps it (`truncateDue`). */
+export function createTruncation(options: CompactSessionOptions & { protectLastTurn?: boolean } = {}): Truncation {
   checkCompactOptions(options);
-  const keepTurns = options.keepTurns ?? 2;
-  const maxLength = options.maxLength ?? 120;
-  const batch = options.batch ?? 1;
-  const minimumTurns = options.protectLastTurn === false ? 0 : 1;
-  // Messages before `scanned` were looked at; the cuts due among them wait in `due` (by index)
-  // until there are `batch` of them.
-  let scanned = 0;
-  const due: number[] = [];
-  let seen = 0;
-  return (session, tally) => {
-    const { messages } = session;
-    // Fewer messages than last time: something removed some (a strategy's splice); start over.
-    if (messages.length < seen) {
-      scanned = 0;
-      due.length = 0;
-    }
-    seen = messages.length;
-    const horizon = lastIndexBeforeRecentTurns(messages, keepTurns, scanned, minimumTurns);
-    for (let index = scanned; index <= horizon; index++) if (isLong(messages[index]!, maxLength)) due.push(index);
-    if (horizon >= scanned) scanned = horizon + 1;
-    if (due.length === 0 || due.length < batch) return 0;
-    let count = 0;
-    for (const index of due) {
-      const previous = messages[index]!;
-      const cut = truncate(previous, maxLength);
-      if (cut === undefined) continue;
-      // A new object, not an edit: whoever cached the old one (a converter) sees the change.
-      messages[index] = cut;
-      notifySessionChange(session, { type: "replace", index, message: cut, previous, reason: "compaction" });
-      if (tally !== undefined) tally.characters += messageCharacters(previous) - messageCharacters(cut);
-      count++;
-    }
-    due.length = 0;
-    if (tally !== undefined) tally.count += count;
-    return count;
+  return {
+    keepTurns: options.keepTurns ?? 2,
+    maxLength: options.maxLength ?? 120,
+    batch: options.batch ?? 1,
+    minimumTurns: options.protectLastTurn === false ? 0 : 1,
+    seen: 0,
+    long: [],
   };
+}
+
+/**
+ * `createCompactor`'s call as the loop makes it: cuts the long messages that left the recent turns
+ * once there are `batch` of them, adding what it cut to `tally` (messages, and the characters of
+ * JSON the session is shorter by). Each message is measured (without building anything:
+ * `jsonLength`) when it is first read, and again only if `edits` (the session's edit record since
+ * the loop's last call) says it was changed; it is cut once, when its batch is due.
+ */
+export function truncateDue(
+  truncation: Truncation,
+  session: Session,
+  edits: SessionEdits | undefined,
+  tally: CompactionTally | undefined,
+): number {
+  const { messages } = session;
+  const { long, maxLength } = truncation;
+  let from = truncation.seen;
+  // Fewer messages than were read, or some moved by a splice: read them all again.
+  if (messages.length < from || edits?.spliced === true) from = 0;
+  else if (edits !== undefined && edits.lowest < from) from = edits.lowest;
+  if (from < truncation.seen) {
+    let kept = long.length;
+    while (kept > 0 && long[kept - 1]! >= from) kept--;
+    long.length = kept;
+  }
+  for (let index = from; index < messages.length; index++) if (isLong(messages[index]!, maxLength)) long.push(index);
+  truncation.seen = messages.length;
+  // Fewer long messages than a batch anywhere: none is due, wherever the recent turns begin.
+  if (long.length < truncation.batch) return 0;
+  return cutDue(truncation, session, tally);
+}
+
+// Cuts the long messages before the recent turns when there are a batch of them.
+function cutDue(truncation: Truncation, session: Session, tally: CompactionTally | undefined): number {
+  const { messages } = session;
+  const { long, maxLength } = truncation;
+  const horizon = lastIndexBeforeRecentTurns(messages, truncation.keepTurns, long[0]!, truncation.minimumTurns);
+  let due = 0;
+  while (due < long.length && long[due]! <= horizon) due++;
+  if (due < truncation.batch) return 0;
+  let count = 0;
+  for (let at = 0; at < due; at++) {
+    const index = long[at]!;
+    const previous = messages[index]!;
+    const cut = truncate(previous, maxLength);
+    if (cut === undefined) continue;
+    // A new object, not an edit: whoever cached the old one (a converter) sees the change.
+    messages[index] = cut;
+    notifySessionChange(session, { type: "replace", index, message: cut, previous, reason: "compaction" });
+    if (tally !== undefined) tally.characters += messageCharacters(previous) - messageCharacters(cut);
+    count++;
+  }
+  long.splice(0, due);
+  if (tally !== undefined) tally.count += count;
+  return count;
 }
 
 /** Throws an `AgentError` for options that are not counts (see `CompactSessionOptions`). */

@@ -4,6 +4,7 @@ import type { ElicitationAnswer } from "../tools/elicitation.ts";
 import { guardGivenAnswer } from "./guarded-turn.ts";
 import { callModelStep } from "./call-model.ts";
 import { releaseStrategies } from "./clear-tool-results.ts";
+import { releaseCompaction } from "./default-compaction.ts";
 import type { AgentEvent } from "./events.ts";
 import { runStream, type RunStream } from "./event-iterator.ts";
 import { checkLoopOptions, type AgentLoopOptions } from "./loop-options.ts";
@@ -193,7 +194,7 @@ async function runLoop(run: RunContext): Promise<void> {
     run.emit(withCost(runEndEvent(end), run));
   } finally {
     run.abortRace.dispose();
-    run.compaction?.clearing?.release();
+    releaseCompaction(run.compaction, run.session);
     releaseStrategies(run.strategies);
   }
   if (end.outcome === "error") throw end.error;

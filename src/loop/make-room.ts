@@ -1,4 +1,6 @@
-import type { CompactionTally } from "./compaction.ts";
+import { truncateDue, type CompactionTally } from "./compaction.ts";
+import { clearDue } from "./clear-tool-results.ts";
+import { followSessionEdits, markSessionEdits } from "../session.ts";
 import type { CompactionFallback, CompactionStrategy } from "./compaction-strategy.ts";
 import type { AgentEvent } from "./events.ts";
 import { watchCompaction } from "./compaction-report.ts";
@@ -16,20 +18,27 @@ export function makeRoom(run: RunContext): void | Promise<void> {
 /**
  * The default compaction before each call: truncation, then clearing of old tool output; emits
  * `compaction` for each that changed something, from what each says it did (nothing watches the
- * session meanwhile: a call with nothing to do builds nothing).
+ * session meanwhile: a call with nothing to do builds nothing). Both read what changed in the
+ * session since the last call from one edit record, marked once both have read it (their own
+ * replacements included).
  */
 export function compact(run: RunContext): void {
   const { compaction, session } = run;
   if (compaction === undefined) return;
-  const { truncate, clearing, tally } = compaction;
+  const edits = (compaction.edits ??= followSessionEdits(session));
+  const { tally, clearing } = compaction;
+  if (truncateDue(compaction.truncation, session, edits, tally) > 0) emitCompaction(run, tally, "truncation");
+  if (clearing !== undefined && clearDue(clearing, session, "before-call", edits, tally) > 0)
+    emitCompaction(run, tally, "clear-tool-results");
+  if (edits.count > 0) markSessionEdits(edits);
+}
+
+// The tally is zero between calls: only a compaction that did something touches it.
+function emitCompaction(run: RunContext, tally: CompactionTally, strategy: string): void {
+  const event = compactionEvent(tally, strategy);
   tally.count = 0;
   tally.characters = 0;
-  if (truncate(session, tally) > 0) run.emit(compactionEvent(tally, "truncation"));
-  if (clearing !== undefined) {
-    tally.count = 0;
-    tally.characters = 0;
-    if (clearing(session, "before-call", tally) > 0) run.emit(compactionEvent(tally, "clear-tool-results"));
-  }
+  run.emit(event);
 }
 
 function compactionEvent({ count, characters }: CompactionTally, strategy: string): AgentEvent {
