@@ -45,9 +45,9 @@ function afterTurn(run: RunContext): NextStep | Promise<NextStep> {
   const answer = verbatimAnswer(run.session.messages, run.offer.verbatim);
   if (answer !== undefined)
     return guardGivenAnswer(run, answer).then((checked) => ("role" in checked ? giveAnswer(run, checked) : checked));
-  const looping = state.loopGuard.detected;
+  const looping = state.loopDetected;
   if (looping !== undefined) {
-    run.emit({ type: "loop-detected", tool: looping.name, count: state.loopGuard.count });
+    run.emit({ type: "loop-detected", tool: looping.name, count: state.guardCount });
     return { type: "end", end: { outcome: "loop-detected" } };
   }
   if (run.stopWhen !== undefined && !run.signal.aborted) return checkStopCondition(run, run.stopWhen);

@@ -41,7 +41,7 @@ import { createBudgetLedger, hasLimit, type BudgetLedger } from "../model/budget
 import type { ToolSpending } from "../tools/executor-setup.ts";
 import { addSubagentUsage } from "../tools/subagent-usage.ts";
 import type { PrefixTracking } from "./sent-prefix.ts";
-import { newLoopGuardState, type LoopGuardState } from "../tools/loop-guard.ts";
+import type { LoopGuardState } from "../tools/loop-guard.ts";
 import { loopGuardLimit, type StopCondition } from "./stop-conditions.ts";
 
 /** Messages the caller sends a running run: steering (at the next safe point) and follow-ups (after the task). */
@@ -125,8 +125,8 @@ export type RunContext = {
   readonly tasks: RunTasks | undefined;
 };
 
-/** What changes as a run goes. */
-export type RunState = {
+/** What changes as a run goes; the loop guard keeps what it saw here too. */
+export type RunState = LoopGuardState & {
   /** Model calls so far in this run. */
   iteration: number;
   /**
@@ -139,7 +139,6 @@ export type RunState = {
   /** Set by the model call that took the run over its budget; `overrunMarked` once that turn carries it. */
   overrun: BudgetOverrun | undefined;
   overrunMarked: boolean;
-  loopGuard: LoopGuardState;
 };
 
 /** What a run is started with: the arguments of `agentLoop` or `agentStream`. */
@@ -201,7 +200,7 @@ export function createRunContext(setup: RunSetup): RunContext {
     toolTimeout,
     agentName,
     hooks,
-    loopGuard: loopGuard === undefined ? undefined : { limit: loopGuard, state: state.loopGuard },
+    loopGuard: loopGuard === undefined ? undefined : { limit: loopGuard, state },
     session,
     // A model that records tool calls (a cassette) sees every handler run.
     recorder: toolCallRecorderOf(invokeModel),
@@ -259,7 +258,10 @@ function newRunState(): RunState {
     abandon: undefined,
     overrun: undefined,
     overrunMarked: false,
-    loopGuard: newLoopGuardState(),
+    guardLast: undefined,
+    guardCount: 0,
+    guardRefused: 0,
+    loopDetected: undefined,
   };
 }
 
