@@ -697,8 +697,18 @@ export function keepOutput(
   let kept = keptOutputs.get(session);
   if (kept === undefined) keptOutputs.set(session, (kept = new Map()));
   kept.set(id, output);
+  keptCount++;
   if (options.recorded !== true && typeof output !== "function")
     notifySessionChange(session, { type: "keep", id, output });
+}
+
+// Every output kept so far, in any session: a reader that has seen this count before knows that no
+// session's kept outputs changed since, without looking its own up.
+let keptCount = 0;
+
+/** How many outputs were kept aside (`keepOutput`) in this process so far, in all sessions together. */
+export function keptOutputCount(): number {
+  return keptCount;
 }
 
 /** Whether any output of the session was kept aside (`keepOutput`): `recall_output` has something to read. */

@@ -51,6 +51,28 @@ const recall =
   ];
 
 describe("largeOutput", () => {
+  it("recall_output is offered to the run whose output was kept, from its next call, and not to a run beside it", async () => {
+    const small = tool({
+      name: "test",
+      description: "Run the tests.",
+      inputSchema: { type: "object" },
+      handler: () => "ok",
+    });
+    const offloads = model([() => [{ type: "tool_call", id: "call_8", name: "test", input: {} }]]);
+    const beside = model([() => [{ type: "tool_call", id: "call_8", name: "test", input: {} }]]);
+    // Turn by turn together: the second run's calls come after the first kept an output.
+    await Promise.all([
+      agentLoop(offloads.invokeModel, [test], initSession("s", "go"), { largeOutput: { maxChars: 2000 } }),
+      agentLoop(beside.invokeModel, [small], initSession("s", "go"), { largeOutput: { maxChars: 2000 } }),
+    ]);
+    expect(offloads.sent.map((call) => call.tools)).toStrictEqual([
+      ["test"],
+      ["test", "recall_output"],
+      ["test", "recall_output"],
+    ]);
+    expect(beside.sent.map((call) => call.tools)).toStrictEqual([["test"], ["test"], ["test"]]);
+  });
+
   it("a long output enters as its head and tail around a marker, at most maxChars; recall_output is then offered, last", async () => {
     const { invokeModel, sent } = model();
     const session = await agentLoop(invokeModel, [test], initSession("s", "go"), { largeOutput: { maxChars: 2000 } });

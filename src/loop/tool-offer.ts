@@ -1,4 +1,4 @@
-import { hasKeptOutputs, type Message, type Session } from "../session.ts";
+import { hasKeptOutputs, keptOutputCount, type Message, type Session } from "../session.ts";
 import { recallOutputName, recallOutputTool } from "../tools/recall-output.ts";
 import { readLoaded, searchToolsName, searchToolsTool } from "../tools/search-tools.ts";
 import { toolSchemas, type ToolDefinition, type ToolSchema } from "../tools/tool.ts";
@@ -79,13 +79,26 @@ export function createToolOffer(
       : new Map(toolSchemas(deferred.filter(shownDirectly)).map((schema) => [schema.name, schema]));
   const recallSchema = recall === undefined ? undefined : recall.schema;
   const reader = deferred.length === 0 ? undefined : createLoadedReader(deferredNames);
-  let last: { loaded: number; recall: boolean; tools: ToolSchema[] } | undefined;
+  let last: { session: Session; loaded: number; recall: boolean; kept: number; tools: ToolSchema[] } | undefined;
   const offered = (session: Session): ToolSchema[] => {
     const loaded = reader === undefined ? noneLoaded : reader.read(session.messages);
-    const withRecall = recallSchema !== undefined && hasKeptOutputs(session);
+    const same = last?.session === session ? last : undefined;
+    const kept = keptOutputCount();
+    // Kept outputs only ever grow: `recall_output` once shown stays, and until then the session's
+    // are looked up only after an output was kept somewhere.
+    const withRecall =
+      recallSchema !== undefined &&
+      (same !== undefined && (same.recall || same.kept === kept) ? same.recall : hasKeptOutputs(session));
     // Loaded tools only ever grow (or start over after a compaction removed a search): their count says it.
-    if (last !== undefined && last.loaded === loaded.length && last.recall === withRecall && reader?.restarted !== true)
-      return last.tools;
+    if (
+      same !== undefined &&
+      same.loaded === loaded.length &&
+      same.recall === withRecall &&
+      reader?.restarted !== true
+    ) {
+      same.kept = kept;
+      return same.tools;
+    }
     const shown = [...base];
     for (const name of loaded) {
       const schema = schemaOf.get(name);
@@ -94,7 +107,7 @@ export function createToolOffer(
     if (codeAt >= 0 && loaded.length > 0)
       shown[codeAt] = { ...base[codeAt]!, description: codeMode!.describe!(loaded) };
     if (withRecall) shown.push(recallSchema);
-    last = { loaded: loaded.length, recall: withRecall, tools: shown };
+    last = { session, loaded: loaded.length, recall: withRecall, kept, tools: shown };
     return shown;
   };
   // A program's calls all ask about its code call: what was read for it holds while that call is
