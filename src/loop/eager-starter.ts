@@ -6,26 +6,29 @@ import type { ToolCallMessage } from "../session.ts";
 
 /**
  * Starts tool calls while the model streams, for one run: one attempt at a time, each attempt's
- * starts taken (`take`) when it ends. Its callback is made once per run, not per call.
+ * starts taken (`takeEarlyStarts`) when it ends. Its callback is made once per run, not per call.
  */
 export type EagerStarter = {
   /** Hears each complete tool call of the stream; starts it if its tool allows. */
   readonly onToolCall: (call: ToolCallMessage) => void;
-  /** The current attempt's early starts (absent when nothing was heard), and forgets them. */
-  readonly take: () => EagerStarts | undefined;
+  /** The current attempt's early starts: absent when nothing was heard (every non-streamed turn). */
+  early: EagerStarts | undefined;
 };
 
 export function createEagerStarter(executor: ToolExecutor, runSignal: AbortSignal): EagerStarter {
-  // Made on the first early start only: most turns (every non-streamed one) have none.
-  let early: EagerStarts | undefined;
-  return {
-    onToolCall: (call) => (early ??= eagerStarts(executor, runSignal)).onToolCall(call),
-    take: () => {
-      const taken = early;
-      early = undefined;
-      return taken;
-    },
+  const starter: EagerStarter = {
+    // Made on the first early start only: most turns (every non-streamed one) have none.
+    onToolCall: (call) => (starter.early ??= eagerStarts(executor, runSignal)).onToolCall(call),
+    early: undefined,
   };
+  return starter;
+}
+
+/** The current attempt's early starts (absent when nothing was heard), forgotten by the starter. */
+export function takeEarlyStarts(starter: EagerStarter | undefined): EagerStarts | undefined {
+  const taken = starter?.early;
+  if (taken !== undefined) starter!.early = undefined;
+  return taken;
 }
 
 type EagerStarts = ReturnType<typeof eagerStarts>;

@@ -1,7 +1,7 @@
 import { delay, type AbortRace } from "../shared/abort.ts";
 import { describeError, errorType } from "../errors.ts";
 import type { AgentEvent } from "./events.ts";
-import type { EagerStarter } from "./eager-starter.ts";
+import { takeEarlyStarts, type EagerStarter } from "./eager-starter.ts";
 import type { ToolOutcome } from "../tools/tool-outcome.ts";
 import type { InvokeModel } from "../model/invoke-model.ts";
 import type { ModelView } from "./model-view.ts";
@@ -97,7 +97,7 @@ async function awaitTurn(
 async function retryTurn(run: ModelTurnRun, view: ModelView, error: unknown): Promise<ModelTurn | undefined> {
   const { context } = view;
   for (let attempt = 1; ; attempt++) {
-    run.eager?.take()?.discard();
+    takeEarlyStarts(run.eager)?.discard();
     if (context.signal.aborted) return undefined;
     const delayMs = run.retry === false ? undefined : retryDelay(error, attempt, run.retry);
     if (delayMs === undefined) throw error;
@@ -127,7 +127,7 @@ async function retryTurn(run: ModelTurnRun, view: ModelView, error: unknown): Pr
 }
 
 function takeTurn(run: ModelTurnRun, messages: ModelMessage[]): ModelTurn {
-  const early = run.eager?.take();
+  const early = takeEarlyStarts(run.eager);
   if (early === undefined) return { messages, started: undefined, release: noop, discard: noop };
   return { messages, started: early.started(), release: early.release, discard: early.discard };
 }
