@@ -35,14 +35,17 @@ export function answerTools(run: RunContext, turn: OpenTurn): NextStep | Promise
 
 function turnAnswered(run: RunContext, turn: OpenTurn, outcomes: ToolOutcome[]): NextStep | Promise<NextStep> {
   const next = toolsAnswered(run, turn, outcomes);
-  return next === callModelNext ? afterTurn(run) : next;
+  return next === callModelNext ? afterTurn(run, turn) : next;
 }
 
 // Every call of the turn is answered: a verbatim answer, the loop guard or the stop condition may
 // end the run here. A turn with none of them to wait for goes on without an async frame of its own.
-function afterTurn(run: RunContext): NextStep | Promise<NextStep> {
+function afterTurn(run: RunContext, turn: OpenTurn): NextStep | Promise<NextStep> {
   const { state } = run;
-  const answer = verbatimAnswer(run.session.messages, run.offer.verbatim);
+  // Only a turn that called a tool answering verbatim can have such an answer: no other reads the session.
+  const answer = callsVerbatim(turn, run.offer.verbatim)
+    ? verbatimAnswer(run.session.messages, run.offer.verbatim)
+    : undefined;
   if (answer !== undefined)
     return guardGivenAnswer(run, answer).then((checked) => ("role" in checked ? giveAnswer(run, checked) : checked));
   const looping = state.loopDetected;
@@ -52,6 +55,12 @@ function afterTurn(run: RunContext): NextStep | Promise<NextStep> {
   }
   if (run.stopWhen !== undefined && !run.signal.aborted) return checkStopCondition(run, run.stopWhen);
   return callModelNext;
+}
+
+function callsVerbatim(turn: OpenTurn, verbatim: ReadonlySet<string>): boolean {
+  if (verbatim.size === 0) return false;
+  for (const call of turn.toolCalls) if (verbatim.has(call.name)) return true;
+  return false;
 }
 
 async function checkStopCondition(run: RunContext, stopWhen: StopCondition): Promise<NextStep> {
