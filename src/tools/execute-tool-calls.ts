@@ -149,7 +149,7 @@ export function createToolExecutor(
     setup: parts.setup,
     start: (call, scope, turn) => startToolCall(parts, callRun(parts, scope, call, turn)),
     run: (toolCalls, scope, started, context, answered) =>
-      runInCallOrder(parts, { toolCalls, scope, started }, context, answered),
+      runInCallOrder(parts, toolCalls, scope, started, context, answered),
     // Under a policy the decision is recorded on the stored call before it runs: no call starts
     // before its turn is in the session.
     isEager: (name) => parts.setup.approvals === undefined && parts.setup.definitions.get(name)?.eager !== false,
@@ -181,9 +181,9 @@ function callRun(
 }
 
 /** A batch of calls to run: the turn's calls, where they run, and the ones that started early. */
-type Batch<S extends CallScope = CallScope> = {
+type Batch = {
   readonly toolCalls: readonly ToolCallMessage[];
-  readonly scope: S;
+  readonly scope: CallScope;
   readonly started: ReadonlyMap<string, Promise<ToolOutcome>> | undefined;
 };
 
@@ -213,14 +213,15 @@ async function startToolCall(
  */
 function runInCallOrder<S extends CallScope, C, R>(
   parts: ExecutorParts,
-  batch: Batch<S>,
+  toolCalls: readonly ToolCallMessage[],
+  scope: S,
+  started: ReadonlyMap<string, Promise<ToolOutcome>> | undefined,
   context: C,
   answered: (scope: S, context: C, outcomes: ToolOutcome[]) => R | Promise<R>,
 ): R | Promise<R> {
-  const { toolCalls, scope, started } = batch;
   const { onResult } = parts;
   if (toolCalls.length !== 1 || parts.slots.limit !== Number.POSITIVE_INFINITY)
-    return runSeveral(parts, batch).then((outcomes) => answered(scope, context, outcomes));
+    return runSeveral(parts, { toolCalls, scope, started }).then((outcomes) => answered(scope, context, outcomes));
   // The common case, without the bookkeeping of ordering several results: the call's outcome at
   // once when it answered at once; else the reaction to the handler's promise, raced against the
   // run's abort, makes the outcome, delivers it and takes the caller's next step (one reaction
