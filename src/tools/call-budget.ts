@@ -16,7 +16,7 @@ export function addCallBudget(context: ToolContext, spending: ToolSpending, spen
   if (hasLimit(ledger)) {
     const budget = callLedger(spending, spender);
     context.budget = budget;
-    context.spend = (spent) => budget.charge(checkBudgetCharge(spent, "ToolContext.spend"));
+    context.spend = chargeSpent.bind(budget);
     context.budgetLeft = budget.left;
     return;
   }
@@ -25,7 +25,12 @@ export function addCallBudget(context: ToolContext, spending: ToolSpending, spen
   budget.id = spender;
   budget.built = undefined;
   context.budget = budget;
-  context.spend = (spent) => budget.charge(checkBudgetCharge(spent, "ToolContext.spend"));
+  context.spend = chargeSpent.bind(budget);
+}
+
+// `spend`, bound to the call's ledger: a bound shared function is smaller than a closure and its context.
+function chargeSpent(this: BudgetLedger, spent: Parameters<NonNullable<ToolContext["spend"]>>[0]): void {
+  this.charge(checkBudgetCharge(spent, "ToolContext.spend"));
 }
 
 /**
