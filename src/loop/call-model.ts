@@ -5,7 +5,6 @@ import { guardAfter, guardBefore, type CheckedAnswer, type TurnControl } from ".
 import { addInput } from "./run-guardrails.ts";
 import { modelTurn, type ModelTurn } from "./model-turn.ts";
 import { endAborted, type NextStep } from "./next-step.ts";
-import type { OpenTurn } from "./open-turn.ts";
 import type { RunContext } from "./run-context.ts";
 import { checkFinalAnswer } from "./structured-output.ts";
 import { isContextOverflowError, MaxIterationsError, StructuredOutputError } from "../errors.ts";
@@ -244,8 +243,7 @@ function enterTurn(
     answer.discard();
     return problems === undefined ? { type: "answered", last } : { type: "correct-output", last, problems };
   }
-  const turn: OpenTurn = { toolCalls, last, started: answer.started, release: answer.release };
-  return { type: "answer-tools", turn };
+  return { type: "answer-tools", toolCalls, last, started: answer.started, release: answer.release };
 }
 
 // The stored copy is the turn's own list: a turn of calls only (the usual one) is its own list of calls.

@@ -218,7 +218,7 @@ async function runSteps(run: RunContext, first: NextStep): Promise<RunEnd> {
       case "answer-tools":
         // Even tools that answer at once take a turn of the microtask queue, once a turn:
         // concurrent runs take turns and a consumer's `break` reaches the run between model calls.
-        step = await answerTools(run, step.turn);
+        step = await answerTools(run, step);
         break;
       case "call-model": {
         // A model call leads to tools or to an answer, each awaited: no turn of its own here.
@@ -242,7 +242,7 @@ async function runSteps(run: RunContext, first: NextStep): Promise<RunEnd> {
 // one whose last turn's results hold a verbatim answer not yet given ends with it.
 function firstStep(run: RunContext): NextStep | Promise<NextStep> {
   const turn = findOpenTurn(run.session.messages);
-  if (turn.toolCalls.length > 0) return { type: "answer-tools", turn };
+  if (turn.toolCalls.length > 0) return { type: "answer-tools", ...turn };
   const answer = verbatimAnswer(run.session.messages, run.offer.verbatim);
   if (answer === undefined) return callModelNext;
   // The output guardrails check a given answer as any other.

@@ -10,9 +10,10 @@ import type { RunContext } from "./run-context.ts";
 export type NextStep =
   /**
    * Answer the open turn's tool calls: run them (results enter the session in call order), or, when
-   * the model stopped for another reason than tool use, close them with error results.
+   * the model stopped for another reason than tool use, close them with error results. The step
+   * is the open turn itself: one object a turn.
    */
-  | { type: "answer-tools"; turn: OpenTurn }
+  | ({ type: "answer-tools" } & OpenTurn)
   /** Call the model for the next turn: after the abort check, queued steering and the iteration limit. */
   | { type: "call-model" }
   /** The final answer broke the `output` schema: close its turn and send the problems back. */
