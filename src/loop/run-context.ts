@@ -189,11 +189,19 @@ export function createRunContext(setup: RunSetup): RunContext {
   });
   const maxChars = largeOutputChars(options.largeOutput);
   const tasks = createRunTasks(setup, { emit: listening && emit, maxChars, guarded: guarded.taskOutput });
-  const spentByCall = new Map<string, SubagentUsage[]>();
   const ledger = runLedger(options);
   // What the run's background tasks spend counts here too, as they spend it.
   if (tasks !== undefined) tasks.host.ledger = ledger;
-  const runTools = codeModeParts(options, tools, { maxChars, spentByCall, marked }, () => executor);
+  const runTools = codeModeParts(options, tools, { maxChars, marked }, () => executor);
+  const results: RunResults = {
+    session,
+    add,
+    maxChars,
+    marked,
+    tasks,
+    programRecord: runTools.programRecord,
+    spentByCall: undefined,
+  };
   const executor: ToolExecutor = createToolExecutor(runTools.definitions, options.toolHandlers ?? {}, {
     parallel: options.parallel,
     maxParallelTools: options.maxParallelTools,
@@ -204,8 +212,8 @@ export function createRunContext(setup: RunSetup): RunContext {
     session,
     // A model that records tool calls (a cassette) sees every handler run.
     recorder: toolCallRecorderOf(invokeModel),
-    onResult: resultWriter({ session, add, records: runTools.records, maxChars, marked, tasks }),
-    spending: toolSpending(ledger, spentByCall),
+    onResult: (result) => enterResult(results, result),
+    spending: toolSpending(ledger, results),
     tasks: tasks?.host,
     approvals: options.approvalPolicy === undefined ? undefined : createApprovalChain(options.approvalPolicy, now),
     ...heardBy(elicitations, listening, emit),
@@ -243,7 +251,7 @@ export function createRunContext(setup: RunSetup): RunContext {
     modelCallMs: options.timeouts?.modelCallMs,
     firstChunkMs: options.timeouts?.firstChunkMs,
     guardrails: guarded.guardrails,
-    heldResult: (result) => withRecords(runTools.records, marked === undefined ? result : marked(result)),
+    heldResult: (result) => withRecords(results, marked === undefined ? result : marked(result)),
     throwOnBlock: options.throwOnBlock === true,
     prefix,
     waitsAroundCall: guarded.guardrails !== undefined || management.strategies !== undefined || waitsFor(options),
@@ -285,29 +293,31 @@ function waitsFor(options: AgentLoopOptions): boolean {
   return hooks?.beforeModelCall !== undefined || hooks?.afterModelCall !== undefined || options.output !== undefined;
 }
 
-/** What a tool's result goes through on its way into the session (`enterResult`). */
-type ResultWriter = {
+/**
+ * What a tool's result goes through on its way into the session (`enterResult`), and what the run
+ * adds to its calls' results (`withRecords`): one record, so a result reaches one object of its
+ * run, not a closure per step: at many runs in flight each result comes when its run's objects
+ * are cold, and each one is another fetch from memory.
+ */
+type RunResults = {
   readonly session: Session;
   readonly add: (message: Message) => void;
-  readonly records: RunRecords;
   readonly maxChars: number | undefined;
   readonly marked: ((result: ToolResultMessage) => ToolResultMessage) | undefined;
   readonly tasks: RunTasks | undefined;
+  /** Code mode's: a code call's result with its program's calls and logs; absent without code mode. */
+  readonly programRecord: ((result: ToolResultMessage) => ToolResultMessage) | undefined;
+  /** What calls spent on models, by call id, until their results enter; made when a tool first spends. */
+  spentByCall: Map<string, SubagentUsage[]> | undefined;
 };
-
-// One function reading one record, not a closure per step: at many runs in flight each result
-// comes when its run's objects are cold, and each layer is another one to fetch.
-function resultWriter(writer: ResultWriter): (result: ToolResultMessage) => void {
-  return (result) => enterResult(writer, result);
-}
 
 // Each result enters the session as a tool guardrail left it, then shortened if it is too long,
 // with what its call spent (and, for a code call, its program's record).
-function enterResult(writer: ResultWriter, result: ToolResultMessage): void {
-  const { session, marked, maxChars } = writer;
+function enterResult(results: RunResults, result: ToolResultMessage): void {
+  const { session, marked, maxChars } = results;
   const guarded = marked === undefined ? result : marked(result);
-  writer.add(withRecords(writer.records, maxChars === undefined ? guarded : offload(session, guarded, maxChars)));
-  if (writer.tasks !== undefined) taskResultEntered(session, result);
+  results.add(withRecords(results, maxChars === undefined ? guarded : offload(session, guarded, maxChars)));
+  if (results.tasks !== undefined) taskResultEntered(session, result);
 }
 
 // Every event counts in the run's metrics; `run-end` carries them. The loop's own events go
@@ -378,10 +388,11 @@ function runLedger(options: AgentLoopOptions): BudgetLedger {
 
 // What tools spend on models (subagents, or a tool's own calls) counts in the run's ledger at
 // once, and enters the session on the call's result (by model), where the metrics read it.
-function toolSpending(ledger: BudgetLedger, spentByCall: Map<string, SubagentUsage[]>): ToolSpending {
+function toolSpending(ledger: BudgetLedger, results: RunResults): ToolSpending {
   return {
     ledger,
     record: (id, charge) => {
+      const spentByCall = (results.spentByCall ??= new Map<string, SubagentUsage[]>());
       const entries = spentByCall.get(id) ?? [];
       spentByCall.set(id, entries);
       addSubagentUsage(entries, charge);
@@ -389,19 +400,12 @@ function toolSpending(ledger: BudgetLedger, spentByCall: Map<string, SubagentUsa
   };
 }
 
-/** What a run adds to its calls' results: what a call spent on models, and a code call's program record. */
-type RunRecords = {
-  readonly spentByCall: Map<string, SubagentUsage[]>;
-  /** Code mode's: a code call's result with its program's calls and logs; absent without code mode. */
-  readonly programRecord: ((result: ToolResultMessage) => ToolResultMessage) | undefined;
-};
-
 // A result with what its call spent on models and, for a code call, its program's record.
-function withRecords(records: RunRecords, result: ToolResultMessage): ToolResultMessage {
-  const { spentByCall, programRecord } = records;
+function withRecords(results: RunResults, result: ToolResultMessage): ToolResultMessage {
+  const { spentByCall, programRecord } = results;
   const recorded = programRecord === undefined ? result : programRecord(result);
   // Most runs' tools spend nothing on models: nothing to look up.
-  if (spentByCall.size === 0) return recorded;
+  if (spentByCall === undefined || spentByCall.size === 0) return recorded;
   const spent = spentByCall.get(recorded.id);
   if (spent === undefined) return recorded;
   spentByCall.delete(recorded.id);
@@ -412,7 +416,8 @@ function withRecords(records: RunRecords, result: ToolResultMessage): ToolResult
 type CodeModeParts = {
   readonly offer: ToolOffer;
   readonly definitions: readonly ToolDefinition[];
-  readonly records: RunRecords;
+  /** Code mode's record of a code call's program, for its result; absent without code mode. */
+  readonly programRecord: ((result: ToolResultMessage) => ToolResultMessage) | undefined;
   /** The offer, and the exclusive tools' names with code mode. */
   readonly executorOptions: { offer: ToolOffer; programOnly?: ReadonlySet<string>; codeTool?: ToolDefinition };
 };
@@ -423,13 +428,8 @@ function codeModeParts(
   tools: readonly ToolDefinition[],
   {
     maxChars,
-    spentByCall,
     marked,
-  }: {
-    maxChars: number | undefined;
-    spentByCall: Map<string, SubagentUsage[]>;
-    marked: ((result: ToolResultMessage) => ToolResultMessage) | undefined;
-  },
+  }: { maxChars: number | undefined; marked: ((result: ToolResultMessage) => ToolResultMessage) | undefined },
   executor: () => ToolExecutor,
 ): CodeModeParts {
   const settings = readCodeMode(options.codeMode, tools);
@@ -438,7 +438,7 @@ function codeModeParts(
     return {
       offer,
       definitions: offer.definitions,
-      records: { spentByCall, programRecord: undefined },
+      programRecord: undefined,
       executorOptions: { offer },
     };
   }
@@ -456,7 +456,7 @@ function codeModeParts(
   return {
     offer,
     definitions: offer.definitions,
-    records: { spentByCall, programRecord: codeMode.withRecord },
+    programRecord: codeMode.withRecord,
     executorOptions:
       codeMode.programOnly === undefined
         ? { offer, codeTool: codeMode.tool }
