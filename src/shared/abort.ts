@@ -37,9 +37,22 @@ type Race = {
   readonly reject: (error: unknown) => void;
 };
 
+/**
+ * An `AbortRace` as one record of its run: its methods are shared functions reading it, so an
+ * awaited call reaches one object of the race, not a closure and its context, when the run's
+ * objects are cold (many runs in flight).
+ */
+type RaceState = AbortRace & {
+  readonly signal: AbortSignal;
+  /**
+   * The races in flight: a few at most (one per awaited call), so an array searched from the end
+   * costs less than a Set, which rehashes as it grows and shrinks.
+   */
+  readonly pending: Race[];
+  readonly onAbort: () => void;
+};
+
 export function createAbortRace(signal: AbortSignal): AbortRace {
-  // The races in flight: a few at most (one per awaited call), so an array searched from the end
-  // costs less than a Set, which rehashes as it grows and shrinks.
   const pending: Race[] = [];
   const onAbort = (): void => {
     const reason = abortReason(signal);
@@ -51,29 +64,35 @@ export function createAbortRace(signal: AbortSignal): AbortRace {
     }
   };
   signal.addEventListener("abort", onAbort, { once: true });
-  const raceThen = <C, T, R>(
-    promise: PromiseLike<T>,
-    context: C,
-    onValue: (context: C, value: T) => R | PromiseLike<R>,
-    onError: (context: C, error: unknown) => R | PromiseLike<R>,
-  ): Promise<R> => {
-    if (signal.aborted) return Promise.reject(abortReason(signal)).then(undefined, (error) => onError(context, error));
-    let race: Race | undefined;
-    const settled = new Promise<R>((resolve, reject) => {
-      race = { settled: false, context, onValue, onError, resolve, reject } as Race;
-    });
-    pending.push(race!);
-    follow(pending, race!, promise);
-    return settled;
-  };
-  return {
-    race: (promise) => raceThen(promise, undefined, passValue, passError),
-    raceThen,
-    dispose() {
-      signal.removeEventListener("abort", onAbort);
-      pending.length = 0;
-    },
-  };
+  const state: RaceState = { signal, pending, onAbort, race: raceAlone, raceThen: raceThenOf, dispose: disposeRace };
+  return state;
+}
+
+function raceAlone<T>(this: RaceState, promise: PromiseLike<T>): Promise<T> {
+  return this.raceThen(promise, undefined, passValue, passError);
+}
+
+function raceThenOf<C, T, R>(
+  this: RaceState,
+  promise: PromiseLike<T>,
+  context: C,
+  onValue: (context: C, value: T) => R | PromiseLike<R>,
+  onError: (context: C, error: unknown) => R | PromiseLike<R>,
+): Promise<R> {
+  const { signal, pending } = this;
+  if (signal.aborted) return Promise.reject(abortReason(signal)).then(undefined, (error) => onError(context, error));
+  let race: Race | undefined;
+  const settled = new Promise<R>((resolve, reject) => {
+    race = { settled: false, context, onValue, onError, resolve, reject } as Race;
+  });
+  pending.push(race!);
+  follow(pending, race!, promise);
+  return settled;
+}
+
+function disposeRace(this: RaceState): void {
+  this.signal.removeEventListener("abort", this.onAbort);
+  this.pending.length = 0;
 }
 
 // The promise's two reactions share one small context (the race and its list), not the caller's.
