@@ -138,37 +138,53 @@ export function createToolExecutor(
       "offer" | "recorder" | "spending" | "approvals" | "elicit" | "programOnly" | "loopGuard" | "tasks"
     >,
 ): ToolExecutor {
-  const { onResult } = options;
   let programSlots: ToolSlots | undefined;
-  const parts: ExecutorParts = {
+  const slots = createSlots(options);
+  // One record: `run`, called every turn, is a shared function reading it, so a turn's tool phase
+  // reaches one object of its executor, not a closure, its context and the parts behind them.
+  const executor: ToolExecutor & ExecutorParts = {
     setup: createExecutorSetup(tools, toolHandlers, options),
-    slots: createSlots(options),
-    onResult,
-  };
-  return {
-    setup: parts.setup,
-    start: (call, scope, turn) => startToolCall(parts, callRun(parts, scope, call, turn)),
-    run: (toolCalls, scope, started, context, answered) =>
-      runInCallOrder(parts, toolCalls, scope, started, context, answered),
+    slots,
+    limited: slots.limit !== Number.POSITIVE_INFINITY,
+    onResult: options.onResult,
+    start: (call, scope, turn) => startToolCall(executor, callRun(executor, scope, call, turn)),
+    run: runBatch,
     // Under a policy the decision is recorded on the stored call before it runs: no call starts
     // before its turn is in the session.
-    isEager: (name) => parts.setup.approvals === undefined && parts.setup.definitions.get(name)?.eager !== false,
+    isEager: (name) => executor.setup.approvals === undefined && executor.setup.definitions.get(name)?.eager !== false,
     startProgramCall: (call, { signal, abortRace }, turn, caller) => {
       programSlots ??= createSlots(options);
-      return startToolCall(
-        { ...parts, slots: programSlots },
-        { signal, abortRace, call, setup: parts.setup, turn, caller },
-      );
+      const programParts: ExecutorParts = {
+        setup: executor.setup,
+        slots: programSlots,
+        limited: programSlots.limit !== Number.POSITIVE_INFINITY,
+        onResult: executor.onResult,
+      };
+      return startToolCall(programParts, { signal, abortRace, call, setup: executor.setup, turn, caller });
     },
   };
+  return executor;
 }
 
 /** What an executor holds for all its calls, built once by `createToolExecutor`. */
 type ExecutorParts = {
   readonly setup: ExecutorSetup;
   readonly slots: ToolSlots;
+  /** Whether `slots` limits anything (`maxParallelTools`): without a limit there are no slots to take. */
+  readonly limited: boolean;
   readonly onResult: ((result: ToolResultMessage) => void) | undefined;
 };
+
+function runBatch<S extends CallScope, C, R>(
+  this: ExecutorParts,
+  toolCalls: readonly ToolCallMessage[],
+  scope: S,
+  started: ReadonlyMap<string, Promise<ToolOutcome>> | undefined,
+  context: C,
+  answered: (scope: S, context: C, outcomes: ToolOutcome[]) => R | Promise<R>,
+): R | Promise<R> {
+  return runInCallOrder(this, toolCalls, scope, started, context, answered);
+}
 
 // The call with what its phases read: the scope's two fields only (the loop passes its whole run context as the scope).
 function callRun(
@@ -190,12 +206,10 @@ type Batch = {
 // `onOutcome` hears the outcome before the slot passes on: with parallel: false a result is
 // recorded before the next call starts, so a crash between them never loses a finished call.
 async function startToolCall(
-  { slots }: ExecutorParts,
+  { slots, limited }: ExecutorParts,
   run: ToolCallRun,
   onOutcome?: (outcome: ToolOutcome) => void,
 ): Promise<ToolOutcome> {
-  // Without a limit there are no slots to take.
-  const limited = slots.limit !== Number.POSITIVE_INFINITY;
   if (limited) await acquireSlot(slots);
   try {
     const outcome = await runToolCall(run);
@@ -220,7 +234,7 @@ function runInCallOrder<S extends CallScope, C, R>(
   answered: (scope: S, context: C, outcomes: ToolOutcome[]) => R | Promise<R>,
 ): R | Promise<R> {
   const { onResult } = parts;
-  if (toolCalls.length !== 1 || parts.slots.limit !== Number.POSITIVE_INFINITY)
+  if (toolCalls.length !== 1 || parts.limited)
     return runSeveral(parts, { toolCalls, scope, started }).then((outcomes) => answered(scope, context, outcomes));
   // The common case, without the bookkeeping of ordering several results: the call's outcome at
   // once when it answered at once; else the reaction to the handler's promise, raced against the
