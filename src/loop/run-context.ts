@@ -357,24 +357,35 @@ function sessionWriter(
     agent,
   }: { log: ((line: string) => void) | undefined; agentName: string | undefined; agent: string | undefined },
 ): Pick<RunContext, "add" | "addTurn"> {
-  const stamp = <M extends Message>(message: M): M => (agent === undefined ? message : { ...message, agent });
-  const announce = (stored: Message): void => {
-    if (log !== undefined) log(formatLogLine(stored, agentName));
-    message(stored);
-  };
+  // Shared functions, not closures of the writer's: a message added reaches the writer's own
+  // closure and context only (each more object is another fetch when the run's objects are cold).
   return {
-    add: (message) => {
-      extendSession(session, stamp(message));
-      announce(session.messages[session.messages.length - 1]!);
+    add: (added) => {
+      extendSession(session, stamped(added, agent));
+      announce(session.messages[session.messages.length - 1]!, message, log, agentName);
     },
     // A model turn enters whole before anyone hears of it: a store writes it in one piece.
     addTurn: (messages) => {
-      const stored = agent === undefined ? messages : messages.map(stamp);
+      const stored = agent === undefined ? messages : messages.map((each) => stamped(each, agent));
       extendSessionWith(session, stored);
-      for (const message of stored) announce(message);
+      for (const each of stored) announce(each, message, log, agentName);
       return stored;
     },
   };
+}
+
+function stamped<M extends Message>(message: M, agent: string | undefined): M {
+  return agent === undefined ? message : { ...message, agent };
+}
+
+function announce(
+  stored: Message,
+  message: (stored: Message) => void,
+  log: ((line: string) => void) | undefined,
+  agentName: string | undefined,
+): void {
+  if (log !== undefined) log(formatLogLine(stored, agentName));
+  message(stored);
 }
 
 // The run's budget: its own limit, within the one it was given (a parent's call, a `runAgent` call).
