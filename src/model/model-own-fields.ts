@@ -17,16 +17,23 @@ import type {
  */
 export function modelOwnFields(message: ModelMessage): ModelMessage {
   // Each field read by name (no key picked at run time): this runs on every message of every turn.
+  // Each copy starts as an empty object, its fields set one by one, not as a literal: a literal's
+  // objects that live as long as their session are made in V8's old generation after a while, and
+  // there every field set to a new value (the id, the input) costs a write barrier.
   const source = message as Partial<Record<string, unknown>>;
   if (source.role === "assistant") {
-    const own: AssistantMessage = { role: "assistant", content: source.content as string };
+    const own = {} as AssistantMessage;
+    own.role = "assistant";
+    own.content = source.content as string;
     if (typeof source.signature === "string") own.signature = source.signature;
     if (typeof source.provider === "string") own.provider = source.provider;
     copyTurnEndFields(source, own);
     return own;
   }
   if (source.type === "thinking") {
-    const own: ThinkingMessage = { type: "thinking", content: source.content as string };
+    const own = {} as ThinkingMessage;
+    own.type = "thinking";
+    own.content = source.content as string;
     if (typeof source.signature === "string") own.signature = source.signature;
     if (typeof source.provider === "string") own.provider = source.provider;
     if (source.redacted === true) own.redacted = true;
@@ -34,12 +41,11 @@ export function modelOwnFields(message: ModelMessage): ModelMessage {
     return own;
   }
   if (source.type === "tool_call") {
-    // The usual call in one literal: a field added later would need storage of its own.
-    const own = (
-      source.input === undefined
-        ? { type: "tool_call", id: source.id, name: source.name }
-        : { type: "tool_call", id: source.id, name: source.name, input: source.input }
-    ) as ToolCallMessage;
+    const own = {} as ToolCallMessage;
+    own.type = "tool_call";
+    own.id = source.id as string;
+    own.name = source.name as string;
+    if (source.input !== undefined) own.input = source.input as ToolCallMessage["input"];
     if (typeof source.signature === "string") own.signature = source.signature;
     if (typeof source.provider === "string") own.provider = source.provider;
     if (typeof source.wireId === "string") own.wireId = source.wireId;
