@@ -76,7 +76,11 @@ export type AgentEvent =
   | ModelDeltaEvent
   /** A tool call is complete in the model stream (its input is final); with eager tools it starts now. */
   | { type: "tool-call-end"; id: string; name: string; input: JsonObject }
-  /** A message entered the session. */
+  /**
+   * A message entered the session: a copy of it as it entered (what the loop records on the
+   * session's message later, such as a waiting call's `approval` or a `heldResult`, is not in it,
+   * as it is not in a store's log the event may be replayed from).
+   */
   | { type: "message"; message: Message }
   /** A tool call's execution: start, approval request, update, end (see `ToolExecutionEvent`). */
   | ToolExecutionEvent

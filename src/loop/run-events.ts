@@ -16,7 +16,7 @@ export type RunEvents = {
   listening: () => boolean;
   /** `turn-start`. */
   turnStart: (iteration: number) => void;
-  /** `message`: `message` (the stored copy) entered the session. */
+  /** `message`: `message` (the stored copy) entered the session; the event carries a copy of it as it is now. */
   message: (message: Message) => void;
   /** `turn-end`, with the stop reason and usage of the turn's last message. */
   turnEnd: (iteration: number, last: ModelMessage | undefined) => void;
@@ -50,7 +50,9 @@ export function createRunEvents(
     },
     message(message) {
       metrics.message(message);
-      if (listening()) report({ type: "message", message });
+      // A copy: the loop records things on the session's own message later (a waiting call's
+      // approval, a result held for a later call); an event keeps what entered, as a store's log does.
+      if (listening()) report({ type: "message", message: { ...message } });
     },
     turnEnd(iteration, last) {
       metrics.turnEnd(iteration, last?.usage);
