@@ -212,7 +212,8 @@ export function createRunContext(setup: RunSetup): RunContext {
     session,
     // A model that records tool calls (a cassette) sees every handler run.
     recorder: toolCallRecorderOf(invokeModel),
-    onResult: (result) => enterResult(results, result),
+    // Bound to the record: what the executor calls reaches the bound function and the record only.
+    onResult: enterResult.bind(results),
     spending: toolSpending(ledger, results),
     tasks: tasks?.host,
     approvals: options.approvalPolicy === undefined ? undefined : createApprovalChain(options.approvalPolicy, now),
@@ -313,11 +314,11 @@ type RunResults = {
 
 // Each result enters the session as a tool guardrail left it, then shortened if it is too long,
 // with what its call spent (and, for a code call, its program's record).
-function enterResult(results: RunResults, result: ToolResultMessage): void {
-  const { session, marked, maxChars } = results;
+function enterResult(this: RunResults, result: ToolResultMessage): void {
+  const { session, marked, maxChars } = this;
   const guarded = marked === undefined ? result : marked(result);
-  results.add(withRecords(results, maxChars === undefined ? guarded : offload(session, guarded, maxChars)));
-  if (results.tasks !== undefined) taskResultEntered(session, result);
+  this.add(withRecords(this, maxChars === undefined ? guarded : offload(session, guarded, maxChars)));
+  if (this.tasks !== undefined) taskResultEntered(session, result);
 }
 
 // Every event counts in the run's metrics; `run-end` carries them. The loop's own events go
