@@ -42,7 +42,8 @@ function turnAnswered(run: RunContext, turn: OpenTurn, outcomes: ToolOutcome[]):
 // end the run here. A turn with none of them to wait for goes on without an async frame of its own.
 function afterTurn(run: RunContext, turn: OpenTurn): NextStep | Promise<NextStep> {
   const { state } = run;
-  // Only a turn that called a tool answering verbatim can have such an answer: no other reads the session.
+  // Only a turn that called a tool answering verbatim can have such an answer: no other reads the
+  // session. A resumed turn's calls answered before (a verbatim one among them) are not in it.
   const answer = callsVerbatim(turn, run.offer.verbatim)
     ? verbatimAnswer(run.session.messages, run.offer.verbatim)
     : undefined;
@@ -59,6 +60,7 @@ function afterTurn(run: RunContext, turn: OpenTurn): NextStep | Promise<NextStep
 
 function callsVerbatim(turn: OpenTurn, verbatim: ReadonlySet<string>): boolean {
   if (verbatim.size === 0) return false;
+  if (turn.resumed === true) return true;
   for (const call of turn.toolCalls) if (verbatim.has(call.name)) return true;
   return false;
 }

@@ -15,6 +15,11 @@ export type OpenTurn = {
   started?: ReadonlyMap<string, Promise<ToolOutcome>> | undefined;
   /** Call once the turn's tools are done: releases what the early starts held. */
   release?: () => void;
+  /**
+   * The turn was found in the session (a resume, a crash): calls of it answered earlier (a
+   * verbatim answer among them) are not in `toolCalls`.
+   */
+  resumed?: true;
 };
 
 /**
@@ -26,5 +31,5 @@ export function findOpenTurn(messages: readonly Message[]): OpenTurn {
   const turn = turnBefore(messages, messages.length);
   const last = turn === undefined ? undefined : messages[turn.results - 1];
   if (turn?.type !== "model" || last === undefined || !isModelMessage(last)) return { toolCalls: [], last: undefined };
-  return { toolCalls: unansweredCalls(messages, turn), last };
+  return { toolCalls: unansweredCalls(messages, turn), last, resumed: true };
 }
