@@ -60,7 +60,17 @@ export function createCompactor(
   options: CompactSessionOptions & { protectLastTurn?: boolean } = {},
 ): (session: Session) => number {
   const truncation = createTruncation(options);
-  return (session) => truncateDue(truncation, session, undefined, undefined);
+  // Nobody tells this compactor what changed (the loop's follows the session's edit record): the
+  // messages that were among the recent turns at its last call are read again, so one changed
+  // while it was recent (in place, or replaced) is measured as it is when it leaves them.
+  let recentFrom = 0;
+  return (session) => {
+    const { messages } = session;
+    const edits: SessionEdits = { count: 1, lowest: recentFrom, lowestBy: undefined, spliced: false };
+    const count = truncateDue(truncation, session, edits, undefined);
+    recentFrom = lastIndexBeforeRecentTurns(messages, truncation.keepTurns, 0, truncation.minimumTurns) + 1;
+    return count;
+  };
 }
 
 /** What a compaction did, added up by the compaction itself: the `compaction` event's count and characters. */
@@ -77,6 +87,8 @@ export type Truncation = {
   readonly batch: number;
   readonly minimumTurns: number;
   seen: number;
+  /** The message at `seen - 1` when it was read: another object there means messages moved unannounced. */
+  last: Message | undefined;
   readonly long: number[];
 };
 
@@ -89,6 +101,7 @@ export function createTruncation(options: CompactSessionOptions & { protectLastT
     batch: options.batch ?? 1,
     minimumTurns: options.protectLastTurn === false ? 0 : 1,
     seen: 0,
+    last: undefined,
     long: [],
   };
 }
@@ -109,8 +122,10 @@ export function truncateDue(
   const { messages } = session;
   const { long, maxLength } = truncation;
   let from = truncation.seen;
-  // Fewer messages than were read, or some moved by a splice: read them all again.
-  if (messages.length < from || edits?.spliced === true) from = 0;
+  // Fewer messages than were read, or some moved by a splice (announced, or seen by the last
+  // message read no longer being where it was): read them all again.
+  if (messages.length < from || edits?.spliced === true || (from > 0 && messages[from - 1] !== truncation.last))
+    from = 0;
   else if (edits !== undefined && edits.lowest < from) from = edits.lowest;
   if (from < truncation.seen) {
     let kept = long.length;
@@ -119,6 +134,7 @@ export function truncateDue(
   }
   for (let index = from; index < messages.length; index++) if (isLong(messages[index]!, maxLength)) long.push(index);
   truncation.seen = messages.length;
+  truncation.last = messages[messages.length - 1];
   // Fewer long messages than a batch anywhere: none is due, wherever the recent turns begin.
   if (long.length < truncation.batch) return 0;
   return cutDue(truncation, session, tally);
@@ -140,6 +156,7 @@ function cutDue(truncation: Truncation, session: Session, tally: CompactionTally
     if (cut === undefined) continue;
     // A new object, not an edit: whoever cached the old one (a converter) sees the change.
     messages[index] = cut;
+    if (index === truncation.seen - 1) truncation.last = cut;
     notifySessionChange(session, { type: "replace", index, message: cut, previous, reason: "compaction" });
     if (tally !== undefined) tally.characters += messageCharacters(previous) - messageCharacters(cut);
     count++;
