@@ -96,7 +96,19 @@ function disposeRace(this: RaceState): void {
 }
 
 // The promise's two reactions share one small context (the race and its list), not the caller's.
+// A thenable whose `then` throws (a handler's odd answer) settles the race with that error.
 function follow(pending: Race[], race: Race, promise: PromiseLike<unknown>): void {
+  try {
+    subscribe(pending, race, promise);
+  } catch (error) {
+    if (race.settled) return;
+    race.settled = true;
+    forget(pending, race);
+    settleWith(race, race.onError, error);
+  }
+}
+
+function subscribe(pending: Race[], race: Race, promise: PromiseLike<unknown>): void {
   promise.then(
     (value) => {
       if (race.settled) return;
