@@ -8,9 +8,13 @@
 // Allocation is deterministic where time is not: the young generation is made larger than a whole
 // run (`--min-semi-space-size`, set by the npm script), so a run that starts after a full `gc()`
 // ends before the first scavenge, and the growth of the heap across it is what it allocated.
-// `v8.GCProfiler` says whether a collection ran anyway; such a run is not counted.
+// `v8.GCProfiler` says whether a collection ran anyway; such a run is not counted. The npm script
+// also gives `--single-threaded`: V8's helper threads (concurrent sweeping, compilation) otherwise
+// change the heap's size while a run is measured, so a subject's count moved by hundreds of bytes
+// from run to run and the first subject's sometimes came out near zero or negative; with it, the
+// counts repeat from one process to the next.
 //
-// Time is measured apart, in a child process with V8's usual heap (`--times-only`): warm runs one
+// Time is measured apart, in a child process with V8's usual heap and threads (`--times-only`): warm runs one
 // after the other, the libraries taking turns, the fastest run of each kept, in CPU time (user +
 // system: on a shared machine the time a run waits for a core is not the library's). Not in the runs above:
 // a forced `gc()` collects the hidden classes (maps) of every object shape no live object has, and
@@ -169,7 +173,7 @@ async function measure(
 
 // This script again, with V8's usual heap and `--times-only`: its warm times by `turns:subject index`.
 function timeInChild(argv: string[]): Record<string, number> {
-  const execArgv = process.execArgv.filter((flag) => !flag.includes("semi-space-size"));
+  const execArgv = process.execArgv.filter((flag) => !flag.includes("semi-space-size") && flag !== "--single-threaded");
   const child = spawnSync(process.execPath, [...execArgv, fileURLToPath(import.meta.url), ...argv, "--times-only"], {
     encoding: "utf8",
     stdio: ["ignore", "pipe", "inherit"],
