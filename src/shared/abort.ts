@@ -6,8 +6,9 @@ import { clampDelay } from "../numeric-options.ts";
  * so a long run does not pile up listeners or reactions on a never-settling promise.
  */
 export type AbortRace = {
+  // Methods of the race's record (shared functions reading `this`): called on it, never detached.
   /** Settles like `promise`, or rejects with the abort reason as soon as the signal aborts. */
-  race<T>(promise: PromiseLike<T>): Promise<T>;
+  race<T>(this: AbortRace, promise: PromiseLike<T>): Promise<T>;
   /**
    * `race(promise).then((value) => onValue(context, value), (error) => onError(context, error))` as
    * one promise: the abort reason goes to `onError`. Exactly one of the two is called, once: the
@@ -17,13 +18,14 @@ export type AbortRace = {
    * saves a promise and a microtask.
    */
   raceThen<C, T, R>(
+    this: AbortRace,
     promise: PromiseLike<T>,
     context: C,
     onValue: (context: C, value: T) => R | PromiseLike<R>,
     onError: (context: C, error: unknown) => R | PromiseLike<R>,
   ): Promise<R>;
   /** Stops listening to the signal. */
-  dispose(): void;
+  dispose(this: AbortRace): void;
 };
 
 /** One race in flight: what settles it, whichever comes first, the promise or the abort. */
