@@ -74,14 +74,25 @@ export function createClearer(options: ClearToolResultsOptions = {}): Clearer {
     if (followed !== undefined) unfollowSessionEdits(followed.session, followed.edits);
     followed = undefined;
   };
+  // Where the last `keepLast` results began at the last call: a result replaced there without a
+  // notice (a hook filling it in) is read again, as it is when it leaves them (the loop's own
+  // clearing is told of every replacement it makes).
+  let recentFrom = 0;
   const clearer = (session: Session, reason: "before-call" | "overflow", tally?: CompactionTally): number => {
     if (followed?.session !== session) {
       release();
       restart(scan);
+      recentFrom = 0;
       followed = { session, edits: followSessionEdits(session) };
     }
     const { edits } = followed;
+    const { messages } = session;
+    // Only when nothing moved behind the scan (else `clearDue` reads the session from its start).
+    const { scanned } = scan;
+    if (!edits.spliced && recentFrom < scanned && scanned <= messages.length && messages[scanned - 1] === scan.last)
+      readAgain(scan, messages, recentFrom);
     const count = clearDue(scan, session, reason, edits, tally);
+    recentFrom = startOfLastResults(messages, scan.keepLast, 0);
     // What changed is read, its own replacements included: not edits to follow next time.
     if (edits.count > 0) markSessionEdits(edits);
     return count;
