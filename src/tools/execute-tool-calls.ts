@@ -148,7 +148,7 @@ export function createToolExecutor(
     limited: slots.limit !== Number.POSITIVE_INFINITY,
     onResult: options.onResult,
     start: (call, scope, turn) => startToolCall(executor, callRun(executor, scope, call, turn)),
-    run: runBatch,
+    run: runInCallOrder,
     // Under a policy the decision is recorded on the stored call before it runs: no call starts
     // before its turn is in the session.
     isEager: (name) => executor.setup.approvals === undefined && executor.setup.definitions.get(name)?.eager !== false,
@@ -174,17 +174,6 @@ type ExecutorParts = {
   readonly limited: boolean;
   readonly onResult: ((result: ToolResultMessage) => void) | undefined;
 };
-
-function runBatch<S extends CallScope, C, R>(
-  this: ExecutorParts,
-  toolCalls: readonly ToolCallMessage[],
-  scope: S,
-  started: ReadonlyMap<string, Promise<ToolOutcome>> | undefined,
-  context: C,
-  answered: (scope: S, context: C, outcomes: ToolOutcome[]) => R | Promise<R>,
-): R | Promise<R> {
-  return runInCallOrder(this, toolCalls, scope, started, context, answered);
-}
 
 // The call with what its phases read: the scope's two fields only (the loop passes its whole run context as the scope).
 function callRun(
@@ -226,16 +215,17 @@ async function startToolCall(
  * them on their calls; see `heldResult`) and `onResult` hears none of them. Then `answered`.
  */
 function runInCallOrder<S extends CallScope, C, R>(
-  parts: ExecutorParts,
+  this: ExecutorParts,
   toolCalls: readonly ToolCallMessage[],
   scope: S,
   started: ReadonlyMap<string, Promise<ToolOutcome>> | undefined,
   context: C,
   answered: (scope: S, context: C, outcomes: ToolOutcome[]) => R | Promise<R>,
 ): R | Promise<R> {
-  const { onResult } = parts;
-  if (toolCalls.length !== 1 || parts.limited)
-    return runSeveral(parts, { toolCalls, scope, started }).then((outcomes) => answered(scope, context, outcomes));
+  // `run` of the executor's record: a shared function reading it.
+  const { onResult } = this;
+  if (toolCalls.length !== 1 || this.limited)
+    return runSeveral(this, { toolCalls, scope, started }).then((outcomes) => answered(scope, context, outcomes));
   // The common case, without the bookkeeping of ordering several results: the call's outcome at
   // once when it answered at once; else the reaction to the handler's promise, raced against the
   // run's abort, makes the outcome, delivers it and takes the caller's next step (one reaction
@@ -247,7 +237,7 @@ function runInCallOrder<S extends CallScope, C, R>(
     signal: scope.signal,
     abortRace: scope.abortRace,
     call,
-    setup: parts.setup,
+    setup: this.setup,
     turn: toolCalls,
     onResult,
     scope,
