@@ -195,7 +195,7 @@ describe("compactSession counts assistant replies, even within one turn", () => 
 
 describe("the loop's truncation reads each message once, and cuts exactly what a fresh read would", () => {
   it("over random sessions grown, edited in place, replaced and spliced between calls (with a notice), it matches a truncation made anew each call", async () => {
-    const { createTruncation, truncateDue } = await import("../src/loop/compaction.ts");
+    const { createTruncation, editedFrom, truncateDue } = await import("../src/loop/compaction.ts");
     const { followSessionEdits, markSessionEdits, notifySessionChange, spliceSession } =
       await import("../src/session.ts");
     let seed = 7;
@@ -261,8 +261,8 @@ describe("the loop's truncation reads each message once, and cuts exactly what a
           });
         }
         const counts = [
-          truncateDue(truncation, kept, edits, undefined),
-          truncateDue(createTruncation(options), fresh, undefined, undefined),
+          truncateDue(truncation, kept, editedFrom(edits), undefined),
+          truncateDue(createTruncation(options), fresh, Infinity, undefined),
         ];
         markSessionEdits(edits);
         expect(counts[0], `trial ${trial} step ${step}`).toBe(counts[1]);

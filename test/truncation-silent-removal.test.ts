@@ -2,7 +2,7 @@
 // after: it reads the session again, as its clearer does, and cuts what a fresh read cuts.
 import { describe, expect, it } from "vitest";
 import type { Message, Session } from "simple-agent-loop";
-import { createTruncation, truncateDue } from "../src/loop/compaction.ts";
+import { createTruncation, editedFrom, truncateDue } from "../src/loop/compaction.ts";
 import { followSessionEdits, markSessionEdits } from "../src/session.ts";
 
 const long = "t".repeat(200);
@@ -24,7 +24,7 @@ describe("the loop's truncation after a removal without a notice", () => {
     const truncation = createTruncation(options);
     const edits = followSessionEdits(kept);
     const call = (): void => {
-      truncateDue(truncation, kept, edits, undefined);
+      truncateDue(truncation, kept, editedFrom(edits), undefined);
       markSessionEdits(edits);
     };
     kept.messages.push(...turn("c1", "short"), ...turn("c2", long));
@@ -35,7 +35,7 @@ describe("the loop's truncation after a removal without a notice", () => {
     kept.messages.push(...turn("c3", "short"), ...turn("c4", "short"));
     call();
     const fresh = structuredClone(kept);
-    truncateDue(createTruncation(options), fresh, undefined, undefined);
+    truncateDue(createTruncation(options), fresh, Infinity, undefined);
     expect(kept.messages).toStrictEqual(fresh.messages);
   });
 });

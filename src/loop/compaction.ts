@@ -66,8 +66,7 @@ export function createCompactor(
   let recentFrom = 0;
   return (session) => {
     const { messages } = session;
-    const edits: SessionEdits = { count: 1, lowest: recentFrom, lowestBy: undefined, spliced: false };
-    const count = truncateDue(truncation, session, edits, undefined);
+    const count = truncateDue(truncation, session, recentFrom, undefined);
     recentFrom = lastIndexBeforeRecentTurns(messages, truncation.keepTurns, 0, truncation.minimumTurns) + 1;
     return count;
   };
@@ -92,6 +91,14 @@ export type Truncation = {
   readonly long: number[];
 };
 
+/**
+ * The lowest index an edit record says was changed since its mark: 0 after a splice (everything
+ * after it moved), `Infinity` when nothing was.
+ */
+export function editedFrom(edits: SessionEdits): number {
+  return edits.spliced ? 0 : edits.lowest;
+}
+
 /** `createCompactor`'s state, as the loop keeps it (`truncateDue`). */
 export function createTruncation(options: CompactSessionOptions & { protectLastTurn?: boolean } = {}): Truncation {
   checkCompactOptions(options);
@@ -110,23 +117,23 @@ export function createTruncation(options: CompactSessionOptions & { protectLastT
  * `createCompactor`'s call as the loop makes it: cuts the long messages that left the recent turns
  * once there are `batch` of them, adding what it cut to `tally` (messages, and the characters of
  * JSON the session is shorter by). Each message is measured (without building anything:
- * `jsonLength`) when it is first read, and again only if `edits` (the session's edit record since
- * the loop's last call) says it was changed; it is cut once, when its batch is due.
+ * `jsonLength`) when it is first read, and again when it is at or after `changedFrom` (the lowest
+ * index changed since the last call: `editedFrom` of the session's edit record in the loop;
+ * `Infinity` when nothing was); it is cut once, when its batch is due.
  */
 export function truncateDue(
   truncation: Truncation,
   session: Session,
-  edits: SessionEdits | undefined,
+  changedFrom: number,
   tally: CompactionTally | undefined,
 ): number {
   const { messages } = session;
   const { long, maxLength } = truncation;
   let from = truncation.seen;
-  // Fewer messages than were read, or some moved by a splice (announced, or seen by the last
-  // message read no longer being where it was): read them all again.
-  if (messages.length < from || edits?.spliced === true || (from > 0 && messages[from - 1] !== truncation.last))
-    from = 0;
-  else if (edits !== undefined && edits.lowest < from) from = edits.lowest;
+  // Fewer messages than were read, or some moved without a notice (the last message read is no
+  // longer where it was): read them all again. An announced splice says 0 (`editedFrom`).
+  if (messages.length < from || (from > 0 && messages[from - 1] !== truncation.last)) from = 0;
+  else if (changedFrom < from) from = changedFrom;
   if (from < truncation.seen) {
     let kept = long.length;
     while (kept > 0 && long[kept - 1]! >= from) kept--;

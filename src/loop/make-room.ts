@@ -1,4 +1,4 @@
-import { truncateDue, type CompactionTally } from "./compaction.ts";
+import { editedFrom, truncateDue, type CompactionTally } from "./compaction.ts";
 import { clearDue } from "./clear-tool-results.ts";
 import { followSessionEdits, markSessionEdits } from "../session.ts";
 import type { CompactionFallback, CompactionStrategy } from "./compaction-strategy.ts";
@@ -27,7 +27,8 @@ export function compact(run: RunContext): void {
   if (compaction === undefined) return;
   const edits = (compaction.edits ??= followSessionEdits(session));
   const { tally, clearing } = compaction;
-  if (truncateDue(compaction.truncation, session, edits, tally) > 0) emitCompaction(run, tally, "truncation");
+  if (truncateDue(compaction.truncation, session, editedFrom(edits), tally) > 0)
+    emitCompaction(run, tally, "truncation");
   if (clearing !== undefined && clearDue(clearing, session, "before-call", edits, tally) > 0)
     emitCompaction(run, tally, "clear-tool-results");
   if (edits.count > 0) markSessionEdits(edits);
